@@ -1,0 +1,69 @@
+#pragma once
+
+#include <boost/json/object.hpp>
+#include <expected>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace skillrunner {
+
+// Every failure at a front door is one of these codes (DESIGN §6.1).
+enum class ErrorCode {
+  kInputInvalid,
+  kSkillNotFound,
+  kMaxRetriesExceeded,
+  kTruncated,
+  kRefused,
+  kContentFiltered,
+  kProviderError,
+  kProviderUnavailable,
+  kTimeout,
+  kHandlerFailed,
+  kJudgeError,
+  kCancelled,
+  kConfigInvalid,
+  kOverloaded,
+  kUnauthorized,
+};
+
+// "INPUT_INVALID", "SKILL_NOT_FOUND", ...
+std::string_view ErrorCodeName(ErrorCode code);
+
+// Exit status of `skillrunner run` for a failure with this code: 2 for "your
+// input/skill/config is wrong", 3 for "the provider/handler failed", 4 for "the
+// model's answer could not be used" (DESIGN §6.1).
+int ExitStatusFor(ErrorCode code);
+
+// The JSON-RPC error code the socket answers with for this failure.
+int JsonRpcCodeFor(ErrorCode code);
+
+// One failure at one place: an RFC 6901 JSON pointer and what was wrong there.
+struct FieldError {
+  std::string path;
+  std::string message;
+
+  friend bool operator==(const FieldError&, const FieldError&) = default;
+};
+
+// The one error value passed between modules. The message gains context as it
+// travels up; `errors` lists per-path failures (INPUT_INVALID, validation);
+// `details` holds code-specific facts (exit_status, http_status, ...).
+struct Error {
+  ErrorCode code = ErrorCode::kConfigInvalid;
+  std::string message;
+  std::vector<FieldError> errors;
+  boost::json::object details;
+
+  // Prefixes the message with "context: ".
+  Error& WithContext(std::string_view context);
+};
+
+template <typename T>
+using Result = std::expected<T, Error>;
+
+inline std::unexpected<Error> Fail(ErrorCode code, std::string message) {
+  return std::unexpected(Error{code, std::move(message), {}, {}});
+}
+
+}  // namespace skillrunner

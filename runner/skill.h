@@ -1,0 +1,78 @@
+#pragma once
+
+#include <boost/json/value.hpp>
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "services/validation/compiled_schema.h"
+
+namespace skillrunner {
+
+enum class TemplateType { kHandler, kLlmJsonGeneration, kLlmReview };
+
+// "LLM_JSON_GENERATION", "LLM_REVIEW", or "handler" for skills without one.
+std::string_view TemplateTypeName(TemplateType type);
+
+struct TransientRetryPolicy {
+  int max_retries = 3;
+  std::chrono::milliseconds initial_delay{2000};
+  double multiplier = 2.0;
+  std::chrono::milliseconds max_delay{8000};
+  std::chrono::milliseconds max_server_delay{60000};
+};
+
+struct RetryPolicy {
+  int validation_retries = 1;
+  double retry_temperature = 0.2;
+  TransientRetryPolicy transient;
+};
+
+struct PromptTemplate {
+  std::string system;
+  std::string user;
+};
+
+struct ReviewGate {
+  std::string rubric;
+  bool retry_once = false;
+  std::optional<std::string> model;  // default: the skill's own model
+  int samples = 1;
+};
+
+// One checked skill descriptor (DESIGN §3). Immutable once loaded.
+struct Skill {
+  std::string id;
+  int version = 1;
+  std::string description;
+  TemplateType template_type = TemplateType::kHandler;
+  std::string model;            // empty for handler skills
+  std::string provider;         // resolved from the config's models table
+  double temperature = 0.7;
+  int max_output_tokens = 1024;
+  std::optional<std::string> structured_output;  // native | json_object | none
+  std::chrono::milliseconds timeout{60000};
+
+  // Schemas: the JSON as written (inline or loaded from the path) and compiled.
+  boost::json::value input_schema_json;
+  boost::json::value output_schema_json;
+  std::shared_ptr<const validation::CompiledSchema> input_schema;
+  std::shared_ptr<const validation::CompiledSchema> output_schema;
+
+  PromptTemplate prompt;
+  RetryPolicy retry;
+  std::optional<ReviewGate> review;
+  std::string rubric;  // LLM_REVIEW skills
+
+  std::string handler;               // "exec" or a built-in name
+  std::vector<std::string> command;  // exec: argv
+
+  std::filesystem::path dir;   // the skill folder
+  std::filesystem::path file;  // its skill.yaml
+  boost::json::value descriptor;  // the descriptor as loaded, for describe
+};
+
+}  // namespace skillrunner

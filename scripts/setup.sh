@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Installs every dependency from Debian 12 packages (idempotent: apt-get update
+# runs only when a package is missing), then configures and builds into build/.
+#   SANITIZE=1  builds with address+undefined sanitizers into build-asan/
+#   BUILD_DIR   overrides the build folder
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$ROOT"
+
+PACKAGES=(
+  g++ cmake make git python3 ca-certificates ccache pkg-config
+  libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev
+  libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev libssl-dev
+  libgtest-dev googletest libsqlite3-dev json-schema-test-suite openssl
+)
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}" >&2
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+fi
+
+# valijson: the Debian package depends on Qt5, Poco and MariaDB dev packages
+# (for adapters we do not use), so unpack only its headers into .deps/.
+VJ="$ROOT/.deps/valijson"
+if [ ! -f "$VJ/usr/include/valijson/validator.hpp" ]; then
+  echo "setup: unpacking libvalijson-dev headers into .deps/valijson" >&2
+  tmp="$(mktemp -d)"
+  (cd "$tmp" && apt-get download libvalijson-dev >/dev/null 2>&1) || {
+    $SUDO apt-get update -qq && (cd "$tmp" && apt-get download libvalijson-dev >/dev/null)
+  }
+  mkdir -p "$VJ"
+  dpkg-deb -x "$tmp"/libvalijson-dev_*.deb "$VJ"
+  rm -rf "$tmp"
+fi
+
+BUILD_DIR="${BUILD_DIR:-build}"
+EXTRA=()
+if [ "${SANITIZE:-0}" = "1" ]; then
+  BUILD_DIR="build-asan"
+  EXTRA+=(-DSKILLRUNNER_SANITIZE=ON)
+fi
+JOBS="${JOBS:-$(nproc)}"
+cmake -S "$ROOT" -B "$ROOT/$BUILD_DIR" -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-RelWithDebInfo}" "${EXTRA[@]}" >&2
+cmake --build "$ROOT/$BUILD_DIR" -j"$JOBS" >&2
+echo "setup: built $ROOT/$BUILD_DIR/skillrunner" >&2

@@ -1,0 +1,32 @@
+#include "runner/error.h"
+
+#include <gtest/gtest.h>
+
+namespace skillrunner {
+namespace {
+
+TEST(ErrorCodeTest, ExitStatusSeparatesUserErrorsFromProviderFailures) {
+  EXPECT_EQ(ExitStatusFor(ErrorCode::kInputInvalid), 2);
+  EXPECT_EQ(ExitStatusFor(ErrorCode::kSkillNotFound), 2);
+  EXPECT_EQ(ExitStatusFor(ErrorCode::kConfigInvalid), 2);
+  EXPECT_EQ(ExitStatusFor(ErrorCode::kHandlerFailed), 3);
+  EXPECT_EQ(ExitStatusFor(ErrorCode::kProviderUnavailable), 3);
+  EXPECT_EQ(ExitStatusFor(ErrorCode::kMaxRetriesExceeded), 4);
+  EXPECT_EQ(ExitStatusFor(ErrorCode::kJudgeError), 4);
+}
+
+TEST(ErrorCodeTest, JsonRpcCodesFollowTheExitClass) {
+  EXPECT_EQ(JsonRpcCodeFor(ErrorCode::kInputInvalid), -32002);
+  EXPECT_EQ(JsonRpcCodeFor(ErrorCode::kTimeout), -32003);
+  EXPECT_EQ(JsonRpcCodeFor(ErrorCode::kRefused), -32004);
+  EXPECT_EQ(JsonRpcCodeFor(ErrorCode::kOverloaded), -32000);
+  EXPECT_EQ(JsonRpcCodeFor(ErrorCode::kUnauthorized), -32001);
+}
+
+TEST(ErrorCodeTest, NamesAreTheDocumentedCodes) {
+  EXPECT_EQ(ErrorCodeName(ErrorCode::kHandlerFailed), "HANDLER_FAILED");
+  EXPECT_EQ(ErrorCodeName(ErrorCode::kProviderUnavailable), "PROVIDER_UNAVAILABLE");
+}
+
+}  // namespace
+}  // namespace skillrunner
