@@ -1,6 +1,8 @@
 #include "runner/invocation.h"
 
 namespace skillrunner {
+namespace json = boost::json;
+
 void InvocationContext::AddAttempt(Attempt attempt) {
   attempt.n = static_cast<int>(attempts_.size()) + 1;
   metrics_.attempts = attempt.n;
@@ -9,4 +11,78 @@ void InvocationContext::AddAttempt(Attempt attempt) {
   metrics_.tokens_estimated = metrics_.tokens_estimated || attempt.tokens_estimated;
   attempts_.push_back(std::move(attempt));
 }
+
+namespace {
+
+json::array ErrorsToJson(const std::vector<FieldError>& errors) {
+  json::array out;
+  out.reserve(errors.size());
+  for (const auto& e : errors) out.push_back(json::object{{"path", e.path}, {"message", e.message}});
+  return out;
+}
+
+json::array AttemptsToJson(const std::vector<Attempt>& attempts) {
+  json::array out;
+  out.reserve(attempts.size());
+  for (const auto& a : attempts) out.push_back(ToJson(a));
+  return out;
+}
+
+}  // namespace
+
+json::value ToJson(const Attempt& a) {
+  json::object out;
+  out["n"] = a.n;
+  out["kind"] = a.kind;
+  out["temperature"] = a.temperature ? json::value(*a.temperature) : json::value(nullptr);
+  out["errors"] = ErrorsToJson(a.errors);
+  out["raw"] = a.raw;
+  if (a.http_status) out["http_status"] = *a.http_status;
+  if (a.delay_ms) out["delay_ms"] = *a.delay_ms;
+  if (a.repair) out["repair"] = *a.repair;
+  if (a.max_output_tokens) out["max_output_tokens"] = *a.max_output_tokens;
+  out["input_tokens"] = a.input_tokens;
+  out["output_tokens"] = a.output_tokens;
+  if (a.tokens_estimated) out["tokens_estimated"] = true;
+  out["duration_ms"] = a.duration_ms;
+  return out;
+}
+
+json::value ToJson(const Metrics& m) {
+  return json::object{{"mode", m.mode},
+                      {"attempts", m.attempts},
+                      {"validation_retries", m.validation_retries},
+                      {"transient_retries", m.transient_retries},
+                      {"input_tokens", m.input_tokens},
+                      {"output_tokens", m.output_tokens},
+                      {"tokens_estimated", m.tokens_estimated},
+                      {"duration_ms", m.duration_ms}};
+}
+
+json::value ToJson(const InvocationResult& r) {
+  json::object out;
+  out["skill"] = r.skill;
+  out["output"] = r.output;
+  if (r.review) out["review"] = *r.review;
+  out["attempts"] = AttemptsToJson(r.attempts);
+  out["metrics"] = ToJson(r.metrics);
+  return out;
+}
+
+json::value ErrorToJson(const InvocationFailure& f) {
+  json::object out;
+  out["code"] = ErrorCodeName(f.error.code);
+  out["message"] = f.error.message;
+  if (!f.error.errors.empty()) out["errors"] = ErrorsToJson(f.error.errors);
+  if (!f.error.details.empty()) out["details"] = f.error.details;
+  out["attempts"] = AttemptsToJson(f.attempts);
+  out["metrics"] = ToJson(f.metrics);
+  return out;
+}
+
+json::value ToJson(const InvocationOutcome& outcome) {
+  if (outcome) return ToJson(*outcome);
+  return json::object{{"error", ErrorToJson(outcome.error())}};
+}
+
 }  // namespace skillrunner

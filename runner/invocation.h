@@ -1,5 +1,6 @@
 #pragma once
 
+#include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 #include <chrono>
 #include <cstdint>
@@ -66,9 +67,14 @@ class InvocationContext {
   // Appends an attempt, numbering it, and adds its tokens to the metrics.
   void AddAttempt(Attempt attempt);
   const std::vector<Attempt>& attempts() const { return attempts_; }
+  Attempt* last_attempt() { return attempts_.empty() ? nullptr : &attempts_.back(); }
   std::vector<Attempt> TakeAttempts() { return std::move(attempts_); }
 
   Metrics& metrics() { return metrics_; }
+
+  // Facts a service leaves for an error the runner may still raise about its
+  // output (a handler's exit_status and stderr_tail).
+  boost::json::object& details() { return details_; }
 
  private:
   std::string skill_id_;
@@ -76,6 +82,7 @@ class InvocationContext {
   Clock::time_point deadline_;
   std::vector<Attempt> attempts_;
   Metrics metrics_;
+  boost::json::object details_;
 };
 
 struct InvocationResult {

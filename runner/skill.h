@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "runner/prompt_template.h"
 #include "services/validation/compiled_schema.h"
 
 namespace skillrunner {
@@ -31,9 +32,12 @@ struct RetryPolicy {
   TransientRetryPolicy transient;
 };
 
+// The prompt texts with their placeholders parsed once at load.
 struct PromptTemplate {
   std::string system;
   std::string user;
+  std::vector<Placeholder> system_placeholders;
+  std::vector<Placeholder> user_placeholders;
 };
 
 struct ReviewGate {

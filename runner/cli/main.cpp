@@ -1,1 +1,3 @@
-int main() { return 0; }
+#include "runner/cli/cli.h"
+
+int main(int argc, char** argv) { return skillrunner::cli::RunCli(argc, argv); }

@@ -1,0 +1,254 @@
+#include "runner/cli/cli.h"
+
+#include <CLI/CLI.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "runner/cli/environment.h"
+#include "runner/json_text.h"
+#include "runner/logging.h"
+
+namespace skillrunner::cli {
+namespace json = boost::json;
+namespace {
+
+constexpr int kUsageStatus = 2;
+
+struct RunOptions {
+  std::string skill;
+  std::string input;
+  std::string input_file;
+  bool pretty = false;
+  std::int64_t timeout_ms = 0;
+  std::int64_t seed = -1;
+};
+
+void PrintJson(const json::value& value, bool pretty) {
+  std::string text = pretty ? PrettyJson(value) : json::serialize(value);
+  text.push_back('\n');
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  std::fflush(stdout);
+}
+
+// A front-door failure before any skill ran (bad --input, broken config).
+int PrintFailure(ErrorCode code, std::string message, bool pretty,
+                 std::vector<FieldError> errors = {}) {
+  InvocationFailure failure{Error{code, std::move(message), std::move(errors), {}}, {}, {}};
+  PrintJson(json::object{{"error", ErrorToJson(failure)}}, pretty);
+  return ExitStatusFor(code);
+}
+
+std::string JoinDiagnostics(const std::vector<Diagnostic>& diagnostics) {
+  std::string out;
+  for (const auto& d : diagnostics) {
+    if (d.severity != Diagnostic::Severity::kError) continue;
+    if (!out.empty()) out += "; ";
+    out += d.ToString();
+  }
+  return out;
+}
+
+std::expected<json::value, std::string> ReadInput(const RunOptions& options) {
+  std::string text = options.input;
+  std::string where = "--input";
+  if (!options.input_file.empty()) {
+    where = options.input_file;
+    std::ostringstream buffer;
+    if (options.input_file == "-") {
+      buffer << std::cin.rdbuf();
+    } else {
+      std::ifstream in(options.input_file, std::ios::binary);
+      if (!in) return std::unexpected("cannot read " + options.input_file);
+      buffer << in.rdbuf();
+    }
+    text = buffer.str();
+  }
+  json::parse_options parse_options;
+  parse_options.max_depth = 256;
+  boost::system::error_code ec;
+  json::value value = json::parse(text, ec, {}, parse_options);
+  if (ec) return std::unexpected(where + " is not valid JSON: " + ec.message());
+  return value;
+}
+
+int Run(const CommonOptions& common, const RunOptions& options) {
+  auto input = ReadInput(options);
+  if (!input) return PrintFailure(ErrorCode::kInputInvalid, input.error(), options.pretty);
+  auto config = ResolveConfig(common);
+  if (!config) {
+    return PrintFailure(ErrorCode::kConfigInvalid, JoinDiagnostics(config.error()), options.pretty);
+  }
+  auto loaded = LoadRegistry(common, std::move(*config));
+  for (const auto& d : loaded.diagnostics) spdlog::warn("{}", d.ToString());
+  if (!loaded.registry->FindSkill(options.skill) && HasErrors(loaded.diagnostics)) {
+    spdlog::warn("some skill files failed to load; `skillrunner validate` lists them");
+  }
+  Runtime runtime(loaded.registry);
+  InvocationOptions invocation;
+  if (options.timeout_ms > 0) invocation.timeout = std::chrono::milliseconds(options.timeout_ms);
+  if (options.seed >= 0) invocation.seed = static_cast<std::uint64_t>(options.seed);
+
+  boost::asio::io_context io;
+  std::optional<InvocationOutcome> outcome;
+  std::exception_ptr failure;
+  boost::asio::co_spawn(io, runtime.runner().Invoke(options.skill, std::move(*input), invocation),
+                        [&](std::exception_ptr e, InvocationOutcome result) {
+                          failure = e;
+                          if (!e) outcome = std::move(result);
+                        });
+  io.run();
+  if (failure) std::rethrow_exception(failure);
+  PrintJson(ToJson(*outcome), options.pretty);
+  return *outcome ? 0 : ExitStatusFor(outcome->error().error.code);
+}
+
+int Validate(const CommonOptions& common, bool as_json) {
+  auto config = ResolveConfig(common);
+  std::vector<Diagnostic> diagnostics;
+  std::shared_ptr<const SkillRegistry> registry;
+  if (!config) {
+    diagnostics = config.error();
+  } else {
+    auto loaded = LoadRegistry(common, std::move(*config));
+    diagnostics = std::move(loaded.diagnostics);
+    registry = loaded.registry;
+  }
+  std::size_t errors = 0;
+  for (const auto& d : diagnostics) errors += d.severity == Diagnostic::Severity::kError;
+  std::size_t skills = registry ? registry->skills().size() : 0;
+  std::size_t rubrics = registry ? registry->rubrics().size() : 0;
+  if (as_json) {
+    json::array items;
+    for (const auto& d : diagnostics) {
+      items.push_back(json::object{
+          {"file", d.file}, {"line", d.position.line}, {"column", d.position.column},
+          {"severity", d.severity == Diagnostic::Severity::kError ? "error" : "warning"},
+          {"message", d.message}});
+    }
+    PrintJson(json::object{{"ok", errors == 0}, {"skills", skills}, {"rubrics", rubrics},
+                           {"diagnostics", std::move(items)}},
+              false);
+  } else {
+    for (const auto& d : diagnostics) std::printf("%s\n", d.ToString().c_str());
+    std::printf("%zu skill(s) and %zu rubric(s) loaded; %zu error(s), %zu warning(s)\n", skills,
+                rubrics, errors, diagnostics.size() - errors);
+  }
+  return errors == 0 ? 0 : kUsageStatus;
+}
+
+int List(const CommonOptions& common, bool as_json) {
+  auto config = ResolveConfig(common);
+  if (!config) {
+    for (const auto& d : config.error()) std::fprintf(stderr, "%s\n", d.ToString().c_str());
+    return kUsageStatus;
+  }
+  auto loaded = LoadRegistry(common, std::move(*config));
+  for (const auto& d : loaded.diagnostics) spdlog::warn("{}", d.ToString());
+  json::array items;
+  for (const auto& skill : loaded.registry->skills()) {
+    json::object item{{"id", skill->id},
+                      {"version", skill->version},
+                      {"template_type", TemplateTypeName(skill->template_type)},
+                      {"description", skill->description}};
+    if (!skill->model.empty()) {
+      item["model"] = skill->model;
+      item["provider"] = skill->provider;
+    }
+    if (!skill->handler.empty()) item["handler"] = skill->handler;
+    if (skill->review) item["review_rubric"] = skill->review->rubric;
+    items.push_back(std::move(item));
+  }
+  if (as_json) {
+    PrintJson(items, false);
+    return 0;
+  }
+  std::printf("%-24s %-20s %-28s %s\n", "ID", "TYPE", "MODEL / HANDLER", "DESCRIPTION");
+  for (const auto& skill : loaded.registry->skills()) {
+    std::string runs_on = skill->model.empty() ? skill->handler : skill->model + " (" + skill->provider + ")";
+    std::printf("%-24s %-20s %-28s %s\n", skill->id.c_str(),
+                std::string(TemplateTypeName(skill->template_type)).c_str(), runs_on.c_str(),
+                skill->description.c_str());
+  }
+  return 0;
+}
+
+void AddCommonOptions(CLI::App& app, CommonOptions& common) {
+  app.add_option("--skills", common.skills_dir, "Folder of skill folders (default ./skills)");
+  app.add_option("--rubrics", common.rubrics_dir, "Folder of rubric YAML files (default ./rubrics)");
+  app.add_option("--config", common.config_file,
+                 "Config file (default ./skillrunner.yaml, else the built-in simulated-only config)");
+  app.add_option("--provider", common.provider,
+                 "Route every model to this provider, e.g. simulated (env SKILLRUNNER_PROVIDER)");
+  app.add_option("--log-level", common.log_level, "trace|debug|info|warn|error|critical|off");
+  app.add_option("--log-format", common.log_format, "text|json");
+}
+
+}  // namespace
+
+int RunCli(int argc, char** argv) {
+  CLI::App app{"skillrunner: runs LLM skills registered as YAML and returns JSON that matches "
+               "their schemas, or a typed error that shows every attempt."};
+  app.set_version_flag("--version", std::string("skillrunner ") + SKILLRUNNER_VERSION);
+  app.require_subcommand(1);
+  app.fallthrough();
+  CommonOptions common;
+  AddCommonOptions(app, common);
+
+  RunOptions run;
+  auto* run_cmd = app.add_subcommand("run", "Invoke one skill and print its result as JSON");
+  run_cmd->add_option("skill", run.skill, "Skill id")->required();
+  auto* input = run_cmd->add_option("--input", run.input, "The input as JSON text");
+  auto* input_file = run_cmd->add_option("--input-file", run.input_file, "Read the input from a file (- for stdin)");
+  input->excludes(input_file);
+  run_cmd->add_flag("--pretty", run.pretty, "Indent the JSON output");
+  run_cmd->add_option("--timeout-ms", run.timeout_ms, "Override the skill's timeout_ms")->check(CLI::PositiveNumber);
+  run_cmd->add_option("--seed", run.seed, "Seed for the simulated provider")->check(CLI::NonNegativeNumber);
+
+  bool validate_json = false;
+  auto* validate_cmd = app.add_subcommand("validate", "Check every skill, rubric and the config; exit 2 on any error");
+  validate_cmd->add_flag("--json", validate_json, "Print the diagnostics as JSON");
+
+  bool list_json = false;
+  auto* list_cmd = app.add_subcommand("list", "List the skills that load");
+  list_cmd->add_flag("--json", list_json, "Print the list as JSON");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return kUsageStatus;
+  }
+  if (auto logging = ConfigureLogging(common.log_level, common.log_format); !logging) {
+    std::fprintf(stderr, "skillrunner: %s\n", logging.error().c_str());
+    return kUsageStatus;
+  }
+  if (run.input.empty() && run.input_file.empty() && run_cmd->parsed()) {
+    std::fprintf(stderr, "skillrunner run: give the input with --input JSON or --input-file FILE\n");
+    return kUsageStatus;
+  }
+  try {
+    if (run_cmd->parsed()) return Run(common, run);
+    if (validate_cmd->parsed()) return Validate(common, validate_json);
+    if (list_cmd->parsed()) return List(common, list_json);
+  } catch (const std::exception& e) {
+    spdlog::critical("internal error: {}", e.what());
+    return 70;
+  }
+  return kUsageStatus;
+}
+
+}  // namespace skillrunner::cli

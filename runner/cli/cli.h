@@ -1,0 +1,8 @@
+#pragma once
+
+namespace skillrunner::cli {
+
+// The `skillrunner` command line (DESIGN §6, §8). Returns the exit status.
+int RunCli(int argc, char** argv);
+
+}  // namespace skillrunner::cli

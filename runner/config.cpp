@@ -1,0 +1,125 @@
+#include "runner/config.h"
+
+#include <cstdlib>
+
+namespace skillrunner {
+namespace json = boost::json;
+
+std::optional<std::string> Config::ProviderFor(std::string_view model) const {
+  if (provider_override) return default_provider;
+  if (auto it = models.find(model); it != models.end()) return it->second.provider;
+  if (!default_provider.empty()) return default_provider;
+  return std::nullopt;
+}
+
+std::string Config::StructuredOutputFor(std::string_view model) const {
+  if (auto it = models.find(model); it != models.end() && !provider_override) {
+    return it->second.structured_output;
+  }
+  return "none";
+}
+
+std::optional<std::string> ProcessEnv(std::string_view name) {
+  const char* value = std::getenv(std::string(name).c_str());
+  if (value == nullptr) return std::nullopt;
+  return std::string(value);
+}
+
+Config BuiltinConfig() {
+  Config config;
+  config.providers["simulated"] = ProviderConfig{"simulated", "simulated", "", "", {}};
+  config.default_provider = "simulated";
+  config.source = "(built-in)";
+  return config;
+}
+
+namespace {
+
+struct KindDefaults {
+  std::string_view base_url;
+  std::string_view key_env;
+  std::string_view base_url_env;
+};
+
+std::optional<KindDefaults> DefaultsFor(std::string_view kind) {
+  if (kind == "openai") {
+    return KindDefaults{"https://api.openai.com/v1", "OPENAI_API_KEY", "OPENAI_BASE_URL"};
+  }
+  if (kind == "anthropic") {
+    return KindDefaults{"https://api.anthropic.com", "ANTHROPIC_API_KEY",
+                        "ANTHROPIC_BASE_URL"};
+  }
+  return std::nullopt;
+}
+
+std::string StringAt(const json::object& obj, std::string_view key) {
+  if (auto* v = obj.if_contains(key); v && v->is_string()) return std::string(v->as_string());
+  return {};
+}
+
+}  // namespace
+
+std::expected<Config, std::vector<Diagnostic>> LoadConfig(const std::string& path,
+                                                          const EnvLookup& env) {
+  auto doc = LoadYamlFile(path);
+  if (!doc) return std::unexpected(std::vector<Diagnostic>{doc.error()});
+  std::vector<Diagnostic> problems = CheckAgainstEmbeddedSchema(*doc, path, "config.schema.json");
+  if (!problems.empty()) return std::unexpected(problems);
+
+  Config config;
+  config.source = path;
+  const json::object empty;
+  const json::object& root = doc->value.is_object() ? doc->value.as_object() : empty;
+  auto section = [&](std::string_view key) -> const json::object& {
+    auto* v = root.if_contains(key);
+    return v && v->is_object() ? v->as_object() : empty;
+  };
+  for (const auto& [name, value] : section("providers")) {
+    const json::object& p = value.as_object();
+    ProviderConfig provider{std::string(name), StringAt(p, "kind"), StringAt(p, "base_url"),
+                            StringAt(p, "api_key_env"), p};
+    if (auto defaults = DefaultsFor(provider.kind)) {
+      if (auto over = env(defaults->base_url_env); over && !over->empty()) {
+        provider.base_url = *over;
+      } else if (provider.base_url.empty()) {
+        provider.base_url = defaults->base_url;
+      }
+      if (provider.api_key_env.empty()) provider.api_key_env = defaults->key_env;
+    }
+    config.providers.emplace(provider.name, std::move(provider));
+  }
+  for (const auto& [name, value] : section("models")) {
+    const json::object& m = value.as_object();
+    ModelConfig model{std::string(name), StringAt(m, "provider"), StringAt(m, "structured_output")};
+    if (model.structured_output.empty()) model.structured_output = "none";
+    if (!config.providers.contains(model.provider)) {
+      std::string pointer = AppendPointer(AppendPointer("/models", name), "provider");
+      problems.push_back({path, doc->positions.Find(pointer),
+                          pointer + ": unknown provider \"" + model.provider + "\""});
+    }
+    config.models.emplace(model.name, std::move(model));
+  }
+  config.default_provider = StringAt(root, "default_provider");
+  if (!config.default_provider.empty() && !config.providers.contains(config.default_provider)) {
+    problems.push_back({path, doc->positions.Find("/default_provider"),
+                        "/default_provider: unknown provider \"" + config.default_provider + "\""});
+  }
+  if (!problems.empty()) return std::unexpected(problems);
+  return config;
+}
+
+std::expected<void, std::string> ApplyProviderOverride(Config& config,
+                                                       const std::string& name) {
+  if (!config.providers.contains(name)) {
+    if (name != "simulated") {
+      return std::unexpected("--provider: unknown provider \"" + name + "\" (the config " +
+                             config.source + " defines none by that name)");
+    }
+    config.providers[name] = ProviderConfig{name, "simulated", "", "", {}};
+  }
+  config.default_provider = name;
+  config.provider_override = true;
+  return {};
+}
+
+}  // namespace skillrunner

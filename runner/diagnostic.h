@@ -1,0 +1,41 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "runner/yaml_json.h"
+#include "services/validation/compiled_schema.h"
+
+namespace skillrunner {
+
+// A problem found while loading a file: "skills/foo/skill.yaml:7:3: message".
+struct Diagnostic {
+  enum class Severity { kError, kWarning };
+
+  std::string file;
+  SourcePosition position;
+  std::string message;
+  Severity severity = Severity::kError;
+
+  // "file:line:col: message" (line/col omitted when unknown; "warning: "
+  // before the message for warnings).
+  std::string ToString() const;
+};
+
+bool HasErrors(const std::vector<Diagnostic>& diagnostics);
+
+// Parses `path` as YAML, or reports why not (unreadable file, syntax error).
+std::expected<YamlDocument, Diagnostic> LoadYamlFile(const std::string& path);
+
+// Checks a loaded YAML document against one of the embedded schemas
+// (EmbeddedSchema name) and returns one diagnostic per failure, placed at the
+// failing value ("unexpected property" failures at the key).
+std::vector<Diagnostic> CheckAgainstEmbeddedSchema(const YamlDocument& doc,
+                                                   const std::string& file,
+                                                   std::string_view schema_name);
+
+// The embedded schema compiled once (throws std::logic_error if a shipped
+// schema fails to compile: a build defect, not a user error).
+const validation::CompiledSchema& EmbeddedCompiledSchema(std::string_view name);
+
+}  // namespace skillrunner

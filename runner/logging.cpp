@@ -1,0 +1,67 @@
+#include "runner/logging.h"
+
+#include <boost/json/serialize.hpp>
+#include <boost/json/string.hpp>
+#include <spdlog/pattern_formatter.h>
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <ctime>
+
+namespace skillrunner {
+namespace {
+
+// One JSON object per line; the message is escaped by Boost.JSON.
+class JsonFormatter final : public spdlog::formatter {
+ public:
+  void format(const spdlog::details::log_msg& msg, spdlog::memory_buf_t& dest) override {
+    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(msg.time.time_since_epoch());
+    std::time_t seconds = static_cast<std::time_t>(ms.count() / 1000);
+    std::tm tm{};
+    gmtime_r(&seconds, &tm);
+    char ts[32];
+    std::size_t n = std::strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%S", &tm);
+    std::snprintf(ts + n, sizeof ts - n, ".%03dZ", static_cast<int>(ms.count() % 1000));
+    std::string line = "{\"ts\":\"";
+    line += ts;
+    line += "\",\"level\":\"";
+    auto level = spdlog::level::to_string_view(msg.level);
+    line.append(level.data(), level.size());
+    line += "\",\"msg\":";
+    line += boost::json::serialize(
+        boost::json::string(std::string_view(msg.payload.data(), msg.payload.size())));
+    line += "}\n";
+    dest.append(line.data(), line.data() + line.size());
+  }
+  std::unique_ptr<spdlog::formatter> clone() const override {
+    return std::make_unique<JsonFormatter>();
+  }
+};
+
+}  // namespace
+
+std::expected<void, std::string> ConfigureLogging(std::string_view level,
+                                                  std::string_view format) {
+  auto parsed = spdlog::level::from_str(std::string(level));
+  if (parsed == spdlog::level::off && level != "off") {
+    return std::unexpected("unknown log level \"" + std::string(level) +
+                           "\" (trace, debug, info, warn, error, critical, off)");
+  }
+  if (format != "text" && format != "json") {
+    return std::unexpected("unknown log format \"" + std::string(format) + "\" (text, json)");
+  }
+  auto logger = std::make_shared<spdlog::logger>(
+      "skillrunner", std::make_shared<spdlog::sinks::stderr_sink_mt>());
+  if (format == "json") {
+    logger->set_formatter(std::make_unique<JsonFormatter>());
+  } else {
+    logger->set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
+  }
+  logger->set_level(parsed);
+  logger->flush_on(spdlog::level::trace);
+  spdlog::set_default_logger(std::move(logger));
+  return {};
+}
+
+}  // namespace skillrunner

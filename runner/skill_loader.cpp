@@ -1,0 +1,335 @@
+// Loads and checks one skill descriptor (DESIGN §3, §8 "Descriptors").
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+
+#include <map>
+
+#include <fstream>
+#include <sstream>
+
+#include "runner/skill_registry.h"
+
+namespace skillrunner {
+namespace json = boost::json;
+
+std::string_view TemplateTypeName(TemplateType type) {
+  switch (type) {
+    case TemplateType::kLlmJsonGeneration: return "LLM_JSON_GENERATION";
+    case TemplateType::kLlmReview: return "LLM_REVIEW";
+    case TemplateType::kHandler: return "handler";
+  }
+  return "handler";
+}
+
+namespace {
+
+// The fixed input of review skills: {subject, context?}.
+constexpr std::string_view kReviewInputSchema = R"({
+  "type": "object",
+  "required": ["subject"],
+  "additionalProperties": false,
+  "properties": {"subject": {}, "context": {}}
+})";
+
+class SkillLoader {
+ public:
+  SkillLoader(const std::string& path, const YamlDocument& doc, const Config& config,
+              std::vector<Diagnostic>& warnings)
+      : path_(path), doc_(doc), root_(doc.value.as_object()), config_(config),
+        warnings_(warnings) {}
+
+  std::expected<Skill, std::vector<Diagnostic>> Load(
+      const std::function<bool(std::string_view)>& is_known_handler) {
+    skill_.file = path_;
+    skill_.dir = std::filesystem::path(path_).parent_path();
+    skill_.descriptor = doc_.value;
+    skill_.id = Str("id");
+    skill_.version = static_cast<int>(Int("version", 1));
+    skill_.description = Str("description");
+    skill_.model = Str("model");
+    skill_.temperature = Num("temperature", 0.7);
+    skill_.max_output_tokens = static_cast<int>(Int("max_output_tokens", 1024));
+    skill_.timeout = std::chrono::milliseconds(Int("timeout_ms", 60000));
+    if (Has("structured_output")) skill_.structured_output = Str("structured_output");
+    skill_.handler = Str("handler");
+    skill_.rubric = Str("rubric");
+    if (auto* cmd = root_.if_contains("command")) {
+      for (const auto& arg : cmd->as_array()) skill_.command.emplace_back(arg.as_string());
+    }
+    std::string type = Str("template_type");
+    if (type == "LLM_JSON_GENERATION") {
+      skill_.template_type = TemplateType::kLlmJsonGeneration;
+    } else if (type == "LLM_REVIEW") {
+      skill_.template_type = TemplateType::kLlmReview;
+    }
+    LoadRetry();
+    LoadReview();
+    CheckShape(is_known_handler);
+    LoadPrompt();
+    LoadSchemas();
+    CheckModel();
+    if (!errors_.empty()) return std::unexpected(std::move(errors_));
+    return std::move(skill_);
+  }
+
+ private:
+  bool Has(std::string_view key) const { return root_.contains(key); }
+  std::string Str(std::string_view key) const {
+    auto* v = root_.if_contains(key);
+    return v && v->is_string() ? std::string(v->as_string()) : std::string();
+  }
+  std::int64_t Int(std::string_view key, std::int64_t fallback) const {
+    auto* v = root_.if_contains(key);
+    return v && v->is_int64() ? v->as_int64() : fallback;
+  }
+  double Num(std::string_view key, double fallback) const {
+    auto* v = root_.if_contains(key);
+    return v && v->is_number() ? v->to_number<double>() : fallback;
+  }
+
+  void Error(const std::string& pointer, const std::string& message) {
+    errors_.push_back({path_, doc_.positions.Find(pointer),
+                       (pointer.empty() ? std::string() : pointer + ": ") + message});
+  }
+  void Warn(const std::string& pointer, const std::string& message) {
+    warnings_.push_back({path_, doc_.positions.Find(pointer),
+                         (pointer.empty() ? std::string() : pointer + ": ") + message,
+                         Diagnostic::Severity::kWarning});
+  }
+
+  void LoadRetry() {
+    auto* retry = root_.if_contains("retry");
+    if (!retry) return;
+    const json::object& r = retry->as_object();
+    if (auto* v = r.if_contains("validation_retries")) {
+      skill_.retry.validation_retries = static_cast<int>(v->as_int64());
+    }
+    if (auto* v = r.if_contains("retry_temperature")) {
+      skill_.retry.retry_temperature = v->to_number<double>();
+    }
+    auto* transient = r.if_contains("transient");
+    if (!transient) return;
+    const json::object& t = transient->as_object();
+    auto ms = [&](std::string_view key, std::chrono::milliseconds& out) {
+      if (auto* v = t.if_contains(key)) out = std::chrono::milliseconds(v->as_int64());
+    };
+    auto& policy = skill_.retry.transient;
+    if (auto* v = t.if_contains("max_retries")) policy.max_retries = static_cast<int>(v->as_int64());
+    if (auto* v = t.if_contains("multiplier")) policy.multiplier = v->to_number<double>();
+    ms("initial_delay_ms", policy.initial_delay);
+    ms("max_delay_ms", policy.max_delay);
+    ms("max_server_delay_ms", policy.max_server_delay);
+  }
+
+  void LoadReview() {
+    auto* review = root_.if_contains("review");
+    if (!review) return;
+    const json::object& r = review->as_object();
+    ReviewGate gate;
+    gate.rubric = std::string(r.at("rubric").as_string());
+    if (auto* v = r.if_contains("retry_once")) gate.retry_once = v->as_bool();
+    if (auto* v = r.if_contains("model")) gate.model = std::string(v->as_string());
+    if (auto* v = r.if_contains("samples")) gate.samples = static_cast<int>(v->as_int64());
+    skill_.review = std::move(gate);
+  }
+
+  // Which keys each kind of skill needs and refuses (DESIGN §8).
+  void CheckShape(const std::function<bool(std::string_view)>& is_known_handler) {
+    auto need = [&](std::string_view key, std::string_view who) {
+      if (!Has(key)) Error("/" + std::string(key), std::string(who) + " need \"" + std::string(key) + "\"");
+    };
+    auto refuse = [&](std::string_view key, std::string_view who, std::string_view why) {
+      if (Has(key)) Error("/" + std::string(key), std::string(who) + " take no \"" + std::string(key) + "\"" + std::string(why));
+    };
+    switch (skill_.template_type) {
+      case TemplateType::kLlmJsonGeneration:
+        for (auto key : {"model", "prompt", "input_schema", "output_schema"}) {
+          need(key, "LLM_JSON_GENERATION skills");
+        }
+        for (auto key : {"handler", "command", "rubric", "samples"}) {
+          refuse(key, "LLM_JSON_GENERATION skills", "");
+        }
+        break;
+      case TemplateType::kLlmReview:
+        need("model", "LLM_REVIEW skills");
+        need("rubric", "LLM_REVIEW skills");
+        for (auto key : {"input_schema", "output_schema"}) {
+          refuse(key, "LLM_REVIEW skills", " (their input is {subject, context?} and their output the verdict)");
+        }
+        for (auto key : {"handler", "command", "review", "prompt"}) refuse(key, "LLM_REVIEW skills", "");
+        break;
+      case TemplateType::kHandler:
+        if (!Has("handler")) {
+          Error("", "a skill without template_type needs a \"handler\" (or set template_type to "
+                    "LLM_JSON_GENERATION or LLM_REVIEW)");
+          return;
+        }
+        need("input_schema", "handler skills");
+        need("output_schema", "handler skills");
+        for (auto key : {"model", "prompt", "review", "rubric", "temperature", "max_output_tokens",
+                         "structured_output", "samples", "retry"}) {
+          refuse(key, "handler skills", "");
+        }
+        if (skill_.handler == "exec") {
+          need("command", "exec handler skills");
+        } else {
+          refuse("command", "only exec handler skills", "");
+          if (is_known_handler && !is_known_handler(skill_.handler)) {
+            Error("/handler", "unknown handler \"" + skill_.handler + "\"");
+          }
+        }
+        break;
+    }
+  }
+
+  void LoadPrompt() {
+    auto* prompt = root_.if_contains("prompt");
+    if (!prompt) return;
+    const json::object& p = prompt->as_object();
+    auto parse = [&](std::string_view key, std::string& text, std::vector<Placeholder>& out) {
+      auto* v = p.if_contains(key);
+      if (!v) return;
+      text = std::string(v->as_string());
+      auto placeholders = ParsePlaceholders(text);
+      if (!placeholders) {
+        Error("/prompt/" + std::string(key), placeholders.error().message);
+        return;
+      }
+      out = std::move(*placeholders);
+    };
+    parse("system", skill_.prompt.system, skill_.prompt.system_placeholders);
+    parse("user", skill_.prompt.user, skill_.prompt.user_placeholders);
+  }
+
+  std::optional<json::value> ReadSchemaFile(const std::string& pointer, const std::string& rel,
+                                            std::string& shown) {
+    std::filesystem::path file = skill_.dir / rel;
+    shown = file.string();
+    auto doc = LoadYamlFile(shown);
+    if (!doc) {
+      Error(pointer, "cannot load schema file " + doc.error().ToString());
+      return std::nullopt;
+    }
+    schema_docs_[pointer] = std::move(*doc);
+    return schema_docs_[pointer].value;
+  }
+
+  // Loads, checks against the draft metaschema, and compiles one schema.
+  std::shared_ptr<const validation::CompiledSchema> LoadSchema(const std::string& key,
+                                                               json::value& out) {
+    std::string pointer = "/" + key;
+    auto* v = root_.if_contains(key);
+    if (!v) return nullptr;
+    std::string shown;
+    const SourceMap* positions = &doc_.positions;
+    std::string prefix = pointer;
+    std::string file = path_;
+    if (v->is_string()) {
+      auto loaded = ReadSchemaFile(pointer, std::string(v->as_string()), shown);
+      if (!loaded) return nullptr;
+      out = *loaded;
+      positions = &schema_docs_[pointer].positions;
+      prefix.clear();
+      file = shown;
+    } else {
+      out = *v;
+    }
+    std::string_view meta = "draft-07.schema.json";
+    if (auto* obj = out.if_object(); obj && obj->contains("$schema") && (*obj)["$schema"].is_string()) {
+      std::string_view uri = (*obj)["$schema"].as_string();
+      if (uri.find("draft-04") != std::string_view::npos) meta = "draft-04.schema.json";
+    }
+    bool bad = false;
+    for (const auto& e : EmbeddedCompiledSchema(meta).Validate(out)) {
+      errors_.push_back({file, positions->Find(prefix + e.path),
+                         key + (e.path.empty() ? "" : " at " + e.path) +
+                             " is not a valid JSON Schema: " + e.message});
+      bad = true;
+    }
+    if (bad) return nullptr;
+    auto compiled = validation::CompiledSchema::Compile(out);
+    if (!compiled) {
+      errors_.push_back({file, positions->Find(prefix),
+                         key + " is not a valid JSON Schema: " + compiled.error()});
+      return nullptr;
+    }
+    return *compiled;
+  }
+
+  void LoadSchemas() {
+    skill_.input_schema = LoadSchema("input_schema", skill_.input_schema_json);
+    skill_.output_schema = LoadSchema("output_schema", skill_.output_schema_json);
+    if (skill_.template_type == TemplateType::kLlmReview) {
+      skill_.input_schema_json = json::parse(kReviewInputSchema);
+      skill_.input_schema = *validation::CompiledSchema::Compile(skill_.input_schema_json);
+    }
+    CheckPlaceholderPaths();
+  }
+
+  // A placeholder must name a property the input schema declares, when the
+  // schema says which properties exist.
+  void CheckPlaceholderPaths() {
+    if (!skill_.input_schema_json.is_object()) return;
+    auto check = [&](std::string_view key, const std::vector<Placeholder>& placeholders) {
+      for (const auto& placeholder : placeholders) {
+        const json::value* schema = &skill_.input_schema_json;
+        for (const auto& segment : placeholder.path) {
+          const json::object* obj = schema->if_object();
+          const json::value* props = obj ? obj->if_contains("properties") : nullptr;
+          const json::value* next = props && props->is_object() ? props->as_object().if_contains(segment) : nullptr;
+          if (next) { schema = next; continue; }
+          const json::value* additional = obj ? obj->if_contains("additionalProperties") : nullptr;
+          bool closed = additional && additional->is_bool() && !additional->as_bool();
+          std::string message = "placeholder {{" + PlaceholderName(placeholder) +
+                                "}} names a property input_schema does not declare";
+          if (closed) {
+            Error("/prompt/" + std::string(key), message);
+          } else if (props) {
+            Warn("/prompt/" + std::string(key), message);
+          }
+          break;
+        }
+      }
+    };
+    check("system", skill_.prompt.system_placeholders);
+    check("user", skill_.prompt.user_placeholders);
+  }
+
+  void CheckModel() {
+    auto check = [&](const std::string& pointer, const std::string& model) {
+      auto provider = config_.ProviderFor(model);
+      if (!provider) {
+        Error(pointer, "model \"" + model + "\" is not in the models table of " + config_.source +
+                           " and the config sets no default_provider");
+      }
+      return provider.value_or("");
+    };
+    if (!skill_.model.empty()) skill_.provider = check("/model", skill_.model);
+    if (skill_.review && skill_.review->model) check("/review/model", *skill_.review->model);
+  }
+
+  const std::string& path_;
+  const YamlDocument& doc_;
+  const json::object& root_;
+  const Config& config_;
+  std::vector<Diagnostic>& warnings_;
+  std::vector<Diagnostic> errors_;
+  std::map<std::string, YamlDocument> schema_docs_;
+  Skill skill_;
+};
+
+}  // namespace
+
+std::expected<Skill, std::vector<Diagnostic>> LoadSkillFile(
+    const std::string& path, const Config& config,
+    const std::function<bool(std::string_view)>& is_known_handler,
+    std::vector<Diagnostic>& warnings) {
+  auto doc = LoadYamlFile(path);
+  if (!doc) return std::unexpected(std::vector<Diagnostic>{doc.error()});
+  auto problems = CheckAgainstEmbeddedSchema(*doc, path, "skill.schema.json");
+  if (!problems.empty()) return std::unexpected(std::move(problems));
+  SkillLoader loader(path, *doc, config, warnings);
+  return loader.Load(is_known_handler);
+}
+
+}  // namespace skillrunner

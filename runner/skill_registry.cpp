@@ -1,0 +1,172 @@
+#include "runner/skill_registry.h"
+
+#include <algorithm>
+#include <set>
+#include <system_error>
+
+namespace skillrunner {
+namespace json = boost::json;
+namespace fs = std::filesystem;
+
+std::expected<Rubric, std::vector<Diagnostic>> LoadRubricFile(const std::string& path) {
+  auto doc = LoadYamlFile(path);
+  if (!doc) return std::unexpected(std::vector<Diagnostic>{doc.error()});
+  auto problems = CheckAgainstEmbeddedSchema(*doc, path, "rubric.schema.json");
+  if (!problems.empty()) return std::unexpected(std::move(problems));
+  const json::object& root = doc->value.as_object();
+  Rubric rubric;
+  rubric.file = path;
+  rubric.id = std::string(root.at("id").as_string());
+  if (auto* v = root.if_contains("description")) rubric.description = std::string(v->as_string());
+  if (auto* v = root.if_contains("indeterminate_below_confidence")) {
+    rubric.indeterminate_below_confidence = v->to_number<double>();
+  }
+  if (auto* v = root.if_contains("pass_rule")) rubric.pass_rule = std::string(v->as_string());
+  std::set<std::string> seen;
+  const json::array& criteria = root.at("criteria").as_array();
+  for (std::size_t i = 0; i < criteria.size(); ++i) {
+    const json::object& c = criteria[i].as_object();
+    Criterion criterion;
+    criterion.id = std::string(c.at("id").as_string());
+    criterion.description = std::string(c.at("description").as_string());
+    if (auto* v = c.if_contains("required")) criterion.required = v->as_bool();
+    if (auto* v = c.if_contains("guidance")) criterion.guidance = std::string(v->as_string());
+    if (auto* v = c.if_contains("examples")) criterion.examples = v->as_array();
+    if (!seen.insert(criterion.id).second) {
+      std::string pointer = "/criteria/" + std::to_string(i) + "/id";
+      problems.push_back({path, doc->positions.Find(pointer),
+                          pointer + ": duplicate criterion id \"" + criterion.id + "\""});
+    }
+    rubric.criteria.push_back(std::move(criterion));
+  }
+  if (!problems.empty()) return std::unexpected(std::move(problems));
+  return rubric;
+}
+
+namespace {
+
+// Sorted entries of a folder; a missing folder is reported once.
+std::vector<fs::path> ListFolder(const fs::path& dir, bool want_dirs,
+                                 std::vector<Diagnostic>& diagnostics, bool required) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) {
+    if (required) diagnostics.push_back({dir.string(), {}, "not a directory"});
+    return out;
+  }
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code type_ec;
+    if (want_dirs ? it->is_directory(type_ec) : it->is_regular_file(type_ec)) {
+      out.push_back(it->path());
+    }
+  }
+  if (ec) diagnostics.push_back({dir.string(), {}, "cannot list: " + ec.message()});
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::size_t EditDistance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      std::size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1])});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+}  // namespace
+
+SkillRegistry::LoadResult SkillRegistry::Load(const RegistryOptions& options, Config config) {
+  auto registry = std::make_shared<SkillRegistry>();
+  std::vector<Diagnostic> diagnostics;
+  registry->config_ = std::move(config);
+
+  std::map<std::string, std::string> rubric_files;
+  for (const auto& file : ListFolder(options.rubrics_dir, false, diagnostics, false)) {
+    auto ext = file.extension();
+    if (ext != ".yaml" && ext != ".yml") continue;
+    auto rubric = LoadRubricFile(file.string());
+    if (!rubric) {
+      diagnostics.insert(diagnostics.end(), rubric.error().begin(), rubric.error().end());
+      continue;
+    }
+    if (auto [it, fresh] = rubric_files.emplace(rubric->id, file.string()); !fresh) {
+      diagnostics.push_back({file.string(), {1, 1},
+                             "duplicate rubric id \"" + rubric->id + "\" (also in " + it->second + ")"});
+      continue;
+    }
+    registry->rubrics_.push_back(std::make_shared<const Rubric>(std::move(*rubric)));
+  }
+  for (const auto& rubric : registry->rubrics_) {
+    registry->rubric_index_[rubric->id] = rubric.get();
+  }
+
+  std::map<std::string, std::string> skill_files;
+  for (const auto& dir : ListFolder(options.skills_dir, true, diagnostics, true)) {
+    fs::path file = dir / "skill.yaml";
+    std::error_code ec;
+    if (!fs::exists(file, ec)) continue;  // folders without a descriptor are not skills
+    auto skill = LoadSkillFile(file.string(), registry->config_, options.is_known_handler,
+                               diagnostics);
+    if (!skill) {
+      diagnostics.insert(diagnostics.end(), skill.error().begin(), skill.error().end());
+      continue;
+    }
+    auto doc_positions = LoadYamlFile(file.string());  // cheap; for cross-file errors
+    auto where = [&](const std::string& pointer) {
+      return doc_positions ? doc_positions->positions.Find(pointer) : SourcePosition{};
+    };
+    bool ok = true;
+    auto check_rubric = [&](const std::string& pointer, const std::string& id) {
+      if (!registry->rubric_index_.contains(id)) {
+        diagnostics.push_back({file.string(), where(pointer),
+                               pointer + ": unknown rubric \"" + id + "\" (no rubrics/" + id +
+                                   ".yaml with that id in " + options.rubrics_dir.string() + ")"});
+        ok = false;
+      }
+    };
+    if (skill->review) check_rubric("/review/rubric", skill->review->rubric);
+    if (skill->template_type == TemplateType::kLlmReview) check_rubric("/rubric", skill->rubric);
+    if (auto [it, fresh] = skill_files.emplace(skill->id, file.string()); !fresh) {
+      diagnostics.push_back({file.string(), where("/id"),
+                             "/id: duplicate skill id \"" + skill->id + "\" (also in " +
+                                 it->second + ")"});
+      ok = false;
+    }
+    if (ok) registry->skills_.push_back(std::make_shared<const Skill>(std::move(*skill)));
+  }
+  std::sort(registry->skills_.begin(), registry->skills_.end(),
+            [](const auto& a, const auto& b) { return a->id < b->id; });
+  for (const auto& skill : registry->skills_) registry->skill_index_[skill->id] = skill.get();
+  return LoadResult{std::move(registry), std::move(diagnostics)};
+}
+
+const Skill* SkillRegistry::FindSkill(std::string_view id) const {
+  auto it = skill_index_.find(id);
+  return it == skill_index_.end() ? nullptr : it->second;
+}
+
+const Rubric* SkillRegistry::FindRubric(std::string_view id) const {
+  auto it = rubric_index_.find(id);
+  return it == rubric_index_.end() ? nullptr : it->second;
+}
+
+std::vector<std::string> SkillRegistry::SimilarSkillIds(std::string_view id) const {
+  std::vector<std::pair<std::size_t, std::string>> scored;
+  for (const auto& skill : skills_) {
+    std::size_t d = EditDistance(id, skill->id);
+    if (d <= std::max<std::size_t>(2, id.size() / 3)) scored.emplace_back(d, skill->id);
+  }
+  std::sort(scored.begin(), scored.end());
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < scored.size() && i < 3; ++i) out.push_back(scored[i].second);
+  return out;
+}
+
+}  // namespace skillrunner

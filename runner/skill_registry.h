@@ -1,0 +1,66 @@
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "runner/config.h"
+#include "runner/diagnostic.h"
+#include "runner/rubric.h"
+#include "runner/skill.h"
+
+namespace skillrunner {
+
+struct RegistryOptions {
+  std::filesystem::path skills_dir = "skills";
+  std::filesystem::path rubrics_dir = "rubrics";
+  // Names a `handler:` may take ("exec" and the built-ins).
+  std::function<bool(std::string_view)> is_known_handler;
+};
+
+// Every skill and rubric of a tree, loaded and checked once. Immutable and
+// shared: a reload builds a new registry and swaps it in.
+class SkillRegistry {
+ public:
+  struct LoadResult {
+    std::shared_ptr<const SkillRegistry> registry;  // never null: the good parts
+    std::vector<Diagnostic> diagnostics;            // errors and warnings, by file
+  };
+
+  // Loads `skills_dir/*/skill.yaml` and `rubrics_dir/*.yaml`. A broken file
+  // never stops the others: it is reported and left out.
+  static LoadResult Load(const RegistryOptions& options, Config config);
+
+  const Skill* FindSkill(std::string_view id) const;
+  const Rubric* FindRubric(std::string_view id) const;
+  // Sorted by id.
+  const std::vector<std::shared_ptr<const Skill>>& skills() const { return skills_; }
+  const std::vector<std::shared_ptr<const Rubric>>& rubrics() const { return rubrics_; }
+  const Config& config() const { return config_; }
+  // The skill ids closest to `id` (for "did you mean" hints), at most 3.
+  std::vector<std::string> SimilarSkillIds(std::string_view id) const;
+
+ private:
+  Config config_;
+  std::vector<std::shared_ptr<const Skill>> skills_;
+  std::vector<std::shared_ptr<const Rubric>> rubrics_;
+  std::map<std::string, const Skill*, std::less<>> skill_index_;
+  std::map<std::string, const Rubric*, std::less<>> rubric_index_;
+};
+
+// Loads one rubric file (checked against rubric.schema.json and for unique
+// criterion ids). Exposed for tests and for eval suites.
+std::expected<Rubric, std::vector<Diagnostic>> LoadRubricFile(const std::string& path);
+
+// Loads one skill file without the cross-file checks (rubric references and
+// id uniqueness). Warnings are appended to `warnings`.
+std::expected<Skill, std::vector<Diagnostic>> LoadSkillFile(
+    const std::string& path, const Config& config,
+    const std::function<bool(std::string_view)>& is_known_handler,
+    std::vector<Diagnostic>& warnings);
+
+}  // namespace skillrunner

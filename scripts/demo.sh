@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The main job on the embedded default: no key, no network. Sets everything up
+# (scripts/setup.sh), then checks and lists the shipped skills and runs them
+# on the `simulated` provider.
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+"$ROOT/scripts/setup.sh"
+cd "$ROOT"
+SR="$ROOT/build/skillrunner"
+export SKILLRUNNER_PROVIDER=simulated
+
+step() { printf '\n\033[1m== %s\033[0m\n$ %s\n' "$1" "$2" >&2; }
+
+step "Check every skill, rubric and the config" "skillrunner validate"
+"$SR" validate
+
+step "List the skills" "skillrunner list"
+"$SR" list
+
+step "Run a handler skill (a program fed JSON on stdin)" \
+  "skillrunner run word_stats --input '{\"text\": ...}' --pretty"
+"$SR" run word_stats --pretty \
+  --input '{"text": "The quick brown fox jumps over the lazy dog.\nThe dog sleeps.", "top": 2}'
+
+step "Bad input is refused before any work, with a JSON pointer per error (exit 2)" \
+  "skillrunner run word_stats --input '{\"text\": 42}'"
+set +e
+"$SR" run word_stats --pretty --input '{"text": 42, "top": -1}'
+status=$?
+set -e
+echo "exit status: $status" >&2

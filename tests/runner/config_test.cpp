@@ -1,0 +1,89 @@
+#include "runner/config.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/support/temp_tree.h"
+
+namespace skillrunner {
+namespace {
+
+std::optional<std::string> NoEnv(std::string_view) { return std::nullopt; }
+
+TEST(ConfigTest, LoadsProvidersModelsAndDefaults) {
+  testing::TempTree tree;
+  auto path = tree.Write("skillrunner.yaml", R"(providers:
+  openai: { kind: openai }
+  local: { kind: simulated }
+models:
+  gpt-4o-mini: { provider: openai, structured_output: native }
+default_provider: local
+)");
+  auto config = LoadConfig(path.string(), NoEnv);
+  ASSERT_TRUE(config) << config.error()[0].ToString();
+  EXPECT_EQ(config->providers.at("openai").base_url, "https://api.openai.com/v1");
+  EXPECT_EQ(config->providers.at("openai").api_key_env, "OPENAI_API_KEY");
+  EXPECT_EQ(config->ProviderFor("gpt-4o-mini"), "openai");
+  EXPECT_EQ(config->StructuredOutputFor("gpt-4o-mini"), "native");
+  EXPECT_EQ(config->ProviderFor("unknown-model"), "local");
+  EXPECT_EQ(config->StructuredOutputFor("unknown-model"), "none");
+}
+
+TEST(ConfigTest, BaseUrlEnvironmentOverridesEveryProviderOfThatKind) {
+  testing::TempTree tree;
+  auto path = tree.Write("c.yaml", "providers:\n  a: { kind: openai, base_url: 'https://x.example/v1' }\n");
+  auto env = [](std::string_view name) -> std::optional<std::string> {
+    if (name == "OPENAI_BASE_URL") return "http://127.0.0.1:9/v1";
+    return std::nullopt;
+  };
+  auto config = LoadConfig(path.string(), env);
+  ASSERT_TRUE(config);
+  EXPECT_EQ(config->providers.at("a").base_url, "http://127.0.0.1:9/v1");
+}
+
+TEST(ConfigTest, ErrorsNameFileLineAndColumn) {
+  testing::TempTree tree;
+  auto path = tree.Write("c.yaml", R"(providers:
+  openai: { kind: opnai }
+models:
+  m: { provider: nowhere }
+default_provider: missing
+)");
+  auto config = LoadConfig(path.string(), NoEnv);
+  ASSERT_FALSE(config);
+  ASSERT_EQ(config.error().size(), 1u);
+  EXPECT_EQ(config.error()[0].ToString(),
+            path.string() + ":2:19: /providers/openai/kind: expected one of "
+                            "[\"openai\",\"anthropic\",\"simulated\"], found \"opnai\"");
+}
+
+TEST(ConfigTest, UnknownProviderReferencesAreErrors) {
+  testing::TempTree tree;
+  auto path = tree.Write("c.yaml", R"(providers:
+  openai: { kind: openai }
+models:
+  m: { provider: nowhere }
+default_provider: missing
+)");
+  auto config = LoadConfig(path.string(), NoEnv);
+  ASSERT_FALSE(config);
+  ASSERT_EQ(config.error().size(), 2u);
+  EXPECT_EQ(config.error()[0].ToString(),
+            path.string() + ":4:18: /models/m/provider: unknown provider \"nowhere\"");
+  EXPECT_EQ(config.error()[1].ToString(),
+            path.string() + ":5:19: /default_provider: unknown provider \"missing\"");
+}
+
+TEST(ConfigTest, ProviderOverrideRoutesEveryModel) {
+  Config config = BuiltinConfig();
+  config.providers["openai"] = ProviderConfig{"openai", "openai", "", "", {}};
+  config.models["gpt"] = ModelConfig{"gpt", "openai", "native"};
+  ASSERT_TRUE(ApplyProviderOverride(config, "simulated"));
+  EXPECT_EQ(config.ProviderFor("gpt"), "simulated");
+  EXPECT_EQ(config.StructuredOutputFor("gpt"), "none");
+  auto bad = ApplyProviderOverride(config, "nope");
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error(), "--provider: unknown provider \"nope\" (the config (built-in) defines none by that name)");
+}
+
+}  // namespace
+}  // namespace skillrunner

@@ -1,0 +1,43 @@
+#include "runner/prompt_template.h"
+
+#include <boost/json/parse.hpp>
+#include <gtest/gtest.h>
+
+namespace skillrunner {
+namespace {
+
+TEST(PromptTemplateTest, RendersStringsAsIsAndOtherValuesAsJson) {
+  std::string text = "Hi {{input.name}}, tags {{ input.tags }}, first {{input.tags.0}}, all {{input}}";
+  auto placeholders = ParsePlaceholders(text);
+  ASSERT_TRUE(placeholders);
+  ASSERT_EQ(placeholders->size(), 4u);
+  auto input = boost::json::parse(R"({"name":"Ada","tags":["x",2]})");
+  auto rendered = RenderTemplate(text, *placeholders, input);
+  ASSERT_TRUE(rendered);
+  EXPECT_EQ(*rendered, R"(Hi Ada, tags ["x",2], first x, all {"name":"Ada","tags":["x",2]})");
+}
+
+TEST(PromptTemplateTest, MissingPathIsAnErrorNamingIt) {
+  std::string text = "Order {{input.order.id}}";
+  auto placeholders = ParsePlaceholders(text);
+  ASSERT_TRUE(placeholders);
+  auto rendered = RenderTemplate(text, *placeholders, boost::json::parse(R"({"order":{}})"));
+  ASSERT_FALSE(rendered);
+  EXPECT_EQ(rendered.error(), "the input has no value at {{input.order.id}}");
+}
+
+TEST(PromptTemplateTest, MalformedPlaceholdersAreRejectedWithTheirOffset) {
+  auto bad = ParsePlaceholders("Text: {{inptu.text}}");
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().offset, 6u);
+  EXPECT_EQ(bad.error().message,
+            "malformed placeholder \"{{inptu.text}}\": expected {{input}} or {{input.field.path}}");
+  EXPECT_FALSE(ParsePlaceholders("{{input..x}}"));
+  EXPECT_FALSE(ParsePlaceholders("{{input.a b}}"));
+  auto unclosed = ParsePlaceholders("a {{input.x");
+  ASSERT_FALSE(unclosed);
+  EXPECT_EQ(unclosed.error().message, "unclosed \"{{\"");
+}
+
+}  // namespace
+}  // namespace skillrunner
