@@ -2,6 +2,7 @@
 
 #include <boost/json/parse.hpp>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -62,6 +63,77 @@ const validation::CompiledSchema& EmbeddedCompiledSchema(std::string_view name) 
   return *cache.emplace(std::string(name), *compiled).first->second;
 }
 
+std::size_t EditDistance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      std::size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1])});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+namespace {
+
+const boost::json::value* ResolveRef(const boost::json::value& root, const boost::json::value* node) {
+  for (int hops = 0; node && node->is_object() && hops < 8; ++hops) {
+    auto* ref = node->as_object().if_contains("$ref");
+    if (!ref || !ref->is_string() || !ref->as_string().starts_with("#")) break;
+    boost::system::error_code ec;
+    node = root.find_pointer(std::string_view(ref->as_string()).substr(1), ec);
+  }
+  return node;
+}
+
+// For an "unexpected property" at `pointer`: the declared property closest to
+// its name, found by walking the embedded schema along the pointer.
+std::string DidYouMean(const boost::json::value& schema, std::string_view pointer) {
+  std::size_t slash = pointer.rfind('/');
+  std::string name(pointer.substr(slash + 1));
+  const boost::json::value* node = &schema;
+  std::string_view rest = pointer.substr(0, slash);
+  while (node && !rest.empty()) {
+    rest.remove_prefix(1);
+    std::size_t next = rest.find('/');
+    std::string segment(rest.substr(0, next));
+    rest = next == std::string_view::npos ? std::string_view() : rest.substr(next);
+    node = ResolveRef(schema, node);
+    if (!node || !node->is_object()) return {};
+    const auto& obj = node->as_object();
+    const boost::json::value* props = obj.if_contains("properties");
+    if (props && props->is_object() && props->as_object().contains(segment)) {
+      node = &props->as_object().at(segment);
+    } else if (auto* extra = obj.if_contains("additionalProperties"); extra && extra->is_object()) {
+      node = extra;
+    } else if (auto* items = obj.if_contains("items"); items && items->is_object()) {
+      node = items;
+    } else {
+      return {};
+    }
+  }
+  node = ResolveRef(schema, node);
+  if (!node || !node->is_object()) return {};
+  const boost::json::value* props = node->as_object().if_contains("properties");
+  if (!props || !props->is_object()) return {};
+  std::string best;
+  std::size_t best_distance = 3;
+  for (const auto& [key, unused] : props->as_object()) {
+    std::size_t d = EditDistance(name, key);
+    if (d < best_distance) {
+      best_distance = d;
+      best = std::string(key);
+    }
+  }
+  return best.empty() ? std::string() : " (did you mean \"" + best + "\"?)";
+}
+
+}  // namespace
+
 std::vector<Diagnostic> CheckAgainstEmbeddedSchema(const YamlDocument& doc,
                                                    const std::string& file,
                                                    std::string_view schema_name) {
@@ -70,7 +142,8 @@ std::vector<Diagnostic> CheckAgainstEmbeddedSchema(const YamlDocument& doc,
     bool is_key = e.message.starts_with("unexpected property");
     SourcePosition pos = is_key ? doc.positions.FindKey(e.path) : doc.positions.Find(e.path);
     std::string where = e.path.empty() ? std::string("(document)") : e.path;
-    out.push_back(Diagnostic{file, pos, where + ": " + e.message});
+    std::string hint = is_key ? DidYouMean(EmbeddedCompiledSchema(schema_name).source(), e.path) : "";
+    out.push_back(Diagnostic{file, pos, where + ": " + e.message + hint});
   }
   return out;
 }

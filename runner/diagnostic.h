@@ -34,6 +34,9 @@ std::vector<Diagnostic> CheckAgainstEmbeddedSchema(const YamlDocument& doc,
                                                    const std::string& file,
                                                    std::string_view schema_name);
 
+// Levenshtein distance, for "did you mean" hints.
+std::size_t EditDistance(std::string_view a, std::string_view b);
+
 // The embedded schema compiled once (throws std::logic_error if a shipped
 // schema fails to compile: a build defect, not a user error).
 const validation::CompiledSchema& EmbeddedCompiledSchema(std::string_view name);

@@ -31,6 +31,17 @@ constexpr std::string_view kReviewInputSchema = R"({
   "properties": {"subject": {}, "context": {}}
 })";
 
+// The metaschema says `type` must match "one of its anyOf branches"; say
+// which names it takes instead.
+std::string MetaschemaMessage(const FieldError& error, const json::value& schema) {
+  if (!error.path.ends_with("/type")) return error.message;
+  boost::system::error_code ec;
+  const json::value* value = schema.find_pointer(error.path, ec);
+  if (!value || !value->is_string()) return error.message;
+  return "unknown type \"" + std::string(value->as_string()) +
+         "\" (expected array, boolean, integer, null, number, object or string)";
+}
+
 class SkillLoader {
  public:
   SkillLoader(const std::string& path, const YamlDocument& doc, const Config& config,
@@ -243,7 +254,7 @@ class SkillLoader {
     for (const auto& e : EmbeddedCompiledSchema(meta).Validate(out)) {
       errors_.push_back({file, positions->Find(prefix + e.path),
                          key + (e.path.empty() ? "" : " at " + e.path) +
-                             " is not a valid JSON Schema: " + e.message});
+                             " is not a valid JSON Schema: " + MetaschemaMessage(e, out)});
       bad = true;
     }
     if (bad) return nullptr;

@@ -65,21 +65,6 @@ std::vector<fs::path> ListFolder(const fs::path& dir, bool want_dirs,
   return out;
 }
 
-std::size_t EditDistance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      std::size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1])});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
-
 }  // namespace
 
 SkillRegistry::LoadResult SkillRegistry::Load(const RegistryOptions& options, Config config) {
@@ -125,9 +110,14 @@ SkillRegistry::LoadResult SkillRegistry::Load(const RegistryOptions& options, Co
     bool ok = true;
     auto check_rubric = [&](const std::string& pointer, const std::string& id) {
       if (!registry->rubric_index_.contains(id)) {
+        std::string known;
+        for (const auto& [rubric_id, unused] : registry->rubric_index_) {
+          known += (known.empty() ? "" : ", ") + rubric_id;
+        }
         diagnostics.push_back({file.string(), where(pointer),
-                               pointer + ": unknown rubric \"" + id + "\" (no rubrics/" + id +
-                                   ".yaml with that id in " + options.rubrics_dir.string() + ")"});
+                               pointer + ": unknown rubric \"" + id + "\" (rubrics in " +
+                                   options.rubrics_dir.string() + ": " +
+                                   (known.empty() ? "none" : known) + ")"});
         ok = false;
       }
     };

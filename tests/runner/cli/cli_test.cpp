@@ -1,0 +1,185 @@
+// Runs the real `skillrunner` program as a user would and checks what it
+// prints and its exit status.
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+
+#include "tests/support/temp_tree.h"
+
+namespace skillrunner {
+namespace {
+namespace json = boost::json;
+
+struct CommandResult {
+  int status = -1;
+  std::string out;
+};
+
+std::string Quote(std::string_view s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+// Runs `skillrunner ARGS REDIRECT` in `dir` with a clean environment and
+// captures its stdout.
+CommandResult Skillrunner(const std::filesystem::path& dir, const std::string& args,
+                          const std::string& redirect = "2>/dev/null") {
+  std::string command = "cd " + Quote(dir.string()) +
+                        " && env -u SKILLRUNNER_PROVIDER -u OPENAI_API_KEY -u ANTHROPIC_API_KEY " +
+                        Quote(SKILLRUNNER_BINARY) + " " + args + " " + redirect;
+  CommandResult result;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return result;
+  std::array<char, 4096> buffer;
+  while (std::size_t n = fread(buffer.data(), 1, buffer.size(), pipe)) result.out.append(buffer.data(), n);
+  int raw = pclose(pipe);
+  result.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  return result;
+}
+
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    tree_.Write("skills/good/skill.yaml",
+                "id: good\nhandler: echo\ninput_schema: { type: object }\noutput_schema: { type: object }\n");
+    tree_.Write("skills/upper/skill.yaml", R"(id: upper
+handler: exec
+command: [python3, ./upper.py]
+input_schema: { type: object, required: [text], properties: { text: { type: string } } }
+output_schema: { type: object, required: [text], properties: { text: { type: string } } }
+)");
+    tree_.Write("skills/upper/upper.py",
+                "import json, sys\nprint(json.dumps({'text': json.load(sys.stdin)['text'].upper()}))\n");
+    tree_.Write("skills/failing/skill.yaml", R"(id: failing
+handler: exec
+command: [sh, -c, "echo 'disk on fire' >&2; exit 3"]
+input_schema: {}
+output_schema: {}
+)");
+  }
+  void WriteBrokenSkills() {
+    tree_.Write("skills/broken_yaml/skill.yaml", "id: broken_yaml\nhandler: echo\ninput_schema: { type: object\n");
+    tree_.Write("skills/magic/skill.yaml", "id: magic\nmodel: gpt-4o-mini\ntemplate_type: LLM_MAGIC\n");
+    tree_.Write("skills/bad_schema/skill.yaml",
+                "id: bad_schema\nhandler: echo\ninput_schema: {}\noutput_schema:\n  type: objekt\n");
+  }
+
+  testing::TempTree tree_;
+};
+
+TEST_F(CliTest, ValidateReportsEveryBrokenFileAndExitsTwo) {
+  WriteBrokenSkills();
+  auto result = Skillrunner(tree_.root(), "validate");
+  EXPECT_EQ(result.status, 2);
+  EXPECT_EQ(result.out,
+            "skills/bad_schema/skill.yaml:5:9: output_schema at /type is not a valid JSON Schema: "
+            "unknown type \"objekt\" (expected array, boolean, integer, null, number, object or string)\n"
+            "skills/broken_yaml/skill.yaml:4:1: YAML syntax error: end of map flow not found\n"
+            "skills/magic/skill.yaml:3:16: /template_type: expected one of "
+            "[\"LLM_JSON_GENERATION\",\"LLM_REVIEW\"], found \"LLM_MAGIC\"\n"
+            "3 skill(s) and 0 rubric(s) loaded; 3 error(s), 0 warning(s)\n");
+  // The good skills still load and run.
+  EXPECT_EQ(Skillrunner(tree_.root(), "list --json").out.find("\"id\":\"upper\"") != std::string::npos, true);
+}
+
+TEST_F(CliTest, ValidateOnAGoodTreeExitsZero) {
+  auto result = Skillrunner(tree_.root(), "validate");
+  EXPECT_EQ(result.status, 0);
+  EXPECT_EQ(result.out, "3 skill(s) and 0 rubric(s) loaded; 0 error(s), 0 warning(s)\n");
+}
+
+TEST_F(CliTest, ExecHandlerSkillRunsEndToEnd) {
+  auto result = Skillrunner(tree_.root(), "run upper --input '{\"text\":\"hello\"}'");
+  ASSERT_EQ(result.status, 0) << result.out;
+  json::value answer = json::parse(result.out);
+  EXPECT_EQ(answer.at("skill"), "upper");
+  EXPECT_EQ(json::serialize(answer.at("output")), R"({"text":"HELLO"})");
+  EXPECT_EQ(answer.at("metrics").at("mode"), "handler");
+  EXPECT_EQ(answer.at("metrics").at("attempts"), 1);
+  EXPECT_EQ(answer.at("attempts").at(0).at("kind"), "ok");
+}
+
+TEST_F(CliTest, ShippedWordStatsSkillRuns) {
+  std::string args = std::string("run word_stats --skills ") + SKILLRUNNER_SOURCE_DIR +
+                     "/skills --input '{\"text\":\"the cat and the hat\",\"top\":1}'";
+  auto result = Skillrunner(tree_.root(), args);
+  ASSERT_EQ(result.status, 0) << result.out;
+  EXPECT_EQ(json::serialize(json::parse(result.out).at("output")),
+            R"({"words":5,"lines":1,"characters":19,"top_words":[{"word":"the","count":2}]})");
+}
+
+TEST_F(CliTest, BadInputIsInputInvalidWithPointersAsJson) {
+  auto result = Skillrunner(tree_.root(), "run upper --input '{\"text\": 7}'");
+  EXPECT_EQ(result.status, 2);
+  json::value answer = json::parse(result.out);
+  EXPECT_EQ(answer.at("error").at("code"), "INPUT_INVALID");
+  EXPECT_EQ(json::serialize(answer.at("error").at("errors")),
+            R"([{"path":"/text","message":"expected string, found number 7"}])");
+  EXPECT_EQ(answer.at("error").at("attempts").as_array().size(), 0u);
+}
+
+TEST_F(CliTest, InputThatIsNotJsonIsInputInvalid) {
+  auto result = Skillrunner(tree_.root(), "run upper --input '{\"text\": '");
+  EXPECT_EQ(result.status, 2);
+  json::value answer = json::parse(result.out);
+  EXPECT_EQ(answer.at("error").at("code"), "INPUT_INVALID");
+  EXPECT_EQ(answer.at("error").at("message").as_string().starts_with("--input is not valid JSON: "), true);
+}
+
+TEST_F(CliTest, UnknownSkillIsSkillNotFoundAsJson) {
+  auto result = Skillrunner(tree_.root(), "run uper --input '{}'");
+  EXPECT_EQ(result.status, 2);
+  json::value answer = json::parse(result.out);
+  EXPECT_EQ(answer.at("error").at("code"), "SKILL_NOT_FOUND");
+  EXPECT_EQ(answer.at("error").at("message"), "unknown skill \"uper\" (did you mean \"upper\"?)");
+}
+
+TEST_F(CliTest, HandlerFailureExitsThreeWithStderrTail) {
+  auto result = Skillrunner(tree_.root(), "run failing --input '{}'");
+  EXPECT_EQ(result.status, 3);
+  json::value answer = json::parse(result.out);
+  EXPECT_EQ(answer.at("error").at("code"), "HANDLER_FAILED");
+  EXPECT_EQ(answer.at("error").at("message"), "handler exited with status 3");
+  EXPECT_EQ(answer.at("error").at("details").at("exit_status"), 3);
+  EXPECT_EQ(answer.at("error").at("details").at("stderr_tail"), "disk on fire\n");
+}
+
+TEST_F(CliTest, CommonOptionsWorkBeforeAndAfterTheSubcommand) {
+  std::filesystem::path elsewhere = tree_.Path("elsewhere");
+  std::filesystem::create_directories(elsewhere);
+  std::string skills = Quote(tree_.Path("skills").string());
+  EXPECT_EQ(Skillrunner(elsewhere, "--skills " + skills + " run good --input '{\"a\":1}'").status, 0);
+  auto after = Skillrunner(elsewhere, "run good --input '{\"a\":1}' --skills " + skills + " --pretty");
+  EXPECT_EQ(after.status, 0);
+  EXPECT_EQ(after.out.substr(0, 22), "{\n  \"skill\": \"good\",\n ");
+}
+
+TEST_F(CliTest, UsageErrorsExitTwoAndVersionPrints) {
+  EXPECT_EQ(Skillrunner(tree_.root(), "run").status, 2);
+  EXPECT_EQ(Skillrunner(tree_.root(), "frobnicate").status, 2);
+  EXPECT_EQ(Skillrunner(tree_.root(), "run good").status, 2);
+  auto version = Skillrunner(tree_.root(), "--version");
+  EXPECT_EQ(version.status, 0);
+  EXPECT_EQ(version.out.starts_with("skillrunner "), true);
+}
+
+TEST_F(CliTest, JsonLogsAreOneObjectPerLine) {
+  WriteBrokenSkills();
+  auto result = Skillrunner(tree_.root(), "list --log-format json --log-level warn", "2>&1 >/dev/null");
+  // stderr (the log) went to the pipe; every line parses as a JSON object.
+  std::size_t lines = 0;
+  for (std::size_t start = 0, end; (end = result.out.find('\n', start)) != std::string::npos; start = end + 1) {
+    json::value line = json::parse(result.out.substr(start, end - start));
+    EXPECT_EQ(line.at("level"), "warning");
+    ++lines;
+  }
+  EXPECT_EQ(lines, 3u);
+}
+
+}  // namespace
+}  // namespace skillrunner

@@ -1,0 +1,203 @@
+#include "runner/skill_registry.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/support/temp_tree.h"
+
+namespace skillrunner {
+namespace {
+
+class SkillRegistryTest : public ::testing::Test {
+ protected:
+  // Loads the tree and returns every diagnostic as "skills/x/skill.yaml:L:C: msg".
+  std::vector<std::string> Load(Config config = BuiltinConfig()) {
+    RegistryOptions options;
+    options.skills_dir = tree_.Path("skills");
+    options.rubrics_dir = tree_.Path("rubrics");
+    options.is_known_handler = [](std::string_view name) { return name == "echo"; };
+    auto loaded = SkillRegistry::Load(options, std::move(config));
+    registry_ = loaded.registry;
+    std::vector<std::string> out;
+    std::string prefix = tree_.root().string() + "/";
+    for (const auto& d : loaded.diagnostics) {
+      std::string text = d.ToString();
+      for (std::size_t at; (at = text.find(prefix)) != std::string::npos;) text.erase(at, prefix.size());
+      out.push_back(text);
+    }
+    return out;
+  }
+
+  void WriteGoodSkill() {
+    tree_.Write("skills/good/skill.yaml",
+                "id: good\nhandler: echo\ninput_schema: { type: object }\noutput_schema: { type: object }\n");
+  }
+
+  testing::TempTree tree_;
+  std::shared_ptr<const SkillRegistry> registry_;
+};
+
+TEST_F(SkillRegistryTest, BrokenFilesAreAllReportedWhileGoodSkillsLoad) {
+  WriteGoodSkill();
+  tree_.Write("skills/broken_yaml/skill.yaml",
+              "id: broken_yaml\nhandler: echo\ninput_schema: { type: object\noutput_schema: { type: object }\n");
+  tree_.Write("skills/magic/skill.yaml", "id: magic\nmodel: gpt-4o-mini\ntemplate_type: LLM_MAGIC\n");
+  tree_.Write("skills/bad_schema/skill.yaml", R"(id: bad_schema
+handler: echo
+input_schema: { type: object }
+output_schema:
+  type: object
+  properties:
+    name: { type: strin }
+    age: { minimum: "zero" }
+)");
+  tree_.Write("skills/typo/skill.yaml", R"(id: typo
+template_type: LLM_JSON_GENERATION
+modle: gpt-4o-mini
+)");
+  EXPECT_EQ(Load(), (std::vector<std::string>{
+      "skills/bad_schema/skill.yaml:7:19: output_schema at /properties/name/type is not a valid "
+      "JSON Schema: unknown type \"strin\" (expected array, boolean, integer, null, number, object or string)",
+      "skills/bad_schema/skill.yaml:8:21: output_schema at /properties/age/minimum is not a valid "
+      "JSON Schema: expected number, found string \"zero\"",
+      "skills/broken_yaml/skill.yaml:4:14: YAML syntax error: end of map flow not found",
+      "skills/magic/skill.yaml:3:16: /template_type: expected one of "
+      "[\"LLM_JSON_GENERATION\",\"LLM_REVIEW\"], found \"LLM_MAGIC\"",
+      "skills/typo/skill.yaml:3:1: /modle: unexpected property \"modle\" (did you mean \"model\"?)",
+  }));
+  ASSERT_EQ(registry_->skills().size(), 1u);
+  EXPECT_EQ(registry_->skills()[0]->id, "good");
+  EXPECT_NE(registry_->FindSkill("good"), nullptr);
+  EXPECT_EQ(registry_->FindSkill("magic"), nullptr);
+}
+
+TEST_F(SkillRegistryTest, SchemaFilesResolveRelativeToTheSkillFolderWithPositions) {
+  tree_.Write("skills/s/skill.yaml",
+              "id: s\nhandler: echo\ninput_schema: schemas/in.json\noutput_schema: schemas/missing.json\n");
+  tree_.Write("skills/s/schemas/in.json", "{\n  \"type\": \"object\",\n  \"required\": \"name\"\n}\n");
+  auto diagnostics = Load();
+  ASSERT_EQ(diagnostics.size(), 2u);
+  EXPECT_EQ(diagnostics[0],
+            "skills/s/schemas/in.json:3:15: input_schema at /required is not a valid JSON Schema: "
+            "expected array, found string \"name\"");
+  EXPECT_EQ(diagnostics[1],
+            "skills/s/skill.yaml:4:16: /output_schema: cannot load schema file "
+            "skills/s/schemas/missing.json: cannot read file");
+}
+
+TEST_F(SkillRegistryTest, EachKindOfSkillNeedsItsKeys) {
+  tree_.Write("skills/a/skill.yaml", "id: a\ninput_schema: {}\noutput_schema: {}\n");
+  tree_.Write("skills/b/skill.yaml", "id: b\nhandler: exec\ninput_schema: {}\noutput_schema: {}\n");
+  tree_.Write("skills/c/skill.yaml", "id: c\nhandler: magic\ninput_schema: {}\noutput_schema: {}\n");
+  tree_.Write("skills/d/skill.yaml",
+              "id: d\ntemplate_type: LLM_REVIEW\nmodel: m\nrubric: r\ninput_schema: {}\n");
+  tree_.Write("skills/e/skill.yaml",
+              "id: e\nhandler: echo\nmodel: m\ninput_schema: {}\noutput_schema: {}\n");
+  tree_.Write("skills/f/skill.yaml", "id: f\ntemplate_type: LLM_JSON_GENERATION\nmodel: m\n");
+  tree_.Write("rubrics/r.yaml", "id: r\ncriteria:\n  - { id: ok, description: fine }\n");
+  EXPECT_EQ(Load(), (std::vector<std::string>{
+      "skills/a/skill.yaml:1:1: a skill without template_type needs a \"handler\" (or set "
+      "template_type to LLM_JSON_GENERATION or LLM_REVIEW)",
+      "skills/b/skill.yaml:1:1: /command: exec handler skills need \"command\"",
+      "skills/c/skill.yaml:2:10: /handler: unknown handler \"magic\"",
+      "skills/d/skill.yaml:5:15: /input_schema: LLM_REVIEW skills take no \"input_schema\" (their "
+      "input is {subject, context?} and their output the verdict)",
+      "skills/e/skill.yaml:3:8: /model: handler skills take no \"model\"",
+      "skills/f/skill.yaml:1:1: /prompt: LLM_JSON_GENERATION skills need \"prompt\"",
+      "skills/f/skill.yaml:1:1: /input_schema: LLM_JSON_GENERATION skills need \"input_schema\"",
+      "skills/f/skill.yaml:1:1: /output_schema: LLM_JSON_GENERATION skills need \"output_schema\"",
+  }));
+  EXPECT_TRUE(registry_->skills().empty());
+}
+
+TEST_F(SkillRegistryTest, CrossFileRulesUniqueIdsRubricsAndModels) {
+  WriteGoodSkill();
+  tree_.Write("skills/good_copy/skill.yaml",
+              "id: good\nhandler: echo\ninput_schema: {}\noutput_schema: {}\n");
+  tree_.Write("skills/gated/skill.yaml", R"(id: gated
+template_type: LLM_JSON_GENERATION
+model: m
+prompt: { user: "Hello {{input.name}}" }
+input_schema: { type: object, properties: { name: { type: string } } }
+output_schema: { type: object }
+review: { rubric: nope }
+)");
+  tree_.Write("rubrics/quality.yaml", R"(id: quality
+criteria:
+  - { id: a, description: first }
+  - { id: a, description: again }
+)");
+  tree_.Write("rubrics/fine.yaml", "id: fine\ncriteria:\n  - { id: ok, description: fine }\n");
+  EXPECT_EQ(Load(), (std::vector<std::string>{
+      "rubrics/quality.yaml:4:11: /criteria/1/id: duplicate criterion id \"a\"",
+      "skills/gated/skill.yaml:7:19: /review/rubric: unknown rubric \"nope\" (rubrics in " +
+          tree_.Path("rubrics").string().substr(tree_.root().string().size() + 1) + ": fine)",
+      "skills/good_copy/skill.yaml:1:5: /id: duplicate skill id \"good\" (also in skills/good/skill.yaml)",
+  }));
+  EXPECT_EQ(registry_->skills().size(), 1u);
+  EXPECT_EQ(registry_->rubrics().size(), 1u);
+}
+
+TEST_F(SkillRegistryTest, ModelsNeedATableEntryOrADefaultProvider) {
+  tree_.Write("skills/g/skill.yaml", R"(id: g
+template_type: LLM_JSON_GENERATION
+model: unknown-model
+prompt: { user: "x" }
+input_schema: {}
+output_schema: {}
+)");
+  Config config;
+  config.source = "skillrunner.yaml";
+  config.providers["openai"] = ProviderConfig{"openai", "openai", "", "", {}};
+  EXPECT_EQ(Load(config), (std::vector<std::string>{
+      "skills/g/skill.yaml:3:8: /model: model \"unknown-model\" is not in the models table of "
+      "skillrunner.yaml and the config sets no default_provider"}));
+  EXPECT_EQ(Load(BuiltinConfig()), std::vector<std::string>{});
+  EXPECT_EQ(registry_->FindSkill("g")->provider, "simulated");
+}
+
+TEST_F(SkillRegistryTest, PlaceholdersAreCheckedAgainstTheInputSchema) {
+  tree_.Write("skills/p/skill.yaml", R"(id: p
+template_type: LLM_JSON_GENERATION
+model: m
+prompt:
+  system: "Be brief about {{input.topic}}"
+  user: "Hello {{input.nme}} and {{ input.topic }}"
+input_schema: { type: object, properties: { topic: { type: string } }, additionalProperties: false }
+output_schema: {}
+)");
+  tree_.Write("skills/q/skill.yaml", R"(id: q
+template_type: LLM_JSON_GENERATION
+model: m
+prompt: { user: "Hello {{name}}" }
+input_schema: {}
+output_schema: {}
+)");
+  EXPECT_EQ(Load(), (std::vector<std::string>{
+      "skills/p/skill.yaml:6:9: /prompt/user: placeholder {{input.nme}} names a property "
+      "input_schema does not declare",
+      "skills/q/skill.yaml:4:17: /prompt/user: malformed placeholder \"{{name}}\": expected "
+      "{{input}} or {{input.field.path}}",
+  }));
+}
+
+TEST_F(SkillRegistryTest, ShippedTreeLoadsCleanly) {
+  RegistryOptions options;
+  options.skills_dir = SKILLRUNNER_SOURCE_DIR "/skills";
+  options.rubrics_dir = SKILLRUNNER_SOURCE_DIR "/rubrics";
+  options.is_known_handler = [](std::string_view name) { return name == "echo"; };
+  auto config = LoadConfig(SKILLRUNNER_SOURCE_DIR "/skillrunner.yaml",
+                           [](std::string_view) { return std::nullopt; });
+  ASSERT_TRUE(config);
+  auto loaded = SkillRegistry::Load(options, *config);
+  for (const auto& d : loaded.diagnostics) ADD_FAILURE() << d.ToString();
+  EXPECT_GE(loaded.registry->skills().size(), 4u);
+  const Skill* extract = loaded.registry->FindSkill("extract_contact");
+  ASSERT_NE(extract, nullptr);
+  EXPECT_EQ(extract->provider, "openai");
+  EXPECT_EQ(extract->review->rubric, "contact_quality");
+  ASSERT_EQ(extract->prompt.user_placeholders.size(), 1u);
+  EXPECT_EQ(PlaceholderName(extract->prompt.user_placeholders[0]), "input.text");
+}
+
+}  // namespace
+}  // namespace skillrunner
