@@ -1,0 +1,12 @@
+#pragma once
+
+#include <string_view>
+
+namespace skillrunner::validation {
+
+// Whether `text` is a valid `format` value. Checks email, hostname, uri, uuid,
+// ipv4, ipv6 here and date, time, date-time through valijson; any other format
+// name is accepted (JSON Schema makes unknown formats annotations).
+bool CheckFormat(std::string_view format, std::string_view text);
+
+}  // namespace skillrunner::validation
