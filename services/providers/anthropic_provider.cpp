@@ -1,0 +1,181 @@
+#include "services/providers/anthropic_provider.h"
+
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+
+#include <algorithm>
+
+#include "services/providers/http_errors.h"
+
+namespace skillrunner::providers {
+namespace json = boost::json;
+
+namespace {
+
+std::string StringOf(const json::object& obj, std::string_view key) {
+  auto* v = obj.if_contains(key);
+  return v && v->is_string() ? std::string(v->as_string()) : std::string();
+}
+
+std::int64_t CountOf(const json::object& obj, std::string_view key) {
+  auto* v = obj.if_contains(key);
+  return v && v->is_int64() ? v->as_int64() : 0;
+}
+
+FinishReason MapStopReason(std::string_view reason) {
+  if (reason == "end_turn" || reason == "stop_sequence" || reason == "tool_use") {
+    return FinishReason::kStop;
+  }
+  if (reason == "max_tokens" || reason == "model_context_window_exceeded") {
+    return FinishReason::kLength;
+  }
+  if (reason == "refusal") return FinishReason::kRefusal;
+  return FinishReason::kOther;
+}
+
+ProviderError ProtocolError(const http::HttpResponse& response, std::string message) {
+  ProviderError error;
+  error.kind = ProviderError::Kind::kProtocol;
+  error.http_status = response.status;
+  error.message = std::move(message);
+  error.raw_body = response.body;
+  error.request_id = std::string(response.Header("request-id").value_or(""));
+  return error;
+}
+
+}  // namespace
+
+AnthropicProvider::AnthropicProvider(AnthropicOptions options,
+                                     std::shared_ptr<http::HttpClient> client, EnvLookup env)
+    : options_(std::move(options)), client_(std::move(client)), env_(std::move(env)) {}
+
+json::object AnthropicProvider::RequestBody(const ChatRequest& request) const {
+  json::object body;
+  body["model"] = request.model;
+  body["max_tokens"] = request.max_output_tokens;
+  std::string system;
+  json::array messages;
+  for (const auto& m : request.messages) {
+    if (m.role == "system") {
+      system += (system.empty() ? "" : "\n\n") + m.content;
+      continue;
+    }
+    // The API merges consecutive turns of one role; do it here so the body
+    // says exactly what the model sees.
+    if (!messages.empty() && messages.back().as_object().at("role").as_string() == m.role) {
+      json::string& content = messages.back().as_object()["content"].as_string();
+      content.append("\n\n");
+      content.append(m.content);
+      continue;
+    }
+    messages.push_back(json::object{{"role", m.role}, {"content", m.content}});
+  }
+  if (!system.empty()) body["system"] = system;
+  body["messages"] = std::move(messages);
+  // Anthropic's temperature runs from 0 to 1.
+  if (request.temperature) body["temperature"] = std::clamp(*request.temperature, 0.0, 1.0);
+  if (request.response_format.kind == ResponseFormat::Kind::kJsonSchema) {
+    body["output_config"] = json::object{
+        {"format", json::object{{"type", "json_schema"}, {"schema", request.response_format.schema}}}};
+  }
+  return body;
+}
+
+boost::asio::awaitable<std::expected<ChatResponse, ProviderError>> AnthropicProvider::Chat(
+    const ChatRequest& request) {
+  std::optional<std::string> key = env_(options_.api_key_env);
+  if ((!key || key->empty()) && !IsLoopbackUrl(options_.base_url)) {
+    ProviderError error;
+    error.kind = ProviderError::Kind::kConfig;
+    error.message = "the environment variable " + options_.api_key_env +
+                    " (the API key of provider \"" + options_.name + "\") is not set";
+    co_return std::unexpected(std::move(error));
+  }
+  http::HttpRequest http_request;
+  http_request.url = options_.base_url;
+  while (!http_request.url.empty() && http_request.url.back() == '/') http_request.url.pop_back();
+  http_request.url += "/v1/messages";
+  http_request.headers = {{"content-type", "application/json"},
+                          {"accept", "application/json"},
+                          {"anthropic-version", options_.anthropic_version},
+                          {"user-agent", "skillrunner/" SKILLRUNNER_VERSION}};
+  if (key && !key->empty()) http_request.headers.emplace_back("x-api-key", *key);
+  http_request.body = json::serialize(RequestBody(request));
+  http_request.timeout = request.timeout;
+  auto response = co_await client_->Send(std::move(http_request));
+  if (!response) co_return std::unexpected(ErrorFromTransport(response.error()));
+  if (response->status < 200 || response->status >= 300) {
+    ProviderError error = ParseAnthropicError(*response);
+    RedactError(error, key.value_or(""));
+    co_return std::unexpected(std::move(error));
+  }
+  co_return ParseAnthropicResponse(*response, request);
+}
+
+std::expected<ChatResponse, ProviderError> ParseAnthropicResponse(
+    const http::HttpResponse& response, const ChatRequest& request) {
+  boost::system::error_code ec;
+  json::value body = json::parse(response.body, ec);
+  if (ec || !body.is_object()) {
+    return std::unexpected(ProtocolError(response, "the answer is not a JSON object"));
+  }
+  const json::object& root = body.as_object();
+  auto* content = root.if_contains("content");
+  if (!content || !content->is_array()) {
+    return std::unexpected(ProtocolError(response, "the answer has no content array"));
+  }
+  ChatResponse out;
+  out.http_status = response.status;
+  out.raw_body = response.body;
+  for (const auto& block : content->as_array()) {
+    if (!block.is_object()) continue;
+    const json::object& b = block.as_object();
+    std::string type = StringOf(b, "type");
+    if (type == "text") {
+      out.text += StringOf(b, "text");
+    } else if (type == "tool_use" && out.text.empty()) {
+      if (auto* input = b.if_contains("input")) out.text = json::serialize(*input);
+    }
+  }
+  out.finish_reason = MapStopReason(StringOf(root, "stop_reason"));
+  if (out.finish_reason == FinishReason::kRefusal) {
+    std::string explanation;
+    if (auto* details = root.if_contains("stop_details"); details && details->is_object()) {
+      explanation = StringOf(details->as_object(), "explanation");
+    }
+    out.refusal = explanation.empty() ? out.text : explanation;
+    if (out.refusal->empty()) out.refusal = "refused";
+  }
+  out.model = StringOf(root, "model");
+  if (out.model.empty()) out.model = request.model;
+  out.request_id = std::string(response.Header("request-id").value_or(""));
+  if (out.request_id.empty()) out.request_id = StringOf(root, "id");
+  if (auto* usage = root.if_contains("usage"); usage && usage->is_object()) {
+    out.usage = {CountOf(usage->as_object(), "input_tokens"),
+                 CountOf(usage->as_object(), "output_tokens"), false};
+  } else {
+    std::string prompt;
+    for (const auto& m : request.messages) prompt += m.content;
+    out.usage = {EstimateTokens(prompt), EstimateTokens(out.text), true};
+  }
+  return out;
+}
+
+ProviderError ParseAnthropicError(const http::HttpResponse& response) {
+  ProviderError error = ErrorFromStatus(response);
+  error.request_id = std::string(response.Header("request-id").value_or(""));
+  boost::system::error_code ec;
+  json::value body = json::parse(response.body, ec);
+  if (!ec && body.is_object()) {
+    const json::object& root = body.as_object();
+    if (auto* e = root.if_contains("error"); e && e->is_object()) {
+      error.type = StringOf(e->as_object(), "type");
+      std::string message = StringOf(e->as_object(), "message");
+      if (!message.empty()) error.message = message;
+    }
+    if (error.request_id.empty()) error.request_id = StringOf(root, "request_id");
+  }
+  return error;
+}
+
+}  // namespace skillrunner::providers

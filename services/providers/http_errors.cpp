@@ -1,0 +1,130 @@
+#include "services/providers/http_errors.h"
+
+#include <boost/url/parse.hpp>
+
+#include <charconv>
+#include <cmath>
+#include <ctime>
+#include <regex>
+#include <string>
+
+namespace skillrunner::providers {
+using std::chrono::milliseconds;
+
+namespace {
+
+std::optional<double> ParseNumber(std::string_view text) {
+  while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
+  while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
+  double value = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || ptr != text.data() + text.size() || !std::isfinite(value)) {
+    return std::nullopt;
+  }
+  return value;
+}
+
+std::optional<std::chrono::system_clock::time_point> ParseHttpDate(std::string_view text) {
+  std::tm tm{};
+  std::string copy(text);
+  const char* end = strptime(copy.c_str(), "%a, %d %b %Y %H:%M:%S GMT", &tm);
+  if (end == nullptr || *end != '\0') return std::nullopt;
+  return std::chrono::system_clock::from_time_t(timegm(&tm));
+}
+
+}  // namespace
+
+std::optional<milliseconds> ParseRetryAfter(const http::HttpResponse& response,
+                                            std::chrono::system_clock::time_point now) {
+  if (auto ms = response.Header("retry-after-ms")) {
+    if (auto value = ParseNumber(*ms); value && *value >= 0) {
+      return milliseconds(static_cast<std::int64_t>(std::llround(*value)));
+    }
+  }
+  auto header = response.Header("retry-after");
+  if (!header) return std::nullopt;
+  if (auto seconds = ParseNumber(*header)) {
+    if (*seconds < 0) return std::nullopt;
+    return milliseconds(static_cast<std::int64_t>(std::llround(*seconds * 1000)));
+  }
+  if (auto date = ParseHttpDate(*header)) {
+    auto delta = std::chrono::duration_cast<milliseconds>(*date - now);
+    return delta.count() > 0 ? delta : milliseconds(0);
+  }
+  return std::nullopt;
+}
+
+bool IsTransientStatus(int status) {
+  return status == 408 || status == 409 || status == 429 || status >= 500;
+}
+
+ProviderError ErrorFromStatus(const http::HttpResponse& response) {
+  ProviderError error;
+  error.kind = ProviderError::Kind::kHttp;
+  error.http_status = response.status;
+  error.retryable = IsTransientStatus(response.status);
+  error.retry_after = ParseRetryAfter(response);
+  if (auto should = response.Header("x-should-retry")) {
+    if (*should == "true") error.should_retry = true;
+    if (*should == "false") error.should_retry = false;
+  }
+  error.raw_body = response.body;
+  error.message = "HTTP " + std::to_string(response.status);
+  return error;
+}
+
+ProviderError ErrorFromTransport(const http::HttpError& transport) {
+  ProviderError error;
+  error.message = transport.message;
+  switch (transport.kind) {
+    case http::HttpErrorKind::kConnect:
+    case http::HttpErrorKind::kDropped:
+    case http::HttpErrorKind::kProtocol:
+      error.kind = ProviderError::Kind::kNetwork;
+      error.retryable = true;
+      break;
+    case http::HttpErrorKind::kTimeout:
+      error.kind = ProviderError::Kind::kTimeout;
+      error.retryable = true;
+      break;
+    case http::HttpErrorKind::kTls:
+      error.kind = ProviderError::Kind::kNetwork;
+      break;
+    case http::HttpErrorKind::kTooLarge:
+      error.kind = ProviderError::Kind::kProtocol;
+      break;
+    case http::HttpErrorKind::kInvalidUrl:
+      error.kind = ProviderError::Kind::kConfig;
+      break;
+    case http::HttpErrorKind::kCancelled:
+      error.kind = ProviderError::Kind::kCancelled;
+      break;
+  }
+  return error;
+}
+
+std::string Redact(std::string_view text, std::string_view secret) {
+  std::string out(text);
+  if (secret.size() >= 4) {
+    for (std::size_t at; (at = out.find(secret)) != std::string::npos;) {
+      out.replace(at, secret.size(), "[redacted]");
+    }
+  }
+  static const std::regex kKeyShape("sk-[A-Za-z0-9_*.\\-]{3,}");
+  return std::regex_replace(out, kKeyShape, "sk-[redacted]");
+}
+
+void RedactError(ProviderError& error, std::string_view secret) {
+  error.message = Redact(error.message, secret);
+  error.raw_body = Redact(error.raw_body, secret);
+}
+
+bool IsLoopbackUrl(std::string_view url) {
+  auto parsed = boost::urls::parse_uri(url);
+  if (!parsed) return false;
+  std::string host(parsed->host());
+  if (host == "localhost" || host == "[::1]" || host == "::1") return true;
+  return host.starts_with("127.");
+}
+
+}  // namespace skillrunner::providers

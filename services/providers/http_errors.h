@@ -1,0 +1,39 @@
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string_view>
+
+#include "services/http/http_client.h"
+#include "services/providers/provider.h"
+
+namespace skillrunner::providers {
+
+// The server's requested delay: `retry-after-ms` (milliseconds), else
+// `retry-after` as seconds (fractions allowed) or as an HTTP date relative to
+// `now`. Negative or unparsable values are ignored (PROVIDERS.md §5).
+std::optional<std::chrono::milliseconds> ParseRetryAfter(
+    const http::HttpResponse& response,
+    std::chrono::system_clock::time_point now = std::chrono::system_clock::now());
+
+// 408, 409, 429 and every 5xx (529 included) are transient (DESIGN §5.2).
+bool IsTransientStatus(int status);
+
+// Fills the transport-level facts of an HTTP error answer: status, retryable,
+// retry_after, x-should-retry, raw body. The provider parses its own body.
+ProviderError ErrorFromStatus(const http::HttpResponse& response);
+
+// A request that got no HTTP answer: connection failures and timeouts are
+// transient; TLS failures, bad URLs and oversized answers are not.
+ProviderError ErrorFromTransport(const http::HttpError& error);
+
+// `text` with every occurrence of `secret` and anything shaped like an API
+// key (sk-..., sk-ant-...) replaced, so provider messages that echo a key
+// (even masked) never reach a log or an answer.
+std::string Redact(std::string_view text, std::string_view secret);
+void RedactError(ProviderError& error, std::string_view secret);
+
+// True when `url`'s host is 127.0.0.0/8, ::1 or localhost.
+bool IsLoopbackUrl(std::string_view url);
+
+}  // namespace skillrunner::providers

@@ -1,0 +1,190 @@
+#include "services/providers/openai_provider.h"
+
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+
+#include "services/providers/http_errors.h"
+
+namespace skillrunner::providers {
+namespace json = boost::json;
+
+namespace {
+
+std::string StringOr(const json::object& obj, std::string_view key, std::string fallback = {}) {
+  auto* v = obj.if_contains(key);
+  if (!v) return fallback;
+  if (v->is_string()) return std::string(v->as_string());
+  if (v->is_int64() || v->is_uint64()) return json::serialize(*v);
+  return fallback;
+}
+
+// A token count as sent (integer, or a number that should have been one).
+std::int64_t TokenCount(const json::object& usage, std::string_view key) {
+  auto* v = usage.if_contains(key);
+  if (!v) return 0;
+  if (v->is_int64()) return v->as_int64();
+  if (v->is_uint64()) return static_cast<std::int64_t>(v->as_uint64() & INT64_MAX);
+  if (v->is_double() && v->as_double() >= 0 && v->as_double() < 9e18) {
+    return static_cast<std::int64_t>(v->as_double());
+  }
+  return 0;
+}
+
+FinishReason MapFinishReason(std::string_view reason) {
+  if (reason == "stop") return FinishReason::kStop;
+  if (reason == "length") return FinishReason::kLength;
+  if (reason == "content_filter") return FinishReason::kContentFilter;
+  return FinishReason::kOther;
+}
+
+ProviderError ProtocolError(const http::HttpResponse& response, std::string message) {
+  ProviderError error;
+  error.kind = ProviderError::Kind::kProtocol;
+  error.http_status = response.status;
+  error.message = std::move(message);
+  error.raw_body = response.body;
+  if (auto id = response.Header("x-request-id")) error.request_id = std::string(*id);
+  return error;
+}
+
+}  // namespace
+
+OpenAiProvider::OpenAiProvider(OpenAiOptions options, std::shared_ptr<http::HttpClient> client,
+                               EnvLookup env)
+    : options_(std::move(options)), client_(std::move(client)), env_(std::move(env)) {}
+
+json::object OpenAiProvider::RequestBody(const ChatRequest& request) const {
+  json::object body;
+  body["model"] = request.model;
+  json::array messages;
+  for (const auto& m : request.messages) {
+    messages.push_back(json::object{{"role", m.role}, {"content", m.content}});
+  }
+  body["messages"] = std::move(messages);
+  if (request.temperature) body["temperature"] = *request.temperature;
+  body[options_.max_tokens_field] = request.max_output_tokens;
+  switch (request.response_format.kind) {
+    case ResponseFormat::Kind::kNone:
+      break;
+    case ResponseFormat::Kind::kJsonObject:
+      body["response_format"] = json::object{{"type", "json_object"}};
+      break;
+    case ResponseFormat::Kind::kJsonSchema:
+      body["response_format"] = json::object{
+          {"type", "json_schema"},
+          {"json_schema", json::object{{"name", request.response_format.name},
+                                       {"schema", request.response_format.schema},
+                                       {"strict", request.response_format.strict}}}};
+      break;
+  }
+  return body;
+}
+
+boost::asio::awaitable<std::expected<ChatResponse, ProviderError>> OpenAiProvider::Chat(
+    const ChatRequest& request) {
+  http::HttpRequest http_request;
+  http_request.url = options_.base_url;
+  while (!http_request.url.empty() && http_request.url.back() == '/') http_request.url.pop_back();
+  http_request.url += "/chat/completions";
+  std::optional<std::string> key = env_(options_.api_key_env);
+  if ((!key || key->empty()) && !IsLoopbackUrl(options_.base_url)) {
+    ProviderError error;
+    error.kind = ProviderError::Kind::kConfig;
+    error.message = "the environment variable " + options_.api_key_env +
+                    " (the API key of provider \"" + options_.name + "\") is not set";
+    co_return std::unexpected(std::move(error));
+  }
+  http_request.headers = {{"content-type", "application/json"},
+                          {"accept", "application/json"},
+                          {"user-agent", "skillrunner/" SKILLRUNNER_VERSION}};
+  if (key && !key->empty()) http_request.headers.emplace_back("authorization", "Bearer " + *key);
+  http_request.body = json::serialize(RequestBody(request));
+  http_request.timeout = request.timeout;
+  auto response = co_await client_->Send(std::move(http_request));
+  if (!response) co_return std::unexpected(ErrorFromTransport(response.error()));
+  if (response->status < 200 || response->status >= 300) {
+    ProviderError error = ParseOpenAiError(*response);
+    RedactError(error, key.value_or(""));
+    co_return std::unexpected(std::move(error));
+  }
+  co_return ParseOpenAiResponse(*response, request);
+}
+
+std::expected<ChatResponse, ProviderError> ParseOpenAiResponse(const http::HttpResponse& response,
+                                                              const ChatRequest& request) {
+  boost::system::error_code ec;
+  json::value body = json::parse(response.body, ec);
+  if (ec || !body.is_object()) {
+    return std::unexpected(ProtocolError(response, "the answer is not a JSON object"));
+  }
+  const json::object& root = body.as_object();
+  auto* choices = root.if_contains("choices");
+  if (!choices || !choices->is_array() || choices->as_array().empty() ||
+      !choices->as_array()[0].is_object()) {
+    return std::unexpected(ProtocolError(response, "the answer has no choices"));
+  }
+  const json::object& choice = choices->as_array()[0].as_object();
+  auto* message = choice.if_contains("message");
+  if (!message || !message->is_object()) {
+    return std::unexpected(ProtocolError(response, "the answer's first choice has no message"));
+  }
+  const json::object& msg = message->as_object();
+  ChatResponse out;
+  out.http_status = response.status;
+  out.raw_body = response.body;
+  out.text = StringOr(msg, "content");
+  if (auto* calls = msg.if_contains("tool_calls"); out.text.empty() && calls && calls->is_array() &&
+                                                  !calls->as_array().empty()) {
+    // A forced function call carries its JSON as a string.
+    const json::value& call = calls->as_array()[0];
+    if (auto* fn = call.is_object() ? call.as_object().if_contains("function") : nullptr;
+        fn && fn->is_object()) {
+      out.text = StringOr(fn->as_object(), "arguments");
+    }
+  }
+  if (auto* refusal = msg.if_contains("refusal"); refusal && refusal->is_string()) {
+    out.refusal = std::string(refusal->as_string());
+  }
+  out.finish_reason = MapFinishReason(StringOr(choice, "finish_reason"));
+  if (out.refusal) out.finish_reason = FinishReason::kRefusal;
+  out.model = StringOr(root, "model", request.model);
+  out.request_id = std::string(response.Header("x-request-id").value_or(""));
+  if (out.request_id.empty()) out.request_id = StringOr(root, "id");
+  auto* usage = root.if_contains("usage");
+  if (usage && usage->is_object() && usage->as_object().contains("prompt_tokens")) {
+    auto count = [&](std::string_view key) { return TokenCount(usage->as_object(), key); };
+    out.usage = {count("prompt_tokens"), count("completion_tokens"), false};
+  } else {
+    std::string prompt;
+    for (const auto& m : request.messages) prompt += m.content;
+    out.usage = {EstimateTokens(prompt), EstimateTokens(out.text), true};
+  }
+  return out;
+}
+
+ProviderError ParseOpenAiError(const http::HttpResponse& response) {
+  ProviderError error = ErrorFromStatus(response);
+  if (auto id = response.Header("x-request-id")) error.request_id = std::string(*id);
+  boost::system::error_code ec;
+  json::value body = json::parse(response.body, ec);
+  const json::object* inner = nullptr;
+  if (!ec && body.is_object()) {
+    if (auto* e = body.as_object().if_contains("error")) {
+      if (e->is_object()) {
+        inner = &e->as_object();
+      } else if (e->is_string()) {  // Ollama's native {"error": "..."}
+        error.message = std::string(e->as_string());
+      }
+    }
+  }
+  if (inner) {
+    error.message = StringOr(*inner, "message", error.message);
+    error.type = StringOr(*inner, "type");
+    error.code = StringOr(*inner, "code");
+    error.param = StringOr(*inner, "param");
+  }
+  return error;
+}
+
+}  // namespace skillrunner::providers

@@ -1,0 +1,106 @@
+#pragma once
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/json/value.hpp>
+#include <chrono>
+#include <cstdint>
+#include <expected>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace skillrunner::providers {
+
+struct ChatMessage {
+  std::string role;  // system | user | assistant
+  std::string content;
+};
+
+struct ResponseFormat {
+  enum class Kind { kNone, kJsonObject, kJsonSchema };
+  Kind kind = Kind::kNone;
+  std::string name;           // json_schema: [a-zA-Z0-9_-]{1,64}
+  boost::json::value schema;  // json_schema: the wire schema (already transformed)
+  bool strict = false;
+};
+
+// What the simulated provider needs to act like a model for a skill; real
+// providers ignore it.
+struct SimulationHints {
+  std::string skill_id;
+  std::uint64_t seed = 0;
+  int attempt = 1;                     // 1 for the first request of an invocation
+  boost::json::value output_schema;    // the skill's ORIGINAL output schema
+  std::vector<std::string> criteria;   // judges: the rubric's criterion ids
+  boost::json::value faults;           // the skill's fault script (array) or null
+};
+
+// Provider-neutral request (DESIGN §5, PROVIDERS.md).
+struct ChatRequest {
+  std::string model;
+  std::vector<ChatMessage> messages;
+  std::optional<double> temperature;
+  int max_output_tokens = 1024;
+  ResponseFormat response_format;
+  SimulationHints simulation;
+  // Bound on this one request (the invocation deadline also applies).
+  std::chrono::milliseconds timeout{600'000};
+};
+
+enum class FinishReason { kStop, kLength, kRefusal, kContentFilter, kOther };
+std::string_view FinishReasonName(FinishReason reason);  // stop|length|refusal|content_filter|other
+
+struct Usage {
+  std::int64_t input_tokens = 0;
+  std::int64_t output_tokens = 0;
+  bool estimated = false;  // characters/4 (code points) when the provider reported none
+};
+
+struct ChatResponse {
+  std::string text;                    // the answer (JSON text for structured output)
+  std::optional<std::string> refusal;  // set when the model declined
+  FinishReason finish_reason = FinishReason::kStop;
+  Usage usage;
+  std::string request_id;
+  std::string model;     // as the provider reports it
+  std::string raw_body;  // the HTTP body as received
+  int http_status = 200;
+};
+
+// A failed request, as a value. `retryable` follows DESIGN §5.2.
+struct ProviderError {
+  enum class Kind {
+    kHttp,      // an HTTP error status
+    kNetwork,   // connect/TLS/dropped connection
+    kTimeout,   // the request timed out
+    kProtocol,  // a 2xx whose body we cannot understand
+    kConfig,    // e.g. the API key variable is not set (before any request)
+    kCancelled,
+  };
+  Kind kind = Kind::kHttp;
+  int http_status = 0;         // 0 when no response arrived
+  std::string type;            // provider error type, e.g. rate_limit_error
+  std::string code;            // provider error code, if any
+  std::string param;           // OpenAI `param`, e.g. response_format
+  std::string message;         // the provider's message, or ours
+  bool retryable = false;
+  std::optional<std::chrono::milliseconds> retry_after;  // retry-after-ms / retry-after
+  std::optional<bool> should_retry;                       // x-should-retry
+  std::string request_id;
+  std::string raw_body;
+};
+
+// One LLM backend. Chat may be called concurrently. Implementations never
+// retry: RetryingProvider does (DESIGN §5.2).
+class Provider {
+ public:
+  virtual ~Provider() = default;
+  virtual boost::asio::awaitable<std::expected<ChatResponse, ProviderError>> Chat(
+      const ChatRequest& request) = 0;
+};
+
+// Token estimate for text a provider did not count: code points / 4, rounded up.
+std::int64_t EstimateTokens(std::string_view utf8);
+
+}  // namespace skillrunner::providers

@@ -1,0 +1,188 @@
+#include "services/providers/retrying_provider.h"
+
+#include <gtest/gtest.h>
+
+#include <deque>
+
+#include "tests/support/run_awaitable.h"
+
+namespace skillrunner::providers {
+namespace {
+using std::chrono::milliseconds;
+using Clock = std::chrono::steady_clock;
+
+// Answers from a script, one entry per request; records what it was sent.
+class ScriptedProvider : public Provider {
+ public:
+  std::deque<std::expected<ChatResponse, ProviderError>> script;
+  std::vector<ChatRequest> requests;
+  boost::asio::awaitable<std::expected<ChatResponse, ProviderError>> Chat(
+      const ChatRequest& request) override {
+    requests.push_back(request);
+    auto next = script.front();
+    if (script.size() > 1) script.pop_front();
+    co_return next;
+  }
+};
+
+// Records the delays asked for and advances a fake clock instead of sleeping.
+class FakeSleeper : public Sleeper {
+ public:
+  std::vector<std::int64_t> delays;
+  Clock::time_point now = Clock::now();
+  boost::asio::awaitable<void> Sleep(milliseconds delay) override {
+    delays.push_back(delay.count());
+    now += delay;
+    co_return;
+  }
+};
+
+ProviderError Http(int status, std::optional<milliseconds> retry_after = {}) {
+  ProviderError e;
+  e.kind = ProviderError::Kind::kHttp;
+  e.http_status = status;
+  e.retryable = status == 408 || status == 409 || status == 429 || status >= 500;
+  e.retry_after = retry_after;
+  e.message = "boom " + std::to_string(status);
+  e.type = "some_error";
+  return e;
+}
+
+ChatResponse Ok() {
+  ChatResponse r;
+  r.text = "{}";
+  return r;
+}
+
+class RetryingProviderTest : public ::testing::Test {
+ protected:
+  Result<ChatResponse> Run(double u = 0.0, milliseconds budget = milliseconds(600'000)) {
+    RetryingProviderOptions options;
+    options.random = [u] { return u; };
+    options.now = [this] { return sleeper_.now; };
+    RetryingProvider retrying(provider_, sleeper_, options);
+    ctx_ = std::make_unique<InvocationContext>("s", InvocationOptions{}, sleeper_.now + budget);
+    return test_support::RunAwaitable(retrying.Chat(ChatRequest{}, policy_, *ctx_));
+  }
+  ScriptedProvider provider_;
+  FakeSleeper sleeper_;
+  TransientRetryPolicy policy_;
+  std::unique_ptr<InvocationContext> ctx_;
+};
+
+TEST_F(RetryingProviderTest, RetryAfterMsReplacesTheBackoff) {
+  provider_.script = {std::unexpected(Http(429, milliseconds(150))), Ok()};
+  auto result = Run();
+  ASSERT_TRUE(result);
+  EXPECT_EQ(sleeper_.delays, (std::vector<std::int64_t>{150}));
+  ASSERT_EQ(ctx_->attempts().size(), 1u);
+  EXPECT_EQ(ctx_->attempts()[0].kind, "transient");
+  EXPECT_EQ(ctx_->attempts()[0].http_status, 429);
+  EXPECT_EQ(ctx_->attempts()[0].delay_ms, 150);
+  EXPECT_EQ(ctx_->metrics().transient_retries, 1);
+  // The simulated provider sees every request as its own attempt.
+  EXPECT_EQ(provider_.requests[0].simulation.attempt, 1);
+  EXPECT_EQ(provider_.requests[1].simulation.attempt, 2);
+}
+
+TEST_F(RetryingProviderTest, BacksOffTwoFourEightThenGivesUp) {
+  provider_.script = {std::unexpected(Http(503))};
+  auto result = Run();
+  ASSERT_FALSE(result);
+  EXPECT_EQ(provider_.requests.size(), 4u);
+  EXPECT_EQ(sleeper_.delays, (std::vector<std::int64_t>{2000, 4000, 8000}));
+  EXPECT_EQ(result.error().code, ErrorCode::kProviderUnavailable);
+  EXPECT_EQ(result.error().message, "the provider is still failing after 3 retries: HTTP 503: boom 503");
+  EXPECT_EQ(result.error().details.at("http_status"), 503);
+  EXPECT_EQ(ctx_->attempts().size(), 4u);
+  EXPECT_EQ(ctx_->metrics().transient_retries, 3);
+}
+
+TEST_F(RetryingProviderTest, JitterOnlyShortensByUpToAQuarter) {
+  EXPECT_EQ(RetryingProvider::Backoff(policy_, 0, 0.0).count(), 2000);
+  EXPECT_EQ(RetryingProvider::Backoff(policy_, 0, 0.999999).count(), 1500);
+  EXPECT_EQ(RetryingProvider::Backoff(policy_, 1, 0.5).count(), 3500);
+  EXPECT_EQ(RetryingProvider::Backoff(policy_, 5, 0.0).count(), 8000);  // capped at max_delay
+}
+
+TEST_F(RetryingProviderTest, PermanentErrorsAreNeverRetried) {
+  for (int status : {400, 401, 403, 404, 413, 422}) {
+    provider_.requests.clear();
+    provider_.script = {std::unexpected(Http(status)), Ok()};
+    auto result = Run();
+    ASSERT_FALSE(result) << status;
+    EXPECT_EQ(provider_.requests.size(), 1u) << status;
+    EXPECT_EQ(result.error().code, ErrorCode::kProviderError);
+    EXPECT_EQ(result.error().message,
+              "the provider refused the request: HTTP " + std::to_string(status) + ": boom " +
+                  std::to_string(status));
+    EXPECT_EQ(ctx_->attempts()[0].kind, "provider_error");
+  }
+}
+
+TEST_F(RetryingProviderTest, ServerDelayBeyondTheCapFailsAtOnce) {
+  provider_.script = {std::unexpected(Http(429, milliseconds(3'600'000))), Ok()};
+  auto result = Run();
+  ASSERT_FALSE(result);
+  EXPECT_EQ(provider_.requests.size(), 1u);
+  EXPECT_TRUE(sleeper_.delays.empty());
+  EXPECT_EQ(result.error().code, ErrorCode::kProviderUnavailable);
+  EXPECT_EQ(result.error().message,
+            "the provider asked to retry after 3600000 ms, more than max_server_delay_ms (60000): "
+            "HTTP 429: boom 429");
+  EXPECT_EQ(result.error().details.at("retry_after_ms"), 3600000);
+}
+
+TEST_F(RetryingProviderTest, XShouldRetryIsObeyed) {
+  ProviderError no = Http(503);
+  no.should_retry = false;
+  provider_.script = {std::unexpected(no), Ok()};
+  EXPECT_FALSE(Run());
+  EXPECT_EQ(provider_.requests.size(), 1u);
+
+  provider_.requests.clear();
+  ProviderError yes = Http(400);
+  yes.should_retry = true;
+  provider_.script = {std::unexpected(yes), Ok()};
+  EXPECT_TRUE(Run());
+  EXPECT_EQ(provider_.requests.size(), 2u);
+}
+
+TEST_F(RetryingProviderTest, ConnectionFailuresAreTransient) {
+  ProviderError dropped;
+  dropped.kind = ProviderError::Kind::kNetwork;
+  dropped.retryable = true;
+  dropped.message = "connection closed before the response was complete";
+  provider_.script = {std::unexpected(dropped), Ok()};
+  auto result = Run();
+  ASSERT_TRUE(result);
+  EXPECT_EQ(ctx_->attempts()[0].errors[0].message,
+            "connection closed before the response was complete");
+  EXPECT_FALSE(ctx_->attempts()[0].http_status.has_value());
+}
+
+TEST_F(RetryingProviderTest, TheDeadlineBoundsTheWaits) {
+  provider_.script = {std::unexpected(Http(503))};
+  auto result = Run(0.0, milliseconds(5000));
+  ASSERT_FALSE(result);
+  EXPECT_EQ(result.error().code, ErrorCode::kTimeout);
+  EXPECT_EQ(sleeper_.delays, (std::vector<std::int64_t>{2000}));  // 2 s fits, 4 s does not
+  EXPECT_EQ(result.error().message,
+            "the invocation deadline leaves no time for the 4000 ms wait before the next try: "
+            "HTTP 503: boom 503");
+}
+
+TEST_F(RetryingProviderTest, MissingKeyIsConfigInvalidBeforeAnyRetry) {
+  ProviderError config;
+  config.kind = ProviderError::Kind::kConfig;
+  config.message = "the environment variable OPENAI_API_KEY (the API key of provider \"openai\") is not set";
+  provider_.script = {std::unexpected(config)};
+  auto result = Run();
+  ASSERT_FALSE(result);
+  EXPECT_EQ(result.error().code, ErrorCode::kConfigInvalid);
+  EXPECT_EQ(result.error().message, config.message);
+  EXPECT_EQ(provider_.requests.size(), 1u);
+}
+
+}  // namespace
+}  // namespace skillrunner::providers
