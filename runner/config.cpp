@@ -2,6 +2,8 @@
 
 #include <cstdlib>
 
+#include "services/providers/fault_script.h"
+
 namespace skillrunner {
 namespace json = boost::json;
 
@@ -85,6 +87,19 @@ std::expected<Config, std::vector<Diagnostic>> LoadConfig(const std::string& pat
         provider.base_url = defaults->base_url;
       }
       if (provider.api_key_env.empty()) provider.api_key_env = defaults->key_env;
+    }
+    if (auto* faults = p.if_contains("faults"); faults && provider.kind == "simulated") {
+      auto script = providers::ParseFaultScript(*faults, providers::FaultScriptScope::kConfig);
+      if (!script) {
+        std::string pointer = AppendPointer(AppendPointer("/providers", name), "faults");
+        std::string message = script.error();
+        if (message.starts_with("/")) {
+          std::size_t colon = message.find(':');
+          pointer += message.substr(0, colon);
+          message = message.substr(colon + 2);
+        }
+        problems.push_back({path, doc->positions.Find(pointer), pointer + ": " + message});
+      }
     }
     config.providers.emplace(provider.name, std::move(provider));
   }

@@ -46,6 +46,9 @@ struct Metrics {
 struct InvocationOptions {
   std::optional<std::chrono::milliseconds> timeout;  // overrides the skill's
   std::optional<std::uint64_t> seed;                 // simulated provider
+  // Agent workflows: validation errors of earlier invocations of the same
+  // skill in this session are fed forward as "avoid these mistakes".
+  std::optional<std::string> session;
 };
 
 // What a service builds up while it works on one invocation. Not thread-safe:

@@ -2,11 +2,29 @@
 
 #include <boost/json/serialize.hpp>
 
+#include <charconv>
+#include <cmath>
+
 namespace skillrunner {
 namespace {
 
+void WriteDouble(double d, std::string& out) {
+  if (!std::isfinite(d)) {  // not representable in JSON; Boost.JSON writes these too
+    out += boost::json::serialize(boost::json::value(d));
+    return;
+  }
+  char buffer[32];
+  auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, d);
+  std::string_view text(buffer, static_cast<std::size_t>(end - buffer));
+  out += text;
+  // Keep it a JSON number that reads back as a double: "1" -> "1.0".
+  if (text.find_first_of(".eE") == std::string_view::npos) out += ".0";
+}
+
 void Write(const boost::json::value& v, std::string& out, int indent) {
+  const bool pretty = indent >= 0;
   auto newline = [&](int level) {
+    if (!pretty) return;
     out.push_back('\n');
     out.append(static_cast<std::size_t>(level) * 2, ' ');
   };
@@ -18,8 +36,8 @@ void Write(const boost::json::value& v, std::string& out, int indent) {
       first = false;
       newline(indent + 1);
       out += boost::json::serialize(boost::json::string(key));
-      out += ": ";
-      Write(member, out, indent + 1);
+      out += pretty ? ": " : ":";
+      Write(member, out, pretty ? indent + 1 : -1);
     }
     newline(indent);
     out.push_back('}');
@@ -30,16 +48,24 @@ void Write(const boost::json::value& v, std::string& out, int indent) {
       if (!first) out.push_back(',');
       first = false;
       newline(indent + 1);
-      Write(item, out, indent + 1);
+      Write(item, out, pretty ? indent + 1 : -1);
     }
     newline(indent);
     out.push_back(']');
+  } else if (v.is_double()) {
+    WriteDouble(v.get_double(), out);
   } else {
     out += boost::json::serialize(v);
   }
 }
 
 }  // namespace
+
+std::string CompactJson(const boost::json::value& value) {
+  std::string out;
+  Write(value, out, -1);
+  return out;
+}
 
 std::string PrettyJson(const boost::json::value& value) {
   std::string out;

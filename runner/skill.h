@@ -55,6 +55,19 @@ struct Skill {
   TemplateType template_type = TemplateType::kHandler;
   std::string model;            // empty for handler skills
   std::string provider;         // resolved from the config's models table
+  std::string provider_kind;    // openai | anthropic | simulated
+  // How structured output is obtained: "native" (provider strict mode),
+  // "json_object" (JSON mode + schema in the prompt) or "none" (validation
+  // loop), from `structured_output:` or else the models table.
+  std::string output_mode = "none";
+  // native mode: the output schema transformed for the provider's strict mode
+  // (computed once at load).
+  std::optional<boost::json::value> strict_wire_schema;
+  // The skill's simulated-provider fault script (`simulation.faults`), or null.
+  boost::json::value simulation_faults;
+  std::optional<std::uint64_t> simulation_seed;
+  // Retry once with max_output_tokens doubled after a truncated answer.
+  bool retry_truncated = false;
   double temperature = 0.7;
   int max_output_tokens = 1024;
   std::optional<std::string> structured_output;  // native | json_object | none

@@ -8,6 +8,8 @@
 #include <sstream>
 
 #include "runner/skill_registry.h"
+#include "services/generation/strict_schema.h"
+#include "services/providers/fault_script.h"
 
 namespace skillrunner {
 namespace json = boost::json;
@@ -79,6 +81,8 @@ class SkillLoader {
     LoadPrompt();
     LoadSchemas();
     CheckModel();
+    LoadSimulation();
+    ResolveOutputMode();
     if (!errors_.empty()) return std::unexpected(std::move(errors_));
     return std::move(skill_);
   }
@@ -118,6 +122,7 @@ class SkillLoader {
     if (auto* v = r.if_contains("retry_temperature")) {
       skill_.retry.retry_temperature = v->to_number<double>();
     }
+    if (auto* v = r.if_contains("truncation_retry")) skill_.retry_truncated = v->as_bool();
     auto* transient = r.if_contains("transient");
     if (!transient) return;
     const json::object& t = transient->as_object();
@@ -317,6 +322,58 @@ class SkillLoader {
     };
     if (!skill_.model.empty()) skill_.provider = check("/model", skill_.model);
     if (skill_.review && skill_.review->model) check("/review/model", *skill_.review->model);
+  }
+
+  void LoadSimulation() {
+    auto* simulation = root_.if_contains("simulation");
+    if (!simulation) return;
+    const json::object& sim = simulation->as_object();
+    if (auto* seed = sim.if_contains("seed")) {
+      skill_.simulation_seed = static_cast<std::uint64_t>(seed->as_int64());
+    }
+    auto* faults = sim.if_contains("faults");
+    if (!faults) return;
+    auto parsed = providers::ParseFaultScript(*faults, providers::FaultScriptScope::kSkill);
+    if (!parsed) {
+      // The script's error names a pointer relative to the script.
+      std::string message = parsed.error();
+      std::string pointer = "/simulation/faults";
+      if (message.starts_with("/")) {
+        std::size_t colon = message.find(':');
+        pointer += message.substr(0, colon);
+        message = message.substr(colon + 2);
+      }
+      Error(pointer, message);
+      return;
+    }
+    skill_.simulation_faults = *faults;
+  }
+
+  // native | json_object | none, and for native the strict wire schema, which
+  // must be computable now: a schema the provider cannot take is an error
+  // unless the skill chooses the validation loop.
+  void ResolveOutputMode() {
+    if (skill_.template_type == TemplateType::kHandler) return;
+    if (auto it = config_.providers.find(skill_.provider); it != config_.providers.end()) {
+      skill_.provider_kind = it->second.kind;
+    }
+    skill_.output_mode = skill_.structured_output.value_or(config_.StructuredOutputFor(skill_.model));
+    if (skill_.template_type != TemplateType::kLlmJsonGeneration) return;
+    if (skill_.output_mode != "native" || skill_.provider_kind == "simulated") return;
+    if (!skill_.output_schema) return;  // already reported
+    auto dialect = skill_.provider_kind == "anthropic" ? generation::StrictDialect::kAnthropic
+                                                       : generation::StrictDialect::kOpenAi;
+    auto strict = generation::MakeStrictSchema(skill_.output_schema_json, dialect);
+    if (!strict) {
+      Error("/output_schema", "the " + skill_.provider_kind + " strict mode of model \"" + skill_.model +
+                                  "\" cannot take this schema: " + strict.error() +
+                                  " (set `structured_output: none` to use the validation loop)");
+      return;
+    }
+    for (const auto& note : strict->client_only) {
+      Warn("/output_schema", note + " (" + skill_.provider_kind + " strict mode)");
+    }
+    skill_.strict_wire_schema = std::move(strict->wire);
   }
 
   const std::string& path_;

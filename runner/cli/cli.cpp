@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "runner/cli/environment.h"
+#include "runner/cli/providers_command.h"
 #include "runner/json_text.h"
 #include "runner/logging.h"
 
@@ -29,10 +30,11 @@ struct RunOptions {
   bool pretty = false;
   std::int64_t timeout_ms = 0;
   std::int64_t seed = -1;
+  std::string session;
 };
 
 void PrintJson(const json::value& value, bool pretty) {
-  std::string text = pretty ? PrettyJson(value) : json::serialize(value);
+  std::string text = pretty ? PrettyJson(value) : CompactJson(value);
   text.push_back('\n');
   std::fwrite(text.data(), 1, text.size(), stdout);
   std::fflush(stdout);
@@ -44,6 +46,17 @@ int PrintFailure(ErrorCode code, std::string message, bool pretty,
   InvocationFailure failure{Error{code, std::move(message), std::move(errors), {}}, {}, {}};
   PrintJson(json::object{{"error", ErrorToJson(failure)}}, pretty);
   return ExitStatusFor(code);
+}
+
+// Problems in other files are worth a warning; notes about them are debug.
+void LogDiagnostics(const std::vector<Diagnostic>& diagnostics) {
+  for (const auto& d : diagnostics) {
+    if (d.severity == Diagnostic::Severity::kError) {
+      spdlog::warn("{}", d.ToString());
+    } else {
+      spdlog::debug("{}", d.ToString());
+    }
+  }
 }
 
 std::string JoinDiagnostics(const std::vector<Diagnostic>& diagnostics) {
@@ -87,19 +100,21 @@ int Run(const CommonOptions& common, const RunOptions& options) {
     return PrintFailure(ErrorCode::kConfigInvalid, JoinDiagnostics(config.error()), options.pretty);
   }
   auto loaded = LoadRegistry(common, std::move(*config));
-  for (const auto& d : loaded.diagnostics) spdlog::warn("{}", d.ToString());
+  LogDiagnostics(loaded.diagnostics);
   if (!loaded.registry->FindSkill(options.skill) && HasErrors(loaded.diagnostics)) {
     spdlog::warn("some skill files failed to load; `skillrunner validate` lists them");
   }
-  Runtime runtime(loaded.registry);
+  boost::asio::io_context io;
+  auto runtime = Runtime::Create(loaded.registry, io.get_executor());
+  if (!runtime) return PrintFailure(ErrorCode::kConfigInvalid, runtime.error(), options.pretty);
   InvocationOptions invocation;
   if (options.timeout_ms > 0) invocation.timeout = std::chrono::milliseconds(options.timeout_ms);
   if (options.seed >= 0) invocation.seed = static_cast<std::uint64_t>(options.seed);
+  if (!options.session.empty()) invocation.session = options.session;
 
-  boost::asio::io_context io;
   std::optional<InvocationOutcome> outcome;
   std::exception_ptr failure;
-  boost::asio::co_spawn(io, runtime.runner().Invoke(options.skill, std::move(*input), invocation),
+  boost::asio::co_spawn(io, (*runtime)->runner().Invoke(options.skill, std::move(*input), invocation),
                         [&](std::exception_ptr e, InvocationOutcome result) {
                           failure = e;
                           if (!e) outcome = std::move(result);
@@ -151,7 +166,7 @@ int List(const CommonOptions& common, bool as_json) {
     return kUsageStatus;
   }
   auto loaded = LoadRegistry(common, std::move(*config));
-  for (const auto& d : loaded.diagnostics) spdlog::warn("{}", d.ToString());
+  LogDiagnostics(loaded.diagnostics);
   json::array items;
   for (const auto& skill : loaded.registry->skills()) {
     json::object item{{"id", skill->id},
@@ -211,6 +226,7 @@ int RunCli(int argc, char** argv) {
   run_cmd->add_flag("--pretty", run.pretty, "Indent the JSON output");
   run_cmd->add_option("--timeout-ms", run.timeout_ms, "Override the skill's timeout_ms")->check(CLI::PositiveNumber);
   run_cmd->add_option("--seed", run.seed, "Seed for the simulated provider")->check(CLI::NonNegativeNumber);
+  run_cmd->add_option("--session", run.session, "Session id: earlier validation errors of this skill in the session are fed forward");
 
   bool validate_json = false;
   auto* validate_cmd = app.add_subcommand("validate", "Check every skill, rubric and the config; exit 2 on any error");
@@ -219,6 +235,15 @@ int RunCli(int argc, char** argv) {
   bool list_json = false;
   auto* list_cmd = app.add_subcommand("list", "List the skills that load");
   list_cmd->add_flag("--json", list_json, "Print the list as JSON");
+
+  ProvidersCheckOptions check;
+  auto* providers_cmd = app.add_subcommand("providers", "Work with the configured providers");
+  providers_cmd->require_subcommand(1);
+  auto* check_cmd = providers_cmd->add_subcommand(
+      "check", "Send one tiny request through each provider (or NAME) and print latency, model and usage");
+  check_cmd->add_option("name", check.name, "Provider name from the config");
+  check_cmd->add_option("--model", check.model, "Model to ask (default: the first in the models table on that provider)");
+  check_cmd->add_flag("--json", check.as_json, "One JSON object per provider");
 
   try {
     app.parse(argc, argv);
@@ -244,6 +269,7 @@ int RunCli(int argc, char** argv) {
     if (run_cmd->parsed()) return Run(common, run);
     if (validate_cmd->parsed()) return Validate(common, validate_json);
     if (list_cmd->parsed()) return List(common, list_json);
+    if (check_cmd->parsed()) return ProvidersCheck(common, check);
   } catch (const std::exception& e) {
     spdlog::critical("internal error: {}", e.what());
     return 70;

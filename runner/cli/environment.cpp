@@ -4,6 +4,9 @@
 
 #include "services/handler/builtin_handlers.h"
 #include "services/handler/process_runner.h"
+#include "services/generation/llm_generation_service.h"
+#include "services/providers/provider_set.h"
+#include "services/providers/retrying_provider.h"
 
 namespace skillrunner::cli {
 
@@ -41,13 +44,29 @@ SkillRegistry::LoadResult LoadRegistry(const CommonOptions& options, Config conf
 
 struct Runtime::Parts {
   handler::AsioProcessRunner process_runner;
+  std::unique_ptr<providers::ProviderSet> providers;
+  providers::AsioSleeper sleeper;
+  generation::ModelDowngrades downgrades;
+  generation::SessionMemory sessions;
 };
 
-Runtime::Runtime(std::shared_ptr<const SkillRegistry> registry)
-    : parts_(std::make_unique<Parts>()),
-      runner_(std::make_unique<SkillRunner>(std::move(registry))) {
-  runner_->RegisterService(TemplateType::kHandler,
-                           std::make_shared<handler::HandlerService>(parts_->process_runner));
+std::expected<std::unique_ptr<Runtime>, std::string> Runtime::Create(
+    std::shared_ptr<const SkillRegistry> registry, boost::asio::any_io_executor executor) {
+  std::unique_ptr<Runtime> runtime(new Runtime());
+  runtime->parts_ = std::make_unique<Parts>();
+  Parts& parts = *runtime->parts_;
+  auto set = providers::ProviderSet::Create(registry->config(), executor, ProcessEnv);
+  if (!set) return std::unexpected(set.error());
+  parts.providers = std::move(*set);
+  runtime->runner_ = std::make_unique<SkillRunner>(std::move(registry));
+  runtime->runner_->RegisterService(TemplateType::kHandler,
+                                    std::make_shared<handler::HandlerService>(parts.process_runner));
+  auto lookup = [set = parts.providers.get()](std::string_view name) { return set->Find(name); };
+  runtime->runner_->RegisterService(
+      TemplateType::kLlmJsonGeneration,
+      std::make_shared<generation::LlmGenerationService>(lookup, parts.sleeper, parts.downgrades,
+                                                         parts.sessions));
+  return runtime;
 }
 
 Runtime::~Runtime() = default;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <boost/asio/any_io_executor.hpp>
 #include <memory>
 #include <string>
 #include <vector>
@@ -26,14 +27,19 @@ std::expected<Config, std::vector<Diagnostic>> ResolveConfig(const CommonOptions
 // Loads the registry from the directories in `options`.
 SkillRegistry::LoadResult LoadRegistry(const CommonOptions& options, Config config);
 
-// Everything an invocation needs, wired with the real implementations.
+// Everything an invocation needs, wired with the real implementations: the
+// providers of the registry's config (HTTP clients on `executor`), the
+// services for each template type, the exec process runner.
 class Runtime {
  public:
-  explicit Runtime(std::shared_ptr<const SkillRegistry> registry);
+  // Fails when a provider's settings are unusable.
+  static std::expected<std::unique_ptr<Runtime>, std::string> Create(
+      std::shared_ptr<const SkillRegistry> registry, boost::asio::any_io_executor executor);
   ~Runtime();
   SkillRunner& runner() { return *runner_; }
 
  private:
+  Runtime() = default;
   struct Parts;
   std::unique_ptr<Parts> parts_;
   std::unique_ptr<SkillRunner> runner_;

@@ -78,7 +78,13 @@ class HttpClient {
       HttpRequest request) = 0;
 };
 
+// The client must be destroyed before its io_context.
 std::shared_ptr<HttpClient> MakeHttpClient(boost::asio::any_io_executor executor,
-                                           HttpClientOptions options = {});
+                                           HttpClientOptions options);
+// The same with default options. An overload, not a default argument: inside
+// a coroutine, g++ 12 moves a defaulted (or `{}`) class-type argument
+// bitwise, and the strings in it then free a pointer into the coroutine
+// frame. (So pass a named HttpClientOptions from coroutines, never `{}`.)
+std::shared_ptr<HttpClient> MakeHttpClient(boost::asio::any_io_executor executor);
 
 }  // namespace skillrunner::http

@@ -45,6 +45,7 @@ Error ToError(const ProviderError& error, ErrorCode code, std::string message) {
   if (!error.type.empty()) out.details["provider_type"] = error.type;
   if (!error.request_id.empty()) out.details["request_id"] = error.request_id;
   if (error.retry_after) out.details["retry_after_ms"] = error.retry_after->count();
+  if (!error.param.empty()) out.details["provider_param"] = error.param;
   return out;
 }
 

@@ -1,0 +1,45 @@
+#include "services/generation/prompt_builder.h"
+
+#include <boost/json/serialize.hpp>
+
+namespace skillrunner::generation {
+
+std::string ShownPointer(const std::string& pointer) {
+  return pointer.empty() ? "(root)" : pointer;
+}
+
+std::vector<providers::ChatMessage> FirstMessages(const std::string& system, const std::string& user,
+                                                  const boost::json::value* schema_in_prompt,
+                                                  const std::vector<std::string>& avoid) {
+  std::string system_text = system;
+  auto add = [&](const std::string& part) {
+    if (!system_text.empty()) system_text += "\n\n";
+    system_text += part;
+  };
+  if (schema_in_prompt != nullptr) {
+    add("Answer with one JSON value only (no prose, no Markdown code fence) that is valid against "
+        "this JSON Schema:\n" + boost::json::serialize(*schema_in_prompt));
+  } else {
+    add("Answer with JSON only.");
+  }
+  if (!avoid.empty()) {
+    std::string text = "Earlier answers in this session made these mistakes; avoid them:";
+    for (const auto& line : avoid) text += "\n- " + line;
+    add(text);
+  }
+  std::vector<providers::ChatMessage> messages;
+  messages.push_back({"system", std::move(system_text)});
+  messages.push_back({"user", user});
+  return messages;
+}
+
+std::string RetryTurn(const std::vector<FieldError>& errors, bool parse_failure) {
+  std::string text = parse_failure
+                         ? "Your answer could not be parsed as JSON:"
+                         : "Your answer does not match the JSON Schema. Every error, by JSON pointer:";
+  for (const auto& e : errors) text += "\n- " + ShownPointer(e.path) + ": " + e.message;
+  text += "\nAnswer again with the corrected JSON only: one JSON value, no prose, no code fence.";
+  return text;
+}
+
+}  // namespace skillrunner::generation

@@ -1,0 +1,28 @@
+#pragma once
+
+#include <boost/json/value.hpp>
+#include <string>
+#include <vector>
+
+#include "runner/error.h"
+#include "services/providers/provider.h"
+
+namespace skillrunner::generation {
+
+// The first request's messages. In validation_loop and json_object modes the
+// schema is given once, here, with the instruction to answer with one JSON
+// value only (the word "JSON" is always present, as JSON mode requires).
+// `avoid` lists earlier mistakes of this skill in the caller's session.
+std::vector<providers::ChatMessage> FirstMessages(const std::string& system, const std::string& user,
+                                                  const boost::json::value* schema_in_prompt,
+                                                  const std::vector<std::string>& avoid);
+
+// The user turn after an answer that failed: every error as
+// "- pointer: what was expected, what was found" and a request for the
+// corrected JSON only. The schema is not repeated (it is in the conversation).
+std::string RetryTurn(const std::vector<FieldError>& errors, bool parse_failure);
+
+// "(root)" for the empty pointer.
+std::string ShownPointer(const std::string& pointer);
+
+}  // namespace skillrunner::generation

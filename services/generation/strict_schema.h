@@ -1,0 +1,48 @@
+#pragma once
+
+// Provider strict modes (OpenAI `strict: true`, Anthropic `output_config`)
+// accept only a subset of JSON Schema (shared/PROVIDERS.md §1, §2). This unit
+// turns a skill's schema into that subset, lists what only client-side
+// validation still enforces, and maps a strict answer back so that it can be
+// validated against the ORIGINAL schema (DESIGN §5.1, §8). Pure: no I/O,
+// thread-safe, never throws or crashes on any JSON input.
+
+#include <boost/json/value.hpp>
+#include <expected>
+#include <string>
+#include <vector>
+
+namespace skillrunner::generation {
+
+enum class StrictDialect { kOpenAi, kAnthropic };
+
+struct StrictSchema {
+  boost::json::value wire;  // what goes on the wire
+  // One line per constraint that the wire copy lost and only client-side
+  // validation enforces, in schema order, formatted
+  //   "<pointer>: <keyword> <json value> is enforced only by client-side validation"
+  // e.g. "/properties/name: maxLength 200 is enforced only by client-side validation".
+  // <pointer> is an RFC 6901 pointer into the original schema, "(root)" for
+  // the root. oneOf reads
+  //   "<pointer>: oneOf (exactly one branch) is enforced only by client-side validation; sent as anyOf".
+  std::vector<std::string> client_only;
+};
+
+// Fails with "<pointer>: <what the provider cannot take>" when the provider
+// cannot take the schema at all (OpenAI: a non-object root, a root anyOf, a
+// free-form object, an untyped array, a map type, over the size limits;
+// Anthropic: recursion, over the complexity caps; both: an external $ref).
+// The caller then falls back to the prompt-and-validate path.
+std::expected<StrictSchema, std::string> MakeStrictSchema(const boost::json::value& original,
+                                                          StrictDialect dialect);
+
+// Maps a strict answer back before validation against the ORIGINAL schema: a
+// null becomes absent ONLY for a property that the original schema neither
+// requires nor allows to be null (DESIGN §8). Walks objects and arrays
+// alongside the original schema (properties, additionalProperties, items,
+// allOf, local $ref; anyOf/oneOf by the branch the value fits best by type).
+// Everything else is copied unchanged.
+boost::json::value MapBackStrictAnswer(const boost::json::value& answer,
+                                       const boost::json::value& original);
+
+}  // namespace skillrunner::generation

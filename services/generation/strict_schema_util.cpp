@@ -1,0 +1,161 @@
+// Pointer, ref and null helpers shared by the strict-schema transform and the
+// map-back walk.
+
+#include <boost/json/serialize.hpp>
+#include <charconv>
+
+#include "services/generation/strict_schema_internal.h"
+
+namespace skillrunner::generation::strict_detail {
+namespace {
+
+constexpr std::size_t kValueTextBytes = 80;
+
+std::string PercentDecode(std::string_view text) {
+  std::string out;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '%' && i + 2 < text.size()) {
+      int byte = 0;
+      auto [end, ec] = std::from_chars(text.data() + i + 1, text.data() + i + 3, byte, 16);
+      if (ec == std::errc() && end == text.data() + i + 3) {
+        out.push_back(static_cast<char>(byte));
+        i += 2;
+        continue;
+      }
+    }
+    out.push_back(text[i]);
+  }
+  return out;
+}
+
+// "a~1b" -> "a/b"; false for a malformed escape.
+bool UnescapeToken(std::string_view token, std::string& out) {
+  out.clear();
+  for (std::size_t i = 0; i < token.size(); ++i) {
+    if (token[i] != '~') {
+      out.push_back(token[i]);
+      continue;
+    }
+    if (i + 1 >= token.size() || (token[i + 1] != '0' && token[i + 1] != '1')) return false;
+    out.push_back(token[i + 1] == '0' ? '~' : '/');
+    ++i;
+  }
+  return true;
+}
+
+bool ArrayIndex(std::string_view token, std::size_t& index) {
+  if (token.empty() || (token.size() > 1 && token[0] == '0')) return false;
+  auto [end, ec] = std::from_chars(token.data(), token.data() + token.size(), index);
+  return ec == std::errc() && end == token.data() + token.size();
+}
+
+bool TypeAllowsNull(const json::value& type) {
+  if (type.is_string()) return type.get_string() == "null";
+  if (!type.is_array()) return true;
+  for (const auto& entry : type.get_array()) {
+    if (entry.is_string() && entry.get_string() == "null") return true;
+  }
+  return false;
+}
+
+bool EnumHasNull(const json::value& values) {
+  if (!values.is_array()) return true;
+  for (const auto& entry : values.get_array()) {
+    if (entry.is_null()) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string EscapeToken(std::string_view token) {
+  std::string out;
+  for (char c : token) {
+    if (c == '~') {
+      out += "~0";
+    } else if (c == '/') {
+      out += "~1";
+    } else {
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
+std::string Where(std::string_view pointer) {
+  return pointer.empty() ? std::string("(root)") : std::string(pointer);
+}
+
+std::string ValueText(const json::value& value) {
+  std::string text = json::serialize(value);
+  if (text.size() <= kValueTextBytes) return text;
+  std::size_t cut = kValueTextBytes - 3;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  text.resize(cut);
+  return text + "…";
+}
+
+std::size_t CodePoints(std::string_view text) {
+  std::size_t count = 0;
+  for (char c : text) {
+    if ((static_cast<unsigned char>(c) & 0xC0) != 0x80) ++count;
+  }
+  return count;
+}
+
+const json::value* ResolveLocalRef(const json::value& root, std::string_view ref) {
+  if (ref.empty() || ref[0] != '#') return nullptr;
+  std::string pointer = PercentDecode(ref.substr(1));
+  if (pointer.empty()) return &root;
+  if (pointer[0] != '/') return nullptr;  // a named anchor ("#foo") is not supported
+  const json::value* at = &root;
+  std::string token;
+  std::size_t start = 1;
+  while (true) {
+    std::size_t end = pointer.find('/', start);
+    std::size_t length = end == std::string::npos ? std::string::npos : end - start;
+    std::string_view raw = std::string_view(pointer).substr(start, length);
+    if (!UnescapeToken(raw, token)) return nullptr;
+    if (at->is_object()) {
+      at = at->get_object().if_contains(token);
+    } else if (at->is_array()) {
+      std::size_t index = 0;
+      if (!ArrayIndex(token, index) || index >= at->get_array().size()) return nullptr;
+      at = &at->get_array()[index];
+    } else {
+      return nullptr;
+    }
+    if (at == nullptr) return nullptr;
+    if (end == std::string::npos) return at;
+    start = end + 1;
+  }
+}
+
+bool AllowsNull(const json::value& root, const json::value& schema, int depth) {
+  if (depth > kMaxRefHops) return true;
+  if (schema.is_bool()) return schema.get_bool();
+  if (!schema.is_object()) return true;
+  const json::object& s = schema.get_object();
+  if (const auto* type = s.if_contains("type"); type && !TypeAllowsNull(*type)) return false;
+  if (const auto* values = s.if_contains("enum"); values && !EnumHasNull(*values)) return false;
+  if (const auto* value = s.if_contains("const"); value && !value->is_null()) return false;
+  if (const auto* ref = s.if_contains("$ref"); ref && ref->is_string()) {
+    const json::value* target = ResolveLocalRef(root, ref->get_string());
+    if (target != nullptr && !AllowsNull(root, *target, depth + 1)) return false;
+  }
+  for (std::string_view key : {"anyOf", "oneOf"}) {
+    const auto* branches = s.if_contains(key);
+    if (branches == nullptr || !branches->is_array() || branches->get_array().empty()) continue;
+    bool any = false;
+    for (const auto& branch : branches->get_array()) any = any || AllowsNull(root, branch, depth + 1);
+    if (!any) return false;
+  }
+  if (const auto* branches = s.if_contains("allOf"); branches && branches->is_array()) {
+    for (const auto& branch : branches->get_array()) {
+      if (!AllowsNull(root, branch, depth + 1)) return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace skillrunner::generation::strict_detail

@@ -1,0 +1,99 @@
+#pragma once
+
+// Internal to services/http (includes Asio): never include it from a header
+// outside services/http.
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <chrono>
+#include <cstddef>
+#include <deque>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "services/http/connection.h"
+
+namespace skillrunner::http {
+
+class ConnectionPool;
+
+// The right to have one connection open to a host: a slot under the cap,
+// perhaps with an idle pooled connection in it. Move-only. Destroying it
+// frees the slot; the connection goes back to the pool only after Keep(),
+// otherwise it is closed on the spot (a cancelled or failed request never
+// leaves a half-used connection behind).
+class Lease {
+ public:
+  Lease() = default;
+  Lease(std::shared_ptr<ConnectionPool> pool, std::string key, std::shared_ptr<Connection> conn);
+  Lease(Lease&& other) noexcept;
+  Lease& operator=(Lease&& other) noexcept;
+  Lease(const Lease&) = delete;
+  Lease& operator=(const Lease&) = delete;
+  ~Lease() { Reset(); }
+
+  explicit operator bool() const { return pool_ != nullptr; }
+  // Null when the slot holds no connection yet (open one and Set it).
+  const std::shared_ptr<Connection>& connection() const { return connection_; }
+  void Set(std::shared_ptr<Connection> connection) { connection_ = std::move(connection); }
+  // Return the connection to the pool when the lease ends.
+  void Keep() { keep_ = true; }
+  void Reset();
+
+ private:
+  std::shared_ptr<ConnectionPool> pool_;
+  std::string key_;
+  std::shared_ptr<Connection> connection_;
+  bool keep_ = false;
+};
+
+// Keep-alive connections per (scheme, host, port), at most max_per_host each
+// (idle ones included). Beyond the cap requests wait in FIFO order. All state
+// lives on one strand; Acquire may be awaited from any executor.
+class ConnectionPool : public std::enable_shared_from_this<ConnectionPool> {
+ public:
+  ConnectionPool(boost::asio::any_io_executor executor, std::size_t max_per_host,
+                 std::chrono::milliseconds idle_timeout);
+
+  // A slot for `key`, with the most recently used healthy idle connection if
+  // there is one. Cancellation of the awaiting coroutine leaves the queue and
+  // yields an empty Lease (or throws operation_aborted).
+  boost::asio::awaitable<Lease> Acquire(std::string key);
+
+  // Closes idle connections; later releases close theirs.
+  void Shutdown();
+
+ private:
+  friend class Lease;
+  struct Waiter {
+    explicit Waiter(const boost::asio::strand<boost::asio::any_io_executor>& strand)
+        : timer(strand, boost::asio::steady_timer::time_point::max()) {}
+    boost::asio::steady_timer timer;
+    bool granted = false;
+    std::shared_ptr<Connection> connection;
+  };
+  struct HostState {
+    std::size_t leased = 0;  // slots handed out (with or without a connection)
+    std::vector<std::shared_ptr<Connection>> idle;  // oldest first
+    std::deque<std::shared_ptr<Waiter>> waiters;
+  };
+
+  static boost::asio::awaitable<Lease> AcquireOnStrand(std::shared_ptr<ConnectionPool> self,
+                                                       std::string key);
+  std::shared_ptr<Connection> TakeIdle(HostState& host);
+  void CloseExpired(HostState& host);
+  void Release(std::string key, std::shared_ptr<Connection> connection);
+  void ReleaseOnStrand(const std::string& key, std::shared_ptr<Connection> connection);
+
+  boost::asio::strand<boost::asio::any_io_executor> strand_;
+  std::size_t max_per_host_;
+  std::chrono::milliseconds idle_timeout_;
+  bool shut_down_ = false;
+  std::unordered_map<std::string, HostState> hosts_;
+};
+
+}  // namespace skillrunner::http

@@ -1,0 +1,157 @@
+#include "services/http/http_client.h"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/deferred.hpp>
+#include <boost/asio/experimental/parallel_group.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/system/system_error.hpp>
+#include <exception>
+#include <mutex>
+
+#include "services/http/connection.h"
+#include "services/http/connection_pool.h"
+#include "services/http/exchange.h"
+#include "services/http/http_error.h"
+#include "services/http/http_url.h"
+#include "services/http/tls_context.h"
+
+namespace skillrunner::http {
+namespace {
+
+namespace asio = boost::asio;
+using Result = std::expected<HttpResponse, HttpError>;
+
+std::string PoolKey(const ParsedUrl& url) {
+  return (url.https ? "https://" : "http://") + url.Authority();
+}
+
+class HttpClientImpl final : public HttpClient,
+                             public std::enable_shared_from_this<HttpClientImpl> {
+ public:
+  HttpClientImpl(asio::any_io_executor executor, HttpClientOptions options)
+      : executor_(executor),
+        options_(std::move(options)),
+        pool_(std::make_shared<ConnectionPool>(executor, options_.max_connections_per_host,
+                                               options_.idle_timeout)) {
+    settings_.io_executor = executor;
+    settings_.connect_timeout = options_.connect_timeout;
+    settings_.tls_verify = options_.tls_verify;
+    settings_.https_proxy = options_.https_proxy;
+    settings_.no_proxy = options_.no_proxy;
+    if (!options_.https_proxy.empty()) SetProxy(options_.https_proxy);
+  }
+
+  ~HttpClientImpl() override { pool_->Shutdown(); }
+
+  asio::awaitable<Result> Send(HttpRequest request) override {
+    // Each request runs on its own strand, so that a cancellation (which
+    // co_spawn delivers through the strand) never races the request's steps
+    // on another thread of the io_context.
+    // (No temporaries inside co_await expressions: g++ 12 mishandles them.)
+    auto strand = asio::make_strand(executor_);
+    auto work = SendOnStrand(shared_from_this(), std::move(request));
+    co_return co_await asio::co_spawn(strand, std::move(work), asio::use_awaitable);
+  }
+
+ private:
+  void SetProxy(std::string proxy) {
+    if (proxy.find("://") == std::string::npos) proxy = "http://" + proxy;
+    auto parsed = ParseHttpUrl(proxy);
+    if (!parsed) {
+      settings_.proxy_error = "HTTPS_PROXY is not usable: " + parsed.error();
+    } else if (parsed->https) {
+      settings_.proxy_error = "HTTPS_PROXY must be an http:// proxy (TLS to the proxy is not supported)";
+    } else {
+      settings_.proxy = std::move(*parsed);
+    }
+  }
+
+  static asio::awaitable<Result> SendOnStrand(std::shared_ptr<HttpClientImpl> self,
+                                              HttpRequest request) {
+    auto url = ParseHttpUrl(request.url);
+    if (!url) co_return Fail(HttpErrorKind::kInvalidUrl, std::move(url.error()));
+    auto executor = co_await asio::this_coro::executor;
+    asio::steady_timer deadline(executor, request.timeout);
+    auto attempt = asio::co_spawn(executor, self->Attempt(*url, request), asio::deferred);
+    auto expiry = deadline.async_wait(asio::deferred);
+    auto group = asio::experimental::make_parallel_group(std::move(attempt), std::move(expiry));
+    auto [order, exception, result, deadline_ec] =
+        co_await group.async_wait(asio::experimental::wait_for_one(), asio::use_awaitable);
+    if (order[0] == 1 && !deadline_ec) {
+      co_return Fail(HttpErrorKind::kTimeout,
+                     "timed out after " + std::to_string(request.timeout.count()) + " ms");
+    }
+    if (exception) co_return Fail(HttpErrorKind::kProtocol, "internal error in the HTTP client");
+    co_return std::move(result);
+  }
+
+  // One request, with the keep-alive race retried once on a new connection.
+  asio::awaitable<Result> Attempt(const ParsedUrl& url, const HttpRequest& request) {
+    try {
+      std::string key = PoolKey(url);
+      Lease lease = co_await pool_->Acquire(std::move(key));
+      if (!lease) co_return Cancelled();
+      for (int round = 0;; ++round) {
+        bool reused = lease.connection() != nullptr;
+        if (!reused) {
+          if (url.https) LoadTlsContext();
+          auto opened = co_await OpenConnection(url, settings_);
+          if (!opened) co_return std::unexpected(std::move(opened.error()));
+          lease.Set(std::move(*opened));
+        }
+        ExchangeOutcome outcome =
+            co_await Exchange(*lease.connection(), request, url, options_.max_response_bytes);
+        if (outcome.response) {
+          if (outcome.keep_alive) lease.Keep();
+          co_return std::move(outcome.response);
+        }
+        bool stale = reused && round == 0 && outcome.nothing_received &&
+                     outcome.response.error().kind == HttpErrorKind::kDropped;
+        if (!stale) co_return std::move(outcome.response);
+        // The server closed the pooled connection as we sent on it: the
+        // request was not answered, so it goes once more on a new one.
+        lease.connection()->Close();
+        lease.Set(nullptr);
+      }
+    } catch (const boost::system::system_error& error) {
+      if (error.code() == asio::error::operation_aborted) co_return Cancelled();
+      co_return Fail(HttpErrorKind::kConnect, "request failed: " + error.code().message());
+    } catch (const std::exception&) {
+      co_return Fail(HttpErrorKind::kProtocol, "internal error in the HTTP client");
+    }
+  }
+
+  // Loading the system CA store takes tens of milliseconds: only clients
+  // that make https requests pay for it, once.
+  void LoadTlsContext() {
+    std::call_once(tls_once_, [this] {
+      if (auto context = MakeTlsContext(options_)) {
+        settings_.tls = std::move(*context);
+      } else {
+        settings_.tls_error = std::move(context.error());
+      }
+    });
+  }
+
+  asio::any_io_executor executor_;
+  HttpClientOptions options_;
+  std::once_flag tls_once_;
+  std::shared_ptr<ConnectionPool> pool_;
+  ConnectSettings settings_;
+};
+
+}  // namespace
+
+std::shared_ptr<HttpClient> MakeHttpClient(asio::any_io_executor executor,
+                                           HttpClientOptions options) {
+  return std::make_shared<HttpClientImpl>(std::move(executor), std::move(options));
+}
+
+std::shared_ptr<HttpClient> MakeHttpClient(asio::any_io_executor executor) {
+  return MakeHttpClient(std::move(executor), HttpClientOptions());
+}
+
+}  // namespace skillrunner::http

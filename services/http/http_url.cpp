@@ -1,0 +1,73 @@
+#include "services/http/http_url.h"
+
+#include <boost/url/parse.hpp>
+#include <boost/url/url_view.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+
+namespace skillrunner::http {
+namespace {
+
+std::string Lower(std::string_view text) {
+  std::string out(text);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+std::string Bracketed(const std::string& host) {
+  return host.find(':') == std::string::npos ? host : "[" + host + "]";
+}
+
+}  // namespace
+
+std::string ParsedUrl::Authority() const {
+  return Bracketed(host) + ":" + std::to_string(port);
+}
+
+std::string ParsedUrl::HostHeader() const {
+  bool default_port = (https && port == 443) || (!https && port == 80);
+  return default_port ? Bracketed(host) : Authority();
+}
+
+std::expected<ParsedUrl, std::string> ParseHttpUrl(std::string_view url) {
+  auto parsed = boost::urls::parse_uri(url);
+  if (!parsed) return std::unexpected("invalid URL: " + parsed.error().message());
+  const boost::urls::url_view& view = *parsed;
+  ParsedUrl out;
+  std::string scheme = Lower(view.scheme());
+  if (scheme == "https") {
+    out.https = true;
+  } else if (scheme != "http") {
+    return std::unexpected("unsupported URL scheme '" + scheme + "' (want http or https)");
+  }
+  switch (view.host_type()) {
+    case boost::urls::host_type::ipv4:
+    case boost::urls::host_type::name:
+    case boost::urls::host_type::ipv6:
+      out.host = Lower(view.host_address());
+      break;
+    default:
+      return std::unexpected(std::string("URL has no usable host"));
+  }
+  if (out.host.empty()) return std::unexpected(std::string("URL has no host"));
+  out.port = out.https ? 443 : 80;
+  if (view.has_port()) {
+    std::string_view port = view.port();
+    unsigned value = 0;
+    auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
+    if (port.empty() || ec != std::errc() || end != port.data() + port.size() || value == 0 ||
+        value > 65535) {
+      return std::unexpected("invalid port '" + std::string(port) + "'");
+    }
+    out.port = static_cast<std::uint16_t>(value);
+  }
+  out.target = std::string(view.encoded_path());
+  if (out.target.empty()) out.target = "/";
+  if (view.has_query()) out.target += "?" + std::string(view.encoded_query());
+  return out;
+}
+
+}  // namespace skillrunner::http

@@ -1,0 +1,79 @@
+#pragma once
+
+// Fault scripts for the simulated provider: which attempt of an invocation
+// goes wrong, and how. The full entry shape is FaultScriptDocumentation().
+//
+// A script is a JSON array of entries. It comes from a skill's
+// `simulation.faults` (checked by the registry at load time with
+// ParseFaultScript) or from the simulated provider's `faults` setting in the
+// config, whose entries may also carry "skill". For each attempt, entries
+// from the skill's script that name the attempt win over config entries that
+// name it; several entries may apply to one attempt.
+
+#include <boost/json/value.hpp>
+#include <chrono>
+#include <expected>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace skillrunner::providers {
+
+enum class FaultKind {
+  kMissingField,
+  kWrongType,
+  kOutOfRange,
+  kExtraField,
+  kProse,
+  kFence,
+  kInvalidJson,
+  kTruncate,
+  kRefusal,
+  kContentFilter,
+  kRateLimit,
+  kUnavailable,
+  kVerdict,
+};
+
+// "missing_field", "wrong_type", ... as written in scripts.
+std::string_view FaultKindName(FaultKind kind);
+
+// One checked script entry.
+struct Fault {
+  std::vector<int> attempts;                             // 1-based attempt numbers
+  FaultKind kind = FaultKind::kMissingField;
+  std::optional<std::string> path;                       // RFC 6901 pointer into the answer
+  std::optional<std::chrono::milliseconds> retry_after;  // rate_limit, unavailable
+  int status = 0;                                        // unavailable: 0 = 503
+  std::string criterion;                                 // verdict: "" = every criterion
+  std::string verdict = "fail";                          // verdict: pass|fail|indeterminate
+  std::optional<double> confidence;                      // verdict
+  std::string skill;                                     // config scripts: "" = every skill
+
+  bool Applies(int attempt) const;
+};
+
+enum class FaultScriptScope {
+  kSkill,   // a skill's simulation.faults: "skill" is not allowed
+  kConfig,  // the provider config's faults: "skill" targets one skill
+};
+
+// Checks a script (null = no faults). Errors name the entry by JSON pointer
+// relative to the script: `/0/fault: unknown fault "wrng_type" (did you mean
+// "wrong_type"?)`, `/1: missing key "attempt"`.
+std::expected<std::vector<Fault>, std::string> ParseFaultScript(
+    const boost::json::value& script, FaultScriptScope scope = FaultScriptScope::kSkill);
+
+// The faults for `attempt` of `skill_id`: the skill's entries that name the
+// attempt if any, else the config entries that name it and target the skill
+// (or no skill). Script order is kept.
+std::vector<Fault> FaultsForAttempt(const std::vector<Fault>& skill_faults,
+                                    const std::vector<Fault>& config_faults,
+                                    std::string_view skill_id, int attempt);
+
+// The user documentation of the script format (plain text, for the README
+// and `--help`).
+std::string_view FaultScriptDocumentation();
+
+}  // namespace skillrunner::providers

@@ -1,0 +1,77 @@
+#include "services/providers/provider_set.h"
+
+#include "services/http/http_client.h"
+#include "services/providers/anthropic_provider.h"
+#include "services/providers/openai_provider.h"
+#include "services/providers/simulated_provider.h"
+
+namespace skillrunner::providers {
+namespace json = boost::json;
+
+namespace {
+
+std::int64_t IntSetting(const json::object& settings, std::string_view key, std::int64_t fallback) {
+  auto* v = settings.if_contains(key);
+  return v && v->is_int64() ? v->as_int64() : fallback;
+}
+
+http::HttpClientOptions HttpOptions(const json::object& settings) {
+  http::HttpClientOptions options = http::WithProxyFromEnvironment({});
+  options.max_connections_per_host = static_cast<std::size_t>(
+      IntSetting(settings, "max_connections_per_host",
+                 static_cast<std::int64_t>(options.max_connections_per_host)));
+  options.connect_timeout = std::chrono::milliseconds(
+      IntSetting(settings, "connect_timeout_ms", options.connect_timeout.count()));
+  options.max_response_bytes = static_cast<std::size_t>(IntSetting(
+      settings, "max_response_bytes", static_cast<std::int64_t>(options.max_response_bytes)));
+  if (auto* v = settings.if_contains("tls_verify"); v && v->is_bool()) options.tls_verify = v->as_bool();
+  if (auto* v = settings.if_contains("ca_file"); v && v->is_string()) {
+    options.ca_file = std::string(v->as_string());
+  }
+  return options;
+}
+
+}  // namespace
+
+std::expected<std::unique_ptr<ProviderSet>, std::string> ProviderSet::Create(
+    const Config& config, boost::asio::any_io_executor executor, EnvLookup env) {
+  auto set = std::unique_ptr<ProviderSet>(new ProviderSet());
+  for (const auto& [name, provider] : config.providers) {
+    const json::object& settings = provider.settings;
+    if (provider.kind == "simulated") {
+      auto simulated = MakeSimulatedProvider(settings);
+      if (!simulated) return std::unexpected("provider \"" + name + "\": " + simulated.error());
+      set->providers_[name] = *simulated;
+    } else if (provider.kind == "openai") {
+      OpenAiOptions options;
+      options.name = name;
+      options.base_url = provider.base_url;
+      options.api_key_env = provider.api_key_env;
+      if (auto* v = settings.if_contains("max_tokens_field"); v && v->is_string()) {
+        options.max_tokens_field = std::string(v->as_string());
+      }
+      set->providers_[name] = std::make_shared<OpenAiProvider>(
+          options, http::MakeHttpClient(executor, HttpOptions(settings)), env);
+    } else if (provider.kind == "anthropic") {
+      AnthropicOptions options;
+      options.name = name;
+      options.base_url = provider.base_url;
+      options.api_key_env = provider.api_key_env;
+      if (auto* v = settings.if_contains("anthropic_version"); v && v->is_string()) {
+        options.anthropic_version = std::string(v->as_string());
+      }
+      set->providers_[name] = std::make_shared<AnthropicProvider>(
+          options, http::MakeHttpClient(executor, HttpOptions(settings)), env);
+    } else {
+      return std::unexpected("provider \"" + name + "\": unknown kind \"" + provider.kind + "\"");
+    }
+  }
+  return set;
+}
+
+Provider* ProviderSet::Find(std::string_view name) const {
+  auto it = providers_.find(name);
+  return it == providers_.end() ? nullptr : it->second.get();
+}
+
+}  // namespace skillrunner::providers

@@ -1,0 +1,31 @@
+#pragma once
+
+#include <boost/asio/any_io_executor.hpp>
+#include <expected>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "runner/config.h"
+#include "services/providers/provider.h"
+
+namespace skillrunner::providers {
+
+// One Provider per entry of the config's `providers:` (each HTTP provider with
+// its own HttpClient and connection pools). Built once per process; keys are
+// looked up per request, never here, so building needs none.
+class ProviderSet {
+ public:
+  // Fails naming the provider and the setting that is wrong.
+  static std::expected<std::unique_ptr<ProviderSet>, std::string> Create(
+      const Config& config, boost::asio::any_io_executor executor, EnvLookup env);
+
+  // nullptr for a name the config does not define.
+  Provider* Find(std::string_view name) const;
+
+ private:
+  std::map<std::string, std::shared_ptr<Provider>, std::less<>> providers_;
+};
+
+}  // namespace skillrunner::providers

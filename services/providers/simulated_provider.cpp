@@ -1,0 +1,163 @@
+#include "services/providers/simulated_provider.h"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/json/serialize.hpp>
+#include <cstdio>
+#include <stdexcept>
+
+#include "services/providers/fault_apply.h"
+#include "services/providers/feedback_repair.h"
+#include "services/providers/instance_edit.h"
+#include "services/providers/schema_instance.h"
+#include "services/providers/sim_random.h"
+
+namespace skillrunner::providers {
+namespace {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+using simulation::InstanceGenerator;
+using simulation::Rng;
+
+std::string Hex16(std::uint64_t value) {
+  char buffer[17];
+  std::snprintf(buffer, sizeof buffer, "%016llx", static_cast<unsigned long long>(value));
+  return buffer;
+}
+
+const json::value& SchemaOf(const ChatRequest& request) {
+  if (!request.simulation.output_schema.is_null()) return request.simulation.output_schema;
+  return request.response_format.schema;
+}
+
+ProviderError Cancelled() {
+  ProviderError error;
+  error.kind = ProviderError::Kind::kCancelled;
+  error.message = "the request was cancelled";
+  return error;
+}
+
+std::expected<std::uint64_t, std::string> NonNegative(const json::value& value, std::string_view name) {
+  if (value.is_int64() && value.get_int64() >= 0) return static_cast<std::uint64_t>(value.get_int64());
+  if (value.is_uint64()) return value.get_uint64();
+  return std::unexpected(std::string(name) + ": expected a non-negative integer, found " + json::serialize(value));
+}
+
+}  // namespace
+
+std::uint64_t SimulationSeed(const ChatRequest& request, std::uint64_t provider_seed) {
+  simulation::Fnv1a hash;
+  hash.Add(request.simulation.skill_id);
+  hash.Add(std::string_view("\0", 1));
+  for (const auto& message : request.messages) {
+    hash.Add(message.role);
+    hash.Add(std::string_view("\0", 1));
+    hash.Add(message.content);
+    hash.Add(std::string_view("\0", 1));
+  }
+  hash.Add(request.simulation.seed);
+  hash.Add(provider_seed);
+  return hash.value();
+}
+
+SimulatedProvider::SimulatedProvider(SimulatedProviderOptions options) : options_(std::move(options)) {
+  auto faults = ParseFaultScript(options_.faults, FaultScriptScope::kConfig);
+  if (!faults) throw std::invalid_argument("simulated provider faults: " + faults.error());
+  config_faults_ = std::move(*faults);
+}
+
+asio::awaitable<std::expected<ChatResponse, ProviderError>> SimulatedProvider::Chat(
+    const ChatRequest& request) {
+  if (options_.latency.count() > 0) {
+    asio::steady_timer timer(co_await asio::this_coro::executor, options_.latency);
+    auto [ec] = co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+    if (ec) co_return std::unexpected(Cancelled());
+  }
+  co_return Answer(request);
+}
+
+std::expected<ChatResponse, ProviderError> SimulatedProvider::Answer(const ChatRequest& request) const {
+  const std::uint64_t seed = SimulationSeed(request, options_.seed);
+  const std::string request_id = "sim-" + Hex16(seed);
+  auto skill_faults = ParseFaultScript(request.simulation.faults, FaultScriptScope::kSkill);
+  if (!skill_faults) {
+    ProviderError error;
+    error.kind = ProviderError::Kind::kConfig;
+    error.message = "simulation.faults: " + skill_faults.error();
+    return std::unexpected(std::move(error));
+  }
+  std::vector<Fault> faults = FaultsForAttempt(*skill_faults, config_faults_, request.simulation.skill_id,
+                                               request.simulation.attempt);
+  if (auto error = simulation::ErrorFault(faults)) {
+    error->request_id = request_id;
+    return std::unexpected(std::move(*error));
+  }
+
+  const json::value& schema = SchemaOf(request);
+  Rng rng(seed);
+  InstanceGenerator generator(schema, rng, request.simulation.criteria);
+  std::optional<json::value> answer;
+  if (auto repair = simulation::FindRepairRequest(request.messages)) {
+    if ((answer = simulation::ExtractJson(repair->previous_answer))) {
+      simulation::Repair(*answer, repair->errors, generator);
+    }
+  }
+  if (!answer) {
+    answer = generator.Generate();
+    if (generator.judged()) simulation::SummariseVerdict(*answer);
+  }
+  simulation::ApplyValueFaults(faults, *answer, generator);
+
+  simulation::ShapedText shaped{json::serialize(*answer), std::nullopt, FinishReason::kStop};
+  simulation::ApplyTextFaults(faults, shaped);
+
+  ChatResponse response;
+  response.text = std::move(shaped.text);
+  response.refusal = std::move(shaped.refusal);
+  response.finish_reason = shaped.finish_reason;
+  std::int64_t input_points = 0;
+  for (const auto& message : request.messages) {
+    input_points += simulation::CodePoints(message.content);
+  }
+  response.usage.input_tokens = (input_points + 3) / 4;
+  response.usage.output_tokens = EstimateTokens(response.text);
+  response.usage.estimated = true;
+  response.request_id = request_id;
+  response.model = request.model;
+  response.raw_body = response.text;
+  response.http_status = 200;
+  return response;
+}
+
+std::expected<SimulatedProviderOptions, std::string> SimulatedProviderOptionsFromSettings(
+    const json::object& settings) {
+  SimulatedProviderOptions options;
+  if (const json::value* latency = settings.if_contains("latency_ms")) {
+    auto ms = NonNegative(*latency, "latency_ms");
+    if (!ms) return std::unexpected(ms.error());
+    options.latency = std::chrono::milliseconds(static_cast<std::int64_t>(std::min<std::uint64_t>(*ms, 86400000)));
+  }
+  if (const json::value* seed = settings.if_contains("seed")) {
+    auto value = NonNegative(*seed, "seed");
+    if (!value) return std::unexpected(value.error());
+    options.seed = *value;
+  }
+  if (const json::value* faults = settings.if_contains("faults")) {
+    auto parsed = ParseFaultScript(*faults, FaultScriptScope::kConfig);
+    if (!parsed) return std::unexpected("faults" + (parsed.error().starts_with("(root)") ? parsed.error().substr(6) : parsed.error()));
+    options.faults = *faults;
+  }
+  return options;
+}
+
+std::expected<std::shared_ptr<SimulatedProvider>, std::string> MakeSimulatedProvider(
+    const json::object& settings) {
+  auto options = SimulatedProviderOptionsFromSettings(settings);
+  if (!options) return std::unexpected(options.error());
+  return std::make_shared<SimulatedProvider>(std::move(*options));
+}
+
+}  // namespace skillrunner::providers

@@ -1,0 +1,65 @@
+// Every request body the openai provider builds is valid against OpenAI's own
+// request schema (../shared/spec).
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <gtest/gtest.h>
+
+#include "services/providers/openai_provider.h"
+#include "tests/support/openai_spec.h"
+
+namespace skillrunner::providers {
+namespace {
+namespace json = boost::json;
+
+ChatRequest Request(ResponseFormat::Kind kind) {
+  ChatRequest request;
+  request.model = "gpt-4o-mini";
+  request.messages = {{"system", "You extract contacts. Answer in JSON."},
+                      {"user", "Ada, ada@example.com"},
+                      {"assistant", "{\"name\":\"Ada\"}"},
+                      {"user", "- /email: required property is missing"}};
+  request.temperature = 0.2;
+  request.max_output_tokens = 512;
+  request.response_format.kind = kind;
+  if (kind == ResponseFormat::Kind::kJsonSchema) {
+    request.response_format.name = "extract_contact";
+    request.response_format.strict = true;
+    request.response_format.schema = json::parse(
+        R"({"type":"object","additionalProperties":false,"required":["name","phone"],
+            "properties":{"name":{"type":"string"},"phone":{"type":["string","null"]}}})");
+  }
+  return request;
+}
+
+TEST(OpenAiRequestSpecTest, EveryRequestShapeIsValidAgainstTheSpec) {
+  SKILLRUNNER_SKIP_WITHOUT_SPEC();
+  for (const std::string field : {"max_completion_tokens", "max_tokens"}) {
+    OpenAiOptions options;
+    options.max_tokens_field = field;
+    OpenAiProvider provider(options, nullptr, [](std::string_view) { return std::nullopt; });
+    for (auto kind : {ResponseFormat::Kind::kNone, ResponseFormat::Kind::kJsonObject,
+                      ResponseFormat::Kind::kJsonSchema}) {
+      json::object body = provider.RequestBody(Request(kind));
+      auto errors = test_support::OpenAiRequestSchema()->Validate(body);
+      for (const auto& e : errors) ADD_FAILURE() << field << " " << json::serialize(body) << "\n" << e.path << ": " << e.message;
+      EXPECT_EQ(body.at(field), 512);
+    }
+  }
+}
+
+TEST(OpenAiRequestSpecTest, TheSpecCatchesABadRequest) {
+  SKILLRUNNER_SKIP_WITHOUT_SPEC();
+  auto errors = test_support::OpenAiRequestSchema()->Validate(
+      json::parse(R"({"model":"m","messages":[{"role":"user","content":"x"}],"temperature":"hot"})"));
+  ASSERT_FALSE(errors.empty());
+  EXPECT_EQ(errors[0].path, "/temperature");
+}
+
+TEST(OpenAiRequestSpecTest, StrictSchemaRequestHasTheDocumentedShape) {
+  OpenAiProvider provider(OpenAiOptions{}, nullptr, [](std::string_view) { return std::nullopt; });
+  EXPECT_EQ(json::serialize(provider.RequestBody(Request(ResponseFormat::Kind::kJsonSchema)).at("response_format")),
+            R"({"type":"json_schema","json_schema":{"name":"extract_contact","schema":{"type":"object","additionalProperties":false,"required":["name","phone"],"properties":{"name":{"type":"string"},"phone":{"type":["string","null"]}}},"strict":true}})");
+}
+
+}  // namespace
+}  // namespace skillrunner::providers
