@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "runner/json_text.h"
 #include "services/providers/http_errors.h"
 
 namespace skillrunner::providers {
@@ -100,7 +101,7 @@ boost::asio::awaitable<std::expected<ChatResponse, ProviderError>> AnthropicProv
                           {"anthropic-version", options_.anthropic_version},
                           {"user-agent", "skillrunner/" SKILLRUNNER_VERSION}};
   if (key && !key->empty()) http_request.headers.emplace_back("x-api-key", *key);
-  http_request.body = json::serialize(RequestBody(request));
+  http_request.body = CompactJson(RequestBody(request));
   http_request.timeout = request.timeout;
   auto response = co_await client_->Send(std::move(http_request));
   if (!response) co_return std::unexpected(ErrorFromTransport(response.error()));

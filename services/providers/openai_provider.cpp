@@ -4,6 +4,7 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
+#include "runner/json_text.h"
 #include "services/providers/http_errors.h"
 
 namespace skillrunner::providers {
@@ -99,7 +100,7 @@ boost::asio::awaitable<std::expected<ChatResponse, ProviderError>> OpenAiProvide
                           {"accept", "application/json"},
                           {"user-agent", "skillrunner/" SKILLRUNNER_VERSION}};
   if (key && !key->empty()) http_request.headers.emplace_back("authorization", "Bearer " + *key);
-  http_request.body = json::serialize(RequestBody(request));
+  http_request.body = CompactJson(RequestBody(request));
   http_request.timeout = request.timeout;
   auto response = co_await client_->Send(std::move(http_request));
   if (!response) co_return std::unexpected(ErrorFromTransport(response.error()));

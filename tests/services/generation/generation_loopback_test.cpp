@@ -1,0 +1,258 @@
+// LLM_JSON_GENERATION end to end: SkillRunner -> LlmGenerationService ->
+// RetryingProvider -> OpenAiProvider -> HttpClient -> a loopback server.
+// Exact request bodies are asserted.
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <gtest/gtest.h>
+
+#include "tests/support/llm_test_bed.h"
+#include "tests/support/openai_spec.h"
+
+namespace skillrunner {
+namespace {
+namespace json = boost::json;
+using test_support::LlmTestBed;
+using test_support::OpenAiAnswer;
+
+constexpr const char* kSchema =
+    R"({"type":"object","required":["priority","category"],"additionalProperties":false,)"
+    R"("properties":{"priority":{"type":"integer","minimum":1,"maximum":4},"category":{"enum":["bug","billing"]},)"
+    R"("note":{"type":"string"}}})";
+
+std::string TriageSkill(const std::string& model, const std::string& extra = "") {
+  return "id: triage\ntemplate_type: LLM_JSON_GENERATION\nmodel: " + model +
+         "\ntemperature: 0.7\nmax_output_tokens: 300\n"
+         "prompt: { system: \"You triage tickets.\", user: \"Ticket: {{input.text}}\" }\n"
+         "input_schema: { type: object, required: [text], properties: { text: { type: string } } }\n"
+         "output_schema: " + std::string(kSchema) + "\n" + extra;
+}
+
+std::string SchemaInstruction() {
+  return "Answer with one JSON value only (no prose, no Markdown code fence) that is valid against "
+         "this JSON Schema:\n" + json::serialize(json::parse(kSchema));
+}
+
+void ExpectValidAgainstSpec(const LlmTestBed& bed) {
+  if (test_support::OpenAiRequestSchema() == nullptr) return;
+  for (const auto& body : bed.Bodies()) {
+    for (const auto& e : test_support::OpenAiRequestSchema()->Validate(body)) {
+      ADD_FAILURE() << "request not valid against the OpenAI spec: " << e.path << ": " << e.message;
+    }
+  }
+}
+
+class GenerationLoopbackTest : public ::testing::Test {
+ protected:
+  LlmTestBed bed_;
+};
+
+TEST_F(GenerationLoopbackTest, LoopModelRetriesOnceColderWithEveryErrorFedBack) {
+  bed_.AddSkill("triage", TriageSkill("m-loop"));
+  bed_.Start();
+  const std::string first = "Sure:\n```json\n{\"priority\": \"high\", \"category\": \"bug\"}\n```";
+  bed_.server().Enqueue({.body = OpenAiAnswer(first, "stop", 120, 30)});
+  bed_.server().Enqueue({.body = OpenAiAnswer(R"({"priority": 1, "category": "bug"})", "stop", 170, 12)});
+
+  auto outcome = bed_.Invoke("triage", R"({"text":"login broken"})");
+  ASSERT_TRUE(outcome) << json::serialize(ToJson(outcome));
+  EXPECT_EQ(json::serialize(outcome->output), R"({"priority":1,"category":"bug"})");
+
+  auto bodies = bed_.Bodies();
+  ASSERT_EQ(bodies.size(), 2u);
+  json::value first_request = json::parse(R"({"model":"m-loop","messages":[
+      {"role":"system","content":""},{"role":"user","content":"Ticket: login broken"}],
+      "temperature":0.7,"max_completion_tokens":300})");
+  first_request.at("messages").at(0).as_object()["content"] = "You triage tickets.\n\n" + SchemaInstruction();
+  EXPECT_EQ(bodies[0], first_request);
+
+  json::value second_request = first_request;
+  auto& messages = second_request.at("messages").as_array();
+  messages.push_back(json::object{{"role", "assistant"}, {"content", first}});
+  messages.push_back(json::object{
+      {"role", "user"},
+      {"content",
+       "Your answer does not match the JSON Schema. Every error, by JSON pointer:\n"
+       "- /priority: expected integer, found string \"high\"\n"
+       "Answer again with the corrected JSON only: one JSON value, no prose, no code fence."}});
+  second_request.at("temperature") = 0.2;
+  EXPECT_EQ(bodies[1], second_request);
+
+  EXPECT_EQ(outcome->metrics.mode, "validation_loop");
+  EXPECT_EQ(outcome->metrics.attempts, 2);
+  EXPECT_EQ(outcome->metrics.validation_retries, 1);
+  EXPECT_EQ(outcome->metrics.input_tokens, 290);
+  EXPECT_EQ(outcome->metrics.output_tokens, 42);
+  ASSERT_EQ(outcome->attempts.size(), 2u);
+  EXPECT_EQ(outcome->attempts[0].kind, "validation");
+  EXPECT_EQ(outcome->attempts[0].repair, "fence");
+  EXPECT_EQ(outcome->attempts[0].raw, first);
+  EXPECT_EQ(outcome->attempts[0].temperature, 0.7);
+  EXPECT_EQ(outcome->attempts[1].kind, "ok");
+  EXPECT_EQ(outcome->attempts[1].temperature, 0.2);
+  ExpectValidAgainstSpec(bed_);
+}
+
+TEST_F(GenerationLoopbackTest, TwoInvalidAnswersAreMaxRetriesExceededWithBothAttempts) {
+  bed_.AddSkill("triage", TriageSkill("m-loop"));
+  bed_.Start();
+  bed_.server().Enqueue({.body = OpenAiAnswer(R"({"priority": 9, "category": "bug"})", "stop", 100, 10)});
+  bed_.server().Enqueue({.body = OpenAiAnswer("I think it is a bug.", "stop", 150, 7)});
+  bed_.server().SetDefault({.body = OpenAiAnswer(R"({"priority": 1, "category": "bug"})")});
+
+  auto outcome = bed_.Invoke("triage", R"({"text":"x"})");
+  ASSERT_FALSE(outcome);
+  EXPECT_EQ(bed_.server().request_count(), 2u);
+  const auto& failure = outcome.error();
+  EXPECT_EQ(failure.error.code, ErrorCode::kMaxRetriesExceeded);
+  EXPECT_EQ(failure.error.message, "the answer is still not JSON after 1 retry");
+  ASSERT_EQ(failure.attempts.size(), 2u);
+  EXPECT_EQ(failure.attempts[0].kind, "validation");
+  EXPECT_EQ(failure.attempts[0].errors, (std::vector<FieldError>{{"/priority", "expected at most 4, found 9"}}));
+  EXPECT_EQ(failure.attempts[0].raw, R"({"priority": 9, "category": "bug"})");
+  EXPECT_EQ(failure.attempts[1].kind, "parse");
+  EXPECT_EQ(failure.attempts[1].raw, "I think it is a bug.");
+  ASSERT_EQ(failure.attempts[1].errors.size(), 1u);
+  EXPECT_EQ(failure.attempts[1].errors[0].message.starts_with("not JSON: "), true);
+  EXPECT_EQ(failure.metrics.input_tokens, 250);
+  EXPECT_EQ(failure.metrics.output_tokens, 17);
+  EXPECT_EQ(failure.metrics.attempts, 2);
+}
+
+TEST_F(GenerationLoopbackTest, NativeModelSendsAStrictSchemaAndMapsNullsBack) {
+  bed_.AddSkill("triage", TriageSkill("m-native"));
+  bed_.Start();
+  bed_.server().Enqueue({.body = OpenAiAnswer(R"({"priority":2,"category":"billing","note":null})")});
+  auto outcome = bed_.Invoke("triage", R"({"text":"refund"})");
+  ASSERT_TRUE(outcome) << json::serialize(ToJson(outcome));
+  EXPECT_EQ(json::serialize(outcome->output), R"({"priority":2,"category":"billing"})");
+  EXPECT_EQ(outcome->metrics.mode, "native_strict");
+  auto bodies = bed_.Bodies();
+  ASSERT_EQ(bodies.size(), 1u);
+  EXPECT_EQ(bodies[0].at("messages").at(0).at("content"), "You triage tickets.\n\nAnswer with JSON only.");
+  const json::value& format = bodies[0].at("response_format");
+  EXPECT_EQ(format.at("type"), "json_schema");
+  EXPECT_EQ(format.at("json_schema").at("strict"), true);
+  EXPECT_EQ(format.at("json_schema").at("name"), "triage");
+  const json::value& schema = format.at("json_schema").at("schema");
+  EXPECT_EQ(schema.at("additionalProperties"), false);
+  EXPECT_EQ(schema.at("required"), json::parse(R"(["priority","category","note"])"));
+  EXPECT_EQ(schema.at("properties").at("note").at("type"), json::parse(R"(["string","null"])"));
+  ExpectValidAgainstSpec(bed_);
+}
+
+TEST_F(GenerationLoopbackTest, StrictAnswerBreakingAMaximumIsCaughtAndRetriedOnce) {
+  bed_.AddSkill("triage", TriageSkill("m-native"));
+  bed_.Start();
+  bed_.server().Enqueue({.body = OpenAiAnswer(R"({"priority":7,"category":"bug","note":null})")});
+  bed_.server().Enqueue({.body = OpenAiAnswer(R"({"priority":4,"category":"bug","note":"ok"})")});
+  auto outcome = bed_.Invoke("triage", R"({"text":"x"})");
+  ASSERT_TRUE(outcome);
+  EXPECT_EQ(json::serialize(outcome->output), R"({"priority":4,"category":"bug","note":"ok"})");
+  auto bodies = bed_.Bodies();
+  ASSERT_EQ(bodies.size(), 2u);
+  EXPECT_EQ(bodies[1].at("messages").at(3).at("content").as_string().find(
+                "- /priority: expected at most 4, found 7") != json::string::npos, true);
+  EXPECT_EQ(bodies[1].at("response_format"), bodies[0].at("response_format"));
+  EXPECT_EQ(outcome->metrics.validation_retries, 1);
+}
+
+TEST_F(GenerationLoopbackTest, TruncationIsTruncatedAndTheCutTextIsNeverResent) {
+  bed_.AddSkill("triage", TriageSkill("m-loop"));
+  bed_.Start();
+  bed_.server().Enqueue({.body = OpenAiAnswer(R"({"priority": 1, "cat)", "length", 50, 300)});
+  auto outcome = bed_.Invoke("triage", R"({"text":"x"})");
+  ASSERT_FALSE(outcome);
+  EXPECT_EQ(outcome.error().error.code, ErrorCode::kTruncated);
+  EXPECT_EQ(outcome.error().error.message, "the answer was cut off at max_output_tokens (300)");
+  EXPECT_EQ(bed_.server().request_count(), 1u);
+  EXPECT_EQ(outcome.error().attempts[0].kind, "truncated");
+  EXPECT_EQ(outcome.error().metrics.output_tokens, 300);
+}
+
+TEST_F(GenerationLoopbackTest, TruncationRetryDoublesTheBudgetWithTheOriginalMessages) {
+  bed_.AddSkill("triage", TriageSkill("m-loop", "retry: { truncation_retry: true }\n"));
+  bed_.Start();
+  bed_.server().Enqueue({.body = OpenAiAnswer(R"({"priority": 1, "cat)", "length")});
+  bed_.server().Enqueue({.body = OpenAiAnswer(R"({"priority": 1, "category": "bug"})")});
+  auto outcome = bed_.Invoke("triage", R"({"text":"x"})");
+  ASSERT_TRUE(outcome);
+  auto bodies = bed_.Bodies();
+  ASSERT_EQ(bodies.size(), 2u);
+  EXPECT_EQ(bodies[1].at("messages"), bodies[0].at("messages"));
+  EXPECT_EQ(bodies[1].at("max_completion_tokens"), 600);
+  EXPECT_EQ(outcome->attempts[1].max_output_tokens, 600);
+}
+
+TEST_F(GenerationLoopbackTest, RefusalIsRefusedAfterOneRequest) {
+  bed_.AddSkill("triage", TriageSkill("m-loop"));
+  bed_.Start();
+  bed_.server().Enqueue({.body = test_support::OpenAiRefusal("I can't help with that.")});
+  auto outcome = bed_.Invoke("triage", R"({"text":"x"})");
+  ASSERT_FALSE(outcome);
+  EXPECT_EQ(outcome.error().error.code, ErrorCode::kRefused);
+  EXPECT_EQ(outcome.error().error.message, "the model refused to answer: I can't help with that.");
+  EXPECT_EQ(bed_.server().request_count(), 1u);
+  EXPECT_EQ(outcome.error().attempts[0].kind, "refusal");
+}
+
+TEST_F(GenerationLoopbackTest, ContentFilterIsReportedAsSuch) {
+  bed_.AddSkill("triage", TriageSkill("m-loop"));
+  bed_.Start();
+  bed_.server().Enqueue({.body = OpenAiAnswer("", "content_filter")});
+  auto outcome = bed_.Invoke("triage", R"({"text":"x"})");
+  ASSERT_FALSE(outcome);
+  EXPECT_EQ(outcome.error().error.code, ErrorCode::kContentFiltered);
+  EXPECT_EQ(bed_.server().request_count(), 1u);
+}
+
+TEST_F(GenerationLoopbackTest, JsonObjectModeAsksForJsonWithTheSchemaInThePrompt) {
+  bed_.AddSkill("triage", TriageSkill("m-json"));
+  bed_.Start();
+  bed_.server().Enqueue({.body = OpenAiAnswer(R"({"priority": 3, "category": "bug"})")});
+  auto outcome = bed_.Invoke("triage", R"({"text":"x"})");
+  ASSERT_TRUE(outcome);
+  auto bodies = bed_.Bodies();
+  EXPECT_EQ(bodies[0].at("response_format"), json::parse(R"({"type":"json_object"})"));
+  EXPECT_EQ(bodies[0].at("messages").at(0).at("content").as_string().find("JSON") != json::string::npos, true);
+  EXPECT_EQ(outcome->metrics.mode, "json_object");
+}
+
+TEST_F(GenerationLoopbackTest, UnsupportedResponseFormatDowngradesToTheLoopAndCarriesOn) {
+  bed_.AddSkill("triage", TriageSkill("m-native"));
+  bed_.Start();
+  bed_.server().Enqueue({.status = 400,
+                         .body = test_support::OpenAiError("response_format json_schema is not supported",
+                                                           "invalid_request_error", "response_format")});
+  bed_.server().Enqueue({.body = OpenAiAnswer(R"({"priority": 3, "category": "bug"})")});
+  bed_.server().Enqueue({.body = OpenAiAnswer(R"({"priority": 2, "category": "bug"})")});
+  auto outcome = bed_.Invoke("triage", R"({"text":"x"})");
+  ASSERT_TRUE(outcome) << json::serialize(ToJson(outcome));
+  auto bodies = bed_.Bodies();
+  ASSERT_EQ(bodies.size(), 2u);
+  EXPECT_EQ(bodies[1].as_object().contains("response_format"), false);
+  EXPECT_EQ(outcome->attempts[0].kind, "downgrade");
+  EXPECT_EQ(outcome->metrics.mode, "validation_loop");
+  // The model stays downgraded for the life of the process.
+  ASSERT_TRUE(bed_.Invoke("triage", R"({"text":"y"})"));
+  EXPECT_EQ(bed_.Bodies()[2].as_object().contains("response_format"), false);
+}
+
+TEST_F(GenerationLoopbackTest, SessionMemoryFeedsEarlierMistakesForward) {
+  bed_.AddSkill("triage", TriageSkill("m-loop"));
+  bed_.Start();
+  bed_.server().Enqueue({.body = OpenAiAnswer(R"({"priority": 0, "category": "bug"})")});
+  bed_.server().Enqueue({.body = OpenAiAnswer(R"({"priority": 1, "category": "bug"})")});
+  bed_.server().Enqueue({.body = OpenAiAnswer(R"({"priority": 1, "category": "bug"})")});
+  InvocationOptions options;
+  options.session = "agent-7";
+  ASSERT_TRUE(bed_.Invoke("triage", R"({"text":"a"})", options));
+  ASSERT_TRUE(bed_.Invoke("triage", R"({"text":"b"})", options));
+  auto bodies = bed_.Bodies();
+  ASSERT_EQ(bodies.size(), 3u);
+  EXPECT_EQ(bodies[2].at("messages").at(0).at("content").as_string().ends_with(
+                "Earlier answers in this session made these mistakes; avoid them:\n"
+                "- /priority: expected at least 1, found 0"), true);
+}
+
+}  // namespace
+}  // namespace skillrunner
