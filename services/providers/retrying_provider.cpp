@@ -4,6 +4,8 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <cmath>
 #include <random>
@@ -127,6 +129,8 @@ boost::asio::awaitable<Result<ChatResponse>> RetryingProvider::Chat(
               " ms wait before the next try: " + Describe(error)));
     }
     attempt.delay_ms = delay.count();
+    spdlog::info("skill {}: provider request failed ({}); retry {} of {} in {} ms", ctx.skill_id(),
+                 Describe(error), retry + 1, policy.max_retries, delay.count());
     ctx.AddAttempt(std::move(attempt));
     ++ctx.metrics().transient_retries;
     co_await sleeper_.Sleep(delay);

@@ -1,0 +1,258 @@
+// The HTTP providers and the transient policy against a real loopback server.
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_future.hpp>
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
+
+#include <sstream>
+
+#include "services/providers/anthropic_provider.h"
+#include "services/providers/openai_provider.h"
+#include "services/providers/retrying_provider.h"
+#include "tests/support/llm_test_bed.h"
+#include "tests/support/openai_spec.h"
+
+namespace skillrunner::providers {
+namespace {
+namespace json = boost::json;
+using test_support::kTestApiKey;
+using test_support::LoopbackServer;
+using test_support::OpenAiAnswer;
+
+std::optional<std::string> TestEnv(std::string_view name) {
+  if (name == "OPENAI_API_KEY" || name == "ANTHROPIC_API_KEY") return std::string(kTestApiKey);
+  return std::nullopt;
+}
+
+ChatRequest SimpleRequest() {
+  ChatRequest request;
+  request.model = "gpt-4o-mini";
+  request.messages = {{"system", "Be brief."}, {"user", "Say ok as JSON."}};
+  request.temperature = 0.5;
+  request.max_output_tokens = 64;
+  return request;
+}
+
+class ProviderLoopbackTest : public ::testing::Test {
+ protected:
+  std::unique_ptr<Provider> MakeOpenAi() {
+    OpenAiOptions options;
+    options.base_url = server_.base_url() + "/v1";
+    return std::make_unique<OpenAiProvider>(options, http::MakeHttpClient(io_.get_executor()), TestEnv);
+  }
+  std::unique_ptr<Provider> MakeAnthropic() {
+    AnthropicOptions options;
+    options.base_url = server_.base_url();
+    return std::make_unique<AnthropicProvider>(options, http::MakeHttpClient(io_.get_executor()), TestEnv);
+  }
+  Result<ChatResponse> Send(Provider& provider, ChatRequest request = SimpleRequest()) {
+    RetryingProvider retrying(provider, sleeper_);
+    ctx_ = std::make_unique<InvocationContext>("s", InvocationOptions{},
+                                               std::chrono::steady_clock::now() + std::chrono::minutes(5));
+    auto future = boost::asio::co_spawn(io_, retrying.Chat(std::move(request), policy_, *ctx_),
+                                        boost::asio::use_future);
+    io_.restart();
+    io_.run();
+    return future.get();
+  }
+
+  LoopbackServer server_;
+  boost::asio::io_context io_;
+  test_support::RecordingSleeper sleeper_;
+  TransientRetryPolicy policy_;
+  std::unique_ptr<InvocationContext> ctx_;
+};
+
+TEST_F(ProviderLoopbackTest, RateLimitWithRetryAfterMsWaitsThatLongOnce) {
+  auto provider = MakeOpenAi();
+  server_.Enqueue({.status = 429, .headers = {{"retry-after-ms", "150"}},
+                   .body = test_support::OpenAiError("Rate limit reached", "requests")});
+  server_.Enqueue({.body = OpenAiAnswer(R"({"ok":true})")});
+  auto result = Send(*provider);
+  ASSERT_TRUE(result) << result.error().message;
+  EXPECT_EQ(result->text, R"({"ok":true})");
+  EXPECT_EQ(sleeper_.delays, (std::vector<std::int64_t>{150}));
+  EXPECT_EQ(server_.request_count(), 2u);
+  ASSERT_EQ(ctx_->attempts().size(), 1u);
+  EXPECT_EQ(ctx_->attempts()[0].kind, "transient");
+  EXPECT_EQ(ctx_->attempts()[0].http_status, 429);
+  EXPECT_EQ(ctx_->attempts()[0].delay_ms, 150);
+  EXPECT_EQ(ctx_->metrics().transient_retries, 1);
+}
+
+TEST_F(ProviderLoopbackTest, UnauthorizedIsOneRequestAndProviderError) {
+  auto provider = MakeOpenAi();
+  server_.SetDefault({.status = 401,
+                      .body = test_support::OpenAiError("Incorrect API key provided", "invalid_request_error")});
+  auto result = Send(*provider);
+  ASSERT_FALSE(result);
+  EXPECT_EQ(server_.request_count(), 1u);
+  EXPECT_EQ(result.error().code, ErrorCode::kProviderError);
+  EXPECT_EQ(result.error().message, "the provider refused the request: HTTP 401: Incorrect API key provided");
+  EXPECT_EQ(result.error().details.at("http_status"), 401);
+  EXPECT_EQ(result.error().details.at("provider_type"), "invalid_request_error");
+}
+
+TEST_F(ProviderLoopbackTest, ServiceUnavailableForeverIsFourRequestsThenUnavailable) {
+  auto provider = MakeOpenAi();
+  server_.SetDefault({.status = 503, .body = test_support::OpenAiError("overloaded", "server_error")});
+  auto result = Send(*provider);
+  ASSERT_FALSE(result);
+  EXPECT_EQ(server_.request_count(), 4u);
+  EXPECT_EQ(result.error().code, ErrorCode::kProviderUnavailable);
+  ASSERT_EQ(sleeper_.delays.size(), 3u);
+  EXPECT_GE(sleeper_.delays[0], 1500);
+  EXPECT_LE(sleeper_.delays[0], 2000);
+  EXPECT_GE(sleeper_.delays[2], 6000);
+  EXPECT_LE(sleeper_.delays[2], 8000);
+}
+
+TEST_F(ProviderLoopbackTest, AnHourLongRetryAfterFailsAtOnce) {
+  auto provider = MakeOpenAi();
+  server_.SetDefault({.status = 429, .headers = {{"retry-after", "3600"}},
+                      .body = test_support::OpenAiError("quota", "requests")});
+  auto result = Send(*provider);
+  ASSERT_FALSE(result);
+  EXPECT_EQ(server_.request_count(), 1u);
+  EXPECT_TRUE(sleeper_.delays.empty());
+  EXPECT_EQ(result.error().code, ErrorCode::kProviderUnavailable);
+  EXPECT_EQ(result.error().details.at("retry_after_ms"), 3600000);
+}
+
+TEST_F(ProviderLoopbackTest, DroppedConnectionIsRetried) {
+  auto provider = MakeOpenAi();
+  server_.Enqueue({.drop_connection = true});
+  server_.Enqueue({.body = OpenAiAnswer("{}")});
+  auto result = Send(*provider);
+  ASSERT_TRUE(result) << result.error().message;
+  EXPECT_EQ(ctx_->attempts().size(), 1u);
+  EXPECT_EQ(ctx_->attempts()[0].kind, "transient");
+}
+
+TEST_F(ProviderLoopbackTest, OpenAiRequestIsExactlyTheDocumentedShape) {
+  auto provider = MakeOpenAi();
+  server_.Enqueue({.headers = {{"x-request-id", "req_123"}}, .body = OpenAiAnswer("{}", "stop", 11, 2)});
+  auto result = Send(*provider);
+  ASSERT_TRUE(result);
+  auto requests = server_.requests();
+  ASSERT_EQ(requests.size(), 1u);
+  EXPECT_EQ(requests[0].method, "POST");
+  EXPECT_EQ(requests[0].target, "/v1/chat/completions");
+  EXPECT_EQ(requests[0].Header("authorization"), std::string("Bearer ") + kTestApiKey);
+  EXPECT_EQ(requests[0].Header("content-type"), "application/json");
+  EXPECT_EQ(json::parse(requests[0].body), json::parse(R"({"model":"gpt-4o-mini","messages":[
+      {"role":"system","content":"Be brief."},{"role":"user","content":"Say ok as JSON."}],
+      "temperature":0.5,"max_completion_tokens":64})"));
+  EXPECT_EQ(result->request_id, "req_123");
+  EXPECT_EQ(result->usage.input_tokens, 11);
+  EXPECT_EQ(result->usage.output_tokens, 2);
+  EXPECT_FALSE(result->usage.estimated);
+  if (test_support::OpenAiRequestSchema()) {
+    EXPECT_TRUE(test_support::OpenAiRequestSchema()->Validate(json::parse(requests[0].body)).empty());
+    EXPECT_TRUE(test_support::OpenAiResponseSchema()->Validate(json::parse(OpenAiAnswer("{}"))).empty());
+  }
+}
+
+TEST_F(ProviderLoopbackTest, MissingUsageIsEstimatedFromCodePoints) {
+  auto provider = MakeOpenAi();
+  json::value body = json::parse(OpenAiAnswer("héllo wörld"));
+  body.as_object().erase("usage");
+  server_.Enqueue({.body = json::serialize(body)});
+  auto result = Send(*provider);
+  ASSERT_TRUE(result);
+  EXPECT_TRUE(result->usage.estimated);
+  EXPECT_EQ(result->usage.output_tokens, 3);  // 11 code points / 4, rounded up
+}
+
+TEST_F(ProviderLoopbackTest, MissingKeyIsConfigInvalidBeforeAnyRequest) {
+  OpenAiOptions options;
+  options.base_url = "https://api.openai.example/v1";
+  options.api_key_env = "SKILLRUNNER_TEST_NO_SUCH_KEY";
+  OpenAiProvider provider(options, http::MakeHttpClient(io_.get_executor()), TestEnv);
+  auto result = Send(provider);
+  ASSERT_FALSE(result);
+  EXPECT_EQ(result.error().code, ErrorCode::kConfigInvalid);
+  EXPECT_EQ(result.error().message,
+            "the environment variable SKILLRUNNER_TEST_NO_SUCH_KEY (the API key of provider \"openai\") is not set");
+  EXPECT_EQ(server_.request_count(), 0u);
+}
+
+TEST_F(ProviderLoopbackTest, AnthropicRequestAndAnswerFollowTheMessagesApi) {
+  auto provider = MakeAnthropic();
+  server_.Enqueue({.headers = {{"request-id", "req_ant_1"}},
+                   .body = R"({"id":"msg_1","type":"message","role":"assistant","model":"claude-x",
+                     "content":[{"type":"text","text":"{\"ok\":true}"}],"stop_reason":"end_turn",
+                     "usage":{"input_tokens":30,"output_tokens":5}})"});
+  ChatRequest request = SimpleRequest();
+  request.response_format.kind = ResponseFormat::Kind::kJsonSchema;
+  request.response_format.schema = json::parse(R"({"type":"object","additionalProperties":false,"properties":{"ok":{"type":"boolean"}}})");
+  auto result = Send(*provider, request);
+  ASSERT_TRUE(result) << result.error().message;
+  auto requests = server_.requests();
+  EXPECT_EQ(requests[0].target, "/v1/messages");
+  EXPECT_EQ(requests[0].Header("x-api-key"), kTestApiKey);
+  EXPECT_EQ(requests[0].Header("anthropic-version"), "2023-06-01");
+  EXPECT_EQ(requests[0].Header("authorization"), "");
+  EXPECT_EQ(json::parse(requests[0].body), json::parse(R"({"model":"gpt-4o-mini","max_tokens":64,
+      "system":"Be brief.","messages":[{"role":"user","content":"Say ok as JSON."}],"temperature":0.5,
+      "output_config":{"format":{"type":"json_schema","schema":{"type":"object","additionalProperties":false,"properties":{"ok":{"type":"boolean"}}}}}})"));
+  EXPECT_EQ(result->text, R"({"ok":true})");
+  EXPECT_EQ(result->request_id, "req_ant_1");
+  EXPECT_EQ(result->usage.input_tokens, 30);
+}
+
+TEST_F(ProviderLoopbackTest, AnthropicToolUseAnswersAndRefusalsAreUnderstood) {
+  auto provider = MakeAnthropic();
+  server_.Enqueue({.body = R"({"content":[{"type":"tool_use","id":"t","name":"emit","input":{"a":1}}],
+                     "stop_reason":"tool_use","usage":{"input_tokens":1,"output_tokens":1}})"});
+  server_.Enqueue({.body = R"({"content":[],"stop_reason":"refusal","stop_details":{"type":"refusal",
+                     "category":"cyber","explanation":"not allowed"},"usage":{"input_tokens":1,"output_tokens":0}})"});
+  auto tool = Send(*provider);
+  ASSERT_TRUE(tool);
+  EXPECT_EQ(tool->text, R"({"a":1})");
+  EXPECT_EQ(tool->finish_reason, FinishReason::kStop);
+  auto refusal = Send(*provider);
+  ASSERT_TRUE(refusal);
+  EXPECT_EQ(refusal->finish_reason, FinishReason::kRefusal);
+  EXPECT_EQ(refusal->refusal, "not allowed");
+}
+
+TEST_F(ProviderLoopbackTest, AnthropicOverloaded529IsTransient) {
+  auto provider = MakeAnthropic();
+  server_.Enqueue({.status = 529, .body = R"({"type":"error","error":{"type":"overloaded_error","message":"Overloaded"},"request_id":"req_9"})"});
+  server_.Enqueue({.body = R"({"content":[{"type":"text","text":"{}"}],"stop_reason":"end_turn","usage":{"input_tokens":1,"output_tokens":1}})"});
+  auto result = Send(*provider);
+  ASSERT_TRUE(result);
+  EXPECT_EQ(ctx_->attempts()[0].http_status, 529);
+  EXPECT_EQ(server_.request_count(), 2u);
+}
+
+TEST_F(ProviderLoopbackTest, TheKeyNeverReachesLogsOrErrors) {
+  auto sink_stream = std::make_shared<std::ostringstream>();
+  auto logger = std::make_shared<spdlog::logger>(
+      "capture", std::make_shared<spdlog::sinks::ostream_sink_mt>(*sink_stream));
+  logger->set_level(spdlog::level::trace);
+  auto previous = spdlog::default_logger();
+  spdlog::set_default_logger(logger);
+  auto provider = MakeOpenAi();
+  // Like OpenAI, the server echoes the (masked) key in its message.
+  std::string echoed = std::string("Incorrect API key provided: ") + kTestApiKey + " (sk-tes***6d5e)";
+  server_.Enqueue({.status = 503, .body = test_support::OpenAiError(echoed, "server_error")});
+  server_.SetDefault({.status = 401, .body = test_support::OpenAiError(echoed, "invalid_request_error")});
+  auto result = Send(*provider);
+  spdlog::set_default_logger(previous);
+  ASSERT_FALSE(result);
+  std::string everything = sink_stream->str() + result.error().message + json::serialize(result.error().details);
+  for (const auto& attempt : ctx_->attempts()) everything += json::serialize(ToJson(attempt));
+  EXPECT_EQ(everything.find(kTestApiKey), std::string::npos) << everything;
+  EXPECT_EQ(everything.find("sk-tes***"), std::string::npos) << everything;
+  EXPECT_NE(sink_stream->str().find("HTTP 503"), std::string::npos) << "the retry was logged";
+  EXPECT_NE(everything.find("Incorrect API key provided"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace skillrunner::providers
