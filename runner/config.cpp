@@ -15,7 +15,7 @@ std::optional<std::string> Config::ProviderFor(std::string_view model) const {
 }
 
 std::string Config::StructuredOutputFor(std::string_view model) const {
-  if (auto it = models.find(model); it != models.end() && !provider_override) {
+  if (auto it = models.find(model); it != models.end()) {
     return it->second.structured_output;
   }
   return "none";

@@ -39,8 +39,8 @@ struct Config {
   // The provider a model runs on: its models-table entry, else the default
   // provider; nullopt when neither applies.
   std::optional<std::string> ProviderFor(std::string_view model) const;
-  // native | json_object | none for the model ("none" when not in the table
-  // or when routed elsewhere by --provider and the target is simulated).
+  // native | json_object | none for the model ("none" when not in the
+  // table). Kept under --provider: the simulated provider takes every mode.
   std::string StructuredOutputFor(std::string_view model) const;
 };
 

@@ -17,6 +17,16 @@ step "Check every skill, rubric and the config" "skillrunner validate"
 step "List the skills" "skillrunner list"
 "$SR" list
 
+step "Run an LLM skill on the simulated provider (native strict model, answered first time)" \
+  "skillrunner run extract_contact --input '{\"text\": ...}' --pretty"
+"$SR" run extract_contact --pretty \
+  --input '{"text": "Hi, I am Ada Lovelace (ada@engines.example, +44 20 7946 0018) from Analytical Engines Ltd."}'
+
+step "A validation-loop model whose first answer is fenced and has a wrong type: the retry fixes it" \
+  "skillrunner run triage_ticket --input '{...}' --pretty   # faults scripted in skillrunner.yaml"
+"$SR" run triage_ticket --pretty \
+  --input '{"subject": "Cannot log in", "body": "Since this morning the login page rejects my password.", "customer_tier": "pro"}'
+
 step "Run a handler skill (a program fed JSON on stdin)" \
   "skillrunner run word_stats --input '{\"text\": ...}' --pretty"
 "$SR" run word_stats --pretty \

@@ -79,7 +79,7 @@ TEST(ConfigTest, ProviderOverrideRoutesEveryModel) {
   config.models["gpt"] = ModelConfig{"gpt", "openai", "native"};
   ASSERT_TRUE(ApplyProviderOverride(config, "simulated"));
   EXPECT_EQ(config.ProviderFor("gpt"), "simulated");
-  EXPECT_EQ(config.StructuredOutputFor("gpt"), "none");
+  EXPECT_EQ(config.StructuredOutputFor("gpt"), "native");
   auto bad = ApplyProviderOverride(config, "nope");
   ASSERT_FALSE(bad);
   EXPECT_EQ(bad.error(), "--provider: unknown provider \"nope\" (the config (built-in) defines none by that name)");
