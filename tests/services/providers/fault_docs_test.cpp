@@ -1,0 +1,21 @@
+// The README quotes the fault-script documentation; keep the two equal.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "services/providers/fault_script.h"
+
+namespace skillrunner::providers {
+namespace {
+
+TEST(FaultScriptDocsTest, ReadmeQuotesTheDocumentationVerbatim) {
+  std::ifstream in(SKILLRUNNER_SOURCE_DIR "/README.md");
+  std::stringstream readme;
+  readme << in.rdbuf();
+  EXPECT_NE(readme.str().find(std::string(FaultScriptDocumentation())), std::string::npos)
+      << "README.md's fault-script section differs from FaultScriptDocumentation()";
+}
+
+}  // namespace
+}  // namespace skillrunner::providers
