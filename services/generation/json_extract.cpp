@@ -83,7 +83,8 @@ std::optional<json::value> FromFences(std::string_view text) {
     std::size_t start = after;
     if (IsInfoString(rest)) start = eol == std::string_view::npos ? text.size() : eol + 1;
     std::size_t close = text.find("```", start);
-    std::string_view content = text.substr(start, close == std::string_view::npos ? std::string_view::npos : close - start);
+    std::size_t length = close == std::string_view::npos ? std::string_view::npos : close - start;
+    std::string_view content = text.substr(start, length);
     if (!IsBlank(content)) {
       Attempt attempt = ParseWhole(content);
       if (attempt.ok) return std::move(attempt.value);

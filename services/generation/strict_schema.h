@@ -32,7 +32,8 @@ struct StrictSchema {
 // cannot take the schema at all (OpenAI: a non-object root, a root anyOf, a
 // free-form object, an untyped array, a map type, over the size limits;
 // Anthropic: recursion, over the complexity caps; both: an external $ref).
-// The caller then falls back to the prompt-and-validate path.
+// The caller decides what follows (refuse the skill at load, or use the
+// prompt-and-validate path instead).
 std::expected<StrictSchema, std::string> MakeStrictSchema(const boost::json::value& original,
                                                           StrictDialect dialect);
 

@@ -245,7 +245,8 @@ void Transformer::ObjectRules(const json::object& in, const std::string& ptr, in
   const json::object& declared = properties != nullptr ? properties->get_object() : empty;
   for (const auto& name : required_names) {
     if (!declared.contains(name)) {
-      return Fail(ptr, "required property \"" + name + "\" is not declared in properties; strict mode cannot produce it");
+      return Fail(ptr, "required property \"" + name +
+                           "\" is not declared in properties; strict mode cannot produce it");
     }
   }
   for (const auto& [name, schema] : declared) {
