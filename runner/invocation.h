@@ -71,6 +71,7 @@ class InvocationContext {
   void AddAttempt(Attempt attempt);
   const std::vector<Attempt>& attempts() const { return attempts_; }
   Attempt* last_attempt() { return attempts_.empty() ? nullptr : &attempts_.back(); }
+  Attempt* attempt_at(std::size_t index) { return index < attempts_.size() ? &attempts_[index] : nullptr; }
   std::vector<Attempt> TakeAttempts() { return std::move(attempts_); }
 
   Metrics& metrics() { return metrics_; }
@@ -79,6 +80,10 @@ class InvocationContext {
   // output (a handler's exit_status and stderr_tail).
   boost::json::object& details() { return details_; }
 
+  // The review verdict of a gated generation (DESIGN §6.1 "review"); the
+  // runner copies it into InvocationResult::review.
+  std::optional<boost::json::value>& review() { return review_; }
+
  private:
   std::string skill_id_;
   InvocationOptions options_;
@@ -86,6 +91,7 @@ class InvocationContext {
   std::vector<Attempt> attempts_;
   Metrics metrics_;
   boost::json::object details_;
+  std::optional<boost::json::value> review_;
 };
 
 struct InvocationResult {

@@ -371,7 +371,13 @@ class SkillLoader {
       return;
     }
     for (const auto& note : strict->client_only) {
-      Warn("/output_schema", note + " (" + skill_.provider_kind + " strict mode)");
+      // A note starts with the pointer into the schema it is about.
+      std::string at = note.starts_with("/") ? note.substr(0, note.find(':')) : "";
+      SourcePosition pos = root_.at("output_schema").is_object()
+                               ? doc_.positions.Find("/output_schema" + at)
+                               : doc_.positions.Find("/output_schema");
+      warnings_.push_back({path_, pos, "/output_schema: " + note + " (" + skill_.provider_kind +
+                                           " strict mode)", Diagnostic::Severity::kWarning});
     }
     skill_.strict_wire_schema = std::move(strict->wire);
   }

@@ -118,7 +118,7 @@ asio::awaitable<InvocationOutcome> SkillRunner::Invoke(std::string_view skill_id
   ctx.metrics().duration_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                                   InvocationContext::Clock::now() - start)
                                   .count();
-  co_return InvocationResult{skill->id, std::move(*output), std::nullopt, ctx.TakeAttempts(),
+  co_return InvocationResult{skill->id, std::move(*output), std::move(ctx.review()), ctx.TakeAttempts(),
                              ctx.metrics()};
 }
 

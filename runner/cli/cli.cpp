@@ -122,7 +122,14 @@ int Run(const CommonOptions& common, const RunOptions& options) {
   io.run();
   if (failure) std::rethrow_exception(failure);
   PrintJson(ToJson(*outcome), options.pretty);
-  return *outcome ? 0 : ExitStatusFor(outcome->error().error.code);
+  if (!*outcome) return ExitStatusFor(outcome->error().error.code);
+  // A gated output whose final review still failed (DESIGN §6.1).
+  const auto& review = (*outcome)->review;
+  if (review && review->is_object()) {
+    const auto* pass = review->as_object().if_contains("pass");
+    if (pass && pass->is_bool() && !pass->as_bool()) return 5;
+  }
+  return 0;
 }
 
 int Validate(const CommonOptions& common, bool as_json) {

@@ -7,6 +7,7 @@
 #include "services/generation/llm_generation_service.h"
 #include "services/providers/provider_set.h"
 #include "services/providers/retrying_provider.h"
+#include "services/review/llm_review_service.h"
 
 namespace skillrunner::cli {
 
@@ -62,10 +63,15 @@ std::expected<std::unique_ptr<Runtime>, std::string> Runtime::Create(
   runtime->runner_->RegisterService(TemplateType::kHandler,
                                     std::make_shared<handler::HandlerService>(parts.process_runner));
   auto lookup = [set = parts.providers.get()](std::string_view name) { return set->Find(name); };
-  runtime->runner_->RegisterService(
-      TemplateType::kLlmJsonGeneration,
-      std::make_shared<generation::LlmGenerationService>(lookup, parts.sleeper, parts.downgrades,
-                                                         parts.sessions));
+  SkillRunner* runner = runtime->runner_.get();
+  auto registry_lookup = [runner] { return runner->registry(); };
+  auto reviewer = std::make_shared<review::Reviewer>(registry_lookup, lookup, parts.sleeper, parts.downgrades);
+  auto generation_service = std::make_shared<generation::LlmGenerationService>(
+      lookup, parts.sleeper, parts.downgrades, parts.sessions);
+  generation_service->SetReviewer(reviewer->GateHook());
+  runtime->runner_->RegisterService(TemplateType::kLlmJsonGeneration, generation_service);
+  runtime->runner_->RegisterService(TemplateType::kLlmReview,
+                                    std::make_shared<review::LlmReviewService>(reviewer));
   return runtime;
 }
 

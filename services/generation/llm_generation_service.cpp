@@ -53,9 +53,27 @@ GenerationSpec SpecForSkill(const Skill& skill, std::string system, std::string 
   return spec;
 }
 
-boost::asio::awaitable<Result<json::value>> LlmGenerationService::Run(const Skill& skill,
-                                                                      const json::value& input,
-                                                                      InvocationContext& ctx) {
+std::string ReviewFeedback(const json::value& verdict) {
+  auto list = [&](std::string_view key) {
+    std::string out;
+    const json::object* obj = verdict.if_object();
+    const json::value* items = obj ? obj->if_contains(key) : nullptr;
+    if (items == nullptr || !items->is_array()) return out;
+    for (const auto& item : items->get_array()) {
+      if (item.is_string()) out += "- " + std::string(item.get_string()) + "\n";
+    }
+    return out;
+  };
+  std::string out = "A reviewer rejected an earlier answer:\n" + list("issues");
+  if (std::string fixes = list("suggested_fixes"); !fixes.empty()) out += "Suggested fixes:\n" + fixes;
+  out += "Answer again with these fixed.";
+  return out;
+}
+
+boost::asio::awaitable<Result<json::value>> LlmGenerationService::Generate(const Skill& skill,
+                                                                           const json::value& input,
+                                                                           const std::string& feedback,
+                                                                           InvocationContext& ctx) {
   providers::Provider* provider = providers_(skill.provider);
   if (provider == nullptr) {
     co_return std::unexpected(Error{ErrorCode::kConfigInvalid,
@@ -67,6 +85,7 @@ boost::asio::awaitable<Result<json::value>> LlmGenerationService::Run(const Skil
   if (!system) co_return std::unexpected(std::move(system.error()));
   auto user = RenderPrompt(skill, "user", skill.prompt.user, skill.prompt.user_placeholders, input);
   if (!user) co_return std::unexpected(std::move(user.error()));
+  if (!feedback.empty()) *user += "\n\n" + feedback;
 
   GenerationSpec spec = SpecForSkill(skill, std::move(*system), std::move(*user), ctx.options());
   const auto& session = ctx.options().session;
@@ -81,6 +100,42 @@ boost::asio::awaitable<Result<json::value>> LlmGenerationService::Run(const Skil
     }
   }
   co_return result;
+}
+
+boost::asio::awaitable<Result<json::value>> LlmGenerationService::Run(const Skill& skill,
+                                                                      const json::value& input,
+                                                                      InvocationContext& ctx) {
+  const std::string no_feedback;
+  auto output = co_await Generate(skill, input, no_feedback, ctx);
+  if (!output || !skill.review || !reviewer_) co_return output;
+
+  std::size_t accepted = ctx.attempts().size() - 1;  // the generation's "ok" attempt
+  auto verdict = co_await reviewer_(skill, *output, input, ctx);
+  if (!verdict) co_return std::unexpected(std::move(verdict.error()));
+  bool passed = verdict->as_object().at("pass").as_bool();
+  if (passed || !skill.review->retry_once) {
+    ctx.review() = std::move(*verdict);
+    co_return output;
+  }
+  // The rejected output's attempt says why it was not used.
+  if (Attempt* rejected = ctx.attempt_at(accepted)) {
+    rejected->kind = "review";
+    rejected->errors.clear();
+    for (const auto& issue : verdict->as_object().at("issues").as_array()) {
+      if (issue.is_string()) rejected->errors.push_back({"", "review: " + std::string(issue.get_string())});
+    }
+  }
+
+  const std::string feedback = ReviewFeedback(*verdict);
+  auto second = co_await Generate(skill, input, feedback, ctx);
+  if (!second) {
+    co_return std::unexpected(std::move(second.error().WithContext("regeneration after a failed review")));
+  }
+  auto final_verdict = co_await reviewer_(skill, *second, input, ctx);
+  if (!final_verdict) co_return std::unexpected(std::move(final_verdict.error()));
+  final_verdict->as_object()["first"] = std::move(*verdict);
+  ctx.review() = std::move(*final_verdict);
+  co_return second;
 }
 
 }  // namespace skillrunner::generation

@@ -180,6 +180,50 @@ output_schema: {}
   }));
 }
 
+TEST_F(SkillRegistryTest, StrictModelsRefuseSchemasTheProviderCannotTakeAndWarnAboutTheRest) {
+  tree_.Write("skills/list/skill.yaml", R"(id: list
+template_type: LLM_JSON_GENERATION
+model: strict-model
+prompt: { user: "x" }
+input_schema: {}
+output_schema: { type: array, items: { type: string } }
+)");
+  tree_.Write("skills/loop/skill.yaml", R"(id: loop
+template_type: LLM_JSON_GENERATION
+model: strict-model
+structured_output: none
+prompt: { user: "x" }
+input_schema: {}
+output_schema: { type: array, items: { type: string } }
+)");
+  tree_.Write("skills/named/skill.yaml", R"(id: named
+template_type: LLM_JSON_GENERATION
+model: strict-model
+prompt: { user: "x" }
+input_schema: {}
+output_schema:
+  type: object
+  required: [name]
+  properties: { name: { type: string, maxLength: 20 } }
+)");
+  Config config = BuiltinConfig();
+  config.providers["openai"] = ProviderConfig{"openai", "openai", "", "", {}};
+  config.models["strict-model"] = ModelConfig{"strict-model", "openai", "native"};
+  EXPECT_EQ(Load(config), (std::vector<std::string>{
+      "skills/list/skill.yaml:6:16: /output_schema: the openai strict mode of model \"strict-model\" "
+      "cannot take this schema: (root): openai strict mode needs type \"object\" at the root, found "
+      "type \"array\" (set `structured_output: none` to use the validation loop)",
+      "skills/named/skill.yaml:9:23: warning: /output_schema: /properties/name: maxLength 20 is enforced "
+      "only by client-side validation (openai strict mode)",
+  }));
+  EXPECT_EQ(registry_->FindSkill("list"), nullptr);
+  ASSERT_NE(registry_->FindSkill("loop"), nullptr);
+  EXPECT_EQ(registry_->FindSkill("loop")->output_mode, "none");
+  ASSERT_NE(registry_->FindSkill("named"), nullptr);
+  EXPECT_EQ(registry_->FindSkill("named")->output_mode, "native");
+  EXPECT_TRUE(registry_->FindSkill("named")->strict_wire_schema.has_value());
+}
+
 TEST_F(SkillRegistryTest, ShippedTreeLoadsCleanly) {
   RegistryOptions options;
   options.skills_dir = SKILLRUNNER_SOURCE_DIR "/skills";

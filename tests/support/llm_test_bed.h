@@ -20,6 +20,7 @@
 #include "services/generation/llm_generation_service.h"
 #include "services/providers/provider_set.h"
 #include "services/providers/retrying_provider.h"
+#include "services/review/llm_review_service.h"
 #include "tests/support/loopback_server.h"
 #include "tests/support/temp_tree.h"
 
@@ -106,9 +107,14 @@ class LlmTestBed {
     providers_ = std::move(*set);
     runner_ = std::make_unique<SkillRunner>(loaded.registry);
     auto lookup = [set = providers_.get()](std::string_view name) { return set->Find(name); };
-    runner_->RegisterService(TemplateType::kLlmJsonGeneration,
-                             std::make_shared<generation::LlmGenerationService>(
-                                 lookup, sleeper_, downgrades_, sessions_));
+    SkillRunner* runner = runner_.get();
+    auto registry_lookup = [runner] { return runner->registry(); };
+    auto reviewer = std::make_shared<review::Reviewer>(registry_lookup, lookup, sleeper_, downgrades_);
+    auto generation_service =
+        std::make_shared<generation::LlmGenerationService>(lookup, sleeper_, downgrades_, sessions_);
+    generation_service->SetReviewer(reviewer->GateHook());
+    runner_->RegisterService(TemplateType::kLlmJsonGeneration, generation_service);
+    runner_->RegisterService(TemplateType::kLlmReview, std::make_shared<review::LlmReviewService>(reviewer));
   }
 
   SkillRunner& runner() { return *runner_; }

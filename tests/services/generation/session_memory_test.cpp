@@ -1,0 +1,41 @@
+#include "services/generation/session_memory.h"
+
+#include <gtest/gtest.h>
+
+namespace skillrunner::generation {
+namespace {
+using Clock = SessionMemory::Clock;
+
+TEST(SessionMemoryTest, KeepsTheLastThreeErrorsPerSkillAndSession) {
+  SessionMemory memory;
+  memory.Remember("s1", "triage", {{"/a", "one"}, {"/b", "two"}});
+  memory.Remember("s1", "triage", {{"", "three"}, {"/d", "four"}});
+  memory.Remember("s1", "other", {{"/x", "elsewhere"}});
+  EXPECT_EQ(memory.Recall("s1", "triage"),
+            (std::vector<std::string>{"/b: two", "(root): three", "/d: four"}));
+  EXPECT_EQ(memory.Recall("s2", "triage"), std::vector<std::string>{});
+}
+
+TEST(SessionMemoryTest, LeastRecentlyUsedSessionsAreEvicted) {
+  SessionMemory memory(/*max_sessions=*/2, std::chrono::hours(1));
+  auto now = Clock::now();
+  memory.Remember("a", "k", {{"/x", "1"}}, now);
+  memory.Remember("b", "k", {{"/x", "2"}}, now);
+  memory.Remember("a", "k", {{"/x", "3"}}, now);  // a is now the most recent
+  memory.Remember("c", "k", {{"/x", "4"}}, now);  // evicts b
+  EXPECT_EQ(memory.sessions(), 2u);
+  EXPECT_TRUE(memory.Recall("b", "k", now).empty());
+  EXPECT_EQ(memory.Recall("a", "k", now).size(), 2u);
+}
+
+TEST(SessionMemoryTest, SessionsExpireAfterTheirTtl) {
+  SessionMemory memory(10, std::chrono::seconds(60));
+  auto now = Clock::now();
+  memory.Remember("a", "k", {{"/x", "1"}}, now);
+  EXPECT_EQ(memory.Recall("a", "k", now + std::chrono::seconds(59)).size(), 1u);
+  EXPECT_TRUE(memory.Recall("a", "k", now + std::chrono::seconds(200)).empty());
+  EXPECT_EQ(memory.sessions(), 0u);
+}
+
+}  // namespace
+}  // namespace skillrunner::generation

@@ -1,0 +1,314 @@
+// LLM_REVIEW skills and the generate-review-retry gate end to end:
+// SkillRunner -> LlmReviewService / LlmGenerationService -> OpenAiProvider ->
+// a loopback server with scripted answers.
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <gtest/gtest.h>
+
+#include "tests/support/llm_test_bed.h"
+
+namespace skillrunner {
+namespace {
+namespace json = boost::json;
+using test_support::LlmTestBed;
+using test_support::OpenAiAnswer;
+
+constexpr const char* kRubric =
+    "id: answer_quality\n"
+    "criteria:\n"
+    "  - { id: faithful, description: Every claim is supported by the context., required: true }\n"
+    "  - { id: complete, description: Nothing important is left out. }\n"
+    "  - { id: short, description: At most two sentences. }\n"
+    "indeterminate_below_confidence: 50\n";
+
+std::string JudgeSkill(const std::string& extra = "") {
+  return "id: judge_answer\ntemplate_type: LLM_REVIEW\nrubric: answer_quality\nmodel: m-loop\n" + extra;
+}
+
+std::string Item(const std::string& id, const std::string& reasoning, const std::string& verdict, int confidence) {
+  return json::serialize(json::object{{"criterion_id", id}, {"reasoning", reasoning}, {"verdict", verdict},
+                                      {"confidence", confidence}});
+}
+
+std::string Verdict(const std::vector<std::string>& items, const std::string& issues = "[]",
+                    const std::string& fixes = "[]", const std::string& pass = "") {
+  std::string out = "{\"criteria_results\":[";
+  for (std::size_t i = 0; i < items.size(); ++i) out += (i ? "," : "") + items[i];
+  out += "],\"issues\":" + issues + ",\"suggested_fixes\":" + fixes;
+  if (!pass.empty()) out += ",\"pass\":" + pass;
+  return out + "}";
+}
+
+std::string AllPass() {
+  return Verdict({Item("faithful", "Supported.", "pass", 95), Item("complete", "All there.", "pass", 90),
+                  Item("short", "One sentence.", "pass", 99)});
+}
+
+std::vector<std::string> Kinds(const std::vector<Attempt>& attempts) {
+  std::vector<std::string> out;
+  for (const auto& a : attempts) out.push_back(a.kind);
+  return out;
+}
+
+const json::value& LastUserContent(const json::value& body) {
+  const auto& messages = body.at("messages").as_array();
+  return messages.back().at("content");
+}
+
+class ReviewLoopbackTest : public ::testing::Test {
+ protected:
+  void SetUp() override { bed_.tree().Write("rubrics/answer_quality.yaml", kRubric); }
+  LlmTestBed bed_;
+};
+
+TEST_F(ReviewLoopbackTest, FailedRequiredCriterionFailsAndLowConfidenceIsIndeterminateWhateverTheModelSays) {
+  bed_.AddSkill("judge_answer", JudgeSkill());
+  bed_.Start();
+  bed_.server().Enqueue({.body = OpenAiAnswer(Verdict({Item("faithful", "The date is not in the context.", "fail", 90),
+                                                       Item("complete", "Hard to tell.", "pass", 30),
+                                                       Item("short", "One sentence.", "pass", 95)},
+                                                      R"(["Invents a date."])", R"(["Drop the date."])", "true"))});
+
+  auto outcome = bed_.Invoke("judge_answer",
+                             R"({"subject":"The meeting is on 3 May.","context":{"notes":"Meeting next week."}})");
+  ASSERT_TRUE(outcome) << json::serialize(ToJson(outcome));
+  EXPECT_EQ(outcome->output, json::parse(R"({"pass":false,
+      "issues":["Invents a date.","faithful: The date is not in the context."],
+      "suggested_fixes":["Drop the date."],"indeterminate":["complete"],
+      "criteria_results":[
+        {"criterion_id":"faithful","verdict":"fail","reasoning":"The date is not in the context.","confidence":90},
+        {"criterion_id":"complete","verdict":"indeterminate","reasoning":"Hard to tell.","confidence":30},
+        {"criterion_id":"short","verdict":"pass","reasoning":"One sentence.","confidence":95}]})"));
+  EXPECT_FALSE(outcome->review.has_value());
+
+  auto bodies = bed_.Bodies();
+  ASSERT_EQ(bodies.size(), 1u);
+  EXPECT_EQ(bodies[0].at("temperature"), json::value(0));
+  EXPECT_EQ(bodies[0].at("model"), "m-loop");
+  EXPECT_EQ(LastUserContent(bodies[0]),
+            "Subject:\nThe meeting is on 3 May.\n\nContext:\n{\"notes\":\"Meeting next week.\"}");
+  std::string system(bodies[0].at("messages").at(0).at("content").as_string());
+  EXPECT_NE(system.find("- faithful (required): Every claim is supported by the context.\n"), std::string::npos);
+  EXPECT_NE(system.find("\"criterion_id\":{\"enum\":[\"faithful\",\"complete\",\"short\"]}"), std::string::npos);
+  EXPECT_EQ(Kinds(outcome->attempts), (std::vector<std::string>{"ok"}));
+}
+
+TEST_F(ReviewLoopbackTest, JudgeAnsweringProseTwiceIsJudgeErrorNeverAPass) {
+  bed_.AddSkill("judge_answer", JudgeSkill());
+  bed_.Start();
+  bed_.server().Enqueue({.body = OpenAiAnswer("Looks good to me, it passes.")});
+  bed_.server().Enqueue({.body = OpenAiAnswer("Yes, pass.")});
+
+  auto outcome = bed_.Invoke("judge_answer", R"({"subject":"It rains."})");
+  ASSERT_FALSE(outcome);
+  const auto& failure = outcome.error();
+  EXPECT_EQ(failure.error.code, ErrorCode::kJudgeError);
+  EXPECT_EQ(failure.error.message,
+            "the judge of rubric \"answer_quality\" (model \"m-loop\") gave no usable verdict, so the review "
+            "neither passed nor failed: MAX_RETRIES_EXCEEDED: the answer is still not JSON after 1 retry");
+  EXPECT_EQ(failure.error.details.at("cause"), "MAX_RETRIES_EXCEEDED");
+  EXPECT_EQ(Kinds(failure.attempts), (std::vector<std::string>{"parse", "parse"}));
+  EXPECT_EQ(failure.attempts[0].raw, "Looks good to me, it passes.");
+  EXPECT_EQ(failure.attempts[1].raw, "Yes, pass.");
+  EXPECT_EQ(failure.metrics.attempts, 2);
+  EXPECT_EQ(ErrorToJson(failure).at("code"), "JUDGE_ERROR");
+  EXPECT_EQ(ExitStatusFor(failure.error.code), 4);
+}
+
+TEST_F(ReviewLoopbackTest, OmittedCriterionIsFedBackAndStillOmittedIsJudgeError) {
+  bed_.AddSkill("judge_answer", JudgeSkill());
+  bed_.Start();
+  const std::string missing_short =
+      Verdict({Item("faithful", "Supported.", "pass", 95), Item("complete", "All there.", "pass", 90)});
+  bed_.server().Enqueue({.body = OpenAiAnswer(missing_short)});
+  bed_.server().Enqueue({.body = OpenAiAnswer(missing_short)});
+
+  auto outcome = bed_.Invoke("judge_answer", R"({"subject":"It rains."})");
+  ASSERT_FALSE(outcome);
+  EXPECT_EQ(outcome.error().error.code, ErrorCode::kJudgeError);
+  std::vector<FieldError> expected = {{"/criteria_results", "criterion \"short\" is missing"}};
+  EXPECT_EQ(outcome.error().error.errors, expected);
+  EXPECT_EQ(Kinds(outcome.error().attempts), (std::vector<std::string>{"validation", "validation"}));
+
+  auto bodies = bed_.Bodies();
+  ASSERT_EQ(bodies.size(), 2u);
+  EXPECT_EQ(LastUserContent(bodies[1]),
+            "Your answer does not match the JSON Schema. Every error, by JSON pointer:\n"
+            "- /criteria_results: criterion \"short\" is missing\n"
+            "Answer again with the corrected JSON only: one JSON value, no prose, no code fence.");
+  EXPECT_EQ(bodies[1].at("temperature"), json::value(0));
+}
+
+TEST_F(ReviewLoopbackTest, OmittedCriterionRepairedOnTheRetryGivesAVerdict) {
+  bed_.AddSkill("judge_answer", JudgeSkill());
+  bed_.Start();
+  bed_.server().Enqueue({.body = OpenAiAnswer(
+                             Verdict({Item("faithful", "Supported.", "pass", 95), Item("complete", "All there.", "pass", 90)}))});
+  bed_.server().Enqueue({.body = OpenAiAnswer(AllPass())});
+  auto outcome = bed_.Invoke("judge_answer", R"({"subject":"It rains."})");
+  ASSERT_TRUE(outcome) << json::serialize(ToJson(outcome));
+  EXPECT_EQ(outcome->output.at("pass"), true);
+  EXPECT_EQ(Kinds(outcome->attempts), (std::vector<std::string>{"validation", "ok"}));
+}
+
+TEST_F(ReviewLoopbackTest, ThreeSamplesWithOneDissentingJudgeTakeTheMajority) {
+  bed_.AddSkill("judge_answer", JudgeSkill("samples: 3\n"));
+  bed_.Start();
+  bed_.server().Enqueue({.body = OpenAiAnswer(AllPass())});
+  bed_.server().Enqueue({.body = OpenAiAnswer(Verdict({Item("faithful", "Supported.", "pass", 80),
+                                                       Item("complete", "All there.", "pass", 90),
+                                                       Item("short", "Three sentences.", "fail", 70)},
+                                                      R"(["Too long."])"))});
+  bed_.server().Enqueue({.body = OpenAiAnswer(AllPass())});
+
+  auto outcome = bed_.Invoke("judge_answer", R"({"subject":"It rains."})");
+  ASSERT_TRUE(outcome) << json::serialize(ToJson(outcome));
+  EXPECT_EQ(outcome->output, json::parse(R"({"pass":true,"issues":["Too long."],"suggested_fixes":[],
+      "indeterminate":[],"criteria_results":[
+        {"criterion_id":"faithful","verdict":"pass","reasoning":"Supported.","confidence":90,"agreement":1},
+        {"criterion_id":"complete","verdict":"pass","reasoning":"All there.","confidence":90,"agreement":1},
+        {"criterion_id":"short","verdict":"pass","reasoning":"One sentence.","confidence":99,"agreement":0.67}]})"));
+  EXPECT_EQ(bed_.Bodies().size(), 3u);
+  EXPECT_EQ(Kinds(outcome->attempts), (std::vector<std::string>{"ok", "ok", "ok"}));
+}
+
+// A generation skill gated by a rubric.
+constexpr const char* kBrevityRubric =
+    "id: brevity\n"
+    "criteria:\n"
+    "  - { id: short, description: One sentence., required: true }\n"
+    "  - { id: faithful, description: Nothing invented. }\n";
+
+std::string SummarizeSkill(const std::string& review = "review: { rubric: brevity, retry_once: true }\n") {
+  return "id: summarize\ntemplate_type: LLM_JSON_GENERATION\nmodel: m-loop\ntemperature: 0.7\n"
+         "prompt: { system: \"You summarize.\", user: \"Text: {{input.text}}\" }\n"
+         "input_schema: { type: object, required: [text], properties: { text: { type: string } } }\n"
+         "output_schema: { type: object, required: [summary], additionalProperties: false, "
+         "properties: { summary: { type: string } } }\n" + review;
+}
+
+std::string BrevityVerdict(const std::string& short_verdict, const std::string& reasoning,
+                           const std::string& issues = "[]", const std::string& fixes = "[]") {
+  return Verdict({Item("short", reasoning, short_verdict, 90), Item("faithful", "Nothing invented.", "pass", 90)},
+                 issues, fixes);
+}
+
+class ReviewGateTest : public ::testing::Test {
+ protected:
+  void SetUp() override { bed_.tree().Write("rubrics/brevity.yaml", kBrevityRubric); }
+  LlmTestBed bed_;
+};
+
+TEST_F(ReviewGateTest, FailedReviewRegeneratesOnceWithIssuesAndFixesAndKeepsBothReviews) {
+  bed_.AddSkill("summarize", SummarizeSkill());
+  bed_.Start();
+  bed_.server().Enqueue({.body = OpenAiAnswer(R"({"summary":"It rains. It is cold. Take a coat."})")});
+  bed_.server().Enqueue({.body = OpenAiAnswer(BrevityVerdict("fail", "Three sentences.", R"(["Too long."])",
+                                                             R"(["Cut it to one sentence."])"))});
+  bed_.server().Enqueue({.body = OpenAiAnswer(R"({"summary":"Cold rain: take a coat."})")});
+  bed_.server().Enqueue({.body = OpenAiAnswer(BrevityVerdict("pass", "One sentence."))});
+
+  auto outcome = bed_.Invoke("summarize", R"({"text":"Rain all day, cold, bring a coat."})");
+  ASSERT_TRUE(outcome) << json::serialize(ToJson(outcome));
+  EXPECT_EQ(outcome->output, json::parse(R"({"summary":"Cold rain: take a coat."})"));
+  ASSERT_TRUE(outcome->review);
+  EXPECT_EQ(*outcome->review, json::parse(R"({"pass":true,"issues":[],"suggested_fixes":[],"indeterminate":[],
+      "criteria_results":[
+        {"criterion_id":"short","verdict":"pass","reasoning":"One sentence.","confidence":90},
+        {"criterion_id":"faithful","verdict":"pass","reasoning":"Nothing invented.","confidence":90}],
+      "first":{"pass":false,"issues":["Too long.","short: Three sentences."],
+        "suggested_fixes":["Cut it to one sentence."],"indeterminate":[],
+        "criteria_results":[
+          {"criterion_id":"short","verdict":"fail","reasoning":"Three sentences.","confidence":90},
+          {"criterion_id":"faithful","verdict":"pass","reasoning":"Nothing invented.","confidence":90}]}})"));
+
+  auto bodies = bed_.Bodies();
+  ASSERT_EQ(bodies.size(), 4u);
+  EXPECT_EQ(LastUserContent(bodies[0]), "Text: Rain all day, cold, bring a coat.");
+  EXPECT_EQ(bodies[0].at("temperature"), json::value(0.7));
+  // The judge: temperature 0, the output as subject, the input as context.
+  EXPECT_EQ(bodies[1].at("temperature"), json::value(0));
+  EXPECT_EQ(LastUserContent(bodies[1]),
+            "Subject:\n{\"summary\":\"It rains. It is cold. Take a coat.\"}\n\n"
+            "Context:\n{\"text\":\"Rain all day, cold, bring a coat.\"}");
+  // The regeneration: a fresh conversation whose user turn carries the review.
+  ASSERT_EQ(bodies[2].at("messages").as_array().size(), 2u);
+  EXPECT_EQ(LastUserContent(bodies[2]),
+            "Text: Rain all day, cold, bring a coat.\n\n"
+            "A reviewer rejected an earlier answer:\n"
+            "- Too long.\n"
+            "- short: Three sentences.\n"
+            "Suggested fixes:\n"
+            "- Cut it to one sentence.\n"
+            "Answer again with these fixed.");
+  EXPECT_EQ(bodies[2].at("temperature"), json::value(0.7));
+
+  EXPECT_EQ(Kinds(outcome->attempts), (std::vector<std::string>{"review", "ok", "ok", "ok"}));
+  std::vector<FieldError> rejected = {{"", "review: Too long."}, {"", "review: short: Three sentences."}};
+  EXPECT_EQ(outcome->attempts[0].errors, rejected);
+  EXPECT_EQ(outcome->metrics.attempts, 4);
+  EXPECT_EQ(outcome->metrics.mode, "validation_loop");
+  EXPECT_EQ(ToJson(outcome).at("review").at("first").at("pass"), false);
+}
+
+TEST_F(ReviewGateTest, PassingFirstReviewReturnsTheFirstOutputWithoutFirst) {
+  bed_.AddSkill("summarize", SummarizeSkill());
+  bed_.Start();
+  bed_.server().Enqueue({.body = OpenAiAnswer(R"({"summary":"Cold rain."})")});
+  bed_.server().Enqueue({.body = OpenAiAnswer(BrevityVerdict("pass", "One sentence."))});
+  auto outcome = bed_.Invoke("summarize", R"({"text":"Rain."})");
+  ASSERT_TRUE(outcome) << json::serialize(ToJson(outcome));
+  ASSERT_TRUE(outcome->review);
+  EXPECT_EQ(outcome->review->at("pass"), true);
+  EXPECT_FALSE(outcome->review->as_object().contains("first"));
+  EXPECT_EQ(bed_.Bodies().size(), 2u);
+}
+
+TEST_F(ReviewGateTest, StillFailingFinalReviewIsASuccessWithPassFalse) {
+  bed_.AddSkill("summarize", SummarizeSkill());
+  bed_.Start();
+  bed_.server().Enqueue({.body = OpenAiAnswer(R"({"summary":"One. Two."})")});
+  bed_.server().Enqueue({.body = OpenAiAnswer(BrevityVerdict("fail", "Two sentences.", R"(["Too long."])"))});
+  bed_.server().Enqueue({.body = OpenAiAnswer(R"({"summary":"One. Two. Three."})")});
+  bed_.server().Enqueue({.body = OpenAiAnswer(BrevityVerdict("fail", "Three sentences."))});
+  auto outcome = bed_.Invoke("summarize", R"({"text":"Rain."})");
+  ASSERT_TRUE(outcome) << json::serialize(ToJson(outcome));
+  EXPECT_EQ(outcome->output, json::parse(R"({"summary":"One. Two. Three."})"));
+  EXPECT_EQ(outcome->review->at("pass"), false);
+  EXPECT_EQ(outcome->review->at("issues"), json::parse(R"(["short: Three sentences."])"));
+  EXPECT_EQ(outcome->review->at("first").at("pass"), false);
+  EXPECT_EQ(LastUserContent(bed_.Bodies()[2]),
+            "Text: Rain.\n\nA reviewer rejected an earlier answer:\n- Too long.\n- short: Two sentences.\n"
+            "Answer again with these fixed.");
+}
+
+TEST_F(ReviewGateTest, WithoutRetryOnceAFailedReviewIsReturnedAsIs) {
+  bed_.AddSkill("summarize", SummarizeSkill("review: { rubric: brevity }\n"));
+  bed_.Start();
+  bed_.server().Enqueue({.body = OpenAiAnswer(R"({"summary":"One. Two."})")});
+  bed_.server().Enqueue({.body = OpenAiAnswer(BrevityVerdict("fail", "Two sentences."))});
+  auto outcome = bed_.Invoke("summarize", R"({"text":"Rain."})");
+  ASSERT_TRUE(outcome) << json::serialize(ToJson(outcome));
+  EXPECT_EQ(outcome->review->at("pass"), false);
+  EXPECT_EQ(bed_.Bodies().size(), 2u);
+  EXPECT_EQ(Kinds(outcome->attempts), (std::vector<std::string>{"ok", "ok"}));
+}
+
+TEST_F(ReviewGateTest, JudgeErrorInTheGateFailsTheInvocation) {
+  bed_.AddSkill("summarize", SummarizeSkill());
+  bed_.Start();
+  bed_.server().Enqueue({.body = OpenAiAnswer(R"({"summary":"Cold rain."})")});
+  bed_.server().Enqueue({.body = OpenAiAnswer("Fine.")});
+  bed_.server().Enqueue({.body = OpenAiAnswer("Really fine.")});
+  auto outcome = bed_.Invoke("summarize", R"({"text":"Rain."})");
+  ASSERT_FALSE(outcome);
+  EXPECT_EQ(outcome.error().error.code, ErrorCode::kJudgeError);
+  EXPECT_EQ(outcome.error().error.message,
+            "the judge of rubric \"brevity\" (model \"m-loop\") gave no usable verdict, so the review neither "
+            "passed nor failed: MAX_RETRIES_EXCEEDED: the answer is still not JSON after 1 retry");
+  EXPECT_EQ(Kinds(outcome.error().attempts), (std::vector<std::string>{"ok", "parse", "parse"}));
+  EXPECT_EQ(outcome.error().metrics.mode, "validation_loop");
+}
+
+}  // namespace
+}  // namespace skillrunner
