@@ -126,7 +126,7 @@ json::value Aggregate(const Rubric& rubric, const std::vector<json::value>& answ
     entry["verdict"] = verdict;
     entry["reasoning"] = reasoning;
     entry["confidence"] = Number(confidence_n ? confidence_sum / confidence_n : 0);
-    if (sampled) entry["agreement"] = Round2(static_cast<double>(top) / static_cast<double>(answers.size()));
+    if (sampled) entry["agreement"] = Number(static_cast<double>(top) / static_cast<double>(answers.size()));
     results.push_back(std::move(entry));
 
     if (verdict == "fail") {

@@ -35,7 +35,8 @@ std::string_view EffectivePassRule(const Rubric& rubric);
 //                    1 fail, 1 indeterminate"), confidence the mean over those
 //                    samples (over all samples on a tie), rounded to 2 decimals.
 //   With more than one answer each entry also has "agreement": the share of
-//   samples that gave the largest vote (rounded to 2 decimals; 2 of 3 -> 0.67).
+//   samples that gave the largest vote (rounded to 2 decimals; 2 of 3 -> 0.67;
+//   a whole number such as 1 as an integer, like confidence).
 boost::json::value Aggregate(const Rubric& rubric, const std::vector<boost::json::value>& answers);
 
 }  // namespace skillrunner::review

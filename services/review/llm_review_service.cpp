@@ -165,6 +165,11 @@ boost::asio::awaitable<Result<json::value>> Reviewer::Review(const JudgeSettings
     auto answer = co_await generator.Generate(spec, ctx);
     if (!outer_mode.empty()) ctx.metrics().mode = outer_mode;
     if (!answer) {
+      // A setup problem (no API key, unknown provider) or a cancelled call is
+      // not the judge's doing: it keeps its own code (still neither pass nor fail).
+      if (answer.error().code == ErrorCode::kConfigInvalid || answer.error().code == ErrorCode::kCancelled) {
+        co_return std::unexpected(std::move(answer.error().WithContext("judge of rubric \"" + judge.rubric + "\"")));
+      }
       Error error = JudgeError(judge, std::move(answer.error()));
       if (judge.samples > 1) {
         error.message += " (sample " + std::to_string(i + 1) + " of " + std::to_string(judge.samples) + ")";

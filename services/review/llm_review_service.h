@@ -59,6 +59,8 @@ class Reviewer {
   // "the judge of rubric \"<r>\" (model \"<m>\") gave no usable verdict, so the
   // review neither passed nor failed: <CAUSE_CODE>: <cause message>", with the
   // cause's field errors and details (plus details.cause = the cause's code).
+  // CONFIG_INVALID and CANCELLED from the judge's provider keep their code,
+  // with "judge of rubric \"<r>\": " before the message.
   boost::asio::awaitable<Result<boost::json::value>> Review(const JudgeSettings& judge,
                                                             const boost::json::value& subject,
                                                             const boost::json::value* context,

@@ -90,9 +90,9 @@ TEST(AggregateTest, SamplesTakeTheMajorityWithAgreement) {
   EXPECT_TRUE(Pass(verdict));
   const auto& faithful = verdict.at("criteria_results").at(0);
   EXPECT_EQ(faithful.at("verdict"), "pass");
-  EXPECT_EQ(faithful.at("agreement").as_double(), 0.67);
+  EXPECT_EQ(faithful.at("agreement").to_number<double>(), 0.67);
   EXPECT_EQ(faithful.at("reasoning"), "faithful is pass");
-  EXPECT_EQ(verdict.at("criteria_results").at(1).at("agreement").as_double(), 1.0);
+  EXPECT_EQ(verdict.at("criteria_results").at(1).at("agreement").to_number<double>(), 1.0);
 }
 
 TEST(AggregateTest, TiesAreIndeterminate) {
@@ -102,13 +102,13 @@ TEST(AggregateTest, TiesAreIndeterminate) {
   const auto& faithful = three_way.at("criteria_results").at(0);
   EXPECT_EQ(faithful.at("verdict"), "indeterminate");
   EXPECT_EQ(faithful.at("reasoning"), "the judges split: 1 pass, 1 fail, 1 indeterminate");
-  EXPECT_EQ(faithful.at("agreement").as_double(), 0.33);
+  EXPECT_EQ(faithful.at("agreement").to_number<double>(), 0.33);
   EXPECT_TRUE(Pass(three_way));
   EXPECT_EQ(three_way.at("indeterminate"), json::parse(R"(["faithful"])"));
 
   json::value even = Aggregate(rubric, {Answer("pass", "pass", "pass"), Answer("fail", "pass", "pass")});
   EXPECT_EQ(even.at("criteria_results").at(0).at("verdict"), "indeterminate");
-  EXPECT_EQ(even.at("criteria_results").at(0).at("agreement").as_double(), 0.5);
+  EXPECT_EQ(even.at("criteria_results").at(0).at("agreement").to_number<double>(), 0.5);
 }
 
 TEST(VerdictSchemaTest, ExactSchemaWithReasoningBeforeVerdict) {

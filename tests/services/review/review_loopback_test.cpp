@@ -83,7 +83,7 @@ TEST_F(ReviewLoopbackTest, FailedRequiredCriterionFailsAndLowConfidenceIsIndeter
 
   auto bodies = bed_.Bodies();
   ASSERT_EQ(bodies.size(), 1u);
-  EXPECT_EQ(bodies[0].at("temperature"), json::value(0));
+  EXPECT_EQ(bodies[0].at("temperature"), json::value(0.0));
   EXPECT_EQ(bodies[0].at("model"), "m-loop");
   EXPECT_EQ(LastUserContent(bodies[0]),
             "Subject:\nThe meeting is on 3 May.\n\nContext:\n{\"notes\":\"Meeting next week.\"}");
@@ -136,7 +136,7 @@ TEST_F(ReviewLoopbackTest, OmittedCriterionIsFedBackAndStillOmittedIsJudgeError)
             "Your answer does not match the JSON Schema. Every error, by JSON pointer:\n"
             "- /criteria_results: criterion \"short\" is missing\n"
             "Answer again with the corrected JSON only: one JSON value, no prose, no code fence.");
-  EXPECT_EQ(bodies[1].at("temperature"), json::value(0));
+  EXPECT_EQ(bodies[1].at("temperature"), json::value(0.0));
 }
 
 TEST_F(ReviewLoopbackTest, OmittedCriterionRepairedOnTheRetryGivesAVerdict) {
@@ -170,6 +170,26 @@ TEST_F(ReviewLoopbackTest, ThreeSamplesWithOneDissentingJudgeTakeTheMajority) {
         {"criterion_id":"short","verdict":"pass","reasoning":"One sentence.","confidence":99,"agreement":0.67}]})"));
   EXPECT_EQ(bed_.Bodies().size(), 3u);
   EXPECT_EQ(Kinds(outcome->attempts), (std::vector<std::string>{"ok", "ok", "ok"}));
+}
+
+TEST_F(ReviewLoopbackTest, NativeJudgeSendsTheStrictVerdictSchemaAndIgnoresANullPass) {
+  bed_.AddSkill("judge_answer", "id: judge_answer\ntemplate_type: LLM_REVIEW\nrubric: answer_quality\nmodel: m-native\n");
+  bed_.Start();
+  std::string answer = AllPass();
+  answer.insert(answer.size() - 1, ",\"pass\":null");
+  bed_.server().Enqueue({.body = OpenAiAnswer(answer)});
+  auto outcome = bed_.Invoke("judge_answer", R"({"subject":"It rains."})");
+  ASSERT_TRUE(outcome) << json::serialize(ToJson(outcome));
+  EXPECT_EQ(outcome->output.at("pass"), true);
+  EXPECT_EQ(outcome->metrics.mode, "native_strict");
+  auto bodies = bed_.Bodies();
+  ASSERT_EQ(bodies.size(), 1u);
+  const auto& format = bodies[0].at("response_format");
+  EXPECT_EQ(format.at("type"), "json_schema");
+  EXPECT_EQ(format.at("json_schema").at("name"), "judge_answer_verdict");
+  EXPECT_EQ(format.at("json_schema").at("strict"), true);
+  EXPECT_EQ(format.at("json_schema").at("schema").at("required"),
+            json::parse(R"(["criteria_results","issues","suggested_fixes","pass"])"));
 }
 
 // A generation skill gated by a rubric.
@@ -227,7 +247,7 @@ TEST_F(ReviewGateTest, FailedReviewRegeneratesOnceWithIssuesAndFixesAndKeepsBoth
   EXPECT_EQ(LastUserContent(bodies[0]), "Text: Rain all day, cold, bring a coat.");
   EXPECT_EQ(bodies[0].at("temperature"), json::value(0.7));
   // The judge: temperature 0, the output as subject, the input as context.
-  EXPECT_EQ(bodies[1].at("temperature"), json::value(0));
+  EXPECT_EQ(bodies[1].at("temperature"), json::value(0.0));
   EXPECT_EQ(LastUserContent(bodies[1]),
             "Subject:\n{\"summary\":\"It rains. It is cold. Take a coat.\"}\n\n"
             "Context:\n{\"text\":\"Rain all day, cold, bring a coat.\"}");
