@@ -17,7 +17,7 @@ step "Check every skill, rubric and the config" "skillrunner validate"
 step "List the skills" "skillrunner list"
 "$SR" list
 
-step "Run an LLM skill on the simulated provider (native strict model, answered first time)" \
+step "A gated LLM skill: its first output fails the review's required criterion (scripted in skillrunner.yaml), it regenerates once with the critique, the second review passes; both reviews are in the result" \
   "skillrunner run extract_contact --input '{\"text\": ...}' --pretty"
 "$SR" run extract_contact --pretty \
   --input '{"text": "Hi, I am Ada Lovelace (ada@engines.example, +44 20 7946 0018) from Analytical Engines Ltd."}'
@@ -26,6 +26,11 @@ step "A validation-loop model whose first answer is fenced and has a wrong type:
   "skillrunner run triage_ticket --input '{...}' --pretty   # faults scripted in skillrunner.yaml"
 "$SR" run triage_ticket --pretty \
   --input '{"subject": "Cannot log in", "body": "Since this morning the login page rejects my password.", "customer_tier": "pro"}'
+
+step "A rubric judge on its own: one verdict per criterion, aggregated in code" \
+  "skillrunner run review_contact --input '{\"subject\": {...}, \"context\": \"...\"}' --pretty"
+"$SR" run review_contact --pretty \
+  --input '{"subject": {"name": "Ada Lovelace", "email": "ada@engines.example"}, "context": "Ada Lovelace, ada@engines.example"}'
 
 step "Run a handler skill (a program fed JSON on stdin)" \
   "skillrunner run word_stats --input '{\"text\": ...}' --pretty"

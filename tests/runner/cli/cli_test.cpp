@@ -168,6 +168,33 @@ TEST_F(CliTest, UsageErrorsExitTwoAndVersionPrints) {
   EXPECT_EQ(version.out.starts_with("skillrunner "), true);
 }
 
+TEST_F(CliTest, AGatedOutputWhoseFinalReviewFailsExitsFive) {
+  tree_.Write("rubrics/short.yaml",
+              "id: short\ncriteria:\n  - { id: brief, description: Short enough., required: true }\n");
+  tree_.Write("skills/gated/skill.yaml", R"(id: gated
+template_type: LLM_JSON_GENERATION
+model: any-model
+prompt: { user: "Say {{input.text}}" }
+input_schema: { type: object, properties: { text: { type: string } } }
+output_schema: { type: object, required: [text], properties: { text: { type: string } } }
+review: { rubric: short, retry_once: true }
+)");
+  // Both judges (attempts 2 and 4 of the invocation) fail the criterion.
+  tree_.Write("skillrunner.yaml", R"(providers:
+  sim:
+    kind: simulated
+    faults:
+      - { skill: gated.review, attempt: [2, 4], fault: verdict, criterion: brief, verdict: fail }
+default_provider: sim
+)");
+  auto result = Skillrunner(tree_.root(), "run gated --input '{\"text\":\"hi\"}'");
+  EXPECT_EQ(result.status, 5) << result.out;
+  json::value answer = json::parse(result.out);
+  EXPECT_EQ(answer.at("review").at("pass"), false);
+  EXPECT_EQ(answer.at("review").at("first").at("pass"), false);
+  EXPECT_EQ(answer.at("metrics").at("attempts"), 4);
+}
+
 TEST_F(CliTest, JsonLogsAreOneObjectPerLine) {
   WriteBrokenSkills();
   auto result = Skillrunner(tree_.root(), "list --log-format json --log-level warn", "2>&1 >/dev/null");
