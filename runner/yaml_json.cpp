@@ -1,4 +1,5 @@
 #include "runner/yaml_json.h"
+#include "services/validation/error_paths.h"
 
 #include <yaml-cpp/yaml.h>
 
@@ -34,17 +35,8 @@ SourcePosition SourceMap::FindKey(std::string_view pointer) const {
 
 std::string AppendPointer(std::string_view pointer, std::string_view token) {
   std::string out(pointer);
-  out.reserve(out.size() + token.size() + 1);
   out.push_back('/');
-  for (char c : token) {
-    if (c == '~') {
-      out += "~0";
-    } else if (c == '/') {
-      out += "~1";
-    } else {
-      out.push_back(c);
-    }
-  }
+  out += validation::EscapePointerToken(token);
   return out;
 }
 

@@ -5,6 +5,7 @@
 #include <charconv>
 
 #include "services/generation/strict_schema_internal.h"
+#include "services/validation/error_paths.h"
 
 namespace skillrunner::generation::strict_detail {
 namespace {
@@ -68,19 +69,7 @@ bool EnumHasNull(const json::value& values) {
 
 }  // namespace
 
-std::string EscapeToken(std::string_view token) {
-  std::string out;
-  for (char c : token) {
-    if (c == '~') {
-      out += "~0";
-    } else if (c == '/') {
-      out += "~1";
-    } else {
-      out.push_back(c);
-    }
-  }
-  return out;
-}
+std::string EscapeToken(std::string_view token) { return validation::EscapePointerToken(token); }
 
 std::string Where(std::string_view pointer) {
   return pointer.empty() ? std::string("(root)") : std::string(pointer);

@@ -84,23 +84,16 @@ json::object AnthropicProvider::RequestBody(const ChatRequest& request) const {
 
 boost::asio::awaitable<std::expected<ChatResponse, ProviderError>> AnthropicProvider::Chat(
     const ChatRequest& request) {
-  std::optional<std::string> key = env_(options_.api_key_env);
-  if ((!key || key->empty()) && !IsLoopbackUrl(options_.base_url)) {
-    ProviderError error;
-    error.kind = ProviderError::Kind::kConfig;
-    error.message = "the environment variable " + options_.api_key_env +
-                    " (the API key of provider \"" + options_.name + "\") is not set";
-    co_return std::unexpected(std::move(error));
-  }
+  auto found = LookUpKey(env_, options_.api_key_env, options_.name, options_.base_url);
+  if (!found) co_return std::unexpected(std::move(found.error()));
+  const std::optional<std::string>& key = *found;
   http::HttpRequest http_request;
-  http_request.url = options_.base_url;
-  while (!http_request.url.empty() && http_request.url.back() == '/') http_request.url.pop_back();
-  http_request.url += "/v1/messages";
+  http_request.url = JoinUrl(options_.base_url, "/v1/messages");
   http_request.headers = {{"content-type", "application/json"},
                           {"accept", "application/json"},
                           {"anthropic-version", options_.anthropic_version},
                           {"user-agent", "skillrunner/" SKILLRUNNER_VERSION}};
-  if (key && !key->empty()) http_request.headers.emplace_back("x-api-key", *key);
+  if (key) http_request.headers.emplace_back("x-api-key", *key);
   http_request.body = CompactJson(RequestBody(request));
   http_request.timeout = request.timeout;
   auto response = co_await client_->Send(std::move(http_request));

@@ -1,5 +1,7 @@
 #include "services/providers/fault_script.h"
 
+#include "runner/diagnostic.h"
+
 #include <algorithm>
 #include <array>
 #include <boost/json/serialize.hpp>
@@ -108,21 +110,6 @@ Example (skill.yaml):
 )doc";
 
 std::string Describe(const json::value& value) { return json::serialize(value); }
-
-std::size_t EditDistance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      std::size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = up;
-    }
-  }
-  return row[b.size()];
-}
 
 template <typename Names>
 std::string Suggestion(std::string_view word, const Names& names) {

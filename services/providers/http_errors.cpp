@@ -119,6 +119,24 @@ void RedactError(ProviderError& error, std::string_view secret) {
   error.raw_body = Redact(error.raw_body, secret);
 }
 
+std::expected<std::optional<std::string>, ProviderError> LookUpKey(
+    const std::function<std::optional<std::string>(std::string_view)>& env,
+    const std::string& api_key_env, const std::string& provider_name, const std::string& base_url) {
+  std::optional<std::string> key = env(api_key_env);
+  if (key && !key->empty()) return key;
+  if (IsLoopbackUrl(base_url)) return std::nullopt;
+  ProviderError error;
+  error.kind = ProviderError::Kind::kConfig;
+  error.message = "the environment variable " + api_key_env + " (the API key of provider \"" +
+                  provider_name + "\") is not set";
+  return std::unexpected(std::move(error));
+}
+
+std::string JoinUrl(std::string_view base_url, std::string_view path) {
+  while (!base_url.empty() && base_url.back() == '/') base_url.remove_suffix(1);
+  return std::string(base_url) + std::string(path);
+}
+
 bool IsLoopbackUrl(std::string_view url) {
   auto parsed = boost::urls::parse_uri(url);
   if (!parsed) return false;

@@ -1,6 +1,9 @@
 #pragma once
 
 #include <chrono>
+#include <expected>
+#include <functional>
+#include <string>
 #include <optional>
 #include <string_view>
 
@@ -32,6 +35,15 @@ ProviderError ErrorFromTransport(const http::HttpError& error);
 // (even masked) never reach a log or an answer.
 std::string Redact(std::string_view text, std::string_view secret);
 void RedactError(ProviderError& error, std::string_view secret);
+
+// The API key from `api_key_env`, or nothing for a keyless server on
+// loopback; a missing key elsewhere is a kConfig error naming the variable.
+std::expected<std::optional<std::string>, ProviderError> LookUpKey(
+    const std::function<std::optional<std::string>(std::string_view)>& env,
+    const std::string& api_key_env, const std::string& provider_name, const std::string& base_url);
+
+// `base_url` without trailing slashes, then `path`.
+std::string JoinUrl(std::string_view base_url, std::string_view path);
 
 // True when `url`'s host is 127.0.0.0/8, ::1 or localhost.
 bool IsLoopbackUrl(std::string_view url);

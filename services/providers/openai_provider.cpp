@@ -84,22 +84,15 @@ json::object OpenAiProvider::RequestBody(const ChatRequest& request) const {
 
 boost::asio::awaitable<std::expected<ChatResponse, ProviderError>> OpenAiProvider::Chat(
     const ChatRequest& request) {
+  auto found = LookUpKey(env_, options_.api_key_env, options_.name, options_.base_url);
+  if (!found) co_return std::unexpected(std::move(found.error()));
+  const std::optional<std::string>& key = *found;
   http::HttpRequest http_request;
-  http_request.url = options_.base_url;
-  while (!http_request.url.empty() && http_request.url.back() == '/') http_request.url.pop_back();
-  http_request.url += "/chat/completions";
-  std::optional<std::string> key = env_(options_.api_key_env);
-  if ((!key || key->empty()) && !IsLoopbackUrl(options_.base_url)) {
-    ProviderError error;
-    error.kind = ProviderError::Kind::kConfig;
-    error.message = "the environment variable " + options_.api_key_env +
-                    " (the API key of provider \"" + options_.name + "\") is not set";
-    co_return std::unexpected(std::move(error));
-  }
+  http_request.url = JoinUrl(options_.base_url, "/chat/completions");
   http_request.headers = {{"content-type", "application/json"},
                           {"accept", "application/json"},
                           {"user-agent", "skillrunner/" SKILLRUNNER_VERSION}};
-  if (key && !key->empty()) http_request.headers.emplace_back("authorization", "Bearer " + *key);
+  if (key) http_request.headers.emplace_back("authorization", "Bearer " + *key);
   http_request.body = CompactJson(RequestBody(request));
   http_request.timeout = request.timeout;
   auto response = co_await client_->Send(std::move(http_request));

@@ -1,4 +1,5 @@
 #include "services/providers/schema_walk.h"
+#include "services/validation/error_paths.h"
 
 #include <algorithm>
 #include <boost/json/array.hpp>
@@ -93,15 +94,7 @@ std::string MakePointer(const std::vector<std::string>& tokens) {
   std::string out;
   for (const auto& token : tokens) {
     out.push_back('/');
-    for (char c : token) {
-      if (c == '~') {
-        out += "~0";
-      } else if (c == '/') {
-        out += "~1";
-      } else {
-        out.push_back(c);
-      }
-    }
+    out += validation::EscapePointerToken(token);
   }
   return out;
 }
