@@ -1,5 +1,7 @@
 #include "services/http/connection.h"
 
+#include <boost/algorithm/string/predicate.hpp>
+
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 #include <sys/socket.h>
@@ -39,6 +41,13 @@ asio::awaitable<std::expected<Endpoints, HttpError>> Resolve(const ParsedUrl& wh
   error_code ec;
   asio::ip::address address = asio::ip::make_address(where.host, ec);
   if (!ec) co_return Endpoints{Tcp::endpoint(address, where.port)};
+  // "localhost" is loopback by definition (RFC 6761 §6.3), whatever /etc/hosts
+  // or DNS say (minimal containers have no /etc/hosts); like curl, never ask.
+  if (boost::algorithm::iequals(where.host, "localhost") ||
+      boost::algorithm::iends_with(where.host, ".localhost")) {
+    co_return Endpoints{Tcp::endpoint(asio::ip::address_v4::loopback(), where.port),
+                        Tcp::endpoint(asio::ip::address_v6::loopback(), where.port)};
+  }
   // getaddrinfo runs on Asio's resolver thread; it cannot be interrupted, so
   // a cancelled request waits for it (bounded by the system resolver).
   auto executor = co_await asio::this_coro::executor;
