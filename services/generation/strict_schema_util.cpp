@@ -12,22 +12,6 @@ namespace {
 
 constexpr std::size_t kValueTextBytes = 80;
 
-std::string PercentDecode(std::string_view text) {
-  std::string out;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '%' && i + 2 < text.size()) {
-      int byte = 0;
-      auto [end, ec] = std::from_chars(text.data() + i + 1, text.data() + i + 3, byte, 16);
-      if (ec == std::errc() && end == text.data() + i + 3) {
-        out.push_back(static_cast<char>(byte));
-        i += 2;
-        continue;
-      }
-    }
-    out.push_back(text[i]);
-  }
-  return out;
-}
 
 // "a~1b" -> "a/b"; false for a malformed escape.
 bool UnescapeToken(std::string_view token, std::string& out) {
@@ -94,7 +78,7 @@ std::size_t CodePoints(std::string_view text) {
 
 const json::value* ResolveLocalRef(const json::value& root, std::string_view ref) {
   if (ref.empty() || ref[0] != '#') return nullptr;
-  std::string pointer = PercentDecode(ref.substr(1));
+  std::string pointer = validation::DecodeUriFragment(ref.substr(1));
   if (pointer.empty()) return &root;
   if (pointer[0] != '/') return nullptr;  // a named anchor ("#foo") is not supported
   const json::value* at = &root;

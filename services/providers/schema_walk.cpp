@@ -19,22 +19,6 @@ const json::value* Member(const json::object& object, std::string_view key) {
   return object.if_contains(key);
 }
 
-std::string PercentDecode(std::string_view text) {
-  std::string out;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '%' && i + 2 < text.size()) {
-      int byte = 0;
-      auto [end, ec] = std::from_chars(text.data() + i + 1, text.data() + i + 3, byte, 16);
-      if (ec == std::errc() && end == text.data() + i + 3) {
-        out.push_back(static_cast<char>(byte));
-        i += 2;
-        continue;
-      }
-    }
-    out.push_back(text[i]);
-  }
-  return out;
-}
 
 bool IsIndex(std::string_view token, std::size_t& index) {
   if (token.empty() || (token.size() > 1 && token[0] == '0')) return false;
@@ -108,7 +92,7 @@ const json::value* SchemaWalker::Resolve(const json::value& schema) const {
     std::string_view text = ref->get_string();
     if (text.empty() || text.front() != '#') return nullptr;  // remote refs: unknown
     std::vector<std::string> tokens;
-    if (!ParsePointer(PercentDecode(text.substr(1)), tokens)) return nullptr;
+    if (!ParsePointer(validation::DecodeUriFragment(text.substr(1)), tokens)) return nullptr;
     const json::value* target = &root_;
     for (const auto& token : tokens) {
       std::size_t index = 0;

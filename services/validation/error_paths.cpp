@@ -1,8 +1,18 @@
 #include "services/validation/error_paths.h"
 
+#include <boost/url/decode_view.hpp>
+#include <boost/url/pct_string_view.hpp>
+
 #include <charconv>
 
 namespace skillrunner::validation {
+
+std::string DecodeUriFragment(std::string_view text) {
+  auto encoded = boost::urls::make_pct_string_view(text);
+  if (!encoded) return std::string(text);
+  boost::urls::decode_view decoded = **encoded;
+  return std::string(decoded.begin(), decoded.end());
+}
 
 std::string EscapePointerToken(std::string_view token) {
   std::string out;

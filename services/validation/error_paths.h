@@ -10,6 +10,10 @@ namespace skillrunner::validation {
 // Escapes one reference token for an RFC 6901 pointer ("~" -> "~0", "/" -> "~1").
 std::string EscapePointerToken(std::string_view token);
 
+// A `$ref` fragment ("#/definitions/a%25b") percent-decoded by Boost.URL
+// (RFC 3986); text that is not valid percent-encoding is taken as written.
+std::string DecodeUriFragment(std::string_view text);
+
 // Joins tokens into a pointer: {} -> "", {"a/b", "0"} -> "/a~1b/0".
 std::string MakePointer(const std::vector<std::string>& tokens);
 
