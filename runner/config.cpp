@@ -91,14 +91,8 @@ std::expected<Config, std::vector<Diagnostic>> LoadConfig(const std::string& pat
     if (auto* faults = p.if_contains("faults"); faults && provider.kind == "simulated") {
       auto script = providers::ParseFaultScript(*faults, providers::FaultScriptScope::kConfig);
       if (!script) {
-        std::string pointer = AppendPointer(AppendPointer("/providers", name), "faults");
-        std::string message = script.error();
-        if (message.starts_with("/")) {
-          std::size_t colon = message.find(':');
-          pointer += message.substr(0, colon);
-          message = message.substr(colon + 2);
-        }
-        problems.push_back({path, doc->positions.Find(pointer), pointer + ": " + message});
+        auto placed = PlaceUnder(AppendPointer(AppendPointer("/providers", name), "faults"), script.error());
+        problems.push_back({path, doc->positions.Find(placed.pointer), placed.pointer + ": " + placed.message});
       }
     }
     config.providers.emplace(provider.name, std::move(provider));

@@ -63,6 +63,12 @@ const validation::CompiledSchema& EmbeddedCompiledSchema(std::string_view name) 
   return *cache.emplace(std::string(name), *compiled).first->second;
 }
 
+PlacedMessage PlaceUnder(std::string base, std::string_view text) {
+  std::size_t split = text.starts_with("/") ? text.find(": ") : std::string_view::npos;
+  if (split == std::string_view::npos) return {std::move(base), std::string(text)};
+  return {base + std::string(text.substr(0, split)), std::string(text.substr(split + 2))};
+}
+
 std::size_t EditDistance(std::string_view a, std::string_view b) {
   std::vector<std::size_t> row(b.size() + 1);
   for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;

@@ -34,6 +34,14 @@ std::vector<Diagnostic> CheckAgainstEmbeddedSchema(const YamlDocument& doc,
                                                    const std::string& file,
                                                    std::string_view schema_name);
 
+// A nested checker's "/pointer: message" placed under `base` (the pointer of
+// the checked value in the file); text without a leading pointer stays whole.
+struct PlacedMessage {
+  std::string pointer;
+  std::string message;
+};
+PlacedMessage PlaceUnder(std::string base, std::string_view text);
+
 // Levenshtein distance, for "did you mean" hints.
 std::size_t EditDistance(std::string_view a, std::string_view b);
 

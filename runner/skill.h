@@ -78,6 +78,7 @@ struct Skill {
   boost::json::value output_schema_json;
   std::shared_ptr<const validation::CompiledSchema> input_schema;
   std::shared_ptr<const validation::CompiledSchema> output_schema;
+  std::string output_schema_text;  // compact JSON, for prompts
 
   PromptTemplate prompt;
   RetryPolicy retry;

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "runner/json_text.h"
 #include "runner/skill_registry.h"
 #include "services/generation/strict_schema.h"
 #include "services/providers/fault_script.h"
@@ -275,6 +276,7 @@ class SkillLoader {
   void LoadSchemas() {
     skill_.input_schema = LoadSchema("input_schema", skill_.input_schema_json);
     skill_.output_schema = LoadSchema("output_schema", skill_.output_schema_json);
+    skill_.output_schema_text = CompactJson(skill_.output_schema_json);
     if (skill_.template_type == TemplateType::kLlmReview) {
       skill_.input_schema_json = json::parse(kReviewInputSchema);
       skill_.input_schema = *validation::CompiledSchema::Compile(skill_.input_schema_json);
@@ -336,14 +338,8 @@ class SkillLoader {
     auto parsed = providers::ParseFaultScript(*faults, providers::FaultScriptScope::kSkill);
     if (!parsed) {
       // The script's error names a pointer relative to the script.
-      std::string message = parsed.error();
-      std::string pointer = "/simulation/faults";
-      if (message.starts_with("/")) {
-        std::size_t colon = message.find(':');
-        pointer += message.substr(0, colon);
-        message = message.substr(colon + 2);
-      }
-      Error(pointer, message);
+      auto placed = PlaceUnder("/simulation/faults", parsed.error());
+      Error(placed.pointer, placed.message);
       return;
     }
     skill_.simulation_faults = *faults;
@@ -372,10 +368,9 @@ class SkillLoader {
     }
     for (const auto& note : strict->client_only) {
       // A note starts with the pointer into the schema it is about.
-      std::string at = note.starts_with("/") ? note.substr(0, note.find(':')) : "";
-      SourcePosition pos = root_.at("output_schema").is_object()
-                               ? doc_.positions.Find("/output_schema" + at)
-                               : doc_.positions.Find("/output_schema");
+      std::string at = PlaceUnder("/output_schema", note).pointer;
+      SourcePosition pos = root_.at("output_schema").is_object() ? doc_.positions.Find(at)
+                                                                 : doc_.positions.Find("/output_schema");
       warnings_.push_back({path_, pos, "/output_schema: " + note + " (" + skill_.provider_kind +
                                            " strict mode)", Diagnostic::Severity::kWarning});
     }

@@ -4,6 +4,8 @@
 #include <set>
 #include <system_error>
 
+#include "services/review/prepared_judge.h"
+
 namespace skillrunner {
 namespace json = boost::json;
 namespace fs = std::filesystem;
@@ -40,6 +42,9 @@ std::expected<Rubric, std::vector<Diagnostic>> LoadRubricFile(const std::string&
     rubric.criteria.push_back(std::move(criterion));
   }
   if (!problems.empty()) return std::unexpected(std::move(problems));
+  auto judge = review::PrepareJudge(rubric);
+  if (!judge) return std::unexpected(std::vector<Diagnostic>{{path, {}, judge.error()}});
+  rubric.judge = std::move(*judge);
   return rubric;
 }
 

@@ -31,13 +31,9 @@ GenerationSpec SpecForSkill(const Skill& skill, std::string system, std::string 
   spec.skill_id = skill.id;
   spec.model = skill.model;
   spec.mode = skill.output_mode;
-  spec.schema_name = skill.id;
-  for (char& c : spec.schema_name) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
-    if (!ok) c = '_';
-  }
-  if (spec.schema_name.size() > 64) spec.schema_name.resize(64);
+  spec.schema_name = ResponseFormatName(skill.id);
   spec.schema = &skill.output_schema_json;
+  spec.schema_text = &skill.output_schema_text;
   spec.compiled_schema = skill.output_schema.get();
   spec.strict_wire_schema = skill.strict_wire_schema ? &*skill.strict_wire_schema : nullptr;
   spec.system = std::move(system);

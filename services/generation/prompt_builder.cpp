@@ -9,7 +9,7 @@ std::string ShownPointer(const std::string& pointer) {
 }
 
 std::vector<providers::ChatMessage> FirstMessages(const std::string& system, const std::string& user,
-                                                  const boost::json::value* schema_in_prompt,
+                                                  const std::string* schema_in_prompt,
                                                   const std::vector<std::string>& avoid) {
   std::string system_text = system;
   auto add = [&](const std::string& part) {
@@ -18,7 +18,7 @@ std::vector<providers::ChatMessage> FirstMessages(const std::string& system, con
   };
   if (schema_in_prompt != nullptr) {
     add("Answer with one JSON value only (no prose, no Markdown code fence) that is valid against "
-        "this JSON Schema:\n" + boost::json::serialize(*schema_in_prompt));
+        "this JSON Schema:\n" + *schema_in_prompt);
   } else {
     add("Answer with JSON only.");
   }

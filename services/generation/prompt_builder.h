@@ -12,9 +12,10 @@ namespace skillrunner::generation {
 // The first request's messages. In validation_loop and json_object modes the
 // schema is given once, here, with the instruction to answer with one JSON
 // value only (the word "JSON" is always present, as JSON mode requires).
+// `schema_in_prompt` is the schema's JSON text, serialised once at load.
 // `avoid` lists earlier mistakes of this skill in the caller's session.
 std::vector<providers::ChatMessage> FirstMessages(const std::string& system, const std::string& user,
-                                                  const boost::json::value* schema_in_prompt,
+                                                  const std::string* schema_in_prompt,
                                                   const std::vector<std::string>& avoid);
 
 // The user turn after an answer that failed: every error as

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "runner/json_text.h"
 #include "services/generation/json_extract.h"
 #include "services/generation/prompt_builder.h"
 #include "services/generation/strict_schema.h"
@@ -31,6 +32,15 @@ std::string CapRaw(std::string_view text) {
   while (keep > 0 && (static_cast<unsigned char>(text[keep]) & 0xC0) == 0x80) --keep;  // UTF-8 boundary
   return std::string(text.substr(0, keep)) + "…[" + std::to_string(text.size() - keep) +
          " more bytes]";
+}
+
+std::string ResponseFormatName(std::string name) {
+  for (char& c : name) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+    if (!ok) c = '_';
+  }
+  if (name.size() > 64) name.resize(64);
+  return name;
 }
 
 std::string MetricsMode(const std::string& mode) {
@@ -77,6 +87,14 @@ boost::asio::awaitable<Result<json::value>> StructuredGenerator::Generate(const 
   std::string mode = spec.mode;
   if (mode != "none" && downgrades_.IsDowngraded(spec.model)) mode = "none";
 
+  // Callers pass the schema text made at load; serialise here only if not.
+  std::string own_schema_text;
+  const std::string* schema_text = spec.schema_text;
+  if (schema_text == nullptr && spec.schema != nullptr) {
+    own_schema_text = CompactJson(*spec.schema);
+    schema_text = &own_schema_text;
+  }
+
   ChatRequest request;
   request.model = spec.model;
   request.temperature = spec.temperature;
@@ -84,7 +102,7 @@ boost::asio::awaitable<Result<json::value>> StructuredGenerator::Generate(const 
   request.simulation = spec.simulation;
   auto configure = [&](const std::string& m) {
     ctx.metrics().mode = MetricsMode(m);
-    request.messages = FirstMessages(spec.system, spec.user, m == "native" ? nullptr : spec.schema,
+    request.messages = FirstMessages(spec.system, spec.user, m == "native" ? nullptr : schema_text,
                                      spec.avoid);
     request.response_format = ResponseFormat{};
     if (m == "json_object") request.response_format.kind = ResponseFormat::Kind::kJsonObject;

@@ -38,6 +38,7 @@ struct GenerationSpec {
   std::string mode = "none";  // native | json_object | none
   std::string schema_name;    // response_format name ([a-zA-Z0-9_-], <= 64)
   const boost::json::value* schema = nullptr;                    // the ORIGINAL schema
+  const std::string* schema_text = nullptr;  // it as compact JSON, for the prompt (made at load)
   const validation::CompiledSchema* compiled_schema = nullptr;   // it, compiled
   const boost::json::value* strict_wire_schema = nullptr;        // native mode
   std::string system;  // rendered
@@ -74,6 +75,9 @@ class StructuredGenerator {
 // Attempt raw texts are kept up to this many bytes.
 inline constexpr std::size_t kMaxRawBytes = 64 * 1024;
 std::string CapRaw(std::string_view text);
+
+// A response_format name ([a-zA-Z0-9_-], at most 64) made from any text.
+std::string ResponseFormatName(std::string name);
 
 // "validation_loop" for "none", "native_strict" for "native", else the mode.
 std::string MetricsMode(const std::string& mode);

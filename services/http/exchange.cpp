@@ -1,5 +1,7 @@
 #include "services/http/exchange.h"
 
+#include <boost/algorithm/string/case_conv.hpp>
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/ssl/error.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -66,12 +68,7 @@ bool IsDisconnect(const error_code& ec) {
          ec == asio::error::not_connected || ec == asio::ssl::error::stream_truncated;
 }
 
-std::string Lower(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
+std::string Lower(std::string_view text) { return boost::algorithm::to_lower_copy(std::string(text)); }
 
 HttpResponse ToResponse(beast_http::response<beast_http::string_body>&& message) {
   HttpResponse response;

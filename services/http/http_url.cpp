@@ -1,5 +1,7 @@
 #include "services/http/http_url.h"
 
+#include <boost/algorithm/string/case_conv.hpp>
+
 #include <boost/url/parse.hpp>
 #include <boost/url/url_view.hpp>
 
@@ -10,12 +12,7 @@
 namespace skillrunner::http {
 namespace {
 
-std::string Lower(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
+std::string Lower(std::string_view text) { return boost::algorithm::to_lower_copy(std::string(text)); }
 
 std::string Bracketed(const std::string& host) {
   return host.find(':') == std::string::npos ? host : "[" + host + "]";

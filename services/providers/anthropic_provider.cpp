@@ -89,20 +89,12 @@ boost::asio::awaitable<std::expected<ChatResponse, ProviderError>> AnthropicProv
   const std::optional<std::string>& key = *found;
   http::HttpRequest http_request;
   http_request.url = JoinUrl(options_.base_url, "/v1/messages");
-  http_request.headers = {{"content-type", "application/json"},
-                          {"accept", "application/json"},
-                          {"anthropic-version", options_.anthropic_version},
-                          {"user-agent", "skillrunner/" SKILLRUNNER_VERSION}};
+  http_request.headers.emplace_back("anthropic-version", options_.anthropic_version);
   if (key) http_request.headers.emplace_back("x-api-key", *key);
   http_request.body = CompactJson(RequestBody(request));
   http_request.timeout = request.timeout;
-  auto response = co_await client_->Send(std::move(http_request));
-  if (!response) co_return std::unexpected(ErrorFromTransport(response.error()));
-  if (response->status < 200 || response->status >= 300) {
-    ProviderError error = ParseAnthropicError(*response);
-    RedactError(error, key.value_or(""));
-    co_return std::unexpected(std::move(error));
-  }
+  auto response = co_await PostJson(*client_, std::move(http_request), key, ParseAnthropicError);
+  if (!response) co_return std::unexpected(std::move(response.error()));
   co_return ParseAnthropicResponse(*response, request);
 }
 

@@ -132,6 +132,23 @@ std::expected<std::optional<std::string>, ProviderError> LookUpKey(
   return std::unexpected(std::move(error));
 }
 
+boost::asio::awaitable<std::expected<http::HttpResponse, ProviderError>> PostJson(
+    http::HttpClient& client, http::HttpRequest request, const std::optional<std::string>& key,
+    ProviderError (*parse_error)(const http::HttpResponse&)) {
+  request.method = "POST";
+  request.headers.emplace_back("content-type", "application/json");
+  request.headers.emplace_back("accept", "application/json");
+  request.headers.emplace_back("user-agent", "skillrunner/" SKILLRUNNER_VERSION);
+  auto response = co_await client.Send(std::move(request));
+  if (!response) co_return std::unexpected(ErrorFromTransport(response.error()));
+  if (response->status < 200 || response->status >= 300) {
+    ProviderError error = parse_error(*response);
+    RedactError(error, key.value_or(""));
+    co_return std::unexpected(std::move(error));
+  }
+  co_return std::move(*response);
+}
+
 std::string JoinUrl(std::string_view base_url, std::string_view path) {
   while (!base_url.empty() && base_url.back() == '/') base_url.remove_suffix(1);
   return std::string(base_url) + std::string(path);

@@ -42,6 +42,14 @@ std::expected<std::optional<std::string>, ProviderError> LookUpKey(
     const std::function<std::optional<std::string>(std::string_view)>& env,
     const std::string& api_key_env, const std::string& provider_name, const std::string& base_url);
 
+// POSTs `body` as JSON (content-type, accept and user-agent set here, after
+// the provider's own headers) and maps every failure to a ProviderError: no
+// answer -> ErrorFromTransport; a non-2xx answer -> `parse_error`, with `key`
+// redacted from it.
+boost::asio::awaitable<std::expected<http::HttpResponse, ProviderError>> PostJson(
+    http::HttpClient& client, http::HttpRequest request, const std::optional<std::string>& key,
+    ProviderError (*parse_error)(const http::HttpResponse&));
+
 // `base_url` without trailing slashes, then `path`.
 std::string JoinUrl(std::string_view base_url, std::string_view path);
 

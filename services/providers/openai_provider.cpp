@@ -89,19 +89,11 @@ boost::asio::awaitable<std::expected<ChatResponse, ProviderError>> OpenAiProvide
   const std::optional<std::string>& key = *found;
   http::HttpRequest http_request;
   http_request.url = JoinUrl(options_.base_url, "/chat/completions");
-  http_request.headers = {{"content-type", "application/json"},
-                          {"accept", "application/json"},
-                          {"user-agent", "skillrunner/" SKILLRUNNER_VERSION}};
   if (key) http_request.headers.emplace_back("authorization", "Bearer " + *key);
   http_request.body = CompactJson(RequestBody(request));
   http_request.timeout = request.timeout;
-  auto response = co_await client_->Send(std::move(http_request));
-  if (!response) co_return std::unexpected(ErrorFromTransport(response.error()));
-  if (response->status < 200 || response->status >= 300) {
-    ProviderError error = ParseOpenAiError(*response);
-    RedactError(error, key.value_or(""));
-    co_return std::unexpected(std::move(error));
-  }
+  auto response = co_await PostJson(*client_, std::move(http_request), key, ParseOpenAiError);
+  if (!response) co_return std::unexpected(std::move(response.error()));
   co_return ParseOpenAiResponse(*response, request);
 }
 

@@ -3,6 +3,8 @@
 // length equals code-point length.
 
 #include <array>
+
+#include <boost/algorithm/string/case_conv.hpp>
 #include <cstdio>
 #include <string>
 
@@ -57,13 +59,7 @@ std::string_view Pick(const std::array<std::string_view, N>& table, Rng& rng) {
 
 const Person& PickPerson(Rng& rng) { return kPeople[rng.Below(kPeople.size())]; }
 
-std::string Lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
+std::string Lower(std::string_view text) { return boost::algorithm::to_lower_copy(std::string(text)); }
 
 bool Has(std::string_view name, std::string_view part) { return name.find(part) != std::string_view::npos; }
 

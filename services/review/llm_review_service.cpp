@@ -4,7 +4,6 @@
 
 #include <algorithm>
 
-#include "services/generation/strict_schema.h"
 #include "services/review/aggregate.h"
 #include "services/review/judge_prompt.h"
 #include "services/review/verdict_schema.h"
@@ -13,15 +12,6 @@ namespace skillrunner::review {
 namespace json = boost::json;
 
 namespace {
-
-std::string SchemaName(std::string name) {
-  for (char& c : name) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
-    if (!ok) c = '_';
-  }
-  if (name.size() > 64) name.resize(64);
-  return name;
-}
 
 Error JudgeError(const JudgeSettings& judge, Error cause) {
   Error error{ErrorCode::kJudgeError,
@@ -35,18 +25,18 @@ Error JudgeError(const JudgeSettings& judge, Error cause) {
 
 // The wire copy of the verdict schema for a native (strict) judge; null when
 // the judge does not use strict mode (or the provider cannot take it).
-json::value StrictVerdictSchema(const JudgeSettings& judge, const json::value& schema, std::string& mode) {
+const json::value* StrictVerdictSchema(const JudgeSettings& judge, const RubricJudge& prepared,
+                                       std::string& mode) {
   if (mode != "native" || judge.provider_kind == "simulated") return nullptr;
-  auto dialect = judge.provider_kind == "anthropic" ? generation::StrictDialect::kAnthropic
-                                                    : generation::StrictDialect::kOpenAi;
-  auto strict = generation::MakeStrictSchema(schema, dialect);
-  if (!strict) {
-    spdlog::warn("the verdict schema of \"{}\" cannot go to {} strict mode ({}); the judge uses the validation loop",
-                 judge.review_id, judge.provider_kind, strict.error());
+  const json::value& wire =
+      judge.provider_kind == "anthropic" ? prepared.anthropic_wire : prepared.openai_wire;
+  if (wire.is_null()) {
+    spdlog::warn("the verdict schema of \"{}\" cannot go to {} strict mode; the judge uses the validation loop",
+                 judge.review_id, judge.provider_kind);
     mode = "none";
     return nullptr;
   }
-  return std::move(strict->wire);
+  return &wire;
 }
 
 }  // namespace
@@ -126,25 +116,20 @@ boost::asio::awaitable<Result<json::value>> Reviewer::Review(const JudgeSettings
     co_return Fail(ErrorCode::kConfigInvalid, "\"" + judge.review_id + "\" runs on provider \"" + judge.provider +
                                                   "\", which this process has not configured");
   }
-  const json::value schema = VerdictSchema(*rubric);
-  auto compiled = validation::CompiledSchema::Compile(schema);
-  if (!compiled) {
-    co_return std::unexpected(JudgeError(judge, Error{ErrorCode::kConfigInvalid,
-                                                      "the verdict schema does not compile: " + compiled.error(),
-                                                      {}, {}}));
-  }
+  const RubricJudge& prepared = *rubric->judge;
   std::string mode = judge.output_mode;
-  const json::value wire = StrictVerdictSchema(judge, schema, mode);
+  const json::value* wire = StrictVerdictSchema(judge, prepared, mode);
 
   generation::GenerationSpec spec;
   spec.skill_id = judge.review_id;
   spec.model = judge.model;
   spec.mode = mode;
-  spec.schema_name = SchemaName(judge.review_id + "_verdict");
-  spec.schema = &schema;
-  spec.compiled_schema = compiled->get();
-  spec.strict_wire_schema = wire.is_null() ? nullptr : &wire;
-  spec.system = JudgeSystemPrompt(*rubric);
+  spec.schema_name = generation::ResponseFormatName(judge.review_id + "_verdict");
+  spec.schema = &prepared.verdict_schema;
+  spec.schema_text = &prepared.verdict_schema_text;
+  spec.compiled_schema = prepared.compiled.get();
+  spec.strict_wire_schema = wire;
+  spec.system = prepared.system_prompt;
   spec.user = JudgeUserPrompt(subject, context);
   spec.temperature = judge.temperature;
   spec.max_output_tokens = judge.max_output_tokens;
@@ -152,7 +137,7 @@ boost::asio::awaitable<Result<json::value>> Reviewer::Review(const JudgeSettings
   spec.retry_truncated = judge.retry_truncated;
   spec.extra_validator = [rubric](const json::value& answer) { return CheckEveryCriterionOnce(*rubric, answer); };
   spec.simulation.skill_id = judge.review_id;
-  spec.simulation.output_schema = schema;
+  spec.simulation.output_schema = prepared.verdict_schema;
   for (const auto& criterion : rubric->criteria) spec.simulation.criteria.push_back(criterion.id);
   spec.simulation.faults = judge.faults;
 

@@ -73,6 +73,20 @@ default_provider: missing
             path.string() + ":5:19: /default_provider: unknown provider \"missing\"");
 }
 
+TEST(ConfigTest, SimulatedFaultScriptsAreCheckedWithTheirPointer) {
+  testing::TempTree tree;
+  auto path = tree.Write("c.yaml", R"(providers:
+  sim:
+    kind: simulated
+    faults:
+      - { skill: a, attempt: 1, fault: rate_limit, status: 404 }
+)");
+  auto config = LoadConfig(path.string(), NoEnv);
+  ASSERT_FALSE(config);
+  ASSERT_EQ(config.error().size(), 1u);
+  EXPECT_EQ(config.error()[0].ToString().substr(path.string().size()), ":5:60: /providers/sim/faults/0/status: not used by fault \"rate_limit\"");
+}
+
 TEST(ConfigTest, ProviderOverrideRoutesEveryModel) {
   Config config = BuiltinConfig();
   config.providers["openai"] = ProviderConfig{"openai", "openai", "", "", {}};

@@ -224,6 +224,22 @@ output_schema:
   EXPECT_TRUE(registry_->FindSkill("named")->strict_wire_schema.has_value());
 }
 
+TEST_F(SkillRegistryTest, FaultScriptsAreCheckedAtLoadWithTheirPointer) {
+  tree_.Write("skills/sim/skill.yaml", R"(id: sim
+template_type: LLM_JSON_GENERATION
+model: m
+prompt: { user: "x" }
+input_schema: {}
+output_schema: {}
+simulation:
+  faults:
+    - { attempt: 1, fault: wrng_type }
+)");
+  EXPECT_EQ(Load(), (std::vector<std::string>{
+      "skills/sim/skill.yaml:9:28: /simulation/faults/0/fault: unknown fault \"wrng_type\" "
+      "(did you mean \"wrong_type\"?)"}));
+}
+
 TEST_F(SkillRegistryTest, ShippedTreeLoadsCleanly) {
   RegistryOptions options;
   options.skills_dir = SKILLRUNNER_SOURCE_DIR "/skills";

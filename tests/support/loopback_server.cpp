@@ -1,5 +1,7 @@
 #include "tests/support/loopback_server.h"
 
+#include <boost/algorithm/string/case_conv.hpp>
+
 #include <sys/socket.h>
 
 #include <algorithm>
@@ -37,12 +39,7 @@ using Tcp = asio::ip::tcp;
 
 namespace {
 
-std::string Lower(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
+std::string Lower(std::string_view text) { return boost::algorithm::to_lower_copy(std::string(text)); }
 
 bool HasHeader(const ScriptedResponse& response, std::string_view name) {
   return std::any_of(response.headers.begin(), response.headers.end(),

@@ -195,6 +195,18 @@ default_provider: sim
   EXPECT_EQ(answer.at("metrics").at("attempts"), 4);
 }
 
+TEST_F(CliTest, ProvidersCheckSendsOneRequestPerProvider) {
+  auto ok = Skillrunner(tree_.root(), "providers check simulated --json");
+  EXPECT_EQ(ok.status, 0);
+  json::value line = json::parse(ok.out);
+  EXPECT_EQ(line.at("provider"), "simulated");
+  EXPECT_EQ(line.at("ok"), true);
+  EXPECT_EQ(line.at("tokens_estimated"), true);
+  auto unknown = Skillrunner(tree_.root(), "providers check nope", "2>&1");
+  EXPECT_EQ(unknown.status, 2);
+  EXPECT_EQ(unknown.out, "skillrunner: the config (built-in) defines no provider \"nope\"\n");
+}
+
 TEST_F(CliTest, JsonLogsAreOneObjectPerLine) {
   WriteBrokenSkills();
   auto result = Skillrunner(tree_.root(), "list --log-format json --log-level warn", "2>&1 >/dev/null");

@@ -237,6 +237,23 @@ TEST_F(GenerationLoopbackTest, UnsupportedResponseFormatDowngradesToTheLoopAndCa
   EXPECT_EQ(bed_.Bodies()[2].as_object().contains("response_format"), false);
 }
 
+TEST_F(GenerationLoopbackTest, APlaceholderWithoutAValueIsInputInvalidBeforeAnyRequest) {
+  bed_.AddSkill("greet", R"(id: greet
+template_type: LLM_JSON_GENERATION
+model: m-loop
+prompt: { user: "Hello {{input.name}}" }
+input_schema: { type: object, properties: { name: { type: string } } }
+output_schema: { type: object }
+)");
+  bed_.Start();
+  auto outcome = bed_.Invoke("greet", R"({})");
+  ASSERT_FALSE(outcome);
+  EXPECT_EQ(outcome.error().error.code, ErrorCode::kInputInvalid);
+  EXPECT_EQ(outcome.error().error.message,
+            "the input has no value at {{input.name}} (prompt.user of skill \"greet\")");
+  EXPECT_EQ(bed_.server().request_count(), 0u);
+}
+
 TEST_F(GenerationLoopbackTest, SessionMemoryFeedsEarlierMistakesForward) {
   bed_.AddSkill("triage", TriageSkill("m-loop"));
   bed_.Start();

@@ -172,6 +172,15 @@ TEST_F(RetryingProviderTest, TheDeadlineBoundsTheWaits) {
             "HTTP 503: boom 503");
 }
 
+TEST_F(RetryingProviderTest, APassedDeadlineSendsNothing) {
+  provider_.script = {Ok()};
+  auto result = Run(0.0, milliseconds(0));
+  ASSERT_FALSE(result);
+  EXPECT_EQ(result.error().code, ErrorCode::kTimeout);
+  EXPECT_EQ(result.error().message, "the invocation deadline passed before the provider answered");
+  EXPECT_TRUE(provider_.requests.empty());
+}
+
 TEST_F(RetryingProviderTest, MissingKeyIsConfigInvalidBeforeAnyRetry) {
   ProviderError config;
   config.kind = ProviderError::Kind::kConfig;

@@ -1,0 +1,14 @@
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "runner/rubric.h"
+
+namespace skillrunner::review {
+
+// The verdict schema, compiled; the judge's system prompt; the strict wire
+// copies. Fails only if the verdict schema does not compile (a defect).
+std::expected<std::shared_ptr<const RubricJudge>, std::string> PrepareJudge(const Rubric& rubric);
+
+}  // namespace skillrunner::review
