@@ -99,7 +99,7 @@ asio::awaitable<InvocationOutcome> SkillRunner::Invoke(std::string_view skill_id
   Result<json::value> output = std::move(std::get<0>(raced));
   if (!output) co_return std::unexpected(Failure(std::move(output.error()), ctx, start));
 
-  if (skill->output_schema) {
+  if (skill->output_schema && !service->second->ValidatesOutput()) {
     auto errors = skill->output_schema->Validate(*output);
     if (!errors.empty()) {
       if (Attempt* last = ctx.last_attempt()) {

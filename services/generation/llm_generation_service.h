@@ -37,6 +37,7 @@ class LlmGenerationService : public SkillService {
   boost::asio::awaitable<Result<boost::json::value>> Run(const Skill& skill,
                                                          const boost::json::value& input,
                                                          InvocationContext& ctx) override;
+  bool ValidatesOutput() const override { return true; }
 
   // Call before the first Run.
   void SetReviewer(OutputReviewer reviewer) { reviewer_ = std::move(reviewer); }
