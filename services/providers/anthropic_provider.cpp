@@ -34,16 +34,6 @@ FinishReason MapStopReason(std::string_view reason) {
   return FinishReason::kOther;
 }
 
-ProviderError ProtocolError(const http::HttpResponse& response, std::string message) {
-  ProviderError error;
-  error.kind = ProviderError::Kind::kProtocol;
-  error.http_status = response.status;
-  error.message = std::move(message);
-  error.raw_body = response.body;
-  error.request_id = std::string(response.Header("request-id").value_or(""));
-  return error;
-}
-
 }  // namespace
 
 AnthropicProvider::AnthropicProvider(AnthropicOptions options,
@@ -103,12 +93,12 @@ std::expected<ChatResponse, ProviderError> ParseAnthropicResponse(
   boost::system::error_code ec;
   json::value body = json::parse(response.body, ec);
   if (ec || !body.is_object()) {
-    return std::unexpected(ProtocolError(response, "the answer is not a JSON object"));
+    return std::unexpected(ProtocolError(response, "the answer is not a JSON object", "request-id"));
   }
   const json::object& root = body.as_object();
   auto* content = root.if_contains("content");
   if (!content || !content->is_array()) {
-    return std::unexpected(ProtocolError(response, "the answer has no content array"));
+    return std::unexpected(ProtocolError(response, "the answer has no content array", "request-id"));
   }
   ChatResponse out;
   out.http_status = response.status;

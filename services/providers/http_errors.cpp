@@ -132,6 +132,17 @@ std::expected<std::optional<std::string>, ProviderError> LookUpKey(
   return std::unexpected(std::move(error));
 }
 
+ProviderError ProtocolError(const http::HttpResponse& response, std::string message,
+                            std::string_view request_id_header) {
+  ProviderError error;
+  error.kind = ProviderError::Kind::kProtocol;
+  error.http_status = response.status;
+  error.message = std::move(message);
+  error.raw_body = response.body;
+  error.request_id = std::string(response.Header(request_id_header).value_or(""));
+  return error;
+}
+
 boost::asio::awaitable<std::expected<http::HttpResponse, ProviderError>> PostJson(
     http::HttpClient& client, http::HttpRequest request, const std::optional<std::string>& key,
     ProviderError (*parse_error)(const http::HttpResponse&)) {

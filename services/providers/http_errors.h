@@ -42,6 +42,11 @@ std::expected<std::optional<std::string>, ProviderError> LookUpKey(
     const std::function<std::optional<std::string>(std::string_view)>& env,
     const std::string& api_key_env, const std::string& provider_name, const std::string& base_url);
 
+// A 2xx answer whose body cannot be understood; `request_id_header` names the
+// provider's request-id header.
+ProviderError ProtocolError(const http::HttpResponse& response, std::string message,
+                            std::string_view request_id_header);
+
 // POSTs `body` as JSON (content-type, accept and user-agent set here, after
 // the provider's own headers) and maps every failure to a ProviderError: no
 // answer -> ErrorFromTransport; a non-2xx answer -> `parse_error`, with `key`

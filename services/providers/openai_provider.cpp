@@ -39,16 +39,6 @@ FinishReason MapFinishReason(std::string_view reason) {
   return FinishReason::kOther;
 }
 
-ProviderError ProtocolError(const http::HttpResponse& response, std::string message) {
-  ProviderError error;
-  error.kind = ProviderError::Kind::kProtocol;
-  error.http_status = response.status;
-  error.message = std::move(message);
-  error.raw_body = response.body;
-  if (auto id = response.Header("x-request-id")) error.request_id = std::string(*id);
-  return error;
-}
-
 }  // namespace
 
 OpenAiProvider::OpenAiProvider(OpenAiOptions options, std::shared_ptr<http::HttpClient> client,
@@ -102,18 +92,18 @@ std::expected<ChatResponse, ProviderError> ParseOpenAiResponse(const http::HttpR
   boost::system::error_code ec;
   json::value body = json::parse(response.body, ec);
   if (ec || !body.is_object()) {
-    return std::unexpected(ProtocolError(response, "the answer is not a JSON object"));
+    return std::unexpected(ProtocolError(response, "the answer is not a JSON object", "x-request-id"));
   }
   const json::object& root = body.as_object();
   auto* choices = root.if_contains("choices");
   if (!choices || !choices->is_array() || choices->as_array().empty() ||
       !choices->as_array()[0].is_object()) {
-    return std::unexpected(ProtocolError(response, "the answer has no choices"));
+    return std::unexpected(ProtocolError(response, "the answer has no choices", "x-request-id"));
   }
   const json::object& choice = choices->as_array()[0].as_object();
   auto* message = choice.if_contains("message");
   if (!message || !message->is_object()) {
-    return std::unexpected(ProtocolError(response, "the answer's first choice has no message"));
+    return std::unexpected(ProtocolError(response, "the answer's first choice has no message", "x-request-id"));
   }
   const json::object& msg = message->as_object();
   ChatResponse out;

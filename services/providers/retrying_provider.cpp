@@ -99,8 +99,10 @@ boost::asio::awaitable<Result<ChatResponse>> RetryingProvider::Chat(
     if (!retryable) {
       attempt.kind = "provider_error";
       ctx.AddAttempt(std::move(attempt));
-      co_return std::unexpected(
-          ToError(error, ErrorCode::kProviderError, "the provider refused the request: " + Describe(error)));
+      co_return std::unexpected(ToError(error, ErrorCode::kProviderError,
+                                        error.kind == ProviderError::Kind::kProtocol
+                                            ? "the provider's answer could not be understood: " + error.message
+                                            : "the provider refused the request: " + Describe(error)));
     }
     if (retry >= policy.max_retries) {
       ctx.AddAttempt(std::move(attempt));

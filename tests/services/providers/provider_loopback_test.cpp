@@ -157,6 +157,30 @@ TEST_F(ProviderLoopbackTest, OpenAiRequestIsExactlyTheDocumentedShape) {
   }
 }
 
+TEST_F(ProviderLoopbackTest, AnAnswerThatIsNotAChatCompletionIsAProviderError) {
+  auto provider = MakeOpenAi();
+  server_.Enqueue({.headers = {{"x-request-id", "req_bad"}}, .body = "<html>gateway</html>"});
+  server_.Enqueue({.body = R"({"id":"x","choices":[]})"});
+  auto not_json = Send(*provider);
+  ASSERT_FALSE(not_json);
+  EXPECT_EQ(not_json.error().code, ErrorCode::kProviderError);
+  EXPECT_EQ(not_json.error().message, "the provider's answer could not be understood: the answer is not a JSON object");
+  EXPECT_EQ(not_json.error().details.at("request_id"), "req_bad");
+  auto no_choices = Send(*provider);
+  ASSERT_FALSE(no_choices);
+  EXPECT_EQ(no_choices.error().message, "the provider's answer could not be understood: the answer has no choices");
+  EXPECT_EQ(server_.request_count(), 2u);
+}
+
+TEST_F(ProviderLoopbackTest, AnthropicAnswerWithoutContentIsAProviderError) {
+  auto provider = MakeAnthropic();
+  server_.Enqueue({.headers = {{"request-id", "req_a"}}, .body = R"({"type":"message"})"});
+  auto result = Send(*provider);
+  ASSERT_FALSE(result);
+  EXPECT_EQ(result.error().message, "the provider's answer could not be understood: the answer has no content array");
+  EXPECT_EQ(result.error().details.at("request_id"), "req_a");
+}
+
 TEST_F(ProviderLoopbackTest, MissingUsageIsEstimatedFromCodePoints) {
   auto provider = MakeOpenAi();
   json::value body = json::parse(OpenAiAnswer("héllo wörld"));
