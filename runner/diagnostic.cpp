@@ -24,6 +24,17 @@ std::string Diagnostic::ToString() const {
   return out;
 }
 
+boost::json::array DiagnosticsToJson(const std::vector<Diagnostic>& diagnostics) {
+  boost::json::array items;
+  for (const auto& d : diagnostics) {
+    items.push_back(boost::json::object{
+        {"file", d.file}, {"line", d.position.line}, {"column", d.position.column},
+        {"severity", d.severity == Diagnostic::Severity::kError ? "error" : "warning"},
+        {"message", d.message}});
+  }
+  return items;
+}
+
 bool HasErrors(const std::vector<Diagnostic>& diagnostics) {
   for (const auto& d : diagnostics) {
     if (d.severity == Diagnostic::Severity::kError) return true;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <boost/json/array.hpp>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,9 @@ struct Diagnostic {
 };
 
 bool HasErrors(const std::vector<Diagnostic>& diagnostics);
+
+// [{file, line, column, severity: error|warning, message}] for JSON output.
+boost::json::array DiagnosticsToJson(const std::vector<Diagnostic>& diagnostics);
 
 // Parses `path` as YAML, or reports why not (unreadable file, syntax error).
 std::expected<YamlDocument, Diagnostic> LoadYamlFile(const std::string& path);

@@ -89,6 +89,12 @@ asio::awaitable<InvocationOutcome> SkillRunner::Invoke(std::string_view skill_id
   auto raced = co_await (service->second->Run(*skill, input, ctx) ||
                          timer.async_wait(asio::as_tuple(asio::use_awaitable)));
   if (raced.index() == 1) {
+    // The timer ends early only when the caller cancelled (a client that went
+    // away, `$/cancel`, a drain that ran out of time): not a timeout.
+    if (std::get<0>(std::get<1>(raced)) == asio::error::operation_aborted) {
+      co_return std::unexpected(
+          Failure({ErrorCode::kCancelled, "invocation cancelled", {}, {}}, ctx, start));
+    }
     auto limit = std::chrono::duration_cast<std::chrono::milliseconds>(ctx.deadline() - start);
     Error error{is_handler ? ErrorCode::kHandlerFailed : ErrorCode::kTimeout,
                 std::string(is_handler ? "handler timed out" : "invocation timed out") + " after " +

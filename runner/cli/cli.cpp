@@ -14,8 +14,10 @@
 
 #include "runner/cli/environment.h"
 #include "runner/cli/providers_command.h"
+#include "runner/cli/serve_command.h"
 #include "runner/json_text.h"
 #include "runner/logging.h"
+#include "runner/skill_json.h"
 
 namespace skillrunner::cli {
 namespace json = boost::json;
@@ -148,13 +150,7 @@ int Validate(const CommonOptions& common, bool as_json) {
   std::size_t skills = registry ? registry->skills().size() : 0;
   std::size_t rubrics = registry ? registry->rubrics().size() : 0;
   if (as_json) {
-    json::array items;
-    for (const auto& d : diagnostics) {
-      items.push_back(json::object{
-          {"file", d.file}, {"line", d.position.line}, {"column", d.position.column},
-          {"severity", d.severity == Diagnostic::Severity::kError ? "error" : "warning"},
-          {"message", d.message}});
-    }
+    json::array items = DiagnosticsToJson(diagnostics);
     PrintJson(json::object{{"ok", errors == 0}, {"skills", skills}, {"rubrics", rubrics},
                            {"diagnostics", std::move(items)}},
               false);
@@ -175,19 +171,7 @@ int List(const CommonOptions& common, bool as_json) {
   auto loaded = LoadRegistry(common, std::move(*config));
   LogDiagnostics(loaded.diagnostics);
   json::array items;
-  for (const auto& skill : loaded.registry->skills()) {
-    json::object item{{"id", skill->id},
-                      {"version", skill->version},
-                      {"template_type", TemplateTypeName(skill->template_type)},
-                      {"description", skill->description}};
-    if (!skill->model.empty()) {
-      item["model"] = skill->model;
-      item["provider"] = skill->provider;
-    }
-    if (!skill->handler.empty()) item["handler"] = skill->handler;
-    if (skill->review) item["review_rubric"] = skill->review->rubric;
-    items.push_back(std::move(item));
-  }
+  for (const auto& skill : loaded.registry->skills()) items.push_back(SkillSummaryJson(*skill));
   if (as_json) {
     PrintJson(items, false);
     return 0;
@@ -252,6 +236,9 @@ int RunCli(int argc, char** argv) {
   check_cmd->add_option("--model", check.model, "Model to ask (default: the first in the models table on that provider)");
   check_cmd->add_flag("--json", check.as_json, "One JSON object per provider");
 
+  std::function<int()> chosen;
+  AddServeCommands(app, common, chosen);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -277,6 +264,7 @@ int RunCli(int argc, char** argv) {
     if (validate_cmd->parsed()) return Validate(common, validate_json);
     if (list_cmd->parsed()) return List(common, list_json);
     if (check_cmd->parsed()) return ProvidersCheck(common, check);
+    if (chosen) return chosen();
   } catch (const std::exception& e) {
     spdlog::critical("internal error: {}", e.what());
     return 70;

@@ -1,0 +1,113 @@
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/connect.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
+#include <boost/asio/read_until.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/json/parse.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "runner/cli/serve_command.h"
+#include "runner/json_text.h"
+#include "runner/server/address.h"
+
+namespace skillrunner::cli {
+namespace asio = boost::asio;
+namespace json = boost::json;
+
+namespace {
+
+constexpr int kUsageStatus = 2;
+constexpr int kUnreachableStatus = 3;
+
+int Complain(int status, const std::string& message) {
+  std::fprintf(stderr, "skillrunner call: %s\n", message.c_str());
+  return status;
+}
+
+// The exit status for an answer, as `skillrunner run` would give it.
+int StatusOf(const json::value& answer) {
+  const json::object* object = answer.if_object();
+  if (!object) return kUsageStatus;
+  if (const json::value* error = object->if_contains("error")) {
+    const json::value* code = error->is_object() ? error->as_object().if_contains("code") : nullptr;
+    std::int64_t number = code && code->is_int64() ? code->as_int64() : 0;
+    if (number <= -32002 && number >= -32005) return static_cast<int>(-32000 - number);
+    if (number == -32000) return kUnreachableStatus;  // overloaded: try again later
+    return kUsageStatus;
+  }
+  const json::value* result = object->if_contains("result");
+  if (result && result->is_object()) {
+    if (const json::value* review = result->as_object().if_contains("review"); review && review->is_object()) {
+      const json::value* pass = review->as_object().if_contains("pass");
+      if (pass && pass->is_bool() && !pass->as_bool()) return 5;
+    }
+  }
+  return 0;
+}
+
+template <class Socket>
+int Exchange(asio::io_context& io, Socket& socket, const std::string& request, std::int64_t timeout_ms) {
+  std::string answer;
+  boost::system::error_code failure;
+  asio::async_write(socket, asio::buffer(request), [&](boost::system::error_code ec, std::size_t) {
+    if (ec) {
+      failure = ec;
+      return;
+    }
+    asio::async_read_until(socket, asio::dynamic_buffer(answer), '\n',
+                           [&](boost::system::error_code read_ec, std::size_t) { failure = read_ec; });
+  });
+  if (timeout_ms > 0) {
+    io.run_for(std::chrono::milliseconds(timeout_ms));
+    if (!io.stopped()) return Complain(kUnreachableStatus, "no answer within " + std::to_string(timeout_ms) + " ms");
+  } else {
+    io.run();
+  }
+  auto newline = answer.find('\n');
+  if (newline == std::string::npos) {
+    return Complain(kUnreachableStatus, "the server closed the connection without an answer" +
+                                            (failure ? " (" + failure.message() + ")" : std::string()));
+  }
+  answer.resize(newline);
+  boost::system::error_code ec;
+  json::value parsed = json::parse(answer, ec);
+  std::fwrite(answer.data(), 1, answer.size(), stdout);
+  std::fputc('\n', stdout);
+  std::fflush(stdout);
+  if (ec) return Complain(kUsageStatus, "the answer is not JSON: " + ec.message());
+  return StatusOf(parsed);
+}
+
+}  // namespace
+
+int Call(const CallOptions& options) {
+  json::object request{{"jsonrpc", "2.0"}, {"id", 1}, {"method", options.method}};
+  if (!options.params.empty()) {
+    boost::system::error_code ec;
+    json::value params = json::parse(options.params, ec);
+    if (ec) return Complain(kUsageStatus, "PARAMS is not valid JSON: " + ec.message());
+    request["params"] = std::move(params);
+  }
+  asio::io_context io;
+  boost::system::error_code ec;
+  if (!options.connect.empty()) {
+    auto endpoint = server::ParseListenAddress(options.connect);
+    if (!endpoint) return Complain(kUsageStatus, "--connect " + endpoint.error());
+    if (const char* token = std::getenv("SKILLRUNNER_TOKEN"); token && *token) request["auth"] = token;
+    asio::ip::tcp::socket socket(io);
+    socket.connect(*endpoint, ec);
+    if (ec) return Complain(kUnreachableStatus, "cannot connect to " + options.connect + ": " + ec.message());
+    socket.set_option(asio::ip::tcp::no_delay(true), ec);
+    return Exchange(io, socket, CompactJson(request) + "\n", options.timeout_ms);
+  }
+  if (options.socket.empty()) return Complain(kUsageStatus, "give --socket PATH or --connect HOST:PORT");
+  asio::local::stream_protocol::socket socket(io);
+  socket.connect(asio::local::stream_protocol::endpoint(options.socket), ec);
+  if (ec) return Complain(kUnreachableStatus, "cannot connect to " + options.socket + ": " + ec.message());
+  return Exchange(io, socket, CompactJson(request) + "\n", options.timeout_ms);
+}
+
+}  // namespace skillrunner::cli

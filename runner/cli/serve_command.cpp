@@ -1,0 +1,84 @@
+#include "runner/cli/serve_command.h"
+
+#include <CLI/CLI.hpp>
+#include <boost/asio/io_context.hpp>
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+#include <thread>
+
+#include "runner/cli/reloading_host.h"
+#include "runner/server/server.h"
+
+namespace skillrunner::cli {
+namespace asio = boost::asio;
+
+namespace {
+
+constexpr int kUsageStatus = 2;
+
+}  // namespace
+
+int Serve(const CommonOptions& common, ServeOptions options) {
+  if (const char* token = std::getenv("SKILLRUNNER_TOKEN")) options.server.token = token;
+  if (options.idle_timeout_ms > 0) options.server.limits.idle_timeout = std::chrono::milliseconds(options.idle_timeout_ms);
+  if (options.drain_timeout_ms > 0) options.server.limits.drain_timeout = std::chrono::milliseconds(options.drain_timeout_ms);
+  asio::io_context io;
+  ReloadingHost host(common, io.get_executor());
+  if (auto loaded = host.LoadInitial(); !loaded) {
+    std::fprintf(stderr, "skillrunner serve: %s\n", loaded.error().c_str());
+    return kUsageStatus;
+  }
+  server::Server server(io, options.server, host);
+  if (auto started = server.Start(); !started) {
+    std::fprintf(stderr, "skillrunner serve: %s\n", started.error().c_str());
+    return kUsageStatus;
+  }
+  server.HandleSignals();
+  std::string where = options.server.socket_path;
+  for (std::size_t i = 0; i < options.server.listen.size(); ++i) {
+    if (!where.empty()) where += ", ";
+    where += options.server.listen[i] + " (port " + std::to_string(server.tcp_ports()[i]) + ")";
+  }
+  spdlog::info("serving {} skill(s) on {}", host.Current()->registry()->skills().size(), where);
+  std::fprintf(stderr, "skillrunner: listening on %s\n", where.c_str());
+
+  unsigned threads = options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
+  std::vector<std::thread> workers;
+  for (unsigned i = 1; i < threads; ++i) workers.emplace_back([&io] { io.run(); });
+  io.run();
+  for (auto& worker : workers) worker.join();
+  return 0;
+}
+
+void AddServeCommands(CLI::App& app, const CommonOptions& common, std::function<int()>& run) {
+  auto serve = std::make_shared<ServeOptions>();
+  auto* serve_cmd = app.add_subcommand("serve", "Serve skills over newline-delimited JSON-RPC 2.0 on a Unix socket and/or TCP");
+  auto& s = serve->server;
+  serve_cmd->add_option("--socket", s.socket_path, "Unix socket path (created mode 0600)");
+  serve_cmd->add_option("--socket-group", s.socket_group, "Group that may also connect (socket mode 0660)");
+  serve_cmd->add_option("--listen", s.listen, "TCP HOST:PORT (loopback unless --allow-remote; repeatable)");
+  serve_cmd->add_flag("--allow-remote", s.allow_remote, "Allow non-loopback --listen addresses (SKILLRUNNER_TOKEN required)");
+  serve_cmd->add_option("--metrics-listen", s.metrics_listen, "HOST:PORT for GET /metrics (Prometheus text)");
+  serve_cmd->add_option("--threads", serve->threads, "io threads (default: one per core)");
+  serve_cmd->add_option("--max-line-bytes", s.limits.max_line_bytes, "Longest request line (default 1 MiB)")->check(CLI::PositiveNumber);
+  serve_cmd->add_option("--max-depth", s.limits.max_depth, "Deepest JSON nesting of a request (default 64)")->check(CLI::PositiveNumber);
+  serve_cmd->add_option("--max-in-flight-per-connection", s.limits.max_in_flight_per_connection, "default 1024")->check(CLI::PositiveNumber);
+  serve_cmd->add_option("--max-in-flight", s.limits.max_in_flight_total, "Invocations in flight in all (default 16384); beyond: -32000 overloaded")->check(CLI::PositiveNumber);
+  serve_cmd->add_option("--idle-timeout-ms", serve->idle_timeout_ms, "Close idle connections after this (default 300000)")->check(CLI::PositiveNumber);
+  serve_cmd->add_option("--max-write-queue-bytes", s.limits.max_write_queue_bytes, "Unread answers a client may leave queued (default 16 MiB)")->check(CLI::PositiveNumber);
+  serve_cmd->add_option("--drain-timeout-ms", serve->drain_timeout_ms, "On SIGTERM, wait this long for in-flight invocations (default 30000)")->check(CLI::PositiveNumber);
+  serve_cmd->callback([&run, &common, serve] { run = [&common, serve] { return Serve(common, *serve); }; });
+
+  auto call = std::make_shared<CallOptions>();
+  auto* call_cmd = app.add_subcommand("call", "Send one JSON-RPC request to a running server and print the answer");
+  call_cmd->add_option("method", call->method, "e.g. skills.invoke, skills.list, health")->required();
+  call_cmd->add_option("params", call->params, "params as JSON text");
+  auto* socket = call_cmd->add_option("--socket", call->socket, "Unix socket of the server");
+  auto* connect = call_cmd->add_option("--connect", call->connect, "TCP HOST:PORT of the server (token from SKILLRUNNER_TOKEN)");
+  socket->excludes(connect);
+  call_cmd->add_option("--timeout-ms", call->timeout_ms, "Give up waiting after this (default: none)")->check(CLI::PositiveNumber);
+  call_cmd->callback([&run, call] { run = [call] { return Call(*call); }; });
+}
+
+}  // namespace skillrunner::cli

@@ -1,0 +1,39 @@
+#pragma once
+
+#include <CLI/App.hpp>
+#include <functional>
+
+#include "runner/cli/environment.h"
+#include "runner/server/server_options.h"
+
+namespace skillrunner::cli {
+
+struct ServeOptions {
+  server::ServerOptions server;
+  unsigned threads = 0;  // 0: one per core
+  std::int64_t idle_timeout_ms = 0;
+  std::int64_t drain_timeout_ms = 0;
+};
+
+struct CallOptions {
+  std::string method;
+  std::string params;  // JSON text; empty: none
+  std::string socket;
+  std::string connect;  // HOST:PORT
+  std::int64_t timeout_ms = 0;
+};
+
+// Adds `serve` and `call` to the command line; `run` is set to the chosen
+// subcommand's action when it was parsed.
+void AddServeCommands(CLI::App& app, const CommonOptions& common, std::function<int()>& run);
+
+// `skillrunner serve`: runs until SIGTERM/SIGINT, then drains. Exit 0 after a
+// clean stop, 2 when it cannot start (listener, config).
+int Serve(const CommonOptions& common, ServeOptions options);
+
+// `skillrunner call METHOD [PARAMS]`: one request, the answer on stdout.
+// Exit 0 for a result, the DESIGN §6.1 status for an application error, 2 for
+// protocol errors, 3 when the server cannot be reached or does not answer.
+int Call(const CallOptions& options);
+
+}  // namespace skillrunner::cli

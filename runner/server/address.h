@@ -1,0 +1,14 @@
+#pragma once
+
+#include <boost/asio/ip/tcp.hpp>
+#include <expected>
+#include <string>
+#include <string_view>
+
+namespace skillrunner::server {
+
+// "127.0.0.1:8080", "[::1]:8080", "localhost:0" (numeric addresses only, so
+// that nothing waits on a resolver).
+std::expected<boost::asio::ip::tcp::endpoint, std::string> ParseListenAddress(std::string_view text);
+
+}  // namespace skillrunner::server

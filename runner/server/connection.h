@@ -1,0 +1,85 @@
+#pragma once
+
+// One client connection of the socket server. Everything it owns is touched
+// on its strand only; the public methods may be called from any thread.
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/generic/stream_protocol.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/json/object.hpp>
+#include <deque>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runner/server/json_rpc.h"
+#include "runner/server/line_framer.h"
+#include "runner/server/server_state.h"
+
+namespace skillrunner::server {
+
+class Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  using Socket = boost::asio::generic::stream_protocol::socket;
+
+  // `socket` must be bound to a strand of its own.
+  Connection(std::shared_ptr<Server::State> state, Socket socket, bool is_unix, std::string peer,
+             std::uint64_t id);
+  ~Connection();
+
+  void Start();
+  // Shutdown: refuse new requests; close once everything in flight is answered.
+  void Drain();
+  // Cancels every invocation in flight; each is still answered (CANCELLED).
+  void CancelAll();
+  // Closes at once and cancels what is in flight (nothing more is written).
+  void Abort(std::string reason);
+
+ private:
+  struct InFlight;
+  struct Batch;
+  // Where one request's answer goes: the socket, a batch slot, or nowhere.
+  struct Reply {
+    std::shared_ptr<Batch> batch;
+    std::size_t slot = 0;
+    bool notification = false;
+  };
+
+  boost::asio::awaitable<void> ReadLoop();
+  boost::asio::awaitable<void> WriteLoop();
+  boost::asio::awaitable<void> IdleWatch();
+
+  void HandleLine(std::string_view line);
+  void HandleCall(Call call, Reply reply);
+  void StartInvoke(Call call, Reply reply);
+  void Answer(const Reply& reply, boost::json::object answer);
+  void AnswerText(const Reply& reply, std::string line);
+  void Send(std::string line);
+  void CloseIfDone();
+  void CloseSocket();
+  bool Authorized(const Call& call);
+
+  std::shared_ptr<Server::State> state_;
+  Socket socket_;
+  bool is_unix_;
+  std::string peer_;
+  std::uint64_t id_;
+  bool authenticated_;
+  LineFramer framer_;
+  std::vector<char> read_buffer_;
+  boost::asio::steady_timer idle_timer_;
+  std::chrono::steady_clock::time_point last_activity_;
+
+  std::map<std::string, std::shared_ptr<InFlight>> in_flight_;  // by IdKey (or "#n" for notifications)
+  std::uint64_t anonymous_ = 0;
+  std::deque<std::string> write_queue_;
+  std::size_t queued_bytes_ = 0;
+  bool writing_ = false;
+  bool read_done_ = false;  // the client sent EOF (or reading stopped)
+  bool draining_ = false;
+  bool closed_ = false;
+};
+
+}  // namespace skillrunner::server

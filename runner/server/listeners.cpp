@@ -1,0 +1,229 @@
+#include <grp.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <spdlog/spdlog.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "runner/server/connection.h"
+#include "runner/server/listeners.h"
+
+namespace skillrunner::server {
+namespace asio = boost::asio;
+using tcp = asio::ip::tcp;
+using local = asio::local::stream_protocol;
+
+namespace {
+
+std::string Errno(int error) { return std::strerror(error); }
+
+// A socket file left by a server that died is replaced; one a live server
+// answers on is not.
+std::expected<void, std::string> ClearStaleSocket(const std::string& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT) return {};
+    return std::unexpected("cannot inspect " + path + ": " + Errno(errno));
+  }
+  if (!S_ISSOCK(st.st_mode)) {
+    return std::unexpected(path + " exists and is not a socket; refusing to replace it");
+  }
+  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return std::unexpected("socket(): " + Errno(errno));
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  std::strncpy(address.sun_path, path.c_str(), sizeof(address.sun_path) - 1);
+  int connected = ::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address));
+  int error = errno;
+  ::close(fd);
+  if (connected == 0) {
+    return std::unexpected("another server is listening on " + path + "; stop it first or pick another --socket");
+  }
+  if (error != ECONNREFUSED && error != ENOENT) {
+    return std::unexpected("cannot tell whether a server still listens on " + path + ": " + Errno(error));
+  }
+  spdlog::info("replacing the stale socket file {} (no server answers on it)", path);
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
+    return std::unexpected("cannot remove the stale socket " + path + ": " + Errno(errno));
+  }
+  return {};
+}
+
+asio::awaitable<void> AcceptUnix(std::shared_ptr<Server::State> state) {
+  std::string peer = "unix:" + state->options.socket_path;
+  while (state->unix_acceptor && state->unix_acceptor->is_open()) {
+    auto [ec, socket] = co_await state->unix_acceptor->async_accept(asio::make_strand(state->io),
+                                                                    asio::as_tuple(asio::use_awaitable));
+    if (ec == asio::error::operation_aborted || state->draining) break;
+    if (ec) {
+      spdlog::warn("accept on {} failed: {}", state->options.socket_path, ec.message());
+      asio::steady_timer pause(state->strand, std::chrono::milliseconds(100));
+      co_await pause.async_wait(asio::as_tuple(asio::use_awaitable));
+      continue;
+    }
+    OpenConnection(state, std::move(socket), peer);
+  }
+}
+
+asio::awaitable<void> AcceptTcp(std::shared_ptr<Server::State> state, std::size_t index) {
+  while (index < state->tcp_acceptors.size() && state->tcp_acceptors[index].is_open()) {
+    auto [ec, socket] = co_await state->tcp_acceptors[index].async_accept(asio::make_strand(state->io),
+                                                                          asio::as_tuple(asio::use_awaitable));
+    if (ec == asio::error::operation_aborted || state->draining) break;
+    if (ec) {
+      spdlog::warn("accept on {} failed: {}", state->options.listen[index], ec.message());
+      asio::steady_timer pause(state->strand, std::chrono::milliseconds(100));
+      co_await pause.async_wait(asio::as_tuple(asio::use_awaitable));
+      continue;
+    }
+    OpenConnection(state, std::move(socket));
+  }
+}
+
+}  // namespace
+
+std::expected<tcp::endpoint, std::string> ParseListenAddress(std::string_view text) {
+  std::string_view host;
+  std::string_view port;
+  if (!text.empty() && text.front() == '[') {
+    auto close = text.find("]:");
+    if (close == std::string_view::npos) return std::unexpected("expected [IPv6]:PORT, got \"" + std::string(text) + "\"");
+    host = text.substr(1, close - 1);
+    port = text.substr(close + 2);
+  } else {
+    auto colon = text.rfind(':');
+    if (colon == std::string_view::npos) return std::unexpected("expected HOST:PORT, got \"" + std::string(text) + "\"");
+    host = text.substr(0, colon);
+    port = text.substr(colon + 1);
+  }
+  unsigned long number = 0;
+  try {
+    std::size_t used = 0;
+    number = std::stoul(std::string(port), &used);
+    if (used != port.size() || number > 65535) throw std::out_of_range("port");
+  } catch (const std::exception&) {
+    return std::unexpected("bad port in \"" + std::string(text) + "\" (0-65535)");
+  }
+  boost::system::error_code ec;
+  asio::ip::address address = host == "localhost" ? asio::ip::address(asio::ip::address_v4::loopback())
+                                                  : asio::ip::make_address(std::string(host), ec);
+  if (ec) return std::unexpected("\"" + std::string(host) + "\" is not an IP address (give a numeric address)");
+  return tcp::endpoint(address, static_cast<unsigned short>(number));
+}
+
+std::expected<void, std::string> OpenUnixListener(Server::State& state) {
+  const std::string& path = state.options.socket_path;
+  if (path.size() >= sizeof(sockaddr_un{}.sun_path)) {
+    return std::unexpected("--socket path is too long for a Unix socket (" + std::to_string(path.size()) + " bytes)");
+  }
+  if (auto cleared = ClearStaleSocket(path); !cleared) return cleared;
+  gid_t group = static_cast<gid_t>(-1);
+  if (!state.options.socket_group.empty()) {
+    struct group* entry = ::getgrnam(state.options.socket_group.c_str());
+    if (!entry) return std::unexpected("--socket-group: no group named \"" + state.options.socket_group + "\"");
+    group = entry->gr_gid;
+  }
+  local::acceptor acceptor(state.strand);
+  boost::system::error_code ec;
+  acceptor.open(local(), ec);
+  // The file is created without group/other bits, so there is no moment at
+  // which another user could connect (umask is set before any io thread runs).
+  mode_t previous = ::umask(0177);
+  if (!ec) acceptor.bind(local::endpoint(path), ec);
+  ::umask(previous);
+  if (ec) return std::unexpected("cannot bind " + path + ": " + ec.message());
+  if (group != static_cast<gid_t>(-1)) {
+    if (::chown(path.c_str(), static_cast<uid_t>(-1), group) != 0 || ::chmod(path.c_str(), 0660) != 0) {
+      int error = errno;
+      ::unlink(path.c_str());
+      return std::unexpected("cannot give " + path + " to group " + state.options.socket_group + ": " + Errno(error));
+    }
+  }
+  acceptor.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) {
+    ::unlink(path.c_str());
+    return std::unexpected("cannot listen on " + path + ": " + ec.message());
+  }
+  state.unix_acceptor.emplace(std::move(acceptor));
+  return {};
+}
+
+std::expected<void, std::string> OpenTcpListener(Server::State& state, std::string_view text) {
+  auto endpoint = ParseListenAddress(text);
+  if (!endpoint) return std::unexpected("--listen " + std::string(text) + ": " + endpoint.error());
+  if (!endpoint->address().is_loopback()) {
+    if (!state.options.allow_remote) {
+      return std::unexpected("--listen " + std::string(text) +
+                             " is not a loopback address; add --allow-remote to accept other hosts "
+                             "(clients then need SKILLRUNNER_TOKEN)");
+    }
+    if (state.options.token.empty()) {
+      return std::unexpected("--listen " + std::string(text) +
+                             " accepts other hosts, so it needs a token: set SKILLRUNNER_TOKEN in the "
+                             "server's environment");
+    }
+  }
+  tcp::acceptor acceptor(state.strand);
+  boost::system::error_code ec;
+  acceptor.open(endpoint->protocol(), ec);
+  if (!ec) acceptor.set_option(asio::socket_base::reuse_address(true), ec);
+  if (!ec) acceptor.bind(*endpoint, ec);
+  if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) return std::unexpected("cannot listen on " + std::string(text) + ": " + ec.message());
+  state.tcp_acceptors.push_back(std::move(acceptor));
+  return {};
+}
+
+void StartAccepting(const std::shared_ptr<Server::State>& state) {
+  if (state->unix_acceptor) asio::co_spawn(state->strand, AcceptUnix(state), asio::detached);
+  for (std::size_t i = 0; i < state->tcp_acceptors.size(); ++i) {
+    asio::co_spawn(state->strand, AcceptTcp(state, i), asio::detached);
+  }
+}
+
+void OpenConnection(const std::shared_ptr<Server::State>& state, local::socket socket, const std::string& peer) {
+  auto executor = socket.get_executor();
+  boost::system::error_code ec;
+  int fd = socket.release(ec);
+  if (ec) return;
+  Connection::Socket generic(executor, asio::generic::stream_protocol(AF_UNIX, 0), fd);
+  std::uint64_t id = 0;
+  {
+    std::lock_guard lock(state->connections_mutex);
+    id = ++state->next_connection_id;
+  }
+  auto connection = std::make_shared<Connection>(state, std::move(generic), true, peer, id);
+  state->AddConnection(connection, id);
+  connection->Start();
+}
+
+void OpenConnection(const std::shared_ptr<Server::State>& state, tcp::socket socket) {
+  boost::system::error_code ec;
+  socket.set_option(tcp::no_delay(true), ec);
+  auto remote = socket.remote_endpoint(ec);
+  std::string peer = ec ? "tcp:?" : "tcp:" + remote.address().to_string() + ":" + std::to_string(remote.port());
+  int family = remote.address().is_v6() ? AF_INET6 : AF_INET;
+  auto executor = socket.get_executor();
+  int fd = socket.release(ec);
+  if (ec) return;
+  Connection::Socket generic(executor, asio::generic::stream_protocol(family, IPPROTO_TCP), fd);
+  std::uint64_t id = 0;
+  {
+    std::lock_guard lock(state->connections_mutex);
+    id = ++state->next_connection_id;
+  }
+  auto connection = std::make_shared<Connection>(state, std::move(generic), false, peer, id);
+  state->AddConnection(connection, id);
+  connection->Start();
+}
+
+}  // namespace skillrunner::server

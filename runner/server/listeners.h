@@ -1,0 +1,26 @@
+#pragma once
+
+// Opening the server's listeners and turning accepted sockets into
+// connections (internal to runner/server).
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
+#include <expected>
+#include <string>
+#include <string_view>
+
+#include "runner/server/address.h"
+#include "runner/server/server_state.h"
+
+namespace skillrunner::server {
+
+// The Unix socket at options.socket_path, mode 0600 (0660 with a group).
+std::expected<void, std::string> OpenUnixListener(Server::State& state);
+// A TCP listener; non-loopback addresses need allow_remote and a token.
+std::expected<void, std::string> OpenTcpListener(Server::State& state, std::string_view text);
+
+void OpenConnection(const std::shared_ptr<Server::State>& state, boost::asio::local::stream_protocol::socket socket,
+                    const std::string& peer);
+void OpenConnection(const std::shared_ptr<Server::State>& state, boost::asio::ip::tcp::socket socket);
+
+}  // namespace skillrunner::server

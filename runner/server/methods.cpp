@@ -1,0 +1,169 @@
+#include "runner/server/methods.h"
+
+#include <array>
+
+#include "runner/skill_json.h"
+
+namespace skillrunner::server {
+namespace json = boost::json;
+
+namespace {
+
+constexpr std::array<std::string_view, 9> kMethods = {
+    "skills.invoke", "skills.list", "skills.describe", "skills.reload", "health",
+    "metrics",       "$/cancel",    "auth",            "rpc.discover"};
+
+json::object ApplicationError(const json::value& id, ErrorCode code, std::string message,
+                              json::object extra = {}) {
+  json::object data{{"code", ErrorCodeName(code)}, {"message", message}};
+  for (auto& [key, value] : extra) data[key] = value;
+  return ErrorAnswer(id, JsonRpcCodeFor(code), message, std::move(data));
+}
+
+json::object Describe(Server::State& state, const Call& call) {
+  const json::value* skill = ParamMember(call.params, "skill");
+  if (!skill || !skill->is_string()) {
+    return InvalidParamsAnswer(call.id, {{"/skill", "expected a skill id (string)"}});
+  }
+  auto registry = state.host.Current()->registry();
+  const Skill* found = registry->FindSkill(skill->as_string());
+  if (!found) {
+    std::string message = "unknown skill \"" + std::string(skill->as_string()) + "\"";
+    auto similar = registry->SimilarSkillIds(skill->as_string());
+    if (!similar.empty()) message += " (did you mean \"" + similar.front() + "\"?)";
+    return ApplicationError(call.id, ErrorCode::kSkillNotFound, message);
+  }
+  return ResultAnswer(call.id, SkillDescriptionJson(*found, *registry));
+}
+
+json::object Reload(Server::State& state, const Call& call) {
+  SkillHost::ReloadReport report = state.Reload();
+  json::object result{{"ok", report.ok},
+                      {"skills", report.skills},
+                      {"rubrics", report.rubrics},
+                      {"diagnostics", report.diagnostics}};
+  if (report.ok) return ResultAnswer(call.id, std::move(result));
+  return ApplicationError(call.id, ErrorCode::kConfigInvalid,
+                          "reload failed; the previous skills stay in service",
+                          json::object{{"diagnostics", report.diagnostics}});
+}
+
+}  // namespace
+
+bool IsKnownMethod(std::string_view method) {
+  for (auto m : kMethods) {
+    if (m == method) return true;
+  }
+  return false;
+}
+
+const json::value* ParamMember(const json::value& params, std::string_view name) {
+  if (!params.is_object()) return nullptr;
+  return params.as_object().if_contains(name);
+}
+
+std::string ParamString(const json::value& params, std::string_view name) {
+  const json::value* member = ParamMember(params, name);
+  return member && member->is_string() ? std::string(member->as_string()) : std::string();
+}
+
+std::expected<InvokeParams, std::vector<FieldError>> ReadInvokeParams(const json::value& params) {
+  std::vector<FieldError> errors;
+  if (!params.is_object()) {
+    return std::unexpected(std::vector<FieldError>{{"", "expected an object {skill, input, options?}"}});
+  }
+  InvokeParams out;
+  for (const auto& [key, value] : params.as_object()) {
+    if (key != "skill" && key != "input" && key != "options") {
+      errors.push_back({"/" + std::string(key), "unknown member (expected skill, input, options)"});
+    }
+  }
+  const json::value* skill = ParamMember(params, "skill");
+  if (!skill) {
+    errors.push_back({"/skill", "missing: the id of the skill to invoke"});
+  } else if (!skill->is_string() || skill->as_string().empty()) {
+    errors.push_back({"/skill", "expected a non-empty string"});
+  } else {
+    out.skill = std::string(skill->as_string());
+  }
+  const json::value* input = ParamMember(params, "input");
+  if (!input) {
+    errors.push_back({"/input", "missing: the skill's input (any JSON value its input_schema accepts)"});
+  } else {
+    out.input = *input;
+  }
+  if (const json::value* options = ParamMember(params, "options"); options && !options->is_null()) {
+    if (!options->is_object()) {
+      errors.push_back({"/options", "expected an object {timeout_ms?, seed?, session?}"});
+    } else {
+      for (const auto& [key, value] : options->as_object()) {
+        std::string path = "/options/" + std::string(key);
+        if (key == "timeout_ms") {
+          if (!value.is_int64() && !value.is_uint64()) {
+            errors.push_back({path, "expected a positive integer"});
+          } else if (value.to_number<std::int64_t>() <= 0) {
+            errors.push_back({path, "expected a positive integer"});
+          } else {
+            out.options.timeout = std::chrono::milliseconds(value.to_number<std::int64_t>());
+          }
+        } else if (key == "seed") {
+          if (value.is_uint64() || (value.is_int64() && value.as_int64() >= 0)) {
+            out.options.seed = value.to_number<std::uint64_t>();
+          } else {
+            errors.push_back({path, "expected a non-negative integer"});
+          }
+        } else if (key == "session") {
+          if (value.is_string() && !value.as_string().empty()) {
+            out.options.session = std::string(value.as_string());
+          } else {
+            errors.push_back({path, "expected a non-empty string"});
+          }
+        } else {
+          errors.push_back({path, "unknown option (expected timeout_ms, seed, session)"});
+        }
+      }
+    }
+  }
+  if (!errors.empty()) return std::unexpected(std::move(errors));
+  return out;
+}
+
+json::object InvalidParamsAnswer(const json::value& id, const std::vector<FieldError>& errors) {
+  json::array items;
+  for (const auto& e : errors) items.push_back(json::object{{"path", e.path}, {"message", e.message}});
+  std::string message = "Invalid params";
+  if (!errors.empty()) {
+    message += ": " + (errors.front().path.empty() ? std::string("params") : errors.front().path) + ": " +
+               errors.front().message;
+  }
+  return ErrorAnswer(id, kInvalidParams, message, json::object{{"errors", std::move(items)}});
+}
+
+json::object UnauthorizedAnswer(const json::value& id, std::string_view why) {
+  return ApplicationError(id, ErrorCode::kUnauthorized, "unauthorized: " + std::string(why));
+}
+
+json::object HandleSimpleMethod(Server::State& state, const Call& call) {
+  if (call.method == "skills.list") {
+    json::array items;
+    for (const auto& skill : state.host.Current()->registry()->skills()) items.push_back(SkillSummaryJson(*skill));
+    return ResultAnswer(call.id, std::move(items));
+  }
+  if (call.method == "skills.describe") return Describe(state, call);
+  if (call.method == "skills.reload") return Reload(state, call);
+  if (call.method == "health") return ResultAnswer(call.id, state.Health());
+  if (call.method == "metrics") {
+    json::object result = state.metrics.ToJson();
+    result["prometheus"] = state.metrics.Prometheus();
+    return ResultAnswer(call.id, std::move(result));
+  }
+  if (call.method == "rpc.discover") {
+    json::array methods;
+    for (auto m : kMethods) methods.push_back(json::string(m));
+    return ResultAnswer(call.id, json::object{{"methods", std::move(methods)}});
+  }
+  return ErrorAnswer(call.id, kMethodNotFound, "Method not found: \"" + call.method + "\"",
+                     json::object{{"method", call.method}});
+}
+
+}  // namespace skillrunner::server

@@ -1,0 +1,84 @@
+#include "runner/server/metrics_endpoint.h"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http.hpp>
+
+namespace skillrunner::server {
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+
+namespace {
+
+constexpr std::size_t kMaxRequestBytes = 8 * 1024;
+constexpr std::chrono::seconds kRequestTimeout{10};
+
+asio::awaitable<void> Serve(beast::tcp_stream stream, ServerMetrics& metrics) {
+  beast::flat_buffer buffer(kMaxRequestBytes);
+  while (true) {
+    http::request_parser<http::empty_body> parser;
+    parser.header_limit(kMaxRequestBytes);
+    stream.expires_after(kRequestTimeout);
+    auto [ec, n] = co_await http::async_read(stream, buffer, parser, asio::as_tuple(asio::use_awaitable));
+    if (ec) break;
+    const auto& request = parser.get();
+    http::response<http::string_body> response;
+    response.version(request.version());
+    response.keep_alive(request.keep_alive());
+    std::string_view target = request.target();
+    if (auto query = target.find('?'); query != std::string_view::npos) target = target.substr(0, query);
+    if (request.method() == http::verb::get && target == "/metrics") {
+      response.result(http::status::ok);
+      response.set(http::field::content_type, "text/plain; version=0.0.4; charset=utf-8");
+      response.body() = metrics.Prometheus();
+    } else {
+      response.result(http::status::not_found);
+      response.set(http::field::content_type, "text/plain; charset=utf-8");
+      response.body() = "only GET /metrics is served here\n";
+    }
+    response.prepare_payload();
+    stream.expires_after(kRequestTimeout);
+    auto [write_ec, written] = co_await http::async_write(stream, response, asio::as_tuple(asio::use_awaitable));
+    if (write_ec || !response.keep_alive()) break;
+  }
+  beast::error_code ignored;
+  stream.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+}
+
+}  // namespace
+
+MetricsEndpoint::MetricsEndpoint(asio::io_context& io, asio::ip::tcp::acceptor acceptor, ServerMetrics& metrics)
+    : io_(io), acceptor_(std::move(acceptor)), metrics_(metrics), port_(acceptor_.local_endpoint().port()) {}
+
+void MetricsEndpoint::Start() {
+  asio::co_spawn(
+      acceptor_.get_executor(),
+      [self = shared_from_this()]() -> asio::awaitable<void> {
+        while (true) {
+          auto [ec, socket] = co_await self->acceptor_.async_accept(asio::make_strand(self->io_),
+                                                                    asio::as_tuple(asio::use_awaitable));
+          if (ec == asio::error::operation_aborted || !self->acceptor_.is_open()) break;
+          if (ec) continue;
+          auto executor = socket.get_executor();
+          beast::tcp_stream stream(std::move(socket));
+          asio::co_spawn(executor, Serve(std::move(stream), self->metrics_), asio::detached);
+        }
+      },
+      asio::detached);
+}
+
+void MetricsEndpoint::Close() {
+  asio::post(acceptor_.get_executor(), [self = shared_from_this()] {
+    boost::system::error_code ignored;
+    self->acceptor_.close(ignored);
+  });
+}
+
+}  // namespace skillrunner::server

@@ -1,0 +1,240 @@
+#include "runner/server/server.h"
+
+#include <unistd.h>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <spdlog/spdlog.h>
+
+#include "runner/server/connection.h"
+#include "runner/server/listeners.h"
+#include "runner/server/metrics_endpoint.h"
+
+namespace skillrunner::server {
+namespace asio = boost::asio;
+namespace json = boost::json;
+
+namespace {
+
+// After the drain timeout, cancelled invocations get this long to answer
+// before their connections are closed regardless.
+constexpr std::chrono::seconds kCancelGrace{5};
+
+json::object LimitsJson(const ServerLimits& limits) {
+  return json::object{{"max_line_bytes", limits.max_line_bytes},
+                      {"max_depth", limits.max_depth},
+                      {"max_in_flight_per_connection", limits.max_in_flight_per_connection},
+                      {"max_in_flight_total", limits.max_in_flight_total},
+                      {"idle_timeout_ms", limits.idle_timeout.count()},
+                      {"max_write_queue_bytes", limits.max_write_queue_bytes},
+                      {"drain_timeout_ms", limits.drain_timeout.count()}};
+}
+
+}  // namespace
+
+Server::State::State(asio::io_context& io_context, ServerOptions server_options, SkillHost& skill_host)
+    : io(io_context),
+      options(std::move(server_options)),
+      host(skill_host),
+      strand(asio::make_strand(io_context)),
+      drain_timer(strand) {}
+
+void Server::State::AddConnection(const std::shared_ptr<Connection>& connection, std::uint64_t id) {
+  std::lock_guard lock(connections_mutex);
+  connections.emplace(id, connection);
+}
+
+void Server::State::RemoveConnection(std::uint64_t id) {
+  bool last = false;
+  {
+    std::lock_guard lock(connections_mutex);
+    connections.erase(id);
+    last = connections.empty();
+  }
+  if (last && draining) asio::post(strand, [self = shared_from_this()] { self->FinishIfDrained(); });
+}
+
+std::vector<std::shared_ptr<Connection>> Server::State::LiveConnections() {
+  std::vector<std::shared_ptr<Connection>> live;
+  std::lock_guard lock(connections_mutex);
+  for (auto& [id, weak] : connections) {
+    if (auto connection = weak.lock()) live.push_back(std::move(connection));
+  }
+  return live;
+}
+
+SkillHost::ReloadReport Server::State::Reload() {
+  SkillHost::ReloadReport report = host.Reload();
+  ++reloads;
+  if (report.ok) {
+    spdlog::info("reloaded: {} skill(s), {} rubric(s)", report.skills, report.rubrics);
+  } else {
+    spdlog::warn("reload failed with {} diagnostic(s); the previous skills stay in service",
+                 report.diagnostics.size());
+  }
+  return report;
+}
+
+json::object Server::State::Health() {
+  auto registry = host.Current()->registry();
+  json::array tcp;
+  for (const auto& listen : options.listen) tcp.push_back(json::string(listen));
+  return json::object{
+      {"status", draining ? "draining" : "ok"},
+      {"version", SKILLRUNNER_VERSION},
+      {"uptime_ms", std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count()},
+      {"in_flight", metrics.in_flight()},
+      {"connections", metrics.connections()},
+      {"skills", registry->skills().size()},
+      {"rubrics", registry->rubrics().size()},
+      {"reloads", reloads.load()},
+      {"listeners", json::object{{"socket", options.socket_path}, {"tcp", std::move(tcp)}, {"metrics", options.metrics_listen}}},
+      {"limits", LimitsJson(options.limits)}};
+}
+
+void Server::State::BeginShutdown() {
+  if (stopped) return;
+  if (draining) {
+    spdlog::warn("second stop signal: cancelling every invocation in flight now");
+    CancelEverything();
+    return;
+  }
+  draining = true;
+  boost::system::error_code ignored;
+  if (unix_acceptor) {
+    unix_acceptor->close(ignored);
+    ::unlink(options.socket_path.c_str());
+  }
+  for (auto& acceptor : tcp_acceptors) acceptor.close(ignored);
+  if (metrics_endpoint) metrics_endpoint->Close();
+  auto live = LiveConnections();
+  spdlog::info("stopping: {} connection(s), {} invocation(s) in flight; waiting up to {} ms", live.size(),
+               metrics.in_flight(), options.limits.drain_timeout.count());
+  for (auto& connection : live) connection->Drain();
+  drain_timer.expires_after(options.limits.drain_timeout);
+  drain_timer.async_wait([self = shared_from_this()](boost::system::error_code ec) {
+    if (ec || self->stopped) return;
+    spdlog::warn("drain timeout: cancelling {} invocation(s) still in flight", self->metrics.in_flight());
+    self->CancelEverything();
+    self->drain_timer.expires_after(kCancelGrace);
+    self->drain_timer.async_wait([self](boost::system::error_code again) {
+      if (again || self->stopped) return;
+      for (auto& connection : self->LiveConnections()) connection->Abort("shutdown");
+    });
+  });
+  FinishIfDrained();
+}
+
+void Server::State::CancelEverything() {
+  for (auto& connection : LiveConnections()) connection->CancelAll();
+}
+
+void Server::State::FinishIfDrained() {
+  if (stopped || !draining) return;
+  {
+    std::lock_guard lock(connections_mutex);
+    if (!connections.empty()) return;
+  }
+  stopped = true;
+  drain_timer.cancel();
+  if (signals) signals->cancel();
+  spdlog::info("stopped");
+  if (on_stopped) on_stopped();
+}
+
+Server::Server(asio::io_context& io, ServerOptions options, SkillHost& host)
+    : state_(std::make_shared<State>(io, std::move(options), host)) {}
+
+Server::~Server() {
+  // A server that never drained (a failed start, a test) leaves no socket file.
+  if (state_->unix_acceptor && !state_->draining) ::unlink(state_->options.socket_path.c_str());
+}
+
+std::expected<void, std::string> Server::Start() {
+  State& state = *state_;
+  if (state.options.socket_path.empty() && state.options.listen.empty()) {
+    return std::unexpected("nothing to listen on: give --socket PATH and/or --listen HOST:PORT");
+  }
+  auto fail = [&](std::string message) -> std::expected<void, std::string> {
+    boost::system::error_code ignored;
+    if (state.unix_acceptor) {
+      state.unix_acceptor->close(ignored);
+      ::unlink(state.options.socket_path.c_str());
+      state.unix_acceptor.reset();
+    }
+    state.tcp_acceptors.clear();
+    return std::unexpected(std::move(message));
+  };
+  if (!state.options.socket_path.empty()) {
+    if (auto opened = OpenUnixListener(state); !opened) return fail(opened.error());
+  }
+  for (const auto& listen : state.options.listen) {
+    if (auto opened = OpenTcpListener(state, listen); !opened) return fail(opened.error());
+  }
+  if (!state.options.metrics_listen.empty()) {
+    auto endpoint = ParseListenAddress(state.options.metrics_listen);
+    if (!endpoint) return fail("--metrics-listen " + state.options.metrics_listen + ": " + endpoint.error());
+    if (!endpoint->address().is_loopback() && !state.options.allow_remote) {
+      return fail("--metrics-listen " + state.options.metrics_listen +
+                  " is not a loopback address; add --allow-remote to expose metrics to other hosts");
+    }
+    asio::ip::tcp::acceptor acceptor(state.strand);
+    boost::system::error_code ec;
+    acceptor.open(endpoint->protocol(), ec);
+    if (!ec) acceptor.set_option(asio::socket_base::reuse_address(true), ec);
+    if (!ec) acceptor.bind(*endpoint, ec);
+    if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
+    if (ec) return fail("cannot listen on " + state.options.metrics_listen + ": " + ec.message());
+    state.metrics_endpoint = std::make_shared<MetricsEndpoint>(state.io, std::move(acceptor), state.metrics);
+    state.metrics_endpoint->Start();
+  }
+  StartAccepting(state_);
+  return {};
+}
+
+std::vector<unsigned short> Server::tcp_ports() const {
+  std::vector<unsigned short> ports;
+  boost::system::error_code ec;
+  for (const auto& acceptor : state_->tcp_acceptors) ports.push_back(acceptor.local_endpoint(ec).port());
+  return ports;
+}
+
+unsigned short Server::metrics_port() const {
+  return state_->metrics_endpoint ? state_->metrics_endpoint->port() : 0;
+}
+
+void Server::HandleSignals() {
+  asio::dispatch(state_->strand, [state = state_] {
+    state->signals.emplace(state->strand, SIGTERM, SIGINT, SIGHUP);
+    asio::co_spawn(
+        state->strand,
+        [state]() -> asio::awaitable<void> {
+          while (!state->stopped) {
+            auto [ec, signal] = co_await state->signals->async_wait(asio::as_tuple(asio::use_awaitable));
+            if (ec) break;
+            if (signal == SIGHUP) {
+              spdlog::info("SIGHUP: reloading skills");
+              state->Reload();
+            } else {
+              spdlog::info("{}: shutting down", signal == SIGTERM ? "SIGTERM" : "SIGINT");
+              state->BeginShutdown();
+            }
+          }
+        },
+        asio::detached);
+  });
+}
+
+void Server::Shutdown() {
+  asio::post(state_->strand, [state = state_] { state->BeginShutdown(); });
+}
+
+void Server::OnStopped(std::function<void()> callback) { state_->on_stopped = std::move(callback); }
+
+ServerMetrics& Server::metrics() { return state_->metrics; }
+
+}  // namespace skillrunner::server

@@ -1,0 +1,57 @@
+#pragma once
+
+// The JSON-lines socket server (DESIGN §6): newline-delimited JSON-RPC 2.0 on
+// a Unix socket and/or TCP, many requests in flight per connection, answers
+// written whole as they complete, bounded everywhere, graceful drain.
+
+#include <boost/asio/io_context.hpp>
+#include <expected>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runner/server/server_metrics.h"
+#include "runner/server/server_options.h"
+#include "runner/server/skill_host.h"
+
+namespace skillrunner::server {
+
+class Server {
+ public:
+  // `io` may be run by any number of threads; `host` must outlive the server.
+  Server(boost::asio::io_context& io, ServerOptions options, SkillHost& host);
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // Opens every listener. Fails (nothing left open) with a message naming the
+  // listener: address in use, a live server on the socket, a non-loopback
+  // address without --allow-remote or without a token.
+  std::expected<void, std::string> Start();
+
+  // Ports actually bound, in the order of options.listen (useful with port 0).
+  std::vector<unsigned short> tcp_ports() const;
+  unsigned short metrics_port() const;
+
+  // SIGTERM/SIGINT → Shutdown(); SIGHUP → reload. Call after Start.
+  void HandleSignals();
+
+  // Stops accepting, lets in-flight invocations finish within the drain
+  // timeout, cancels the rest (they are answered CANCELLED), flushes, closes
+  // every connection and removes the socket file. When it is done nothing is
+  // left on `io`, so io.run() returns. Thread-safe; idempotent.
+  void Shutdown();
+
+  // Called once when the drain has finished (before io.run() returns).
+  void OnStopped(std::function<void()> callback);
+
+  ServerMetrics& metrics();
+
+  struct State;
+
+ private:
+  std::shared_ptr<State> state_;
+};
+
+}  // namespace skillrunner::server

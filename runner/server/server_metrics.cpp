@@ -1,0 +1,154 @@
+#include "runner/server/server_metrics.h"
+
+#include <fmt/format.h>
+
+namespace skillrunner::server {
+namespace json = boost::json;
+
+namespace {
+
+// Label values are escaped as the exposition format asks (\\, \", \n).
+std::string Label(std::string_view value) {
+  std::string out;
+  out.reserve(value.size());
+  for (char c : value) {
+    if (c == '\\' || c == '"') {
+      out.push_back('\\');
+      out.push_back(c);
+    } else if (c == '\n') {
+      out += "\\n";
+    } else {
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
+template <class Map>
+std::uint64_t& Slot(Map& map, std::string_view key) {
+  auto it = map.find(key);
+  if (it == map.end()) it = map.emplace(std::string(key), typename Map::mapped_type{}).first;
+  return it->second;
+}
+
+}  // namespace
+
+void ServerMetrics::RecordInvocation(std::string_view skill, std::string_view outcome,
+                                     const Metrics& metrics, double seconds) {
+  std::lock_guard lock(mutex_);
+  auto it = skills_.find(skill);
+  if (it == skills_.end()) it = skills_.emplace(std::string(skill), SkillFigures{}).first;
+  SkillFigures& figures = it->second;
+  ++Slot(figures.outcomes, outcome);
+  figures.attempts += static_cast<std::uint64_t>(metrics.attempts);
+  figures.transient_retries += static_cast<std::uint64_t>(metrics.transient_retries);
+  figures.validation_retries += static_cast<std::uint64_t>(metrics.validation_retries);
+  figures.input_tokens += static_cast<std::uint64_t>(metrics.input_tokens);
+  figures.output_tokens += static_cast<std::uint64_t>(metrics.output_tokens);
+  std::size_t bucket = 0;
+  while (bucket < kBuckets.size() && seconds > kBuckets[bucket]) ++bucket;
+  ++figures.buckets[bucket];
+  figures.seconds_sum += seconds;
+  ++figures.count;
+}
+
+void ServerMetrics::RecordRequest(std::string_view method) {
+  std::lock_guard lock(mutex_);
+  ++Slot(requests_, method);
+}
+
+void ServerMetrics::RecordRejected(std::string_view reason) {
+  std::lock_guard lock(mutex_);
+  ++Slot(rejected_, reason);
+}
+
+std::string ServerMetrics::Prometheus() const {
+  std::lock_guard lock(mutex_);
+  std::string out;
+  auto header = [&out](std::string_view name, std::string_view type, std::string_view help) {
+    out += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
+  };
+  header("skillrunner_invocations_total", "counter", "Finished invocations by skill and outcome (ok or the error code).");
+  for (const auto& [skill, f] : skills_) {
+    for (const auto& [outcome, n] : f.outcomes) {
+      out += fmt::format("skillrunner_invocations_total{{skill=\"{}\",outcome=\"{}\"}} {}\n", Label(skill),
+                         Label(outcome), n);
+    }
+  }
+  auto per_skill = [&](std::string_view name, std::string_view help, auto field) {
+    header(name, "counter", help);
+    for (const auto& [skill, f] : skills_) {
+      out += fmt::format("{}{{skill=\"{}\"}} {}\n", name, Label(skill), f.*field);
+    }
+  };
+  per_skill("skillrunner_attempts_total", "Provider or handler attempts, every retry included.", &SkillFigures::attempts);
+  per_skill("skillrunner_transient_retries_total", "Retries after transient provider errors (429, 5xx, timeouts).", &SkillFigures::transient_retries);
+  per_skill("skillrunner_validation_retries_total", "Retries after unparseable or invalid output.", &SkillFigures::validation_retries);
+  header("skillrunner_tokens_total", "counter", "Tokens of every attempt, by direction.");
+  for (const auto& [skill, f] : skills_) {
+    out += fmt::format("skillrunner_tokens_total{{skill=\"{}\",direction=\"input\"}} {}\n", Label(skill), f.input_tokens);
+    out += fmt::format("skillrunner_tokens_total{{skill=\"{}\",direction=\"output\"}} {}\n", Label(skill), f.output_tokens);
+  }
+  header("skillrunner_invocation_duration_seconds", "histogram", "Invocation latency.");
+  for (const auto& [skill, f] : skills_) {
+    std::uint64_t cumulative = 0;
+    for (std::size_t i = 0; i < kBuckets.size(); ++i) {
+      cumulative += f.buckets[i];
+      out += fmt::format("skillrunner_invocation_duration_seconds_bucket{{skill=\"{}\",le=\"{}\"}} {}\n",
+                         Label(skill), kBuckets[i], cumulative);
+    }
+    cumulative += f.buckets.back();
+    out += fmt::format("skillrunner_invocation_duration_seconds_bucket{{skill=\"{}\",le=\"+Inf\"}} {}\n",
+                       Label(skill), cumulative);
+    out += fmt::format("skillrunner_invocation_duration_seconds_sum{{skill=\"{}\"}} {}\n", Label(skill), f.seconds_sum);
+    out += fmt::format("skillrunner_invocation_duration_seconds_count{{skill=\"{}\"}} {}\n", Label(skill), f.count);
+  }
+  header("skillrunner_requests_total", "counter", "JSON-RPC requests by method.");
+  for (const auto& [method, n] : requests_) {
+    out += fmt::format("skillrunner_requests_total{{method=\"{}\"}} {}\n", Label(method), n);
+  }
+  header("skillrunner_rejected_total", "counter", "Requests refused before running, by reason.");
+  for (const auto& [reason, n] : rejected_) {
+    out += fmt::format("skillrunner_rejected_total{{reason=\"{}\"}} {}\n", Label(reason), n);
+  }
+  header("skillrunner_in_flight", "gauge", "Invocations accepted and not yet answered.");
+  out += fmt::format("skillrunner_in_flight {}\n", in_flight());
+  header("skillrunner_connections", "gauge", "Open client connections.");
+  out += fmt::format("skillrunner_connections {}\n", connections());
+  return out;
+}
+
+json::object ServerMetrics::ToJson() const {
+  std::lock_guard lock(mutex_);
+  json::object skills;
+  for (const auto& [skill, f] : skills_) {
+    json::object outcomes;
+    for (const auto& [outcome, n] : f.outcomes) outcomes[outcome] = n;
+    json::array buckets;
+    std::uint64_t cumulative = 0;
+    for (std::size_t i = 0; i < kBuckets.size(); ++i) {
+      cumulative += f.buckets[i];
+      buckets.push_back(json::object{{"le", kBuckets[i]}, {"count", cumulative}});
+    }
+    skills[skill] = json::object{{"invocations", std::move(outcomes)},
+                                 {"attempts", f.attempts},
+                                 {"transient_retries", f.transient_retries},
+                                 {"validation_retries", f.validation_retries},
+                                 {"input_tokens", f.input_tokens},
+                                 {"output_tokens", f.output_tokens},
+                                 {"duration_seconds_sum", f.seconds_sum},
+                                 {"duration_seconds_count", f.count},
+                                 {"duration_buckets", std::move(buckets)}};
+  }
+  json::object requests;
+  for (const auto& [method, n] : requests_) requests[method] = n;
+  json::object rejected;
+  for (const auto& [reason, n] : rejected_) rejected[reason] = n;
+  return json::object{{"skills", std::move(skills)},
+                      {"requests", std::move(requests)},
+                      {"rejected", std::move(rejected)},
+                      {"in_flight", in_flight()},
+                      {"connections", connections()}};
+}
+
+}  // namespace skillrunner::server

@@ -1,0 +1,63 @@
+#pragma once
+
+// Counters of the socket server, for the `metrics` method and the Prometheus
+// endpoint. Thread-safe: invocations finish on any io thread.
+
+#include <boost/json/object.hpp>
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <string_view>
+
+#include "runner/invocation.h"
+
+namespace skillrunner::server {
+
+class ServerMetrics {
+ public:
+  // Upper bounds (seconds) of the latency histogram's buckets; +Inf is implied.
+  static constexpr std::array<double, 13> kBuckets = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
+                                                      1,     2.5,  5,     10,   30,  60};
+
+  // One finished invocation: `outcome` is "ok" or the error code.
+  void RecordInvocation(std::string_view skill, std::string_view outcome, const Metrics& metrics,
+                        double seconds);
+  void RecordRequest(std::string_view method);
+  // A request refused before it ran: "overloaded", "unauthorized", "draining", ...
+  void RecordRejected(std::string_view reason);
+
+  void AddInFlight(std::int64_t delta) { in_flight_.fetch_add(delta, std::memory_order_relaxed); }
+  void AddConnections(std::int64_t delta) { connections_.fetch_add(delta, std::memory_order_relaxed); }
+  std::int64_t in_flight() const { return in_flight_.load(std::memory_order_relaxed); }
+  std::int64_t connections() const { return connections_.load(std::memory_order_relaxed); }
+
+  // Prometheus text exposition format 0.0.4.
+  std::string Prometheus() const;
+  // The same figures as JSON for the `metrics` method.
+  boost::json::object ToJson() const;
+
+ private:
+  struct SkillFigures {
+    std::map<std::string, std::uint64_t, std::less<>> outcomes;
+    std::uint64_t attempts = 0;
+    std::uint64_t transient_retries = 0;
+    std::uint64_t validation_retries = 0;
+    std::uint64_t input_tokens = 0;
+    std::uint64_t output_tokens = 0;
+    std::array<std::uint64_t, kBuckets.size() + 1> buckets{};  // cumulative at render time
+    double seconds_sum = 0;
+    std::uint64_t count = 0;
+  };
+
+  mutable std::mutex mutex_;
+  std::map<std::string, SkillFigures, std::less<>> skills_;
+  std::map<std::string, std::uint64_t, std::less<>> requests_;
+  std::map<std::string, std::uint64_t, std::less<>> rejected_;
+  std::atomic<std::int64_t> in_flight_{0};
+  std::atomic<std::int64_t> connections_{0};
+};
+
+}  // namespace skillrunner::server

@@ -1,0 +1,35 @@
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace skillrunner::server {
+
+// Limits of the socket server; all are reported by `health`.
+struct ServerLimits {
+  std::size_t max_line_bytes = 1 << 20;
+  std::size_t max_depth = 64;
+  std::size_t max_in_flight_per_connection = 1024;
+  std::size_t max_in_flight_total = 16384;
+  // A connection with nothing in flight and nothing sent for this long is closed.
+  std::chrono::milliseconds idle_timeout{300000};
+  // Answers queued for a client that does not read; beyond it the connection
+  // is closed and its invocations cancelled.
+  std::size_t max_write_queue_bytes = 16 << 20;
+  // After SIGTERM: how long in-flight invocations may finish before they are cancelled.
+  std::chrono::milliseconds drain_timeout{30000};
+};
+
+struct ServerOptions {
+  std::string socket_path;   // Unix socket; empty: none
+  std::string socket_group;  // chgrp the socket and make it 0660
+  std::vector<std::string> listen;  // TCP HOST:PORT listeners
+  bool allow_remote = false;        // permit non-loopback TCP addresses (token required)
+  std::string token;                // SKILLRUNNER_TOKEN; empty: TCP needs no auth (loopback only)
+  std::string metrics_listen;       // HOST:PORT of the Prometheus endpoint; empty: none
+  ServerLimits limits;
+};
+
+}  // namespace skillrunner::server

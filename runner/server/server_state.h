@@ -1,0 +1,74 @@
+#pragma once
+
+// Internals shared by the server's listeners and connections (not a public
+// header: only runner/server/*.cpp include it).
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runner/server/server.h"
+
+namespace skillrunner::server {
+
+class Connection;
+class MetricsEndpoint;
+
+struct Server::State : std::enable_shared_from_this<Server::State> {
+  using Strand = boost::asio::strand<boost::asio::io_context::executor_type>;
+
+  State(boost::asio::io_context& io, ServerOptions options, SkillHost& host);
+
+  boost::asio::io_context& io;
+  ServerOptions options;
+  SkillHost& host;
+  ServerMetrics metrics;
+  const std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+  std::atomic<bool> draining{false};
+  std::atomic<std::uint64_t> reloads{0};
+
+  // Everything below is touched only on `strand`.
+  Strand strand;
+  std::optional<boost::asio::local::stream_protocol::acceptor> unix_acceptor;
+  std::vector<boost::asio::ip::tcp::acceptor> tcp_acceptors;
+  std::shared_ptr<MetricsEndpoint> metrics_endpoint;
+  std::optional<boost::asio::signal_set> signals;
+  boost::asio::steady_timer drain_timer;
+  std::function<void()> on_stopped;
+  bool stopped = false;
+
+  // Connections register here so that a drain reaches them. Guarded by mutex.
+  std::mutex connections_mutex;
+  std::map<std::uint64_t, std::weak_ptr<Connection>> connections;
+  std::uint64_t next_connection_id = 0;
+
+  void AddConnection(const std::shared_ptr<Connection>& connection, std::uint64_t id);
+  void RemoveConnection(std::uint64_t id);
+  std::vector<std::shared_ptr<Connection>> LiveConnections();
+
+  // Runs one reload and logs its outcome.
+  SkillHost::ReloadReport Reload();
+  // The health method's answer.
+  boost::json::object Health();
+
+  void BeginShutdown();  // on strand
+  void CancelEverything();
+  void FinishIfDrained();  // on strand
+};
+
+// Accept loops (listeners.cpp).
+void StartAccepting(const std::shared_ptr<Server::State>& state);
+
+}  // namespace skillrunner::server

@@ -1,0 +1,11 @@
+#pragma once
+
+#include <string_view>
+
+namespace skillrunner::server {
+
+// Compares a client's token with the server's in time that depends on neither
+// (both are hashed with SHA-256 and the digests compared with CRYPTO_memcmp).
+bool TokensEqual(std::string_view given, std::string_view expected);
+
+}  // namespace skillrunner::server

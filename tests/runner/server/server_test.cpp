@@ -1,0 +1,368 @@
+// The socket server, really started on a temp Unix socket, driven by plain
+// socket clients as a user's script would.
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <map>
+#include <thread>
+
+#include "tests/runner/server/server_fixture.h"
+
+namespace skillrunner {
+namespace {
+namespace json = boost::json;
+using namespace std::chrono_literals;
+using testing::InvokeLine;
+using testing::ServerFixture;
+using testing::SocketClient;
+using testing::TempTree;
+
+std::string Str(const json::value& v) { return json::serialize(v); }
+
+class ServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override { testing::WriteServerTree(tree_); }
+
+  std::unique_ptr<ServerFixture> StartServer(server::ServerOptions options = {}) {
+    auto fixture = std::make_unique<ServerFixture>(tree_, std::move(options));
+    auto failure = fixture->Start();
+    EXPECT_FALSE(failure.has_value()) << *failure;
+    return fixture;
+  }
+
+  TempTree tree_;
+};
+
+TEST_F(ServerTest, FortyPipelinedInvokesRunConcurrentlyAndBadLinesHarmNoneOfThem) {
+  auto server = StartServer();
+  SocketClient client = server->Connect();
+  std::string batch;
+  for (int id = 1; id <= 40; ++id) {
+    batch += InvokeLine(id, "contact", R"({"text":"Ada Lovelace wrote to us"})");
+    if (id == 10) batch += "{\"jsonrpc\":\"2.0\",\"id\":\n";              // malformed
+    if (id == 20) batch += R"({"jsonrpc":"2.0","id":"u","method":"skills.explode"})" "\n";
+    if (id == 30) batch += std::string(3 << 20, 'x') + "\n";              // 3 MiB line
+  }
+  auto start = std::chrono::steady_clock::now();
+  std::thread writer([&] { ASSERT_TRUE(client.Send(batch)); });
+  std::map<std::string, int> results;
+  std::vector<json::value> errors;
+  for (int i = 0; i < 43; ++i) {
+    auto answer = client.ReadJson();
+    ASSERT_TRUE(answer.has_value()) << "only " << i << " answers";
+    ASSERT_TRUE(answer->is_object()) << Str(*answer);
+    const auto& object = answer->as_object();
+    EXPECT_EQ(object.at("jsonrpc"), "2.0");
+    if (object.contains("result")) {
+      ++results[Str(object.at("id"))];
+      EXPECT_EQ(object.at("result").at("skill"), "contact");
+      EXPECT_TRUE(object.at("result").at("output").at("name").is_string());
+    } else {
+      errors.push_back(*answer);
+    }
+  }
+  auto elapsed = std::chrono::steady_clock::now() - start;
+  writer.join();
+  ASSERT_EQ(results.size(), 40u);
+  for (int id = 1; id <= 40; ++id) EXPECT_EQ(results[std::to_string(id)], 1) << "id " << id;
+  // One after the other they would take 40 x 50 ms.
+  EXPECT_LT(elapsed, 1000ms);
+
+  ASSERT_EQ(errors.size(), 3u);
+  std::map<std::int64_t, json::value> by_code;
+  for (auto& e : errors) by_code[e.at("error").at("code").as_int64()] = e;
+  ASSERT_TRUE(by_code.contains(-32700));
+  EXPECT_TRUE(by_code[-32700].at("id").is_null());
+  EXPECT_EQ(by_code[-32700].at("error").at("message"), "Parse error at byte 23: incomplete JSON");
+  ASSERT_TRUE(by_code.contains(-32601));
+  EXPECT_EQ(by_code[-32601].at("id"), "u");
+  EXPECT_EQ(by_code[-32601].at("error").at("message"), "Method not found: \"skills.explode\"");
+  ASSERT_TRUE(by_code.contains(-32600));
+  EXPECT_EQ(by_code[-32600].at("error").at("message"),
+            "Invalid Request: line longer than the 1048576-byte limit; it was skipped up to the next newline");
+  // The connection lives on.
+  auto health = client.Call(R"({"jsonrpc":"2.0","id":99,"method":"health"})");
+  EXPECT_EQ(health.at("result").at("status"), "ok");
+}
+
+TEST_F(ServerTest, ApplicationErrorsCarryTheInvocationErrorAsData) {
+  auto server = StartServer();
+  SocketClient client = server->Connect();
+  auto unknown = client.Call(InvokeLine(1, "contakt", "{}"));
+  EXPECT_EQ(unknown.at("id"), 1);
+  EXPECT_EQ(unknown.at("error").at("code"), -32002);
+  EXPECT_EQ(unknown.at("error").at("data").at("code"), "SKILL_NOT_FOUND");
+  EXPECT_EQ(unknown.at("error").at("message"), "unknown skill \"contakt\" (did you mean \"contact\"?)");
+
+  auto invalid = client.Call(InvokeLine(2, "contact", R"({"text": 5})"));
+  EXPECT_EQ(invalid.at("error").at("code"), -32002);
+  const auto& data = invalid.at("error").at("data").as_object();
+  EXPECT_EQ(data.at("code"), "INPUT_INVALID");
+  EXPECT_EQ(data.at("errors").at(0).at("path"), "/text");
+  EXPECT_TRUE(data.contains("attempts"));
+  EXPECT_TRUE(data.contains("metrics"));
+}
+
+TEST_F(ServerTest, BadParamsNameThePointer) {
+  auto server = StartServer();
+  SocketClient client = server->Connect();
+  auto answer = client.Call(InvokeLine(7, "echo", "{}", R"({"timeout_ms": -5, "colour": 1})"));
+  EXPECT_EQ(answer.at("id"), 7);
+  EXPECT_EQ(answer.at("error").at("code"), -32602);
+  EXPECT_EQ(answer.at("error").at("message"), "Invalid params: /options/timeout_ms: expected a positive integer");
+  EXPECT_EQ(answer.at("error").at("data").at("errors").as_array().size(), 2u);
+  auto missing = client.Call(R"({"jsonrpc":"2.0","id":8,"method":"skills.invoke","params":{"skill":"echo"}})");
+  EXPECT_EQ(missing.at("error").at("message"),
+            "Invalid params: /input: missing: the skill's input (any JSON value its input_schema accepts)");
+  auto not_request = client.Call(R"([1])");
+  EXPECT_EQ(Str(not_request),
+            R"([{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: expected a request object"}}])");
+  auto version = client.Call(R"({"jsonrpc":"1.0","id":3,"method":"health"})");
+  EXPECT_EQ(version.at("error").at("code"), -32600);
+  EXPECT_EQ(version.at("id"), 3);
+}
+
+TEST_F(ServerTest, BatchesAnswerEveryRequestMemberInOneArrayAndNotificationsNever) {
+  auto server = StartServer();
+  SocketClient client = server->Connect();
+  ASSERT_TRUE(client.Send(
+      R"([{"jsonrpc":"2.0","id":1,"method":"skills.invoke","params":{"skill":"contact","input":{"text":"x"}}},)"
+      R"({"jsonrpc":"2.0","method":"skills.invoke","params":{"skill":"echo","input":{}}},)"
+      R"({"jsonrpc":"2.0","id":2,"method":"skills.list"},)"
+      R"(42])" "\n"));
+  auto answer = client.ReadJson();
+  ASSERT_TRUE(answer && answer->is_array()) << (answer ? Str(*answer) : "nothing");
+  const auto& items = answer->as_array();
+  ASSERT_EQ(items.size(), 3u);
+  EXPECT_EQ(items[0].at("id"), 1);
+  EXPECT_EQ(items[0].at("result").at("skill"), "contact");
+  EXPECT_EQ(items[1].at("id"), 2);
+  EXPECT_EQ(items[1].at("result").as_array().size(), 3u);
+  EXPECT_EQ(items[2].at("error").at("code"), -32600);
+  // A notification alone is never answered: the next answer is the health's.
+  ASSERT_TRUE(client.Send(R"({"jsonrpc":"2.0","method":"health"})" "\n"));
+  auto next = client.Call(R"({"jsonrpc":"2.0","id":"h","method":"health"})");
+  EXPECT_EQ(next.at("id"), "h");
+  auto empty = client.Call("[]");
+  EXPECT_EQ(empty.at("error").at("message"), "Invalid Request: empty batch");
+}
+
+TEST_F(ServerTest, CancelAnswersTheInvocationCancelled) {
+  auto server = StartServer();
+  SocketClient client = server->Connect();
+  ASSERT_TRUE(client.Send(InvokeLine(5, "stuck", R"({"text":"x"})")));
+  std::this_thread::sleep_for(100ms);
+  ASSERT_TRUE(client.Send(R"({"jsonrpc":"2.0","method":"$/cancel","params":{"id":5}})" "\n"));
+  auto answer = client.ReadJson(5s);
+  ASSERT_TRUE(answer.has_value());
+  EXPECT_EQ(answer->at("id"), 5);
+  EXPECT_EQ(answer->at("error").at("code"), -32003);
+  EXPECT_EQ(answer->at("error").at("data").at("code"), "CANCELLED");
+  auto health = client.Call(R"({"jsonrpc":"2.0","id":1,"method":"health"})");
+  EXPECT_EQ(health.at("result").at("in_flight"), 0);
+}
+
+TEST_F(ServerTest, BeyondTheInFlightLimitRequestsAreRefusedWithARetryHint) {
+  server::ServerOptions options;
+  options.limits.max_in_flight_per_connection = 2;
+  auto server = StartServer(options);
+  SocketClient client = server->Connect();
+  for (int id = 1; id <= 3; ++id) ASSERT_TRUE(client.Send(InvokeLine(id, "stuck", R"({"text":"x"})")));
+  auto refused = client.ReadJson();
+  ASSERT_TRUE(refused.has_value());
+  EXPECT_EQ(refused->at("id"), 3);
+  EXPECT_EQ(refused->at("error").at("code"), -32000);
+  EXPECT_EQ(refused->at("error").at("data").at("code"), "OVERLOADED");
+  EXPECT_EQ(refused->at("error").at("data").at("retry_after_ms"), 200);
+  auto health = client.Call(R"({"jsonrpc":"2.0","id":"h","method":"health"})");
+  EXPECT_EQ(health.at("result").at("in_flight"), 2);
+  EXPECT_EQ(health.at("result").at("limits").at("max_in_flight_per_connection"), 2);
+}
+
+TEST_F(ServerTest, AClientThatHangsUpCancelsItsInvocations) {
+  auto server = StartServer();
+  {
+    SocketClient client = server->Connect();
+    ASSERT_TRUE(client.Send(InvokeLine(1, "stuck", R"({"text":"x"})")));
+    ASSERT_TRUE(client.Send(InvokeLine(2, "stuck", R"({"text":"y"})")));
+    std::this_thread::sleep_for(100ms);
+    EXPECT_EQ(server->server().metrics().in_flight(), 2);
+  }
+  auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (server->server().metrics().in_flight() != 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(10ms);
+  }
+  EXPECT_EQ(server->server().metrics().in_flight(), 0);
+  auto metrics = server->server().metrics().ToJson();
+  EXPECT_EQ(metrics.at("skills").at("stuck").at("invocations").at("CANCELLED"), 2);
+}
+
+TEST_F(ServerTest, AClientThatDoesNotReadIsCutOffNotBuffered) {
+  server::ServerOptions options;
+  options.limits.max_write_queue_bytes = 256 * 1024;
+  auto server = StartServer(options);
+  SocketClient client = server->Connect();
+  std::string big = R"({"blob":")" + std::string(32 * 1024, 'a') + R"("})";
+  std::string lines;
+  for (int id = 1; id <= 400; ++id) lines += InvokeLine(id, "echo", big);
+  client.Send(lines);  // may fail part-way once the server hangs up
+  auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (server->server().metrics().connections() != 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(10ms);
+  }
+  EXPECT_EQ(server->server().metrics().connections(), 0);
+  EXPECT_EQ(server->server().metrics().ToJson().at("rejected").at("slow_reader"), 1);
+  // Others are unaffected.
+  SocketClient other = server->Connect();
+  EXPECT_EQ(other.Call(InvokeLine(1, "echo", R"({"a":1})")).at("result").at("output"), json::parse(R"({"a":1})"));
+}
+
+TEST_F(ServerTest, TheSocketIsForItsOwnerOnlyAndAStaleOneIsReplaced) {
+  // A socket file left by a server that died: bound, never unlinked.
+  auto path = tree_.Path("skillrunner.sock");
+  {
+    int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    std::strncpy(address.sun_path, path.c_str(), sizeof(address.sun_path) - 1);
+    ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+    ::close(fd);
+    ASSERT_TRUE(std::filesystem::exists(path));
+  }
+  auto server = StartServer();
+  struct stat st {};
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISSOCK(st.st_mode));
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  // A second server on the same path is refused while the first lives.
+  ServerFixture second(tree_);
+  auto failure = second.Start();
+  ASSERT_TRUE(failure.has_value());
+  EXPECT_EQ(*failure, "another server is listening on " + path.string() +
+                          "; stop it first or pick another --socket");
+  server->Stop();
+  EXPECT_FALSE(std::filesystem::exists(path));
+}
+
+TEST_F(ServerTest, ListDescribeHealthAndMetrics) {
+  auto server = StartServer();
+  SocketClient client = server->Connect();
+  auto list = client.Call(R"({"jsonrpc":"2.0","id":1,"method":"skills.list"})");
+  ASSERT_EQ(list.at("result").as_array().size(), 3u);
+  EXPECT_EQ(list.at("result").at(0).at("id"), "contact");
+  auto describe = client.Call(R"({"jsonrpc":"2.0","id":2,"method":"skills.describe","params":{"skill":"contact"}})");
+  const auto& d = describe.at("result").as_object();
+  EXPECT_EQ(d.at("output_schema").at("required").at(0), "name");
+  EXPECT_EQ(d.at("input_schema").at("properties").at("text").at("type"), "string");
+  EXPECT_EQ(d.at("output_mode"), "native");
+  EXPECT_EQ(d.at("model"), "sim-model");
+  client.Call(InvokeLine(3, "echo", R"({"a":1})"));
+  auto metrics = client.Call(R"({"jsonrpc":"2.0","id":4,"method":"metrics"})");
+  EXPECT_EQ(metrics.at("result").at("skills").at("echo").at("invocations").at("ok"), 1);
+  std::string text(metrics.at("result").at("prometheus").as_string());
+  EXPECT_NE(text.find("skillrunner_invocations_total{skill=\"echo\",outcome=\"ok\"} 1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("skillrunner_invocation_duration_seconds_count{skill=\"echo\"} 1\n"), std::string::npos);
+  auto health = client.Call(R"({"jsonrpc":"2.0","id":5,"method":"health"})");
+  EXPECT_EQ(health.at("result").at("skills"), 3);
+  EXPECT_EQ(health.at("result").at("limits").at("max_line_bytes"), 1048576);
+}
+
+TEST_F(ServerTest, ReloadSwapsTheRegistryAndABrokenTreeKeepsTheOldOne) {
+  auto server = StartServer();
+  SocketClient client = server->Connect();
+  tree_.Write("skills/echo2/skill.yaml",
+              "id: echo2\nhandler: echo\ninput_schema: { type: object }\noutput_schema: { type: object }\n");
+  auto reload = client.Call(R"({"jsonrpc":"2.0","id":1,"method":"skills.reload"})");
+  EXPECT_EQ(reload.at("result").at("ok"), true);
+  EXPECT_EQ(reload.at("result").at("skills"), 4);
+  EXPECT_EQ(client.Call(InvokeLine(2, "echo2", "{}")).at("result").at("skill"), "echo2");
+
+  tree_.Write("skills/broken/skill.yaml", "id: broken\nhandler: echo\ninput_schema: { type: object\n");
+  auto failed = client.Call(R"({"jsonrpc":"2.0","id":3,"method":"skills.reload"})");
+  EXPECT_EQ(failed.at("error").at("code"), -32002);
+  EXPECT_EQ(failed.at("error").at("data").at("code"), "CONFIG_INVALID");
+  const auto& diagnostic = failed.at("error").at("data").at("diagnostics").at(0).as_object();
+  EXPECT_NE(std::string(diagnostic.at("file").as_string()).find("skills/broken/skill.yaml"), std::string::npos);
+  EXPECT_EQ(client.Call(InvokeLine(4, "echo2", "{}")).at("result").at("skill"), "echo2");
+}
+
+TEST_F(ServerTest, TcpNeedsTheTokenWhenTheServerHasOne) {
+  server::ServerOptions options;
+  options.listen = {"127.0.0.1:0"};
+  options.token = "s3cret-token";
+  auto server = StartServer(options);
+  auto client = SocketClient::ConnectTcp(server->server().tcp_ports().at(0));
+  ASSERT_TRUE(client.has_value());
+  auto refused = client->Call(R"({"jsonrpc":"2.0","id":1,"method":"skills.list"})");
+  EXPECT_EQ(refused.at("error").at("code"), -32001);
+  EXPECT_EQ(refused.at("error").at("data").at("code"), "UNAUTHORIZED");
+  auto per_request = client->Call(R"({"jsonrpc":"2.0","id":2,"method":"skills.list","auth":"s3cret-token"})");
+  EXPECT_TRUE(per_request.as_object().contains("result"));
+  auto wrong = client->Call(R"({"jsonrpc":"2.0","id":3,"method":"auth","params":{"token":"guess"}})");
+  EXPECT_EQ(wrong.at("error").at("code"), -32001);
+  auto right = client->Call(R"({"jsonrpc":"2.0","id":4,"method":"auth","params":{"token":"s3cret-token"}})");
+  EXPECT_EQ(right.at("result").at("authenticated"), true);
+  EXPECT_TRUE(client->Call(R"({"jsonrpc":"2.0","id":5,"method":"health"})").as_object().contains("result"));
+  // The Unix socket's file mode is its access control: no token there.
+  SocketClient local = server->Connect();
+  EXPECT_TRUE(local.Call(R"({"jsonrpc":"2.0","id":6,"method":"health"})").as_object().contains("result"));
+}
+
+TEST_F(ServerTest, ANonLoopbackListenerRefusesToStartWithoutAllowRemoteAndAToken) {
+  server::ServerOptions options;
+  options.listen = {"0.0.0.0:0"};
+  ServerFixture no_flag(tree_, options);
+  EXPECT_EQ(no_flag.Start().value_or(""),
+            "--listen 0.0.0.0:0 is not a loopback address; add --allow-remote to accept other hosts "
+            "(clients then need SKILLRUNNER_TOKEN)");
+  options.allow_remote = true;
+  ServerFixture no_token(tree_, options);
+  EXPECT_EQ(no_token.Start().value_or(""),
+            "--listen 0.0.0.0:0 accepts other hosts, so it needs a token: set SKILLRUNNER_TOKEN in the "
+            "server's environment");
+  EXPECT_FALSE(std::filesystem::exists(tree_.Path("skillrunner.sock")));
+}
+
+TEST_F(ServerTest, PrometheusEndpointServesMetricsOverHttp) {
+  server::ServerOptions options;
+  options.metrics_listen = "127.0.0.1:0";
+  auto server = StartServer(options);
+  SocketClient client = server->Connect();
+  client.Call(InvokeLine(1, "echo", "{}"));
+  auto http = SocketClient::ConnectTcp(server->server().metrics_port());
+  ASSERT_TRUE(http.has_value());
+  ASSERT_TRUE(http->Send("GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"));
+  std::string response;
+  while (auto line = http->ReadLine(5s)) response += *line + "\n";
+  EXPECT_EQ(response.rfind("HTTP/1.1 200 OK", 0), 0u) << response;
+  EXPECT_NE(response.find("Content-Type: text/plain; version=0.0.4"), std::string::npos);
+  EXPECT_NE(response.find("skillrunner_invocations_total{skill=\"echo\",outcome=\"ok\"} 1"), std::string::npos);
+  EXPECT_NE(response.find("skillrunner_in_flight 0"), std::string::npos);
+}
+
+TEST_F(ServerTest, ShutdownWaitsForInFlightInvocationsAndAnswersEachOnce) {
+  auto server = StartServer();
+  SocketClient client = server->Connect();
+  for (int id = 1; id <= 5; ++id) ASSERT_TRUE(client.Send(InvokeLine(id, "contact", R"({"text":"x"})")));
+  std::this_thread::sleep_for(20ms);
+  std::thread stopper([&] { server->Stop(); });
+  std::map<std::string, int> answered;
+  while (auto answer = client.ReadJson(5s)) {
+    ++answered[Str(answer->at("id"))];
+    EXPECT_TRUE(answer->as_object().contains("result")) << Str(*answer);
+  }
+  stopper.join();
+  EXPECT_EQ(answered.size(), 5u);
+  for (auto& [id, n] : answered) EXPECT_EQ(n, 1) << id;
+  EXPECT_FALSE(std::filesystem::exists(tree_.Path("skillrunner.sock")));
+}
+
+}  // namespace
+}  // namespace skillrunner
