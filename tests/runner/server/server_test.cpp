@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "tests/runner/server/server_fixture.h"
+#include "tests/support/loopback_server.h"
 
 namespace skillrunner {
 namespace {
@@ -362,6 +363,53 @@ TEST_F(ServerTest, ShutdownWaitsForInFlightInvocationsAndAnswersEachOnce) {
   EXPECT_EQ(answered.size(), 5u);
   for (auto& [id, n] : answered) EXPECT_EQ(n, 1) << id;
   EXPECT_FALSE(std::filesystem::exists(tree_.Path("skillrunner.sock")));
+}
+
+TEST_F(ServerTest, AHangUpCancelsDownToTheProvidersHttpRequest) {
+  test_support::LoopbackServer llm;
+  test_support::ScriptedResponse slow;
+  slow.delay = std::chrono::milliseconds(20000);
+  slow.body = "{}";
+  llm.SetDefault(slow);
+  testing::WriteServerTree(tree_, "  http: { kind: openai, base_url: \"" + llm.base_url() + "\" }\n");
+  std::string config = R"(providers:
+  http: { kind: openai, base_url: ")" + llm.base_url() + R"(" }
+models:
+  http-model: { provider: http, structured_output: native }
+default_provider: http
+)";
+  tree_.Write("skillrunner.yaml", config);
+  tree_.Write("skills/remote/skill.yaml", R"(id: remote
+model: http-model
+template_type: LLM_JSON_GENERATION
+input_schema: { type: object }
+output_schema: { type: object, required: [name], properties: { name: { type: string } } }
+prompt: { user: "Say a name." }
+)");
+  auto server = StartServer();
+  {
+    SocketClient client = server->Connect();
+    ASSERT_TRUE(client.Send(InvokeLine(1, "remote", "{}")));
+    auto deadline = std::chrono::steady_clock::now() + 5s;
+    while (llm.request_count() == 0 && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(5ms);
+    ASSERT_EQ(llm.request_count(), 1u);
+  }
+  // The provider's connection is closed long before its 20 s answer.
+  EXPECT_TRUE(llm.WaitForClosedConnections(1, std::chrono::milliseconds(5000)));
+  auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (server->server().metrics().in_flight() != 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(10ms);
+  }
+  EXPECT_EQ(server->server().metrics().ToJson().at("skills").at("remote").at("invocations").at("CANCELLED"), 1);
+}
+
+TEST_F(ServerTest, IdleConnectionsAreClosed) {
+  server::ServerOptions options;
+  options.limits.idle_timeout = std::chrono::milliseconds(100);
+  auto server = StartServer(options);
+  SocketClient client = server->Connect();
+  EXPECT_TRUE(client.Call(R"({"jsonrpc":"2.0","id":1,"method":"health"})").as_object().contains("result"));
+  EXPECT_TRUE(client.WaitForClose(5s));
 }
 
 }  // namespace

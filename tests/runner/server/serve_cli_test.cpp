@@ -1,0 +1,223 @@
+// `skillrunner serve` and `skillrunner call` as separate processes: signals,
+// exit status, the socket file, and the client a shell script would use.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <thread>
+
+#include "tests/runner/server/server_fixture.h"
+
+extern char** environ;
+
+namespace skillrunner {
+namespace {
+namespace json = boost::json;
+using namespace std::chrono_literals;
+using testing::InvokeLine;
+using testing::SocketClient;
+using testing::TempTree;
+
+// The environment without OPENAI_*/ANTHROPIC_*/SKILLRUNNER_* (DESIGN §8).
+std::vector<std::string> CleanEnvironment(const std::vector<std::string>& extra = {}) {
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e) {
+    std::string_view entry(*e);
+    if (entry.starts_with("OPENAI_") || entry.starts_with("ANTHROPIC_") || entry.starts_with("SKILLRUNNER_")) continue;
+    env.emplace_back(entry);
+  }
+  env.insert(env.end(), extra.begin(), extra.end());
+  return env;
+}
+
+class ServeProcess {
+ public:
+  ServeProcess(const TempTree& tree, std::vector<std::string> args, std::vector<std::string> env = {})
+      : stderr_path_(tree.Path("serve.stderr").string()) {
+    std::vector<std::string> argv = {SKILLRUNNER_BINARY, "serve", "--config", tree.Path("skillrunner.yaml").string(),
+                                     "--skills", tree.Path("skills").string(), "--rubrics",
+                                     tree.Path("rubrics").string(), "--log-level", "info"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    auto environment = CleanEnvironment(env);
+    std::vector<char*> raw_argv, raw_env;
+    for (auto& a : argv) raw_argv.push_back(a.data());
+    raw_argv.push_back(nullptr);
+    for (auto& e : environment) raw_env.push_back(e.data());
+    raw_env.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 2, stderr_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+    if (posix_spawn(&pid_, SKILLRUNNER_BINARY, &actions, nullptr, raw_argv.data(), raw_env.data()) != 0) pid_ = -1;
+    posix_spawn_file_actions_destroy(&actions);
+  }
+  ~ServeProcess() {
+    if (pid_ > 0 && !exited_) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+  }
+  void Signal(int signal) { ::kill(pid_, signal); }
+  // The exit status, or -1 when it has not exited within `timeout`.
+  int Wait(std::chrono::milliseconds timeout) {
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < deadline) {
+      int status = 0;
+      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+        exited_ = true;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      }
+      std::this_thread::sleep_for(10ms);
+    }
+    return -1;
+  }
+  std::string Stderr() const {
+    std::ifstream in(stderr_path_);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+  }
+
+ private:
+  pid_t pid_ = -1;
+  bool exited_ = false;
+  std::string stderr_path_;
+};
+
+std::optional<SocketClient> ConnectWhenReady(const std::string& path) {
+  auto deadline = std::chrono::steady_clock::now() + 20s;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (auto client = SocketClient::ConnectUnix(path)) return client;
+    std::this_thread::sleep_for(20ms);
+  }
+  return std::nullopt;
+}
+
+struct Output {
+  int status = -1;
+  std::string out;
+};
+
+Output RunCall(const std::string& args) {
+  std::string command = "env -u SKILLRUNNER_TOKEN '" + std::string(SKILLRUNNER_BINARY) + "' call " + args + " 2>&1";
+  Output result;
+  FILE* pipe = popen(command.c_str(), "r");
+  std::array<char, 4096> buffer;
+  while (std::size_t n = fread(buffer.data(), 1, buffer.size(), pipe)) result.out.append(buffer.data(), n);
+  int raw = pclose(pipe);
+  result.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  return result;
+}
+
+class ServeCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    testing::WriteServerTree(tree_, "  slow: { kind: simulated, latency_ms: 1000 }\n");
+    tree_.Write("skills/slow/skill.yaml", R"(id: slow
+model: slow-model
+template_type: LLM_JSON_GENERATION
+input_schema: { type: object }
+output_schema: { type: object, required: [name], properties: { name: { type: string } } }
+prompt: { user: "Say a name." }
+)");
+    std::string config = R"(providers:
+  sim: { kind: simulated, latency_ms: 50 }
+  stuck: { kind: simulated, latency_ms: 20000 }
+  slow: { kind: simulated, latency_ms: 1000 }
+models:
+  sim-model: { provider: sim, structured_output: native }
+  stuck-model: { provider: stuck, structured_output: native }
+  slow-model: { provider: slow, structured_output: native }
+default_provider: sim
+)";
+    tree_.Write("skillrunner.yaml", config);
+    socket_ = tree_.Path("s.sock").string();
+  }
+  TempTree tree_;
+  std::string socket_;
+};
+
+TEST_F(ServeCliTest, SigtermWithFiveInFlightAnswersAllFiveThenExitsCleanly) {
+  ServeProcess serve(tree_, {"--socket", socket_});
+  auto client = ConnectWhenReady(socket_);
+  ASSERT_TRUE(client.has_value()) << serve.Stderr();
+  for (int id = 1; id <= 5; ++id) ASSERT_TRUE(client->Send(InvokeLine(id, "slow", "{}")));
+  // All five are in flight (each takes 1 s) before the signal.
+  SocketClient probe = *SocketClient::ConnectUnix(socket_);
+  auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (probe.Call(R"({"jsonrpc":"2.0","id":0,"method":"health"})").at("result").at("in_flight") != 5 &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(10ms);
+  }
+  probe.Close();
+  serve.Signal(SIGTERM);
+  std::map<std::string, int> answered;
+  while (auto answer = client->ReadJson(10s)) {
+    ++answered[json::serialize(answer->at("id"))];
+    EXPECT_EQ(answer->at("result").at("skill"), "slow") << json::serialize(*answer);
+  }
+  EXPECT_EQ(answered.size(), 5u);
+  for (auto& [id, n] : answered) EXPECT_EQ(n, 1) << "id " << id;
+  EXPECT_EQ(serve.Wait(20s), 0) << serve.Stderr();
+  EXPECT_FALSE(std::filesystem::exists(socket_));
+  EXPECT_NE(serve.Stderr().find("SIGTERM: shutting down"), std::string::npos) << serve.Stderr();
+}
+
+TEST_F(ServeCliTest, InvocationsStillRunningAtTheDrainTimeoutAreAnsweredCancelled) {
+  ServeProcess serve(tree_, {"--socket", socket_, "--drain-timeout-ms", "200"});
+  auto client = ConnectWhenReady(socket_);
+  ASSERT_TRUE(client.has_value()) << serve.Stderr();
+  for (int id = 1; id <= 3; ++id) ASSERT_TRUE(client->Send(InvokeLine(id, "stuck", R"({"text":"x"})")));
+  std::this_thread::sleep_for(200ms);
+  serve.Signal(SIGINT);
+  int cancelled = 0;
+  while (auto answer = client->ReadJson(10s)) {
+    EXPECT_EQ(answer->at("error").at("data").at("code"), "CANCELLED") << json::serialize(*answer);
+    ++cancelled;
+  }
+  EXPECT_EQ(cancelled, 3);
+  EXPECT_EQ(serve.Wait(10s), 0) << serve.Stderr();
+  EXPECT_FALSE(std::filesystem::exists(socket_));
+}
+
+TEST_F(ServeCliTest, CallPrintsTheAnswerAndExitsLikeRun) {
+  ServeProcess serve(tree_, {"--socket", socket_});
+  ASSERT_TRUE(ConnectWhenReady(socket_).has_value()) << serve.Stderr();
+  auto ok = RunCall("skills.invoke '{\"skill\":\"echo\",\"input\":{\"a\":1}}' --socket " + socket_);
+  EXPECT_EQ(ok.status, 0) << ok.out;
+  auto answer = json::parse(ok.out);
+  EXPECT_EQ(answer.at("result").at("output"), json::parse(R"({"a":1})"));
+  auto missing = RunCall("skills.invoke '{\"skill\":\"nope\",\"input\":{}}' --socket " + socket_);
+  EXPECT_EQ(missing.status, 2);
+  EXPECT_EQ(json::parse(missing.out).at("error").at("data").at("code"), "SKILL_NOT_FOUND");
+  auto unknown = RunCall("skills.frobnicate --socket " + socket_);
+  EXPECT_EQ(unknown.status, 2);
+  EXPECT_EQ(json::parse(unknown.out).at("error").at("code"), -32601);
+  serve.Signal(SIGTERM);
+  EXPECT_EQ(serve.Wait(10s), 0);
+  auto gone = RunCall("health --socket " + socket_);
+  EXPECT_EQ(gone.status, 3);
+  EXPECT_NE(gone.out.find("skillrunner call: cannot connect to " + socket_), std::string::npos) << gone.out;
+}
+
+TEST_F(ServeCliTest, ANonLoopbackListenerWithoutATokenDoesNotStart) {
+  ServeProcess serve(tree_, {"--listen", "0.0.0.0:0", "--allow-remote"});
+  EXPECT_EQ(serve.Wait(20s), 2);
+  EXPECT_NE(serve.Stderr().find("skillrunner serve: --listen 0.0.0.0:0 accepts other hosts, so it needs a token: "
+                                "set SKILLRUNNER_TOKEN in the server's environment"),
+            std::string::npos)
+      << serve.Stderr();
+}
+
+}  // namespace
+}  // namespace skillrunner
