@@ -44,3 +44,13 @@ set +e
 status=$?
 set -e
 echo "exit status: $status" >&2
+
+OUT="$(mktemp -d)/nightly"
+step "A nightly eval run: 3 skills x 50 cases on the simulated provider (with its scripted faults), judged by rubrics, checked against expected values; results, reports and a history row in a temp folder" \
+  "skillrunner eval evals/nightly.yaml --out $OUT"
+set +e
+"$SR" eval evals/nightly.yaml --out "$OUT"
+status=$?
+set -e
+echo "exit status: $status (0 every threshold held, 1 breached, 2 run error)" >&2
+echo "open the report: $OUT/report.html" >&2

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "runner/cli/environment.h"
+#include "runner/cli/eval_command.h"
 #include "runner/cli/providers_command.h"
 #include "runner/cli/serve_command.h"
 #include "runner/json_text.h"
@@ -239,6 +240,8 @@ int RunCli(int argc, char** argv) {
   std::function<int()> chosen;
   AddServeCommands(app, common, chosen);
 
+  EvalCommand eval_command(app);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -264,6 +267,7 @@ int RunCli(int argc, char** argv) {
     if (validate_cmd->parsed()) return Validate(common, validate_json);
     if (list_cmd->parsed()) return List(common, list_json);
     if (check_cmd->parsed()) return ProvidersCheck(common, check);
+    if (eval_command.parsed()) return eval_command.Run(common);
     if (chosen) return chosen();
   } catch (const std::exception& e) {
     spdlog::critical("internal error: {}", e.what());

@@ -49,6 +49,7 @@ struct Runtime::Parts {
   providers::AsioSleeper sleeper;
   generation::ModelDowngrades downgrades;
   generation::SessionMemory sessions;
+  std::shared_ptr<review::Reviewer> reviewer;
 };
 
 std::expected<std::unique_ptr<Runtime>, std::string> Runtime::Create(
@@ -69,6 +70,7 @@ std::expected<std::unique_ptr<Runtime>, std::string> Runtime::Create(
   auto generation_service = std::make_shared<generation::LlmGenerationService>(
       lookup, parts.sleeper, parts.downgrades, parts.sessions);
   generation_service->SetReviewer(reviewer->GateHook());
+  parts.reviewer = reviewer;
   runtime->runner_->RegisterService(TemplateType::kLlmJsonGeneration, generation_service);
   runtime->runner_->RegisterService(TemplateType::kLlmReview,
                                     std::make_shared<review::LlmReviewService>(reviewer));
@@ -76,5 +78,7 @@ std::expected<std::unique_ptr<Runtime>, std::string> Runtime::Create(
 }
 
 Runtime::~Runtime() = default;
+
+review::Reviewer& Runtime::reviewer() { return *parts_->reviewer; }
 
 }  // namespace skillrunner::cli

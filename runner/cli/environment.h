@@ -9,6 +9,10 @@
 #include "runner/skill_registry.h"
 #include "runner/skill_runner.h"
 
+namespace skillrunner::review {
+class Reviewer;
+}  // namespace skillrunner::review
+
 namespace skillrunner::cli {
 
 // The options every subcommand takes (DESIGN §6, §8).
@@ -37,6 +41,9 @@ class Runtime {
       std::shared_ptr<const SkillRegistry> registry, boost::asio::any_io_executor executor);
   ~Runtime();
   SkillRunner& runner() { return *runner_; }
+  // The judge behind review gates and LLM_REVIEW skills, for callers that
+  // judge outputs themselves (eval runs).
+  review::Reviewer& reviewer();
 
  private:
   Runtime() = default;

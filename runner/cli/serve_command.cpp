@@ -1,5 +1,7 @@
 #include "runner/cli/serve_command.h"
 
+#include <sys/resource.h>
+
 #include <CLI/CLI.hpp>
 #include <boost/asio/io_context.hpp>
 #include <spdlog/spdlog.h>
@@ -17,12 +19,22 @@ namespace {
 
 constexpr int kUsageStatus = 2;
 
+// Each client is a descriptor: take the hard limit, not the usual 1024.
+void RaiseOpenFileLimit() {
+  rlimit files{};
+  if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
+    files.rlim_cur = files.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &files);
+  }
+}
+
 }  // namespace
 
 int Serve(const CommonOptions& common, ServeOptions options) {
   if (const char* token = std::getenv("SKILLRUNNER_TOKEN")) options.server.token = token;
   if (options.idle_timeout_ms > 0) options.server.limits.idle_timeout = std::chrono::milliseconds(options.idle_timeout_ms);
   if (options.drain_timeout_ms > 0) options.server.limits.drain_timeout = std::chrono::milliseconds(options.drain_timeout_ms);
+  RaiseOpenFileLimit();
   asio::io_context io;
   ReloadingHost host(common, io.get_executor());
   if (auto loaded = host.LoadInitial(); !loaded) {

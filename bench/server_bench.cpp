@@ -1,0 +1,247 @@
+// The socket server under load (not a test). Starts the real `skillrunner
+// serve` as its own process on a Unix socket and drives it from this one:
+//   1. invocations/s on the simulated provider (no latency) with 1, 64 and
+//      1000 concurrent clients, each a connection with one request in flight;
+//   2. the server's resident memory with 10,000 invocations in flight against
+//      a simulated provider that answers after 1 s (100 connections x 100
+//      pipelined requests), and how long all 10,000 answers take.
+//
+//   build/server_bench [seconds-per-level]
+#include <signal.h>
+#include <spawn.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
+#include <boost/asio/read_until.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/support/temp_tree.h"
+
+extern char** environ;
+
+namespace {
+namespace asio = boost::asio;
+using Clock = std::chrono::steady_clock;
+using local = asio::local::stream_protocol;
+
+constexpr const char* kSkill = R"(id: triage
+template_type: LLM_JSON_GENERATION
+model: MODEL
+prompt: { system: "You triage tickets.", user: "Ticket: {{input.text}}" }
+input_schema: { type: object, required: [text], properties: { text: { type: string } } }
+output_schema:
+  type: object
+  required: [priority, category, summary, needs_human]
+  additionalProperties: false
+  properties:
+    priority: { type: integer, minimum: 1, maximum: 4 }
+    category: { enum: [billing, bug, account, feature_request, other] }
+    summary: { type: string, maxLength: 280 }
+    needs_human: { type: boolean }
+)";
+
+std::string Invoke(std::uint64_t id) {
+  return R"({"jsonrpc":"2.0","id":)" + std::to_string(id) +
+         R"(,"method":"skills.invoke","params":{"skill":"triage","input":{"text":"The invoice total is wrong"}}})" "\n";
+}
+
+class ServeProcess {
+ public:
+  ServeProcess(const skillrunner::testing::TempTree& tree, const std::string& socket) {
+    std::vector<std::string> argv = {SKILLRUNNER_BINARY, "serve", "--socket", socket, "--config",
+                                     tree.Path("skillrunner.yaml").string(), "--skills", tree.Path("skills").string(),
+                                     "--rubrics", tree.Path("rubrics").string(), "--max-in-flight", "20000"};
+    std::vector<char*> raw;
+    for (auto& a : argv) raw.push_back(a.data());
+    raw.push_back(nullptr);
+    posix_spawn(&pid_, SKILLRUNNER_BINARY, nullptr, nullptr, raw.data(), environ);
+  }
+  ~ServeProcess() {
+    ::kill(pid_, SIGTERM);
+    ::waitpid(pid_, nullptr, 0);
+  }
+  long RssKiB() const {
+    std::ifstream status("/proc/" + std::to_string(pid_) + "/status");
+    std::string line;
+    while (std::getline(status, line)) {
+      if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
+    }
+    return -1;
+  }
+  double CpuSeconds() const {
+    std::ifstream stat("/proc/" + std::to_string(pid_) + "/stat");
+    std::string text((std::istreambuf_iterator<char>(stat)), {});
+    std::istringstream fields(text.substr(text.rfind(')') + 2));
+    std::string skip;
+    long utime = 0, stime = 0;
+    for (int i = 0; i < 11; ++i) fields >> skip;
+    fields >> utime >> stime;
+    return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+  }
+
+ private:
+  pid_t pid_ = -1;
+};
+
+void WaitForSocket(const std::string& path) {
+  for (int i = 0; i < 2000; ++i) {
+    asio::io_context io;
+    local::socket s(io);
+    boost::system::error_code ec;
+    s.connect(local::endpoint(path), ec);
+    if (!ec) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  std::fprintf(stderr, "server did not start\n");
+  std::exit(1);
+}
+
+struct Totals {
+  std::atomic<std::uint64_t> done{0};
+  std::atomic<std::uint64_t> errors{0};
+  std::vector<double> latencies_us;  // guarded by the single client io thread
+};
+
+// One client: request, wait for the answer, repeat until `until`.
+asio::awaitable<void> Client(std::string path, Clock::time_point until, Totals& totals) {
+  auto executor = co_await asio::this_coro::executor;
+  local::socket socket(executor);
+  auto [connect_ec] = co_await socket.async_connect(local::endpoint(path), asio::as_tuple(asio::use_awaitable));
+  if (connect_ec) {
+    ++totals.errors;
+    co_return;
+  }
+  std::string buffer;
+  std::uint64_t id = 0;
+  while (Clock::now() < until) {
+    std::string request = Invoke(++id);
+    auto start = Clock::now();
+    auto [write_ec, w] = co_await asio::async_write(socket, asio::buffer(request), asio::as_tuple(asio::use_awaitable));
+    auto [read_ec, n] = co_await asio::async_read_until(socket, asio::dynamic_buffer(buffer), '\n',
+                                                        asio::as_tuple(asio::use_awaitable));
+    if (write_ec || read_ec) {
+      ++totals.errors;
+      co_return;
+    }
+    if (buffer.find("\"result\"") == std::string::npos || buffer.find("\"result\"") > n) ++totals.errors;
+    buffer.erase(0, n);
+    totals.latencies_us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count());
+    ++totals.done;
+  }
+}
+
+double Percentile(std::vector<double>& v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[static_cast<std::size_t>(p * static_cast<double>(v.size() - 1))];
+}
+
+void Throughput(const std::string& path, const ServeProcess& server, int clients, double seconds) {
+  asio::io_context io;
+  Totals totals;
+  auto until = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+  double cpu_before = server.CpuSeconds();
+  auto start = Clock::now();
+  for (int i = 0; i < clients; ++i) asio::co_spawn(io, Client(path, until, totals), asio::detached);
+  io.run();
+  double wall = std::chrono::duration<double>(Clock::now() - start).count();
+  double cpu = server.CpuSeconds() - cpu_before;
+  double done = static_cast<double>(totals.done.load());
+  std::printf("clients=%-5d invocations=%-8.0f %9.0f/s  p50 %7.0f us  p99 %7.0f us  server CPU %.1f us/invocation  RSS %ld MiB  errors %llu\n",
+              clients, done, done / wall, Percentile(totals.latencies_us, 0.5), Percentile(totals.latencies_us, 0.99),
+              done > 0 ? cpu / done * 1e6 : 0.0, server.RssKiB() / 1024,
+              static_cast<unsigned long long>(totals.errors.load()));
+}
+
+// 100 connections, each writes 100 requests at once and then reads 100 answers.
+void TenThousandInFlight(const std::string& path, const ServeProcess& server) {
+  asio::io_context io;
+  std::atomic<std::uint64_t> answered{0};
+  long idle_rss = server.RssKiB();
+  std::atomic<long> peak_rss{idle_rss};
+  auto start = Clock::now();
+  for (int c = 0; c < 100; ++c) {
+    asio::co_spawn(
+        io,
+        [&, c]() -> asio::awaitable<void> {
+          local::socket socket(co_await asio::this_coro::executor);
+          co_await socket.async_connect(local::endpoint(path), asio::use_awaitable);
+          std::string batch;
+          for (int i = 0; i < 100; ++i) batch += Invoke(static_cast<std::uint64_t>(c * 100 + i));
+          co_await asio::async_write(socket, asio::buffer(batch), asio::use_awaitable);
+          std::string buffer;
+          for (int i = 0; i < 100; ++i) {
+            std::size_t n = co_await asio::async_read_until(socket, asio::dynamic_buffer(buffer), '\n', asio::use_awaitable);
+            buffer.erase(0, n);
+            ++answered;
+          }
+        },
+        asio::detached);
+  }
+  std::thread sampler([&] {
+    while (answered.load() < 10000 && Clock::now() - start < std::chrono::seconds(60)) {
+      peak_rss = std::max(peak_rss.load(), server.RssKiB());
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  });
+  io.run();
+  sampler.join();
+  double wall = std::chrono::duration<double>(Clock::now() - start).count();
+  std::printf("10,000 in flight (provider answers after 1 s): server RSS idle %ld MiB, peak %ld MiB "
+              "(%.1f KiB per invocation in flight); all %llu answered in %.2f s\n",
+              idle_rss / 1024, peak_rss.load() / 1024,
+              static_cast<double>(peak_rss.load() - idle_rss) / 10000.0,
+              static_cast<unsigned long long>(answered.load()), wall);
+}
+
+void WriteTree(const skillrunner::testing::TempTree& tree, int latency_ms) {
+  tree.Write("skillrunner.yaml", "providers:\n  sim: { kind: simulated, latency_ms: " + std::to_string(latency_ms) +
+                                     " }\nmodels:\n  m: { provider: sim, structured_output: native }\n"
+                                     "default_provider: sim\n");
+  std::string skill = kSkill;
+  skill.replace(skill.find("MODEL"), 5, "m");
+  tree.Write("skills/triage/skill.yaml", skill);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  double seconds = argc > 1 ? std::atof(argv[1]) : 5.0;
+  rlimit files{};
+  getrlimit(RLIMIT_NOFILE, &files);
+  files.rlim_cur = files.rlim_max;
+  setrlimit(RLIMIT_NOFILE, &files);  // 1000 clients; the server inherits it
+  {
+    skillrunner::testing::TempTree tree;
+    WriteTree(tree, 0);
+    std::string socket = tree.Path("s.sock").string();
+    ServeProcess server(tree, socket);
+    WaitForSocket(socket);
+    std::printf("skills.invoke on the simulated provider (no latency), one request in flight per client:\n");
+    for (int clients : {1, 64, 1000}) Throughput(socket, server, clients, seconds);
+  }
+  {
+    skillrunner::testing::TempTree tree;
+    WriteTree(tree, 1000);
+    std::string socket = tree.Path("s.sock").string();
+    ServeProcess server(tree, socket);
+    WaitForSocket(socket);
+    TenThousandInFlight(socket, server);
+  }
+  return 0;
+}

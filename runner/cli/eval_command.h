@@ -1,0 +1,53 @@
+#pragma once
+
+// `skillrunner eval SUITE.yaml --out DIR` and `skillrunner eval merge --out
+// DIR SRC...` (DESIGN §6.3, §8). Exit status: 0 every threshold held, 1 a
+// threshold or regression breached, 2 the run itself failed (bad suite,
+// unreadable dataset, DIR not writable, history unusable).
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "runner/cli/environment.h"
+
+namespace CLI {
+class App;
+}  // namespace CLI
+
+namespace skillrunner::cli {
+
+struct EvalOptions {
+  std::string suite;
+  std::string out;
+  int concurrency = 0;  // 0: the suite's, else 16
+  int threads = 0;      // 0: min(4, cores)
+  bool resume = false;
+  std::string shard;
+  int rejudge = 0;
+  std::int64_t rejudge_sample = 20;
+  std::string history;   // empty: DIR/../eval-history.sqlite
+  std::string baseline;  // last | RUN_ID
+  std::string run_id;    // empty: a new one (kept across --resume)
+  std::vector<std::string> merge_sources;
+  std::string merge_suite;  // merge: the suite file, default the shards' run.json
+};
+
+// Adds `eval` (and `eval merge`) to `app`; Run executes whichever was parsed.
+class EvalCommand {
+ public:
+  explicit EvalCommand(CLI::App& app);
+  bool parsed() const;
+  int Run(const CommonOptions& common);
+
+ private:
+  CLI::App* eval_ = nullptr;
+  CLI::App* merge_ = nullptr;
+  EvalOptions options_;
+};
+
+// The two flows (eval_command.cpp, eval_merge.cpp).
+int RunEval(const CommonOptions& common, const EvalOptions& options);
+int MergeEval(const CommonOptions& common, const EvalOptions& options);
+
+}  // namespace skillrunner::cli

@@ -1,0 +1,33 @@
+#pragma once
+
+// What one finished eval case came to, read off its results.jsonl record.
+// Shared by the summary, the JUnit and HTML reports, the history and the
+// baseline comparison so that all of them count a case the same way.
+
+#include <boost/json/object.hpp>
+#include <string>
+#include <string_view>
+
+namespace skillrunner::eval {
+
+enum class CaseOutcome {
+  kPass,        // output valid; review passed (or none); expected matched (or none)
+  kFail,        // output valid, but the review failed or `expected` did not match
+  kError,       // the invocation failed (no valid output): the record has "error"
+  kJudgeError,  // output valid, but the judge gave no usable verdict: "judge_error"
+};
+
+// "pass" | "fail" | "error" | "judge_error"
+std::string_view CaseOutcomeName(CaseOutcome outcome);
+
+// Reads a record: {"skill", "case", "repeat"?, "result"|"error", "review"?,
+// "judge_error"?, "expected_match"?}. An invocation error wins over
+// everything; then a judge error; then a failed review or a mismatch.
+CaseOutcome OutcomeOf(const boost::json::object& record);
+
+// The identity of a case in a run: skill, case id and repeat ("skill/case" or
+// "skill/case#k" when the record has "repeat"). Case ids may hold "/"; the
+// key is for maps and display, not for parsing back.
+std::string CaseKey(const boost::json::object& record);
+
+}  // namespace skillrunner::eval

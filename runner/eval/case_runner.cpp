@@ -1,0 +1,135 @@
+#include "runner/eval/case_runner.h"
+
+#include <algorithm>
+
+#include "runner/eval/expected_match.h"
+
+namespace skillrunner::eval {
+namespace json = boost::json;
+namespace {
+
+using SteadyClock = std::chrono::steady_clock;
+
+bool MetA429(const std::vector<Attempt>& attempts) {
+  return std::any_of(attempts.begin(), attempts.end(),
+                     [](const Attempt& a) { return a.http_status && *a.http_status == 429; });
+}
+
+std::int64_t Tokens(const Metrics& m) { return m.input_tokens + m.output_tokens; }
+
+struct JudgeOutcome {
+  json::object record_fields;  // "review" or "judge_error" (an extra verdict for rejudges)
+  Metrics metrics;
+};
+
+boost::asio::awaitable<JudgeOutcome> JudgeOnce(const review::JudgeSettings judge, const json::value& output,
+                                               const json::value& input, const CaseDeps& deps,
+                                               std::chrono::milliseconds timeout) {
+  RateLimiter* limiter = deps.limiters.For(judge.provider);
+  RateLimiter::Permit permit;
+  if (limiter) permit = co_await limiter->Acquire();
+  InvocationContext ctx(judge.review_id, InvocationOptions{}, SteadyClock::now() + timeout);
+  Result<json::value> verdict = co_await deps.judge(judge, output, &input, ctx);
+  JudgeOutcome out;
+  out.metrics = ctx.metrics();
+  if (limiter) limiter->Report(permit, Tokens(out.metrics), MetA429(ctx.attempts()));
+  if (verdict) {
+    out.record_fields["review"] = std::move(*verdict);
+  } else {
+    InvocationFailure failure{std::move(verdict.error()), ctx.TakeAttempts(), out.metrics};
+    out.record_fields["judge_error"] = ErrorToJson(failure);
+  }
+  co_return out;
+}
+
+void CheckExpected(const CaseTask& task, const json::value& output, json::object& record) {
+  if (task.entry->expected == ExpectedMode::kNone || !task.eval_case->expected) return;
+  std::vector<FieldError> mismatches = CompareExpected(task.entry->expected, *task.eval_case->expected, output);
+  record["expected_match"] = mismatches.empty();
+  if (mismatches.empty()) return;
+  json::array list;
+  for (const auto& m : mismatches) list.push_back(json::object{{"path", m.path}, {"message", m.message}});
+  record["expected_mismatches"] = std::move(list);
+}
+
+}  // namespace
+
+review::JudgeSettings EvalJudgeSettings(const SuiteSkill& entry, const Config& config, std::uint64_t seed) {
+  const Skill& skill = *entry.skill;
+  review::JudgeSettings judge;
+  judge.review_id = skill.id + ".eval";
+  judge.rubric = entry.rubric;
+  judge.model = entry.judge_model;
+  judge.provider = config.ProviderFor(judge.model).value_or("");
+  if (auto it = config.providers.find(judge.provider); it != config.providers.end()) {
+    judge.provider_kind = it->second.kind;
+  }
+  judge.output_mode = judge.model == skill.model ? skill.output_mode : config.StructuredOutputFor(judge.model);
+  judge.temperature = 0;
+  judge.samples = entry.judge_is_gate ? std::max(1, skill.review->samples) : 1;
+  judge.max_output_tokens = std::max(1024, skill.max_output_tokens);
+  judge.retry = skill.retry;
+  judge.retry_truncated = skill.retry_truncated;
+  judge.seed = seed;
+  return judge;
+}
+
+boost::asio::awaitable<json::object> RunCase(const CaseTask& task, const CaseDeps& deps) {
+  const Skill& skill = *task.entry->skill;
+  json::object record{{"skill", skill.id}, {"case", task.eval_case->id}};
+  if (task.repeat > 0) record["repeat"] = task.repeat;
+  if (!task.eval_case->tags.empty()) record["tags"] = task.eval_case->tags;
+
+  RateLimiter* limiter = skill.provider.empty() ? nullptr : deps.limiters.For(skill.provider);
+  RateLimiter::Permit permit;
+  if (limiter) permit = co_await limiter->Acquire();
+  SteadyClock::time_point started = SteadyClock::now();  // rate-limit waits are not the case's latency
+  InvocationOptions options;
+  if (task.repeat > 0) options.seed = static_cast<std::uint64_t>(task.repeat);
+  InvocationOutcome outcome = co_await deps.runner.Invoke(skill.id, task.eval_case->input, options);
+  const std::vector<Attempt>& attempts = outcome ? outcome->attempts : outcome.error().attempts;
+  if (limiter) {
+    limiter->Report(permit, Tokens(outcome ? outcome->metrics : outcome.error().metrics), MetA429(attempts));
+  }
+  if (!outcome) {
+    record["error"] = ErrorToJson(outcome.error());
+  } else {
+    record["result"] = ToJson(*outcome);
+    CheckExpected(task, outcome->output, record);
+  }
+  if (outcome && !task.entry->rubric.empty()) {
+    record["rubric"] = task.entry->rubric;
+    Metrics judge_usage;
+    std::uint64_t seed = options.seed.value_or(0);
+    if (task.entry->judge_is_gate && outcome->review) {
+      record["review"] = *outcome->review;
+    } else {
+      review::JudgeSettings settings = EvalJudgeSettings(*task.entry, deps.config, seed);
+      JudgeOutcome judged =
+          co_await JudgeOnce(settings, outcome->output, task.eval_case->input, deps, skill.timeout);
+      judge_usage = judged.metrics;
+      for (auto& [key, value] : judged.record_fields) record[key] = std::move(value);
+    }
+    json::array rejudges;
+    for (int k = 1; k <= task.rejudges; ++k) {
+      // A different seed per judging: a judge that only agrees with itself
+      // because it saw the same request would prove nothing.
+      review::JudgeSettings settings = EvalJudgeSettings(*task.entry, deps.config, seed + 1000 * k);
+      JudgeOutcome again =
+          co_await JudgeOnce(settings, outcome->output, task.eval_case->input, deps, skill.timeout);
+      judge_usage.input_tokens += again.metrics.input_tokens;
+      judge_usage.output_tokens += again.metrics.output_tokens;
+      // A verdict as it is; a failed judging as {"judge_error": ...}.
+      json::value* verdict = again.record_fields.if_contains("review");
+      rejudges.push_back(verdict ? std::move(*verdict) : json::value(std::move(again.record_fields)));
+    }
+    if (task.rejudges > 0) record["rejudges"] = std::move(rejudges);
+    record["judge_usage"] = json::object{{"input_tokens", judge_usage.input_tokens},
+                                         {"output_tokens", judge_usage.output_tokens}};
+  }
+  record["duration_ms"] =
+      std::chrono::duration_cast<std::chrono::milliseconds>(SteadyClock::now() - started).count();
+  co_return record;
+}
+
+}  // namespace skillrunner::eval

@@ -1,0 +1,53 @@
+#pragma once
+
+// One eval case, start to finish: wait for the provider's rate limit, invoke
+// the skill, check `expected`, judge the output (reusing the review gate's
+// verdict when the suite judges with the gate's own rubric and model), re-judge
+// it when sampled, and build the results.jsonl record (the contract in
+// runner/eval/case_outcome.h and the eval README section).
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/json/object.hpp>
+#include <functional>
+#include <string>
+
+#include "runner/eval/rate_limiter.h"
+#include "runner/eval/suite.h"
+#include "runner/skill_runner.h"
+#include "services/review/llm_review_service.h"
+
+namespace skillrunner::eval {
+
+// One unit of work: a case of a suite entry, repeat k (0 when the suite has
+// repeats: 1, so that records carry "repeat" only when repeats > 1).
+struct CaseTask {
+  const SuiteSkill* entry = nullptr;
+  const EvalCase* eval_case = nullptr;
+  int repeat = 0;
+  int rejudges = 0;  // extra judgings of this case (--rejudge K when sampled)
+  std::string key;   // CaseKey of its record
+};
+
+// Judges `subject` (an output) against `context` (its input).
+using JudgeFunction = std::function<boost::asio::awaitable<Result<boost::json::value>>(
+    const review::JudgeSettings& judge, const boost::json::value& subject, const boost::json::value* context,
+    InvocationContext& ctx)>;
+
+// What a case needs from the run. All references outlive the run.
+struct CaseDeps {
+  SkillRunner& runner;
+  JudgeFunction judge;
+  const Config& config;
+  const RateLimiters& limiters;
+};
+
+// The judge settings for an entry's rubric and judge model: temperature 0,
+// the gate's samples when judging with the gate's settings, else 1. The
+// judge's id is "<skill>.eval" (simulated fault scripts can target it).
+review::JudgeSettings EvalJudgeSettings(const SuiteSkill& entry, const Config& config, std::uint64_t seed);
+
+// Runs one case and returns its record. Never throws for failures of the
+// skill or the judge: those are in the record.
+boost::asio::awaitable<boost::json::object> RunCase(const CaseTask& task, const CaseDeps& deps);
+
+}  // namespace skillrunner::eval

@@ -1,0 +1,78 @@
+#include "runner/eval/dataset.h"
+
+#include <boost/json/parse.hpp>
+
+#include <fstream>
+#include <map>
+
+namespace skillrunner::eval {
+namespace json = boost::json;
+namespace {
+
+constexpr std::string_view kAllowedKeys[] = {"id", "input", "expected", "tags"};
+
+// Checks one parsed line; returns the problem, or an empty string.
+std::string CheckCase(const json::value& value, EvalCase& out) {
+  if (!value.is_object()) return "a case must be a JSON object {\"id\", \"input\", \"expected\"?, \"tags\"?}";
+  const json::object& obj = value.as_object();
+  for (const auto& [key, unused] : obj) {
+    bool known = false;
+    for (auto allowed : kAllowedKeys) known = known || key == allowed;
+    if (!known) return "unexpected key \"" + std::string(key) + "\" (a case has id, input, expected, tags)";
+  }
+  const json::value* id = obj.if_contains("id");
+  if (!id) return "missing key \"id\"";
+  if (!id->is_string() || id->as_string().empty()) return "\"id\" must be a non-empty string";
+  out.id = std::string(id->as_string());
+  const json::value* input = obj.if_contains("input");
+  if (!input) return "case \"" + out.id + "\": missing key \"input\"";
+  out.input = *input;
+  if (const json::value* expected = obj.if_contains("expected")) out.expected = *expected;
+  if (const json::value* tags = obj.if_contains("tags")) {
+    if (!tags->is_array()) return "case \"" + out.id + "\": \"tags\" must be an array of strings";
+    for (const auto& tag : tags->as_array()) {
+      if (!tag.is_string()) return "case \"" + out.id + "\": \"tags\" must be an array of strings";
+    }
+    out.tags = tags->as_array();
+  }
+  return {};
+}
+
+}  // namespace
+
+std::expected<std::vector<EvalCase>, std::vector<Diagnostic>> LoadDataset(
+    const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return std::unexpected(std::vector<Diagnostic>{{file.string(), {}, "cannot read dataset"}});
+  std::vector<EvalCase> cases;
+  std::vector<Diagnostic> problems;
+  std::map<std::string, int> first_line;
+  std::string text;
+  for (int line = 1; std::getline(in, text); ++line) {
+    if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
+    boost::system::error_code ec;
+    json::parse_options options;
+    options.max_depth = 256;
+    json::value value = json::parse(text, ec, {}, options);
+    EvalCase c;
+    c.line = line;
+    std::string problem = ec ? "not valid JSON: " + ec.message() : CheckCase(value, c);
+    if (problem.empty()) {
+      auto [it, inserted] = first_line.emplace(c.id, line);
+      if (!inserted) {
+        problem = "duplicate case id \"" + c.id + "\" (first used on line " +
+                  std::to_string(it->second) + ")";
+      }
+    }
+    if (!problem.empty()) {
+      problems.push_back(Diagnostic{file.string(), {line, 1}, std::move(problem)});
+      continue;
+    }
+    cases.push_back(std::move(c));
+  }
+  if (!problems.empty()) return std::unexpected(std::move(problems));
+  if (cases.empty()) return std::unexpected(std::vector<Diagnostic>{{file.string(), {}, "the dataset has no cases"}});
+  return cases;
+}
+
+}  // namespace skillrunner::eval

@@ -1,0 +1,135 @@
+#include "runner/eval/eval_run.h"
+
+#include <boost/asio/co_spawn.hpp>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "runner/eval/case_outcome.h"
+
+namespace skillrunner::eval {
+namespace json = boost::json;
+namespace {
+
+std::string TaskKey(const std::string& skill, const std::string& id, int repeat) {
+  json::object record{{"skill", skill}, {"case", id}};
+  if (repeat > 0) record["repeat"] = repeat;
+  return CaseKey(record);
+}
+
+struct WorkQueue {
+  WorkQueue(const std::vector<CaseTask>& t, const CaseDeps& d, ResultsWriter& w, Progress& p,
+            boost::asio::io_context& i)
+      : tasks(t), deps(d), writer(w), progress(p), io(i) {}
+  const std::vector<CaseTask>& tasks;
+  const CaseDeps& deps;
+  ResultsWriter& writer;
+  Progress& progress;
+  boost::asio::io_context& io;
+  std::atomic<std::size_t> next{0};
+  std::atomic<int> active{0};
+  std::atomic<bool> stop{false};
+  std::mutex mutex;
+  RunStats stats;
+};
+
+std::int64_t RecordTokens(const json::object& record) {
+  std::int64_t tokens = 0;
+  auto add = [&](const json::value* usage) {
+    if (!usage || !usage->is_object()) return;
+    for (const char* key : {"input_tokens", "output_tokens"}) {
+      if (const json::value* v = usage->as_object().if_contains(key); v && v->is_int64()) tokens += v->as_int64();
+    }
+  };
+  for (const char* outer : {"result", "error"}) {
+    if (const json::value* v = record.if_contains(outer); v && v->is_object()) add(v->as_object().if_contains("metrics"));
+  }
+  add(record.if_contains("judge_usage"));
+  return tokens;
+}
+
+boost::asio::awaitable<void> Worker(WorkQueue* queue) {
+  while (!queue->stop.load()) {
+    std::size_t index = queue->next.fetch_add(1);
+    if (index >= queue->tasks.size()) break;
+    const CaseTask& task = queue->tasks[index];
+    json::object record;
+    bool ran = false;
+    try {
+      record = co_await RunCase(task, queue->deps);
+      ran = true;
+    } catch (const std::exception& e) {
+      // A bug, not a result: leave the case unrecorded so --resume retries it.
+      spdlog::error("eval case {} stopped by an internal error: {}", task.key, e.what());
+    }
+    std::lock_guard lock(queue->mutex);
+    if (!ran) {
+      ++queue->stats.internal_errors;
+      continue;
+    }
+    if (auto written = queue->writer.Append(record); !written) {
+      queue->stats.write_error = written.error();
+      queue->stop.store(true);
+      break;
+    }
+    ++queue->stats.finished;
+    queue->progress.CaseDone(OutcomeOf(record), RecordTokens(record));
+  }
+  // The last worker out stops the context: idle provider connections would
+  // otherwise keep it running.
+  if (queue->active.fetch_sub(1) == 1) queue->io.stop();
+}
+
+}  // namespace
+
+std::vector<CaseTask> PlanCases(const Suite& suite, const PlanOptions& options, const std::set<std::string>& done) {
+  std::vector<CaseTask> tasks;
+  for (const SuiteSkill& entry : suite.skills) {
+    std::vector<CaseTask> all;
+    for (const EvalCase& c : entry.cases) {
+      for (int r = 1; r <= suite.repeats; ++r) {
+        int repeat = suite.repeats > 1 ? r : 0;
+        all.push_back(CaseTask{&entry, &c, repeat, 0, TaskKey(entry.skill->id, c.id, repeat)});
+      }
+    }
+    if (options.rejudge > 0) {
+      std::vector<std::pair<std::uint64_t, std::size_t>> order;
+      for (std::size_t i = 0; i < all.size(); ++i) order.emplace_back(StableHash(all[i].key), i);
+      std::sort(order.begin(), order.end());
+      for (std::size_t i = 0; i < std::min(options.rejudge_sample, order.size()); ++i) {
+        all[order[i].second].rejudges = options.rejudge;
+      }
+    }
+    for (auto& task : all) {
+      if (options.shard.Contains(task.key) && !done.contains(task.key)) tasks.push_back(std::move(task));
+    }
+  }
+  return tasks;
+}
+
+RunStats RunCases(const std::vector<CaseTask>& tasks, const CaseDeps& deps, ResultsWriter& writer,
+                  Progress& progress, boost::asio::io_context& io, int concurrency, int threads) {
+  WorkQueue queue(tasks, deps, writer, progress, io);
+  if (tasks.empty()) return queue.stats;
+  int workers = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(std::max(1, concurrency)), tasks.size()));
+  queue.active.store(workers);
+  for (int i = 0; i < workers; ++i) {
+    boost::asio::co_spawn(io, Worker(&queue), [](std::exception_ptr e) {
+      if (e) spdlog::critical("eval worker stopped by an internal error");
+    });
+  }
+  std::vector<std::thread> pool;
+  for (int i = 1; i < std::max(1, threads); ++i) pool.emplace_back([&io] { io.run(); });
+  io.run();
+  for (auto& t : pool) t.join();
+  if (auto flushed = writer.Flush(); !flushed && queue.stats.write_error.empty()) {
+    queue.stats.write_error = flushed.error();
+  }
+  return queue.stats;
+}
+
+}  // namespace skillrunner::eval

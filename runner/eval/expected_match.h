@@ -1,0 +1,23 @@
+#pragma once
+
+// Checks a case's output against its `expected` value (DESIGN §6.3).
+//   exact:  the whole output equals `expected`.
+//   subset: every leaf of `expected` (by JSON pointer) has an equal value in
+//           the output; objects may carry more members. An array in
+//           `expected` is a set: each of its elements must match (as a subset)
+//           some element of the output array, in any order.
+// Returns one FieldError per mismatch ({path: pointer into the output,
+// message}); empty when the output matches.
+
+#include <boost/json/value.hpp>
+#include <vector>
+
+#include "runner/error.h"
+#include "runner/eval/suite.h"
+
+namespace skillrunner::eval {
+
+std::vector<FieldError> CompareExpected(ExpectedMode mode, const boost::json::value& expected,
+                                        const boost::json::value& output);
+
+}  // namespace skillrunner::eval

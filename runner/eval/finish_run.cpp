@@ -1,0 +1,99 @@
+#include "runner/eval/finish_run.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <tuple>
+
+#include "runner/eval/case_outcome.h"
+#include "runner/eval/history.h"
+#include "runner/eval/html_report.h"
+#include "runner/eval/junit_report.h"
+#include "runner/eval/regression.h"
+#include "runner/eval/results_log.h"
+#include "runner/eval/thresholds.h"
+#include "runner/json_text.h"
+
+namespace skillrunner::eval {
+namespace json = boost::json;
+
+std::filesystem::path DefaultHistoryFile(const std::filesystem::path& out_dir) {
+  std::filesystem::path dir = std::filesystem::absolute(out_dir).lexically_normal();
+  if (!dir.has_filename()) dir = dir.parent_path();  // "out/" -> "out"
+  return dir.parent_path() / "eval-history.sqlite";
+}
+
+void SortRecords(const Suite& suite, std::vector<json::object>& records) {
+  std::map<std::string, std::size_t, std::less<>> skill_order;
+  std::map<std::pair<std::string, std::string>, std::size_t> case_order;
+  for (std::size_t s = 0; s < suite.skills.size(); ++s) {
+    const SuiteSkill& entry = suite.skills[s];
+    skill_order[entry.skill->id] = s;
+    for (std::size_t c = 0; c < entry.cases.size(); ++c) case_order[{entry.skill->id, entry.cases[c].id}] = c;
+  }
+  auto rank = [&](const json::object& r) {
+    std::string skill = r.contains("skill") && r.at("skill").is_string() ? std::string(r.at("skill").as_string()) : "";
+    std::string id = r.contains("case") && r.at("case").is_string() ? std::string(r.at("case").as_string()) : "";
+    auto s = skill_order.find(skill);
+    auto c = case_order.find({skill, id});
+    std::int64_t repeat = r.contains("repeat") && r.at("repeat").is_int64() ? r.at("repeat").as_int64() : 0;
+    std::size_t unknown = suite.skills.size() + 1;
+    return std::make_tuple(s == skill_order.end() ? unknown : s->second,
+                           c == case_order.end() ? std::numeric_limits<std::size_t>::max() : c->second,
+                           CaseKey(r), repeat);
+  };
+  std::stable_sort(records.begin(), records.end(),
+                   [&](const json::object& a, const json::object& b) { return rank(a) < rank(b); });
+}
+
+FinishResult FinishRun(const Suite& suite, const SummaryHeader& header, const std::vector<json::object>& records,
+                       const FinishOptions& options) {
+  FinishResult result;
+  json::object summary = BuildSummary(header, records);
+  std::unique_ptr<History> history;
+  if (auto opened = History::Open(options.history_file); opened) {
+    history = std::move(*opened);
+  } else {
+    result.problems.push_back("history: " + opened.error());
+  }
+  if (history && !options.baseline.empty()) {
+    auto baseline = history->LoadBaseline(suite.id, options.baseline, header.run_id);
+    if (!baseline) {
+      result.problems.push_back("baseline: " + baseline.error());
+    } else if (*baseline) {
+      summary["baseline"] = CompareWithBaseline(summary, records, **baseline);
+    } else {
+      result.notes.push_back("no earlier run of suite \"" + suite.id + "\" in " + options.history_file.string() +
+                             " to compare with");
+    }
+  }
+  json::array breaches = CheckThresholds(summary, suite);
+  summary["status"] = breaches.empty() ? "pass" : "breached";
+  summary["breaches"] = std::move(breaches);
+  std::vector<TrendPoint> trend;
+  if (history) {
+    if (auto points = history->Trend(suite.id, options.trend_runs); points) {
+      trend = std::move(*points);
+    } else {
+      result.problems.push_back("history: " + points.error());
+    }
+  }
+  auto write = [&](std::string_view name, const std::string& text) {
+    if (auto written = WriteFileAtomically(options.out_dir / name, text); !written) {
+      result.problems.push_back(written.error());
+    }
+  };
+  write("summary.json", PrettyJson(summary) + "\n");
+  write("junit.xml", JunitXml(summary, records));
+  write("report.html", HtmlReport(summary, records, trend));
+  if (history) {
+    if (auto recorded = history->RecordRun(summary, records); !recorded) {
+      result.problems.push_back("history: " + recorded.error());
+    }
+  }
+  result.exit_status = !result.problems.empty() ? 2 : summary.at("status") == "pass" ? 0 : 1;
+  result.summary = std::move(summary);
+  return result;
+}
+
+}  // namespace skillrunner::eval

@@ -1,0 +1,46 @@
+#pragma once
+
+// What happens after the cases of a run (or a merge of shards) are recorded:
+// the summary, the history, the baseline comparison, the thresholds, the
+// files in DIR, in this order:
+//   open history -> load baseline (when asked) -> CompareWithBaseline ->
+//   thresholds -> summary.json, junit.xml, report.html -> RecordRun.
+// A history that cannot be opened or written is a run error (exit 2), but
+// the reports are still written so that the night's results can be read.
+
+#include <boost/json/object.hpp>
+#include <expected>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "runner/eval/summary.h"
+#include "runner/eval/suite.h"
+
+namespace skillrunner::eval {
+
+struct FinishOptions {
+  std::filesystem::path out_dir;
+  std::filesystem::path history_file;
+  std::string baseline;  // "last", a run id, or empty for no comparison
+  std::size_t trend_runs = 30;
+};
+
+struct FinishResult {
+  int exit_status = 0;  // 0 pass, 1 breached, 2 run error
+  boost::json::object summary;
+  std::vector<std::string> problems;  // run errors, for stderr
+  std::vector<std::string> notes;     // worth saying, not errors
+};
+
+// The default history file: DIR/../eval-history.sqlite.
+std::filesystem::path DefaultHistoryFile(const std::filesystem::path& out_dir);
+
+// Orders records as the suite lists skills and cases (then repeats); records
+// of skills or cases the suite no longer has go last, by key.
+void SortRecords(const Suite& suite, std::vector<boost::json::object>& records);
+
+FinishResult FinishRun(const Suite& suite, const SummaryHeader& header, const std::vector<boost::json::object>& records,
+                       const FinishOptions& options);
+
+}  // namespace skillrunner::eval

@@ -1,0 +1,79 @@
+#pragma once
+
+// The eval history: one SQLite file that every nightly run is recorded in, so
+// that a run can be compared with an earlier one (--baseline) and the report
+// can draw trends. Tables: runs, case_outcomes, criterion_verdicts; the
+// schema version is kept in PRAGMA user_version.
+//
+// Several shards on one machine may write the same file at once: the
+// database runs in WAL mode with a busy timeout, and each RecordRun is one
+// transaction. A History object itself is not thread-safe; use one per
+// thread (or guard it).
+
+#include <boost/json/object.hpp>
+#include <cstddef>
+#include <expected>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "runner/eval/case_outcome.h"
+
+namespace skillrunner::eval {
+
+// An earlier run, as far as a comparison needs it.
+struct BaselineRun {
+  std::string run_id;
+  std::string started_at;
+  boost::json::object summary;
+  std::map<std::string, CaseOutcome> outcomes;  // by CaseKey
+};
+
+// One past run of a suite, for the report's trend lines.
+struct TrendPoint {
+  std::string run_id;
+  std::string started_at;
+  boost::json::object summary;
+};
+
+class History {
+ public:
+  // Opens (creating when absent) the database at `file` and brings its
+  // schema up to date. Fails with a message naming the file when it cannot
+  // be opened (e.g. its folder does not exist) or its schema is newer than
+  // this program knows.
+  static std::expected<std::unique_ptr<History>, std::string> Open(
+      const std::filesystem::path& file);
+  ~History();
+  History(const History&) = delete;
+  History& operator=(const History&) = delete;
+
+  // Records a finished run: `summary` is summary.json (its "run_id" and
+  // "suite" are required), `records` the lines of results.jsonl. Recording a
+  // run id that is already present (a resumed or merged run) replaces it.
+  std::expected<void, std::string> RecordRun(const boost::json::object& summary,
+                                             const std::vector<boost::json::object>& records);
+
+  // The run to compare `current_run_id` with. `which` is "last" (the newest
+  // other run of `suite_id`, by started_at) or an explicit run id. Returns
+  // nullopt when "last" finds no earlier run (the first night); an explicit
+  // run id that is not in the history, or that belongs to another suite, is
+  // an error that names it, because the user asked for that exact run.
+  std::expected<std::optional<BaselineRun>, std::string> LoadBaseline(
+      std::string_view suite_id, std::string_view which, std::string_view current_run_id);
+
+  // The newest `limit` runs of `suite_id`, returned oldest first.
+  std::expected<std::vector<TrendPoint>, std::string> Trend(std::string_view suite_id,
+                                                            std::size_t limit);
+
+ private:
+  struct Impl;
+  explicit History(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace skillrunner::eval

@@ -1,0 +1,75 @@
+#include "runner/eval/progress.h"
+
+#include <cmath>
+
+namespace skillrunner::eval {
+
+Progress::Progress(std::FILE* out, bool terminal, std::size_t total, std::size_t already)
+    : out_(out), terminal_(terminal), total_(total), already_(already) {
+  // A bar shows up with the first case; plain lines wait a full interval.
+  last_draw_ = terminal_ ? started_ - Interval() : started_;
+}
+
+Progress::Clock::duration Progress::Interval() const {
+  if (terminal_) return std::chrono::milliseconds(1000 / kRedrawsPerSecond);
+  return kLineInterval;
+}
+
+void Progress::CaseDone(CaseOutcome outcome, std::int64_t tokens) {
+  std::lock_guard lock(mutex_);
+  ++done_;
+  tokens_ += tokens;
+  switch (outcome) {
+    case CaseOutcome::kPass: ++passed_; break;
+    case CaseOutcome::kFail: ++failed_; break;
+    case CaseOutcome::kError: ++errors_; break;
+    case CaseOutcome::kJudgeError: ++judge_errors_; break;
+  }
+  Clock::time_point now = Clock::now();
+  if (now - last_draw_ >= Interval()) DrawLocked(now, false);
+}
+
+void Progress::Finish() {
+  std::lock_guard lock(mutex_);
+  DrawLocked(Clock::now(), true);
+}
+
+std::string Progress::Line(Clock::time_point now) const {
+  std::size_t all = total_ + already_;
+  std::size_t done = done_ + already_;
+  // The pass rate counts decided cases only: judge errors say nothing either way.
+  std::size_t decided = passed_ + failed_ + errors_;
+  char rate[16] = "-";
+  if (decided > 0) std::snprintf(rate, sizeof rate, "%.1f%%", 100.0 * static_cast<double>(passed_) / decided);
+  std::string eta = "-";
+  double elapsed = std::chrono::duration<double>(now - started_).count();
+  if (done_ > 0 && done_ < total_) {
+    double left = elapsed / static_cast<double>(done_) * static_cast<double>(total_ - done_);
+    int seconds = static_cast<int>(std::lround(left));
+    eta = seconds >= 60 ? std::to_string(seconds / 60) + "m" + std::to_string(seconds % 60) + "s"
+                        : std::to_string(seconds) + "s";
+  } else if (done_ == total_) {
+    eta = "0s";
+  }
+  char line[256];
+  std::snprintf(line, sizeof line, "%zu/%zu cases, pass %s, %zu failed, %zu errors, %zu judge errors, %lld tokens, ETA %s",
+                done, all, rate, failed_, errors_, judge_errors_, static_cast<long long>(tokens_), eta.c_str());
+  if (!terminal_) return std::string("eval: ") + line;
+  constexpr int kWidth = 24;
+  int filled = all == 0 ? kWidth : static_cast<int>(kWidth * done / all);
+  return "[" + std::string(filled, '#') + std::string(kWidth - filled, '.') + "] " + line;
+}
+
+void Progress::DrawLocked(Clock::time_point now, bool final) {
+  last_draw_ = now;
+  std::string text = Line(now);
+  if (terminal_) {
+    // \033[K clears what a longer previous line left behind.
+    std::fprintf(out_, "\r%s\033[K%s", text.c_str(), final ? "\n" : "");
+  } else {
+    std::fprintf(out_, "%s\n", text.c_str());
+  }
+  std::fflush(out_);
+}
+
+}  // namespace skillrunner::eval

@@ -1,0 +1,54 @@
+#pragma once
+
+// Run progress on stderr. On a terminal: one bar redrawn in place with '\r'
+// at most kRedrawsPerSecond times a second (cases done/total, pass rate so
+// far, tokens, ETA). Otherwise (CI logs, files): one plain line every
+// kLineInterval, and a last line at the end. Thread-safe.
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <mutex>
+#include <string>
+
+#include "runner/eval/case_outcome.h"
+
+namespace skillrunner::eval {
+
+class Progress {
+ public:
+  static constexpr int kRedrawsPerSecond = 10;
+  static constexpr std::chrono::seconds kLineInterval{5};
+  using Clock = std::chrono::steady_clock;
+
+  // `total` counts the cases this process will run; `already` those a
+  // resumed run had done before (shown, but not used for the ETA).
+  Progress(std::FILE* out, bool terminal, std::size_t total, std::size_t already = 0);
+
+  void CaseDone(CaseOutcome outcome, std::int64_t tokens);
+  // Draws the final state and ends the bar's line.
+  void Finish();
+
+  // The text of the bar/line for the current counts (exposed for tests).
+  std::string Line(Clock::time_point now) const;
+
+ private:
+  void DrawLocked(Clock::time_point now, bool final);
+  Clock::duration Interval() const;
+
+  std::FILE* out_;
+  bool terminal_;
+  std::size_t total_;
+  std::size_t already_;
+  Clock::time_point started_ = Clock::now();
+  Clock::time_point last_draw_;
+  mutable std::mutex mutex_;
+  std::size_t done_ = 0;
+  std::size_t passed_ = 0;
+  std::size_t failed_ = 0;
+  std::size_t errors_ = 0;
+  std::size_t judge_errors_ = 0;
+  std::int64_t tokens_ = 0;
+};
+
+}  // namespace skillrunner::eval

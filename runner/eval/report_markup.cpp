@@ -1,0 +1,232 @@
+#include "runner/eval/report_markup.h"
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+
+#include "runner/json_text.h"
+
+namespace skillrunner::eval::report {
+namespace json = boost::json;
+
+const json::object* ObjectAt(const json::object* object, std::string_view key) {
+  if (object == nullptr) return nullptr;
+  const json::value* value = object->if_contains(key);
+  return value != nullptr && value->is_object() ? &value->as_object() : nullptr;
+}
+
+const json::array* ArrayAt(const json::object* object, std::string_view key) {
+  if (object == nullptr) return nullptr;
+  const json::value* value = object->if_contains(key);
+  return value != nullptr && value->is_array() ? &value->as_array() : nullptr;
+}
+
+std::optional<double> AsNumber(const json::value* value) {
+  if (value == nullptr) return std::nullopt;
+  double number = 0;
+  if (value->is_int64()) {
+    number = static_cast<double>(value->as_int64());
+  } else if (value->is_uint64()) {
+    number = static_cast<double>(value->as_uint64());
+  } else if (value->is_double()) {
+    number = value->as_double();
+  } else {
+    return std::nullopt;
+  }
+  if (!std::isfinite(number)) return std::nullopt;
+  return number;
+}
+
+std::optional<double> NumberAt(const json::object* object, std::string_view key) {
+  return object == nullptr ? std::nullopt : AsNumber(object->if_contains(key));
+}
+
+std::string_view TextAt(const json::object* object, std::string_view key) {
+  if (object == nullptr) return {};
+  const json::value* value = object->if_contains(key);
+  return value != nullptr && value->is_string() ? std::string_view(value->as_string())
+                                                : std::string_view();
+}
+
+namespace {
+
+constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
+
+// Decodes one UTF-8 character at `text[i]`; returns its length and sets
+// `code_point`, or returns 0 for an invalid sequence (overlong forms and
+// surrogates included).
+std::size_t DecodeUtf8(std::string_view text, std::size_t i, char32_t& code_point) {
+  auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[i + k]); };
+  unsigned char lead = byte(0);
+  std::size_t length = 0;
+  char32_t min = 0;
+  if (lead < 0x80) {
+    code_point = lead;
+    return 1;
+  } else if ((lead & 0xE0) == 0xC0) {
+    length = 2, code_point = lead & 0x1F, min = 0x80;
+  } else if ((lead & 0xF0) == 0xE0) {
+    length = 3, code_point = lead & 0x0F, min = 0x800;
+  } else if ((lead & 0xF8) == 0xF0) {
+    length = 4, code_point = lead & 0x07, min = 0x10000;
+  } else {
+    return 0;
+  }
+  if (i + length > text.size()) return 0;
+  for (std::size_t k = 1; k < length; ++k) {
+    if ((byte(k) & 0xC0) != 0x80) return 0;
+    code_point = (code_point << 6) | (byte(k) & 0x3F);
+  }
+  if (code_point < min || code_point > 0x10FFFF) return 0;
+  if (code_point >= 0xD800 && code_point <= 0xDFFF) return 0;
+  return length;
+}
+
+bool AllowedInXml(char32_t c) {
+  if (c < 0x20) return c == 0x9 || c == 0xA || c == 0xD;
+  return c != 0xFFFE && c != 0xFFFF;
+}
+
+}  // namespace
+
+std::string EscapeMarkup(std::string_view text, bool attribute) {
+  std::string out;
+  out.reserve(text.size() + text.size() / 8);
+  for (std::size_t i = 0; i < text.size();) {
+    char32_t c = 0;
+    std::size_t length = DecodeUtf8(text, i, c);
+    if (length == 0) {
+      out.append(kReplacement);
+      ++i;
+      continue;
+    }
+    if (!AllowedInXml(c)) {
+      out.append(kReplacement);
+    } else if (c == '&') {
+      out.append("&amp;");
+    } else if (c == '<') {
+      out.append("&lt;");
+    } else if (c == '>') {
+      out.append("&gt;");
+    } else if (c == '"') {
+      out.append("&quot;");
+    } else if (c == '\'') {
+      out.append("&#39;");
+    } else if (attribute && (c == '\n' || c == '\r' || c == '\t')) {
+      out.append(c == '\n' ? "&#10;" : c == '\r' ? "&#13;" : "&#9;");
+    } else {
+      out.append(text.substr(i, length));
+    }
+    i += length;
+  }
+  return out;
+}
+
+std::string_view TruncateUtf8(std::string_view text, std::size_t max_bytes) {
+  if (text.size() <= max_bytes) return text;
+  std::size_t end = max_bytes;
+  // Step back over continuation bytes so no character is cut in half.
+  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
+  return text.substr(0, end);
+}
+
+namespace {
+
+std::string Printf(const char* format, double value) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, format, value);
+  return buffer;
+}
+
+}  // namespace
+
+std::string FormatRate(std::optional<double> rate) {
+  if (!rate) return std::string(kDash);
+  return Printf("%.1f%%", *rate * 100.0);
+}
+
+std::string FormatDeltaPoints(std::optional<double> delta) {
+  if (!delta) return std::string(kDash);
+  double points = *delta * 100.0;
+  if (std::fabs(points) < 0.05) return "±0.0 pp";
+  return Printf("%+.1f pp", points);
+}
+
+std::string FormatNumber(std::optional<double> number) {
+  if (!number) return std::string(kDash);
+  if (std::fabs(*number) < 1e15 && *number == std::floor(*number)) {
+    return std::to_string(static_cast<std::int64_t>(*number));
+  }
+  if (std::fabs(*number) >= 1000.0) return Printf("%.0f", *number);
+  return Printf("%.3g", *number);
+}
+
+std::string FormatMs(std::optional<double> ms) {
+  if (!ms) return std::string(kDash);
+  if (*ms < 1000.0) return Printf("%.0f ms", *ms);
+  if (*ms < 60'000.0) return Printf("%.1f s", *ms / 1000.0);
+  return Printf("%.1f min", *ms / 60'000.0);
+}
+
+std::string FormatValue(const json::value* value) {
+  if (value == nullptr || value->is_null()) return std::string(kDash);
+  if (value->is_string()) return std::string(value->as_string());
+  if (std::optional<double> number = AsNumber(value)) return FormatNumber(number);
+  return CompactJson(*value);
+}
+
+}  // namespace skillrunner::eval::report
+
+namespace skillrunner::eval::report {
+
+std::vector<std::string> FailureReasons(const json::object& record) {
+  std::vector<std::string> reasons;
+  const json::object* review = ObjectAt(&record, "review");
+  if (const json::array* issues = ArrayAt(review, "issues")) {
+    for (const json::value& issue : *issues) reasons.push_back(FormatValue(&issue));
+  }
+  if (const json::array* results = ArrayAt(review, "criteria_results")) {
+    for (const json::value& result : *results) {
+      if (!result.is_object() || TextAt(&result.as_object(), "verdict") != "fail") continue;
+      std::string line = "criterion ";
+      line += TextAt(&result.as_object(), "criterion_id");
+      line += " failed";
+      if (std::string_view reasoning = TextAt(&result.as_object(), "reasoning");
+          !reasoning.empty()) {
+        line += ": ";
+        line += reasoning;
+      }
+      reasons.push_back(std::move(line));
+    }
+  }
+  for (std::string& line : ErrorLines(ArrayAt(&record, "expected_mismatches"))) {
+    reasons.push_back("expected " + line);
+  }
+  return reasons;
+}
+
+std::vector<std::string> ErrorLines(const json::array* errors) {
+  std::vector<std::string> lines;
+  if (errors == nullptr) return lines;
+  for (const json::value& error : *errors) {
+    if (!error.is_object()) {
+      lines.push_back(FormatValue(&error));
+      continue;
+    }
+    std::string_view path = TextAt(&error.as_object(), "path");
+    std::string line(path.empty() ? std::string_view("(root)") : path);
+    line += ": ";
+    line += TextAt(&error.as_object(), "message");
+    lines.push_back(std::move(line));
+  }
+  return lines;
+}
+
+std::optional<double> CaseDurationMs(const json::object& record) {
+  if (std::optional<double> ms = NumberAt(&record, "duration_ms")) return ms;
+  const json::object* metrics = ObjectAt(ObjectAt(&record, "result"), "metrics");
+  if (metrics == nullptr) metrics = ObjectAt(ObjectAt(&record, "error"), "metrics");
+  return NumberAt(metrics, "duration_ms");
+}
+
+}  // namespace skillrunner::eval::report

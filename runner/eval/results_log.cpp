@@ -1,0 +1,127 @@
+#include "runner/eval/results_log.h"
+
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "runner/json_text.h"
+
+namespace skillrunner::eval {
+namespace json = boost::json;
+namespace {
+
+std::string Errno(const std::string& what, const std::filesystem::path& file) {
+  return "cannot " + what + " " + file.string() + ": " + std::strerror(errno);
+}
+
+std::expected<void, std::string> WriteAll(int fd, std::string_view text, const std::filesystem::path& file) {
+  while (!text.empty()) {
+    ssize_t n = ::write(fd, text.data(), text.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return std::unexpected(Errno("write", file));
+    text.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return {};
+}
+
+}  // namespace
+
+std::expected<std::unique_ptr<ResultsWriter>, std::string> ResultsWriter::Open(
+    const std::filesystem::path& file) {
+  int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) return std::unexpected(Errno("open", file));
+  return std::unique_ptr<ResultsWriter>(new ResultsWriter(fd, file));
+}
+
+ResultsWriter::~ResultsWriter() {
+  (void)Flush();
+  ::close(fd_);
+}
+
+std::expected<void, std::string> ResultsWriter::Append(const json::object& record) {
+  std::string line = CompactJson(record);
+  line.push_back('\n');
+  std::lock_guard lock(mutex_);
+  if (auto written = WriteAll(fd_, line, file_); !written) return written;
+  ++unsynced_;
+  if (unsynced_ >= kSyncEvery || std::chrono::steady_clock::now() - last_sync_ >= kSyncInterval) {
+    return SyncLocked();
+  }
+  return {};
+}
+
+std::expected<void, std::string> ResultsWriter::Flush() {
+  std::lock_guard lock(mutex_);
+  return SyncLocked();
+}
+
+std::expected<void, std::string> ResultsWriter::SyncLocked() {
+  last_sync_ = std::chrono::steady_clock::now();
+  if (unsynced_ == 0) return {};
+  unsynced_ = 0;
+  if (::fdatasync(fd_) != 0) return std::unexpected(Errno("fsync", file_));
+  return {};
+}
+
+std::expected<LoadedResults, std::string> ReadResults(const std::filesystem::path& file, bool repair) {
+  LoadedResults out;
+  std::error_code ec;
+  if (!std::filesystem::exists(file, ec)) return out;
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return std::unexpected("cannot read " + file.string());
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  std::string text = buffer.str();
+  std::size_t pos = 0;
+  int line_number = 0;
+  while (pos < text.size()) {
+    ++line_number;
+    std::size_t end = text.find('\n', pos);
+    bool last = end == std::string::npos || end + 1 == text.size();
+    std::string_view line(text.data() + pos, (end == std::string::npos ? text.size() : end) - pos);
+    json::value value = json::parse(line, ec);
+    bool good = !ec && value.is_object();
+    if (!good && last) {
+      // The crash cut this line short (or left it unterminated): drop it.
+      out.torn_bytes = text.size() - pos;
+      if (repair) std::filesystem::resize_file(file, pos, ec);
+      if (ec) return std::unexpected("cannot truncate the torn last line of " + file.string() + ": " + ec.message());
+      break;
+    }
+    if (!good && line.find_first_not_of(" \t\r") != std::string_view::npos) {
+      return std::unexpected(file.string() + ":" + std::to_string(line_number) +
+                             ": not a JSON object (results.jsonl holds one record per line)");
+    }
+    if (good && end == std::string::npos) {
+      // A whole record whose newline never made it: keep it, end the line.
+      if (repair) {
+        std::ofstream(file, std::ios::binary | std::ios::app) << '\n';
+      }
+    }
+    if (good) out.records.push_back(std::move(value.as_object()));
+    if (end == std::string::npos) break;
+    pos = end + 1;
+  }
+  return out;
+}
+
+std::expected<void, std::string> WriteFileAtomically(const std::filesystem::path& file, std::string_view text) {
+  std::filesystem::path temp = file;
+  temp += ".tmp";
+  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return std::unexpected(Errno("write", temp));
+  auto written = WriteAll(fd, text, temp);
+  if (written && ::fdatasync(fd) != 0) written = std::unexpected(Errno("fsync", temp));
+  ::close(fd);
+  if (!written) return written;
+  if (::rename(temp.c_str(), file.c_str()) != 0) return std::unexpected(Errno("rename", temp));
+  return {};
+}
+
+}  // namespace skillrunner::eval

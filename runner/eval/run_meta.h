@@ -1,0 +1,36 @@
+#pragma once
+
+// DIR/run.json: what identifies a run across --resume and merge.
+//   {"run_id", "suite", "suite_file", "started_at", "shard"?}
+
+#include <boost/json/object.hpp>
+#include <chrono>
+#include <expected>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+namespace skillrunner::eval {
+
+struct RunMeta {
+  std::string run_id;
+  std::string suite;
+  std::string suite_file;
+  std::string started_at;  // ISO-8601 UTC
+  std::optional<std::string> shard;  // "I/N"
+
+  boost::json::object ToJson() const;
+};
+
+// Errors name the file and what is wrong with it.
+std::expected<RunMeta, std::string> ReadRunMeta(const std::filesystem::path& file);
+std::expected<void, std::string> WriteRunMeta(const std::filesystem::path& file, const RunMeta& meta);
+
+// "2024-05-01T02:03:04.567Z"
+std::string IsoUtc(std::chrono::system_clock::time_point time);
+// Parses IsoUtc's output back (nullopt for anything else).
+std::optional<std::chrono::system_clock::time_point> ParseIsoUtc(std::string_view text);
+// "20240501T020304Z-1a2b3c": sortable by time, unique enough across shards.
+std::string NewRunId(std::chrono::system_clock::time_point now);
+
+}  // namespace skillrunner::eval

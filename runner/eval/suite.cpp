@@ -1,0 +1,214 @@
+#include "runner/eval/suite.h"
+
+#include <algorithm>
+#include <set>
+#include <utility>
+
+namespace skillrunner::eval {
+namespace json = boost::json;
+namespace {
+
+std::optional<double> RateAt(const json::object& obj, std::string_view key) {
+  const json::value* v = obj.if_contains(key);
+  if (!v || !v->is_number()) return std::nullopt;
+  return v->to_number<double>();
+}
+
+Thresholds ParseThresholds(const json::value* value) {
+  Thresholds t;
+  if (!value || !value->is_object()) return t;
+  const json::object& obj = value->as_object();
+  t.schema_compliance = RateAt(obj, "schema_compliance");
+  t.rubric_pass_rate = RateAt(obj, "rubric_pass_rate");
+  t.expected_match = RateAt(obj, "expected_match");
+  t.max_regression = RateAt(obj, "max_regression");
+  t.criterion_pass_rate = RateAt(obj, "criterion_pass_rate");
+  if (const json::value* criteria = obj.if_contains("criteria"); criteria && criteria->is_object()) {
+    for (const auto& [id, rate] : criteria->as_object()) {
+      if (rate.is_number()) t.criteria[std::string(id)] = rate.to_number<double>();
+    }
+  }
+  return t;
+}
+
+std::string Hint(std::string_view name, const std::vector<std::string>& candidates) {
+  std::string best;
+  std::size_t best_distance = 3;
+  for (const auto& c : candidates) {
+    std::size_t d = EditDistance(name, c);
+    if (d < best_distance) {
+      best_distance = d;
+      best = c;
+    }
+  }
+  return best.empty() ? std::string() : " (did you mean \"" + best + "\"?)";
+}
+
+// Everything about one `skills:` entry that needs the registry.
+class EntryChecker {
+ public:
+  EntryChecker(const YamlDocument& doc, std::string file, const SkillRegistry& registry,
+               std::vector<Diagnostic>& problems)
+      : doc_(doc), file_(std::move(file)), registry_(registry), problems_(problems) {}
+
+  std::optional<SuiteSkill> Check(const json::object& entry, const std::string& pointer,
+                                  const Thresholds& suite_thresholds) {
+    std::string id(entry.at("skill").as_string());
+    const Skill* skill = registry_.FindSkill(id);
+    if (!skill) {
+      auto similar = registry_.SimilarSkillIds(id);
+      std::string hint = similar.empty() ? "" : " (did you mean \"" + similar.front() + "\"?)";
+      Report(pointer + "/skill", "unknown skill \"" + id + "\"" + hint);
+      return std::nullopt;
+    }
+    SuiteSkill out;
+    out.skill = skill;
+    out.thresholds = suite_thresholds.Overlay(ParseThresholds(entry.if_contains("thresholds")));
+    if (const json::value* mode = entry.if_contains("expected")) {
+      out.expected = mode->as_string() == "exact" ? ExpectedMode::kExact : ExpectedMode::kSubset;
+    }
+    if (!ResolveJudge(entry, pointer, *skill, out)) return std::nullopt;
+    const json::value* cases = entry.if_contains("cases");
+    out.cases_file = skill->dir / (cases ? std::string(cases->as_string()) : std::string("cases.jsonl"));
+    auto dataset = LoadDataset(out.cases_file);
+    if (!dataset) {
+      for (auto& d : dataset.error()) {
+        if (d.position.line == 0 && d.message == "cannot read dataset") {
+          Report(pointer + (cases ? "/cases" : "/skill"),
+                 "cannot read the dataset of skill \"" + id + "\": " + out.cases_file.string());
+        } else {
+          problems_.push_back(std::move(d));
+        }
+      }
+      return std::nullopt;
+    }
+    out.cases = std::move(*dataset);
+    return out;
+  }
+
+ private:
+  void Report(const std::string& pointer, std::string message) {
+    problems_.push_back(Diagnostic{file_, doc_.positions.Find(pointer), pointer + ": " + std::move(message)});
+  }
+
+  bool ResolveJudge(const json::object& entry, const std::string& pointer, const Skill& skill, SuiteSkill& out) {
+    const json::value* rubric = entry.if_contains("rubric");
+    const json::value* model = entry.if_contains("judge_model");
+    out.rubric = rubric ? std::string(rubric->as_string()) : skill.review ? skill.review->rubric : "";
+    if (out.rubric.empty()) {
+      if (model) Report(pointer + "/judge_model", "judge_model without a rubric (skill \"" + skill.id +
+                                                     "\" has no review gate to take one from)");
+      return !model;
+    }
+    if (!registry_.FindRubric(out.rubric)) {
+      std::vector<std::string> ids;
+      for (const auto& r : registry_.rubrics()) ids.push_back(r->id);
+      Report(pointer + "/rubric", "unknown rubric \"" + out.rubric + "\"" + Hint(out.rubric, ids));
+      return false;
+    }
+    std::string gate_model = skill.review ? skill.review->model.value_or(skill.model) : "";
+    out.judge_model = model ? std::string(model->as_string()) : skill.review ? gate_model : skill.model;
+    if (out.judge_model.empty()) {
+      Report(pointer + (rubric ? "/rubric" : "/skill"),
+             "skill \"" + skill.id + "\" has no model of its own; set judge_model to judge it");
+      return false;
+    }
+    if (!registry_.config().ProviderFor(out.judge_model)) {
+      Report(pointer + "/judge_model", "judge model \"" + out.judge_model +
+                                           "\" is not in the models table and there is no default_provider");
+      return false;
+    }
+    out.judge_is_gate = skill.review && out.rubric == skill.review->rubric && out.judge_model == gate_model;
+    return true;
+  }
+
+  const YamlDocument& doc_;
+  std::string file_;
+  const SkillRegistry& registry_;
+  std::vector<Diagnostic>& problems_;
+};
+
+}  // namespace
+
+Thresholds Thresholds::Overlay(const Thresholds& over) const {
+  Thresholds t = *this;
+  if (over.schema_compliance) t.schema_compliance = over.schema_compliance;
+  if (over.rubric_pass_rate) t.rubric_pass_rate = over.rubric_pass_rate;
+  if (over.expected_match) t.expected_match = over.expected_match;
+  if (over.max_regression) t.max_regression = over.max_regression;
+  if (over.criterion_pass_rate) t.criterion_pass_rate = over.criterion_pass_rate;
+  for (const auto& [id, rate] : over.criteria) t.criteria[id] = rate;
+  return t;
+}
+
+std::size_t Suite::CaseCount() const {
+  std::size_t n = 0;
+  for (const auto& s : skills) n += s.cases.size();
+  return n * static_cast<std::size_t>(repeats);
+}
+
+const SuiteSkill* Suite::Find(std::string_view skill_id) const {
+  for (const auto& s : skills) {
+    if (s.skill->id == skill_id) return &s;
+  }
+  return nullptr;
+}
+
+std::expected<Suite, std::vector<Diagnostic>> LoadSuite(const std::filesystem::path& path,
+                                                         const SkillRegistry& registry) {
+  std::string file = path.string();
+  auto doc = LoadYamlFile(file);
+  if (!doc) {
+    if (doc.error().message == "cannot read file") doc.error().message = "cannot read suite file";
+    return std::unexpected(std::vector<Diagnostic>{doc.error()});
+  }
+  std::vector<Diagnostic> problems = CheckAgainstEmbeddedSchema(*doc, file, "suite.schema.json");
+  if (!problems.empty()) {
+    // In file order, as a reader goes through the suite.
+    std::stable_sort(problems.begin(), problems.end(), [](const Diagnostic& a, const Diagnostic& b) {
+      return std::pair(a.position.line, a.position.column) < std::pair(b.position.line, b.position.column);
+    });
+    return std::unexpected(std::move(problems));
+  }
+  const json::object& root = doc->value.as_object();
+  Suite suite;
+  suite.id = std::string(root.at("id").as_string());
+  suite.file = path;
+  if (const json::value* c = root.if_contains("concurrency")) suite.concurrency = static_cast<int>(c->as_int64());
+  if (const json::value* r = root.if_contains("repeats")) suite.repeats = static_cast<int>(r->as_int64());
+  if (const json::value* g = root.if_contains("gate_unstable_criteria")) suite.gate_unstable_criteria = g->as_bool();
+  if (const json::value* limits = root.if_contains("rate_limits")) {
+    for (const auto& [name, limit] : limits->as_object()) {
+      suite.rate_limits[std::string(name)] = RateLimit{RateAt(limit.as_object(), "requests_per_minute"),
+                                                       RateAt(limit.as_object(), "tokens_per_minute")};
+      if (!registry.config().providers.contains(name)) {
+        std::vector<std::string> names;
+        for (const auto& [n, unused] : registry.config().providers) names.push_back(n);
+        std::string pointer = AppendPointer("/rate_limits", name);
+        suite.warnings.push_back(Diagnostic{file, doc->positions.FindKey(pointer),
+                                            pointer + ": the config has no provider \"" + std::string(name) +
+                                                "\"; its limits are ignored" + Hint(name, names),
+                                            Diagnostic::Severity::kWarning});
+      }
+    }
+  }
+  Thresholds thresholds = ParseThresholds(root.if_contains("thresholds"));
+  EntryChecker checker(*doc, file, registry, problems);
+  std::set<std::string> seen;
+  const json::array& entries = root.at("skills").as_array();
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    std::string pointer = "/skills/" + std::to_string(i);
+    const json::object& entry = entries[i].as_object();
+    std::string id(entry.at("skill").as_string());
+    if (!seen.insert(id).second) {
+      problems.push_back(Diagnostic{file, doc->positions.Find(pointer + "/skill"),
+                                    pointer + "/skill: skill \"" + id + "\" is listed twice"});
+      continue;
+    }
+    if (auto checked = checker.Check(entry, pointer, thresholds)) suite.skills.push_back(std::move(*checked));
+  }
+  if (!problems.empty()) return std::unexpected(std::move(problems));
+  return suite;
+}
+
+}  // namespace skillrunner::eval

@@ -1,0 +1,74 @@
+#pragma once
+
+// An eval suite (DESIGN §6.3): which skills to run over which datasets, how
+// to judge and check their outputs, and the thresholds that gate the night.
+// Loaded and checked once; every problem is "FILE:LINE:COL: message".
+
+#include <boost/json/value.hpp>
+#include <expected>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runner/diagnostic.h"
+#include "runner/eval/dataset.h"
+#include "runner/skill_registry.h"
+
+namespace skillrunner::eval {
+
+enum class ExpectedMode { kNone, kExact, kSubset };
+
+// Any limit left unset is not checked. Rates are 0..1.
+struct Thresholds {
+  std::optional<double> schema_compliance;
+  std::optional<double> rubric_pass_rate;
+  std::optional<double> expected_match;
+  std::optional<double> max_regression;
+  std::optional<double> criterion_pass_rate;  // every criterion's minimum
+  std::map<std::string, double> criteria;     // per-criterion minimums (override)
+
+  // `over`'s values where it sets them, else these.
+  Thresholds Overlay(const Thresholds& over) const;
+};
+
+// Requests and tokens per minute allowed on one provider (by provider name).
+struct RateLimit {
+  std::optional<double> requests_per_minute;
+  std::optional<double> tokens_per_minute;
+};
+
+struct SuiteSkill {
+  const Skill* skill = nullptr;  // owned by the registry the suite was loaded with
+  std::filesystem::path cases_file;
+  std::vector<EvalCase> cases;
+  std::string rubric;       // empty: outputs are not judged
+  std::string judge_model;  // resolved (never empty when rubric is set)
+  bool judge_is_gate = false;  // the rubric and model are the skill's own review gate
+  ExpectedMode expected = ExpectedMode::kNone;
+  Thresholds thresholds;  // the suite's, overlaid with the entry's own
+};
+
+struct Suite {
+  std::string id;
+  std::filesystem::path file;
+  std::optional<int> concurrency;
+  int repeats = 1;
+  bool gate_unstable_criteria = false;
+  std::map<std::string, RateLimit> rate_limits;  // by provider name
+  std::vector<SuiteSkill> skills;
+  std::vector<Diagnostic> warnings;  // e.g. rate limits for providers the config lacks
+
+  std::size_t CaseCount() const;  // cases x repeats
+  const SuiteSkill* Find(std::string_view skill_id) const;
+};
+
+// Loads `path`, checks it against suite.schema.json, resolves each skill,
+// rubric and judge model against `registry`, and loads every dataset (a path
+// relative to the skill folder; default cases.jsonl there). The registry must
+// outlive the suite.
+std::expected<Suite, std::vector<Diagnostic>> LoadSuite(const std::filesystem::path& path,
+                                                         const SkillRegistry& registry);
+
+}  // namespace skillrunner::eval

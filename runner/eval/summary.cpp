@@ -1,0 +1,220 @@
+#include "runner/eval/summary.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "runner/eval/case_outcome.h"
+
+namespace skillrunner::eval {
+namespace json = boost::json;
+namespace {
+
+std::int64_t IntAt(const json::value* obj, std::string_view key) {
+  if (!obj || !obj->is_object()) return 0;
+  const json::value* v = obj->as_object().if_contains(key);
+  return v && v->is_int64() ? v->as_int64() : 0;
+}
+
+const json::value* At(const json::object& obj, std::string_view key) { return obj.if_contains(key); }
+
+json::value Rate(std::size_t numerator, std::size_t denominator) {
+  if (denominator == 0) return nullptr;
+  return static_cast<double>(numerator) / static_cast<double>(denominator);
+}
+
+struct CriterionTally {
+  std::size_t judged = 0, passed = 0, failed = 0, indeterminate = 0;
+  std::size_t rejudged = 0, agreed = 0;
+};
+
+std::string VerdictOf(const json::value& verdict, std::string_view criterion) {
+  const json::value* results = verdict.is_object() ? verdict.as_object().if_contains("criteria_results") : nullptr;
+  if (!results || !results->is_array()) return "";
+  for (const auto& r : results->as_array()) {
+    if (!r.is_object()) continue;
+    const json::value* id = r.as_object().if_contains("criterion_id");
+    const json::value* v = r.as_object().if_contains("verdict");
+    if (id && id->is_string() && id->as_string() == criterion && v && v->is_string()) return std::string(v->as_string());
+  }
+  return "";
+}
+
+class Tally {
+ public:
+  void Add(const json::object& record) {
+    ++cases_;
+    const json::value* result = At(record, "result");
+    const json::value* error = At(record, "error");
+    const json::value* body = result ? result : error;
+    const json::value* metrics = body && body->is_object() ? body->as_object().if_contains("metrics") : nullptr;
+    if (result) ++valid_;
+    if (error && error->is_object()) {
+      const json::value* code = error->as_object().if_contains("code");
+      ++errors_[code && code->is_string() ? std::string(code->as_string()) : "UNKNOWN"];
+    }
+    std::int64_t validation_retries = IntAt(metrics, "validation_retries");
+    std::int64_t transient = IntAt(metrics, "transient_retries");
+    const json::value* review = At(record, "review");
+    bool regenerated = review && review->is_object() && review->as_object().contains("first");
+    if (result && validation_retries == 0 && transient == 0 && !regenerated) ++first_try_;
+    if (validation_retries > 0 || regenerated) ++retried_;
+    transient_retries_ += transient;
+    ++attempts_histogram_[IntAt(metrics, "attempts")];
+    CountAttemptKinds(body);
+    input_tokens_ += IntAt(metrics, "input_tokens");
+    output_tokens_ += IntAt(metrics, "output_tokens");
+    judge_input_tokens_ += IntAt(At(record, "judge_usage"), "input_tokens");
+    judge_output_tokens_ += IntAt(At(record, "judge_usage"), "output_tokens");
+    std::int64_t latency = IntAt(metrics, "duration_ms");
+    if (const json::value* d = At(record, "duration_ms"); !metrics && d && d->is_int64()) latency = d->as_int64();
+    latencies_.push_back(latency);
+    if (const json::value* match = At(record, "expected_match"); match && match->is_bool()) {
+      ++expected_total_;
+      expected_matched_ += match->as_bool();
+    }
+    if (record.contains("judge_error")) ++judge_errors_;
+    CaseOutcome outcome = OutcomeOf(record);
+    if (review && review->is_object() && outcome != CaseOutcome::kError && outcome != CaseOutcome::kJudgeError) {
+      AddVerdict(review->as_object(), At(record, "rejudges"));
+    }
+  }
+
+  json::object ToJson(bool with_criteria) const {
+    json::object out;
+    out["cases"] = cases_;
+    out["schema_compliance"] = Rate(valid_, cases_);
+    out["first_try_rate"] = Rate(first_try_, cases_);
+    out["retry_rate"] = Rate(retried_, cases_);
+    out["transient_retries"] = transient_retries_;
+    out["truncations"] = truncations_;
+    out["refusals"] = refusals_;
+    json::object errors;
+    for (const auto& [code, n] : errors_) errors[code] = n;
+    out["errors"] = std::move(errors);
+    out["judged"] = judged_;
+    out["judge_errors"] = judge_errors_;
+    out["rubric_pass_rate"] = Rate(passed_, judged_);
+    out["indeterminate"] = indeterminate_cases_;
+    out["indeterminate_rate"] = Rate(indeterminate_cases_, judged_);
+    out["expected_match"] = Rate(expected_matched_, expected_total_);
+    out["input_tokens"] = input_tokens_ + judge_input_tokens_;
+    out["output_tokens"] = output_tokens_ + judge_output_tokens_;
+    out["judge_input_tokens"] = judge_input_tokens_;
+    out["judge_output_tokens"] = judge_output_tokens_;
+    out["latency_ms"] = Percentiles();
+    json::object histogram;
+    for (const auto& [attempts, n] : attempts_histogram_) histogram[std::to_string(attempts)] = n;
+    out["attempts_histogram"] = std::move(histogram);
+    if (with_criteria) out["criteria"] = CriteriaJson();
+    return out;
+  }
+
+ private:
+  void CountAttemptKinds(const json::value* body) {
+    const json::value* attempts = body && body->is_object() ? body->as_object().if_contains("attempts") : nullptr;
+    if (!attempts || !attempts->is_array()) return;
+    for (const auto& a : attempts->as_array()) {
+      const json::value* kind = a.is_object() ? a.as_object().if_contains("kind") : nullptr;
+      if (!kind || !kind->is_string()) continue;
+      truncations_ += kind->as_string() == "truncated";
+      refusals_ += kind->as_string() == "refusal";
+    }
+  }
+
+  void AddVerdict(const json::object& review, const json::value* rejudges) {
+    ++judged_;
+    const json::value* pass = review.if_contains("pass");
+    passed_ += pass && pass->is_bool() && pass->as_bool();
+    bool any_indeterminate = false;
+    const json::value* results = review.if_contains("criteria_results");
+    if (!results || !results->is_array()) return;
+    for (const auto& r : results->as_array()) {
+      const json::value* id = r.is_object() ? r.as_object().if_contains("criterion_id") : nullptr;
+      if (!id || !id->is_string()) continue;
+      std::string criterion(id->as_string());
+      const json::value* given = r.as_object().if_contains("verdict");
+      std::string verdict = given && given->is_string() ? std::string(given->as_string()) : "";
+      CriterionTally& tally = criteria_[criterion];
+      ++tally.judged;
+      tally.passed += verdict == "pass";
+      tally.failed += verdict == "fail";
+      tally.indeterminate += verdict == "indeterminate";
+      any_indeterminate = any_indeterminate || verdict == "indeterminate";
+      if (!rejudges || !rejudges->is_array() || rejudges->as_array().empty()) continue;
+      bool agree = true, compared = false;
+      for (const auto& again : rejudges->as_array()) {
+        if (!again.is_object() || again.as_object().contains("judge_error")) continue;
+        compared = true;
+        agree = agree && VerdictOf(again, criterion) == verdict;
+      }
+      tally.rejudged += compared;
+      tally.agreed += compared && agree;
+    }
+    indeterminate_cases_ += any_indeterminate;
+  }
+
+  json::object CriteriaJson() const {
+    json::object out;
+    for (const auto& [id, t] : criteria_) {
+      json::object c{{"judged", t.judged}, {"passed", t.passed}, {"failed", t.failed},
+                     {"indeterminate", t.indeterminate}, {"pass_rate", Rate(t.passed, t.passed + t.failed)},
+                     {"indeterminate_rate", Rate(t.indeterminate, t.judged)}};
+      if (t.rejudged > 0) {
+        double agreement = static_cast<double>(t.agreed) / static_cast<double>(t.rejudged);
+        c["agreement"] = agreement;
+        c["unstable"] = agreement < kStableAgreement;
+      }
+      out[id] = std::move(c);
+    }
+    return out;
+  }
+
+  json::object Percentiles() const {
+    if (latencies_.empty()) return {{"p50", nullptr}, {"p95", nullptr}, {"p99", nullptr}};
+    std::vector<std::int64_t> sorted = latencies_;
+    std::sort(sorted.begin(), sorted.end());
+    auto rank = [&](double p) {  // nearest rank
+      std::size_t index = static_cast<std::size_t>(std::ceil(p * static_cast<double>(sorted.size())));
+      return sorted[std::clamp<std::size_t>(index, 1, sorted.size()) - 1];
+    };
+    return {{"p50", rank(0.50)}, {"p95", rank(0.95)}, {"p99", rank(0.99)}};
+  }
+
+  std::size_t cases_ = 0, valid_ = 0, first_try_ = 0, retried_ = 0, truncations_ = 0, refusals_ = 0;
+  std::size_t judged_ = 0, passed_ = 0, judge_errors_ = 0, indeterminate_cases_ = 0;
+  std::size_t expected_total_ = 0, expected_matched_ = 0;
+  std::int64_t transient_retries_ = 0, input_tokens_ = 0, output_tokens_ = 0;
+  std::int64_t judge_input_tokens_ = 0, judge_output_tokens_ = 0;
+  std::map<std::string, std::size_t> errors_;
+  std::map<std::int64_t, std::size_t> attempts_histogram_;
+  std::vector<std::int64_t> latencies_;
+  std::map<std::string, CriterionTally> criteria_;
+};
+
+}  // namespace
+
+json::object BuildSummary(const SummaryHeader& header, const std::vector<json::object>& records) {
+  json::object summary{{"run_id", header.run_id},         {"suite", header.suite},
+                       {"started_at", header.started_at}, {"finished_at", header.finished_at},
+                       {"duration_ms", header.duration_ms}};
+  if (header.shard) summary["shard"] = *header.shard;
+  summary["concurrency"] = header.concurrency;
+  std::map<std::string, Tally> by_skill;
+  Tally totals;
+  for (const auto& record : records) {
+    const json::value* skill = record.if_contains("skill");
+    by_skill[skill && skill->is_string() ? std::string(skill->as_string()) : ""].Add(record);
+    totals.Add(record);
+  }
+  summary["totals"] = totals.ToJson(false);
+  json::object skills;
+  for (const auto& id : header.skills) skills[id] = by_skill[id].ToJson(true);
+  for (const auto& [id, tally] : by_skill) {
+    if (!skills.contains(id)) skills[id] = tally.ToJson(true);
+  }
+  summary["skills"] = std::move(skills);
+  return summary;
+}
+
+}  // namespace skillrunner::eval

@@ -1,0 +1,127 @@
+#include "runner/eval/thresholds.h"
+
+#include <cstdio>
+
+namespace skillrunner::eval {
+namespace json = boost::json;
+namespace {
+
+constexpr double kEpsilon = 1e-9;
+
+const json::value* Get(const json::value* obj, std::string_view key) {
+  if (!obj || !obj->is_object()) return nullptr;
+  return obj->as_object().if_contains(key);
+}
+
+std::optional<double> Number(const json::value* v) {
+  if (!v || !v->is_number()) return std::nullopt;
+  return v->to_number<double>();
+}
+
+std::string Fixed(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3f", value);
+  return text;
+}
+
+class Checker {
+ public:
+  explicit Checker(const std::string& skill) : skill_(skill) {}
+
+  // A minimum rate; `missing_why` explains a null actual (empty: not a breach).
+  void Minimum(std::string_view threshold, const std::string& criterion, const std::string& what,
+               std::optional<double> limit, const json::value* actual, const std::string& missing_why) {
+    if (!limit) return;
+    std::optional<double> value = Number(actual);
+    if (!value) {
+      if (!missing_why.empty()) Add(threshold, criterion, *limit, nullptr, what + " could not be measured: " + missing_why);
+      return;
+    }
+    if (*value + kEpsilon < *limit) {
+      Add(threshold, criterion, *limit, *value, what + " " + Fixed(*value) + " is below the minimum " + Fixed(*limit));
+    }
+  }
+
+  void Regression(const std::string& criterion, const std::string& what, double max_drop, const json::value* delta) {
+    std::optional<double> value = Number(delta);
+    if (value && *value + max_drop + kEpsilon < 0) {
+      Add("max_regression", criterion, max_drop, *value,
+          what + " fell by " + Fixed(-*value) + " against the baseline, more than the allowed " + Fixed(max_drop));
+    }
+  }
+
+  json::array Take() { return std::move(breaches_); }
+
+ private:
+  void Add(std::string_view threshold, const std::string& criterion, double limit, json::value actual,
+           const std::string& message) {
+    json::object breach{{"skill", skill_}};
+    if (!criterion.empty()) breach["criterion"] = criterion;
+    breach["threshold"] = threshold;
+    breach["limit"] = limit;
+    breach["actual"] = std::move(actual);
+    breach["message"] = skill_ + ": " + message;
+    breaches_.push_back(std::move(breach));
+  }
+
+  std::string skill_;
+  json::array breaches_;
+};
+
+void CheckSkill(const SuiteSkill& entry, const json::value& stats, const json::value* baseline, bool gate_unstable,
+                json::array& out) {
+  const Thresholds& t = entry.thresholds;
+  Checker check(entry.skill->id);
+  std::int64_t cases = Get(&stats, "cases") ? Get(&stats, "cases")->to_number<std::int64_t>() : 0;
+  if (cases == 0) return;  // e.g. a shard that drew none of this skill's cases
+  check.Minimum("schema_compliance", "", "schema compliance", t.schema_compliance, Get(&stats, "schema_compliance"), "");
+  if (!entry.rubric.empty()) {
+    check.Minimum("rubric_pass_rate", "", "rubric pass rate", t.rubric_pass_rate, Get(&stats, "rubric_pass_rate"),
+                  "no case was judged (" +
+                      std::to_string(static_cast<long long>(Number(Get(&stats, "judge_errors")).value_or(0))) +
+                      " judge error(s))");
+  }
+  if (entry.expected != ExpectedMode::kNone) {
+    check.Minimum("expected_match", "", "expected-match rate", t.expected_match, Get(&stats, "expected_match"), "");
+  }
+  const json::value* criteria = Get(&stats, "criteria");
+  if (criteria && criteria->is_object()) {
+    for (const auto& [id, c] : criteria->as_object()) {
+      std::string criterion(id);
+      auto it = t.criteria.find(criterion);
+      std::optional<double> limit = it != t.criteria.end() ? std::optional<double>(it->second) : t.criterion_pass_rate;
+      check.Minimum("criterion_pass_rate", criterion, "criterion \"" + criterion + "\" pass rate", limit,
+                    Get(&c, "pass_rate"), "every verdict was indeterminate");
+    }
+  }
+  if (t.max_regression && baseline) {
+    check.Regression("", "schema compliance", *t.max_regression, Get(baseline, "schema_compliance_delta"));
+    check.Regression("", "rubric pass rate", *t.max_regression, Get(baseline, "rubric_pass_rate_delta"));
+    const json::value* deltas = Get(baseline, "criteria");
+    if (deltas && deltas->is_object()) {
+      for (const auto& [id, d] : deltas->as_object()) {
+        const json::value* unstable = criteria ? Get(Get(criteria, id), "unstable") : nullptr;
+        if (!gate_unstable && unstable && unstable->is_bool() && unstable->as_bool()) continue;
+        check.Regression(std::string(id), "criterion \"" + std::string(id) + "\" pass rate", *t.max_regression,
+                         Get(&d, "pass_rate_delta"));
+      }
+    }
+  }
+  for (auto& breach : check.Take()) out.push_back(std::move(breach));
+}
+
+}  // namespace
+
+json::array CheckThresholds(const json::object& summary, const Suite& suite) {
+  json::array out;
+  const json::value* skills = summary.if_contains("skills");
+  const json::value* baseline_skills = Get(summary.if_contains("baseline"), "skills");
+  for (const SuiteSkill& entry : suite.skills) {
+    const json::value* stats = Get(skills, entry.skill->id);
+    if (!stats) continue;
+    CheckSkill(entry, *stats, Get(baseline_skills, entry.skill->id), suite.gate_unstable_criteria, out);
+  }
+  return out;
+}
+
+}  // namespace skillrunner::eval

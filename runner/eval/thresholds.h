@@ -1,0 +1,23 @@
+#pragma once
+
+// The suite's thresholds against a summary: every breach, in suite order.
+// A rate that could not be measured where a threshold asks for it (nothing
+// judged because every judge failed, every verdict indeterminate) is a
+// breach: a broken judge must not turn a night green.
+// max_regression reads summary["baseline"] (CompareWithBaseline): a skill's
+// schema_compliance_delta or rubric_pass_rate_delta, or a criterion's
+// pass_rate_delta, below -max_regression is a breach; criteria flagged
+// "unstable" by --rejudge are left out unless the suite sets
+// gate_unstable_criteria.
+
+#include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
+
+#include "runner/eval/suite.h"
+
+namespace skillrunner::eval {
+
+// [{"skill", "criterion"?, "threshold", "limit", "actual", "message"}]
+boost::json::array CheckThresholds(const boost::json::object& summary, const Suite& suite);
+
+}  // namespace skillrunner::eval

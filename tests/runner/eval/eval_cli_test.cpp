@@ -1,0 +1,324 @@
+// `skillrunner eval` end to end: the real program on small suites in temp
+// folders (simulated provider, no network), as a nightly job would run it.
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <thread>
+
+#include "runner/eval/case_outcome.h"
+#include "runner/eval/history.h"
+#include "tests/runner/eval/eval_cli_support.h"
+#include "tests/support/temp_tree.h"
+
+namespace skillrunner::eval {
+namespace {
+namespace json = boost::json;
+namespace fs = std::filesystem;
+using eval_test::CountLines;
+using eval_test::ReadFile;
+using eval_test::ReadRecords;
+using eval_test::Skillrunner;
+
+constexpr int kGenCases = 24;
+constexpr int kEchoCases = 6;
+
+class EvalCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    tree_.Write("skills/gen/skill.yaml", R"(id: gen
+template_type: LLM_JSON_GENERATION
+model: sim-model
+input_schema: { type: object, required: [text], properties: { text: { type: string } } }
+output_schema:
+  type: object
+  required: [label]
+  additionalProperties: false
+  properties: { label: { type: string } }
+prompt: { system: Label the text., user: "{{input.text}}" }
+review: { rubric: quality }
+)");
+    std::string gen_cases;
+    for (int i = 1; i <= kGenCases; ++i) {
+      gen_cases += "{\"id\": \"g" + std::to_string(i) + "\", \"input\": {\"text\": \"text " + std::to_string(i) + "\"}}\n";
+    }
+    tree_.Write("skills/gen/cases.jsonl", gen_cases);
+    tree_.Write("skills/echo/skill.yaml",
+                "id: echo\nhandler: echo\ninput_schema: { type: object }\noutput_schema: { type: object }\n");
+    std::string echo_cases;
+    for (int i = 1; i <= kEchoCases; ++i) {
+      int expected = i == kEchoCases ? 99 : i;  // the last case's expectation is wrong
+      echo_cases += "{\"id\": \"e" + std::to_string(i) + "\", \"input\": {\"n\": " + std::to_string(i) +
+                    "}, \"expected\": {\"n\": " + std::to_string(expected) + "}}\n";
+    }
+    tree_.Write("skills/echo/cases.jsonl", echo_cases);
+    tree_.Write("rubrics/quality.yaml",
+                "id: quality\ncriteria:\n  - { id: a, description: first, required: true }\n"
+                "  - { id: b, description: second }\n");
+    tree_.Write("good.yaml", "providers: { sim: { kind: simulated } }\ndefault_provider: sim\n");
+    // The judge of gen's review gate (its attempt 2) fails criterion a.
+    tree_.Write("bad.yaml", "providers:\n  sim:\n    kind: simulated\n    faults:\n"
+                            "      - { skill: gen.review, attempt: 2, fault: verdict, criterion: a, verdict: fail }\n"
+                            "default_provider: sim\n");
+    tree_.Write("slow.yaml", "providers: { sim: { kind: simulated, latency_ms: 100 } }\ndefault_provider: sim\n");
+    tree_.Write("suite.yaml", R"(id: night
+skills:
+  - skill: gen
+  - skill: echo
+    expected: subset
+thresholds: { schema_compliance: 0.9, rubric_pass_rate: 0.9, max_regression: 0.05 }
+)");
+  }
+
+  eval_test::Ran Eval(const std::string& config, const std::string& args) {
+    return Skillrunner(tree_.root(), "--skills skills --rubrics rubrics --config " + config + " eval " + args);
+  }
+
+  json::object Summary(const std::string& out) {
+    return json::parse(ReadFile(tree_.Path(out + "/summary.json"))).as_object();
+  }
+
+  // case key -> outcome name and output, for comparing runs case by case.
+  std::map<std::string, std::string> Outcomes(const std::string& out) {
+    std::map<std::string, std::string> outcomes;
+    for (const auto& record : ReadRecords(tree_.Path(out + "/results.jsonl"))) {
+      std::string output = record.contains("result") ? json::serialize(record.at("result").at("output")) : "-";
+      auto [it, inserted] = outcomes.emplace(CaseKey(record), std::string(CaseOutcomeName(OutcomeOf(record))) + " " + output);
+      EXPECT_TRUE(inserted) << "recorded twice: " << it->first;
+    }
+    return outcomes;
+  }
+
+  testing::TempTree tree_;
+};
+
+TEST_F(EvalCliTest, ARunRecordsEveryCaseAndWritesTheReports) {
+  auto ran = Eval("good.yaml", "suite.yaml --out out/run1 --concurrency 4");
+  ASSERT_EQ(ran.status, 0) << ran.err;
+  EXPECT_EQ(CountLines(tree_.Path("out/run1/results.jsonl")), static_cast<std::size_t>(kGenCases + kEchoCases));
+  json::object summary = Summary("out/run1");
+  EXPECT_EQ(summary.at("suite"), "night");
+  EXPECT_EQ(summary.at("status"), "pass");
+  EXPECT_EQ(summary.at("concurrency"), 4);
+  EXPECT_EQ(summary.at("breaches").as_array().size(), 0u);
+  const json::object& gen = summary.at("skills").at("gen").as_object();
+  EXPECT_EQ(gen.at("cases"), kGenCases);
+  EXPECT_EQ(gen.at("schema_compliance"), 1.0);
+  EXPECT_EQ(gen.at("judged"), kGenCases);  // the gate's verdicts, reused
+  EXPECT_EQ(gen.at("rubric_pass_rate"), 1.0);
+  EXPECT_EQ(gen.at("criteria").at("a").at("pass_rate"), 1.0);
+  const json::object& echo = summary.at("skills").at("echo").as_object();
+  EXPECT_EQ(echo.at("expected_match"), 5.0 / 6.0);
+  EXPECT_EQ(echo.at("rubric_pass_rate"), nullptr);  // not judged
+  // The mismatch is a failed case that names the pointer.
+  // results.jsonl is in completion order.
+  auto records = ReadRecords(tree_.Path("out/run1/results.jsonl"));
+  auto e6_at = std::find_if(records.begin(), records.end(), [](const json::object& r) { return r.at("case") == "e6"; });
+  ASSERT_NE(e6_at, records.end());
+  const json::object& e6 = *e6_at;
+  EXPECT_EQ(json::serialize(e6.at("expected_mismatches")), R"([{"path":"/n","message":"expected 99, found 6"}])");
+  EXPECT_EQ(OutcomeOf(e6), CaseOutcome::kFail);
+  for (const auto& r : records) EXPECT_EQ(r.contains("rubric"), r.at("skill") == "gen");
+  EXPECT_TRUE(fs::exists(tree_.Path("out/run1/junit.xml")));
+  EXPECT_TRUE(fs::exists(tree_.Path("out/run1/report.html")));
+  EXPECT_TRUE(fs::exists(tree_.Path("out/eval-history.sqlite")));  // DIR/../eval-history.sqlite
+  EXPECT_NE(ran.err.find("reports in " + tree_.Path("out/run1").string()), std::string::npos) << ran.err;
+  // A second run into the same folder is refused rather than mixed in.
+  auto again = Eval("good.yaml", "suite.yaml --out out/run1");
+  EXPECT_EQ(again.status, 2);
+  EXPECT_EQ(again.err, "skillrunner eval: out/run1 already holds a run (results.jsonl); continue it with --resume or "
+                       "choose another --out\n");
+}
+
+TEST_F(EvalCliTest, ShardsMergedEqualTheUnshardedRunCaseForCase) {
+  ASSERT_EQ(Eval("good.yaml", "suite.yaml --out out/full").status, 0);
+  ASSERT_EQ(Eval("good.yaml", "suite.yaml --out out/s0 --shard 0/2 --concurrency 3").status, 0);
+  ASSERT_EQ(Eval("good.yaml", "suite.yaml --out out/s1 --shard 1/2 --concurrency 7").status, 0);
+  auto s0 = Outcomes("out/s0");
+  auto s1 = Outcomes("out/s1");
+  EXPECT_FALSE(s0.empty());
+  EXPECT_FALSE(s1.empty());
+  for (const auto& [key, unused] : s0) EXPECT_FALSE(s1.contains(key)) << key;
+  auto merged = Skillrunner(tree_.root(), "--skills skills --rubrics rubrics --config good.yaml eval merge "
+                                          "--out out/merged out/s0 out/s1");
+  ASSERT_EQ(merged.status, 0) << merged.err;
+  EXPECT_EQ(Outcomes("out/merged"), Outcomes("out/full"));
+  EXPECT_EQ(Outcomes("out/merged").size(), static_cast<std::size_t>(kGenCases + kEchoCases));
+  json::object full_summary = Summary("out/full");
+  json::object merged_summary = Summary("out/merged");
+  for (const char* skill : {"gen", "echo"}) {
+    for (const char* field : {"cases", "schema_compliance", "rubric_pass_rate", "expected_match", "judged"}) {
+      EXPECT_EQ(merged_summary.at("skills").at(skill).at(field), full_summary.at("skills").at(skill).at(field))
+          << skill << "." << field;
+    }
+  }
+  EXPECT_EQ(Summary("out/s0").at("shard"), "0/2");
+  // Merging a shard with itself would count its cases twice: refused.
+  auto twice = Skillrunner(tree_.root(), "--skills skills --rubrics rubrics --config good.yaml eval merge "
+                                         "--out out/twice out/s0 out/s0");
+  EXPECT_EQ(twice.status, 2);
+  EXPECT_NE(twice.err.find(" is in both out/s0 and out/s0 (overlapping shards, or the same shard twice)"),
+            std::string::npos)
+      << twice.err;
+}
+
+TEST_F(EvalCliTest, KillNineMidRunThenResumeRecordsEveryCaseExactlyOnce) {
+  pid_t pid = eval_test::Spawn(tree_.root(), {"--skills", "skills", "--rubrics", "rubrics", "--config", "slow.yaml",
+                                              "eval", "suite.yaml", "--out", "out/killed", "--concurrency", "2"});
+  ASSERT_GT(pid, 0);
+  fs::path results = tree_.Path("out/killed/results.jsonl");
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (CountLines(results) < 4 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_EQ(kill(pid, SIGKILL), 0);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFSIGNALED(status));
+  std::size_t before = CountLines(results);
+  ASSERT_GE(before, 4u);
+  ASSERT_LT(before, static_cast<std::size_t>(kGenCases + kEchoCases)) << "the run finished before the kill";
+  // What a write cut short by the kill leaves behind.
+  std::ofstream(results, std::ios::app) << R"({"skill":"gen","case":"g9","res)";
+  std::string run_id(json::parse(ReadFile(tree_.Path("out/killed/run.json"))).at("run_id").as_string());
+
+  auto resumed = Eval("good.yaml", "suite.yaml --out out/killed --resume");
+  ASSERT_EQ(resumed.status, 0) << resumed.err;
+  EXPECT_NE(resumed.err.find("dropped a torn last line ("), std::string::npos) << resumed.err;
+  EXPECT_NE(resumed.err.find("already recorded"), std::string::npos) << resumed.err;
+  auto outcomes = Outcomes("out/killed");  // fails on any key recorded twice
+  EXPECT_EQ(outcomes.size(), static_cast<std::size_t>(kGenCases + kEchoCases));
+  EXPECT_EQ(CountLines(results), static_cast<std::size_t>(kGenCases + kEchoCases));
+  EXPECT_EQ(Summary("out/killed").at("run_id").as_string(), run_id);
+  EXPECT_EQ(Summary("out/killed").at("skills").at("gen").at("cases"), kGenCases);
+}
+
+TEST_F(EvalCliTest, AWorsenedRunBreachesThresholdsAndListsTheFlippedCases) {
+  ASSERT_EQ(Eval("good.yaml", "suite.yaml --out out/night1 --history hist.sqlite").status, 0);
+  auto worse = Eval("bad.yaml", "suite.yaml --out out/night2 --history hist.sqlite --baseline last");
+  EXPECT_EQ(worse.status, 1) << worse.err;
+  json::object summary = Summary("out/night2");
+  EXPECT_EQ(summary.at("status"), "breached");
+  std::vector<std::string> messages;
+  for (const auto& b : summary.at("breaches").as_array()) messages.emplace_back(b.at("message").as_string());
+  EXPECT_EQ(messages, (std::vector<std::string>{
+                          "gen: rubric pass rate 0.000 is below the minimum 0.900",
+                          "gen: rubric pass rate fell by 1.000 against the baseline, more than the allowed 0.050",
+                          "gen: criterion \"a\" pass rate fell by 1.000 against the baseline, more than the allowed "
+                          "0.050",
+                      }));
+  const json::object& baseline = summary.at("baseline").as_object();
+  EXPECT_EQ(baseline.at("run_id"), Summary("out/night1").at("run_id"));
+  const json::array& flipped = baseline.at("flipped").as_array();
+  ASSERT_EQ(flipped.size(), static_cast<std::size_t>(kGenCases));
+  EXPECT_EQ(json::serialize(flipped[0]), R"({"skill":"gen","case":"g1","from":"pass","to":"fail"})");
+  EXPECT_NE(worse.err.find("breach: gen: rubric pass rate 0.000 is below the minimum 0.900\n"), std::string::npos);
+  EXPECT_NE(worse.err.find("24 case(s) flipped from pass since run "), std::string::npos) << worse.err;
+}
+
+TEST_F(EvalCliTest, AJudgeThatGivesNoVerdictIsAJudgeErrorNeverAPassOrFail) {
+  tree_.Write("judged.yaml", R"(id: judged
+skills:
+  - skill: echo
+    rubric: quality
+    judge_model: sim-model
+thresholds: { rubric_pass_rate: 0.5 }
+)");
+  // Every judge answer is broken, the retry too.
+  tree_.Write("broken_judge.yaml", "providers:\n  sim:\n    kind: simulated\n    faults:\n"
+                                   "      - { skill: echo.eval, attempt: [1, 2], fault: invalid_json }\n"
+                                   "default_provider: sim\n");
+  auto ran = Eval("broken_judge.yaml", "judged.yaml --out out/j");
+  EXPECT_EQ(ran.status, 1) << ran.err;
+  json::object echo = Summary("out/j").at("skills").at("echo").as_object();
+  EXPECT_EQ(echo.at("judge_errors"), kEchoCases);
+  EXPECT_EQ(echo.at("judged"), 0);
+  EXPECT_EQ(echo.at("rubric_pass_rate"), nullptr);
+  EXPECT_EQ(Summary("out/j").at("breaches").at(0).at("message"),
+            "echo: rubric pass rate could not be measured: no case was judged (6 judge error(s))");
+  auto records = ReadRecords(tree_.Path("out/j/results.jsonl"));
+  EXPECT_EQ(records[0].at("judge_error").at("code"), "JUDGE_ERROR");
+  EXPECT_EQ(OutcomeOf(records[0]), CaseOutcome::kJudgeError);
+}
+
+TEST_F(EvalCliTest, RejudgingFlagsCriteriaWhoseVerdictsDisagree) {
+  // The extra judgings (judge id "gen.eval") fail criterion b, which the
+  // review gate's own verdict passed: b's verdicts never agree.
+  tree_.Write("flaky.yaml", "providers:\n  sim:\n    kind: simulated\n    faults:\n"
+                            "      - { skill: gen.eval, attempt: 1, fault: verdict, criterion: b, verdict: fail }\n"
+                            "default_provider: sim\n");
+  auto ran = Eval("flaky.yaml", "suite.yaml --out out/r --rejudge 2 --rejudge-sample 5");
+  ASSERT_EQ(ran.status, 0) << ran.err;
+  int rejudged = 0;
+  for (const auto& record : ReadRecords(tree_.Path("out/r/results.jsonl"))) {
+    if (!record.contains("rejudges")) continue;
+    ++rejudged;
+    ASSERT_EQ(record.at("rejudges").as_array().size(), 2u);
+    EXPECT_EQ(record.at("rejudges").at(0).at("pass"), true);  // b is not required
+  }
+  EXPECT_EQ(rejudged, 5);  // only gen is judged; echo has no rubric
+  json::object summary = Summary("out/r");
+  const json::object& criteria = summary.at("skills").at("gen").at("criteria").as_object();
+  EXPECT_EQ(criteria.at("a").at("agreement"), 1.0);
+  EXPECT_EQ(criteria.at("a").at("unstable"), false);
+  EXPECT_EQ(criteria.at("b").at("agreement"), 0.0);
+  EXPECT_EQ(criteria.at("b").at("unstable"), true);
+  EXPECT_EQ(criteria.at("b").at("pass_rate"), 1.0);  // the pass rate is the first verdict's
+}
+
+TEST_F(EvalCliTest, RunErrorsExitTwoWithTheProblem) {
+  tree_.Write("typo.yaml", "id: night\nskills:\n  - skill: gen_\n");
+  auto bad_suite = Eval("good.yaml", "typo.yaml --out out/x");
+  EXPECT_EQ(bad_suite.status, 2);
+  EXPECT_EQ(bad_suite.err, "typo.yaml:3:12: /skills/0/skill: unknown skill \"gen_\" (did you mean \"gen\"?)\n");
+  tree_.Write("blocker", "a file where the output folder should go");
+  auto unwritable = Eval("good.yaml", "suite.yaml --out blocker/out");
+  EXPECT_EQ(unwritable.status, 2);
+  EXPECT_EQ(unwritable.err.rfind("skillrunner eval: cannot create blocker/out: ", 0), 0u) << unwritable.err;
+  auto bad_shard = Eval("good.yaml", "suite.yaml --out out/y --shard 2/2");
+  EXPECT_EQ(bad_shard.status, 2);
+  EXPECT_EQ(bad_shard.err, "skillrunner eval: --shard 2/2: need 0 <= I < N\n");
+}
+
+TEST_F(EvalCliTest, TheShippedNightlySuiteRunsOfflineWithReportsAndHistory) {
+  std::string src = SKILLRUNNER_SOURCE_DIR;
+  auto ran = Skillrunner(tree_.root(), "--skills " + src + "/skills --rubrics " + src + "/rubrics --config " + src +
+                                           "/skillrunner.yaml --provider simulated eval " + src +
+                                           "/evals/nightly.yaml --out nightly/out");
+  ASSERT_EQ(ran.status, 0) << ran.err;
+  json::object summary = Summary("nightly/out");
+  EXPECT_EQ(summary.at("suite"), "nightly");
+  const json::object& skills = summary.at("skills").as_object();
+  ASSERT_EQ(skills.size(), 3u);
+  for (const auto& [id, stats] : skills) {
+    EXPECT_GE(stats.at("cases").as_int64(), 50) << id;
+    EXPECT_EQ(stats.at("schema_compliance"), 1.0) << id;
+  }
+  EXPECT_EQ(skills.at("word_stats").at("expected_match"), 1.0);
+  EXPECT_GT(skills.at("triage_ticket").at("judge_input_tokens").as_int64(), 0);  // judged by the eval
+  EXPECT_GT(skills.at("extract_contact").at("retry_rate").as_double(), 0);  // the scripted gate failure
+  std::string junit = ReadFile(tree_.Path("nightly/out/junit.xml"));
+  EXPECT_EQ(junit.rfind("<?xml", 0), 0u);
+  EXPECT_NE(junit.find("<testsuites"), std::string::npos);
+  std::string html = ReadFile(tree_.Path("nightly/out/report.html"));
+  EXPECT_NE(html.find("<html"), std::string::npos);
+  EXPECT_EQ(html.find("src=\"http"), std::string::npos);  // self-contained
+  EXPECT_EQ(html.find("href=\"http"), std::string::npos);
+  auto history = History::Open(tree_.Path("nightly/eval-history.sqlite"));
+  ASSERT_TRUE(history) << history.error();
+  auto trend = (*history)->Trend("nightly", 10);
+  ASSERT_TRUE(trend) << trend.error();
+  ASSERT_EQ(trend->size(), 1u);
+  EXPECT_EQ(trend->at(0).run_id, summary.at("run_id").as_string());
+}
+
+}  // namespace
+}  // namespace skillrunner::eval

@@ -1,0 +1,155 @@
+// summary.json counters and the thresholds read off records alone.
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <gtest/gtest.h>
+
+#include "runner/eval/summary.h"
+#include "runner/eval/thresholds.h"
+
+namespace skillrunner::eval {
+namespace {
+namespace json = boost::json;
+
+json::object Record(std::string_view text) { return json::parse(text).as_object(); }
+
+std::string Verdict(bool pass, std::string_view a, std::string_view b) {
+  return std::string(R"({"pass":)") + (pass ? "true" : "false") + R"(,"criteria_results":[{"criterion_id":"a","verdict":")" +
+         std::string(a) + R"("},{"criterion_id":"b","verdict":")" + std::string(b) + R"("}]})";
+}
+
+std::string Ok(int attempts, int validation_retries, int duration) {
+  return R"({"skill":"s","output":{},"attempts":[],"metrics":{"attempts":)" + std::to_string(attempts) +
+         R"(,"validation_retries":)" + std::to_string(validation_retries) +
+         R"(,"transient_retries":0,"input_tokens":10,"output_tokens":5,"duration_ms":)" + std::to_string(duration) +
+         "}}";
+}
+
+std::vector<json::object> Records() {
+  return {
+      Record(R"({"skill":"s","case":"1","result":)" + Ok(2, 0, 100) + R"(,"review":)" + Verdict(true, "pass", "pass") +
+             R"(,"judge_usage":{"input_tokens":7,"output_tokens":3}})"),
+      Record(R"({"skill":"s","case":"2","result":)" + Ok(3, 1, 200) + R"(,"review":)" +
+             Verdict(false, "fail", "indeterminate") + "}"),
+      Record(R"({"skill":"s","case":"3","result":)" + Ok(2, 0, 300) +
+             R"(,"judge_error":{"code":"JUDGE_ERROR","message":"no verdict"}})"),
+      Record(R"({"skill":"s","case":"4","error":{"code":"TRUNCATED","message":"cut","attempts":[{"kind":"truncated"}],)"
+             R"("metrics":{"attempts":1,"input_tokens":4,"output_tokens":0,"duration_ms":400}}})"),
+  };
+}
+
+SummaryHeader Header() {
+  SummaryHeader header;
+  header.run_id = "r1";
+  header.suite = "nightly";
+  header.skills = {"s", "unrun"};
+  return header;
+}
+
+TEST(EvalSummaryTest, CountsEveryOutcomeApartAndKeepsJudgeErrorsOutOfPassRates) {
+  json::object summary = BuildSummary(Header(), Records());
+  const json::object& s = summary.at("skills").at("s").as_object();
+  EXPECT_EQ(s.at("cases"), 4);
+  EXPECT_EQ(s.at("schema_compliance"), 0.75);
+  EXPECT_EQ(s.at("first_try_rate"), 0.5);  // cases 1 and 3
+  EXPECT_EQ(s.at("retry_rate"), 0.25);
+  EXPECT_EQ(s.at("truncations"), 1);
+  EXPECT_EQ(json::serialize(s.at("errors")), R"({"TRUNCATED":1})");
+  EXPECT_EQ(s.at("judged"), 2);
+  EXPECT_EQ(s.at("judge_errors"), 1);
+  EXPECT_EQ(s.at("rubric_pass_rate"), 0.5);  // 1 of 2 judged; the judge error is in neither
+  EXPECT_EQ(s.at("indeterminate"), 1);
+  EXPECT_EQ(s.at("indeterminate_rate"), 0.5);
+  EXPECT_TRUE(s.at("expected_match").is_null());
+  EXPECT_EQ(s.at("input_tokens"), 10 + 10 + 10 + 4 + 7);
+  EXPECT_EQ(s.at("judge_input_tokens"), 7);
+  EXPECT_EQ(s.at("output_tokens"), 5 * 3 + 3);
+  EXPECT_EQ(json::serialize(s.at("latency_ms")), R"({"p50":200,"p95":400,"p99":400})");
+  EXPECT_EQ(json::serialize(s.at("attempts_histogram")), R"({"1":1,"2":2,"3":1})");
+  EXPECT_EQ(json::serialize(s.at("criteria")),
+            R"({"a":{"judged":2,"passed":1,"failed":1,"indeterminate":0,"pass_rate":5E-1,"indeterminate_rate":0E0},)"
+            R"("b":{"judged":2,"passed":1,"failed":0,"indeterminate":1,"pass_rate":1E0,"indeterminate_rate":5E-1}})");
+  EXPECT_EQ(summary.at("skills").at("unrun").at("cases"), 0);
+  EXPECT_EQ(summary.at("totals").at("cases"), 4);
+}
+
+TEST(EvalSummaryTest, RejudgesGiveAgreementAndFlagUnstableCriteria) {
+  std::vector<json::object> records = {
+      Record(R"({"skill":"s","case":"1","result":)" + Ok(1, 0, 1) + R"(,"review":)" + Verdict(true, "pass", "pass") +
+             R"(,"rejudges":[)" + Verdict(true, "pass", "fail") + "," + Verdict(true, "pass", "pass") + "]}"),
+      Record(R"({"skill":"s","case":"2","result":)" + Ok(1, 0, 1) + R"(,"review":)" + Verdict(true, "pass", "pass") +
+             R"(,"rejudges":[)" + Verdict(true, "pass", "pass") + R"(,{"judge_error":{"code":"JUDGE_ERROR"}}]})"),
+  };
+  json::object summary = BuildSummary(Header(), records);
+  const json::object& criteria = summary.at("skills").at("s").at("criteria").as_object();
+  EXPECT_EQ(criteria.at("a").at("agreement"), 1.0);
+  EXPECT_EQ(criteria.at("a").at("unstable"), false);
+  EXPECT_EQ(criteria.at("b").at("agreement"), 0.5);
+  EXPECT_EQ(criteria.at("b").at("unstable"), true);
+}
+
+class EvalThresholdsTest : public ::testing::Test {
+ protected:
+  EvalThresholdsTest() {
+    entry_.skill = &skill_;
+    skill_.id = "s";
+    entry_.rubric = "r";
+    entry_.thresholds.schema_compliance = 0.98;
+    entry_.thresholds.rubric_pass_rate = 0.9;
+    entry_.thresholds.criterion_pass_rate = 0.6;
+    entry_.thresholds.criteria["b"] = 1.0;
+    entry_.thresholds.max_regression = 0.05;
+    suite_.id = "nightly";
+  }
+  std::vector<std::string> Messages(const json::object& summary) {
+    suite_.skills = {entry_};
+    std::vector<std::string> out;
+    for (const auto& b : CheckThresholds(summary, suite_)) out.emplace_back(b.at("message").as_string());
+    return out;
+  }
+  Skill skill_;
+  SuiteSkill entry_;
+  Suite suite_;
+};
+
+TEST_F(EvalThresholdsTest, EveryRateBelowItsMinimumIsABreach) {
+  json::object summary = BuildSummary(Header(), Records());
+  EXPECT_EQ(Messages(summary), (std::vector<std::string>{
+                                   "s: schema compliance 0.750 is below the minimum 0.980",
+                                   "s: rubric pass rate 0.500 is below the minimum 0.900",
+                                   "s: criterion \"a\" pass rate 0.500 is below the minimum 0.600",
+                                   // b: 1 pass, 0 fail, 1 indeterminate: its 1.0 holds
+                               }));
+  EXPECT_EQ(json::serialize(CheckThresholds(summary, suite_).at(0)),
+            R"({"skill":"s","threshold":"schema_compliance","limit":9.8E-1,"actual":7.5E-1,)"
+            R"("message":"s: schema compliance 0.750 is below the minimum 0.980"})");
+}
+
+TEST_F(EvalThresholdsTest, ABrokenJudgeIsABreachNotAPass) {
+  entry_.thresholds.schema_compliance.reset();
+  std::vector<json::object> records = {
+      Record(R"({"skill":"s","case":"1","result":)" + Ok(1, 0, 1) + R"(,"judge_error":{"code":"JUDGE_ERROR"}})"),
+      Record(R"({"skill":"s","case":"2","result":)" + Ok(1, 0, 1) + R"(,"judge_error":{"code":"JUDGE_ERROR"}})"),
+  };
+  EXPECT_EQ(Messages(BuildSummary(Header(), records)),
+            (std::vector<std::string>{"s: rubric pass rate could not be measured: no case was judged (2 judge error(s))"}));
+}
+
+TEST_F(EvalThresholdsTest, RegressionsBreachButUnstableCriteriaOnlyWhenTheSuiteSaysSo) {
+  entry_.thresholds = Thresholds{};
+  entry_.thresholds.max_regression = 0.05;
+  json::object summary = json::parse(R"({"skills":{"s":{"cases":3,"criteria":{"b":{"unstable":true}}}},
+    "baseline":{"skills":{"s":{"schema_compliance_delta":0,"rubric_pass_rate_delta":-0.1,
+      "criteria":{"a":{"pass_rate_delta":-0.04},"b":{"pass_rate_delta":-0.3}}}}}})").as_object();
+  EXPECT_EQ(Messages(summary), (std::vector<std::string>{
+                                   "s: rubric pass rate fell by 0.100 against the baseline, more than the allowed 0.050",
+                               }));
+  suite_.gate_unstable_criteria = true;
+  EXPECT_EQ(Messages(summary), (std::vector<std::string>{
+                                   "s: rubric pass rate fell by 0.100 against the baseline, more than the allowed 0.050",
+                                   "s: criterion \"b\" pass rate fell by 0.300 against the baseline, more than the "
+                                   "allowed 0.050",
+                               }));
+}
+
+}  // namespace
+}  // namespace skillrunner::eval

@@ -1,0 +1,240 @@
+#include "runner/eval/history.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "tests/runner/eval/report_test_records.h"
+#include "tests/support/temp_tree.h"
+
+namespace skillrunner::eval {
+namespace {
+namespace json = boost::json;
+using testing::ErrorRecord;
+using testing::FailRecord;
+using testing::JudgeErrorRecord;
+using testing::ParseObject;
+using testing::PassRecord;
+using testing::TempTree;
+
+json::object Summary(std::string_view run_id, std::string_view started_at,
+                     std::string_view suite = "nightly", double pass_rate = 0.9) {
+  json::object summary{{"run_id", run_id},         {"suite", suite},
+                       {"started_at", started_at}, {"finished_at", started_at},
+                       {"status", "pass"},         {"breaches", json::array()}};
+  summary["skills"] = json::object{{"extract", json::object{{"rubric_pass_rate", pass_rate}}}};
+  return summary;
+}
+
+class HistoryTest : public ::testing::Test {
+ protected:
+  std::unique_ptr<History> OpenHistory() {
+    auto history = History::Open(file_);
+    EXPECT_TRUE(history.has_value()) << history.error();
+    return history ? std::move(*history) : nullptr;
+  }
+  void Record(History& history, const json::object& summary,
+              const std::vector<json::object>& records = {}) {
+    auto recorded = history.RecordRun(summary, records);
+    ASSERT_TRUE(recorded.has_value()) << recorded.error();
+  }
+
+  TempTree tree_;
+  std::filesystem::path file_ = tree_.Path("eval-history.sqlite");
+};
+
+TEST_F(HistoryTest, LastBaselineIsTheNewestOtherRunOfTheSuite) {
+  auto history = OpenHistory();
+  Record(*history, Summary("r1", "2025-01-01T02:00:00Z"), {PassRecord("extract", "c1")});
+  Record(*history, Summary("r2", "2025-01-02T02:00:00Z"), {FailRecord("extract", "c1")});
+  Record(*history, Summary("o1", "2025-01-03T02:00:00Z", "other"));
+
+  auto from_newer = history->LoadBaseline("nightly", "last", "r2");
+  ASSERT_TRUE(from_newer.has_value()) << from_newer.error();
+  ASSERT_TRUE(from_newer->has_value());
+  EXPECT_EQ((*from_newer)->run_id, "r1");
+  EXPECT_EQ((*from_newer)->started_at, "2025-01-01T02:00:00Z");
+  EXPECT_EQ((*from_newer)->summary, Summary("r1", "2025-01-01T02:00:00Z"));
+  EXPECT_EQ((*from_newer)->outcomes,
+            (std::map<std::string, CaseOutcome>{{"extract/c1", CaseOutcome::kPass}}));
+
+  // "Other" means any other run, even one that started later.
+  auto from_older = history->LoadBaseline("nightly", "last", "r1");
+  ASSERT_TRUE(from_older.has_value() && from_older->has_value());
+  EXPECT_EQ((*from_older)->run_id, "r2");
+}
+
+TEST_F(HistoryTest, FirstRunOfASuiteHasNoLastBaseline) {
+  auto history = OpenHistory();
+  Record(*history, Summary("r1", "2025-01-01T02:00:00Z"));
+  auto baseline = history->LoadBaseline("nightly", "last", "r1");
+  ASSERT_TRUE(baseline.has_value()) << baseline.error();
+  EXPECT_FALSE(baseline->has_value());
+}
+
+TEST_F(HistoryTest, ExplicitRunIdLoadsThatRun) {
+  auto history = OpenHistory();
+  Record(*history, Summary("r1", "2025-01-01T02:00:00Z", "nightly", 0.5));
+  Record(*history, Summary("r2", "2025-01-02T02:00:00Z"));
+  Record(*history, Summary("r3", "2025-01-03T02:00:00Z"));
+  auto baseline = history->LoadBaseline("nightly", "r1", "r3");
+  ASSERT_TRUE(baseline.has_value() && baseline->has_value());
+  EXPECT_EQ((*baseline)->run_id, "r1");
+  EXPECT_EQ((*baseline)->summary.at("skills").at("extract").at("rubric_pass_rate"), 0.5);
+}
+
+TEST_F(HistoryTest, UnknownExplicitRunIdIsAnErrorThatNamesIt) {
+  auto history = OpenHistory();
+  Record(*history, Summary("r1", "2025-01-01T02:00:00Z"));
+  auto baseline = history->LoadBaseline("nightly", "2024-12-31-nope", "r1");
+  ASSERT_FALSE(baseline.has_value());
+  EXPECT_EQ(baseline.error(),
+            "baseline run 2024-12-31-nope is not in the eval history " + file_.string());
+}
+
+TEST_F(HistoryTest, ExplicitRunIdOfAnotherSuiteIsAnError) {
+  auto history = OpenHistory();
+  Record(*history, Summary("o1", "2025-01-01T02:00:00Z", "other"));
+  auto baseline = history->LoadBaseline("nightly", "o1", "r9");
+  ASSERT_FALSE(baseline.has_value());
+  EXPECT_EQ(baseline.error(), "baseline run o1 belongs to suite other, not nightly");
+}
+
+TEST_F(HistoryTest, TrendReturnsTheNewestRunsOldestFirst) {
+  auto history = OpenHistory();
+  // Recorded out of order: the trend follows started_at, not insertion.
+  Record(*history, Summary("r3", "2025-01-03T02:00:00Z"));
+  Record(*history, Summary("r1", "2025-01-01T02:00:00Z"));
+  Record(*history, Summary("r4", "2025-01-04T02:00:00Z"));
+  Record(*history, Summary("r2", "2025-01-02T02:00:00Z"));
+  Record(*history, Summary("o1", "2025-01-05T02:00:00Z", "other"));
+
+  auto trend = history->Trend("nightly", 3);
+  ASSERT_TRUE(trend.has_value()) << trend.error();
+  std::vector<std::string> ids;
+  for (const TrendPoint& point : *trend) ids.push_back(point.run_id);
+  EXPECT_EQ(ids, (std::vector<std::string>{"r2", "r3", "r4"}));
+  EXPECT_EQ(trend->front().started_at, "2025-01-02T02:00:00Z");
+  EXPECT_EQ(trend->front().summary, Summary("r2", "2025-01-02T02:00:00Z"));
+
+  auto all = history->Trend("nightly", 100);
+  ASSERT_TRUE(all.has_value());
+  EXPECT_EQ(all->size(), 4u);
+  EXPECT_TRUE(history->Trend("absent", 10)->empty());
+}
+
+TEST_F(HistoryTest, RecordingARunIdAgainReplacesIt) {
+  auto history = OpenHistory();
+  Record(*history, Summary("r1", "2025-01-01T02:00:00Z", "nightly", 1.0),
+         {PassRecord("extract", "c1"), PassRecord("extract", "c2")});
+  // A resumed run records the same id again, now with more cases.
+  Record(*history, Summary("r1", "2025-01-01T02:00:00Z", "nightly", 0.5),
+         {FailRecord("extract", "c1"), PassRecord("extract", "c3")});
+
+  auto baseline = history->LoadBaseline("nightly", "r1", "r2");
+  ASSERT_TRUE(baseline.has_value() && baseline->has_value());
+  EXPECT_EQ((*baseline)->summary.at("skills").at("extract").at("rubric_pass_rate"), 0.5);
+  EXPECT_EQ((*baseline)->outcomes,
+            (std::map<std::string, CaseOutcome>{{"extract/c1", CaseOutcome::kFail},
+                                                {"extract/c3", CaseOutcome::kPass}}));
+  EXPECT_EQ(history->Trend("nightly", 10)->size(), 1u);
+}
+
+TEST_F(HistoryTest, OutcomesAreKeyedLikeCaseKeyWithRepeats) {
+  auto history = OpenHistory();
+  Record(*history, Summary("r1", "2025-01-01T02:00:00Z"),
+         {PassRecord("extract", "c1", 1), FailRecord("extract", "c1", 2),
+          ErrorRecord("extract", "dir/c2"), JudgeErrorRecord("summarise", "c1")});
+  auto baseline = history->LoadBaseline("nightly", "last", "r2");
+  ASSERT_TRUE(baseline.has_value() && baseline->has_value());
+  EXPECT_EQ((*baseline)->outcomes,
+            (std::map<std::string, CaseOutcome>{{"extract/c1#1", CaseOutcome::kPass},
+                                                {"extract/c1#2", CaseOutcome::kFail},
+                                                {"extract/dir/c2", CaseOutcome::kError},
+                                                {"summarise/c1", CaseOutcome::kJudgeError}}));
+  EXPECT_EQ(CaseKey(PassRecord("extract", "c1", 2)), "extract/c1#2");
+}
+
+TEST_F(HistoryTest, FolderThatDoesNotExistIsAClearError) {
+  std::filesystem::path file = tree_.Path("no/such/folder/eval-history.sqlite");
+  auto history = History::Open(file);
+  ASSERT_FALSE(history.has_value());
+  EXPECT_EQ(history.error(), "cannot open eval history " + file.string() + ": folder " +
+                                 tree_.Path("no/such/folder").string() + " does not exist");
+}
+
+TEST_F(HistoryTest, SummaryWithoutRunIdIsRefused) {
+  auto history = OpenHistory();
+  auto recorded = history->RecordRun(ParseObject(R"({"suite": "nightly"})"), {});
+  ASSERT_FALSE(recorded.has_value());
+  EXPECT_EQ(recorded.error(), "cannot record run in " + file_.string() +
+                                  ": the summary has no \"run_id\" or no \"suite\"");
+}
+
+// Reads the file with Python's own sqlite3 module: the tables and columns are
+// what DESIGN promises, in WAL mode, at schema version 1.
+TEST_F(HistoryTest, FileHoldsRunsOutcomesAndVerdictsInWalMode) {
+  {
+    auto history = OpenHistory();
+    Record(*history, Summary("r1", "2025-01-01T02:00:00Z"),
+           {PassRecord("extract", "c1"), FailRecord("extract", "c2", 3)});
+  }
+  std::string output = testing::RunPython(tree_, R"(
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+print(db.execute("pragma journal_mode").fetchone()[0], db.execute("pragma user_version").fetchone()[0])
+print(db.execute("select run_id, suite, started_at, status from runs").fetchall())
+print(db.execute('select skill, case_id, "repeat", outcome, duration_ms, input_tokens, output_tokens from case_outcomes order by case_id').fetchall())
+print(db.execute('select case_id, "repeat", criterion_id, verdict from criterion_verdicts order by case_id, criterion_id').fetchall())
+)",
+                                          file_);
+  EXPECT_EQ(
+      output,
+      "wal 1\n"
+      "[('r1', 'nightly', '2025-01-01T02:00:00Z', 'pass')]\n"
+      "[('extract', 'c1', 0, 'pass', 300, 100, 20), ('extract', 'c2', 3, 'fail', 300, 100, 20)]\n"
+      "[('c1', 0, 'complete', 'pass'), ('c1', 0, 'faithful', 'pass'), "
+      "('c2', 3, 'complete', 'indeterminate'), ('c2', 3, 'faithful', 'fail')]\n");
+}
+
+TEST_F(HistoryTest, SchemaNewerThanTheProgramIsRefused) {
+  { OpenHistory(); }
+  testing::RunPython(
+      tree_,
+      "import sqlite3, sys\nsqlite3.connect(sys.argv[1]).execute('pragma user_version = 7')\n",
+      file_);
+  auto history = History::Open(file_);
+  ASSERT_FALSE(history.has_value());
+  EXPECT_EQ(history.error(),
+            "cannot open eval history " + file_.string() +
+                ": schema version 7 is newer than this skillrunner understands (1)");
+}
+
+// Shards on one machine write the same file at once; WAL and the busy
+// timeout make them wait for each other instead of failing.
+TEST_F(HistoryTest, TwoWritersOnOneFileBothSucceed) {
+  { OpenHistory(); }
+  auto writer = [&](std::string prefix, std::vector<std::string>* errors) {
+    auto history = History::Open(file_);
+    if (!history) return errors->push_back(history.error());
+    for (int i = 0; i < 20; ++i) {
+      std::string id = prefix + std::to_string(i);
+      auto recorded =
+          (*history)->RecordRun(Summary(id, "2025-01-01T00:00:" + std::to_string(10 + i) + "Z"),
+                                {PassRecord("extract", "c1"), FailRecord("extract", "c2")});
+      if (!recorded) errors->push_back(recorded.error());
+    }
+  };
+  std::vector<std::string> errors_a, errors_b;
+  std::thread a(writer, "a", &errors_a);
+  std::thread b(writer, "b", &errors_b);
+  a.join();
+  b.join();
+  EXPECT_TRUE(errors_a.empty()) << errors_a.front();
+  EXPECT_TRUE(errors_b.empty()) << errors_b.front();
+  auto history = OpenHistory();
+  EXPECT_EQ(history->Trend("nightly", 100)->size(), 40u);
+}
+
+}  // namespace
+}  // namespace skillrunner::eval
