@@ -55,6 +55,12 @@ int JsonRpcCodeFor(ErrorCode code) {
   }
 }
 
+int ExitStatusForJsonRpcCode(std::int64_t code) {
+  if (code <= -32002 && code >= -32004) return static_cast<int>(-32000 - code);
+  if (code == JsonRpcCodeFor(ErrorCode::kOverloaded)) return 3;
+  return 2;
+}
+
 Error& Error::WithContext(std::string_view context) {
   message = std::string(context) + ": " + message;
   return *this;

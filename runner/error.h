@@ -1,6 +1,7 @@
 #pragma once
 
 #include <boost/json/object.hpp>
+#include <cstdint>
 #include <expected>
 #include <string>
 #include <string_view>
@@ -37,6 +38,11 @@ int ExitStatusFor(ErrorCode code);
 
 // The JSON-RPC error code the socket answers with for this failure.
 int JsonRpcCodeFor(ErrorCode code);
+
+// The other way, for clients (`skillrunner call`): -32002..-32004 → 2..4,
+// -32000 OVERLOADED → 3 (try again later), anything else (protocol errors,
+// UNAUTHORIZED) → 2.
+int ExitStatusForJsonRpcCode(std::int64_t code);
 
 // One failure at one place: an RFC 6901 JSON pointer and what was wrong there.
 struct FieldError {

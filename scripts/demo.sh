@@ -45,6 +45,20 @@ status=$?
 set -e
 echo "exit status: $status" >&2
 
+SOCK="$(mktemp -d)/skillrunner.sock"
+step "The JSON-lines socket: serve in the background, call it, stop it with SIGTERM (it drains, then removes the socket)" \
+  "skillrunner serve --socket $SOCK &  skillrunner call skills.invoke '{...}' --socket $SOCK"
+"$SR" serve --socket "$SOCK" &
+SERVE_PID=$!
+trap 'kill -TERM "$SERVE_PID" 2>/dev/null || true' EXIT
+for _ in $(seq 100); do [ -S "$SOCK" ] && break; sleep 0.05; done
+"$SR" call health --socket "$SOCK"
+"$SR" call skills.invoke '{"skill": "triage_ticket", "input": {"subject": "Refund", "body": "I was charged twice.", "customer_tier": "free"}}' --socket "$SOCK"
+kill -TERM "$SERVE_PID"
+wait "$SERVE_PID"
+trap - EXIT
+echo "server exit status: $?; socket file left: $([ -e "$SOCK" ] && echo yes || echo no)" >&2
+
 OUT="$(mktemp -d)/nightly"
 step "A nightly eval run: 3 skills x 50 cases on the simulated provider (with its scripted faults), judged by rubrics, checked against expected values; results, reports and a history row in a temp folder" \
   "skillrunner eval evals/nightly.yaml --out $OUT"

@@ -33,10 +33,7 @@ int StatusOf(const json::value& answer) {
   if (!object) return kUsageStatus;
   if (const json::value* error = object->if_contains("error")) {
     const json::value* code = error->is_object() ? error->as_object().if_contains("code") : nullptr;
-    std::int64_t number = code && code->is_int64() ? code->as_int64() : 0;
-    if (number <= -32002 && number >= -32005) return static_cast<int>(-32000 - number);
-    if (number == -32000) return kUnreachableStatus;  // overloaded: try again later
-    return kUsageStatus;
+    return ExitStatusForJsonRpcCode(code && code->is_int64() ? code->as_int64() : 0);
   }
   const json::value* result = object->if_contains("result");
   if (result && result->is_object()) {

@@ -77,9 +77,11 @@ void AddServeCommands(CLI::App& app, const CommonOptions& common, std::function<
   serve_cmd->add_option("--max-depth", s.limits.max_depth, "Deepest JSON nesting of a request (default 64)")->check(CLI::PositiveNumber);
   serve_cmd->add_option("--max-in-flight-per-connection", s.limits.max_in_flight_per_connection, "default 1024")->check(CLI::PositiveNumber);
   serve_cmd->add_option("--max-in-flight", s.limits.max_in_flight_total, "Invocations in flight in all (default 16384); beyond: -32000 overloaded")->check(CLI::PositiveNumber);
-  serve_cmd->add_option("--idle-timeout-ms", serve->idle_timeout_ms, "Close idle connections after this (default 300000)")->check(CLI::PositiveNumber);
+  serve_cmd->add_option("--max-connections", s.limits.max_connections, "Open connections at once (default 4096)")->check(CLI::PositiveNumber);
+  serve_cmd->add_option("--max-batch", s.limits.max_batch, "Requests in one batch (default 1000)")->check(CLI::PositiveNumber);
+  serve_cmd->add_option("--idle-timeout-ms", serve->idle_timeout_ms, "Close idle connections, and ones whose answers go unread, after this (default 300000)")->check(CLI::Range(1, 86400000));
   serve_cmd->add_option("--max-write-queue-bytes", s.limits.max_write_queue_bytes, "Unread answers a client may leave queued (default 16 MiB)")->check(CLI::PositiveNumber);
-  serve_cmd->add_option("--drain-timeout-ms", serve->drain_timeout_ms, "On SIGTERM, wait this long for in-flight invocations (default 30000)")->check(CLI::PositiveNumber);
+  serve_cmd->add_option("--drain-timeout-ms", serve->drain_timeout_ms, "On SIGTERM, wait this long for in-flight invocations (default 30000)")->check(CLI::Range(1, 86400000));
   serve_cmd->callback([&run, &common, serve] { run = [&common, serve] { return Serve(common, *serve); }; });
 
   auto call = std::make_shared<CallOptions>();

@@ -24,6 +24,7 @@ namespace {
 
 constexpr std::size_t kReadChunk = 64 * 1024;
 constexpr std::int64_t kOverloadRetryAfterMs = 200;
+constexpr std::string_view kUnknownSkill = "_unknown";
 
 // What one invocation came to, made off the connection's strand.
 struct Done {
@@ -172,7 +173,14 @@ asio::awaitable<void> Connection::ReadLoop() {
     framer_.Feed(
         std::string_view(read_buffer_.data(), n),
         [this](std::string_view line) {
-          if (!closed_ && line.find_first_not_of(" \t") != std::string_view::npos) HandleLine(line);
+          if (closed_ || line.find_first_not_of(" \t") == std::string_view::npos) return;
+          try {
+            HandleLine(line);
+          } catch (const std::exception& e) {
+            // A bug must cost this line its answer's content, not the connection.
+            spdlog::error("connection {}: internal error on a request: {}", id_, e.what());
+            Send(CompactJson(ErrorAnswer(nullptr, kInternalError, "Internal error while reading the request")));
+          }
         },
         [this] {
           state_->metrics.RecordRejected("line_too_long");
@@ -188,7 +196,9 @@ asio::awaitable<void> Connection::ReadLoop() {
   if (closed_) co_return;
   if (ec != asio::error::eof) {
     Abort("read failed: " + ec.message());
-  } else if (is_unix_ && PeerHungUp(socket_.native_handle())) {
+  } else if (!is_unix_ || PeerHungUp(socket_.native_handle())) {
+    // TCP cannot tell a closed client from one that only shut down its
+    // sending half, so an EOF there is a disconnect; a Unix socket can tell.
     Abort("client disconnected");
   } else {
     CloseIfDone();  // a half-close: answer what is in flight, then close
@@ -203,6 +213,10 @@ asio::awaitable<void> Connection::IdleWatch() {
     co_await idle_timer_.async_wait(asio::as_tuple(asio::use_awaitable));
     if (closed_) co_return;
     if (Clock::now() < last_activity_ + idle) continue;
+    if (writing_ && Clock::now() - last_write_progress_ >= idle) {
+      Abort("the client has not read its answers for " + std::to_string(idle.count()) + " ms");
+      co_return;
+    }
     if (!in_flight_.empty() || writing_) {
       last_activity_ = Clock::now();  // busy is not idle
       continue;
@@ -226,6 +240,7 @@ asio::awaitable<void> Connection::WriteLoop() {
     auto [ec, n] = co_await asio::async_write(socket_, buffers, asio::as_tuple(asio::use_awaitable));
     if (closed_) break;
     queued_bytes_ -= std::min(queued_bytes_, n);
+    last_write_progress_ = Clock::now();
     if (ec) {
       writing_ = false;
       Abort("write failed: " + ec.message());
@@ -250,6 +265,7 @@ void Connection::Send(std::string line) {
   write_queue_.push_back(std::move(line));
   if (!writing_) {
     writing_ = true;
+    last_write_progress_ = Clock::now();
     asio::co_spawn(socket_.get_executor(), WriteLoop(), [self = shared_from_this()](std::exception_ptr e) {
       if (e) self->Abort("internal error while writing");
     });
@@ -313,6 +329,15 @@ void Connection::HandleLine(std::string_view line) {
   }
   // A batch is answered with one array once every member has its answer
   // (JSON-RPC 2.0 §6); notifications have no place in it.
+  const std::size_t max_batch = state_->options.limits.max_batch;
+  if (messages.messages.size() > max_batch) {
+    state_->metrics.RecordRejected("batch_too_large");
+    Send(CompactJson(ErrorAnswer(nullptr, kInvalidRequest,
+                                 "Invalid Request: a batch of " + std::to_string(messages.messages.size()) +
+                                     " requests is over the limit of " + std::to_string(max_batch),
+                                 json::object{{"max_batch", max_batch}})));
+    return;
+  }
   auto batch = std::make_shared<Batch>();
   std::vector<Reply> replies;
   for (const Message& message : messages.messages) {
@@ -414,7 +439,10 @@ void Connection::StartInvoke(Call call, Reply reply) {
                               "Invalid Request: id " + key + " is already in flight on this connection"));
     return;
   }
-  auto flight = std::make_shared<InFlight>(InFlight{.strand = asio::make_strand(state_->io), .skill = params->skill});
+  std::shared_ptr<SkillRunner> runner = state_->host.Current();
+  // Metrics are labelled by skill: a client must not be able to mint labels.
+  std::string label = runner->registry()->FindSkill(params->skill) ? params->skill : std::string(kUnknownSkill);
+  auto flight = std::make_shared<InFlight>(InFlight{.strand = asio::make_strand(state_->io), .skill = std::move(label)});
   in_flight_.emplace(key, flight);
   state_->metrics.AddInFlight(1);
 
@@ -449,7 +477,6 @@ void Connection::StartInvoke(Call call, Reply reply) {
       self->CloseIfDone();
     });
   };
-  std::shared_ptr<SkillRunner> runner = state_->host.Current();
   std::string skill = params->skill;
   json::value input = std::move(params->input);
   InvocationOptions options = std::move(params->options);

@@ -172,14 +172,9 @@ std::expected<void, std::string> OpenTcpListener(Server::State& state, std::stri
                              "server's environment");
     }
   }
-  tcp::acceptor acceptor(state.strand);
-  boost::system::error_code ec;
-  acceptor.open(endpoint->protocol(), ec);
-  if (!ec) acceptor.set_option(asio::socket_base::reuse_address(true), ec);
-  if (!ec) acceptor.bind(*endpoint, ec);
-  if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
-  if (ec) return std::unexpected("cannot listen on " + std::string(text) + ": " + ec.message());
-  state.tcp_acceptors.push_back(std::move(acceptor));
+  auto acceptor = OpenTcpAcceptor(state, *endpoint, text);
+  if (!acceptor) return std::unexpected(acceptor.error());
+  state.tcp_acceptors.push_back(std::move(*acceptor));
   return {};
 }
 
@@ -190,20 +185,34 @@ void StartAccepting(const std::shared_ptr<Server::State>& state) {
   }
 }
 
-void OpenConnection(const std::shared_ptr<Server::State>& state, local::socket socket, const std::string& peer) {
-  auto executor = socket.get_executor();
-  boost::system::error_code ec;
-  int fd = socket.release(ec);
-  if (ec) return;
-  Connection::Socket generic(executor, asio::generic::stream_protocol(AF_UNIX, 0), fd);
+namespace {
+
+// Every accepted socket, Unix or TCP, becomes a Connection on its own strand.
+void Adopt(const std::shared_ptr<Server::State>& state, Connection::Socket socket, bool is_unix, std::string peer) {
+  if (static_cast<std::size_t>(state->metrics.connections()) >= state->options.limits.max_connections) {
+    state->metrics.RecordRejected("max_connections");
+    spdlog::warn("refusing a connection from {}: {} are open (max_connections)", peer,
+                 state->options.limits.max_connections);
+    return;  // the socket closes as it goes out of scope
+  }
   std::uint64_t id = 0;
   {
     std::lock_guard lock(state->connections_mutex);
     id = ++state->next_connection_id;
   }
-  auto connection = std::make_shared<Connection>(state, std::move(generic), true, peer, id);
+  auto connection = std::make_shared<Connection>(state, std::move(socket), is_unix, std::move(peer), id);
   state->AddConnection(connection, id);
   connection->Start();
+}
+
+}  // namespace
+
+void OpenConnection(const std::shared_ptr<Server::State>& state, local::socket socket, const std::string& peer) {
+  auto executor = socket.get_executor();
+  boost::system::error_code ec;
+  int fd = socket.release(ec);
+  if (ec) return;
+  Adopt(state, Connection::Socket(executor, asio::generic::stream_protocol(AF_UNIX, 0), fd), true, peer);
 }
 
 void OpenConnection(const std::shared_ptr<Server::State>& state, tcp::socket socket) {
@@ -215,15 +224,20 @@ void OpenConnection(const std::shared_ptr<Server::State>& state, tcp::socket soc
   auto executor = socket.get_executor();
   int fd = socket.release(ec);
   if (ec) return;
-  Connection::Socket generic(executor, asio::generic::stream_protocol(family, IPPROTO_TCP), fd);
-  std::uint64_t id = 0;
-  {
-    std::lock_guard lock(state->connections_mutex);
-    id = ++state->next_connection_id;
-  }
-  auto connection = std::make_shared<Connection>(state, std::move(generic), false, peer, id);
-  state->AddConnection(connection, id);
-  connection->Start();
+  Adopt(state, Connection::Socket(executor, asio::generic::stream_protocol(family, IPPROTO_TCP), fd), false,
+        std::move(peer));
+}
+
+std::expected<tcp::acceptor, std::string> OpenTcpAcceptor(Server::State& state, const tcp::endpoint& endpoint,
+                                                          std::string_view text) {
+  tcp::acceptor acceptor(state.strand);
+  boost::system::error_code ec;
+  acceptor.open(endpoint.protocol(), ec);
+  if (!ec) acceptor.set_option(asio::socket_base::reuse_address(true), ec);
+  if (!ec) acceptor.bind(endpoint, ec);
+  if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) return std::unexpected("cannot listen on " + std::string(text) + ": " + ec.message());
+  return acceptor;
 }
 
 }  // namespace skillrunner::server

@@ -19,6 +19,10 @@ std::expected<void, std::string> OpenUnixListener(Server::State& state);
 // A TCP listener; non-loopback addresses need allow_remote and a token.
 std::expected<void, std::string> OpenTcpListener(Server::State& state, std::string_view text);
 
+// A listening TCP acceptor on the server's strand; the error names `text`.
+std::expected<boost::asio::ip::tcp::acceptor, std::string> OpenTcpAcceptor(
+    Server::State& state, const boost::asio::ip::tcp::endpoint& endpoint, std::string_view text);
+
 void OpenConnection(const std::shared_ptr<Server::State>& state, boost::asio::local::stream_protocol::socket socket,
                     const std::string& peer);
 void OpenConnection(const std::shared_ptr<Server::State>& state, boost::asio::ip::tcp::socket socket);

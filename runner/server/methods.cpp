@@ -9,6 +9,9 @@ namespace json = boost::json;
 
 namespace {
 
+// A day: longer asks are mistakes, and far longer ones overflow clock arithmetic.
+constexpr std::int64_t kMaxTimeoutMs = 24LL * 3600 * 1000;
+
 constexpr std::array<std::string_view, 9> kMethods = {
     "skills.invoke", "skills.list", "skills.describe", "skills.reload", "health",
     "metrics",       "$/cancel",    "auth",            "rpc.discover"};
@@ -99,16 +102,16 @@ std::expected<InvokeParams, std::vector<FieldError>> ReadInvokeParams(const json
       for (const auto& [key, value] : options->as_object()) {
         std::string path = "/options/" + std::string(key);
         if (key == "timeout_ms") {
-          if (!value.is_int64() && !value.is_uint64()) {
-            errors.push_back({path, "expected a positive integer"});
-          } else if (value.to_number<std::int64_t>() <= 0) {
-            errors.push_back({path, "expected a positive integer"});
+          if (value.is_int64() && value.as_int64() > 0 && value.as_int64() <= kMaxTimeoutMs) {
+            out.options.timeout = std::chrono::milliseconds(value.as_int64());
           } else {
-            out.options.timeout = std::chrono::milliseconds(value.to_number<std::int64_t>());
+            errors.push_back({path, "expected an integer from 1 to " + std::to_string(kMaxTimeoutMs)});
           }
         } else if (key == "seed") {
-          if (value.is_uint64() || (value.is_int64() && value.as_int64() >= 0)) {
-            out.options.seed = value.to_number<std::uint64_t>();
+          if (value.is_uint64()) {
+            out.options.seed = value.as_uint64();
+          } else if (value.is_int64() && value.as_int64() >= 0) {
+            out.options.seed = static_cast<std::uint64_t>(value.as_int64());
           } else {
             errors.push_back({path, "expected a non-negative integer"});
           }

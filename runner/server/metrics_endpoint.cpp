@@ -20,9 +20,10 @@ namespace {
 constexpr std::size_t kMaxRequestBytes = 8 * 1024;
 constexpr std::chrono::seconds kRequestTimeout{10};
 
-asio::awaitable<void> Serve(beast::tcp_stream stream, ServerMetrics& metrics) {
+asio::awaitable<void> ServeSession(beast::tcp_stream& stream, ServerMetrics& metrics,
+                                   const std::atomic<bool>& closing) {
   beast::flat_buffer buffer(kMaxRequestBytes);
-  while (true) {
+  while (!closing) {
     http::request_parser<http::empty_body> parser;
     parser.header_limit(kMaxRequestBytes);
     stream.expires_after(kRequestTimeout);
@@ -31,7 +32,7 @@ asio::awaitable<void> Serve(beast::tcp_stream stream, ServerMetrics& metrics) {
     const auto& request = parser.get();
     http::response<http::string_body> response;
     response.version(request.version());
-    response.keep_alive(request.keep_alive());
+    response.keep_alive(request.keep_alive() && !closing);
     std::string_view target = request.target();
     if (auto query = target.find('?'); query != std::string_view::npos) target = target.substr(0, query);
     if (request.method() == http::verb::get && target == "/metrics") {
@@ -54,6 +55,11 @@ asio::awaitable<void> Serve(beast::tcp_stream stream, ServerMetrics& metrics) {
 
 }  // namespace
 
+struct MetricsEndpoint::Session {
+  explicit Session(asio::ip::tcp::socket socket) : stream(std::move(socket)) {}
+  beast::tcp_stream stream;
+};
+
 MetricsEndpoint::MetricsEndpoint(asio::io_context& io, asio::ip::tcp::acceptor acceptor, ServerMetrics& metrics)
     : io_(io), acceptor_(std::move(acceptor)), metrics_(metrics), port_(acceptor_.local_endpoint().port()) {}
 
@@ -66,19 +72,40 @@ void MetricsEndpoint::Start() {
                                                                     asio::as_tuple(asio::use_awaitable));
           if (ec == asio::error::operation_aborted || !self->acceptor_.is_open()) break;
           if (ec) continue;
-          auto executor = socket.get_executor();
-          beast::tcp_stream stream(std::move(socket));
-          asio::co_spawn(executor, Serve(std::move(stream), self->metrics_), asio::detached);
+          auto session = std::make_shared<Session>(std::move(socket));
+          self->Serve(std::move(session));
         }
       },
       asio::detached);
 }
 
+void MetricsEndpoint::Serve(std::shared_ptr<Session> session) {
+  std::uint64_t id = 0;
+  {
+    std::lock_guard lock(sessions_mutex_);
+    id = ++next_session_;
+    sessions_.emplace(id, session);
+  }
+  auto executor = session->stream.get_executor();
+  asio::co_spawn(executor, ServeSession(session->stream, metrics_, closing_),
+                 [self = shared_from_this(), session, id](std::exception_ptr) {
+                   std::lock_guard lock(self->sessions_mutex_);
+                   self->sessions_.erase(id);
+                 });
+}
+
 void MetricsEndpoint::Close() {
+  closing_ = true;
   asio::post(acceptor_.get_executor(), [self = shared_from_this()] {
     boost::system::error_code ignored;
     self->acceptor_.close(ignored);
   });
+  std::lock_guard lock(sessions_mutex_);
+  for (auto& [id, weak] : sessions_) {
+    if (auto session = weak.lock()) {
+      asio::post(session->stream.get_executor(), [session] { session->stream.close(); });
+    }
+  }
 }
 
 }  // namespace skillrunner::server

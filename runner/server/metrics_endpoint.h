@@ -5,7 +5,10 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <atomic>
+#include <map>
 #include <memory>
+#include <mutex>
 
 #include "runner/server/server_metrics.h"
 
@@ -15,14 +18,23 @@ class MetricsEndpoint : public std::enable_shared_from_this<MetricsEndpoint> {
  public:
   MetricsEndpoint(boost::asio::io_context& io, boost::asio::ip::tcp::acceptor acceptor, ServerMetrics& metrics);
   void Start();
-  void Close();  // thread-safe
+  // Stops accepting and closes every open scrape connection (a keep-alive
+  // scraper must not keep a stopping server alive). Thread-safe.
+  void Close();
   unsigned short port() const { return port_; }
 
  private:
+  struct Session;
+  void Serve(std::shared_ptr<Session> session);
+
   boost::asio::io_context& io_;
   boost::asio::ip::tcp::acceptor acceptor_;
   ServerMetrics& metrics_;
   unsigned short port_;
+  std::atomic<bool> closing_{false};
+  std::mutex sessions_mutex_;
+  std::map<std::uint64_t, std::weak_ptr<Session>> sessions_;
+  std::uint64_t next_session_ = 0;
 };
 
 }  // namespace skillrunner::server

@@ -29,6 +29,8 @@ json::object LimitsJson(const ServerLimits& limits) {
                       {"max_depth", limits.max_depth},
                       {"max_in_flight_per_connection", limits.max_in_flight_per_connection},
                       {"max_in_flight_total", limits.max_in_flight_total},
+                      {"max_connections", limits.max_connections},
+                      {"max_batch", limits.max_batch},
                       {"idle_timeout_ms", limits.idle_timeout.count()},
                       {"max_write_queue_bytes", limits.max_write_queue_bytes},
                       {"drain_timeout_ms", limits.drain_timeout.count()}};
@@ -182,14 +184,9 @@ std::expected<void, std::string> Server::Start() {
       return fail("--metrics-listen " + state.options.metrics_listen +
                   " is not a loopback address; add --allow-remote to expose metrics to other hosts");
     }
-    asio::ip::tcp::acceptor acceptor(state.strand);
-    boost::system::error_code ec;
-    acceptor.open(endpoint->protocol(), ec);
-    if (!ec) acceptor.set_option(asio::socket_base::reuse_address(true), ec);
-    if (!ec) acceptor.bind(*endpoint, ec);
-    if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
-    if (ec) return fail("cannot listen on " + state.options.metrics_listen + ": " + ec.message());
-    state.metrics_endpoint = std::make_shared<MetricsEndpoint>(state.io, std::move(acceptor), state.metrics);
+    auto acceptor = OpenTcpAcceptor(state, *endpoint, state.options.metrics_listen);
+    if (!acceptor) return fail(acceptor.error());
+    state.metrics_endpoint = std::make_shared<MetricsEndpoint>(state.io, std::move(*acceptor), state.metrics);
     state.metrics_endpoint->Start();
   }
   StartAccepting(state_);

@@ -13,7 +13,10 @@ struct ServerLimits {
   std::size_t max_depth = 64;
   std::size_t max_in_flight_per_connection = 1024;
   std::size_t max_in_flight_total = 16384;
-  // A connection with nothing in flight and nothing sent for this long is closed.
+  std::size_t max_connections = 4096;  // beyond: new connections are closed at once
+  std::size_t max_batch = 1000;        // requests in one batch line
+  // A connection with nothing in flight and nothing sent for this long is
+  // closed; so is one whose answers have not been read for this long.
   std::chrono::milliseconds idle_timeout{300000};
   // Answers queued for a client that does not read; beyond it the connection
   // is closed and its invocations cancelled.

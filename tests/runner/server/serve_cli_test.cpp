@@ -159,6 +159,7 @@ TEST_F(ServeCliTest, SigtermWithFiveInFlightAnswersAllFiveThenExitsCleanly) {
          std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(10ms);
   }
+  ASSERT_EQ(probe.Call(R"({"jsonrpc":"2.0","id":0,"method":"health"})").at("result").at("in_flight"), 5);
   probe.Close();
   serve.Signal(SIGTERM);
   std::map<std::string, int> answered;

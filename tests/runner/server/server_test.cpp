@@ -117,7 +117,7 @@ TEST_F(ServerTest, BadParamsNameThePointer) {
   auto answer = client.Call(InvokeLine(7, "echo", "{}", R"({"timeout_ms": -5, "colour": 1})"));
   EXPECT_EQ(answer.at("id"), 7);
   EXPECT_EQ(answer.at("error").at("code"), -32602);
-  EXPECT_EQ(answer.at("error").at("message"), "Invalid params: /options/timeout_ms: expected a positive integer");
+  EXPECT_EQ(answer.at("error").at("message"), "Invalid params: /options/timeout_ms: expected an integer from 1 to 86400000");
   EXPECT_EQ(answer.at("error").at("data").at("errors").as_array().size(), 2u);
   auto missing = client.Call(R"({"jsonrpc":"2.0","id":8,"method":"skills.invoke","params":{"skill":"echo"}})");
   EXPECT_EQ(missing.at("error").at("message"),
@@ -410,6 +410,115 @@ TEST_F(ServerTest, IdleConnectionsAreClosed) {
   SocketClient client = server->Connect();
   EXPECT_TRUE(client.Call(R"({"jsonrpc":"2.0","id":1,"method":"health"})").as_object().contains("result"));
   EXPECT_TRUE(client.WaitForClose(5s));
+}
+
+TEST_F(ServerTest, HostileRequestsGetErrorsAndTheOthersOnTheConnectionStillSucceed) {
+  auto server = StartServer();
+  SocketClient client = server->Connect();
+  ASSERT_TRUE(client.Send(InvokeLine(1, "contact", R"({"text":"x"})")));
+  ASSERT_TRUE(client.Send(InvokeLine(2, "echo", "{}", R"({"timeout_ms": 18446744073709551615})")));
+  ASSERT_TRUE(client.Send(InvokeLine(3, "echo", "{}", R"({"seed": -1})")));
+  ASSERT_TRUE(client.Send(std::string(200, '[') + std::string(200, ']') + "\n"));
+  ASSERT_TRUE(client.Send("{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"h\xff\"}\n"));
+  ASSERT_TRUE(client.Send(InvokeLine(1, "contact", R"({"text":"dup"})")));
+  std::map<std::string, std::string> by_id;
+  std::vector<std::string> anonymous;
+  for (int i = 0; i < 6; ++i) {
+    auto answer = client.ReadJson();
+    ASSERT_TRUE(answer.has_value()) << i;
+    std::string text = Str(*answer);
+    if (answer->at("id").is_null()) {
+      anonymous.push_back(text);
+    } else {
+      by_id[Str(answer->at("id"))] += text;
+    }
+  }
+  EXPECT_NE(by_id["2"].find("/options/timeout_ms: expected an integer from 1 to 86400000"), std::string::npos) << by_id["2"];
+  EXPECT_NE(by_id["3"].find("/options/seed: expected a non-negative integer"), std::string::npos) << by_id["3"];
+  // id 1: the duplicate is refused, the original answered once with its result.
+  EXPECT_NE(by_id["1"].find("Invalid Request: id 1 is already in flight on this connection"), std::string::npos);
+  EXPECT_NE(by_id["1"].find(R"("result":{"skill":"contact")"), std::string::npos) << by_id["1"];
+  ASSERT_EQ(anonymous.size(), 2u);  // too deep; invalid UTF-8
+  for (const auto& text : anonymous) EXPECT_NE(text.find("-32700"), std::string::npos) << text;
+  EXPECT_TRUE(client.Call(R"({"jsonrpc":"2.0","id":9,"method":"health"})").as_object().contains("result"));
+}
+
+TEST_F(ServerTest, OverLongBatchesAndExtraConnectionsAreRefused) {
+  server::ServerOptions options;
+  options.limits.max_batch = 3;
+  options.limits.max_connections = 1;
+  auto server = StartServer(options);
+  SocketClient client = server->Connect();
+  auto answer = client.Call(R"([{"jsonrpc":"2.0","id":1,"method":"health"},{"jsonrpc":"2.0","id":2,"method":"health"},)"
+                            R"({"jsonrpc":"2.0","id":3,"method":"health"},{"jsonrpc":"2.0","id":4,"method":"health"}])");
+  EXPECT_EQ(answer.at("error").at("message"), "Invalid Request: a batch of 4 requests is over the limit of 3");
+  SocketClient second = server->Connect();
+  EXPECT_TRUE(second.WaitForClose(5s));
+  EXPECT_TRUE(client.Call(R"({"jsonrpc":"2.0","id":5,"method":"health"})").as_object().contains("result"));
+  EXPECT_EQ(server->server().metrics().ToJson().at("rejected").at("max_connections"), 1);
+}
+
+TEST_F(ServerTest, AnInvocationInFlightFinishesOnTheRegistryItStartedWith) {
+  auto server = StartServer();
+  SocketClient client = server->Connect();
+  std::filesystem::remove_all(tree_.Path("skills/contact"));
+  ASSERT_TRUE(client.Send(InvokeLine(1, "contact", R"({"text":"x"})") +
+                          R"({"jsonrpc":"2.0","id":2,"method":"skills.reload"})" "\n"));
+  std::map<std::string, json::value> answers;
+  for (int i = 0; i < 2; ++i) {
+    auto answer = client.ReadJson();
+    ASSERT_TRUE(answer.has_value());
+    answers[Str(answer->at("id"))] = *answer;
+  }
+  EXPECT_EQ(answers["2"].at("result").at("skills"), 2);
+  EXPECT_EQ(answers["1"].at("result").at("skill"), "contact");
+  auto after = client.Call(InvokeLine(3, "contact", R"({"text":"x"})"));
+  EXPECT_EQ(after.at("error").at("data").at("code"), "SKILL_NOT_FOUND");
+}
+
+TEST_F(ServerTest, ATcpClientThatClosesCancelsItsInvocations) {
+  server::ServerOptions options;
+  options.listen = {"127.0.0.1:0"};
+  auto server = StartServer(options);
+  {
+    auto client = SocketClient::ConnectTcp(server->server().tcp_ports().at(0));
+    ASSERT_TRUE(client.has_value());
+    ASSERT_TRUE(client->Send(InvokeLine(1, "stuck", R"({"text":"x"})")));
+    auto deadline = std::chrono::steady_clock::now() + 5s;
+    while (server->server().metrics().in_flight() != 1 && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(5ms);
+    }
+    ASSERT_EQ(server->server().metrics().in_flight(), 1);
+  }
+  auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (server->server().metrics().in_flight() != 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(10ms);
+  }
+  EXPECT_EQ(server->server().metrics().ToJson().at("skills").at("stuck").at("invocations").at("CANCELLED"), 1);
+}
+
+TEST_F(ServerTest, UnknownSkillsShareOneMetricsLabel) {
+  auto server = StartServer();
+  SocketClient client = server->Connect();
+  client.Call(InvokeLine(1, "no-such-skill-1", "{}"));
+  client.Call(InvokeLine(2, "no-such-skill-2", "{}"));
+  auto skills = server->server().metrics().ToJson().at("skills").as_object();
+  EXPECT_EQ(skills.size(), 1u);
+  EXPECT_EQ(skills.at("_unknown").at("invocations").at("SKILL_NOT_FOUND"), 2);
+}
+
+TEST_F(ServerTest, AKeepAliveMetricsScraperDoesNotHoldUpShutdown) {
+  server::ServerOptions options;
+  options.metrics_listen = "127.0.0.1:0";
+  auto server = StartServer(options);
+  auto scraper = SocketClient::ConnectTcp(server->server().metrics_port());
+  ASSERT_TRUE(scraper.has_value());
+  ASSERT_TRUE(scraper->Send("GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n"));
+  ASSERT_TRUE(scraper->ReadLine(5s).has_value());  // the status line: the connection is open and kept alive
+  auto start = std::chrono::steady_clock::now();
+  server->Stop();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 3s);
+  EXPECT_TRUE(scraper->WaitForClose(1s));
 }
 
 }  // namespace
