@@ -27,6 +27,7 @@
 #include "services/providers/retrying_provider.h"
 #include "tests/support/llm_test_bed.h"
 #include "tests/support/loopback_server.h"
+#include "bench/triage_skill.h"
 #include "tests/support/temp_tree.h"
 
 namespace {
@@ -41,21 +42,7 @@ double CpuSeconds() {
          static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
 }
 
-constexpr const char* kSkill = R"(id: triage
-template_type: LLM_JSON_GENERATION
-model: MODEL
-prompt: { system: "You triage tickets.", user: "Ticket: {{input.text}}" }
-input_schema: { type: object, required: [text], properties: { text: { type: string } } }
-output_schema:
-  type: object
-  required: [priority, category, summary, needs_human]
-  additionalProperties: false
-  properties:
-    priority: { type: integer, minimum: 1, maximum: 4 }
-    category: { enum: [billing, bug, account, feature_request, other] }
-    summary: { type: string, maxLength: 280 }
-    needs_human: { type: boolean }
-)";
+constexpr const char* kSkill = skillrunner::bench::kTriageSkill;
 
 struct Bench {
   skillrunner::testing::TempTree tree;

@@ -30,6 +30,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/triage_skill.h"
 #include "tests/support/temp_tree.h"
 
 extern char** environ;
@@ -39,21 +40,7 @@ namespace asio = boost::asio;
 using Clock = std::chrono::steady_clock;
 using local = asio::local::stream_protocol;
 
-constexpr const char* kSkill = R"(id: triage
-template_type: LLM_JSON_GENERATION
-model: MODEL
-prompt: { system: "You triage tickets.", user: "Ticket: {{input.text}}" }
-input_schema: { type: object, required: [text], properties: { text: { type: string } } }
-output_schema:
-  type: object
-  required: [priority, category, summary, needs_human]
-  additionalProperties: false
-  properties:
-    priority: { type: integer, minimum: 1, maximum: 4 }
-    category: { enum: [billing, bug, account, feature_request, other] }
-    summary: { type: string, maxLength: 280 }
-    needs_human: { type: boolean }
-)";
+constexpr const char* kSkill = skillrunner::bench::kTriageSkill;
 
 std::string Invoke(std::uint64_t id) {
   return R"({"jsonrpc":"2.0","id":)" + std::to_string(id) +
