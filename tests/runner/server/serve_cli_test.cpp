@@ -220,5 +220,23 @@ TEST_F(ServeCliTest, ANonLoopbackListenerWithoutATokenDoesNotStart) {
       << serve.Stderr();
 }
 
+TEST_F(ServeCliTest, SighupReloadsTheSkills) {
+  ServeProcess serve(tree_, {"--socket", socket_});
+  auto client = ConnectWhenReady(socket_);
+  ASSERT_TRUE(client.has_value()) << serve.Stderr();
+  EXPECT_EQ(client->Call(R"({"jsonrpc":"2.0","id":1,"method":"skills.list"})").at("result").as_array().size(), 4u);
+  tree_.Write("skills/echo2/skill.yaml",
+              "id: echo2\nhandler: echo\ninput_schema: { type: object }\noutput_schema: { type: object }\n");
+  serve.Signal(SIGHUP);
+  auto deadline = std::chrono::steady_clock::now() + 10s;
+  std::size_t skills = 0;
+  while (skills != 5 && std::chrono::steady_clock::now() < deadline) {
+    skills = client->Call(R"({"jsonrpc":"2.0","id":2,"method":"skills.list"})").at("result").as_array().size();
+    std::this_thread::sleep_for(10ms);
+  }
+  EXPECT_EQ(skills, 5u);
+  EXPECT_EQ(client->Call(R"({"jsonrpc":"2.0","id":3,"method":"health"})").at("result").at("reloads"), 1);
+}
+
 }  // namespace
 }  // namespace skillrunner

@@ -4,6 +4,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <grp.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -519,6 +520,23 @@ TEST_F(ServerTest, AKeepAliveMetricsScraperDoesNotHoldUpShutdown) {
   server->Stop();
   EXPECT_LT(std::chrono::steady_clock::now() - start, 3s);
   EXPECT_TRUE(scraper->WaitForClose(1s));
+}
+
+TEST_F(ServerTest, ASocketGroupMakesTheSocketGroupAccessible) {
+  struct group* own = ::getgrgid(::getegid());
+  ASSERT_NE(own, nullptr);
+  server::ServerOptions options;
+  options.socket_group = own->gr_name;
+  auto server = StartServer(options);
+  struct stat st {};
+  ASSERT_EQ(::stat(tree_.Path("skillrunner.sock").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0660u);
+  EXPECT_EQ(st.st_gid, own->gr_gid);
+  server::ServerOptions unknown;
+  unknown.socket_path = tree_.Path("other.sock").string();
+  unknown.socket_group = "no-such-group-xyz";
+  ServerFixture bad(tree_, unknown);
+  EXPECT_EQ(bad.Start().value_or(""), "--socket-group: no group named \"no-such-group-xyz\"");
 }
 
 }  // namespace
