@@ -11,7 +11,9 @@
 #include <thread>
 
 #include "runner/cli/eval_support.h"
+#include "runner/eval/dir_lock.h"
 #include "runner/eval/eval_run.h"
+#include "runner/eval/record_fields.h"
 #include "runner/eval/results_log.h"
 #include "runner/eval/run_meta.h"
 #include "services/review/llm_review_service.h"
@@ -22,6 +24,29 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr int kDefaultConcurrency = 16;
+
+// The run's io_context, with a way to destroy every handler still queued
+// (and what it owns: coroutine frames, sockets) before the objects those
+// handlers point into are gone. After RunCases, io has been stopped by the
+// last worker, and no thread runs it any more; queued handlers are then only
+// destroyed, never invoked. execution_context::shutdown() does exactly that
+// (it is what ~io_context does first), and it is idempotent, so the
+// destructor's own shutdown later finds nothing left. I/O objects destroyed
+// after it (the runtime's) are deregistered from the shut-down services,
+// which Asio supports (it is how handler-owned sockets die in ~io_context).
+// Why not the alternatives: running io until it runs out of work never ends
+// while idle keep-alive connections wait; restart()+poll() only runs what is
+// ready and leaves pending timers' handlers queued; and declaring io after
+// the runtime would destroy the runtime's sockets after their io_context.
+class EvalIoContext : public boost::asio::io_context {
+ public:
+  using boost::asio::io_context::io_context;
+  ~EvalIoContext() { DestroyQueuedHandlers(); }
+  void DestroyQueuedHandlers() {
+    if (!stopped()) stop();
+    shutdown();
+  }
+};
 
 int Fail(const std::string& message) {
   std::fprintf(stderr, "skillrunner eval: %s\n", message.c_str());
@@ -41,6 +66,12 @@ std::expected<eval::RunMeta, std::string> PrepareRunMeta(const EvalOptions& opti
       return std::unexpected("--resume: " + dir.string() + " holds a run of suite \"" + meta->suite + "\", not \"" +
                              suite.id + "\"");
     }
+    std::string plan = eval::PlanHash(suite);
+    if (meta->plan_hash && *meta->plan_hash != plan) {
+      return std::unexpected("--resume: the suite's cases changed since the run in " + dir.string() +
+                             " began (cases, repeats or datasets differ: plan " + *meta->plan_hash + ", now " + plan +
+                             "); resuming would mix two plans in one run: start a new run with another --out");
+    }
     std::string wanted = shard ? shard->ToString() : "";
     if (meta->shard.value_or("") != wanted) {
       return std::unexpected("--resume: " + dir.string() + " holds shard \"" + meta->shard.value_or("(none)") +
@@ -59,6 +90,7 @@ std::expected<eval::RunMeta, std::string> PrepareRunMeta(const EvalOptions& opti
   meta.suite_file = fs::absolute(options.suite).lexically_normal().string();
   meta.started_at = eval::IsoUtc(now);
   if (shard) meta.shard = shard->ToString();
+  meta.plan_hash = eval::PlanHash(suite);
   if (auto written = eval::WriteRunMeta(meta_file, meta); !written) return std::unexpected(written.error());
   return meta;
 }
@@ -68,6 +100,9 @@ int ExecuteRun(const LoadedSuite& loaded, const EvalOptions& options, const std:
   std::error_code ec;
   fs::create_directories(options.out, ec);
   if (ec) return Fail("cannot create " + options.out + ": " + ec.message());
+  // Held until the run is finished: one process writes a folder at a time.
+  auto lock = eval::DirLock::Acquire(options.out);
+  if (!lock) return Fail(lock.error());
   auto meta = PrepareRunMeta(options, suite, shard);
   if (!meta) return Fail(meta.error());
   fs::path results_file = fs::path(options.out) / "results.jsonl";
@@ -91,9 +126,19 @@ int ExecuteRun(const LoadedSuite& loaded, const EvalOptions& options, const std:
   int concurrency = options.concurrency > 0 ? options.concurrency : suite.concurrency.value_or(kDefaultConcurrency);
   int threads = options.threads > 0 ? options.threads
                                     : static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 4u));
-  boost::asio::io_context io(threads);
+  // Teardown order (see EvalIoContext): `io` is declared before the runtime,
+  // so the runtime (its providers, connection pools, sockets and timers) is
+  // destroyed first and `io` last, as Asio requires of I/O objects. The last
+  // worker stops `io` with handlers still queued (idle connections, their
+  // timers, suspended coroutine frames that point into the runtime); the
+  // guard below destroys them while the runtime is still alive.
+  EvalIoContext io(threads);
   auto runtime = Runtime::Create(loaded.registry, io.get_executor());
   if (!runtime) return Fail(runtime.error());
+  struct DestroyQueuedHandlersFirst {
+    EvalIoContext& io;
+    ~DestroyQueuedHandlersFirst() { io.DestroyQueuedHandlers(); }
+  } teardown{io};
   review::Reviewer* reviewer = &(*runtime)->reviewer();
   eval::JudgeFunction judge = [reviewer](const review::JudgeSettings& settings, const json::value& subject,
                                          const json::value* context, InvocationContext& ctx) {
@@ -162,6 +207,22 @@ int FinishEval(const eval::Suite& suite, eval::SummaryHeader header, std::vector
   eval::FinishResult result = eval::FinishRun(suite, header, records, finish);
   for (const auto& note : result.notes) std::fprintf(stderr, "skillrunner eval: %s\n", note.c_str());
   for (const auto& problem : result.problems) std::fprintf(stderr, "skillrunner eval: %s\n", problem.c_str());
+  if (const auto* skills = result.summary.if_contains("skills"); skills && skills->is_object()) {
+    for (const auto& [id, stats] : skills->as_object()) {
+      const json::object* s = stats.is_object() ? &stats.as_object() : nullptr;
+      auto count = [&](std::string_view key) { return eval::IntAt(s, key).value_or(0); };
+      if (count("judged") == 0 && count("judge_errors") == 0) continue;
+      std::optional<double> rate = eval::NumberAt(s, "rubric_pass_rate");
+      char shown[32] = "-";
+      if (rate) std::snprintf(shown, sizeof shown, "%.1f%%", *rate * 100);
+      std::fprintf(stderr,
+                   "skillrunner eval: %s: rubric pass rate %s over %lld decided case(s); %lld indeterminate left out, "
+                   "%lld judge error(s)\n",
+                   std::string(id).c_str(), shown,
+                   static_cast<long long>(count("decided")), static_cast<long long>(count("indeterminate")),
+                   static_cast<long long>(count("judge_errors")));
+    }
+  }
   for (const auto& breach : result.summary.at("breaches").as_array()) {
     std::fprintf(stderr, "breach: %s\n", std::string(breach.at("message").as_string()).c_str());
   }

@@ -1,5 +1,9 @@
 #include "runner/eval/case_outcome.h"
 
+#include <unordered_map>
+
+#include "runner/eval/record_fields.h"
+
 namespace skillrunner::eval {
 namespace json = boost::json;
 
@@ -14,6 +18,7 @@ std::string_view CaseOutcomeName(CaseOutcome outcome) {
 }
 
 CaseOutcome OutcomeOf(const json::object& record) {
+  if (IsGateJudgeError(record)) return CaseOutcome::kJudgeError;
   if (record.contains("error") || !record.contains("result")) return CaseOutcome::kError;
   if (record.contains("judge_error")) return CaseOutcome::kJudgeError;
   if (const auto* review = record.if_contains("review"); review && review->is_object()) {
@@ -40,6 +45,20 @@ std::string CaseKey(const json::object& record) {
     key.append(std::to_string(repeat->as_int64()));
   }
   return key;
+}
+
+std::size_t DedupeRecords(std::vector<json::object>& records) {
+  std::unordered_map<std::string, std::size_t> last;  // key -> index of its last record
+  for (std::size_t i = 0; i < records.size(); ++i) last[CaseKey(records[i])] = i;
+  if (last.size() == records.size()) return 0;
+  std::vector<json::object> kept;
+  kept.reserve(last.size());
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    if (last.at(CaseKey(records[i])) == i) kept.push_back(std::move(records[i]));
+  }
+  std::size_t dropped = records.size() - kept.size();
+  records = std::move(kept);
+  return dropped;
 }
 
 }  // namespace skillrunner::eval

@@ -7,6 +7,7 @@
 #include <boost/json/object.hpp>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace skillrunner::eval {
 
@@ -14,7 +15,9 @@ enum class CaseOutcome {
   kPass,        // output valid; review passed (or none); expected matched (or none)
   kFail,        // output valid, but the review failed or `expected` did not match
   kError,       // the invocation failed (no valid output): the record has "error"
-  kJudgeError,  // output valid, but the judge gave no usable verdict: "judge_error"
+  kJudgeError,  // the judge gave no usable verdict: "judge_error" (the eval's
+                // judge), or "error" with code JUDGE_ERROR (the skill's own
+                // review gate: its output was valid, its judge broke)
 };
 
 // "pass" | "fail" | "error" | "judge_error"
@@ -22,12 +25,19 @@ std::string_view CaseOutcomeName(CaseOutcome outcome);
 
 // Reads a record: {"skill", "case", "repeat"?, "result"|"error", "review"?,
 // "judge_error"?, "expected_match"?}. An invocation error wins over
-// everything; then a judge error; then a failed review or a mismatch.
+// everything, except a review-gate judge error (error.code JUDGE_ERROR), which
+// is a judge error like the eval judge's; then a judge error; then a failed
+// review or a mismatch.
 CaseOutcome OutcomeOf(const boost::json::object& record);
 
 // The identity of a case in a run: skill, case id and repeat ("skill/case" or
 // "skill/case#k" when the record has "repeat"). Case ids may hold "/"; the
 // key is for maps and display, not for parsing back.
 std::string CaseKey(const boost::json::object& record);
+
+// Keeps one record per CaseKey, the last one (a case recorded twice, e.g. by
+// two processes that wrote one folder, counts once); the kept records stay in
+// the order of their last occurrence. Returns how many records were dropped.
+std::size_t DedupeRecords(std::vector<boost::json::object>& records);
 
 }  // namespace skillrunner::eval

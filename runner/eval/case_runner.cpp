@@ -32,7 +32,7 @@ boost::asio::awaitable<JudgeOutcome> JudgeOnce(const review::JudgeSettings judge
   Result<json::value> verdict = co_await deps.judge(judge, output, &input, ctx);
   JudgeOutcome out;
   out.metrics = ctx.metrics();
-  if (limiter) limiter->Report(permit, Tokens(out.metrics), MetA429(ctx.attempts()));
+  if (limiter) limiter->Report(permit, Tokens(out.metrics), MetA429(ctx.attempts()), out.metrics.attempts);
   if (verdict) {
     out.record_fields["review"] = std::move(*verdict);
   } else {
@@ -89,7 +89,8 @@ boost::asio::awaitable<json::object> RunCase(const CaseTask& task, const CaseDep
   InvocationOutcome outcome = co_await deps.runner.Invoke(skill.id, task.eval_case->input, options);
   const std::vector<Attempt>& attempts = outcome ? outcome->attempts : outcome.error().attempts;
   if (limiter) {
-    limiter->Report(permit, Tokens(outcome ? outcome->metrics : outcome.error().metrics), MetA429(attempts));
+    const Metrics& metrics = outcome ? outcome->metrics : outcome.error().metrics;
+    limiter->Report(permit, Tokens(metrics), MetA429(attempts), metrics.attempts);
   }
   if (!outcome) {
     record["error"] = ErrorToJson(outcome.error());

@@ -1,15 +1,19 @@
 #include "runner/eval/eval_run.h"
 
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/strand.hpp>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <atomic>
 #include <map>
 #include <mutex>
 #include <thread>
 
 #include "runner/eval/case_outcome.h"
+#include "runner/eval/record_fields.h"
+#include "runner/json_text.h"
 
 namespace skillrunner::eval {
 namespace json = boost::json;
@@ -36,21 +40,6 @@ struct WorkQueue {
   std::mutex mutex;
   RunStats stats;
 };
-
-std::int64_t RecordTokens(const json::object& record) {
-  std::int64_t tokens = 0;
-  auto add = [&](const json::value* usage) {
-    if (!usage || !usage->is_object()) return;
-    for (const char* key : {"input_tokens", "output_tokens"}) {
-      if (const json::value* v = usage->as_object().if_contains(key); v && v->is_int64()) tokens += v->as_int64();
-    }
-  };
-  for (const char* outer : {"result", "error"}) {
-    if (const json::value* v = record.if_contains(outer); v && v->is_object()) add(v->as_object().if_contains("metrics"));
-  }
-  add(record.if_contains("judge_usage"));
-  return tokens;
-}
 
 boost::asio::awaitable<void> Worker(WorkQueue* queue) {
   while (!queue->stop.load()) {
@@ -111,6 +100,27 @@ std::vector<CaseTask> PlanCases(const Suite& suite, const PlanOptions& options, 
   return tasks;
 }
 
+std::vector<std::string> PlannedKeys(const Suite& suite) {
+  std::vector<std::string> keys;
+  for (const CaseTask& task : PlanCases(suite, PlanOptions{}, {})) keys.push_back(task.key);
+  return keys;
+}
+
+std::string PlanHash(const Suite& suite) {
+  std::string text;
+  for (const CaseTask& task : PlanCases(suite, PlanOptions{}, {})) {
+    text += task.key;
+    text += '\n';
+    text += CompactJson(task.eval_case->input);
+    text += '\n';
+    text += task.eval_case->expected ? CompactJson(*task.eval_case->expected) : std::string("-");
+    text += '\n';
+  }
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(StableHash(text)));
+  return hex;
+}
+
 RunStats RunCases(const std::vector<CaseTask>& tasks, const CaseDeps& deps, ResultsWriter& writer,
                   Progress& progress, boost::asio::io_context& io, int concurrency, int threads) {
   WorkQueue queue(tasks, deps, writer, progress, io);
@@ -118,7 +128,10 @@ RunStats RunCases(const std::vector<CaseTask>& tasks, const CaseDeps& deps, Resu
   int workers = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(std::max(1, concurrency)), tasks.size()));
   queue.active.store(workers);
   for (int i = 0; i < workers; ++i) {
-    boost::asio::co_spawn(io, Worker(&queue), [](std::exception_ptr e) {
+    // Each worker on its own strand: io runs on several threads, and a case's
+    // handlers (SkillRunner::Invoke's parallel groups and their cancellation
+    // included) must never run concurrently with each other.
+    boost::asio::co_spawn(boost::asio::make_strand(io), Worker(&queue), [](std::exception_ptr e) {
       if (e) spdlog::critical("eval worker stopped by an internal error");
     });
   }

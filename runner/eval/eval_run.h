@@ -32,6 +32,14 @@ struct PlanOptions {
 std::vector<CaseTask> PlanCases(const Suite& suite, const PlanOptions& options,
                                 const std::set<std::string>& done);
 
+// A fingerprint of everything the suite plans to run, whatever the shard:
+// every case key (skill, case id, repeat) with the case's input and expected
+// value, in suite order. Two runs with the same hash ran the same cases.
+std::string PlanHash(const Suite& suite);
+
+// The case keys of the whole suite (no shard), in suite order.
+std::vector<std::string> PlannedKeys(const Suite& suite);
+
 struct RunStats {
   std::size_t finished = 0;         // records written
   std::size_t internal_errors = 0;  // cases a bug stopped; not recorded, so --resume retries them

@@ -2,22 +2,42 @@
 
 #include <boost/json/serialize.hpp>
 
+#include "runner/eval/utf8.h"
 #include "runner/yaml_json.h"
 
 namespace skillrunner::eval {
 namespace json = boost::json;
 namespace {
 
-std::string Shown(const json::value& value) {
-  std::string text = json::serialize(value);
-  if (text.size() > 80) text = text.substr(0, 77) + "...";
-  return text;
-}
+// At most 80 bytes, cut on a character boundary: the message goes into
+// results.jsonl, which must stay valid UTF-8.
+std::string Shown(const json::value& value) { return ShortenUtf8(json::serialize(value), 80, "..."); }
 
-// Numbers compare by value (1 == 1.0), everything else structurally.
+// Numbers compare by value (1 == 1.0) at every depth, everything else
+// structurally (object member order does not matter; array order does).
 bool Equal(const json::value& a, const json::value& b) {
   if (a.is_number() && b.is_number()) {
     if (a.is_double() || b.is_double()) return a.to_number<double>() == b.to_number<double>();
+    return a == b;
+  }
+  if (a.is_object() && b.is_object()) {
+    const json::object& x = a.as_object();
+    const json::object& y = b.as_object();
+    if (x.size() != y.size()) return false;
+    for (const auto& [key, value] : x) {
+      const json::value* other = y.if_contains(key);
+      if (!other || !Equal(value, *other)) return false;
+    }
+    return true;
+  }
+  if (a.is_array() && b.is_array()) {
+    const json::array& x = a.as_array();
+    const json::array& y = b.as_array();
+    if (x.size() != y.size()) return false;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      if (!Equal(x[i], y[i])) return false;
+    }
+    return true;
   }
   return a == b;
 }

@@ -1,7 +1,8 @@
 #pragma once
 
 // Checks a case's output against its `expected` value (DESIGN §6.3).
-//   exact:  the whole output equals `expected`.
+//   exact:  the whole output equals `expected` (numbers by value at every
+//           depth: {"score": 1} equals {"score": 1.0}).
 //   subset: every leaf of `expected` (by JSON pointer) has an equal value in
 //           the output; objects may carry more members. An array in
 //           `expected` is a set: each of its elements must match (as a subset)

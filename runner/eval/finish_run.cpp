@@ -46,9 +46,17 @@ void SortRecords(const Suite& suite, std::vector<json::object>& records) {
                    [&](const json::object& a, const json::object& b) { return rank(a) < rank(b); });
 }
 
-FinishResult FinishRun(const Suite& suite, const SummaryHeader& header, const std::vector<json::object>& records,
+FinishResult FinishRun(const Suite& suite, SummaryHeader header, std::vector<json::object>& records,
                        const FinishOptions& options) {
   FinishResult result;
+  if (std::size_t dropped = DedupeRecords(records); dropped > 0) {
+    result.notes.push_back(std::to_string(dropped) +
+                           " record(s) repeated a case already recorded; each case counts once (its last record)");
+    SortRecords(suite, records);
+  }
+  for (const SuiteSkill& entry : suite.skills) {
+    if (!entry.rubric.empty()) header.counted_criteria[entry.skill->id] = entry.counted_criteria;
+  }
   json::object summary = BuildSummary(header, records);
   std::unique_ptr<History> history;
   if (auto opened = History::Open(options.history_file); opened) {
@@ -86,7 +94,9 @@ FinishResult FinishRun(const Suite& suite, const SummaryHeader& header, const st
   write("summary.json", PrettyJson(summary) + "\n");
   write("junit.xml", JunitXml(summary, records));
   write("report.html", HtmlReport(summary, records, trend));
-  if (history) {
+  if (history && header.shard) {
+    result.notes.push_back("shard runs are not recorded in the history; `eval merge` records the whole run");
+  } else if (history) {
     if (auto recorded = history->RecordRun(summary, records); !recorded) {
       result.problems.push_back("history: " + recorded.error());
     }

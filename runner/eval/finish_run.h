@@ -40,7 +40,14 @@ std::filesystem::path DefaultHistoryFile(const std::filesystem::path& out_dir);
 // of skills or cases the suite no longer has go last, by key.
 void SortRecords(const Suite& suite, std::vector<boost::json::object>& records);
 
-FinishResult FinishRun(const Suite& suite, const SummaryHeader& header, const std::vector<boost::json::object>& records,
+// `records` are deduplicated first (DedupeRecords: one per case key, the
+// last wins; a note says how many were dropped), so a case recorded twice is
+// counted once everywhere. Fills the header's counted criteria from the
+// suite. A shard run (header.shard set) is not recorded in the history: its
+// summary covers a slice of the suite, and several shards of one night may
+// share a run id; `eval merge` records the night's run (the merged one), so
+// `--baseline last` and the trend only ever see whole runs.
+FinishResult FinishRun(const Suite& suite, SummaryHeader header, std::vector<boost::json::object>& records,
                        const FinishOptions& options);
 
 }  // namespace skillrunner::eval

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <system_error>
 
+#include "runner/eval/record_fields.h"
 #include "runner/eval/sqlite_db.h"
 
 namespace skillrunner::eval {
@@ -53,30 +54,6 @@ CREATE TABLE IF NOT EXISTS criterion_verdicts (
 );
 )sql";
 
-std::string_view StringOf(const json::object& object, std::string_view key) {
-  const json::value* value = object.if_contains(key);
-  return value != nullptr && value->is_string() ? std::string_view(value->as_string())
-                                                : std::string_view();
-}
-
-std::optional<std::int64_t> IntOf(const json::object* object, std::string_view key) {
-  if (object == nullptr) return std::nullopt;
-  const json::value* value = object->if_contains(key);
-  if (value == nullptr) return std::nullopt;
-  if (value->is_int64()) return value->as_int64();
-  if (value->is_uint64()) return static_cast<std::int64_t>(value->as_uint64());
-  if (value->is_double() && std::isfinite(value->as_double())) {
-    return static_cast<std::int64_t>(std::llround(value->as_double()));
-  }
-  return std::nullopt;
-}
-
-const json::object* ObjectOf(const json::object* object, std::string_view key) {
-  if (object == nullptr) return nullptr;
-  const json::value* value = object->if_contains(key);
-  return value != nullptr && value->is_object() ? &value->as_object() : nullptr;
-}
-
 void BindOptionalText(sqlite::Statement& stmt, int index, const json::object& object,
                       std::string_view key) {
   const json::value* value = object.if_contains(key);
@@ -85,13 +62,6 @@ void BindOptionalText(sqlite::Statement& stmt, int index, const json::object& ob
   } else {
     stmt.BindNull(index);
   }
-}
-
-// The invocation's metrics, whether it succeeded or failed.
-const json::object* MetricsOf(const json::object& record) {
-  if (const json::object* metrics = ObjectOf(ObjectOf(&record, "result"), "metrics"))
-    return metrics;
-  return ObjectOf(ObjectOf(&record, "error"), "metrics");
 }
 
 std::optional<CaseOutcome> OutcomeNamed(std::string_view name) {
@@ -214,12 +184,12 @@ std::expected<void, std::string> InsertCases(sqlite::Database& db, std::string_v
   if (!verdict_stmt) return std::unexpected(verdict_stmt.error());
 
   for (const json::object& record : records) {
-    std::string_view skill = StringOf(record, "skill");
-    std::string_view case_id = StringOf(record, "case");
-    std::int64_t repeat = IntOf(&record, "repeat").value_or(0);
+    std::string_view skill = TextAt(&record, "skill");
+    std::string_view case_id = TextAt(&record, "case");
+    std::int64_t repeat = IntAt(&record, "repeat").value_or(0);
     const json::object* metrics = MetricsOf(record);
-    std::optional<std::int64_t> duration = IntOf(&record, "duration_ms");
-    if (!duration) duration = IntOf(metrics, "duration_ms");
+    std::optional<std::int64_t> duration = IntAt(&record, "duration_ms");
+    if (!duration) duration = IntAt(metrics, "duration_ms");
 
     outcome_stmt->Bind(1, run_id);
     outcome_stmt->Bind(2, skill);
@@ -227,17 +197,17 @@ std::expected<void, std::string> InsertCases(sqlite::Database& db, std::string_v
     outcome_stmt->Bind(4, repeat);
     outcome_stmt->Bind(5, CaseOutcomeName(OutcomeOf(record)));
     outcome_stmt->Bind(6, duration);
-    outcome_stmt->Bind(7, IntOf(metrics, "input_tokens"));
-    outcome_stmt->Bind(8, IntOf(metrics, "output_tokens"));
+    outcome_stmt->Bind(7, IntAt(metrics, "input_tokens"));
+    outcome_stmt->Bind(8, IntAt(metrics, "output_tokens"));
     if (auto done = outcome_stmt->Run(); !done) return done;
 
-    const json::object* review = ObjectOf(&record, "review");
+    const json::object* review = ObjectAt(&record, "review");
     const json::value* results = review ? review->if_contains("criteria_results") : nullptr;
     if (results == nullptr || !results->is_array()) continue;
     for (const json::value& result : results->as_array()) {
       if (!result.is_object()) continue;
-      std::string_view criterion = StringOf(result.as_object(), "criterion_id");
-      std::string_view verdict = StringOf(result.as_object(), "verdict");
+      std::string_view criterion = TextAt(&result.as_object(), "criterion_id");
+      std::string_view verdict = TextAt(&result.as_object(), "verdict");
       if (criterion.empty() || verdict.empty()) continue;
       verdict_stmt->Bind(1, run_id);
       verdict_stmt->Bind(2, skill);
@@ -255,8 +225,8 @@ std::expected<void, std::string> InsertCases(sqlite::Database& db, std::string_v
 
 std::expected<void, std::string> History::RecordRun(const json::object& summary,
                                                     const std::vector<json::object>& records) {
-  std::string_view run_id = StringOf(summary, "run_id");
-  std::string_view suite = StringOf(summary, "suite");
+  std::string_view run_id = TextAt(&summary, "run_id");
+  std::string_view suite = TextAt(&summary, "suite");
   if (run_id.empty() || suite.empty()) {
     return std::unexpected("cannot record run in " + impl_->db.name() +
                            ": the summary has no \"run_id\" or no \"suite\"");
@@ -298,6 +268,18 @@ std::expected<void, std::string> LoadOutcomes(sqlite::Database& db, BaselineRun&
     if (std::int64_t repeat = stmt->Int(2); repeat > 0) identity["repeat"] = repeat;
     run.outcomes[CaseKey(identity)] = *outcome;
   }
+  auto verdicts = db.Prepare(
+      "SELECT skill, case_id, \"repeat\", criterion_id, verdict FROM criterion_verdicts WHERE run_id = ?1");
+  if (!verdicts) return std::unexpected(verdicts.error());
+  verdicts->Bind(1, std::string_view(run.run_id));
+  while (true) {
+    auto row = verdicts->Step();
+    if (!row) return std::unexpected(row.error());
+    if (!*row) break;
+    json::object identity{{"skill", verdicts->Text(0)}, {"case", verdicts->Text(1)}};
+    if (std::int64_t repeat = verdicts->Int(2); repeat > 0) identity["repeat"] = repeat;
+    run.verdicts[CaseKey(identity)][verdicts->Text(3)] = verdicts->Text(4);
+  }
   return {};
 }
 
@@ -310,7 +292,7 @@ std::expected<std::optional<BaselineRun>, std::string> History::LoadBaseline(
       "cannot load baseline " + std::string(which) + " from " + impl_->db.name() + ": ";
   auto stmt = last ? impl_->db.Prepare(
                          "SELECT run_id, started_at, summary, suite FROM runs "
-                         "WHERE suite = ?1 AND run_id <> ?2 "
+                         "WHERE suite = ?1 AND run_id <> ?2 AND json_extract(summary, '$.shard') IS NULL "
                          "ORDER BY started_at DESC, rowid DESC LIMIT 1")
                    : impl_->db.Prepare(
                          "SELECT run_id, started_at, summary, suite FROM runs WHERE run_id = ?1");
@@ -332,7 +314,7 @@ std::expected<std::optional<BaselineRun>, std::string> History::LoadBaseline(
     return std::unexpected("baseline run " + std::string(which) + " belongs to suite " + suite +
                            ", not " + std::string(suite_id));
   }
-  BaselineRun run{stmt->Text(0), stmt->Text(1), ParseSummary(stmt->Text(2)), {}};
+  BaselineRun run{stmt->Text(0), stmt->Text(1), ParseSummary(stmt->Text(2)), {}, {}};
   if (auto loaded = LoadOutcomes(impl_->db, run); !loaded) {
     return std::unexpected(prefix + loaded.error());
   }
@@ -344,6 +326,7 @@ std::expected<std::vector<TrendPoint>, std::string> History::Trend(std::string_v
   const std::string prefix = "cannot read the trend from " + impl_->db.name() + ": ";
   auto stmt = impl_->db.Prepare(
       "SELECT run_id, started_at, summary FROM runs WHERE suite = ?1 "
+      "AND json_extract(summary, '$.shard') IS NULL "
       "ORDER BY started_at DESC, rowid DESC LIMIT ?2");
   if (!stmt) return std::unexpected(prefix + stmt.error());
   stmt->Bind(1, suite_id);

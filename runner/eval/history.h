@@ -9,6 +9,11 @@
 // database runs in WAL mode with a busy timeout, and each RecordRun is one
 // transaction. A History object itself is not thread-safe; use one per
 // thread (or guard it).
+//
+// Shard runs: `skillrunner eval --shard` does not record its run here
+// (FinishRun); the merged run is recorded by `eval merge`. So shards that
+// share a --run-id never replace each other's rows, and LoadBaseline("last")
+// and Trend skip any run whose summary has a "shard" should one be recorded.
 
 #include <boost/json/object.hpp>
 #include <cstddef>
@@ -31,6 +36,8 @@ struct BaselineRun {
   std::string started_at;
   boost::json::object summary;
   std::map<std::string, CaseOutcome> outcomes;  // by CaseKey
+  // CaseKey -> criterion id -> verdict, for the cases that were judged.
+  std::map<std::string, std::map<std::string, std::string>> verdicts;
 };
 
 // One past run of a suite, for the report's trend lines.
@@ -59,14 +66,15 @@ class History {
                                              const std::vector<boost::json::object>& records);
 
   // The run to compare `current_run_id` with. `which` is "last" (the newest
-  // other run of `suite_id`, by started_at) or an explicit run id. Returns
+  // other whole run of `suite_id`, by started_at: a run whose summary has a
+  // "shard" is never "last") or an explicit run id. Returns
   // nullopt when "last" finds no earlier run (the first night); an explicit
   // run id that is not in the history, or that belongs to another suite, is
   // an error that names it, because the user asked for that exact run.
   std::expected<std::optional<BaselineRun>, std::string> LoadBaseline(
       std::string_view suite_id, std::string_view which, std::string_view current_run_id);
 
-  // The newest `limit` runs of `suite_id`, returned oldest first.
+  // The newest `limit` whole runs (no shard runs) of `suite_id`, oldest first.
   std::expected<std::vector<TrendPoint>, std::string> Trend(std::string_view suite_id,
                                                             std::size_t limit);
 

@@ -116,7 +116,7 @@ std::string Headline(const json::object& record, CaseOutcome outcome) {
     if (reasons.size() > 1) headline += " (+" + std::to_string(reasons.size() - 1) + " more)";
   } else {
     const json::object* error =
-        ObjectAt(&record, outcome == CaseOutcome::kError ? "error" : "judge_error");
+        outcome == CaseOutcome::kError ? ObjectAt(&record, "error") : JudgeErrorOf(record);
     headline = FormatValue(error ? error->if_contains("code") : nullptr) + ": " +
                std::string(TextAt(error, "message"));
   }
@@ -135,9 +135,12 @@ std::string CaseDetails(const json::object& record, CaseOutcome outcome) {
   html += "<div class=\"facts\">" + Fact("took", FormatMs(CaseDurationMs(record))) + "</div>";
   if (outcome == CaseOutcome::kFail)
     html += "<h4>Why it failed</h4>" + List(FailureReasons(record));
-  html += ErrorBlock(ObjectAt(&record, "error"), "Error");
-  const json::object* judge_error = ObjectAt(&record, "judge_error");
-  html += ErrorBlock(judge_error, "Judge error");
+  // A review-gate judge error is the record's "error"; show it once, as the
+  // judge's.
+  bool gate_judge_error = IsGateJudgeError(record);
+  if (!gate_judge_error) html += ErrorBlock(ObjectAt(&record, "error"), "Error");
+  const json::object* judge_error = JudgeErrorOf(record);
+  html += ErrorBlock(judge_error, gate_judge_error ? "Judge error (the skill's review gate)" : "Judge error");
   html += Review(ObjectAt(&record, "review"));
   const json::object* result = ObjectAt(&record, "result");
   if (const json::value* output = result ? result->if_contains("output") : nullptr) {
@@ -146,7 +149,7 @@ std::string CaseDetails(const json::object& record, CaseOutcome outcome) {
   const json::array* attempts = ArrayAt(result, "attempts");
   if (attempts == nullptr) attempts = ArrayAt(ObjectAt(&record, "error"), "attempts");
   html += Attempts(attempts, "Attempts");
-  html += Attempts(ArrayAt(judge_error, "attempts"), "Judge attempts");
+  if (!gate_judge_error) html += Attempts(ArrayAt(judge_error, "attempts"), "Judge attempts");
   return html + "</div></details>";
 }
 

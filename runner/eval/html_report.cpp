@@ -149,13 +149,19 @@ std::string SkillTable(const json::object& summary, const json::object* skills) 
       "<div class=\"scroll\"><table><thead><tr><th class=\"name\">Skill</th><th>Cases</th>"
       "<th>Schema compliance</th><th>First try</th><th>Retry rate</th>"
       "<th>Transient retries</th><th>Truncations</th><th>Refusals</th><th>Errors</th>"
-      "<th>Judge errors</th><th>Rubric pass rate (judged)</th><th>Indeterminate</th>"
+      "<th>Judge errors</th><th>Rubric pass rate (decided cases)</th><th>Indeterminate</th>"
       "<th>Expected match</th><th>Tokens in / out</th><th>Judge tokens in / out</th>"
       "<th>Latency p50 / p95 / p99</th></tr></thead><tbody>";
   for (const auto& [id, value] : *skills) {
     const json::object* skill = value.is_object() ? &value.as_object() : nullptr;
     const json::object* latency = ObjectAt(skill, "latency_ms");
     auto count = [&](std::string_view key) { return FormatNumber(NumberAt(skill, key)); };
+    auto decided = [&] {
+      if (auto n = NumberAt(skill, "decided")) return FormatNumber(n);
+      auto judged = NumberAt(skill, "judged");
+      return FormatNumber(judged ? std::optional<double>(*judged - NumberAt(skill, "indeterminate").value_or(0))
+                                 : std::nullopt);
+    };
     auto breach_class = [&](std::string_view threshold) {
       return Breached(summary, id, threshold) ? "breach" : "";
     };
@@ -166,7 +172,11 @@ std::string SkillTable(const json::object& summary, const json::object* skills) 
         Cell(FormatRate(NumberAt(skill, "retry_rate"))) + Cell(count("transient_retries")) +
         Cell(count("truncations")) + Cell(count("refusals")) +
         Cell(ErrorCodes(ObjectAt(skill, "errors"))) + Cell(count("judge_errors")) +
-        Cell(FormatRate(NumberAt(skill, "rubric_pass_rate")) + " (" + count("judged") + ")",
+        // The pass rate is over decided cases; the judged cases it leaves
+        // out (passed with an indeterminate counted criterion) are shown
+        // right next to it.
+        Cell(FormatRate(NumberAt(skill, "rubric_pass_rate")) + " (" + decided() + " decided, " +
+                 count("indeterminate") + " left out)",
              breach_class("rubric_pass_rate")) +
         Cell(count("indeterminate") + " (" + FormatRate(NumberAt(skill, "indeterminate_rate")) +
              ")") +
@@ -374,8 +384,9 @@ std::string HtmlReport(const json::object& summary, const std::vector<json::obje
   html += TrendSection(skills, WithCurrentRun(summary, trend));
   html += FailingCasesSection(records);
   html +=
-      "\n</main>\n<footer class=\"muted\">Written by skillrunner eval. Judge errors and "
-      "indeterminate verdicts are counted apart and never enter a pass rate.</footer>\n"
+      "\n</main>\n<footer class=\"muted\">Written by skillrunner eval. Judge errors never "
+      "enter a pass rate; judged cases that passed with an indeterminate counted criterion are left out of "
+      "the rubric pass rate and counted apart.</footer>\n"
       "</body>\n</html>\n";
   return html;
 }

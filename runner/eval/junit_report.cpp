@@ -103,7 +103,9 @@ std::string TestCase(const json::object& record, Counts& counts) {
       counts.errors++;
       // Always typed JUDGE_ERROR, whatever code the judge's failure carried,
       // so CI shows it as "the judge broke", not as a bad output.
-      const json::object* judge = report::ObjectAt(&record, "judge_error");
+      // The eval judge's "judge_error", or the review gate's (an "error" with
+      // code JUDGE_ERROR).
+      const json::object* judge = JudgeErrorOf(record);
       std::string message = "judge error";
       if (std::string_view text = TextAt(judge, "message"); !text.empty()) {
         message += ": " + std::string(text);

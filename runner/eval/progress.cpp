@@ -4,15 +4,40 @@
 
 namespace skillrunner::eval {
 
-Progress::Progress(std::FILE* out, bool terminal, std::size_t total, std::size_t already)
-    : out_(out), terminal_(terminal), total_(total), already_(already) {
+Progress::Progress(std::FILE* out, bool terminal, std::size_t total, std::size_t already,
+                   Clock::duration line_interval)
+    : out_(out), terminal_(terminal), total_(total), already_(already), line_interval_(line_interval) {
   // A bar shows up with the first case; plain lines wait a full interval.
   last_draw_ = terminal_ ? started_ - Interval() : started_;
+  if (!terminal_) ticker_ = std::thread([this] { Tick(); });
 }
+
+Progress::~Progress() { StopTicker(); }
 
 Progress::Clock::duration Progress::Interval() const {
   if (terminal_) return std::chrono::milliseconds(1000 / kRedrawsPerSecond);
-  return kLineInterval;
+  return line_interval_;
+}
+
+void Progress::Tick() {
+  std::unique_lock lock(mutex_);
+  while (!finished_) {
+    Clock::time_point due = last_draw_ + Interval();
+    if (Clock::now() >= due) {
+      DrawLocked(Clock::now(), false);
+      continue;
+    }
+    wake_.wait_until(lock, due);
+  }
+}
+
+void Progress::StopTicker() {
+  {
+    std::lock_guard lock(mutex_);
+    finished_ = true;
+  }
+  wake_.notify_all();
+  if (ticker_.joinable()) ticker_.join();
 }
 
 void Progress::CaseDone(CaseOutcome outcome, std::int64_t tokens) {
@@ -30,7 +55,10 @@ void Progress::CaseDone(CaseOutcome outcome, std::int64_t tokens) {
 }
 
 void Progress::Finish() {
+  if (ticker_.joinable()) StopTicker();
   std::lock_guard lock(mutex_);
+  if (drawn_final_) return;
+  drawn_final_ = true;
   DrawLocked(Clock::now(), true);
 }
 

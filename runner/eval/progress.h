@@ -3,12 +3,16 @@
 // Run progress on stderr. On a terminal: one bar redrawn in place with '\r'
 // at most kRedrawsPerSecond times a second (cases done/total, pass rate so
 // far, tokens, ETA). Otherwise (CI logs, files): one plain line every
-// kLineInterval, and a last line at the end. Thread-safe.
+// kLineInterval of wall time - also while no case finishes, so that a slow
+// night (or a stuck provider) still shows it is alive - and a last line at
+// the end. Thread-safe.
 
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <condition_variable>
 #include <mutex>
+#include <thread>
 #include <string>
 
 #include "runner/eval/case_outcome.h"
@@ -23,10 +27,15 @@ class Progress {
 
   // `total` counts the cases this process will run; `already` those a
   // resumed run had done before (shown, but not used for the ETA).
-  Progress(std::FILE* out, bool terminal, std::size_t total, std::size_t already = 0);
+  // `line_interval` is for tests.
+  Progress(std::FILE* out, bool terminal, std::size_t total, std::size_t already = 0,
+           Clock::duration line_interval = kLineInterval);
+  ~Progress();
+  Progress(const Progress&) = delete;
+  Progress& operator=(const Progress&) = delete;
 
   void CaseDone(CaseOutcome outcome, std::int64_t tokens);
-  // Draws the final state and ends the bar's line.
+  // Draws the final state and ends the bar's line (once).
   void Finish();
 
   // The text of the bar/line for the current counts (exposed for tests).
@@ -35,6 +44,8 @@ class Progress {
  private:
   void DrawLocked(Clock::time_point now, bool final);
   Clock::duration Interval() const;
+  void Tick();  // the plain-line timer thread
+  void StopTicker();
 
   std::FILE* out_;
   bool terminal_;
@@ -49,6 +60,11 @@ class Progress {
   std::size_t errors_ = 0;
   std::size_t judge_errors_ = 0;
   std::int64_t tokens_ = 0;
+  Clock::duration line_interval_;
+  bool finished_ = false;    // the ticker stops
+  bool drawn_final_ = false;
+  std::condition_variable wake_;
+  std::thread ticker_;
 };
 
 }  // namespace skillrunner::eval

@@ -73,10 +73,11 @@ boost::asio::awaitable<RateLimiter::Permit> RateLimiter::Acquire() {
   }
 }
 
-void RateLimiter::Report(const Permit& permit, std::int64_t tokens, bool rate_limited) {
+void RateLimiter::Report(const Permit& permit, std::int64_t tokens, bool rate_limited, int requests) {
   std::lock_guard lock(mutex_);
   RefillLocked(clock_.Now());
   if (tokens_.limit > 0) tokens_.level -= static_cast<double>(tokens);
+  if (requests_.limit > 0 && requests > 1) requests_.level -= static_cast<double>(requests - 1);
   if (rate_limited) {
     // Cases already in flight when the rate was cut saw the old rate; their
     // 429s say nothing new, so only a case granted after the cut cuts again.

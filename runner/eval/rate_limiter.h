@@ -6,9 +6,9 @@
 // only cases granted after the last cut can cut again), and each case that
 // did not adds 1% of the configured limit back, up to the limit.
 //
-// Tokens are charged after the fact (a case's real usage is known only when
-// it finishes): the token bucket may go into debt, and no case starts while
-// it is in debt. Buckets hold one second's worth of the current rate (at
+// Tokens, and requests beyond the first, are charged after the fact (a case's
+// real usage is known only when it finishes): the buckets may go into debt,
+// and no case starts while one is in debt. Buckets hold one second's worth of the current rate (at
 // least one request), so a burst never exceeds about a second of budget.
 //
 // Thread-safe: Acquire and Report may run concurrently on any threads.
@@ -52,8 +52,12 @@ class RateLimiter {
 
   // Waits until a request may start, then takes it from the bucket.
   boost::asio::awaitable<Permit> Acquire();
-  // What the case came to: its tokens, and whether any attempt met a 429.
-  void Report(const Permit& permit, std::int64_t tokens, bool rate_limited);
+  // What the case came to: its tokens, whether any attempt met a 429, and how
+  // many requests it really made (its attempts: retries, transient retries
+  // and a review gate's judge requests included). Acquire took one request;
+  // the other requests - 1 are debited now (the bucket may go into debt), so
+  // that requests_per_minute holds over time, not just cases per minute.
+  void Report(const Permit& permit, std::int64_t tokens, bool rate_limited, int requests = 1);
 
   // The rates in force now (per minute; 0 when that limit is unset).
   double requests_per_minute() const;

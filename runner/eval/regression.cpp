@@ -2,15 +2,20 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <optional>
+#include <set>
+#include <string>
 #include <tuple>
 
 #include "runner/eval/report_markup.h"
 
 namespace skillrunner::eval {
 namespace json = boost::json;
+using report::ArrayAt;
 using report::NumberAt;
 using report::ObjectAt;
+using report::TextAt;
 
 namespace {
 
@@ -40,6 +45,80 @@ json::object SkillDeltas(const json::object& current, const json::object* baseli
   }
   deltas["criteria"] = std::move(criteria);
   return deltas;
+}
+
+using Verdicts = std::map<std::string, std::string>;  // criterion id -> verdict
+
+// The share of decided cases that pass when only `criteria` count: a case
+// fails when one of them failed, is undecided (left out) when it would pass
+// but one of them is indeterminate, else passes. Cases without a verdict on
+// any of them are left out. Null when no case is decided.
+json::value PassRateOver(const std::vector<const Verdicts*>& cases, const std::set<std::string>& criteria) {
+  std::size_t decided = 0, passed = 0;
+  for (const Verdicts* verdicts : cases) {
+    bool seen = false, failed = false, indeterminate = false;
+    for (const auto& [criterion, verdict] : *verdicts) {
+      if (!criteria.contains(criterion)) continue;
+      seen = true;
+      failed = failed || verdict == "fail";
+      indeterminate = indeterminate || verdict == "indeterminate";
+    }
+    if (!seen || (!failed && indeterminate)) continue;
+    ++decided;
+    passed += !failed;
+  }
+  if (decided == 0) return nullptr;
+  return static_cast<double>(passed) / static_cast<double>(decided);
+}
+
+Verdicts VerdictsOf(const json::object& record) {
+  Verdicts verdicts;
+  CaseOutcome outcome = OutcomeOf(record);
+  if (outcome == CaseOutcome::kError || outcome == CaseOutcome::kJudgeError) return verdicts;
+  if (const json::array* results = ArrayAt(ObjectAt(&record, "review"), "criteria_results")) {
+    for (const json::value& r : *results) {
+      if (!r.is_object()) continue;
+      std::string_view id = TextAt(&r.as_object(), "criterion_id");
+      std::string_view verdict = TextAt(&r.as_object(), "verdict");
+      if (!id.empty() && !verdict.empty()) verdicts[std::string(id)] = std::string(verdict);
+    }
+  }
+  return verdicts;
+}
+
+// When a skill has unstable criteria: its pass rate over the stable counted
+// ones, now minus in the baseline (the baseline's per-case verdicts from the
+// history, judged by the same criteria). Absent (nullopt) otherwise.
+std::optional<json::value> StableDelta(std::string_view skill, const json::object& stats,
+                                       const std::vector<json::object>& records, const BaselineRun& baseline) {
+  const json::object* criteria = ObjectAt(&stats, "criteria");
+  if (criteria == nullptr) return std::nullopt;
+  std::set<std::string> stable;
+  bool any_unstable = false;
+  for (const auto& [id, c] : *criteria) {
+    if (!c.is_object()) continue;
+    const json::value* unstable = c.as_object().if_contains("unstable");
+    const json::value* counted = c.as_object().if_contains("counted");
+    if (unstable && unstable->is_bool() && unstable->as_bool()) {
+      any_unstable = true;
+    } else if (!counted || !counted->is_bool() || counted->as_bool()) {
+      stable.insert(std::string(id));
+    }
+  }
+  if (!any_unstable) return std::nullopt;
+  std::vector<Verdicts> current;
+  for (const json::object& record : records) {
+    if (TextAt(&record, "skill") == skill) current.push_back(VerdictsOf(record));
+  }
+  std::vector<const Verdicts*> now, before;
+  for (const Verdicts& v : current) now.push_back(&v);
+  std::string prefix = std::string(skill) + "/";
+  for (const auto& [key, verdicts] : baseline.verdicts) {
+    if (key.starts_with(prefix)) before.push_back(&verdicts);
+  }
+  json::value a = PassRateOver(now, stable), b = PassRateOver(before, stable);
+  if (!a.is_double() || !b.is_double()) return json::value(nullptr);
+  return json::value(std::round((a.as_double() - b.as_double()) * 1e9) / 1e9);
 }
 
 struct Flip {
@@ -84,7 +163,11 @@ json::object CompareWithBaseline(const json::object& summary,
     const json::object* baseline_skills = ObjectAt(&baseline.summary, "skills");
     for (const auto& [id, skill] : *current_skills) {
       if (!skill.is_object()) continue;
-      skills[id] = SkillDeltas(skill.as_object(), ObjectAt(baseline_skills, id));
+      json::object deltas = SkillDeltas(skill.as_object(), ObjectAt(baseline_skills, id));
+      if (auto stable = StableDelta(id, skill.as_object(), records, baseline)) {
+        deltas["rubric_pass_rate_stable_delta"] = std::move(*stable);
+      }
+      skills[id] = std::move(deltas);
     }
   }
   comparison["skills"] = std::move(skills);

@@ -20,6 +20,10 @@ namespace skillrunner::eval {
 // pass and whose current outcome is fail or error (outcome names as
 // CaseOutcomeName; a judge error is no flip, since it says nothing about the
 // output), sorted by skill, then case, then repeat. Never throws on odd input.
+// A skill with criteria flagged "unstable" also gets
+// "rubric_pass_rate_stable_delta": its pass rate recomputed over the stable
+// counted criteria, current records minus the baseline's verdicts (decided
+// cases only; null when either side has none).
 boost::json::object CompareWithBaseline(const boost::json::object& summary,
                                         const std::vector<boost::json::object>& records,
                                         const BaselineRun& baseline);

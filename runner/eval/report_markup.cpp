@@ -9,78 +9,9 @@
 namespace skillrunner::eval::report {
 namespace json = boost::json;
 
-const json::object* ObjectAt(const json::object* object, std::string_view key) {
-  if (object == nullptr) return nullptr;
-  const json::value* value = object->if_contains(key);
-  return value != nullptr && value->is_object() ? &value->as_object() : nullptr;
-}
-
-const json::array* ArrayAt(const json::object* object, std::string_view key) {
-  if (object == nullptr) return nullptr;
-  const json::value* value = object->if_contains(key);
-  return value != nullptr && value->is_array() ? &value->as_array() : nullptr;
-}
-
-std::optional<double> AsNumber(const json::value* value) {
-  if (value == nullptr) return std::nullopt;
-  double number = 0;
-  if (value->is_int64()) {
-    number = static_cast<double>(value->as_int64());
-  } else if (value->is_uint64()) {
-    number = static_cast<double>(value->as_uint64());
-  } else if (value->is_double()) {
-    number = value->as_double();
-  } else {
-    return std::nullopt;
-  }
-  if (!std::isfinite(number)) return std::nullopt;
-  return number;
-}
-
-std::optional<double> NumberAt(const json::object* object, std::string_view key) {
-  return object == nullptr ? std::nullopt : AsNumber(object->if_contains(key));
-}
-
-std::string_view TextAt(const json::object* object, std::string_view key) {
-  if (object == nullptr) return {};
-  const json::value* value = object->if_contains(key);
-  return value != nullptr && value->is_string() ? std::string_view(value->as_string())
-                                                : std::string_view();
-}
-
 namespace {
 
 constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
-
-// Decodes one UTF-8 character at `text[i]`; returns its length and sets
-// `code_point`, or returns 0 for an invalid sequence (overlong forms and
-// surrogates included).
-std::size_t DecodeUtf8(std::string_view text, std::size_t i, char32_t& code_point) {
-  auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[i + k]); };
-  unsigned char lead = byte(0);
-  std::size_t length = 0;
-  char32_t min = 0;
-  if (lead < 0x80) {
-    code_point = lead;
-    return 1;
-  } else if ((lead & 0xE0) == 0xC0) {
-    length = 2, code_point = lead & 0x1F, min = 0x80;
-  } else if ((lead & 0xF0) == 0xE0) {
-    length = 3, code_point = lead & 0x0F, min = 0x800;
-  } else if ((lead & 0xF8) == 0xF0) {
-    length = 4, code_point = lead & 0x07, min = 0x10000;
-  } else {
-    return 0;
-  }
-  if (i + length > text.size()) return 0;
-  for (std::size_t k = 1; k < length; ++k) {
-    if ((byte(k) & 0xC0) != 0x80) return 0;
-    code_point = (code_point << 6) | (byte(k) & 0x3F);
-  }
-  if (code_point < min || code_point > 0x10FFFF) return 0;
-  if (code_point >= 0xD800 && code_point <= 0xDFFF) return 0;
-  return length;
-}
 
 bool AllowedInXml(char32_t c) {
   if (c < 0x20) return c == 0x9 || c == 0xA || c == 0xD;
@@ -120,14 +51,6 @@ std::string EscapeMarkup(std::string_view text, bool attribute) {
     i += length;
   }
   return out;
-}
-
-std::string_view TruncateUtf8(std::string_view text, std::size_t max_bytes) {
-  if (text.size() <= max_bytes) return text;
-  std::size_t end = max_bytes;
-  // Step back over continuation bytes so no character is cut in half.
-  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
-  return text.substr(0, end);
 }
 
 namespace {
@@ -220,13 +143,6 @@ std::vector<std::string> ErrorLines(const json::array* errors) {
     lines.push_back(std::move(line));
   }
   return lines;
-}
-
-std::optional<double> CaseDurationMs(const json::object& record) {
-  if (std::optional<double> ms = NumberAt(&record, "duration_ms")) return ms;
-  const json::object* metrics = ObjectAt(ObjectAt(&record, "result"), "metrics");
-  if (metrics == nullptr) metrics = ObjectAt(ObjectAt(&record, "error"), "metrics");
-  return NumberAt(metrics, "duration_ms");
 }
 
 }  // namespace skillrunner::eval::report

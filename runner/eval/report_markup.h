@@ -14,28 +14,29 @@
 #include <string_view>
 #include <vector>
 
+#include "runner/eval/record_fields.h"
+#include "runner/eval/utf8.h"
+
 namespace skillrunner::eval::report {
 
 // What a missing or null value shows as.
 inline constexpr std::string_view kDash = "—";
 
-// nullptr when `object` is null, or the key is missing or of another type.
-const boost::json::object* ObjectAt(const boost::json::object* object, std::string_view key);
-const boost::json::array* ArrayAt(const boost::json::object* object, std::string_view key);
-// Finite numbers only (int64, uint64 or double).
-std::optional<double> NumberAt(const boost::json::object* object, std::string_view key);
-std::optional<double> AsNumber(const boost::json::value* value);
-// "" when missing or not a string.
-std::string_view TextAt(const boost::json::object* object, std::string_view key);
+// The field readers (runner/eval/record_fields.h) and UTF-8 helpers
+// (runner/eval/utf8.h), under the names the report code uses.
+using eval::ArrayAt;
+using eval::AsNumber;
+using eval::CaseDurationMs;
+using eval::NumberAt;
+using eval::ObjectAt;
+using eval::TextAt;
+using eval::TruncateUtf8;
 
 // Escapes & < > " ' and replaces what XML 1.0 forbids (C0 controls other
 // than tab, newline and carriage return; U+FFFE, U+FFFF; invalid UTF-8) by
 // U+FFFD. With `attribute`, tab, newline and carriage return become character
 // references so that attribute normalisation keeps them.
 std::string EscapeMarkup(std::string_view text, bool attribute = false);
-
-// The first `max_bytes` of `text`, cut on a UTF-8 character boundary.
-std::string_view TruncateUtf8(std::string_view text, std::size_t max_bytes);
 
 // 0.938 -> "93.8%"; nullopt -> "—".
 std::string FormatRate(std::optional<double> rate);
@@ -56,8 +57,5 @@ std::vector<std::string> FailureReasons(const boost::json::object& record);
 
 // "path: message" for each entry of an errors array ([{path, message}]).
 std::vector<std::string> ErrorLines(const boost::json::array* errors);
-
-// The case's wall time: the record's "duration_ms", else its metrics'.
-std::optional<double> CaseDurationMs(const boost::json::object& record);
 
 }  // namespace skillrunner::eval::report

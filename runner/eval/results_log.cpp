@@ -3,6 +3,7 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -10,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "runner/eval/utf8.h"
 #include "runner/json_text.h"
 
 namespace skillrunner::eval {
@@ -20,6 +22,8 @@ std::string Errno(const std::string& what, const std::filesystem::path& file) {
   return "cannot " + what + " " + file.string() + ": " + std::strerror(errno);
 }
 
+}  // namespace
+
 std::expected<void, std::string> WriteAll(int fd, std::string_view text, const std::filesystem::path& file) {
   while (!text.empty()) {
     ssize_t n = ::write(fd, text.data(), text.size());
@@ -29,8 +33,6 @@ std::expected<void, std::string> WriteAll(int fd, std::string_view text, const s
   }
   return {};
 }
-
-}  // namespace
 
 std::expected<std::unique_ptr<ResultsWriter>, std::string> ResultsWriter::Open(
     const std::filesystem::path& file) {
@@ -44,11 +46,38 @@ ResultsWriter::~ResultsWriter() {
   ::close(fd_);
 }
 
+std::expected<void, std::string> WriteLineOrTruncate(int fd, std::string_view line,
+                                                     const std::filesystem::path& file) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return std::unexpected(Errno("stat", file));
+  off_t before = st.st_size;  // O_APPEND: the line goes here
+  auto written = WriteAll(fd, line, file);
+  if (written) return written;
+  // Part of the line may be on disk: cut it away so that the file ends on a
+  // whole line, as if this write had never begun.
+  int saved = errno;
+  if (::ftruncate(fd, before) != 0) {
+    return std::unexpected(written.error() + "; cutting the partial line back off failed too: " +
+                           std::strerror(errno));
+  }
+  errno = saved;
+  return written;
+}
+
 std::expected<void, std::string> ResultsWriter::Append(const json::object& record) {
   std::string line = CompactJson(record);
+  // Boost.JSON writes string bytes as they are: a string holding invalid
+  // UTF-8 would make a line its parser (and so --resume and merge) rejects.
+  if (!IsValidUtf8(line)) line = SanitizeUtf8(line);
   line.push_back('\n');
   std::lock_guard lock(mutex_);
-  if (auto written = WriteAll(fd_, line, file_); !written) return written;
+  if (!failed_.empty()) {
+    return std::unexpected("not writing to " + file_.string() + " after an earlier write failed: " + failed_);
+  }
+  if (auto written = WriteLineOrTruncate(fd_, line, file_); !written) {
+    failed_ = written.error();
+    return written;
+  }
   ++unsynced_;
   if (unsynced_ >= kSyncEvery || std::chrono::steady_clock::now() - last_sync_ >= kSyncInterval) {
     return SyncLocked();
@@ -83,29 +112,38 @@ std::expected<LoadedResults, std::string> ReadResults(const std::filesystem::pat
   while (pos < text.size()) {
     ++line_number;
     std::size_t end = text.find('\n', pos);
-    bool last = end == std::string::npos || end + 1 == text.size();
-    std::string_view line(text.data() + pos, (end == std::string::npos ? text.size() : end) - pos);
+    bool terminated = end != std::string::npos;
+    std::string_view line(text.data() + pos, (terminated ? end : text.size()) - pos);
     json::value value = json::parse(line, ec);
+    if ((ec || !value.is_object()) && !IsValidUtf8(line)) {
+      // Written before the writer sanitised strings: keep the record, with
+      // U+FFFD for the bytes that were not UTF-8.
+      ec.clear();
+      value = json::parse(SanitizeUtf8(line), ec);
+      if (!ec && value.is_object()) ++out.repaired_lines;
+    }
     bool good = !ec && value.is_object();
-    if (!good && last) {
-      // The crash cut this line short (or left it unterminated): drop it.
+    if (!good && !terminated) {
+      // Only a line without its newline can be a write that a crash cut
+      // short (each record is one write of the line and its newline): drop it.
       out.torn_bytes = text.size() - pos;
-      if (repair) std::filesystem::resize_file(file, pos, ec);
-      if (ec) return std::unexpected("cannot truncate the torn last line of " + file.string() + ": " + ec.message());
+      std::error_code cut;  // not `ec`, which still holds the parse error
+      if (repair) std::filesystem::resize_file(file, pos, cut);
+      if (cut) return std::unexpected("cannot truncate the torn last line of " + file.string() + ": " + cut.message());
       break;
     }
     if (!good && line.find_first_not_of(" \t\r") != std::string_view::npos) {
       return std::unexpected(file.string() + ":" + std::to_string(line_number) +
                              ": not a JSON object (results.jsonl holds one record per line)");
     }
-    if (good && end == std::string::npos) {
+    if (good && !terminated) {
       // A whole record whose newline never made it: keep it, end the line.
       if (repair) {
         std::ofstream(file, std::ios::binary | std::ios::app) << '\n';
       }
     }
     if (good) out.records.push_back(std::move(value.as_object()));
-    if (end == std::string::npos) break;
+    if (!terminated) break;
     pos = end + 1;
   }
   return out;

@@ -28,7 +28,11 @@ class ResultsWriter {
   ResultsWriter(const ResultsWriter&) = delete;
   ResultsWriter& operator=(const ResultsWriter&) = delete;
 
-  // Appends one line. Thread-safe.
+  // Appends one line (strings that are not valid UTF-8 get U+FFFD for the bad
+  // bytes, so every line parses). A write that fails is cut back off the
+  // file (ftruncate to where the line began), and every later Append is
+  // refused with the first error: the file never holds a partial line in the
+  // middle, and a run that lost a record stops. Thread-safe.
   std::expected<void, std::string> Append(const boost::json::object& record);
   // fsyncs what was appended. Thread-safe.
   std::expected<void, std::string> Flush();
@@ -41,20 +45,33 @@ class ResultsWriter {
   std::filesystem::path file_;
   std::mutex mutex_;
   std::size_t unsynced_ = 0;
+  std::string failed_;  // the first write error; non-empty: Append refuses
   std::chrono::steady_clock::time_point last_sync_ = std::chrono::steady_clock::now();
 };
 
 struct LoadedResults {
   std::vector<boost::json::object> records;
   std::size_t torn_bytes = 0;  // bytes of a torn last line that were cut away
+  std::size_t repaired_lines = 0;  // lines kept with U+FFFD for bytes that were not UTF-8
 };
 
-// Reads a results.jsonl. A missing file is an empty run. A last line that is
-// cut short (no newline, or not a JSON object) is a write the crash tore: it
-// is dropped and, when `repair` is set, truncated away so that appends start
-// on a clean line. Any other bad line is an error naming file:line.
+// Reads a results.jsonl. A missing file is an empty run. A last line without
+// its newline that is not a JSON object is a write the crash tore: it is
+// dropped and, when `repair` is set, truncated away so that appends start on
+// a clean line. A complete (newline-terminated) line is never "torn": one
+// that is not a JSON object is an error naming file:line, wherever it is. A
+// line whose only fault is invalid UTF-8 is kept, the bad bytes as U+FFFD.
 std::expected<LoadedResults, std::string> ReadResults(const std::filesystem::path& file, bool repair);
 
+// write(2) until all of `text` is written (EINTR retried); the error names
+// `file`. Exposed for tests.
+std::expected<void, std::string> WriteAll(int fd, std::string_view text, const std::filesystem::path& file);
+
+// Appends `line` to `fd` (opened O_APPEND); when the write fails, truncates
+// the file back to its size before the write, so no partial line stays.
+// Exposed for tests.
+std::expected<void, std::string> WriteLineOrTruncate(int fd, std::string_view line,
+                                                     const std::filesystem::path& file);
 // Writes `text` to `file` through a temporary file and a rename, so readers
 // never see half of it.
 std::expected<void, std::string> WriteFileAtomically(const std::filesystem::path& file,

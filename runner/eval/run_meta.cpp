@@ -18,6 +18,7 @@ namespace json = boost::json;
 json::object RunMeta::ToJson() const {
   json::object out{{"run_id", run_id}, {"suite", suite}, {"suite_file", suite_file}, {"started_at", started_at}};
   if (shard) out["shard"] = *shard;
+  if (plan_hash) out["plan_hash"] = *plan_hash;
   return out;
 }
 
@@ -45,6 +46,7 @@ std::expected<RunMeta, std::string> ReadRunMeta(const std::filesystem::path& fil
   meta.started_at = *started;
   meta.suite_file = field("suite_file").value_or("");
   meta.shard = field("shard");
+  meta.plan_hash = field("plan_hash");
   return meta;
 }
 

@@ -1,7 +1,9 @@
 #pragma once
 
 // DIR/run.json: what identifies a run across --resume and merge.
-//   {"run_id", "suite", "suite_file", "started_at", "shard"?}
+//   {"run_id", "suite", "suite_file", "started_at", "shard"?, "plan_hash"?}
+// plan_hash (PlanHash) identifies the cases the suite planned when the run
+// began; --resume refuses a folder whose plan differs from the suite's now.
 
 #include <boost/json/object.hpp>
 #include <chrono>
@@ -18,6 +20,7 @@ struct RunMeta {
   std::string suite_file;
   std::string started_at;  // ISO-8601 UTC
   std::optional<std::string> shard;  // "I/N"
+  std::optional<std::string> plan_hash;
 
   boost::json::object ToJson() const;
 };

@@ -23,12 +23,27 @@ Thresholds ParseThresholds(const json::value* value) {
   t.expected_match = RateAt(obj, "expected_match");
   t.max_regression = RateAt(obj, "max_regression");
   t.criterion_pass_rate = RateAt(obj, "criterion_pass_rate");
+  t.max_judge_error_rate = RateAt(obj, "max_judge_error_rate");
+  t.max_indeterminate_rate = RateAt(obj, "max_indeterminate_rate");
   if (const json::value* criteria = obj.if_contains("criteria"); criteria && criteria->is_object()) {
     for (const auto& [id, rate] : criteria->as_object()) {
       if (rate.is_number()) t.criteria[std::string(id)] = rate.to_number<double>();
     }
   }
   return t;
+}
+
+// The criteria that decide a review's pass (services/review/aggregate.h):
+// the required ones under the "required" rule, else all.
+std::set<std::string> CountedCriteria(const Rubric& rubric) {
+  bool any_required = std::any_of(rubric.criteria.begin(), rubric.criteria.end(),
+                                  [](const Criterion& c) { return c.required; });
+  bool only_required = rubric.pass_rule == "required" || (rubric.pass_rule.empty() && any_required);
+  std::set<std::string> counted;
+  for (const Criterion& c : rubric.criteria) {
+    if (!only_required || c.required) counted.insert(c.id);
+  }
+  return counted;
 }
 
 std::string Hint(std::string_view name, const std::vector<std::string>& candidates) {
@@ -119,6 +134,7 @@ class EntryChecker {
       return false;
     }
     out.judge_is_gate = skill.review && out.rubric == skill.review->rubric && out.judge_model == gate_model;
+    out.counted_criteria = CountedCriteria(*registry_.FindRubric(out.rubric));
     return true;
   }
 
@@ -137,6 +153,8 @@ Thresholds Thresholds::Overlay(const Thresholds& over) const {
   if (over.expected_match) t.expected_match = over.expected_match;
   if (over.max_regression) t.max_regression = over.max_regression;
   if (over.criterion_pass_rate) t.criterion_pass_rate = over.criterion_pass_rate;
+  if (over.max_judge_error_rate) t.max_judge_error_rate = over.max_judge_error_rate;
+  if (over.max_indeterminate_rate) t.max_indeterminate_rate = over.max_indeterminate_rate;
   for (const auto& [id, rate] : over.criteria) t.criteria[id] = rate;
   return t;
 }

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,13 @@ struct Thresholds {
   std::optional<double> expected_match;
   std::optional<double> max_regression;
   std::optional<double> criterion_pass_rate;  // every criterion's minimum
+  // Most judge errors allowed, as a share of the cases that reached a judge.
+  // Unset means 0 wherever a rubric is in play: a judge that broke on any
+  // case breaches, unless the suite allows some.
+  std::optional<double> max_judge_error_rate;
+  // Most judged cases whose pass was indeterminate (left out of
+  // rubric_pass_rate), as a share of the judged cases. Unset: not checked.
+  std::optional<double> max_indeterminate_rate;
   std::map<std::string, double> criteria;     // per-criterion minimums (override)
 
   // `over`'s values where it sets them, else these.
@@ -46,6 +54,7 @@ struct SuiteSkill {
   std::string rubric;       // empty: outputs are not judged
   std::string judge_model;  // resolved (never empty when rubric is set)
   bool judge_is_gate = false;  // the rubric and model are the skill's own review gate
+  std::set<std::string> counted_criteria;  // the rubric's criteria that decide a pass
   ExpectedMode expected = ExpectedMode::kNone;
   Thresholds thresholds;  // the suite's, overlaid with the entry's own
 };

@@ -5,16 +5,11 @@
 #include <map>
 
 #include "runner/eval/case_outcome.h"
+#include "runner/eval/record_fields.h"
 
 namespace skillrunner::eval {
 namespace json = boost::json;
 namespace {
-
-std::int64_t IntAt(const json::value* obj, std::string_view key) {
-  if (!obj || !obj->is_object()) return 0;
-  const json::value* v = obj->as_object().if_contains(key);
-  return v && v->is_int64() ? v->as_int64() : 0;
-}
 
 const json::value* At(const json::object& obj, std::string_view key) { return obj.if_contains(key); }
 
@@ -42,39 +37,42 @@ std::string VerdictOf(const json::value& verdict, std::string_view criterion) {
 
 class Tally {
  public:
+  explicit Tally(const std::set<std::string>* counted = nullptr) : counted_(counted) {}
+
   void Add(const json::object& record) {
     ++cases_;
     const json::value* result = At(record, "result");
-    const json::value* error = At(record, "error");
-    const json::value* body = result ? result : error;
-    const json::value* metrics = body && body->is_object() ? body->as_object().if_contains("metrics") : nullptr;
+    const json::object* metrics = MetricsOf(record);
+    CaseOutcome outcome = OutcomeOf(record);
+    bool gate_judge_error = IsGateJudgeError(record);
     if (result) ++valid_;
-    if (error && error->is_object()) {
-      const json::value* code = error->as_object().if_contains("code");
-      ++errors_[code && code->is_string() ? std::string(code->as_string()) : "UNKNOWN"];
+    if (gate_judge_error) ++gate_judge_errors_;
+    if (std::string_view code = ErrorCodeOf(record); record.contains("error") && !gate_judge_error) {
+      ++errors_[code.empty() ? "UNKNOWN" : std::string(code)];
     }
-    std::int64_t validation_retries = IntAt(metrics, "validation_retries");
-    std::int64_t transient = IntAt(metrics, "transient_retries");
+    std::int64_t validation_retries = IntAt(metrics, "validation_retries").value_or(0);
+    std::int64_t transient = IntAt(metrics, "transient_retries").value_or(0);
     const json::value* review = At(record, "review");
     bool regenerated = review && review->is_object() && review->as_object().contains("first");
     if (result && validation_retries == 0 && transient == 0 && !regenerated) ++first_try_;
     if (validation_retries > 0 || regenerated) ++retried_;
     transient_retries_ += transient;
-    ++attempts_histogram_[IntAt(metrics, "attempts")];
-    CountAttemptKinds(body);
-    input_tokens_ += IntAt(metrics, "input_tokens");
-    output_tokens_ += IntAt(metrics, "output_tokens");
-    judge_input_tokens_ += IntAt(At(record, "judge_usage"), "input_tokens");
-    judge_output_tokens_ += IntAt(At(record, "judge_usage"), "output_tokens");
-    std::int64_t latency = IntAt(metrics, "duration_ms");
-    if (const json::value* d = At(record, "duration_ms"); !metrics && d && d->is_int64()) latency = d->as_int64();
-    latencies_.push_back(latency);
+    ++attempts_histogram_[IntAt(metrics, "attempts").value_or(0)];
+    CountAttemptKinds(AttemptsOf(record));
+    input_tokens_ += IntAt(metrics, "input_tokens").value_or(0);
+    output_tokens_ += IntAt(metrics, "output_tokens").value_or(0);
+    const json::object* judge_usage = ObjectAt(&record, "judge_usage");
+    judge_input_tokens_ += IntAt(judge_usage, "input_tokens").value_or(0);
+    judge_output_tokens_ += IntAt(judge_usage, "output_tokens").value_or(0);
+    // The invocation's own latency; the record's wall time (judging included)
+    // only when there are no metrics.
+    std::optional<std::int64_t> latency = IntAt(metrics, "duration_ms");
+    latencies_.push_back(latency ? *latency : IntAt(&record, "duration_ms").value_or(0));
     if (const json::value* match = At(record, "expected_match"); match && match->is_bool()) {
       ++expected_total_;
       expected_matched_ += match->as_bool();
     }
-    if (record.contains("judge_error")) ++judge_errors_;
-    CaseOutcome outcome = OutcomeOf(record);
+    if (outcome == CaseOutcome::kJudgeError) ++judge_errors_;
     if (review && review->is_object() && outcome != CaseOutcome::kError && outcome != CaseOutcome::kJudgeError) {
       AddVerdict(review->as_object(), At(record, "rejudges"));
     }
@@ -83,7 +81,7 @@ class Tally {
   json::object ToJson(bool with_criteria) const {
     json::object out;
     out["cases"] = cases_;
-    out["schema_compliance"] = Rate(valid_, cases_);
+    out["schema_compliance"] = Rate(valid_, cases_ - gate_judge_errors_);
     out["first_try_rate"] = Rate(first_try_, cases_);
     out["retry_rate"] = Rate(retried_, cases_);
     out["transient_retries"] = transient_retries_;
@@ -94,7 +92,9 @@ class Tally {
     out["errors"] = std::move(errors);
     out["judged"] = judged_;
     out["judge_errors"] = judge_errors_;
-    out["rubric_pass_rate"] = Rate(passed_, judged_);
+    out["judge_error_rate"] = Rate(judge_errors_, judged_ + judge_errors_);
+    out["decided"] = judged_ - indeterminate_cases_;
+    out["rubric_pass_rate"] = Rate(passed_, judged_ - indeterminate_cases_);
     out["indeterminate"] = indeterminate_cases_;
     out["indeterminate_rate"] = Rate(indeterminate_cases_, judged_);
     out["expected_match"] = Rate(expected_matched_, expected_total_);
@@ -111,10 +111,9 @@ class Tally {
   }
 
  private:
-  void CountAttemptKinds(const json::value* body) {
-    const json::value* attempts = body && body->is_object() ? body->as_object().if_contains("attempts") : nullptr;
-    if (!attempts || !attempts->is_array()) return;
-    for (const auto& a : attempts->as_array()) {
+  void CountAttemptKinds(const json::array* attempts) {
+    if (!attempts) return;
+    for (const auto& a : *attempts) {
       const json::value* kind = a.is_object() ? a.as_object().if_contains("kind") : nullptr;
       if (!kind || !kind->is_string()) continue;
       truncations_ += kind->as_string() == "truncated";
@@ -125,10 +124,15 @@ class Tally {
   void AddVerdict(const json::object& review, const json::value* rejudges) {
     ++judged_;
     const json::value* pass = review.if_contains("pass");
-    passed_ += pass && pass->is_bool() && pass->as_bool();
+    bool passed = pass && pass->is_bool() && pass->as_bool();
+    // Only a pass can be undecided: indeterminate never fails a review, so a
+    // failed review failed on a criterion that was decided.
     bool any_indeterminate = false;
     const json::value* results = review.if_contains("criteria_results");
-    if (!results || !results->is_array()) return;
+    if (!results || !results->is_array()) {
+      passed_ += passed;
+      return;
+    }
     for (const auto& r : results->as_array()) {
       const json::value* id = r.is_object() ? r.as_object().if_contains("criterion_id") : nullptr;
       if (!id || !id->is_string()) continue;
@@ -140,7 +144,7 @@ class Tally {
       tally.passed += verdict == "pass";
       tally.failed += verdict == "fail";
       tally.indeterminate += verdict == "indeterminate";
-      any_indeterminate = any_indeterminate || verdict == "indeterminate";
+      any_indeterminate = any_indeterminate || (verdict == "indeterminate" && Counts(criterion));
       if (!rejudges || !rejudges->is_array() || rejudges->as_array().empty()) continue;
       bool agree = true, compared = false;
       for (const auto& again : rejudges->as_array()) {
@@ -151,15 +155,19 @@ class Tally {
       tally.rejudged += compared;
       tally.agreed += compared && agree;
     }
-    indeterminate_cases_ += any_indeterminate;
+    bool undecided = passed && any_indeterminate;
+    indeterminate_cases_ += undecided;
+    passed_ += passed && !undecided;
   }
+
+  bool Counts(const std::string& criterion) const { return !counted_ || counted_->contains(criterion); }
 
   json::object CriteriaJson() const {
     json::object out;
     for (const auto& [id, t] : criteria_) {
       json::object c{{"judged", t.judged}, {"passed", t.passed}, {"failed", t.failed},
                      {"indeterminate", t.indeterminate}, {"pass_rate", Rate(t.passed, t.passed + t.failed)},
-                     {"indeterminate_rate", Rate(t.indeterminate, t.judged)}};
+                     {"indeterminate_rate", Rate(t.indeterminate, t.judged)}, {"counted", Counts(id)}};
       if (t.rejudged > 0) {
         double agreement = static_cast<double>(t.agreed) / static_cast<double>(t.rejudged);
         c["agreement"] = agreement;
@@ -182,6 +190,8 @@ class Tally {
   }
 
   std::size_t cases_ = 0, valid_ = 0, first_try_ = 0, retried_ = 0, truncations_ = 0, refusals_ = 0;
+  const std::set<std::string>* counted_ = nullptr;  // null: every criterion counts
+  std::size_t gate_judge_errors_ = 0;
   std::size_t judged_ = 0, passed_ = 0, judge_errors_ = 0, indeterminate_cases_ = 0;
   std::size_t expected_total_ = 0, expected_matched_ = 0;
   std::int64_t transient_retries_ = 0, input_tokens_ = 0, output_tokens_ = 0;
@@ -201,15 +211,21 @@ json::object BuildSummary(const SummaryHeader& header, const std::vector<json::o
   if (header.shard) summary["shard"] = *header.shard;
   summary["concurrency"] = header.concurrency;
   std::map<std::string, Tally> by_skill;
+  auto tally_of = [&](const std::string& id) -> Tally& {
+    auto it = by_skill.find(id);
+    if (it != by_skill.end()) return it->second;
+    auto counted = header.counted_criteria.find(id);
+    return by_skill.emplace(id, Tally(counted == header.counted_criteria.end() ? nullptr : &counted->second))
+        .first->second;
+  };
   Tally totals;
   for (const auto& record : records) {
-    const json::value* skill = record.if_contains("skill");
-    by_skill[skill && skill->is_string() ? std::string(skill->as_string()) : ""].Add(record);
+    tally_of(std::string(TextAt(&record, "skill"))).Add(record);
     totals.Add(record);
   }
   summary["totals"] = totals.ToJson(false);
   json::object skills;
-  for (const auto& id : header.skills) skills[id] = by_skill[id].ToJson(true);
+  for (const auto& id : header.skills) skills[id] = tally_of(id).ToJson(true);
   for (const auto& [id, tally] : by_skill) {
     if (!skills.contains(id)) skills[id] = tally.ToJson(true);
   }

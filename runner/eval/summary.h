@@ -2,16 +2,28 @@
 
 // summary.json, computed from results.jsonl records alone (so a resumed or
 // merged run summarises exactly what its records say). Per skill and per
-// criterion; judge errors and indeterminate verdicts are counted apart and
-// never enter a pass rate:
-//   rubric_pass_rate = passed / judged (judged = cases with a usable verdict)
+// criterion:
+//   schema_compliance = valid outputs / (cases - review-gate judge errors):
+//     a case whose skill's own review gate could not judge it (error code
+//     JUDGE_ERROR) says nothing about the schema, so it is in neither part.
+//   judge_errors = cases whose judge gave no usable verdict (the eval's judge
+//     or the review gate's); judge_error_rate = judge_errors / (judged +
+//     judge_errors). Judge errors never enter a pass rate.
+//   judged = cases with a usable verdict. A judged case is "indeterminate"
+//     when its review passed while a counted criterion (the rubric's pass
+//     rule; SummaryHeader::counted_criteria) was indeterminate: it did not
+//     really pass, and it did not fail. decided = judged - indeterminate.
+//   rubric_pass_rate = passed / decided (indeterminate cases are left out and
+//     counted in "indeterminate"; indeterminate_rate = indeterminate / judged).
 //   criterion pass_rate = passed / (passed + failed); indeterminate_rate =
-//   indeterminate / judged.
+//     indeterminate / judged; "counted": whether the criterion decides pass.
 // With --rejudge, criteria get "agreement" (share of re-judged cases whose
 // verdicts on the criterion all agree) and "unstable" (agreement < 0.8).
 
 #include <boost/json/object.hpp>
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -28,6 +40,9 @@ struct SummaryHeader {
   std::optional<std::string> shard;
   int concurrency = 0;
   std::vector<std::string> skills;  // suite order; skills without records still appear
+  // Per skill, the criteria that decide whether a review passes (the rubric's
+  // pass rule); a skill not listed here counts every criterion.
+  std::map<std::string, std::set<std::string>> counted_criteria;
 };
 
 // {"run_id", "suite", "started_at", "finished_at", "duration_ms", "shard"?,

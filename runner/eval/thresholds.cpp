@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "runner/eval/record_fields.h"
+
 namespace skillrunner::eval {
 namespace json = boost::json;
 namespace {
@@ -11,11 +13,6 @@ constexpr double kEpsilon = 1e-9;
 const json::value* Get(const json::value* obj, std::string_view key) {
   if (!obj || !obj->is_object()) return nullptr;
   return obj->as_object().if_contains(key);
-}
-
-std::optional<double> Number(const json::value* v) {
-  if (!v || !v->is_number()) return std::nullopt;
-  return v->to_number<double>();
 }
 
 std::string Fixed(double value) {
@@ -32,7 +29,7 @@ class Checker {
   void Minimum(std::string_view threshold, const std::string& criterion, const std::string& what,
                std::optional<double> limit, const json::value* actual, const std::string& missing_why) {
     if (!limit) return;
-    std::optional<double> value = Number(actual);
+    std::optional<double> value = AsNumber(actual);
     if (!value) {
       if (!missing_why.empty()) Add(threshold, criterion, *limit, nullptr, what + " could not be measured: " + missing_why);
       return;
@@ -42,8 +39,18 @@ class Checker {
     }
   }
 
+  // A maximum rate; a null actual (nothing to measure) is no breach.
+  void Maximum(std::string_view threshold, const std::string& what, double limit, const json::value* actual,
+               const std::string& detail) {
+    std::optional<double> value = AsNumber(actual);
+    if (value && *value > limit + kEpsilon) {
+      Add(threshold, "", limit, *value,
+          what + " " + Fixed(*value) + " is above the maximum " + Fixed(limit) + " (" + detail + ")");
+    }
+  }
+
   void Regression(const std::string& criterion, const std::string& what, double max_drop, const json::value* delta) {
-    std::optional<double> value = Number(delta);
+    std::optional<double> value = AsNumber(delta);
     if (value && *value + max_drop + kEpsilon < 0) {
       Add("max_regression", criterion, max_drop, *value,
           what + " fell by " + Fixed(-*value) + " against the baseline, more than the allowed " + Fixed(max_drop));
@@ -78,8 +85,25 @@ void CheckSkill(const SuiteSkill& entry, const json::value& stats, const json::v
   if (!entry.rubric.empty()) {
     check.Minimum("rubric_pass_rate", "", "rubric pass rate", t.rubric_pass_rate, Get(&stats, "rubric_pass_rate"),
                   "no case was judged (" +
-                      std::to_string(static_cast<long long>(Number(Get(&stats, "judge_errors")).value_or(0))) +
+                      std::to_string(static_cast<long long>(AsNumber(Get(&stats, "judge_errors")).value_or(0))) +
                       " judge error(s))");
+    auto count = [&](std::string_view key) {
+      return std::to_string(static_cast<long long>(AsNumber(Get(&stats, key)).value_or(0)));
+    };
+    // A judge that broke must not leave a green night behind a pass rate of
+    // the few cases it did judge.
+    check.Maximum("max_judge_error_rate", "judge error rate", t.max_judge_error_rate.value_or(0),
+                  Get(&stats, "judge_error_rate"),
+                  count("judge_errors") + " judge error(s) in " +
+                      std::to_string(static_cast<long long>(AsNumber(Get(&stats, "judged")).value_or(0) +
+                                                            AsNumber(Get(&stats, "judge_errors")).value_or(0))) +
+                      " case(s) sent to the judge");
+    if (t.max_indeterminate_rate) {
+      check.Maximum("max_indeterminate_rate", "indeterminate rate", *t.max_indeterminate_rate,
+                    Get(&stats, "indeterminate_rate"),
+                    count("indeterminate") + " of " + count("judged") +
+                        " judged case(s) passed with an indeterminate criterion");
+    }
   }
   if (entry.expected != ExpectedMode::kNone) {
     check.Minimum("expected_match", "", "expected-match rate", t.expected_match, Get(&stats, "expected_match"), "");
@@ -96,7 +120,16 @@ void CheckSkill(const SuiteSkill& entry, const json::value& stats, const json::v
   }
   if (t.max_regression && baseline) {
     check.Regression("", "schema compliance", *t.max_regression, Get(baseline, "schema_compliance_delta"));
-    check.Regression("", "rubric pass rate", *t.max_regression, Get(baseline, "rubric_pass_rate_delta"));
+    // With unstable criteria, the skill's pass rate is compared over the
+    // stable criteria only (CompareWithBaseline's
+    // rubric_pass_rate_stable_delta), so that a judge flipping a coin on one
+    // criterion cannot fail the night through the skill-level rate either.
+    const json::value* stable = Get(baseline, "rubric_pass_rate_stable_delta");
+    if (!gate_unstable && stable) {
+      check.Regression("", "rubric pass rate (stable criteria)", *t.max_regression, stable);
+    } else {
+      check.Regression("", "rubric pass rate", *t.max_regression, Get(baseline, "rubric_pass_rate_delta"));
+    }
     const json::value* deltas = Get(baseline, "criteria");
     if (deltas && deltas->is_object()) {
       for (const auto& [id, d] : deltas->as_object()) {

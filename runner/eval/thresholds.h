@@ -8,7 +8,13 @@
 // schema_compliance_delta or rubric_pass_rate_delta, or a criterion's
 // pass_rate_delta, below -max_regression is a breach; criteria flagged
 // "unstable" by --rejudge are left out unless the suite sets
-// gate_unstable_criteria.
+// gate_unstable_criteria, and so is their share of the skill-level rate: when
+// a skill has unstable criteria its rubric_pass_rate_stable_delta (the rate
+// recomputed over the stable criteria, on both sides) is checked instead of
+// rubric_pass_rate_delta.
+// max_judge_error_rate (default 0 for a skill with a rubric) and
+// max_indeterminate_rate (default unchecked) are maximums of the summary's
+// judge_error_rate and indeterminate_rate.
 
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>

@@ -249,6 +249,167 @@ thresholds: { rubric_pass_rate: 0.5 }
   EXPECT_EQ(OutcomeOf(records[0]), CaseOutcome::kJudgeError);
 }
 
+TEST_F(EvalCliTest, AReviewGateThatCannotJudgeIsAJudgeErrorNotAnInvocationError) {
+  // gen's own review gate (attempts 2 and 3 of each invocation) answers
+  // invalid JSON twice: SkillRunner::Invoke fails with JUDGE_ERROR.
+  tree_.Write("gate_broken.yaml", "providers:\n  sim:\n    kind: simulated\n    faults:\n"
+                                  "      - { skill: gen.review, attempt: [2, 3], fault: invalid_json }\n"
+                                  "default_provider: sim\n");
+  ASSERT_EQ(Eval("good.yaml", "suite.yaml --out out/n1 --history hist.sqlite").status, 0);
+  auto ran = Eval("gate_broken.yaml", "suite.yaml --out out/n2 --history hist.sqlite --baseline last");
+  EXPECT_EQ(ran.status, 1) << ran.err;
+  json::object summary = Summary("out/n2");
+  const json::object& gen = summary.at("skills").at("gen").as_object();
+  EXPECT_EQ(gen.at("judge_errors"), kGenCases);
+  EXPECT_EQ(gen.at("judged"), 0);
+  EXPECT_EQ(gen.at("schema_compliance"), nullptr);  // no case said anything about the schema
+  EXPECT_EQ(json::serialize(gen.at("errors")), "{}");
+  std::vector<std::string> messages;
+  for (const auto& b : summary.at("breaches").as_array()) messages.emplace_back(b.at("message").as_string());
+  EXPECT_EQ(messages, (std::vector<std::string>{
+                          "gen: rubric pass rate could not be measured: no case was judged (24 judge error(s))",
+                          "gen: judge error rate 1.000 is above the maximum 0.000 (24 judge error(s) in 24 case(s) "
+                          "sent to the judge)",
+                      }));
+  EXPECT_EQ(summary.at("baseline").at("flipped").as_array().size(), 0u);  // never a flip
+  EXPECT_NE(ran.err.find("skillrunner eval: 0 case(s) flipped from pass since run "), std::string::npos) << ran.err;
+  EXPECT_NE(ran.err.find("30/30 cases, pass 83.3%, 1 failed, 0 errors, 24 judge errors,"), std::string::npos)
+      << ran.err;
+  std::string junit = ReadFile(tree_.Path("out/n2/junit.xml"));
+  EXPECT_NE(junit.find(R"(<testsuite name="gen" tests="24" failures="0" errors="24")"), std::string::npos) << junit;
+  std::size_t typed = 0;
+  for (std::size_t at = junit.find(R"(type="JUDGE_ERROR")"); at != std::string::npos;
+       at = junit.find(R"(type="JUDGE_ERROR")", at + 1)) {
+    ++typed;
+  }
+  EXPECT_EQ(typed, static_cast<std::size_t>(kGenCases));
+}
+
+TEST_F(EvalCliTest, MergeRefusesAMissingShardAndAnIncompleteOne) {
+  ASSERT_EQ(Eval("good.yaml", "suite.yaml --out out/s0 --shard 0/2").status, 0);
+  ASSERT_EQ(Eval("good.yaml", "suite.yaml --out out/s1 --shard 1/2").status, 0);
+  std::string merge = "--skills skills --rubrics rubrics --config good.yaml eval merge ";
+  auto only_one = Skillrunner(tree_.root(), merge + "--out out/m0 out/s0");
+  EXPECT_EQ(only_one.status, 2);
+  EXPECT_EQ(only_one.err, "skillrunner eval merge: shard(s) 1/2 missing: merge needs every shard of the split\n");
+  EXPECT_FALSE(fs::exists(tree_.Path("out/m0/summary.json")));
+
+  // Shard 1 stopped early: its last two records are gone, a torn line is left.
+  fs::path results = tree_.Path("out/s1/results.jsonl");
+  auto records = ReadRecords(results);
+  ASSERT_GE(records.size(), 3u);
+  std::string kept;
+  for (std::size_t i = 0; i + 2 < records.size(); ++i) kept += json::serialize(records[i]) + "\n";
+  tree_.Write("out/s1/results.jsonl", kept + R"({"skill":"gen","ca)");
+  auto incomplete = Skillrunner(tree_.root(), merge + "--out out/m1 out/s0 out/s1");
+  EXPECT_EQ(incomplete.status, 2);
+  EXPECT_NE(incomplete.err.find("skillrunner eval merge: out/s1/results.jsonl ends with a torn line (18 bytes, left "
+                                "out)\n"),
+            std::string::npos)
+      << incomplete.err;
+  EXPECT_NE(incomplete.err.find("skillrunner eval merge: 2 of the suite's 30 planned case(s) are in no shard: "),
+            std::string::npos)
+      << incomplete.err;
+  for (std::size_t i = records.size() - 2; i < records.size(); ++i) {
+    EXPECT_NE(incomplete.err.find(CaseKey(records[i])), std::string::npos) << CaseKey(records[i]);
+  }
+  EXPECT_NE(incomplete.err.find("; finish the incomplete shard(s) with --resume, then merge again\n"),
+            std::string::npos);
+  EXPECT_FALSE(fs::exists(tree_.Path("out/m1/summary.json")));
+}
+
+TEST_F(EvalCliTest, ShardRunsAreNeverTheBaselineNorRecordedInTheHistory) {
+  ASSERT_EQ(Eval("good.yaml", "suite.yaml --out out/n1 --history hist.sqlite").status, 0);
+  std::string night1(Summary("out/n1").at("run_id").as_string());
+  for (int i = 0; i < 2; ++i) {
+    std::string shard = std::to_string(i) + "/2";
+    auto ran = Eval("good.yaml", "suite.yaml --out out/s" + std::to_string(i) + " --shard " + shard +
+                                     " --history hist.sqlite --baseline last");
+    ASSERT_EQ(ran.status, 0) << ran.err;
+    EXPECT_EQ(Summary("out/s" + std::to_string(i)).at("baseline").at("run_id").as_string(), night1);
+    EXPECT_NE(ran.err.find("shard runs are not recorded in the history"), std::string::npos) << ran.err;
+  }
+  auto merged = Skillrunner(tree_.root(), "--skills skills --rubrics rubrics --config good.yaml eval merge "
+                                          "--out out/n2 out/s0 out/s1 --history hist.sqlite --baseline last");
+  ASSERT_EQ(merged.status, 0) << merged.err;
+  EXPECT_EQ(Summary("out/n2").at("baseline").at("run_id").as_string(), night1);  // not tonight's shard 1
+  std::string night2(Summary("out/n2").at("run_id").as_string());
+
+  // Shards sharing a run id: none of them replaces another's rows, and the
+  // merged run under that id has every case.
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_EQ(Eval("good.yaml", "suite.yaml --out out/t" + std::to_string(i) + " --shard " + std::to_string(i) +
+                                    "/2 --run-id n3 --history hist.sqlite")
+                  .status,
+              0);
+  }
+  auto history = History::Open(tree_.Path("hist.sqlite"));
+  ASSERT_TRUE(history) << history.error();
+  EXPECT_FALSE((*history)->LoadBaseline("night", "n3", "x"));  // not recorded
+  ASSERT_EQ(Skillrunner(tree_.root(), "--skills skills --rubrics rubrics --config good.yaml eval merge "
+                                      "--out out/n3 out/t0 out/t1 --history hist.sqlite")
+                .status,
+            0);
+  auto n3 = (*history)->LoadBaseline("night", "n3", "x");
+  ASSERT_TRUE(n3 && *n3);
+  EXPECT_EQ((*n3)->outcomes.size(), static_cast<std::size_t>(kGenCases + kEchoCases));
+  auto trend = (*history)->Trend("night", 10);
+  ASSERT_TRUE(trend) << trend.error();
+  std::vector<std::string> ids;
+  for (const auto& point : *trend) ids.push_back(point.run_id);
+  EXPECT_EQ(ids, (std::vector<std::string>{night1, night2, "n3"}));
+}
+
+TEST_F(EvalCliTest, ASecondProcessOnTheSameFolderIsRefused) {
+  pid_t pid = eval_test::Spawn(tree_.root(), {"--skills", "skills", "--rubrics", "rubrics", "--config", "slow.yaml",
+                                              "eval", "suite.yaml", "--out", "out/busy", "--concurrency", "1"});
+  ASSERT_GT(pid, 0);
+  fs::path results = tree_.Path("out/busy/results.jsonl");
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (CountLines(results) < 1 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  auto second = Eval("good.yaml", "suite.yaml --out out/busy --resume");
+  kill(pid, SIGKILL);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFSIGNALED(status)) << "the first run finished before the second started";
+  EXPECT_EQ(second.status, 2);
+  EXPECT_EQ(second.err, "skillrunner eval: another eval is writing out/busy (it holds out/busy/.lock)\n");
+  // Once the first is gone, the folder can be resumed.
+  auto resumed = Eval("good.yaml", "suite.yaml --out out/busy --resume");
+  EXPECT_EQ(resumed.status, 0) << resumed.err;
+  EXPECT_EQ(Outcomes("out/busy").size(), static_cast<std::size_t>(kGenCases + kEchoCases));
+}
+
+TEST_F(EvalCliTest, ResumeRefusesAChangedPlanAndCountsADuplicatedCaseOnce) {
+  ASSERT_EQ(Eval("good.yaml", "suite.yaml --out out/p").status, 0);
+  // A duplicated record (e.g. two processes wrote the folder): counted once.
+  fs::path results = tree_.Path("out/p/results.jsonl");
+  std::string text = ReadFile(results);
+  tree_.Write("out/p/results.jsonl", text + text.substr(0, text.find('\n') + 1));
+  auto again = Eval("good.yaml", "suite.yaml --out out/p --resume");
+  ASSERT_EQ(again.status, 0) << again.err;
+  EXPECT_NE(again.err.find("skillrunner eval: 1 record(s) repeated a case already recorded; each case counts once "
+                           "(its last record)\n"),
+            std::string::npos)
+      << again.err;
+  EXPECT_EQ(Summary("out/p").at("skills").at("gen").at("cases"), kGenCases);
+  EXPECT_EQ(Summary("out/p").at("totals").at("cases"), kGenCases + kEchoCases);
+  // The dataset changed since the run began: resuming would mix two plans.
+  std::string cases = ReadFile(tree_.Path("skills/echo/cases.jsonl"));
+  tree_.Write("skills/echo/cases.jsonl", cases + "{\"id\": \"e7\", \"input\": {\"n\": 7}}\n");
+  auto changed = Eval("good.yaml", "suite.yaml --out out/p --resume");
+  EXPECT_EQ(changed.status, 2);
+  EXPECT_EQ(changed.err.rfind("skillrunner eval: --resume: the suite's cases changed since the run in out/p began "
+                              "(cases, repeats or datasets differ: plan ",
+                              0),
+            0u)
+      << changed.err;
+  EXPECT_NE(changed.err.find("); resuming would mix two plans in one run: start a new run with another --out\n"),
+            std::string::npos);
+}
+
 TEST_F(EvalCliTest, RejudgingFlagsCriteriaWhoseVerdictsDisagree) {
   // The extra judgings (judge id "gen.eval") fail criterion b, which the
   // review gate's own verdict passed: b's verdicts never agree.

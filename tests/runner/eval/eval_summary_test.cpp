@@ -57,8 +57,11 @@ TEST(EvalSummaryTest, CountsEveryOutcomeApartAndKeepsJudgeErrorsOutOfPassRates) 
   EXPECT_EQ(s.at("judged"), 2);
   EXPECT_EQ(s.at("judge_errors"), 1);
   EXPECT_EQ(s.at("rubric_pass_rate"), 0.5);  // 1 of 2 judged; the judge error is in neither
-  EXPECT_EQ(s.at("indeterminate"), 1);
-  EXPECT_EQ(s.at("indeterminate_rate"), 0.5);
+  // Case 2 failed on a: decided, though b was indeterminate (only a pass can be undecided).
+  EXPECT_EQ(s.at("indeterminate"), 0);
+  EXPECT_EQ(s.at("indeterminate_rate"), 0.0);
+  EXPECT_EQ(s.at("decided"), 2);
+  EXPECT_EQ(s.at("judge_error_rate"), 1.0 / 3.0);
   EXPECT_TRUE(s.at("expected_match").is_null());
   EXPECT_EQ(s.at("input_tokens"), 10 + 10 + 10 + 4 + 7);
   EXPECT_EQ(s.at("judge_input_tokens"), 7);
@@ -66,8 +69,10 @@ TEST(EvalSummaryTest, CountsEveryOutcomeApartAndKeepsJudgeErrorsOutOfPassRates) 
   EXPECT_EQ(json::serialize(s.at("latency_ms")), R"({"p50":200,"p95":400,"p99":400})");
   EXPECT_EQ(json::serialize(s.at("attempts_histogram")), R"({"1":1,"2":2,"3":1})");
   EXPECT_EQ(json::serialize(s.at("criteria")),
-            R"({"a":{"judged":2,"passed":1,"failed":1,"indeterminate":0,"pass_rate":5E-1,"indeterminate_rate":0E0},)"
-            R"("b":{"judged":2,"passed":1,"failed":0,"indeterminate":1,"pass_rate":1E0,"indeterminate_rate":5E-1}})");
+            R"({"a":{"judged":2,"passed":1,"failed":1,"indeterminate":0,"pass_rate":5E-1,"indeterminate_rate":0E0,)"
+            R"("counted":true},)"
+            R"("b":{"judged":2,"passed":1,"failed":0,"indeterminate":1,"pass_rate":1E0,"indeterminate_rate":5E-1,)"
+            R"("counted":true}})");
   EXPECT_EQ(summary.at("skills").at("unrun").at("cases"), 0);
   EXPECT_EQ(summary.at("totals").at("cases"), 4);
 }
@@ -116,6 +121,8 @@ TEST_F(EvalThresholdsTest, EveryRateBelowItsMinimumIsABreach) {
   EXPECT_EQ(Messages(summary), (std::vector<std::string>{
                                    "s: schema compliance 0.750 is below the minimum 0.980",
                                    "s: rubric pass rate 0.500 is below the minimum 0.900",
+                                   "s: judge error rate 0.333 is above the maximum 0.000 (1 judge error(s) in 3 "
+                                   "case(s) sent to the judge)",
                                    "s: criterion \"a\" pass rate 0.500 is below the minimum 0.600",
                                    // b: 1 pass, 0 fail, 1 indeterminate: its 1.0 holds
                                }));
@@ -131,7 +138,9 @@ TEST_F(EvalThresholdsTest, ABrokenJudgeIsABreachNotAPass) {
       Record(R"({"skill":"s","case":"2","result":)" + Ok(1, 0, 1) + R"(,"judge_error":{"code":"JUDGE_ERROR"}})"),
   };
   EXPECT_EQ(Messages(BuildSummary(Header(), records)),
-            (std::vector<std::string>{"s: rubric pass rate could not be measured: no case was judged (2 judge error(s))"}));
+            (std::vector<std::string>{"s: rubric pass rate could not be measured: no case was judged (2 judge error(s))",
+                                      "s: judge error rate 1.000 is above the maximum 0.000 (2 judge error(s) in 2 "
+                                      "case(s) sent to the judge)"}));
 }
 
 TEST_F(EvalThresholdsTest, RegressionsBreachButUnstableCriteriaOnlyWhenTheSuiteSaysSo) {

@@ -107,7 +107,8 @@ json::object WithBaseline(json::object summary, const std::vector<json::object>&
                                        "faithful": {"pass_rate": 0.9}, "complete": {"pass_rate": 1}}}}})"),
                        {{"extract/c1", CaseOutcome::kPass},
                         {"extract/c2", CaseOutcome::kPass},
-                        {"extract/c3", CaseOutcome::kPass}}};
+                        {"extract/c3", CaseOutcome::kPass}},
+                       {}};
   summary["baseline"] = CompareWithBaseline(summary, records, baseline);
   return summary;
 }
@@ -166,13 +167,13 @@ TEST_F(HtmlReportTest, ShowsTheHeaderBreachesAndSkillTable) {
             "80.0% is below 90.0%"))
       << text_;
   EXPECT_TRUE(
-      Shows("extract 4 98.0% 75.0% 25.0% 3 1 0 MAX_RETRIES_EXCEEDED 1 0 80.0% (10) 2 (20.0%) "
+      Shows("extract 4 98.0% 75.0% 25.0% 3 1 0 MAX_RETRIES_EXCEEDED 1 0 80.0% (8 decided, 2 left out) 2 (20.0%) "
             "— 1200 / 300 900 / 90 120 ms / 950 ms / 1.5 s"))
       << text_;
-  EXPECT_TRUE(Shows("summarise 1 100.0% — — — — — — 1 — (—) — (—) — — / — — / — — / — / —"))
+  EXPECT_TRUE(Shows("summarise 1 100.0% — — — — — — 1 — (— decided, — left out) — (—) — — / — — / — — / — / —"))
       << text_;
   std::string html = HtmlReport(FullSummary(), Records(), {});
-  EXPECT_NE(html.find("<td class=\"breach\">80.0% (10)</td>"), std::string::npos);
+  EXPECT_NE(html.find("<td class=\"breach\">80.0% (8 decided, 2 left out)</td>"), std::string::npos);
 }
 
 TEST_F(HtmlReportTest, ShowsCriterionBarsAndUnstableFlag) {

@@ -25,6 +25,7 @@ TEST(RegressionTest, DeltasAreCurrentMinusBaselineAndNullWhereEitherSideIsMissin
                        ParseObject(R"({"run_id": "r1", "skills": {
     "extract": {"schema_compliance": 0.8, "rubric_pass_rate": 0.9,
                 "criteria": {"faithful": {"pass_rate": 0.5}, "complete": {"pass_rate": 0.5}}}}})"),
+                       {},
                        {}};
 
   json::object comparison = CompareWithBaseline(summary, {}, baseline);
@@ -50,7 +51,8 @@ TEST(RegressionTest, FlippedListsPassedCasesThatNowFailOrErrorSorted) {
                         {"extract/c5", CaseOutcome::kPass},
                         {"summarise/x#1", CaseOutcome::kPass},
                         {"summarise/x#2", CaseOutcome::kPass},
-                        {"summarise/y#1", CaseOutcome::kError}}};
+                        {"summarise/y#1", CaseOutcome::kError}},
+                       {}};
   std::vector<json::object> records{
       ErrorRecord("summarise", "x", 2),   // pass -> error: flipped
       PassRecord("summarise", "x", 1),    // still passes
@@ -75,7 +77,7 @@ TEST(RegressionTest, FlippedListsPassedCasesThatNowFailOrErrorSorted) {
 TEST(RegressionTest, OddInputGivesNullsNotACrash) {
   json::object summary = ParseObject(R"({"skills": {"a": 7, "b": {"schema_compliance": "high",
     "criteria": [1]}, "c": {"criteria": {"x": null}}}})");
-  BaselineRun baseline{"r0", "", ParseObject(R"({"skills": []})"), {}};
+  BaselineRun baseline{"r0", "", ParseObject(R"({"skills": []})"), {}, {}};
   json::object comparison =
       CompareWithBaseline(summary, {ParseObject(R"({"skill": 3})"), json::object()}, baseline);
   EXPECT_EQ(CompactJson(comparison),

@@ -1,0 +1,46 @@
+#pragma once
+
+// Tolerant reads of results.jsonl records and summary.json fields, shared by
+// the summary, thresholds, history, reports and the run loop, so that every
+// reader agrees on where a field lives (e.g. a case's metrics are under
+// "result" when it succeeded and under "error" when it failed). Any field may
+// be missing, null or of the wrong type: the readers then give nothing.
+
+#include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace skillrunner::eval {
+
+// nullptr when `object` is null, or the key is missing or of another type.
+const boost::json::object* ObjectAt(const boost::json::object* object, std::string_view key);
+const boost::json::array* ArrayAt(const boost::json::object* object, std::string_view key);
+// Finite numbers only (int64, uint64 or double).
+std::optional<double> NumberAt(const boost::json::object* object, std::string_view key);
+std::optional<double> AsNumber(const boost::json::value* value);
+// Whole numbers (int64, uint64, or a finite double rounded).
+std::optional<std::int64_t> IntAt(const boost::json::object* object, std::string_view key);
+// "" when missing or not a string.
+std::string_view TextAt(const boost::json::object* object, std::string_view key);
+
+// The invocation's metrics: "result.metrics", else "error.metrics".
+const boost::json::object* MetricsOf(const boost::json::object& record);
+// The invocation's attempts: "result.attempts", else "error.attempts".
+const boost::json::array* AttemptsOf(const boost::json::object& record);
+// "error.code", or "" when the invocation succeeded.
+std::string_view ErrorCodeOf(const boost::json::object& record);
+// The invocation failed only because the skill's own review gate (its judge)
+// gave no usable verdict: "error.code" is JUDGE_ERROR.
+bool IsGateJudgeError(const boost::json::object& record);
+// The judge's failure: "judge_error" (an eval judge), else "error" when it is
+// a review-gate judge error; nullptr otherwise.
+const boost::json::object* JudgeErrorOf(const boost::json::object& record);
+// Input plus output tokens of the invocation and of the eval's judgings.
+std::int64_t RecordTokens(const boost::json::object& record);
+// The case's wall time: the record's "duration_ms", else its metrics'.
+std::optional<double> CaseDurationMs(const boost::json::object& record);
+
+}  // namespace skillrunner::eval
