@@ -17,6 +17,7 @@
 #include "runner/eval/case_outcome.h"
 #include "runner/eval/history.h"
 #include "tests/runner/eval/eval_cli_support.h"
+#include "tests/runner/eval/report_test_records.h"
 #include "tests/support/temp_tree.h"
 
 namespace skillrunner::eval {
@@ -466,13 +467,15 @@ TEST_F(EvalCliTest, TheShippedNightlySuiteRunsOfflineWithReportsAndHistory) {
   EXPECT_EQ(skills.at("word_stats").at("expected_match"), 1.0);
   EXPECT_GT(skills.at("triage_ticket").at("judge_input_tokens").as_int64(), 0);  // judged by the eval
   EXPECT_GT(skills.at("extract_contact").at("retry_rate").as_double(), 0);  // the scripted gate failure
-  std::string junit = ReadFile(tree_.Path("nightly/out/junit.xml"));
-  EXPECT_EQ(junit.rfind("<?xml", 0), 0u);
-  EXPECT_NE(junit.find("<testsuites"), std::string::npos);
-  std::string html = ReadFile(tree_.Path("nightly/out/report.html"));
-  EXPECT_NE(html.find("<html"), std::string::npos);
-  EXPECT_EQ(html.find("src=\"http"), std::string::npos);  // self-contained
-  EXPECT_EQ(html.find("href=\"http"), std::string::npos);
+  // JUnit as a JUnit reader sees it: 150 cases in three suites of 50.
+  std::string junit = testing::RunPython(tree_, testing::kJunitDescribeScript, tree_.Path("nightly/out/junit.xml"));
+  EXPECT_EQ(junit.rfind("testsuites nightly 150 0 0\n", 0), 0u) << junit.substr(0, 300);
+  for (const char* id : {"extract_contact", "triage_ticket", "word_stats"}) {
+    EXPECT_NE(junit.find(std::string(" suite ") + id + " 50 0 0 50"), std::string::npos) << id;
+  }
+  // The report, through a real HTML parser: well-formed and self-contained.
+  std::string html = testing::RunPython(tree_, testing::kHtmlCheckScript, tree_.Path("nightly/out/report.html"));
+  EXPECT_EQ(html.rfind(testing::kHtmlClean, 0), 0u) << html.substr(0, 300);
   auto history = History::Open(tree_.Path("nightly/eval-history.sqlite"));
   ASSERT_TRUE(history) << history.error();
   auto trend = (*history)->Trend("nightly", 10);

@@ -20,44 +20,6 @@ using testing::TempTree;
 // element closed in order, no <script>/<link>/<img> elements, no event
 // handler attributes, no src/href but same-page anchors. Then prints the
 // visible text (style excluded), whitespace collapsed, as a person reads it.
-constexpr std::string_view kCheck = R"(
-import sys
-from html.parser import HTMLParser
-VOID = {"area","base","br","col","embed","hr","img","input","link","meta","source","track","wbr"}
-class Check(HTMLParser):
-    def __init__(self):
-        super().__init__(convert_charrefs=True)
-        self.stack, self.errors, self.refs, self.text, self.doctype = [], [], [], [], False
-        self.forbidden = set()
-    def handle_decl(self, decl):
-        self.doctype = decl.lower() == "doctype html"
-    def attrs(self, tag, attrs):
-        if tag in ("script", "link", "img", "iframe", "object", "embed", "base"): self.forbidden.add(tag)
-        for k, v in attrs:
-            if k.startswith("on"): self.errors.append("handler " + k)
-            if k in ("src", "href", "action", "srcset", "poster", "xlink:href"): self.refs.append(v or "")
-    def handle_starttag(self, tag, attrs):
-        self.attrs(tag, attrs)
-        if tag not in VOID: self.stack.append(tag)
-    def handle_startendtag(self, tag, attrs):
-        self.attrs(tag, attrs)
-    def handle_endtag(self, tag):
-        if self.stack and self.stack[-1] == tag: self.stack.pop()
-        else: self.errors.append("</%s> closes %s" % (tag, self.stack[-3:]))
-    def handle_data(self, data):
-        if not self.stack or self.stack[-1] != "style": self.text.append(data)
-c = Check()
-c.feed(open(sys.argv[1], encoding="utf-8").read())
-c.close()
-if c.stack: c.errors.append("unclosed %s" % c.stack)
-print("doctype" if c.doctype else "no doctype")
-print("errors:", c.errors)
-print("forbidden:", sorted(c.forbidden))
-print("external:", [r for r in c.refs if not r.startswith("#")])
-print("TEXT:", " ".join(" ".join(c.text).split()))
-)";
-
-constexpr std::string_view kClean = "doctype\nerrors: []\nforbidden: []\nexternal: []\nTEXT: ";
 
 json::object FullSummary() {
   return ParseObject(R"({
@@ -117,7 +79,7 @@ class HtmlReportTest : public ::testing::Test {
  protected:
   // The checker's output for `html`, and its visible text in `text_`.
   std::string Check(const std::string& html) {
-    std::string output = testing::RunPython(tree_, kCheck, tree_.Write("report.html", html));
+    std::string output = testing::RunPython(tree_, testing::kHtmlCheckScript, tree_.Write("report.html", html));
     std::size_t at = output.find("TEXT: ");
     text_ = at == std::string::npos ? "" : output.substr(at + 6);
     return output.substr(0, at == std::string::npos ? output.size() : at + 6);
@@ -131,7 +93,7 @@ class HtmlReportTest : public ::testing::Test {
 TEST_F(HtmlReportTest, IsWellFormedAndSelfContained) {
   std::vector<json::object> records = Records();
   std::string html = HtmlReport(WithBaseline(FullSummary(), records), records, Trend());
-  EXPECT_EQ(Check(html), kClean);
+  EXPECT_EQ(Check(html), testing::kHtmlClean);
   for (std::string_view outside :
        {"http://", "https://", "src=", "<link", "<script", "url(", "@import", "//fonts"}) {
     EXPECT_EQ(html.find(outside), std::string::npos) << outside;
@@ -146,7 +108,7 @@ TEST_F(HtmlReportTest, HostileModelOutputIsShownAsText) {
   record["review"].as_object()["issues"] = json::array{"</details></section><b>broken"};
   std::string html = HtmlReport(FullSummary(), {record}, {});
 
-  EXPECT_EQ(Check(html), kClean);
+  EXPECT_EQ(Check(html), testing::kHtmlClean);
   EXPECT_NE(html.find("<pre>&lt;script&gt;alert(1)&lt;/script&gt;</pre>"), std::string::npos);
   EXPECT_TRUE(Shows("<script>alert(1)</script>"));
   EXPECT_TRUE(
@@ -252,7 +214,7 @@ std::size_t Count(const std::string& html, std::string_view what) {
 TEST_F(HtmlReportTest, DrawsTrendLinesOverPastRunsEndingWithThisRun) {
   // The history already holds this run (a resumed run): its point is replaced.
   std::string html = HtmlReport(FullSummary(), {}, Trend());
-  EXPECT_EQ(Check(html), kClean);
+  EXPECT_EQ(Check(html), testing::kHtmlClean);
   EXPECT_TRUE(Shows("over the last 3 runs, oldest left.")) << text_;
   EXPECT_NE(html.find("<title>2025-01-01T02:00:00Z r2 · rubric pass rate: 95.0%</title>"),
             std::string::npos);
@@ -277,7 +239,7 @@ TEST_F(HtmlReportTest, DrawsTrendLinesOverPastRunsEndingWithThisRun) {
 }
 
 TEST_F(HtmlReportTest, OddOrEmptyInputStillRenders) {
-  EXPECT_EQ(Check(HtmlReport({}, {}, {})), kClean);
+  EXPECT_EQ(Check(HtmlReport({}, {}, {})), testing::kHtmlClean);
   EXPECT_TRUE(Shows("Eval report: — — Run — Suite — Started —")) << text_;
   std::vector<json::object> odd{
       json::object(),
@@ -288,7 +250,7 @@ TEST_F(HtmlReportTest, OddOrEmptyInputStillRenders) {
   json::object summary = ParseObject(R"({"skills": {"s": null, "t": {"criteria": {"x": 1},
     "latency_ms": [], "attempts_histogram": {"a": "b"}}}, "breaches": [null, 3], "baseline": {
     "skills": {"s": 1}, "flipped": [null]}, "totals": null, "status": 7})");
-  EXPECT_EQ(Check(HtmlReport(summary, odd, {TrendPoint{}, TrendPoint{}})), kClean);
+  EXPECT_EQ(Check(HtmlReport(summary, odd, {TrendPoint{}, TrendPoint{}})), testing::kHtmlClean);
 }
 
 }  // namespace

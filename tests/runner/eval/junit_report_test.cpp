@@ -17,17 +17,6 @@ using testing::TempTree;
 
 // Prints what a JUnit consumer sees: per suite its counts and properties,
 // per test case its name, time and problem element.
-constexpr std::string_view kDescribe = R"(
-import sys, xml.etree.ElementTree as E
-root = E.parse(sys.argv[1]).getroot()
-print(root.tag, root.get("name"), root.get("tests"), root.get("failures"), root.get("errors"))
-for s in root.findall("testsuite"):
-    print(" suite", s.get("name"), s.get("tests"), s.get("failures"), s.get("errors"),
-          len(s.findall("testcase")), [(p.get("name"), p.get("value")) for p in s.iter("property")])
-    for c in s.findall("testcase"):
-        problems = [(p.tag, p.get("type"), p.get("message")) for p in c if p.tag in ("failure", "error")]
-        print("  case", repr(c.get("classname")), repr(c.get("name")), c.get("time"), problems)
-)";
 
 json::object Summary() {
   return ParseObject(R"({"run_id": "2025-01-02-ab12", "suite": "nightly", "duration_ms": 4500,
@@ -43,7 +32,7 @@ TEST(JunitReportTest, ParsesWithOneSuitePerSkillAndJudgeErrorsAsErrors) {
   };
   auto file = tree.Write("junit.xml", JunitXml(Summary(), records));
 
-  EXPECT_EQ(testing::RunPython(tree, kDescribe, file),
+  EXPECT_EQ(testing::RunPython(tree, testing::kJunitDescribeScript, file),
             "testsuites nightly 5 1 2\n"
             " suite extract 3 1 1 3 [('run_id', '2025-01-02-ab12'), ('suite', 'nightly')]\n"
             "  case 'extract' 'c1' 0.300 []\n"
@@ -89,7 +78,7 @@ TEST(JunitReportTest, EscapesMarkupAndReplacesControlCharacters) {
   json::object summary = ParseObject(R"({"run_id": "r&1", "suite": "n<1>"})");
   auto file = tree.Write("junit.xml", JunitXml(summary, {record}));
 
-  EXPECT_EQ(testing::RunPython(tree, kDescribe, file),
+  EXPECT_EQ(testing::RunPython(tree, testing::kJunitDescribeScript, file),
             "testsuites n<1> 1 0 1\n"
             " suite ex<tract> 1 0 1 1 [('run_id', 'r&1'), ('suite', 'n<1>')]\n"
             "  case 'ex<tract>' 'a<b&\"c\\'' 0.260 [('error', 'MAX_RETRIES_EXCEEDED', "
@@ -106,7 +95,7 @@ TEST(JunitReportTest, OddRecordsStillGiveValidJunit) {
                                     ParseObject(R"({"skill": "s", "case": "c", "result": {},
                                                     "review": {"pass": "maybe"}})")};
   auto file = tree.Write("junit.xml", JunitXml(ParseObject(R"({"skills": [1]})"), records));
-  EXPECT_EQ(testing::RunPython(tree, kDescribe, file),
+  EXPECT_EQ(testing::RunPython(tree, testing::kJunitDescribeScript, file),
             "testsuites  3 0 3\n"
             " suite  2 0 2 2 [('run_id', ''), ('suite', '')]\n"
             "  case '' '' 0.000 [('error', 'ERROR', 'ERROR')]\n"

@@ -100,4 +100,59 @@ inline std::string RunPython(const TempTree& tree, std::string_view script,
   return output;
 }
 
+// Prints a real HTML parser's view of a report: balanced tags, forbidden
+// elements, external references and the visible text.
+inline constexpr std::string_view kHtmlCheckScript = R"(
+import sys
+from html.parser import HTMLParser
+VOID = {"area","base","br","col","embed","hr","img","input","link","meta","source","track","wbr"}
+class Check(HTMLParser):
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.stack, self.errors, self.refs, self.text, self.doctype = [], [], [], [], False
+        self.forbidden = set()
+    def handle_decl(self, decl):
+        self.doctype = decl.lower() == "doctype html"
+    def attrs(self, tag, attrs):
+        if tag in ("script", "link", "img", "iframe", "object", "embed", "base"): self.forbidden.add(tag)
+        for k, v in attrs:
+            if k.startswith("on"): self.errors.append("handler " + k)
+            if k in ("src", "href", "action", "srcset", "poster", "xlink:href"): self.refs.append(v or "")
+    def handle_starttag(self, tag, attrs):
+        self.attrs(tag, attrs)
+        if tag not in VOID: self.stack.append(tag)
+    def handle_startendtag(self, tag, attrs):
+        self.attrs(tag, attrs)
+    def handle_endtag(self, tag):
+        if self.stack and self.stack[-1] == tag: self.stack.pop()
+        else: self.errors.append("</%s> closes %s" % (tag, self.stack[-3:]))
+    def handle_data(self, data):
+        if not self.stack or self.stack[-1] != "style": self.text.append(data)
+c = Check()
+c.feed(open(sys.argv[1], encoding="utf-8").read())
+c.close()
+if c.stack: c.errors.append("unclosed %s" % c.stack)
+print("doctype" if c.doctype else "no doctype")
+print("errors:", c.errors)
+print("forbidden:", sorted(c.forbidden))
+print("external:", [r for r in c.refs if not r.startswith("#")])
+print("TEXT:", " ".join(" ".join(c.text).split()))
+)";
+
+// What kHtmlCheckScript prints first for a well-formed, self-contained page.
+inline constexpr std::string_view kHtmlClean = "doctype\nerrors: []\nforbidden: []\nexternal: []\nTEXT: ";
+
+// Prints ElementTree's view of a JUnit file: suites, counts, cases, problems.
+inline constexpr std::string_view kJunitDescribeScript = R"(
+import sys, xml.etree.ElementTree as E
+root = E.parse(sys.argv[1]).getroot()
+print(root.tag, root.get("name"), root.get("tests"), root.get("failures"), root.get("errors"))
+for s in root.findall("testsuite"):
+    print(" suite", s.get("name"), s.get("tests"), s.get("failures"), s.get("errors"),
+          len(s.findall("testcase")), [(p.get("name"), p.get("value")) for p in s.iter("property")])
+    for c in s.findall("testcase"):
+        problems = [(p.tag, p.get("type"), p.get("message")) for p in c if p.tag in ("failure", "error")]
+        print("  case", repr(c.get("classname")), repr(c.get("name")), c.get("time"), problems)
+)";
+
 }  // namespace skillrunner::testing
