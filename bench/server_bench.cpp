@@ -8,9 +8,7 @@
 //
 //   build/server_bench [seconds-per-level]
 #include <signal.h>
-#include <spawn.h>
 #include <sys/resource.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <boost/asio/as_tuple.hpp>
@@ -31,9 +29,8 @@
 #include <vector>
 
 #include "bench/triage_skill.h"
+#include "tests/support/child_process.h"
 #include "tests/support/temp_tree.h"
-
-extern char** environ;
 
 namespace {
 namespace asio = boost::asio;
@@ -49,18 +46,16 @@ std::string Invoke(std::uint64_t id) {
 
 class ServeProcess {
  public:
-  ServeProcess(const skillrunner::testing::TempTree& tree, const std::string& socket) {
-    std::vector<std::string> argv = {SKILLRUNNER_BINARY, "serve", "--socket", socket, "--config",
-                                     tree.Path("skillrunner.yaml").string(), "--skills", tree.Path("skills").string(),
-                                     "--rubrics", tree.Path("rubrics").string(), "--max-in-flight", "20000"};
-    std::vector<char*> raw;
-    for (auto& a : argv) raw.push_back(a.data());
-    raw.push_back(nullptr);
-    posix_spawn(&pid_, SKILLRUNNER_BINARY, nullptr, nullptr, raw.data(), environ);
-  }
+  ServeProcess(const skillrunner::testing::TempTree& tree, const std::string& socket)
+      : process_(SKILLRUNNER_BINARY,
+                 {"serve", "--socket", socket, "--config", tree.Path("skillrunner.yaml").string(), "--skills",
+                  tree.Path("skills").string(), "--rubrics", tree.Path("rubrics").string(), "--max-in-flight",
+                  "20000"},
+                 skillrunner::test_support::CleanEnvironment()),
+        pid_(process_.pid()) {}
   ~ServeProcess() {
-    ::kill(pid_, SIGTERM);
-    ::waitpid(pid_, nullptr, 0);
+    process_.Signal(SIGTERM);
+    process_.Wait(std::chrono::seconds(60));
   }
   long RssKiB() const {
     std::ifstream status("/proc/" + std::to_string(pid_) + "/status");
@@ -82,7 +77,8 @@ class ServeProcess {
   }
 
  private:
-  pid_t pid_ = -1;
+  skillrunner::test_support::ChildProcess process_;
+  pid_t pid_;
 };
 
 void WaitForSocket(const std::string& path) {

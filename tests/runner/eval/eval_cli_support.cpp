@@ -1,5 +1,7 @@
 #include "tests/runner/eval/eval_cli_support.h"
 
+#include "tests/support/child_process.h"
+
 #include <boost/json/parse.hpp>
 #include <fcntl.h>
 #include <sys/wait.h>
@@ -18,14 +20,6 @@ namespace {
 
 bool Isolated(std::string_view entry) {
   return entry.starts_with("OPENAI_") || entry.starts_with("ANTHROPIC_") || entry.starts_with("SKILLRUNNER_");
-}
-
-std::vector<std::string> CleanEnvironment() {
-  std::vector<std::string> env;
-  for (char** e = environ; *e; ++e) {
-    if (!Isolated(*e)) env.emplace_back(*e);
-  }
-  return env;
 }
 
 std::string Quote(std::string_view s) {
@@ -76,26 +70,7 @@ Ran Skillrunner(const std::filesystem::path& dir, const std::string& args) {
 }
 
 pid_t Spawn(const std::filesystem::path& dir, const std::vector<std::string>& args) {
-  std::vector<std::string> env = CleanEnvironment();
-  pid_t pid = fork();
-  if (pid != 0) return pid;
-  // The child: only async-signal-safe calls from here on would be ideal; the
-  // test process is single-threaded at this point in practice.
-  if (chdir(dir.c_str()) != 0) _exit(127);
-  int null_fd = open("/dev/null", O_WRONLY);
-  dup2(null_fd, STDOUT_FILENO);
-  dup2(null_fd, STDERR_FILENO);
-  std::vector<char*> argv;
-  std::string binary = SKILLRUNNER_BINARY;
-  argv.push_back(binary.data());
-  std::vector<std::string> copies = args;
-  for (auto& a : copies) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  std::vector<char*> envp;
-  for (auto& e : env) envp.push_back(e.data());
-  envp.push_back(nullptr);
-  execve(binary.c_str(), argv.data(), envp.data());
-  _exit(127);
+  return test_support::SpawnProcess(SKILLRUNNER_BINARY, args, test_support::CleanEnvironment(), dir);
 }
 
 }  // namespace skillrunner::eval_test

@@ -2,8 +2,6 @@
 // exit status, the socket file, and the client a shell script would use.
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <fcntl.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,8 +15,7 @@
 #include <thread>
 
 #include "tests/runner/server/server_fixture.h"
-
-extern char** environ;
+#include "tests/support/child_process.h"
 
 namespace skillrunner {
 namespace {
@@ -28,59 +25,15 @@ using testing::InvokeLine;
 using testing::SocketClient;
 using testing::TempTree;
 
-// The environment without OPENAI_*/ANTHROPIC_*/SKILLRUNNER_* (DESIGN §8).
-std::vector<std::string> CleanEnvironment(const std::vector<std::string>& extra = {}) {
-  std::vector<std::string> env;
-  for (char** e = environ; *e; ++e) {
-    std::string_view entry(*e);
-    if (entry.starts_with("OPENAI_") || entry.starts_with("ANTHROPIC_") || entry.starts_with("SKILLRUNNER_")) continue;
-    env.emplace_back(entry);
-  }
-  env.insert(env.end(), extra.begin(), extra.end());
-  return env;
-}
-
+// `skillrunner serve` on the test's tree, its stderr kept in a file.
 class ServeProcess {
  public:
   ServeProcess(const TempTree& tree, std::vector<std::string> args, std::vector<std::string> env = {})
-      : stderr_path_(tree.Path("serve.stderr").string()) {
-    std::vector<std::string> argv = {SKILLRUNNER_BINARY, "serve", "--config", tree.Path("skillrunner.yaml").string(),
-                                     "--skills", tree.Path("skills").string(), "--rubrics",
-                                     tree.Path("rubrics").string(), "--log-level", "info"};
-    argv.insert(argv.end(), args.begin(), args.end());
-    auto environment = CleanEnvironment(env);
-    std::vector<char*> raw_argv, raw_env;
-    for (auto& a : argv) raw_argv.push_back(a.data());
-    raw_argv.push_back(nullptr);
-    for (auto& e : environment) raw_env.push_back(e.data());
-    raw_env.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 2, stderr_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
-    if (posix_spawn(&pid_, SKILLRUNNER_BINARY, &actions, nullptr, raw_argv.data(), raw_env.data()) != 0) pid_ = -1;
-    posix_spawn_file_actions_destroy(&actions);
-  }
-  ~ServeProcess() {
-    if (pid_ > 0 && !exited_) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-    }
-  }
-  void Signal(int signal) { ::kill(pid_, signal); }
-  // The exit status, or -1 when it has not exited within `timeout`.
-  int Wait(std::chrono::milliseconds timeout) {
-    auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (std::chrono::steady_clock::now() < deadline) {
-      int status = 0;
-      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-        exited_ = true;
-        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-      }
-      std::this_thread::sleep_for(10ms);
-    }
-    return -1;
-  }
+      : stderr_path_(tree.Path("serve.stderr").string()),
+        process_(SKILLRUNNER_BINARY, ServeArgs(tree, std::move(args)), test_support::CleanEnvironment(env), {}, {},
+                 stderr_path_) {}
+  void Signal(int signal) { process_.Signal(signal); }
+  int Wait(std::chrono::milliseconds timeout) { return process_.Wait(timeout); }
   std::string Stderr() const {
     std::ifstream in(stderr_path_);
     std::stringstream text;
@@ -89,9 +42,15 @@ class ServeProcess {
   }
 
  private:
-  pid_t pid_ = -1;
-  bool exited_ = false;
+  static std::vector<std::string> ServeArgs(const TempTree& tree, std::vector<std::string> args) {
+    std::vector<std::string> argv = {"serve", "--config", tree.Path("skillrunner.yaml").string(), "--skills",
+                                     tree.Path("skills").string(), "--rubrics", tree.Path("rubrics").string(),
+                                     "--log-level", "info"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return argv;
+  }
   std::string stderr_path_;
+  test_support::ChildProcess process_;
 };
 
 std::optional<SocketClient> ConnectWhenReady(const std::string& path) {
