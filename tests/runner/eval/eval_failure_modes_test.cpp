@@ -1,7 +1,8 @@
-// Regression tests for the eval review findings: judge errors of the review
-// gate, fail-closed pass rates, UTF-8 in results.jsonl, torn writes,
-// duplicate records, request debits, periodic progress lines, exact numbers,
-// and the regression gate over stable criteria.
+// How an eval run stays honest when things go wrong: a review gate that cannot
+// judge, judge errors and indeterminate verdicts kept out of pass rates,
+// UTF-8 in results.jsonl, failed writes, duplicate records, retries charged to
+// the rate limit, progress lines while nothing finishes, exact numbers, and the
+// regression gate over stable criteria only.
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <gtest/gtest.h>
@@ -82,9 +83,9 @@ SummaryHeader Header() {
   return header;
 }
 
-class EvalThresholdFixesTest : public ::testing::Test {
+class EvalFailClosedTest : public ::testing::Test {
  protected:
-  EvalThresholdFixesTest() {
+  EvalFailClosedTest() {
     skill_.id = "s";
     entry_.skill = &skill_;
     entry_.rubric = "r";
@@ -101,7 +102,7 @@ class EvalThresholdFixesTest : public ::testing::Test {
   Suite suite_;
 };
 
-// E1 ------------------------------------------------------------------------
+// A review gate that cannot judge -------------------------------------------
 
 TEST(EvalGateJudgeErrorTest, IsAJudgeErrorEverywhereNotAnInvocationError) {
   json::object gate = GateJudgeErrorRecord("s", "c1");
@@ -129,9 +130,9 @@ TEST(EvalGateJudgeErrorTest, IsAJudgeErrorEverywhereNotAnInvocationError) {
   EXPECT_NE(xml.find(R"(tests="1" failures="0" errors="1")"), std::string::npos) << xml;
 }
 
-// E2 ------------------------------------------------------------------------
+// Pass rates fail closed ----------------------------------------------------
 
-TEST_F(EvalThresholdFixesTest, ManyJudgeErrorsAndAFewPassesAreABreachNotAGreenNight) {
+TEST_F(EvalFailClosedTest, ManyJudgeErrorsAndAFewPassesAreABreachNotAGreenNight) {
   std::vector<json::object> records;
   for (int i = 0; i < 95; ++i) records.push_back(EvalJudgeError("j" + std::to_string(i)));
   for (int i = 0; i < 5; ++i) records.push_back(Judged("p" + std::to_string(i), true, "pass", "pass"));
@@ -153,7 +154,7 @@ TEST_F(EvalThresholdFixesTest, ManyJudgeErrorsAndAFewPassesAreABreachNotAGreenNi
   EXPECT_TRUE(Messages(summary).empty());
 }
 
-TEST_F(EvalThresholdFixesTest, APassWithAnIndeterminateCountedCriterionIsLeftOutOfThePassRate) {
+TEST_F(EvalFailClosedTest, APassWithAnIndeterminateCountedCriterionIsLeftOutOfThePassRate) {
   std::vector<json::object> records{
       Judged("1", true, "pass", "pass"),
       Judged("2", true, "indeterminate", "pass"),   // counted a: undecided, left out
@@ -183,7 +184,7 @@ TEST_F(EvalThresholdFixesTest, APassWithAnIndeterminateCountedCriterionIsLeftOut
                                       "passed with an indeterminate criterion)"}));
 }
 
-// E3 ------------------------------------------------------------------------
+// results.jsonl stays valid UTF-8 -------------------------------------------
 
 TEST(EvalUtf8Test, ExpectedMismatchMessagesNeverCutACharacter) {
   std::string text;
@@ -236,7 +237,7 @@ TEST(EvalUtf8Test, ACompleteLineIsNeverTornAndOldInvalidUtf8LinesAreKept) {
   EXPECT_EQ(bad.error(), file.string() + ":3: not a JSON object (results.jsonl holds one record per line)");
 }
 
-// E6 (c) --------------------------------------------------------------------
+// Duplicates ----------------------------------------------------------------
 
 TEST(EvalDedupeTest, ACaseRecordedTwiceCountsOnceTheLastRecordWins) {
   std::vector<json::object> records{testing::FailRecord("s", "c1"), PassRecord("s", "c2"), PassRecord("s", "c1"),
@@ -249,7 +250,7 @@ TEST(EvalDedupeTest, ACaseRecordedTwiceCountsOnceTheLastRecordWins) {
   EXPECT_EQ(CaseKey(records[2]), "s/c1#2");
 }
 
-// E7 ------------------------------------------------------------------------
+// Failed writes -------------------------------------------------------------
 
 // In a child process (RLIMIT_FSIZE is per process): the file may grow to 100
 // bytes, so the second 60-byte line is cut short by the kernel (a partial
@@ -289,7 +290,7 @@ TEST(EvalResultsLogTest, AFailedWriteLeavesNoPartialLineAndStopsLaterAppends) {
   EXPECT_EQ(loaded->torn_bytes, 0u);
 }
 
-// L1 ------------------------------------------------------------------------
+// Rate limits count every request -------------------------------------------
 
 class FakeClock : public RateClock {
  public:
@@ -324,7 +325,7 @@ TEST(RateLimiterTest, EveryRequestACaseMadeIsChargedNotOnePerCase) {
   EXPECT_GE(steady.Now() - start, std::chrono::seconds(176));
 }
 
-// L3 ------------------------------------------------------------------------
+// Progress ------------------------------------------------------------------
 
 TEST(EvalProgressTest, PlainLinesComeWithTimeEvenWhenNoCaseFinishes) {
   TempTree tree;
@@ -343,7 +344,7 @@ TEST(EvalProgressTest, PlainLinesComeWithTimeEvenWhenNoCaseFinishes) {
   EXPECT_EQ(text.rfind("eval: 0/10 cases, pass -, 0 failed, 0 errors, 0 judge errors, 0 tokens", 0), 0u) << text;
 }
 
-// L4 ------------------------------------------------------------------------
+// Exact matching ------------------------------------------------------------
 
 TEST(EvalExpectedMatchTest, ExactComparesNumbersByValueAtEveryDepth) {
   EXPECT_TRUE(CompareExpected(ExpectedMode::kExact, json::parse(R"({"score": 1, "xs": [{"v": 2}]})"),
@@ -355,9 +356,9 @@ TEST(EvalExpectedMatchTest, ExactComparesNumbersByValueAtEveryDepth) {
   EXPECT_EQ(CompareExpected(ExpectedMode::kExact, json::parse(R"([1, 2])"), json::parse(R"([2, 1])")).size(), 1u);
 }
 
-// L2 ------------------------------------------------------------------------
+// Regression gates and unstable criteria ------------------------------------
 
-TEST_F(EvalThresholdFixesTest, TheSkillRateRegressionGateIgnoresADropThatComesOnlyFromUnstableCriteria) {
+TEST_F(EvalFailClosedTest, TheSkillRateRegressionGateIgnoresADropThatComesOnlyFromUnstableCriteria) {
   // b is unstable (its re-judgings disagree); the baseline passed everything.
   // Now b fails in 2 of 4 cases (b is counted), a passes everywhere.
   std::vector<json::object> records;
