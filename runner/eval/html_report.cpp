@@ -80,8 +80,23 @@ std::string Header(const json::object& summary) {
   row("Duration", FormatMs(NumberAt(&summary, "duration_ms")));
   row("Concurrency", FormatValue(summary.if_contains("concurrency")));
   if (summary.contains("shard")) row("Shard", FormatValue(summary.if_contains("shard")));
+  // The whole run at a glance; the per-skill table below has the rest.
   if (const json::object* totals = ObjectAt(&summary, "totals")) {
-    for (const auto& [key, value] : *totals) row(key, FormatValue(&value));
+    row("Cases", FormatValue(totals->if_contains("cases")));
+    row("Schema compliance", FormatRate(NumberAt(totals, "schema_compliance")));
+    if (totals->contains("rubric_pass_rate")) {
+      row("Rubric pass rate", FormatRate(NumberAt(totals, "rubric_pass_rate")) + " of " +
+                                  FormatValue(totals->if_contains("decided")) + " decided");
+    }
+    if (totals->contains("judge_errors")) row("Judge errors", FormatValue(totals->if_contains("judge_errors")));
+    if (totals->contains("indeterminate")) {
+      row("Left out as indeterminate", FormatValue(totals->if_contains("indeterminate")));
+    }
+    if (totals->contains("expected_match")) row("Expected match", FormatRate(NumberAt(totals, "expected_match")));
+    if (totals->contains("input_tokens")) {
+      row("Tokens in / out", FormatValue(totals->if_contains("input_tokens")) + " / " +
+                                 FormatValue(totals->if_contains("output_tokens")));
+    }
   }
   html +=
       "</dl><nav><a href=\"#skills\">Skills</a><a href=\"#criteria\">Criteria</a>"
@@ -103,15 +118,17 @@ std::string Breaches(const json::object& summary) {
           (breaches->size() == 1 ? "" : "es") + "</b></p><ul class=\"breaches\">";
   for (const json::value& value : *breaches) {
     const json::object* breach = value.is_object() ? &value.as_object() : nullptr;
-    std::string line = FormatValue(breach ? breach->if_contains("skill") : nullptr);
-    if (std::string_view criterion = TextAt(breach, "criterion"); !criterion.empty()) {
-      line += " / " + std::string(criterion);
-    }
-    line += " — " + FormatValue(breach ? breach->if_contains("threshold") : nullptr) + ": actual " +
-            FormatValue(breach ? breach->if_contains("actual") : nullptr) + ", limit " +
-            FormatValue(breach ? breach->if_contains("limit") : nullptr);
-    if (std::string_view message = TextAt(breach, "message"); !message.empty()) {
-      line += ". " + std::string(message);
+    // The message says it all ("triage: rubric pass rate 0.800 is below the
+    // minimum 0.900"); the fields are the fallback for a bare breach.
+    std::string line(TextAt(breach, "message"));
+    if (line.empty()) {
+      line = FormatValue(breach ? breach->if_contains("skill") : nullptr);
+      if (std::string_view criterion = TextAt(breach, "criterion"); !criterion.empty()) {
+        line += " / " + std::string(criterion);
+      }
+      line += " — " + FormatValue(breach ? breach->if_contains("threshold") : nullptr) + ": actual " +
+              FormatValue(breach ? breach->if_contains("actual") : nullptr) + ", limit " +
+              FormatValue(breach ? breach->if_contains("limit") : nullptr);
     }
     html += "<li>" + EscapeMarkup(line) + "</li>";
   }
