@@ -25,6 +25,7 @@ namespace {
 constexpr std::size_t kReadChunk = 64 * 1024;
 constexpr std::int64_t kOverloadRetryAfterMs = 200;
 constexpr std::string_view kUnknownSkill = "_unknown";
+constexpr int kMaxFailedAuth = 3;
 
 // What one invocation came to, made off the connection's strand.
 struct Done {
@@ -380,6 +381,8 @@ void Connection::HandleCall(Call call, Reply reply) {
       state_->metrics.RecordRejected("unauthorized");
       spdlog::warn("connection {} ({}): auth failed", id_, peer_);
       Answer(reply, UnauthorizedAnswer(call.id, "the token is wrong"));
+      // Guessing costs a reconnect every few tries.
+      if (++failed_auth_ >= kMaxFailedAuth) Abort("too many failed auth attempts");
     }
     return;
   }

@@ -67,6 +67,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::string peer_;
   std::uint64_t id_;
   bool authenticated_;
+  int failed_auth_ = 0;
   LineFramer framer_;
   std::vector<char> read_buffer_;
   boost::asio::steady_timer idle_timer_;

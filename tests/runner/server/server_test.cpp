@@ -310,6 +310,10 @@ TEST_F(ServerTest, TcpNeedsTheTokenWhenTheServerHasOne) {
   auto wrong = client->Call(R"({"jsonrpc":"2.0","id":3,"method":"auth","params":{"token":"guess"}})");
   EXPECT_EQ(wrong.at("error").at("code"), -32001);
   auto right = client->Call(R"({"jsonrpc":"2.0","id":4,"method":"auth","params":{"token":"s3cret-token"}})");
+  // Three wrong guesses on one connection end it.
+  auto guesser = SocketClient::ConnectTcp(server->server().tcp_ports().at(0));
+  for (int i = 0; i < 3; ++i) guesser->Call(R"({"jsonrpc":"2.0","id":1,"method":"auth","params":{"token":"x"}})");
+  EXPECT_TRUE(guesser->WaitForClose(5s));
   EXPECT_EQ(right.at("result").at("authenticated"), true);
   EXPECT_TRUE(client->Call(R"({"jsonrpc":"2.0","id":5,"method":"health"})").as_object().contains("result"));
   // The Unix socket's file mode is its access control: no token there.
