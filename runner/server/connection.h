@@ -10,6 +10,7 @@
 #include <boost/json/object.hpp>
 #include <deque>
 #include <map>
+#include <optional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -38,8 +39,20 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void Abort(std::string reason);
 
  private:
-  struct InFlight;
-  struct Batch;
+  // An invocation in flight: the signal that cancels it, emitted on its own
+  // strand, and its metrics label.
+  struct InFlight {
+    std::shared_ptr<boost::asio::cancellation_signal> signal =
+        std::make_shared<boost::asio::cancellation_signal>();
+    boost::asio::strand<boost::asio::io_context::executor_type> strand;
+    std::string skill;
+    void Cancel();
+  };
+  // The answers of one batch line, sent as one array when the last arrives.
+  struct Batch {
+    std::vector<std::optional<boost::json::object>> answers;
+    std::size_t pending = 0;
+  };
   // Where one request's answer goes: the socket, a batch slot, or nowhere.
   struct Reply {
     std::shared_ptr<Batch> batch;

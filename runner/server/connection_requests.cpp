@@ -1,0 +1,270 @@
+// The requests of one connection: reading a line's messages, dispatching
+// each method, and running skills.invoke on a strand of its own.
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <spdlog/spdlog.h>
+
+#include "runner/json_text.h"
+#include "runner/server/connection.h"
+#include "runner/server/methods.h"
+#include "runner/server/token.h"
+
+namespace skillrunner::server {
+namespace asio = boost::asio;
+namespace json = boost::json;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr std::int64_t kOverloadRetryAfterMs = 200;
+constexpr std::string_view kUnknownSkill = "_unknown";
+constexpr int kMaxFailedAuth = 3;
+
+// What one invocation came to, made off the connection's strand.
+struct Done {
+  std::string line;     // the serialized answer (single requests)
+  json::object answer;  // the answer (batch members)
+  std::string outcome;  // "ok" or the error code
+  Metrics metrics;
+  double seconds = 0;
+};
+
+asio::awaitable<Done> RunInvocation(std::shared_ptr<SkillRunner> runner, std::string skill,
+                                    json::value input, InvocationOptions options, json::value id,
+                                    bool serialize) {
+  // Cancellation (a client gone, `$/cancel`, a drain out of time) must come
+  // back as a CANCELLED answer, not as an exception out of the next co_await.
+  co_await asio::this_coro::throw_if_cancelled(false);
+  const auto start = Clock::now();
+  InvocationOutcome outcome = co_await runner->Invoke(skill, std::move(input), std::move(options));
+  Done done;
+  done.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  json::object answer;
+  if (outcome) {
+    done.outcome = "ok";
+    done.metrics = outcome->metrics;
+    answer = ResultAnswer(id, ToJson(*outcome));
+  } else {
+    const InvocationFailure& failure = outcome.error();
+    done.outcome = std::string(ErrorCodeName(failure.error.code));
+    done.metrics = failure.metrics;
+    answer = ErrorAnswer(id, JsonRpcCodeFor(failure.error.code), failure.error.message,
+                         ErrorToJson(failure));
+  }
+  if (serialize) {
+    done.line = CompactJson(answer);
+  } else {
+    done.answer = std::move(answer);
+  }
+  co_return done;
+}
+
+json::object Overloaded(const json::value& id, std::string message) {
+  return ErrorAnswer(id, JsonRpcCodeFor(ErrorCode::kOverloaded), message,
+                     json::object{{"code", ErrorCodeName(ErrorCode::kOverloaded)},
+                                  {"message", message},
+                                  {"retry_after_ms", kOverloadRetryAfterMs}});
+}
+
+}  // namespace
+
+void Connection::Answer(const Reply& reply, json::object answer) {
+  if (reply.notification) return;
+  if (!reply.batch) {
+    Send(CompactJson(answer));
+    return;
+  }
+  reply.batch->answers[reply.slot] = std::move(answer);
+  if (--reply.batch->pending > 0) return;
+  json::array all;
+  for (auto& a : reply.batch->answers) {
+    if (a) all.push_back(std::move(*a));
+  }
+  Send(CompactJson(all));
+}
+
+void Connection::HandleLine(std::string_view line) {
+  auto parsed = ParseLine(line, state_->options.limits.max_depth);
+  if (auto* error = std::get_if<json::object>(&parsed)) {
+    state_->metrics.RecordRejected("malformed");
+    Send(CompactJson(*error));
+    return;
+  }
+  ParsedLine& messages = std::get<ParsedLine>(parsed);
+  if (!messages.batch) {
+    Message& message = messages.messages.front();
+    if (auto* error = std::get_if<json::object>(&message)) {
+      state_->metrics.RecordRejected("malformed");
+      Send(CompactJson(*error));
+    } else {
+      Call& call = std::get<Call>(message);
+      Reply reply;
+      reply.notification = call.notification;
+      HandleCall(std::move(call), reply);
+    }
+    return;
+  }
+  // A batch is answered with one array once every member has its answer
+  // (JSON-RPC 2.0 §6); notifications have no place in it.
+  const std::size_t max_batch = state_->options.limits.max_batch;
+  if (messages.messages.size() > max_batch) {
+    state_->metrics.RecordRejected("batch_too_large");
+    Send(CompactJson(ErrorAnswer(nullptr, kInvalidRequest,
+                                 "Invalid Request: a batch of " + std::to_string(messages.messages.size()) +
+                                     " requests is over the limit of " + std::to_string(max_batch),
+                                 json::object{{"max_batch", max_batch}})));
+    return;
+  }
+  auto batch = std::make_shared<Batch>();
+  std::vector<Reply> replies;
+  for (const Message& message : messages.messages) {
+    Reply reply;
+    const Call* call = std::get_if<Call>(&message);
+    if (call && call->notification) {
+      reply.notification = true;
+    } else {
+      reply.batch = batch;
+      reply.slot = batch->answers.size();
+      batch->answers.emplace_back();
+    }
+    replies.push_back(reply);
+  }
+  batch->pending = batch->answers.size();
+  for (std::size_t i = 0; i < messages.messages.size(); ++i) {
+    if (auto* error = std::get_if<json::object>(&messages.messages[i])) {
+      Answer(replies[i], std::move(*error));
+    } else {
+      HandleCall(std::move(std::get<Call>(messages.messages[i])), replies[i]);
+    }
+  }
+}
+
+bool Connection::Authorized(const Call& call) {
+  if (authenticated_) return true;
+  return !call.auth.empty() && TokensEqual(call.auth, state_->options.token);
+}
+
+void Connection::HandleCall(Call call, Reply reply) {
+  state_->metrics.RecordRequest(IsKnownMethod(call.method) ? call.method : "unknown");
+  if (call.method == "auth") {
+    std::string token = ParamString(call.params, "token");
+    if (!state_->options.token.empty() && TokensEqual(token, state_->options.token)) {
+      authenticated_ = true;
+      Answer(reply, ResultAnswer(call.id, json::object{{"authenticated", true}}));
+    } else if (state_->options.token.empty()) {
+      Answer(reply, ResultAnswer(call.id, json::object{{"authenticated", true}}));
+    } else {
+      state_->metrics.RecordRejected("unauthorized");
+      spdlog::warn("connection {} ({}): auth failed", id_, peer_);
+      Answer(reply, UnauthorizedAnswer(call.id, "the token is wrong"));
+      // Guessing costs a reconnect every few tries.
+      if (++failed_auth_ >= kMaxFailedAuth) Abort("too many failed auth attempts");
+    }
+    return;
+  }
+  if (!Authorized(call)) {
+    state_->metrics.RecordRejected("unauthorized");
+    Answer(reply, UnauthorizedAnswer(call.id, "this listener needs a token: send {\"method\":\"auth\","
+                                              "\"params\":{\"token\":…}} first, or \"auth\" in each request"));
+    return;
+  }
+  if (call.method == "skills.invoke") {
+    StartInvoke(std::move(call), reply);
+    return;
+  }
+  if (call.method == "$/cancel") {
+    bool cancelled = false;
+    if (const json::value* id = ParamMember(call.params, "id")) {
+      if (auto it = in_flight_.find(IdKey(*id)); it != in_flight_.end()) {
+        it->second->Cancel();
+        cancelled = true;
+      }
+    }
+    Answer(reply, ResultAnswer(call.id, json::object{{"cancelled", cancelled}}));
+    return;
+  }
+  Answer(reply, HandleSimpleMethod(*state_, call));
+}
+
+void Connection::StartInvoke(Call call, Reply reply) {
+  auto params = ReadInvokeParams(call.params);
+  if (!params) {
+    Answer(reply, InvalidParamsAnswer(call.id, params.error()));
+    return;
+  }
+  const ServerLimits& limits = state_->options.limits;
+  if (draining_ || state_->draining.load()) {
+    state_->metrics.RecordRejected("draining");
+    Answer(reply, Overloaded(call.id, "the server is shutting down and takes no new invocations"));
+    return;
+  }
+  if (in_flight_.size() >= limits.max_in_flight_per_connection) {
+    state_->metrics.RecordRejected("overloaded");
+    Answer(reply, Overloaded(call.id, "overloaded: this connection already has " +
+                                          std::to_string(in_flight_.size()) +
+                                          " invocations in flight (max_in_flight_per_connection)"));
+    return;
+  }
+  if (state_->metrics.in_flight() >= static_cast<std::int64_t>(limits.max_in_flight_total)) {
+    state_->metrics.RecordRejected("overloaded");
+    Answer(reply, Overloaded(call.id, "overloaded: the server has " +
+                                          std::to_string(limits.max_in_flight_total) +
+                                          " invocations in flight (max_in_flight_total)"));
+    return;
+  }
+  std::string key = call.notification ? "#" + std::to_string(++anonymous_) : IdKey(call.id);
+  if (in_flight_.contains(key)) {
+    Answer(reply, ErrorAnswer(call.id, kInvalidRequest,
+                              "Invalid Request: id " + key + " is already in flight on this connection"));
+    return;
+  }
+  std::shared_ptr<SkillRunner> runner = state_->host.Current();
+  // Metrics are labelled by skill: a client must not be able to mint labels.
+  std::string label = runner->registry()->FindSkill(params->skill) ? params->skill : std::string(kUnknownSkill);
+  auto flight = std::make_shared<InFlight>(InFlight{.strand = asio::make_strand(state_->io), .skill = std::move(label)});
+  in_flight_.emplace(key, flight);
+  state_->metrics.AddInFlight(1);
+
+  auto self = shared_from_this();
+  json::value id = call.id;
+  bool serialize = reply.batch == nullptr;
+  auto on_done = [self, key, reply, flight, id](std::exception_ptr e, Done done) mutable {
+    asio::post(self->socket_.get_executor(), [self, key = std::move(key), reply = std::move(reply),
+                                              flight, id = std::move(id), e, done = std::move(done)]() mutable {
+      self->in_flight_.erase(key);
+      self->state_->metrics.AddInFlight(-1);
+      if (e) {
+        try {
+          std::rethrow_exception(e);
+        } catch (const std::exception& ex) {
+          spdlog::error("invoke id={} skill={}: internal error: {}", key, flight->skill, ex.what());
+        }
+        self->Answer(reply, ErrorAnswer(id, kInternalError, "Internal error: the invocation failed unexpectedly"));
+      } else {
+        self->state_->metrics.RecordInvocation(flight->skill, done.outcome, done.metrics, done.seconds);
+        spdlog::info("invoke conn={} id={} skill={} outcome={} attempts={} transient_retries={} "
+                     "input_tokens={} output_tokens={} duration_ms={}",
+                     self->id_, key, flight->skill, done.outcome, done.metrics.attempts,
+                     done.metrics.transient_retries, done.metrics.input_tokens, done.metrics.output_tokens,
+                     static_cast<std::int64_t>(done.seconds * 1000));
+        if (!done.line.empty() && !reply.notification) {
+          self->Send(std::move(done.line));
+        } else {
+          self->Answer(reply, std::move(done.answer));
+        }
+      }
+      self->CloseIfDone();
+    });
+  };
+  std::string skill = params->skill;
+  json::value input = std::move(params->input);
+  InvocationOptions options = std::move(params->options);
+  asio::co_spawn(flight->strand,
+                 RunInvocation(std::move(runner), std::move(skill), std::move(input), std::move(options),
+                               call.id, serialize),
+                 asio::bind_cancellation_slot(flight->signal->slot(), std::move(on_done)));
+}
+
+}  // namespace skillrunner::server
