@@ -1,16 +1,23 @@
 #include "runner/logging.h"
 
+#include "runner/json_text.h"
+
 #include <boost/json/serialize.hpp>
 #include <boost/json/string.hpp>
 #include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <atomic>
 #include <chrono>
 #include <ctime>
 
 namespace skillrunner {
 namespace {
+
+std::atomic<bool> g_json_format{false};
+// Marks a payload that is a JSON object of fields (LogEvent in json format).
+constexpr char kFieldsMark = '\x1e';
 
 // One JSON object per line; the message is escaped by Boost.JSON.
 class JsonFormatter final : public spdlog::formatter {
@@ -28,10 +35,16 @@ class JsonFormatter final : public spdlog::formatter {
     line += "\",\"level\":\"";
     auto level = spdlog::level::to_string_view(msg.level);
     line.append(level.data(), level.size());
-    line += "\",\"msg\":";
-    line += boost::json::serialize(
-        boost::json::string(std::string_view(msg.payload.data(), msg.payload.size())));
-    line += "}\n";
+    std::string_view payload(msg.payload.data(), msg.payload.size());
+    if (payload.size() > 2 && payload[0] == kFieldsMark && payload[1] == '{') {
+      line += "\",";
+      line += payload.substr(2);  // the fields object without its '{'
+      line += "\n";
+    } else {
+      line += "\",\"msg\":";
+      line += boost::json::serialize(boost::json::string(payload));
+      line += "}\n";
+    }
     dest.append(line.data(), line.data() + line.size());
   }
   std::unique_ptr<spdlog::formatter> clone() const override {
@@ -58,10 +71,32 @@ std::expected<void, std::string> ConfigureLogging(std::string_view level,
   } else {
     logger->set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
   }
+  g_json_format = format == "json";
   logger->set_level(parsed);
   logger->flush_on(spdlog::level::trace);
   spdlog::set_default_logger(std::move(logger));
   return {};
+}
+
+void LogEvent(spdlog::level::level_enum level, std::string_view event, const boost::json::object& fields) {
+  spdlog::logger* logger = spdlog::default_logger_raw();
+  if (!logger->should_log(level)) return;
+  if (g_json_format) {
+    boost::json::object line{{"event", event}};
+    for (const auto& [key, value] : fields) line[key] = value;
+    logger->log(level, "{}{}", kFieldsMark, CompactJson(line));
+    return;
+  }
+  std::string text(event);
+  for (const auto& [key, value] : fields) {
+    text += ' ';
+    text.append(key.data(), key.size());
+    text += '=';
+    bool bare = value.is_string() && value.as_string().find_first_of(" =\"") == boost::json::string::npos &&
+                !value.as_string().empty();
+    text += bare ? std::string(value.as_string()) : CompactJson(value);
+  }
+  logger->log(level, "{}", text);
 }
 
 }  // namespace skillrunner

@@ -1,5 +1,8 @@
 #pragma once
 
+#include <boost/json/object.hpp>
+#include <spdlog/common.h>
+
 #include <expected>
 #include <string>
 #include <string_view>
@@ -11,5 +14,11 @@ namespace skillrunner {
 // line: ts, level, msg). Never log secrets: callers pass no keys to the log.
 std::expected<void, std::string> ConfigureLogging(std::string_view level,
                                                   std::string_view format);
+
+// An event with fields, such as the socket server's access log. In the json
+// format the fields are members of the line's object
+// ({"ts","level","event",...fields}); in text, "event key=value ...". Costs
+// nothing when `level` is not logged. Never pass secrets or user input.
+void LogEvent(spdlog::level::level_enum level, std::string_view event, const boost::json::object& fields);
 
 }  // namespace skillrunner

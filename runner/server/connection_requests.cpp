@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include "runner/json_text.h"
+#include "runner/logging.h"
 #include "runner/server/connection.h"
 #include "runner/server/methods.h"
 #include "runner/server/token.h"
@@ -244,11 +245,20 @@ void Connection::StartInvoke(Call call, Reply reply) {
         self->Answer(reply, ErrorAnswer(id, kInternalError, "Internal error: the invocation failed unexpectedly"));
       } else {
         self->state_->metrics.RecordInvocation(flight->skill, done.outcome, done.metrics, done.seconds);
-        spdlog::info("invoke conn={} id={} skill={} outcome={} attempts={} transient_retries={} "
-                     "input_tokens={} output_tokens={} duration_ms={}",
-                     self->id_, key, flight->skill, done.outcome, done.metrics.attempts,
-                     done.metrics.transient_retries, done.metrics.input_tokens, done.metrics.output_tokens,
-                     static_cast<std::int64_t>(done.seconds * 1000));
+        // The access log: who asked for what and what it cost; never the input.
+        if (spdlog::should_log(spdlog::level::info)) {
+          LogEvent(spdlog::level::info, "invoke",
+                 json::object{{"conn", self->id_},
+                              {"id", id},
+                              {"skill", flight->skill},
+                              {"outcome", done.outcome},
+                              {"attempts", done.metrics.attempts},
+                              {"validation_retries", done.metrics.validation_retries},
+                              {"transient_retries", done.metrics.transient_retries},
+                              {"input_tokens", done.metrics.input_tokens},
+                              {"output_tokens", done.metrics.output_tokens},
+                              {"duration_ms", static_cast<std::int64_t>(done.seconds * 1000)}});
+        }
         if (!done.line.empty() && !reply.notification) {
           self->Send(std::move(done.line));
         } else {

@@ -197,5 +197,35 @@ TEST_F(ServeCliTest, SighupReloadsTheSkills) {
   EXPECT_EQ(client->Call(R"({"jsonrpc":"2.0","id":3,"method":"health"})").at("result").at("reloads"), 1);
 }
 
+TEST_F(ServeCliTest, TheAccessLogIsOneJsonObjectPerInvocationWithoutTheInput) {
+  ServeProcess serve(tree_, {"--socket", socket_, "--log-format", "json"});
+  auto client = ConnectWhenReady(socket_);
+  ASSERT_TRUE(client.has_value()) << serve.Stderr();
+  auto answer = client->Call(InvokeLine(7, "contact", R"({"text":"private words of Ada"})"));
+  ASSERT_TRUE(answer.as_object().contains("result"));
+  client->Close();
+  serve.Signal(SIGTERM);
+  ASSERT_EQ(serve.Wait(10s), 0);
+  std::string log = serve.Stderr();
+  EXPECT_EQ(log.find("private words"), std::string::npos) << log;
+  std::istringstream lines(log);
+  std::string line;
+  int invokes = 0;
+  while (std::getline(lines, line)) {
+    if (line.find("\"event\":\"invoke\"") == std::string::npos) continue;
+    ++invokes;
+    json::object entry = json::parse(line).as_object();
+    EXPECT_EQ(entry.at("level"), "info");
+    EXPECT_EQ(entry.at("id"), 7);
+    EXPECT_EQ(entry.at("skill"), "contact");
+    EXPECT_EQ(entry.at("outcome"), "ok");
+    EXPECT_EQ(entry.at("attempts"), 1);
+    EXPECT_GT(entry.at("input_tokens").as_int64(), 0);
+    EXPECT_GE(entry.at("duration_ms").as_int64(), 50);  // the provider's latency
+    EXPECT_TRUE(entry.contains("ts"));
+  }
+  EXPECT_EQ(invokes, 1) << log;
+}
+
 }  // namespace
 }  // namespace skillrunner
