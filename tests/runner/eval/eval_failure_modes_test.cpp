@@ -26,6 +26,7 @@
 #include "runner/eval/results_log.h"
 #include "runner/eval/summary.h"
 #include "runner/eval/thresholds.h"
+#include "tests/runner/eval/thresholds_fixture.h"
 #include "runner/eval/utf8.h"
 #include "tests/runner/eval/report_test_records.h"
 #include "tests/support/run_awaitable.h"
@@ -83,24 +84,7 @@ SummaryHeader Header() {
   return header;
 }
 
-class EvalFailClosedTest : public ::testing::Test {
- protected:
-  EvalFailClosedTest() {
-    skill_.id = "s";
-    entry_.skill = &skill_;
-    entry_.rubric = "r";
-    suite_.id = "nightly";
-  }
-  std::vector<std::string> Messages(const json::object& summary) {
-    suite_.skills = {entry_};
-    std::vector<std::string> out;
-    for (const auto& b : CheckThresholds(summary, suite_)) out.emplace_back(b.at("message").as_string());
-    return out;
-  }
-  Skill skill_;
-  SuiteSkill entry_;
-  Suite suite_;
-};
+class EvalFailClosedTest : public ThresholdsFixture {};
 
 // A review gate that cannot judge -------------------------------------------
 

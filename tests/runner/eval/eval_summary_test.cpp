@@ -5,6 +5,7 @@
 
 #include "runner/eval/summary.h"
 #include "runner/eval/thresholds.h"
+#include "tests/runner/eval/thresholds_fixture.h"
 
 namespace skillrunner::eval {
 namespace {
@@ -92,28 +93,15 @@ TEST(EvalSummaryTest, RejudgesGiveAgreementAndFlagUnstableCriteria) {
   EXPECT_EQ(criteria.at("b").at("unstable"), true);
 }
 
-class EvalThresholdsTest : public ::testing::Test {
+class EvalThresholdsTest : public ThresholdsFixture {
  protected:
   EvalThresholdsTest() {
-    entry_.skill = &skill_;
-    skill_.id = "s";
-    entry_.rubric = "r";
     entry_.thresholds.schema_compliance = 0.98;
     entry_.thresholds.rubric_pass_rate = 0.9;
     entry_.thresholds.criterion_pass_rate = 0.6;
     entry_.thresholds.criteria["b"] = 1.0;
     entry_.thresholds.max_regression = 0.05;
-    suite_.id = "nightly";
   }
-  std::vector<std::string> Messages(const json::object& summary) {
-    suite_.skills = {entry_};
-    std::vector<std::string> out;
-    for (const auto& b : CheckThresholds(summary, suite_)) out.emplace_back(b.at("message").as_string());
-    return out;
-  }
-  Skill skill_;
-  SuiteSkill entry_;
-  Suite suite_;
 };
 
 TEST_F(EvalThresholdsTest, EveryRateBelowItsMinimumIsABreach) {
