@@ -146,7 +146,7 @@ int ExecuteRun(const LoadedSuite& loaded, const EvalOptions& options, const std:
   };
   eval::SteadyRateClock clock;
   eval::RateLimiters limiters(suite.rate_limits, clock);
-  eval::CaseDeps deps{(*runtime)->runner(), judge, loaded.registry->config(), limiters};
+  eval::CaseDeps deps{(*runtime)->runner(), judge, limiters};
   eval::Progress progress(stderr, isatty(STDERR_FILENO) == 1, tasks.size(), done.size());
   std::fprintf(stderr, "skillrunner eval: run %s of suite \"%s\": %zu case(s) to run%s, concurrency %d\n",
                meta->run_id.c_str(), suite.id.c_str(), tasks.size(),

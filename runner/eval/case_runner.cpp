@@ -54,26 +54,6 @@ void CheckExpected(const CaseTask& task, const json::value& output, json::object
 
 }  // namespace
 
-review::JudgeSettings EvalJudgeSettings(const SuiteSkill& entry, const Config& config, std::uint64_t seed) {
-  const Skill& skill = *entry.skill;
-  review::JudgeSettings judge;
-  judge.review_id = skill.id + ".eval";
-  judge.rubric = entry.rubric;
-  judge.model = entry.judge_model;
-  judge.provider = config.ProviderFor(judge.model).value_or("");
-  if (auto it = config.providers.find(judge.provider); it != config.providers.end()) {
-    judge.provider_kind = it->second.kind;
-  }
-  judge.output_mode = judge.model == skill.model ? skill.output_mode : config.StructuredOutputFor(judge.model);
-  judge.temperature = 0;
-  judge.samples = entry.judge_is_gate ? std::max(1, skill.review->samples) : 1;
-  judge.max_output_tokens = std::max(1024, skill.max_output_tokens);
-  judge.retry = skill.retry;
-  judge.retry_truncated = skill.retry_truncated;
-  judge.seed = seed;
-  return judge;
-}
-
 boost::asio::awaitable<json::object> RunCase(const CaseTask& task, const CaseDeps& deps) {
   const Skill& skill = *task.entry->skill;
   json::object record{{"skill", skill.id}, {"case", task.eval_case->id}};
@@ -105,7 +85,8 @@ boost::asio::awaitable<json::object> RunCase(const CaseTask& task, const CaseDep
     if (task.entry->judge_is_gate && outcome->review) {
       record["review"] = *outcome->review;
     } else {
-      review::JudgeSettings settings = EvalJudgeSettings(*task.entry, deps.config, seed);
+      review::JudgeSettings settings = *task.entry->judge;
+      settings.seed = seed;
       JudgeOutcome judged =
           co_await JudgeOnce(settings, outcome->output, task.eval_case->input, deps, skill.timeout);
       judge_usage = judged.metrics;
@@ -115,7 +96,8 @@ boost::asio::awaitable<json::object> RunCase(const CaseTask& task, const CaseDep
     for (int k = 1; k <= task.rejudges; ++k) {
       // A different seed per judging: a judge that only agrees with itself
       // because it saw the same request would prove nothing.
-      review::JudgeSettings settings = EvalJudgeSettings(*task.entry, deps.config, seed + 1000 * k);
+      review::JudgeSettings settings = *task.entry->judge;
+      settings.seed = seed + 1000 * k;
       JudgeOutcome again =
           co_await JudgeOnce(settings, outcome->output, task.eval_case->input, deps, skill.timeout);
       judge_usage.input_tokens += again.metrics.input_tokens;

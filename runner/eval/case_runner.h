@@ -37,14 +37,8 @@ using JudgeFunction = std::function<boost::asio::awaitable<Result<boost::json::v
 struct CaseDeps {
   SkillRunner& runner;
   JudgeFunction judge;
-  const Config& config;
   const RateLimiters& limiters;
 };
-
-// The judge settings for an entry's rubric and judge model: temperature 0,
-// the gate's samples when judging with the gate's settings, else 1. The
-// judge's id is "<skill>.eval" (simulated fault scripts can target it).
-review::JudgeSettings EvalJudgeSettings(const SuiteSkill& entry, const Config& config, std::uint64_t seed);
 
 // Runs one case and returns its record. Never throws for failures of the
 // skill or the judge: those are in the record.

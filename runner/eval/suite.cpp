@@ -4,6 +4,8 @@
 #include <set>
 #include <utility>
 
+#include "services/review/llm_review_service.h"
+
 namespace skillrunner::eval {
 namespace json = boost::json;
 namespace {
@@ -128,12 +130,16 @@ class EntryChecker {
              "skill \"" + skill.id + "\" has no model of its own; set judge_model to judge it");
       return false;
     }
-    if (!registry_.config().ProviderFor(out.judge_model)) {
-      Report(pointer + "/judge_model", "judge model \"" + out.judge_model +
-                                           "\" is not in the models table and there is no default_provider");
+    auto judge = review::JudgeOnModel(skill, out.judge_model, registry_.config());
+    if (!judge) {
+      Report(pointer + (model ? "/judge_model" : "/skill"), judge.error().message);
       return false;
     }
     out.judge_is_gate = skill.review && out.rubric == skill.review->rubric && out.judge_model == gate_model;
+    judge->review_id = skill.id + ".eval";
+    judge->rubric = out.rubric;
+    judge->samples = out.judge_is_gate ? std::max(1, skill.review->samples) : 1;
+    out.judge = std::make_shared<const review::JudgeSettings>(std::move(*judge));
     out.counted_criteria = CountedCriteria(*registry_.FindRubric(out.rubric));
     return true;
   }

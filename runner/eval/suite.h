@@ -8,6 +8,7 @@
 #include <expected>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -16,6 +17,10 @@
 #include "runner/diagnostic.h"
 #include "runner/eval/dataset.h"
 #include "runner/skill_registry.h"
+
+namespace skillrunner::review {
+struct JudgeSettings;
+}  // namespace skillrunner::review
 
 namespace skillrunner::eval {
 
@@ -54,6 +59,9 @@ struct SuiteSkill {
   std::string rubric;       // empty: outputs are not judged
   std::string judge_model;  // resolved (never empty when rubric is set)
   bool judge_is_gate = false;  // the rubric and model are the skill's own review gate
+  // How the eval judges this entry ("<skill>.eval", the rubric, the judge
+  // model's provider and mode), prepared at load; a case only sets the seed.
+  std::shared_ptr<const skillrunner::review::JudgeSettings> judge;
   std::set<std::string> counted_criteria;  // the rubric's criteria that decide a pass
   ExpectedMode expected = ExpectedMode::kNone;
   Thresholds thresholds;  // the suite's, overlaid with the entry's own

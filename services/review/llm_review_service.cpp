@@ -63,35 +63,41 @@ JudgeSettings JudgeForReviewSkill(const Skill& skill, const InvocationOptions& o
   return judge;
 }
 
-Result<JudgeSettings> JudgeForGate(const Skill& skill, const Config& config, const InvocationOptions& options) {
+Result<JudgeSettings> JudgeOnModel(const Skill& skill, const std::string& model, const Config& config) {
   JudgeSettings judge;
-  const ReviewGate& gate = *skill.review;
-  judge.review_id = skill.id + ".review";
-  judge.rubric = gate.rubric;
-  judge.model = gate.model.value_or(skill.model);
-  if (gate.model && *gate.model != skill.model) {
-    auto provider = config.ProviderFor(judge.model);
-    if (!provider) {
-      return Fail(ErrorCode::kConfigInvalid, "the review model \"" + judge.model + "\" of skill \"" + skill.id +
-                                                 "\" is not in the models table and there is no default_provider");
-    }
-    judge.provider = *provider;
-    judge.output_mode = config.StructuredOutputFor(judge.model);
-    if (auto it = config.providers.find(judge.provider); it != config.providers.end()) {
-      judge.provider_kind = it->second.kind;
-    }
-  } else {
+  judge.model = model;
+  if (model == skill.model) {
     judge.provider = skill.provider;
     judge.provider_kind = skill.provider_kind;
     judge.output_mode = skill.output_mode;
+  } else {
+    auto provider = config.ProviderFor(model);
+    if (!provider) {
+      return Fail(ErrorCode::kConfigInvalid,
+                  "the judge model \"" + model + "\" is not in the models table and there is no default_provider");
+    }
+    judge.provider = *provider;
+    judge.output_mode = config.StructuredOutputFor(model);
+    if (auto it = config.providers.find(judge.provider); it != config.providers.end()) {
+      judge.provider_kind = it->second.kind;
+    }
   }
   judge.temperature = 0;
-  judge.samples = std::max(1, gate.samples);
   judge.max_output_tokens = std::max(1024, skill.max_output_tokens);
   judge.retry = skill.retry;
   judge.retry_truncated = skill.retry_truncated;
-  judge.seed = options.seed.value_or(skill.simulation_seed.value_or(0));
-  judge.faults = skill.simulation_faults;
+  return judge;
+}
+
+Result<JudgeSettings> JudgeForGate(const Skill& skill, const Config& config, const InvocationOptions& options) {
+  const ReviewGate& gate = *skill.review;
+  auto judge = JudgeOnModel(skill, gate.model.value_or(skill.model), config);
+  if (!judge) return std::unexpected(std::move(judge.error().WithContext("review gate of skill \"" + skill.id + "\"")));
+  judge->review_id = skill.id + ".review";
+  judge->rubric = gate.rubric;
+  judge->samples = std::max(1, gate.samples);
+  judge->seed = options.seed.value_or(skill.simulation_seed.value_or(0));
+  judge->faults = skill.simulation_faults;
   return judge;
 }
 

@@ -42,6 +42,13 @@ struct JudgeSettings {
 // the descriptor sets `temperature`; `samples` from the descriptor (default 1).
 JudgeSettings JudgeForReviewSkill(const Skill& skill, const InvocationOptions& options);
 
+// What every judge of `skill` shares when it runs on `model`: the model's
+// provider and structured-output mode (the skill's own when `model` is the
+// skill's), temperature 0, at least 1024 output tokens, the skill's retry
+// policy. CONFIG_INVALID "the judge model \"<m>\" is not in the models table
+// and there is no default_provider" when the config cannot route `model`.
+Result<JudgeSettings> JudgeOnModel(const Skill& skill, const std::string& model, const Config& config);
+
 // A generation skill's `review:` gate: the gate's model (default the skill's
 // own) resolved through `config`, temperature 0. CONFIG_INVALID when the
 // model has no provider.

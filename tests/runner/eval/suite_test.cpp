@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "services/handler/builtin_handlers.h"
+#include "services/review/llm_review_service.h"
 #include "tests/support/temp_tree.h"
 
 namespace skillrunner::eval {
@@ -91,6 +92,15 @@ rate_limits: { simulated: { requests_per_minute: 600 } }
   EXPECT_EQ(gen.rubric, "quality");  // the review gate's
   EXPECT_EQ(gen.judge_model, "sim-model");
   EXPECT_TRUE(gen.judge_is_gate);
+  // The judges are prepared at load: their ids, rubrics and routes.
+  ASSERT_TRUE(echo.judge && gen.judge);
+  EXPECT_EQ(echo.judge->review_id, "echo_skill.eval");
+  EXPECT_EQ(echo.judge->rubric, "other");
+  EXPECT_EQ(echo.judge->model, "judge-model");
+  EXPECT_EQ(echo.judge->provider, "simulated");
+  EXPECT_EQ(gen.judge->review_id, "gen.eval");
+  EXPECT_EQ(gen.judge->rubric, "quality");
+  EXPECT_EQ(gen.judge->temperature, 0);
   EXPECT_EQ(gen.thresholds.criteria.at("a"), 0.95);
   EXPECT_EQ(gen.thresholds.criterion_pass_rate, 0.8);
 }
@@ -124,6 +134,27 @@ TEST_F(SuiteTest, AHandlerSkillNeedsAJudgeModelToBeJudged) {
                 "suite.yaml:4:13: /skills/0/rubric: skill \"echo_skill\" has no model of its own; set judge_model "
                 "to judge it",
             }));
+}
+
+TEST_F(SuiteTest, AJudgeModelTheConfigCannotRouteIsNamedAtItsLine) {
+  // A config without default_provider: models outside its table go nowhere.
+  Config config = BuiltinConfig();
+  config.default_provider.clear();
+  config.models["sim-model"] = ModelConfig{"sim-model", "simulated", "native"};
+  RegistryOptions options;
+  options.skills_dir = tree_.Path("skills");
+  options.rubrics_dir = tree_.Path("rubrics");
+  options.is_known_handler = handler::IsKnownHandler;
+  auto loaded = SkillRegistry::Load(options, config);
+  ASSERT_TRUE(loaded.diagnostics.empty()) << loaded.diagnostics.front().ToString();
+  auto suite = LoadSuite(tree_.Write("suite.yaml", "id: s\nskills:\n  - skill: gen\n    judge_model: nowhere-model\n"),
+                         *loaded.registry);
+  ASSERT_FALSE(suite);
+  ASSERT_EQ(suite.error().size(), 1u);
+  EXPECT_EQ(suite.error().front().ToString(),
+            tree_.Path("suite.yaml").string() +
+                ":4:18: /skills/0/judge_model: the judge model \"nowhere-model\" is not in the models table and "
+                "there is no default_provider");
 }
 
 TEST_F(SuiteTest, BadDatasetLinesNameFileAndLine) {
