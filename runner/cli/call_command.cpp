@@ -65,8 +65,12 @@ int Exchange(asio::io_context& io, Socket& socket, const std::string& request, s
   }
   auto newline = answer.find('\n');
   if (newline == std::string::npos) {
+    // A hang-up shows as EOF, a broken pipe or a reset, depending on timing:
+    // all the same to the user. Anything else is worth naming.
+    bool hung_up = !failure || failure == asio::error::eof || failure == asio::error::broken_pipe ||
+                   failure == asio::error::connection_reset;
     return Complain(kUnreachableStatus, "the server closed the connection without an answer" +
-                                            (failure ? " (" + failure.message() + ")" : std::string()));
+                                            (hung_up ? std::string() : " (" + failure.message() + ")"));
   }
   answer.resize(newline);
   boost::system::error_code ec;

@@ -40,6 +40,12 @@ TEST(JsonRpcTest, RequestsAndNotificationsAreTold) {
   auto bad = ParseLine(R"({"jsonrpc":"2.0","id":4,"method":"x","params":3})", 64);
   EXPECT_EQ(json::serialize(std::get<json::object>(std::get<ParsedLine>(bad).messages.at(0))),
             R"({"jsonrpc":"2.0","id":4,"error":{"code":-32600,"message":"Invalid Request: \"params\" must be an object or an array"}})");
+  auto no_method = ParseLine(R"({"jsonrpc":"2.0","id":5,"method":7})", 64);
+  EXPECT_EQ(json::serialize(std::get<json::object>(std::get<ParsedLine>(no_method).messages.at(0))),
+            R"({"jsonrpc":"2.0","id":5,"error":{"code":-32600,"message":"Invalid Request: \"method\" must be a string"}})");
+  auto bad_auth = ParseLine(R"({"jsonrpc":"2.0","id":6,"method":"health","auth":1})", 64);
+  EXPECT_EQ(json::serialize(std::get<json::object>(std::get<ParsedLine>(bad_auth).messages.at(0))),
+            R"({"jsonrpc":"2.0","id":6,"error":{"code":-32600,"message":"Invalid Request: \"auth\" must be a string"}})");
   auto bad_id = ParseLine(R"({"jsonrpc":"2.0","id":{},"method":"x"})", 64);
   EXPECT_EQ(json::serialize(std::get<json::object>(std::get<ParsedLine>(bad_id).messages.at(0)).at("id")), "null");
 }

@@ -3,12 +3,15 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
+#include <sys/un.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <array>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -163,6 +166,15 @@ TEST_F(ServeCliTest, CallPrintsTheAnswerAndExitsLikeRun) {
   auto unknown = RunCall("skills.frobnicate --socket " + socket_);
   EXPECT_EQ(unknown.status, 2);
   EXPECT_EQ(json::parse(unknown.out).at("error").at("code"), -32601);
+  auto bad_params = RunCall("skills.list '{not json' --socket " + socket_);
+  EXPECT_EQ(bad_params.status, 2);
+  EXPECT_EQ(bad_params.out, "skillrunner call: PARAMS is not valid JSON: syntax error\n");
+  auto nowhere = RunCall("health");
+  EXPECT_EQ(nowhere.status, 2);
+  EXPECT_EQ(nowhere.out, "skillrunner call: give --socket PATH or --connect HOST:PORT\n");
+  auto bad_address = RunCall("health --connect localhost");
+  EXPECT_EQ(bad_address.status, 2);
+  EXPECT_EQ(bad_address.out, "skillrunner call: --connect expected HOST:PORT, got \"localhost\"\n");
   serve.Signal(SIGTERM);
   EXPECT_EQ(serve.Wait(10s), 0);
   auto gone = RunCall("health --socket " + socket_);
@@ -225,6 +237,36 @@ TEST_F(ServeCliTest, TheAccessLogIsOneJsonObjectPerInvocationWithoutTheInput) {
     EXPECT_TRUE(entry.contains("ts"));
   }
   EXPECT_EQ(invokes, 1) << log;
+}
+
+// A Unix socket that listens (the kernel accepts into its backlog) but never answers.
+int ListenOn(const std::string& path) {
+  int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  std::strncpy(address.sun_path, path.c_str(), sizeof(address.sun_path) - 1);
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 || ::listen(fd, 4) != 0) return -1;
+  return fd;
+}
+
+TEST_F(ServeCliTest, CallSaysWhenTheServerDoesNotAnswer) {
+  std::string mute_path = tree_.Path("mute.sock").string();
+  int mute = ListenOn(mute_path);
+  ASSERT_GE(mute, 0);
+  auto silent = RunCall("health --socket " + mute_path + " --timeout-ms 200");
+  EXPECT_EQ(silent.status, 3);
+  EXPECT_EQ(silent.out, "skillrunner call: no answer within 200 ms\n");
+  ::close(mute);
+
+  std::string rude_path = tree_.Path("rude.sock").string();
+  int rude = ListenOn(rude_path);
+  ASSERT_GE(rude, 0);
+  std::thread closer([rude] { ::close(::accept(rude, nullptr, nullptr)); });
+  auto hung_up = RunCall("health --socket " + rude_path + " --timeout-ms 5000");
+  closer.join();
+  ::close(rude);
+  EXPECT_EQ(hung_up.status, 3);
+  EXPECT_EQ(hung_up.out, "skillrunner call: the server closed the connection without an answer\n");
 }
 
 }  // namespace

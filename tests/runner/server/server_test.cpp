@@ -543,5 +543,68 @@ TEST_F(ServerTest, ASocketGroupMakesTheSocketGroupAccessible) {
   EXPECT_EQ(bad.Start().value_or(""), "--socket-group: no group named \"no-such-group-xyz\"");
 }
 
+TEST_F(ServerTest, ListenerMistakesAreNamedAndNothingIsLeftOpen) {
+  tree_.Write("not-a-socket", "x");
+  auto start_error = [&](server::ServerOptions options) {
+    ServerFixture fixture(tree_, std::move(options));
+    return fixture.Start().value_or("(started)");
+  };
+  server::ServerOptions o;
+  o.socket_path = tree_.Path("not-a-socket").string();
+  EXPECT_EQ(start_error(o), o.socket_path + " exists and is not a socket; refusing to replace it");
+  o.socket_path = tree_.Path(std::string(120, 'a')).string();
+  EXPECT_EQ(start_error(o), "--socket path is too long for a Unix socket (" + std::to_string(o.socket_path.size()) +
+                                " bytes)");
+  o.socket_path = tree_.Path("no-such-folder/s.sock").string();
+  EXPECT_EQ(start_error(o), "cannot bind " + o.socket_path + ": No such file or directory");
+  for (auto [listen, message] : std::vector<std::pair<std::string, std::string>>{
+           {"8080", "--listen 8080: expected HOST:PORT, got \"8080\""},
+           {"[::1]8080", "--listen [::1]8080: expected [IPv6]:PORT, got \"[::1]8080\""},
+           {"127.0.0.1:99999", "--listen 127.0.0.1:99999: bad port in \"127.0.0.1:99999\" (0-65535)"},
+           {"example.com:80", "--listen example.com:80: \"example.com\" is not an IP address (give a numeric address)"}}) {
+    server::ServerOptions bad;
+    bad.socket_path = tree_.Path("s.sock").string();
+    bad.listen = {listen};
+    EXPECT_EQ(start_error(bad), message);
+    EXPECT_FALSE(std::filesystem::exists(bad.socket_path)) << listen;
+  }
+  server::ServerOptions metrics;
+  metrics.socket_path = tree_.Path("s.sock").string();
+  metrics.metrics_listen = "0.0.0.0:0";
+  EXPECT_EQ(start_error(metrics), "--metrics-listen 0.0.0.0:0 is not a loopback address; add --allow-remote to "
+                                  "expose metrics to other hosts");
+  boost::asio::io_context io;
+  cli::ReloadingHost host(cli::CommonOptions{}, io.get_executor());
+  server::Server bare(io, server::ServerOptions{}, host);
+  auto started = bare.Start();
+  ASSERT_FALSE(started);
+  EXPECT_EQ(started.error(), "nothing to listen on: give --socket PATH and/or --listen HOST:PORT");
+}
+
+TEST_F(ServerTest, TheTotalInFlightLimitAndADrainRefuseNewInvocations) {
+  server::ServerOptions options;
+  options.limits.max_in_flight_total = 1;
+  options.limits.drain_timeout = std::chrono::milliseconds(300);
+  auto server = StartServer(options);
+  SocketClient first = server->Connect();
+  SocketClient second = server->Connect();
+  ASSERT_TRUE(first.Send(InvokeLine(1, "stuck", R"({"text":"x"})")));
+  auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (server->server().metrics().in_flight() != 1 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(5ms);
+  }
+  auto refused = second.Call(InvokeLine(2, "echo", "{}"));
+  EXPECT_EQ(refused.at("error").at("message"),
+            "overloaded: the server has 1 invocations in flight (max_in_flight_total)");
+  server->server().Shutdown();
+  auto draining = first.Call(InvokeLine(3, "echo", "{}"));
+  EXPECT_EQ(draining.at("error").at("message"), "the server is shutting down and takes no new invocations");
+  EXPECT_EQ(draining.at("error").at("data").at("code"), "OVERLOADED");
+  auto cancelled = first.ReadJson(5s);
+  ASSERT_TRUE(cancelled.has_value());
+  EXPECT_EQ(cancelled->at("id"), 1);
+  EXPECT_EQ(cancelled->at("error").at("data").at("code"), "CANCELLED");
+}
+
 }  // namespace
 }  // namespace skillrunner
