@@ -70,7 +70,7 @@ std::string ParamString(const json::value& params, std::string_view name) {
   return member && member->is_string() ? std::string(member->as_string()) : std::string();
 }
 
-std::expected<InvokeParams, std::vector<FieldError>> ReadInvokeParams(const json::value& params) {
+std::expected<InvokeParams, std::vector<FieldError>> ReadInvokeParams(json::value& params) {
   std::vector<FieldError> errors;
   if (!params.is_object()) {
     return std::unexpected(std::vector<FieldError>{{"", "expected an object {skill, input, options?}"}});
@@ -89,11 +89,11 @@ std::expected<InvokeParams, std::vector<FieldError>> ReadInvokeParams(const json
   } else {
     out.skill = std::string(skill->as_string());
   }
-  const json::value* input = ParamMember(params, "input");
+  json::value* input = params.as_object().if_contains("input");
   if (!input) {
     errors.push_back({"/input", "missing: the skill's input (any JSON value its input_schema accepts)"});
   } else {
-    out.input = *input;
+    out.input = std::move(*input);  // the request owns it; inputs may be large
   }
   if (const json::value* options = ParamMember(params, "options"); options && !options->is_null()) {
     if (!options->is_object()) {

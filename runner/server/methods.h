@@ -31,8 +31,9 @@ struct InvokeParams {
 };
 
 // skills.invoke params: {skill: string, input: any JSON, options?: {timeout_ms,
-// seed, session}}. Errors name the JSON pointer of each bad member.
-std::expected<InvokeParams, std::vector<FieldError>> ReadInvokeParams(const boost::json::value& params);
+// seed, session}}. Errors name the JSON pointer of each bad member. The input
+// is moved out of `params`.
+std::expected<InvokeParams, std::vector<FieldError>> ReadInvokeParams(boost::json::value& params);
 
 // -32602 "Invalid params: <first pointer>: <message>" with data.errors.
 boost::json::object InvalidParamsAnswer(const boost::json::value& id, const std::vector<FieldError>& errors);
