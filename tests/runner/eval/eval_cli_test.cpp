@@ -460,9 +460,13 @@ TEST_F(EvalCliTest, TheShippedNightlySuiteRunsOfflineWithReportsAndHistory) {
   EXPECT_EQ(summary.at("suite"), "nightly");
   const json::object& skills = summary.at("skills").as_object();
   ASSERT_EQ(skills.size(), 3u);
+  std::string failures;  // what went wrong, when something did
+  for (const auto& record : ReadRecords(tree_.Path("nightly/out/results.jsonl"))) {
+    if (record.contains("error")) failures += json::serialize(record.at("error").at("message")) + "\n";
+  }
   for (const auto& [id, stats] : skills) {
     EXPECT_GE(stats.at("cases").as_int64(), 50) << id;
-    EXPECT_EQ(stats.at("schema_compliance"), 1.0) << id;
+    EXPECT_EQ(stats.at("schema_compliance"), 1.0) << id << "\n" << failures;
   }
   EXPECT_EQ(skills.at("word_stats").at("expected_match"), 1.0);
   EXPECT_GT(skills.at("triage_ticket").at("judge_input_tokens").as_int64(), 0);  // judged by the eval
