@@ -22,7 +22,8 @@
 #include <vector>
 
 #include "runner/skill_runner.h"
-#include "services/generation/llm_generation_service.h"
+#include "runner/skill_services.h"
+#include "services/handler/process_runner.h"
 #include "services/providers/provider_set.h"
 #include "services/providers/retrying_provider.h"
 #include "tests/support/llm_test_bed.h"
@@ -47,7 +48,7 @@ constexpr const char* kSkill = skillrunner::bench::kTriageSkill;
 struct Bench {
   skillrunner::testing::TempTree tree;
   boost::asio::io_context io;
-  providers::AsioSleeper sleeper;
+  handler::AsioProcessRunner process_runner;
   generation::ModelDowngrades downgrades;
   generation::SessionMemory sessions;
   std::unique_ptr<providers::ProviderSet> providers;
@@ -68,12 +69,10 @@ struct Bench {
     options.skills_dir = tree.Path("skills");
     auto loaded = SkillRegistry::Load(options, *config);
     for (const auto& d : loaded.diagnostics) std::fprintf(stderr, "%s\n", d.ToString().c_str());
-    providers = std::move(*providers::ProviderSet::Create(*config, io.get_executor(), env));
+    providers = std::move(*providers::ProviderSet::Create(config->providers, io.get_executor(), env));
     runner = std::make_unique<SkillRunner>(loaded.registry);
     auto lookup = [set = providers.get()](std::string_view name) { return set->Find(name); };
-    runner->RegisterService(TemplateType::kLlmJsonGeneration,
-                            std::make_shared<generation::LlmGenerationService>(lookup, sleeper,
-                                                                               downgrades, sessions));
+    InstallServices(*runner, ServiceDeps{lookup, process_runner, downgrades, sessions});
   }
 };
 

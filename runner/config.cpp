@@ -1,7 +1,5 @@
 #include "runner/config.h"
 
-#include <cstdlib>
-
 #include "services/providers/fault_script.h"
 
 namespace skillrunner {
@@ -14,17 +12,16 @@ std::optional<std::string> Config::ProviderFor(std::string_view model) const {
   return std::nullopt;
 }
 
-std::string Config::StructuredOutputFor(std::string_view model) const {
+OutputMode Config::StructuredOutputFor(std::string_view model) const {
   if (auto it = models.find(model); it != models.end()) {
     return it->second.structured_output;
   }
-  return "none";
+  return OutputMode::kNone;
 }
 
-std::optional<std::string> ProcessEnv(std::string_view name) {
-  const char* value = std::getenv(std::string(name).c_str());
-  if (value == nullptr) return std::nullopt;
-  return std::string(value);
+std::string Config::KindOf(std::string_view provider) const {
+  auto it = providers.find(provider);
+  return it == providers.end() ? std::string() : it->second.kind;
 }
 
 Config BuiltinConfig() {
@@ -99,8 +96,8 @@ std::expected<Config, std::vector<Diagnostic>> LoadConfig(const std::string& pat
   }
   for (const auto& [name, value] : section("models")) {
     const json::object& m = value.as_object();
-    ModelConfig model{std::string(name), StringAt(m, "provider"), StringAt(m, "structured_output")};
-    if (model.structured_output.empty()) model.structured_output = "none";
+    ModelConfig model{std::string(name), StringAt(m, "provider"),
+                      ParseOutputMode(StringAt(m, "structured_output")).value_or(OutputMode::kNone)};
     if (!config.providers.contains(model.provider)) {
       std::string pointer = AppendPointer(AppendPointer("/models", name), "provider");
       problems.push_back({path, doc->positions.Find(pointer),

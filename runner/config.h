@@ -9,28 +9,25 @@
 #include <vector>
 
 #include "runner/diagnostic.h"
+#include "services/common/env.h"
+#include "services/common/invocation.h"
+#include "services/providers/provider_settings.h"
 
 namespace skillrunner {
 
-// One entry of `providers:` (DESIGN §6.2).
-struct ProviderConfig {
-  std::string name;
-  std::string kind;         // openai | anthropic | simulated
-  std::string base_url;     // defaulted per kind; *_BASE_URL env overrides
-  std::string api_key_env;  // defaulted per kind; the key itself is never stored
-  boost::json::object settings;  // every key as written, for provider kinds
-};
+// One entry of `providers:` (DESIGN §6.2): the providers' own settings.
+using ProviderConfig = providers::ProviderSettings;
 
 // One entry of `models:`.
 struct ModelConfig {
   std::string name;
   std::string provider;
-  std::string structured_output = "none";  // native | json_object | none
+  OutputMode structured_output = OutputMode::kNone;
 };
 
 // The checked `skillrunner.yaml`. Immutable after loading.
 struct Config {
-  std::map<std::string, ProviderConfig, std::less<>> providers;
+  providers::ProviderSettingsMap providers;
   std::map<std::string, ModelConfig, std::less<>> models;
   std::string default_provider;  // may be empty: unknown models are errors
   std::string source;            // the file it came from, or "(built-in)"
@@ -39,9 +36,11 @@ struct Config {
   // The provider a model runs on: its models-table entry, else the default
   // provider; nullopt when neither applies.
   std::optional<std::string> ProviderFor(std::string_view model) const;
-  // native | json_object | none for the model ("none" when not in the
-  // table). Kept under --provider: the simulated provider takes every mode.
-  std::string StructuredOutputFor(std::string_view model) const;
+  // The model's structured output (kNone when not in the table). Kept under
+  // --provider: the simulated provider takes every mode.
+  OutputMode StructuredOutputFor(std::string_view model) const;
+  // The kind of the provider `name` ("" when the config has none).
+  std::string KindOf(std::string_view provider) const;
 };
 
 // The config used when neither --config nor ./skillrunner.yaml exists: only
@@ -50,7 +49,6 @@ Config BuiltinConfig();
 
 // Loads and checks a config file; every problem is a diagnostic with a
 // position. `env` looks up environment variables (OPENAI_BASE_URL, ...).
-using EnvLookup = std::function<std::optional<std::string>(std::string_view)>;
 std::expected<Config, std::vector<Diagnostic>> LoadConfig(const std::string& path,
                                                           const EnvLookup& env);
 
@@ -58,8 +56,5 @@ std::expected<Config, std::vector<Diagnostic>> LoadConfig(const std::string& pat
 // a kind: "simulated" adds a simulated provider if the config has none).
 std::expected<void, std::string> ApplyProviderOverride(Config& config,
                                                        const std::string& name);
-
-// The process environment.
-std::optional<std::string> ProcessEnv(std::string_view name);
 
 }  // namespace skillrunner

@@ -80,21 +80,6 @@ PlacedMessage PlaceUnder(std::string base, std::string_view text) {
   return {base + std::string(text.substr(0, split)), std::string(text.substr(split + 2))};
 }
 
-std::size_t EditDistance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      std::size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1])});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
-
 namespace {
 
 const boost::json::value* ResolveRef(const boost::json::value& root, const boost::json::value* node) {

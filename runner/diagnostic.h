@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "runner/yaml_json.h"
+#include "services/common/text.h"
 #include "services/validation/compiled_schema.h"
 
 namespace skillrunner {
@@ -46,8 +47,6 @@ struct PlacedMessage {
 };
 PlacedMessage PlaceUnder(std::string base, std::string_view text);
 
-// Levenshtein distance, for "did you mean" hints.
-std::size_t EditDistance(std::string_view a, std::string_view b);
 
 // The embedded schema compiled once (throws std::logic_error if a shipped
 // schema fails to compile: a build defect, not a user error).

@@ -1,6 +1,6 @@
 #include "runner/logging.h"
 
-#include "runner/json_text.h"
+#include "services/common/json_text.h"
 
 #include <boost/json/serialize.hpp>
 #include <boost/json/string.hpp>

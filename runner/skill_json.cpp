@@ -33,7 +33,7 @@ json::object SkillDescriptionJson(const Skill& skill, const SkillRegistry& regis
   json::object item = SkillSummaryJson(skill);
   item["input_schema"] = skill.input_schema_json;
   item["output_schema"] = skill.output_schema_json;
-  if (skill.template_type != TemplateType::kHandler) item["output_mode"] = skill.output_mode;
+  if (skill.template_type != TemplateType::kHandler) item["output_mode"] = OutputModeName(skill.output_mode);
   item["timeout_ms"] = skill.timeout.count();
   const std::string& rubric_id = skill.review ? skill.review->rubric : skill.rubric;
   if (!rubric_id.empty()) {

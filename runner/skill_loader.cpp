@@ -7,9 +7,10 @@
 #include <fstream>
 #include <sstream>
 
-#include "runner/json_text.h"
+#include "services/common/json_text.h"
 #include "runner/skill_registry.h"
 #include "services/generation/strict_schema.h"
+#include "services/generation/structured_generator.h"
 #include "services/providers/fault_script.h"
 
 namespace skillrunner {
@@ -64,7 +65,7 @@ class SkillLoader {
     skill_.temperature = Num("temperature", 0.7);
     skill_.max_output_tokens = static_cast<int>(Int("max_output_tokens", 1024));
     skill_.timeout = std::chrono::milliseconds(Int("timeout_ms", 60000));
-    if (Has("structured_output")) skill_.structured_output = Str("structured_output");
+    if (Has("structured_output")) skill_.structured_output = ParseOutputMode(Str("structured_output"));
     skill_.handler = Str("handler");
     skill_.rubric = Str("rubric");
     if (auto* cmd = root_.if_contains("command")) {
@@ -82,9 +83,10 @@ class SkillLoader {
     LoadPrompt();
     LoadSchemas();
     CheckModel();
-    LoadSimulation();
-    ResolveOutputMode();
+    CheckSimulation();
+    json::value strict_wire = ResolveOutputMode();
     if (!errors_.empty()) return std::unexpected(std::move(errors_));
+    MakeSpecs(std::move(strict_wire));
     return std::move(skill_);
   }
 
@@ -276,7 +278,6 @@ class SkillLoader {
   void LoadSchemas() {
     skill_.input_schema = LoadSchema("input_schema", skill_.input_schema_json);
     skill_.output_schema = LoadSchema("output_schema", skill_.output_schema_json);
-    skill_.output_schema_text = CompactJson(skill_.output_schema_json);
     if (skill_.template_type == TemplateType::kLlmReview) {
       skill_.input_schema_json = json::parse(kReviewInputSchema);
       skill_.input_schema = *validation::CompiledSchema::Compile(skill_.input_schema_json);
@@ -326,13 +327,12 @@ class SkillLoader {
     if (skill_.review && skill_.review->model) check("/review/model", *skill_.review->model);
   }
 
-  void LoadSimulation() {
+  // The simulated provider owns the `simulation:` block (the composition
+  // root hands it over); here its fault script is only checked.
+  void CheckSimulation() {
     auto* simulation = root_.if_contains("simulation");
     if (!simulation) return;
     const json::object& sim = simulation->as_object();
-    if (auto* seed = sim.if_contains("seed")) {
-      skill_.simulation_seed = static_cast<std::uint64_t>(seed->as_int64());
-    }
     auto* faults = sim.if_contains("faults");
     if (!faults) return;
     auto parsed = providers::ParseFaultScript(*faults, providers::FaultScriptScope::kSkill);
@@ -340,23 +340,20 @@ class SkillLoader {
       // The script's error names a pointer relative to the script.
       auto placed = PlaceUnder("/simulation/faults", parsed.error());
       Error(placed.pointer, placed.message);
-      return;
     }
-    skill_.simulation_faults = *faults;
   }
 
   // native | json_object | none, and for native the strict wire schema, which
   // must be computable now: a schema the provider cannot take is an error
   // unless the skill chooses the validation loop.
-  void ResolveOutputMode() {
-    if (skill_.template_type == TemplateType::kHandler) return;
-    if (auto it = config_.providers.find(skill_.provider); it != config_.providers.end()) {
-      skill_.provider_kind = it->second.kind;
-    }
+  // Returns that wire schema (null when none is needed).
+  json::value ResolveOutputMode() {
+    if (skill_.template_type == TemplateType::kHandler) return nullptr;
+    skill_.provider_kind = config_.KindOf(skill_.provider);
     skill_.output_mode = skill_.structured_output.value_or(config_.StructuredOutputFor(skill_.model));
-    if (skill_.template_type != TemplateType::kLlmJsonGeneration) return;
-    if (skill_.output_mode != "native" || skill_.provider_kind == "simulated") return;
-    if (!skill_.output_schema) return;  // already reported
+    if (skill_.template_type != TemplateType::kLlmJsonGeneration) return nullptr;
+    if (skill_.output_mode != OutputMode::kNative || skill_.provider_kind == "simulated") return nullptr;
+    if (!skill_.output_schema) return nullptr;  // already reported
     auto dialect = skill_.provider_kind == "anthropic" ? generation::StrictDialect::kAnthropic
                                                        : generation::StrictDialect::kOpenAi;
     auto strict = generation::MakeStrictSchema(skill_.output_schema_json, dialect);
@@ -364,7 +361,7 @@ class SkillLoader {
       Error("/output_schema", "the " + skill_.provider_kind + " strict mode of model \"" + skill_.model +
                                   "\" cannot take this schema: " + strict.error() +
                                   " (set `structured_output: none` to use the validation loop)");
-      return;
+      return nullptr;
     }
     for (const auto& note : strict->client_only) {
       // A note starts with the pointer into the schema it is about.
@@ -374,7 +371,45 @@ class SkillLoader {
       warnings_.push_back({path_, pos, "/output_schema: " + note + " (" + skill_.provider_kind +
                                            " strict mode)", Diagnostic::Severity::kWarning});
     }
-    skill_.strict_wire_schema = std::move(strict->wire);
+    return std::move(strict->wire);
+  }
+
+  // The services' settings of this skill (judges are made by the registry,
+  // once the rubrics are loaded).
+  void MakeSpecs(json::value strict_wire) {
+    if (skill_.template_type == TemplateType::kHandler) {
+      auto spec = std::make_shared<handler::HandlerSpec>();
+      spec->skill_id = skill_.id;
+      spec->handler = skill_.handler;
+      spec->command = skill_.command;
+      spec->dir = skill_.dir;
+      spec->timeout = skill_.timeout;
+      if (auto schema = skill_.output_schema) {
+        spec->check_output = [schema](const json::value& output) { return schema->Validate(output); };
+      }
+      skill_.handler_spec = std::move(spec);
+      return;
+    }
+    if (skill_.template_type != TemplateType::kLlmJsonGeneration) return;
+    auto schema = std::make_shared<generation::AnswerSchema>();
+    schema->original = skill_.output_schema_json;
+    schema->text = CompactJson(skill_.output_schema_json);
+    schema->compiled = skill_.output_schema;
+    schema->strict_wire = std::move(strict_wire);
+    auto spec = std::make_shared<generation::GenerationSpec>();
+    spec->skill_id = skill_.id;
+    spec->task_id = skill_.id;
+    spec->model = skill_.model;
+    spec->provider = skill_.provider;
+    spec->mode = skill_.output_mode;
+    spec->schema_name = generation::ResponseFormatName(skill_.id);
+    spec->schema = std::move(schema);
+    spec->prompt = skill_.prompt;
+    spec->temperature = skill_.temperature;
+    spec->max_output_tokens = skill_.max_output_tokens;
+    spec->retry = skill_.retry;
+    spec->retry_truncated = skill_.retry_truncated;
+    skill_.generation = std::move(spec);
   }
 
   const std::string& path_;

@@ -4,6 +4,7 @@
 #include <set>
 #include <system_error>
 
+#include "runner/judges.h"
 #include "services/review/prepared_judge.h"
 
 namespace skillrunner {
@@ -72,11 +73,7 @@ std::vector<fs::path> ListFolder(const fs::path& dir, bool want_dirs,
 
 }  // namespace
 
-SkillRegistry::LoadResult SkillRegistry::Load(const RegistryOptions& options, Config config) {
-  auto registry = std::make_shared<SkillRegistry>();
-  std::vector<Diagnostic> diagnostics;
-  registry->config_ = std::move(config);
-
+void SkillRegistry::LoadRubrics(const RegistryOptions& options, std::vector<Diagnostic>& diagnostics) {
   std::map<std::string, std::string> rubric_files;
   for (const auto& file : ListFolder(options.rubrics_dir, false, diagnostics, false)) {
     auto ext = file.extension();
@@ -91,54 +88,76 @@ SkillRegistry::LoadResult SkillRegistry::Load(const RegistryOptions& options, Co
                              "duplicate rubric id \"" + rubric->id + "\" (also in " + it->second + ")"});
       continue;
     }
-    registry->rubrics_.push_back(std::make_shared<const Rubric>(std::move(*rubric)));
+    rubrics_.push_back(std::make_shared<const Rubric>(std::move(*rubric)));
   }
-  for (const auto& rubric : registry->rubrics_) {
-    registry->rubric_index_[rubric->id] = rubric.get();
-  }
+  for (const auto& rubric : rubrics_) rubric_index_[rubric->id] = rubric;
+}
 
+// The checks that need the other files (rubrics, the config's routes), and
+// the judges they allow. False when the skill cannot be registered.
+bool SkillRegistry::LinkSkill(Skill& skill, const RegistryOptions& options, const std::string& file,
+                              std::vector<Diagnostic>& diagnostics) const {
+  auto doc_positions = LoadYamlFile(file);  // cheap; for cross-file errors
+  auto where = [&](const std::string& pointer) {
+    return doc_positions ? doc_positions->positions.Find(pointer) : SourcePosition{};
+  };
+  bool ok = true;
+  auto check_rubric = [&](const std::string& pointer, const std::string& id) {
+    if (rubric_index_.contains(id)) return;
+    std::string known;
+    for (const auto& [rubric_id, unused] : rubric_index_) known += (known.empty() ? "" : ", ") + rubric_id;
+    diagnostics.push_back({file, where(pointer),
+                           pointer + ": unknown rubric \"" + id + "\" (rubrics in " + options.rubrics_dir.string() +
+                               ": " + (known.empty() ? "none" : known) + ")"});
+    ok = false;
+  };
+  if (skill.review) check_rubric("/review/rubric", skill.review->rubric);
+  if (skill.template_type == TemplateType::kLlmReview) check_rubric("/rubric", skill.rubric);
+  if (!ok) return false;
+  if (skill.template_type == TemplateType::kLlmReview) {
+    skill.judge = std::make_shared<const review::JudgeSpec>(JudgeForReviewSkill(skill, FindRubricShared(skill.rubric)));
+  }
+  if (skill.review) {
+    auto gate = JudgeForGate(skill, config_, FindRubricShared(skill.review->rubric));
+    if (!gate) {
+      diagnostics.push_back({file, where("/review"), "/review: " + gate.error().message});
+      return false;
+    }
+    skill.judge = std::make_shared<const review::JudgeSpec>(std::move(*gate));
+  }
+  return true;
+}
+
+void SkillRegistry::LoadSkills(const RegistryOptions& options, std::vector<Diagnostic>& diagnostics) {
   std::map<std::string, std::string> skill_files;
   for (const auto& dir : ListFolder(options.skills_dir, true, diagnostics, true)) {
     fs::path file = dir / "skill.yaml";
     std::error_code ec;
     if (!fs::exists(file, ec)) continue;  // folders without a descriptor are not skills
-    auto skill = LoadSkillFile(file.string(), registry->config_, options.is_known_handler,
-                               diagnostics);
+    auto skill = LoadSkillFile(file.string(), config_, options.is_known_handler, diagnostics);
     if (!skill) {
       diagnostics.insert(diagnostics.end(), skill.error().begin(), skill.error().end());
       continue;
     }
-    auto doc_positions = LoadYamlFile(file.string());  // cheap; for cross-file errors
-    auto where = [&](const std::string& pointer) {
-      return doc_positions ? doc_positions->positions.Find(pointer) : SourcePosition{};
-    };
-    bool ok = true;
-    auto check_rubric = [&](const std::string& pointer, const std::string& id) {
-      if (!registry->rubric_index_.contains(id)) {
-        std::string known;
-        for (const auto& [rubric_id, unused] : registry->rubric_index_) {
-          known += (known.empty() ? "" : ", ") + rubric_id;
-        }
-        diagnostics.push_back({file.string(), where(pointer),
-                               pointer + ": unknown rubric \"" + id + "\" (rubrics in " +
-                                   options.rubrics_dir.string() + ": " +
-                                   (known.empty() ? "none" : known) + ")"});
-        ok = false;
-      }
-    };
-    if (skill->review) check_rubric("/review/rubric", skill->review->rubric);
-    if (skill->template_type == TemplateType::kLlmReview) check_rubric("/rubric", skill->rubric);
+    bool ok = LinkSkill(*skill, options, file.string(), diagnostics);
     if (auto [it, fresh] = skill_files.emplace(skill->id, file.string()); !fresh) {
-      diagnostics.push_back({file.string(), where("/id"),
-                             "/id: duplicate skill id \"" + skill->id + "\" (also in " +
-                                 it->second + ")"});
+      auto doc = LoadYamlFile(file.string());
+      diagnostics.push_back({file.string(), doc ? doc->positions.Find("/id") : SourcePosition{},
+                             "/id: duplicate skill id \"" + skill->id + "\" (also in " + it->second + ")"});
       ok = false;
     }
-    if (ok) registry->skills_.push_back(std::make_shared<const Skill>(std::move(*skill)));
+    if (ok) skills_.push_back(std::make_shared<const Skill>(std::move(*skill)));
   }
-  std::sort(registry->skills_.begin(), registry->skills_.end(),
-            [](const auto& a, const auto& b) { return a->id < b->id; });
-  for (const auto& skill : registry->skills_) registry->skill_index_[skill->id] = skill.get();
+  std::sort(skills_.begin(), skills_.end(), [](const auto& a, const auto& b) { return a->id < b->id; });
+  for (const auto& skill : skills_) skill_index_[skill->id] = skill.get();
+}
+
+SkillRegistry::LoadResult SkillRegistry::Load(const RegistryOptions& options, Config config) {
+  auto registry = std::make_shared<SkillRegistry>();
+  std::vector<Diagnostic> diagnostics;
+  registry->config_ = std::move(config);
+  registry->LoadRubrics(options, diagnostics);
+  registry->LoadSkills(options, diagnostics);
   return LoadResult{std::move(registry), std::move(diagnostics)};
 }
 
@@ -147,7 +166,9 @@ const Skill* SkillRegistry::FindSkill(std::string_view id) const {
   return it == skill_index_.end() ? nullptr : it->second;
 }
 
-const Rubric* SkillRegistry::FindRubric(std::string_view id) const {
+const Rubric* SkillRegistry::FindRubric(std::string_view id) const { return FindRubricShared(id).get(); }
+
+std::shared_ptr<const Rubric> SkillRegistry::FindRubricShared(std::string_view id) const {
   auto it = rubric_index_.find(id);
   return it == rubric_index_.end() ? nullptr : it->second;
 }

@@ -10,10 +10,13 @@
 
 #include "runner/config.h"
 #include "runner/diagnostic.h"
-#include "runner/rubric.h"
+#include "services/review/rubric.h"
 #include "runner/skill.h"
 
 namespace skillrunner {
+
+using review::Criterion;
+using review::Rubric;
 
 struct RegistryOptions {
   std::filesystem::path skills_dir = "skills";
@@ -37,6 +40,7 @@ class SkillRegistry {
 
   const Skill* FindSkill(std::string_view id) const;
   const Rubric* FindRubric(std::string_view id) const;
+  std::shared_ptr<const Rubric> FindRubricShared(std::string_view id) const;
   // Sorted by id.
   const std::vector<std::shared_ptr<const Skill>>& skills() const { return skills_; }
   const std::vector<std::shared_ptr<const Rubric>>& rubrics() const { return rubrics_; }
@@ -45,11 +49,16 @@ class SkillRegistry {
   std::vector<std::string> SimilarSkillIds(std::string_view id) const;
 
  private:
+  void LoadRubrics(const RegistryOptions& options, std::vector<Diagnostic>& diagnostics);
+  void LoadSkills(const RegistryOptions& options, std::vector<Diagnostic>& diagnostics);
+  bool LinkSkill(Skill& skill, const RegistryOptions& options, const std::string& file,
+                 std::vector<Diagnostic>& diagnostics) const;
+
   Config config_;
   std::vector<std::shared_ptr<const Skill>> skills_;
   std::vector<std::shared_ptr<const Rubric>> rubrics_;
   std::map<std::string, const Skill*, std::less<>> skill_index_;
-  std::map<std::string, const Rubric*, std::less<>> rubric_index_;
+  std::map<std::string, std::shared_ptr<const Rubric>, std::less<>> rubric_index_;
 };
 
 // Loads one rubric file (checked against rubric.schema.json and for unique

@@ -16,12 +16,10 @@ namespace {
 // A handler enforces its own time limit (and kills its process); the runner's
 // race only catches a service that ignores its deadline.
 constexpr std::chrono::milliseconds kHandlerGrace{2000};
+constexpr std::chrono::milliseconds kDefaultTimeout{60000};
 
-InvocationFailure Failure(Error error, InvocationContext& ctx,
-                          InvocationContext::Clock::time_point start) {
-  ctx.metrics().duration_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                                  InvocationContext::Clock::now() - start)
-                                  .count();
+InvocationFailure Failure(Error error, InvocationContext& ctx, Clock::TimePoint start) {
+  ctx.metrics().duration_ms = ctx.clock().ElapsedMs(start);
   return InvocationFailure{std::move(error), ctx.TakeAttempts(), ctx.metrics()};
 }
 
@@ -29,103 +27,119 @@ std::string PluralErrors(std::size_t n) {
   return std::to_string(n) + (n == 1 ? " error" : " errors");
 }
 
+Error UnknownSkill(const SkillRegistry& registry, std::string_view skill_id) {
+  std::string message = "unknown skill \"" + std::string(skill_id) + "\"";
+  auto similar = registry.SimilarSkillIds(skill_id);
+  if (!similar.empty()) {
+    message += " (did you mean ";
+    for (std::size_t i = 0; i < similar.size(); ++i) message += (i ? ", \"" : "\"") + similar[i] + "\"";
+    message += "?)";
+  }
+  return Error{ErrorCode::kSkillNotFound, message, {}, {}};
+}
+
+std::optional<Error> CheckInput(const Skill& skill, const json::value& input) {
+  if (!skill.input_schema) return std::nullopt;
+  auto errors = skill.input_schema->Validate(input);
+  if (errors.empty()) return std::nullopt;
+  return Error{ErrorCode::kInputInvalid,
+               "input does not match the input_schema of skill \"" + skill.id + "\" (" +
+                   PluralErrors(errors.size()) + ")",
+               std::move(errors), {}};
+}
+
+// Checks an output the service did not validate and records its attempt
+// with the kind it comes to.
+std::optional<Error> CheckAndRecord(const Skill& skill, const SkillService& service, Produced& produced,
+                                    InvocationContext& ctx) {
+  const bool is_handler = skill.template_type == TemplateType::kHandler;
+  std::vector<FieldError> errors;
+  if (skill.output_schema && !service.ValidatesOutput()) errors = skill.output_schema->Validate(produced.value);
+  if (produced.attempt) {
+    if (!errors.empty()) {
+      produced.attempt->kind = is_handler ? AttemptKind::kHandler : AttemptKind::kValidation;
+      produced.attempt->errors = errors;
+    }
+    ctx.AddAttempt(std::move(*produced.attempt));
+  }
+  if (errors.empty()) return std::nullopt;
+  Error error{is_handler ? ErrorCode::kHandlerFailed : ErrorCode::kMaxRetriesExceeded,
+              std::string(is_handler ? "handler" : "service") + " output does not match the output_schema of skill \"" +
+                  skill.id + "\" (" + PluralErrors(errors.size()) + ")",
+              std::move(errors), {}};
+  if (is_handler) error.details = ctx.details();
+  return error;
+}
+
 }  // namespace
 
-SkillRunner::SkillRunner(std::shared_ptr<const SkillRegistry> registry)
-    : registry_(std::move(registry)) {}
+SkillRunner::SkillRunner(std::shared_ptr<const SkillRegistry> registry, Clock& clock)
+    : registry_(std::move(registry)), clock_(clock) {}
 
 void SkillRunner::RegisterService(TemplateType type, std::shared_ptr<SkillService> service) {
   services_[type] = std::move(service);
 }
 
-asio::awaitable<InvocationOutcome> SkillRunner::Invoke(std::string_view skill_id,
-                                                       json::value input,
+asio::awaitable<Result<Produced>> SkillRunner::RunBeforeDeadline(SkillService& service, const Skill& skill,
+                                                                 const json::value& input, InvocationContext& ctx,
+                                                                 std::chrono::milliseconds limit) {
+  const bool is_handler = skill.template_type == TemplateType::kHandler;
+  asio::steady_timer timer(co_await asio::this_coro::executor);
+  timer.expires_at(ctx.deadline() + (is_handler ? kHandlerGrace : std::chrono::milliseconds(0)));
+  auto raced = co_await (service.Run(skill, input, ctx) || timer.async_wait(asio::as_tuple(asio::use_awaitable)));
+  if (raced.index() == 0) co_return std::move(std::get<0>(raced));
+  // The timer ends early only when the caller cancelled (a client that went
+  // away, `$/cancel`, a drain that ran out of time): not a timeout.
+  if (std::get<0>(std::get<1>(raced)) == asio::error::operation_aborted) {
+    co_return Fail(ErrorCode::kCancelled, "invocation cancelled");
+  }
+  co_return Fail(is_handler ? ErrorCode::kHandlerFailed : ErrorCode::kTimeout,
+                 std::string(is_handler ? "handler timed out" : "invocation timed out") + " after " +
+                     std::to_string(limit.count()) + " ms");
+}
+
+asio::awaitable<InvocationOutcome> SkillRunner::Invoke(std::string_view skill_id, json::value input,
                                                        InvocationOptions options) {
-  const auto start = InvocationContext::Clock::now();
+  const auto start = clock_.Now();
   std::shared_ptr<const SkillRegistry> registry = registry_.load();
   const Skill* skill = registry->FindSkill(skill_id);
-  auto timeout = options.timeout;
-  InvocationContext ctx(std::string(skill_id), std::move(options),
-                        start + timeout.value_or(skill ? skill->timeout : std::chrono::milliseconds(60000)));
-  if (skill == nullptr) {
-    std::string message = "unknown skill \"" + std::string(skill_id) + "\"";
-    auto similar = registry->SimilarSkillIds(skill_id);
-    if (!similar.empty()) {
-      message += " (did you mean ";
-      for (std::size_t i = 0; i < similar.size(); ++i) {
-        message += (i ? ", \"" : "\"") + similar[i] + "\"";
-      }
-      message += "?)";
-    }
-    co_return std::unexpected(Failure({ErrorCode::kSkillNotFound, message, {}, {}}, ctx, start));
-  }
-  ctx.metrics().mode = skill->template_type == TemplateType::kHandler ? "handler" : "";
-
-  if (skill->input_schema) {
-    auto errors = skill->input_schema->Validate(input);
-    if (!errors.empty()) {
-      Error error{ErrorCode::kInputInvalid,
-                  "input does not match the input_schema of skill \"" + skill->id + "\" (" +
-                      PluralErrors(errors.size()) + ")",
-                  std::move(errors), {}};
-      co_return std::unexpected(Failure(std::move(error), ctx, start));
-    }
-  }
+  const auto limit = options.timeout.value_or(skill ? skill->timeout : kDefaultTimeout);
+  InvocationContext ctx(std::string(skill_id), std::move(options), start + limit, clock_);
+  if (skill == nullptr) co_return std::unexpected(Failure(UnknownSkill(*registry, skill_id), ctx, start));
+  if (skill->template_type == TemplateType::kHandler) ctx.metrics().mode = RunMode::kHandler;
+  if (auto invalid = CheckInput(*skill, input)) co_return std::unexpected(Failure(std::move(*invalid), ctx, start));
 
   auto service = services_.find(skill->template_type);
   if (service == services_.end()) {
     co_return std::unexpected(Failure(
         {ErrorCode::kConfigInvalid,
-         "no service is registered for template_type " +
-             std::string(TemplateTypeName(skill->template_type)) + " (skill \"" + skill->id +
-             "\"): this build of skillrunner cannot run it",
+         "no service is registered for template_type " + std::string(TemplateTypeName(skill->template_type)) +
+             " (skill \"" + skill->id + "\"): this build of skillrunner cannot run it",
          {}, {}},
         ctx, start));
   }
-
-  bool is_handler = skill->template_type == TemplateType::kHandler;
-  asio::steady_timer timer(co_await asio::this_coro::executor);
-  timer.expires_at(ctx.deadline() + (is_handler ? kHandlerGrace : std::chrono::milliseconds(0)));
-  auto raced = co_await (service->second->Run(*skill, input, ctx) ||
-                         timer.async_wait(asio::as_tuple(asio::use_awaitable)));
-  if (raced.index() == 1) {
-    // The timer ends early only when the caller cancelled (a client that went
-    // away, `$/cancel`, a drain that ran out of time): not a timeout.
-    if (std::get<0>(std::get<1>(raced)) == asio::error::operation_aborted) {
-      co_return std::unexpected(
-          Failure({ErrorCode::kCancelled, "invocation cancelled", {}, {}}, ctx, start));
-    }
-    auto limit = std::chrono::duration_cast<std::chrono::milliseconds>(ctx.deadline() - start);
-    Error error{is_handler ? ErrorCode::kHandlerFailed : ErrorCode::kTimeout,
-                std::string(is_handler ? "handler timed out" : "invocation timed out") + " after " +
-                    std::to_string(limit.count()) + " ms",
-                {}, {}};
-    co_return std::unexpected(Failure(std::move(error), ctx, start));
+  Result<Produced> produced = co_await RunBeforeDeadline(*service->second, *skill, input, ctx, limit);
+  if (!produced) co_return std::unexpected(Failure(std::move(produced.error()), ctx, start));
+  if (auto bad = CheckAndRecord(*skill, *service->second, *produced, ctx)) {
+    co_return std::unexpected(Failure(std::move(*bad), ctx, start));
   }
-  Result<json::value> output = std::move(std::get<0>(raced));
-  if (!output) co_return std::unexpected(Failure(std::move(output.error()), ctx, start));
-
-  if (skill->output_schema && !service->second->ValidatesOutput()) {
-    auto errors = skill->output_schema->Validate(*output);
-    if (!errors.empty()) {
-      if (Attempt* last = ctx.last_attempt()) {
-        last->kind = is_handler ? "handler" : "validation";
-        last->errors = errors;
-      }
-      Error error{is_handler ? ErrorCode::kHandlerFailed : ErrorCode::kMaxRetriesExceeded,
-                  std::string(is_handler ? "handler" : "service") +
-                      " output does not match the output_schema of skill \"" + skill->id +
-                      "\" (" + PluralErrors(errors.size()) + ")",
-                  std::move(errors), {}};
-      if (is_handler) error.details = ctx.details();
-      co_return std::unexpected(Failure(std::move(error), ctx, start));
-    }
-  }
-  ctx.metrics().duration_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                                  InvocationContext::Clock::now() - start)
-                                  .count();
-  co_return InvocationResult{skill->id, std::move(*output), std::move(ctx.review()), ctx.TakeAttempts(),
+  ctx.metrics().duration_ms = clock_.ElapsedMs(start);
+  co_return InvocationResult{skill->id, std::move(produced->value), std::move(ctx.review()), ctx.TakeAttempts(),
                              ctx.metrics()};
+}
+
+asio::awaitable<InvocationOutcome> SkillRunner::Judge(const review::JudgeSpec& judge, const json::value& subject,
+                                                      const json::value* context, InvocationOptions options) {
+  const auto start = clock_.Now();
+  const auto limit = options.timeout.value_or(kDefaultTimeout);
+  InvocationContext ctx(judge.review_id(), std::move(options), start + limit, clock_);
+  if (!judge_) {
+    co_return std::unexpected(Failure({ErrorCode::kConfigInvalid, "no judge is installed", {}, {}}, ctx, start));
+  }
+  auto verdict = co_await judge_->Review(judge, subject, context, ctx);
+  if (!verdict) co_return std::unexpected(Failure(std::move(verdict.error()), ctx, start));
+  ctx.metrics().duration_ms = clock_.ElapsedMs(start);
+  co_return InvocationResult{judge.review_id(), std::move(*verdict), std::nullopt, ctx.TakeAttempts(), ctx.metrics()};
 }
 
 }  // namespace skillrunner

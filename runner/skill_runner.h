@@ -7,9 +7,11 @@
 #include <memory>
 #include <string_view>
 
-#include "runner/invocation.h"
 #include "runner/skill_registry.h"
 #include "runner/skill_service.h"
+#include "services/common/clock.h"
+#include "services/common/invocation.h"
+#include "services/review/reviewer.h"
 
 namespace skillrunner {
 
@@ -19,22 +21,41 @@ namespace skillrunner {
 // registry can be swapped while invocations run (they finish on the old one).
 class SkillRunner {
  public:
-  explicit SkillRunner(std::shared_ptr<const SkillRegistry> registry);
+  // `clock` gives every invocation its deadline and durations; it must
+  // outlive the runner.
+  explicit SkillRunner(std::shared_ptr<const SkillRegistry> registry, Clock& clock = RealClock());
 
   // Registers the service for a template type (TemplateType::kHandler for
-  // handler skills). Call before the first Invoke.
+  // handler skills). Call before the first Invoke (InstallServices does).
   void RegisterService(TemplateType type, std::shared_ptr<SkillService> service);
+  // The judge behind Judge. Call before the first Judge.
+  void SetJudge(std::shared_ptr<review::Reviewer> judge) { judge_ = std::move(judge); }
 
   std::shared_ptr<const SkillRegistry> registry() const { return registry_.load(); }
   void SwapRegistry(std::shared_ptr<const SkillRegistry> registry) { registry_.store(std::move(registry)); }
+  Clock& clock() const { return clock_; }
 
   boost::asio::awaitable<InvocationOutcome> Invoke(std::string_view skill_id,
                                                    boost::json::value input,
                                                    InvocationOptions options = {});
 
+  // Judges `subject` (with `context`, when not null) as its own invocation
+  // named judge.review_id(): the verdict as the output, the judge's attempts
+  // and metrics (eval runs judge outputs this way). The deadline is
+  // options.timeout from now (60 s when unset).
+  boost::asio::awaitable<InvocationOutcome> Judge(const review::JudgeSpec& judge, const boost::json::value& subject,
+                                                  const boost::json::value* context, InvocationOptions options);
+
  private:
+  // Runs the service against the invocation's deadline; the raced outcome.
+  boost::asio::awaitable<Result<Produced>> RunBeforeDeadline(SkillService& service, const Skill& skill,
+                                                             const boost::json::value& input,
+                                                             InvocationContext& ctx, std::chrono::milliseconds limit);
+
   std::atomic<std::shared_ptr<const SkillRegistry>> registry_;
+  Clock& clock_;
   std::map<TemplateType, std::shared_ptr<SkillService>> services_;
+  std::shared_ptr<review::Reviewer> judge_;
 };
 
 }  // namespace skillrunner

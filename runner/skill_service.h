@@ -3,25 +3,24 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/json/value.hpp>
 
-#include "runner/error.h"
-#include "runner/invocation.h"
 #include "runner/skill.h"
+#include "services/common/error.h"
+#include "services/common/invocation.h"
 
 namespace skillrunner {
 
-// The work behind one template_type (or behind handler skills). Implementations
-// record every attempt in `ctx` and return the output; SkillRunner checks the
-// input before and, unless the service did, the output against output_schema.
+// What SkillRunner dispatches a template_type to (runner/skill_services.h
+// adapts the services; tests substitute their own). Run records the attempts
+// it ends and returns the output, with its producing attempt when that is
+// still to be recorded (the runner checks the output, then records it).
 class SkillService {
  public:
   virtual ~SkillService() = default;
-  virtual boost::asio::awaitable<Result<boost::json::value>> Run(
-      const Skill& skill, const boost::json::value& input,
-      InvocationContext& ctx) = 0;
+  virtual boost::asio::awaitable<Result<Produced>> Run(const Skill& skill, const boost::json::value& input,
+                                                       InvocationContext& ctx) = 0;
 
   // True when Run already validated its output against the skill's
-  // output_schema (the generation loop does, as part of its retry), so the
-  // runner does not validate it a second time.
+  // output_schema, so the runner does not validate it a second time.
   virtual bool ValidatesOutput() const { return false; }
 };
 

@@ -33,13 +33,6 @@ SourcePosition SourceMap::FindKey(std::string_view pointer) const {
   return Find(pointer);
 }
 
-std::string AppendPointer(std::string_view pointer, std::string_view token) {
-  std::string out(pointer);
-  out.push_back('/');
-  out += validation::EscapePointerToken(token);
-  return out;
-}
-
 namespace {
 
 SourcePosition PositionOf(const YAML::Mark& mark) {

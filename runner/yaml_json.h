@@ -6,6 +6,8 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "services/common/json_pointer.h"
+
 namespace skillrunner {
 
 // 1-based line and column in a source file; 0 means unknown.
@@ -56,8 +58,5 @@ struct YamlLimits {
 // errors with a position.
 std::expected<YamlDocument, YamlError> ParseYaml(std::string_view text,
                                                  const YamlLimits& limits = {});
-
-// Appends "/token" to a JSON pointer, escaping '~' and '/' (RFC 6901).
-std::string AppendPointer(std::string_view pointer, std::string_view token);
 
 }  // namespace skillrunner

@@ -10,7 +10,7 @@
 #include <cstdlib>
 
 #include "runner/cli/serve_command.h"
-#include "runner/json_text.h"
+#include "services/common/json_text.h"
 #include "runner/server/address.h"
 
 namespace skillrunner::cli {

@@ -16,7 +16,7 @@
 #include "runner/cli/eval_command.h"
 #include "runner/cli/providers_command.h"
 #include "runner/cli/serve_command.h"
-#include "runner/json_text.h"
+#include "services/common/json_text.h"
 #include "runner/logging.h"
 #include "runner/skill_json.h"
 

@@ -2,12 +2,10 @@
 
 #include <filesystem>
 
+#include "runner/skill_services.h"
 #include "services/handler/builtin_handlers.h"
 #include "services/handler/process_runner.h"
-#include "services/generation/llm_generation_service.h"
 #include "services/providers/provider_set.h"
-#include "services/providers/retrying_provider.h"
-#include "services/review/llm_review_service.h"
 
 namespace skillrunner::cli {
 
@@ -46,39 +44,37 @@ SkillRegistry::LoadResult LoadRegistry(const CommonOptions& options, Config conf
 struct Runtime::Parts {
   handler::AsioProcessRunner process_runner;
   std::unique_ptr<providers::ProviderSet> providers;
-  providers::AsioSleeper sleeper;
   generation::ModelDowngrades downgrades;
   generation::SessionMemory sessions;
-  std::shared_ptr<review::Reviewer> reviewer;
 };
+
+std::map<std::string, providers::SkillSimulation, std::less<>> SkillSimulations(const SkillRegistry& registry) {
+  std::map<std::string, providers::SkillSimulation, std::less<>> out;
+  for (const auto& skill : registry.skills()) {
+    const auto* descriptor = skill->descriptor.if_object();
+    const auto* block = descriptor ? descriptor->if_contains("simulation") : nullptr;
+    if (block == nullptr) continue;
+    // Checked at load: a block that got this far parses.
+    if (auto parsed = providers::ParseSkillSimulation(*block)) out.emplace(skill->id, std::move(*parsed));
+  }
+  return out;
+}
 
 std::expected<std::unique_ptr<Runtime>, std::string> Runtime::Create(
     std::shared_ptr<const SkillRegistry> registry, boost::asio::any_io_executor executor) {
   std::unique_ptr<Runtime> runtime(new Runtime());
   runtime->parts_ = std::make_unique<Parts>();
   Parts& parts = *runtime->parts_;
-  auto set = providers::ProviderSet::Create(registry->config(), executor, ProcessEnv);
+  auto set = providers::ProviderSet::Create(registry->config().providers, executor, ProcessEnv);
   if (!set) return std::unexpected(set.error());
   parts.providers = std::move(*set);
-  runtime->runner_ = std::make_unique<SkillRunner>(std::move(registry));
-  runtime->runner_->RegisterService(TemplateType::kHandler,
-                                    std::make_shared<handler::HandlerService>(parts.process_runner));
+  parts.providers->SetSkillSimulations(SkillSimulations(*registry));
+  runtime->runner_ = std::make_unique<SkillRunner>(std::move(registry), RealClock());
   auto lookup = [set = parts.providers.get()](std::string_view name) { return set->Find(name); };
-  SkillRunner* runner = runtime->runner_.get();
-  auto registry_lookup = [runner] { return runner->registry(); };
-  auto reviewer = std::make_shared<review::Reviewer>(registry_lookup, lookup, parts.sleeper, parts.downgrades);
-  auto generation_service = std::make_shared<generation::LlmGenerationService>(
-      lookup, parts.sleeper, parts.downgrades, parts.sessions);
-  generation_service->SetReviewer(reviewer->GateHook());
-  parts.reviewer = reviewer;
-  runtime->runner_->RegisterService(TemplateType::kLlmJsonGeneration, generation_service);
-  runtime->runner_->RegisterService(TemplateType::kLlmReview,
-                                    std::make_shared<review::LlmReviewService>(reviewer));
+  InstallServices(*runtime->runner_, ServiceDeps{lookup, parts.process_runner, parts.downgrades, parts.sessions});
   return runtime;
 }
 
 Runtime::~Runtime() = default;
-
-review::Reviewer& Runtime::reviewer() { return *parts_->reviewer; }
 
 }  // namespace skillrunner::cli

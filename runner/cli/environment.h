@@ -8,10 +8,7 @@
 #include "runner/config.h"
 #include "runner/skill_registry.h"
 #include "runner/skill_runner.h"
-
-namespace skillrunner::review {
-class Reviewer;
-}  // namespace skillrunner::review
+#include "services/providers/simulated_provider.h"
 
 namespace skillrunner::cli {
 
@@ -28,6 +25,10 @@ struct CommonOptions {
 // The config, with --provider applied. Errors are diagnostics (file:line:col).
 std::expected<Config, std::vector<Diagnostic>> ResolveConfig(const CommonOptions& options);
 
+// Every skill's `simulation:` block, for the simulated providers (which own
+// the fault scripts).
+std::map<std::string, providers::SkillSimulation, std::less<>> SkillSimulations(const SkillRegistry& registry);
+
 // Loads the registry from the directories in `options`.
 SkillRegistry::LoadResult LoadRegistry(const CommonOptions& options, Config config);
 
@@ -41,9 +42,6 @@ class Runtime {
       std::shared_ptr<const SkillRegistry> registry, boost::asio::any_io_executor executor);
   ~Runtime();
   SkillRunner& runner() { return *runner_; }
-  // The judge behind review gates and LLM_REVIEW skills, for callers that
-  // judge outputs themselves (eval runs).
-  review::Reviewer& reviewer();
 
  private:
   Runtime() = default;

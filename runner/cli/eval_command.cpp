@@ -16,7 +16,6 @@
 #include "runner/eval/record_fields.h"
 #include "runner/eval/results_log.h"
 #include "runner/eval/run_meta.h"
-#include "services/review/llm_review_service.h"
 
 namespace skillrunner::cli {
 namespace json = boost::json;
@@ -139,14 +138,8 @@ int ExecuteRun(const LoadedSuite& loaded, const EvalOptions& options, const std:
     EvalIoContext& io;
     ~DestroyQueuedHandlersFirst() { io.DestroyQueuedHandlers(); }
   } teardown{io};
-  review::Reviewer* reviewer = &(*runtime)->reviewer();
-  eval::JudgeFunction judge = [reviewer](const review::JudgeSettings& settings, const json::value& subject,
-                                         const json::value* context, InvocationContext& ctx) {
-    return reviewer->Review(settings, subject, context, ctx);
-  };
-  eval::SteadyRateClock clock;
-  eval::RateLimiters limiters(suite.rate_limits, clock);
-  eval::CaseDeps deps{(*runtime)->runner(), judge, limiters};
+  eval::RateLimiters limiters(suite.rate_limits, RealClock());
+  eval::CaseDeps deps{(*runtime)->runner(), limiters};
   eval::Progress progress(stderr, isatty(STDERR_FILENO) == 1, tasks.size(), done.size());
   std::fprintf(stderr, "skillrunner eval: run %s of suite \"%s\": %zu case(s) to run%s, concurrency %d\n",
                meta->run_id.c_str(), suite.id.c_str(), tasks.size(),

@@ -7,6 +7,7 @@
 
 #include <cstdio>
 
+#include "services/common/clock.h"
 #include "services/providers/http_errors.h"
 #include "services/providers/provider_set.h"
 
@@ -68,7 +69,7 @@ int ProvidersCheck(const CommonOptions& common, const ProvidersCheckOptions& opt
     return 2;
   }
   boost::asio::io_context io;
-  auto set = providers::ProviderSet::Create(*config, io.get_executor(), ProcessEnv);
+  auto set = providers::ProviderSet::Create(config->providers, io.get_executor(), ProcessEnv);
   if (!set) {
     std::fprintf(stderr, "skillrunner: %s\n", set.error().c_str());
     return 2;
@@ -82,14 +83,15 @@ int ProvidersCheck(const CommonOptions& common, const ProvidersCheckOptions& opt
     request.temperature = 0;
     request.max_output_tokens = 16;
     request.timeout = std::chrono::seconds(30);
-    request.simulation.skill_id = "providers-check";
-    auto started = std::chrono::steady_clock::now();
+    request.metadata.skill_id = "providers-check";
+    request.metadata.task_id = "providers-check";
+    const Clock& clock = RealClock();
+    auto started = clock.Now();
     auto future = boost::asio::co_spawn(io, Ask(*(*set)->Find(name), request), boost::asio::use_future);
     io.restart();
     io.run();
     CheckResult result{name, request.model, 0, future.get()};
-    result.latency_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                            std::chrono::steady_clock::now() - started).count();
+    result.latency_ms = clock.ElapsedMs(started);
     results.push_back(std::move(result));
   }
   bool all_ok = true;

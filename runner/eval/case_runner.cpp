@@ -8,8 +8,6 @@ namespace skillrunner::eval {
 namespace json = boost::json;
 namespace {
 
-using SteadyClock = std::chrono::steady_clock;
-
 bool MetA429(const std::vector<Attempt>& attempts) {
   return std::any_of(attempts.begin(), attempts.end(),
                      [](const Attempt& a) { return a.http_status && *a.http_status == 429; });
@@ -22,22 +20,24 @@ struct JudgeOutcome {
   Metrics metrics;
 };
 
-boost::asio::awaitable<JudgeOutcome> JudgeOnce(const review::JudgeSettings judge, const json::value& output,
-                                               const json::value& input, const CaseDeps& deps,
-                                               std::chrono::milliseconds timeout) {
-  RateLimiter* limiter = deps.limiters.For(judge.provider);
+boost::asio::awaitable<JudgeOutcome> JudgeOnce(const review::JudgeSpec& judge, std::uint64_t seed,
+                                               const json::value& output, const json::value& input,
+                                               const CaseDeps& deps, std::chrono::milliseconds timeout) {
+  RateLimiter* limiter = deps.limiters.For(judge.generation.provider);
   RateLimiter::Permit permit;
   if (limiter) permit = co_await limiter->Acquire();
-  InvocationContext ctx(judge.review_id, InvocationOptions{}, SteadyClock::now() + timeout);
-  Result<json::value> verdict = co_await deps.judge(judge, output, &input, ctx);
+  InvocationOptions options;
+  options.timeout = timeout;
+  options.seed = seed;
+  InvocationOutcome verdict = co_await deps.runner.Judge(judge, output, &input, options);
   JudgeOutcome out;
-  out.metrics = ctx.metrics();
-  if (limiter) limiter->Report(permit, Tokens(out.metrics), MetA429(ctx.attempts()), out.metrics.attempts);
+  out.metrics = verdict ? verdict->metrics : verdict.error().metrics;
+  const std::vector<Attempt>& attempts = verdict ? verdict->attempts : verdict.error().attempts;
+  if (limiter) limiter->Report(permit, Tokens(out.metrics), MetA429(attempts), out.metrics.attempts);
   if (verdict) {
-    out.record_fields["review"] = std::move(*verdict);
+    out.record_fields["review"] = std::move(verdict->output);
   } else {
-    InvocationFailure failure{std::move(verdict.error()), ctx.TakeAttempts(), out.metrics};
-    out.record_fields["judge_error"] = ErrorToJson(failure);
+    out.record_fields["judge_error"] = ErrorToJson(verdict.error());
   }
   co_return out;
 }
@@ -63,7 +63,8 @@ boost::asio::awaitable<json::object> RunCase(const CaseTask& task, const CaseDep
   RateLimiter* limiter = skill.provider.empty() ? nullptr : deps.limiters.For(skill.provider);
   RateLimiter::Permit permit;
   if (limiter) permit = co_await limiter->Acquire();
-  SteadyClock::time_point started = SteadyClock::now();  // rate-limit waits are not the case's latency
+  const Clock& clock = deps.runner.clock();
+  Clock::TimePoint started = clock.Now();  // rate-limit waits are not the case's latency
   InvocationOptions options;
   if (task.repeat > 0) options.seed = static_cast<std::uint64_t>(task.repeat);
   InvocationOutcome outcome = co_await deps.runner.Invoke(skill.id, task.eval_case->input, options);
@@ -85,10 +86,8 @@ boost::asio::awaitable<json::object> RunCase(const CaseTask& task, const CaseDep
     if (task.entry->judge_is_gate && outcome->review) {
       record["review"] = *outcome->review;
     } else {
-      review::JudgeSettings settings = *task.entry->judge;
-      settings.seed = seed;
       JudgeOutcome judged =
-          co_await JudgeOnce(settings, outcome->output, task.eval_case->input, deps, skill.timeout);
+          co_await JudgeOnce(*task.entry->judge, seed, outcome->output, task.eval_case->input, deps, skill.timeout);
       judge_usage = judged.metrics;
       for (auto& [key, value] : judged.record_fields) record[key] = std::move(value);
     }
@@ -96,10 +95,8 @@ boost::asio::awaitable<json::object> RunCase(const CaseTask& task, const CaseDep
     for (int k = 1; k <= task.rejudges; ++k) {
       // A different seed per judging: a judge that only agrees with itself
       // because it saw the same request would prove nothing.
-      review::JudgeSettings settings = *task.entry->judge;
-      settings.seed = seed + 1000 * k;
-      JudgeOutcome again =
-          co_await JudgeOnce(settings, outcome->output, task.eval_case->input, deps, skill.timeout);
+      JudgeOutcome again = co_await JudgeOnce(*task.entry->judge, seed + 1000 * static_cast<std::uint64_t>(k),
+                                              outcome->output, task.eval_case->input, deps, skill.timeout);
       judge_usage.input_tokens += again.metrics.input_tokens;
       judge_usage.output_tokens += again.metrics.output_tokens;
       // A verdict as it is; a failed judging as {"judge_error": ...}.
@@ -111,7 +108,7 @@ boost::asio::awaitable<json::object> RunCase(const CaseTask& task, const CaseDep
                                          {"output_tokens", judge_usage.output_tokens}};
   }
   record["duration_ms"] =
-      std::chrono::duration_cast<std::chrono::milliseconds>(SteadyClock::now() - started).count();
+      clock.ElapsedMs(started);
   co_return record;
 }
 

@@ -14,7 +14,7 @@
 #include "runner/eval/rate_limiter.h"
 #include "runner/eval/suite.h"
 #include "runner/skill_runner.h"
-#include "services/review/llm_review_service.h"
+#include "runner/judges.h"
 
 namespace skillrunner::eval {
 
@@ -28,15 +28,10 @@ struct CaseTask {
   std::string key;   // CaseKey of its record
 };
 
-// Judges `subject` (an output) against `context` (its input).
-using JudgeFunction = std::function<boost::asio::awaitable<Result<boost::json::value>>(
-    const review::JudgeSettings& judge, const boost::json::value& subject, const boost::json::value* context,
-    InvocationContext& ctx)>;
-
-// What a case needs from the run. All references outlive the run.
+// What a case needs from the run. All references outlive the run. Cases
+// run and are judged through the runner (SkillRunner::Invoke, ::Judge).
 struct CaseDeps {
   SkillRunner& runner;
-  JudgeFunction judge;
   const RateLimiters& limiters;
 };
 

@@ -13,7 +13,7 @@
 
 #include "runner/eval/case_outcome.h"
 #include "runner/eval/record_fields.h"
-#include "runner/json_text.h"
+#include "services/common/json_text.h"
 
 namespace skillrunner::eval {
 namespace json = boost::json;

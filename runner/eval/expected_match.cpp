@@ -2,7 +2,7 @@
 
 #include <boost/json/serialize.hpp>
 
-#include "runner/eval/utf8.h"
+#include "services/common/utf8.h"
 #include "runner/yaml_json.h"
 
 namespace skillrunner::eval {

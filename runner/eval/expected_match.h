@@ -13,7 +13,7 @@
 #include <boost/json/value.hpp>
 #include <vector>
 
-#include "runner/error.h"
+#include "services/common/error.h"
 #include "runner/eval/suite.h"
 
 namespace skillrunner::eval {

@@ -12,7 +12,7 @@
 #include "runner/eval/regression.h"
 #include "runner/eval/results_log.h"
 #include "runner/eval/thresholds.h"
-#include "runner/json_text.h"
+#include "services/common/json_text.h"
 
 namespace skillrunner::eval {
 namespace json = boost::json;

@@ -5,7 +5,7 @@
 
 #include "runner/eval/case_outcome.h"
 #include "runner/eval/report_markup.h"
-#include "runner/json_text.h"
+#include "services/common/json_text.h"
 
 namespace skillrunner::eval::report {
 namespace json = boost::json;

@@ -5,8 +5,14 @@
 namespace skillrunner::eval {
 
 Progress::Progress(std::FILE* out, bool terminal, std::size_t total, std::size_t already,
-                   Clock::duration line_interval)
-    : out_(out), terminal_(terminal), total_(total), already_(already), line_interval_(line_interval) {
+                   Duration line_interval, const Clock& clock)
+    : out_(out),
+      terminal_(terminal),
+      total_(total),
+      already_(already),
+      clock_(clock),
+      started_(clock.Now()),
+      line_interval_(line_interval) {
   // A bar shows up with the first case; plain lines wait a full interval.
   last_draw_ = terminal_ ? started_ - Interval() : started_;
   if (!terminal_) ticker_ = std::thread([this] { Tick(); });
@@ -14,7 +20,7 @@ Progress::Progress(std::FILE* out, bool terminal, std::size_t total, std::size_t
 
 Progress::~Progress() { StopTicker(); }
 
-Progress::Clock::duration Progress::Interval() const {
+Progress::Duration Progress::Interval() const {
   if (terminal_) return std::chrono::milliseconds(1000 / kRedrawsPerSecond);
   return line_interval_;
 }
@@ -22,9 +28,9 @@ Progress::Clock::duration Progress::Interval() const {
 void Progress::Tick() {
   std::unique_lock lock(mutex_);
   while (!finished_) {
-    Clock::time_point due = last_draw_ + Interval();
-    if (Clock::now() >= due) {
-      DrawLocked(Clock::now(), false);
+    Clock::TimePoint due = last_draw_ + Interval();
+    if (clock_.Now() >= due) {
+      DrawLocked(clock_.Now(), false);
       continue;
     }
     wake_.wait_until(lock, due);
@@ -50,7 +56,7 @@ void Progress::CaseDone(CaseOutcome outcome, std::int64_t tokens) {
     case CaseOutcome::kError: ++errors_; break;
     case CaseOutcome::kJudgeError: ++judge_errors_; break;
   }
-  Clock::time_point now = Clock::now();
+  Clock::TimePoint now = clock_.Now();
   if (now - last_draw_ >= Interval()) DrawLocked(now, false);
 }
 
@@ -59,10 +65,10 @@ void Progress::Finish() {
   std::lock_guard lock(mutex_);
   if (drawn_final_) return;
   drawn_final_ = true;
-  DrawLocked(Clock::now(), true);
+  DrawLocked(clock_.Now(), true);
 }
 
-std::string Progress::Line(Clock::time_point now) const {
+std::string Progress::Line(Clock::TimePoint now) const {
   std::size_t all = total_ + already_;
   std::size_t done = done_ + already_;
   // The pass rate counts decided cases only: judge errors say nothing either way.
@@ -88,7 +94,7 @@ std::string Progress::Line(Clock::time_point now) const {
   return "[" + std::string(filled, '#') + std::string(kWidth - filled, '.') + "] " + line;
 }
 
-void Progress::DrawLocked(Clock::time_point now, bool final) {
+void Progress::DrawLocked(Clock::TimePoint now, bool final) {
   last_draw_ = now;
   std::string text = Line(now);
   if (terminal_) {

@@ -17,19 +17,21 @@
 
 #include "runner/eval/case_outcome.h"
 
+#include "services/common/clock.h"
+
 namespace skillrunner::eval {
 
 class Progress {
  public:
   static constexpr int kRedrawsPerSecond = 10;
   static constexpr std::chrono::seconds kLineInterval{5};
-  using Clock = std::chrono::steady_clock;
+  using Duration = std::chrono::steady_clock::duration;
 
   // `total` counts the cases this process will run; `already` those a
   // resumed run had done before (shown, but not used for the ETA).
-  // `line_interval` is for tests.
+  // `line_interval` is for tests; `clock` must outlive the progress.
   Progress(std::FILE* out, bool terminal, std::size_t total, std::size_t already = 0,
-           Clock::duration line_interval = kLineInterval);
+           Duration line_interval = kLineInterval, const Clock& clock = RealClock());
   ~Progress();
   Progress(const Progress&) = delete;
   Progress& operator=(const Progress&) = delete;
@@ -39,11 +41,11 @@ class Progress {
   void Finish();
 
   // The text of the bar/line for the current counts (exposed for tests).
-  std::string Line(Clock::time_point now) const;
+  std::string Line(Clock::TimePoint now) const;
 
  private:
-  void DrawLocked(Clock::time_point now, bool final);
-  Clock::duration Interval() const;
+  void DrawLocked(Clock::TimePoint now, bool final);
+  Duration Interval() const;
   void Tick();  // the plain-line timer thread
   void StopTicker();
 
@@ -51,8 +53,9 @@ class Progress {
   bool terminal_;
   std::size_t total_;
   std::size_t already_;
-  Clock::time_point started_ = Clock::now();
-  Clock::time_point last_draw_;
+  const Clock& clock_;
+  Clock::TimePoint started_;
+  Clock::TimePoint last_draw_;
   mutable std::mutex mutex_;
   std::size_t done_ = 0;
   std::size_t passed_ = 0;
@@ -60,7 +63,7 @@ class Progress {
   std::size_t errors_ = 0;
   std::size_t judge_errors_ = 0;
   std::int64_t tokens_ = 0;
-  Clock::duration line_interval_;
+  Duration line_interval_;
   bool finished_ = false;    // the ticker stops
   bool drawn_final_ = false;
   std::condition_variable wake_;

@@ -17,14 +17,8 @@ constexpr double kMsPerMinute = 60'000;
 
 }  // namespace
 
-boost::asio::awaitable<void> SteadyRateClock::Sleep(std::chrono::milliseconds delay) {
-  boost::asio::steady_timer timer(co_await boost::asio::this_coro::executor, delay);
-  boost::system::error_code ec;
-  co_await timer.async_wait(boost::asio::redirect_error(boost::asio::use_awaitable, ec));
-}
-
-RateLimiter::RateLimiter(RateLimit limit, RateClock& clock)
-    : clock_(clock), last_refill_(clock.Now()), last_cut_(RateClock::TimePoint::min()) {
+RateLimiter::RateLimiter(RateLimit limit, Clock& clock)
+    : clock_(clock), last_refill_(clock.Now()), last_cut_(Clock::TimePoint::min()) {
   requests_.limit = limit.requests_per_minute.value_or(0);
   tokens_.limit = limit.tokens_per_minute.value_or(0);
   requests_.level = CapacityLocked(requests_, 1);
@@ -35,7 +29,7 @@ double RateLimiter::CapacityLocked(const Bucket& bucket, double minimum) const {
   return std::max(minimum, RateLocked(bucket) / 60);
 }
 
-void RateLimiter::RefillLocked(RateClock::TimePoint now) {
+void RateLimiter::RefillLocked(Clock::TimePoint now) {
   double elapsed_ms = std::chrono::duration<double, std::milli>(now - last_refill_).count();
   last_refill_ = now;
   if (elapsed_ms <= 0) return;
@@ -51,7 +45,7 @@ boost::asio::awaitable<RateLimiter::Permit> RateLimiter::Acquire() {
     std::chrono::milliseconds wait{0};
     {
       std::lock_guard lock(mutex_);
-      RateClock::TimePoint now = clock_.Now();
+      Clock::TimePoint now = clock_.Now();
       RefillLocked(now);
       bool request_ok = requests_.limit <= 0 || requests_.level >= 1;
       bool tokens_ok = tokens_.limit <= 0 || tokens_.level > 0;
@@ -81,7 +75,7 @@ void RateLimiter::Report(const Permit& permit, std::int64_t tokens, bool rate_li
   if (rate_limited) {
     // Cases already in flight when the rate was cut saw the old rate; their
     // 429s say nothing new, so only a case granted after the cut cuts again.
-    if (permit.granted_at > last_cut_ || last_cut_ == RateClock::TimePoint::min()) {
+    if (permit.granted_at > last_cut_ || last_cut_ == Clock::TimePoint::min()) {
       factor_ = std::max(kMinFactor, factor_ / 2);
       last_cut_ = clock_.Now();
       requests_.level = std::min(requests_.level, CapacityLocked(requests_, 1));
@@ -107,7 +101,7 @@ std::chrono::milliseconds RateLimiter::waited() const {
   return waited_;
 }
 
-RateLimiters::RateLimiters(const std::map<std::string, RateLimit>& limits, RateClock& clock) {
+RateLimiters::RateLimiters(const std::map<std::string, RateLimit>& limits, Clock& clock) {
   for (const auto& [name, limit] : limits) {
     if (limit.requests_per_minute || limit.tokens_per_minute) {
       limiters_.emplace(name, std::make_unique<RateLimiter>(limit, clock));

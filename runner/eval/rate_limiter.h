@@ -22,33 +22,18 @@
 #include <string>
 
 #include "runner/eval/suite.h"
+#include "services/common/clock.h"
 
 namespace skillrunner::eval {
-
-// Time for the limiter, injected so that tests do not sleep.
-class RateClock {
- public:
-  using TimePoint = std::chrono::steady_clock::time_point;
-  virtual ~RateClock() = default;
-  virtual TimePoint Now() const = 0;
-  virtual boost::asio::awaitable<void> Sleep(std::chrono::milliseconds delay) = 0;
-};
-
-// steady_clock, sleeping on a timer of the awaiting coroutine's executor.
-class SteadyRateClock final : public RateClock {
- public:
-  TimePoint Now() const override { return std::chrono::steady_clock::now(); }
-  boost::asio::awaitable<void> Sleep(std::chrono::milliseconds delay) override;
-};
 
 class RateLimiter {
  public:
   struct Permit {
-    RateClock::TimePoint granted_at;
+    Clock::TimePoint granted_at;
   };
 
   // `clock` must outlive the limiter. Unset limits are not enforced.
-  RateLimiter(RateLimit limit, RateClock& clock);
+  RateLimiter(RateLimit limit, Clock& clock);
 
   // Waits until a request may start, then takes it from the bucket.
   boost::asio::awaitable<Permit> Acquire();
@@ -70,24 +55,24 @@ class RateLimiter {
     double limit = 0;  // per minute; 0 = unlimited
     double level = 0;
   };
-  void RefillLocked(RateClock::TimePoint now);
+  void RefillLocked(Clock::TimePoint now);
   double RateLocked(const Bucket& bucket) const { return bucket.limit * factor_; }
   double CapacityLocked(const Bucket& bucket, double minimum) const;
 
-  RateClock& clock_;
+  Clock& clock_;
   mutable std::mutex mutex_;
   Bucket requests_;
   Bucket tokens_;
   double factor_ = 1.0;  // AIMD multiplier on both limits, in [kMinFactor, 1]
-  RateClock::TimePoint last_refill_;
-  RateClock::TimePoint last_cut_;
+  Clock::TimePoint last_refill_;
+  Clock::TimePoint last_cut_;
   std::chrono::milliseconds waited_{0};
 };
 
 // The limiters of a run, one per provider name that has limits.
 class RateLimiters {
  public:
-  RateLimiters(const std::map<std::string, RateLimit>& limits, RateClock& clock);
+  RateLimiters(const std::map<std::string, RateLimit>& limits, Clock& clock);
   // Null when `provider` has no limits.
   RateLimiter* For(std::string_view provider) const;
 

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <cstdio>
 
-#include "runner/json_text.h"
+#include "services/common/json_text.h"
 
 namespace skillrunner::eval::report {
 namespace json = boost::json;

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "runner/eval/record_fields.h"
-#include "runner/eval/utf8.h"
+#include "services/common/utf8.h"
 
 namespace skillrunner::eval::report {
 
@@ -23,14 +23,14 @@ namespace skillrunner::eval::report {
 inline constexpr std::string_view kDash = "—";
 
 // The field readers (runner/eval/record_fields.h) and UTF-8 helpers
-// (runner/eval/utf8.h), under the names the report code uses.
+// (services/common/utf8.h), under the names the report code uses.
 using eval::ArrayAt;
 using eval::AsNumber;
 using eval::CaseDurationMs;
 using eval::NumberAt;
 using eval::ObjectAt;
 using eval::TextAt;
-using eval::TruncateUtf8;
+using skillrunner::TruncateUtf8;
 
 // Escapes & < > " ' and replaces what XML 1.0 forbids (C0 controls other
 // than tab, newline and carriage return; U+FFFE, U+FFFF; invalid UTF-8) by

@@ -11,8 +11,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "runner/eval/utf8.h"
-#include "runner/json_text.h"
+#include "services/common/utf8.h"
+#include "services/common/json_text.h"
 
 namespace skillrunner::eval {
 namespace json = boost::json;
@@ -35,10 +35,10 @@ std::expected<void, std::string> WriteAll(int fd, std::string_view text, const s
 }
 
 std::expected<std::unique_ptr<ResultsWriter>, std::string> ResultsWriter::Open(
-    const std::filesystem::path& file) {
+    const std::filesystem::path& file, const Clock& clock) {
   int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0) return std::unexpected(Errno("open", file));
-  return std::unique_ptr<ResultsWriter>(new ResultsWriter(fd, file));
+  return std::unique_ptr<ResultsWriter>(new ResultsWriter(fd, file, clock));
 }
 
 ResultsWriter::~ResultsWriter() {
@@ -79,7 +79,7 @@ std::expected<void, std::string> ResultsWriter::Append(const json::object& recor
     return written;
   }
   ++unsynced_;
-  if (unsynced_ >= kSyncEvery || std::chrono::steady_clock::now() - last_sync_ >= kSyncInterval) {
+  if (unsynced_ >= kSyncEvery || clock_.Now() - last_sync_ >= kSyncInterval) {
     return SyncLocked();
   }
   return {};
@@ -91,7 +91,7 @@ std::expected<void, std::string> ResultsWriter::Flush() {
 }
 
 std::expected<void, std::string> ResultsWriter::SyncLocked() {
-  last_sync_ = std::chrono::steady_clock::now();
+  last_sync_ = clock_.Now();
   if (unsynced_ == 0) return {};
   unsynced_ = 0;
   if (::fdatasync(fd_) != 0) return std::unexpected(Errno("fsync", file_));

@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "services/common/clock.h"
+
 namespace skillrunner::eval {
 
 class ResultsWriter {
@@ -21,9 +23,10 @@ class ResultsWriter {
   static constexpr std::size_t kSyncEvery = 32;
   static constexpr std::chrono::seconds kSyncInterval{1};
 
-  // Opens `file` for appending, creating it when absent.
+  // Opens `file` for appending, creating it when absent. `clock` times the
+  // syncs and must outlive the writer.
   static std::expected<std::unique_ptr<ResultsWriter>, std::string> Open(
-      const std::filesystem::path& file);
+      const std::filesystem::path& file, const Clock& clock = RealClock());
   ~ResultsWriter();  // flushes; errors are lost, so call Flush first
   ResultsWriter(const ResultsWriter&) = delete;
   ResultsWriter& operator=(const ResultsWriter&) = delete;
@@ -38,15 +41,17 @@ class ResultsWriter {
   std::expected<void, std::string> Flush();
 
  private:
-  ResultsWriter(int fd, std::filesystem::path file) : fd_(fd), file_(std::move(file)) {}
+  ResultsWriter(int fd, std::filesystem::path file, const Clock& clock)
+      : fd_(fd), file_(std::move(file)), clock_(clock), last_sync_(clock.Now()) {}
   std::expected<void, std::string> SyncLocked();
 
   int fd_;
   std::filesystem::path file_;
+  const Clock& clock_;
   std::mutex mutex_;
   std::size_t unsynced_ = 0;
   std::string failed_;  // the first write error; non-empty: Append refuses
-  std::chrono::steady_clock::time_point last_sync_ = std::chrono::steady_clock::now();
+  Clock::TimePoint last_sync_;
 };
 
 struct LoadedResults {

@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "runner/eval/results_log.h"
-#include "runner/json_text.h"
+#include "services/common/json_text.h"
 
 namespace skillrunner::eval {
 namespace json = boost::json;

@@ -4,7 +4,8 @@
 #include <set>
 #include <utility>
 
-#include "services/review/llm_review_service.h"
+#include "runner/judges.h"
+
 
 namespace skillrunner::eval {
 namespace json = boost::json;
@@ -130,16 +131,14 @@ class EntryChecker {
              "skill \"" + skill.id + "\" has no model of its own; set judge_model to judge it");
       return false;
     }
-    auto judge = review::JudgeOnModel(skill, out.judge_model, registry_.config());
+    out.judge_is_gate = skill.review && out.rubric == skill.review->rubric && out.judge_model == gate_model;
+    auto judge = JudgeOnModel(skill, out.judge_model, registry_.config(), registry_.FindRubricShared(out.rubric),
+                              skill.id + ".eval", out.judge_is_gate ? skill.review->samples : 1);
     if (!judge) {
       Report(pointer + (model ? "/judge_model" : "/skill"), judge.error().message);
       return false;
     }
-    out.judge_is_gate = skill.review && out.rubric == skill.review->rubric && out.judge_model == gate_model;
-    judge->review_id = skill.id + ".eval";
-    judge->rubric = out.rubric;
-    judge->samples = out.judge_is_gate ? std::max(1, skill.review->samples) : 1;
-    out.judge = std::make_shared<const review::JudgeSettings>(std::move(*judge));
+    out.judge = std::make_shared<const review::JudgeSpec>(std::move(*judge));
     out.counted_criteria = CountedCriteria(*registry_.FindRubric(out.rubric));
     return true;
   }

@@ -19,7 +19,7 @@
 #include "runner/skill_registry.h"
 
 namespace skillrunner::review {
-struct JudgeSettings;
+struct JudgeSpec;
 }  // namespace skillrunner::review
 
 namespace skillrunner::eval {
@@ -61,7 +61,7 @@ struct SuiteSkill {
   bool judge_is_gate = false;  // the rubric and model are the skill's own review gate
   // How the eval judges this entry ("<skill>.eval", the rubric, the judge
   // model's provider and mode), prepared at load; a case only sets the seed.
-  std::shared_ptr<const skillrunner::review::JudgeSettings> judge;
+  std::shared_ptr<const skillrunner::review::JudgeSpec> judge;
   std::set<std::string> counted_criteria;  // the rubric's criteria that decide a pass
   ExpectedMode expected = ExpectedMode::kNone;
   Thresholds thresholds;  // the suite's, overlaid with the entry's own

@@ -10,12 +10,11 @@
 #include <boost/asio/write.hpp>
 #include <spdlog/spdlog.h>
 
-#include "runner/json_text.h"
+#include "services/common/json_text.h"
 
 namespace skillrunner::server {
 namespace asio = boost::asio;
 namespace json = boost::json;
-using Clock = std::chrono::steady_clock;
 
 namespace {
 
@@ -48,7 +47,7 @@ Connection::Connection(std::shared_ptr<Server::State> state, Socket socket, bool
       framer_(state_->options.limits.max_line_bytes),
       read_buffer_(kReadChunk),
       idle_timer_(socket_.get_executor()),
-      last_activity_(Clock::now()) {}
+      last_activity_(state_->clock.Now()) {}
 
 Connection::~Connection() = default;
 
@@ -108,7 +107,7 @@ asio::awaitable<void> Connection::ReadLoop() {
       ec = read_ec;
       break;
     }
-    last_activity_ = Clock::now();
+    last_activity_ = state_->clock.Now();
     framer_.Feed(
         std::string_view(read_buffer_.data(), n),
         [this](std::string_view line) {
@@ -151,13 +150,13 @@ asio::awaitable<void> Connection::IdleWatch() {
     idle_timer_.expires_at(last_activity_ + idle);
     co_await idle_timer_.async_wait(asio::as_tuple(asio::use_awaitable));
     if (closed_) co_return;
-    if (Clock::now() < last_activity_ + idle) continue;
-    if (writing_ && Clock::now() - last_write_progress_ >= idle) {
+    if (state_->clock.Now() < last_activity_ + idle) continue;
+    if (writing_ && state_->clock.Now() - last_write_progress_ >= idle) {
       Abort("the client has not read its answers for " + std::to_string(idle.count()) + " ms");
       co_return;
     }
     if (!in_flight_.empty() || writing_) {
-      last_activity_ = Clock::now();  // busy is not idle
+      last_activity_ = state_->clock.Now();  // busy is not idle
       continue;
     }
     Abort("idle for " + std::to_string(idle.count()) + " ms");
@@ -179,13 +178,13 @@ asio::awaitable<void> Connection::WriteLoop() {
     auto [ec, n] = co_await asio::async_write(socket_, buffers, asio::as_tuple(asio::use_awaitable));
     if (closed_) break;
     queued_bytes_ -= std::min(queued_bytes_, n);
-    last_write_progress_ = Clock::now();
+    last_write_progress_ = state_->clock.Now();
     if (ec) {
       writing_ = false;
       Abort("write failed: " + ec.message());
       co_return;
     }
-    last_activity_ = Clock::now();
+    last_activity_ = state_->clock.Now();
   }
   writing_ = false;
   CloseIfDone();
@@ -204,7 +203,7 @@ void Connection::Send(std::string line) {
   write_queue_.push_back(std::move(line));
   if (!writing_) {
     writing_ = true;
-    last_write_progress_ = Clock::now();
+    last_write_progress_ = state_->clock.Now();
     asio::co_spawn(socket_.get_executor(), WriteLoop(), [self = shared_from_this()](std::exception_ptr e) {
       if (e) self->Abort("internal error while writing");
     });

@@ -13,6 +13,8 @@
 #include <optional>
 #include <memory>
 #include <string>
+
+#include "services/common/clock.h"
 #include <vector>
 
 #include "runner/server/json_rpc.h"
@@ -84,8 +86,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   LineFramer framer_;
   std::vector<char> read_buffer_;
   boost::asio::steady_timer idle_timer_;
-  std::chrono::steady_clock::time_point last_activity_;
-  std::chrono::steady_clock::time_point last_write_progress_;
+  Clock::TimePoint last_activity_;
+  Clock::TimePoint last_write_progress_;
 
   std::map<std::string, std::shared_ptr<InFlight>> in_flight_;  // by IdKey (or "#n" for notifications)
   std::uint64_t anonymous_ = 0;

@@ -6,7 +6,7 @@
 #include <boost/asio/this_coro.hpp>
 #include <spdlog/spdlog.h>
 
-#include "runner/json_text.h"
+#include "services/common/json_text.h"
 #include "runner/logging.h"
 #include "runner/server/connection.h"
 #include "runner/server/methods.h"
@@ -15,7 +15,6 @@
 namespace skillrunner::server {
 namespace asio = boost::asio;
 namespace json = boost::json;
-using Clock = std::chrono::steady_clock;
 
 namespace {
 
@@ -38,10 +37,11 @@ asio::awaitable<Done> RunInvocation(std::shared_ptr<SkillRunner> runner, std::st
   // Cancellation (a client gone, `$/cancel`, a drain out of time) must come
   // back as a CANCELLED answer, not as an exception out of the next co_await.
   co_await asio::this_coro::throw_if_cancelled(false);
-  const auto start = Clock::now();
+  const Clock& clock = runner->clock();
+  const auto start = clock.Now();
   InvocationOutcome outcome = co_await runner->Invoke(skill, std::move(input), std::move(options));
   Done done;
-  done.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  done.seconds = std::chrono::duration<double>(clock.Now() - start).count();
   json::object answer;
   if (outcome) {
     done.outcome = "ok";

@@ -6,7 +6,7 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <spdlog/spdlog.h>
@@ -178,10 +178,28 @@ std::expected<void, std::string> OpenTcpListener(Server::State& state, std::stri
   return {};
 }
 
+std::function<void(std::exception_ptr)> StopServerIfLoopFails(std::shared_ptr<Server::State> state,
+                                                              std::string loop) {
+  return [state = std::move(state), loop = std::move(loop)](std::exception_ptr failure) {
+    if (!failure) return;
+    std::string what = "an unknown exception";
+    try {
+      std::rethrow_exception(failure);
+    } catch (const std::exception& e) {
+      what = e.what();
+    } catch (...) {
+    }
+    spdlog::error("the {} stopped: {}; shutting the server down", loop, what);
+    asio::post(state->strand, [state] { state->BeginShutdown(); });
+  };
+}
+
 void StartAccepting(const std::shared_ptr<Server::State>& state) {
-  if (state->unix_acceptor) asio::co_spawn(state->strand, AcceptUnix(state), asio::detached);
+  if (state->unix_acceptor) {
+    asio::co_spawn(state->strand, AcceptUnix(state), StopServerIfLoopFails(state, "Unix socket accept loop"));
+  }
   for (std::size_t i = 0; i < state->tcp_acceptors.size(); ++i) {
-    asio::co_spawn(state->strand, AcceptTcp(state, i), asio::detached);
+    asio::co_spawn(state->strand, AcceptTcp(state, i), StopServerIfLoopFails(state, "TCP accept loop"));
   }
 }
 

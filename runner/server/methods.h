@@ -10,8 +10,8 @@
 #include <string_view>
 #include <vector>
 
-#include "runner/error.h"
-#include "runner/invocation.h"
+#include "services/common/error.h"
+#include "services/common/invocation.h"
 #include "runner/server/json_rpc.h"
 #include "runner/server/server_state.h"
 

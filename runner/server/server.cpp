@@ -4,7 +4,6 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -42,6 +41,8 @@ Server::State::State(asio::io_context& io_context, ServerOptions server_options,
     : io(io_context),
       options(std::move(server_options)),
       host(skill_host),
+      clock(*options.clock),
+      started(clock.Now()),
       strand(asio::make_strand(io_context)),
       drain_timer(strand) {}
 
@@ -88,7 +89,7 @@ json::object Server::State::Health() {
   return json::object{
       {"status", draining ? "draining" : "ok"},
       {"version", SKILLRUNNER_VERSION},
-      {"uptime_ms", std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count()},
+      {"uptime_ms", clock.ElapsedMs(started)},
       {"in_flight", metrics.in_flight()},
       {"connections", metrics.connections()},
       {"skills", registry->skills().size()},
@@ -222,7 +223,7 @@ void Server::HandleSignals() {
             }
           }
         },
-        asio::detached);
+        StopServerIfLoopFails(state, "signal loop"));
   });
 }
 

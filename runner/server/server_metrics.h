@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-#include "runner/invocation.h"
+#include "services/common/invocation.h"
 
 namespace skillrunner::server {
 

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "services/common/clock.h"
+
 namespace skillrunner::server {
 
 // Limits of the socket server; all are reported by `health`.
@@ -33,6 +35,9 @@ struct ServerOptions {
   std::string token;                // SKILLRUNNER_TOKEN; empty: TCP needs no auth (loopback only)
   std::string metrics_listen;       // HOST:PORT of the Prometheus endpoint; empty: none
   ServerLimits limits;
+  // Idle and write-progress times, uptime, invocation durations; must outlive
+  // the server.
+  Clock* clock = &RealClock();
 };
 
 }  // namespace skillrunner::server

@@ -35,7 +35,8 @@ struct Server::State : std::enable_shared_from_this<Server::State> {
   ServerOptions options;
   SkillHost& host;
   ServerMetrics metrics;
-  const std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+  Clock& clock;
+  const Clock::TimePoint started;
   std::atomic<bool> draining{false};
   std::atomic<std::uint64_t> reloads{0};
 
@@ -70,5 +71,11 @@ struct Server::State : std::enable_shared_from_this<Server::State> {
 
 // Accept loops (listeners.cpp).
 void StartAccepting(const std::shared_ptr<Server::State>& state);
+
+// The completion handler of the server's long-lived loops (accepting,
+// signals): a loop that ends by an exception logs it and shuts the server down
+// cleanly (drain, socket removed) instead of leaving it deaf.
+std::function<void(std::exception_ptr)> StopServerIfLoopFails(std::shared_ptr<Server::State> state,
+                                                              std::string loop);
 
 }  // namespace skillrunner::server

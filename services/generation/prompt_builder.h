@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "runner/error.h"
+#include "services/common/error.h"
 #include "services/providers/provider.h"
 
 namespace skillrunner::generation {

@@ -8,7 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "runner/error.h"
+#include "services/common/error.h"
 
 namespace skillrunner::generation {
 
@@ -18,17 +18,17 @@ namespace skillrunner::generation {
 // forgotten `ttl` after its last use. Thread-safe.
 class SessionMemory {
  public:
-  using Clock = std::chrono::steady_clock;
+  using Clock = std::chrono::steady_clock;  // time points of skillrunner::Clock
 
   explicit SessionMemory(std::size_t max_sessions = 10'000,
                          std::chrono::seconds ttl = std::chrono::hours(1),
                          std::size_t per_skill = 3);
 
   void Remember(const std::string& session, const std::string& skill,
-                const std::vector<FieldError>& errors, Clock::time_point now = Clock::now());
+                const std::vector<FieldError>& errors, Clock::time_point now);
   // "pointer: message" lines, oldest first; empty when nothing is known.
   std::vector<std::string> Recall(const std::string& session, const std::string& skill,
-                                  Clock::time_point now = Clock::now());
+                                  Clock::time_point now);
   std::size_t sessions() const;
 
  private:

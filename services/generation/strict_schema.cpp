@@ -78,7 +78,7 @@ bool Transformer::CollectDefs() {
       return false;
     }
     for (const auto& [name, schema] : value.get_object()) {
-      std::string pointer = base + "/" + EscapeToken(name);
+      std::string pointer = base + "/" + EscapePointerToken(name);
       std::string def_name(name);
       if (auto found = defs_.find(def_name); found != defs_.end()) {
         if (*found->second.schema == schema) continue;
@@ -159,7 +159,7 @@ std::optional<std::string> Transformer::DefName(std::string_view ref) const {
     if (def.schema == target) return name;
   }
   for (const auto& [name, def] : defs_) {  // the same schema under the other container
-    if (*def.schema == *target && (ref.ends_with("/" + EscapeToken(name)))) return name;
+    if (*def.schema == *target && (ref.ends_with("/" + EscapePointerToken(name)))) return name;
   }
   return std::nullopt;
 }
@@ -191,9 +191,15 @@ json::value Transformer::Ref(const json::object& schema, const std::string& ptr,
     if (auto name = DefName(ref)) {
       if (std::find(needed_.begin(), needed_.end(), *name) == needed_.end()) needed_.push_back(*name);
       edges_.push_back(Edge{current_def_, *name, ptr, ref});
-      return json::object{{"$ref", "#/$defs/" + EscapeToken(*name)}};
+      return json::object{{"$ref", "#/$defs/" + EscapePointerToken(*name)}};
     }
   }
+  return InlineRef(schema, ref, ptr, depth);
+}
+
+json::value Transformer::InlineRef(const json::object& schema, const std::string& ref, const std::string& ptr,
+                                   int depth) {
+  const std::string quoted = "$ref \"" + ref + "\"";
   const json::value* target = ResolveLocalRef(root_, ref);
   if (target == nullptr) {
     Fail(ptr, quoted + " does not resolve inside the schema");
@@ -252,41 +258,46 @@ bool Transformer::MergeAllOf(const json::object& schema, const std::string& ptr,
       Fail(bptr, "allOf branch " + ValueText(*branch) + " cannot be merged for openai strict mode");
       return false;
     }
-    for (const auto& [key, value] : branch->get_object()) {
-      if (!IsPlainAllOfKey(key) || (key == "additionalProperties" && !value.is_bool()) ||
-          (key == "type" && value != json::value("object"))) {
-        Fail(bptr, "openai strict mode takes allOf only as plain object schemas (type, properties, required) "
-                   "that can be merged into one; this branch has \"" + std::string(key) + "\"");
+    if (!MergeBranch(branch->get_object(), bptr, merged)) return false;
+  }
+  return true;
+}
+
+bool Transformer::MergeBranch(const json::object& branch, const std::string& bptr, json::object& merged) {
+  for (const auto& [key, value] : branch) {
+    if (!IsPlainAllOfKey(key) || (key == "additionalProperties" && !value.is_bool()) ||
+        (key == "type" && value != json::value("object"))) {
+      Fail(bptr, "openai strict mode takes allOf only as plain object schemas (type, properties, required) "
+                 "that can be merged into one; this branch has \"" + std::string(key) + "\"");
+      return false;
+    }
+    if (key == "type") {
+      if (const auto* own = merged.if_contains("type"); own && *own != value) {
+        Fail(bptr, "allOf branch type \"object\" conflicts with type " + ValueText(*own));
         return false;
       }
-      if (key == "type") {
-        if (const auto* own = merged.if_contains("type"); own && *own != value) {
-          Fail(bptr, "allOf branch type \"object\" conflicts with type " + ValueText(*own));
+      merged["type"] = value;
+    } else if (key == "properties" && value.is_object()) {
+      json::value& into = merged["properties"];
+      if (!into.is_object()) into = json::object();
+      for (const auto& [name, property] : value.get_object()) {
+        const json::value* seen = into.get_object().if_contains(name);
+        if (seen != nullptr && *seen != property) {
+          Fail(bptr, "allOf branches declare property \"" + std::string(name) +
+                         "\" differently; openai strict mode cannot merge them");
           return false;
         }
-        merged["type"] = value;
-      } else if (key == "properties" && value.is_object()) {
-        json::value& into = merged["properties"];
-        if (!into.is_object()) into = json::object();
-        for (const auto& [name, property] : value.get_object()) {
-          const json::value* seen = into.get_object().if_contains(name);
-          if (seen != nullptr && *seen != property) {
-            Fail(bptr, "allOf branches declare property \"" + std::string(name) +
-                           "\" differently; openai strict mode cannot merge them");
-            return false;
-          }
-          into.get_object()[name] = property;
-        }
-      } else if (key == "required" && value.is_array()) {
-        json::value& into = merged["required"];
-        if (!into.is_array()) into = json::array();
-        for (const auto& name : value.get_array()) {
-          auto& names = into.get_array();
-          if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
-        }
-      } else if ((key == "description" || key == "title") && !merged.contains(key)) {
-        merged[key] = value;
+        into.get_object()[name] = property;
       }
+    } else if (key == "required" && value.is_array()) {
+      json::value& into = merged["required"];
+      if (!into.is_array()) into = json::array();
+      for (const auto& name : value.get_array()) {
+        auto& names = into.get_array();
+        if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+      }
+    } else if ((key == "description" || key == "title") && !merged.contains(key)) {
+      merged[key] = value;
     }
   }
   return true;

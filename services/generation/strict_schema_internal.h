@@ -13,6 +13,8 @@
 #include <utility>
 #include <vector>
 
+#include "services/common/json_pointer.h"
+#include "services/common/utf8.h"
 #include "services/generation/strict_schema.h"
 
 namespace skillrunner::generation::strict_detail {
@@ -23,14 +25,10 @@ inline constexpr int kMaxSchemaDepth = 64;  // recursion guard for user input
 inline constexpr int kMaxInlines = 1000;    // $ref expansions per schema
 inline constexpr int kMaxRefHops = 32;
 
-// "~" -> "~0", "/" -> "~1" (RFC 6901).
-std::string EscapeToken(std::string_view token);
 // The pointer as shown in messages: "" -> "(root)".
 std::string Where(std::string_view pointer);
 // Compact JSON, cut to about 80 bytes with "…".
 std::string ValueText(const json::value& value);
-// Unicode code points in UTF-8 text.
-std::size_t CodePoints(std::string_view text);
 // The schema a local ref ("#", "#/definitions/a", "#/properties/x%20y")
 // points at inside `root`; nullptr when it is not local or does not resolve.
 const json::value* ResolveLocalRef(const json::value& root, std::string_view ref);
@@ -67,8 +65,12 @@ class Transformer {
   bool CheckRootShape();
   json::value Node(const json::value& schema, const std::string& ptr, int depth);
   json::value Ref(const json::object& schema, const std::string& ptr, int depth, bool force_inline);
+  // The target of a local `ref` copied in place, with the $ref's siblings.
+  json::value InlineRef(const json::object& schema, const std::string& ref, const std::string& ptr, int depth);
   std::optional<std::string> DefName(std::string_view ref) const;
   bool MergeAllOf(const json::object& schema, const std::string& ptr, json::object& merged);
+  // Merges one plain object branch of an allOf into `merged`.
+  bool MergeBranch(const json::object& branch, const std::string& bptr, json::object& merged);
   json::object WireDefs();
 
   // strict_schema_keywords.cpp
@@ -76,6 +78,15 @@ class Transformer {
   void Keyword(std::string_view key, const json::value& value, const json::object& in,
                const std::string& ptr, int depth, json::object& out, std::vector<std::string>& notes);
   void ObjectRules(const json::object& in, const std::string& ptr, int depth, json::object& out);
+  void EnumKeyword(std::string_view key, const json::value& value, const json::object& in, const std::string& ptr,
+                   json::object& out, std::vector<std::string>& notes);
+  void BoundKeyword(std::string_view key, const json::value& value, const json::object& in, const std::string& ptr,
+                    json::object& out, std::vector<std::string>& notes);
+  // `required` as names, each once; false (after Fail) when it is malformed.
+  bool RequiredNames(const json::value& required, const std::string& ptr, std::vector<std::string>& names);
+  // Every declared property's wire schema (optional ones nullable for OpenAI).
+  bool WireProperties(const json::object& declared, const std::vector<std::string>& required_names,
+                      const std::string& ptr, int depth, json::object& wire_properties, json::array& wire_required);
   json::value Union(const json::value& branches, const std::string& ptr, int depth);
   json::value Nullable(json::value wire, const json::value& original) const;
   void ClientOnly(const std::string& ptr, std::string_view key, const json::value& value,

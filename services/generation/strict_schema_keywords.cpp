@@ -125,27 +125,7 @@ void Transformer::Keyword(std::string_view key, const json::value& value, const 
     }
     out["items"] = Node(value, ptr + "/items", depth + 1);
   } else if (key == "enum" || key == "const") {
-    json::array values;
-    if (key == "const") {
-      values.push_back(value);
-    } else if (value.is_array() && !value.get_array().empty()) {
-      values = value.get_array();
-    } else {
-      return Fail(ptr, "enum must be a non-empty array, found " + ValueText(value));
-    }
-    for (const auto& entry : values) {
-      if (entry.is_object() || entry.is_array()) {
-        return Fail(ptr, std::string(key) + " value " + ValueText(entry) +
-                             " is an object or array; strict mode takes only strings, numbers, booleans and null");
-      }
-    }
-    if (key == "enum" || openai()) {
-      out[key] = value;
-    } else if (!in.contains("enum")) {
-      out["enum"] = std::move(values);  // anthropic takes enum, not const
-    } else {
-      ClientOnly(ptr, key, value, notes);
-    }
+    EnumKeyword(key, value, in, ptr, out, notes);
   } else if (key == "anyOf" || key == "oneOf" || key == "allOf") {
     if (key == "oneOf" && in.contains("anyOf")) {
       return Fail(ptr, "anyOf and oneOf together cannot be expressed in strict mode");
@@ -174,19 +154,7 @@ void Transformer::Keyword(std::string_view key, const json::value& value, const 
       ClientOnly(ptr, key, value, notes);
     }
   } else if (IsNumericBound(key) || key == "minItems" || key == "maxItems") {
-    bool draft4_flag = value.is_bool() && (key == "exclusiveMinimum" || key == "exclusiveMaximum");
-    if (!value.is_number() && !draft4_flag) {
-      return Fail(ptr, std::string(key) + " must be a number, found " + ValueText(value));
-    }
-    if (draft4_flag && !value.get_bool()) return;  // no constraint
-    bool keep = openai() || (key == "minItems" && (value == json::value(0) || value == json::value(1)));
-    if (!keep) return ClientOnly(ptr, key, value, notes);
-    if (draft4_flag) {  // draft 4: {"minimum": 1, "exclusiveMinimum": true} -> {"exclusiveMinimum": 1}
-      const json::value* bound = in.if_contains(key == "exclusiveMinimum" ? "minimum" : "maximum");
-      if (bound != nullptr && bound->is_number()) out[key] = *bound;
-    } else if (!((key == "minimum" || key == "maximum") && IsDraft4Exclusive(in, key))) {
-      out[key] = value;
-    }
+    BoundKeyword(key, value, in, ptr, out, notes);
   } else if (IsDroppedKeyword(key)) {
     if (key == "uniqueItems" && value == json::value(false)) return;
     ClientOnly(ptr, key, value, notes);
@@ -194,6 +162,48 @@ void Transformer::Keyword(std::string_view key, const json::value& value, const 
   // properties / required / additionalProperties: ObjectRules. Everything else
   // (default, examples, $schema, $id, $comment, nested definitions, unknown
   // annotations) is removed silently: it constrains nothing.
+}
+
+void Transformer::EnumKeyword(std::string_view key, const json::value& value, const json::object& in,
+                              const std::string& ptr, json::object& out, std::vector<std::string>& notes) {
+  json::array values;
+  if (key == "const") {
+    values.push_back(value);
+  } else if (value.is_array() && !value.get_array().empty()) {
+    values = value.get_array();
+  } else {
+    return Fail(ptr, "enum must be a non-empty array, found " + ValueText(value));
+  }
+  for (const auto& entry : values) {
+    if (entry.is_object() || entry.is_array()) {
+      return Fail(ptr, std::string(key) + " value " + ValueText(entry) +
+                           " is an object or array; strict mode takes only strings, numbers, booleans and null");
+    }
+  }
+  if (key == "enum" || openai()) {
+    out[key] = value;
+  } else if (!in.contains("enum")) {
+    out["enum"] = std::move(values);  // anthropic takes enum, not const
+  } else {
+    ClientOnly(ptr, key, value, notes);
+  }
+}
+
+void Transformer::BoundKeyword(std::string_view key, const json::value& value, const json::object& in,
+                               const std::string& ptr, json::object& out, std::vector<std::string>& notes) {
+  bool draft4_flag = value.is_bool() && (key == "exclusiveMinimum" || key == "exclusiveMaximum");
+  if (!value.is_number() && !draft4_flag) {
+    return Fail(ptr, std::string(key) + " must be a number, found " + ValueText(value));
+  }
+  if (draft4_flag && !value.get_bool()) return;  // no constraint
+  bool keep = openai() || (key == "minItems" && (value == json::value(0) || value == json::value(1)));
+  if (!keep) return ClientOnly(ptr, key, value, notes);
+  if (draft4_flag) {  // draft 4: {"minimum": 1, "exclusiveMinimum": true} -> {"exclusiveMinimum": 1}
+    const json::value* bound = in.if_contains(key == "exclusiveMinimum" ? "minimum" : "maximum");
+    if (bound != nullptr && bound->is_number()) out[key] = *bound;
+  } else if (!((key == "minimum" || key == "maximum") && IsDraft4Exclusive(in, key))) {
+    out[key] = value;
+  }
 }
 
 json::value Transformer::Union(const json::value& branches, const std::string& ptr, int depth) {
@@ -218,16 +228,7 @@ void Transformer::ObjectRules(const json::object& in, const std::string& ptr, in
     return Fail(ptr, "properties must be an object, found " + ValueText(*properties));
   }
   std::vector<std::string> required_names;
-  if (required != nullptr) {
-    if (!required->is_array()) return Fail(ptr, "required must be an array, found " + ValueText(*required));
-    for (const auto& name : required->get_array()) {
-      if (!name.is_string()) return Fail(ptr, "required lists " + ValueText(name) + ", not a property name");
-      std::string text(name.get_string());
-      if (std::find(required_names.begin(), required_names.end(), text) == required_names.end()) {
-        required_names.push_back(std::move(text));
-      }
-    }
-  }
+  if (required != nullptr && !RequiredNames(*required, ptr, required_names)) return;
   bool closed = additional != nullptr && additional->is_bool() && !additional->get_bool();
   if (additional != nullptr && additional->is_object() && !additional->get_object().empty()) {
     return Fail(ptr, "additionalProperties with a schema (a map type) cannot be expressed in strict mode");
@@ -239,8 +240,6 @@ void Transformer::ObjectRules(const json::object& in, const std::string& ptr, in
   if (!has_properties && !closed) {
     return Fail(ptr, "object has no properties (a free-form object); strict mode cannot express it");
   }
-  json::object wire_properties;
-  json::array wire_required;
   const json::object empty;
   const json::object& declared = properties != nullptr ? properties->get_object() : empty;
   for (const auto& name : required_names) {
@@ -249,15 +248,46 @@ void Transformer::ObjectRules(const json::object& in, const std::string& ptr, in
                            "\" is not declared in properties; strict mode cannot produce it");
     }
   }
+  json::object wire_properties;
+  json::array wire_required;
+  if (!WireProperties(declared, required_names, ptr, depth, wire_properties, wire_required)) return;
+  if (!HasShape(out)) out["type"] = "object";
+  out["properties"] = std::move(wire_properties);
+  if (openai() || required != nullptr) out["required"] = std::move(wire_required);
+  out["additionalProperties"] = false;
+}
+
+bool Transformer::RequiredNames(const json::value& required, const std::string& ptr, std::vector<std::string>& names) {
+  if (!required.is_array()) {
+    Fail(ptr, "required must be an array, found " + ValueText(required));
+    return false;
+  }
+  for (const auto& name : required.get_array()) {
+    if (!name.is_string()) {
+      Fail(ptr, "required lists " + ValueText(name) + ", not a property name");
+      return false;
+    }
+    std::string text(name.get_string());
+    if (std::find(names.begin(), names.end(), text) == names.end()) names.push_back(std::move(text));
+  }
+  return true;
+}
+
+bool Transformer::WireProperties(const json::object& declared, const std::vector<std::string>& required_names,
+                                 const std::string& ptr, int depth, json::object& wire_properties,
+                                 json::array& wire_required) {
   for (const auto& [name, schema] : declared) {
-    std::string child = ptr + "/properties/" + EscapeToken(name);
+    std::string child = ptr + "/properties/" + EscapePointerToken(name);
     bool is_required = std::find(required_names.begin(), required_names.end(), name) != required_names.end();
     if (schema.is_bool() && !schema.get_bool()) {
-      if (is_required) return Fail(child, "property is required but its schema is false");
+      if (is_required) {
+        Fail(child, "property is required but its schema is false");
+        return false;
+      }
       continue;  // may never appear: leave it out of the wire copy
     }
     json::value wire = Node(schema, child, depth + 1);
-    if (error_) return;
+    if (error_) return false;
     if (openai()) {
       if (!is_required) wire = Nullable(std::move(wire), schema);
       wire_required.push_back(json::string(name));
@@ -266,10 +296,7 @@ void Transformer::ObjectRules(const json::object& in, const std::string& ptr, in
     }
     wire_properties[name] = std::move(wire);
   }
-  if (!HasShape(out)) out["type"] = "object";
-  out["properties"] = std::move(wire_properties);
-  if (openai() || required != nullptr) out["required"] = std::move(wire_required);
-  out["additionalProperties"] = false;
+  return true;
 }
 
 json::value Transformer::Nullable(json::value wire, const json::value& original) const {

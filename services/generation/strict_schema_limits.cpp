@@ -62,12 +62,12 @@ void Count(const json::value& node, const std::string& ptr, Tally& tally, int gu
   }
   if (!node.is_object()) return;
   for (const auto& [key, value] : node.get_object()) {
-    std::string child = ptr + "/" + EscapeToken(key);
+    std::string child = ptr + "/" + EscapePointerToken(key);
     if ((key == "properties" || key == "$defs") && value.is_object()) {
       if (key == "properties") tally.properties += value.get_object().size();
       for (const auto& [name, schema] : value.get_object()) {
         tally.chars += CodePoints(name);
-        Count(schema, child + "/" + EscapeToken(name), tally, guard + 1);
+        Count(schema, child + "/" + EscapePointerToken(name), tally, guard + 1);
       }
     } else if (key == "enum" && value.is_array()) {
       CountEnum(value.get_array(), ptr, tally);
@@ -134,7 +134,7 @@ std::pair<int, std::string> Transformer::ObjectDepth(const json::value& node, co
   };
   if (const auto* properties = o.if_contains("properties"); properties && properties->is_object()) {
     for (const auto& [name, schema] : properties->get_object()) {
-      consider(schema, ptr + "/properties/" + EscapeToken(name));
+      consider(schema, ptr + "/properties/" + EscapePointerToken(name));
     }
   }
   if (const auto* items = o.if_contains("items")) consider(*items, ptr + "/items");
@@ -148,11 +148,11 @@ std::pair<int, std::string> Transformer::ObjectDepth(const json::value& node, co
   }
   if (const auto* ref = o.if_contains("$ref"); ref && ref->is_string()) {
     for (const auto& [name, schema] : defs) {
-      if (ref->get_string() != "#/$defs/" + EscapeToken(name)) continue;
+      if (ref->get_string() != "#/$defs/" + EscapePointerToken(name)) continue;
       std::string key(name);
       if (!memo.contains(key)) {
         memo[key] = {0, ""};  // in progress: a recursive ref adds nothing
-        memo[key] = ObjectDepth(schema, "/$defs/" + EscapeToken(name), defs, memo, guard + 1);
+        memo[key] = ObjectDepth(schema, "/$defs/" + EscapePointerToken(name), defs, memo, guard + 1);
       }
       if (memo[key].first > best.first) best = memo[key];
     }

@@ -13,21 +13,6 @@ namespace {
 constexpr std::size_t kValueTextBytes = 80;
 
 
-// "a~1b" -> "a/b"; false for a malformed escape.
-bool UnescapeToken(std::string_view token, std::string& out) {
-  out.clear();
-  for (std::size_t i = 0; i < token.size(); ++i) {
-    if (token[i] != '~') {
-      out.push_back(token[i]);
-      continue;
-    }
-    if (i + 1 >= token.size() || (token[i + 1] != '0' && token[i + 1] != '1')) return false;
-    out.push_back(token[i + 1] == '0' ? '~' : '/');
-    ++i;
-  }
-  return true;
-}
-
 bool ArrayIndex(std::string_view token, std::size_t& index) {
   if (token.empty() || (token.size() > 1 && token[0] == '0')) return false;
   auto [end, ec] = std::from_chars(token.data(), token.data() + token.size(), index);
@@ -53,8 +38,6 @@ bool EnumHasNull(const json::value& values) {
 
 }  // namespace
 
-std::string EscapeToken(std::string_view token) { return validation::EscapePointerToken(token); }
-
 std::string Where(std::string_view pointer) {
   return pointer.empty() ? std::string("(root)") : std::string(pointer);
 }
@@ -68,27 +51,13 @@ std::string ValueText(const json::value& value) {
   return text + "…";
 }
 
-std::size_t CodePoints(std::string_view text) {
-  std::size_t count = 0;
-  for (char c : text) {
-    if ((static_cast<unsigned char>(c) & 0xC0) != 0x80) ++count;
-  }
-  return count;
-}
-
 const json::value* ResolveLocalRef(const json::value& root, std::string_view ref) {
   if (ref.empty() || ref[0] != '#') return nullptr;
-  std::string pointer = validation::DecodeUriFragment(ref.substr(1));
-  if (pointer.empty()) return &root;
-  if (pointer[0] != '/') return nullptr;  // a named anchor ("#foo") is not supported
+  std::vector<std::string> tokens;
+  // A named anchor ("#foo") is not supported.
+  if (!ParsePointer(validation::DecodeUriFragment(ref.substr(1)), tokens)) return nullptr;
   const json::value* at = &root;
-  std::string token;
-  std::size_t start = 1;
-  while (true) {
-    std::size_t end = pointer.find('/', start);
-    std::size_t length = end == std::string::npos ? std::string::npos : end - start;
-    std::string_view raw = std::string_view(pointer).substr(start, length);
-    if (!UnescapeToken(raw, token)) return nullptr;
+  for (const std::string& token : tokens) {
     if (at->is_object()) {
       at = at->get_object().if_contains(token);
     } else if (at->is_array()) {
@@ -99,9 +68,8 @@ const json::value* ResolveLocalRef(const json::value& root, std::string_view ref
       return nullptr;
     }
     if (at == nullptr) return nullptr;
-    if (end == std::string::npos) return at;
-    start = end + 1;
   }
+  return at;
 }
 
 bool AllowsNull(const json::value& root, const json::value& schema, int depth) {

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 
-#include "runner/json_text.h"
 #include "services/generation/json_extract.h"
 #include "services/generation/prompt_builder.h"
 #include "services/generation/strict_schema.h"
@@ -43,28 +42,7 @@ std::string ResponseFormatName(std::string name) {
   return name;
 }
 
-std::string MetricsMode(const std::string& mode) {
-  if (mode == "native") return "native_strict";
-  if (mode == "json_object") return "json_object";
-  return "validation_loop";
-}
-
 namespace {
-
-// A 400 that names response_format: the model cannot take structured output.
-bool IsUnsupportedResponseFormat(const Error& error) {
-  auto* status = error.details.if_contains("http_status");
-  if (!status || !status->is_int64() || status->as_int64() != 400) return false;
-  if (auto* param = error.details.if_contains("provider_param");
-      param && param->is_string() && param->as_string().starts_with("response_format")) {
-    return true;
-  }
-  return error.message.find("response_format") != std::string::npos;
-}
-
-std::int64_t Ms(std::chrono::steady_clock::duration d) {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
-}
 
 Error Terminal(ErrorCode code, std::string message, std::vector<FieldError> errors = {}) {
   return Error{code, std::move(message), std::move(errors), {}};
@@ -74,155 +52,177 @@ std::string Count(std::size_t n, const char* one, const char* many) {
   return std::to_string(n) + " " + (n == 1 ? one : many);
 }
 
+// The state of one generation's conversation with the model.
+struct Conversation {
+  const GenerationSpec& spec;
+  const Prompt& prompt;
+  OutputMode mode;
+  ChatRequest request;
+  int retries_left;
+  bool truncation_retry_left;
+};
+
+// The first request for `mode`: messages (the schema in the prompt unless
+// native), the response format, and the request metadata.
+void Configure(Conversation& c, OutputMode mode, InvocationContext& ctx) {
+  const AnswerSchema& schema = *c.spec.schema;
+  c.mode = mode;
+  ctx.metrics().mode = RunModeFor(mode);
+  c.request.messages = FirstMessages(c.prompt.system, c.prompt.user,
+                                     mode == OutputMode::kNative ? nullptr : &schema.text, c.prompt.avoid);
+  c.request.response_format = ResponseFormat{};
+  if (mode == OutputMode::kJsonObject) c.request.response_format.kind = ResponseFormat::Kind::kJsonObject;
+  if (mode == OutputMode::kNative) {
+    c.request.response_format.kind = ResponseFormat::Kind::kJsonSchema;
+    c.request.response_format.name = c.spec.schema_name;
+    c.request.response_format.schema = schema.strict_wire.is_null() ? schema.original : schema.strict_wire;
+    c.request.response_format.strict = true;
+  }
+}
+
+Conversation Begin(const GenerationSpec& spec, const Prompt& prompt, int sample,
+                   const ModelDowngrades& downgrades, InvocationContext& ctx) {
+  Conversation c{spec, prompt, spec.mode, {}, spec.retry.validation_retries, spec.retry_truncated};
+  c.request.model = spec.model;
+  c.request.temperature = spec.temperature;
+  c.request.max_output_tokens = spec.max_output_tokens;
+  c.request.metadata.skill_id = ctx.skill_id();
+  c.request.metadata.task_id = spec.task_id;
+  c.request.metadata.sample = sample;
+  c.request.metadata.seed = ctx.options().seed;
+  c.request.metadata.answer_schema = &spec.schema->original;
+  OutputMode mode = spec.mode;
+  if (mode != OutputMode::kNone && downgrades.IsDowngraded(spec.model)) mode = OutputMode::kNone;
+  Configure(c, mode, ctx);
+  return c;
+}
+
+Attempt AnsweredAttempt(const Conversation& c, const ChatResponse& answer, std::int64_t duration_ms) {
+  Attempt attempt;
+  attempt.temperature = c.request.temperature;
+  attempt.raw = CapRaw(answer.text);
+  attempt.http_status = answer.http_status;
+  attempt.input_tokens = answer.usage.input_tokens;
+  attempt.output_tokens = answer.usage.output_tokens;
+  attempt.tokens_estimated = answer.usage.estimated;
+  attempt.duration_ms = duration_ms;
+  if (c.request.max_output_tokens != c.spec.max_output_tokens) attempt.max_output_tokens = c.request.max_output_tokens;
+  return attempt;
+}
+
+// Refusal, content filter and truncation end the generation (or, for a
+// truncation with its retry left, ask the same again with room to finish).
+// nullopt when the answer is to be checked.
+std::optional<std::optional<Error>> Stopped(Conversation& c, const ChatResponse& answer, Attempt& attempt,
+                                            InvocationContext& ctx) {
+  auto end = [&](AttemptKind kind, std::string why, Error error) -> std::optional<std::optional<Error>> {
+    attempt.kind = kind;
+    attempt.errors = {{"", std::move(why)}};
+    ctx.AddAttempt(std::move(attempt));
+    return std::optional<Error>(std::move(error));
+  };
+  if (answer.finish_reason == FinishReason::kRefusal || answer.refusal) {
+    std::string refusal = answer.refusal.value_or("");
+    return end(AttemptKind::kRefusal, "the model refused: " + refusal,
+               Terminal(ErrorCode::kRefused, "the model refused to answer: " + refusal));
+  }
+  if (answer.finish_reason == FinishReason::kContentFilter) {
+    const std::string why = "the provider's content filter withheld the answer";
+    return end(AttemptKind::kContentFilter, why, Terminal(ErrorCode::kContentFiltered, why));
+  }
+  if (answer.finish_reason != FinishReason::kLength) return std::nullopt;
+  const std::string why = "the answer was cut off at max_output_tokens (" +
+                          std::to_string(c.request.max_output_tokens) + ")";
+  if (!c.truncation_retry_left) return end(AttemptKind::kTruncated, why, Terminal(ErrorCode::kTruncated, why));
+  attempt.kind = AttemptKind::kTruncated;
+  attempt.errors = {{"", why}};
+  ctx.AddAttempt(std::move(attempt));
+  // Never re-ask with the cut text: the same request, with room to finish.
+  c.truncation_retry_left = false;
+  c.request.max_output_tokens *= 2;
+  return std::optional<Error>();
+}
+
+// Parses and validates the answer into `attempt` (kind ok, parse or
+// validation); the value when it is usable.
+std::optional<json::value> Check(const Conversation& c, const std::string& text, Attempt& attempt) {
+  auto extracted = ExtractJson(text);
+  if (!extracted) {
+    attempt.kind = AttemptKind::kParse;
+    attempt.errors = {{"", "not JSON: " + extracted.error().message}};
+    return std::nullopt;
+  }
+  attempt.repair = extracted->repair;
+  json::value value = std::move(extracted->value);
+  const AnswerSchema& schema = *c.spec.schema;
+  if (c.mode == OutputMode::kNative && !schema.strict_wire.is_null()) {
+    value = MapBackStrictAnswer(value, schema.original);
+  }
+  attempt.errors = schema.compiled->Validate(value);
+  if (c.spec.extra_validator) {
+    auto more = c.spec.extra_validator(value);
+    attempt.errors.insert(attempt.errors.end(), more.begin(), more.end());
+  }
+  attempt.kind = attempt.errors.empty() ? AttemptKind::kOk : AttemptKind::kValidation;
+  if (!attempt.errors.empty()) return std::nullopt;
+  return value;
+}
+
+// After a failed check: the error when the retry is spent, else the next
+// request (the invalid answer verbatim, then every error, colder).
+std::optional<Error> Retry(Conversation& c, const std::string& answer_text, const Attempt& failed,
+                           InvocationContext& ctx) {
+  const bool parse_failure = failed.kind == AttemptKind::kParse;
+  if (c.retries_left <= 0) {
+    std::string after = " after " + Count(static_cast<std::size_t>(c.spec.retry.validation_retries), "retry", "retries");
+    return Terminal(ErrorCode::kMaxRetriesExceeded,
+                    parse_failure ? "the answer is still not JSON" + after
+                                  : "the answer still does not match the output schema" + after + " (" +
+                                        Count(failed.errors.size(), "error", "errors") + ")",
+                    failed.errors);
+  }
+  --c.retries_left;
+  ++ctx.metrics().validation_retries;
+  c.request.messages.push_back({"assistant", answer_text});
+  c.request.messages.push_back({"user", RetryTurn(failed.errors, parse_failure)});
+  c.request.temperature = std::min(c.spec.temperature, c.spec.retry.retry_temperature);
+  return std::nullopt;
+}
+
 }  // namespace
 
-StructuredGenerator::StructuredGenerator(providers::Provider& provider, providers::Sleeper& sleeper,
-                                         ModelDowngrades& downgrades,
+StructuredGenerator::StructuredGenerator(providers::Provider& provider, ModelDowngrades& downgrades,
                                          providers::RetryingProviderOptions options)
-    : provider_(provider), sleeper_(sleeper), downgrades_(downgrades), options_(std::move(options)) {}
+    : provider_(provider), downgrades_(downgrades), options_(std::move(options)) {}
 
-boost::asio::awaitable<Result<json::value>> StructuredGenerator::Generate(const GenerationSpec& spec,
-                                                                          InvocationContext& ctx) {
-  providers::RetryingProvider retrying(provider_, sleeper_, options_);
-  std::string mode = spec.mode;
-  if (mode != "none" && downgrades_.IsDowngraded(spec.model)) mode = "none";
-
-  // Callers pass the schema text made at load; serialise here only if not.
-  std::string own_schema_text;
-  const std::string* schema_text = spec.schema_text;
-  if (schema_text == nullptr && spec.schema != nullptr) {
-    own_schema_text = CompactJson(*spec.schema);
-    schema_text = &own_schema_text;
-  }
-
-  ChatRequest request;
-  request.model = spec.model;
-  request.temperature = spec.temperature;
-  request.max_output_tokens = spec.max_output_tokens;
-  request.simulation = spec.simulation;
-  auto configure = [&](const std::string& m) {
-    ctx.metrics().mode = MetricsMode(m);
-    request.messages = FirstMessages(spec.system, spec.user, m == "native" ? nullptr : schema_text,
-                                     spec.avoid);
-    request.response_format = ResponseFormat{};
-    if (m == "json_object") request.response_format.kind = ResponseFormat::Kind::kJsonObject;
-    if (m == "native") {
-      request.response_format.kind = ResponseFormat::Kind::kJsonSchema;
-      request.response_format.name = spec.schema_name;
-      request.response_format.schema =
-          spec.strict_wire_schema ? *spec.strict_wire_schema : *spec.schema;
-      request.response_format.strict = true;
-    }
-  };
-  configure(mode);
-
-  int retries_left = spec.retry.validation_retries;
-  bool truncation_retry_left = spec.retry_truncated;
-  const double retry_temperature = std::min(spec.temperature, spec.retry.retry_temperature);
+boost::asio::awaitable<Result<Produced>> StructuredGenerator::Generate(const GenerationSpec& spec,
+                                                                       const Prompt& prompt,
+                                                                       InvocationContext& ctx, int sample) {
+  providers::RetryingProvider retrying(provider_, options_);
+  Conversation c = Begin(spec, prompt, sample, downgrades_, ctx);
   for (;;) {
-    request.simulation.attempt = static_cast<int>(ctx.attempts().size()) + 1;
-    auto started = std::chrono::steady_clock::now();
-    auto response = co_await retrying.Chat(request, spec.retry.transient, ctx);
+    auto started = ctx.clock().Now();
+    auto response = co_await retrying.Chat(c.request, spec.retry.transient, ctx);
     if (!response) {
-      if (mode != "none" && IsUnsupportedResponseFormat(response.error())) {
-        if (downgrades_.Downgrade(spec.model)) {
-          spdlog::warn("model {} rejected response_format ({}); it uses the validation loop from now on",
-                       spec.model, response.error().message);
-        }
-        if (Attempt* last = ctx.last_attempt()) {
-          last->kind = "downgrade";
-          last->errors = {{"", "the model does not support " + MetricsMode(mode) +
-                                   " output; continuing with the validation loop: " +
-                                   response.error().message}};
-        }
-        mode = "none";
-        configure(mode);
-        continue;
+      if (c.mode == OutputMode::kNone || !providers::IsUnsupportedResponseFormat(response.error())) {
+        co_return std::unexpected(std::move(response.error()));
       }
-      co_return std::unexpected(std::move(response.error()));
-    }
-    ChatResponse& answer = *response;
-    Attempt attempt;
-    attempt.temperature = request.temperature;
-    attempt.raw = CapRaw(answer.text);
-    attempt.http_status = answer.http_status;
-    attempt.input_tokens = answer.usage.input_tokens;
-    attempt.output_tokens = answer.usage.output_tokens;
-    attempt.tokens_estimated = answer.usage.estimated;
-    attempt.duration_ms = Ms(std::chrono::steady_clock::now() - started);
-    if (request.max_output_tokens != spec.max_output_tokens) attempt.max_output_tokens = request.max_output_tokens;
-
-    if (answer.finish_reason == FinishReason::kRefusal || answer.refusal) {
-      attempt.kind = "refusal";
-      attempt.errors = {{"", "the model refused: " + answer.refusal.value_or("")}};
-      ctx.AddAttempt(std::move(attempt));
-      co_return std::unexpected(Terminal(ErrorCode::kRefused, "the model refused to answer: " +
-                                                                  answer.refusal.value_or("")));
-    }
-    if (answer.finish_reason == FinishReason::kContentFilter) {
-      attempt.kind = "content_filter";
-      attempt.errors = {{"", "the provider's content filter withheld the answer"}};
-      ctx.AddAttempt(std::move(attempt));
-      co_return std::unexpected(Terminal(ErrorCode::kContentFiltered,
-                                         "the provider's content filter withheld the answer"));
-    }
-    if (answer.finish_reason == FinishReason::kLength) {
-      attempt.kind = "truncated";
-      attempt.errors = {{"", "the answer was cut off at max_output_tokens (" +
-                                 std::to_string(request.max_output_tokens) + ")"}};
-      ctx.AddAttempt(std::move(attempt));
-      if (truncation_retry_left) {
-        // Never re-ask with the cut text: the same request, with room to finish.
-        truncation_retry_left = false;
-        request.max_output_tokens *= 2;
-        continue;
+      if (downgrades_.Downgrade(spec.model)) {
+        spdlog::warn("model {} rejected response_format ({}); it uses the validation loop from now on",
+                     spec.model, response.error().message);
       }
-      co_return std::unexpected(Terminal(
-          ErrorCode::kTruncated, "the answer was cut off at max_output_tokens (" +
-                                     std::to_string(request.max_output_tokens) + ")"));
+      Configure(c, OutputMode::kNone, ctx);
+      continue;
     }
-
-    auto extracted = ExtractJson(answer.text);
-    bool parse_failure = !extracted;
-    if (parse_failure) {
-      attempt.kind = "parse";
-      attempt.errors = {{"", "not JSON: " + extracted.error().message}};
-    } else {
-      attempt.repair = extracted->repair;
-      json::value value = std::move(extracted->value);
-      if (mode == "native" && spec.strict_wire_schema != nullptr) {
-        value = MapBackStrictAnswer(value, *spec.schema);
-      }
-      attempt.errors = spec.compiled_schema->Validate(value);
-      if (spec.extra_validator) {
-        auto more = spec.extra_validator(value);
-        attempt.errors.insert(attempt.errors.end(), more.begin(), more.end());
-      }
-      if (attempt.errors.empty()) {
-        attempt.kind = "ok";
-        ctx.AddAttempt(std::move(attempt));
-        co_return value;
-      }
-      attempt.kind = "validation";
+    Attempt attempt = AnsweredAttempt(c, *response, ctx.clock().ElapsedMs(started));
+    if (auto stopped = Stopped(c, *response, attempt, ctx)) {
+      if (*stopped) co_return std::unexpected(std::move(**stopped));
+      continue;
     }
-    std::vector<FieldError> errors = attempt.errors;
+    if (auto value = Check(c, response->text, attempt)) co_return Produced{std::move(*value), std::move(attempt)};
+    std::optional<Error> spent = Retry(c, response->text, attempt, ctx);
     ctx.AddAttempt(std::move(attempt));
-    if (retries_left <= 0) {
-      int retries = spec.retry.validation_retries;
-      std::string after = " after " + Count(static_cast<std::size_t>(retries), "retry", "retries");
-      co_return std::unexpected(Terminal(
-          ErrorCode::kMaxRetriesExceeded,
-          parse_failure ? "the answer is still not JSON" + after
-                        : "the answer still does not match the output schema" + after + " (" +
-                              Count(errors.size(), "error", "errors") + ")",
-          std::move(errors)));
-    }
-    --retries_left;
-    ++ctx.metrics().validation_retries;
-    // Continue the conversation: the invalid answer verbatim, then every error.
-    request.messages.push_back({"assistant", answer.text});
-    request.messages.push_back({"user", RetryTurn(errors, parse_failure)});
-    request.temperature = retry_temperature;
+    if (spent) co_return std::unexpected(std::move(*spent));
   }
 }
 

@@ -2,18 +2,15 @@
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/json/value.hpp>
-#include <functional>
 #include <mutex>
 #include <set>
 #include <string>
-#include <vector>
 
-#include "runner/error.h"
-#include "runner/invocation.h"
-#include "runner/skill.h"
+#include "services/common/error.h"
+#include "services/common/invocation.h"
+#include "services/generation/generation_spec.h"
 #include "services/providers/provider.h"
 #include "services/providers/retrying_provider.h"
-#include "services/validation/compiled_schema.h"
 
 namespace skillrunner::generation {
 
@@ -30,44 +27,25 @@ class ModelDowngrades {
   std::set<std::string> models_;
 };
 
-// One structured generation: a prompt, a model and a schema the answer must
-// match (DESIGN §5.1). Used by LLM_JSON_GENERATION skills and by judges.
-struct GenerationSpec {
-  std::string skill_id;
-  std::string model;
-  std::string mode = "none";  // native | json_object | none
-  std::string schema_name;    // response_format name ([a-zA-Z0-9_-], <= 64)
-  const boost::json::value* schema = nullptr;                    // the ORIGINAL schema
-  const std::string* schema_text = nullptr;  // it as compact JSON, for the prompt (made at load)
-  const validation::CompiledSchema* compiled_schema = nullptr;   // it, compiled
-  const boost::json::value* strict_wire_schema = nullptr;        // native mode
-  std::string system;  // rendered
-  std::string user;    // rendered
-  double temperature = 0.7;
-  int max_output_tokens = 1024;
-  RetryPolicy retry;
-  bool retry_truncated = false;
-  // Rules a schema cannot say (e.g. a judge must rate every criterion once);
-  // their failures share the one validation retry.
-  std::function<std::vector<FieldError>(const boost::json::value&)> extra_validator;
-  std::vector<std::string> avoid;  // earlier mistakes in this session
-  providers::SimulationHints simulation;
-};
-
-// The outcome codes: MAX_RETRIES_EXCEEDED (with the last attempt's errors),
-// TRUNCATED, REFUSED, CONTENT_FILTERED, and whatever RetryingProvider
-// reports. Every request is recorded in ctx as an attempt.
+// One structured generation (DESIGN 5.1): ask, then check the answer
+// (refusal, content filter, truncation, JSON extraction, strict map-back,
+// schema and extra validation), and on a parse or validation failure continue
+// the conversation with every error, up to spec.retry.validation_retries
+// times. The outcome codes: MAX_RETRIES_EXCEEDED (with the last attempt's
+// errors), TRUNCATED, REFUSED, CONTENT_FILTERED, and whatever
+// RetryingProvider reports. Every failed try is recorded in ctx; the accepted
+// one comes back unrecorded in Produced::attempt (kind ok) for the caller.
 class StructuredGenerator {
  public:
-  StructuredGenerator(providers::Provider& provider, providers::Sleeper& sleeper,
-                      ModelDowngrades& downgrades, providers::RetryingProviderOptions options = {});
+  StructuredGenerator(providers::Provider& provider, ModelDowngrades& downgrades,
+                      providers::RetryingProviderOptions options = {});
 
-  boost::asio::awaitable<Result<boost::json::value>> Generate(const GenerationSpec& spec,
-                                                              InvocationContext& ctx);
+  // `sample` numbers the judge samples of one review (request metadata).
+  boost::asio::awaitable<Result<Produced>> Generate(const GenerationSpec& spec, const Prompt& prompt,
+                                                    InvocationContext& ctx, int sample = 0);
 
  private:
   providers::Provider& provider_;
-  providers::Sleeper& sleeper_;
   ModelDowngrades& downgrades_;
   providers::RetryingProviderOptions options_;
 };
@@ -78,8 +56,5 @@ std::string CapRaw(std::string_view text);
 
 // A response_format name ([a-zA-Z0-9_-], at most 64) made from any text.
 std::string ResponseFormatName(std::string name);
-
-// "validation_loop" for "none", "native_strict" for "native", else the mode.
-std::string MetricsMode(const std::string& mode);
 
 }  // namespace skillrunner::generation

@@ -15,7 +15,7 @@ namespace json = boost::json;
 
 constexpr std::string_view kExec = "exec";
 
-Result<json::value> Echo(const Skill&, const json::value& input) { return input; }
+Result<json::value> Echo(const json::value& input) { return input; }
 
 struct NamedHandler {
   std::string_view name;
@@ -26,23 +26,13 @@ constexpr std::array kBuiltins = {
     NamedHandler{"echo", &Echo},
 };
 
-// Runs a built-in as one attempt, the way exec records one.
-Result<json::value> RunBuiltin(BuiltinHandler handler, const Skill& skill, const json::value& input,
-                               InvocationContext& ctx) {
-  auto started_at = std::chrono::steady_clock::now();
-  Result<json::value> result = handler(skill, input);
-  Attempt attempt;
-  attempt.duration_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                            std::chrono::steady_clock::now() - started_at)
-                            .count();
-  if (result) {
-    attempt.kind = "ok";
-    attempt.raw = json::serialize(*result);
-  } else {
-    attempt.kind = "handler";
-    attempt.errors.push_back(FieldError{"", result.error().message});
-  }
-  ctx.AddAttempt(std::move(attempt));
+// Runs a built-in as one attempt, the way exec runs one.
+Result<json::value> RunBuiltin(BuiltinHandler handler, const json::value& input, InvocationContext& ctx,
+                               Attempt& attempt) {
+  auto started_at = ctx.clock().Now();
+  Result<json::value> result = handler(input);
+  attempt.duration_ms = ctx.clock().ElapsedMs(started_at);
+  if (result) attempt.raw = json::serialize(*result);
   return result;
 }
 
@@ -62,19 +52,25 @@ bool IsKnownHandler(std::string_view name) {
 HandlerService::HandlerService(ProcessRunner& runner)
     : owned_exec_(std::make_unique<ExecHandler>(runner)), exec_(*owned_exec_) {}
 
-HandlerService::HandlerService(SkillService& exec) : exec_(exec) {}
+HandlerService::HandlerService(Handler& exec) : exec_(exec) {}
 
 HandlerService::~HandlerService() = default;
 
-boost::asio::awaitable<Result<json::value>> HandlerService::Run(const Skill& skill,
+boost::asio::awaitable<Result<json::value>> HandlerService::Run(const HandlerSpec& spec,
                                                                 const json::value& input,
                                                                 InvocationContext& ctx) {
-  if (skill.handler == kExec) co_return co_await exec_.Run(skill, input, ctx);
-  ctx.metrics().mode = "handler";
-  if (BuiltinHandler builtin = FindBuiltinHandler(skill.handler)) {
-    co_return RunBuiltin(builtin, skill, input, ctx);
+  Attempt attempt;
+  Result<json::value> result;
+  if (spec.handler == kExec) {
+    result = co_await exec_.Execute(spec, input, ctx, attempt);
+  } else if (BuiltinHandler builtin = FindBuiltinHandler(spec.handler)) {
+    ctx.metrics().mode = RunMode::kHandler;
+    result = RunBuiltin(builtin, input, ctx, attempt);
+  } else {
+    ctx.metrics().mode = RunMode::kHandler;
+    co_return Fail(ErrorCode::kHandlerFailed, "unknown handler '" + spec.handler + "'");
   }
-  co_return Fail(ErrorCode::kHandlerFailed, "unknown handler '" + skill.handler + "'");
+  co_return Conclude(spec, std::move(result), std::move(attempt), ctx);
 }
 
 }  // namespace skillrunner::handler

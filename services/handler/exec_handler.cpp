@@ -7,6 +7,8 @@
 #include <string>
 #include <utility>
 
+#include "services/common/utf8.h"
+
 namespace skillrunner::handler {
 namespace {
 
@@ -17,10 +19,9 @@ using std::chrono::milliseconds;
 // shell reports for "command not found".
 constexpr int kCannotStartStatus = 127;
 
-milliseconds TimeoutFor(const Skill& skill, const InvocationContext& ctx) {
-  auto left =
-      std::chrono::duration_cast<milliseconds>(ctx.deadline() - InvocationContext::Clock::now());
-  return std::max(milliseconds(0), std::min(skill.timeout, left));
+milliseconds TimeoutFor(const HandlerSpec& spec, const InvocationContext& ctx) {
+  auto left = std::chrono::duration_cast<milliseconds>(ctx.deadline() - ctx.clock().Now());
+  return std::max(milliseconds(0), std::min(spec.timeout, left));
 }
 
 // The stderr tail may begin inside a multi-byte character: skip its rest.
@@ -36,7 +37,7 @@ std::string_view SkipPartialCharacter(std::string_view tail) {
 json::object Details(const ProcessOutcome& outcome) {
   json::object details;
   details["exit_status"] = outcome.exit_status;
-  details["stderr_tail"] = ToValidUtf8(SkipPartialCharacter(outcome.stderr_tail));
+  details["stderr_tail"] = SanitizeUtf8(SkipPartialCharacter(outcome.stderr_tail));
   if (outcome.signal != 0) details["signal"] = outcome.signal;
   return details;
 }
@@ -89,50 +90,7 @@ Error TimedOutBeforeStart() {
       json::object{{"exit_status", nullptr}, {"stderr_tail", ""}, {"timeout_ms", 0}});
 }
 
-// Length of the valid UTF-8 sequence at text[i], 0 if there is none.
-std::size_t Utf8SequenceLength(std::string_view text, std::size_t i) {
-  auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[i + k]); };
-  unsigned char lead = byte(0);
-  if (lead < 0x80) return 1;
-  std::size_t length = 0;
-  unsigned char low = 0x80, high = 0xBF;  // bounds of the second byte
-  if (lead >= 0xC2 && lead <= 0xDF) {
-    length = 2;
-  } else if (lead >= 0xE0 && lead <= 0xEF) {
-    length = 3;
-    if (lead == 0xE0) low = 0xA0;   // overlong
-    if (lead == 0xED) high = 0x9F;  // surrogates
-  } else if (lead >= 0xF0 && lead <= 0xF4) {
-    length = 4;
-    if (lead == 0xF0) low = 0x90;   // overlong
-    if (lead == 0xF4) high = 0x8F;  // past U+10FFFF
-  } else {
-    return 0;
-  }
-  if (i + length > text.size() || byte(1) < low || byte(1) > high) return 0;
-  for (std::size_t k = 2; k < length; ++k) {
-    if ((byte(k) & 0xC0) != 0x80) return 0;
-  }
-  return length;
-}
-
 }  // namespace
-
-std::string ToValidUtf8(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (std::size_t i = 0; i < text.size();) {
-    std::size_t length = Utf8SequenceLength(text, i);
-    if (length == 0) {
-      out += "\xEF\xBF\xBD";
-      ++i;
-    } else {
-      out.append(text.substr(i, length));
-      i += length;
-    }
-  }
-  return out;
-}
 
 std::expected<json::value, std::string> ParseSingleJsonValue(std::string_view text) {
   json::parse_options options;
@@ -147,46 +105,41 @@ std::expected<json::value, std::string> ParseSingleJsonValue(std::string_view te
 ExecHandler::ExecHandler(ProcessRunner& runner, ExecHandlerOptions options)
     : runner_(runner), options_(options) {}
 
-boost::asio::awaitable<Result<json::value>> ExecHandler::Run(const Skill& skill,
-                                                             const json::value& input,
+boost::asio::awaitable<Result<json::value>> ExecHandler::Run(const HandlerSpec& spec, const json::value& input,
                                                              InvocationContext& ctx) {
-  ctx.metrics().mode = "handler";
-  milliseconds timeout = TimeoutFor(skill, ctx);
   Attempt attempt;
-  Result<json::value> result;
-  if (timeout > milliseconds(0)) {
-    result = co_await RunCommand(skill, input, timeout, ctx, attempt);
-  } else {
-    result = std::unexpected(TimedOutBeforeStart());
-  }
-  attempt.kind = result ? "ok" : "handler";
-  if (!result) attempt.errors.push_back(FieldError{"", result.error().message});
-  ctx.AddAttempt(std::move(attempt));
-  co_return result;
+  Result<json::value> result = co_await Execute(spec, input, ctx, attempt);
+  co_return Conclude(spec, std::move(result), std::move(attempt), ctx);
 }
 
-boost::asio::awaitable<Result<json::value>> ExecHandler::RunCommand(const Skill& skill,
+boost::asio::awaitable<Result<json::value>> ExecHandler::Execute(const HandlerSpec& spec, const json::value& input,
+                                                                 InvocationContext& ctx, Attempt& attempt) {
+  ctx.metrics().mode = RunMode::kHandler;
+  milliseconds timeout = TimeoutFor(spec, ctx);
+  if (timeout <= milliseconds(0)) co_return std::unexpected(TimedOutBeforeStart());
+  co_return co_await RunCommand(spec, input, timeout, ctx, attempt);
+}
+
+boost::asio::awaitable<Result<json::value>> ExecHandler::RunCommand(const HandlerSpec& spec,
                                                                     const json::value& input,
                                                                     milliseconds timeout,
                                                                     InvocationContext& ctx,
                                                                     Attempt& attempt) {
-  auto started_at = std::chrono::steady_clock::now();
+  auto started_at = ctx.clock().Now();
   // A named request: g++ 12 mis-destroys aggregate temporaries that are
   // passed by value into a coroutine inside a co_await expression.
   ProcessRequest request{
-      .argv = skill.command,
-      .working_dir = skill.dir,
+      .argv = spec.command,
+      .working_dir = spec.dir,
       .stdin_data = json::serialize(input) + "\n",
       .timeout = timeout,
       .max_output_bytes = options_.max_output_bytes,
   };
   Result<ProcessOutcome> outcome = co_await runner_.Run(std::move(request));
-  attempt.duration_ms =
-      std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - started_at)
-          .count();
+  attempt.duration_ms = ctx.clock().ElapsedMs(started_at);
   if (!outcome) co_return std::unexpected(CannotStart(std::move(outcome.error())));
   std::string_view raw = outcome->stdout_data;
-  attempt.raw = ToValidUtf8(raw.substr(0, options_.max_raw_bytes));
+  attempt.raw = SanitizeUtf8(raw.substr(0, options_.max_raw_bytes));
   // For the runner, should the output then fail the skill's output_schema.
   ctx.details() = Details(*outcome);
   co_return Interpret(*outcome, timeout, options_.max_output_bytes);

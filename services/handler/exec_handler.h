@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "runner/skill_service.h"
+#include "services/handler/handler.h"
 #include "services/handler/process_runner.h"
 
 namespace skillrunner::handler {
@@ -18,15 +18,15 @@ struct ExecHandlerOptions {
   std::size_t max_raw_bytes = 64 * 1024;                  // stdout kept in the attempt's raw
 };
 
-// `handler: exec`: runs skill.command in skill.dir with the input as one line
+// `handler: exec`: runs spec.command in spec.dir with the input as one line
 // of JSON on stdin, and returns the one JSON value it prints on stdout
-// (surrounding whitespace allowed). The timeout is the skill's timeout_ms or
+// (surrounding whitespace allowed). The timeout is the spec's timeout or
 // what is left until the invocation's deadline, whichever is shorter.
 //
 // Each Run records one attempt (kind "ok", or "handler" with the message as
 // its one error; raw = the first max_raw_bytes of stdout) and sets the
 // metrics' mode to "handler". ctx.details() gets {exit_status, stderr_tail}
-// even on success, for an output_schema failure the runner may raise.
+// even on success, for an output_schema failure (Conclude).
 // Failures are HANDLER_FAILED, with details {exit_status, stderr_tail (the
 // last 4 KiB), signal?, timeout_ms?}:
 //   handler exited with status 3
@@ -37,18 +37,22 @@ struct ExecHandlerOptions {
 //   cannot start 'scripts/x.py': No such file or directory   (exit_status 127)
 // and CANCELLED "handler cancelled" when the caller is cancelled.
 // Thread-safe if the runner is; `runner` must outlive this handler.
-class ExecHandler : public SkillService {
+class ExecHandler : public Handler {
  public:
   explicit ExecHandler(ProcessRunner& runner, ExecHandlerOptions options = {});
 
-  boost::asio::awaitable<Result<boost::json::value>> Run(const Skill& skill,
-                                                         const boost::json::value& input,
-                                                         InvocationContext& ctx) override;
+  // Execute, then Conclude.
+  boost::asio::awaitable<Result<boost::json::value>> Run(const HandlerSpec& spec, const boost::json::value& input,
+                                                         InvocationContext& ctx);
+
+  boost::asio::awaitable<Result<boost::json::value>> Execute(const HandlerSpec& spec,
+                                                             const boost::json::value& input,
+                                                             InvocationContext& ctx, Attempt& attempt) override;
 
  private:
   // Runs the command once; fills the attempt's raw output and duration, and
   // ctx.details() with the exit_status and stderr_tail.
-  boost::asio::awaitable<Result<boost::json::value>> RunCommand(const Skill& skill,
+  boost::asio::awaitable<Result<boost::json::value>> RunCommand(const HandlerSpec& spec,
                                                                 const boost::json::value& input,
                                                                 std::chrono::milliseconds timeout,
                                                                 InvocationContext& ctx,
@@ -61,9 +65,5 @@ class ExecHandler : public SkillService {
 // The one JSON value in `text` (surrounding whitespace allowed), or the
 // parser's complaint: "extra data at offset 8".
 std::expected<boost::json::value, std::string> ParseSingleJsonValue(std::string_view text);
-
-// `text` with every invalid UTF-8 sequence replaced by U+FFFD, so that a
-// handler's bytes can go into a JSON answer.
-std::string ToValidUtf8(std::string_view text);
 
 }  // namespace skillrunner::handler

@@ -235,7 +235,6 @@ AsioProcessRunner::AsioProcessRunner() {
 }
 
 awaitable<Result<ProcessOutcome>> AsioProcessRunner::Run(ProcessRequest request) {
-  auto started_at = std::chrono::steady_clock::now();
   auto spawned = Start(request);
   if (!spawned) co_return std::unexpected(std::move(spawned.error()));
 
@@ -244,11 +243,6 @@ awaitable<Result<ProcessOutcome>> AsioProcessRunner::Run(ProcessRequest request)
   co_await asio::this_coro::throw_if_cancelled(false);
   Result<ProcessOutcome> outcome = co_await Supervise(child, request);
   co_await asio::this_coro::throw_if_cancelled(throw_if_cancelled);
-
-  if (outcome) {
-    outcome->duration = std::chrono::duration_cast<std::chrono::milliseconds>(
-        std::chrono::steady_clock::now() - started_at);
-  }
   co_return outcome;
 }
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "runner/error.h"
+#include "services/common/error.h"
 
 namespace skillrunner::handler {
 
@@ -33,7 +33,6 @@ struct ProcessOutcome {
   std::string stdout_data;        // at most max_output_bytes
   std::string stderr_tail;        // the last kStderrTailBytes of stderr
   bool output_truncated = false;  // stdout passed the cap: killed
-  std::chrono::milliseconds duration{0};
 };
 
 // Runs child processes. The failures are "cannot start" (HANDLER_FAILED) and

@@ -18,6 +18,8 @@
 #include "services/http/http_client.h"
 #include "services/http/http_url.h"
 
+#include "services/common/clock.h"
+
 namespace skillrunner::http {
 
 using Tcp = boost::asio::ip::tcp;
@@ -48,7 +50,7 @@ class Connection {
   // while it sat in the pool. Never blocks.
   bool LooksReusable();
 
-  std::chrono::steady_clock::time_point idle_since{};
+  Clock::TimePoint idle_since{};
 
  private:
   Tcp::socket socket_;

@@ -53,10 +53,11 @@ void Lease::Reset() {
 }
 
 ConnectionPool::ConnectionPool(asio::any_io_executor executor, std::size_t max_per_host,
-                               std::chrono::milliseconds idle_timeout)
+                               std::chrono::milliseconds idle_timeout, const Clock& clock)
     : strand_(asio::make_strand(std::move(executor))),
       max_per_host_(std::max<std::size_t>(1, max_per_host)),
-      idle_timeout_(idle_timeout) {}
+      idle_timeout_(idle_timeout),
+      clock_(clock) {}
 
 asio::awaitable<Lease> ConnectionPool::Acquire(std::string key) {
   auto work = AcquireOnStrand(shared_from_this(), std::move(key));
@@ -104,7 +105,7 @@ std::shared_ptr<Connection> ConnectionPool::TakeIdle(HostState& host) {
 }
 
 void ConnectionPool::CloseExpired(HostState& host) {
-  auto now = std::chrono::steady_clock::now();
+  auto now = clock_.Now();
   auto fresh = std::find_if(host.idle.begin(), host.idle.end(), [&](const auto& connection) {
     return now - connection->idle_since < idle_timeout_;
   });
@@ -142,7 +143,7 @@ void ConnectionPool::ReleaseOnStrand(const std::string& key,
   }
   --host.leased;
   if (connection) {
-    connection->idle_since = std::chrono::steady_clock::now();
+    connection->idle_since = clock_.Now();
     host.idle.push_back(std::move(connection));
   }
 }

@@ -17,6 +17,8 @@
 
 #include "services/http/connection.h"
 
+#include "services/common/clock.h"
+
 namespace skillrunner::http {
 
 class ConnectionPool;
@@ -56,8 +58,9 @@ class Lease {
 // lives on one strand; Acquire may be awaited from any executor.
 class ConnectionPool : public std::enable_shared_from_this<ConnectionPool> {
  public:
+  // `clock` times idle connections and must outlive the pool.
   ConnectionPool(boost::asio::any_io_executor executor, std::size_t max_per_host,
-                 std::chrono::milliseconds idle_timeout);
+                 std::chrono::milliseconds idle_timeout, const Clock& clock = RealClock());
 
   // A slot for `key`, with the most recently used healthy idle connection if
   // there is one. Cancellation of the awaiting coroutine leaves the queue and
@@ -92,6 +95,7 @@ class ConnectionPool : public std::enable_shared_from_this<ConnectionPool> {
   boost::asio::strand<boost::asio::any_io_executor> strand_;
   std::size_t max_per_host_;
   std::chrono::milliseconds idle_timeout_;
+  const Clock& clock_;
   bool shut_down_ = false;
   std::unordered_map<std::string, HostState> hosts_;
 };

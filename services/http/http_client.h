@@ -12,6 +12,8 @@
 #include <utility>
 #include <vector>
 
+#include "services/common/clock.h"
+
 namespace skillrunner::http {
 
 struct HttpRequest {
@@ -56,6 +58,7 @@ struct HttpClientOptions {
   std::size_t max_connections_per_host = 64;  // beyond it requests queue, FIFO
   std::chrono::milliseconds connect_timeout{5'000};
   std::chrono::milliseconds idle_timeout{60'000};  // pooled connections close after this
+  const Clock* clock = &RealClock();               // idle times; must outlive the client
   std::size_t max_response_bytes = 64 * 1024 * 1024;
   bool tls_verify = true;       // off only when a user says so explicitly
   std::string ca_file;          // extra CA bundle (PEM), added to the system store

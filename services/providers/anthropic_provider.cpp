@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "runner/json_text.h"
+#include "services/common/json_text.h"
 #include "services/providers/http_errors.h"
 
 namespace skillrunner::providers {
@@ -74,18 +74,11 @@ json::object AnthropicProvider::RequestBody(const ChatRequest& request) const {
 
 boost::asio::awaitable<std::expected<ChatResponse, ProviderError>> AnthropicProvider::Chat(
     const ChatRequest& request) {
-  auto found = LookUpKey(env_, options_.api_key_env, options_.name, options_.base_url);
-  if (!found) co_return std::unexpected(std::move(found.error()));
-  const std::optional<std::string>& key = *found;
-  http::HttpRequest http_request;
-  http_request.url = JoinUrl(options_.base_url, "/v1/messages");
-  http_request.headers.emplace_back("anthropic-version", options_.anthropic_version);
-  if (key) http_request.headers.emplace_back("x-api-key", *key);
-  http_request.body = CompactJson(RequestBody(request));
-  http_request.timeout = request.timeout;
-  auto response = co_await PostJson(*client_, std::move(http_request), key, ParseAnthropicError);
-  if (!response) co_return std::unexpected(std::move(response.error()));
-  co_return ParseAnthropicResponse(*response, request);
+  ChatCall call{JoinUrl(options_.base_url, "/v1/messages"),
+                {{"anthropic-version", options_.anthropic_version}},
+                "x-api-key", "", ParseAnthropicError, ParseAnthropicResponse};
+  KeySource source{env_, options_.api_key_env, options_.name, options_.base_url};
+  co_return co_await PostChat(*client_, source, std::move(call), CompactJson(RequestBody(request)), request);
 }
 
 std::expected<ChatResponse, ProviderError> ParseAnthropicResponse(
@@ -130,9 +123,7 @@ std::expected<ChatResponse, ProviderError> ParseAnthropicResponse(
     out.usage = {CountOf(usage->as_object(), "input_tokens"),
                  CountOf(usage->as_object(), "output_tokens"), false};
   } else {
-    std::string prompt;
-    for (const auto& m : request.messages) prompt += m.content;
-    out.usage = {EstimateTokens(prompt), EstimateTokens(out.text), true};
+    out.usage = EstimatedUsage(request, out.text);
   }
   return out;
 }

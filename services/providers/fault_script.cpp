@@ -1,6 +1,7 @@
 #include "services/providers/fault_script.h"
 
-#include "runner/diagnostic.h"
+#include "services/common/json_pointer.h"
+#include "services/common/text.h"
 
 #include <algorithm>
 #include <array>
@@ -183,7 +184,7 @@ Parsed ParseAttempts(const json::value& value, const std::string& at, Fault& fau
 Parsed ParseMember(std::string_view key, const json::value& value, const std::string& at, Fault& fault) {
   if (key == "path") {
     std::vector<std::string> tokens;
-    if (!value.is_string() || !simulation::ParsePointer(value.get_string(), tokens)) {
+    if (!value.is_string() || !ParsePointer(value.get_string(), tokens)) {
       return std::unexpected(at + ": expected a JSON pointer (\"\" or \"/name\"), found " + Describe(value));
     }
     fault.path = std::string(value.get_string());
@@ -231,7 +232,7 @@ std::expected<Fault, std::string> ParseEntry(const json::value& entry, const std
   const json::object& object = entry.get_object();
   for (const auto& member : object) {
     std::string_view key = member.key();
-    std::string where = at + simulation::MakePointer({std::string(key)});
+    std::string where = at + MakePointer({std::string(key)});
     if (std::find(kKeys.begin(), kKeys.end(), key) == kKeys.end()) {
       return std::unexpected(where + ": unknown key \"" + std::string(key) + "\"" + Suggestion(key, kKeys));
     }
@@ -254,7 +255,7 @@ std::expected<Fault, std::string> ParseEntry(const json::value& entry, const std
   if (auto r = ParseAttempts(*attempt, at + "/attempt", fault); !r) return std::unexpected(r.error());
   for (const auto& member : object) {
     std::string_view key = member.key();
-    std::string where = at + simulation::MakePointer({std::string(key)});
+    std::string where = at + MakePointer({std::string(key)});
     if (!KeyFits(key, fault.kind)) {
       return std::unexpected(where + ": not used by fault \"" + std::string(found->first) + "\"");
     }

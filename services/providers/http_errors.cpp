@@ -143,9 +143,17 @@ ProviderError ProtocolError(const http::HttpResponse& response, std::string mess
   return error;
 }
 
-boost::asio::awaitable<std::expected<http::HttpResponse, ProviderError>> PostJson(
-    http::HttpClient& client, http::HttpRequest request, const std::optional<std::string>& key,
-    ProviderError (*parse_error)(const http::HttpResponse&)) {
+boost::asio::awaitable<std::expected<ChatResponse, ProviderError>> PostChat(
+    http::HttpClient& client, const KeySource& source, ChatCall call, std::string body, const ChatRequest& chat) {
+  auto found = LookUpKey(source.env, source.api_key_env, source.provider_name, source.base_url);
+  if (!found) co_return std::unexpected(std::move(found.error()));
+  const std::optional<std::string>& key = *found;
+  http::HttpRequest request;
+  request.url = std::move(call.url);
+  request.headers = std::move(call.headers);
+  if (key) request.headers.emplace_back(call.key_header, call.key_prefix + *key);
+  request.body = std::move(body);
+  request.timeout = chat.timeout;
   request.method = "POST";
   request.headers.emplace_back("content-type", "application/json");
   request.headers.emplace_back("accept", "application/json");
@@ -153,11 +161,11 @@ boost::asio::awaitable<std::expected<http::HttpResponse, ProviderError>> PostJso
   auto response = co_await client.Send(std::move(request));
   if (!response) co_return std::unexpected(ErrorFromTransport(response.error()));
   if (response->status < 200 || response->status >= 300) {
-    ProviderError error = parse_error(*response);
+    ProviderError error = call.parse_error(*response);
     RedactError(error, key.value_or(""));
     co_return std::unexpected(std::move(error));
   }
-  co_return std::move(*response);
+  co_return call.parse_answer(*response, chat);
 }
 
 std::string JoinUrl(std::string_view base_url, std::string_view path) {

@@ -6,6 +6,8 @@
 #include <string>
 #include <optional>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "services/http/http_client.h"
 #include "services/providers/provider.h"
@@ -47,13 +49,33 @@ std::expected<std::optional<std::string>, ProviderError> LookUpKey(
 ProviderError ProtocolError(const http::HttpResponse& response, std::string message,
                             std::string_view request_id_header);
 
-// POSTs `body` as JSON (content-type, accept and user-agent set here, after
-// the provider's own headers) and maps every failure to a ProviderError: no
-// answer -> ErrorFromTransport; a non-2xx answer -> `parse_error`, with `key`
-// redacted from it.
-boost::asio::awaitable<std::expected<http::HttpResponse, ProviderError>> PostJson(
-    http::HttpClient& client, http::HttpRequest request, const std::optional<std::string>& key,
-    ProviderError (*parse_error)(const http::HttpResponse&));
+// What one HTTP provider's chat call is made of: where it goes, its own
+// headers, where the API key goes, and how its answers and errors read.
+struct ChatCall {
+  std::string url;
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string key_header;  // the key is sent as key_prefix + key
+  std::string key_prefix;
+  ProviderError (*parse_error)(const http::HttpResponse&) = nullptr;
+  std::expected<ChatResponse, ProviderError> (*parse_answer)(const http::HttpResponse&,
+                                                             const ChatRequest&) = nullptr;
+};
+
+// Where the key of a provider comes from (LookUpKey).
+struct KeySource {
+  const std::function<std::optional<std::string>(std::string_view)>& env;
+  const std::string& api_key_env;
+  const std::string& provider_name;
+  const std::string& base_url;
+};
+
+// Looks the key up, POSTs `body` as JSON (content-type, accept and user-agent
+// set here, after the provider's own headers) within request.timeout, and maps
+// every failure to a ProviderError: no answer -> ErrorFromTransport; a non-2xx
+// answer -> call.parse_error, with the key redacted from it; a 2xx answer ->
+// call.parse_answer.
+boost::asio::awaitable<std::expected<ChatResponse, ProviderError>> PostChat(
+    http::HttpClient& client, const KeySource& source, ChatCall call, std::string body, const ChatRequest& request);
 
 // `base_url` without trailing slashes, then `path`.
 std::string JoinUrl(std::string_view base_url, std::string_view path);

@@ -157,10 +157,4 @@ json::array* JudgeResults(json::value& answer) {
   return nullptr;
 }
 
-std::int64_t CodePoints(std::string_view text) {
-  std::int64_t count = 0;
-  for (unsigned char c : text) count += (c & 0xC0U) != 0x80U ? 1 : 0;
-  return count;
-}
-
 }  // namespace skillrunner::providers::simulation

@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "services/common/utf8.h"
+
 #include "services/providers/schema_walk.h"
 
 namespace skillrunner::providers::simulation {
@@ -37,7 +39,6 @@ std::vector<std::string> AcceptedTypes(const SchemaWalker& walker, const boost::
 // are objects with "criterion_id"; nullptr when there is none.
 boost::json::array* JudgeResults(boost::json::value& answer);
 
-// Unicode code points in UTF-8 text.
-std::int64_t CodePoints(std::string_view text);
+using skillrunner::CodePoints;
 
 }  // namespace skillrunner::providers::simulation

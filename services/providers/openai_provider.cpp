@@ -4,7 +4,7 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
-#include "runner/json_text.h"
+#include "services/common/json_text.h"
 #include "services/providers/http_errors.h"
 
 namespace skillrunner::providers {
@@ -74,17 +74,10 @@ json::object OpenAiProvider::RequestBody(const ChatRequest& request) const {
 
 boost::asio::awaitable<std::expected<ChatResponse, ProviderError>> OpenAiProvider::Chat(
     const ChatRequest& request) {
-  auto found = LookUpKey(env_, options_.api_key_env, options_.name, options_.base_url);
-  if (!found) co_return std::unexpected(std::move(found.error()));
-  const std::optional<std::string>& key = *found;
-  http::HttpRequest http_request;
-  http_request.url = JoinUrl(options_.base_url, "/chat/completions");
-  if (key) http_request.headers.emplace_back("authorization", "Bearer " + *key);
-  http_request.body = CompactJson(RequestBody(request));
-  http_request.timeout = request.timeout;
-  auto response = co_await PostJson(*client_, std::move(http_request), key, ParseOpenAiError);
-  if (!response) co_return std::unexpected(std::move(response.error()));
-  co_return ParseOpenAiResponse(*response, request);
+  ChatCall call{JoinUrl(options_.base_url, "/chat/completions"), {}, "authorization", "Bearer ",
+                ParseOpenAiError, ParseOpenAiResponse};
+  KeySource source{env_, options_.api_key_env, options_.name, options_.base_url};
+  co_return co_await PostChat(*client_, source, std::move(call), CompactJson(RequestBody(request)), request);
 }
 
 std::expected<ChatResponse, ProviderError> ParseOpenAiResponse(const http::HttpResponse& response,
@@ -132,9 +125,7 @@ std::expected<ChatResponse, ProviderError> ParseOpenAiResponse(const http::HttpR
     auto count = [&](std::string_view key) { return TokenCount(usage->as_object(), key); };
     out.usage = {count("prompt_tokens"), count("completion_tokens"), false};
   } else {
-    std::string prompt;
-    for (const auto& m : request.messages) prompt += m.content;
-    out.usage = {EstimateTokens(prompt), EstimateTokens(out.text), true};
+    out.usage = EstimatedUsage(request, out.text);
   }
   return out;
 }

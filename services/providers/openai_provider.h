@@ -7,11 +7,11 @@
 #include <string>
 
 #include "services/http/http_client.h"
+#include "services/common/env.h"
 #include "services/providers/provider.h"
 
 namespace skillrunner::providers {
 
-using EnvLookup = std::function<std::optional<std::string>(std::string_view)>;
 
 struct OpenAiOptions {
   std::string name = "openai";  // the provider's name in the config, for messages

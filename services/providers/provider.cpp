@@ -1,5 +1,7 @@
 #include "services/providers/provider.h"
 
+#include "services/common/utf8.h"
+
 namespace skillrunner::providers {
 
 std::string_view FinishReasonName(FinishReason reason) {
@@ -19,12 +21,13 @@ std::string_view FinishReasonName(FinishReason reason) {
 }
 
 std::int64_t EstimateTokens(std::string_view utf8) {
-  std::int64_t code_points = 0;
-  for (unsigned char c : utf8) {
-    // Every byte but a continuation byte (10xxxxxx) starts a code point.
-    if ((c & 0xC0U) != 0x80U) ++code_points;
-  }
-  return (code_points + 3) / 4;
+  return (CodePoints(utf8) + 3) / 4;
+}
+
+Usage EstimatedUsage(const ChatRequest& request, std::string_view answer) {
+  std::string prompt;
+  for (const auto& m : request.messages) prompt += m.content;
+  return Usage{EstimateTokens(prompt), EstimateTokens(answer), true};
 }
 
 }  // namespace skillrunner::providers

@@ -25,15 +25,22 @@ struct ResponseFormat {
   bool strict = false;
 };
 
-// What the simulated provider needs to act like a model for a skill; real
-// providers ignore it.
-struct SimulationHints {
-  std::string skill_id;
-  std::uint64_t seed = 0;
-  int attempt = 1;                     // 1 for the first request of an invocation
-  boost::json::value output_schema;    // the skill's ORIGINAL output schema
-  std::vector<std::string> criteria;   // judges: the rubric's criterion ids
-  boost::json::value faults;           // the skill's fault script (array) or null
+// Facts about a request that any provider may read (the simulated provider
+// seeds and scripts its answers with them; tracing will label spans with
+// them). None of it is sent on the wire by the HTTP providers.
+struct RequestMetadata {
+  std::string skill_id;  // the invoked skill
+  // What this request produces: the skill's id for its output, the review
+  // skill's id, "<skill>.review" for a gate's judge, "<skill>.eval" for an
+  // eval's judge.
+  std::string task_id;
+  int attempt = 1;  // the invocation's provider request number, from 1
+  int sample = 0;   // judges with `samples` > 1: which sample, from 0
+  std::optional<std::uint64_t> seed;  // the caller's seed, if it gave one
+  // The JSON Schema the caller validates the answer against (before any
+  // strict transform); null for free text. Owned by the caller's skill or
+  // rubric, which outlives the request.
+  const boost::json::value* answer_schema = nullptr;
 };
 
 // Provider-neutral request (DESIGN §5, PROVIDERS.md).
@@ -43,7 +50,7 @@ struct ChatRequest {
   std::optional<double> temperature;
   int max_output_tokens = 1024;
   ResponseFormat response_format;
-  SimulationHints simulation;
+  RequestMetadata metadata;
   // Bound on this one request (the invocation deadline also applies).
   std::chrono::milliseconds timeout{600'000};
 };
@@ -102,5 +109,9 @@ class Provider {
 
 // Token estimate for text a provider did not count: code points / 4, rounded up.
 std::int64_t EstimateTokens(std::string_view utf8);
+
+// Usage for an answer whose provider reported none: the request's messages
+// and the answer text, estimated and marked so.
+Usage EstimatedUsage(const ChatRequest& request, std::string_view answer);
 
 }  // namespace skillrunner::providers

@@ -34,14 +34,15 @@ http::HttpClientOptions HttpOptions(const json::object& settings) {
 }  // namespace
 
 std::expected<std::unique_ptr<ProviderSet>, std::string> ProviderSet::Create(
-    const Config& config, boost::asio::any_io_executor executor, EnvLookup env) {
+    const ProviderSettingsMap& providers, boost::asio::any_io_executor executor, EnvLookup env) {
   auto set = std::unique_ptr<ProviderSet>(new ProviderSet());
-  for (const auto& [name, provider] : config.providers) {
+  for (const auto& [name, provider] : providers) {
     const json::object& settings = provider.settings;
     if (provider.kind == "simulated") {
       auto simulated = MakeSimulatedProvider(settings);
       if (!simulated) return std::unexpected("provider \"" + name + "\": " + simulated.error());
       set->providers_[name] = *simulated;
+      set->simulated_.push_back(*simulated);
     } else if (provider.kind == "openai") {
       OpenAiOptions options;
       options.name = name;
@@ -67,6 +68,10 @@ std::expected<std::unique_ptr<ProviderSet>, std::string> ProviderSet::Create(
     }
   }
   return set;
+}
+
+void ProviderSet::SetSkillSimulations(const std::map<std::string, SkillSimulation, std::less<>>& skills) {
+  for (const auto& simulated : simulated_) simulated->SetSkillSimulations(skills);
 }
 
 Provider* ProviderSet::Find(std::string_view name) const {

@@ -6,9 +6,12 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
-#include "runner/config.h"
+#include "services/common/env.h"
 #include "services/providers/provider.h"
+#include "services/providers/provider_settings.h"
+#include "services/providers/simulated_provider.h"
 
 namespace skillrunner::providers {
 
@@ -19,13 +22,18 @@ class ProviderSet {
  public:
   // Fails naming the provider and the setting that is wrong.
   static std::expected<std::unique_ptr<ProviderSet>, std::string> Create(
-      const Config& config, boost::asio::any_io_executor executor, EnvLookup env);
+      const ProviderSettingsMap& providers, boost::asio::any_io_executor executor, EnvLookup env);
 
   // nullptr for a name the config does not define.
   Provider* Find(std::string_view name) const;
 
+  // Hands every skill's `simulation:` block to each simulated provider (they
+  // own the fault scripts). Call before the first request.
+  void SetSkillSimulations(const std::map<std::string, SkillSimulation, std::less<>>& skills);
+
  private:
   std::map<std::string, std::shared_ptr<Provider>, std::less<>> providers_;
+  std::vector<std::shared_ptr<SimulatedProvider>> simulated_;
 };
 
 }  // namespace skillrunner::providers

@@ -1,23 +1,14 @@
 #include "services/providers/retrying_provider.h"
 
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/this_coro.hpp>
-#include <boost/asio/use_awaitable.hpp>
-
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <variant>
 
 namespace skillrunner::providers {
 using std::chrono::milliseconds;
-using Clock = std::chrono::steady_clock;
-
-boost::asio::awaitable<void> AsioSleeper::Sleep(milliseconds delay) {
-  boost::asio::steady_timer timer(co_await boost::asio::this_coro::executor, delay);
-  co_await timer.async_wait(boost::asio::use_awaitable);
-}
 
 namespace {
 
@@ -35,8 +26,84 @@ std::string Describe(const ProviderError& error) {
   return out;
 }
 
-std::int64_t Ms(Clock::duration d) {
-  return std::chrono::duration_cast<milliseconds>(d).count();
+// A 400 that names response_format: the model cannot take structured output.
+bool NamesResponseFormat(const ProviderError& error) {
+  if (error.http_status != 400) return false;
+  if (error.param.starts_with("response_format")) return true;
+  return error.message.find("response_format") != std::string::npos;
+}
+
+std::string_view StructuredModeName(const ResponseFormat& format) {
+  return format.kind == ResponseFormat::Kind::kJsonSchema ? "native_strict" : "json_object";
+}
+
+// The attempt that records one failed request.
+Attempt FailedAttempt(const ChatRequest& request, const ProviderError& error, std::int64_t duration_ms) {
+  Attempt attempt;
+  attempt.kind = AttemptKind::kTransient;
+  attempt.temperature = request.temperature;
+  attempt.raw = error.raw_body.empty() ? error.message : error.raw_body;
+  attempt.errors.push_back({"", Describe(error)});
+  if (error.http_status > 0) attempt.http_status = error.http_status;
+  attempt.duration_ms = duration_ms;
+  return attempt;
+}
+
+// How a failed request ends the call: the error, and whether its attempt
+// goes into the log (a missing key or a cancellation made no real try).
+struct Stop {
+  Error error;
+  bool record = true;
+};
+
+// A failure that is not retried, or nullopt for a retryable one.
+std::optional<Stop> Permanent(const ProviderError& error, const ChatRequest& request, Attempt& attempt) {
+  if (error.kind == ProviderError::Kind::kConfig) {
+    return Stop{ToError(error, ErrorCode::kConfigInvalid, error.message), false};
+  }
+  if (error.kind == ProviderError::Kind::kCancelled) {
+    return Stop{ToError(error, ErrorCode::kCancelled, "cancelled"), false};
+  }
+  if (error.should_retry.value_or(error.retryable)) return std::nullopt;
+  attempt.kind = AttemptKind::kProviderError;
+  if (request.response_format.kind != ResponseFormat::Kind::kNone && NamesResponseFormat(error)) {
+    attempt.kind = AttemptKind::kDowngrade;
+    attempt.errors = {{"", "the model does not support " + std::string(StructuredModeName(request.response_format)) +
+                               " output; continuing with the validation loop: " + Describe(error)}};
+    Error out = ToError(error, ErrorCode::kProviderError, "the provider refused the request: " + Describe(error));
+    out.details["unsupported_response_format"] = true;
+    return Stop{std::move(out)};
+  }
+  return Stop{ToError(error, ErrorCode::kProviderError,
+                      error.kind == ProviderError::Kind::kProtocol
+                          ? "the provider's answer could not be understood: " + error.message
+                          : "the provider refused the request: " + Describe(error))};
+}
+
+// The wait before the next try, or why there is none.
+std::variant<milliseconds, Stop> NextDelay(const ProviderError& error, const TransientRetryPolicy& policy,
+                                           int retry, double u, const InvocationContext& ctx) {
+  if (retry >= policy.max_retries) {
+    return Stop{ToError(error, ErrorCode::kProviderUnavailable,
+                        "the provider is still failing after " + std::to_string(retry) + " retr" +
+                            (retry == 1 ? "y" : "ies") + ": " + Describe(error))};
+  }
+  milliseconds delay = RetryingProvider::Backoff(policy, retry, u);
+  if (error.retry_after) {
+    if (*error.retry_after > policy.max_server_delay) {
+      return Stop{ToError(error, ErrorCode::kProviderUnavailable,
+                          "the provider asked to retry after " + std::to_string(error.retry_after->count()) +
+                              " ms, more than max_server_delay_ms (" +
+                              std::to_string(policy.max_server_delay.count()) + "): " + Describe(error))};
+    }
+    delay = *error.retry_after;
+  }
+  if (ctx.clock().Now() + delay >= ctx.deadline()) {
+    return Stop{ToError(error, ErrorCode::kTimeout,
+                        "the invocation deadline leaves no time for the " + std::to_string(delay.count()) +
+                            " ms wait before the next try: " + Describe(error))};
+  }
+  return delay;
 }
 
 }  // namespace
@@ -51,11 +118,14 @@ Error ToError(const ProviderError& error, ErrorCode code, std::string message) {
   return out;
 }
 
-RetryingProvider::RetryingProvider(Provider& inner, Sleeper& sleeper,
-                                   RetryingProviderOptions options)
-    : inner_(inner), sleeper_(sleeper), options_(std::move(options)) {
+bool IsUnsupportedResponseFormat(const Error& error) {
+  const auto* flag = error.details.if_contains("unsupported_response_format");
+  return flag != nullptr && flag->is_bool() && flag->get_bool();
+}
+
+RetryingProvider::RetryingProvider(Provider& inner, RetryingProviderOptions options)
+    : inner_(inner), options_(std::move(options)) {
   if (!options_.random) options_.random = DefaultRandom;
-  if (!options_.now) options_.now = [] { return Clock::now(); };
 }
 
 milliseconds RetryingProvider::Backoff(const TransientRetryPolicy& policy, int retry, double u) {
@@ -66,76 +136,35 @@ milliseconds RetryingProvider::Backoff(const TransientRetryPolicy& policy, int r
 
 boost::asio::awaitable<Result<ChatResponse>> RetryingProvider::Chat(
     ChatRequest request, const TransientRetryPolicy& policy, InvocationContext& ctx) {
-  const int first_attempt = request.simulation.attempt;
+  Clock& clock = ctx.clock();
   for (int retry = 0;; ++retry) {
-    auto started = options_.now();
+    auto started = clock.Now();
     if (started >= ctx.deadline()) {
-      co_return std::unexpected(Error{ErrorCode::kTimeout,
-                                      "the invocation deadline passed before the provider answered",
-                                      {}, {}});
+      co_return Fail(ErrorCode::kTimeout, "the invocation deadline passed before the provider answered");
     }
-    request.timeout = std::min(request.timeout,
-                               std::chrono::duration_cast<milliseconds>(ctx.deadline() - started));
-    request.simulation.attempt = first_attempt + retry;
+    request.timeout = std::min(request.timeout, std::chrono::duration_cast<milliseconds>(ctx.deadline() - started));
+    request.metadata.attempt = ctx.NextRequestNumber();
     auto response = co_await inner_.Chat(request);
     if (response) co_return std::move(*response);
 
     const ProviderError& error = response.error();
-    Attempt attempt;
-    attempt.kind = "transient";
-    attempt.temperature = request.temperature;
-    attempt.raw = error.raw_body.empty() ? error.message : error.raw_body;
-    attempt.errors.push_back({"", Describe(error)});
-    if (error.http_status > 0) attempt.http_status = error.http_status;
-    attempt.duration_ms = Ms(options_.now() - started);
-
-    if (error.kind == ProviderError::Kind::kConfig) {
-      co_return std::unexpected(ToError(error, ErrorCode::kConfigInvalid, error.message));
-    }
-    if (error.kind == ProviderError::Kind::kCancelled) {
-      co_return std::unexpected(ToError(error, ErrorCode::kCancelled, "cancelled"));
-    }
-    bool retryable = error.should_retry.value_or(error.retryable);
-    if (!retryable) {
-      attempt.kind = "provider_error";
-      ctx.AddAttempt(std::move(attempt));
-      co_return std::unexpected(ToError(error, ErrorCode::kProviderError,
-                                        error.kind == ProviderError::Kind::kProtocol
-                                            ? "the provider's answer could not be understood: " + error.message
-                                            : "the provider refused the request: " + Describe(error)));
-    }
-    if (retry >= policy.max_retries) {
-      ctx.AddAttempt(std::move(attempt));
-      co_return std::unexpected(ToError(
-          error, ErrorCode::kProviderUnavailable,
-          "the provider is still failing after " + std::to_string(retry) + " retr" +
-              (retry == 1 ? "y" : "ies") + ": " + Describe(error)));
-    }
-    milliseconds delay = Backoff(policy, retry, options_.random());
-    if (error.retry_after) {
-      if (*error.retry_after > policy.max_server_delay) {
+    Attempt attempt = FailedAttempt(request, error, clock.ElapsedMs(started));
+    std::optional<Stop> stop = Permanent(error, request, attempt);
+    if (!stop) {
+      auto next = NextDelay(error, policy, retry, options_.random(), ctx);
+      if (auto* delay = std::get_if<milliseconds>(&next)) {
+        attempt.delay_ms = delay->count();
+        spdlog::info("skill {}: provider request failed ({}); retry {} of {} in {} ms", ctx.skill_id(),
+                     Describe(error), retry + 1, policy.max_retries, delay->count());
         ctx.AddAttempt(std::move(attempt));
-        co_return std::unexpected(ToError(
-            error, ErrorCode::kProviderUnavailable,
-            "the provider asked to retry after " + std::to_string(error.retry_after->count()) +
-                " ms, more than max_server_delay_ms (" +
-                std::to_string(policy.max_server_delay.count()) + "): " + Describe(error)));
+        ++ctx.metrics().transient_retries;
+        if (!co_await clock.Sleep(*delay)) co_return Fail(ErrorCode::kCancelled, "cancelled");
+        continue;
       }
-      delay = *error.retry_after;
+      stop = std::move(std::get<Stop>(next));
     }
-    if (options_.now() + delay >= ctx.deadline()) {
-      ctx.AddAttempt(std::move(attempt));
-      co_return std::unexpected(ToError(
-          error, ErrorCode::kTimeout,
-          "the invocation deadline leaves no time for the " + std::to_string(delay.count()) +
-              " ms wait before the next try: " + Describe(error)));
-    }
-    attempt.delay_ms = delay.count();
-    spdlog::info("skill {}: provider request failed ({}); retry {} of {} in {} ms", ctx.skill_id(),
-                 Describe(error), retry + 1, policy.max_retries, delay.count());
-    ctx.AddAttempt(std::move(attempt));
-    ++ctx.metrics().transient_retries;
-    co_await sleeper_.Sleep(delay);
+    if (stop->record) ctx.AddAttempt(std::move(attempt));
+    co_return std::unexpected(std::move(stop->error));
   }
 }
 

@@ -4,48 +4,47 @@
 #include <chrono>
 #include <functional>
 
-#include "runner/error.h"
-#include "runner/invocation.h"
-#include "runner/skill.h"
+#include "services/common/error.h"
+#include "services/common/invocation.h"
 #include "services/providers/provider.h"
 
 namespace skillrunner::providers {
 
-// Waits; injected so tests assert the delay asked for instead of sleeping.
-class Sleeper {
- public:
-  virtual ~Sleeper() = default;
-  virtual boost::asio::awaitable<void> Sleep(std::chrono::milliseconds delay) = 0;
-};
-
-// Sleeps on a steady_timer of the awaiting coroutine's executor (cancellable).
-class AsioSleeper : public Sleeper {
- public:
-  boost::asio::awaitable<void> Sleep(std::chrono::milliseconds delay) override;
+// DESIGN 5.2 `retry.transient`.
+struct TransientRetryPolicy {
+  int max_retries = 3;
+  std::chrono::milliseconds initial_delay{2000};
+  double multiplier = 2.0;
+  std::chrono::milliseconds max_delay{8000};
+  std::chrono::milliseconds max_server_delay{60000};
 };
 
 struct RetryingProviderOptions {
   // U[0,1) for the jitter that shortens each backoff by up to 25%.
   std::function<double()> random;
-  std::function<std::chrono::steady_clock::time_point()> now;
 };
 
-// The transient policy of DESIGN §5.2 around one provider: 408, 409, 429,
+// The transient policy of DESIGN 5.2 around one provider: 408, 409, 429,
 // 5xx, connection failures and timeouts are retried with exponential backoff
 // (initial_delay × multiplier^k, capped at max_delay, shortened by up to 25%);
 // `retry-after-ms` / `retry-after` replace the computed delay up to
 // max_server_delay (a longer ask fails at once); `x-should-retry` is obeyed;
 // other statuses are never retried. Every failed request is recorded in the
 // invocation as an attempt (kind "transient" with the delay waited after it,
-// or "provider_error"), and the invocation deadline bounds the whole.
+// "provider_error", or "downgrade" for a 400 that names response_format on a
+// structured request), and the invocation deadline bounds the whole. Waits go
+// through the invocation's Clock; a cancelled wait ends the call CANCELLED.
 class RetryingProvider {
  public:
-  RetryingProvider(Provider& inner, Sleeper& sleeper, RetryingProviderOptions options = {});
+  explicit RetryingProvider(Provider& inner, RetryingProviderOptions options = {});
 
   // Errors are front-door codes: PROVIDER_ERROR (permanent), PROVIDER_UNAVAILABLE
   // (budget spent, or the server asked for too long a wait), TIMEOUT,
   // CONFIG_INVALID (e.g. the key is not set), CANCELLED. `details` holds
-  // {http_status, provider_type, request_id, retry_after_ms} where known.
+  // {http_status, provider_type, request_id, retry_after_ms} where known, and
+  // `unsupported_response_format: true` when the model cannot take the
+  // request's response format (the caller falls back to the validation loop).
+  // request.metadata.attempt is set from the invocation for every request.
   boost::asio::awaitable<Result<ChatResponse>> Chat(ChatRequest request,
                                                     const TransientRetryPolicy& policy,
                                                     InvocationContext& ctx);
@@ -55,11 +54,14 @@ class RetryingProvider {
 
  private:
   Provider& inner_;
-  Sleeper& sleeper_;
   RetryingProviderOptions options_;
 };
 
 // The error a front door reports for a provider failure.
 Error ToError(const ProviderError& error, ErrorCode code, std::string message);
+
+// True for an error RetryingProvider marked as a response format the model
+// cannot take.
+bool IsUnsupportedResponseFormat(const Error& error);
 
 }  // namespace skillrunner::providers

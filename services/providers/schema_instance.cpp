@@ -187,65 +187,78 @@ std::string InstanceGenerator::PickType(const json::object& schema) {
   return "string";
 }
 
-json::value InstanceGenerator::Object(const json::object& schema, int depth) {
-  static const json::object kNoProperties;
-  const json::value* props_value = Member(schema, "properties");
-  const json::object& props = props_value && props_value->is_object() ? props_value->get_object() : kNoProperties;
+namespace {
+
+std::vector<std::string> RequiredNames(const json::object& schema) {
   std::vector<std::string> required;
   if (const json::value* names = Member(schema, "required"); names && names->is_array()) {
     for (const auto& n : names->get_array()) {
       if (n.is_string()) required.emplace_back(n.get_string());
     }
   }
-  auto is_required = [&](std::string_view key) {
-    return std::find(required.begin(), required.end(), key) != required.end();
-  };
+  return required;
+}
+
+bool Has(const std::vector<std::string>& keys, std::string_view key) {
+  return std::find(keys.begin(), keys.end(), key) != keys.end();
+}
+
+// Adds what `dependencies` says the chosen keys need.
+void AddDependencies(const json::value* dependencies, std::vector<std::string>& chosen) {
+  for (std::size_t i = 0; dependencies && dependencies->is_object() && i < chosen.size(); ++i) {
+    const json::value* needs = dependencies->get_object().if_contains(chosen[i]);
+    if (needs == nullptr || !needs->is_array()) continue;
+    for (const auto& n : needs->get_array()) {
+      if (n.is_string() && !Has(chosen, n.get_string())) chosen.emplace_back(n.get_string());
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> InstanceGenerator::ChooseKeys(const json::object& schema, const json::object& props,
+                                                       int depth) {
+  const std::vector<std::string> required = RequiredNames(schema);
   std::int64_t max_props = Count(schema, "maxProperties").value_or(1 << 20);
   std::int64_t min_props = Count(schema, "minProperties").value_or(0);
   auto optional_budget = max_props - static_cast<std::int64_t>(required.size());
-
   std::vector<std::string> chosen;
   for (const auto& member : props) {
-    std::string_view key = member.key();
-    bool take = is_required(key);
+    bool take = Has(required, member.key());
     if (!take && depth < kOptionalDepth && optional_budget > 0 && rng_.Chance(1, 2)) {
       take = true;
       --optional_budget;
     }
-    if (take) chosen.emplace_back(key);
+    if (take) chosen.emplace_back(member.key());
   }
   for (const auto& name : required) {
     if (!props.contains(name)) chosen.push_back(name);
   }
   const json::value* dependencies = Member(schema, "dependencies");
-  auto add_dependencies = [&] {
-    for (std::size_t i = 0; dependencies && dependencies->is_object() && i < chosen.size(); ++i) {
-      const json::value* needs = dependencies->get_object().if_contains(chosen[i]);
-      if (needs == nullptr || !needs->is_array()) continue;
-      for (const auto& n : needs->get_array()) {
-        if (n.is_string() && std::find(chosen.begin(), chosen.end(), n.get_string()) == chosen.end()) {
-          chosen.emplace_back(n.get_string());
-        }
-      }
-    }
-  };
-  add_dependencies();
+  AddDependencies(dependencies, chosen);
   for (const auto& member : props) {
     if (static_cast<std::int64_t>(chosen.size()) >= min_props) break;
-    if (std::find(chosen.begin(), chosen.end(), member.key()) == chosen.end()) {
+    if (!Has(chosen, member.key())) {
       chosen.emplace_back(member.key());
-      add_dependencies();
+      AddDependencies(dependencies, chosen);
     }
   }
   const json::value* additional = Member(schema, "additionalProperties");
   bool closed = additional != nullptr && additional->is_bool() && !additional->get_bool();
   for (int n = 1; !closed && static_cast<std::int64_t>(chosen.size()) < min_props; ++n) {
     std::string key = "field_" + std::to_string(n);
-    if (std::find(chosen.begin(), chosen.end(), key) == chosen.end()) chosen.push_back(key);
+    if (!Has(chosen, key)) chosen.push_back(key);
   }
+  return chosen;
+}
 
+json::value InstanceGenerator::Object(const json::object& schema, int depth) {
+  static const json::object kNoProperties;
+  const json::value* props_value = Member(schema, "properties");
+  const json::object& props = props_value && props_value->is_object() ? props_value->get_object() : kNoProperties;
+  const json::value* additional = Member(schema, "additionalProperties");
   json::object out;
-  for (const auto& key : chosen) {
+  for (const auto& key : ChooseKeys(schema, props, depth)) {
     const json::value* child = props.if_contains(key);
     if (child == nullptr) {
       child = additional != nullptr && additional->is_object() ? additional : &AnySchema();

@@ -59,6 +59,10 @@ class InstanceGenerator {
                                 std::string_view name, int depth);
   std::string PickType(const boost::json::object& schema);
   boost::json::value Object(const boost::json::object& schema, int depth);
+  // The keys an object instance gets: required ones, a random share of the
+  // optional ones (above kOptionalDepth), dependencies, and enough to reach
+  // minProperties.
+  std::vector<std::string> ChooseKeys(const boost::json::object& schema, const boost::json::object& props, int depth);
   boost::json::value Array(const boost::json::object& schema, std::string_view name, int depth);
   std::optional<boost::json::value> JudgeArray(const boost::json::object& schema, int depth);
   boost::json::value JudgeItem(const boost::json::object& item_schema, const std::string& id,

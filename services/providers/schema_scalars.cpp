@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "services/providers/regex_sample.h"
+#include "services/providers/instance_edit.h"
 #include "services/providers/schema_instance.h"
 
 namespace skillrunner::providers::simulation {
@@ -17,12 +18,6 @@ namespace json = boost::json;
 constexpr int kPatternTries = 12;
 constexpr double kMagnitude = 1e15;  // keeps integers exact in a double
 constexpr std::string_view kFiller = " lorem ipsum dolor sit amet consectetur adipiscing elit";
-
-std::int64_t CodePoints(std::string_view text) {
-  std::int64_t count = 0;
-  for (unsigned char c : text) count += (c & 0xC0U) != 0x80U ? 1 : 0;
-  return count;
-}
 
 const json::value* Member(const json::object& object, std::string_view key) {
   return object.if_contains(key);

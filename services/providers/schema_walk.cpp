@@ -50,39 +50,6 @@ const json::value& AnySchema() {
   return kAny;
 }
 
-bool ParsePointer(std::string_view pointer, std::vector<std::string>& tokens) {
-  tokens.clear();
-  if (pointer.empty()) return true;
-  if (pointer.front() != '/') return false;
-  std::size_t start = 1;
-  while (true) {
-    std::size_t end = pointer.find('/', start);
-    std::string_view raw = pointer.substr(start, end == std::string_view::npos ? end : end - start);
-    std::string token;
-    for (std::size_t i = 0; i < raw.size(); ++i) {
-      if (raw[i] != '~') {
-        token.push_back(raw[i]);
-        continue;
-      }
-      if (i + 1 >= raw.size() || (raw[i + 1] != '0' && raw[i + 1] != '1')) return false;
-      token.push_back(raw[i + 1] == '0' ? '~' : '/');
-      ++i;
-    }
-    tokens.push_back(std::move(token));
-    if (end == std::string_view::npos) return true;
-    start = end + 1;
-  }
-}
-
-std::string MakePointer(const std::vector<std::string>& tokens) {
-  std::string out;
-  for (const auto& token : tokens) {
-    out.push_back('/');
-    out += validation::EscapePointerToken(token);
-  }
-  return out;
-}
-
 const json::value* SchemaWalker::Resolve(const json::value& schema) const {
   const json::value* current = &schema;
   for (int hop = 0; hop < kMaxRefHops; ++hop) {

@@ -11,12 +11,12 @@
 #include <string_view>
 #include <vector>
 
+#include "services/common/json_pointer.h"
+
 namespace skillrunner::providers::simulation {
 
-// RFC 6901 tokens of `pointer` ("" -> none); false for a malformed pointer.
-bool ParsePointer(std::string_view pointer, std::vector<std::string>& tokens);
-// The pointer for `tokens` ("/a/b~1c").
-std::string MakePointer(const std::vector<std::string>& tokens);
+using skillrunner::MakePointer;
+using skillrunner::ParsePointer;
 
 class SchemaWalker {
  public:

@@ -1,5 +1,6 @@
 #include "services/providers/simulated_provider.h"
 
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
@@ -29,7 +30,7 @@ std::string Hex16(std::uint64_t value) {
 }
 
 const json::value& SchemaOf(const ChatRequest& request) {
-  if (!request.simulation.output_schema.is_null()) return request.simulation.output_schema;
+  if (request.metadata.answer_schema != nullptr) return *request.metadata.answer_schema;
   return request.response_format.schema;
 }
 
@@ -48,9 +49,10 @@ std::expected<std::uint64_t, std::string> NonNegative(const json::value& value, 
 
 }  // namespace
 
-std::uint64_t SimulationSeed(const ChatRequest& request, std::uint64_t provider_seed) {
+std::uint64_t SimulationSeed(const ChatRequest& request, std::uint64_t request_seed,
+                             std::uint64_t provider_seed) {
   simulation::Fnv1a hash;
-  hash.Add(request.simulation.skill_id);
+  hash.Add(request.metadata.task_id);
   hash.Add(std::string_view("\0", 1));
   for (const auto& message : request.messages) {
     hash.Add(message.role);
@@ -58,7 +60,7 @@ std::uint64_t SimulationSeed(const ChatRequest& request, std::uint64_t provider_
     hash.Add(message.content);
     hash.Add(std::string_view("\0", 1));
   }
-  hash.Add(request.simulation.seed);
+  hash.Add(request_seed);
   hash.Add(provider_seed);
   return hash.value();
 }
@@ -79,18 +81,25 @@ asio::awaitable<std::expected<ChatResponse, ProviderError>> SimulatedProvider::C
   co_return Answer(request);
 }
 
+void SimulatedProvider::SetSkillSimulations(std::map<std::string, SkillSimulation, std::less<>> skills) {
+  skills_ = std::move(skills);
+}
+
+const SkillSimulation* SimulatedProvider::SimulationFor(std::string_view skill_id) const {
+  auto it = skills_.find(skill_id);
+  return it == skills_.end() ? nullptr : &it->second;
+}
+
 std::expected<ChatResponse, ProviderError> SimulatedProvider::Answer(const ChatRequest& request) const {
-  const std::uint64_t seed = SimulationSeed(request, options_.seed);
+  const RequestMetadata& meta = request.metadata;
+  const SkillSimulation* skill = SimulationFor(meta.skill_id);
+  const std::uint64_t request_seed =
+      meta.seed.value_or(skill && skill->seed ? *skill->seed : 0) + static_cast<std::uint64_t>(meta.sample);
+  const std::uint64_t seed = SimulationSeed(request, request_seed, options_.seed);
   const std::string request_id = "sim-" + Hex16(seed);
-  auto skill_faults = ParseFaultScript(request.simulation.faults, FaultScriptScope::kSkill);
-  if (!skill_faults) {
-    ProviderError error;
-    error.kind = ProviderError::Kind::kConfig;
-    error.message = "simulation.faults: " + skill_faults.error();
-    return std::unexpected(std::move(error));
-  }
-  std::vector<Fault> faults = FaultsForAttempt(*skill_faults, config_faults_, request.simulation.skill_id,
-                                               request.simulation.attempt);
+  static const std::vector<Fault> kNoFaults;
+  std::vector<Fault> faults =
+      FaultsForAttempt(skill ? skill->faults : kNoFaults, config_faults_, meta.task_id, meta.attempt);
   if (auto error = simulation::ErrorFault(faults)) {
     error->request_id = request_id;
     return std::unexpected(std::move(*error));
@@ -98,7 +107,7 @@ std::expected<ChatResponse, ProviderError> SimulatedProvider::Answer(const ChatR
 
   const json::value& schema = SchemaOf(request);
   Rng rng(seed);
-  InstanceGenerator generator(schema, rng, request.simulation.criteria);
+  InstanceGenerator generator(schema, rng);
   std::optional<json::value> answer;
   if (auto repair = simulation::FindRepairRequest(request.messages)) {
     if ((answer = simulation::ExtractJson(repair->previous_answer))) {
@@ -118,13 +127,7 @@ std::expected<ChatResponse, ProviderError> SimulatedProvider::Answer(const ChatR
   response.text = std::move(shaped.text);
   response.refusal = std::move(shaped.refusal);
   response.finish_reason = shaped.finish_reason;
-  std::int64_t input_points = 0;
-  for (const auto& message : request.messages) {
-    input_points += simulation::CodePoints(message.content);
-  }
-  response.usage.input_tokens = (input_points + 3) / 4;
-  response.usage.output_tokens = EstimateTokens(response.text);
-  response.usage.estimated = true;
+  response.usage = EstimatedUsage(request, response.text);
   response.request_id = request_id;
   response.model = request.model;
   response.raw_body = response.text;
@@ -151,6 +154,26 @@ std::expected<SimulatedProviderOptions, std::string> SimulatedProviderOptionsFro
     options.faults = *faults;
   }
   return options;
+}
+
+std::expected<SkillSimulation, std::string> ParseSkillSimulation(const json::value& block) {
+  SkillSimulation out;
+  const json::object* object = block.if_object();
+  if (object == nullptr) return out;
+  if (const json::value* seed = object->if_contains("seed")) {
+    auto value = NonNegative(*seed, "/seed");
+    if (!value) return std::unexpected(value.error());
+    out.seed = *value;
+  }
+  if (const json::value* faults = object->if_contains("faults")) {
+    auto parsed = ParseFaultScript(*faults, FaultScriptScope::kSkill);
+    if (!parsed) {
+      const std::string& error = parsed.error();
+      return std::unexpected("/faults" + (error.starts_with("(root)") ? error.substr(6) : error));
+    }
+    out.faults = std::move(*parsed);
+  }
+  return out;
 }
 
 std::expected<std::shared_ptr<SimulatedProvider>, std::string> MakeSimulatedProvider(

@@ -2,14 +2,18 @@
 
 // The embedded `simulated` provider (DESIGN §6.2): no network, no key.
 //
-// - Deterministic: the answer depends only on the skill id, the request's
-//   messages, the request's seed and the provider's seed (FNV-1a + splitmix64,
-//   the same bytes on every platform).
-// - Schema-driven: it answers with an instance of the skill's original output
-//   schema (request.simulation.output_schema, else the response format's
-//   schema, else `{}`) as compact JSON; judges get one result per criterion
-//   (schema_instance.h).
-// - Scriptable faults per attempt (fault_script.h, FaultScriptDocumentation()).
+// - Deterministic: the answer depends only on the request's task id and
+//   messages, its seed (the caller's, else the skill's `simulation.seed`, plus
+//   the judge sample) and the provider's seed (FNV-1a + splitmix64, the same
+//   bytes on every platform).
+// - Schema-driven: it answers with an instance of the schema the caller
+//   validates against (request.metadata.answer_schema, else the response
+//   format's schema, else `{}`) as compact JSON; judges get one result per
+//   criterion (schema_instance.h).
+// - Scriptable faults per attempt (fault_script.h, FaultScriptDocumentation()):
+//   the provider owns the scripts (its config's `faults`, and each skill's
+//   `simulation:` block handed to it by SetSkillSimulations) and picks the
+//   entries for a request from its metadata (skill, task, attempt number).
 // - Repair on retry: given the previous answer and a user turn listing its
 //   errors ("- /path: message"), it regenerates only those values
 //   (feedback_repair.h).
@@ -23,6 +27,8 @@
 #include <chrono>
 #include <cstdint>
 #include <expected>
+#include <map>
+#include <optional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -38,6 +44,16 @@ struct SimulatedProviderOptions {
   std::uint64_t seed = 0;                // mixed into every request's seed
 };
 
+// A skill's `simulation:` block ({faults?, seed?}), checked.
+struct SkillSimulation {
+  std::vector<Fault> faults;
+  std::optional<std::uint64_t> seed;
+};
+
+// Checks a `simulation:` block; errors name the place by JSON pointer
+// relative to the block ("/faults/0/fault: unknown fault ...").
+std::expected<SkillSimulation, std::string> ParseSkillSimulation(const boost::json::value& block);
+
 class SimulatedProvider final : public Provider {
  public:
   // Throws std::invalid_argument when `options.faults` is not a valid config
@@ -52,9 +68,16 @@ class SimulatedProvider final : public Provider {
   // The answer without the wait.
   std::expected<ChatResponse, ProviderError> Answer(const ChatRequest& request) const;
 
+  // The skills' `simulation:` blocks, by skill id. Call before the first
+  // Chat (the composition root does, for every skill of its registry).
+  void SetSkillSimulations(std::map<std::string, SkillSimulation, std::less<>> skills);
+
  private:
+  const SkillSimulation* SimulationFor(std::string_view skill_id) const;
+
   SimulatedProviderOptions options_;
   std::vector<Fault> config_faults_;
+  std::map<std::string, SkillSimulation, std::less<>> skills_;
 };
 
 // Options from a `kind: simulated` provider's config settings: optional
@@ -66,8 +89,9 @@ std::expected<SimulatedProviderOptions, std::string> SimulatedProviderOptionsFro
 std::expected<std::shared_ptr<SimulatedProvider>, std::string> MakeSimulatedProvider(
     const boost::json::object& settings);
 
-// The 64-bit seed of a request: FNV-1a over the skill id, every message's
-// role and content, the request's seed and `provider_seed`.
-std::uint64_t SimulationSeed(const ChatRequest& request, std::uint64_t provider_seed);
+// The 64-bit seed of a request: FNV-1a over the task id, every message's
+// role and content, `request_seed` and `provider_seed`.
+std::uint64_t SimulationSeed(const ChatRequest& request, std::uint64_t request_seed,
+                             std::uint64_t provider_seed);
 
 }  // namespace skillrunner::providers

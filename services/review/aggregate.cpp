@@ -72,9 +72,69 @@ std::string_view EffectivePassRule(const Rubric& rubric) {
   return "all";
 }
 
+namespace {
+
+// One criterion's votes tallied: the winning verdict (indeterminate on a tie
+// for first place or when nobody voted) and how many gave it.
+struct Tally {
+  std::array<int, 3> counts{};
+  std::string verdict;
+  int top = 0;
+  bool tie = false;
+};
+
+Tally Count(const std::vector<Vote>& votes) {
+  Tally tally;
+  for (const auto& vote : votes) {
+    for (std::size_t k = 0; k < kVerdicts.size(); ++k) tally.counts[k] += vote.verdict == kVerdicts[k] ? 1 : 0;
+  }
+  std::size_t best = 2;  // indeterminate when nobody voted
+  for (std::size_t k = 0; k < kVerdicts.size(); ++k) {
+    if (tally.counts[k] > tally.top) {
+      tally.top = tally.counts[k];
+      best = k;
+      tally.tie = false;
+    } else if (tally.counts[k] == tally.top && tally.top > 0) {
+      tally.tie = true;
+    }
+  }
+  tally.verdict = tally.tie ? "indeterminate" : std::string(kVerdicts[best]);
+  return tally;
+}
+
+// The criteria_results entry of one criterion.
+json::object ResultEntry(const std::string& criterion_id, const std::vector<Vote>& votes, const Tally& tally,
+                         std::size_t samples) {
+  std::string reasoning;
+  double confidence_sum = 0;
+  int confidence_n = 0;
+  for (const auto& vote : votes) {
+    if (!tally.tie && vote.verdict != tally.verdict) continue;
+    if (!tally.tie && reasoning.empty()) reasoning = vote.reasoning;
+    confidence_sum += vote.confidence;
+    ++confidence_n;
+  }
+  if (tally.tie) {
+    reasoning = "the judges split:";
+    for (std::size_t k = 0; k < kVerdicts.size(); ++k) {
+      if (tally.counts[k] == 0) continue;
+      reasoning += (reasoning.back() == ':' ? " " : ", ") + std::to_string(tally.counts[k]) + " " +
+                   std::string(kVerdicts[k]);
+    }
+  }
+  json::object entry;
+  entry["criterion_id"] = criterion_id;
+  entry["verdict"] = tally.verdict;
+  entry["reasoning"] = reasoning;
+  entry["confidence"] = Number(confidence_n ? confidence_sum / confidence_n : 0);
+  if (samples > 1) entry["agreement"] = Number(static_cast<double>(tally.top) / static_cast<double>(samples));
+  return entry;
+}
+
+}  // namespace
+
 json::value Aggregate(const Rubric& rubric, const std::vector<json::value>& answers) {
   const bool only_required = EffectivePassRule(rubric) == "required";
-  const bool sampled = answers.size() > 1;
   json::array issues;
   json::array fixes;
   for (const auto& answer : answers) {
@@ -88,53 +148,15 @@ json::value Aggregate(const Rubric& rubric, const std::vector<json::value>& answ
   for (const auto& criterion : rubric.criteria) {
     std::vector<Vote> votes;
     for (const auto& answer : answers) votes.push_back(VoteOf(answer, criterion.id, rubric.indeterminate_below_confidence));
-    std::array<int, 3> counts{};
-    for (const auto& vote : votes) {
-      for (std::size_t k = 0; k < kVerdicts.size(); ++k) counts[k] += vote.verdict == kVerdicts[k] ? 1 : 0;
-    }
-    std::size_t best = 2;  // indeterminate when nobody voted
-    int top = 0;
-    bool tie = false;
-    for (std::size_t k = 0; k < kVerdicts.size(); ++k) {
-      if (counts[k] > top) {
-        top = counts[k];
-        best = k;
-        tie = false;
-      } else if (counts[k] == top && top > 0) {
-        tie = true;
-      }
-    }
-    std::string verdict(tie ? "indeterminate" : kVerdicts[best]);
-    std::string reasoning;
-    double confidence_sum = 0;
-    int confidence_n = 0;
-    for (const auto& vote : votes) {
-      if (!tie && vote.verdict != verdict) continue;
-      if (!tie && reasoning.empty()) reasoning = vote.reasoning;
-      confidence_sum += vote.confidence;
-      ++confidence_n;
-    }
-    if (tie) {
-      reasoning = "the judges split:";
-      for (std::size_t k = 0; k < kVerdicts.size(); ++k) {
-        if (counts[k] == 0) continue;
-        reasoning += (reasoning.back() == ':' ? " " : ", ") + std::to_string(counts[k]) + " " + std::string(kVerdicts[k]);
-      }
-    }
-    json::object entry;
-    entry["criterion_id"] = criterion.id;
-    entry["verdict"] = verdict;
-    entry["reasoning"] = reasoning;
-    entry["confidence"] = Number(confidence_n ? confidence_sum / confidence_n : 0);
-    if (sampled) entry["agreement"] = Number(static_cast<double>(top) / static_cast<double>(answers.size()));
-    results.push_back(std::move(entry));
-
-    if (verdict == "fail") {
-      failed_lines.push_back(json::value(criterion.id + ": " + reasoning));
+    Tally tally = Count(votes);
+    json::object entry = ResultEntry(criterion.id, votes, tally, answers.size());
+    if (tally.verdict == "fail") {
+      failed_lines.push_back(json::value(criterion.id + ": " + std::string(entry.at("reasoning").as_string())));
       if (!only_required || criterion.required) pass = false;
-    } else if (verdict == "indeterminate") {
+    } else if (tally.verdict == "indeterminate") {
       indeterminate.push_back(json::value(criterion.id));
     }
+    results.push_back(std::move(entry));
   }
   for (auto& line : failed_lines) {
     bool seen = false;

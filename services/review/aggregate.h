@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "runner/rubric.h"
+#include "services/review/rubric.h"
 
 namespace skillrunner::review {
 

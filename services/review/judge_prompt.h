@@ -5,7 +5,7 @@
 #include <boost/json/value.hpp>
 #include <string>
 
-#include "runner/rubric.h"
+#include "services/review/rubric.h"
 
 namespace skillrunner::review {
 

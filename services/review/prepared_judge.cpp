@@ -1,6 +1,6 @@
 #include "services/review/prepared_judge.h"
 
-#include "runner/json_text.h"
+#include "services/common/json_text.h"
 #include "services/generation/strict_schema.h"
 #include "services/review/judge_prompt.h"
 #include "services/review/verdict_schema.h"
@@ -8,23 +8,29 @@
 namespace skillrunner::review {
 namespace {
 
-boost::json::value WireOrNull(const boost::json::value& schema, generation::StrictDialect dialect) {
-  auto strict = generation::MakeStrictSchema(schema, dialect);
-  return strict ? std::move(strict->wire) : boost::json::value(nullptr);
+using generation::AnswerSchema;
+
+std::shared_ptr<const AnswerSchema> WithWire(const AnswerSchema& plain, generation::StrictDialect dialect) {
+  auto schema = std::make_shared<AnswerSchema>(plain);
+  auto strict = generation::MakeStrictSchema(plain.original, dialect);
+  if (strict) schema->strict_wire = std::move(strict->wire);
+  return schema;
 }
 
 }  // namespace
 
 std::expected<std::shared_ptr<const RubricJudge>, std::string> PrepareJudge(const Rubric& rubric) {
-  auto judge = std::make_shared<RubricJudge>();
-  judge->verdict_schema = VerdictSchema(rubric);
-  judge->verdict_schema_text = CompactJson(judge->verdict_schema);
-  auto compiled = validation::CompiledSchema::Compile(judge->verdict_schema);
+  AnswerSchema plain;
+  plain.original = VerdictSchema(rubric);
+  plain.text = CompactJson(plain.original);
+  auto compiled = validation::CompiledSchema::Compile(plain.original);
   if (!compiled) return std::unexpected("the verdict schema does not compile: " + compiled.error());
-  judge->compiled = *compiled;
+  plain.compiled = *compiled;
+  auto judge = std::make_shared<RubricJudge>();
   judge->system_prompt = JudgeSystemPrompt(rubric);
-  judge->openai_wire = WireOrNull(judge->verdict_schema, generation::StrictDialect::kOpenAi);
-  judge->anthropic_wire = WireOrNull(judge->verdict_schema, generation::StrictDialect::kAnthropic);
+  judge->openai = WithWire(plain, generation::StrictDialect::kOpenAi);
+  judge->anthropic = WithWire(plain, generation::StrictDialect::kAnthropic);
+  judge->plain = std::make_shared<const AnswerSchema>(std::move(plain));
   return judge;
 }
 

@@ -1,9 +1,10 @@
 #pragma once
 
+#include <expected>
 #include <memory>
 #include <string>
 
-#include "runner/rubric.h"
+#include "services/review/rubric.h"
 
 namespace skillrunner::review {
 

@@ -7,8 +7,8 @@
 #include <boost/json/value.hpp>
 #include <vector>
 
-#include "runner/error.h"
-#include "runner/rubric.h"
+#include "services/common/error.h"
+#include "services/review/rubric.h"
 
 namespace skillrunner::review {
 

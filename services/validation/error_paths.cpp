@@ -14,30 +14,6 @@ std::string DecodeUriFragment(std::string_view text) {
   return std::string(decoded.begin(), decoded.end());
 }
 
-std::string EscapePointerToken(std::string_view token) {
-  std::string out;
-  out.reserve(token.size());
-  for (char c : token) {
-    if (c == '~') {
-      out += "~0";
-    } else if (c == '/') {
-      out += "~1";
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
-std::string MakePointer(const std::vector<std::string>& tokens) {
-  std::string out;
-  for (const auto& token : tokens) {
-    out += '/';
-    out += EscapePointerToken(token);
-  }
-  return out;
-}
-
 std::vector<std::string> ContextTokens(const std::vector<std::string>& context) {
   std::vector<std::string> tokens;
   for (std::size_t i = 0; i < context.size(); ++i) {

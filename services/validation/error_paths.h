@@ -5,17 +5,13 @@
 #include <string_view>
 #include <vector>
 
-namespace skillrunner::validation {
+#include "services/common/json_pointer.h"
 
-// Escapes one reference token for an RFC 6901 pointer ("~" -> "~0", "/" -> "~1").
-std::string EscapePointerToken(std::string_view token);
+namespace skillrunner::validation {
 
 // A `$ref` fragment ("#/definitions/a%25b") percent-decoded by Boost.URL
 // (RFC 3986); text that is not valid percent-encoding is taken as written.
 std::string DecodeUriFragment(std::string_view text);
-
-// Joins tokens into a pointer: {} -> "", {"a/b", "0"} -> "/a~1b/0".
-std::string MakePointer(const std::vector<std::string>& tokens);
 
 // valijson's context ("<root>", "[a]", "[0]", ...) as reference tokens
 // ({"a", "0"}).

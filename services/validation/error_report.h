@@ -4,7 +4,7 @@
 #include <boost/json/value.hpp>
 #include <vector>
 
-#include "runner/error.h"
+#include "services/common/error.h"
 
 namespace valijson {
 class ValidationResults;

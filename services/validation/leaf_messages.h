@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "runner/error.h"
+#include "services/common/error.h"
 
 namespace skillrunner::validation {
 

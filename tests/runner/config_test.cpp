@@ -23,9 +23,9 @@ default_provider: local
   EXPECT_EQ(config->providers.at("openai").base_url, "https://api.openai.com/v1");
   EXPECT_EQ(config->providers.at("openai").api_key_env, "OPENAI_API_KEY");
   EXPECT_EQ(config->ProviderFor("gpt-4o-mini"), "openai");
-  EXPECT_EQ(config->StructuredOutputFor("gpt-4o-mini"), "native");
+  EXPECT_EQ(config->StructuredOutputFor("gpt-4o-mini"), OutputMode::kNative);
   EXPECT_EQ(config->ProviderFor("unknown-model"), "local");
-  EXPECT_EQ(config->StructuredOutputFor("unknown-model"), "none");
+  EXPECT_EQ(config->StructuredOutputFor("unknown-model"), OutputMode::kNone);
 }
 
 TEST(ConfigTest, BaseUrlEnvironmentOverridesEveryProviderOfThatKind) {
@@ -90,10 +90,10 @@ TEST(ConfigTest, SimulatedFaultScriptsAreCheckedWithTheirPointer) {
 TEST(ConfigTest, ProviderOverrideRoutesEveryModel) {
   Config config = BuiltinConfig();
   config.providers["openai"] = ProviderConfig{"openai", "openai", "", "", {}};
-  config.models["gpt"] = ModelConfig{"gpt", "openai", "native"};
+  config.models["gpt"] = ModelConfig{"gpt", "openai", OutputMode::kNative};
   ASSERT_TRUE(ApplyProviderOverride(config, "simulated"));
   EXPECT_EQ(config.ProviderFor("gpt"), "simulated");
-  EXPECT_EQ(config.StructuredOutputFor("gpt"), "native");
+  EXPECT_EQ(config.StructuredOutputFor("gpt"), OutputMode::kNative);
   auto bad = ApplyProviderOverride(config, "nope");
   ASSERT_FALSE(bad);
   EXPECT_EQ(bad.error(), "--provider: unknown provider \"nope\" (the config (built-in) defines none by that name)");

@@ -208,7 +208,7 @@ output_schema:
 )");
   Config config = BuiltinConfig();
   config.providers["openai"] = ProviderConfig{"openai", "openai", "", "", {}};
-  config.models["strict-model"] = ModelConfig{"strict-model", "openai", "native"};
+  config.models["strict-model"] = ModelConfig{"strict-model", "openai", OutputMode::kNative};
   EXPECT_EQ(Load(config), (std::vector<std::string>{
       "skills/list/skill.yaml:6:16: /output_schema: the openai strict mode of model \"strict-model\" "
       "cannot take this schema: (root): openai strict mode needs type \"object\" at the root, found "
@@ -218,10 +218,10 @@ output_schema:
   }));
   EXPECT_EQ(registry_->FindSkill("list"), nullptr);
   ASSERT_NE(registry_->FindSkill("loop"), nullptr);
-  EXPECT_EQ(registry_->FindSkill("loop")->output_mode, "none");
+  EXPECT_EQ(registry_->FindSkill("loop")->output_mode, OutputMode::kNone);
   ASSERT_NE(registry_->FindSkill("named"), nullptr);
-  EXPECT_EQ(registry_->FindSkill("named")->output_mode, "native");
-  EXPECT_TRUE(registry_->FindSkill("named")->strict_wire_schema.has_value());
+  EXPECT_EQ(registry_->FindSkill("named")->output_mode, OutputMode::kNative);
+  EXPECT_FALSE(registry_->FindSkill("named")->generation->schema->strict_wire.is_null());
 }
 
 TEST_F(SkillRegistryTest, FaultScriptsAreCheckedAtLoadWithTheirPointer) {

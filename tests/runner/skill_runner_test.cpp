@@ -14,13 +14,14 @@ namespace skillrunner {
 namespace {
 namespace json = boost::json;
 
-// A service that answers a fixed value (or waits forever), recording calls.
+// A service that answers a fixed value (or waits forever), recording calls;
+// its answer's attempt is left for the runner to record.
 class ScriptedService : public SkillService {
  public:
   explicit ScriptedService(json::value answer, bool hang = false)
       : answer_(std::move(answer)), hang_(hang) {}
-  boost::asio::awaitable<Result<json::value>> Run(const Skill&, const json::value& input,
-                                                  InvocationContext& ctx) override {
+  boost::asio::awaitable<Result<Produced>> Run(const Skill&, const json::value& input,
+                                               InvocationContext&) override {
     ++calls;
     last_input = input;
     if (hang_) {
@@ -29,10 +30,9 @@ class ScriptedService : public SkillService {
       co_await timer.async_wait(boost::asio::use_awaitable);
     }
     Attempt attempt;
-    attempt.kind = "ok";
+    attempt.kind = AttemptKind::kOk;
     attempt.raw = json::serialize(answer_);
-    ctx.AddAttempt(std::move(attempt));
-    co_return answer_;
+    co_return Produced{answer_, std::move(attempt)};
   }
   int calls = 0;
   json::value last_input;
@@ -112,7 +112,7 @@ TEST_F(SkillRunnerTest, DispatchesToTheServiceAndChecksItsOutput) {
   EXPECT_EQ(outcome.error().error.message,
             "handler output does not match the output_schema of skill \"echoer\" (1 error)");
   ASSERT_EQ(outcome.error().attempts.size(), 1u);
-  EXPECT_EQ(outcome.error().attempts[0].kind, "handler");
+  EXPECT_EQ(outcome.error().attempts[0].kind, AttemptKind::kHandler);
   EXPECT_EQ(outcome.error().attempts[0].errors[0],
             (FieldError{"/n", "expected integer, found string \"three\""}));
 }
@@ -124,7 +124,7 @@ TEST_F(SkillRunnerTest, SuccessCarriesOutputAttemptsAndMetrics) {
   ASSERT_TRUE(outcome);
   EXPECT_EQ(outcome->skill, "echoer");
   EXPECT_EQ(json::serialize(outcome->output), R"({"n":3})");
-  EXPECT_EQ(outcome->metrics.mode, "handler");
+  EXPECT_EQ(outcome->metrics.mode, RunMode::kHandler);
   EXPECT_EQ(outcome->metrics.attempts, 1);
   ASSERT_EQ(outcome->attempts.size(), 1u);
   EXPECT_EQ(outcome->attempts[0].n, 1);

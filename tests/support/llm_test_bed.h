@@ -17,10 +17,10 @@
 #include <vector>
 
 #include "runner/skill_runner.h"
-#include "services/generation/llm_generation_service.h"
+#include "runner/skill_services.h"
+#include "services/common/clock.h"
+#include "services/handler/process_runner.h"
 #include "services/providers/provider_set.h"
-#include "services/providers/retrying_provider.h"
-#include "services/review/llm_review_service.h"
 #include "tests/support/loopback_server.h"
 #include "tests/support/temp_tree.h"
 
@@ -28,12 +28,14 @@ namespace skillrunner::test_support {
 
 inline constexpr const char* kTestApiKey = "sk-test-SECRET-4f9a8b7c6d5e";
 
-class RecordingSleeper : public providers::Sleeper {
+// Real time, but waits are recorded instead of slept.
+class RecordingSleeper : public Clock {
  public:
   std::vector<std::int64_t> delays;
-  boost::asio::awaitable<void> Sleep(std::chrono::milliseconds delay) override {
+  TimePoint Now() const override { return RealClock().Now(); }
+  boost::asio::awaitable<bool> Sleep(std::chrono::milliseconds delay) override {
     delays.push_back(delay.count());
-    co_return;
+    co_return true;
   }
 };
 
@@ -102,19 +104,12 @@ class LlmTestBed {
     for (const auto& d : loaded.diagnostics) {
       if (d.severity == Diagnostic::Severity::kError) ADD_FAILURE() << d.ToString();
     }
-    auto set = providers::ProviderSet::Create(*config, io_.get_executor(), env);
+    auto set = providers::ProviderSet::Create(config->providers, io_.get_executor(), env);
     ASSERT_TRUE(set) << set.error();
     providers_ = std::move(*set);
-    runner_ = std::make_unique<SkillRunner>(loaded.registry);
+    runner_ = std::make_unique<SkillRunner>(loaded.registry, sleeper_);
     auto lookup = [set = providers_.get()](std::string_view name) { return set->Find(name); };
-    SkillRunner* runner = runner_.get();
-    auto registry_lookup = [runner] { return runner->registry(); };
-    auto reviewer = std::make_shared<review::Reviewer>(registry_lookup, lookup, sleeper_, downgrades_);
-    auto generation_service =
-        std::make_shared<generation::LlmGenerationService>(lookup, sleeper_, downgrades_, sessions_);
-    generation_service->SetReviewer(reviewer->GateHook());
-    runner_->RegisterService(TemplateType::kLlmJsonGeneration, generation_service);
-    runner_->RegisterService(TemplateType::kLlmReview, std::make_shared<review::LlmReviewService>(reviewer));
+    InstallServices(*runner_, ServiceDeps{lookup, process_runner_, downgrades_, sessions_});
   }
 
   SkillRunner& runner() { return *runner_; }
@@ -141,6 +136,7 @@ class LlmTestBed {
   testing::TempTree tree_;
   boost::asio::io_context io_;
   RecordingSleeper sleeper_;
+  handler::AsioProcessRunner process_runner_;
   generation::ModelDowngrades downgrades_;
   generation::SessionMemory sessions_;
   std::unique_ptr<providers::ProviderSet> providers_;

@@ -6,6 +6,8 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <gtest/gtest.h>
+
+#include "tests/support/fake_clock.h"
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -27,7 +29,7 @@
 #include "runner/eval/summary.h"
 #include "runner/eval/thresholds.h"
 #include "tests/runner/eval/thresholds_fixture.h"
-#include "runner/eval/utf8.h"
+#include "services/common/utf8.h"
 #include "tests/runner/eval/report_test_records.h"
 #include "tests/support/run_awaitable.h"
 #include "tests/support/temp_tree.h"
@@ -276,19 +278,7 @@ TEST(EvalResultsLogTest, AFailedWriteLeavesNoPartialLineAndStopsLaterAppends) {
 
 // Rate limits count every request -------------------------------------------
 
-class FakeClock : public RateClock {
- public:
-  TimePoint Now() const override { return now_; }
-  boost::asio::awaitable<void> Sleep(std::chrono::milliseconds delay) override {
-    sleeps_.push_back(delay);
-    now_ += delay;
-    co_return;
-  }
-  std::vector<std::chrono::milliseconds> sleeps_;
-
- private:
-  TimePoint now_ = TimePoint{} + std::chrono::hours(1);
-};
+using test_support::FakeClock;
 
 TEST(RateLimiterTest, EveryRequestACaseMadeIsChargedNotOnePerCase) {
   FakeClock clock;
@@ -296,8 +286,8 @@ TEST(RateLimiterTest, EveryRequestACaseMadeIsChargedNotOnePerCase) {
   auto permit = test_support::RunAwaitable(limiter.Acquire());
   limiter.Report(permit, 0, false, 3);  // the case made 3 requests (2 retries): 2 more are owed
   test_support::RunAwaitable(limiter.Acquire());
-  ASSERT_EQ(clock.sleeps_.size(), 1u);
-  EXPECT_EQ(clock.sleeps_[0], std::chrono::milliseconds(3000));  // pays the 2 back, then waits for its own
+  ASSERT_EQ(clock.sleeps.size(), 1u);
+  EXPECT_EQ(clock.sleeps[0], std::chrono::milliseconds(3000));  // pays the 2 back, then waits for its own
   // Over a minute, 60 cases of 3 requests each take three minutes, not one.
   FakeClock steady;
   RateLimiter limited(RateLimit{60, std::nullopt}, steady);

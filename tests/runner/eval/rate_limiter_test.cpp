@@ -3,27 +3,15 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/support/fake_clock.h"
+
 #include "tests/support/run_awaitable.h"
 
 namespace skillrunner::eval {
 namespace {
 using std::chrono::milliseconds;
 
-// Time that moves only when someone sleeps; records every wait asked for.
-class FakeClock : public RateClock {
- public:
-  TimePoint Now() const override { return now_; }
-  boost::asio::awaitable<void> Sleep(milliseconds delay) override {
-    sleeps_.push_back(delay);
-    now_ += delay;
-    co_return;
-  }
-  void Advance(milliseconds delay) { now_ += delay; }
-  std::vector<milliseconds> sleeps_;
-
- private:
-  TimePoint now_ = TimePoint{} + std::chrono::hours(1);
-};
+using test_support::FakeClock;
 
 RateLimiter::Permit Acquire(RateLimiter& limiter) { return test_support::RunAwaitable(limiter.Acquire()); }
 
@@ -32,10 +20,10 @@ TEST(RateLimiterTest, RequestsPerMinuteSpaceCasesOutInsteadOfFailingThem) {
   RateLimiter limiter(RateLimit{120, std::nullopt}, clock);  // 2 a second, bucket of 2
   Acquire(limiter);
   Acquire(limiter);
-  EXPECT_TRUE(clock.sleeps_.empty());  // the burst of one second's worth
+  EXPECT_TRUE(clock.sleeps.empty());  // the burst of one second's worth
   Acquire(limiter);
   Acquire(limiter);
-  EXPECT_EQ(clock.sleeps_, (std::vector<milliseconds>{milliseconds(500), milliseconds(500)}));
+  EXPECT_EQ(clock.sleeps, (std::vector<milliseconds>{milliseconds(500), milliseconds(500)}));
   EXPECT_EQ(limiter.waited(), milliseconds(1000));
 }
 
@@ -45,8 +33,8 @@ TEST(RateLimiterTest, TokensAreChargedAfterTheCaseAndDebtMakesTheNextOneWait) {
   auto permit = Acquire(limiter);
   limiter.Report(permit, 300, false);  // 200 in debt
   Acquire(limiter);
-  ASSERT_EQ(clock.sleeps_.size(), 1u);
-  EXPECT_EQ(clock.sleeps_[0], milliseconds(2001));  // until the debt is paid, plus a millisecond
+  ASSERT_EQ(clock.sleeps.size(), 1u);
+  EXPECT_EQ(clock.sleeps[0], milliseconds(2001));  // until the debt is paid, plus a millisecond
 }
 
 TEST(RateLimiterTest, A429HalvesTheRateOncePerBurstAndSuccessAddsItBack) {
@@ -79,10 +67,10 @@ TEST(RateLimiterTest, AfterACutTheSlowerRateSpacesRequests) {
   RateLimiter limiter(RateLimit{60, std::nullopt}, clock);  // 1 a second
   auto permit = Acquire(limiter);
   limiter.Report(permit, 0, true);  // now 30 a minute: one per 2 s
-  clock.sleeps_.clear();
+  clock.sleeps.clear();
   Acquire(limiter);
-  ASSERT_EQ(clock.sleeps_.size(), 1u);
-  EXPECT_EQ(clock.sleeps_[0], milliseconds(2000));
+  ASSERT_EQ(clock.sleeps.size(), 1u);
+  EXPECT_EQ(clock.sleeps[0], milliseconds(2000));
 }
 
 TEST(RateLimiterTest, OnlyProvidersWithLimitsGetALimiter) {

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "runner/json_text.h"
+#include "services/common/json_text.h"
 #include "tests/runner/eval/report_test_records.h"
 
 namespace skillrunner::eval {

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "services/handler/builtin_handlers.h"
-#include "services/review/llm_review_service.h"
+#include "services/review/reviewer.h"
 #include "tests/support/temp_tree.h"
 
 namespace skillrunner::eval {
@@ -94,13 +94,13 @@ rate_limits: { simulated: { requests_per_minute: 600 } }
   EXPECT_TRUE(gen.judge_is_gate);
   // The judges are prepared at load: their ids, rubrics and routes.
   ASSERT_TRUE(echo.judge && gen.judge);
-  EXPECT_EQ(echo.judge->review_id, "echo_skill.eval");
-  EXPECT_EQ(echo.judge->rubric, "other");
-  EXPECT_EQ(echo.judge->model, "judge-model");
-  EXPECT_EQ(echo.judge->provider, "simulated");
-  EXPECT_EQ(gen.judge->review_id, "gen.eval");
-  EXPECT_EQ(gen.judge->rubric, "quality");
-  EXPECT_EQ(gen.judge->temperature, 0);
+  EXPECT_EQ(echo.judge->review_id(), "echo_skill.eval");
+  EXPECT_EQ(echo.judge->rubric->id, "other");
+  EXPECT_EQ(echo.judge->generation.model, "judge-model");
+  EXPECT_EQ(echo.judge->generation.provider, "simulated");
+  EXPECT_EQ(gen.judge->review_id(), "gen.eval");
+  EXPECT_EQ(gen.judge->rubric->id, "quality");
+  EXPECT_EQ(gen.judge->generation.temperature, 0);
   EXPECT_EQ(gen.thresholds.criteria.at("a"), 0.95);
   EXPECT_EQ(gen.thresholds.criterion_pass_rate, 0.8);
 }
@@ -140,7 +140,7 @@ TEST_F(SuiteTest, AJudgeModelTheConfigCannotRouteIsNamedAtItsLine) {
   // A config without default_provider: models outside its table go nowhere.
   Config config = BuiltinConfig();
   config.default_provider.clear();
-  config.models["sim-model"] = ModelConfig{"sim-model", "simulated", "native"};
+  config.models["sim-model"] = ModelConfig{"sim-model", "simulated", OutputMode::kNative};
   RegistryOptions options;
   options.skills_dir = tree_.Path("skills");
   options.rubrics_dir = tree_.Path("rubrics");

@@ -77,17 +77,17 @@ TEST_F(GenerationLoopbackTest, LoopModelRetriesOnceColderWithEveryErrorFedBack) 
   second_request.at("temperature") = 0.2;
   EXPECT_EQ(bodies[1], second_request);
 
-  EXPECT_EQ(outcome->metrics.mode, "validation_loop");
+  EXPECT_EQ(outcome->metrics.mode, RunMode::kValidationLoop);
   EXPECT_EQ(outcome->metrics.attempts, 2);
   EXPECT_EQ(outcome->metrics.validation_retries, 1);
   EXPECT_EQ(outcome->metrics.input_tokens, 290);
   EXPECT_EQ(outcome->metrics.output_tokens, 42);
   ASSERT_EQ(outcome->attempts.size(), 2u);
-  EXPECT_EQ(outcome->attempts[0].kind, "validation");
+  EXPECT_EQ(outcome->attempts[0].kind, AttemptKind::kValidation);
   EXPECT_EQ(outcome->attempts[0].repair, "fence");
   EXPECT_EQ(outcome->attempts[0].raw, first);
   EXPECT_EQ(outcome->attempts[0].temperature, 0.7);
-  EXPECT_EQ(outcome->attempts[1].kind, "ok");
+  EXPECT_EQ(outcome->attempts[1].kind, AttemptKind::kOk);
   EXPECT_EQ(outcome->attempts[1].temperature, 0.2);
   ExpectValidAgainstSpec(bed_);
 }
@@ -106,10 +106,10 @@ TEST_F(GenerationLoopbackTest, TwoInvalidAnswersAreMaxRetriesExceededWithBothAtt
   EXPECT_EQ(failure.error.code, ErrorCode::kMaxRetriesExceeded);
   EXPECT_EQ(failure.error.message, "the answer is still not JSON after 1 retry");
   ASSERT_EQ(failure.attempts.size(), 2u);
-  EXPECT_EQ(failure.attempts[0].kind, "validation");
+  EXPECT_EQ(failure.attempts[0].kind, AttemptKind::kValidation);
   EXPECT_EQ(failure.attempts[0].errors, (std::vector<FieldError>{{"/priority", "expected at most 4, found 9"}}));
   EXPECT_EQ(failure.attempts[0].raw, R"({"priority": 9, "category": "bug"})");
-  EXPECT_EQ(failure.attempts[1].kind, "parse");
+  EXPECT_EQ(failure.attempts[1].kind, AttemptKind::kParse);
   EXPECT_EQ(failure.attempts[1].raw, "I think it is a bug.");
   ASSERT_EQ(failure.attempts[1].errors.size(), 1u);
   EXPECT_EQ(failure.attempts[1].errors[0].message.starts_with("not JSON: "), true);
@@ -125,7 +125,7 @@ TEST_F(GenerationLoopbackTest, NativeModelSendsAStrictSchemaAndMapsNullsBack) {
   auto outcome = bed_.Invoke("triage", R"({"text":"refund"})");
   ASSERT_TRUE(outcome) << json::serialize(ToJson(outcome));
   EXPECT_EQ(json::serialize(outcome->output), R"({"priority":2,"category":"billing"})");
-  EXPECT_EQ(outcome->metrics.mode, "native_strict");
+  EXPECT_EQ(outcome->metrics.mode, RunMode::kNativeStrict);
   auto bodies = bed_.Bodies();
   ASSERT_EQ(bodies.size(), 1u);
   EXPECT_EQ(bodies[0].at("messages").at(0).at("content"), "You triage tickets.\n\nAnswer with JSON only.");
@@ -165,7 +165,7 @@ TEST_F(GenerationLoopbackTest, TruncationIsTruncatedAndTheCutTextIsNeverResent) 
   EXPECT_EQ(outcome.error().error.code, ErrorCode::kTruncated);
   EXPECT_EQ(outcome.error().error.message, "the answer was cut off at max_output_tokens (300)");
   EXPECT_EQ(bed_.server().request_count(), 1u);
-  EXPECT_EQ(outcome.error().attempts[0].kind, "truncated");
+  EXPECT_EQ(outcome.error().attempts[0].kind, AttemptKind::kTruncated);
   EXPECT_EQ(outcome.error().metrics.output_tokens, 300);
 }
 
@@ -192,7 +192,7 @@ TEST_F(GenerationLoopbackTest, RefusalIsRefusedAfterOneRequest) {
   EXPECT_EQ(outcome.error().error.code, ErrorCode::kRefused);
   EXPECT_EQ(outcome.error().error.message, "the model refused to answer: I can't help with that.");
   EXPECT_EQ(bed_.server().request_count(), 1u);
-  EXPECT_EQ(outcome.error().attempts[0].kind, "refusal");
+  EXPECT_EQ(outcome.error().attempts[0].kind, AttemptKind::kRefusal);
 }
 
 TEST_F(GenerationLoopbackTest, ContentFilterIsReportedAsSuch) {
@@ -214,7 +214,7 @@ TEST_F(GenerationLoopbackTest, JsonObjectModeAsksForJsonWithTheSchemaInThePrompt
   auto bodies = bed_.Bodies();
   EXPECT_EQ(bodies[0].at("response_format"), json::parse(R"({"type":"json_object"})"));
   EXPECT_EQ(bodies[0].at("messages").at(0).at("content").as_string().find("JSON") != json::string::npos, true);
-  EXPECT_EQ(outcome->metrics.mode, "json_object");
+  EXPECT_EQ(outcome->metrics.mode, RunMode::kJsonObject);
 }
 
 TEST_F(GenerationLoopbackTest, UnsupportedResponseFormatDowngradesToTheLoopAndCarriesOn) {
@@ -230,8 +230,8 @@ TEST_F(GenerationLoopbackTest, UnsupportedResponseFormatDowngradesToTheLoopAndCa
   auto bodies = bed_.Bodies();
   ASSERT_EQ(bodies.size(), 2u);
   EXPECT_EQ(bodies[1].as_object().contains("response_format"), false);
-  EXPECT_EQ(outcome->attempts[0].kind, "downgrade");
-  EXPECT_EQ(outcome->metrics.mode, "validation_loop");
+  EXPECT_EQ(outcome->attempts[0].kind, AttemptKind::kDowngrade);
+  EXPECT_EQ(outcome->metrics.mode, RunMode::kValidationLoop);
   // The model stays downgraded for the life of the process.
   ASSERT_TRUE(bed_.Invoke("triage", R"({"text":"y"})"));
   EXPECT_EQ(bed_.Bodies()[2].as_object().contains("response_format"), false);

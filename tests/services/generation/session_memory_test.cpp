@@ -8,12 +8,13 @@ using Clock = SessionMemory::Clock;
 
 TEST(SessionMemoryTest, KeepsTheLastThreeErrorsPerSkillAndSession) {
   SessionMemory memory;
-  memory.Remember("s1", "triage", {{"/a", "one"}, {"/b", "two"}});
-  memory.Remember("s1", "triage", {{"", "three"}, {"/d", "four"}});
-  memory.Remember("s1", "other", {{"/x", "elsewhere"}});
-  EXPECT_EQ(memory.Recall("s1", "triage"),
+  const Clock::time_point now{};
+  memory.Remember("s1", "triage", {{"/a", "one"}, {"/b", "two"}}, now);
+  memory.Remember("s1", "triage", {{"", "three"}, {"/d", "four"}}, now);
+  memory.Remember("s1", "other", {{"/x", "elsewhere"}}, now);
+  EXPECT_EQ(memory.Recall("s1", "triage", now),
             (std::vector<std::string>{"/b: two", "(root): three", "/d: four"}));
-  EXPECT_EQ(memory.Recall("s2", "triage"), std::vector<std::string>{});
+  EXPECT_EQ(memory.Recall("s2", "triage", now), std::vector<std::string>{});
 }
 
 TEST(SessionMemoryTest, LeastRecentlyUsedSessionsAreEvicted) {

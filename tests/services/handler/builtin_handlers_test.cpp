@@ -15,33 +15,32 @@ namespace json = boost::json;
 using test_support::RunAwaitable;
 
 // Stands in for the exec handler: records that it was asked.
-class FakeExec : public SkillService {
+class FakeExec : public Handler {
  public:
-  boost::asio::awaitable<Result<json::value>> Run(const Skill& skill, const json::value&,
-                                                  InvocationContext&) override {
+  boost::asio::awaitable<Result<json::value>> Execute(const HandlerSpec& spec, const json::value&,
+                                                      InvocationContext&, Attempt&) override {
     ++calls;
-    co_return json::value(json::object{{"ran", skill.id}});
+    co_return json::value(json::object{{"ran", spec.skill_id}});
   }
   int calls = 0;
 };
 
 class HandlerServiceTest : public ::testing::Test {
  protected:
-  Skill MakeSkill(std::string handler) {
-    Skill skill;
-    skill.id = "handler_skill";
+  HandlerSpec MakeSkill(std::string handler) {
+    HandlerSpec skill;
+    skill.skill_id = "handler_skill";
     skill.handler = std::move(handler);
     return skill;
   }
 
-  Result<json::value> Run(const Skill& skill, const json::value& input) {
+  Result<json::value> Run(const HandlerSpec& skill, const json::value& input) {
     return RunAwaitable(service_.Run(skill, input, ctx_));
   }
 
   FakeExec exec_;
   HandlerService service_{exec_};
-  InvocationContext ctx_{
-      "handler_skill", {}, InvocationContext::Clock::now() + std::chrono::seconds(60)};
+  InvocationContext ctx_{"handler_skill", {}, RealClock().Now() + std::chrono::seconds(60), RealClock()};
 };
 
 TEST_F(HandlerServiceTest, EchoReturnsTheInputUnchanged) {
@@ -50,9 +49,9 @@ TEST_F(HandlerServiceTest, EchoReturnsTheInputUnchanged) {
   ASSERT_TRUE(result.has_value()) << result.error().message;
   EXPECT_EQ(*result, input);
   ASSERT_EQ(ctx_.attempts().size(), 1u);
-  EXPECT_EQ(ctx_.attempts()[0].kind, "ok");
+  EXPECT_EQ(ctx_.attempts()[0].kind, AttemptKind::kOk);
   EXPECT_EQ(ctx_.attempts()[0].raw, R"({"text":"hi","nested":{"list":[1,null]}})");
-  EXPECT_EQ(ctx_.metrics().mode, "handler");
+  EXPECT_EQ(ctx_.metrics().mode, RunMode::kHandler);
   EXPECT_EQ(exec_.calls, 0);
 }
 
@@ -75,12 +74,12 @@ TEST(HandlerServiceWithRunnerTest, RunsExecSkillsAsChildProcesses) {
   test_util::TempDir dir;
   AsioProcessRunner runner;
   HandlerService service(runner);
-  Skill skill;
-  skill.id = "cat";
+  HandlerSpec skill;
+  skill.skill_id = "cat";
   skill.handler = "exec";
   skill.command = {"cat"};
   skill.dir = dir.path();
-  InvocationContext ctx("cat", {}, InvocationContext::Clock::now() + std::chrono::seconds(60));
+  InvocationContext ctx("cat", {}, RealClock().Now() + std::chrono::seconds(60), RealClock());
   auto result = RunAwaitable(service.Run(skill, json::parse(R"({"x": 1})"), ctx));
   ASSERT_TRUE(result.has_value()) << result.error().message;
   EXPECT_EQ(*result, json::parse(R"({"x": 1})"));

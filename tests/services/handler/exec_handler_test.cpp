@@ -25,9 +25,9 @@ using test_util::TempDir;
 
 class ExecHandlerTest : public ::testing::Test {
  protected:
-  Skill MakeSkill(std::vector<std::string> command, milliseconds timeout = milliseconds(20000)) {
-    Skill skill;
-    skill.id = "exec_skill";
+  HandlerSpec MakeSkill(std::vector<std::string> command, milliseconds timeout = milliseconds(20000)) {
+    HandlerSpec skill;
+    skill.skill_id = "exec_skill";
     skill.handler = "exec";
     skill.command = std::move(command);
     skill.dir = dir_.path();
@@ -36,14 +36,14 @@ class ExecHandlerTest : public ::testing::Test {
   }
 
   InvocationContext MakeContext(milliseconds left = milliseconds(60000)) {
-    return InvocationContext("exec_skill", {}, InvocationContext::Clock::now() + left);
+    return InvocationContext("exec_skill", {}, RealClock().Now() + left, RealClock());
   }
 
-  Result<json::value> Run(const Skill& skill, const json::value& input, InvocationContext& ctx) {
+  Result<json::value> Run(const HandlerSpec& skill, const json::value& input, InvocationContext& ctx) {
     return RunAwaitable(handler_.Run(skill, input, ctx));
   }
 
-  Result<json::value> Run(const Skill& skill, const json::value& input) {
+  Result<json::value> Run(const HandlerSpec& skill, const json::value& input) {
     ctx_.emplace(MakeContext());
     return Run(skill, input, *ctx_);
   }
@@ -82,11 +82,11 @@ TEST_F(ExecHandlerTest, RecordsOneOkAttemptWithTheRawOutput) {
   ASSERT_EQ(ctx_->attempts().size(), 1u);
   const Attempt& attempt = ctx_->attempts()[0];
   EXPECT_EQ(attempt.n, 1);
-  EXPECT_EQ(attempt.kind, "ok");
+  EXPECT_EQ(attempt.kind, AttemptKind::kOk);
   EXPECT_EQ(attempt.raw, "  {\"a\": [1, 2]}  \n");
   EXPECT_TRUE(attempt.errors.empty());
   EXPECT_GE(attempt.duration_ms, 0);
-  EXPECT_EQ(ctx_->metrics().mode, "handler");
+  EXPECT_EQ(ctx_->metrics().mode, RunMode::kHandler);
   EXPECT_EQ(ctx_->metrics().attempts, 1);
 }
 
@@ -107,11 +107,11 @@ TEST_F(ExecHandlerTest, NonZeroExitIsHandlerFailedWithTheStderrTail) {
   EXPECT_EQ(json::value(result.error().details),
             json::parse(R"({"exit_status": 3, "stderr_tail": "no API key configured\n"})"));
   ASSERT_EQ(ctx_->attempts().size(), 1u);
-  EXPECT_EQ(ctx_->attempts()[0].kind, "handler");
+  EXPECT_EQ(ctx_->attempts()[0].kind, AttemptKind::kHandler);
   EXPECT_EQ(ctx_->attempts()[0].raw, "{\"partial\": true}\n");
   EXPECT_EQ(ctx_->attempts()[0].errors,
             (std::vector<FieldError>{{"", "handler exited with status 3"}}));
-  EXPECT_EQ(ctx_->metrics().mode, "handler");
+  EXPECT_EQ(ctx_->metrics().mode, RunMode::kHandler);
 }
 
 TEST_F(ExecHandlerTest, DeathBySignalNamesTheSignal) {
@@ -142,7 +142,7 @@ TEST_F(ExecHandlerTest, TimeoutKillsTheHandlerAndLeavesNoProcess) {
   EXPECT_EQ(::kill(pid, 0), -1);
   EXPECT_EQ(errno, ESRCH);
   EXPECT_EQ(ctx_->attempts().size(), 1u);
-  EXPECT_EQ(ctx_->attempts()[0].kind, "handler");
+  EXPECT_EQ(ctx_->attempts()[0].kind, AttemptKind::kHandler);
 }
 
 TEST_F(ExecHandlerTest, TheInvocationDeadlineShortensTheTimeout) {
@@ -229,7 +229,7 @@ TEST_F(ExecHandlerTest, MissingProgramCannotStart) {
   EXPECT_EQ(json::value(result.error().details),
             json::parse(R"({"exit_status": 127, "stderr_tail": ""})"));
   ASSERT_EQ(ctx_->attempts().size(), 1u);
-  EXPECT_EQ(ctx_->attempts()[0].kind, "handler");
+  EXPECT_EQ(ctx_->attempts()[0].kind, AttemptKind::kHandler);
 }
 
 TEST_F(ExecHandlerTest, RelativeProgramIsFoundInTheSkillFolder) {
@@ -282,18 +282,17 @@ TEST_F(ExecHandlerTest, InvalidUtf8InStderrIsReplaced) {
 
 // Many invocations at once on one io_context (one thread): each gets its
 // own answer.
-boost::asio::awaitable<void> InvokeOne(ExecHandler& handler, const Skill& skill, int i,
+boost::asio::awaitable<void> InvokeOne(ExecHandler& handler, const HandlerSpec& skill, int i,
                                        std::vector<Result<json::value>>& results) {
-  InvocationContext ctx("exec_skill", {},
-                        InvocationContext::Clock::now() + std::chrono::seconds(60));
+  InvocationContext ctx("exec_skill", {}, RealClock().Now() + std::chrono::seconds(60), RealClock());
   json::value input = {{"i", i}};  // g++ 12: no braced temporaries in a co_await
   results[i] = co_await handler.Run(skill, input, ctx);
 }
 
 TEST_F(ExecHandlerTest, ManyConcurrentInvocationsAllAnswerCorrectly) {
   Script("slow_echo.sh", "sleep 0.2\ncat\n");
-  Skill cat = MakeSkill({"cat"});
-  Skill slow = MakeSkill({"./slow_echo.sh"});
+  HandlerSpec cat = MakeSkill({"cat"});
+  HandlerSpec slow = MakeSkill({"./slow_echo.sh"});
   constexpr int kCount = 40;
   std::vector<Result<json::value>> results(kCount);
   boost::asio::io_context io;
@@ -315,7 +314,7 @@ TEST_F(ExecHandlerTest, ManyConcurrentInvocationsAllAnswerCorrectly) {
 
 TEST_F(ExecHandlerTest, ConcurrentInvocationsOnSeveralThreadsAllAnswerCorrectly) {
   Script("slow_echo.sh", "sleep 0.1\ncat\n");
-  Skill slow = MakeSkill({"./slow_echo.sh"});
+  HandlerSpec slow = MakeSkill({"./slow_echo.sh"});
   constexpr int kCount = 40;
   std::vector<Result<json::value>> results(kCount);
   boost::asio::io_context io;
@@ -343,13 +342,6 @@ TEST(ParseSingleJsonValueTest, NamesTheErrorAndItsOffset) {
   EXPECT_EQ(ParseSingleJsonValue("{\"a\" 1}").error(), "syntax error at offset 5");
   EXPECT_EQ(ParseSingleJsonValue("1 2").error(), "extra data at offset 2");
   EXPECT_EQ(ParseSingleJsonValue("   ").error(), "incomplete JSON at offset 3");
-}
-
-TEST(ToValidUtf8Test, KeepsValidTextAndReplacesInvalidBytes) {
-  EXPECT_EQ(ToValidUtf8("plain é € 😀"), "plain é € 😀");
-  EXPECT_EQ(ToValidUtf8("a\xC3"), "a\xEF\xBF\xBD");                                // cut short
-  EXPECT_EQ(ToValidUtf8("\xC0\xAF"), "\xEF\xBF\xBD\xEF\xBF\xBD");                  // overlong
-  EXPECT_EQ(ToValidUtf8("\xED\xA0\x80"), "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");  // surrogate
 }
 
 }  // namespace

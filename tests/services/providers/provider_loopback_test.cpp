@@ -50,9 +50,9 @@ class ProviderLoopbackTest : public ::testing::Test {
     return std::make_unique<AnthropicProvider>(options, http::MakeHttpClient(io_.get_executor()), TestEnv);
   }
   Result<ChatResponse> Send(Provider& provider, ChatRequest request = SimpleRequest()) {
-    RetryingProvider retrying(provider, sleeper_);
-    ctx_ = std::make_unique<InvocationContext>("s", InvocationOptions{},
-                                               std::chrono::steady_clock::now() + std::chrono::minutes(5));
+    RetryingProvider retrying(provider);
+    ctx_ = std::make_unique<InvocationContext>("s", InvocationOptions{}, sleeper_.Now() + std::chrono::minutes(5),
+                                               sleeper_);
     auto future = boost::asio::co_spawn(io_, retrying.Chat(std::move(request), policy_, *ctx_),
                                         boost::asio::use_future);
     io_.restart();
@@ -78,7 +78,7 @@ TEST_F(ProviderLoopbackTest, RateLimitWithRetryAfterMsWaitsThatLongOnce) {
   EXPECT_EQ(sleeper_.delays, (std::vector<std::int64_t>{150}));
   EXPECT_EQ(server_.request_count(), 2u);
   ASSERT_EQ(ctx_->attempts().size(), 1u);
-  EXPECT_EQ(ctx_->attempts()[0].kind, "transient");
+  EXPECT_EQ(ctx_->attempts()[0].kind, AttemptKind::kTransient);
   EXPECT_EQ(ctx_->attempts()[0].http_status, 429);
   EXPECT_EQ(ctx_->attempts()[0].delay_ms, 150);
   EXPECT_EQ(ctx_->metrics().transient_retries, 1);
@@ -130,7 +130,7 @@ TEST_F(ProviderLoopbackTest, DroppedConnectionIsRetried) {
   auto result = Send(*provider);
   ASSERT_TRUE(result) << result.error().message;
   EXPECT_EQ(ctx_->attempts().size(), 1u);
-  EXPECT_EQ(ctx_->attempts()[0].kind, "transient");
+  EXPECT_EQ(ctx_->attempts()[0].kind, AttemptKind::kTransient);
 }
 
 TEST_F(ProviderLoopbackTest, OpenAiRequestIsExactlyTheDocumentedShape) {

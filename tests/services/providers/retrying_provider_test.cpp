@@ -4,12 +4,12 @@
 
 #include <deque>
 
+#include "tests/support/fake_clock.h"
 #include "tests/support/run_awaitable.h"
 
 namespace skillrunner::providers {
 namespace {
 using std::chrono::milliseconds;
-using Clock = std::chrono::steady_clock;
 
 // Answers from a script, one entry per request; records what it was sent.
 class ScriptedProvider : public Provider {
@@ -22,18 +22,6 @@ class ScriptedProvider : public Provider {
     auto next = script.front();
     if (script.size() > 1) script.pop_front();
     co_return next;
-  }
-};
-
-// Records the delays asked for and advances a fake clock instead of sleeping.
-class FakeSleeper : public Sleeper {
- public:
-  std::vector<std::int64_t> delays;
-  Clock::time_point now = Clock::now();
-  boost::asio::awaitable<void> Sleep(milliseconds delay) override {
-    delays.push_back(delay.count());
-    now += delay;
-    co_return;
   }
 };
 
@@ -59,30 +47,43 @@ class RetryingProviderTest : public ::testing::Test {
   Result<ChatResponse> Run(double u = 0.0, milliseconds budget = milliseconds(600'000)) {
     RetryingProviderOptions options;
     options.random = [u] { return u; };
-    options.now = [this] { return sleeper_.now; };
-    RetryingProvider retrying(provider_, sleeper_, options);
-    ctx_ = std::make_unique<InvocationContext>("s", InvocationOptions{}, sleeper_.now + budget);
+    RetryingProvider retrying(provider_, options);
+    ctx_ = std::make_unique<InvocationContext>("s", InvocationOptions{}, sleeper_.Now() + budget, sleeper_);
     return test_support::RunAwaitable(retrying.Chat(ChatRequest{}, policy_, *ctx_));
   }
   ScriptedProvider provider_;
-  FakeSleeper sleeper_;
+  test_support::FakeClock sleeper_;
   TransientRetryPolicy policy_;
   std::unique_ptr<InvocationContext> ctx_;
 };
+
+TEST_F(RetryingProviderTest, ACancelledBackoffWaitEndsTheCallCancelledWithoutAnotherRequest) {
+  provider_.script = {std::unexpected(Http(503)), Ok()};
+  sleeper_.cancel_at = 0;
+  auto result = Run();
+  ASSERT_FALSE(result);
+  EXPECT_EQ(result.error().code, ErrorCode::kCancelled);
+  EXPECT_EQ(result.error().message, "cancelled");
+  EXPECT_EQ(sleeper_.DelaysMs(), (std::vector<std::int64_t>{2000}));
+  EXPECT_EQ(provider_.requests.size(), 1u);
+  ASSERT_EQ(ctx_->attempts().size(), 1u);
+  EXPECT_EQ(ctx_->attempts()[0].kind, AttemptKind::kTransient);
+  EXPECT_EQ(ctx_->attempts()[0].delay_ms, 2000);
+}
 
 TEST_F(RetryingProviderTest, RetryAfterMsReplacesTheBackoff) {
   provider_.script = {std::unexpected(Http(429, milliseconds(150))), Ok()};
   auto result = Run();
   ASSERT_TRUE(result);
-  EXPECT_EQ(sleeper_.delays, (std::vector<std::int64_t>{150}));
+  EXPECT_EQ(sleeper_.DelaysMs(), (std::vector<std::int64_t>{150}));
   ASSERT_EQ(ctx_->attempts().size(), 1u);
-  EXPECT_EQ(ctx_->attempts()[0].kind, "transient");
+  EXPECT_EQ(ctx_->attempts()[0].kind, AttemptKind::kTransient);
   EXPECT_EQ(ctx_->attempts()[0].http_status, 429);
   EXPECT_EQ(ctx_->attempts()[0].delay_ms, 150);
   EXPECT_EQ(ctx_->metrics().transient_retries, 1);
   // The simulated provider sees every request as its own attempt.
-  EXPECT_EQ(provider_.requests[0].simulation.attempt, 1);
-  EXPECT_EQ(provider_.requests[1].simulation.attempt, 2);
+  EXPECT_EQ(provider_.requests[0].metadata.attempt, 1);
+  EXPECT_EQ(provider_.requests[1].metadata.attempt, 2);
 }
 
 TEST_F(RetryingProviderTest, BacksOffTwoFourEightThenGivesUp) {
@@ -90,7 +91,7 @@ TEST_F(RetryingProviderTest, BacksOffTwoFourEightThenGivesUp) {
   auto result = Run();
   ASSERT_FALSE(result);
   EXPECT_EQ(provider_.requests.size(), 4u);
-  EXPECT_EQ(sleeper_.delays, (std::vector<std::int64_t>{2000, 4000, 8000}));
+  EXPECT_EQ(sleeper_.DelaysMs(), (std::vector<std::int64_t>{2000, 4000, 8000}));
   EXPECT_EQ(result.error().code, ErrorCode::kProviderUnavailable);
   EXPECT_EQ(result.error().message, "the provider is still failing after 3 retries: HTTP 503: boom 503");
   EXPECT_EQ(result.error().details.at("http_status"), 503);
@@ -116,7 +117,7 @@ TEST_F(RetryingProviderTest, PermanentErrorsAreNeverRetried) {
     EXPECT_EQ(result.error().message,
               "the provider refused the request: HTTP " + std::to_string(status) + ": boom " +
                   std::to_string(status));
-    EXPECT_EQ(ctx_->attempts()[0].kind, "provider_error");
+    EXPECT_EQ(ctx_->attempts()[0].kind, AttemptKind::kProviderError);
   }
 }
 
@@ -125,7 +126,7 @@ TEST_F(RetryingProviderTest, ServerDelayBeyondTheCapFailsAtOnce) {
   auto result = Run();
   ASSERT_FALSE(result);
   EXPECT_EQ(provider_.requests.size(), 1u);
-  EXPECT_TRUE(sleeper_.delays.empty());
+  EXPECT_TRUE(sleeper_.DelaysMs().empty());
   EXPECT_EQ(result.error().code, ErrorCode::kProviderUnavailable);
   EXPECT_EQ(result.error().message,
             "the provider asked to retry after 3600000 ms, more than max_server_delay_ms (60000): "
@@ -166,7 +167,7 @@ TEST_F(RetryingProviderTest, TheDeadlineBoundsTheWaits) {
   auto result = Run(0.0, milliseconds(5000));
   ASSERT_FALSE(result);
   EXPECT_EQ(result.error().code, ErrorCode::kTimeout);
-  EXPECT_EQ(sleeper_.delays, (std::vector<std::int64_t>{2000}));  // 2 s fits, 4 s does not
+  EXPECT_EQ(sleeper_.DelaysMs(), (std::vector<std::int64_t>{2000}));  // 2 s fits, 4 s does not
   EXPECT_EQ(result.error().message,
             "the invocation deadline leaves no time for the 4000 ms wait before the next try: "
             "HTTP 503: boom 503");

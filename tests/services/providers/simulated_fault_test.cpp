@@ -7,6 +7,7 @@
 #include <boost/json/serialize.hpp>
 
 #include "services/providers/simulated_provider.h"
+#include "tests/support/simulation.h"
 #include "services/validation/compiled_schema.h"
 #include "tests/support/run_awaitable.h"
 
@@ -29,11 +30,12 @@ class SimulatedFaultTest : public ::testing::Test {
     ChatRequest request;
     request.model = "m";
     request.messages = {{"user", "Ticket: my invoice is wrong"}};
-    request.simulation.skill_id = "triage_ticket";
-    request.simulation.attempt = attempt;
-    request.simulation.output_schema = json::parse(kSchema);
-    request.simulation.faults = json::parse(faults);
+    request.metadata.skill_id = "triage_ticket";
+    request.metadata.task_id = "triage_ticket";
+    request.metadata.attempt = attempt;
+    request.metadata.answer_schema = &test_support::PersistentJson(kSchema);
     SimulatedProvider provider(std::move(options));
+    test_support::ScriptSkill(provider, "triage_ticket", faults);
     return RunAwaitable(provider.Chat(request));
   }
   json::object Baseline() { return json::parse(Ask("null")->text).as_object(); }

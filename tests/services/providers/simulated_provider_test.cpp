@@ -1,4 +1,5 @@
 #include "services/providers/simulated_provider.h"
+#include "tests/support/simulation.h"
 
 #include <gtest/gtest.h>
 
@@ -26,15 +27,15 @@ constexpr std::string_view kTriageSchema = R"({"type":"object",
     "category":{"enum":["billing","bug","account","feature_request","other"]},
     "summary":{"type":"string","maxLength":280},"needs_human":{"type":"boolean"}}})";
 
-ChatRequest TriageRequest(std::string_view faults = "null", std::uint64_t seed = 0) {
+ChatRequest TriageRequest(std::uint64_t seed = 0) {
   ChatRequest request;
   request.model = "llama3.1:8b";
   request.messages = {{"system", "You triage support tickets."},
                       {"user", "Subject: Refund\n\nI was charged twice."}};
-  request.simulation.skill_id = "triage_ticket";
-  request.simulation.seed = seed;
-  request.simulation.output_schema = json::parse(kTriageSchema);
-  request.simulation.faults = json::parse(faults);
+  request.metadata.skill_id = "triage_ticket";
+  request.metadata.task_id = "triage_ticket";
+  request.metadata.seed = seed;
+  request.metadata.answer_schema = &test_support::PersistentJson(kTriageSchema);
   return request;
 }
 
@@ -59,9 +60,9 @@ TEST(SimulatedProviderTest, SameRequestGivesSameBytes) {
 
 TEST(SimulatedProviderTest, DifferentSeedGivesDifferentBytes) {
   std::set<std::string> texts;
-  for (std::uint64_t seed = 0; seed < 8; ++seed) texts.insert(Ask(TriageRequest("null", seed))->text);
+  for (std::uint64_t seed = 0; seed < 8; ++seed) texts.insert(Ask(TriageRequest(seed))->text);
   EXPECT_GT(texts.size(), 4u);
-  EXPECT_NE(Ask(TriageRequest("null", 1))->request_id, Ask(TriageRequest("null", 2))->request_id);
+  EXPECT_NE(Ask(TriageRequest(1))->request_id, Ask(TriageRequest(2))->request_id);
   SimulatedProviderOptions options;
   options.seed = 99;
   EXPECT_NE(Ask(TriageRequest(), options)->request_id, Ask(TriageRequest())->request_id);
@@ -81,7 +82,7 @@ TEST(SimulatedProviderTest, ResponseCarriesEstimatedUsageAndIdentity) {
   EXPECT_EQ(response->request_id, "sim-" + [&] {
     char hex[17];
     std::snprintf(hex, sizeof hex, "%016llx",
-                  static_cast<unsigned long long>(SimulationSeed(request, 0)));
+                  static_cast<unsigned long long>(SimulationSeed(request, 0, 0)));
     return std::string(hex);
   }());
   EXPECT_TRUE(response->usage.estimated);
@@ -94,8 +95,8 @@ TEST(SimulatedProviderTest, ResponseCarriesEstimatedUsageAndIdentity) {
 TEST(SimulatedProviderTest, FallsBackToResponseFormatSchemaThenEmptyObject) {
   ChatRequest request = TriageRequest();
   request.response_format.kind = ResponseFormat::Kind::kJsonSchema;
-  request.response_format.schema = request.simulation.output_schema;
-  request.simulation.output_schema = nullptr;
+  request.response_format.schema = *request.metadata.answer_schema;
+  request.metadata.answer_schema = nullptr;
   EXPECT_TRUE(Validate(*Ask(request)).empty());
   request.response_format.schema = nullptr;
   EXPECT_EQ(Ask(request)->text, "{}");
@@ -137,11 +138,27 @@ TEST(SimulatedProviderTest, FactoryReadsSettingsAndRejectsBadOnes) {
   EXPECT_THROW(SimulatedProvider(SimulatedProviderOptions{{}, json::parse("[1]"), 0}), std::invalid_argument);
 }
 
-TEST(SimulatedProviderTest, BadSkillFaultScriptIsAConfigError) {
-  auto response = Ask(TriageRequest(R"([{"attempt":1,"fault":"nope"}])"));
-  ASSERT_FALSE(response);
-  EXPECT_EQ(response.error().kind, ProviderError::Kind::kConfig);
-  EXPECT_EQ(response.error().message, "simulation.faults: /0/fault: unknown fault \"nope\"");
+TEST(SimulatedProviderTest, ABadSkillSimulationBlockIsRefusedNamingThePlace) {
+  auto parsed = ParseSkillSimulation(json::parse(R"({"faults": [{"attempt": 1, "fault": "nope"}]})"));
+  ASSERT_FALSE(parsed);
+  EXPECT_EQ(parsed.error(), "/faults/0/fault: unknown fault \"nope\"");
+  auto seed = ParseSkillSimulation(json::parse(R"({"seed": -1})"));
+  ASSERT_FALSE(seed);
+  EXPECT_EQ(seed.error(), "/seed: expected a non-negative integer, found -1");
+}
+
+TEST(SimulatedProviderTest, ASkillsScriptAppliesToItsOwnRequestsOnly) {
+  SimulatedProvider provider{SimulatedProviderOptions{}};
+  test_support::ScriptSkill(provider, "triage_ticket", R"([{"attempt": 1, "fault": "refusal"}])");
+  ChatRequest request = TriageRequest();
+  auto refused = RunAwaitable(provider.Chat(request));
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->finish_reason, FinishReason::kRefusal);
+  request.metadata.skill_id = "other_skill";
+  auto answered = RunAwaitable(provider.Chat(request));
+  ASSERT_TRUE(answered);
+  EXPECT_EQ(answered->finish_reason, FinishReason::kStop);
+  EXPECT_TRUE(Validate(*answered).empty());
 }
 
 TEST(SimulatedProviderTest, LatencyWaitsAndCancellationEndsTheWait) {

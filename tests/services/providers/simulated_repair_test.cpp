@@ -8,6 +8,7 @@
 
 #include "services/providers/feedback_repair.h"
 #include "services/providers/simulated_provider.h"
+#include "tests/support/simulation.h"
 #include "services/validation/compiled_schema.h"
 #include "tests/support/run_awaitable.h"
 
@@ -30,14 +31,15 @@ class SimulatedRepairTest : public ::testing::Test {
     ChatRequest request;
     request.model = "m";
     request.messages = {{"system", "You triage tickets."}, {"user", "Ticket: the app crashes on start"}};
-    request.simulation.skill_id = "triage_ticket";
-    request.simulation.output_schema = json::parse(kSchema);
-    request.simulation.faults = json::parse(faults);
+    request.metadata.skill_id = "triage_ticket";
+    request.metadata.task_id = "triage_ticket";
+    request.metadata.answer_schema = &test_support::PersistentJson(kSchema);
+    test_support::ScriptSkill(provider_, "triage_ticket", faults);
     return request;
   }
   // The validation retry: the previous answer, then the error list.
   ChatRequest Retry(ChatRequest request, const std::string& previous, const std::string& errors) {
-    request.simulation.attempt += 1;
+    request.metadata.attempt += 1;
     request.messages.push_back({"assistant", previous});
     request.messages.push_back({"user", "Your answer did not match the schema:\n" + errors +
                                             "\nAnswer again with the whole corrected JSON."});
@@ -156,21 +158,22 @@ constexpr std::string_view kVerdictSchema = R"({"type":"object",
         "verdict":{"enum":["pass","fail","indeterminate"]},
         "confidence":{"type":"number","minimum":0,"maximum":100}}}}}})";
 
-ChatRequest JudgeRequest(std::string_view faults) {
+// A judge's request; its criteria come from the verdict schema's enum.
+ChatRequest JudgeRequest(SimulatedProvider& provider, std::string_view faults) {
   ChatRequest request;
   request.model = "judge";
   request.temperature = 0;
   request.messages = {{"user", "Judge this output."}};
-  request.simulation.skill_id = "review_contact";
-  request.simulation.output_schema = json::parse(kVerdictSchema);
-  request.simulation.criteria = {"faithful", "complete"};
-  request.simulation.faults = json::parse(faults);
+  request.metadata.skill_id = "review_contact";
+  request.metadata.task_id = "review_contact";
+  request.metadata.answer_schema = &test_support::PersistentJson(kVerdictSchema);
+  test_support::ScriptSkill(provider, "review_contact", faults);
   return request;
 }
 
 TEST(SimulatedJudgeTest, EmitsOnePassingResultPerCriterion) {
   SimulatedProvider provider{SimulatedProviderOptions{}};
-  auto response = RunAwaitable(provider.Chat(JudgeRequest("null")));
+  auto response = RunAwaitable(provider.Chat(JudgeRequest(provider, "null")));
   ASSERT_TRUE(response);
   json::value verdict = json::parse(response->text);
   EXPECT_EQ(verdict.at("pass"), true);
@@ -189,7 +192,7 @@ TEST(SimulatedJudgeTest, EmitsOnePassingResultPerCriterion) {
 
 TEST(SimulatedJudgeTest, VerdictFaultSetsOneCriterionAndTheSummary) {
   SimulatedProvider provider{SimulatedProviderOptions{}};
-  auto response = RunAwaitable(provider.Chat(JudgeRequest(
+  auto response = RunAwaitable(provider.Chat(JudgeRequest(provider, 
       R"([{"attempt":1,"fault":"verdict","criterion":"complete","verdict":"fail","confidence":80}])")));
   ASSERT_TRUE(response);
   json::value verdict = json::parse(response->text);
@@ -201,7 +204,7 @@ TEST(SimulatedJudgeTest, VerdictFaultSetsOneCriterionAndTheSummary) {
   EXPECT_EQ(verdict.at("issues"), json::parse(R"(["The output does not satisfy \"complete\"."])"));
   EXPECT_EQ(verdict.at("suggested_fixes").as_array().size(), 1u);
 
-  auto undecided = RunAwaitable(provider.Chat(JudgeRequest(
+  auto undecided = RunAwaitable(provider.Chat(JudgeRequest(provider, 
       R"([{"attempt":1,"fault":"verdict","verdict":"indeterminate"}])")));
   json::value all = json::parse(undecided->text);
   EXPECT_EQ(all.at("indeterminate"), json::parse(R"(["faithful","complete"])"));

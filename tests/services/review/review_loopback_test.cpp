@@ -46,7 +46,7 @@ std::string AllPass() {
 
 std::vector<std::string> Kinds(const std::vector<Attempt>& attempts) {
   std::vector<std::string> out;
-  for (const auto& a : attempts) out.push_back(a.kind);
+  for (const auto& a : attempts) out.emplace_back(AttemptKindName(a.kind));
   return out;
 }
 
@@ -181,7 +181,7 @@ TEST_F(ReviewLoopbackTest, NativeJudgeSendsTheStrictVerdictSchemaAndIgnoresANull
   auto outcome = bed_.Invoke("judge_answer", R"({"subject":"It rains."})");
   ASSERT_TRUE(outcome) << json::serialize(ToJson(outcome));
   EXPECT_EQ(outcome->output.at("pass"), true);
-  EXPECT_EQ(outcome->metrics.mode, "native_strict");
+  EXPECT_EQ(outcome->metrics.mode, RunMode::kNativeStrict);
   auto bodies = bed_.Bodies();
   ASSERT_EQ(bodies.size(), 1u);
   const auto& format = bodies[0].at("response_format");
@@ -267,7 +267,7 @@ TEST_F(ReviewGateTest, FailedReviewRegeneratesOnceWithIssuesAndFixesAndKeepsBoth
   std::vector<FieldError> rejected = {{"", "review: Too long."}, {"", "review: short: Three sentences."}};
   EXPECT_EQ(outcome->attempts[0].errors, rejected);
   EXPECT_EQ(outcome->metrics.attempts, 4);
-  EXPECT_EQ(outcome->metrics.mode, "validation_loop");
+  EXPECT_EQ(outcome->metrics.mode, RunMode::kValidationLoop);
   EXPECT_EQ(ToJson(outcome).at("review").at("first").at("pass"), false);
 }
 
@@ -327,7 +327,7 @@ TEST_F(ReviewGateTest, JudgeErrorInTheGateFailsTheInvocation) {
             "the judge of rubric \"brevity\" (model \"m-loop\") gave no usable verdict, so the review neither "
             "passed nor failed: MAX_RETRIES_EXCEEDED: the answer is still not JSON after 1 retry");
   EXPECT_EQ(Kinds(outcome.error().attempts), (std::vector<std::string>{"ok", "parse", "parse"}));
-  EXPECT_EQ(outcome.error().metrics.mode, "validation_loop");
+  EXPECT_EQ(outcome.error().metrics.mode, RunMode::kValidationLoop);
 }
 
 }  // namespace

@@ -1,15 +1,81 @@
-#include "runner/invocation.h"
+#include "services/common/invocation.h"
 
 namespace skillrunner {
 namespace json = boost::json;
 
+std::string_view AttemptKindName(AttemptKind kind) {
+  switch (kind) {
+    case AttemptKind::kOk: return "ok";
+    case AttemptKind::kTransient: return "transient";
+    case AttemptKind::kParse: return "parse";
+    case AttemptKind::kValidation: return "validation";
+    case AttemptKind::kReview: return "review";
+    case AttemptKind::kTruncated: return "truncated";
+    case AttemptKind::kRefusal: return "refusal";
+    case AttemptKind::kContentFilter: return "content_filter";
+    case AttemptKind::kProviderError: return "provider_error";
+    case AttemptKind::kDowngrade: return "downgrade";
+    case AttemptKind::kTimeout: return "timeout";
+    case AttemptKind::kHandler: return "handler";
+  }
+  return "ok";
+}
+
+std::string_view OutputModeName(OutputMode mode) {
+  switch (mode) {
+    case OutputMode::kNative: return "native";
+    case OutputMode::kJsonObject: return "json_object";
+    case OutputMode::kNone: return "none";
+  }
+  return "none";
+}
+
+std::optional<OutputMode> ParseOutputMode(std::string_view word) {
+  for (OutputMode mode : {OutputMode::kNative, OutputMode::kJsonObject, OutputMode::kNone}) {
+    if (OutputModeName(mode) == word) return mode;
+  }
+  return std::nullopt;
+}
+
+std::string_view RunModeName(RunMode mode) {
+  switch (mode) {
+    case RunMode::kUnset: return "";
+    case RunMode::kNativeStrict: return "native_strict";
+    case RunMode::kJsonObject: return "json_object";
+    case RunMode::kValidationLoop: return "validation_loop";
+    case RunMode::kHandler: return "handler";
+  }
+  return "";
+}
+
+RunMode RunModeFor(OutputMode mode) {
+  switch (mode) {
+    case OutputMode::kNative: return RunMode::kNativeStrict;
+    case OutputMode::kJsonObject: return RunMode::kJsonObject;
+    case OutputMode::kNone: return RunMode::kValidationLoop;
+  }
+  return RunMode::kValidationLoop;
+}
+
 void InvocationContext::AddAttempt(Attempt attempt) {
-  attempt.n = static_cast<int>(attempts_.size()) + 1;
+  attempt.n = first_number_ + static_cast<int>(attempts_.size());
   metrics_.attempts = attempt.n;
   metrics_.input_tokens += attempt.input_tokens;
   metrics_.output_tokens += attempt.output_tokens;
   metrics_.tokens_estimated = metrics_.tokens_estimated || attempt.tokens_estimated;
   attempts_.push_back(std::move(attempt));
+}
+
+InvocationContext InvocationContext::Fork(int held) const {
+  InvocationContext forked(skill_id_, options_, deadline_, *clock_);
+  forked.first_number_ = NextRequestNumber() + held;
+  return forked;
+}
+
+void InvocationContext::Join(InvocationContext&& forked) {
+  for (Attempt& attempt : forked.attempts_) AddAttempt(std::move(attempt));
+  metrics_.validation_retries += forked.metrics_.validation_retries;
+  metrics_.transient_retries += forked.metrics_.transient_retries;
 }
 
 namespace {
@@ -33,7 +99,7 @@ json::array AttemptsToJson(const std::vector<Attempt>& attempts) {
 json::value ToJson(const Attempt& a) {
   json::object out;
   out["n"] = a.n;
-  out["kind"] = a.kind;
+  out["kind"] = AttemptKindName(a.kind);
   out["temperature"] = a.temperature ? json::value(*a.temperature) : json::value(nullptr);
   out["errors"] = ErrorsToJson(a.errors);
   out["raw"] = a.raw;
@@ -49,7 +115,7 @@ json::value ToJson(const Attempt& a) {
 }
 
 json::value ToJson(const Metrics& m) {
-  return json::object{{"mode", m.mode},
+  return json::object{{"mode", RunModeName(m.mode)},
                       {"attempts", m.attempts},
                       {"validation_retries", m.validation_retries},
                       {"transient_retries", m.transient_retries},

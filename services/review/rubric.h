@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "services/validation/compiled_schema.h"
+#include "services/generation/generation_spec.h"
 
-namespace skillrunner {
+namespace skillrunner::review {
 
 struct Criterion {
   std::string id;
@@ -20,16 +20,16 @@ struct Criterion {
 };
 
 // What a judge of a rubric must answer and is told, prepared once at load
-// (review::PrepareJudge) so that no review rebuilds or recompiles it.
+// (PrepareJudge) so that no review rebuilds or recompiles it.
 struct RubricJudge {
-  boost::json::value verdict_schema;
-  std::string verdict_schema_text;  // compact JSON, for prompts
-  std::shared_ptr<const validation::CompiledSchema> compiled;
   std::string system_prompt;
-  // The verdict schema transformed for each provider's strict mode; null when
-  // that strict mode cannot take it (the judge then uses the validation loop).
-  boost::json::value openai_wire;
-  boost::json::value anthropic_wire;
+  // The verdict schema with no strict copy (the validation loop, JSON mode,
+  // and providers that take the schema as written), and with the strict copy
+  // of each provider's strict mode (null there when that mode cannot take it:
+  // the judge then uses the validation loop).
+  std::shared_ptr<const generation::AnswerSchema> plain;
+  std::shared_ptr<const generation::AnswerSchema> openai;
+  std::shared_ptr<const generation::AnswerSchema> anthropic;
 };
 
 // A checked rubric (DESIGN §4). Immutable once loaded.
@@ -45,4 +45,4 @@ struct Rubric {
   std::shared_ptr<const RubricJudge> judge;  // never null in a loaded registry
 };
 
-}  // namespace skillrunner
+}  // namespace skillrunner::review

@@ -1,4 +1,4 @@
-#include "runner/prompt_template.h"
+#include "services/generation/prompt_template.h"
 
 #include <boost/json/serialize.hpp>
 

@@ -1,4 +1,4 @@
-#include "runner/error.h"
+#include "services/common/error.h"
 
 namespace skillrunner {
 

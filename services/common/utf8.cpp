@@ -1,6 +1,6 @@
-#include "runner/eval/utf8.h"
+#include "services/common/utf8.h"
 
-namespace skillrunner::eval {
+namespace skillrunner {
 namespace {
 constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
 }  // namespace
@@ -73,4 +73,10 @@ std::string ShortenUtf8(std::string_view text, std::size_t max_bytes, std::strin
   return std::string(TruncateUtf8(text, room)) + std::string(ellipsis);
 }
 
-}  // namespace skillrunner::eval
+std::int64_t CodePoints(std::string_view text) {
+  std::int64_t count = 0;
+  for (unsigned char c : text) count += (c & 0xC0U) != 0x80U ? 1 : 0;
+  return count;
+}
+
+}  // namespace skillrunner

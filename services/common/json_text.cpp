@@ -1,4 +1,4 @@
-#include "runner/json_text.h"
+#include "services/common/json_text.h"
 
 #include <boost/json/serialize.hpp>
 

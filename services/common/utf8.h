@@ -1,15 +1,16 @@
 #pragma once
 
-// UTF-8 helpers shared by everything in runner/eval that cuts or writes text:
+// UTF-8 helpers for everything that cuts or writes text. In eval runs:
 // results.jsonl must hold valid UTF-8 on every line (Boost.JSON's parser
 // rejects anything else, and a rejected line would stop --resume and merge),
 // and reports must never cut a character in half.
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
-namespace skillrunner::eval {
+namespace skillrunner {
 
 // Decodes one UTF-8 character at `text[i]`; returns its length and sets
 // `code_point`, or returns 0 for an invalid sequence (overlong forms,
@@ -30,4 +31,7 @@ std::string_view TruncateUtf8(std::string_view text, std::size_t max_bytes);
 // appended when anything was cut; the result is at most max_bytes long.
 std::string ShortenUtf8(std::string_view text, std::size_t max_bytes, std::string_view ellipsis = "...");
 
-}  // namespace skillrunner::eval
+// The number of code points in `text` (bytes that do not continue a sequence).
+std::int64_t CodePoints(std::string_view text);
+
+}  // namespace skillrunner

@@ -1,0 +1,87 @@
+#pragma once
+
+// The services behind each template_type, adapted to SkillService, and the
+// review gate (DESIGN 5.3) composed over generation and review.
+
+#include <memory>
+
+#include "runner/skill_service.h"
+#include "services/generation/llm_generation_service.h"
+#include "services/handler/builtin_handlers.h"
+#include "services/review/reviewer.h"
+
+namespace skillrunner {
+
+class SkillRunner;
+
+// Handler skills: the HandlerService on the skill's HandlerSpec.
+class HandlerSkills : public SkillService {
+ public:
+  explicit HandlerSkills(std::shared_ptr<handler::HandlerService> handlers) : handlers_(std::move(handlers)) {}
+  boost::asio::awaitable<Result<Produced>> Run(const Skill& skill, const boost::json::value& input,
+                                               InvocationContext& ctx) override;
+  bool ValidatesOutput() const override { return true; }
+
+ private:
+  std::shared_ptr<handler::HandlerService> handlers_;
+};
+
+// LLM_JSON_GENERATION skills, with their review gate: the output is reviewed
+// (in a forked context, so the generation's attempt is recorded first, with
+// its final kind); a failed review with retry_once regenerates once with the
+// review's issues and fixes appended to the user prompt (ReviewFeedback) and
+// reviews again. The final verdict (holding the first in `first` after a
+// regeneration) goes to ctx.review(); a still-failing final review is a
+// success with review.pass false. Judge errors fail the invocation
+// (JUDGE_ERROR), and so does a failed regeneration.
+class GenerationSkills : public SkillService {
+ public:
+  GenerationSkills(std::shared_ptr<generation::LlmGenerationService> generation,
+                   std::shared_ptr<review::Reviewer> reviewer)
+      : generation_(std::move(generation)), reviewer_(std::move(reviewer)) {}
+  boost::asio::awaitable<Result<Produced>> Run(const Skill& skill, const boost::json::value& input,
+                                               InvocationContext& ctx) override;
+  bool ValidatesOutput() const override { return true; }
+
+ private:
+  // Reviews `produced` and records its attempt (kind ok, or review when a
+  // regeneration follows) before the judge's; the verdict, or the judge's error.
+  boost::asio::awaitable<Result<boost::json::value>> ReviewAndRecord(const Skill& skill, Produced& produced,
+                                                                     const boost::json::value& input,
+                                                                     bool regenerate_on_fail, InvocationContext& ctx);
+
+  std::shared_ptr<generation::LlmGenerationService> generation_;
+  std::shared_ptr<review::Reviewer> reviewer_;
+};
+
+// LLM_REVIEW skills: input {subject, context?}; output the verdict of DESIGN 4.
+class ReviewSkills : public SkillService {
+ public:
+  explicit ReviewSkills(std::shared_ptr<review::Reviewer> reviewer) : reviewer_(std::move(reviewer)) {}
+  boost::asio::awaitable<Result<Produced>> Run(const Skill& skill, const boost::json::value& input,
+                                               InvocationContext& ctx) override;
+
+ private:
+  std::shared_ptr<review::Reviewer> reviewer_;
+};
+
+// The instruction appended to the user prompt of a regeneration after a
+// failed review: "A reviewer rejected an earlier answer:\n- <issue>\n..." then,
+// when there are any, "Suggested fixes:\n- <fix>\n...", and "Answer again with
+// these fixed."
+std::string ReviewFeedback(const boost::json::value& verdict);
+
+// What the real services share, owned by the caller and outliving the runner.
+struct ServiceDeps {
+  generation::ProviderLookup providers;
+  handler::ProcessRunner& process_runner;
+  generation::ModelDowngrades& downgrades;
+  generation::SessionMemory& sessions;
+  providers::RetryingProviderOptions retry_options = {};
+};
+
+// Registers the real services for every template_type, and the judge that
+// SkillRunner::Judge uses.
+void InstallServices(SkillRunner& runner, const ServiceDeps& deps);
+
+}  // namespace skillrunner

@@ -1,0 +1,23 @@
+#include "services/common/clock.h"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+namespace skillrunner {
+
+Clock::TimePoint SteadyClock::Now() const { return std::chrono::steady_clock::now(); }
+
+boost::asio::awaitable<bool> SteadyClock::Sleep(std::chrono::milliseconds delay) {
+  boost::asio::steady_timer timer(co_await boost::asio::this_coro::executor, delay);
+  auto [ec] = co_await timer.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
+  co_return !ec;
+}
+
+Clock& RealClock() {
+  static SteadyClock clock;
+  return clock;
+}
+
+}  // namespace skillrunner

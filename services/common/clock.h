@@ -1,0 +1,42 @@
+#pragma once
+
+// The one source of time (DESIGN 9.1): deadlines, durations and backoff
+// waits all go through a Clock passed in by the composition root, so tests
+// can record the waits asked of it instead of sleeping.
+
+#include <boost/asio/awaitable.hpp>
+#include <chrono>
+#include <cstdint>
+
+namespace skillrunner {
+
+class Clock {
+ public:
+  using TimePoint = std::chrono::steady_clock::time_point;
+
+  virtual ~Clock() = default;
+  virtual TimePoint Now() const = 0;
+  // Waits `delay` on the calling coroutine's executor. Returns false when the
+  // wait was cancelled (the caller went away, a drain ran out of time): a
+  // value, never an exception.
+  virtual boost::asio::awaitable<bool> Sleep(std::chrono::milliseconds delay) = 0;
+
+  // Whole milliseconds from `since` to now.
+  std::int64_t ElapsedMs(TimePoint since) const {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(Now() - since).count();
+  }
+};
+
+// std::chrono::steady_clock and an Asio steady_timer. Stateless and
+// thread-safe.
+class SteadyClock final : public Clock {
+ public:
+  TimePoint Now() const override;
+  boost::asio::awaitable<bool> Sleep(std::chrono::milliseconds delay) override;
+};
+
+// The process's real clock, for composition roots (the CLI, tests and
+// benchmarks that want real time); everything below them takes a Clock&.
+Clock& RealClock();
+
+}  // namespace skillrunner

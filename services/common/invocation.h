@@ -1,0 +1,185 @@
+#pragma once
+
+// The attempt log of one invocation (DESIGN 6.1): every try, in order, with
+// what it cost; and the words the front doors print for them.
+
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
+#include <chrono>
+#include <cstdint>
+#include <expected>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "services/common/clock.h"
+#include "services/common/error.h"
+
+namespace skillrunner {
+
+// What one attempt came to (DESIGN 6.1 "attempt.kind").
+enum class AttemptKind {
+  kOk,
+  kTransient,
+  kParse,
+  kValidation,
+  kReview,
+  kTruncated,
+  kRefusal,
+  kContentFilter,
+  kProviderError,
+  kDowngrade,
+  kTimeout,
+  kHandler,
+};
+// ok|transient|parse|validation|review|truncated|refusal|content_filter|
+// provider_error|downgrade|timeout|handler
+std::string_view AttemptKindName(AttemptKind kind);
+
+// How structured output is obtained (DESIGN 6.2 `structured_output`).
+enum class OutputMode { kNative, kJsonObject, kNone };
+// native|json_object|none, as written in the config and descriptors.
+std::string_view OutputModeName(OutputMode mode);
+std::optional<OutputMode> ParseOutputMode(std::string_view word);
+
+// How an invocation ran (DESIGN 6.1 "metrics.mode"); kUnset before a service
+// has said (an unknown skill, an input that failed its schema).
+enum class RunMode { kUnset, kNativeStrict, kJsonObject, kValidationLoop, kHandler };
+// ""|native_strict|json_object|validation_loop|handler
+std::string_view RunModeName(RunMode mode);
+RunMode RunModeFor(OutputMode mode);
+
+// One try at producing the output (DESIGN 6.1 "attempt").
+struct Attempt {
+  int n = 0;
+  AttemptKind kind = AttemptKind::kOk;
+  std::optional<double> temperature;
+  std::vector<FieldError> errors;
+  std::string raw;
+  std::optional<int> http_status;
+  std::optional<std::int64_t> delay_ms;
+  std::optional<std::string> repair;  // fence|prose
+  std::optional<int> max_output_tokens;
+  std::int64_t input_tokens = 0;
+  std::int64_t output_tokens = 0;
+  bool tokens_estimated = false;
+  std::int64_t duration_ms = 0;
+};
+
+struct Metrics {
+  RunMode mode = RunMode::kUnset;
+  int attempts = 0;
+  int validation_retries = 0;
+  int transient_retries = 0;
+  std::int64_t input_tokens = 0;
+  std::int64_t output_tokens = 0;
+  bool tokens_estimated = false;
+  std::int64_t duration_ms = 0;
+};
+
+// Per-call options from the CLI, the socket or an eval case.
+struct InvocationOptions {
+  std::optional<std::chrono::milliseconds> timeout;  // overrides the skill's
+  // Sent to providers as request metadata; the simulated provider seeds its
+  // answers with it.
+  std::optional<std::uint64_t> seed;
+  // Agent workflows: validation errors of earlier invocations of the same
+  // skill in this session are fed forward as "avoid these mistakes".
+  std::optional<std::string> session;
+};
+
+// An output with the attempt that produced it, not yet recorded: whoever
+// decides how that attempt ends (accepted, rejected by the output schema or
+// by a review) records it, once. `attempt` is empty when every attempt is
+// recorded already.
+struct Produced {
+  boost::json::value value;
+  std::optional<Attempt> attempt;
+};
+
+// What the services build up while they work on one invocation. Attempts are
+// appended, numbered, and never changed afterwards. Not thread-safe: one
+// invocation runs as one coroutine chain.
+class InvocationContext {
+ public:
+  using TimePoint = Clock::TimePoint;
+
+  InvocationContext(std::string skill_id, InvocationOptions options, TimePoint deadline, Clock& clock)
+      : skill_id_(std::move(skill_id)),
+        options_(std::move(options)),
+        deadline_(deadline),
+        clock_(&clock) {}
+
+  const std::string& skill_id() const { return skill_id_; }
+  const InvocationOptions& options() const { return options_; }
+  TimePoint deadline() const { return deadline_; }
+  Clock& clock() const { return *clock_; }
+
+  // Appends an attempt, numbering it, and adds its tokens to the metrics.
+  void AddAttempt(Attempt attempt);
+  const std::vector<Attempt>& attempts() const { return attempts_; }
+  std::vector<Attempt> TakeAttempts() { return std::move(attempts_); }
+
+  // The number the next provider request of this invocation carries (from
+  // 1, transient retries included): it counts the attempts held by callers
+  // of a Fork as well.
+  int NextRequestNumber() const { return first_number_ + static_cast<int>(attempts_.size()); }
+
+  // A context for work that runs while `held` attempts of this one are not
+  // yet recorded (a generation's output waiting for its review): same skill,
+  // options, deadline and clock; its attempts are numbered after the held
+  // ones. Join it back after recording them.
+  InvocationContext Fork(int held) const;
+  // Appends a forked context's attempts and adds its retry counts and tokens;
+  // this context's mode stays.
+  void Join(InvocationContext&& forked);
+
+  Metrics& metrics() { return metrics_; }
+  const Metrics& metrics() const { return metrics_; }
+
+  // Facts a service leaves for an error the runner may still raise about its
+  // output (a handler's exit_status and stderr_tail).
+  boost::json::object& details() { return details_; }
+
+  // The review verdict of a gated generation (DESIGN 6.1 "review").
+  std::optional<boost::json::value>& review() { return review_; }
+
+ private:
+  std::string skill_id_;
+  InvocationOptions options_;
+  TimePoint deadline_;
+  Clock* clock_;
+  int first_number_ = 1;
+  std::vector<Attempt> attempts_;
+  Metrics metrics_;
+  boost::json::object details_;
+  std::optional<boost::json::value> review_;
+};
+
+struct InvocationResult {
+  std::string skill;
+  boost::json::value output;
+  std::optional<boost::json::value> review;
+  std::vector<Attempt> attempts;
+  Metrics metrics;
+};
+
+struct InvocationFailure {
+  Error error;
+  std::vector<Attempt> attempts;
+  Metrics metrics;
+};
+
+using InvocationOutcome = std::expected<InvocationResult, InvocationFailure>;
+
+boost::json::value ToJson(const Attempt& attempt);
+boost::json::value ToJson(const Metrics& metrics);
+// success: {"skill","output","review"?,"attempts","metrics"}
+boost::json::value ToJson(const InvocationResult& result);
+// The inner error object: {"code","message","errors"?,"details"?,"attempts","metrics"}
+boost::json::value ErrorToJson(const InvocationFailure& failure);
+// {"error": ErrorToJson(...)} or the success shape.
+boost::json::value ToJson(const InvocationOutcome& outcome);
+
+}  // namespace skillrunner

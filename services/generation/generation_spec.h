@@ -1,0 +1,73 @@
+#pragma once
+
+// What a structured generation needs, made once at load by the core from a
+// skill (or a judge) and never copied per invocation.
+
+#include <boost/json/value.hpp>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "services/common/error.h"
+#include "services/common/invocation.h"
+#include "services/generation/prompt_template.h"
+#include "services/providers/retrying_provider.h"
+#include "services/validation/compiled_schema.h"
+
+namespace skillrunner::generation {
+
+// DESIGN 3 `retry:`.
+struct RetryPolicy {
+  int validation_retries = 1;
+  double retry_temperature = 0.2;
+  providers::TransientRetryPolicy transient;
+};
+
+// The prompt texts with their placeholders parsed once at load.
+struct PromptTemplate {
+  std::string system;
+  std::string user;
+  std::vector<Placeholder> system_placeholders;
+  std::vector<Placeholder> user_placeholders;
+};
+
+// The schema an answer must match, in every form the loop needs.
+struct AnswerSchema {
+  boost::json::value original;                                // as written
+  std::string text;                                           // compact JSON, for prompts
+  std::shared_ptr<const validation::CompiledSchema> compiled;  // for validation
+  // The provider's strict copy (native mode), or null when the provider
+  // cannot take it (the generation then runs the validation loop).
+  boost::json::value strict_wire;
+};
+
+// One structured generation: a model, a schema the answer must match, and how
+// to retry (DESIGN 5.1). Used by LLM_JSON_GENERATION skills and by judges.
+struct GenerationSpec {
+  std::string skill_id;  // the skill whose invocation runs it
+  std::string task_id;   // what it produces (RequestMetadata::task_id)
+  std::string model;
+  std::string provider;  // a provider name of the config
+  OutputMode mode = OutputMode::kNone;
+  std::string schema_name;  // response_format name ([a-zA-Z0-9_-], <= 64)
+  std::shared_ptr<const AnswerSchema> schema;
+  PromptTemplate prompt;  // LLM_JSON_GENERATION skills; judges build their own prompt
+  double temperature = 0.7;
+  int max_output_tokens = 1024;
+  RetryPolicy retry;
+  bool retry_truncated = false;
+  // Rules a schema cannot say (e.g. a judge must rate every criterion once);
+  // their failures share the one validation retry.
+  std::function<std::vector<FieldError>(const boost::json::value&)> extra_validator;
+};
+
+// The rendered conversation start of one generation.
+struct Prompt {
+  std::string system;
+  std::string user;
+  std::vector<std::string> avoid;  // earlier mistakes in this session
+};
+
+}  // namespace skillrunner::generation

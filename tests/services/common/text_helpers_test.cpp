@@ -1,0 +1,47 @@
+#include <gtest/gtest.h>
+
+#include "services/common/json_pointer.h"
+#include "services/common/text.h"
+#include "services/common/utf8.h"
+
+namespace skillrunner {
+namespace {
+
+TEST(SanitizeUtf8Test, KeepsValidTextAndReplacesEachInvalidByte) {
+  EXPECT_EQ(SanitizeUtf8("plain é € 😀"), "plain é € 😀");
+  EXPECT_EQ(SanitizeUtf8("a\xC3"), "a\xEF\xBF\xBD");                                // cut short
+  EXPECT_EQ(SanitizeUtf8("\xC0\xAF"), "\xEF\xBF\xBD\xEF\xBF\xBD");                  // overlong
+  EXPECT_EQ(SanitizeUtf8("\xED\xA0\x80"), "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");  // surrogate
+}
+
+TEST(CodePointsTest, CountsCharactersNotBytes) {
+  EXPECT_EQ(CodePoints(""), 0);
+  EXPECT_EQ(CodePoints("abc"), 3);
+  EXPECT_EQ(CodePoints("é€😀"), 3);
+}
+
+TEST(JsonPointerTest, EscapesJoinsAndSplitsTokens) {
+  EXPECT_EQ(EscapePointerToken("a/b~c"), "a~1b~0c");
+  EXPECT_EQ(AppendPointer("/x", "a/b"), "/x/a~1b");
+  EXPECT_EQ(MakePointer({}), "");
+  EXPECT_EQ(MakePointer({"a/b", "0"}), "/a~1b/0");
+  std::vector<std::string> tokens;
+  ASSERT_TRUE(ParsePointer("/a~1b/0/~0", tokens));
+  EXPECT_EQ(tokens, (std::vector<std::string>{"a/b", "0", "~"}));
+  ASSERT_TRUE(ParsePointer("", tokens));
+  EXPECT_TRUE(tokens.empty());
+  ASSERT_TRUE(ParsePointer("/", tokens));
+  EXPECT_EQ(tokens, (std::vector<std::string>{""}));
+  EXPECT_FALSE(ParsePointer("a/b", tokens));
+  EXPECT_FALSE(ParsePointer("/a~2", tokens));
+  EXPECT_FALSE(ParsePointer("/a~", tokens));
+}
+
+TEST(EditDistanceTest, CountsEdits) {
+  EXPECT_EQ(EditDistance("requried", "required"), 2u);
+  EXPECT_EQ(EditDistance("", "abc"), 3u);
+  EXPECT_EQ(EditDistance("same", "same"), 0u);
+}
+
+}  // namespace
+}  // namespace skillrunner
