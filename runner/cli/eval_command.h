@@ -46,7 +46,7 @@ class EvalCommand {
   EvalOptions options_;
 };
 
-// The two flows (eval_command.cpp, eval_merge.cpp).
+// The two flows (runner/eval/orchestrate.h does the work).
 int RunEval(const CommonOptions& common, const EvalOptions& options);
 int MergeEval(const CommonOptions& common, const EvalOptions& options);
 

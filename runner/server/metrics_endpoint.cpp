@@ -2,7 +2,6 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -63,7 +62,7 @@ struct MetricsEndpoint::Session {
 MetricsEndpoint::MetricsEndpoint(asio::io_context& io, asio::ip::tcp::acceptor acceptor, ServerMetrics& metrics)
     : io_(io), acceptor_(std::move(acceptor)), metrics_(metrics), port_(acceptor_.local_endpoint().port()) {}
 
-void MetricsEndpoint::Start() {
+void MetricsEndpoint::Start(std::function<void(std::exception_ptr)> on_failure) {
   asio::co_spawn(
       acceptor_.get_executor(),
       [self = shared_from_this()]() -> asio::awaitable<void> {
@@ -76,7 +75,7 @@ void MetricsEndpoint::Start() {
           self->Serve(std::move(session));
         }
       },
-      asio::detached);
+      std::move(on_failure));
 }
 
 void MetricsEndpoint::Serve(std::shared_ptr<Session> session) {

@@ -7,6 +7,8 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <atomic>
 #include <map>
+#include <exception>
+#include <functional>
 #include <memory>
 #include <mutex>
 
@@ -17,7 +19,9 @@ namespace skillrunner::server {
 class MetricsEndpoint : public std::enable_shared_from_this<MetricsEndpoint> {
  public:
   MetricsEndpoint(boost::asio::io_context& io, boost::asio::ip::tcp::acceptor acceptor, ServerMetrics& metrics);
-  void Start();
+  // Starts the accept loop; `on_failure` gets the exception that ends it, if
+  // one does (the server logs it and shuts down).
+  void Start(std::function<void(std::exception_ptr)> on_failure);
   // Stops accepting and closes every open scrape connection (a keep-alive
   // scraper must not keep a stopping server alive). Thread-safe.
   void Close();

@@ -188,7 +188,7 @@ std::expected<void, std::string> Server::Start() {
     auto acceptor = OpenTcpAcceptor(state, *endpoint, state.options.metrics_listen);
     if (!acceptor) return fail(acceptor.error());
     state.metrics_endpoint = std::make_shared<MetricsEndpoint>(state.io, std::move(*acceptor), state.metrics);
-    state.metrics_endpoint->Start();
+    state.metrics_endpoint->Start(StopServerIfLoopFails(state_, "metrics endpoint accept loop"));
   }
   StartAccepting(state_);
   return {};

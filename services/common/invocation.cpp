@@ -1,5 +1,7 @@
 #include "services/common/invocation.h"
 
+#include <atomic>
+
 namespace skillrunner {
 namespace json = boost::json;
 
@@ -66,8 +68,16 @@ void InvocationContext::AddAttempt(Attempt attempt) {
   attempts_.push_back(std::move(attempt));
 }
 
+InvocationContext::InvocationContext(std::string skill_id, InvocationOptions options, TimePoint deadline,
+                                     Clock& clock)
+    : skill_id_(std::move(skill_id)), options_(std::move(options)), deadline_(deadline), clock_(&clock) {
+  static std::atomic<std::uint64_t> next_id{0};
+  invocation_id_ = "inv-" + std::to_string(++next_id);
+}
+
 InvocationContext InvocationContext::Fork(int held) const {
   InvocationContext forked(skill_id_, options_, deadline_, *clock_);
+  forked.invocation_id_ = invocation_id_;
   forked.first_number_ = NextRequestNumber() + held;
   return forked;
 }

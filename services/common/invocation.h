@@ -105,12 +105,10 @@ class InvocationContext {
  public:
   using TimePoint = Clock::TimePoint;
 
-  InvocationContext(std::string skill_id, InvocationOptions options, TimePoint deadline, Clock& clock)
-      : skill_id_(std::move(skill_id)),
-        options_(std::move(options)),
-        deadline_(deadline),
-        clock_(&clock) {}
+  InvocationContext(std::string skill_id, InvocationOptions options, TimePoint deadline, Clock& clock);
 
+  // Unique in this process ("inv-1", "inv-2", ...); a fork keeps its parent's.
+  const std::string& invocation_id() const { return invocation_id_; }
   const std::string& skill_id() const { return skill_id_; }
   const InvocationOptions& options() const { return options_; }
   TimePoint deadline() const { return deadline_; }
@@ -146,6 +144,7 @@ class InvocationContext {
   std::optional<boost::json::value>& review() { return review_; }
 
  private:
+  std::string invocation_id_;
   std::string skill_id_;
   InvocationOptions options_;
   TimePoint deadline_;

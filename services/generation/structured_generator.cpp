@@ -86,6 +86,7 @@ Conversation Begin(const GenerationSpec& spec, const Prompt& prompt, int sample,
   c.request.model = spec.model;
   c.request.temperature = spec.temperature;
   c.request.max_output_tokens = spec.max_output_tokens;
+  c.request.metadata.invocation_id = ctx.invocation_id();
   c.request.metadata.skill_id = ctx.skill_id();
   c.request.metadata.task_id = spec.task_id;
   c.request.metadata.sample = sample;

@@ -29,7 +29,8 @@ struct ResponseFormat {
 // seeds and scripts its answers with them; tracing will label spans with
 // them). None of it is sent on the wire by the HTTP providers.
 struct RequestMetadata {
-  std::string skill_id;  // the invoked skill
+  std::string invocation_id;  // InvocationContext::invocation_id()
+  std::string skill_id;       // the invoked skill
   // What this request produces: the skill's id for its output, the review
   // skill's id, "<skill>.review" for a gate's judge, "<skill>.eval" for an
   // eval's judge.

@@ -1,0 +1,192 @@
+#include "runner/eval/orchestrate.h"
+
+#include <boost/asio/io_context.hpp>
+#include <unistd.h>
+
+#include <algorithm>
+#include <set>
+#include <thread>
+
+#include "runner/eval/dir_lock.h"
+#include "runner/eval/eval_run.h"
+#include "runner/eval/finish_run.h"
+#include "runner/eval/record_fields.h"
+#include "runner/eval/results_log.h"
+
+namespace skillrunner::eval {
+namespace json = boost::json;
+namespace fs = std::filesystem;
+namespace {
+
+// The run's io_context, with a way to destroy every handler still queued
+// (and what it owns: coroutine frames, sockets) before the objects those
+// handlers point into are gone. After RunCases, io has been stopped by the
+// last worker, and no thread runs it any more; queued handlers are then only
+// destroyed, never invoked. execution_context::shutdown() does exactly that
+// (it is what ~io_context does first), and it is idempotent, so the
+// destructor's own shutdown later finds nothing left. I/O objects destroyed
+// after it (the runtime's) are deregistered from the shut-down services,
+// which Asio supports (it is how handler-owned sockets die in ~io_context).
+// Why not the alternatives: running io until it runs out of work never ends
+// while idle keep-alive connections wait; restart()+poll() only runs what is
+// ready and leaves pending timers' handlers queued; and declaring io after
+// the runtime would destroy the runtime's sockets after their io_context.
+class EvalIoContext : public boost::asio::io_context {
+ public:
+  using boost::asio::io_context::io_context;
+  ~EvalIoContext() { DestroyQueuedHandlers(); }
+  void DestroyQueuedHandlers() {
+    if (!stopped()) stop();
+    shutdown();
+  }
+};
+
+int Failed(const Say& say, const std::string& message) {
+  say("skillrunner eval: " + message);
+  return kRunError;
+}
+
+std::expected<RunMeta, std::string> ResumedMeta(const RunRequest& request, const Suite& suite) {
+  const fs::path& dir = request.finish.out;
+  auto meta = ReadRunMeta(dir / "run.json");
+  if (!meta) return std::unexpected("--resume: " + meta.error());
+  if (meta->suite != suite.id) {
+    return std::unexpected("--resume: " + dir.string() + " holds a run of suite \"" + meta->suite + "\", not \"" +
+                           suite.id + "\"");
+  }
+  std::string plan = PlanHash(suite);
+  if (meta->plan_hash && *meta->plan_hash != plan) {
+    return std::unexpected("--resume: the suite's cases changed since the run in " + dir.string() +
+                           " began (cases, repeats or datasets differ: plan " + *meta->plan_hash + ", now " + plan +
+                           "); resuming would mix two plans in one run: start a new run with another --out");
+  }
+  std::string wanted = request.shard ? request.shard->ToString() : "";
+  if (meta->shard.value_or("") != wanted) {
+    return std::unexpected("--resume: " + dir.string() + " holds shard \"" + meta->shard.value_or("(none)") +
+                           "\", not \"" + (wanted.empty() ? "(none)" : wanted) + "\"");
+  }
+  return meta;
+}
+
+// What this process runs: the planned cases not yet recorded.
+struct Plan {
+  std::vector<CaseTask> tasks;
+  std::size_t already = 0;
+};
+
+std::expected<Plan, std::string> PlanRun(const LoadedSuite& loaded, const RunRequest& request, const Say& say) {
+  fs::path results_file = request.finish.out / "results.jsonl";
+  auto previous = ReadResults(results_file, request.resume);
+  if (!previous) return std::unexpected(previous.error());
+  if (previous->torn_bytes > 0) {
+    say("skillrunner eval: dropped a torn last line (" + std::to_string(previous->torn_bytes) + " bytes) of " +
+        results_file.string());
+  }
+  std::set<std::string> done;
+  for (const auto& record : previous->records) done.insert(CaseKey(record));
+  PlanOptions plan;
+  if (request.shard) plan.shard = *request.shard;
+  plan.rejudge = request.rejudge;
+  plan.rejudge_sample = request.rejudge_sample;
+  return Plan{PlanCases(loaded.suite, plan, done), done.size()};
+}
+
+// Runs the planned cases on their own io_context; the run's stats, or why
+// it could not start.
+std::expected<RunStats, std::string> RunPlanned(const LoadedSuite& loaded, const RunRequest& request,
+                                                const RunMeta& meta, const Plan& plan, int concurrency,
+                                                const RunnerFactory& make_runner, const Say& say) {
+  const Suite& suite = loaded.suite;
+  auto writer = ResultsWriter::Open(request.finish.out / "results.jsonl");
+  if (!writer) return std::unexpected(writer.error());
+  int threads = request.threads > 0 ? request.threads
+                                    : static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 4u));
+  // Teardown order (see EvalIoContext): `io` is declared before the runner,
+  // so the runner (its providers, connection pools, sockets and timers) is
+  // destroyed first and `io` last, as Asio requires of I/O objects. The last
+  // worker stops `io` with handlers still queued; the guard below destroys
+  // them while the runner is still alive.
+  EvalIoContext io(threads);
+  auto runner = make_runner(io.get_executor());
+  if (!runner) return std::unexpected(runner.error());
+  struct DestroyQueuedHandlersFirst {
+    EvalIoContext& io;
+    ~DestroyQueuedHandlersFirst() { io.DestroyQueuedHandlers(); }
+  } teardown{io};
+  RateLimiters limiters(suite.rate_limits, (*runner)->clock());
+  CaseDeps deps{**runner, limiters};
+  Progress progress(request.progress, isatty(fileno(request.progress)) == 1, plan.tasks.size(), plan.already);
+  say("skillrunner eval: run " + meta.run_id + " of suite \"" + suite.id + "\": " +
+      std::to_string(plan.tasks.size()) + " case(s) to run" +
+      (plan.already == 0 ? "" : " (" + std::to_string(plan.already) + " already recorded)") + ", concurrency " +
+      std::to_string(concurrency));
+  RunStats stats = RunCases(plan.tasks, deps, **writer, progress, io, concurrency, threads);
+  progress.Finish();
+  return stats;
+}
+
+}  // namespace
+
+std::expected<RunMeta, std::string> PrepareRunMeta(const RunRequest& request, const Suite& suite) {
+  if (request.resume) return ResumedMeta(request, suite);
+  const fs::path& dir = request.finish.out;
+  std::error_code ec;
+  if (fs::file_size(dir / "results.jsonl", ec) > 0 && !ec) {
+    return std::unexpected(dir.string() + " already holds a run (results.jsonl); continue it with --resume or "
+                           "choose another --out");
+  }
+  RunMeta meta;
+  auto now = std::chrono::system_clock::now();
+  meta.run_id = request.run_id.empty() ? NewRunId(now) : request.run_id;
+  meta.suite = suite.id;
+  meta.suite_file = fs::absolute(request.suite_file).lexically_normal().string();
+  meta.started_at = IsoUtc(now);
+  if (request.shard) meta.shard = request.shard->ToString();
+  meta.plan_hash = PlanHash(suite);
+  if (auto written = WriteRunMeta(dir / "run.json", meta); !written) return std::unexpected(written.error());
+  return meta;
+}
+
+SummaryHeader MakeSummaryHeader(const RunMeta& meta, std::chrono::system_clock::time_point now, int concurrency) {
+  SummaryHeader header;
+  header.run_id = meta.run_id;
+  header.suite = meta.suite;
+  header.started_at = meta.started_at;
+  header.finished_at = IsoUtc(now);
+  if (auto started = ParseIsoUtc(meta.started_at)) {
+    header.duration_ms = std::chrono::duration_cast<std::chrono::milliseconds>(now - *started).count();
+  }
+  header.shard = meta.shard;
+  header.concurrency = concurrency;
+  return header;
+}
+
+int ExecuteRun(const LoadedSuite& loaded, const RunRequest& request, const RunnerFactory& make_runner,
+               const Say& say) {
+  const Suite& suite = loaded.suite;
+  std::error_code ec;
+  fs::create_directories(request.finish.out, ec);
+  if (ec) return Failed(say, "cannot create " + request.finish.out.string() + ": " + ec.message());
+  // Held until the run is finished: one process writes a folder at a time.
+  auto lock = DirLock::Acquire(request.finish.out);
+  if (!lock) return Failed(say, lock.error());
+  auto meta = PrepareRunMeta(request, suite);
+  if (!meta) return Failed(say, meta.error());
+  auto plan = PlanRun(loaded, request, say);
+  if (!plan) return Failed(say, plan.error());
+  int concurrency = request.concurrency > 0 ? request.concurrency : suite.concurrency.value_or(kDefaultConcurrency);
+  auto stats = RunPlanned(loaded, request, *meta, *plan, concurrency, make_runner, say);
+  if (!stats) return Failed(say, stats.error());
+  if (!stats->write_error.empty()) return Failed(say, stats->write_error + " (the run stopped; --resume continues it)");
+  auto all = ReadResults(request.finish.out / "results.jsonl", false);
+  if (!all) return Failed(say, all.error());
+  SummaryHeader header = MakeSummaryHeader(*meta, std::chrono::system_clock::now(), concurrency);
+  int status = FinishEval(suite, std::move(header), std::move(all->records), request.finish, say);
+  if (stats->internal_errors > 0) {
+    return Failed(say, std::to_string(stats->internal_errors) +
+                           " case(s) hit an internal error and were not recorded; --resume runs them again");
+  }
+  return status;
+}
+
+}  // namespace skillrunner::eval

@@ -1,0 +1,96 @@
+#pragma once
+
+// A whole eval run, start to finish, and the merge of shard runs (DESIGN 6.3):
+// the folder lock, run.json (new, or checked for --resume), the cases still to
+// run, the run on its own io_context, then the summary, history and reports.
+// The CLI parses options into these requests and prints what `say` is told.
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/json/object.hpp>
+#include <chrono>
+#include <cstdio>
+#include <expected>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runner/eval/run_meta.h"
+#include "runner/eval/shard.h"
+#include "runner/eval/summary.h"
+#include "runner/eval/suite.h"
+#include "runner/skill_runner.h"
+
+namespace skillrunner::eval {
+
+// Exit status of a run that could not be carried out (2); 0 and 1 come from
+// the thresholds.
+inline constexpr int kRunError = 2;
+inline constexpr int kDefaultConcurrency = 16;
+
+// One line for the user, complete ("skillrunner eval: ..."), without a newline.
+using Say = std::function<void(const std::string&)>;
+
+// The registry a suite was checked against, kept alive with the suite.
+struct LoadedSuite {
+  std::shared_ptr<const SkillRegistry> registry;
+  Suite suite;
+};
+
+// A SkillRunner for a run, built on the run's io_context (the composition
+// root wires providers and services); it stays alive while the pointer does.
+using RunnerFactory =
+    std::function<std::expected<std::shared_ptr<SkillRunner>, std::string>(boost::asio::any_io_executor)>;
+
+// Where the reports and the history go.
+struct FinishRequest {
+  std::filesystem::path out;
+  std::filesystem::path history;  // empty: DefaultHistoryFile(out)
+  std::string baseline;           // last | RUN_ID | empty
+};
+
+struct RunRequest {
+  std::filesystem::path suite_file;
+  FinishRequest finish;
+  bool resume = false;
+  std::optional<Shard> shard;
+  int rejudge = 0;
+  std::size_t rejudge_sample = 20;
+  int concurrency = 0;  // 0: the suite's, else kDefaultConcurrency
+  int threads = 0;      // 0: min(4, cores)
+  std::string run_id;   // empty: a new one (kept across --resume)
+  std::FILE* progress = stderr;
+};
+
+// Runs `loaded.suite` as `request` says; the exit status.
+int ExecuteRun(const LoadedSuite& loaded, const RunRequest& request, const RunnerFactory& make_runner,
+               const Say& say);
+
+// run.json for this run: a new one, or (--resume) the one already in the
+// folder, which must be of this suite, plan and shard.
+std::expected<RunMeta, std::string> PrepareRunMeta(const RunRequest& request, const Suite& suite);
+
+// The summary header of a run that began at meta.started_at and ends `now`.
+SummaryHeader MakeSummaryHeader(const RunMeta& meta, std::chrono::system_clock::time_point now, int concurrency);
+
+// Reports, history and exit status for recorded records; says what the user
+// must know (per-skill rubric pass rates, breaches, where the reports are).
+int FinishEval(const Suite& suite, SummaryHeader header, std::vector<boost::json::object> records,
+               const FinishRequest& request, const Say& say);
+
+// Loads a suite file with the tree a run uses; nullopt after saying why.
+using SuiteLoader = std::function<std::optional<LoadedSuite>(const std::string& suite_file)>;
+
+struct MergeRequest {
+  std::vector<std::filesystem::path> sources;  // shard folders
+  std::string suite_file;                      // empty: the one the shards ran
+  FinishRequest finish;
+};
+
+// `eval merge`: the shards 0..N-1 of one split, each once, covering every
+// planned case, into one run in request.finish.out with its reports.
+int MergeRuns(const MergeRequest& request, const SuiteLoader& load_suite, const Say& say);
+
+}  // namespace skillrunner::eval
