@@ -10,12 +10,7 @@
 namespace skillrunner::eval {
 namespace {
 namespace json = boost::json;
-using testing::ErrorRecord;
-using testing::FailRecord;
-using testing::JudgeErrorRecord;
-using testing::ParseObject;
-using testing::PassRecord;
-using testing::TempTree;
+using namespace report_records;
 
 json::object Summary(std::string_view run_id, std::string_view started_at,
                      std::string_view suite = "nightly", double pass_rate = 0.9) {

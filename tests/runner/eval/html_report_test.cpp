@@ -9,12 +9,7 @@
 namespace skillrunner::eval {
 namespace {
 namespace json = boost::json;
-using testing::ErrorRecord;
-using testing::FailRecord;
-using testing::JudgeErrorRecord;
-using testing::ParseObject;
-using testing::PassRecord;
-using testing::TempTree;
+using namespace report_records;
 
 // Python's HTML parser as the judge of well-formedness: every non-void
 // element closed in order, no <script>/<link>/<img> elements, no event

@@ -8,12 +8,7 @@
 namespace skillrunner::eval {
 namespace {
 namespace json = boost::json;
-using testing::ErrorRecord;
-using testing::FailRecord;
-using testing::JudgeErrorRecord;
-using testing::ParseObject;
-using testing::PassRecord;
-using testing::TempTree;
+using namespace report_records;
 
 // Prints what a JUnit consumer sees: per suite its counts and properties,
 // per test case its name, time and problem element.

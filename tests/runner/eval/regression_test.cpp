@@ -8,11 +8,7 @@
 namespace skillrunner::eval {
 namespace {
 namespace json = boost::json;
-using testing::ErrorRecord;
-using testing::FailRecord;
-using testing::JudgeErrorRecord;
-using testing::ParseObject;
-using testing::PassRecord;
+using namespace report_records;
 
 TEST(RegressionTest, DeltasAreCurrentMinusBaselineAndNullWhereEitherSideIsMissing) {
   json::object summary = ParseObject(R"({"run_id": "r2", "skills": {

@@ -156,3 +156,13 @@ for s in root.findall("testsuite"):
 )";
 
 }  // namespace skillrunner::testing
+
+// What the report tests use unqualified: `using namespace report_records;`.
+namespace skillrunner::eval::report_records {
+using testing::ErrorRecord;
+using testing::FailRecord;
+using testing::JudgeErrorRecord;
+using testing::ParseObject;
+using testing::PassRecord;
+using testing::TempTree;
+}  // namespace skillrunner::eval::report_records
