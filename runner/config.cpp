@@ -28,6 +28,7 @@ Config BuiltinConfig() {
   Config config;
   config.providers["simulated"] = ProviderConfig{"simulated", "simulated", "", "", {}};
   config.default_provider = "simulated";
+  config.builtin = true;
   config.source = "(built-in)";
   return config;
 }

@@ -32,6 +32,9 @@ struct Config {
   std::string default_provider;  // may be empty: unknown models are errors
   std::string source;            // the file it came from, or "(built-in)"
   bool provider_override = false;  // --provider: every model goes to default_provider
+  // No config file: every model runs on the simulator by design, so a model
+  // missing from the (empty) table is worth no warning.
+  bool builtin = false;
 
   // The provider a model runs on: its models-table entry, else the default
   // provider; nullopt when neither applies.

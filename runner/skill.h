@@ -25,7 +25,10 @@ using generation::RetryPolicy;
 using providers::TransientRetryPolicy;
 
 struct ReviewGate {
-  std::string rubric;
+  // The LLM_REVIEW skill that judges (its rubric, model, samples and
+  // temperature), or empty for a gate given by rubric (and model, samples).
+  std::string skill;
+  std::string rubric;  // with `skill`: that skill's rubric, filled in at load
   bool retry_once = false;
   std::optional<std::string> model;  // default: the skill's own model
   int samples = 1;

@@ -145,7 +145,22 @@ class SkillLoader {
     if (!review) return;
     const json::object& r = review->as_object();
     ReviewGate gate;
-    gate.rubric = std::string(r.at("rubric").as_string());
+    if (auto* v = r.if_contains("rubric")) gate.rubric = std::string(v->as_string());
+    if (auto* v = r.if_contains("skill")) gate.skill = std::string(v->as_string());
+    if (gate.rubric.empty() == gate.skill.empty()) {
+      Error("/review", gate.rubric.empty()
+                           ? "a review gate needs the rubric to judge against (rubric: ID) or an LLM_REVIEW skill "
+                             "to judge with (skill: ID)"
+                           : "give the gate a rubric or an LLM_REVIEW skill, not both (the skill brings its own "
+                             "rubric and model)");
+    } else if (!gate.skill.empty()) {
+      for (const char* key : {"model", "samples"}) {
+        if (r.contains(key)) {
+          Error("/review/" + std::string(key), "a gate judged by skill \"" + gate.skill + "\" takes its " +
+                                                   std::string(key) + " from that skill");
+        }
+      }
+    }
     if (auto* v = r.if_contains("retry_once")) gate.retry_once = v->as_bool();
     if (auto* v = r.if_contains("model")) gate.model = std::string(v->as_string());
     if (auto* v = r.if_contains("samples")) gate.samples = static_cast<int>(v->as_int64());
@@ -301,11 +316,7 @@ class SkillLoader {
           bool closed = additional && additional->is_bool() && !additional->as_bool();
           std::string message = "placeholder {{" + PlaceholderName(placeholder) +
                                 "}} names a property input_schema does not declare";
-          if (closed) {
-            Error("/prompt/" + std::string(key), message);
-          } else if (props) {
-            Warn("/prompt/" + std::string(key), message);
-          }
+          if (closed || props) Error("/prompt/" + std::string(key), message);
           break;
         }
       }
@@ -314,12 +325,24 @@ class SkillLoader {
     check("user", skill_.prompt.user_placeholders);
   }
 
+  // A model not in the models table is an error naming the closest ones,
+  // unless the config sets default_provider: then a warning says where it
+  // goes (DESIGN 9.8). --provider routes every model on purpose: no word.
   void CheckModel() {
     auto check = [&](const std::string& pointer, const std::string& model) {
       auto provider = config_.ProviderFor(model);
+      if (config_.provider_override || config_.builtin || config_.models.contains(model)) {
+        return provider.value_or("");
+      }
+      std::vector<std::string> known;
+      for (const auto& [name, unused] : config_.models) known.push_back(name);
+      std::string hint = DidYouMean(ClosestNames(model, known));
       if (!provider) {
-        Error(pointer, "model \"" + model + "\" is not in the models table of " + config_.source +
-                           " and the config sets no default_provider");
+        Error(pointer, "model \"" + model + "\" is not in the models table of " + config_.source + hint +
+                           "; add it there (or set default_provider)");
+      } else {
+        Warn(pointer, "model \"" + model + "\" is not in the models table of " + config_.source + hint +
+                          ", so it runs on the default_provider \"" + *provider + "\"");
       }
       return provider.value_or("");
     };

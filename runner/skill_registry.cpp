@@ -51,6 +51,12 @@ std::expected<Rubric, std::vector<Diagnostic>> LoadRubricFile(const std::string&
 
 namespace {
 
+std::string Joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& name : names) out += (out.empty() ? "" : ", ") + name;
+  return out;
+}
+
 // Sorted entries of a folder; a missing folder is reported once.
 std::vector<fs::path> ListFolder(const fs::path& dir, bool want_dirs,
                                  std::vector<Diagnostic>& diagnostics, bool required) {
@@ -96,7 +102,7 @@ void SkillRegistry::LoadRubrics(const RegistryOptions& options, std::vector<Diag
 // The checks that need the other files (rubrics, the config's routes), and
 // the judges they allow. False when the skill cannot be registered.
 bool SkillRegistry::LinkSkill(Skill& skill, const RegistryOptions& options, const std::string& file,
-                              std::vector<Diagnostic>& diagnostics) const {
+                              const ReviewerLookup& reviewers, std::vector<Diagnostic>& diagnostics) const {
   auto doc_positions = LoadYamlFile(file);  // cheap; for cross-file errors
   auto where = [&](const std::string& pointer) {
     return doc_positions ? doc_positions->positions.Find(pointer) : SourcePosition{};
@@ -111,9 +117,10 @@ bool SkillRegistry::LinkSkill(Skill& skill, const RegistryOptions& options, cons
                                ": " + (known.empty() ? "none" : known) + ")"});
     ok = false;
   };
-  if (skill.review) check_rubric("/review/rubric", skill.review->rubric);
+  if (skill.review && skill.review->skill.empty()) check_rubric("/review/rubric", skill.review->rubric);
   if (skill.template_type == TemplateType::kLlmReview) check_rubric("/rubric", skill.rubric);
   if (!ok) return false;
+  if (skill.review && !skill.review->skill.empty()) return LinkGateSkill(skill, file, reviewers, where, diagnostics);
   if (skill.template_type == TemplateType::kLlmReview) {
     skill.judge = std::make_shared<const review::JudgeSpec>(JudgeForReviewSkill(skill, FindRubricShared(skill.rubric)));
   }
@@ -128,25 +135,90 @@ bool SkillRegistry::LinkSkill(Skill& skill, const RegistryOptions& options, cons
   return true;
 }
 
+// Skills load in two passes: every file first, then the checks across files
+// (rubrics, review skills for gates, unique ids), review skills before the
+// skills they gate. Each file's diagnostics stay together, in file order.
+// A gate judged by an LLM_REVIEW skill: that skill's judge, named for the gate.
+bool SkillRegistry::LinkGateSkill(Skill& skill, const std::string& file, const ReviewerLookup& reviewers,
+                                  const std::function<SourcePosition(const std::string&)>& where,
+                                  std::vector<Diagnostic>& diagnostics) const {
+  ReviewGate& gate = *skill.review;
+  auto reviewer = reviewers(gate.skill);
+  if (!reviewer) {
+    diagnostics.push_back({file, where("/review/skill"), "/review/skill: " + reviewer.error()});
+    return false;
+  }
+  review::JudgeSpec judge = *(*reviewer)->judge;
+  judge.generation.skill_id = skill.id;
+  judge.generation.task_id = skill.id + ".review";
+  judge.generation.schema_name = generation::ResponseFormatName(judge.generation.task_id + "_verdict");
+  gate.rubric = (*reviewer)->rubric;
+  gate.model = (*reviewer)->model;
+  gate.samples = judge.samples;
+  skill.judge = std::make_shared<const review::JudgeSpec>(std::move(judge));
+  return true;
+}
+
 void SkillRegistry::LoadSkills(const RegistryOptions& options, std::vector<Diagnostic>& diagnostics) {
-  std::map<std::string, std::string> skill_files;
+  struct Entry {
+    std::string file;
+    std::optional<Skill> skill;
+    std::vector<Diagnostic> diagnostics;
+    std::string duplicate_of;
+    bool ok = false;
+  };
+  std::vector<Entry> entries;
   for (const auto& dir : ListFolder(options.skills_dir, true, diagnostics, true)) {
     fs::path file = dir / "skill.yaml";
     std::error_code ec;
     if (!fs::exists(file, ec)) continue;  // folders without a descriptor are not skills
-    auto skill = LoadSkillFile(file.string(), config_, options.is_known_handler, diagnostics);
+    Entry& entry = entries.emplace_back();
+    entry.file = file.string();
+    auto skill = LoadSkillFile(entry.file, config_, options.is_known_handler, entry.diagnostics);
     if (!skill) {
-      diagnostics.insert(diagnostics.end(), skill.error().begin(), skill.error().end());
+      entry.diagnostics.insert(entry.diagnostics.end(), skill.error().begin(), skill.error().end());
       continue;
     }
-    bool ok = LinkSkill(*skill, options, file.string(), diagnostics);
-    if (auto [it, fresh] = skill_files.emplace(skill->id, file.string()); !fresh) {
-      auto doc = LoadYamlFile(file.string());
-      diagnostics.push_back({file.string(), doc ? doc->positions.Find("/id") : SourcePosition{},
-                             "/id: duplicate skill id \"" + skill->id + "\" (also in " + it->second + ")"});
-      ok = false;
+    entry.skill = std::move(*skill);
+  }
+  std::map<std::string, Entry*, std::less<>> by_id;
+  for (Entry& entry : entries) {
+    if (!entry.skill) continue;
+    auto [it, fresh] = by_id.emplace(entry.skill->id, &entry);
+    if (!fresh) entry.duplicate_of = it->second->file;
+  }
+  std::vector<std::string> review_ids;
+  for (const auto& [id, entry] : by_id) {
+    if (entry->skill->template_type == TemplateType::kLlmReview) review_ids.push_back(id);
+  }
+  ReviewerLookup reviewers = [&](std::string_view id) -> std::expected<const Skill*, std::string> {
+    auto it = by_id.find(id);
+    if (it == by_id.end()) {
+      return std::unexpected("unknown skill \"" + std::string(id) + "\"" + DidYouMean(ClosestNames(id, review_ids)) +
+                             " (LLM_REVIEW skills in this tree: " +
+                             (review_ids.empty() ? std::string("none") : Joined(review_ids)) + ")");
     }
-    if (ok) skills_.push_back(std::make_shared<const Skill>(std::move(*skill)));
+    if (it->second->skill->template_type != TemplateType::kLlmReview) {
+      return std::unexpected("skill \"" + std::string(id) + "\" is not an LLM_REVIEW skill, so it cannot judge");
+    }
+    if (!it->second->ok) return std::unexpected("the review skill \"" + std::string(id) + "\" did not load");
+    return &*it->second->skill;
+  };
+  for (bool review_pass : {true, false}) {
+    for (Entry& entry : entries) {
+      if (!entry.skill || (entry.skill->template_type == TemplateType::kLlmReview) != review_pass) continue;
+      entry.ok = LinkSkill(*entry.skill, options, entry.file, reviewers, entry.diagnostics) &&
+                 entry.duplicate_of.empty();
+    }
+  }
+  for (Entry& entry : entries) {
+    diagnostics.insert(diagnostics.end(), entry.diagnostics.begin(), entry.diagnostics.end());
+    if (!entry.duplicate_of.empty()) {
+      auto doc = LoadYamlFile(entry.file);
+      diagnostics.push_back({entry.file, doc ? doc->positions.Find("/id") : SourcePosition{},
+                             "/id: duplicate skill id \"" + entry.skill->id + "\" (also in " + entry.duplicate_of + ")"});
+    }
+    if (entry.ok) skills_.push_back(std::make_shared<const Skill>(std::move(*entry.skill)));
   }
   std::sort(skills_.begin(), skills_.end(), [](const auto& a, const auto& b) { return a->id < b->id; });
   for (const auto& skill : skills_) skill_index_[skill->id] = skill.get();
@@ -174,15 +246,9 @@ std::shared_ptr<const Rubric> SkillRegistry::FindRubricShared(std::string_view i
 }
 
 std::vector<std::string> SkillRegistry::SimilarSkillIds(std::string_view id) const {
-  std::vector<std::pair<std::size_t, std::string>> scored;
-  for (const auto& skill : skills_) {
-    std::size_t d = EditDistance(id, skill->id);
-    if (d <= std::max<std::size_t>(2, id.size() / 3)) scored.emplace_back(d, skill->id);
-  }
-  std::sort(scored.begin(), scored.end());
-  std::vector<std::string> out;
-  for (std::size_t i = 0; i < scored.size() && i < 3; ++i) out.push_back(scored[i].second);
-  return out;
+  std::vector<std::string> ids;
+  for (const auto& skill : skills_) ids.push_back(skill->id);
+  return ClosestNames(id, ids);
 }
 
 }  // namespace skillrunner

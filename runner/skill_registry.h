@@ -50,9 +50,14 @@ class SkillRegistry {
 
  private:
   void LoadRubrics(const RegistryOptions& options, std::vector<Diagnostic>& diagnostics);
+  // The LLM_REVIEW skill a gate names, or why it cannot judge.
+  using ReviewerLookup = std::function<std::expected<const Skill*, std::string>(std::string_view)>;
   void LoadSkills(const RegistryOptions& options, std::vector<Diagnostic>& diagnostics);
   bool LinkSkill(Skill& skill, const RegistryOptions& options, const std::string& file,
-                 std::vector<Diagnostic>& diagnostics) const;
+                 const ReviewerLookup& reviewers, std::vector<Diagnostic>& diagnostics) const;
+  bool LinkGateSkill(Skill& skill, const std::string& file, const ReviewerLookup& reviewers,
+                     const std::function<SourcePosition(const std::string&)>& where,
+                     std::vector<Diagnostic>& diagnostics) const;
 
   Config config_;
   std::vector<std::shared_ptr<const Skill>> skills_;

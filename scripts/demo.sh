@@ -17,7 +17,7 @@ step "Check every skill, rubric and the config" "skillrunner validate"
 step "List the skills" "skillrunner list"
 "$SR" list
 
-step "A gated LLM skill: its first output fails the review's required criterion (scripted in skillrunner.yaml), it regenerates once with the critique, the second review passes; both reviews are in the result" \
+step "A gated LLM skill whose gate is the LLM_REVIEW skill review_contact: its first output fails the review's required criterion (scripted in skillrunner.yaml), it regenerates once with the critique, the second review passes; both reviews are in the result" \
   "skillrunner run extract_contact --input '{\"text\": ...}' --pretty"
 "$SR" run extract_contact --pretty \
   --input '{"text": "Hi, I am Ada Lovelace (ada@engines.example, +44 20 7946 0018) from Analytical Engines Ltd."}'

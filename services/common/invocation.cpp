@@ -23,6 +23,15 @@ std::string_view AttemptKindName(AttemptKind kind) {
   return "ok";
 }
 
+std::string_view AttemptRoleName(AttemptRole role) {
+  switch (role) {
+    case AttemptRole::kNone: return "";
+    case AttemptRole::kGeneration: return "generation";
+    case AttemptRole::kJudge: return "judge";
+  }
+  return "";
+}
+
 std::string_view OutputModeName(OutputMode mode) {
   switch (mode) {
     case OutputMode::kNative: return "native";
@@ -65,6 +74,10 @@ void InvocationContext::AddAttempt(Attempt attempt) {
   metrics_.input_tokens += attempt.input_tokens;
   metrics_.output_tokens += attempt.output_tokens;
   metrics_.tokens_estimated = metrics_.tokens_estimated || attempt.tokens_estimated;
+  if (!attempt.model.empty()) {
+    metrics_.model = attempt.model;
+    metrics_.provider = attempt.provider;
+  }
   attempts_.push_back(std::move(attempt));
 }
 
@@ -110,6 +123,10 @@ json::value ToJson(const Attempt& a) {
   json::object out;
   out["n"] = a.n;
   out["kind"] = AttemptKindName(a.kind);
+  if (a.role != AttemptRole::kNone) out["role"] = AttemptRoleName(a.role);
+  if (!a.model.empty()) out["model"] = a.model;
+  if (!a.provider.empty()) out["provider"] = a.provider;
+  if (a.pass) out["pass"] = *a.pass;
   out["temperature"] = a.temperature ? json::value(*a.temperature) : json::value(nullptr);
   out["errors"] = ErrorsToJson(a.errors);
   out["raw"] = a.raw;
@@ -125,14 +142,18 @@ json::value ToJson(const Attempt& a) {
 }
 
 json::value ToJson(const Metrics& m) {
-  return json::object{{"mode", RunModeName(m.mode)},
-                      {"attempts", m.attempts},
-                      {"validation_retries", m.validation_retries},
-                      {"transient_retries", m.transient_retries},
-                      {"input_tokens", m.input_tokens},
-                      {"output_tokens", m.output_tokens},
-                      {"tokens_estimated", m.tokens_estimated},
-                      {"duration_ms", m.duration_ms}};
+  json::object out;
+  out["mode"] = RunModeName(m.mode);
+  if (!m.provider.empty()) out["provider"] = m.provider;
+  if (!m.model.empty()) out["model"] = m.model;
+  out["attempts"] = m.attempts;
+  out["validation_retries"] = m.validation_retries;
+  out["transient_retries"] = m.transient_retries;
+  out["input_tokens"] = m.input_tokens;
+  out["output_tokens"] = m.output_tokens;
+  out["tokens_estimated"] = m.tokens_estimated;
+  out["duration_ms"] = m.duration_ms;
+  return out;
 }
 
 json::value ToJson(const InvocationResult& r) {

@@ -37,6 +37,12 @@ enum class AttemptKind {
 // provider_error|downgrade|timeout|handler
 std::string_view AttemptKindName(AttemptKind kind);
 
+// Whose attempt it is (DESIGN 9.8 "role"): the skill's own generation or a
+// judge's; kNone for handler attempts.
+enum class AttemptRole { kNone, kGeneration, kJudge };
+// ""|generation|judge
+std::string_view AttemptRoleName(AttemptRole role);
+
 // How structured output is obtained (DESIGN 6.2 `structured_output`).
 enum class OutputMode { kNative, kJsonObject, kNone };
 // native|json_object|none, as written in the config and descriptors.
@@ -54,6 +60,10 @@ RunMode RunModeFor(OutputMode mode);
 struct Attempt {
   int n = 0;
   AttemptKind kind = AttemptKind::kOk;
+  AttemptRole role = AttemptRole::kNone;
+  std::string model;     // what answered; empty for handlers
+  std::string provider;  // the provider name of the config; empty for handlers
+  std::optional<bool> pass;  // judge attempts that gave a verdict: the pass it came to
   std::optional<double> temperature;
   std::vector<FieldError> errors;
   std::string raw;
@@ -69,6 +79,8 @@ struct Attempt {
 
 struct Metrics {
   RunMode mode = RunMode::kUnset;
+  std::string provider;  // of the last attempt that had one
+  std::string model;
   int attempts = 0;
   int validation_retries = 0;
   int transient_retries = 0;

@@ -19,4 +19,25 @@ std::size_t EditDistance(std::string_view a, std::string_view b) {
   return row[b.size()];
 }
 
+std::vector<std::string> ClosestNames(std::string_view name, const std::vector<std::string>& candidates,
+                                      std::size_t most, std::size_t max_distance) {
+  if (max_distance == 0) max_distance = std::max<std::size_t>(2, name.size() / 3);
+  std::vector<std::pair<std::size_t, std::size_t>> scored;  // distance, index
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    std::size_t d = EditDistance(name, candidates[i]);
+    if (d <= max_distance && candidates[i] != name) scored.emplace_back(d, i);
+  }
+  std::stable_sort(scored.begin(), scored.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < scored.size() && i < most; ++i) out.push_back(candidates[scored[i].second]);
+  return out;
+}
+
+std::string DidYouMean(const std::vector<std::string>& names) {
+  if (names.empty()) return {};
+  std::string out = " (did you mean ";
+  for (std::size_t i = 0; i < names.size(); ++i) out += (i ? ", \"" : "\"") + names[i] + "\"";
+  return out + "?)";
+}
+
 }  // namespace skillrunner

@@ -10,4 +10,13 @@ namespace skillrunner {
 // Levenshtein distance, for "did you mean" hints.
 std::size_t EditDistance(std::string_view a, std::string_view b);
 
+// The candidates closest to `name`, closest first (ties in the candidates'
+// order), at most `most`, each within `max_distance` edits (0: within
+// max(2, name's length / 3)).
+std::vector<std::string> ClosestNames(std::string_view name, const std::vector<std::string>& candidates,
+                                      std::size_t most = 3, std::size_t max_distance = 0);
+
+// ` (did you mean "a"?)`, ` (did you mean "a", "b"?)`, or "" for none.
+std::string DidYouMean(const std::vector<std::string>& names);
+
 }  // namespace skillrunner

@@ -50,6 +50,7 @@ struct GenerationSpec {
   std::string task_id;   // what it produces (RequestMetadata::task_id)
   std::string model;
   std::string provider;  // a provider name of the config
+  AttemptRole role = AttemptRole::kGeneration;
   OutputMode mode = OutputMode::kNone;
   std::string schema_name;  // response_format name ([a-zA-Z0-9_-], <= 64)
   std::shared_ptr<const AnswerSchema> schema;

@@ -68,6 +68,7 @@ std::expected<std::string, std::string> RenderTemplate(
     out.append(text.substr(copied, placeholder.offset - copied));
     const boost::json::value* value = &input;
     for (const auto& segment : placeholder.path) {
+      if (value == nullptr) break;
       const boost::json::value* next = nullptr;
       if (value->is_object()) {
         next = value->as_object().if_contains(segment);
@@ -76,12 +77,12 @@ std::expected<std::string, std::string> RenderTemplate(
         std::size_t index = std::stoul(segment);
         if (index < value->as_array().size()) next = &value->as_array()[index];
       }
-      if (next == nullptr) {
-        return std::unexpected("the input has no value at {{" + PlaceholderName(placeholder) + "}}");
-      }
       value = next;
     }
-    if (value->is_string()) {
+    if (value == nullptr) {
+      // An optional property the input leaves out (the loader refuses
+      // placeholders of properties the input_schema does not declare).
+    } else if (value->is_string()) {
       out.append(value->as_string());
     } else {
       out.append(boost::json::serialize(*value));

@@ -87,6 +87,8 @@ Conversation Begin(const GenerationSpec& spec, const Prompt& prompt, int sample,
   c.request.temperature = spec.temperature;
   c.request.max_output_tokens = spec.max_output_tokens;
   c.request.metadata.invocation_id = ctx.invocation_id();
+  c.request.metadata.provider = spec.provider;
+  c.request.metadata.role = spec.role;
   c.request.metadata.skill_id = ctx.skill_id();
   c.request.metadata.task_id = spec.task_id;
   c.request.metadata.sample = sample;
@@ -100,6 +102,9 @@ Conversation Begin(const GenerationSpec& spec, const Prompt& prompt, int sample,
 
 Attempt AnsweredAttempt(const Conversation& c, const ChatResponse& answer, std::int64_t duration_ms) {
   Attempt attempt;
+  attempt.role = c.spec.role;
+  attempt.model = c.request.model;
+  attempt.provider = c.spec.provider;
   attempt.temperature = c.request.temperature;
   attempt.raw = CapRaw(answer.text);
   attempt.http_status = answer.http_status;

@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "services/common/invocation.h"
+
 namespace skillrunner::providers {
 
 struct ChatMessage {
@@ -30,6 +32,8 @@ struct ResponseFormat {
 // them). None of it is sent on the wire by the HTTP providers.
 struct RequestMetadata {
   std::string invocation_id;  // InvocationContext::invocation_id()
+  std::string provider;       // the config's name of the provider it goes to
+  AttemptRole role = AttemptRole::kGeneration;
   std::string skill_id;       // the invoked skill
   // What this request produces: the skill's id for its output, the review
   // skill's id, "<skill>.review" for a gate's judge, "<skill>.eval" for an

@@ -41,6 +41,9 @@ std::string_view StructuredModeName(const ResponseFormat& format) {
 Attempt FailedAttempt(const ChatRequest& request, const ProviderError& error, std::int64_t duration_ms) {
   Attempt attempt;
   attempt.kind = AttemptKind::kTransient;
+  attempt.role = request.metadata.role;
+  attempt.model = request.model;
+  attempt.provider = request.metadata.provider;
   attempt.temperature = request.temperature;
   attempt.raw = error.raw_body.empty() ? error.message : error.raw_body;
   attempt.errors.push_back({"", Describe(error)});

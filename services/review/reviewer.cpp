@@ -40,6 +40,7 @@ JudgeSpec MakeJudgeSpec(std::shared_ptr<const Rubric> rubric, const JudgeRoute& 
   generation::GenerationSpec& g = judge.generation;
   g.model = route.model;
   g.provider = route.provider;
+  g.role = AttemptRole::kJudge;
   g.mode = route.mode;
   g.schema = SchemaFor(*rubric->judge, route, g.mode);
   g.schema_name = generation::ResponseFormatName(g.task_id + "_verdict");
@@ -81,6 +82,7 @@ boost::asio::awaitable<Result<json::value>> Reviewer::Review(const JudgeSpec& ju
       }
       co_return std::unexpected(std::move(error));
     }
+    answer->attempt->pass = Aggregate(*judge.rubric, {answer->value}).at("pass").as_bool();
     ctx.AddAttempt(std::move(*answer->attempt));
     answers.push_back(std::move(answer->value));
   }

@@ -148,9 +148,17 @@ output_schema: {}
   Config config;
   config.source = "skillrunner.yaml";
   config.providers["openai"] = ProviderConfig{"openai", "openai", "", "", {}};
+  config.models["unknown-model-2"] = ModelConfig{"unknown-model-2", "openai", OutputMode::kNone};
   EXPECT_EQ(Load(config), (std::vector<std::string>{
       "skills/g/skill.yaml:3:8: /model: model \"unknown-model\" is not in the models table of "
-      "skillrunner.yaml and the config sets no default_provider"}));
+      "skillrunner.yaml (did you mean \"unknown-model-2\"?); add it there (or set default_provider)"}));
+  // With a default_provider the model falls back to it, and validate says so.
+  config.default_provider = "openai";
+  EXPECT_EQ(Load(config), (std::vector<std::string>{
+      "skills/g/skill.yaml:3:8: warning: /model: model \"unknown-model\" is not in the models table of "
+      "skillrunner.yaml (did you mean \"unknown-model-2\"?), so it runs on the default_provider \"openai\""}));
+  EXPECT_EQ(registry_->FindSkill("g")->provider, "openai");
+  // Without a config file every model runs on the simulator, by design.
   EXPECT_EQ(Load(BuiltinConfig()), std::vector<std::string>{});
   EXPECT_EQ(registry_->FindSkill("g")->provider, "simulated");
 }

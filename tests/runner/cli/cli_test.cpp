@@ -8,39 +8,16 @@
 #include <array>
 #include <cstdio>
 
+#include "tests/support/cli_runner.h"
 #include "tests/support/temp_tree.h"
 
 namespace skillrunner {
 namespace {
 namespace json = boost::json;
 
-struct CommandResult {
-  int status = -1;
-  std::string out;
-};
-
-std::string Quote(std::string_view s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
-// Runs `skillrunner ARGS REDIRECT` in `dir` with a clean environment and
-// captures its stdout.
-CommandResult Skillrunner(const std::filesystem::path& dir, const std::string& args,
-                          const std::string& redirect = "2>/dev/null") {
-  std::string command = "cd " + Quote(dir.string()) +
-                        " && env -u SKILLRUNNER_PROVIDER -u OPENAI_API_KEY -u ANTHROPIC_API_KEY " +
-                        Quote(SKILLRUNNER_BINARY) + " " + args + " " + redirect;
-  CommandResult result;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (!pipe) return result;
-  std::array<char, 4096> buffer;
-  while (std::size_t n = fread(buffer.data(), 1, buffer.size(), pipe)) result.out.append(buffer.data(), n);
-  int raw = pclose(pipe);
-  result.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-  return result;
-}
+using test_support::CommandResult;
+using test_support::Skillrunner;
+std::string Quote(std::string_view s) { return test_support::ShellQuote(s); }
 
 class CliTest : public ::testing::Test {
  protected:

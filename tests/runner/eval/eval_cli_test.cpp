@@ -64,12 +64,12 @@ review: { rubric: quality }
     tree_.Write("rubrics/quality.yaml",
                 "id: quality\ncriteria:\n  - { id: a, description: first, required: true }\n"
                 "  - { id: b, description: second }\n");
-    tree_.Write("good.yaml", "providers: { sim: { kind: simulated } }\ndefault_provider: sim\n");
+    tree_.Write("good.yaml", "providers: { sim: { kind: simulated } }\nmodels: { sim-model: { provider: sim } }\n");
     // The judge of gen's review gate (its attempt 2) fails criterion a.
     tree_.Write("bad.yaml", "providers:\n  sim:\n    kind: simulated\n    faults:\n"
                             "      - { skill: gen.review, attempt: 2, fault: verdict, criterion: a, verdict: fail }\n"
-                            "default_provider: sim\n");
-    tree_.Write("slow.yaml", "providers: { sim: { kind: simulated, latency_ms: 100 } }\ndefault_provider: sim\n");
+                            "models: { sim-model: { provider: sim } }\n");
+    tree_.Write("slow.yaml", "providers: { sim: { kind: simulated, latency_ms: 100 } }\nmodels: { sim-model: { provider: sim } }\n");
     tree_.Write("suite.yaml", R"(id: night
 skills:
   - skill: gen
@@ -236,7 +236,7 @@ thresholds: { rubric_pass_rate: 0.5 }
   // Every judge answer is broken, the retry too.
   tree_.Write("broken_judge.yaml", "providers:\n  sim:\n    kind: simulated\n    faults:\n"
                                    "      - { skill: echo.eval, attempt: [1, 2], fault: invalid_json }\n"
-                                   "default_provider: sim\n");
+                                   "models: { sim-model: { provider: sim } }\n");
   auto ran = Eval("broken_judge.yaml", "judged.yaml --out out/j");
   EXPECT_EQ(ran.status, 1) << ran.err;
   json::object echo = Summary("out/j").at("skills").at("echo").as_object();
@@ -255,7 +255,7 @@ TEST_F(EvalCliTest, AReviewGateThatCannotJudgeIsAJudgeErrorNotAnInvocationError)
   // invalid JSON twice: SkillRunner::Invoke fails with JUDGE_ERROR.
   tree_.Write("gate_broken.yaml", "providers:\n  sim:\n    kind: simulated\n    faults:\n"
                                   "      - { skill: gen.review, attempt: [2, 3], fault: invalid_json }\n"
-                                  "default_provider: sim\n");
+                                  "models: { sim-model: { provider: sim } }\n");
   ASSERT_EQ(Eval("good.yaml", "suite.yaml --out out/n1 --history hist.sqlite").status, 0);
   auto ran = Eval("gate_broken.yaml", "suite.yaml --out out/n2 --history hist.sqlite --baseline last");
   EXPECT_EQ(ran.status, 1) << ran.err;
@@ -416,7 +416,7 @@ TEST_F(EvalCliTest, RejudgingFlagsCriteriaWhoseVerdictsDisagree) {
   // review gate's own verdict passed: b's verdicts never agree.
   tree_.Write("flaky.yaml", "providers:\n  sim:\n    kind: simulated\n    faults:\n"
                             "      - { skill: gen.eval, attempt: 1, fault: verdict, criterion: b, verdict: fail }\n"
-                            "default_provider: sim\n");
+                            "models: { sim-model: { provider: sim } }\n");
   auto ran = Eval("flaky.yaml", "suite.yaml --out out/r --rejudge 2 --rejudge-sample 5");
   ASSERT_EQ(ran.status, 0) << ran.err;
   int rejudged = 0;

@@ -37,6 +37,16 @@ TEST(JsonPointerTest, EscapesJoinsAndSplitsTokens) {
   EXPECT_FALSE(ParsePointer("/a~", tokens));
 }
 
+TEST(ClosestNamesTest, NamesTheNearestCandidatesFirst) {
+  std::vector<std::string> models{"gpt-4o", "gpt-4o-mini", "claude-sonnet-4-5", "llama3.1:8b"};
+  EXPECT_EQ(ClosestNames("gpt-4o-mni", models), (std::vector<std::string>{"gpt-4o-mini"}));
+  EXPECT_EQ(ClosestNames("abx", {"xyz", "abd", "abc"}), (std::vector<std::string>{"abd", "abc"}));
+  EXPECT_EQ(ClosestNames("abx", {"xyz", "abd", "abc"}, 1), (std::vector<std::string>{"abd"}));
+  EXPECT_TRUE(ClosestNames("mistral", models).empty());
+  EXPECT_EQ(DidYouMean({"gpt-4o-mini", "gpt-4o"}), " (did you mean \"gpt-4o-mini\", \"gpt-4o\"?)");
+  EXPECT_EQ(DidYouMean({}), "");
+}
+
 TEST(EditDistanceTest, CountsEdits) {
   EXPECT_EQ(EditDistance("requried", "required"), 2u);
   EXPECT_EQ(EditDistance("", "abc"), 3u);

@@ -1,0 +1,133 @@
+// The first hour of a new user (DESIGN 9.8, issue 12), each trap reproduced
+// with the real program as the user met it.
+#include <boost/json/parse.hpp>
+#include <gtest/gtest.h>
+
+#include "tests/support/cli_runner.h"
+#include "tests/support/temp_tree.h"
+
+namespace skillrunner {
+namespace {
+namespace json = boost::json;
+using test_support::Skillrunner;
+
+constexpr const char* kConfig = R"(providers:
+  openai: { kind: openai, base_url: "http://127.0.0.1:9/v1" }
+  sim: { kind: simulated }
+models:
+  gpt-4o-mini: { provider: openai, structured_output: native }
+  local-sim: { provider: sim, structured_output: none }
+)";
+
+constexpr const char* kOrderSkill = R"(id: extract_order
+template_type: LLM_JSON_GENERATION
+model: gpt-4o-mni
+prompt:
+  system: "Extract the order. Customer tier: {{input.tier}}."
+  user: "{{input.text}}"
+input_schema:
+  type: object
+  required: [text]
+  properties: { text: { type: string }, tier: { type: string } }
+output_schema:
+  type: object
+  required: [customer, total]
+  properties: { customer: { type: string }, total: { type: number } }
+)";
+
+class FirstHourTest : public ::testing::Test {
+ protected:
+  testing::TempTree tree_;
+};
+
+// 1. A typo'd model name is refused at load, naming the closest model; run
+//    never reaches the simulator.
+TEST_F(FirstHourTest, ATypoedModelIsALoadErrorNamingTheClosestModel) {
+  tree_.Write("skillrunner.yaml", kConfig);
+  tree_.Write("skills/extract_order/skill.yaml", kOrderSkill);
+  auto validate = Skillrunner(tree_.Path(""), "validate", "2>&1");
+  EXPECT_EQ(validate.status, 2);
+  EXPECT_EQ(validate.out,
+            "skills/extract_order/skill.yaml:3:8: /model: model \"gpt-4o-mni\" is not in the models table of "
+            "skillrunner.yaml (did you mean \"gpt-4o-mini\"?); add it there (or set default_provider)\n"
+            "0 skill(s) and 0 rubric(s) loaded; 1 error(s), 0 warning(s)\n");
+  auto run = Skillrunner(tree_.Path(""), "run extract_order --input '{\"text\": \"2 mugs for Ada\"}'");
+  EXPECT_NE(run.status, 0);
+  EXPECT_EQ(run.out.find("\"output\""), std::string::npos) << run.out;
+}
+
+// 1. With a default_provider the fallback is a warning that says where the
+//    model goes, and every result names what answered.
+TEST_F(FirstHourTest, ADefaultProviderFallbackIsAWarningAndTheResultNamesWhatAnswered) {
+  tree_.Write("skillrunner.yaml", std::string(kConfig) + "default_provider: sim\n");
+  tree_.Write("skills/extract_order/skill.yaml", kOrderSkill);
+  auto validate = Skillrunner(tree_.Path(""), "validate", "2>&1");
+  EXPECT_EQ(validate.status, 0);
+  EXPECT_EQ(validate.out,
+            "skills/extract_order/skill.yaml:3:8: warning: /model: model \"gpt-4o-mni\" is not in the models table "
+            "of skillrunner.yaml (did you mean \"gpt-4o-mini\"?), so it runs on the default_provider \"sim\"\n"
+            "1 skill(s) and 0 rubric(s) loaded; 0 error(s), 1 warning(s)\n");
+  auto run = Skillrunner(tree_.Path(""), "run extract_order --input '{\"text\": \"2 mugs for Ada\", \"tier\": \"pro\"}'");
+  ASSERT_EQ(run.status, 0) << run.out;
+  json::value result = json::parse(run.out);
+  EXPECT_EQ(result.at("metrics").at("provider"), "sim");
+  EXPECT_EQ(result.at("metrics").at("model"), "gpt-4o-mni");
+  const json::object& attempt = result.at("attempts").at(0).as_object();
+  EXPECT_EQ(attempt.at("role"), "generation");
+  EXPECT_EQ(attempt.at("provider"), "sim");
+  EXPECT_EQ(attempt.at("model"), "gpt-4o-mni");
+}
+
+// 2. A placeholder of an optional property renders empty when the input
+//    leaves it out; one the input_schema does not declare is a load error.
+TEST_F(FirstHourTest, OptionalPlaceholdersRenderEmptyAndUndeclaredOnesAreLoadErrors) {
+  tree_.Write("skillrunner.yaml", kConfig);
+  std::string skill = kOrderSkill;
+  skill.replace(skill.find("gpt-4o-mni"), 10, "local-sim");
+  tree_.Write("skills/extract_order/skill.yaml", skill);
+  auto run = Skillrunner(tree_.Path(""), "run extract_order --input '{\"text\": \"2 mugs for Ada\"}'");
+  EXPECT_EQ(run.status, 0) << run.out;
+  skill.replace(skill.find("{{input.tier}}"), 14, "{{input.tire}}");
+  tree_.Write("skills/extract_order/skill.yaml", skill);
+  auto validate = Skillrunner(tree_.Path(""), "validate", "2>&1");
+  EXPECT_EQ(validate.status, 2);
+  EXPECT_EQ(validate.out,
+            "skills/extract_order/skill.yaml:5:11: /prompt/system: placeholder {{input.tire}} names a property "
+            "input_schema does not declare\n"
+            "0 skill(s) and 0 rubric(s) loaded; 1 error(s), 0 warning(s)\n");
+}
+
+// 7. An LLM_REVIEW skill a team wrote is the gate of a generation skill;
+//    judge attempts say so and carry the pass their verdict came to.
+TEST_F(FirstHourTest, AnLlmReviewSkillGatesAGenerationSkill) {
+  tree_.Write("skillrunner.yaml", kConfig);
+  tree_.Write("rubrics/order_quality.yaml",
+              "id: order_quality\ncriteria:\n  - { id: faithful, description: Every field is in the text., required: true }\n");
+  tree_.Write("skills/review_order/skill.yaml",
+              "id: review_order\ntemplate_type: LLM_REVIEW\nrubric: order_quality\nmodel: local-sim\n");
+  std::string skill = kOrderSkill;
+  skill.replace(skill.find("gpt-4o-mni"), 10, "local-sim");
+  tree_.Write("skills/extract_order/skill.yaml", skill + "review: { skill: review_order, retry_once: true }\n");
+  auto run = Skillrunner(tree_.Path(""), "run extract_order --input '{\"text\": \"2 mugs for Ada\"}'");
+  ASSERT_EQ(run.status, 0) << run.out;
+  json::value result = json::parse(run.out);
+  const json::array& attempts = result.at("attempts").as_array();
+  ASSERT_EQ(attempts.size(), 2u);
+  EXPECT_EQ(attempts[0].at("role"), "generation");
+  EXPECT_FALSE(attempts[0].as_object().contains("pass"));
+  EXPECT_EQ(attempts[1].at("role"), "judge");
+  EXPECT_EQ(attempts[1].at("pass"), true);
+  EXPECT_EQ(result.at("review").at("pass"), true);
+  EXPECT_EQ(result.at("review").at("criteria_results").at(0).at("criterion_id"), "faithful");
+
+  tree_.Write("skills/extract_order/skill.yaml", skill + "review: { skill: extract_order }\n");
+  auto validate = Skillrunner(tree_.Path(""), "validate", "2>&1");
+  EXPECT_EQ(validate.status, 2);
+  EXPECT_EQ(validate.out,
+            "skills/extract_order/skill.yaml:15:18: /review/skill: skill \"extract_order\" is not an LLM_REVIEW "
+            "skill, so it cannot judge\n"
+            "1 skill(s) and 1 rubric(s) loaded; 1 error(s), 0 warning(s)\n");
+}
+
+}  // namespace
+}  // namespace skillrunner
