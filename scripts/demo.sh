@@ -27,6 +27,11 @@ step "A validation-loop model whose first answer is fenced and has a wrong type:
 "$SR" run triage_ticket --pretty \
   --input '{"subject": "Cannot log in", "body": "Since this morning the login page rejects my password.", "customer_tier": "pro"}'
 
+step "See what was sent: --show-request adds each attempt's request (messages, response format), here the retry's feedback" \
+  "skillrunner run triage_ticket --input '{...}' --show-request --pretty"
+"$SR" run triage_ticket --pretty --show-request \
+  --input '{"subject": "Cannot log in", "body": "Since this morning the login page rejects my password."}'
+
 step "A rubric judge on its own: one verdict per criterion, aggregated in code" \
   "skillrunner run review_contact --input '{\"subject\": {...}, \"context\": \"...\"}' --pretty"
 "$SR" run review_contact --pretty \

@@ -34,6 +34,7 @@ struct RunOptions {
   std::int64_t timeout_ms = 0;
   std::int64_t seed = -1;
   std::string session;
+  bool show_request = false;
 };
 
 void PrintJson(const json::value& value, bool pretty) {
@@ -114,6 +115,7 @@ int Run(const CommonOptions& common, const RunOptions& options) {
   if (options.timeout_ms > 0) invocation.timeout = std::chrono::milliseconds(options.timeout_ms);
   if (options.seed >= 0) invocation.seed = static_cast<std::uint64_t>(options.seed);
   if (!options.session.empty()) invocation.session = options.session;
+  invocation.show_request = options.show_request;
 
   std::optional<InvocationOutcome> outcome;
   std::exception_ptr failure;
@@ -219,6 +221,7 @@ int RunCli(int argc, char** argv) {
   run_cmd->add_option("--timeout-ms", run.timeout_ms, "Override the skill's timeout_ms")->check(CLI::PositiveNumber);
   run_cmd->add_option("--seed", run.seed, "Seed for the simulated provider")->check(CLI::NonNegativeNumber);
   run_cmd->add_option("--session", run.session, "Session id: earlier validation errors of this skill in the session are fed forward");
+  run_cmd->add_flag("--show-request", run.show_request, "Each LLM attempt carries the request it made (messages, response format)");
 
   bool validate_json = false;
   auto* validate_cmd = app.add_subcommand("validate", "Check every skill, rubric and the config; exit 2 on any error");

@@ -97,7 +97,7 @@ std::expected<InvokeParams, std::vector<FieldError>> ReadInvokeParams(json::valu
   }
   if (const json::value* options = ParamMember(params, "options"); options && !options->is_null()) {
     if (!options->is_object()) {
-      errors.push_back({"/options", "expected an object {timeout_ms?, seed?, session?}"});
+      errors.push_back({"/options", "expected an object {timeout_ms?, seed?, session?, show_request?}"});
     } else {
       for (const auto& [key, value] : options->as_object()) {
         std::string path = "/options/" + std::string(key);
@@ -121,8 +121,14 @@ std::expected<InvokeParams, std::vector<FieldError>> ReadInvokeParams(json::valu
           } else {
             errors.push_back({path, "expected a non-empty string"});
           }
+        } else if (key == "show_request") {
+          if (value.is_bool()) {
+            out.options.show_request = value.as_bool();
+          } else {
+            errors.push_back({path, "expected true or false"});
+          }
         } else {
-          errors.push_back({path, "unknown option (expected timeout_ms, seed, session)"});
+          errors.push_back({path, "unknown option (expected timeout_ms, seed, session, show_request)"});
         }
       }
     }

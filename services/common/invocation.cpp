@@ -138,6 +138,7 @@ json::value ToJson(const Attempt& a) {
   out["output_tokens"] = a.output_tokens;
   if (a.tokens_estimated) out["tokens_estimated"] = true;
   out["duration_ms"] = a.duration_ms;
+  if (a.request) out["request"] = *a.request;
   return out;
 }
 

@@ -64,6 +64,7 @@ struct Attempt {
   std::string model;     // what answered; empty for handlers
   std::string provider;  // the provider name of the config; empty for handlers
   std::optional<bool> pass;  // judge attempts that gave a verdict: the pass it came to
+  std::optional<boost::json::value> request;  // with InvocationOptions::show_request
   std::optional<double> temperature;
   std::vector<FieldError> errors;
   std::string raw;
@@ -99,6 +100,9 @@ struct InvocationOptions {
   // Agent workflows: validation errors of earlier invocations of the same
   // skill in this session are fed forward as "avoid these mistakes".
   std::optional<std::string> session;
+  // Each LLM attempt carries the request it made (`request`: messages,
+  // response_format, temperature, max_output_tokens; never a key).
+  bool show_request = false;
 };
 
 // An output with the attempt that produced it, not yet recorded: whoever

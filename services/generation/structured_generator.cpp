@@ -221,6 +221,7 @@ boost::asio::awaitable<Result<Produced>> StructuredGenerator::Generate(const Gen
       continue;
     }
     Attempt attempt = AnsweredAttempt(c, *response, ctx.clock().ElapsedMs(started));
+    if (ctx.options().show_request) attempt.request = providers::RequestForDisplay(c.request);
     if (auto stopped = Stopped(c, *response, attempt, ctx)) {
       if (*stopped) co_return std::unexpected(std::move(**stopped));
       continue;

@@ -30,4 +30,21 @@ Usage EstimatedUsage(const ChatRequest& request, std::string_view answer) {
   return Usage{EstimateTokens(prompt), EstimateTokens(answer), true};
 }
 
+boost::json::object RequestForDisplay(const ChatRequest& request) {
+  boost::json::object out;
+  boost::json::array messages;
+  for (const auto& m : request.messages) messages.push_back(boost::json::object{{"role", m.role}, {"content", m.content}});
+  out["messages"] = std::move(messages);
+  const ResponseFormat& format = request.response_format;
+  if (format.kind == ResponseFormat::Kind::kJsonObject) {
+    out["response_format"] = boost::json::object{{"type", "json_object"}};
+  } else if (format.kind == ResponseFormat::Kind::kJsonSchema) {
+    out["response_format"] = boost::json::object{
+        {"type", "json_schema"}, {"name", format.name}, {"schema", format.schema}, {"strict", format.strict}};
+  }
+  if (request.temperature) out["temperature"] = *request.temperature;
+  out["max_output_tokens"] = request.max_output_tokens;
+  return out;
+}
+
 }  // namespace skillrunner::providers

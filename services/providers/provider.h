@@ -115,6 +115,12 @@ class Provider {
 // Token estimate for text a provider did not count: code points / 4, rounded up.
 std::int64_t EstimateTokens(std::string_view utf8);
 
+// The request as shown to users (`run --show-request`, debug logs):
+// {"messages": [{role, content}], "response_format"?: {type, name?, schema?,
+// strict?}, "temperature"?, "max_output_tokens"}. Metadata and keys are not
+// part of it.
+boost::json::object RequestForDisplay(const ChatRequest& request);
+
 // Usage for an answer whose provider reported none: the request's messages
 // and the answer text, estimated and marked so.
 Usage EstimatedUsage(const ChatRequest& request, std::string_view answer);

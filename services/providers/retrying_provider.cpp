@@ -7,6 +7,8 @@
 #include <random>
 #include <variant>
 
+#include "services/common/json_text.h"
+
 namespace skillrunner::providers {
 using std::chrono::milliseconds;
 
@@ -147,11 +149,16 @@ boost::asio::awaitable<Result<ChatResponse>> RetryingProvider::Chat(
     }
     request.timeout = std::min(request.timeout, std::chrono::duration_cast<milliseconds>(ctx.deadline() - started));
     request.metadata.attempt = ctx.NextRequestNumber();
+    if (spdlog::should_log(spdlog::level::debug)) {
+      spdlog::debug("skill {}: request {} to {} ({}): {}", ctx.skill_id(), request.metadata.attempt,
+                    request.metadata.provider, request.model, CompactJson(RequestForDisplay(request)));
+    }
     auto response = co_await inner_.Chat(request);
     if (response) co_return std::move(*response);
 
     const ProviderError& error = response.error();
     Attempt attempt = FailedAttempt(request, error, clock.ElapsedMs(started));
+    if (ctx.options().show_request) attempt.request = RequestForDisplay(request);
     std::optional<Stop> stop = Permanent(error, request, attempt);
     if (!stop) {
       auto next = NextDelay(error, policy, retry, options_.random(), ctx);

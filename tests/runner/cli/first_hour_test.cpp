@@ -129,5 +129,50 @@ TEST_F(FirstHourTest, AnLlmReviewSkillGatesAGenerationSkill) {
             "1 skill(s) and 1 rubric(s) loaded; 1 error(s), 0 warning(s)\n");
 }
 
+// 6. --show-request puts on each attempt exactly what was asked of the
+//    provider: the rendered messages, the retry's feedback, the judge's prompt.
+TEST_F(FirstHourTest, ShowRequestPutsTheRequestOfEachAttemptInTheResult) {
+  std::string config = kConfig;
+  config.replace(config.find("sim: { kind: simulated }"), 24,
+                 "sim: { kind: simulated, faults: [{ skill: extract_order, attempt: 1, fault: wrong_type, path: /total }] }");
+  tree_.Write("skillrunner.yaml", config);
+  std::string skill = kOrderSkill;
+  skill.replace(skill.find("gpt-4o-mni"), 10, "local-sim");
+  tree_.Write("skills/extract_order/skill.yaml", skill);
+  auto run = Skillrunner(tree_.Path(""),
+                         "run extract_order --show-request --input '{\"text\": \"2 mugs for Ada\", \"tier\": \"pro\"}'");
+  ASSERT_EQ(run.status, 0) << run.out;
+  json::value result = json::parse(run.out);
+  const json::array& attempts = result.at("attempts").as_array();
+  ASSERT_EQ(attempts.size(), 2u);
+  const json::object& first = attempts[0].at("request").as_object();
+  EXPECT_EQ(first.at("max_output_tokens"), 1024);
+  EXPECT_EQ(first.at("temperature"), 0.7);
+  EXPECT_FALSE(first.contains("response_format"));
+  const json::array& messages = first.at("messages").as_array();
+  ASSERT_EQ(messages.size(), 2u);
+  EXPECT_EQ(messages[1], json::parse(R"({"role": "user", "content": "2 mugs for Ada"})"));
+  EXPECT_TRUE(messages[0].at("content").as_string().starts_with("Extract the order. Customer tier: pro.\n\n"));
+  const json::array& retry = attempts[1].at("request").at("messages").as_array();
+  ASSERT_EQ(retry.size(), 4u);
+  EXPECT_EQ(retry[2].at("role"), "assistant");
+  EXPECT_EQ(retry[2].at("content"), attempts[0].at("raw"));
+  EXPECT_EQ(std::string(retry[3].at("content").as_string()),
+            "Your answer does not match the JSON Schema. Every error, by JSON pointer:\n- /total: " +
+                std::string(attempts[0].at("errors").at(0).at("message").as_string()) +
+                "\nAnswer again with the corrected JSON only: one JSON value, no prose, no code fence.");
+  EXPECT_EQ(attempts[1].at("request").at("temperature"), 0.2);
+  auto plain = Skillrunner(tree_.Path(""), "run extract_order --input '{\"text\": \"2 mugs for Ada\"}'");
+  ASSERT_EQ(plain.status, 0) << plain.out;
+  EXPECT_FALSE(json::parse(plain.out).at("attempts").at(0).as_object().contains("request"));
+  // --log-level debug logs every request the same way, on stderr.
+  auto logged = Skillrunner(tree_.Path(""), "--log-level debug run extract_order --input '{\"text\": \"2 mugs\"}'",
+                            "2>&1 >/dev/null");
+  EXPECT_NE(logged.out.find("skill extract_order: request 1 to sim (local-sim): {\"messages\":[{\"role\":\"system\","),
+            std::string::npos)
+      << logged.out;
+  EXPECT_NE(logged.out.find("skill extract_order: request 2 to sim (local-sim): "), std::string::npos);
+}
+
 }  // namespace
 }  // namespace skillrunner

@@ -120,6 +120,10 @@ TEST_F(ServerTest, BadParamsNameThePointer) {
   EXPECT_EQ(answer.at("error").at("code"), -32602);
   EXPECT_EQ(answer.at("error").at("message"), "Invalid params: /options/timeout_ms: expected an integer from 1 to 86400000");
   EXPECT_EQ(answer.at("error").at("data").at("errors").as_array().size(), 2u);
+  EXPECT_EQ(answer.at("error").at("data").at("errors").at(1),
+            json::parse(R"J({"path": "/options/colour", "message": "unknown option (expected timeout_ms, seed, session, show_request)"})J"));
+  auto bad_show = client.Call(InvokeLine(9, "echo", "{}", R"({"show_request": "yes"})"));
+  EXPECT_EQ(bad_show.at("error").at("message"), "Invalid params: /options/show_request: expected true or false");
   auto missing = client.Call(R"({"jsonrpc":"2.0","id":8,"method":"skills.invoke","params":{"skill":"echo"}})");
   EXPECT_EQ(missing.at("error").at("message"),
             "Invalid params: /input: missing: the skill's input (any JSON value its input_schema accepts)");
@@ -154,6 +158,18 @@ TEST_F(ServerTest, BatchesAnswerEveryRequestMemberInOneArrayAndNotificationsNeve
   EXPECT_EQ(next.at("id"), "h");
   auto empty = client.Call("[]");
   EXPECT_EQ(empty.at("error").at("message"), "Invalid Request: empty batch");
+}
+
+TEST_F(ServerTest, ShowRequestOptionPutsEachRequestOnItsAttempt) {
+  auto server = StartServer();
+  SocketClient client = server->Connect();
+  auto shown = client.Call(InvokeLine(1, "contact", R"({"text":"Ada Lovelace wrote to us"})", R"({"show_request": true})"));
+  const json::object& attempt = shown.at("result").at("attempts").at(0).as_object();
+  ASSERT_TRUE(attempt.contains("request")) << Str(shown);
+  EXPECT_EQ(attempt.at("request").at("messages").as_array().back().at("role"), "user");
+  EXPECT_EQ(attempt.at("request").at("response_format").at("type"), "json_schema");
+  auto plain = client.Call(InvokeLine(2, "contact", R"({"text":"Ada Lovelace wrote to us"})"));
+  EXPECT_FALSE(plain.at("result").at("attempts").at(0).as_object().contains("request"));
 }
 
 TEST_F(ServerTest, CancelAnswersTheInvocationCancelled) {
