@@ -87,10 +87,9 @@ int Exchange(asio::io_context& io, Socket& socket, const std::string& request, s
 int Call(const CallOptions& options) {
   json::object request{{"jsonrpc", "2.0"}, {"id", 1}, {"method", options.method}};
   if (!options.params.empty()) {
-    boost::system::error_code ec;
-    json::value params = json::parse(options.params, ec);
-    if (ec) return Complain(kUsageStatus, "PARAMS is not valid JSON: " + ec.message());
-    request["params"] = std::move(params);
+    auto params = ParseJsonText(options.params);
+    if (!params) return Complain(kUsageStatus, "PARAMS is not valid JSON: " + params.error());
+    request["params"] = std::move(*params);
   }
   asio::io_context io;
   boost::system::error_code ec;

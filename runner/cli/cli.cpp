@@ -88,12 +88,9 @@ std::expected<json::value, std::string> ReadInput(const RunOptions& options) {
     }
     text = buffer.str();
   }
-  json::parse_options parse_options;
-  parse_options.max_depth = 256;
-  boost::system::error_code ec;
-  json::value value = json::parse(text, ec, {}, parse_options);
-  if (ec) return std::unexpected(where + " is not valid JSON: " + ec.message());
-  return value;
+  auto value = ParseJsonText(text);
+  if (!value) return std::unexpected(where + " is not valid JSON: " + value.error());
+  return std::move(*value);
 }
 
 int Run(const CommonOptions& common, const RunOptions& options) {

@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "services/common/clock.h"
+#include "services/common/text.h"
 #include "services/providers/http_errors.h"
 #include "services/providers/provider_set.h"
 
@@ -64,8 +65,10 @@ int ProvidersCheck(const CommonOptions& common, const ProvidersCheckOptions& opt
     return 2;
   }
   if (!options.name.empty() && !config->providers.contains(options.name)) {
-    std::fprintf(stderr, "skillrunner: the config %s defines no provider \"%s\"\n",
-                 config->source.c_str(), options.name.c_str());
+    std::vector<std::string> names;
+    for (const auto& [name, unused] : config->providers) names.push_back(name);
+    std::fprintf(stderr, "skillrunner: the config %s defines no provider \"%s\"%s\n", config->source.c_str(),
+                 options.name.c_str(), DidYouMean(ClosestNames(options.name, names)).c_str());
     return 2;
   }
   boost::asio::io_context io;

@@ -4,6 +4,7 @@
 
 #include "services/common/utf8.h"
 #include "runner/yaml_json.h"
+#include "services/common/json_text.h"
 
 namespace skillrunner::eval {
 namespace json = boost::json;
@@ -11,7 +12,7 @@ namespace {
 
 // At most 80 bytes, cut on a character boundary: the message goes into
 // results.jsonl, which must stay valid UTF-8.
-std::string Shown(const json::value& value) { return ShortenUtf8(json::serialize(value), 80, "..."); }
+std::string Shown(const json::value& value) { return ShortenUtf8(CompactJson(value), 80, "..."); }
 
 // Numbers compare by value (1 == 1.0) at every depth, everything else
 // structurally (object member order does not matter; array order does).

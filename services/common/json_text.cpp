@@ -1,6 +1,7 @@
 #include "services/common/json_text.h"
 
 #include <boost/json/serialize.hpp>
+#include <boost/json/stream_parser.hpp>
 
 #include <charconv>
 #include <cmath>
@@ -71,6 +72,30 @@ std::string PrettyJson(const boost::json::value& value) {
   std::string out;
   Write(value, out, 0);
   return out;
+}
+
+std::expected<boost::json::value, std::string> ParseJsonText(std::string_view text, int max_depth) {
+  boost::json::parse_options options;
+  options.max_depth = static_cast<std::size_t>(max_depth);
+  boost::json::stream_parser parser({}, options);
+  boost::system::error_code ec;
+  std::size_t used = parser.write_some(text.data(), text.size(), ec);
+  if (!ec) {
+    used = text.size();
+    parser.finish(ec);
+  }
+  if (!ec) return parser.release();
+  std::size_t line = 1;
+  std::size_t column = 1;
+  for (std::size_t i = 0; i < used && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) {
+      ++column;
+    }
+  }
+  return std::unexpected("line " + std::to_string(line) + ", column " + std::to_string(column) + ": " + ec.message());
 }
 
 }  // namespace skillrunner

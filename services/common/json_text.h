@@ -1,7 +1,9 @@
 #pragma once
 
 #include <boost/json/value.hpp>
+#include <expected>
 #include <string>
+#include <string_view>
 
 namespace skillrunner {
 
@@ -11,5 +13,9 @@ std::string CompactJson(const boost::json::value& value);
 
 // The same, indented by two spaces, for `--pretty` and human-facing files.
 std::string PrettyJson(const boost::json::value& value);
+
+// Parses one JSON value (surrounding whitespace allowed); on failure, where:
+// "line 2, column 7: syntax error" (columns count characters, from 1).
+std::expected<boost::json::value, std::string> ParseJsonText(std::string_view text, int max_depth = 256);
 
 }  // namespace skillrunner

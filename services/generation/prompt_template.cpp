@@ -1,6 +1,7 @@
 #include "services/generation/prompt_template.h"
 
 #include <boost/json/serialize.hpp>
+#include "services/common/json_text.h"
 
 namespace skillrunner {
 namespace {
@@ -85,7 +86,7 @@ std::expected<std::string, std::string> RenderTemplate(
     } else if (value->is_string()) {
       out.append(value->as_string());
     } else {
-      out.append(boost::json::serialize(*value));
+      out.append(CompactJson(*value));
     }
     copied = placeholder.offset + placeholder.length;
   }

@@ -6,6 +6,7 @@
 
 #include "services/generation/strict_schema_internal.h"
 #include "services/validation/error_paths.h"
+#include "services/common/json_text.h"
 
 namespace skillrunner::generation::strict_detail {
 namespace {
@@ -43,7 +44,7 @@ std::string Where(std::string_view pointer) {
 }
 
 std::string ValueText(const json::value& value) {
-  std::string text = json::serialize(value);
+  std::string text = CompactJson(value);
   if (text.size() <= kValueTextBytes) return text;
   std::size_t cut = kValueTextBytes - 3;
   while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;

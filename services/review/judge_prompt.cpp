@@ -1,6 +1,7 @@
 #include "services/review/judge_prompt.h"
 
 #include <boost/json/serialize.hpp>
+#include "services/common/json_text.h"
 
 namespace skillrunner::review {
 namespace json = boost::json;
@@ -9,7 +10,7 @@ namespace {
 
 std::string Shown(const json::value& value) {
   if (value.is_string()) return std::string(value.get_string());
-  return json::serialize(value);
+  return CompactJson(value);
 }
 
 // "Example (fail): <subject> (<reason>)" for the rubric's {subject?, verdict, reason?}.

@@ -105,7 +105,10 @@ TEST_F(CliTest, InputThatIsNotJsonIsInputInvalid) {
   EXPECT_EQ(result.status, 2);
   json::value answer = json::parse(result.out);
   EXPECT_EQ(answer.at("error").at("code"), "INPUT_INVALID");
-  EXPECT_EQ(answer.at("error").at("message").as_string().starts_with("--input is not valid JSON: "), true);
+  EXPECT_EQ(answer.at("error").at("message"), "--input is not valid JSON: line 1, column 10: incomplete JSON");
+  auto two_lines = Skillrunner(tree_.root(), "run upper --input '{\"text\": \"a\",\n  \"top\": }'");
+  EXPECT_EQ(json::parse(two_lines.out).at("error").at("message"),
+            "--input is not valid JSON: line 2, column 10: syntax error");
 }
 
 TEST_F(CliTest, UnknownSkillIsSkillNotFoundAsJson) {
@@ -182,6 +185,9 @@ TEST_F(CliTest, ProvidersCheckSendsOneRequestPerProvider) {
   auto unknown = Skillrunner(tree_.root(), "providers check nope", "2>&1");
   EXPECT_EQ(unknown.status, 2);
   EXPECT_EQ(unknown.out, "skillrunner: the config (built-in) defines no provider \"nope\"\n");
+  auto typo = Skillrunner(tree_.root(), "providers check simulatd", "2>&1");
+  EXPECT_EQ(typo.status, 2);
+  EXPECT_EQ(typo.out, "skillrunner: the config (built-in) defines no provider \"simulatd\" (did you mean \"simulated\"?)\n");
 }
 
 TEST_F(CliTest, JsonLogsAreOneObjectPerLine) {

@@ -30,6 +30,12 @@ TEST(EvalExpectedMatchTest, SubsetReportsEveryMismatchingPointer) {
             (std::vector<FieldError>{{"/a", "expected an object, found [1]"}}));
 }
 
+TEST(EvalExpectedMatchTest, NumbersAreShownAsWritten) {
+  EXPECT_EQ(Compare(ExpectedMode::kSubset, R"({"total": 12.5, "items": [0.1]})", R"({"total": 33, "items": 2.5})"),
+            (std::vector<FieldError>{{"/total", "expected 12.5, found 33"},
+                                     {"/items", "expected an array, found 2.5"}}));
+}
+
 TEST(EvalExpectedMatchTest, SubsetArraysAreSetsInAnyOrder) {
   EXPECT_TRUE(Compare(ExpectedMode::kSubset, R"({"tags": ["b", {"w": "x"}]})",
                       R"({"tags": [{"w": "x", "count": 2}, "a", "b"]})").empty());

@@ -168,7 +168,7 @@ TEST_F(ServeCliTest, CallPrintsTheAnswerAndExitsLikeRun) {
   EXPECT_EQ(json::parse(unknown.out).at("error").at("code"), -32601);
   auto bad_params = RunCall("skills.list '{not json' --socket " + socket_);
   EXPECT_EQ(bad_params.status, 2);
-  EXPECT_EQ(bad_params.out, "skillrunner call: PARAMS is not valid JSON: syntax error\n");
+  EXPECT_EQ(bad_params.out, "skillrunner call: PARAMS is not valid JSON: line 1, column 2: syntax error\n");
   auto nowhere = RunCall("health");
   EXPECT_EQ(nowhere.status, 2);
   EXPECT_EQ(nowhere.out, "skillrunner call: give --socket PATH or --connect HOST:PORT\n");

@@ -17,6 +17,15 @@ TEST(PromptTemplateTest, RendersStringsAsIsAndOtherValuesAsJson) {
   EXPECT_EQ(*rendered, R"(Hi Ada, tags ["x",2], first x, all {"name":"Ada","tags":["x",2]})");
 }
 
+TEST(PromptTemplateTest, NumbersRenderAsWritten) {
+  std::string text = "{{input.price}} x {{input.sizes}}";
+  auto placeholders = ParsePlaceholders(text);
+  ASSERT_TRUE(placeholders);
+  auto rendered = RenderTemplate(text, *placeholders, boost::json::parse(R"({"price": 12.5, "sizes": [0.25, 1e21]})"));
+  ASSERT_TRUE(rendered);
+  EXPECT_EQ(*rendered, "12.5 x [0.25,1e+21]");
+}
+
 TEST(PromptTemplateTest, AnAbsentOptionalValueRendersEmpty) {
   std::string text = "Order {{input.order.id}} for [{{input.tier}}] of {{input.order}}";
   auto placeholders = ParsePlaceholders(text);
