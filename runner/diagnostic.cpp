@@ -27,10 +27,17 @@ std::string Diagnostic::ToString() const {
 boost::json::array DiagnosticsToJson(const std::vector<Diagnostic>& diagnostics) {
   boost::json::array items;
   for (const auto& d : diagnostics) {
+    // Messages start with the JSON pointer they are about ("/model: ...").
+    std::string pointer;
+    std::string message = d.message;
+    if (std::size_t colon = message.find(": "); !message.empty() && message[0] == '/' && colon != std::string::npos) {
+      pointer = message.substr(0, colon);
+      message = message.substr(colon + 2);
+    }
     items.push_back(boost::json::object{
-        {"file", d.file}, {"line", d.position.line}, {"column", d.position.column},
+        {"file", d.file}, {"line", d.position.line}, {"col", d.position.column}, {"pointer", pointer},
         {"severity", d.severity == Diagnostic::Severity::kError ? "error" : "warning"},
-        {"message", d.message}});
+        {"message", message}});
   }
   return items;
 }

@@ -26,7 +26,8 @@ struct Diagnostic {
 
 bool HasErrors(const std::vector<Diagnostic>& diagnostics);
 
-// [{file, line, column, severity: error|warning, message}] for JSON output.
+// [{file, line, col, pointer, severity: error|warning, message}] for JSON
+// output; `pointer` is the JSON pointer a message starts with ("" if none).
 boost::json::array DiagnosticsToJson(const std::vector<Diagnostic>& diagnostics);
 
 // Parses `path` as YAML, or reports why not (unreadable file, syntax error).

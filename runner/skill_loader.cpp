@@ -2,6 +2,7 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
+#include <algorithm>
 #include <map>
 
 #include <fstream>
@@ -44,6 +45,30 @@ std::string MetaschemaMessage(const FieldError& error, const json::value& schema
   if (!value || !value->is_string()) return error.message;
   return "unknown type \"" + std::string(value->as_string()) +
          "\" (expected array, boolean, integer, null, number, object or string)";
+}
+
+// The metaschema's failures, each at the deepest key at fault: a failed
+// anyOf/oneOf (a subschema position that takes "a schema or ...") is checked
+// again as a schema of its own, so `qty: { type: int }` is reported at its
+// type, not as "no anyOf branch matched" at the enclosing object.
+std::vector<FieldError> MetaschemaErrors(const validation::CompiledSchema& meta, const json::value& schema,
+                                         int depth = 0) {
+  std::vector<FieldError> out;
+  for (auto& error : meta.Validate(schema)) {
+    bool branch = error.message.find("anyOf branch") != std::string::npos ||
+                  error.message.find("oneOf branch") != std::string::npos;
+    boost::system::error_code ec;
+    const json::value* node = branch && depth < 32 && !error.path.empty() ? schema.find_pointer(error.path, ec) : nullptr;
+    if (node != nullptr && node->is_object()) {
+      auto inner = MetaschemaErrors(meta, *node, depth + 1);
+      if (!inner.empty()) {
+        for (auto& deeper : inner) out.push_back({error.path + deeper.path, std::move(deeper.message)});
+        continue;
+      }
+    }
+    out.push_back(std::move(error));
+  }
+  return out;
 }
 
 class SkillLoader {
@@ -274,7 +299,7 @@ class SkillLoader {
       if (uri.find("draft-04") != std::string_view::npos) meta = "draft-04.schema.json";
     }
     bool bad = false;
-    for (const auto& e : EmbeddedCompiledSchema(meta).Validate(out)) {
+    for (const auto& e : MetaschemaErrors(EmbeddedCompiledSchema(meta), out)) {
       errors_.push_back({file, positions->Find(prefix + e.path),
                          key + (e.path.empty() ? "" : " at " + e.path) +
                              " is not a valid JSON Schema: " + MetaschemaMessage(e, out)});
@@ -454,9 +479,35 @@ std::expected<Skill, std::vector<Diagnostic>> LoadSkillFile(
   auto doc = LoadYamlFile(path);
   if (!doc) return std::unexpected(std::vector<Diagnostic>{doc.error()});
   auto problems = CheckAgainstEmbeddedSchema(*doc, path, "skill.schema.json");
-  if (!problems.empty()) return std::unexpected(std::move(problems));
-  SkillLoader loader(path, *doc, config, warnings);
-  return loader.Load(is_known_handler);
+  if (problems.empty()) {
+    SkillLoader loader(path, *doc, config, warnings);
+    return loader.Load(is_known_handler);
+  }
+  // Every problem of the file in one run (DESIGN 9.8): the descriptor's
+  // schema errors, then what the loader finds in the rest. The loader reads
+  // a schema-valid descriptor; one that is not may trip it over a value of
+  // the wrong type, which its schema error already names.
+  if (!doc->value.is_object()) return std::unexpected(std::move(problems));
+  std::vector<Diagnostic> later;
+  SkillLoader loader(path, *doc, config, later);
+  try {
+    auto skill = loader.Load(is_known_handler);
+    if (!skill) later.insert(later.end(), skill.error().begin(), skill.error().end());
+  } catch (const std::exception&) {
+  }
+  for (auto& d : later) {
+    // Findings at the top of the file are about missing keys, which a schema
+    // error (a misspelt key, a wrong template_type) has already explained.
+    if (d.position.line <= 1 && d.position.column <= 1) continue;
+    bool repeated = std::any_of(problems.begin(), problems.end(), [&](const Diagnostic& p) {
+      return p.position.line == d.position.line && p.position.column == d.position.column;
+    });
+    if (!repeated) problems.push_back(std::move(d));
+  }
+  std::stable_sort(problems.begin(), problems.end(), [](const Diagnostic& a, const Diagnostic& b) {
+    return std::pair(a.position.line, a.position.column) < std::pair(b.position.line, b.position.column);
+  });
+  return std::unexpected(std::move(problems));
 }
 
 }  // namespace skillrunner

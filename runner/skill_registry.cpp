@@ -51,6 +51,25 @@ std::expected<Rubric, std::vector<Diagnostic>> LoadRubricFile(const std::string&
 
 namespace {
 
+// The id a file meant to define (its `id:` when it is a string, else the
+// name the file or folder gives it), for "did not load" answers.
+std::string IntendedId(const std::string& file, const std::string& fallback) {
+  auto doc = LoadYamlFile(file);
+  if (doc && doc->value.is_object()) {
+    if (const auto* id = doc->value.as_object().if_contains("id"); id && id->is_string()) {
+      return std::string(id->as_string());
+    }
+  }
+  return fallback;
+}
+
+std::string FirstError(const std::vector<Diagnostic>& diagnostics) {
+  for (const auto& d : diagnostics) {
+    if (d.severity == Diagnostic::Severity::kError) return d.ToString();
+  }
+  return diagnostics.empty() ? std::string("unknown error") : diagnostics.front().ToString();
+}
+
 std::string Joined(const std::vector<std::string>& names) {
   std::string out;
   for (const auto& name : names) out += (out.empty() ? "" : ", ") + name;
@@ -87,6 +106,7 @@ void SkillRegistry::LoadRubrics(const RegistryOptions& options, std::vector<Diag
     auto rubric = LoadRubricFile(file.string());
     if (!rubric) {
       diagnostics.insert(diagnostics.end(), rubric.error().begin(), rubric.error().end());
+      failed_rubrics_.emplace(IntendedId(file.string(), file.stem().string()), FirstError(rubric.error()));
       continue;
     }
     if (auto [it, fresh] = rubric_files.emplace(rubric->id, file.string()); !fresh) {
@@ -110,6 +130,11 @@ bool SkillRegistry::LinkSkill(Skill& skill, const RegistryOptions& options, cons
   bool ok = true;
   auto check_rubric = [&](const std::string& pointer, const std::string& id) {
     if (rubric_index_.contains(id)) return;
+    if (auto why = FailedRubric(id)) {
+      diagnostics.push_back({file, where(pointer), pointer + ": rubric \"" + id + "\" did not load: " + *why});
+      ok = false;
+      return;
+    }
     std::string known;
     for (const auto& [rubric_id, unused] : rubric_index_) known += (known.empty() ? "" : ", ") + rubric_id;
     diagnostics.push_back({file, where(pointer),
@@ -159,40 +184,45 @@ bool SkillRegistry::LinkGateSkill(Skill& skill, const std::string& file, const R
   return true;
 }
 
-void SkillRegistry::LoadSkills(const RegistryOptions& options, std::vector<Diagnostic>& diagnostics) {
-  struct Entry {
-    std::string file;
-    std::optional<Skill> skill;
-    std::vector<Diagnostic> diagnostics;
-    std::string duplicate_of;
-    bool ok = false;
-  };
-  std::vector<Entry> entries;
-  for (const auto& dir : ListFolder(options.skills_dir, true, diagnostics, true)) {
-    fs::path file = dir / "skill.yaml";
-    std::error_code ec;
-    if (!fs::exists(file, ec)) continue;  // folders without a descriptor are not skills
-    Entry& entry = entries.emplace_back();
-    entry.file = file.string();
-    auto skill = LoadSkillFile(entry.file, config_, options.is_known_handler, entry.diagnostics);
-    if (!skill) {
-      entry.diagnostics.insert(entry.diagnostics.end(), skill.error().begin(), skill.error().end());
-      continue;
-    }
-    entry.skill = std::move(*skill);
-  }
-  std::map<std::string, Entry*, std::less<>> by_id;
-  for (Entry& entry : entries) {
-    if (!entry.skill) continue;
-    auto [it, fresh] = by_id.emplace(entry.skill->id, &entry);
-    if (!fresh) entry.duplicate_of = it->second->file;
-  }
+// One skill file on its way into the registry.
+struct SkillEntry {
+  std::string file;
+  std::optional<Skill> skill;  // empty: the file did not load
+  std::vector<Diagnostic> diagnostics;
+  std::string duplicate_of;
+  bool ok = false;
+};
+
+namespace {
+
+// The files of a tree's skills, in one set, and what the gates may ask of it.
+struct SkillSet {
+  std::vector<SkillEntry> entries;
+  std::map<std::string, SkillEntry*, std::less<>> by_id;       // the first file of each id
+  std::map<std::string, std::string, std::less<>> unloaded;    // id -> why, files that did not load
   std::vector<std::string> review_ids;
-  for (const auto& [id, entry] : by_id) {
-    if (entry->skill->template_type == TemplateType::kLlmReview) review_ids.push_back(id);
+
+  void Index() {
+    for (SkillEntry& entry : entries) {
+      if (!entry.skill) {
+        unloaded.emplace(IntendedId(entry.file, fs::path(entry.file).parent_path().filename().string()),
+                         FirstError(entry.diagnostics));
+        continue;
+      }
+      auto [it, fresh] = by_id.emplace(entry.skill->id, &entry);
+      if (!fresh) entry.duplicate_of = it->second->file;
+    }
+    for (const auto& [id, entry] : by_id) {
+      if (entry->skill->template_type == TemplateType::kLlmReview) review_ids.push_back(id);
+    }
   }
-  ReviewerLookup reviewers = [&](std::string_view id) -> std::expected<const Skill*, std::string> {
+
+  // The LLM_REVIEW skill `id`, linked, or why a gate cannot use it.
+  std::expected<const Skill*, std::string> Reviewer(std::string_view id) const {
     auto it = by_id.find(id);
+    if (auto failed = unloaded.find(id); it == by_id.end() && failed != unloaded.end()) {
+      return std::unexpected("the review skill \"" + std::string(id) + "\" did not load: " + failed->second);
+    }
     if (it == by_id.end()) {
       return std::unexpected("unknown skill \"" + std::string(id) + "\"" + DidYouMean(ClosestNames(id, review_ids)) +
                              " (LLM_REVIEW skills in this tree: " +
@@ -203,23 +233,57 @@ void SkillRegistry::LoadSkills(const RegistryOptions& options, std::vector<Diagn
     }
     if (!it->second->ok) return std::unexpected("the review skill \"" + std::string(id) + "\" did not load");
     return &*it->second->skill;
-  };
+  }
+};
+
+}  // namespace
+
+// Skills load in two passes: every file first, then the checks across files
+// (rubrics, review skills for gates, unique ids), review skills before the
+// skills they gate. Each file's diagnostics stay together, in file order.
+void SkillRegistry::LoadSkills(const RegistryOptions& options, std::vector<Diagnostic>& diagnostics) {
+  SkillSet set;
+  for (const auto& dir : ListFolder(options.skills_dir, true, diagnostics, true)) {
+    fs::path file = dir / "skill.yaml";
+    std::error_code ec;
+    if (!fs::exists(file, ec)) continue;  // folders without a descriptor are not skills
+    SkillEntry& entry = set.entries.emplace_back();
+    entry.file = file.string();
+    auto skill = LoadSkillFile(entry.file, config_, options.is_known_handler, entry.diagnostics);
+    if (skill) {
+      entry.skill = std::move(*skill);
+    } else {
+      entry.diagnostics.insert(entry.diagnostics.end(), skill.error().begin(), skill.error().end());
+    }
+  }
+  set.Index();
+  ReviewerLookup reviewers = [&set](std::string_view id) { return set.Reviewer(id); };
   for (bool review_pass : {true, false}) {
-    for (Entry& entry : entries) {
+    for (SkillEntry& entry : set.entries) {
       if (!entry.skill || (entry.skill->template_type == TemplateType::kLlmReview) != review_pass) continue;
       entry.ok = LinkSkill(*entry.skill, options, entry.file, reviewers, entry.diagnostics) &&
                  entry.duplicate_of.empty();
     }
   }
-  for (Entry& entry : entries) {
+  Register(set.entries, set.unloaded, diagnostics);
+}
+
+void SkillRegistry::Register(std::vector<SkillEntry>& entries, std::map<std::string, std::string, std::less<>>& unloaded,
+                             std::vector<Diagnostic>& diagnostics) {
+  for (SkillEntry& entry : entries) {
     diagnostics.insert(diagnostics.end(), entry.diagnostics.begin(), entry.diagnostics.end());
     if (!entry.duplicate_of.empty()) {
       auto doc = LoadYamlFile(entry.file);
       diagnostics.push_back({entry.file, doc ? doc->positions.Find("/id") : SourcePosition{},
                              "/id: duplicate skill id \"" + entry.skill->id + "\" (also in " + entry.duplicate_of + ")"});
     }
-    if (entry.ok) skills_.push_back(std::make_shared<const Skill>(std::move(*entry.skill)));
+    if (entry.ok) {
+      skills_.push_back(std::make_shared<const Skill>(std::move(*entry.skill)));
+    } else if (entry.skill) {
+      failed_skills_.emplace(entry.skill->id, FirstError(entry.diagnostics));
+    }
   }
+  for (auto& [id, why] : unloaded) failed_skills_.emplace(id, std::move(why));
   std::sort(skills_.begin(), skills_.end(), [](const auto& a, const auto& b) { return a->id < b->id; });
   for (const auto& skill : skills_) skill_index_[skill->id] = skill.get();
 }
@@ -243,6 +307,16 @@ const Rubric* SkillRegistry::FindRubric(std::string_view id) const { return Find
 std::shared_ptr<const Rubric> SkillRegistry::FindRubricShared(std::string_view id) const {
   auto it = rubric_index_.find(id);
   return it == rubric_index_.end() ? nullptr : it->second;
+}
+
+std::optional<std::string> SkillRegistry::FailedSkill(std::string_view id) const {
+  auto it = failed_skills_.find(id);
+  return it == failed_skills_.end() ? std::nullopt : std::optional<std::string>(it->second);
+}
+
+std::optional<std::string> SkillRegistry::FailedRubric(std::string_view id) const {
+  auto it = failed_rubrics_.find(id);
+  return it == failed_rubrics_.end() ? std::nullopt : std::optional<std::string>(it->second);
 }
 
 std::vector<std::string> SkillRegistry::SimilarSkillIds(std::string_view id) const {

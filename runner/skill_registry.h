@@ -4,6 +4,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,6 +18,8 @@ namespace skillrunner {
 
 using review::Criterion;
 using review::Rubric;
+
+struct SkillEntry;  // skill_registry.cpp: one skill file while a tree loads
 
 struct RegistryOptions {
   std::filesystem::path skills_dir = "skills";
@@ -45,6 +48,10 @@ class SkillRegistry {
   const std::vector<std::shared_ptr<const Skill>>& skills() const { return skills_; }
   const std::vector<std::shared_ptr<const Rubric>>& rubrics() const { return rubrics_; }
   const Config& config() const { return config_; }
+  // Why the skill or rubric with this id did not load ("FILE:LINE:COL:
+  // message", its first error), or nullopt when none by that id failed.
+  std::optional<std::string> FailedSkill(std::string_view id) const;
+  std::optional<std::string> FailedRubric(std::string_view id) const;
   // The skill ids closest to `id` (for "did you mean" hints), at most 3.
   std::vector<std::string> SimilarSkillIds(std::string_view id) const;
 
@@ -53,6 +60,10 @@ class SkillRegistry {
   // The LLM_REVIEW skill a gate names, or why it cannot judge.
   using ReviewerLookup = std::function<std::expected<const Skill*, std::string>(std::string_view)>;
   void LoadSkills(const RegistryOptions& options, std::vector<Diagnostic>& diagnostics);
+  // Adds the skills that loaded and linked, in id order; remembers why the
+  // others did not.
+  void Register(std::vector<SkillEntry>& entries, std::map<std::string, std::string, std::less<>>& unloaded,
+                std::vector<Diagnostic>& diagnostics);
   bool LinkSkill(Skill& skill, const RegistryOptions& options, const std::string& file,
                  const ReviewerLookup& reviewers, std::vector<Diagnostic>& diagnostics) const;
   bool LinkGateSkill(Skill& skill, const std::string& file, const ReviewerLookup& reviewers,
@@ -64,6 +75,8 @@ class SkillRegistry {
   std::vector<std::shared_ptr<const Rubric>> rubrics_;
   std::map<std::string, const Skill*, std::less<>> skill_index_;
   std::map<std::string, std::shared_ptr<const Rubric>, std::less<>> rubric_index_;
+  std::map<std::string, std::string, std::less<>> failed_skills_;
+  std::map<std::string, std::string, std::less<>> failed_rubrics_;
 };
 
 // Loads one rubric file (checked against rubric.schema.json and for unique

@@ -105,7 +105,14 @@ asio::awaitable<InvocationOutcome> SkillRunner::Invoke(std::string_view skill_id
   const Skill* skill = registry->FindSkill(skill_id);
   const auto limit = options.timeout.value_or(skill ? skill->timeout : kDefaultTimeout);
   InvocationContext ctx(std::string(skill_id), std::move(options), start + limit, clock_);
-  if (skill == nullptr) co_return std::unexpected(Failure(UnknownSkill(*registry, skill_id), ctx, start));
+  if (skill == nullptr) {
+    if (auto why = registry->FailedSkill(skill_id)) {
+      co_return std::unexpected(Failure(
+          {ErrorCode::kConfigInvalid, "skill \"" + std::string(skill_id) + "\" did not load: " + *why, {}, {}}, ctx,
+          start));
+    }
+    co_return std::unexpected(Failure(UnknownSkill(*registry, skill_id), ctx, start));
+  }
   if (skill->template_type == TemplateType::kHandler) ctx.metrics().mode = RunMode::kHandler;
   if (auto invalid = CheckInput(*skill, input)) co_return std::unexpected(Failure(std::move(*invalid), ctx, start));
 

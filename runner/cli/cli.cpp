@@ -170,11 +170,18 @@ int List(const CommonOptions& common, bool as_json) {
   }
   auto loaded = LoadRegistry(common, std::move(*config));
   LogDiagnostics(loaded.diagnostics);
+  const int status = HasErrors(loaded.diagnostics) ? kUsageStatus : 0;
   json::array items;
   for (const auto& skill : loaded.registry->skills()) items.push_back(SkillSummaryJson(*skill));
   if (as_json) {
-    PrintJson(items, false);
-    return 0;
+    // A broken tree: the skills that loaded, and why the others did not.
+    if (status != 0) {
+      PrintJson(json::object{{"skills", std::move(items)}, {"diagnostics", DiagnosticsToJson(loaded.diagnostics)}},
+                false);
+    } else {
+      PrintJson(items, false);
+    }
+    return status;
   }
   std::printf("%-24s %-20s %-28s %s\n", "ID", "TYPE", "MODEL / HANDLER", "DESCRIPTION");
   for (const auto& skill : loaded.registry->skills()) {
@@ -183,7 +190,7 @@ int List(const CommonOptions& common, bool as_json) {
                 std::string(TemplateTypeName(skill->template_type)).c_str(), runs_on.c_str(),
                 skill->description.c_str());
   }
-  return 0;
+  return status;
 }
 
 void AddCommonOptions(CLI::App& app, CommonOptions& common) {

@@ -14,7 +14,7 @@ class SkillHost {
  public:
   struct ReloadReport {
     bool ok = false;                 // false: the old registry stays
-    boost::json::array diagnostics;  // [{file,line,column,severity,message}]
+    boost::json::array diagnostics;  // [{file,line,col,pointer,severity,message}]
     std::size_t skills = 0;
     std::size_t rubrics = 0;
   };

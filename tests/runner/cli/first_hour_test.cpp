@@ -174,5 +174,72 @@ TEST_F(FirstHourTest, ShowRequestPutsTheRequestOfEachAttemptInTheResult) {
   EXPECT_NE(logged.out.find("skill extract_order: request 2 to sim (local-sim): "), std::string::npos);
 }
 
+// 4, 5. A file with several mistakes shows all of them in one run, each at
+//    the deepest key at fault; run and list say the skill did not load.
+TEST_F(FirstHourTest, EveryProblemOfAFileInOneRunAtTheKeyAtFault) {
+  tree_.Write("skillrunner.yaml", kConfig);
+  tree_.Write("skills/order/skill.yaml", R"(id: order
+template_type: LLM_JSON_GENERATION
+model: gpt-4o-mni
+temprature: 0.2
+prompt: { user: "{{input.txt}}" }
+input_schema: { type: object, properties: { text: { type: string } } }
+output_schema:
+  type: object
+  properties:
+    items:
+      type: array
+      items:
+        type: object
+        properties:
+          qty: { type: int }
+)");
+  const std::string first =
+      "skills/order/skill.yaml:3:8: /model: model \"gpt-4o-mni\" is not in the models table of skillrunner.yaml "
+      "(did you mean \"gpt-4o-mini\"?); add it there (or set default_provider)";
+  auto validate = Skillrunner(tree_.Path(""), "validate", "2>&1");
+  EXPECT_EQ(validate.status, 2);
+  EXPECT_EQ(validate.out,
+            first + "\n"
+            "skills/order/skill.yaml:4:1: /temprature: unexpected property \"temprature\" (did you mean "
+            "\"temperature\"?)\n"
+            "skills/order/skill.yaml:5:17: /prompt/user: placeholder {{input.txt}} names a property input_schema "
+            "does not declare\n"
+            "skills/order/skill.yaml:15:24: output_schema at /properties/items/items/properties/qty/type is not a "
+            "valid JSON Schema: unknown type \"int\" (expected array, boolean, integer, null, number, object or "
+            "string)\n"
+            "0 skill(s) and 0 rubric(s) loaded; 4 error(s), 0 warning(s)\n");
+  auto run = Skillrunner(tree_.Path(""), "run order --input '{}'");
+  EXPECT_EQ(run.status, 2);
+  EXPECT_EQ(json::parse(run.out).at("error").at("code"), "CONFIG_INVALID");
+  EXPECT_EQ(std::string(json::parse(run.out).at("error").at("message").as_string()), "skill \"order\" did not load: " + first);
+  auto list = Skillrunner(tree_.Path(""), "list --json");
+  EXPECT_EQ(list.status, 2);
+  json::value listed = json::parse(list.out);
+  EXPECT_EQ(listed.at("skills"), json::array());
+  EXPECT_EQ(listed.at("diagnostics").as_array().size(), 4u);
+  EXPECT_EQ(listed.at("diagnostics").at(0),
+            json::parse(R"J({"file": "skills/order/skill.yaml", "line": 3, "col": 8, "pointer": "/model",
+                "severity": "error", "message": "model \"gpt-4o-mni\" is not in the models table of skillrunner.yaml (did you mean \"gpt-4o-mini\"?); add it there (or set default_provider)"})J"));
+  auto json_validate = Skillrunner(tree_.Path(""), "validate --json");
+  EXPECT_EQ(json::parse(json_validate.out).at("diagnostics"), listed.at("diagnostics"));
+}
+
+// 5. A gate whose rubric did not load says so, with the rubric's own error.
+TEST_F(FirstHourTest, ARubricThatDidNotLoadIsNamedWithItsError) {
+  tree_.Write("skillrunner.yaml", kConfig);
+  tree_.Write("rubrics/order_quality.yaml", "id: order_quality\ncriteria:\n  - { id: faithful }\n");
+  std::string skill = kOrderSkill;
+  skill.replace(skill.find("gpt-4o-mni"), 10, "local-sim");
+  tree_.Write("skills/extract_order/skill.yaml", skill + "review: { rubric: order_quality }\n");
+  auto validate = Skillrunner(tree_.Path(""), "validate", "2>&1");
+  EXPECT_EQ(validate.status, 2);
+  EXPECT_EQ(validate.out,
+            "rubrics/order_quality.yaml:3:5: /criteria/0/description: required property is missing\n"
+            "skills/extract_order/skill.yaml:15:19: /review/rubric: rubric \"order_quality\" did not load: "
+            "rubrics/order_quality.yaml:3:5: /criteria/0/description: required property is missing\n"
+            "0 skill(s) and 0 rubric(s) loaded; 2 error(s), 0 warning(s)\n");
+}
+
 }  // namespace
 }  // namespace skillrunner
