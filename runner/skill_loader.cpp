@@ -9,6 +9,8 @@
 #include <sstream>
 
 #include "services/common/json_text.h"
+#include "runner/embedded_schemas.h"
+#include "runner/schema_lint.h"
 #include "runner/skill_registry.h"
 #include "services/generation/strict_schema.h"
 #include "services/generation/structured_generator.h"
@@ -306,6 +308,13 @@ class SkillLoader {
       bad = true;
     }
     if (bad) return nullptr;
+    static const json::value kDraft7 = json::parse(EmbeddedSchema("draft-07.schema.json"));
+    static const json::value kDraft4 = json::parse(EmbeddedSchema("draft-04.schema.json"));
+    for (const auto& finding : LintSchema(out, meta == "draft-04.schema.json" ? kDraft4 : kDraft7)) {
+      const bool at_key = finding.message.starts_with("unknown keyword");
+      warnings_.push_back({file, at_key ? positions->FindKey(prefix + finding.path) : positions->Find(prefix + finding.path),
+                           key + " at " + finding.path + ": " + finding.message, Diagnostic::Severity::kWarning});
+    }
     auto compiled = validation::CompiledSchema::Compile(out);
     if (!compiled) {
       errors_.push_back({file, positions->Find(prefix),

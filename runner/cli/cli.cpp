@@ -134,7 +134,7 @@ int Run(const CommonOptions& common, const RunOptions& options) {
   return 0;
 }
 
-int Validate(const CommonOptions& common, bool as_json) {
+int Validate(const CommonOptions& common, bool as_json, bool strict) {
   auto config = ResolveConfig(common);
   std::vector<Diagnostic> diagnostics;
   std::shared_ptr<const SkillRegistry> registry;
@@ -151,15 +151,18 @@ int Validate(const CommonOptions& common, bool as_json) {
   std::size_t rubrics = registry ? registry->rubrics().size() : 0;
   if (as_json) {
     json::array items = DiagnosticsToJson(diagnostics);
-    PrintJson(json::object{{"ok", errors == 0}, {"skills", skills}, {"rubrics", rubrics},
+    const bool ok = errors == 0 && !(strict && diagnostics.size() > errors);
+    PrintJson(json::object{{"ok", ok}, {"skills", skills}, {"rubrics", rubrics},
                            {"diagnostics", std::move(items)}},
               false);
   } else {
     for (const auto& d : diagnostics) std::printf("%s\n", d.ToString().c_str());
-    std::printf("%zu skill(s) and %zu rubric(s) loaded; %zu error(s), %zu warning(s)\n", skills,
-                rubrics, errors, diagnostics.size() - errors);
+    std::printf("%zu skill(s) and %zu rubric(s) loaded; %zu error(s), %zu warning(s)%s\n", skills, rubrics, errors,
+                diagnostics.size() - errors,
+                strict && diagnostics.size() > errors ? " (--strict: warnings fail)" : "");
   }
-  return errors == 0 ? 0 : kUsageStatus;
+  if (errors > 0) return kUsageStatus;
+  return strict && !diagnostics.empty() ? kUsageStatus : 0;
 }
 
 int List(const CommonOptions& common, bool as_json) {
@@ -230,6 +233,8 @@ int RunCli(int argc, char** argv) {
   bool validate_json = false;
   auto* validate_cmd = app.add_subcommand("validate", "Check every skill, rubric and the config; exit 2 on any error");
   validate_cmd->add_flag("--json", validate_json, "Print the diagnostics as JSON");
+  bool validate_strict = false;
+  validate_cmd->add_flag("--strict", validate_strict, "Warnings fail too (exit 2)");
 
   bool list_json = false;
   auto* list_cmd = app.add_subcommand("list", "List the skills that load");
@@ -271,7 +276,7 @@ int RunCli(int argc, char** argv) {
   }
   try {
     if (run_cmd->parsed()) return Run(common, run);
-    if (validate_cmd->parsed()) return Validate(common, validate_json);
+    if (validate_cmd->parsed()) return Validate(common, validate_json, validate_strict);
     if (list_cmd->parsed()) return List(common, list_json);
     if (check_cmd->parsed()) return ProvidersCheck(common, check);
     if (eval_command.parsed()) return eval_command.Run(common);

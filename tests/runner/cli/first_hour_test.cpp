@@ -241,5 +241,38 @@ TEST_F(FirstHourTest, ARubricThatDidNotLoadIsNamedWithItsError) {
             "0 skill(s) and 0 rubric(s) loaded; 2 error(s), 0 warning(s)\n");
 }
 
+// 3. Schema typos are warnings naming the keyword, its place and the closest
+//    keyword; --strict makes them fail.
+TEST_F(FirstHourTest, SchemaTyposAreWarningsAndStrictMakesThemFail) {
+  tree_.Write("skillrunner.yaml", kConfig);
+  tree_.Write("skills/order/skill.yaml", R"(id: order
+template_type: LLM_JSON_GENERATION
+model: local-sim
+prompt: { user: "{{input.text}}" }
+input_schema: { type: object, properties: { text: { type: string } } }
+output_schema:
+  type: object
+  requried: [customer, total]
+  properties:
+    customer: { type: string }
+    total: { type: number, minimun: 0 }
+    lines: { type: object, additionalProperties: false, required: [sku], properties: { qty: { type: integer } } }
+)");
+  const std::string warnings =
+      "skills/order/skill.yaml:8:3: warning: output_schema at /requried: unknown keyword \"requried\" (did you mean "
+      "\"required\"?)\n"
+      "skills/order/skill.yaml:11:28: warning: output_schema at /properties/total/minimun: unknown keyword "
+      "\"minimun\" (did you mean \"minimum\"?)\n"
+      "skills/order/skill.yaml:12:68: warning: output_schema at /properties/lines/required/0: required names "
+      "\"sku\", which properties does not declare and additionalProperties: false forbids, so no answer can match\n";
+  auto validate = Skillrunner(tree_.Path(""), "validate", "2>&1");
+  EXPECT_EQ(validate.status, 0);
+  EXPECT_EQ(validate.out, warnings + "1 skill(s) and 0 rubric(s) loaded; 0 error(s), 3 warning(s)\n");
+  auto strict = Skillrunner(tree_.Path(""), "validate --strict", "2>&1");
+  EXPECT_EQ(strict.status, 2);
+  EXPECT_EQ(strict.out,
+            warnings + "1 skill(s) and 0 rubric(s) loaded; 0 error(s), 3 warning(s) (--strict: warnings fail)\n");
+}
+
 }  // namespace
 }  // namespace skillrunner
