@@ -16,6 +16,7 @@
 #include "runner/cli/eval_command.h"
 #include "runner/cli/providers_command.h"
 #include "runner/cli/serve_command.h"
+#include "runner/key_reference.h"
 #include "services/common/json_text.h"
 #include "runner/logging.h"
 #include "runner/skill_json.h"
@@ -239,6 +240,10 @@ int RunCli(int argc, char** argv) {
   bool list_json = false;
   auto* list_cmd = app.add_subcommand("list", "List the skills that load");
   list_cmd->add_flag("--json", list_json, "Print the list as JSON");
+  bool schema_markdown = false;
+  auto* schema_cmd = app.add_subcommand(
+      "schema", "Print the reference of every key of skill.yaml, rubrics, eval suites and skillrunner.yaml");
+  schema_cmd->add_flag("--markdown", schema_markdown, "As Markdown (the only format so far; also the default)");
 
   ProvidersCheckOptions check;
   auto* providers_cmd = app.add_subcommand("providers", "Work with the configured providers");
@@ -277,6 +282,10 @@ int RunCli(int argc, char** argv) {
   try {
     if (run_cmd->parsed()) return Run(common, run);
     if (validate_cmd->parsed()) return Validate(common, validate_json, validate_strict);
+    if (schema_cmd->parsed()) {
+      std::fputs(KeyReferenceMarkdown().c_str(), stdout);
+      return 0;
+    }
     if (list_cmd->parsed()) return List(common, list_json);
     if (check_cmd->parsed()) return ProvidersCheck(common, check);
     if (eval_command.parsed()) return eval_command.Run(common);
