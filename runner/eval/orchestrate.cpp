@@ -10,6 +10,7 @@
 #include "runner/eval/dir_lock.h"
 #include "runner/eval/eval_run.h"
 #include "runner/eval/finish_run.h"
+#include "runner/eval/history.h"
 #include "runner/eval/record_fields.h"
 #include "runner/eval/results_log.h"
 
@@ -125,6 +126,18 @@ std::expected<RunStats, std::string> RunPlanned(const LoadedSuite& loaded, const
   return stats;
 }
 
+// --baseline names a run the history has, before any case runs (a typo must
+// not cost a whole night).
+std::expected<void, std::string> CheckBaseline(const FinishRequest& request, const Suite& suite,
+                                               const std::string& run_id) {
+  if (request.baseline.empty() || request.baseline == "last") return {};
+  auto history = History::Open(request.history.empty() ? DefaultHistoryFile(request.out) : request.history);
+  if (!history) return std::unexpected("history: " + history.error());
+  auto baseline = (*history)->LoadBaseline(suite.id, request.baseline, run_id);
+  if (!baseline) return std::unexpected("baseline: " + baseline.error());
+  return {};
+}
+
 }  // namespace
 
 std::expected<RunMeta, std::string> PrepareRunMeta(const RunRequest& request, const Suite& suite) {
@@ -172,6 +185,9 @@ int ExecuteRun(const LoadedSuite& loaded, const RunRequest& request, const Runne
   if (!lock) return Failed(say, lock.error());
   auto meta = PrepareRunMeta(request, suite);
   if (!meta) return Failed(say, meta.error());
+  if (auto baseline = CheckBaseline(request.finish, suite, meta->run_id); !baseline) {
+    return Failed(say, baseline.error() + " (checked before any case ran)");
+  }
   auto plan = PlanRun(loaded, request, say);
   if (!plan) return Failed(say, plan.error());
   int concurrency = request.concurrency > 0 ? request.concurrency : suite.concurrency.value_or(kDefaultConcurrency);

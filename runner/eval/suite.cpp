@@ -101,10 +101,56 @@ class EntryChecker {
       return std::nullopt;
     }
     out.cases = std::move(*dataset);
+    if (!CheckCases(out)) return std::nullopt;
     return out;
   }
 
  private:
+  // Each case's input against the skill's input_schema, and the pointers of
+  // its `expected` against the output_schema, before any request is made.
+  bool CheckCases(const SuiteSkill& entry) {
+    bool ok = true;
+    const Skill& skill = *entry.skill;
+    const std::string file = entry.cases_file.string();
+    for (const EvalCase& c : entry.cases) {
+      auto place = [&](const std::string& pointer, const std::string& message) {
+        problems_.push_back(Diagnostic{file, {c.line, 1}, "case \"" + c.id + "\": " + pointer + ": " + message});
+        ok = false;
+      };
+      if (skill.input_schema) {
+        for (const auto& e : skill.input_schema->Validate(c.input)) place("/input" + e.path, e.message);
+      }
+      if (c.expected && entry.expected != ExpectedMode::kNone && skill.output_schema_json.is_object()) {
+        CheckExpected(skill.output_schema_json, *c.expected, "/expected", place);
+      }
+    }
+    return ok;
+  }
+
+  // Every object key of `expected` must be a property the output schema
+  // declares where it stands (a misspelt pointer would never match).
+  template <typename Place>
+  void CheckExpected(const json::value& schema, const json::value& expected, const std::string& pointer, Place& place,
+                     int depth = 0) {
+    const json::object* object = expected.if_object();
+    const json::object* s = schema.if_object();
+    if (object == nullptr || s == nullptr || depth > 32) return;
+    const json::value* props = s->if_contains("properties");
+    if (props == nullptr || !props->is_object()) return;
+    std::vector<std::string> names;
+    for (const auto& [name, unused] : props->as_object()) names.emplace_back(name);
+    for (const auto& [key, value] : *object) {
+      std::string at = AppendPointer(pointer, key);
+      const json::value* declared = props->as_object().if_contains(key);
+      if (declared == nullptr) {
+        place(at, "the output_schema declares no property \"" + std::string(key) + "\"" +
+                      DidYouMean(ClosestNames(key, names)) + ", so no output can match it");
+        continue;
+      }
+      CheckExpected(*declared, value, at, place, depth + 1);
+    }
+  }
+
   void Report(const std::string& pointer, std::string message) {
     problems_.push_back(Diagnostic{file_, doc_.positions.Find(pointer), pointer + ": " + std::move(message)});
   }

@@ -1,5 +1,6 @@
 #include "runner/eval/thresholds.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "runner/eval/record_fields.h"
@@ -57,6 +58,27 @@ class Checker {
     }
   }
 
+  // Cases that ended in an error the model did not cause (bad input or
+  // config, provider, handler, timeout): a run with them is not a clean run,
+  // whatever the thresholds (DESIGN 9.8).
+  void NonModelErrors(const json::value* errors) {
+    static constexpr std::string_view kModel[] = {"MAX_RETRIES_EXCEEDED", "TRUNCATED", "REFUSED", "CONTENT_FILTERED",
+                                                  "JUDGE_ERROR"};
+    if (errors == nullptr || !errors->is_object()) return;
+    std::int64_t total = 0;
+    std::string listed;
+    for (const auto& [code, count] : errors->as_object()) {
+      if (std::find(std::begin(kModel), std::end(kModel), std::string_view(code)) != std::end(kModel)) continue;
+      std::int64_t n = count.is_number() ? count.to_number<std::int64_t>() : 0;
+      if (n <= 0) continue;
+      total += n;
+      listed += (listed.empty() ? "" : ", ") + std::string(code) + ": " + std::to_string(n);
+    }
+    if (total == 0) return;
+    Add("errors", "", 0, total,
+        std::to_string(total) + " case(s) ended in an error that is not about the model's answer (" + listed + ")");
+  }
+
   json::array Take() { return std::move(breaches_); }
 
  private:
@@ -79,6 +101,7 @@ void CheckSkill(const SuiteSkill& entry, const json::value& stats, const json::v
                 json::array& out) {
   const Thresholds& t = entry.thresholds;
   Checker check(entry.skill->id);
+  if (!t.schema_compliance && !t.rubric_pass_rate && !t.expected_match) check.NonModelErrors(Get(&stats, "errors"));
   std::int64_t cases = Get(&stats, "cases") ? Get(&stats, "cases")->to_number<std::int64_t>() : 0;
   if (cases == 0) return;  // e.g. a shard that drew none of this skill's cases
   check.Minimum("schema_compliance", "", "schema compliance", t.schema_compliance, Get(&stats, "schema_compliance"), "");

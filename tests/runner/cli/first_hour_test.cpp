@@ -274,5 +274,48 @@ output_schema:
             warnings + "1 skill(s) and 0 rubric(s) loaded; 0 error(s), 3 warning(s) (--strict: warnings fail)\n");
 }
 
+// 8. Eval datasets are checked before any request; --baseline is resolved
+//    before any case runs; errors the model did not cause fail the night.
+TEST_F(FirstHourTest, EvalChecksCasesAndBaselineFirstAndFailsOnNonModelErrors) {
+  tree_.Write("skills/count/skill.yaml", R"(id: count
+handler: echo
+input_schema: { type: object, required: [n], properties: { n: { type: integer } } }
+output_schema: { type: object, properties: { n: { type: integer } } }
+)");
+  tree_.Write("skills/count/cases.jsonl",
+              "{\"id\": \"c1\", \"input\": {\"n\": 1}, \"expected\": {\"n\": 1}}\n"
+              "{\"id\": \"c2\", \"input\": {\"n\": \"two\"}}\n"
+              "{\"id\": \"c3\", \"input\": {\"n\": 3}, \"expected\": {\"nn\": 3}}\n");
+  tree_.Write("suite.yaml", "id: night\nskills:\n  - { skill: count, expected: subset }\n");
+  auto checked = Skillrunner(tree_.Path(""), "eval suite.yaml --out out/a", "2>&1");
+  EXPECT_EQ(checked.status, 2);
+  EXPECT_EQ(checked.out,
+            "skills/count/cases.jsonl:2:1: case \"c2\": /input/n: expected integer, found string \"two\"\n"
+            "skills/count/cases.jsonl:3:1: case \"c3\": /expected/nn: the output_schema declares no property \"nn\" "
+            "(did you mean \"n\"?), so no output can match it\n");
+
+  tree_.Write("skills/count/cases.jsonl", "{\"id\": \"c1\", \"input\": {\"n\": 1}, \"expected\": {\"n\": 1}}\n");
+  auto baseline = Skillrunner(tree_.Path(""), "eval suite.yaml --out out/b --baseline NOPE", "2>&1");
+  EXPECT_EQ(baseline.status, 2);
+  EXPECT_NE(baseline.out.find("skillrunner eval: baseline: "), std::string::npos) << baseline.out;
+  EXPECT_NE(baseline.out.find("(checked before any case ran)"), std::string::npos) << baseline.out;
+  EXPECT_EQ(baseline.out.find("case(s) to run"), std::string::npos) << baseline.out;
+
+  tree_.Write("skills/broken/skill.yaml", R"(id: broken
+handler: exec
+command: [sh, -c, "exit 3"]
+input_schema: { type: object }
+output_schema: { type: object }
+)");
+  tree_.Write("skills/broken/cases.jsonl", "{\"id\": \"b1\", \"input\": {}}\n{\"id\": \"b2\", \"input\": {}}\n");
+  tree_.Write("suite.yaml", "id: night\nskills:\n  - { skill: broken }\n");
+  auto failing = Skillrunner(tree_.Path(""), "eval suite.yaml --out out/c", "2>&1");
+  EXPECT_EQ(failing.status, 1) << failing.out;
+  EXPECT_NE(failing.out.find("breach: broken: 2 case(s) ended in an error that is not about the model's answer "
+                             "(HANDLER_FAILED: 2)\n"),
+            std::string::npos)
+      << failing.out;
+}
+
 }  // namespace
 }  // namespace skillrunner
