@@ -161,6 +161,9 @@ class SkillLoader {
     };
     auto& policy = skill_.retry.transient;
     if (auto* v = t.if_contains("max_retries")) policy.max_retries = static_cast<int>(v->as_int64());
+    if (auto* v = t.if_contains("max_rate_limit_retries")) {
+      policy.max_rate_limit_retries = static_cast<int>(v->as_int64());
+    }
     if (auto* v = t.if_contains("multiplier")) policy.multiplier = v->to_number<double>();
     ms("initial_delay_ms", policy.initial_delay);
     ms("max_delay_ms", policy.max_delay);

@@ -61,6 +61,19 @@ struct Stop {
   bool record = true;
 };
 
+// A 429/529 that says waiting cannot help: the account's quota or credit is
+// spent (OpenAI insufficient_quota, Anthropic billing errors, Gemini quota
+// exhaustion).
+bool QuotaSpent(const ProviderError& error) {
+  for (std::string_view word : {"insufficient_quota", "billing_error", "billing_hard_limit_reached"}) {
+    if (error.code == word || error.type == word) return true;
+  }
+  return error.message.find("exceeded your current quota") != std::string::npos ||
+         error.message.find("credit balance is too low") != std::string::npos;
+}
+
+bool RateLimited(const ProviderError& error) { return error.http_status == 429 || error.http_status == 529; }
+
 // A failure that is not retried, or nullopt for a retryable one.
 std::optional<Stop> Permanent(const ProviderError& error, const ChatRequest& request, Attempt& attempt) {
   if (error.kind == ProviderError::Kind::kConfig) {
@@ -68,6 +81,11 @@ std::optional<Stop> Permanent(const ProviderError& error, const ChatRequest& req
   }
   if (error.kind == ProviderError::Kind::kCancelled) {
     return Stop{ToError(error, ErrorCode::kCancelled, "cancelled"), false};
+  }
+  if (RateLimited(error) && QuotaSpent(error)) {
+    attempt.kind = AttemptKind::kProviderError;
+    return Stop{ToError(error, ErrorCode::kProviderError,
+                        "the provider's quota is spent, so waiting will not help: " + Describe(error))};
   }
   if (error.should_retry.value_or(error.retryable)) return std::nullopt;
   attempt.kind = AttemptKind::kProviderError;
@@ -85,15 +103,25 @@ std::optional<Stop> Permanent(const ProviderError& error, const ChatRequest& req
                           : "the provider refused the request: " + Describe(error))};
 }
 
+// Where a failed request stands with its budget: how many retries of its
+// kind were made, and how many are allowed.
+struct Budget {
+  bool rate_limited = false;
+  int used = 0;
+  int allowed = 0;
+};
+
 // The wait before the next try, or why there is none.
 std::variant<milliseconds, Stop> NextDelay(const ProviderError& error, const TransientRetryPolicy& policy,
-                                           int retry, double u, const InvocationContext& ctx) {
-  if (retry >= policy.max_retries) {
+                                           const Budget& budget, double u, double spread,
+                                           const InvocationContext& ctx) {
+  if (budget.used >= budget.allowed) {
+    const std::string still = budget.rate_limited ? "still rate limiting" : "still failing";
     return Stop{ToError(error, ErrorCode::kProviderUnavailable,
-                        "the provider is still failing after " + std::to_string(retry) + " retr" +
-                            (retry == 1 ? "y" : "ies") + ": " + Describe(error))};
+                        "the provider is " + still + " after " + std::to_string(budget.used) + " retr" +
+                            (budget.used == 1 ? "y" : "ies") + ": " + Describe(error))};
   }
-  milliseconds delay = RetryingProvider::Backoff(policy, retry, u);
+  milliseconds delay = RetryingProvider::Backoff(policy, budget.used, u);
   if (error.retry_after) {
     if (*error.retry_after > policy.max_server_delay) {
       return Stop{ToError(error, ErrorCode::kProviderUnavailable,
@@ -103,6 +131,7 @@ std::variant<milliseconds, Stop> NextDelay(const ProviderError& error, const Tra
     }
     delay = *error.retry_after;
   }
+  if (budget.rate_limited) delay += milliseconds(static_cast<std::int64_t>(spread * 1000));
   if (ctx.clock().Now() + delay >= ctx.deadline()) {
     return Stop{ToError(error, ErrorCode::kTimeout,
                         "the invocation deadline leaves no time for the " + std::to_string(delay.count()) +
@@ -131,6 +160,7 @@ bool IsUnsupportedResponseFormat(const Error& error) {
 RetryingProvider::RetryingProvider(Provider& inner, RetryingProviderOptions options)
     : inner_(inner), options_(std::move(options)) {
   if (!options_.random) options_.random = DefaultRandom;
+  if (!options_.spread) options_.spread = DefaultRandom;
 }
 
 milliseconds RetryingProvider::Backoff(const TransientRetryPolicy& policy, int retry, double u) {
@@ -142,7 +172,9 @@ milliseconds RetryingProvider::Backoff(const TransientRetryPolicy& policy, int r
 boost::asio::awaitable<Result<ChatResponse>> RetryingProvider::Chat(
     ChatRequest request, const TransientRetryPolicy& policy, InvocationContext& ctx) {
   Clock& clock = ctx.clock();
-  for (int retry = 0;; ++retry) {
+  int retries = 0;
+  int rate_limit_retries = 0;
+  for (;;) {
     auto started = clock.Now();
     if (started >= ctx.deadline()) {
       co_return Fail(ErrorCode::kTimeout, "the invocation deadline passed before the provider answered");
@@ -161,11 +193,15 @@ boost::asio::awaitable<Result<ChatResponse>> RetryingProvider::Chat(
     if (ctx.options().show_request) attempt.request = RequestForDisplay(request);
     std::optional<Stop> stop = Permanent(error, request, attempt);
     if (!stop) {
-      auto next = NextDelay(error, policy, retry, options_.random(), ctx);
+      const bool rate_limited = RateLimited(error);
+      int& used = rate_limited ? rate_limit_retries : retries;
+      Budget budget{rate_limited, used, rate_limited ? policy.max_rate_limit_retries : policy.max_retries};
+      auto next = NextDelay(error, policy, budget, options_.random(), options_.spread(), ctx);
       if (auto* delay = std::get_if<milliseconds>(&next)) {
+        ++used;
         attempt.delay_ms = delay->count();
         spdlog::info("skill {}: provider request failed ({}); retry {} of {} in {} ms", ctx.skill_id(),
-                     Describe(error), retry + 1, policy.max_retries, delay->count());
+                     Describe(error), used, budget.allowed, delay->count());
         ctx.AddAttempt(std::move(attempt));
         ++ctx.metrics().transient_retries;
         if (!co_await clock.Sleep(*delay)) co_return Fail(ErrorCode::kCancelled, "cancelled");

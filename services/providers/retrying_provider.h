@@ -12,7 +12,8 @@ namespace skillrunner::providers {
 
 // DESIGN 5.2 `retry.transient`.
 struct TransientRetryPolicy {
-  int max_retries = 3;
+  int max_retries = 3;             // 5xx, 408, 409, connection failures, timeouts
+  int max_rate_limit_retries = 8;  // 429 and 529, a budget of their own (DESIGN 9.6)
   std::chrono::milliseconds initial_delay{2000};
   double multiplier = 2.0;
   std::chrono::milliseconds max_delay{8000};
@@ -22,10 +23,15 @@ struct TransientRetryPolicy {
 struct RetryingProviderOptions {
   // U[0,1) for the jitter that shortens each backoff by up to 25%.
   std::function<double()> random;
+  // U[0,1) for the 0-1000 ms added to every rate-limit wait, so that the
+  // callers a 429 sent away do not all come back in the same instant.
+  std::function<double()> spread;
 };
 
-// The transient policy of DESIGN 5.2 around one provider: 408, 409, 429,
-// 5xx, connection failures and timeouts are retried with exponential backoff
+// The transient policy of DESIGN 5.2 and 9.6 around one provider: 408, 409,
+// 5xx, connection failures and timeouts are retried up to max_retries, 429
+// and 529 up to max_rate_limit_retries (each wait plus 0-1000 ms of spread;
+// a 429 that says the quota is spent fails at once), with exponential backoff
 // (initial_delay × multiplier^k, capped at max_delay, shortened by up to 25%);
 // `retry-after-ms` / `retry-after` replace the computed delay up to
 // max_server_delay (a longer ask fails at once); `x-should-retry` is obeyed;

@@ -47,12 +47,14 @@ class RetryingProviderTest : public ::testing::Test {
   Result<ChatResponse> Run(double u = 0.0, milliseconds budget = milliseconds(600'000)) {
     RetryingProviderOptions options;
     options.random = [u] { return u; };
+    options.spread = [this] { return spread_; };
     RetryingProvider retrying(provider_, options);
     ctx_ = std::make_unique<InvocationContext>("s", InvocationOptions{}, sleeper_.Now() + budget, sleeper_);
     return test_support::RunAwaitable(retrying.Chat(ChatRequest{}, policy_, *ctx_));
   }
   ScriptedProvider provider_;
   test_support::FakeClock sleeper_;
+  double spread_ = 0.0;
   TransientRetryPolicy policy_;
   std::unique_ptr<InvocationContext> ctx_;
 };
@@ -84,6 +86,59 @@ TEST_F(RetryingProviderTest, RetryAfterMsReplacesTheBackoff) {
   // The simulated provider sees every request as its own attempt.
   EXPECT_EQ(provider_.requests[0].metadata.attempt, 1);
   EXPECT_EQ(provider_.requests[1].metadata.attempt, 2);
+}
+
+TEST_F(RetryingProviderTest, RateLimitWaitsSpreadUpToASecondPastTheServersDelay) {
+  spread_ = 0.4375;
+  provider_.script = {std::unexpected(Http(429, milliseconds(150))), std::unexpected(Http(529)), Ok()};
+  auto result = Run();
+  ASSERT_TRUE(result);
+  // 150 + 437 ms; the 529 has no retry-after: the backoff of the second
+  // rate-limit retry, 4000 + 437.
+  EXPECT_EQ(sleeper_.DelaysMs(), (std::vector<std::int64_t>{587, 4437}));
+  spread_ = 0.0;
+  provider_.requests.clear();
+  provider_.script = {std::unexpected(Http(503)), Ok()};
+  ASSERT_TRUE(Run());
+  EXPECT_EQ(sleeper_.DelaysMs().back(), 2000);  // other transient failures get no spread
+}
+
+TEST_F(RetryingProviderTest, RateLimitsHaveABudgetOfTheirOwn) {
+  // Three 5xx spend max_retries; the 429s that follow still get their eight.
+  provider_.script = {std::unexpected(Http(503)), std::unexpected(Http(503)), std::unexpected(Http(503))};
+  for (int i = 0; i < 8; ++i) provider_.script.push_back(std::unexpected(Http(429, milliseconds(10))));
+  provider_.script.push_back(Ok());
+  ASSERT_TRUE(Run());
+  EXPECT_EQ(provider_.requests.size(), 12u);
+  EXPECT_EQ(ctx_->metrics().transient_retries, 11);
+
+  provider_.requests.clear();
+  provider_.script = {std::unexpected(Http(429, milliseconds(10)))};
+  auto spent = Run();
+  ASSERT_FALSE(spent);
+  EXPECT_EQ(provider_.requests.size(), 9u);
+  EXPECT_EQ(spent.error().code, ErrorCode::kProviderUnavailable);
+  EXPECT_EQ(spent.error().message, "the provider is still rate limiting after 8 retries: HTTP 429: boom 429");
+  EXPECT_EQ(ctx_->attempts().size(), 9u);
+}
+
+TEST_F(RetryingProviderTest, ASpentQuotaFailsAtOnceSayingWaitingWillNotHelp) {
+  ProviderError quota = Http(429, milliseconds(20'000));
+  quota.type = "insufficient_quota";
+  quota.code = "insufficient_quota";
+  quota.message = "You exceeded your current quota, please check your plan and billing details.";
+  provider_.script = {std::unexpected(quota), Ok()};
+  auto result = Run();
+  ASSERT_FALSE(result);
+  EXPECT_EQ(provider_.requests.size(), 1u);
+  EXPECT_TRUE(sleeper_.DelaysMs().empty());
+  EXPECT_EQ(result.error().code, ErrorCode::kProviderError);
+  EXPECT_EQ(result.error().message,
+            "the provider's quota is spent, so waiting will not help: HTTP 429: You exceeded your current quota, "
+            "please check your plan and billing details.");
+  EXPECT_EQ(result.error().details.at("provider_type"), "insufficient_quota");
+  ASSERT_EQ(ctx_->attempts().size(), 1u);
+  EXPECT_EQ(ctx_->attempts()[0].kind, AttemptKind::kProviderError);
 }
 
 TEST_F(RetryingProviderTest, BacksOffTwoFourEightThenGivesUp) {
