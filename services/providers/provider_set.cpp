@@ -2,6 +2,7 @@
 
 #include "services/http/http_client.h"
 #include "services/providers/anthropic_provider.h"
+#include "services/providers/limited_provider.h"
 #include "services/providers/openai_provider.h"
 #include "services/providers/simulated_provider.h"
 
@@ -34,7 +35,8 @@ http::HttpClientOptions HttpOptions(const json::object& settings) {
 }  // namespace
 
 std::expected<std::unique_ptr<ProviderSet>, std::string> ProviderSet::Create(
-    const ProviderSettingsMap& providers, boost::asio::any_io_executor executor, EnvLookup env) {
+    const ProviderSettingsMap& providers, boost::asio::any_io_executor executor, EnvLookup env, Clock& clock,
+    const std::map<std::string, double, std::less<>>& ceilings) {
   auto set = std::unique_ptr<ProviderSet>(new ProviderSet());
   for (const auto& [name, provider] : providers) {
     const json::object& settings = provider.settings;
@@ -66,6 +68,12 @@ std::expected<std::unique_ptr<ProviderSet>, std::string> ProviderSet::Create(
     } else {
       return std::unexpected("provider \"" + name + "\": unknown kind \"" + provider.kind + "\"");
     }
+  }
+  for (auto& [name, provider] : set->providers_) {
+    if (providers.at(name).kind == "simulated") continue;  // a local fake: nothing to pace
+    std::optional<double> ceiling;
+    if (auto it = ceilings.find(name); it != ceilings.end()) ceiling = it->second;
+    provider = std::make_shared<LimitedProvider>(provider, std::make_unique<state::RequestLimiter>(ceiling, clock), clock);
   }
   return set;
 }

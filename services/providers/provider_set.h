@@ -10,6 +10,7 @@
 
 #include "services/common/env.h"
 #include "services/providers/provider.h"
+#include "services/common/clock.h"
 #include "services/providers/provider_settings.h"
 #include "services/providers/simulated_provider.h"
 
@@ -21,8 +22,12 @@ namespace skillrunner::providers {
 class ProviderSet {
  public:
   // Fails naming the provider and the setting that is wrong.
+  // Every HTTP provider is behind a RequestLimiter (DESIGN 9.6) on `clock`,
+  // which must outlive the set; `ceilings` gives the configured rate of a
+  // provider (requests a minute), else its pace is learned from its 429s.
   static std::expected<std::unique_ptr<ProviderSet>, std::string> Create(
-      const ProviderSettingsMap& providers, boost::asio::any_io_executor executor, EnvLookup env);
+      const ProviderSettingsMap& providers, boost::asio::any_io_executor executor, EnvLookup env,
+      Clock& clock = RealClock(), const std::map<std::string, double, std::less<>>& ceilings = {});
 
   // nullptr for a name the config does not define.
   Provider* Find(std::string_view name) const;

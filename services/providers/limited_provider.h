@@ -1,0 +1,30 @@
+#pragma once
+
+#include <memory>
+
+#include "services/common/clock.h"
+#include "services/providers/provider.h"
+#include "services/state/request_limiter.h"
+
+namespace skillrunner::providers {
+
+// A provider behind its RequestLimiter (DESIGN 9.6): each request waits for
+// its slot (within the request's timeout) and tells the limiter whether it
+// met a rate limit, so the pace is learned without any configuration. A slot
+// past the request's timeout is a timeout error, sent nowhere.
+class LimitedProvider final : public Provider {
+ public:
+  LimitedProvider(std::shared_ptr<Provider> inner, std::unique_ptr<state::RequestLimiter> limiter, Clock& clock);
+
+  boost::asio::awaitable<std::expected<ChatResponse, ProviderError>> Chat(const ChatRequest& request) override;
+
+  const state::RequestLimiter& limiter() const { return *limiter_; }
+  Provider& inner() { return *inner_; }
+
+ private:
+  std::shared_ptr<Provider> inner_;
+  std::unique_ptr<state::RequestLimiter> limiter_;
+  Clock& clock_;
+};
+
+}  // namespace skillrunner::providers
