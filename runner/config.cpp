@@ -106,6 +106,15 @@ std::expected<Config, std::vector<Diagnostic>> LoadConfig(const std::string& pat
     }
     config.models.emplace(model.name, std::move(model));
   }
+  for (const auto& [name, value] : section("rate_limits")) {
+    if (!config.providers.contains(name)) {
+      std::string pointer = AppendPointer("/rate_limits", name);
+      problems.push_back({path, doc->positions.FindKey(pointer), pointer + ": unknown provider \"" +
+                                                                     std::string(name) + "\""});
+      continue;
+    }
+    config.requests_per_minute.emplace(std::string(name), value.at("requests_per_minute").to_number<double>());
+  }
   config.default_provider = StringAt(root, "default_provider");
   if (!config.default_provider.empty() && !config.providers.contains(config.default_provider)) {
     problems.push_back({path, doc->positions.Find("/default_provider"),

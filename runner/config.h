@@ -30,6 +30,8 @@ struct Config {
   providers::ProviderSettingsMap providers;
   std::map<std::string, ModelConfig, std::less<>> models;
   std::string default_provider;  // may be empty: unknown models are errors
+  // `rate_limits:` requests a minute per provider name (a start and a ceiling).
+  std::map<std::string, double, std::less<>> requests_per_minute;
   std::string source;            // the file it came from, or "(built-in)"
   bool provider_override = false;  // --provider: every model goes to default_provider
   // No config file: every model runs on the simulator by design, so a model

@@ -65,7 +65,8 @@ std::expected<std::unique_ptr<Runtime>, std::string> Runtime::Create(
   std::unique_ptr<Runtime> runtime(new Runtime());
   runtime->parts_ = std::make_unique<Parts>();
   Parts& parts = *runtime->parts_;
-  auto set = providers::ProviderSet::Create(registry->config().providers, executor, ProcessEnv);
+  auto set = providers::ProviderSet::Create(registry->config().providers, executor, ProcessEnv, RealClock(),
+                                            registry->config().requests_per_minute);
   if (!set) return std::unexpected(set.error());
   parts.providers = std::move(*set);
   parts.providers->SetSkillSimulations(SkillSimulations(*registry));

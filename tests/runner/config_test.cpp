@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <boost/asio/io_context.hpp>
+
+#include "services/providers/limited_provider.h"
+#include "services/providers/provider_set.h"
 #include "tests/support/temp_tree.h"
 
 namespace skillrunner {
@@ -26,6 +30,34 @@ default_provider: local
   EXPECT_EQ(config->StructuredOutputFor("gpt-4o-mini"), OutputMode::kNative);
   EXPECT_EQ(config->ProviderFor("unknown-model"), "local");
   EXPECT_EQ(config->StructuredOutputFor("unknown-model"), OutputMode::kNone);
+}
+
+TEST(ConfigTest, RateLimitsSetEachProvidersCeilingAndItsLimiterStartsThere) {
+  testing::TempTree tree;
+  auto path = tree.Write("skillrunner.yaml", R"(providers:
+  openai: { kind: openai }
+  other: { kind: openai, base_url: "http://127.0.0.1:9/v1" }
+rate_limits:
+  openai: { requests_per_minute: 120 }
+)");
+  auto config = LoadConfig(path.string(), NoEnv);
+  ASSERT_TRUE(config) << config.error()[0].ToString();
+  EXPECT_EQ(config->requests_per_minute.at("openai"), 120);
+  boost::asio::io_context io;
+  auto set = providers::ProviderSet::Create(config->providers, io.get_executor(), NoEnv, RealClock(),
+                                            config->requests_per_minute);
+  ASSERT_TRUE(set) << set.error();
+  auto* limited = dynamic_cast<providers::LimitedProvider*>((*set)->Find("openai"));
+  ASSERT_NE(limited, nullptr);
+  EXPECT_EQ(limited->limiter().rate_per_minute(), 120);
+  auto* learned = dynamic_cast<providers::LimitedProvider*>((*set)->Find("other"));
+  ASSERT_NE(learned, nullptr);
+  EXPECT_FALSE(learned->limiter().rate_per_minute().has_value());
+
+  auto bad = LoadConfig(tree.Write("bad.yaml", "providers:\n  openai: { kind: openai }\nrate_limits:\n"
+                                               "  opena: { requests_per_minute: 60 }\n").string(), NoEnv);
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error()[0].ToString(), tree.Path("bad.yaml").string() + ":4:3: /rate_limits/opena: unknown provider \"opena\"");
 }
 
 TEST(ConfigTest, BaseUrlEnvironmentOverridesEveryProviderOfThatKind) {
