@@ -132,6 +132,7 @@ json::value ToJson(const Attempt& a) {
   out["raw"] = a.raw;
   if (a.http_status) out["http_status"] = *a.http_status;
   if (a.delay_ms) out["delay_ms"] = *a.delay_ms;
+  if (a.queued_ms) out["queued_ms"] = *a.queued_ms;
   if (a.repair) out["repair"] = *a.repair;
   if (a.max_output_tokens) out["max_output_tokens"] = *a.max_output_tokens;
   out["input_tokens"] = a.input_tokens;

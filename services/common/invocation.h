@@ -70,6 +70,7 @@ struct Attempt {
   std::string raw;
   std::optional<int> http_status;
   std::optional<std::int64_t> delay_ms;
+  std::optional<std::int64_t> queued_ms;  // waited for the provider's rate limit before the request went out
   std::optional<std::string> repair;  // fence|prose
   std::optional<int> max_output_tokens;
   std::int64_t input_tokens = 0;

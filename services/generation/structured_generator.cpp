@@ -112,6 +112,7 @@ Attempt AnsweredAttempt(const Conversation& c, const ChatResponse& answer, std::
   attempt.output_tokens = answer.usage.output_tokens;
   attempt.tokens_estimated = answer.usage.estimated;
   attempt.duration_ms = duration_ms;
+  if (answer.queued_ms > 0) attempt.queued_ms = answer.queued_ms;
   if (c.request.max_output_tokens != c.spec.max_output_tokens) attempt.max_output_tokens = c.request.max_output_tokens;
   return attempt;
 }

@@ -11,6 +11,7 @@ LimitedProvider::LimitedProvider(std::shared_ptr<Provider> inner, std::unique_pt
 boost::asio::awaitable<std::expected<ChatResponse, ProviderError>> LimitedProvider::Chat(const ChatRequest& request) {
   const Clock::TimePoint admitted = clock_.Now();
   auto admission = co_await limiter_->Acquire(admitted + request.timeout);
+  const std::int64_t queued_ms = clock_.ElapsedMs(admitted);
   if (admission != state::RequestLimiter::Admission::kGo) {
     ProviderError error;
     error.kind = admission == state::RequestLimiter::Admission::kCancelled ? ProviderError::Kind::kCancelled
@@ -25,6 +26,11 @@ boost::asio::awaitable<std::expected<ChatResponse, ProviderError>> LimitedProvid
   auto response = co_await inner_->Chat(request);
   bool rate_limited = !response && (response.error().http_status == 429 || response.error().http_status == 529);
   limiter_->Report(admitted, rate_limited);
+  if (response) {
+    response->queued_ms = queued_ms;
+  } else {
+    response.error().queued_ms = queued_ms;
+  }
   co_return response;
 }
 

@@ -78,6 +78,7 @@ struct ChatResponse {
   std::string model;     // as the provider reports it
   std::string raw_body;  // the HTTP body as received
   int http_status = 200;
+  std::int64_t queued_ms = 0;  // waited for the provider's rate limit before it was sent
 };
 
 // A failed request, as a value. `retryable` follows DESIGN §5.2.
@@ -101,6 +102,7 @@ struct ProviderError {
   std::optional<bool> should_retry;                       // x-should-retry
   std::string request_id;
   std::string raw_body;
+  std::int64_t queued_ms = 0;  // waited for the provider's rate limit before it was sent
 };
 
 // One LLM backend. Chat may be called concurrently. Implementations never

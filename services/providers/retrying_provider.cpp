@@ -50,6 +50,7 @@ Attempt FailedAttempt(const ChatRequest& request, const ProviderError& error, st
   attempt.raw = error.raw_body.empty() ? error.message : error.raw_body;
   attempt.errors.push_back({"", Describe(error)});
   if (error.http_status > 0) attempt.http_status = error.http_status;
+  if (error.queued_ms > 0) attempt.queued_ms = error.queued_ms;
   attempt.duration_ms = duration_ms;
   return attempt;
 }

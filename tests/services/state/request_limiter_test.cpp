@@ -101,9 +101,13 @@ TEST(LimitedProviderTest, A429SlowsTheNextRequestsAndATooLateSlotIsATimeout) {
   clock.Advance(milliseconds(500));
   ASSERT_FALSE(RunAwaitable(limited.Chat(request)));  // the 429
   ASSERT_TRUE(limited.limiter().rate_per_minute().has_value());
-  ASSERT_TRUE(RunAwaitable(limited.Chat(request)));
-  ASSERT_TRUE(RunAwaitable(limited.Chat(request)));
-  EXPECT_FALSE(clock.sleeps.empty());  // paced
+  auto first_after = RunAwaitable(limited.Chat(request));
+  auto second_after = RunAwaitable(limited.Chat(request));
+  ASSERT_TRUE(first_after && second_after);
+  ASSERT_EQ(clock.DelaysMs().size(), 1u);  // paced: the second waited for its slot, and says so
+  EXPECT_EQ(first_after->queued_ms, 0);
+  EXPECT_EQ(second_after->queued_ms, clock.DelaysMs()[0]);
+  EXPECT_GT(second_after->queued_ms, 0);
   request.timeout = milliseconds(1);
   auto late = RunAwaitable(limited.Chat(request));
   ASSERT_FALSE(late);

@@ -1,0 +1,28 @@
+#include <boost/json/serialize.hpp>
+#include <gtest/gtest.h>
+
+#include "services/common/invocation.h"
+
+namespace skillrunner {
+namespace {
+
+TEST(AttemptJsonTest, ARateLimitWaitIsShownOnlyWhenThereWasOne) {
+  Attempt attempt;
+  attempt.n = 2;
+  attempt.kind = AttemptKind::kTransient;
+  attempt.role = AttemptRole::kGeneration;
+  attempt.model = "gpt-4o-mini";
+  attempt.provider = "openai";
+  attempt.http_status = 429;
+  attempt.delay_ms = 1150;
+  attempt.queued_ms = 250;
+  EXPECT_EQ(boost::json::serialize(ToJson(attempt)),
+            R"({"n":2,"kind":"transient","role":"generation","model":"gpt-4o-mini","provider":"openai",)"
+            R"("temperature":null,"errors":[],"raw":"","http_status":429,"delay_ms":1150,"queued_ms":250,)"
+            R"("input_tokens":0,"output_tokens":0,"duration_ms":0})");
+  attempt.queued_ms.reset();
+  EXPECT_EQ(boost::json::serialize(ToJson(attempt)).find("queued_ms"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace skillrunner
