@@ -19,7 +19,6 @@ class LimitedProvider final : public Provider {
   boost::asio::awaitable<std::expected<ChatResponse, ProviderError>> Chat(const ChatRequest& request) override;
 
   const state::RequestLimiter& limiter() const { return *limiter_; }
-  Provider& inner() { return *inner_; }
 
  private:
   std::shared_ptr<Provider> inner_;

@@ -120,13 +120,38 @@ TEST_F(FirstHourTest, AnLlmReviewSkillGatesAGenerationSkill) {
   EXPECT_EQ(result.at("review").at("pass"), true);
   EXPECT_EQ(result.at("review").at("criteria_results").at(0).at("criterion_id"), "faithful");
 
-  tree_.Write("skills/extract_order/skill.yaml", skill + "review: { skill: extract_order }\n");
-  auto validate = Skillrunner(tree_.Path(""), "validate", "2>&1");
-  EXPECT_EQ(validate.status, 2);
-  EXPECT_EQ(validate.out,
+  auto gated_by = [&](const std::string& review) {
+    tree_.Write("skills/extract_order/skill.yaml", skill + review + "\n");
+    auto validate = Skillrunner(tree_.Path(""), "validate", "2>&1");
+    EXPECT_EQ(validate.status, 2) << review;
+    return validate.out;
+  };
+  const std::string loaded = "1 skill(s) and 1 rubric(s) loaded; 1 error(s), 0 warning(s)\n";
+  EXPECT_EQ(gated_by("review: { skill: extract_order }"),
             "skills/extract_order/skill.yaml:15:18: /review/skill: skill \"extract_order\" is not an LLM_REVIEW "
-            "skill, so it cannot judge\n"
-            "1 skill(s) and 1 rubric(s) loaded; 1 error(s), 0 warning(s)\n");
+            "skill, so it cannot judge\n" + loaded);
+  EXPECT_EQ(gated_by("review: { skill: review_ordr }"),
+            "skills/extract_order/skill.yaml:15:18: /review/skill: unknown skill \"review_ordr\" (did you mean "
+            "\"review_order\"?) (LLM_REVIEW skills in this tree: review_order)\n" + loaded);
+  EXPECT_EQ(gated_by("review: { retry_once: true }"),
+            "skills/extract_order/skill.yaml:15:9: /review: a review gate needs the rubric to judge against "
+            "(rubric: ID) or an LLM_REVIEW skill to judge with (skill: ID)\n" + loaded);
+  EXPECT_EQ(gated_by("review: { skill: review_order, rubric: order_quality }"),
+            "skills/extract_order/skill.yaml:15:9: /review: give the gate a rubric or an LLM_REVIEW skill, not "
+            "both (the skill brings its own rubric and model)\n" + loaded);
+  EXPECT_EQ(gated_by("review: { skill: review_order, samples: 3 }"),
+            "skills/extract_order/skill.yaml:15:41: /review/samples: a gate judged by skill \"review_order\" "
+            "takes its samples from that skill\n" + loaded);
+  // A review skill whose file did not load says why.
+  tree_.Write("skills/review_order/skill.yaml",
+              "id: review_order\ntemplate_type: LLM_REVIEW\nrubric: order_quality\nmodel: nope-model\n");
+  EXPECT_EQ(gated_by("review: { skill: review_order }"),
+            "skills/extract_order/skill.yaml:15:18: /review/skill: the review skill \"review_order\" did not load: "
+            "skills/review_order/skill.yaml:4:8: /model: model \"nope-model\" is not in the models table of "
+            "skillrunner.yaml; add it there (or set default_provider)\n"
+            "skills/review_order/skill.yaml:4:8: /model: model \"nope-model\" is not in the models table of "
+            "skillrunner.yaml; add it there (or set default_provider)\n"
+            "0 skill(s) and 1 rubric(s) loaded; 2 error(s), 0 warning(s)\n");
 }
 
 // 6. --show-request puts on each attempt exactly what was asked of the
@@ -297,9 +322,8 @@ output_schema: { type: object, properties: { n: { type: integer } } }
   tree_.Write("skills/count/cases.jsonl", "{\"id\": \"c1\", \"input\": {\"n\": 1}, \"expected\": {\"n\": 1}}\n");
   auto baseline = Skillrunner(tree_.Path(""), "eval suite.yaml --out out/b --baseline NOPE", "2>&1");
   EXPECT_EQ(baseline.status, 2);
-  EXPECT_NE(baseline.out.find("skillrunner eval: baseline: "), std::string::npos) << baseline.out;
-  EXPECT_NE(baseline.out.find("(checked before any case ran)"), std::string::npos) << baseline.out;
-  EXPECT_EQ(baseline.out.find("case(s) to run"), std::string::npos) << baseline.out;
+  EXPECT_EQ(baseline.out, "skillrunner eval: baseline: baseline run NOPE is not in the eval history " +
+                              tree_.Path("out/eval-history.sqlite").string() + " (checked before any case ran)\n");
 
   tree_.Write("skills/broken/skill.yaml", R"(id: broken
 handler: exec

@@ -141,6 +141,21 @@ TEST_F(RetryingProviderTest, ASpentQuotaFailsAtOnceSayingWaitingWillNotHelp) {
   EXPECT_EQ(ctx_->attempts()[0].kind, AttemptKind::kProviderError);
 }
 
+TEST_F(RetryingProviderTest, NoSlotOfTheRateLimitBeforeTheDeadlineIsATimeoutAttempt) {
+  ProviderError late;
+  late.kind = ProviderError::Kind::kTimeout;
+  late.message = "the provider's rate limit (6 requests a minute) leaves no slot before the deadline";
+  provider_.script = {std::unexpected(late), Ok()};
+  auto result = Run();
+  ASSERT_FALSE(result);
+  EXPECT_EQ(provider_.requests.size(), 1u);
+  EXPECT_EQ(result.error().code, ErrorCode::kTimeout);
+  EXPECT_EQ(result.error().message, late.message);
+  ASSERT_EQ(ctx_->attempts().size(), 1u);
+  EXPECT_EQ(ctx_->attempts()[0].kind, AttemptKind::kTimeout);
+  EXPECT_EQ(ctx_->attempts()[0].errors[0].message, late.message);
+}
+
 TEST_F(RetryingProviderTest, BacksOffTwoFourEightThenGivesUp) {
   provider_.script = {std::unexpected(Http(503))};
   auto result = Run();
