@@ -1,6 +1,9 @@
 #include "runner/config.h"
 
+#include <cmath>
+
 #include "services/providers/fault_script.h"
+#include "services/state/redis.h"
 
 namespace skillrunner {
 namespace json = boost::json;
@@ -55,6 +58,12 @@ std::optional<KindDefaults> DefaultsFor(std::string_view kind) {
 std::string StringAt(const json::object& obj, std::string_view key) {
   if (auto* v = obj.if_contains(key); v && v->is_string()) return std::string(v->as_string());
   return {};
+}
+
+std::optional<double> NumberAt(const json::object& obj, std::string_view key) {
+  const json::value* v = obj.if_contains(key);
+  if (v == nullptr || !v->is_number()) return std::nullopt;
+  return v->to_number<double>();
 }
 
 }  // namespace
@@ -113,7 +122,28 @@ std::expected<Config, std::vector<Diagnostic>> LoadConfig(const std::string& pat
                                                                      std::string(name) + "\""});
       continue;
     }
-    config.requests_per_minute.emplace(std::string(name), value.at("requests_per_minute").to_number<double>());
+    const json::object& limit = value.as_object();
+    config.rate_limits.emplace(std::string(name), state::RateLimit{NumberAt(limit, "requests_per_minute"),
+                                                                   NumberAt(limit, "tokens_per_minute")});
+  }
+  const json::object& state = section("state");
+  config.state.redis = StringAt(state, "redis");
+  if (!config.state.redis.empty()) {
+    if (auto url = state::ParseRedisUrl(config.state.redis); !url) {
+      problems.push_back({path, doc->positions.Find("/state/redis"), "/state/redis: " + url.error()});
+    }
+  }
+  if (auto hint = NumberAt(state, "replicas_hint")) config.state.replicas_hint = static_cast<int>(*hint);
+  if (auto ns = StringAt(state, "namespace"); !ns.empty()) config.state.key_namespace = ns;
+  if (auto ms = NumberAt(state, "timeout_ms")) config.state.timeout = std::chrono::milliseconds(std::llround(*ms));
+  for (const auto& [name, value] : section("tenants")) {
+    const json::object& t = value.as_object();
+    std::optional<double> in_flight = NumberAt(t, "max_in_flight");
+    config.tenants.emplace(std::string(name),
+                           TenantConfig{std::string(name), StringAt(t, "token_env"),
+                                        state::Quota{NumberAt(t, "requests_per_minute"),
+                                                     in_flight ? std::optional<int>(static_cast<int>(*in_flight))
+                                                               : std::nullopt}});
   }
   config.default_provider = StringAt(root, "default_provider");
   if (!config.default_provider.empty() && !config.providers.contains(config.default_provider)) {

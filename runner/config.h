@@ -1,6 +1,7 @@
 #pragma once
 
 #include <boost/json/object.hpp>
+#include <chrono>
 #include <expected>
 #include <functional>
 #include <map>
@@ -12,6 +13,8 @@
 #include "services/common/env.h"
 #include "services/common/invocation.h"
 #include "services/providers/provider_settings.h"
+#include "services/state/limiter.h"
+#include "services/state/tenant_quota.h"
 
 namespace skillrunner {
 
@@ -25,13 +28,31 @@ struct ModelConfig {
   OutputMode structured_output = OutputMode::kNone;
 };
 
+// `state:` (DESIGN 9.6): where limits, quotas and session memory live.
+struct StateConfig {
+  std::string redis;  // empty: in this process
+  int replicas_hint = 1;
+  std::string key_namespace = "skillrunner";
+  std::chrono::milliseconds timeout{100};
+};
+
+// One entry of `tenants:`: a TCP token (read from `token_env` when serve
+// starts) with its quota.
+struct TenantConfig {
+  std::string name;
+  std::string token_env;
+  state::Quota quota;
+};
+
 // The checked `skillrunner.yaml`. Immutable after loading.
 struct Config {
   providers::ProviderSettingsMap providers;
   std::map<std::string, ModelConfig, std::less<>> models;
   std::string default_provider;  // may be empty: unknown models are errors
-  // `rate_limits:` requests a minute per provider name (a start and a ceiling).
-  std::map<std::string, double, std::less<>> requests_per_minute;
+  // `rate_limits:` per provider name (a start and a ceiling).
+  std::map<std::string, state::RateLimit, std::less<>> rate_limits;
+  StateConfig state;
+  std::map<std::string, TenantConfig, std::less<>> tenants;
   std::string source;            // the file it came from, or "(built-in)"
   bool provider_override = false;  // --provider: every model goes to default_provider
   // No config file: every model runs on the simulator by design, so a model

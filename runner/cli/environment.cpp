@@ -6,6 +6,8 @@
 #include "services/handler/builtin_handlers.h"
 #include "services/handler/process_runner.h"
 #include "services/providers/provider_set.h"
+#include "services/state/request_limiter.h"
+#include "services/state/shared_limiter.h"
 
 namespace skillrunner::cli {
 
@@ -46,7 +48,23 @@ struct Runtime::Parts {
   std::unique_ptr<providers::ProviderSet> providers;
   generation::ModelDowngrades downgrades;
   generation::SessionMemory sessions;
+  std::shared_ptr<state::SharedState> shared;
+  bool owns_shared = false;
 };
+
+std::shared_ptr<state::SharedState> StartSharedState(const Config& config, boost::asio::any_io_executor executor) {
+  if (config.state.redis.empty()) return nullptr;
+  auto url = state::ParseRedisUrl(config.state.redis);
+  if (!url) return nullptr;  // checked at load
+  state::SharedStateOptions options;
+  options.url = std::move(*url);
+  options.key_namespace = config.state.key_namespace;
+  options.replicas_hint = config.state.replicas_hint;
+  options.timeout = config.state.timeout;
+  return state::SharedState::Start(executor, std::move(options), RealClock());
+}
+
+const std::shared_ptr<state::SharedState>& Runtime::shared_state() const { return parts_->shared; }
 
 std::map<std::string, providers::SkillSimulation, std::less<>> SkillSimulations(const SkillRegistry& registry) {
   std::map<std::string, providers::SkillSimulation, std::less<>> out;
@@ -61,12 +79,27 @@ std::map<std::string, providers::SkillSimulation, std::less<>> SkillSimulations(
 }
 
 std::expected<std::unique_ptr<Runtime>, std::string> Runtime::Create(
-    std::shared_ptr<const SkillRegistry> registry, boost::asio::any_io_executor executor) {
+    std::shared_ptr<const SkillRegistry> registry, boost::asio::any_io_executor executor, RuntimeOptions options) {
   std::unique_ptr<Runtime> runtime(new Runtime());
   runtime->parts_ = std::make_unique<Parts>();
   Parts& parts = *runtime->parts_;
+  parts.shared = options.shared;
+  if (!parts.shared) {
+    parts.shared = StartSharedState(registry->config(), executor);
+    parts.owns_shared = parts.shared != nullptr;
+  }
+  if (parts.shared) parts.sessions.Share(parts.shared);
+  std::map<std::string, state::RateLimit, std::less<>> limits = registry->config().rate_limits;
+  for (const auto& [name, limit] : options.rate_limits) limits[name] = limit;
+  auto make_limiter = [limits = std::move(limits), shared = parts.shared](
+                          const std::string& provider) -> std::unique_ptr<state::Limiter> {
+    auto it = limits.find(provider);
+    state::RateLimit limit = it == limits.end() ? state::RateLimit{} : it->second;
+    if (shared) return std::make_unique<state::SharedLimiter>(shared, provider, limit, RealClock());
+    return std::make_unique<state::RequestLimiter>(limit, RealClock());
+  };
   auto set = providers::ProviderSet::Create(registry->config().providers, executor, ProcessEnv, RealClock(),
-                                            registry->config().requests_per_minute);
+                                            make_limiter);
   if (!set) return std::unexpected(set.error());
   parts.providers = std::move(*set);
   parts.providers->SetSkillSimulations(SkillSimulations(*registry));
@@ -76,6 +109,8 @@ std::expected<std::unique_ptr<Runtime>, std::string> Runtime::Create(
   return runtime;
 }
 
-Runtime::~Runtime() = default;
+Runtime::~Runtime() {
+  if (parts_ && parts_->owns_shared) parts_->shared->Stop();
+}
 
 }  // namespace skillrunner::cli

@@ -9,6 +9,7 @@
 #include "runner/skill_registry.h"
 #include "runner/skill_runner.h"
 #include "services/providers/simulated_provider.h"
+#include "services/state/shared_state.h"
 
 namespace skillrunner::cli {
 
@@ -32,16 +33,32 @@ std::map<std::string, providers::SkillSimulation, std::less<>> SkillSimulations(
 // Loads the registry from the directories in `options`.
 SkillRegistry::LoadResult LoadRegistry(const CommonOptions& options, Config config);
 
+// The config's `state:` started on `executor` (connecting in the
+// background), or null when it names no Redis.
+std::shared_ptr<state::SharedState> StartSharedState(const Config& config, boost::asio::any_io_executor executor);
+
+struct RuntimeOptions {
+  // Limits, quotas and session memory shared through Redis; null: the
+  // runtime starts its own when the config's `state.redis` asks for it.
+  std::shared_ptr<state::SharedState> shared;
+  // Rate limits that win over the config's (an eval suite's), by provider.
+  std::map<std::string, state::RateLimit, std::less<>> rate_limits;
+};
+
 // Everything an invocation needs, wired with the real implementations: the
-// providers of the registry's config (HTTP clients on `executor`), the
-// services for each template type, the exec process runner.
+// providers of the registry's config (HTTP clients on `executor`, each behind
+// its rate limiter), the services for each template type, the exec process
+// runner.
 class Runtime {
  public:
   // Fails when a provider's settings are unusable.
   static std::expected<std::unique_ptr<Runtime>, std::string> Create(
-      std::shared_ptr<const SkillRegistry> registry, boost::asio::any_io_executor executor);
+      std::shared_ptr<const SkillRegistry> registry, boost::asio::any_io_executor executor,
+      RuntimeOptions options = {});
   ~Runtime();
   SkillRunner& runner() { return *runner_; }
+  // Null without `state.redis`.
+  const std::shared_ptr<state::SharedState>& shared_state() const;
 
  private:
   Runtime() = default;

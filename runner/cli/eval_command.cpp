@@ -26,10 +26,12 @@ eval::FinishRequest FinishRequestFor(const EvalOptions& options) {
 }
 
 // The runtime of a run, built on the run's io_context; the runner keeps it alive.
-eval::RunnerFactory RunnerFor(std::shared_ptr<const SkillRegistry> registry) {
-  return [registry](boost::asio::any_io_executor executor)
+// The suite's rate_limits win over the config's.
+eval::RunnerFactory RunnerFor(std::shared_ptr<const SkillRegistry> registry,
+                              std::map<std::string, state::RateLimit, std::less<>> rate_limits) {
+  return [registry, rate_limits](boost::asio::any_io_executor executor)
              -> std::expected<std::shared_ptr<SkillRunner>, std::string> {
-    auto runtime = Runtime::Create(registry, executor);
+    auto runtime = Runtime::Create(registry, executor, RuntimeOptions{nullptr, rate_limits});
     if (!runtime) return std::unexpected(runtime.error());
     std::shared_ptr<Runtime> owner = std::move(*runtime);
     return std::shared_ptr<SkillRunner>(owner, &owner->runner());
@@ -73,7 +75,7 @@ int RunEval(const CommonOptions& common, const EvalOptions& options) {
   request.concurrency = options.concurrency;
   request.threads = options.threads;
   request.run_id = options.run_id;
-  return eval::ExecuteRun(*loaded, request, RunnerFor(loaded->registry), SayToStderr);
+  return eval::ExecuteRun(*loaded, request, RunnerFor(loaded->registry, loaded->suite.rate_limits), SayToStderr);
 }
 
 int MergeEval(const CommonOptions& common, const EvalOptions& options) {

@@ -43,9 +43,10 @@ ReloadingHost::Built ReloadingHost::Build() {
     built.failure = "the config does not load";
     return built;
   }
+  if (!shared_) shared_ = StartSharedState(*config, executor_);
   auto loaded = LoadRegistry(common_, std::move(*config));
   built.diagnostics = std::move(loaded.diagnostics);
-  auto runtime = Runtime::Create(loaded.registry, executor_);
+  auto runtime = Runtime::Create(loaded.registry, executor_, RuntimeOptions{shared_, {}});
   if (!runtime) {
     built.failure = runtime.error();
     return built;

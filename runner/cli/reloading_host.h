@@ -26,6 +26,10 @@ class ReloadingHost : public server::SkillHost {
   std::shared_ptr<SkillRunner> Current() override;
   ReloadReport Reload() override;
 
+  // The shared state the first load's `state.redis` started (kept across
+  // reloads: a reload does not reconnect); null without one.
+  const std::shared_ptr<state::SharedState>& shared_state() const { return shared_; }
+
  private:
   struct Built {
     std::shared_ptr<Runtime> runtime;
@@ -38,6 +42,7 @@ class ReloadingHost : public server::SkillHost {
   boost::asio::any_io_executor executor_;
   std::mutex reload_mutex_;
   std::atomic<std::shared_ptr<Runtime>> runtime_;
+  std::shared_ptr<state::SharedState> shared_;
 };
 
 }  // namespace skillrunner::cli

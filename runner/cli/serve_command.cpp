@@ -11,6 +11,7 @@
 
 #include "runner/cli/reloading_host.h"
 #include "runner/server/server.h"
+#include "services/state/tenant_quota.h"
 
 namespace skillrunner::cli {
 namespace asio = boost::asio;
@@ -41,6 +42,23 @@ int Serve(const CommonOptions& common, ServeOptions options) {
     std::fprintf(stderr, "skillrunner serve: %s\n", loaded.error().c_str());
     return kUsageStatus;
   }
+  const Config& config = host.Current()->registry()->config();
+  std::vector<server::TenantToken> tenants;
+  std::map<std::string, state::Quota, std::less<>> quotas;
+  for (const auto& [name, tenant] : config.tenants) {
+    const char* token = std::getenv(tenant.token_env.c_str());
+    if (token == nullptr || *token == '\0') {
+      std::fprintf(stderr, "skillrunner serve: %s: /tenants/%s/token_env: %s is not set (the tenant's token)\n",
+                   config.source.c_str(), name.c_str(), tenant.token_env.c_str());
+      return kUsageStatus;
+    }
+    tenants.push_back({name, token});
+    quotas.emplace(name, tenant.quota);
+  }
+  state::TenantQuotas tenant_quotas(std::move(quotas), host.shared_state(), RealClock());
+  options.server.tenants = std::move(tenants);
+  if (!options.server.tenants.empty()) options.server.quotas = &tenant_quotas;
+  options.server.shared_state = host.shared_state();
   server::Server server(io, options.server, host);
   if (auto started = server.Start(); !started) {
     std::fprintf(stderr, "skillrunner serve: %s\n", started.error().c_str());

@@ -8,13 +8,6 @@ namespace skillrunner::eval {
 namespace json = boost::json;
 namespace {
 
-bool MetA429(const std::vector<Attempt>& attempts) {
-  return std::any_of(attempts.begin(), attempts.end(),
-                     [](const Attempt& a) { return a.http_status && *a.http_status == 429; });
-}
-
-std::int64_t Tokens(const Metrics& m) { return m.input_tokens + m.output_tokens; }
-
 struct JudgeOutcome {
   json::object record_fields;  // "review" or "judge_error" (an extra verdict for rejudges)
   Metrics metrics;
@@ -23,17 +16,12 @@ struct JudgeOutcome {
 boost::asio::awaitable<JudgeOutcome> JudgeOnce(const review::JudgeSpec& judge, std::uint64_t seed,
                                                const json::value& output, const json::value& input,
                                                const CaseDeps& deps, std::chrono::milliseconds timeout) {
-  RateLimiter* limiter = deps.limiters.For(judge.generation.provider);
-  RateLimiter::Permit permit;
-  if (limiter) permit = co_await limiter->Acquire();
   InvocationOptions options;
   options.timeout = timeout;
   options.seed = seed;
   InvocationOutcome verdict = co_await deps.runner.Judge(judge, output, &input, options);
   JudgeOutcome out;
   out.metrics = verdict ? verdict->metrics : verdict.error().metrics;
-  const std::vector<Attempt>& attempts = verdict ? verdict->attempts : verdict.error().attempts;
-  if (limiter) limiter->Report(permit, Tokens(out.metrics), MetA429(attempts), out.metrics.attempts);
   if (verdict) {
     out.record_fields["review"] = std::move(verdict->output);
   } else {
@@ -60,19 +48,11 @@ boost::asio::awaitable<json::object> RunCase(const CaseTask& task, const CaseDep
   if (task.repeat > 0) record["repeat"] = task.repeat;
   if (!task.eval_case->tags.empty()) record["tags"] = task.eval_case->tags;
 
-  RateLimiter* limiter = skill.provider.empty() ? nullptr : deps.limiters.For(skill.provider);
-  RateLimiter::Permit permit;
-  if (limiter) permit = co_await limiter->Acquire();
   const Clock& clock = deps.runner.clock();
   Clock::TimePoint started = clock.Now();  // rate-limit waits are not the case's latency
   InvocationOptions options;
   if (task.repeat > 0) options.seed = static_cast<std::uint64_t>(task.repeat);
   InvocationOutcome outcome = co_await deps.runner.Invoke(skill.id, task.eval_case->input, options);
-  const std::vector<Attempt>& attempts = outcome ? outcome->attempts : outcome.error().attempts;
-  if (limiter) {
-    const Metrics& metrics = outcome ? outcome->metrics : outcome.error().metrics;
-    limiter->Report(permit, Tokens(metrics), MetA429(attempts), metrics.attempts);
-  }
   if (!outcome) {
     record["error"] = ErrorToJson(outcome.error());
   } else {

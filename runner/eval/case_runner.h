@@ -11,7 +11,6 @@
 #include <functional>
 #include <string>
 
-#include "runner/eval/rate_limiter.h"
 #include "runner/eval/suite.h"
 #include "runner/skill_runner.h"
 #include "runner/judges.h"
@@ -32,7 +31,6 @@ struct CaseTask {
 // run and are judged through the runner (SkillRunner::Invoke, ::Judge).
 struct CaseDeps {
   SkillRunner& runner;
-  const RateLimiters& limiters;
 };
 
 // Runs one case and returns its record. Never throws for failures of the

@@ -114,8 +114,7 @@ std::expected<RunStats, std::string> RunPlanned(const LoadedSuite& loaded, const
     EvalIoContext& io;
     ~DestroyQueuedHandlersFirst() { io.DestroyQueuedHandlers(); }
   } teardown{io};
-  RateLimiters limiters(suite.rate_limits, (*runner)->clock());
-  CaseDeps deps{**runner, limiters};
+  CaseDeps deps{**runner};
   Progress progress(request.progress, isatty(fileno(request.progress)) == 1, plan.tasks.size(), plan.already);
   say("skillrunner eval: run " + meta.run_id + " of suite \"" + suite.id + "\": " +
       std::to_string(plan.tasks.size()) + " case(s) to run" +

@@ -46,11 +46,9 @@ struct Thresholds {
   Thresholds Overlay(const Thresholds& over) const;
 };
 
-// Requests and tokens per minute allowed on one provider (by provider name).
-struct RateLimit {
-  std::optional<double> requests_per_minute;
-  std::optional<double> tokens_per_minute;
-};
+// Requests and tokens per minute allowed on one provider (by provider name):
+// they win over the config's for the run's provider limiters.
+using RateLimit = state::RateLimit;
 
 struct SuiteSkill {
   const Skill* skill = nullptr;  // owned by the registry the suite was loaded with
@@ -73,7 +71,7 @@ struct Suite {
   std::optional<int> concurrency;
   int repeats = 1;
   bool gate_unstable_criteria = false;
-  std::map<std::string, RateLimit> rate_limits;  // by provider name
+  std::map<std::string, RateLimit, std::less<>> rate_limits;  // by provider name
   std::vector<SuiteSkill> skills;
   std::vector<Diagnostic> warnings;  // e.g. rate limits for providers the config lacks
 

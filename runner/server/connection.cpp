@@ -43,7 +43,7 @@ Connection::Connection(std::shared_ptr<Server::State> state, Socket socket, bool
       id_(id),
       // The Unix socket's file mode is its access control; TCP needs the
       // token when the server has one.
-      authenticated_(is_unix || state_->options.token.empty()),
+      authenticated_(is_unix || (state_->options.token.empty() && state_->options.tenants.empty())),
       framer_(state_->options.limits.max_line_bytes),
       read_buffer_(kReadChunk),
       idle_timer_(socket_.get_executor()),

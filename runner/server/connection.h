@@ -68,13 +68,17 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   void HandleLine(std::string_view line);
   void HandleCall(Call call, Reply reply);
-  void StartInvoke(Call call, Reply reply);
+  void StartInvoke(Call call, Reply reply, const std::string& tenant);
   void Answer(const Reply& reply, boost::json::object answer);
   void AnswerText(const Reply& reply, std::string line);
   void Send(std::string line);
   void CloseIfDone();
   void CloseSocket();
-  bool Authorized(const Call& call);
+  // Whose request this is: "" for the admin (or when no token is needed),
+  // a tenant's name, or nullopt when it may not run.
+  std::optional<std::string> Caller(const Call& call);
+  // Who a token belongs to, as Caller.
+  std::optional<std::string> Identify(std::string_view token) const;
 
   std::shared_ptr<Server::State> state_;
   Socket socket_;
@@ -83,6 +87,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::uint64_t id_;
   bool authenticated_;
   int failed_auth_ = 0;
+  std::string tenant_;  // who authenticated this connection ("" : the admin)
   LineFramer framer_;
   std::vector<char> read_buffer_;
   boost::asio::steady_timer idle_timer_;

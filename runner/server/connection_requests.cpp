@@ -11,6 +11,7 @@
 #include "runner/server/connection.h"
 #include "runner/server/methods.h"
 #include "runner/server/token.h"
+#include "services/state/tenant_quota.h"
 
 namespace skillrunner::server {
 namespace asio = boost::asio;
@@ -31,15 +32,67 @@ struct Done {
   double seconds = 0;
 };
 
+json::object Overloaded(const json::value& id, std::string message,
+                        std::int64_t retry_after_ms = kOverloadRetryAfterMs) {
+  return ErrorAnswer(id, JsonRpcCodeFor(ErrorCode::kOverloaded), message,
+                     json::object{{"code", ErrorCodeName(ErrorCode::kOverloaded)},
+                                  {"message", message},
+                                  {"retry_after_ms", retry_after_ms}});
+}
+
+// The access log's line of one invocation: who asked for what and what it
+// cost; never the input.
+json::object AccessLogFields(json::object event, const std::string& skill, const Done& done) {
+  event["skill"] = skill;
+  event["outcome"] = done.outcome;
+  event["attempts"] = done.metrics.attempts;
+  event["validation_retries"] = done.metrics.validation_retries;
+  event["transient_retries"] = done.metrics.transient_retries;
+  event["input_tokens"] = done.metrics.input_tokens;
+  event["output_tokens"] = done.metrics.output_tokens;
+  event["duration_ms"] = static_cast<std::int64_t>(done.seconds * 1000);
+  return event;
+}
+
+// Who asked, for the tenant's quota.
+struct CallerQuota {
+  std::string tenant;  // "": the admin, no quota
+  state::TenantQuotas* quotas = nullptr;
+};
+
+// A tenant's slot longer than any invocation it could hold.
+constexpr std::chrono::minutes kLongestLease{15};
+
 asio::awaitable<Done> RunInvocation(std::shared_ptr<SkillRunner> runner, std::string skill,
                                     json::value input, InvocationOptions options, json::value id,
-                                    bool serialize) {
+                                    bool serialize, CallerQuota caller) {
   // Cancellation (a client gone, `$/cancel`, a drain out of time) must come
   // back as a CANCELLED answer, not as an exception out of the next co_await.
   co_await asio::this_coro::throw_if_cancelled(false);
   const Clock& clock = runner->clock();
   const auto start = clock.Now();
+  state::TenantQuotas::Decision admitted;
+  if (caller.quotas != nullptr && !caller.tenant.empty()) {
+    auto lease = options.timeout ? std::chrono::duration_cast<std::chrono::milliseconds>(*options.timeout) +
+                                       std::chrono::seconds(5)
+                                 : std::chrono::milliseconds(kLongestLease);
+    admitted = co_await caller.quotas->Admit(caller.tenant, lease);
+    if (!admitted.admitted) {
+      Done refused;
+      refused.outcome = std::string(ErrorCodeName(ErrorCode::kOverloaded));
+      json::object answer = Overloaded(id, "tenant \"" + caller.tenant + "\" is over its " + admitted.reason +
+                                               " quota; retry after " + std::to_string(admitted.retry_after.count()) +
+                                               " ms", admitted.retry_after.count());
+      if (serialize) {
+        refused.line = CompactJson(answer);
+      } else {
+        refused.answer = std::move(answer);
+      }
+      co_return refused;
+    }
+  }
   InvocationOutcome outcome = co_await runner->Invoke(skill, std::move(input), std::move(options));
+  if (caller.quotas != nullptr && !caller.tenant.empty()) caller.quotas->Release(caller.tenant, admitted);
   Done done;
   done.seconds = std::chrono::duration<double>(clock.Now() - start).count();
   json::object answer;
@@ -60,13 +113,6 @@ asio::awaitable<Done> RunInvocation(std::shared_ptr<SkillRunner> runner, std::st
     done.answer = std::move(answer);
   }
   co_return done;
-}
-
-json::object Overloaded(const json::value& id, std::string message) {
-  return ErrorAnswer(id, JsonRpcCodeFor(ErrorCode::kOverloaded), message,
-                     json::object{{"code", ErrorCodeName(ErrorCode::kOverloaded)},
-                                  {"message", message},
-                                  {"retry_after_ms", kOverloadRetryAfterMs}});
 }
 
 }  // namespace
@@ -142,19 +188,34 @@ void Connection::HandleLine(std::string_view line) {
   }
 }
 
-bool Connection::Authorized(const Call& call) {
-  if (authenticated_) return true;
-  return !call.auth.empty() && TokensEqual(call.auth, state_->options.token);
+std::optional<std::string> Connection::Identify(std::string_view token) const {
+  if (token.empty()) return std::nullopt;
+  if (!state_->options.token.empty() && TokensEqual(token, state_->options.token)) return std::string();
+  for (const auto& tenant : state_->options.tenants) {
+    if (TokensEqual(token, tenant.token)) return tenant.name;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> Connection::Caller(const Call& call) {
+  if (!call.auth.empty()) {
+    if (auto who = Identify(call.auth)) return who;
+  }
+  if (authenticated_) return tenant_;
+  return std::nullopt;
 }
 
 void Connection::HandleCall(Call call, Reply reply) {
   state_->metrics.RecordRequest(IsKnownMethod(call.method) ? call.method : "unknown");
   if (call.method == "auth") {
     std::string token = ParamString(call.params, "token");
-    if (!state_->options.token.empty() && TokensEqual(token, state_->options.token)) {
+    if (auto who = Identify(token)) {
       authenticated_ = true;
-      Answer(reply, ResultAnswer(call.id, json::object{{"authenticated", true}}));
-    } else if (state_->options.token.empty()) {
+      tenant_ = *who;
+      json::object result{{"authenticated", true}};
+      if (!tenant_.empty()) result["tenant"] = tenant_;
+      Answer(reply, ResultAnswer(call.id, std::move(result)));
+    } else if (state_->options.token.empty() && state_->options.tenants.empty()) {
       Answer(reply, ResultAnswer(call.id, json::object{{"authenticated", true}}));
     } else {
       state_->metrics.RecordRejected("unauthorized");
@@ -165,14 +226,15 @@ void Connection::HandleCall(Call call, Reply reply) {
     }
     return;
   }
-  if (!Authorized(call)) {
+  std::optional<std::string> caller = Caller(call);
+  if (!caller) {
     state_->metrics.RecordRejected("unauthorized");
     Answer(reply, UnauthorizedAnswer(call.id, "this listener needs a token: send {\"method\":\"auth\","
                                               "\"params\":{\"token\":…}} first, or \"auth\" in each request"));
     return;
   }
   if (call.method == "skills.invoke") {
-    StartInvoke(std::move(call), reply);
+    StartInvoke(std::move(call), reply, *caller);
     return;
   }
   if (call.method == "$/cancel") {
@@ -189,7 +251,7 @@ void Connection::HandleCall(Call call, Reply reply) {
   Answer(reply, HandleSimpleMethod(*state_, call));
 }
 
-void Connection::StartInvoke(Call call, Reply reply) {
+void Connection::StartInvoke(Call call, Reply reply, const std::string& tenant) {
   auto params = ReadInvokeParams(call.params);
   if (!params) {
     Answer(reply, InvalidParamsAnswer(call.id, params.error()));
@@ -231,9 +293,9 @@ void Connection::StartInvoke(Call call, Reply reply) {
   auto self = shared_from_this();
   json::value id = call.id;
   bool serialize = reply.batch == nullptr;
-  auto on_done = [self, key, reply, flight, id](std::exception_ptr e, Done done) mutable {
-    asio::post(self->socket_.get_executor(), [self, key = std::move(key), reply = std::move(reply),
-                                              flight, id = std::move(id), e, done = std::move(done)]() mutable {
+  auto on_done = [self, key, reply, flight, id, tenant](std::exception_ptr e, Done done) mutable {
+    asio::post(self->socket_.get_executor(), [self, key = std::move(key), reply = std::move(reply), flight,
+                                              id = std::move(id), tenant, e, done = std::move(done)]() mutable {
       self->in_flight_.erase(key);
       self->state_->metrics.AddInFlight(-1);
       if (e) {
@@ -245,19 +307,10 @@ void Connection::StartInvoke(Call call, Reply reply) {
         self->Answer(reply, ErrorAnswer(id, kInternalError, "Internal error: the invocation failed unexpectedly"));
       } else {
         self->state_->metrics.RecordInvocation(flight->skill, done.outcome, done.metrics, done.seconds);
-        // The access log: who asked for what and what it cost; never the input.
         if (spdlog::should_log(spdlog::level::info)) {
-          LogEvent(spdlog::level::info, "invoke",
-                 json::object{{"conn", self->id_},
-                              {"id", id},
-                              {"skill", flight->skill},
-                              {"outcome", done.outcome},
-                              {"attempts", done.metrics.attempts},
-                              {"validation_retries", done.metrics.validation_retries},
-                              {"transient_retries", done.metrics.transient_retries},
-                              {"input_tokens", done.metrics.input_tokens},
-                              {"output_tokens", done.metrics.output_tokens},
-                              {"duration_ms", static_cast<std::int64_t>(done.seconds * 1000)}});
+          json::object event{{"conn", self->id_}, {"id", id}};
+          if (!tenant.empty()) event["tenant"] = tenant;  // the name, never the token
+          LogEvent(spdlog::level::info, "invoke", AccessLogFields(std::move(event), flight->skill, done));
         }
         if (!done.line.empty() && !reply.notification) {
           self->Send(std::move(done.line));
@@ -273,7 +326,7 @@ void Connection::StartInvoke(Call call, Reply reply) {
   InvocationOptions options = std::move(params->options);
   asio::co_spawn(flight->strand,
                  RunInvocation(std::move(runner), std::move(skill), std::move(input), std::move(options),
-                               call.id, serialize),
+                               call.id, serialize, CallerQuota{tenant, state_->options.quotas}),
                  asio::bind_cancellation_slot(flight->signal->slot(), std::move(on_done)));
 }
 

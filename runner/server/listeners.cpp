@@ -166,10 +166,10 @@ std::expected<void, std::string> OpenTcpListener(Server::State& state, std::stri
                              " is not a loopback address; add --allow-remote to accept other hosts "
                              "(clients then need SKILLRUNNER_TOKEN)");
     }
-    if (state.options.token.empty()) {
+    if (state.options.token.empty() && state.options.tenants.empty()) {
       return std::unexpected("--listen " + std::string(text) +
                              " accepts other hosts, so it needs a token: set SKILLRUNNER_TOKEN in the "
-                             "server's environment");
+                             "server's environment (or give the config tenants)");
     }
   }
   auto acceptor = OpenTcpAcceptor(state, *endpoint, text);

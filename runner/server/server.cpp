@@ -12,6 +12,8 @@
 #include "runner/server/connection.h"
 #include "runner/server/listeners.h"
 #include "runner/server/metrics_endpoint.h"
+#include "services/state/shared_state.h"
+#include "services/state/tenant_quota.h"
 
 namespace skillrunner::server {
 namespace asio = boost::asio;
@@ -44,7 +46,9 @@ Server::State::State(asio::io_context& io_context, ServerOptions server_options,
       clock(*options.clock),
       started(clock.Now()),
       strand(asio::make_strand(io_context)),
-      drain_timer(strand) {}
+      drain_timer(strand) {
+  metrics.Attach(options.quotas, options.shared_state);
+}
 
 void Server::State::AddConnection(const std::shared_ptr<Connection>& connection, std::uint64_t id) {
   std::lock_guard lock(connections_mutex);
@@ -82,6 +86,22 @@ SkillHost::ReloadReport Server::State::Reload() {
   return report;
 }
 
+namespace {
+
+// Each tenant's usage in this process: {name: {invocations, overloaded, in_flight}}.
+json::object TenantsJson(const state::TenantQuotas* quotas) {
+  json::object out;
+  if (quotas == nullptr) return out;
+  for (const auto& [name, usage] : quotas->usage()) {
+    out[name] = json::object{{"invocations", usage.requests},
+                             {"overloaded", usage.overloaded},
+                             {"in_flight", usage.in_flight}};
+  }
+  return out;
+}
+
+}  // namespace
+
 json::object Server::State::Health() {
   auto registry = host.Current()->registry();
   json::array tcp;
@@ -96,7 +116,9 @@ json::object Server::State::Health() {
       {"rubrics", registry->rubrics().size()},
       {"reloads", reloads.load()},
       {"listeners", json::object{{"socket", options.socket_path}, {"tcp", std::move(tcp)}, {"metrics", options.metrics_listen}}},
-      {"limits", LimitsJson(options.limits)}};
+      {"limits", LimitsJson(options.limits)},
+      {"state", StateStatus(options.shared_state.get())},
+      {"tenants", TenantsJson(options.quotas)}};
 }
 
 void Server::State::BeginShutdown() {

@@ -8,11 +8,17 @@
 #include <atomic>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
 
 #include "services/common/invocation.h"
+
+namespace skillrunner::state {
+class SharedState;
+class TenantQuotas;
+}  // namespace skillrunner::state
 
 namespace skillrunner::server {
 
@@ -33,6 +39,10 @@ class ServerMetrics {
   void AddConnections(std::int64_t delta) { connections_.fetch_add(delta, std::memory_order_relaxed); }
   std::int64_t in_flight() const { return in_flight_.load(std::memory_order_relaxed); }
   std::int64_t connections() const { return connections_.load(std::memory_order_relaxed); }
+
+  // Tenants' usage and the shared state's health join the figures; both may
+  // be null and must outlive the metrics. Call before serving.
+  void Attach(const state::TenantQuotas* quotas, std::shared_ptr<const state::SharedState> shared);
 
   // Prometheus text exposition format 0.0.4.
   std::string Prometheus() const;
@@ -58,6 +68,12 @@ class ServerMetrics {
   std::map<std::string, std::uint64_t, std::less<>> rejected_;
   std::atomic<std::int64_t> in_flight_{0};
   std::atomic<std::int64_t> connections_{0};
+  const state::TenantQuotas* quotas_ = nullptr;
+  std::shared_ptr<const state::SharedState> shared_;
 };
+
+// The shared state as `health` shows it: "local" (no state.redis), "shared"
+// (Redis answers) or "degraded" (each limit is this process's share).
+std::string_view StateStatus(const state::SharedState* shared);
 
 }  // namespace skillrunner::server

@@ -2,12 +2,24 @@
 
 #include <chrono>
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "services/common/clock.h"
 
+namespace skillrunner::state {
+class SharedState;
+class TenantQuotas;
+}  // namespace skillrunner::state
+
 namespace skillrunner::server {
+
+// A TCP client with its own token and quota (`tenants:`).
+struct TenantToken {
+  std::string name;
+  std::string token;
+};
 
 // Limits of the socket server; all are reported by `health`.
 struct ServerLimits {
@@ -32,7 +44,11 @@ struct ServerOptions {
   std::string socket_group;  // chgrp the socket and make it 0660
   std::vector<std::string> listen;  // TCP HOST:PORT listeners
   bool allow_remote = false;        // permit non-loopback TCP addresses (token required)
-  std::string token;                // SKILLRUNNER_TOKEN; empty: TCP needs no auth (loopback only)
+  std::string token;                // SKILLRUNNER_TOKEN; empty: TCP needs no auth (loopback only, no tenants)
+  std::vector<TenantToken> tenants;  // TCP tokens whose invocations count against `quotas`
+  state::TenantQuotas* quotas = nullptr;  // must outlive the server; null: no tenants
+  // Shared through Redis (health says whether it is reachable); null: none.
+  std::shared_ptr<state::SharedState> shared_state;
   std::string metrics_listen;       // HOST:PORT of the Prometheus endpoint; empty: none
   ServerLimits limits;
   // Idle and write-progress times, uptime, invocation durations; must outlive

@@ -19,6 +19,7 @@ std::string_view AttemptKindName(AttemptKind kind) {
     case AttemptKind::kDowngrade: return "downgrade";
     case AttemptKind::kTimeout: return "timeout";
     case AttemptKind::kHandler: return "handler";
+    case AttemptKind::kOverloaded: return "overloaded";
   }
   return "ok";
 }

@@ -32,9 +32,10 @@ enum class AttemptKind {
   kDowngrade,
   kTimeout,
   kHandler,
+  kOverloaded,  // not sent: the provider's rate limit had no slot before the deadline
 };
 // ok|transient|parse|validation|review|truncated|refusal|content_filter|
-// provider_error|downgrade|timeout|handler
+// provider_error|downgrade|timeout|handler|overloaded
 std::string_view AttemptKindName(AttemptKind kind);
 
 // Whose attempt it is (DESIGN 9.8 "role"): the skill's own generation or a

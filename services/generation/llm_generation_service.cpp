@@ -45,7 +45,7 @@ boost::asio::awaitable<Result<Produced>> LlmGenerationService::Generate(const Ge
   if (!prompt) co_return std::unexpected(std::move(prompt.error()));
   if (!feedback.empty()) prompt->user += "\n\n" + feedback;
   const auto& session = ctx.options().session;
-  if (session) prompt->avoid = sessions_.Recall(*session, spec.skill_id, ctx.clock().Now());
+  if (session) prompt->avoid = co_await sessions_.Recall(*session, spec.skill_id, ctx.clock().Now());
 
   StructuredGenerator generator(*provider, downgrades_, options_);
   std::size_t first_attempt = ctx.attempts().size();

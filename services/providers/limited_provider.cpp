@@ -3,29 +3,50 @@
 #include <cmath>
 
 namespace skillrunner::providers {
+namespace {
 
-LimitedProvider::LimitedProvider(std::shared_ptr<Provider> inner, std::unique_ptr<state::RequestLimiter> limiter,
+// What a request will cost against a tokens-per-minute limit before it is
+// sent: its prompt and the most it may answer.
+std::int64_t EstimatedTokens(const ChatRequest& request) {
+  std::int64_t tokens = request.max_output_tokens;
+  for (const auto& message : request.messages) tokens += EstimateTokens(message.content);
+  return tokens;
+}
+
+ProviderError NoSlot(const state::Limiter::Admission& admission, const state::Limiter& limiter) {
+  ProviderError error;
+  if (admission.outcome == state::Limiter::Outcome::kCancelled) {
+    error.kind = ProviderError::Kind::kCancelled;
+    error.message = "the request was cancelled while it waited for the provider's rate limit";
+    return error;
+  }
+  error.kind = ProviderError::Kind::kOverloaded;
+  error.retry_after = admission.wait;
+  std::optional<double> rate = limiter.rate_per_minute();
+  error.message = "the provider's rate limit" +
+                  (rate ? " (" + std::to_string(std::llround(*rate)) + " requests a minute)" : std::string()) +
+                  " leaves no slot before the deadline; the next is free in " +
+                  std::to_string(admission.wait.count()) + " ms";
+  return error;
+}
+
+}  // namespace
+
+LimitedProvider::LimitedProvider(std::shared_ptr<Provider> inner, std::unique_ptr<state::Limiter> limiter,
                                  Clock& clock)
     : inner_(std::move(inner)), limiter_(std::move(limiter)), clock_(clock) {}
 
 boost::asio::awaitable<std::expected<ChatResponse, ProviderError>> LimitedProvider::Chat(const ChatRequest& request) {
-  const Clock::TimePoint admitted = clock_.Now();
-  auto admission = co_await limiter_->Acquire(admitted + request.timeout);
-  const std::int64_t queued_ms = clock_.ElapsedMs(admitted);
-  if (admission != state::RequestLimiter::Admission::kGo) {
-    ProviderError error;
-    error.kind = admission == state::RequestLimiter::Admission::kCancelled ? ProviderError::Kind::kCancelled
-                                                                           : ProviderError::Kind::kTimeout;
-    std::optional<double> rate = limiter_->rate_per_minute();
-    error.message = error.kind == ProviderError::Kind::kCancelled
-                        ? "the request was cancelled while it waited for the provider's rate limit"
-                        : "the provider's rate limit (" + std::to_string(std::llround(rate.value_or(0))) +
-                              " requests a minute) leaves no slot before the deadline";
-    co_return std::unexpected(std::move(error));
-  }
+  const Clock::TimePoint arrived = clock_.Now();
+  const std::int64_t estimate = EstimatedTokens(request);
+  state::Limiter::Admission admission = co_await limiter_->Acquire(arrived + request.timeout, estimate);
+  const std::int64_t queued_ms = clock_.ElapsedMs(arrived);
+  if (admission.outcome != state::Limiter::Outcome::kGo) co_return std::unexpected(NoSlot(admission, *limiter_));
   auto response = co_await inner_->Chat(request);
   bool rate_limited = !response && (response.error().http_status == 429 || response.error().http_status == 529);
-  limiter_->Report(admitted, rate_limited);
+  std::int64_t used = response ? response->usage.input_tokens + response->usage.output_tokens
+                               : (rate_limited ? 0 : estimate);
+  limiter_->Report(admission.ticket, rate_limited, used);
   if (response) {
     response->queued_ms = queued_ms;
   } else {

@@ -4,25 +4,26 @@
 
 #include "services/common/clock.h"
 #include "services/providers/provider.h"
-#include "services/state/request_limiter.h"
+#include "services/state/limiter.h"
 
 namespace skillrunner::providers {
 
 // A provider behind its RequestLimiter (DESIGN 9.6): each request waits for
 // its slot (within the request's timeout) and tells the limiter whether it
 // met a rate limit, so the pace is learned without any configuration. A slot
-// past the request's timeout is a timeout error, sent nowhere.
+// past the request's timeout is an overloaded error (with when a slot is
+// free), sent nowhere.
 class LimitedProvider final : public Provider {
  public:
-  LimitedProvider(std::shared_ptr<Provider> inner, std::unique_ptr<state::RequestLimiter> limiter, Clock& clock);
+  LimitedProvider(std::shared_ptr<Provider> inner, std::unique_ptr<state::Limiter> limiter, Clock& clock);
 
   boost::asio::awaitable<std::expected<ChatResponse, ProviderError>> Chat(const ChatRequest& request) override;
 
-  const state::RequestLimiter& limiter() const { return *limiter_; }
+  const state::Limiter& limiter() const { return *limiter_; }
 
  private:
   std::shared_ptr<Provider> inner_;
-  std::unique_ptr<state::RequestLimiter> limiter_;
+  std::unique_ptr<state::Limiter> limiter_;
   Clock& clock_;
 };
 

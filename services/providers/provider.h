@@ -90,6 +90,7 @@ struct ProviderError {
     kProtocol,  // a 2xx whose body we cannot understand
     kConfig,    // e.g. the API key variable is not set (before any request)
     kCancelled,
+    kOverloaded,  // not sent: the rate limit leaves no slot before the deadline (retry_after: when one is free)
   };
   Kind kind = Kind::kHttp;
   int http_status = 0;         // 0 when no response arrived

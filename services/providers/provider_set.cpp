@@ -5,6 +5,7 @@
 #include "services/providers/limited_provider.h"
 #include "services/providers/openai_provider.h"
 #include "services/providers/simulated_provider.h"
+#include "services/state/request_limiter.h"
 
 namespace skillrunner::providers {
 namespace json = boost::json;
@@ -36,7 +37,7 @@ http::HttpClientOptions HttpOptions(const json::object& settings) {
 
 std::expected<std::unique_ptr<ProviderSet>, std::string> ProviderSet::Create(
     const ProviderSettingsMap& providers, boost::asio::any_io_executor executor, EnvLookup env, Clock& clock,
-    const std::map<std::string, double, std::less<>>& ceilings) {
+    LimiterFactory limiters) {
   auto set = std::unique_ptr<ProviderSet>(new ProviderSet());
   for (const auto& [name, provider] : providers) {
     const json::object& settings = provider.settings;
@@ -71,9 +72,9 @@ std::expected<std::unique_ptr<ProviderSet>, std::string> ProviderSet::Create(
   }
   for (auto& [name, provider] : set->providers_) {
     if (providers.at(name).kind == "simulated") continue;  // a local fake: nothing to pace
-    std::optional<double> ceiling;
-    if (auto it = ceilings.find(name); it != ceilings.end()) ceiling = it->second;
-    provider = std::make_shared<LimitedProvider>(provider, std::make_unique<state::RequestLimiter>(ceiling, clock), clock);
+    std::unique_ptr<state::Limiter> limiter =
+        limiters ? limiters(name) : std::make_unique<state::RequestLimiter>(state::RateLimit{}, clock);
+    provider = std::make_shared<LimitedProvider>(provider, std::move(limiter), clock);
   }
   return set;
 }

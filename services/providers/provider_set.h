@@ -2,6 +2,7 @@
 
 #include <boost/asio/any_io_executor.hpp>
 #include <expected>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -13,6 +14,7 @@
 #include "services/common/clock.h"
 #include "services/providers/provider_settings.h"
 #include "services/providers/simulated_provider.h"
+#include "services/state/limiter.h"
 
 namespace skillrunner::providers {
 
@@ -22,12 +24,13 @@ namespace skillrunner::providers {
 class ProviderSet {
  public:
   // Fails naming the provider and the setting that is wrong.
-  // Every HTTP provider is behind a RequestLimiter (DESIGN 9.6) on `clock`,
-  // which must outlive the set; `ceilings` gives the configured rate of a
-  // provider (requests a minute), else its pace is learned from its 429s.
+  // Every HTTP provider is behind the limiter `limiters` makes for its name
+  // (DESIGN 9.6); by default a RequestLimiter with nothing configured, whose
+  // pace is learned from 429s. `clock` must outlive the set.
+  using LimiterFactory = std::function<std::unique_ptr<state::Limiter>(const std::string& provider)>;
   static std::expected<std::unique_ptr<ProviderSet>, std::string> Create(
       const ProviderSettingsMap& providers, boost::asio::any_io_executor executor, EnvLookup env,
-      Clock& clock = RealClock(), const std::map<std::string, double, std::less<>>& ceilings = {});
+      Clock& clock = RealClock(), LimiterFactory limiters = {});
 
   // nullptr for a name the config does not define.
   Provider* Find(std::string_view name) const;

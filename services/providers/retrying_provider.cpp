@@ -83,9 +83,9 @@ std::optional<Stop> Permanent(const ProviderError& error, const ChatRequest& req
   if (error.kind == ProviderError::Kind::kCancelled) {
     return Stop{ToError(error, ErrorCode::kCancelled, "cancelled"), false};
   }
-  if (error.kind == ProviderError::Kind::kTimeout && !error.retryable && error.http_status == 0) {
-    attempt.kind = AttemptKind::kTimeout;  // e.g. no slot of the rate limit before the deadline
-    return Stop{ToError(error, ErrorCode::kTimeout, error.message)};
+  if (error.kind == ProviderError::Kind::kOverloaded) {
+    attempt.kind = AttemptKind::kOverloaded;
+    return Stop{ToError(error, ErrorCode::kOverloaded, error.message)};
   }
   if (RateLimited(error) && QuotaSpent(error)) {
     attempt.kind = AttemptKind::kProviderError;

@@ -6,49 +6,44 @@
 // step (AIMD), never above the ceiling; an unconfigured limiter that climbs
 // back past twice what was last observed is unlimited again. Callers are
 // given start times in arrival order (each one interval after the last), so
-// a wait is a sleep until one's own slot. Thread-safe.
+// a wait is a sleep until one's own slot. A tokens_per_minute limit paces
+// the estimated tokens the same way, corrected by what was really used.
+// Thread-safe.
 
-#include <boost/asio/awaitable.hpp>
 #include <chrono>
 #include <deque>
 #include <mutex>
 #include <optional>
 
-#include "services/common/clock.h"
+#include "services/state/limiter.h"
 
 namespace skillrunner::state {
 
-class RequestLimiter {
+class RequestLimiter final : public Limiter {
  public:
-  // `ceiling_per_minute`: the configured rate (a start and a ceiling), or
-  // nullopt for none. `clock` must outlive the limiter.
-  RequestLimiter(std::optional<double> ceiling_per_minute, Clock& clock);
+  // `limit`: the configured rates (a start and a ceiling); unset requests
+  // are learned, unset tokens are not paced. `clock` must outlive the limiter.
+  RequestLimiter(RateLimit limit, Clock& clock);
 
-  enum class Admission { kGo, kCancelled, kTooLate };
-  // Waits for this request's slot. kTooLate (without waiting) when the slot
-  // is later than `latest`; kCancelled when the wait was cancelled.
-  boost::asio::awaitable<Admission> Acquire(Clock::TimePoint latest);
-  // What came of a request admitted at `admitted`: whether it was refused
-  // with a rate limit. Only a request admitted after the last cut cuts again
-  // (the others saw the old rate).
-  void Report(Clock::TimePoint admitted, bool rate_limited);
-
-  // Requests per minute allowed now; nullopt while unlimited.
-  std::optional<double> rate_per_minute() const;
+  boost::asio::awaitable<Admission> Acquire(Clock::TimePoint latest, std::int64_t tokens) override;
+  void Report(const Ticket& ticket, bool rate_limited, std::int64_t used_tokens) override;
+  std::optional<double> rate_per_minute() const override;
 
  private:
   void CreepLocked(Clock::TimePoint now);
   double ObservedPerMinuteLocked(Clock::TimePoint now);
+  Clock::TimePoint::duration TokenTimeLocked(std::int64_t tokens) const;
 
   Clock& clock_;
-  const std::optional<double> ceiling_;
+  const RateLimit limit_;
   mutable std::mutex mutex_;
   std::optional<double> rate_;         // per minute; nullopt: unlimited
   Clock::TimePoint next_slot_{};       // the earliest start of the next request
+  Clock::TimePoint next_token_slot_{};  // ... as far as tokens_per_minute goes
   Clock::TimePoint last_cut_{};
   Clock::TimePoint last_creep_{};
   double observed_at_cut_ = 0;
-  std::deque<Clock::TimePoint> recent_;  // admissions of the last kWindow
+  std::deque<Clock::TimePoint> recent_;  // admissions of the last kObservedWindow
 };
 
 }  // namespace skillrunner::state

@@ -6,6 +6,8 @@
 
 #include "services/providers/limited_provider.h"
 #include "services/providers/provider_set.h"
+#include "services/state/redis.h"
+#include "services/state/request_limiter.h"
 #include "tests/support/temp_tree.h"
 
 namespace skillrunner {
@@ -38,14 +40,19 @@ TEST(ConfigTest, RateLimitsSetEachProvidersCeilingAndItsLimiterStartsThere) {
   openai: { kind: openai }
   other: { kind: openai, base_url: "http://127.0.0.1:9/v1" }
 rate_limits:
-  openai: { requests_per_minute: 120 }
+  openai: { requests_per_minute: 120, tokens_per_minute: 90000 }
 )");
   auto config = LoadConfig(path.string(), NoEnv);
   ASSERT_TRUE(config) << config.error()[0].ToString();
-  EXPECT_EQ(config->requests_per_minute.at("openai"), 120);
+  EXPECT_EQ(config->rate_limits.at("openai"), (state::RateLimit{120, 90000}));
+  EXPECT_FALSE(config->rate_limits.contains("other"));
   boost::asio::io_context io;
-  auto set = providers::ProviderSet::Create(config->providers, io.get_executor(), NoEnv, RealClock(),
-                                            config->requests_per_minute);
+  auto set = providers::ProviderSet::Create(
+      config->providers, io.get_executor(), NoEnv, RealClock(), [&](const std::string& name) {
+        auto it = config->rate_limits.find(name);
+        return std::make_unique<state::RequestLimiter>(
+            it == config->rate_limits.end() ? state::RateLimit{} : it->second, RealClock());
+      });
   ASSERT_TRUE(set) << set.error();
   auto* limited = dynamic_cast<providers::LimitedProvider*>((*set)->Find("openai"));
   ASSERT_NE(limited, nullptr);
@@ -58,6 +65,41 @@ rate_limits:
                                                "  opena: { requests_per_minute: 60 }\n").string(), NoEnv);
   ASSERT_FALSE(bad);
   EXPECT_EQ(bad.error()[0].ToString(), tree.Path("bad.yaml").string() + ":4:3: /rate_limits/opena: unknown provider \"opena\"");
+}
+
+TEST(ConfigTest, StateAndTenantsAreReadAndABadRedisUrlIsPlaced) {
+  testing::TempTree tree;
+  auto path = tree.Write("skillrunner.yaml", R"(providers:
+  openai: { kind: openai }
+state:
+  redis: redis://:secret@127.0.0.1:6390/2
+  replicas_hint: 3
+  namespace: team-x
+  timeout_ms: 40
+tenants:
+  team-a: { token_env: TEAM_A_TOKEN, requests_per_minute: 600, max_in_flight: 64 }
+  team-b: { token_env: TEAM_B_TOKEN }
+)");
+  auto config = LoadConfig(path.string(), NoEnv);
+  ASSERT_TRUE(config) << config.error()[0].ToString();
+  EXPECT_EQ(config->state.redis, "redis://:secret@127.0.0.1:6390/2");
+  EXPECT_EQ(config->state.replicas_hint, 3);
+  EXPECT_EQ(config->state.key_namespace, "team-x");
+  EXPECT_EQ(config->state.timeout, std::chrono::milliseconds(40));
+  EXPECT_EQ(config->tenants.at("team-a").token_env, "TEAM_A_TOKEN");
+  EXPECT_EQ(config->tenants.at("team-a").quota, (state::Quota{600, 64}));
+  EXPECT_EQ(config->tenants.at("team-b").quota, (state::Quota{}));
+  auto url = state::ParseRedisUrl(config->state.redis);
+  ASSERT_TRUE(url) << url.error();
+  EXPECT_EQ(url->Display(), "redis://127.0.0.1:6390/2");  // never the password
+  EXPECT_EQ(url->password, "secret");
+
+  auto bad = LoadConfig(tree.Write("bad.yaml", "providers:\n  openai: { kind: openai }\nstate:\n"
+                                               "  redis: redis://127.0.0.1:6379/zero\n").string(), NoEnv);
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error()[0].ToString(), tree.Path("bad.yaml").string() +
+                                           ":4:10: /state/redis: the redis URL's path must be a database number, "
+                                           "not \"/zero\"");
 }
 
 TEST(ConfigTest, BaseUrlEnvironmentOverridesEveryProviderOfThatKind) {

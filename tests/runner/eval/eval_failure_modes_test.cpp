@@ -1,7 +1,7 @@
 // How an eval run stays honest when things go wrong: a review gate that cannot
 // judge, judge errors and indeterminate verdicts kept out of pass rates,
-// UTF-8 in results.jsonl, failed writes, duplicate records, retries charged to
-// the rate limit, progress lines while nothing finishes, exact numbers, and the
+// UTF-8 in results.jsonl, failed writes, duplicate records, progress lines
+// while nothing finishes, exact numbers, and the
 // regression gate over stable criteria only.
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -22,7 +22,6 @@
 #include "runner/eval/expected_match.h"
 #include "runner/eval/junit_report.h"
 #include "runner/eval/progress.h"
-#include "runner/eval/rate_limiter.h"
 #include "runner/eval/record_fields.h"
 #include "runner/eval/regression.h"
 #include "runner/eval/results_log.h"
@@ -274,29 +273,6 @@ TEST(EvalResultsLogTest, AFailedWriteLeavesNoPartialLineAndStopsLaterAppends) {
   ASSERT_TRUE(loaded) << loaded.error();
   EXPECT_EQ(loaded->records.size(), 1u);
   EXPECT_EQ(loaded->torn_bytes, 0u);
-}
-
-// Rate limits count every request -------------------------------------------
-
-using test_support::FakeClock;
-
-TEST(RateLimiterTest, EveryRequestACaseMadeIsChargedNotOnePerCase) {
-  FakeClock clock;
-  RateLimiter limiter(RateLimit{60, std::nullopt}, clock);  // 1 a second, bucket of 1
-  auto permit = test_support::RunAwaitable(limiter.Acquire());
-  limiter.Report(permit, 0, false, 3);  // the case made 3 requests (2 retries): 2 more are owed
-  test_support::RunAwaitable(limiter.Acquire());
-  ASSERT_EQ(clock.sleeps.size(), 1u);
-  EXPECT_EQ(clock.sleeps[0], std::chrono::milliseconds(3000));  // pays the 2 back, then waits for its own
-  // Over a minute, 60 cases of 3 requests each take three minutes, not one.
-  FakeClock steady;
-  RateLimiter limited(RateLimit{60, std::nullopt}, steady);
-  auto start = steady.Now();
-  for (int i = 0; i < 60; ++i) {
-    auto p = test_support::RunAwaitable(limited.Acquire());
-    limited.Report(p, 0, false, 3);
-  }
-  EXPECT_GE(steady.Now() - start, std::chrono::seconds(176));
 }
 
 // Progress ------------------------------------------------------------------

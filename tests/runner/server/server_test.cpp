@@ -348,7 +348,7 @@ TEST_F(ServerTest, ANonLoopbackListenerRefusesToStartWithoutAllowRemoteAndAToken
   ServerFixture no_token(tree_, options);
   EXPECT_EQ(no_token.Start().value_or(""),
             "--listen 0.0.0.0:0 accepts other hosts, so it needs a token: set SKILLRUNNER_TOKEN in the "
-            "server's environment");
+            "server's environment (or give the config tenants)");
   EXPECT_FALSE(std::filesystem::exists(tree_.Path("skillrunner.sock")));
 }
 

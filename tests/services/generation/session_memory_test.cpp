@@ -2,9 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/support/run_awaitable.h"
+
 namespace skillrunner::generation {
 namespace {
 using Clock = SessionMemory::Clock;
+using test_support::RunAwaitable;
 
 TEST(SessionMemoryTest, KeepsTheLastThreeErrorsPerSkillAndSession) {
   SessionMemory memory;
@@ -12,9 +15,9 @@ TEST(SessionMemoryTest, KeepsTheLastThreeErrorsPerSkillAndSession) {
   memory.Remember("s1", "triage", {{"/a", "one"}, {"/b", "two"}}, now);
   memory.Remember("s1", "triage", {{"", "three"}, {"/d", "four"}}, now);
   memory.Remember("s1", "other", {{"/x", "elsewhere"}}, now);
-  EXPECT_EQ(memory.Recall("s1", "triage", now),
+  EXPECT_EQ(RunAwaitable(memory.Recall("s1", "triage", now)),
             (std::vector<std::string>{"/b: two", "(root): three", "/d: four"}));
-  EXPECT_EQ(memory.Recall("s2", "triage", now), std::vector<std::string>{});
+  EXPECT_EQ(RunAwaitable(memory.Recall("s2", "triage", now)), std::vector<std::string>{});
 }
 
 TEST(SessionMemoryTest, LeastRecentlyUsedSessionsAreEvicted) {
@@ -25,16 +28,16 @@ TEST(SessionMemoryTest, LeastRecentlyUsedSessionsAreEvicted) {
   memory.Remember("a", "k", {{"/x", "3"}}, now);  // a is now the most recent
   memory.Remember("c", "k", {{"/x", "4"}}, now);  // evicts b
   EXPECT_EQ(memory.sessions(), 2u);
-  EXPECT_TRUE(memory.Recall("b", "k", now).empty());
-  EXPECT_EQ(memory.Recall("a", "k", now).size(), 2u);
+  EXPECT_TRUE(RunAwaitable(memory.Recall("b", "k", now)).empty());
+  EXPECT_EQ(RunAwaitable(memory.Recall("a", "k", now)).size(), 2u);
 }
 
 TEST(SessionMemoryTest, SessionsExpireAfterTheirTtl) {
   SessionMemory memory(10, std::chrono::seconds(60));
   auto now = Clock::now();
   memory.Remember("a", "k", {{"/x", "1"}}, now);
-  EXPECT_EQ(memory.Recall("a", "k", now + std::chrono::seconds(59)).size(), 1u);
-  EXPECT_TRUE(memory.Recall("a", "k", now + std::chrono::seconds(200)).empty());
+  EXPECT_EQ(RunAwaitable(memory.Recall("a", "k", now + std::chrono::seconds(59))).size(), 1u);
+  EXPECT_TRUE(RunAwaitable(memory.Recall("a", "k", now + std::chrono::seconds(200))).empty());
   EXPECT_EQ(memory.sessions(), 0u);
 }
 

@@ -141,18 +141,21 @@ TEST_F(RetryingProviderTest, ASpentQuotaFailsAtOnceSayingWaitingWillNotHelp) {
   EXPECT_EQ(ctx_->attempts()[0].kind, AttemptKind::kProviderError);
 }
 
-TEST_F(RetryingProviderTest, NoSlotOfTheRateLimitBeforeTheDeadlineIsATimeoutAttempt) {
+TEST_F(RetryingProviderTest, NoSlotOfTheRateLimitBeforeTheDeadlineIsOverloadedWithRetryAfter) {
   ProviderError late;
-  late.kind = ProviderError::Kind::kTimeout;
-  late.message = "the provider's rate limit (6 requests a minute) leaves no slot before the deadline";
+  late.kind = ProviderError::Kind::kOverloaded;
+  late.retry_after = std::chrono::milliseconds(9500);
+  late.message = "the provider's rate limit (6 requests a minute) leaves no slot before the deadline; the next is "
+                 "free in 9500 ms";
   provider_.script = {std::unexpected(late), Ok()};
   auto result = Run();
   ASSERT_FALSE(result);
   EXPECT_EQ(provider_.requests.size(), 1u);
-  EXPECT_EQ(result.error().code, ErrorCode::kTimeout);
+  EXPECT_EQ(result.error().code, ErrorCode::kOverloaded);
   EXPECT_EQ(result.error().message, late.message);
+  EXPECT_EQ(result.error().details.at("retry_after_ms"), 9500);
   ASSERT_EQ(ctx_->attempts().size(), 1u);
-  EXPECT_EQ(ctx_->attempts()[0].kind, AttemptKind::kTimeout);
+  EXPECT_EQ(ctx_->attempts()[0].kind, AttemptKind::kOverloaded);
   EXPECT_EQ(ctx_->attempts()[0].errors[0].message, late.message);
 }
 

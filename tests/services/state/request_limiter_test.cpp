@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <deque>
 
 #include "services/providers/limited_provider.h"
@@ -14,63 +15,84 @@ namespace {
 using std::chrono::milliseconds;
 using test_support::FakeClock;
 using test_support::RunAwaitable;
-using Admission = RequestLimiter::Admission;
+using Outcome = Limiter::Outcome;
 
 constexpr Clock::TimePoint kFarFuture = Clock::TimePoint::max();
 
+Outcome Take(Limiter& limiter, Clock::TimePoint latest = kFarFuture, std::int64_t tokens = 0) {
+  return RunAwaitable(limiter.Acquire(latest, tokens)).outcome;
+}
+
 TEST(RequestLimiterTest, UnconfiguredIsUnlimitedUntilA429) {
   FakeClock clock;
-  RequestLimiter limiter(std::nullopt, clock);
-  for (int i = 0; i < 100; ++i) EXPECT_EQ(RunAwaitable(limiter.Acquire(kFarFuture)), Admission::kGo);
+  RequestLimiter limiter(RateLimit{}, clock);
+  for (int i = 0; i < 100; ++i) EXPECT_EQ(Take(limiter), Outcome::kGo);
   EXPECT_TRUE(clock.sleeps.empty());
   EXPECT_FALSE(limiter.rate_per_minute().has_value());
 }
 
 TEST(RequestLimiterTest, AConfiguredRatePacesCallersInArrivalOrder) {
   FakeClock clock;
-  RequestLimiter limiter(120.0, clock);  // one every 500 ms
-  for (int i = 0; i < 4; ++i) ASSERT_EQ(RunAwaitable(limiter.Acquire(kFarFuture)), Admission::kGo);
+  RequestLimiter limiter(RateLimit{120, std::nullopt}, clock);  // one every 500 ms
+  for (int i = 0; i < 4; ++i) ASSERT_EQ(Take(limiter), Outcome::kGo);
   EXPECT_EQ(clock.DelaysMs(), (std::vector<std::int64_t>{500, 500, 500}));
 }
 
 TEST(RequestLimiterTest, A429HalvesTheObservedRateAndQuietSecondsWinItBack) {
   FakeClock clock;
-  RequestLimiter limiter(std::nullopt, clock);
+  RequestLimiter limiter(RateLimit{}, clock);
   // 600 a minute for 5 seconds, then a 429.
-  Clock::TimePoint admitted{};
+  Limiter::Ticket admitted;
   for (int i = 0; i < 50; ++i) {
-    admitted = clock.Now();
-    ASSERT_EQ(RunAwaitable(limiter.Acquire(kFarFuture)), Admission::kGo);
+    auto admission = RunAwaitable(limiter.Acquire(kFarFuture, 0));
+    ASSERT_EQ(admission.outcome, Outcome::kGo);
+    admitted = admission.ticket;
     clock.Advance(milliseconds(100));
   }
-  limiter.Report(admitted, true);
+  limiter.Report(admitted, true, 0);
   ASSERT_TRUE(limiter.rate_per_minute().has_value());
   EXPECT_NEAR(*limiter.rate_per_minute(), 300, 10);  // half of what was observed
   // Requests admitted before the cut say nothing new.
-  limiter.Report(admitted, true);
+  limiter.Report(admitted, true, 0);
   EXPECT_NEAR(*limiter.rate_per_minute(), 300, 10);
   // The new pace: one every 200 ms.
   clock.sleeps.clear();
-  for (int i = 0; i < 3; ++i) ASSERT_EQ(RunAwaitable(limiter.Acquire(kFarFuture)), Admission::kGo);
+  for (int i = 0; i < 3; ++i) ASSERT_EQ(Take(limiter), Outcome::kGo);
   EXPECT_EQ(clock.DelaysMs().size(), 2u);
   EXPECT_NEAR(static_cast<double>(clock.DelaysMs()[1]), 200, 2);
   // Quiet seconds add back 5% of what was observed each; past twice that: unlimited.
   clock.Advance(std::chrono::seconds(2));
-  ASSERT_EQ(RunAwaitable(limiter.Acquire(kFarFuture)), Admission::kGo);
+  ASSERT_EQ(Take(limiter), Outcome::kGo);
   EXPECT_NEAR(*limiter.rate_per_minute(), 360, 12);
   clock.Advance(std::chrono::seconds(60));
-  ASSERT_EQ(RunAwaitable(limiter.Acquire(kFarFuture)), Admission::kGo);
+  ASSERT_EQ(Take(limiter), Outcome::kGo);
+  EXPECT_FALSE(limiter.rate_per_minute().has_value());
+}
+
+TEST(RequestLimiterTest, TokensPerMinutePaceTheEstimateAndTheUsageCorrectsIt) {
+  FakeClock clock;
+  RequestLimiter limiter(RateLimit{std::nullopt, 60'000}, clock);  // 1,000 tokens a second
+  auto first = RunAwaitable(limiter.Acquire(kFarFuture, 2'000));   // takes the next 2 s of tokens
+  ASSERT_EQ(first.outcome, Outcome::kGo);
+  EXPECT_TRUE(clock.sleeps.empty());
+  // It used only 500: the 1.5 s it did not use are given back.
+  limiter.Report(first.ticket, false, 500);
+  ASSERT_EQ(Take(limiter, kFarFuture, 1'000), Outcome::kGo);
+  EXPECT_EQ(clock.DelaysMs(), (std::vector<std::int64_t>{500}));
+  // Requests stay unlimited: only tokens were configured.
   EXPECT_FALSE(limiter.rate_per_minute().has_value());
 }
 
 TEST(RequestLimiterTest, ASlotPastTheDeadlineIsRefusedWithoutWaiting) {
   FakeClock clock;
-  RequestLimiter limiter(60.0, clock);  // one a second
-  ASSERT_EQ(RunAwaitable(limiter.Acquire(kFarFuture)), Admission::kGo);
-  EXPECT_EQ(RunAwaitable(limiter.Acquire(clock.Now() + milliseconds(500))), Admission::kTooLate);
+  RequestLimiter limiter(RateLimit{60, std::nullopt}, clock);  // one a second
+  ASSERT_EQ(Take(limiter), Outcome::kGo);
+  auto late = RunAwaitable(limiter.Acquire(clock.Now() + milliseconds(500), 0));
+  EXPECT_EQ(late.outcome, Outcome::kTooLate);
+  EXPECT_EQ(late.wait, milliseconds(1000));  // when the next slot is free
   EXPECT_TRUE(clock.sleeps.empty());
   clock.cancel_at = 0;
-  EXPECT_EQ(RunAwaitable(limiter.Acquire(kFarFuture)), Admission::kCancelled);
+  EXPECT_EQ(Take(limiter), Outcome::kCancelled);
 }
 
 // Answers from a script; records when each request arrived.
@@ -87,14 +109,14 @@ class ScriptedProvider : public providers::Provider {
   }
 };
 
-TEST(LimitedProviderTest, A429SlowsTheNextRequestsAndATooLateSlotIsATimeout) {
+TEST(LimitedProviderTest, A429SlowsTheNextRequestsAndATooLateSlotIsOverloaded) {
   FakeClock clock;
   auto inner = std::make_shared<ScriptedProvider>();
   providers::ProviderError refused;
   refused.http_status = 429;
   refused.retryable = true;
   inner->script = {providers::ChatResponse{}, std::unexpected(refused), providers::ChatResponse{}};
-  providers::LimitedProvider limited(inner, std::make_unique<RequestLimiter>(std::nullopt, clock), clock);
+  providers::LimitedProvider limited(inner, std::make_unique<RequestLimiter>(RateLimit{}, clock), clock);
   providers::ChatRequest request;
   request.timeout = std::chrono::minutes(1);
   ASSERT_TRUE(RunAwaitable(limited.Chat(request)));
@@ -111,8 +133,13 @@ TEST(LimitedProviderTest, A429SlowsTheNextRequestsAndATooLateSlotIsATimeout) {
   request.timeout = milliseconds(1);
   auto late = RunAwaitable(limited.Chat(request));
   ASSERT_FALSE(late);
-  EXPECT_EQ(late.error().kind, providers::ProviderError::Kind::kTimeout);
-  EXPECT_TRUE(late.error().message.starts_with("the provider's rate limit ("));
+  EXPECT_EQ(late.error().kind, providers::ProviderError::Kind::kOverloaded);
+  ASSERT_TRUE(late.error().retry_after.has_value());
+  EXPECT_GT(late.error().retry_after->count(), 0);
+  EXPECT_EQ(late.error().message, "the provider's rate limit (" +
+                                      std::to_string(std::llround(*limited.limiter().rate_per_minute())) +
+                                      " requests a minute) leaves no slot before the deadline; the next is free in " +
+                                      std::to_string(late.error().retry_after->count()) + " ms");
   EXPECT_EQ(inner->requests, 4);
 }
 

@@ -1,0 +1,382 @@
+#!/usr/bin/env bash
+# Rate-limit benchmark (issue 13; not a test): the same fake OpenAI server
+# (build/fake_openai_server) behind nginx `limit_req` at RATE requests/s, where
+# every request beyond the limit is answered 429 with `Retry-After: 1` and an
+# OpenAI-style rate_limit_exceeded body. CASES eval cases of one generation
+# and one judge call each (2 x CASES requests; the ideal wall is
+# 2 x CASES / RATE seconds), at each concurrency of CONCS:
+#
+#   1. skillrunner eval, no `rate_limits` in the suite
+#   2. skillrunner eval, suite `rate_limits` at exactly the server's limit
+#      (RATE x 60 requests_per_minute)
+#   3. promptfoo with no rate-limit configuration, when it is installed
+#      (PROMPTFOO, ./node_modules/.bin, /tmp/promptfoo-bench/node_modules/.bin
+#      as bench/eval_bench.sh installs it, or PATH); skipped with a message
+#      otherwise. This script never installs it: `npm i promptfoo` first.
+#
+# A case is lost when its record in results.jsonl has an `error` or a
+# `judge_error` (or has no record at all, after a timeout). nginx's access log
+# gives the requests it admitted (200) and refused (429) in each run.
+#
+#   bench/rate_limit_bench.sh                     # CONCS="64 256", about 5 min
+#   CONCS=64 PF=0 bench/rate_limit_bench.sh       # one round, skillrunner only
+#   BUILD_DIR=build-other bench/rate_limit_bench.sh
+#
+# Knobs (defaults): BUILD_DIR=build (skillrunner and fake_openai_server are
+# copied from there at the start, so a rebuild during the run cannot swap
+# them; fake_openai_server is built there when missing, or always with
+# BUILD=1), CASES=1000, CONCS="64 256", RATE=100 requests/s, BURST=0 requests
+# nginx lets through beyond the steady pace (limit_req burst, with nodelay),
+# DELAY_MS=100 the fake server's latency per answer, RUN_TIMEOUT=300 seconds
+# per run (it is killed then, and its missing cases count as lost), PF=auto
+# (1: promptfoo required, 0: skip), PROMPTFOO=path of its binary, BENCH_TMP
+# (scratch, default a new /tmp/rate-limit-bench.XXXXXX, removed unless KEEP=1).
+#
+# Needs: nginx (Debian nginx-light, installed with apt-get when missing), jq
+# (likewise), python3, curl. Everything listens on 127.0.0.1 only.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+HERE="$ROOT/bench/rate_limit"
+BUILD_DIR=${BUILD_DIR:-build}
+case "$BUILD_DIR" in /*) ;; *) BUILD_DIR="$ROOT/$BUILD_DIR" ;; esac
+BUILD=${BUILD:-auto}
+CASES=${CASES:-1000}
+CONCS=${CONCS:-64 256}
+RATE=${RATE:-100}
+BURST=${BURST:-0}
+DELAY_MS=${DELAY_MS:-100}
+RUN_TIMEOUT=${RUN_TIMEOUT:-300}
+PF=${PF:-auto}
+KEEP=${KEEP:-0}
+
+log() { printf '[rate_limit_bench %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+die() { log "$*"; exit 1; }
+
+# ------------------------------------------------------------------ packages
+SUDO=""
+[ "$(id -u)" = 0 ] || SUDO=sudo
+apt_install() { # PACKAGE...
+  log "installing $* (apt-get)"
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >&2 ||
+    { $SUDO apt-get update -qq >&2 &&
+      $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >&2; }
+}
+NGINX=${NGINX:-$(command -v nginx || true)}
+[ -n "$NGINX" ] || { [ -x /usr/sbin/nginx ] && NGINX=/usr/sbin/nginx; } || true
+if [ -z "$NGINX" ]; then
+  apt_install nginx-light
+  NGINX=$(command -v nginx || echo /usr/sbin/nginx)
+fi
+[ -x "$NGINX" ] || die "nginx not found after installing nginx-light"
+command -v jq >/dev/null || apt_install jq
+command -v curl >/dev/null || apt_install curl
+command -v python3 >/dev/null || die "python3 is required"
+
+# ------------------------------------------------------------------ binaries
+if [ "$BUILD" = 1 ] || { [ "$BUILD" = auto ] && [ ! -x "$BUILD_DIR/fake_openai_server" ]; }; then
+  log "building fake_openai_server in $BUILD_DIR"
+  timeout 1800 cmake --build "$BUILD_DIR" -j"${JOBS:-2}" --target fake_openai_server >&2
+fi
+[ -x "$BUILD_DIR/skillrunner" ] || die "$BUILD_DIR/skillrunner is missing: build it first (scripts/setup.sh)"
+[ -x "$BUILD_DIR/fake_openai_server" ] || die "$BUILD_DIR/fake_openai_server is missing"
+
+LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
+T=${BENCH_TMP:-$(mktemp -d /tmp/rate-limit-bench.XXXXXX)}
+mkdir -p "$T/bin"
+chmod 755 "$T"  # nginx workers run as nobody when the master is root
+cp "$BUILD_DIR/skillrunner" "$BUILD_DIR/fake_openai_server" "$T/bin/"
+SR="$T/bin/skillrunner"
+FAKE="$T/bin/fake_openai_server"
+SR_VERSION=$("$SR" --version 2>/dev/null | head -1 || echo "?")
+SR_BUILT=$(date -u -r "$BUILD_DIR/skillrunner" +%Y-%m-%dT%H:%MZ)
+SR_COMMIT=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo "?")
+[ -n "$(git -C "$ROOT" status --porcelain --untracked-files=no 2>/dev/null)" ] && SR_COMMIT="$SR_COMMIT+dirty"
+
+FAKE_PID=""
+NGINX_PID=""
+stop_pid() { # PID
+  if [ -n "$1" ] && kill -0 "$1" 2>/dev/null; then
+    kill "$1" 2>/dev/null || true
+    wait "$1" 2>/dev/null || true
+  fi
+}
+stop_nginx() { stop_pid "$NGINX_PID"; NGINX_PID=""; }
+cleanup() {
+  stop_nginx
+  stop_pid "$FAKE_PID"
+  if [ "$KEEP" = 1 ]; then log "kept $T"; else rm -rf "$T"; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+free_port() {
+  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# ------------------------------------------------------------------ fake server
+"$FAKE" "$DELAY_MS" >"$T/fake.out" 2>"$T/fake.err" &
+FAKE_PID=$!
+FAKE_URL=""
+for _ in $(seq 100); do
+  FAKE_URL=$(head -1 "$T/fake.out" 2>/dev/null || true)
+  [ -n "$FAKE_URL" ] && break
+  sleep 0.05
+done
+[ -n "$FAKE_URL" ] || { cat "$T/fake.err" >&2; die "fake_openai_server did not start"; }
+log "fake_openai_server (pid $FAKE_PID) at $FAKE_URL, answering after $DELAY_MS ms"
+
+# ------------------------------------------------------------------ nginx, fresh for every run
+NG_PORT=""
+start_nginx() { # LABEL: a fresh bucket and access log ($T/nginx/access-LABEL.log)
+  stop_nginx
+  local ng="$T/nginx" conf
+  mkdir -p "$ng/tmp"
+  chmod 755 "$ng"
+  NG_PORT=$(free_port)
+  conf="$ng/nginx-$1.conf"
+  local burst_opts=""
+  [ "$BURST" = 0 ] || burst_opts="burst=$BURST nodelay"
+  sed -e "s|@PORT@|$NG_PORT|g" -e "s|@UPSTREAM@|${FAKE_URL#http://}|g" -e "s|@RATE@|$RATE|g" \
+      -e "s|@BURST_OPTS@|$burst_opts|g" -e "s|@ACCESS_LOG@|access-$1.log|g" "$HERE/nginx.conf.in" >"$conf"
+  "$NGINX" -p "$ng/" -e "$ng/error.log" -c "$conf" -t >"$ng/configtest.log" 2>&1 ||
+    { cat "$ng/configtest.log" >&2; die "nginx -t failed for $conf"; }
+  "$NGINX" -p "$ng/" -e "$ng/error.log" -c "$conf" -g 'daemon off;' >>"$ng/stdout.log" 2>&1 &
+  NGINX_PID=$!
+  for _ in $(seq 100); do
+    curl -s -o /dev/null "http://127.0.0.1:$NG_PORT/" 2>/dev/null && break
+    sleep 0.05
+  done
+  kill -0 "$NGINX_PID" 2>/dev/null || { tail "$ng/error.log" >&2; die "nginx did not start"; }
+  # The probe above is one admitted request: start the run with a clean log and bucket.
+  sleep 0.2
+  : >"$ng/access-$1.log"
+}
+# Statuses in an access log: sets N200 N429 NOTHER NREQ SPAN (first to last request, s)
+# and LATE429 (429s after the first second of traffic) and PEAK (most 200s in one second).
+count_log() { # FILE
+  read -r NREQ N200 N429 NOTHER SPAN LATE429 PEAK < <(awk '
+    NR == 1 { t0 = $1 }
+    { n++; t1 = $1; if ($2 == 200) { ok++; sec[int($1 - t0)]++ } else if ($2 == 429) { r++; if ($1 - t0 >= 1) late++ } else other++ }
+    END { for (s in sec) if (sec[s] > peak) peak = sec[s]
+          printf "%d %d %d %d %.1f %d %d\n", n, ok, r, other, (n ? t1 - t0 : 0), late, peak }' "$1")
+}
+
+# ------------------------------------------------------------------ skill, rubric, dataset, config, suites
+mkdir -p "$T/skills" "$T/rubrics" "$T/suites"
+cp -r "$HERE/skills/." "$T/skills/"
+cp -r "$HERE/rubrics/." "$T/rubrics/"
+awk -v n="$CASES" 'BEGIN { for (i = 0; i < n; i++) printf "{\"id\":\"c%d\",\"input\":{\"question\":\"What is %d plus %d?\",\"answer\":\"%d\"}}\n", i, i, i % 97, i + i % 97 }' \
+  >"$T/skills/grade_answer/cases.jsonl"
+RPM=$((RATE * 60))
+write_suites() { # CONC
+  for kind in nolimits limits; do
+    {
+      echo "id: rate_limit_bench_$kind"
+      echo "concurrency: $1"
+      echo "skills:"
+      echo "  - skill: grade_answer"
+      echo "    rubric: bench_quality"
+      [ "$kind" = limits ] && echo "rate_limits: { fake: { requests_per_minute: $RPM } }"
+      true
+    } >"$T/suites/$kind-$1.yaml"
+  done
+}
+write_config() { # CONC: an openai-kind provider pointed at nginx, a dummy key
+  cat >"$T/skillrunner.yaml" <<EOF
+providers:
+  fake: { kind: openai, base_url: "http://127.0.0.1:$NG_PORT/v1", api_key_env: SKILLRUNNER_RATE_BENCH_KEY, max_connections_per_host: $1 }
+models:
+  bench-model: { provider: fake, structured_output: native }
+EOF
+}
+export SKILLRUNNER_RATE_BENCH_KEY=sk-rate-limit-bench
+
+# ------------------------------------------------------------------ runs
+ROWS="$T/rows.tsv"
+: >"$ROWS"
+IDEAL=$(awk -v n="$CASES" -v r="$RATE" 'BEGIN { printf "%.1f", 2 * n / r }')
+row() { # CONC RUN WALL LOST DETAIL EXIT
+  local ratio="-"
+  case "$3" in [0-9]*) ratio=$(awk -v w="$3" -v i="$IDEAL" 'BEGIN { printf "%.2fx", w / i }') ;; esac
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$ratio" "$4" "$5" \
+    "$N200" "$N429" "$LATE429" "$PEAK" "$NOTHER" "$6" >>"$ROWS"
+}
+# Runs CMD... under timeout; sets WALL (s) and RC.
+timed() {
+  local t0 t1
+  RC=0
+  t0=$(date +%s%N)
+  timeout -k 10 "$RUN_TIMEOUT" "$@" || RC=$?
+  t1=$(date +%s%N)
+  WALL=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", (b - a) / 1e9 }')
+  [ "$RC" = 124 ] || [ "$RC" = 137 ] && log "timed out after ${RUN_TIMEOUT}s: $1"
+  return 0
+}
+
+run_skillrunner() { # CONC KIND LABEL
+  local conc=$1 kind=$2 label="sr-$2-$1" out="$T/out-sr-$2-$1" res lost detail
+  start_nginx "$label"
+  write_config "$conc"
+  rm -rf "$out"
+  log "skillrunner eval: $3 ($CASES cases, concurrency $conc, nginx 127.0.0.1:$NG_PORT)"
+  timed "$SR" eval "$T/suites/$kind-$conc.yaml" --out "$out" --history "$T/history-$label.sqlite" \
+    --config "$T/skillrunner.yaml" --skills "$T/skills" --rubrics "$T/rubrics" --concurrency "$conc" \
+    --log-level warn 2>"$T/$label.log" >"$T/$label.out"
+  stop_nginx
+  count_log "$T/nginx/access-$label.log"
+  res="$out/results.jsonl"
+  [ -f "$res" ] || : >"$T/empty.jsonl"
+  [ -f "$res" ] || res="$T/empty.jsonl"
+  # A case is lost when its record carries an error or a judge error (or no result: what
+  # runner/eval/case_outcome.cpp calls an error), or when it has no record at all.
+  lost=$(jq -s --argjson n "$CASES" '
+    [.[] | select(.error == null and .judge_error == null and .result != null) | .case] | unique | length as $ok
+    | $n - $ok' "$res")
+  detail=$(jq -rs --argjson n "$CASES" '
+    ([.[] | select(.error != null or .result == null) | .error.code // "error"] | group_by(.) | map("\(length) \(.[0])")) +
+    ([.[] | select(.error == null and .result != null and .judge_error != null) | "judge " + (.judge_error.code // "error")]
+     | group_by(.) | map("\(length) \(.[0])")) +
+    (if length < $n then ["\($n - length) without a record"] else [] end)
+    | join(", ")' "$res")
+  [ -n "$detail" ] || detail="-"
+  log "  wall ${WALL}s (ideal ${IDEAL}s), exit $RC, lost $lost ($detail); nginx: $NREQ requests, $N200 x 200, $N429 x 429 ($LATE429 after the first second), $NOTHER other, over ${SPAN}s, busiest second $PEAK x 200"
+  [ "$RC" = 0 ] || [ "$RC" = 1 ] || { log "  skillrunner exited $RC; its stderr ends:"; tail -5 "$T/$label.log" >&2 || true; }
+  row "$conc" "$3" "$WALL" "$lost" "$detail" "$RC"
+}
+
+# ------------------------------------------------------------------ promptfoo
+PFB=""
+PF_NOTE=""
+if [ "$PF" != 0 ]; then
+  for c in "${PROMPTFOO:-}" "$ROOT/node_modules/.bin/promptfoo" "${PF_DIR:-/tmp/promptfoo-bench}/node_modules/.bin/promptfoo" \
+           "$(command -v promptfoo || true)"; do
+    [ -n "$c" ] && [ -x "$c" ] && { PFB=$c; break; }
+  done
+  if [ -z "$PFB" ]; then
+    PF_NOTE="promptfoo is not installed (looked at \$PROMPTFOO, $ROOT/node_modules/.bin, ${PF_DIR:-/tmp/promptfoo-bench}/node_modules/.bin and PATH): its rows are skipped; \`npm i promptfoo\` (or PF_DIR=/tmp/promptfoo-bench bench/eval_bench.sh) installs it"
+  elif ! command -v node >/dev/null; then
+    PF_NOTE="promptfoo found at $PFB but node is not installed: its rows are skipped"; PFB=""
+  fi
+  [ "$PF" = 1 ] && [ -z "$PFB" ] && die "$PF_NOTE"
+fi
+PFV=""
+if [ -n "$PFB" ]; then
+  mkdir -p "$T/pf" "$T/pf-home"
+  PFV=$(PROMPTFOO_DISABLE_TELEMETRY=1 PROMPTFOO_DISABLE_UPDATE=1 PROMPTFOO_CONFIG_DIR="$T/pf-home" timeout 120 "$PFB" --version 2>/dev/null | tail -1 || true)
+  log "promptfoo ${PFV:-?} at $PFB, node $(node --version)"
+  cat >"$T/pf/prompt.json" <<'EOF'
+[{"role": "system", "content": "You grade answers to arithmetic questions. Judge each criterion separately."},
+ {"role": "user", "content": "Question: {{question}}\nAnswer: {{answer}}"}]
+EOF
+fi
+# The same skill and dataset as bench/eval_bench.sh's rubric run: a strict
+# json_schema generation, then one llm-rubric grade by the same server.
+# Nothing about rate limits is configured: promptfoo's own defaults.
+write_pf_config() { # FILE
+  {
+    cat <<EOF
+description: rate_limit_bench - the grade_answer suite in promptfoo
+providers:
+  - id: openai:chat:bench-model
+    config:
+      apiBaseUrl: 'http://127.0.0.1:$NG_PORT/v1'
+      apiKey: sk-rate-limit-bench
+      temperature: 0.2
+      max_tokens: 512
+      response_format:
+        type: json_schema
+        json_schema:
+          name: grade_answer
+          strict: true
+          schema: &schema
+            type: object
+            required: [criteria_results, issues, suggested_fixes, pass]
+            additionalProperties: false
+            properties:
+              criteria_results:
+                type: array
+                items:
+                  type: object
+                  required: [criterion_id, reasoning, verdict, confidence]
+                  additionalProperties: false
+                  properties:
+                    criterion_id: { enum: [correct, clear] }
+                    reasoning: { type: string }
+                    verdict: { enum: [pass, fail, indeterminate] }
+                    confidence: { type: number }
+              issues: { type: array, items: { type: string } }
+              suggested_fixes: { type: array, items: { type: string } }
+              pass: { type: boolean }
+prompts:
+  - file://prompt.json
+defaultTest:
+  options:
+    provider:
+      id: openai:chat:bench-model
+      config: { apiBaseUrl: 'http://127.0.0.1:$NG_PORT/v1', apiKey: sk-rate-limit-bench, temperature: 0 }
+  assert:
+    - type: is-json
+      value: *schema
+    - type: llm-rubric
+      value: "correct (required): the grade matches whether the answer is right. clear: the reasoning is one or two plain sentences."
+tests:
+EOF
+    jq -r '"  - vars: { question: \(.input.question | @json), answer: \(.input.answer | @json) }\n    metadata: { id: \(.id | @json) }"' \
+      "$T/skills/grade_answer/cases.jsonl"
+  } >"$1"
+}
+run_promptfoo() { # CONC
+  local conc=$1 label="pf-$1" cfg="$T/pf/pf-$1.yaml" out="$T/pf/pf-$1.json" lost detail ok fail err n
+  start_nginx "$label"
+  write_pf_config "$cfg"
+  log "promptfoo eval ($CASES tests, --max-concurrency $conc, nginx 127.0.0.1:$NG_PORT)"
+  # No PROMPTFOO_DISABLE_SHARING: with it 0.121.20 crashes at exit ("write after end"; ../shared/peers).
+  timed env OPENAI_API_KEY=sk-rate-limit-bench PROMPTFOO_DISABLE_TELEMETRY=1 PROMPTFOO_DISABLE_UPDATE=1 \
+    PROMPTFOO_CONFIG_DIR="$T/pf-home" "$PFB" eval -c "$cfg" --no-cache --no-progress-bar --no-table \
+    --max-concurrency "$conc" -o "$out" >"$T/$label.log" 2>&1
+  stop_nginx
+  count_log "$T/nginx/access-$label.log"
+  if [ ! -s "$out" ]; then
+    log "  promptfoo exited $RC without results; its output ends:"; tail -10 "$T/$label.log" >&2 || true
+    row "$conc" "promptfoo ${PFV:-?}, no configuration" "$WALL" "$CASES" "no results (exit $RC)" "$RC"
+    return
+  fi
+  ok=$(jq '.results.stats.successes // 0' "$out"); fail=$(jq '.results.stats.failures // 0' "$out")
+  err=$(jq '.results.stats.errors // 0' "$out")
+  n=$((ok + fail + err))
+  # The fake server's every answer passes: a failed test is one whose grade (or generation) was lost too.
+  lost=$((CASES - ok))
+  detail="$err errors, $fail failed"
+  [ "$n" -lt "$CASES" ] && detail="$detail, $((CASES - n)) without a result"
+  local first
+  first=$(jq -r '[.results.results[] | select(.success != true) | (.error // .gradingResult.reason // "?")] | .[0] // empty' "$out" | head -c 200)
+  [ -n "$first" ] && detail="$detail (first: $(printf '%s' "$first" | tr '\n|\t' '  /'))"
+  log "  wall ${WALL}s (ideal ${IDEAL}s), exit $RC, lost $lost ($detail); nginx: $NREQ requests, $N200 x 200, $N429 x 429 ($LATE429 after the first second), $NOTHER other, over ${SPAN}s, busiest second $PEAK x 200"
+  row "$conc" "promptfoo ${PFV:-?}, no configuration" "$WALL" "$lost" "$detail" "$RC"
+}
+
+for conc in $CONCS; do
+  write_suites "$conc"
+  run_skillrunner "$conc" nolimits "skillrunner eval, no rate_limits"
+  run_skillrunner "$conc" limits "skillrunner eval, rate_limits $RPM requests_per_minute"
+  if [ -n "$PFB" ]; then run_promptfoo "$conc"; fi
+done
+[ -n "$PF_NOTE" ] && log "$PF_NOTE"
+
+# ------------------------------------------------------------------ table
+echo
+echo "## rate-limit benchmark: $SR_VERSION (binary of $SR_BUILT from $BUILD_DIR; tree at $SR_COMMIT), $(date -u +%Y-%m-%dT%H:%MZ)"
+echo
+echo "nginx $("$NGINX" -v 2>&1 | sed 's/.*\///') \`limit_req\` rate=${RATE}r/s $([ "$BURST" = 0 ] && echo "without burst" || echo "burst=$BURST nodelay") (429 + \`Retry-After: 1\` beyond it)" \
+     "in front of fake_openai_server (${DELAY_MS} ms per answer); $CASES cases x (1 generation + 1 judge) =" \
+     "$((2 * CASES)) requests; ideal wall $IDEAL s; $(nproc) cores; load average before: $LOAD0, after: $(cut -d' ' -f1-3 /proc/loadavg);" \
+     "each run killed after $RUN_TIMEOUT s"
+echo
+echo "| concurrency | run | wall s | x ideal | cases lost | how they were lost | 200s | 429s | 429s after 1st s | most 200s in 1 s | other statuses | exit |"
+echo "|---:|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|"
+while IFS=$'\t' read -r c run wall ratio lost detail ok r late peak other rc; do
+  echo "| $c | $run | $wall | $ratio | $lost | $detail | $ok | $r | $late | $peak | $other | $rc |"
+done <"$ROWS"
+[ -n "$PF_NOTE" ] && { echo; echo "promptfoo: $PF_NOTE"; }
+exit 0

@@ -1,0 +1,60 @@
+#pragma once
+
+// What a provider's pace looks like to its callers (DESIGN 9.6): a slot to
+// wait for before each request, and a report of what came of it. Two
+// implementations: RequestLimiter (this process) and SharedLimiter (every
+// process with the same `state.redis`, falling back to this process's share
+// while Redis is unreachable).
+
+#include <boost/asio/awaitable.hpp>
+#include <chrono>
+#include <cstdint>
+#include <optional>
+
+#include "services/common/clock.h"
+
+namespace skillrunner::state {
+
+// A provider's configured limits (`rate_limits:` in skillrunner.yaml or an
+// eval suite): a ceiling and a starting rate. Unset: learned from 429s
+// (requests) or not enforced (tokens).
+struct RateLimit {
+  std::optional<double> requests_per_minute;
+  std::optional<double> tokens_per_minute;
+
+  friend bool operator==(const RateLimit&, const RateLimit&) = default;
+};
+
+// The learning constants, one home for both implementations.
+inline constexpr std::chrono::seconds kObservedWindow{5};  // "the rate observed lately"
+inline constexpr double kMinPerMinute = 6;                 // never slower than one request each 10 s
+inline constexpr double kStepShare = 0.05;                 // each quiet second adds 5% back
+
+class Limiter {
+ public:
+  enum class Outcome { kGo, kCancelled, kTooLate };
+  // What a request was given. `ticket` goes back with its report.
+  struct Ticket {
+    Clock::TimePoint admitted{};  // this process's clock
+    std::int64_t shared_admitted_ms = -1;  // the shared clock's, when shared
+    std::int64_t tokens = 0;      // the estimate charged
+  };
+  struct Admission {
+    Outcome outcome = Outcome::kGo;
+    Ticket ticket;
+    std::chrono::milliseconds wait{0};  // kTooLate: how long until a slot would be free
+  };
+
+  virtual ~Limiter() = default;
+  // Waits for this request's slot: one request and `tokens` (an estimate of
+  // its input and output). kTooLate, without waiting, when the slot is later
+  // than `latest`; kCancelled when the wait was cancelled.
+  virtual boost::asio::awaitable<Admission> Acquire(Clock::TimePoint latest, std::int64_t tokens) = 0;
+  // What came of an admitted request: whether it was refused with a rate
+  // limit, and the tokens it really used (the estimate is corrected).
+  virtual void Report(const Ticket& ticket, bool rate_limited, std::int64_t used_tokens) = 0;
+  // Requests per minute allowed now; nullopt while unlimited.
+  virtual std::optional<double> rate_per_minute() const = 0;
+};
+
+}  // namespace skillrunner::state

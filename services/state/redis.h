@@ -1,0 +1,59 @@
+#pragma once
+
+// One asynchronous Redis connection (hiredis, Debian libhiredis-dev) driven
+// by the io threads without blocking them: hiredis reads and writes when an
+// Asio wait on its socket says it can, all on one strand; a command's
+// awaiting coroutine resumes on its own executor. Used by SharedState.
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <chrono>
+#include <cstdint>
+#include <expected>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace skillrunner::state {
+
+struct RedisReply {
+  enum class Type { kNil, kInteger, kString, kStatus, kError, kArray };
+  Type type = Type::kNil;
+  std::int64_t integer = 0;
+  std::string text;  // string, status and error replies
+  std::vector<RedisReply> elements;
+};
+
+// redis://[:password@]host[:port][/db]
+struct RedisUrl {
+  std::string host;
+  std::uint16_t port = 6379;
+  std::string password;  // never logged: Display() leaves it out
+  int db = 0;
+  std::string Display() const;  // redis://host:port/db
+};
+std::expected<RedisUrl, std::string> ParseRedisUrl(std::string_view url);
+
+class RedisConnection : public std::enable_shared_from_this<RedisConnection> {
+ public:
+  using Answer = std::expected<RedisReply, std::string>;
+
+  static std::shared_ptr<RedisConnection> Create(boost::asio::any_io_executor executor, RedisUrl url);
+  ~RedisConnection();
+
+  // (Re)connects: resolves the host, connects, AUTH and SELECT as the URL
+  // says, all within `timeout`. Drops any connection there was first.
+  boost::asio::awaitable<std::expected<void, std::string>> Connect(std::chrono::milliseconds timeout);
+  // One command. An error when not connected, when the connection drops,
+  // when Redis answers with an error, or when no answer came within `timeout`.
+  boost::asio::awaitable<Answer> Command(std::vector<std::string> args, std::chrono::milliseconds timeout);
+  bool connected() const;
+
+ private:
+  struct Impl;
+  RedisConnection(boost::asio::any_io_executor executor, RedisUrl url);
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace skillrunner::state

@@ -1,0 +1,42 @@
+#pragma once
+
+// A provider's pace shared by every process with the same `state.redis`
+// (DESIGN 9.6): the same AIMD as RequestLimiter (its constants), kept in
+// Redis and updated by one Lua script per request, on Redis's clock, so that
+// slots are handed out in arrival order across processes and a 429 seen by
+// one slows them all. While the state is degraded, this process's share of
+// the limit (limit / replicas_hint) applies, learned locally.
+
+#include <atomic>
+#include <memory>
+#include <string>
+
+#include "services/state/limiter.h"
+#include "services/state/request_limiter.h"
+#include "services/state/shared_state.h"
+
+namespace skillrunner::state {
+
+class SharedLimiter final : public Limiter {
+ public:
+  // `provider` names the shared bucket. `clock` must outlive the limiter.
+  SharedLimiter(std::shared_ptr<SharedState> state, std::string provider, RateLimit limit, Clock& clock);
+
+  boost::asio::awaitable<Admission> Acquire(Clock::TimePoint latest, std::int64_t tokens) override;
+  void Report(const Ticket& ticket, bool rate_limited, std::int64_t used_tokens) override;
+  std::optional<double> rate_per_minute() const override;
+
+ private:
+  std::shared_ptr<SharedState> state_;
+  std::string key_;
+  std::string counts_key_;
+  RateLimit limit_;
+  Clock& clock_;
+  RequestLimiter local_;  // this process's share, while degraded
+  std::atomic<double> shared_rate_{-1};  // the last rate Redis reported; < 0: unlimited
+};
+
+// The share of `limit` one of `replicas` processes takes on its own.
+RateLimit ShareOf(const RateLimit& limit, int replicas);
+
+}  // namespace skillrunner::state
