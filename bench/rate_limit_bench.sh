@@ -85,7 +85,7 @@ LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
 T=${BENCH_TMP:-$(mktemp -d /tmp/rate-limit-bench.XXXXXX)}
 mkdir -p "$T/bin"
 chmod 755 "$T"  # nginx workers run as nobody when the master is root
-cp "$BUILD_DIR/skillrunner" "$BUILD_DIR/fake_openai_server" "$T/bin/"
+cp -p "$BUILD_DIR/skillrunner" "$BUILD_DIR/fake_openai_server" "$T/bin/"
 SR="$T/bin/skillrunner"
 FAKE="$T/bin/fake_openai_server"
 SR_VERSION=$("$SR" --version 2>/dev/null | head -1 || echo "?")

@@ -39,7 +39,7 @@ std::string SessionMemory::SharedKey(const std::string& session, const std::stri
 void SessionMemory::Remember(const std::string& session, const std::string& skill,
                              const std::vector<FieldError>& errors, Clock::time_point now) {
   if (errors.empty()) return;
-  if (shared_ && shared_->healthy()) {
+  if (shared_) {
     std::vector<std::string> args{std::to_string(std::chrono::milliseconds(ttl_).count()), std::to_string(per_skill_)};
     for (const auto& e : errors) args.push_back(ShownPointer(e.path) + ": " + e.message);
     boost::asio::co_spawn(
@@ -71,7 +71,7 @@ void SessionMemory::Remember(const std::string& session, const std::string& skil
 boost::asio::awaitable<std::vector<std::string>> SessionMemory::Recall(const std::string& session,
                                                                       const std::string& skill,
                                                                       Clock::time_point now) {
-  if (shared_ && shared_->healthy()) {
+  if (shared_) {
     std::vector<std::string> command{"LRANGE", SharedKey(session, skill), "0", "-1"};
     auto reply = co_await shared_->Run(std::move(command));
     if (reply) {

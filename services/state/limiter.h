@@ -25,10 +25,27 @@ struct RateLimit {
   friend bool operator==(const RateLimit&, const RateLimit&) = default;
 };
 
-// The learning constants, one home for both implementations.
-inline constexpr std::chrono::seconds kObservedWindow{5};  // "the rate observed lately"
-inline constexpr double kMinPerMinute = 6;                 // never slower than one request each 10 s
-inline constexpr double kStepShare = 0.05;                 // each quiet second adds 5% back
+// How the pace is learned (both implementations; DESIGN 9.6, refined - see
+// README "Rate limits"):
+// - Unconfigured, a provider is unlimited until its first 429.
+// - A 429 of a request sent after the last cut (at most one cut a second)
+//   cuts the rate. If at least kMinSample requests went out since the last
+//   cut, the provider's limit is estimated as the rate times the share of
+//   them it accepted (sending faster than a provider takes, that share is
+//   its limit over our rate, however long we were idle), and the rate
+//   becomes kBackoff of that. Otherwise (a first burst) it halves the rate
+//   requests were sent at. A cut never goes below a quarter of the rate
+//   before it (kMaxCut); a cut held there keeps probing.
+// - Each quiet second then adds kStepShare of the estimate back, or doubles
+//   the rate while probing; an unconfigured limiter past twice the estimate
+//   is unlimited again. Never above the ceiling, never below kMinPerMinute.
+inline constexpr double kMinPerMinute = 6;  // never slower than one request each 10 s
+inline constexpr double kBackoff = 0.9;
+inline constexpr double kStepShare = 0.02;
+inline constexpr double kProbeFactor = 2;
+inline constexpr double kMaxCut = 4;
+inline constexpr int kMinSample = 10;
+inline constexpr std::chrono::seconds kMinCutInterval{1};
 
 class Limiter {
  public:

@@ -69,8 +69,14 @@ RedisReply Convert(const redisReply* reply) {
 
 // One awaited answer: completed once, by the reply or by its timeout,
 // whichever comes first; the coroutine resumes on its own executor.
+// (Boost 1.81's any_completion_handler move-assignment recurses for ever:
+// it is only ever constructed here, never assigned.)
 template <typename Value>
 struct Pending {
+  template <typename Handler>
+  Pending(Handler&& h, asio::any_io_executor resume_on)
+      : handler(std::forward<Handler>(h)), resume_on(std::move(resume_on)) {}
+
   asio::any_completion_handler<void(Value)> handler;
   asio::any_io_executor resume_on;  // the awaiting coroutine's executor
   std::optional<asio::steady_timer> timer;
@@ -78,9 +84,10 @@ struct Pending {
   void Complete(Value value) {
     if (!handler) return;
     if (timer) timer->cancel();
-    asio::post(resume_on, [handler = std::move(handler), value = std::move(value)]() mutable {
-      std::move(handler)(std::move(value));
-    });
+    // Held by pointer: any_completion_handler is move-only, but its
+    // converting constructor would let a lambda holding it look copyable.
+    auto held = std::make_shared<asio::any_completion_handler<void(Value)>>(std::move(handler));
+    asio::post(resume_on, [held, value = std::move(value)]() mutable { std::move(*held)(std::move(value)); });
   }
 };
 
@@ -222,8 +229,9 @@ boost::asio::awaitable<std::expected<void, std::string>> RedisConnection::Connec
   }
   std::string ip = endpoints.begin()->endpoint().address().to_string();
   asio::any_io_executor resume_on = co_await asio::this_coro::executor;
-  ConnectResult result = co_await asio::async_initiate<decltype(asio::use_awaitable), void(ConnectResult)>(
-      [self, ip, timeout, resume_on](auto handler) {
+  // Named, not a temporary in the co_await expression (GCC 12 destroys such
+  // a lambda's captures twice).
+  auto initiation = [self, ip, timeout, resume_on](auto handler) {
         Impl& impl = *self->impl_;
         asio::post(impl.strand, [self, ip, timeout, resume_on, handler = std::move(handler)]() mutable {
           Impl& impl = *self->impl_;
@@ -231,9 +239,7 @@ boost::asio::awaitable<std::expected<void, std::string>> RedisConnection::Connec
             redisAsyncContext* old = impl.context;
             redisAsyncFree(old);  // → cleanup → Drop
           }
-          auto pending = std::make_shared<Pending<ConnectResult>>();
-          pending->handler = std::move(handler);
-          pending->resume_on = resume_on;
+          auto pending = std::make_shared<Pending<ConnectResult>>(std::move(handler), resume_on);
           redisAsyncContext* context = redisAsyncConnect(ip.c_str(), impl.url.port);
           if (context == nullptr || context->err != 0) {
             std::string why = context != nullptr ? context->errstr : "out of memory";
@@ -252,8 +258,9 @@ boost::asio::awaitable<std::expected<void, std::string>> RedisConnection::Connec
           });
           impl.Attach(context);
         });
-      },
-      asio::use_awaitable);
+      };
+  ConnectResult result = co_await asio::async_initiate<decltype(asio::use_awaitable), void(ConnectResult)>(
+      std::move(initiation), asio::use_awaitable);
   if (!result) co_return std::unexpected("cannot connect to " + impl_->url.Display() + ": " + result.error());
   if (!impl_->url.password.empty()) {
     std::vector<std::string> command{"AUTH", impl_->url.password};  // (named: GCC 12 and braced lists in co_await)
@@ -273,14 +280,11 @@ boost::asio::awaitable<RedisConnection::Answer> RedisConnection::Command(std::ve
                                                                          std::chrono::milliseconds timeout) {
   auto self = shared_from_this();
   asio::any_io_executor resume_on = co_await asio::this_coro::executor;
-  co_return co_await asio::async_initiate<decltype(asio::use_awaitable), void(Answer)>(
-      [self, args = std::move(args), timeout, resume_on](auto handler) mutable {
+  auto initiation = [self, args = std::move(args), timeout, resume_on](auto handler) mutable {
         asio::post(self->impl_->strand, [self, args = std::move(args), timeout, resume_on,
                                          handler = std::move(handler)]() mutable {
           Impl& impl = *self->impl_;
-          auto pending = std::make_shared<Pending<Answer>>();
-          pending->handler = std::move(handler);
-          pending->resume_on = resume_on;
+          auto pending = std::make_shared<Pending<Answer>>(std::move(handler), resume_on);
           if (impl.context == nullptr) {
             pending->Complete(std::unexpected(std::string("not connected to redis")));
             return;
@@ -305,8 +309,10 @@ boost::asio::awaitable<RedisConnection::Answer> RedisConnection::Command(std::ve
             pending->Complete(std::unexpected("no answer from redis within " + std::to_string(timeout.count()) + " ms"));
           });
         });
-      },
-      asio::use_awaitable);
+      };
+  Answer answer = co_await asio::async_initiate<decltype(asio::use_awaitable), void(Answer)>(std::move(initiation),
+                                                                                             asio::use_awaitable);
+  co_return answer;
 }
 
 }  // namespace skillrunner::state

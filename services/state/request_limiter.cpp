@@ -7,29 +7,74 @@ namespace skillrunner::state {
 
 RequestLimiter::RequestLimiter(RateLimit limit, Clock& clock)
     : clock_(clock), limit_(limit), rate_(limit.requests_per_minute) {
-  last_creep_ = clock_.Now();
+  last_creep_ = last_cut_ = anchor_time_ = clock_.Now();
 }
 
-double RequestLimiter::ObservedPerMinuteLocked(Clock::TimePoint now) {
-  while (!recent_.empty() && now - recent_.front() > kObservedWindow) recent_.pop_front();
-  if (recent_.empty()) return 0;
-  auto span = std::max<Clock::TimePoint::duration>(now - recent_.front(), std::chrono::seconds(1));
-  return static_cast<double>(recent_.size()) * 60.0 / std::chrono::duration<double>(span).count();
+Clock::TimePoint RequestLimiter::SlotLocked(std::int64_t position, Clock::TimePoint now) const {
+  if (!rate_) return now;
+  auto offset = std::chrono::duration_cast<Duration>(
+      std::chrono::duration<double>(60.0 * static_cast<double>(position - anchor_position_) / *rate_));
+  return std::max(now, anchor_time_ + offset);
+}
+
+void RequestLimiter::SetRateLocked(std::optional<double> rate, Clock::TimePoint now) {
+  std::int64_t first_waiting = tail_;
+  Clock::TimePoint start = now;
+  if (rate_) {
+    // The places whose slot has passed are gone; the rest follow the last
+    // of those at the new pace.
+    double passed = std::chrono::duration<double>(now - anchor_time_).count() * *rate_ / 60.0;
+    first_waiting = std::clamp<std::int64_t>(anchor_position_ + static_cast<std::int64_t>(std::floor(passed)) + 1,
+                                             anchor_position_, tail_);
+    if (rate && first_waiting > anchor_position_) {
+      auto last_gone = anchor_time_ + std::chrono::duration_cast<Duration>(std::chrono::duration<double>(
+                                          60.0 * static_cast<double>(first_waiting - 1 - anchor_position_) / *rate_));
+      start = std::max(now, last_gone + std::chrono::duration_cast<Duration>(std::chrono::duration<double>(60.0 / *rate)));
+    }
+  }
+  rate_ = rate;
+  anchor_position_ = first_waiting;
+  anchor_time_ = start;
 }
 
 void RequestLimiter::CreepLocked(Clock::TimePoint now) {
   if (!rate_) return;
   auto quiet = std::chrono::duration_cast<std::chrono::seconds>(now - std::max(last_creep_, last_cut_));
   if (quiet.count() < 1) return;
-  const std::optional<double>& ceiling = limit_.requests_per_minute;
-  double base = ceiling.value_or(std::max(observed_at_cut_, kMinPerMinute));
-  *rate_ += kStepShare * base * static_cast<double>(quiet.count());
-  last_creep_ = now;
-  if (ceiling) {
-    rate_ = std::min(*rate_, *ceiling);
-  } else if (*rate_ >= 2 * observed_at_cut_) {
-    rate_.reset();  // well past what the server refused: unlimited again
+  const auto seconds = static_cast<double>(quiet.count());
+  std::optional<double> rate = probing_ ? *rate_ * std::pow(kProbeFactor, seconds)
+                                        : *rate_ + kStepShare * accepted_at_cut_ * seconds;
+  last_creep_ = std::max(last_creep_, last_cut_) + quiet;
+  if (const auto& ceiling = limit_.requests_per_minute) {
+    rate = std::min(*rate, *ceiling);
+  } else if (*rate >= 2 * accepted_at_cut_) {
+    rate.reset();  // well past what the provider took: unlimited again
+    probing_ = false;
   }
+  if (rate != rate_) SetRateLocked(rate, now);
+}
+
+void RequestLimiter::CutLocked(Clock::TimePoint now) {
+  const double n = sent_since_cut_;
+  const double elapsed = std::max(1.0, std::chrono::duration<double>(now - last_cut_).count());
+  const double before = rate_.value_or(60.0 * n / elapsed);
+  double estimate = before / 2;  // a first burst: the halving of DESIGN 9.6
+  double next = estimate;
+  if (rate_ && sent_since_cut_ >= kMinSample) {
+    estimate = *rate_ * (n - refused_since_cut_) / n;
+    next = kBackoff * estimate;
+  }
+  const double floor = before / kMaxCut;
+  accepted_at_cut_ = std::max(kMinPerMinute, estimate);
+  double rate = std::max({kMinPerMinute, next, floor});
+  probing_ = next < floor;  // held at the floor: the estimate is not yet to be trusted
+  if (limit_.requests_per_minute) rate = std::min(rate, *limit_.requests_per_minute);
+  SetRateLocked(rate, now);
+  cut_once_ = true;
+  last_cut_ = now;
+  last_creep_ = now;
+  sent_since_cut_ = 0;
+  refused_since_cut_ = 0;
 }
 
 Clock::TimePoint::duration RequestLimiter::TokenTimeLocked(std::int64_t tokens) const {
@@ -40,29 +85,51 @@ Clock::TimePoint::duration RequestLimiter::TokenTimeLocked(std::int64_t tokens) 
 
 boost::asio::awaitable<Limiter::Admission> RequestLimiter::Acquire(Clock::TimePoint latest, std::int64_t tokens) {
   Admission admission;
-  Clock::TimePoint slot;
+  std::int64_t position = 0;
+  Clock::TimePoint token_slot;
   {
     std::lock_guard lock(mutex_);
     Clock::TimePoint now = clock_.Now();
     CreepLocked(now);
-    while (!recent_.empty() && now - recent_.front() > kObservedWindow) recent_.pop_front();
-    slot = std::max({now, next_slot_, next_token_slot_});
+    position = tail_;
+    Clock::TimePoint slot = SlotLocked(position, now);
+    if (slot == now && rate_) {
+      anchor_position_ = position;  // idle meanwhile: the queue starts again from here
+      anchor_time_ = now;
+    }
+    token_slot = std::max(now, next_token_slot_);
+    slot = std::max(slot, token_slot);
     if (slot > latest) {
       admission.outcome = Outcome::kTooLate;
       admission.wait = std::chrono::ceil<std::chrono::milliseconds>(slot - now);
       co_return admission;
     }
-    if (rate_) {
-      next_slot_ = slot + std::chrono::duration_cast<Clock::TimePoint::duration>(std::chrono::duration<double>(60.0 / *rate_));
-    }
-    next_token_slot_ = std::max(next_token_slot_, now) + TokenTimeLocked(tokens);
-    recent_.push_back(slot);
-    admission.ticket = Ticket{slot, -1, tokens};
-    if (slot <= now) co_return admission;
+    ++tail_;
+    next_token_slot_ = token_slot + TokenTimeLocked(tokens);
   }
-  auto wait = std::chrono::ceil<std::chrono::milliseconds>(slot - clock_.Now());
-  if (wait.count() > 0 && !co_await clock_.Sleep(wait)) admission.outcome = Outcome::kCancelled;
-  co_return admission;
+  // Wait for the place; a cut meanwhile makes it later (checked on waking).
+  for (;;) {
+    Clock::TimePoint now = clock_.Now();
+    Clock::TimePoint slot;
+    {
+      std::lock_guard lock(mutex_);
+      slot = std::max(SlotLocked(position, now), token_slot);
+      if (slot <= now) {
+        ++sent_since_cut_;
+        admission.ticket = Ticket{now, -1, tokens};
+        co_return admission;
+      }
+    }
+    if (slot > latest) {
+      admission.outcome = Outcome::kTooLate;
+      admission.wait = std::chrono::ceil<std::chrono::milliseconds>(slot - now);
+      co_return admission;
+    }
+    if (!co_await clock_.Sleep(std::chrono::ceil<std::chrono::milliseconds>(slot - now))) {
+      admission.outcome = Outcome::kCancelled;
+      co_return admission;
+    }
+  }
 }
 
 void RequestLimiter::Report(const Ticket& ticket, bool rate_limited, std::int64_t used_tokens) {
@@ -72,15 +139,12 @@ void RequestLimiter::Report(const Ticket& ticket, bool rate_limited, std::int64_
     Clock::TimePoint::duration correction = TokenTimeLocked(std::abs(used_tokens - ticket.tokens));
     next_token_slot_ += used_tokens > ticket.tokens ? correction : -correction;
   }
-  if (!rate_limited || ticket.admitted < last_cut_) return;  // the others saw the old rate
+  if (!rate_limited) return;
   Clock::TimePoint now = clock_.Now();
-  double observed = ObservedPerMinuteLocked(now);
-  double current = rate_.value_or(observed);
-  observed_at_cut_ = std::max(observed, kMinPerMinute);
-  rate_ = std::max(kMinPerMinute, std::min(current, observed) / 2);
-  last_cut_ = now;
-  last_creep_ = now;
-  next_slot_ = std::max(next_slot_, now);
+  if (ticket.admitted < last_cut_) return;  // sent before the last cut: it saw the old rate
+  ++refused_since_cut_;
+  if (cut_once_ && now - last_cut_ < kMinCutInterval) return;  // one cut a second
+  CutLocked(now);
 }
 
 std::optional<double> RequestLimiter::rate_per_minute() const {

@@ -1,12 +1,10 @@
 #pragma once
 
-// The pace of requests to one provider (DESIGN 9.6), learned by default:
-// it starts at the configured rate (unlimited when none); a 429 sets it to
-// half the rate observed over the last seconds; each quiet second adds back a
-// step (AIMD), never above the ceiling; an unconfigured limiter that climbs
-// back past twice what was last observed is unlimited again. Callers are
-// given start times in arrival order (each one interval after the last), so
-// a wait is a sleep until one's own slot. A tokens_per_minute limit paces
+// The pace of requests to one provider in this process (DESIGN 9.6),
+// learned by default as limiter.h says: it starts at the configured rate
+// (unlimited when none). Callers are given start times in arrival order
+// (each one interval after the last), so a wait is a sleep until one's own
+// slot. A tokens_per_minute limit paces
 // the estimated tokens the same way, corrected by what was really used.
 // Thread-safe.
 
@@ -30,20 +28,34 @@ class RequestLimiter final : public Limiter {
   std::optional<double> rate_per_minute() const override;
 
  private:
+  using Duration = Clock::TimePoint::duration;
   void CreepLocked(Clock::TimePoint now);
-  double ObservedPerMinuteLocked(Clock::TimePoint now);
-  Clock::TimePoint::duration TokenTimeLocked(std::int64_t tokens) const;
+  void CutLocked(Clock::TimePoint now);
+  // Changes the rate; the places not yet reached start again from `now`.
+  void SetRateLocked(std::optional<double> rate, Clock::TimePoint now);
+  // When place `position` of the queue may start (now or later).
+  Clock::TimePoint SlotLocked(std::int64_t position, Clock::TimePoint now) const;
+  Duration TokenTimeLocked(std::int64_t tokens) const;
 
   Clock& clock_;
   const RateLimit limit_;
   mutable std::mutex mutex_;
-  std::optional<double> rate_;         // per minute; nullopt: unlimited
-  Clock::TimePoint next_slot_{};       // the earliest start of the next request
-  Clock::TimePoint next_token_slot_{};  // ... as far as tokens_per_minute goes
+  std::optional<double> rate_;  // per minute; nullopt: unlimited
+  // The queue: callers take places in arrival order; place p starts at
+  // anchor_time_ + (p - anchor_position_) / rate. A rate change re-anchors
+  // at the first place not yet reached, so waiters already asleep are
+  // re-timed (each checks its slot again when it wakes).
+  std::int64_t tail_ = 0;  // the next place to hand out
+  std::int64_t anchor_position_ = 0;
+  Clock::TimePoint anchor_time_{};
+  Clock::TimePoint next_token_slot_{};  // as far as tokens_per_minute goes
   Clock::TimePoint last_cut_{};
   Clock::TimePoint last_creep_{};
-  double observed_at_cut_ = 0;
-  std::deque<Clock::TimePoint> recent_;  // admissions of the last kObservedWindow
+  bool probing_ = false;
+  bool cut_once_ = false;
+  double accepted_at_cut_ = 0;  // per minute: the provider's limit as last estimated
+  int sent_since_cut_ = 0;
+  int refused_since_cut_ = 0;  // of those
 };
 
 }  // namespace skillrunner::state

@@ -11,78 +11,126 @@ namespace {
 
 constexpr std::chrono::minutes kKeyTtl{10};  // a provider unused this long starts afresh
 
-// Shared by both scripts: the requests a minute admitted over the window,
-// from per-second counts in KEYS[2] (stale seconds are dropped here).
-constexpr std::string_view kObserved = R"lua(
-local function observed_rate(now, window)
-  local all = redis.call('HGETALL', KEYS[2])
-  local nowsec = math.floor(now / 1000)
-  local count, oldest = 0, nil
-  for i = 1, #all, 2 do
-    local sec = tonumber(all[i])
-    if nowsec - sec < window then
-      count = count + tonumber(all[i + 1])
-      if not oldest or sec < oldest then oldest = sec end
-    elseif sec < nowsec then
-      redis.call('HDEL', KEYS[2], all[i])
-    end
-  end
-  if count == 0 then return 0 end
-  return count * 60 / math.max(1, (now - oldest * 1000) / 1000)
-end
+// Every script: Redis's clock, and the queue as RequestLimiter keeps it
+// (place p starts at atime + (p - apos) / rate; a rate change re-anchors at
+// the first place not yet reached).
+constexpr std::string_view kPrelude = R"lua(
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local function slot_of(p, rate, apos, atime)
+  if not rate then return now end
+  return math.max(now, atime + (p - apos) * 60000 / rate)
+end
+-- Re-anchors the queue for a new rate: the places whose slot has passed are
+-- gone; the rest follow the last of those at the new pace. Returns apos, atime.
+local function reanchor(rate, newrate, apos, atime, tail)
+  if not rate then return tail, now end
+  local first = math.min(tail, math.max(apos, apos + math.floor((now - atime) * rate / 60000) + 1))
+  local start = now
+  if newrate and first > apos then
+    start = math.max(now, atime + (first - 1 - apos) * 60000 / rate + 60000 / newrate)
+  end
+  return first, start
+end
 )lua";
 
-// KEYS: state hash, per-second counts. ARGV: budget_ms, ceiling (0: none),
-// tokens, tokens_per_minute (0: none), window_s, minimum, step, ttl_ms.
-// Returns {admitted 0/1, wait_ms, rate * 1000 or -1, the slot in Redis ms}.
+// KEYS: the provider's state hash. ARGV: budget_ms, ceiling (0: none),
+// tokens, tokens_per_minute (0: none), probe factor, step, ttl_ms.
+// Returns {admitted 0/1, wait_ms, rate * 1000 or -1, place, token slot ms, Redis now}.
 constexpr std::string_view kAcquire = R"lua(
 local budget, ceiling, tokens, tpm = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
-local window, minimum, step, ttl = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
-local s = redis.call('HMGET', KEYS[1], 'rate', 'next', 'tnext', 'cut', 'creep', 'observed')
+local factor, step, ttl = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
+local s = redis.call('HMGET', KEYS[1], 'rate', 'tail', 'apos', 'atime', 'tnext', 'cut', 'creep', 'accepted', 'probing')
+local fresh = not s[7]
 local rate = tonumber(s[1])
-local nxt, tnext, cut = tonumber(s[2]) or 0, tonumber(s[3]) or 0, tonumber(s[4]) or 0
-local creep, observed = tonumber(s[5]) or now, tonumber(s[6]) or 0
-if not s[5] and ceiling > 0 then rate = ceiling end
-if rate and ceiling > 0 then rate = math.min(rate, ceiling) end
-if rate then
-  local quiet = math.floor((now - math.max(creep, cut)) / 1000)
+local tail, apos, atime, tnext = tonumber(s[2]) or 0, tonumber(s[3]) or 0, tonumber(s[4]) or now, tonumber(s[5]) or 0
+local cut, creep, accepted, probing = tonumber(s[6]) or now, tonumber(s[7]) or now, tonumber(s[8]) or 0, s[9] == '1'
+if fresh and ceiling > 0 then rate = ceiling end
+local newrate = rate
+if newrate and ceiling > 0 then newrate = math.min(newrate, ceiling) end
+if newrate then
+  local from = math.max(creep, cut)
+  local quiet = math.floor((now - from) / 1000)
   if quiet >= 1 then
-    local base = ceiling > 0 and ceiling or math.max(observed, minimum)
-    rate = rate + step * base * quiet
-    creep = now
-    if ceiling > 0 then rate = math.min(rate, ceiling) elseif rate >= 2 * observed then rate = nil end
+    if probing then newrate = newrate * factor ^ quiet else newrate = newrate + step * accepted * quiet end
+    creep = from + quiet * 1000
+    if ceiling > 0 then
+      newrate = math.min(newrate, ceiling)
+    elseif newrate >= 2 * accepted then
+      newrate, probing = nil, false
+    end
   end
 end
-local slot = math.max(now, nxt, tnext)
+if newrate ~= rate then
+  apos, atime = reanchor(rate, newrate, apos, atime, tail)
+  rate = newrate
+end
+local p = tail
+local slot = slot_of(p, rate, apos, atime)
+if rate and slot <= now then apos, atime = p, now end
+local tslot = math.max(now, tnext)
+slot = math.max(slot, tslot)
 local shown = rate and math.floor(rate * 1000) or -1
-if slot - now > budget then return {0, math.ceil(slot - now), shown, 0} end
-if rate then nxt = slot + 60000 / rate end
-if tpm > 0 then tnext = math.max(tnext, now) + tokens * 60000 / tpm end
-redis.call('HINCRBY', KEYS[2], math.floor(slot / 1000), 1)
-redis.call('HSET', KEYS[1], 'rate', rate and string.format('%.6f', rate) or '', 'next', string.format('%.3f', nxt),
-  'tnext', string.format('%.3f', tnext), 'cut', cut, 'creep', creep, 'observed', string.format('%.6f', observed))
+local admitted = slot - now <= budget
+if admitted then
+  tail = tail + 1
+  if tpm > 0 then tnext = tslot + tokens * 60000 / tpm end
+  if slot <= now then redis.call('HINCRBY', KEYS[1], 'sent', 1) end
+end
+redis.call('HSET', KEYS[1], 'rate', rate and string.format('%.6f', rate) or '', 'tail', tail, 'apos', apos,
+  'atime', string.format('%.3f', atime), 'tnext', string.format('%.3f', tnext), 'cut', cut, 'creep', creep,
+  'accepted', string.format('%.6f', accepted), 'probing', probing and '1' or '0')
 redis.call('PEXPIRE', KEYS[1], ttl)
-redis.call('PEXPIRE', KEYS[2], ttl)
-return {1, math.ceil(slot - now), shown, math.floor(slot)}
+return {admitted and 1 or 0, math.ceil(slot - now), shown, p, math.floor(tslot), now}
 )lua";
 
-// A 429 of a request admitted at ARGV[1] (Redis ms): halve the observed rate,
-// unless it was admitted before the last cut. ARGV: admitted, window_s,
-// minimum, ttl_ms. Returns the rate * 1000, or -1 when nothing changed.
+// A waiter waking at its slot: may place ARGV[1] start now (the rate may
+// have been cut meanwhile)? ARGV: place, token slot ms, budget_ms (from now).
+// Returns {1 go | 0 too late | 2 wait, wait_ms, Redis now}.
+constexpr std::string_view kCheck = R"lua(
+local p, tslot, budget = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local s = redis.call('HMGET', KEYS[1], 'rate', 'apos', 'atime')
+local slot = math.max(slot_of(p, tonumber(s[1]), tonumber(s[2]) or 0, tonumber(s[3]) or now), tslot)
+if slot <= now then
+  redis.call('HINCRBY', KEYS[1], 'sent', 1)
+  return {1, 0, now}
+end
+if slot - now > budget then return {0, math.ceil(slot - now), now} end
+return {2, math.ceil(slot - now), now}
+)lua";
+
+// A 429 of a request sent at ARGV[1] (Redis ms): counted, and a cut as
+// limiter.h describes. ARGV: sent at, minimum, backoff, min cut interval ms,
+// ceiling (0: none), ttl_ms, max cut, min sample. Returns the rate * 1000,
+// or -1 when it did not cut.
 constexpr std::string_view kRefused = R"lua(
-local admitted, window, minimum, ttl = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
-local s = redis.call('HMGET', KEYS[1], 'rate', 'next', 'cut')
-if admitted < (tonumber(s[3]) or 0) then return -1 end
-local observed = observed_rate(now, window)
-local current = tonumber(s[1]) or observed
-local rate = math.max(minimum, math.min(current, observed) / 2)
-redis.call('HSET', KEYS[1], 'rate', string.format('%.6f', rate), 'cut', now, 'creep', now,
-  'observed', string.format('%.6f', math.max(observed, minimum)),
-  'next', string.format('%.3f', math.max(tonumber(s[2]) or 0, now)))
+local admitted, minimum, backoff, interval = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local ceiling, ttl, maxcut, sample = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
+local s = redis.call('HMGET', KEYS[1], 'rate', 'cut', 'sent', 'refused', 'once', 'tail', 'apos', 'atime')
+local cut = tonumber(s[2]) or 0
+if admitted < cut then return -1 end
+local refused = (tonumber(s[4]) or 0) + 1
+if s[5] == '1' and now - cut < interval then
+  redis.call('HSET', KEYS[1], 'refused', refused)
+  return -1
+end
+local sent = tonumber(s[3]) or 0
+local rate = tonumber(s[1])
+local before = rate or 60 * sent / math.max(1, (now - cut) / 1000)
+local estimate, nextrate = before / 2, before / 2
+if rate and sent >= sample then
+  estimate = rate * (sent - refused) / sent
+  nextrate = backoff * estimate
+end
+local floor = before / maxcut
+local newrate = math.max(minimum, nextrate, floor)
+if ceiling > 0 then newrate = math.min(newrate, ceiling) end
+local apos, atime = reanchor(rate, newrate, tonumber(s[7]) or 0, tonumber(s[8]) or now, tonumber(s[6]) or 0)
+redis.call('HSET', KEYS[1], 'rate', string.format('%.6f', newrate), 'cut', now, 'creep', now, 'once', '1',
+  'accepted', string.format('%.6f', math.max(minimum, estimate)), 'probing', nextrate < floor and '1' or '0',
+  'sent', 0, 'refused', 0, 'apos', apos, 'atime', string.format('%.3f', atime))
 redis.call('PEXPIRE', KEYS[1], ttl)
-return math.floor(rate * 1000)
+return math.floor(newrate * 1000)
 )lua";
 
 std::string Number(double value) { return std::to_string(value); }
@@ -98,21 +146,22 @@ RateLimit ShareOf(const RateLimit& limit, int replicas) {
 }
 
 SharedLimiter::SharedLimiter(std::shared_ptr<SharedState> state, std::string provider, RateLimit limit, Clock& clock)
-    : state_(std::move(state)), key_(state_->Key("limit", provider)), counts_key_(key_ + ":counts"),
+    : state_(std::move(state)), key_(state_->Key("limit", provider)),
       limit_(limit), clock_(clock), local_(ShareOf(limit, state_->replicas_hint()), clock) {}
 
 boost::asio::awaitable<Limiter::Admission> SharedLimiter::Acquire(Clock::TimePoint latest, std::int64_t tokens) {
-  const Clock::TimePoint now = clock_.Now();
-  const std::int64_t budget = std::chrono::duration_cast<std::chrono::milliseconds>(latest - now).count();
-  static const std::string script = std::string(kObserved) + std::string(kAcquire);
-  std::vector<std::string> keys{key_, counts_key_};  // (named: GCC 12 and braced lists in co_await)
-  std::vector<std::string> args{std::to_string(std::max<std::int64_t>(budget, 0)),
-                                Number(limit_.requests_per_minute.value_or(0)), std::to_string(tokens),
-                                Number(limit_.tokens_per_minute.value_or(0)), std::to_string(kObservedWindow.count()),
-                                Number(kMinPerMinute), Number(kStepShare),
-                                std::to_string(std::chrono::milliseconds(kKeyTtl).count())};
-  auto reply = co_await state_->Eval(script, std::move(keys), std::move(args));
-  if (!reply || reply->elements.size() != 4) co_return co_await local_.Acquire(latest, tokens);
+  static const std::string acquire = std::string(kPrelude) + std::string(kAcquire);
+  static const std::string check = std::string(kPrelude) + std::string(kCheck);
+  auto budget_ms = [&] {
+    return std::to_string(std::max<std::int64_t>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(latest - clock_.Now()).count(), 0));
+  };
+  std::vector<std::string> keys{key_};  // (named: GCC 12 and braced lists in co_await)
+  std::vector<std::string> args{budget_ms(), Number(limit_.requests_per_minute.value_or(0)), std::to_string(tokens),
+                                Number(limit_.tokens_per_minute.value_or(0)), Number(kProbeFactor),
+                                Number(kStepShare), std::to_string(std::chrono::milliseconds(kKeyTtl).count())};
+  auto reply = co_await state_->Eval(acquire, std::move(keys), std::move(args));
+  if (!reply || reply->elements.size() != 6) co_return co_await local_.Acquire(latest, tokens);
   shared_rate_ = reply->elements[2].integer < 0 ? -1.0 : static_cast<double>(reply->elements[2].integer) / 1000;
   Admission admission;
   admission.wait = std::chrono::milliseconds(reply->elements[1].integer);
@@ -120,9 +169,28 @@ boost::asio::awaitable<Limiter::Admission> SharedLimiter::Acquire(Clock::TimePoi
     admission.outcome = Outcome::kTooLate;
     co_return admission;
   }
-  // The slot on Redis's clock, which a later 429 report is compared with.
-  admission.ticket = Ticket{now + admission.wait, reply->elements[3].integer, tokens};
-  if (admission.wait.count() > 0 && !co_await clock_.Sleep(admission.wait)) admission.outcome = Outcome::kCancelled;
+  const std::string place = std::to_string(reply->elements[3].integer);
+  const std::string token_slot = std::to_string(reply->elements[4].integer);
+  // When it was sent, on Redis's clock, which a later 429 report is compared with.
+  std::int64_t sent_at = reply->elements[5].integer;
+  while (admission.wait.count() > 0) {
+    if (!co_await clock_.Sleep(admission.wait)) {
+      admission.outcome = Outcome::kCancelled;
+      co_return admission;
+    }
+    std::vector<std::string> check_keys{key_};
+    std::vector<std::string> check_args{place, token_slot, budget_ms()};
+    auto checked = co_await state_->Eval(check, std::move(check_keys), std::move(check_args));
+    if (!checked || checked->elements.size() != 3) break;  // Redis went away: the place was waited for
+    sent_at = checked->elements[2].integer;
+    admission.wait = std::chrono::milliseconds(checked->elements[0].integer == 1 ? 0 : checked->elements[1].integer);
+    if (checked->elements[0].integer == 0) {
+      admission.outcome = Outcome::kTooLate;
+      co_return admission;
+    }
+  }
+  admission.wait = std::chrono::milliseconds(0);
+  admission.ticket = Ticket{clock_.Now(), sent_at, tokens};
   co_return admission;
 }
 
@@ -139,10 +207,12 @@ void SharedLimiter::Report(const Ticket& ticket, bool rate_limited, std::int64_t
     commands.push_back({"HINCRBYFLOAT", key_, "tnext", Number(ms)});
   }
   if (rate_limited) {
-    static const std::string script = std::string(kObserved) + std::string(kRefused);
-    commands.push_back({"EVAL", script, "2", key_, counts_key_, std::to_string(ticket.shared_admitted_ms),
-                        std::to_string(kObservedWindow.count()), Number(kMinPerMinute),
-                        std::to_string(std::chrono::milliseconds(kKeyTtl).count())});
+    static const std::string script = std::string(kPrelude) + std::string(kRefused);
+    commands.push_back({"EVAL", script, "1", key_, std::to_string(ticket.shared_admitted_ms), Number(kMinPerMinute),
+                        Number(kBackoff), std::to_string(std::chrono::milliseconds(kMinCutInterval).count()),
+                        Number(limit_.requests_per_minute.value_or(0)),
+                        std::to_string(std::chrono::milliseconds(kKeyTtl).count()), Number(kMaxCut),
+                        std::to_string(kMinSample)});
   }
   // Reports are not awaited by the request that made them.
   boost::asio::co_spawn(

@@ -1,7 +1,7 @@
 #pragma once
 
 // A provider's pace shared by every process with the same `state.redis`
-// (DESIGN 9.6): the same AIMD as RequestLimiter (its constants), kept in
+// (DESIGN 9.6): the same learning as RequestLimiter (limiter.h), kept in
 // Redis and updated by one Lua script per request, on Redis's clock, so that
 // slots are handed out in arrival order across processes and a 429 seen by
 // one slows them all. While the state is degraded, this process's share of
@@ -29,7 +29,6 @@ class SharedLimiter final : public Limiter {
  private:
   std::shared_ptr<SharedState> state_;
   std::string key_;
-  std::string counts_key_;
   RateLimit limit_;
   Clock& clock_;
   RequestLimiter local_;  // this process's share, while degraded

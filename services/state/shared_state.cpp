@@ -71,12 +71,16 @@ boost::asio::awaitable<void> SharedState::Probe() {
         spdlog::info("state: sharing limits, quotas and session memory through {}", options_.url.Display());
       }
       first = false;
+      settled_ = true;
     }
     if (!co_await clock_.Sleep(options_.probe_interval)) co_return;
   }
 }
 
 boost::asio::awaitable<std::optional<RedisReply>> SharedState::Run(std::vector<std::string> command) {
+  for (int waited = 0; !settled_ && waited < 400; ++waited) {
+    if (!co_await clock_.Sleep(std::chrono::milliseconds(5))) co_return std::nullopt;
+  }
   if (!healthy_) co_return std::nullopt;
   auto self = shared_from_this();
   auto answer = co_await connection_->Command(std::move(command), options_.timeout);

@@ -6,7 +6,9 @@
 // Redis is unreachable or slower than `timeout`, the state is degraded: the
 // callers fall back to this process's share (limit / replicas_hint) and no
 // invocation fails because of it; a probe each second reconnects, and
-// sharing resumes when Redis answers in time again.
+// sharing resumes when Redis answers in time again. Calls made while the
+// first connection is still being tried wait for it (a process must not
+// start on its own share only because it was fast).
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -68,6 +70,7 @@ class SharedState : public std::enable_shared_from_this<SharedState> {
   Clock& clock_;
   std::shared_ptr<RedisConnection> connection_;
   std::atomic<bool> healthy_{false};
+  std::atomic<bool> settled_{false};  // the first connection attempt has ended, either way
   std::atomic<bool> stopped_{false};
   std::atomic<std::uint64_t> degradations_{0};
 };

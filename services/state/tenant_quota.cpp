@@ -99,7 +99,7 @@ boost::asio::awaitable<TenantQuotas::Decision> TenantQuotas::Admit(const std::st
     lease = lease_prefix_ + std::to_string(next_lease_++);
   }
   std::optional<RedisReply> reply;
-  if (shared_ && shared_->healthy()) {
+  if (shared_) {
     const Quota& quota = tenant->quota;
     std::vector<std::string> keys{shared_->Key("tenant", name), shared_->Key("tenant", name) + ":in_flight"};
     std::vector<std::string> args{std::to_string(quota.requests_per_minute.value_or(0)),

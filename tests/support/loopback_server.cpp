@@ -96,6 +96,25 @@ struct LoopbackServer::Impl {
   std::atomic<int> max_open{0};
   std::uint16_t port = 0;
   bool tls = false;
+  double rate_per_second = 0;
+  int retry_after_s = 1;
+  std::chrono::steady_clock::time_point last_let_through{};
+  std::size_t refused = 0;
+
+  // nginx limit_req without burst: at most one request each 1/rate.
+  std::optional<ScriptedResponse> RateLimitedLocked(std::chrono::steady_clock::time_point now) {
+    if (rate_per_second <= 0) return std::nullopt;
+    auto spacing = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+        std::chrono::duration<double>(1.0 / rate_per_second));
+    if (last_let_through.time_since_epoch().count() == 0 || now - last_let_through >= spacing) {
+      last_let_through = now;
+      return std::nullopt;
+    }
+    ++refused;
+    return ScriptedResponse{429, {{"Retry-After", std::to_string(retry_after_s)}},
+                            R"({"error":{"message":"Rate limit reached for requests","type":"requests",)"
+                            R"("param":null,"code":"rate_limit_exceeded"}})"};
+  }
 
   std::optional<asio::ssl::context> tls_context;
   std::optional<asio::io_context> io;
@@ -105,14 +124,17 @@ struct LoopbackServer::Impl {
   ScriptedResponse Next(beast_http::request<beast_http::string_body>& request) {
     std::lock_guard lock(mutex);
     ++request_count;
+    const auto now = std::chrono::steady_clock::now();
+    std::optional<ScriptedResponse> refusal = RateLimitedLocked(now);
     if (recording) {
       RecordedRequest record{std::string(request.method_string()), std::string(request.target()),
-                             {}, std::move(request.body())};
+                             {}, std::move(request.body()), now, refusal ? refusal->status : 0};
       for (const auto& field : request) {
         record.headers.emplace_back(Lower(field.name_string()), std::string(field.value()));
       }
       recorded.push_back(std::move(record));
     }
+    if (refusal) return *refusal;
     if (script.empty()) return fallback;
     ScriptedResponse next = std::move(script.front());
     script.pop_front();
@@ -244,6 +266,17 @@ std::string LoopbackServer::base_url() const {
 }
 
 std::uint16_t LoopbackServer::port() const { return impl_->port; }
+
+void LoopbackServer::SetRateLimit(double per_second, int retry_after_s) {
+  std::lock_guard lock(impl_->mutex);
+  impl_->rate_per_second = per_second;
+  impl_->retry_after_s = retry_after_s;
+}
+
+std::size_t LoopbackServer::refused_count() const {
+  std::lock_guard lock(impl_->mutex);
+  return impl_->refused;
+}
 
 void LoopbackServer::Enqueue(ScriptedResponse response) {
   std::lock_guard lock(impl_->mutex);

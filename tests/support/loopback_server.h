@@ -33,6 +33,8 @@ struct RecordedRequest {
   std::string target;
   std::vector<std::pair<std::string, std::string>> headers;  // names lower-cased
   std::string body{};
+  std::chrono::steady_clock::time_point arrived{};
+  int status = 0;  // what it was answered with, when the rate limit decided (else 0)
 
   // The first header with this (lower-case) name, or "".
   std::string Header(const std::string& name) const;
@@ -59,6 +61,12 @@ class LoopbackServer {
   void SetDefault(ScriptedResponse response);
   // Off: requests are counted but not stored (benchmarks).
   void SetRecording(bool on);
+  // Enforces a rate as nginx `limit_req` with no burst does: a request that
+  // comes sooner than 1/per_second after the last one let through is
+  // answered 429 with `Retry-After: retry_after_s` (and an OpenAI
+  // rate_limit_exceeded body). 0 turns it off.
+  void SetRateLimit(double per_second, int retry_after_s = 1);
+  std::size_t refused_count() const;
 
   std::vector<RecordedRequest> requests() const;
   std::size_t request_count() const;

@@ -17,6 +17,7 @@
 #include <sstream>
 #include <thread>
 
+#include "tests/runner/server/serve_process.h"
 #include "tests/runner/server/server_fixture.h"
 #include "tests/support/child_process.h"
 
@@ -24,46 +25,11 @@ namespace skillrunner {
 namespace {
 namespace json = boost::json;
 using namespace std::chrono_literals;
+using testing::ConnectWhenReady;
 using testing::InvokeLine;
+using testing::ServeProcess;
 using testing::SocketClient;
 using testing::TempTree;
-
-// `skillrunner serve` on the test's tree, its stderr kept in a file.
-class ServeProcess {
- public:
-  ServeProcess(const TempTree& tree, std::vector<std::string> args, std::vector<std::string> env = {})
-      : stderr_path_(tree.Path("serve.stderr").string()),
-        process_(SKILLRUNNER_BINARY, ServeArgs(tree, std::move(args)), test_support::CleanEnvironment(env), {}, {},
-                 stderr_path_) {}
-  void Signal(int signal) { process_.Signal(signal); }
-  int Wait(std::chrono::milliseconds timeout) { return process_.Wait(timeout); }
-  std::string Stderr() const {
-    std::ifstream in(stderr_path_);
-    std::stringstream text;
-    text << in.rdbuf();
-    return text.str();
-  }
-
- private:
-  static std::vector<std::string> ServeArgs(const TempTree& tree, std::vector<std::string> args) {
-    std::vector<std::string> argv = {"serve", "--config", tree.Path("skillrunner.yaml").string(), "--skills",
-                                     tree.Path("skills").string(), "--rubrics", tree.Path("rubrics").string(),
-                                     "--log-level", "info"};
-    argv.insert(argv.end(), args.begin(), args.end());
-    return argv;
-  }
-  std::string stderr_path_;
-  test_support::ChildProcess process_;
-};
-
-std::optional<SocketClient> ConnectWhenReady(const std::string& path) {
-  auto deadline = std::chrono::steady_clock::now() + 20s;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (auto client = SocketClient::ConnectUnix(path)) return client;
-    std::this_thread::sleep_for(20ms);
-  }
-  return std::nullopt;
-}
 
 struct Output {
   int status = -1;

@@ -38,35 +38,58 @@ TEST(RequestLimiterTest, AConfiguredRatePacesCallersInArrivalOrder) {
   EXPECT_EQ(clock.DelaysMs(), (std::vector<std::int64_t>{500, 500, 500}));
 }
 
-TEST(RequestLimiterTest, A429HalvesTheObservedRateAndQuietSecondsWinItBack) {
+TEST(RequestLimiterTest, AFirstBurstHalvesThenTheShareTheProviderTookSetsTheRateAndQuietSecondsWinItBack) {
   FakeClock clock;
   RequestLimiter limiter(RateLimit{}, clock);
-  // 600 a minute for 5 seconds, then a 429.
-  Limiter::Ticket admitted;
-  for (int i = 0; i < 50; ++i) {
-    auto admission = RunAwaitable(limiter.Acquire(kFarFuture, 0));
-    ASSERT_EQ(admission.outcome, Outcome::kGo);
-    admitted = admission.ticket;
-    clock.Advance(milliseconds(100));
+  std::vector<Limiter::Ticket> burst;
+  for (int i = 0; i < 20; ++i) burst.push_back(RunAwaitable(limiter.Acquire(kFarFuture, 0)).ticket);
+  EXPECT_TRUE(clock.sleeps.empty());  // unlimited until the first 429
+  clock.Advance(milliseconds(10));
+  limiter.Report(burst[0], true, 0);
+  // 20 sent in (under) a second and nothing known yet: half of 1,200 a minute.
+  EXPECT_EQ(limiter.rate_per_minute(), 600);
+  limiter.Report(burst[1], true, 0);  // sent before the cut: it saw the old rate
+  EXPECT_EQ(limiter.rate_per_minute(), 600);
+  // 20 more at the new pace (one each 100 ms); the provider refuses 6 of them.
+  Limiter::Ticket last;
+  for (int i = 0; i < 20; ++i) {
+    last = RunAwaitable(limiter.Acquire(kFarFuture, 0)).ticket;
+    if (i < 5) limiter.Report(last, true, 0);  // within a second of the cut: counted, no new cut
   }
-  limiter.Report(admitted, true, 0);
+  // A quiet second added 2% of the estimate (600) back meanwhile.
+  EXPECT_EQ(limiter.rate_per_minute(), 612);
+  limiter.Report(last, true, 0);
+  // It took 14 of the 20 sent at 612 a minute: its limit is about 428.4; 90% of that.
   ASSERT_TRUE(limiter.rate_per_minute().has_value());
-  EXPECT_NEAR(*limiter.rate_per_minute(), 300, 10);  // half of what was observed
-  // Requests admitted before the cut say nothing new.
-  limiter.Report(admitted, true, 0);
-  EXPECT_NEAR(*limiter.rate_per_minute(), 300, 10);
-  // The new pace: one every 200 ms.
-  clock.sleeps.clear();
-  for (int i = 0; i < 3; ++i) ASSERT_EQ(Take(limiter), Outcome::kGo);
-  EXPECT_EQ(clock.DelaysMs().size(), 2u);
-  EXPECT_NEAR(static_cast<double>(clock.DelaysMs()[1]), 200, 2);
-  // Quiet seconds add back 5% of what was observed each; past twice that: unlimited.
+  EXPECT_NEAR(*limiter.rate_per_minute(), 0.9 * 428.4, 1e-9);
+  // Quiet seconds add back 2% of the estimate each; past twice it: unlimited.
   clock.Advance(std::chrono::seconds(2));
   ASSERT_EQ(Take(limiter), Outcome::kGo);
-  EXPECT_NEAR(*limiter.rate_per_minute(), 360, 12);
+  EXPECT_NEAR(*limiter.rate_per_minute(), 0.9 * 428.4 + 2 * 0.02 * 428.4, 1e-9);
   clock.Advance(std::chrono::seconds(60));
   ASSERT_EQ(Take(limiter), Outcome::kGo);
   EXPECT_FALSE(limiter.rate_per_minute().has_value());
+}
+
+TEST(RequestLimiterTest, ACutIsAtMostFourfoldAndOneHeldThereDoublesBackWhileQuiet) {
+  FakeClock clock;
+  RequestLimiter limiter(RateLimit{6000, std::nullopt}, clock);
+  for (int i = 0; i < 52; ++i) {
+    auto ticket = RunAwaitable(limiter.Acquire(kFarFuture, 0)).ticket;
+    limiter.Report(ticket, true, 0);  // the provider takes none (a spent per-minute window, say)
+    // The first 429 cut with nothing known: half.
+    if (i == 0) {
+      EXPECT_EQ(limiter.rate_per_minute(), 3000);
+    }
+  }
+  // A second later it had taken none of 51: held at a quarter of 3,000, and probing.
+  EXPECT_EQ(limiter.rate_per_minute(), 750);
+  clock.Advance(std::chrono::seconds(1));
+  ASSERT_EQ(Take(limiter), Outcome::kGo);
+  EXPECT_EQ(limiter.rate_per_minute(), 1500);
+  clock.Advance(std::chrono::seconds(5));
+  ASSERT_EQ(Take(limiter), Outcome::kGo);
+  EXPECT_EQ(limiter.rate_per_minute(), 6000);  // the ceiling
 }
 
 TEST(RequestLimiterTest, TokensPerMinutePaceTheEstimateAndTheUsageCorrectsIt) {
