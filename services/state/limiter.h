@@ -28,17 +28,19 @@ struct RateLimit {
 // How the pace is learned (both implementations; DESIGN 9.6, refined - see
 // README "Rate limits"):
 // - Unconfigured, a provider is unlimited until its first 429.
-// - A 429 of a request sent after the last cut (at most one cut a second)
-//   cuts the rate. If at least kMinSample requests went out since the last
-//   cut, the provider's limit is estimated as the rate times the share of
-//   them it accepted (sending faster than a provider takes, that share is
-//   its limit over our rate, however long we were idle), and the rate
-//   becomes kBackoff of that. Otherwise (a first burst) it halves the rate
-//   requests were sent at. A cut never goes below a quarter of the rate
-//   before it (kMaxCut); a cut held there keeps probing.
+// - A 429 of a request sent after the last cut cuts the rate. Once
+//   kMinSample requests went out since the last cut, the provider's limit is
+//   estimated as the rate times the share of them it accepted (sending
+//   faster than a provider takes, that share is its limit over our rate,
+//   however long we were idle): more than 1 - kBackoff refused, the rate
+//   becomes kBackoff of that estimate; fewer (stray 429s of a provider near
+//   its limit), the estimate itself. Before that sample (a first burst), at
+//   most once a second, it halves the rate requests were sent at and probes.
+//   A cut never goes below a quarter of the rate before it (kMaxCut); a cut
+//   held there probes too.
 // - Each quiet second then adds kStepShare of the estimate back, or doubles
-//   the rate while probing; an unconfigured limiter past twice the estimate
-//   is unlimited again. Never above the ceiling, never below kMinPerMinute.
+//   the rate while probing; an unconfigured limiter that is not probing and
+//   gets past twice the estimate is unlimited again. Never above the ceiling, never below kMinPerMinute.
 inline constexpr double kMinPerMinute = 6;  // never slower than one request each 10 s
 inline constexpr double kBackoff = 0.9;
 inline constexpr double kStepShare = 0.02;

@@ -47,27 +47,28 @@ void RequestLimiter::CreepLocked(Clock::TimePoint now) {
   last_creep_ = std::max(last_creep_, last_cut_) + quiet;
   if (const auto& ceiling = limit_.requests_per_minute) {
     rate = std::min(*rate, *ceiling);
-  } else if (*rate >= 2 * accepted_at_cut_) {
+  } else if (!probing_ && *rate >= 2 * accepted_at_cut_) {
     rate.reset();  // well past what the provider took: unlimited again
     probing_ = false;
   }
   if (rate != rate_) SetRateLocked(rate, now);
 }
 
-void RequestLimiter::CutLocked(Clock::TimePoint now) {
+void RequestLimiter::CutLocked(Clock::TimePoint now, bool sampled) {
   const double n = sent_since_cut_;
   const double elapsed = std::max(1.0, std::chrono::duration<double>(now - last_cut_).count());
   const double before = rate_.value_or(60.0 * n / elapsed);
-  double estimate = before / 2;  // a first burst: the halving of DESIGN 9.6
+  double estimate = before / 2;  // no sample (a first burst): the halving of DESIGN 9.6
   double next = estimate;
-  if (rate_ && sent_since_cut_ >= kMinSample) {
-    estimate = *rate_ * (n - refused_since_cut_) / n;
-    next = kBackoff * estimate;
+  if (sampled) {
+    const double refused_share = refused_since_cut_ / n;
+    estimate = *rate_ * (1 - refused_share);
+    next = refused_share > 1 - kBackoff ? kBackoff * estimate : estimate;
   }
   const double floor = before / kMaxCut;
   accepted_at_cut_ = std::max(kMinPerMinute, estimate);
   double rate = std::max({kMinPerMinute, next, floor});
-  probing_ = next < floor;  // held at the floor: the estimate is not yet to be trusted
+  probing_ = !sampled || next < floor;  // no estimate to trust yet
   if (limit_.requests_per_minute) rate = std::min(rate, *limit_.requests_per_minute);
   SetRateLocked(rate, now);
   cut_once_ = true;
@@ -143,8 +144,11 @@ void RequestLimiter::Report(const Ticket& ticket, bool rate_limited, std::int64_
   Clock::TimePoint now = clock_.Now();
   if (ticket.admitted < last_cut_) return;  // sent before the last cut: it saw the old rate
   ++refused_since_cut_;
-  if (cut_once_ && now - last_cut_ < kMinCutInterval) return;  // one cut a second
-  CutLocked(now);
+  if (rate_ && sent_since_cut_ >= kMinSample) {
+    CutLocked(now, true);
+  } else if (!cut_once_ || now - last_cut_ >= kMinCutInterval) {
+    CutLocked(now, false);  // no sample: at most once a second
+  }
 }
 
 std::optional<double> RequestLimiter::rate_per_minute() const {

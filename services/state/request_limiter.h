@@ -30,7 +30,7 @@ class RequestLimiter final : public Limiter {
  private:
   using Duration = Clock::TimePoint::duration;
   void CreepLocked(Clock::TimePoint now);
-  void CutLocked(Clock::TimePoint now);
+  void CutLocked(Clock::TimePoint now, bool sampled);
   // Changes the rate; the places not yet reached start again from `now`.
   void SetRateLocked(std::optional<double> rate, Clock::TimePoint now);
   // When place `position` of the queue may start (now or later).

@@ -56,7 +56,7 @@ if newrate then
     creep = from + quiet * 1000
     if ceiling > 0 then
       newrate = math.min(newrate, ceiling)
-    elseif newrate >= 2 * accepted then
+    elseif not probing and newrate >= 2 * accepted then
       newrate, probing = nil, false
     end
   end
@@ -110,24 +110,26 @@ local s = redis.call('HMGET', KEYS[1], 'rate', 'cut', 'sent', 'refused', 'once',
 local cut = tonumber(s[2]) or 0
 if admitted < cut then return -1 end
 local refused = (tonumber(s[4]) or 0) + 1
-if s[5] == '1' and now - cut < interval then
+local sent = tonumber(s[3]) or 0
+local rate = tonumber(s[1])
+local sampled = rate and sent >= sample
+if not sampled and s[5] == '1' and now - cut < interval then
   redis.call('HSET', KEYS[1], 'refused', refused)
   return -1
 end
-local sent = tonumber(s[3]) or 0
-local rate = tonumber(s[1])
 local before = rate or 60 * sent / math.max(1, (now - cut) / 1000)
 local estimate, nextrate = before / 2, before / 2
-if rate and sent >= sample then
-  estimate = rate * (sent - refused) / sent
-  nextrate = backoff * estimate
+if sampled then
+  local share = refused / sent
+  estimate = rate * (1 - share)
+  nextrate = share > 1 - backoff and backoff * estimate or estimate
 end
 local floor = before / maxcut
 local newrate = math.max(minimum, nextrate, floor)
 if ceiling > 0 then newrate = math.min(newrate, ceiling) end
 local apos, atime = reanchor(rate, newrate, tonumber(s[7]) or 0, tonumber(s[8]) or now, tonumber(s[6]) or 0)
 redis.call('HSET', KEYS[1], 'rate', string.format('%.6f', newrate), 'cut', now, 'creep', now, 'once', '1',
-  'accepted', string.format('%.6f', math.max(minimum, estimate)), 'probing', nextrate < floor and '1' or '0',
+  'accepted', string.format('%.6f', math.max(minimum, estimate)), 'probing', (not sampled or nextrate < floor) and '1' or '0',
   'sent', 0, 'refused', 0, 'apos', apos, 'atime', string.format('%.3f', atime))
 redis.call('PEXPIRE', KEYS[1], ttl)
 return math.floor(newrate * 1000)

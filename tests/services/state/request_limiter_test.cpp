@@ -56,25 +56,34 @@ TEST(RequestLimiterTest, AFirstBurstHalvesThenTheShareTheProviderTookSetsTheRate
     last = RunAwaitable(limiter.Acquire(kFarFuture, 0)).ticket;
     if (i < 5) limiter.Report(last, true, 0);  // within a second of the cut: counted, no new cut
   }
-  // A quiet second added 2% of the estimate (600) back meanwhile.
-  EXPECT_EQ(limiter.rate_per_minute(), 612);
+  // Nothing known yet, so a quiet second doubled it meanwhile (probing).
+  EXPECT_EQ(limiter.rate_per_minute(), 1200);
   limiter.Report(last, true, 0);
-  // It took 14 of the 20 sent at 612 a minute: its limit is about 428.4; 90% of that.
+  // It took 14 of the 20 sent since: at 1,200 a minute its limit is about 840; 90% of that.
   ASSERT_TRUE(limiter.rate_per_minute().has_value());
-  EXPECT_NEAR(*limiter.rate_per_minute(), 0.9 * 428.4, 1e-9);
+  EXPECT_NEAR(*limiter.rate_per_minute(), 0.9 * 840, 1e-9);
   // Quiet seconds add back 2% of the estimate each; past twice it: unlimited.
   clock.Advance(std::chrono::seconds(2));
   ASSERT_EQ(Take(limiter), Outcome::kGo);
-  EXPECT_NEAR(*limiter.rate_per_minute(), 0.9 * 428.4 + 2 * 0.02 * 428.4, 1e-9);
+  EXPECT_NEAR(*limiter.rate_per_minute(), 756 + 2 * 0.02 * 840, 1e-9);
   clock.Advance(std::chrono::seconds(60));
   ASSERT_EQ(Take(limiter), Outcome::kGo);
   EXPECT_FALSE(limiter.rate_per_minute().has_value());
 }
 
+TEST(RequestLimiterTest, AStray429NearTheLimitTakesOnlyTheShareItRefused) {
+  FakeClock clock;
+  RequestLimiter limiter(RateLimit{600, std::nullopt}, clock);
+  Limiter::Ticket last;
+  for (int i = 0; i < 30; ++i) last = RunAwaitable(limiter.Acquire(kFarFuture, 0)).ticket;
+  limiter.Report(last, true, 0);  // 1 of 30 refused: jitter at the limit, not a rate above it
+  EXPECT_NEAR(*limiter.rate_per_minute(), 600.0 * 29 / 30, 1e-9);
+}
+
 TEST(RequestLimiterTest, ACutIsAtMostFourfoldAndOneHeldThereDoublesBackWhileQuiet) {
   FakeClock clock;
   RequestLimiter limiter(RateLimit{6000, std::nullopt}, clock);
-  for (int i = 0; i < 52; ++i) {
+  for (int i = 0; i < 11; ++i) {
     auto ticket = RunAwaitable(limiter.Acquire(kFarFuture, 0)).ticket;
     limiter.Report(ticket, true, 0);  // the provider takes none (a spent per-minute window, say)
     // The first 429 cut with nothing known: half.
@@ -82,7 +91,7 @@ TEST(RequestLimiterTest, ACutIsAtMostFourfoldAndOneHeldThereDoublesBackWhileQuie
       EXPECT_EQ(limiter.rate_per_minute(), 3000);
     }
   }
-  // A second later it had taken none of 51: held at a quarter of 3,000, and probing.
+  // Of the next 10 it took none: held at a quarter of 3,000, and probing.
   EXPECT_EQ(limiter.rate_per_minute(), 750);
   clock.Advance(std::chrono::seconds(1));
   ASSERT_EQ(Take(limiter), Outcome::kGo);
