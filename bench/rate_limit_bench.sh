@@ -222,7 +222,7 @@ run_skillrunner() { # CONC KIND LABEL
   log "skillrunner eval: $3 ($CASES cases, concurrency $conc, nginx 127.0.0.1:$NG_PORT)"
   timed "$SR" eval "$T/suites/$kind-$conc.yaml" --out "$out" --history "$T/history-$label.sqlite" \
     --config "$T/skillrunner.yaml" --skills "$T/skills" --rubrics "$T/rubrics" --concurrency "$conc" \
-    --log-level warn 2>"$T/$label.log" >"$T/$label.out"
+    --log-level "${SR_LOG_LEVEL:-warn}" 2>"$T/$label.log" >"$T/$label.out"
   stop_nginx
   count_log "$T/nginx/access-$label.log"
   res="$out/results.jsonl"

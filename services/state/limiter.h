@@ -28,26 +28,30 @@ struct RateLimit {
 // How the pace is learned (both implementations; DESIGN 9.6, refined - see
 // README "Rate limits"):
 // - Unconfigured, a provider is unlimited until its first 429.
-// - A 429 of a request sent after the last cut cuts the rate. Once
-//   kMinSample requests went out since the last cut, the provider's limit is
-//   estimated as the rate times the share of them it accepted (sending
+// - 429s are counted against the requests sent at the current rate (since
+//   it last changed). Once kMinSample went out, a 429 cuts: the provider's
+//   limit is estimated as the rate times the share it accepted (sending
 //   faster than a provider takes, that share is its limit over our rate,
-//   however long we were idle): more than 1 - kBackoff refused, the rate
+//   however long we were idle); more than 1 - kBackoff refused, the rate
 //   becomes kBackoff of that estimate; fewer (stray 429s of a provider near
-//   its limit), the estimate itself. Before that sample (a first burst), at
-//   most once a second, it halves the rate requests were sent at and probes.
-//   A cut never goes below a quarter of the rate before it (kMaxCut); a cut
-//   held there probes too.
-// - Each quiet second then adds kStepShare of the estimate back, or doubles
-//   the rate while probing; an unconfigured limiter that is not probing and
-//   gets past twice the estimate is unlimited again. Never above the ceiling, never below kMinPerMinute.
+//   its limit), the estimate itself. The first 429 of an unlimited provider
+//   (a burst: nothing to sample) halves the rate requests were sent at and
+//   probes. A cut never goes below a quarter of the rate before it
+//   (kMaxCut); a cut held there probes too.
+// - Each quiet second then goes halfway back to the rate that was refused
+//   (but no further than kTargetOver times the estimate; while below
+//   kNearRefused of that), else adds kStepShare of the estimate; while probing it doubles,
+//   up to twice the rate of the burst that was refused. An unconfigured
+//   limiter past twice the estimate (or that cap) is unlimited again, and
+//   its next 429 halves twice that estimate. Never above the ceiling, never below kMinPerMinute.
 inline constexpr double kMinPerMinute = 6;  // never slower than one request each 10 s
 inline constexpr double kBackoff = 0.9;
-inline constexpr double kStepShare = 0.02;
+inline constexpr double kStepShare = 0.05;
 inline constexpr double kProbeFactor = 2;
 inline constexpr double kMaxCut = 4;
-inline constexpr int kMinSample = 10;
-inline constexpr std::chrono::seconds kMinCutInterval{1};
+inline constexpr int kMinSample = 20;
+inline constexpr double kNearRefused = 0.95;
+inline constexpr double kTargetOver = 1.1;
 
 class Limiter {
  public:

@@ -1,5 +1,7 @@
 #include "services/state/request_limiter.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <cmath>
 
@@ -7,7 +9,7 @@ namespace skillrunner::state {
 
 RequestLimiter::RequestLimiter(RateLimit limit, Clock& clock)
     : clock_(clock), limit_(limit), rate_(limit.requests_per_minute) {
-  last_creep_ = last_cut_ = anchor_time_ = clock_.Now();
+  last_creep_ = last_cut_ = anchor_time_ = changed_ = clock_.Now();
 }
 
 Clock::TimePoint RequestLimiter::SlotLocked(std::int64_t position, Clock::TimePoint now) const {
@@ -17,65 +19,89 @@ Clock::TimePoint RequestLimiter::SlotLocked(std::int64_t position, Clock::TimePo
   return std::max(now, anchor_time_ + offset);
 }
 
-void RequestLimiter::SetRateLocked(std::optional<double> rate, Clock::TimePoint now) {
+void RequestLimiter::SetRateLocked(std::optional<double> rate, Clock::TimePoint now, bool retime) {
   std::int64_t first_waiting = tail_;
   Clock::TimePoint start = now;
   if (rate_) {
-    // The places whose slot has passed are gone; the rest follow the last
-    // of those at the new pace.
+    // The places whose slot has passed are gone; the rest (or, for a rise,
+    // the places to come) follow the last of those before them at the new pace.
     double passed = std::chrono::duration<double>(now - anchor_time_).count() * *rate_ / 60.0;
-    first_waiting = std::clamp<std::int64_t>(anchor_position_ + static_cast<std::int64_t>(std::floor(passed)) + 1,
-                                             anchor_position_, tail_);
-    if (rate && first_waiting > anchor_position_) {
-      auto last_gone = anchor_time_ + std::chrono::duration_cast<Duration>(std::chrono::duration<double>(
-                                          60.0 * static_cast<double>(first_waiting - 1 - anchor_position_) / *rate_));
-      start = std::max(now, last_gone + std::chrono::duration_cast<Duration>(std::chrono::duration<double>(60.0 / *rate)));
+    if (retime) {
+      first_waiting = std::clamp<std::int64_t>(
+          anchor_position_ + static_cast<std::int64_t>(std::floor(passed)) + 1, anchor_position_, tail_);
     }
+    auto old_slot = [&](std::int64_t position) {
+      return anchor_time_ + std::chrono::duration_cast<Duration>(std::chrono::duration<double>(
+                                60.0 * static_cast<double>(position - anchor_position_) / *rate_));
+    };
+    if (rate && first_waiting > anchor_position_) {
+      start = std::max(now, old_slot(first_waiting - 1) +
+                                std::chrono::duration_cast<Duration>(std::chrono::duration<double>(60.0 / *rate)));
+    }
+    // Never earlier than the first waiter was told: it sleeps until then, and
+    // one behind it must not overtake it.
+    if (rate) start = std::max(start, old_slot(first_waiting));
   }
   rate_ = rate;
   anchor_position_ = first_waiting;
   anchor_time_ = start;
+  // What the provider makes of the new rate is a new sample.
+  changed_ = now;
+  sent_since_change_ = 0;
+  refused_since_change_ = 0;
 }
 
 void RequestLimiter::CreepLocked(Clock::TimePoint now) {
   if (!rate_) return;
   auto quiet = std::chrono::duration_cast<std::chrono::seconds>(now - std::max(last_creep_, last_cut_));
   if (quiet.count() < 1) return;
-  const auto seconds = static_cast<double>(quiet.count());
-  std::optional<double> rate = probing_ ? *rate_ * std::pow(kProbeFactor, seconds)
-                                        : *rate_ + kStepShare * accepted_at_cut_ * seconds;
-  last_creep_ = std::max(last_creep_, last_cut_) + quiet;
-  if (const auto& ceiling = limit_.requests_per_minute) {
-    rate = std::min(*rate, *ceiling);
-  } else if (!probing_ && *rate >= 2 * accepted_at_cut_) {
-    rate.reset();  // well past what the provider took: unlimited again
-    probing_ = false;
+  std::optional<double> rate = *rate_;
+  // Halfway back towards the rate that was refused, but not far past the estimate.
+  const double target = std::min(refused_at_, kTargetOver * accepted_at_cut_);
+  const std::optional<double>& ceiling = limit_.requests_per_minute;
+  for (std::int64_t i = 0; rate && i < std::min<std::int64_t>(quiet.count(), 600); ++i) {
+    if (!ceiling && (probing_ ? *rate >= probe_cap_ : *rate >= 2 * accepted_at_cut_)) {
+      // A quiet second well past what the provider took (or the burst it
+      // refused): unlimited again.
+      rate.reset();
+      probing_ = false;
+    } else if (probing_) {
+      *rate = std::min(*rate * kProbeFactor, probe_cap_);
+    } else if (*rate < kNearRefused * target) {
+      *rate += (target - *rate) / 2;
+    } else {
+      *rate += kStepShare * accepted_at_cut_;
+    }
   }
-  if (rate != rate_) SetRateLocked(rate, now);
+  last_creep_ = std::max(last_creep_, last_cut_) + quiet;
+  if (rate && ceiling) rate = std::min(*rate, *ceiling);
+  if (rate != rate_) SetRateLocked(rate, now, false);
 }
 
 void RequestLimiter::CutLocked(Clock::TimePoint now, bool sampled) {
-  const double n = sent_since_cut_;
-  const double elapsed = std::max(1.0, std::chrono::duration<double>(now - last_cut_).count());
-  const double before = rate_.value_or(60.0 * n / elapsed);
+  const double n = sent_since_change_;
+  const double elapsed = std::max(1.0, std::chrono::duration<double>(now - changed_).count());
+  // Unlimited: the rate sent at since, or twice what it took before it was unlimited again.
+  const double before = rate_.value_or(std::max(60.0 * n / elapsed, 2 * accepted_at_cut_));
   double estimate = before / 2;  // no sample (a first burst): the halving of DESIGN 9.6
   double next = estimate;
   if (sampled) {
-    const double refused_share = refused_since_cut_ / n;
+    const double refused_share = refused_since_change_ / n;
     estimate = *rate_ * (1 - refused_share);
     next = refused_share > 1 - kBackoff ? kBackoff * estimate : estimate;
   }
   const double floor = before / kMaxCut;
   accepted_at_cut_ = std::max(kMinPerMinute, estimate);
+  refused_at_ = sampled ? before : 0;
   double rate = std::max({kMinPerMinute, next, floor});
   probing_ = !sampled || next < floor;  // no estimate to trust yet
+  if (probing_) probe_cap_ = 2 * before;
   if (limit_.requests_per_minute) rate = std::min(rate, *limit_.requests_per_minute);
-  SetRateLocked(rate, now);
-  cut_once_ = true;
+  spdlog::debug("rate limit: a 429 with {} of {} refused at {:.0f} a minute; now {:.0f} a minute{}",
+                refused_since_change_, sent_since_change_, before, rate, probing_ ? " (probing)" : "");
+  SetRateLocked(rate, now, true);
   last_cut_ = now;
   last_creep_ = now;
-  sent_since_cut_ = 0;
-  refused_since_cut_ = 0;
 }
 
 Clock::TimePoint::duration RequestLimiter::TokenTimeLocked(std::int64_t tokens) const {
@@ -115,8 +141,13 @@ boost::asio::awaitable<Limiter::Admission> RequestLimiter::Acquire(Clock::TimePo
     {
       std::lock_guard lock(mutex_);
       slot = std::max(SlotLocked(position, now), token_slot);
+      if (rate_ && slot <= now) {
+        slot = std::max(slot, last_go_ + std::chrono::duration_cast<Duration>(
+                                             std::chrono::duration<double>(60.0 / *rate_)));
+      }
       if (slot <= now) {
-        ++sent_since_cut_;
+        last_go_ = now;
+        ++sent_since_change_;
         admission.ticket = Ticket{now, -1, tokens};
         co_return admission;
       }
@@ -142,12 +173,12 @@ void RequestLimiter::Report(const Ticket& ticket, bool rate_limited, std::int64_
   }
   if (!rate_limited) return;
   Clock::TimePoint now = clock_.Now();
-  if (ticket.admitted < last_cut_) return;  // sent before the last cut: it saw the old rate
-  ++refused_since_cut_;
-  if (rate_ && sent_since_cut_ >= kMinSample) {
+  if (ticket.admitted < changed_) return;  // sent before the rate last changed: not this rate's sample
+  ++refused_since_change_;
+  if (rate_ && sent_since_change_ >= kMinSample) {
     CutLocked(now, true);
-  } else if (!cut_once_ || now - last_cut_ >= kMinCutInterval) {
-    CutLocked(now, false);  // no sample: at most once a second
+  } else if (!rate_) {
+    CutLocked(now, false);  // a burst while unlimited: nothing to sample
   }
 }
 

@@ -31,8 +31,11 @@ class RequestLimiter final : public Limiter {
   using Duration = Clock::TimePoint::duration;
   void CreepLocked(Clock::TimePoint now);
   void CutLocked(Clock::TimePoint now, bool sampled);
-  // Changes the rate; the places not yet reached start again from `now`.
-  void SetRateLocked(std::optional<double> rate, Clock::TimePoint now);
+  // Changes the rate. A cut (`retime`) re-times the places not yet reached
+  // (their waiters check again when they wake); a rise leaves them as they
+  // were told and paces only the places handed out from now on, so that no
+  // newcomer overtakes a sleeper.
+  void SetRateLocked(std::optional<double> rate, Clock::TimePoint now, bool retime);
   // When place `position` of the queue may start (now or later).
   Clock::TimePoint SlotLocked(std::int64_t position, Clock::TimePoint now) const;
   Duration TokenTimeLocked(std::int64_t tokens) const;
@@ -49,13 +52,20 @@ class RequestLimiter final : public Limiter {
   std::int64_t anchor_position_ = 0;
   Clock::TimePoint anchor_time_{};
   Clock::TimePoint next_token_slot_{};  // as far as tokens_per_minute goes
+  // When the last request went: waiters a busy CPU woke late must not go
+  // together, so each keeps one interval after the one before it.
+  Clock::TimePoint last_go_{};
   Clock::TimePoint last_cut_{};
   Clock::TimePoint last_creep_{};
   bool probing_ = false;
-  bool cut_once_ = false;
   double accepted_at_cut_ = 0;  // per minute: the provider's limit as last estimated
-  int sent_since_cut_ = 0;
-  int refused_since_cut_ = 0;  // of those
+  double refused_at_ = 0;       // per minute: the rate the last sampled cut came from
+  double probe_cap_ = 0;        // per minute: probing past this is unlimited again
+  // The sample of the current rate: requests sent since it was set, and how
+  // many of them were refused.
+  Clock::TimePoint changed_{};
+  int sent_since_change_ = 0;
+  int refused_since_change_ = 0;
 };
 
 }  // namespace skillrunner::state

@@ -21,49 +21,68 @@ local function slot_of(p, rate, apos, atime)
   if not rate then return now end
   return math.max(now, atime + (p - apos) * 60000 / rate)
 end
--- Re-anchors the queue for a new rate: the places whose slot has passed are
--- gone; the rest follow the last of those at the new pace. Returns apos, atime.
-local function reanchor(rate, newrate, apos, atime, tail)
+-- Re-anchors the queue for a new rate (RequestLimiter::SetRateLocked): a cut
+-- (retime) re-times the places not yet reached; a rise paces only the places
+-- to come. Returns apos, atime.
+local function reanchor(rate, newrate, apos, atime, tail, retime)
   if not rate then return tail, now end
-  local first = math.min(tail, math.max(apos, apos + math.floor((now - atime) * rate / 60000) + 1))
+  local first = tail
+  if retime then first = math.min(tail, math.max(apos, apos + math.floor((now - atime) * rate / 60000) + 1)) end
   local start = now
   if newrate and first > apos then
     start = math.max(now, atime + (first - 1 - apos) * 60000 / rate + 60000 / newrate)
   end
+  -- never earlier than the first waiter was told (it sleeps until then)
+  if newrate then start = math.max(start, atime + (first - apos) * 60000 / rate) end
   return first, start
 end
 )lua";
 
 // KEYS: the provider's state hash. ARGV: budget_ms, ceiling (0: none),
-// tokens, tokens_per_minute (0: none), probe factor, step, ttl_ms.
+// tokens, tokens_per_minute (0: none), probe factor, step, ttl_ms, near-refused share, target over.
 // Returns {admitted 0/1, wait_ms, rate * 1000 or -1, place, token slot ms, Redis now}.
 constexpr std::string_view kAcquire = R"lua(
 local budget, ceiling, tokens, tpm = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
-local factor, step, ttl = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
-local s = redis.call('HMGET', KEYS[1], 'rate', 'tail', 'apos', 'atime', 'tnext', 'cut', 'creep', 'accepted', 'probing')
+local factor, step, ttl, near = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
+local over = tonumber(ARGV[9])
+local s = redis.call('HMGET', KEYS[1], 'rate', 'tail', 'apos', 'atime', 'tnext', 'cut', 'creep', 'accepted', 'probing',
+  'refusedat', 'probecap')
 local fresh = not s[7]
 local rate = tonumber(s[1])
 local tail, apos, atime, tnext = tonumber(s[2]) or 0, tonumber(s[3]) or 0, tonumber(s[4]) or now, tonumber(s[5]) or 0
 local cut, creep, accepted, probing = tonumber(s[6]) or now, tonumber(s[7]) or now, tonumber(s[8]) or 0, s[9] == '1'
-if fresh and ceiling > 0 then rate = ceiling end
+local refusedat, probecap = tonumber(s[10]) or 0, tonumber(s[11]) or 0
+local target = math.min(refusedat, over * accepted)
+if fresh then
+  if ceiling > 0 then rate = ceiling end
+  redis.call('HSET', KEYS[1], 'changed', now)
+end
 local newrate = rate
 if newrate and ceiling > 0 then newrate = math.min(newrate, ceiling) end
 if newrate then
   local from = math.max(creep, cut)
   local quiet = math.floor((now - from) / 1000)
   if quiet >= 1 then
-    if probing then newrate = newrate * factor ^ quiet else newrate = newrate + step * accepted * quiet end
-    creep = from + quiet * 1000
-    if ceiling > 0 then
-      newrate = math.min(newrate, ceiling)
-    elseif not probing and newrate >= 2 * accepted then
-      newrate, probing = nil, false
+    for i = 1, math.min(quiet, 600) do
+      if not newrate then break end
+      if ceiling == 0 and ((probing and newrate >= probecap) or (not probing and newrate >= 2 * accepted)) then
+        newrate, probing = nil, false
+      elseif probing then
+        newrate = math.min(newrate * factor, probecap)
+      elseif newrate < near * target then
+        newrate = newrate + (target - newrate) / 2
+      else
+        newrate = newrate + step * accepted
+      end
     end
+    creep = from + quiet * 1000
+    if newrate and ceiling > 0 then newrate = math.min(newrate, ceiling) end
   end
 end
 if newrate ~= rate then
-  apos, atime = reanchor(rate, newrate, apos, atime, tail)
+  apos, atime = reanchor(rate, newrate, apos, atime, tail, false)
   rate = newrate
+  redis.call('HSET', KEYS[1], 'changed', now, 'sent', 0, 'refused', 0)
 end
 local p = tail
 local slot = slot_of(p, rate, apos, atime)
@@ -99,25 +118,25 @@ if slot - now > budget then return {0, math.ceil(slot - now), now} end
 return {2, math.ceil(slot - now), now}
 )lua";
 
-// A 429 of a request sent at ARGV[1] (Redis ms): counted, and a cut as
-// limiter.h describes. ARGV: sent at, minimum, backoff, min cut interval ms,
-// ceiling (0: none), ttl_ms, max cut, min sample. Returns the rate * 1000,
-// or -1 when it did not cut.
+// A 429 of a request sent at ARGV[1] (Redis ms): counted against the
+// current rate's sample, and a cut as limiter.h describes. ARGV: sent at,
+// minimum, backoff, ceiling (0: none), ttl_ms, max cut, min sample. Returns
+// the rate * 1000, or -1 when it did not cut.
 constexpr std::string_view kRefused = R"lua(
-local admitted, minimum, backoff, interval = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
-local ceiling, ttl, maxcut, sample = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
-local s = redis.call('HMGET', KEYS[1], 'rate', 'cut', 'sent', 'refused', 'once', 'tail', 'apos', 'atime')
-local cut = tonumber(s[2]) or 0
-if admitted < cut then return -1 end
+local admitted, minimum, backoff, ceiling = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local ttl, maxcut, sample = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
+local s = redis.call('HMGET', KEYS[1], 'rate', 'changed', 'sent', 'refused', 'tail', 'apos', 'atime', 'accepted')
+local changed = tonumber(s[2]) or 0
+if admitted < changed then return -1 end
 local refused = (tonumber(s[4]) or 0) + 1
 local sent = tonumber(s[3]) or 0
 local rate = tonumber(s[1])
 local sampled = rate and sent >= sample
-if not sampled and s[5] == '1' and now - cut < interval then
+if rate and not sampled then
   redis.call('HSET', KEYS[1], 'refused', refused)
   return -1
 end
-local before = rate or 60 * sent / math.max(1, (now - cut) / 1000)
+local before = rate or math.max(60 * sent / math.max(1, (now - changed) / 1000), 2 * (tonumber(s[8]) or 0))
 local estimate, nextrate = before / 2, before / 2
 if sampled then
   local share = refused / sent
@@ -127,9 +146,11 @@ end
 local floor = before / maxcut
 local newrate = math.max(minimum, nextrate, floor)
 if ceiling > 0 then newrate = math.min(newrate, ceiling) end
-local apos, atime = reanchor(rate, newrate, tonumber(s[7]) or 0, tonumber(s[8]) or now, tonumber(s[6]) or 0)
-redis.call('HSET', KEYS[1], 'rate', string.format('%.6f', newrate), 'cut', now, 'creep', now, 'once', '1',
+local apos, atime = reanchor(rate, newrate, tonumber(s[6]) or 0, tonumber(s[7]) or now, tonumber(s[5]) or 0, true)
+redis.call('HSET', KEYS[1], 'rate', string.format('%.6f', newrate), 'cut', now, 'creep', now, 'changed', now,
   'accepted', string.format('%.6f', math.max(minimum, estimate)), 'probing', (not sampled or nextrate < floor) and '1' or '0',
+  'refusedat', sampled and string.format('%.6f', before) or '0',
+  'probecap', (not sampled or nextrate < floor) and 2 * before or (tonumber(redis.call('HGET', KEYS[1], 'probecap')) or 0),
   'sent', 0, 'refused', 0, 'apos', apos, 'atime', string.format('%.3f', atime))
 redis.call('PEXPIRE', KEYS[1], ttl)
 return math.floor(newrate * 1000)
@@ -161,7 +182,8 @@ boost::asio::awaitable<Limiter::Admission> SharedLimiter::Acquire(Clock::TimePoi
   std::vector<std::string> keys{key_};  // (named: GCC 12 and braced lists in co_await)
   std::vector<std::string> args{budget_ms(), Number(limit_.requests_per_minute.value_or(0)), std::to_string(tokens),
                                 Number(limit_.tokens_per_minute.value_or(0)), Number(kProbeFactor),
-                                Number(kStepShare), std::to_string(std::chrono::milliseconds(kKeyTtl).count())};
+                                Number(kStepShare), std::to_string(std::chrono::milliseconds(kKeyTtl).count()),
+                                Number(kNearRefused), Number(kTargetOver)};
   auto reply = co_await state_->Eval(acquire, std::move(keys), std::move(args));
   if (!reply || reply->elements.size() != 6) co_return co_await local_.Acquire(latest, tokens);
   shared_rate_ = reply->elements[2].integer < 0 ? -1.0 : static_cast<double>(reply->elements[2].integer) / 1000;
@@ -211,8 +233,7 @@ void SharedLimiter::Report(const Ticket& ticket, bool rate_limited, std::int64_t
   if (rate_limited) {
     static const std::string script = std::string(kPrelude) + std::string(kRefused);
     commands.push_back({"EVAL", script, "1", key_, std::to_string(ticket.shared_admitted_ms), Number(kMinPerMinute),
-                        Number(kBackoff), std::to_string(std::chrono::milliseconds(kMinCutInterval).count()),
-                        Number(limit_.requests_per_minute.value_or(0)),
+                        Number(kBackoff), Number(limit_.requests_per_minute.value_or(0)),
                         std::to_string(std::chrono::milliseconds(kKeyTtl).count()), Number(kMaxCut),
                         std::to_string(kMinSample)});
   }

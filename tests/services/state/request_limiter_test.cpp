@@ -42,30 +42,31 @@ TEST(RequestLimiterTest, AFirstBurstHalvesThenTheShareTheProviderTookSetsTheRate
   FakeClock clock;
   RequestLimiter limiter(RateLimit{}, clock);
   std::vector<Limiter::Ticket> burst;
-  for (int i = 0; i < 20; ++i) burst.push_back(RunAwaitable(limiter.Acquire(kFarFuture, 0)).ticket);
+  for (int i = 0; i < 100; ++i) burst.push_back(RunAwaitable(limiter.Acquire(kFarFuture, 0)).ticket);
   EXPECT_TRUE(clock.sleeps.empty());  // unlimited until the first 429
   clock.Advance(milliseconds(10));
   limiter.Report(burst[0], true, 0);
-  // 20 sent in (under) a second and nothing known yet: half of 1,200 a minute.
-  EXPECT_EQ(limiter.rate_per_minute(), 600);
-  limiter.Report(burst[1], true, 0);  // sent before the cut: it saw the old rate
-  EXPECT_EQ(limiter.rate_per_minute(), 600);
-  // 20 more at the new pace (one each 100 ms); the provider refuses 6 of them.
+  // 100 sent in (under) a second and nothing to sample: half of 6,000 a minute.
+  EXPECT_EQ(limiter.rate_per_minute(), 3000);
+  limiter.Report(burst[1], true, 0);  // sent before the rate changed: not its sample
+  EXPECT_EQ(limiter.rate_per_minute(), 3000);
+  // 25 at the new pace (one each 20 ms); the provider refuses 6 of them.
   Limiter::Ticket last;
-  for (int i = 0; i < 20; ++i) {
+  for (int i = 0; i < 25; ++i) {
     last = RunAwaitable(limiter.Acquire(kFarFuture, 0)).ticket;
-    if (i < 5) limiter.Report(last, true, 0);  // within a second of the cut: counted, no new cut
+    if (i < 5) limiter.Report(last, true, 0);  // fewer than 20 sent at this rate: counted, no cut yet
   }
-  // Nothing known yet, so a quiet second doubled it meanwhile (probing).
-  EXPECT_EQ(limiter.rate_per_minute(), 1200);
+  EXPECT_EQ(limiter.rate_per_minute(), 3000);
   limiter.Report(last, true, 0);
-  // It took 14 of the 20 sent since: at 1,200 a minute its limit is about 840; 90% of that.
+  // It took 19 of the 25 sent at 3,000 a minute: its limit is about 2,280; 90% of that.
   ASSERT_TRUE(limiter.rate_per_minute().has_value());
-  EXPECT_NEAR(*limiter.rate_per_minute(), 0.9 * 840, 1e-9);
-  // Quiet seconds add back 2% of the estimate each; past twice it: unlimited.
+  EXPECT_NEAR(*limiter.rate_per_minute(), 0.9 * 2280, 1e-9);
+  // Quiet seconds go halfway back towards the refused 3,000, but no further than 110% of
+  // the estimate (2,508): 2,280, then 2,394; near it, they add 5% of the estimate; past
+  // twice the estimate: unlimited.
   clock.Advance(std::chrono::seconds(2));
   ASSERT_EQ(Take(limiter), Outcome::kGo);
-  EXPECT_NEAR(*limiter.rate_per_minute(), 756 + 2 * 0.02 * 840, 1e-9);
+  EXPECT_NEAR(*limiter.rate_per_minute(), 2394, 1e-9);
   clock.Advance(std::chrono::seconds(60));
   ASSERT_EQ(Take(limiter), Outcome::kGo);
   EXPECT_FALSE(limiter.rate_per_minute().has_value());
@@ -83,19 +84,15 @@ TEST(RequestLimiterTest, AStray429NearTheLimitTakesOnlyTheShareItRefused) {
 TEST(RequestLimiterTest, ACutIsAtMostFourfoldAndOneHeldThereDoublesBackWhileQuiet) {
   FakeClock clock;
   RequestLimiter limiter(RateLimit{6000, std::nullopt}, clock);
-  for (int i = 0; i < 11; ++i) {
+  for (int i = 0; i < 20; ++i) {
     auto ticket = RunAwaitable(limiter.Acquire(kFarFuture, 0)).ticket;
     limiter.Report(ticket, true, 0);  // the provider takes none (a spent per-minute window, say)
-    // The first 429 cut with nothing known: half.
-    if (i == 0) {
-      EXPECT_EQ(limiter.rate_per_minute(), 3000);
-    }
   }
-  // Of the next 10 it took none: held at a quarter of 3,000, and probing.
-  EXPECT_EQ(limiter.rate_per_minute(), 750);
+  // It took none of 20: held at a quarter of 6,000, and probing.
+  EXPECT_EQ(limiter.rate_per_minute(), 1500);
   clock.Advance(std::chrono::seconds(1));
   ASSERT_EQ(Take(limiter), Outcome::kGo);
-  EXPECT_EQ(limiter.rate_per_minute(), 1500);
+  EXPECT_EQ(limiter.rate_per_minute(), 3000);
   clock.Advance(std::chrono::seconds(5));
   ASSERT_EQ(Take(limiter), Outcome::kGo);
   EXPECT_EQ(limiter.rate_per_minute(), 6000);  // the ceiling
@@ -158,9 +155,10 @@ TEST(LimitedProviderTest, A429SlowsTheNextRequestsAndATooLateSlotIsOverloaded) {
   auto first_after = RunAwaitable(limited.Chat(request));
   auto second_after = RunAwaitable(limited.Chat(request));
   ASSERT_TRUE(first_after && second_after);
-  ASSERT_EQ(clock.DelaysMs().size(), 1u);  // paced: the second waited for its slot, and says so
-  EXPECT_EQ(first_after->queued_ms, 0);
-  EXPECT_EQ(second_after->queued_ms, clock.DelaysMs()[0]);
+  // Paced (one a second after the refused one): each waited for its slot, and says so.
+  ASSERT_EQ(clock.DelaysMs().size(), 2u);
+  EXPECT_EQ(first_after->queued_ms, 1000);
+  EXPECT_EQ(second_after->queued_ms, clock.DelaysMs()[1]);
   EXPECT_GT(second_after->queued_ms, 0);
   request.timeout = milliseconds(1);
   auto late = RunAwaitable(limited.Chat(request));
