@@ -34,7 +34,9 @@ struct RateLimit {
 //   faster than a provider takes, that share is its limit over our rate,
 //   however long we were idle); more than 1 - kBackoff refused, the rate
 //   becomes kBackoff of that estimate; fewer (stray 429s of a provider near
-//   its limit), the estimate itself. The first 429 of an unlimited provider
+//   its limit), the estimate itself; while it takes more than half, one
+//   sample cuts a fifth at most (kMaxSampledCut: a provider that spaces
+//   requests strictly refuses up to half of them just above its limit). The first 429 of an unlimited provider
 //   (a burst: nothing to sample) halves the rate requests were sent at and
 //   probes. A cut never goes below a quarter of the rate before it
 //   (kMaxCut); a cut held there probes too.
@@ -52,6 +54,7 @@ inline constexpr double kMaxCut = 4;
 inline constexpr int kMinSample = 20;
 inline constexpr double kNearRefused = 0.95;
 inline constexpr double kTargetOver = 1.1;
+inline constexpr double kMaxSampledCut = 0.8;
 
 class Limiter {
  public:

@@ -89,6 +89,13 @@ void RequestLimiter::CutLocked(Clock::TimePoint now, bool sampled) {
     const double refused_share = refused_since_change_ / n;
     estimate = *rate_ * (1 - refused_share);
     next = refused_share > 1 - kBackoff ? kBackoff * estimate : estimate;
+    // A provider that spaces requests strictly refuses far more than the
+    // excess (up to half of them just above its limit): while it takes more
+    // than half, one sample cuts a fifth at most (the next sample cuts again).
+    if (refused_share < 0.5) {
+      next = std::max(next, kMaxSampledCut * before);
+      estimate = std::max(estimate, next);
+    }
   }
   const double floor = before / kMaxCut;
   accepted_at_cut_ = std::max(kMinPerMinute, estimate);

@@ -120,11 +120,11 @@ return {2, math.ceil(slot - now), now}
 
 // A 429 of a request sent at ARGV[1] (Redis ms): counted against the
 // current rate's sample, and a cut as limiter.h describes. ARGV: sent at,
-// minimum, backoff, ceiling (0: none), ttl_ms, max cut, min sample. Returns
+// minimum, backoff, ceiling (0: none), ttl_ms, max cut, min sample, max sampled cut. Returns
 // the rate * 1000, or -1 when it did not cut.
 constexpr std::string_view kRefused = R"lua(
 local admitted, minimum, backoff, ceiling = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
-local ttl, maxcut, sample = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
+local ttl, maxcut, sample, samplecut = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
 local s = redis.call('HMGET', KEYS[1], 'rate', 'changed', 'sent', 'refused', 'tail', 'apos', 'atime', 'accepted')
 local changed = tonumber(s[2]) or 0
 if admitted < changed then return -1 end
@@ -142,6 +142,10 @@ if sampled then
   local share = refused / sent
   estimate = rate * (1 - share)
   nextrate = share > 1 - backoff and backoff * estimate or estimate
+  if share < 0.5 then
+    nextrate = math.max(nextrate, samplecut * before)
+    estimate = math.max(estimate, nextrate)
+  end
 end
 local floor = before / maxcut
 local newrate = math.max(minimum, nextrate, floor)
@@ -235,7 +239,7 @@ void SharedLimiter::Report(const Ticket& ticket, bool rate_limited, std::int64_t
     commands.push_back({"EVAL", script, "1", key_, std::to_string(ticket.shared_admitted_ms), Number(kMinPerMinute),
                         Number(kBackoff), Number(limit_.requests_per_minute.value_or(0)),
                         std::to_string(std::chrono::milliseconds(kKeyTtl).count()), Number(kMaxCut),
-                        std::to_string(kMinSample)});
+                        std::to_string(kMinSample), Number(kMaxSampledCut)});
   }
   // Reports are not awaited by the request that made them.
   boost::asio::co_spawn(

@@ -70,14 +70,9 @@ prompt: { user: "Say a name." }
   // After the first second (the first burst, refused but for one), at most 5% refused.
   auto requests = llm.requests();
   ASSERT_FALSE(requests.empty());
-  auto settled = requests.front().arrived + 1s;
-  std::size_t later = 0, refused = 0;
-  for (const auto& r : requests) {
-    if (r.arrived < settled) continue;
-    ++later;
-    refused += r.status == 429 ? 1 : 0;
-  }
-  EXPECT_LE(refused * 20, later) << refused << " of " << later << " refused after the first second";
+  test_support::RefusalCount later = test_support::RefusedAfter(requests, 1s);
+  EXPECT_LE(later.refused * 20, later.requests)
+      << later.refused << " of " << later.requests << " refused after the first second";
   EXPECT_EQ(requests.size() - llm.refused_count(), 200u);  // each case's request taken once
 }
 

@@ -190,20 +190,15 @@ TEST_F(SharedStateTest, A429BurstSlowsBothReplicasAndNoInvocationIsLost) {
   // After the first two seconds the shared pace holds: at most 5% refused.
   auto requests = llm_.requests();
   ASSERT_FALSE(requests.empty());
-  auto settled = requests.front().arrived + 2s;
-  std::size_t later = 0, refused = 0;
-  for (const auto& r : requests) {
-    if (r.arrived < settled) continue;
-    ++later;
-    refused += r.status == 429 ? 1 : 0;
-  }
+  test_support::RefusalCount later = test_support::RefusedAfter(requests, 2s);
   std::string timeline;  // per 250 ms: sent/refused, for a failure's message
   for (const auto& r : requests) {
     auto slot = static_cast<std::size_t>((r.arrived - requests.front().arrived) / 250ms);
     if (timeline.size() <= slot) timeline.resize(slot + 1, '.');
     timeline[slot] = r.status == 429 ? 'x' : (timeline[slot] == 'x' ? 'x' : 'o');
   }
-  EXPECT_LE(refused * 20, later) << refused << " of " << later << " refused after the first two seconds; "
+  EXPECT_LE(later.refused * 20, later.requests)
+      << later.refused << " of " << later.requests << " refused after the first two seconds; "
                                  << "each 250 ms (o: all taken, x: some refused): " << timeline;
   // The learned rate is one, in Redis: near what the server takes (1,200 a minute).
   auto rate = redis_->Command({"HGET", "skillrunner:limit:openai", "rate"});

@@ -267,6 +267,18 @@ std::string LoopbackServer::base_url() const {
 
 std::uint16_t LoopbackServer::port() const { return impl_->port; }
 
+RefusalCount RefusedAfter(const std::vector<RecordedRequest>& requests, std::chrono::steady_clock::duration after) {
+  RefusalCount count;
+  if (requests.empty()) return count;
+  const auto from = requests.front().arrived + after;
+  for (const auto& r : requests) {
+    if (r.arrived < from) continue;
+    ++count.requests;
+    if (r.status == 429) ++count.refused;
+  }
+  return count;
+}
+
 void LoopbackServer::SetRateLimit(double per_second, int retry_after_s) {
   std::lock_guard lock(impl_->mutex);
   impl_->rate_per_second = per_second;

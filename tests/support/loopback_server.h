@@ -45,6 +45,14 @@ struct LoopbackTls {
   std::string key_file;   // PEM private key
 };
 
+// Of `requests`, those that arrived `after` the first one or later: how many,
+// and how many the rate limit (SetRateLimit) refused.
+struct RefusalCount {
+  std::size_t requests = 0;
+  std::size_t refused = 0;
+};
+RefusalCount RefusedAfter(const std::vector<RecordedRequest>& requests, std::chrono::steady_clock::duration after);
+
 class LoopbackServer {
  public:
   // Listens at once; throws std::runtime_error when it cannot.
