@@ -66,6 +66,29 @@ std::optional<double> NumberAt(const json::object& obj, std::string_view key) {
   return v->to_number<double>();
 }
 
+// `state:` and `tenants:` (shapes checked by the schema); the problem with
+// state.redis, if it has one.
+std::optional<std::string> ReadStateAndTenants(const json::object& state, const json::object& tenants,
+                                               Config& config) {
+  config.state.redis = StringAt(state, "redis");
+  if (auto hint = NumberAt(state, "replicas_hint")) config.state.replicas_hint = static_cast<int>(*hint);
+  if (auto ns = StringAt(state, "namespace"); !ns.empty()) config.state.key_namespace = ns;
+  if (auto ms = NumberAt(state, "timeout_ms")) config.state.timeout = std::chrono::milliseconds(std::llround(*ms));
+  for (const auto& [name, value] : tenants) {
+    const json::object& t = value.as_object();
+    std::optional<double> in_flight = NumberAt(t, "max_in_flight");
+    config.tenants.emplace(std::string(name),
+                           TenantConfig{std::string(name), StringAt(t, "token_env"),
+                                        state::Quota{NumberAt(t, "requests_per_minute"),
+                                                     in_flight ? std::optional<int>(static_cast<int>(*in_flight))
+                                                               : std::nullopt}});
+  }
+  if (config.state.redis.empty()) return std::nullopt;
+  auto url = state::ParseRedisUrl(config.state.redis);
+  if (url) return std::nullopt;
+  return "/state/redis: " + url.error();
+}
+
 }  // namespace
 
 std::expected<Config, std::vector<Diagnostic>> LoadConfig(const std::string& path,
@@ -126,24 +149,8 @@ std::expected<Config, std::vector<Diagnostic>> LoadConfig(const std::string& pat
     config.rate_limits.emplace(std::string(name), state::RateLimit{NumberAt(limit, "requests_per_minute"),
                                                                    NumberAt(limit, "tokens_per_minute")});
   }
-  const json::object& state = section("state");
-  config.state.redis = StringAt(state, "redis");
-  if (!config.state.redis.empty()) {
-    if (auto url = state::ParseRedisUrl(config.state.redis); !url) {
-      problems.push_back({path, doc->positions.Find("/state/redis"), "/state/redis: " + url.error()});
-    }
-  }
-  if (auto hint = NumberAt(state, "replicas_hint")) config.state.replicas_hint = static_cast<int>(*hint);
-  if (auto ns = StringAt(state, "namespace"); !ns.empty()) config.state.key_namespace = ns;
-  if (auto ms = NumberAt(state, "timeout_ms")) config.state.timeout = std::chrono::milliseconds(std::llround(*ms));
-  for (const auto& [name, value] : section("tenants")) {
-    const json::object& t = value.as_object();
-    std::optional<double> in_flight = NumberAt(t, "max_in_flight");
-    config.tenants.emplace(std::string(name),
-                           TenantConfig{std::string(name), StringAt(t, "token_env"),
-                                        state::Quota{NumberAt(t, "requests_per_minute"),
-                                                     in_flight ? std::optional<int>(static_cast<int>(*in_flight))
-                                                               : std::nullopt}});
+  if (auto bad = ReadStateAndTenants(section("state"), section("tenants"), config)) {
+    problems.push_back({path, doc->positions.Find("/state/redis"), *bad});
   }
   config.default_provider = StringAt(root, "default_provider");
   if (!config.default_provider.empty() && !config.providers.contains(config.default_provider)) {

@@ -63,6 +63,40 @@ struct CallerQuota {
 // A tenant's slot longer than any invocation it could hold.
 constexpr std::chrono::minutes kLongestLease{15};
 
+std::chrono::milliseconds LeaseFor(const InvocationOptions& options) {
+  if (!options.timeout) return kLongestLease;
+  return std::chrono::duration_cast<std::chrono::milliseconds>(*options.timeout) + std::chrono::seconds(5);
+}
+
+// A tenant's in-flight slot, given back however the invocation ends.
+struct TenantSlot {
+  explicit TenantSlot(CallerQuota who) : caller(std::move(who)) {}
+  CallerQuota caller;
+  state::TenantQuotas::Decision decision{};
+  TenantSlot(const TenantSlot&) = delete;
+  TenantSlot& operator=(const TenantSlot&) = delete;
+  ~TenantSlot() {
+    if (caller.quotas != nullptr && !caller.tenant.empty()) caller.quotas->Release(caller.tenant, decision);
+  }
+};
+
+// The answer to an invocation over its tenant's quota.
+Done TenantRefusal(const json::value& id, const std::string& tenant, const state::TenantQuotas::Decision& decision,
+                   bool serialize) {
+  Done refused;
+  refused.outcome = std::string(ErrorCodeName(ErrorCode::kOverloaded));
+  json::object answer = Overloaded(id, "tenant \"" + tenant + "\" is over its " + decision.reason +
+                                           " quota; retry after " + std::to_string(decision.retry_after.count()) +
+                                           " ms",
+                                   decision.retry_after.count());
+  if (serialize) {
+    refused.line = CompactJson(answer);
+  } else {
+    refused.answer = std::move(answer);
+  }
+  return refused;
+}
+
 asio::awaitable<Done> RunInvocation(std::shared_ptr<SkillRunner> runner, std::string skill,
                                     json::value input, InvocationOptions options, json::value id,
                                     bool serialize, CallerQuota caller) {
@@ -71,28 +105,12 @@ asio::awaitable<Done> RunInvocation(std::shared_ptr<SkillRunner> runner, std::st
   co_await asio::this_coro::throw_if_cancelled(false);
   const Clock& clock = runner->clock();
   const auto start = clock.Now();
-  state::TenantQuotas::Decision admitted;
+  TenantSlot slot{caller};
   if (caller.quotas != nullptr && !caller.tenant.empty()) {
-    auto lease = options.timeout ? std::chrono::duration_cast<std::chrono::milliseconds>(*options.timeout) +
-                                       std::chrono::seconds(5)
-                                 : std::chrono::milliseconds(kLongestLease);
-    admitted = co_await caller.quotas->Admit(caller.tenant, lease);
-    if (!admitted.admitted) {
-      Done refused;
-      refused.outcome = std::string(ErrorCodeName(ErrorCode::kOverloaded));
-      json::object answer = Overloaded(id, "tenant \"" + caller.tenant + "\" is over its " + admitted.reason +
-                                               " quota; retry after " + std::to_string(admitted.retry_after.count()) +
-                                               " ms", admitted.retry_after.count());
-      if (serialize) {
-        refused.line = CompactJson(answer);
-      } else {
-        refused.answer = std::move(answer);
-      }
-      co_return refused;
-    }
+    slot.decision = co_await caller.quotas->Admit(caller.tenant, LeaseFor(options));
+    if (!slot.decision.admitted) co_return TenantRefusal(id, caller.tenant, slot.decision, serialize);
   }
   InvocationOutcome outcome = co_await runner->Invoke(skill, std::move(input), std::move(options));
-  if (caller.quotas != nullptr && !caller.tenant.empty()) caller.quotas->Release(caller.tenant, admitted);
   Done done;
   done.seconds = std::chrono::duration<double>(clock.Now() - start).count();
   json::object answer;

@@ -75,6 +75,32 @@ std::string_view StateStatus(const state::SharedState* shared) {
   return shared->healthy() ? "shared" : "degraded";
 }
 
+template <typename Header>
+void ServerMetrics::AppendTenantsAndState(std::string& out, const Header& header) const {
+  if (quotas_ != nullptr) {
+    auto usage = quotas_->usage();
+    header("skillrunner_tenant_invocations_total", "counter", "Invocations of each tenant admitted by this process.");
+    for (const auto& [tenant, u] : usage) {
+      out += fmt::format("skillrunner_tenant_invocations_total{{tenant=\"{}\"}} {}\n", Label(tenant), u.requests);
+    }
+    header("skillrunner_tenant_overloaded_total", "counter", "Invocations of each tenant refused over its quota.");
+    for (const auto& [tenant, u] : usage) {
+      out += fmt::format("skillrunner_tenant_overloaded_total{{tenant=\"{}\"}} {}\n", Label(tenant), u.overloaded);
+    }
+    header("skillrunner_tenant_in_flight", "gauge", "Invocations of each tenant running in this process.");
+    for (const auto& [tenant, u] : usage) {
+      out += fmt::format("skillrunner_tenant_in_flight{{tenant=\"{}\"}} {}\n", Label(tenant), u.in_flight);
+    }
+  }
+  if (shared_) {
+    header("skillrunner_state_degraded", "gauge",
+           "1 while Redis (state.redis) is unreachable or slow and each limit is this process's share.");
+    out += fmt::format("skillrunner_state_degraded {}\n", shared_->healthy() ? 0 : 1);
+    header("skillrunner_state_degradations_total", "counter", "Times sharing through Redis was lost.");
+    out += fmt::format("skillrunner_state_degradations_total {}\n", shared_->degradations());
+  }
+}
+
 std::string ServerMetrics::Prometheus() const {
   std::lock_guard lock(mutex_);
   std::string out;
@@ -128,28 +154,7 @@ std::string ServerMetrics::Prometheus() const {
   out += fmt::format("skillrunner_in_flight {}\n", in_flight());
   header("skillrunner_connections", "gauge", "Open client connections.");
   out += fmt::format("skillrunner_connections {}\n", connections());
-  if (quotas_ != nullptr) {
-    auto usage = quotas_->usage();
-    header("skillrunner_tenant_invocations_total", "counter", "Invocations of each tenant admitted by this process.");
-    for (const auto& [tenant, u] : usage) {
-      out += fmt::format("skillrunner_tenant_invocations_total{{tenant=\"{}\"}} {}\n", Label(tenant), u.requests);
-    }
-    header("skillrunner_tenant_overloaded_total", "counter", "Invocations of each tenant refused over its quota.");
-    for (const auto& [tenant, u] : usage) {
-      out += fmt::format("skillrunner_tenant_overloaded_total{{tenant=\"{}\"}} {}\n", Label(tenant), u.overloaded);
-    }
-    header("skillrunner_tenant_in_flight", "gauge", "Invocations of each tenant running in this process.");
-    for (const auto& [tenant, u] : usage) {
-      out += fmt::format("skillrunner_tenant_in_flight{{tenant=\"{}\"}} {}\n", Label(tenant), u.in_flight);
-    }
-  }
-  if (shared_) {
-    header("skillrunner_state_degraded", "gauge",
-           "1 while Redis (state.redis) is unreachable or slow and each limit is this process's share.");
-    out += fmt::format("skillrunner_state_degraded {}\n", shared_->healthy() ? 0 : 1);
-    header("skillrunner_state_degradations_total", "counter", "Times sharing through Redis was lost.");
-    out += fmt::format("skillrunner_state_degradations_total {}\n", shared_->degradations());
-  }
+  AppendTenantsAndState(out, header);
   return out;
 }
 

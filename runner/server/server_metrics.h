@@ -62,6 +62,10 @@ class ServerMetrics {
     std::uint64_t count = 0;
   };
 
+  // Tenants' usage and the shared state's health, for Prometheus().
+  template <typename Header>
+  void AppendTenantsAndState(std::string& out, const Header& header) const;
+
   mutable std::mutex mutex_;
   std::map<std::string, SkillFigures, std::less<>> skills_;
   std::map<std::string, std::uint64_t, std::less<>> requests_;
