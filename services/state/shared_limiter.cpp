@@ -218,6 +218,27 @@ boost::asio::awaitable<Limiter::Admission> SharedLimiter::Acquire(Clock::TimePoi
     }
   }
   admission.wait = std::chrono::milliseconds(0);
+  // Waiters this process woke late still go one interval apart.
+  for (;;) {
+    Clock::TimePoint now = clock_.Now();
+    Clock::TimePoint next = now;
+    {
+      std::lock_guard lock(mutex_);
+      double rate = shared_rate_;
+      if (rate > 0) {
+        next = std::max(now, last_go_ + std::chrono::duration_cast<Clock::TimePoint::duration>(
+                                             std::chrono::duration<double>(60.0 / rate)));
+      }
+      if (next <= now) {
+        last_go_ = now;
+        break;
+      }
+    }
+    if (!co_await clock_.Sleep(std::chrono::ceil<std::chrono::milliseconds>(next - now))) {
+      admission.outcome = Outcome::kCancelled;
+      co_return admission;
+    }
+  }
   admission.ticket = Ticket{clock_.Now(), sent_at, tokens};
   co_return admission;
 }

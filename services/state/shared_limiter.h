@@ -8,6 +8,7 @@
 // the limit (limit / replicas_hint) applies, learned locally.
 
 #include <atomic>
+#include <mutex>
 #include <memory>
 #include <string>
 
@@ -33,6 +34,8 @@ class SharedLimiter final : public Limiter {
   Clock& clock_;
   RequestLimiter local_;  // this process's share, while degraded
   std::atomic<double> shared_rate_{-1};  // the last rate Redis reported; < 0: unlimited
+  std::mutex mutex_;
+  Clock::TimePoint last_go_{};  // when this process's last request went
 };
 
 // The share of `limit` one of `replicas` processes takes on its own.
