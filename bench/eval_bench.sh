@@ -26,6 +26,8 @@
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=bench/promptfoo_suite.sh
+. "$ROOT/bench/promptfoo_suite.sh"
 CASES=${CASES:-10000}
 CONC=${CONC:-100}
 DELAY_MS=${DELAY_MS:-100}
@@ -266,68 +268,8 @@ if [ "$PF" = 1 ] && [ -z "$PF_NOTE" ]; then
  {"role": "user", "content": "Question: {{question}}\nAnswer: {{answer}}"}]
 EOF
   write_pf_config() { # BASE_URL RUBRIC(0|1) FILE
-    local base=$1 rubric=$2 file=$3
-    {
-      cat <<EOF
-description: eval_bench - the grade_answer suite in promptfoo
-providers:
-  - id: openai:chat:bench-model
-    config:
-      apiBaseUrl: '$base/v1'
-      apiKey: sk-bench
-      temperature: 0.2
-      max_tokens: 512
-      response_format:
-        type: json_schema
-        json_schema:
-          name: grade_answer
-          strict: true
-          schema: &schema
-            type: object
-            required: [criteria_results, issues, suggested_fixes, pass]
-            additionalProperties: false
-            properties:
-              criteria_results:
-                type: array
-                items:
-                  type: object
-                  required: [criterion_id, reasoning, verdict, confidence]
-                  additionalProperties: false
-                  properties:
-                    criterion_id: { enum: [correct, clear] }
-                    reasoning: { type: string }
-                    verdict: { enum: [pass, fail, indeterminate] }
-                    confidence: { type: number }
-              issues: { type: array, items: { type: string } }
-              suggested_fixes: { type: array, items: { type: string } }
-              pass: { type: boolean }
-prompts:
-  - file://prompt.json
-defaultTest:
-EOF
-      if [ "$rubric" = 1 ]; then
-        cat <<EOF
-  options:
-    provider:
-      id: openai:chat:bench-model
-      config: { apiBaseUrl: '$base/v1', apiKey: sk-bench, temperature: 0 }
-  assert:
-    - type: is-json
-      value: *schema
-    - type: llm-rubric
-      value: "correct (required): the grade matches whether the answer is right. clear: the reasoning is one or two plain sentences."
-EOF
-      else
-        cat <<'EOF'
-  assert:
-    - type: is-json
-      value: *schema
-EOF
-      fi
-      echo "tests:"
-      head -n "$PF_CASES" "$T/skills/grade_answer/cases.jsonl" |
-        jq -r '"  - vars: { question: \(.input.question | @json), answer: \(.input.answer | @json) }\n    metadata: { id: \(.id | @json) }"'
-    } >"$file"
+    pf_write_config "eval_bench - the grade_answer suite in promptfoo" "$1" sk-bench "$2" \
+      "$T/skills/grade_answer/cases.jsonl" "$PF_CASES" "$3"
   }
   run_promptfoo() { # LABEL RUBRIC IDEAL
     local label=$1 rubric=$2 ideal=$3 cfg="$T/pf/$1.yaml" out="$T/pf/$1.json" s0 s1 scpu

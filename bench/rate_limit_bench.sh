@@ -38,6 +38,8 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 HERE="$ROOT/bench/rate_limit"
+# shellcheck source=bench/promptfoo_suite.sh
+. "$ROOT/bench/promptfoo_suite.sh"
 BUILD_DIR=${BUILD_DIR:-build}
 case "$BUILD_DIR" in /*) ;; *) BUILD_DIR="$ROOT/$BUILD_DIR" ;; esac
 BUILD=${BUILD:-auto}
@@ -274,57 +276,8 @@ fi
 # json_schema generation, then one llm-rubric grade by the same server.
 # Nothing about rate limits is configured: promptfoo's own defaults.
 write_pf_config() { # FILE
-  {
-    cat <<EOF
-description: rate_limit_bench - the grade_answer suite in promptfoo
-providers:
-  - id: openai:chat:bench-model
-    config:
-      apiBaseUrl: 'http://127.0.0.1:$NG_PORT/v1'
-      apiKey: sk-rate-limit-bench
-      temperature: 0.2
-      max_tokens: 512
-      response_format:
-        type: json_schema
-        json_schema:
-          name: grade_answer
-          strict: true
-          schema: &schema
-            type: object
-            required: [criteria_results, issues, suggested_fixes, pass]
-            additionalProperties: false
-            properties:
-              criteria_results:
-                type: array
-                items:
-                  type: object
-                  required: [criterion_id, reasoning, verdict, confidence]
-                  additionalProperties: false
-                  properties:
-                    criterion_id: { enum: [correct, clear] }
-                    reasoning: { type: string }
-                    verdict: { enum: [pass, fail, indeterminate] }
-                    confidence: { type: number }
-              issues: { type: array, items: { type: string } }
-              suggested_fixes: { type: array, items: { type: string } }
-              pass: { type: boolean }
-prompts:
-  - file://prompt.json
-defaultTest:
-  options:
-    provider:
-      id: openai:chat:bench-model
-      config: { apiBaseUrl: 'http://127.0.0.1:$NG_PORT/v1', apiKey: sk-rate-limit-bench, temperature: 0 }
-  assert:
-    - type: is-json
-      value: *schema
-    - type: llm-rubric
-      value: "correct (required): the grade matches whether the answer is right. clear: the reasoning is one or two plain sentences."
-tests:
-EOF
-    jq -r '"  - vars: { question: \(.input.question | @json), answer: \(.input.answer | @json) }\n    metadata: { id: \(.id | @json) }"' \
-      "$T/skills/grade_answer/cases.jsonl"
-  } >"$1"
+  pf_write_config "rate_limit_bench - the grade_answer suite in promptfoo" "http://127.0.0.1:$NG_PORT" \
+    sk-rate-limit-bench 1 "$T/skills/grade_answer/cases.jsonl" 0 "$1"
 }
 run_promptfoo() { # CONC
   local conc=$1 label="pf-$1" cfg="$T/pf/pf-$1.yaml" out="$T/pf/pf-$1.json" lost detail ok fail err n
