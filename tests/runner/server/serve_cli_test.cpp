@@ -157,6 +157,18 @@ TEST_F(ServeCliTest, ANonLoopbackListenerWithoutATokenDoesNotStart) {
       << serve.Stderr();
 }
 
+TEST_F(ServeCliTest, ATenantWhoseTokenVariableIsUnsetStopsServeNamingIt) {
+  std::ofstream(tree_.Path("skillrunner.yaml"), std::ios::app)
+      << "tenants:\n  team-a: { token_env: TEAM_A_TOKEN, requests_per_minute: 60 }\n";
+  ServeProcess serve(tree_, {"--socket", socket_});
+  EXPECT_EQ(serve.Wait(20s), 2);
+  EXPECT_NE(serve.Stderr().find("skillrunner serve: " + tree_.Path("skillrunner.yaml").string() +
+                                ": /tenants/team-a/token_env: TEAM_A_TOKEN is not set (the tenant's token)\n"),
+            std::string::npos)
+      << serve.Stderr();
+  EXPECT_FALSE(std::filesystem::exists(socket_));
+}
+
 TEST_F(ServeCliTest, SighupReloadsTheSkills) {
   ServeProcess serve(tree_, {"--socket", socket_});
   auto client = ConnectWhenReady(socket_);
