@@ -15,6 +15,16 @@ boost::asio::awaitable<bool> SteadyClock::Sleep(std::chrono::milliseconds delay)
   co_return !ec;
 }
 
+boost::asio::awaitable<bool> Clock::SleepUntil(TimePoint deadline) {
+  co_return co_await Sleep(std::chrono::ceil<std::chrono::milliseconds>(deadline - Now()));
+}
+
+boost::asio::awaitable<bool> SteadyClock::SleepUntil(TimePoint deadline) {
+  boost::asio::steady_timer timer(co_await boost::asio::this_coro::executor, deadline);
+  auto [ec] = co_await timer.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
+  co_return !ec;
+}
+
 Clock& RealClock() {
   static SteadyClock clock;
   return clock;

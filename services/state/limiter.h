@@ -7,6 +7,7 @@
 // while Redis is unreachable).
 
 #include <boost/asio/awaitable.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -27,25 +28,37 @@ struct RateLimit {
 
 // How the pace is learned (both implementations; DESIGN 9.6, refined - see
 // README "Rate limits"):
-// - Unconfigured, a provider is unlimited until its first 429.
+// - Unconfigured, a provider is unlimited until its first 429. That 429 (a
+//   burst: nothing to sample) halves the rate requests were sent at, and
+//   probes: each kProbeSeconds with requests taken doubles the rate.
 // - 429s are counted against the requests sent at the current rate (since
 //   it last changed). Once kMinSample went out, a 429 cuts: the provider's
-//   limit is estimated as the rate times the share it accepted (sending
-//   faster than a provider takes, that share is its limit over our rate,
-//   however long we were idle); more than 1 - kBackoff refused, the rate
-//   becomes kBackoff of that estimate; fewer (stray 429s of a provider near
-//   its limit), the estimate itself; while it takes more than half, one
-//   sample cuts a fifth at most (kMaxSampledCut: a provider that spaces
-//   requests strictly refuses up to half of them just above its limit). The first 429 of an unlimited provider
-//   (a burst: nothing to sample) halves the rate requests were sent at and
-//   probes. A cut never goes below a quarter of the rate before it
-//   (kMaxCut); a cut held there probes too.
-// - Each quiet second then goes halfway back to the rate that was refused
-//   (but no further than kTargetOver times the estimate; while below
-//   kNearRefused of that), else adds kStepShare of the estimate; while probing it doubles,
-//   up to twice the rate of the burst that was refused. An unconfigured
-//   limiter past twice the estimate (or that cap) is unlimited again, and
-//   its next 429 halves twice that estimate. Never above the ceiling, never below kMinPerMinute.
+//   limit is estimated as the rate times the share it accepted; more than
+//   1 - kBackoff refused, the rate becomes kBackoff of that estimate; fewer
+//   (stray 429s near the limit), the estimate itself; while it takes more
+//   than half, one sample cuts a fifth at most (kMaxSampledCut: a provider
+//   that spaces requests strictly refuses up to half of them just above its
+//   limit). A cut never goes below a quarter of the rate before it (kMaxCut;
+//   held there, it probes).
+// - A rate ran clean after a second (probing: kProbeSeconds) of at least
+//   kMinSample / 2 requests and no 429. No cut goes below the fastest rate
+//   that ran clean since (it was refused above that), and a 429 one step
+//   above it goes straight back to it, without waiting for a sample.
+//   Refused at or below it, the limit fell, and that rate is forgotten.
+// - Only requests teach: a second without enough of them (idle, or every
+//   caller waiting out a Retry-After) holds the rate, as does a 429 in a
+//   sample not yet complete.
+// - Each second that ran clean then rises: with a rate that ran clean below
+//   the one refused, halfway between the two (a search), until within
+//   kSearchStep; settled there, a try just past the refused rate each
+//   kSettleSeconds (a limit may rise). Without one, halfway towards the
+//   refused rate but no further than kTargetOver times the estimate
+//   (RefusedTarget), then kStepShare of the estimate each second.
+// - Unconfigured, past twice the estimate (probing: twice the refused burst)
+//   with nobody held back by the pace, it is unlimited again. Never above
+//   the ceiling, never below kMinPerMinute.
+// - A rise re-times the waiters already asleep too: they wake at each chance
+//   of a rise and go in their order.
 inline constexpr double kMinPerMinute = 6;  // never slower than one request each 10 s
 inline constexpr double kBackoff = 0.9;
 inline constexpr double kStepShare = 0.05;
@@ -55,6 +68,15 @@ inline constexpr int kMinSample = 20;
 inline constexpr double kNearRefused = 0.95;
 inline constexpr double kTargetOver = 1.1;
 inline constexpr double kMaxSampledCut = 0.8;
+inline constexpr double kSearchStep = 0.01;
+inline constexpr double kProbeSeconds = 0.5;
+inline constexpr int kSettleSeconds = 30;
+
+// Where each quiet second goes halfway towards (per minute).
+inline double RefusedTarget(double refused_at, double clean_at, double estimate) {
+  if (clean_at > 0 && refused_at > clean_at) return refused_at;
+  return std::min(refused_at, kTargetOver * estimate);
+}
 
 class Limiter {
  public:

@@ -19,28 +19,25 @@ Clock::TimePoint RequestLimiter::SlotLocked(std::int64_t position, Clock::TimePo
   return std::max(now, anchor_time_ + offset);
 }
 
-void RequestLimiter::SetRateLocked(std::optional<double> rate, Clock::TimePoint now, bool retime) {
+void RequestLimiter::SetRateLocked(std::optional<double> rate, Clock::TimePoint now) {
   std::int64_t first_waiting = tail_;
   Clock::TimePoint start = now;
   if (rate_) {
-    // The places whose slot has passed are gone; the rest (or, for a rise,
-    // the places to come) follow the last of those before them at the new pace.
+    // The places whose slot has passed are gone; the rest follow the last of
+    // those at the new pace (later for a cut, sooner for a rise: the waiters
+    // check again when they wake, and wake at least once a creep).
     double passed = std::chrono::duration<double>(now - anchor_time_).count() * *rate_ / 60.0;
-    if (retime) {
-      first_waiting = std::clamp<std::int64_t>(
-          anchor_position_ + static_cast<std::int64_t>(std::floor(passed)) + 1, anchor_position_, tail_);
-    }
-    auto old_slot = [&](std::int64_t position) {
-      return anchor_time_ + std::chrono::duration_cast<Duration>(std::chrono::duration<double>(
-                                60.0 * static_cast<double>(position - anchor_position_) / *rate_));
-    };
+    first_waiting = std::clamp<std::int64_t>(anchor_position_ + static_cast<std::int64_t>(std::floor(passed)) + 1,
+                                             anchor_position_, tail_);
     if (rate && first_waiting > anchor_position_) {
-      start = std::max(now, old_slot(first_waiting - 1) +
-                                std::chrono::duration_cast<Duration>(std::chrono::duration<double>(60.0 / *rate)));
+      auto last_passed = anchor_time_ + std::chrono::duration_cast<Duration>(std::chrono::duration<double>(
+                                            60.0 * static_cast<double>(first_waiting - 1 - anchor_position_) / *rate_));
+      start = std::max(now, last_passed + std::chrono::duration_cast<Duration>(std::chrono::duration<double>(60.0 / *rate)));
     }
-    // Never earlier than the first waiter was told: it sleeps until then, and
-    // one behind it must not overtake it.
-    if (rate) start = std::max(start, old_slot(first_waiting));
+  }
+  // And one interval after the last request that went (the first place would wait for it anyway).
+  if (rate && last_go_ != Clock::TimePoint{}) {
+    start = std::max(start, last_go_ + std::chrono::duration_cast<Duration>(std::chrono::duration<double>(60.0 / *rate)));
   }
   rate_ = rate;
   anchor_position_ = first_waiting;
@@ -49,33 +46,63 @@ void RequestLimiter::SetRateLocked(std::optional<double> rate, Clock::TimePoint 
   changed_ = now;
   sent_since_change_ = 0;
   refused_since_change_ = 0;
+  waited_since_change_ = 0;
 }
 
 void RequestLimiter::CreepLocked(Clock::TimePoint now) {
   if (!rate_) return;
-  auto quiet = std::chrono::duration_cast<std::chrono::seconds>(now - std::max(last_creep_, last_cut_));
-  if (quiet.count() < 1) return;
-  std::optional<double> rate = *rate_;
-  // Halfway back towards the rate that was refused, but not far past the estimate.
-  const double target = std::min(refused_at_, kTargetOver * accepted_at_cut_);
-  const std::optional<double>& ceiling = limit_.requests_per_minute;
-  for (std::int64_t i = 0; rate && i < std::min<std::int64_t>(quiet.count(), 600); ++i) {
-    if (!ceiling && (probing_ ? *rate >= probe_cap_ : *rate >= 2 * accepted_at_cut_)) {
-      // A quiet second well past what the provider took (or the burst it
-      // refused): unlimited again.
-      rate.reset();
-      probing_ = false;
-    } else if (probing_) {
-      *rate = std::min(*rate * kProbeFactor, probe_cap_);
-    } else if (*rate < kNearRefused * target) {
-      *rate += (target - *rate) / 2;
-    } else {
-      *rate += kStepShare * accepted_at_cut_;
-    }
+  if (now - std::max(last_creep_, last_cut_) < CreepInterval()) return;
+  // A second is evidence only with requests enough sent at this rate (half a
+  // second's worth, kMinSample / 2 at most): idle, or with every caller
+  // waiting out a Retry-After, nothing was learned and the rate holds.
+  if (refused_since_change_ > 0 && sent_since_change_ >= kMinSample) {
+    CutLocked(now, true);  // not quiet: a complete sample with a 429
+    return;
   }
-  last_creep_ = std::max(last_creep_, last_cut_) + quiet;
+  if (refused_since_change_ > 0 || sent_since_change_ < std::min(kMinSample / 2.0, *rate_ / 120.0)) {
+    last_creep_ = now;  // held: another second
+    return;
+  }
+  std::optional<double> rate = *rate_;
+  const std::optional<double>& ceiling = limit_.requests_per_minute;
+  if (sent_since_change_ >= kMinSample / 2) clean_at_ = std::max(clean_at_, *rate);  // it ran clean
+  // Halfway back towards the rate that was refused: between a rate that ran
+  // clean and one refused, a search; without one, not far past the estimate.
+  const double target = RefusedTarget(refused_at_, clean_at_, accepted_at_cut_);
+  // Whether the pace held anyone back: a request waited at it, or one waits now.
+  const bool binding = waited_since_change_ > 0 || (tail_ > 0 && SlotLocked(tail_ - 1, now) > now);
+  if (!ceiling && !binding && (probing_ ? *rate >= probe_cap_ : *rate >= 2 * accepted_at_cut_)) {
+    // A quiet second well past what the provider took (or the burst it
+    // refused), and a pace nobody waited for: unlimited again.
+    rate.reset();
+    probing_ = false;
+  } else if (probing_) {
+    *rate *= kProbeFactor;
+  } else if (clean_at_ > 0 && refused_at_ > clean_at_) {
+    // A search: halfway until within kSearchStep; settled there, it tries
+    // just past the refused rate once each kSettleSeconds (a limit may rise).
+    if (target - *rate > kSearchStep * target) {
+      *rate += (target - *rate) / 2;
+    } else if (now - last_cut_ >= std::chrono::seconds(kSettleSeconds)) {
+      *rate = target * (1 + kSearchStep);
+    }
+  } else if (*rate < kNearRefused * target) {
+    *rate += (target - *rate) / 2;
+  } else {
+    *rate += kStepShare * accepted_at_cut_;
+  }
+  last_creep_ = now;
   if (rate && ceiling) rate = std::min(*rate, *ceiling);
-  if (rate != rate_) SetRateLocked(rate, now, false);
+  if (rate != rate_) SetRateLocked(rate, now);
+}
+
+Clock::TimePoint::duration RequestLimiter::CreepInterval() const {
+  return std::chrono::duration_cast<Duration>(std::chrono::duration<double>(probing_ ? kProbeSeconds : 1.0));
+}
+
+std::optional<Clock::TimePoint> RequestLimiter::NextCreepLocked(Clock::TimePoint now) const {
+  if (!rate_ || (limit_.requests_per_minute && *rate_ >= *limit_.requests_per_minute)) return std::nullopt;
+  return std::max(now, std::max(last_creep_, last_cut_) + CreepInterval());
 }
 
 void RequestLimiter::CutLocked(Clock::TimePoint now, bool sampled) {
@@ -96,17 +123,23 @@ void RequestLimiter::CutLocked(Clock::TimePoint now, bool sampled) {
       next = std::max(next, kMaxSampledCut * before);
       estimate = std::max(estimate, next);
     }
+    // Refused above a rate that ran clean: no lower than that. Refused at or
+    // below it: the provider's limit fell, and what ran clean is forgotten.
+    if (clean_at_ >= before) clean_at_ = 0;
+    next = std::max(next, clean_at_);
+    estimate = std::max(estimate, clean_at_);
   }
+  if (!sampled) next = std::max(next, clean_at_);  // refused unlimited: no lower than what ran clean
   const double floor = before / kMaxCut;
   accepted_at_cut_ = std::max(kMinPerMinute, estimate);
   refused_at_ = sampled ? before : 0;
   double rate = std::max({kMinPerMinute, next, floor});
   probing_ = !sampled || next < floor;  // no estimate to trust yet
-  if (probing_) probe_cap_ = 2 * before;
+  if (probing_) probe_cap_ = 2 * std::max(before, clean_at_);
   if (limit_.requests_per_minute) rate = std::min(rate, *limit_.requests_per_minute);
   spdlog::debug("rate limit: a 429 with {} of {} refused at {:.0f} a minute; now {:.0f} a minute{}",
                 refused_since_change_, sent_since_change_, before, rate, probing_ ? " (probing)" : "");
-  SetRateLocked(rate, now, true);
+  SetRateLocked(rate, now);
   last_cut_ = now;
   last_creep_ = now;
 }
@@ -141,12 +174,14 @@ boost::asio::awaitable<Limiter::Admission> RequestLimiter::Acquire(Clock::TimePo
     ++tail_;
     next_token_slot_ = token_slot + TokenTimeLocked(tokens);
   }
-  // Wait for the place; a cut meanwhile makes it later (checked on waking).
+  // Wait for the place: a cut meanwhile makes it later, a rise sooner (checked on waking).
   for (;;) {
     Clock::TimePoint now = clock_.Now();
     Clock::TimePoint slot;
+    Clock::TimePoint wake;
     {
       std::lock_guard lock(mutex_);
+      CreepLocked(now);
       slot = std::max(SlotLocked(position, now), token_slot);
       if (rate_ && slot <= now) {
         slot = std::max(slot, last_go_ + std::chrono::duration_cast<Duration>(
@@ -158,13 +193,15 @@ boost::asio::awaitable<Limiter::Admission> RequestLimiter::Acquire(Clock::TimePo
         admission.ticket = Ticket{now, -1, tokens};
         co_return admission;
       }
+      wake = std::min(slot, NextCreepLocked(now).value_or(slot));
+      ++waited_since_change_;  // held back by the pace
     }
     if (slot > latest) {
       admission.outcome = Outcome::kTooLate;
       admission.wait = std::chrono::ceil<std::chrono::milliseconds>(slot - now);
       co_return admission;
     }
-    if (!co_await clock_.Sleep(std::chrono::ceil<std::chrono::milliseconds>(slot - now))) {
+    if (!co_await clock_.SleepUntil(wake)) {
       admission.outcome = Outcome::kCancelled;
       co_return admission;
     }
@@ -186,6 +223,16 @@ void RequestLimiter::Report(const Ticket& ticket, bool rate_limited, std::int64_
     CutLocked(now, true);
   } else if (!rate_) {
     CutLocked(now, false);  // a burst while unlimited: nothing to sample
+  } else if (clean_at_ > 0 && *rate_ > clean_at_) {
+    // A step up from a rate that ran clean, refused: back to that at once.
+    spdlog::debug("rate limit: a 429 at {:.0f} a minute, above {:.0f} that ran clean; back to that", *rate_,
+                  clean_at_);
+    refused_at_ = *rate_;
+    accepted_at_cut_ = std::max(accepted_at_cut_, clean_at_);
+    probing_ = false;  // between the two, a search
+    SetRateLocked(clean_at_, now);
+    last_cut_ = now;
+    last_creep_ = now;
   }
 }
 

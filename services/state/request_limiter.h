@@ -31,11 +31,14 @@ class RequestLimiter final : public Limiter {
   using Duration = Clock::TimePoint::duration;
   void CreepLocked(Clock::TimePoint now);
   void CutLocked(Clock::TimePoint now, bool sampled);
-  // Changes the rate. A cut (`retime`) re-times the places not yet reached
-  // (their waiters check again when they wake); a rise leaves them as they
-  // were told and paces only the places handed out from now on, so that no
-  // newcomer overtakes a sleeper.
-  void SetRateLocked(std::optional<double> rate, Clock::TimePoint now, bool retime);
+  // Changes the rate and re-times the places not yet reached: a cut makes
+  // them later, a rise sooner. Their waiters check again when they wake, and
+  // wake at least at each chance of a rise (NextCreepLocked).
+  void SetRateLocked(std::optional<double> rate, Clock::TimePoint now);
+  // When the rate may next rise; nullopt when it cannot (at the ceiling).
+  std::optional<Clock::TimePoint> NextCreepLocked(Clock::TimePoint now) const;
+  // A second between creeps; kProbeSeconds while probing.
+  Duration CreepInterval() const;
   // When place `position` of the queue may start (now or later).
   Clock::TimePoint SlotLocked(std::int64_t position, Clock::TimePoint now) const;
   Duration TokenTimeLocked(std::int64_t tokens) const;
@@ -60,12 +63,14 @@ class RequestLimiter final : public Limiter {
   bool probing_ = false;
   double accepted_at_cut_ = 0;  // per minute: the provider's limit as last estimated
   double refused_at_ = 0;       // per minute: the rate the last sampled cut came from
-  double probe_cap_ = 0;        // per minute: probing past this is unlimited again
+  double probe_cap_ = 0;        // per minute: probing past this, nobody waiting, is unlimited again
+  double clean_at_ = 0;         // per minute: the fastest rate held a quiet second (0: none since it failed)
   // The sample of the current rate: requests sent since it was set, and how
   // many of them were refused.
   Clock::TimePoint changed_{};
   int sent_since_change_ = 0;
   int refused_since_change_ = 0;
+  int waited_since_change_ = 0;  // times a request went to sleep for its place
 };
 
 }  // namespace skillrunner::state

@@ -11,158 +11,200 @@ namespace {
 
 constexpr std::chrono::minutes kKeyTtl{10};  // a provider unused this long starts afresh
 
-// Every script: Redis's clock, and the queue as RequestLimiter keeps it
-// (place p starts at atime + (p - apos) / rate; a rate change re-anchors at
-// the first place not yet reached).
+// Every script: Redis's clock, the constants of limiter.h (ARGV[1..14],
+// Constants() below), and the provider's state as RequestLimiter keeps it:
+// the queue (place p starts at atime + (p - apos) / rate; a rate change
+// re-anchors at the first place not yet reached), the sample of the current
+// rate, and what was learned. Cut and Creep are RequestLimiter's CutLocked
+// and CreepLocked.
 constexpr std::string_view kPrelude = R"lua(
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local function slot_of(p, rate, apos, atime)
-  if not rate then return now end
-  return math.max(now, atime + (p - apos) * 60000 / rate)
+local ceiling, minimum, backoff, maxcut = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local sample, samplecut, factor, step = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
+local near, over, searchstep, probems = tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11]), tonumber(ARGV[12])
+local ttl, settlems = tonumber(ARGV[13]), tonumber(ARGV[14])
+local names = {'rate', 'tail', 'apos', 'atime', 'tnext', 'cut', 'creep', 'changed', 'sent', 'refused', 'accepted',
+  'probing', 'refusedat', 'probecap', 'clean', 'waited'}
+local function load()
+  local v = redis.call('HMGET', KEYS[1], unpack(names))
+  local s = {fresh = not v[6]}
+  for i, name in ipairs(names) do s[name] = tonumber(v[i]) end
+  s.tail, s.apos, s.atime, s.tnext = s.tail or 0, s.apos or 0, s.atime or now, s.tnext or 0
+  s.cut, s.creep, s.changed = s.cut or now, s.creep or now, s.changed or now
+  s.sent, s.refused, s.accepted, s.probing = s.sent or 0, s.refused or 0, s.accepted or 0, v[12] == '1'
+  s.refusedat, s.probecap, s.clean, s.waited = s.refusedat or 0, s.probecap or 0, s.clean or 0, s.waited or 0
+  if s.fresh and ceiling > 0 then s.rate = ceiling end
+  return s
 end
--- Re-anchors the queue for a new rate (RequestLimiter::SetRateLocked): a cut
--- (retime) re-times the places not yet reached; a rise paces only the places
--- to come. Returns apos, atime.
-local function reanchor(rate, newrate, apos, atime, tail, retime)
-  if not rate then return tail, now end
-  local first = tail
-  if retime then first = math.min(tail, math.max(apos, apos + math.floor((now - atime) * rate / 60000) + 1)) end
-  local start = now
-  if newrate and first > apos then
-    start = math.max(now, atime + (first - 1 - apos) * 60000 / rate + 60000 / newrate)
+local function save(s)
+  redis.call('HSET', KEYS[1], 'rate', s.rate and string.format('%.6f', s.rate) or '', 'tail', s.tail, 'apos', s.apos,
+    'atime', string.format('%.3f', s.atime), 'tnext', string.format('%.3f', s.tnext), 'cut', s.cut, 'creep', s.creep,
+    'changed', s.changed, 'sent', s.sent, 'refused', s.refused, 'accepted', string.format('%.6f', s.accepted),
+    'probing', s.probing and '1' or '0', 'refusedat', string.format('%.6f', s.refusedat),
+    'probecap', string.format('%.6f', s.probecap), 'clean', string.format('%.6f', s.clean), 'waited', s.waited)
+  redis.call('PEXPIRE', KEYS[1], ttl)
+end
+local function slot_of(s, p)
+  if not s.rate then return now end
+  return math.max(now, s.atime + (p - s.apos) * 60000 / s.rate)
+end
+-- SetRateLocked: the places whose slot passed are gone; the rest follow the
+-- last of those at the new pace, and the new rate is a new sample.
+local function set_rate(s, newrate)
+  local first, start = s.tail, now
+  if s.rate then
+    first = math.min(s.tail, math.max(s.apos, s.apos + math.floor((now - s.atime) * s.rate / 60000) + 1))
+    if newrate and first > s.apos then
+      start = math.max(now, s.atime + (first - 1 - s.apos) * 60000 / s.rate + 60000 / newrate)
+    end
   end
-  -- never earlier than the first waiter was told (it sleeps until then)
-  if newrate then start = math.max(start, atime + (first - apos) * 60000 / rate) end
-  return first, start
+  s.rate, s.apos, s.atime = newrate, first, start
+  s.changed, s.sent, s.refused, s.waited = now, 0, 0, 0
+end
+-- ms to the next chance of a rise (a creep), -1 when none (at the ceiling, unlimited)
+local function rise_in(s)
+  if not s.rate or (ceiling > 0 and s.rate >= ceiling) then return -1 end
+  return math.max(1, math.max(s.creep, s.cut) + (s.probing and probems or 1000) - now)
+end
+local function target_of(s)
+  if s.clean > 0 and s.refusedat > s.clean then return s.refusedat end
+  return math.min(s.refusedat, over * s.accepted)
+end
+local function cut(s, sampled)
+  local before = s.rate or math.max(60 * s.sent / math.max(1, (now - s.changed) / 1000), 2 * s.accepted)
+  local estimate, nextrate = before / 2, before / 2
+  if sampled then
+    local share = s.refused / s.sent
+    estimate = s.rate * (1 - share)
+    nextrate = share > 1 - backoff and backoff * estimate or estimate
+    if share < 0.5 then
+      nextrate = math.max(nextrate, samplecut * before)
+      estimate = math.max(estimate, nextrate)
+    end
+    if s.clean >= before then s.clean = 0 end
+    nextrate = math.max(nextrate, s.clean)
+    estimate = math.max(estimate, s.clean)
+  end
+  if not sampled then nextrate = math.max(nextrate, s.clean) end
+  local floor = before / maxcut
+  s.accepted = math.max(minimum, estimate)
+  s.refusedat = sampled and before or 0
+  local newrate = math.max(minimum, nextrate, floor)
+  s.probing = not sampled or nextrate < floor
+  if s.probing then s.probecap = 2 * math.max(before, s.clean) end
+  if ceiling > 0 then newrate = math.min(newrate, ceiling) end
+  set_rate(s, newrate)
+  s.cut, s.creep = now, now
+end
+local function creep(s)
+  if not s.rate then return end
+  if now - math.max(s.creep, s.cut) < (s.probing and probems or 1000) then return end
+  if s.refused > 0 and s.sent >= sample then return cut(s, true) end
+  if s.refused > 0 or s.sent < math.min(sample / 2, s.rate / 120) then
+    s.creep = now
+    return
+  end
+  local newrate = s.rate
+  if s.sent >= sample / 2 then s.clean = math.max(s.clean, newrate) end
+  local target = target_of(s)
+  local binding = s.waited > 0 or (s.tail > 0 and slot_of(s, s.tail - 1) > now)
+  if ceiling == 0 and not binding and
+      ((s.probing and newrate >= s.probecap) or (not s.probing and newrate >= 2 * s.accepted)) then
+    newrate, s.probing = nil, false
+  elseif s.probing then
+    newrate = newrate * factor
+  elseif s.clean > 0 and s.refusedat > s.clean then
+    if target - newrate > searchstep * target then
+      newrate = newrate + (target - newrate) / 2
+    elseif now - s.cut >= settlems then
+      newrate = target * (1 + searchstep)
+    end
+  elseif newrate < near * target then
+    newrate = newrate + (target - newrate) / 2
+  else
+    newrate = newrate + step * s.accepted
+  end
+  s.creep = now
+  if newrate and ceiling > 0 then newrate = math.min(newrate, ceiling) end
+  if newrate ~= s.rate then set_rate(s, newrate) end
 end
 )lua";
 
-// KEYS: the provider's state hash. ARGV: budget_ms, ceiling (0: none),
-// tokens, tokens_per_minute (0: none), probe factor, step, ttl_ms, near-refused share, target over.
-// Returns {admitted 0/1, wait_ms, rate * 1000 or -1, place, token slot ms, Redis now}.
+// ARGV[15..]: budget_ms, tokens, tokens_per_minute (0: none). Takes the next
+// place. Returns {admitted 0/1, wait_ms, rate * 1000 or -1, place, token slot
+// ms, Redis now, ms to the next chance of a rise (-1: none)}.
 constexpr std::string_view kAcquire = R"lua(
-local budget, ceiling, tokens, tpm = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
-local factor, step, ttl, near = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
-local over = tonumber(ARGV[9])
-local s = redis.call('HMGET', KEYS[1], 'rate', 'tail', 'apos', 'atime', 'tnext', 'cut', 'creep', 'accepted', 'probing',
-  'refusedat', 'probecap')
-local fresh = not s[7]
-local rate = tonumber(s[1])
-local tail, apos, atime, tnext = tonumber(s[2]) or 0, tonumber(s[3]) or 0, tonumber(s[4]) or now, tonumber(s[5]) or 0
-local cut, creep, accepted, probing = tonumber(s[6]) or now, tonumber(s[7]) or now, tonumber(s[8]) or 0, s[9] == '1'
-local refusedat, probecap = tonumber(s[10]) or 0, tonumber(s[11]) or 0
-local target = math.min(refusedat, over * accepted)
-if fresh then
-  if ceiling > 0 then rate = ceiling end
-  redis.call('HSET', KEYS[1], 'changed', now)
-end
-local newrate = rate
-if newrate and ceiling > 0 then newrate = math.min(newrate, ceiling) end
-if newrate then
-  local from = math.max(creep, cut)
-  local quiet = math.floor((now - from) / 1000)
-  if quiet >= 1 then
-    for i = 1, math.min(quiet, 600) do
-      if not newrate then break end
-      if ceiling == 0 and ((probing and newrate >= probecap) or (not probing and newrate >= 2 * accepted)) then
-        newrate, probing = nil, false
-      elseif probing then
-        newrate = math.min(newrate * factor, probecap)
-      elseif newrate < near * target then
-        newrate = newrate + (target - newrate) / 2
-      else
-        newrate = newrate + step * accepted
-      end
-    end
-    creep = from + quiet * 1000
-    if newrate and ceiling > 0 then newrate = math.min(newrate, ceiling) end
-  end
-end
-if newrate ~= rate then
-  apos, atime = reanchor(rate, newrate, apos, atime, tail, false)
-  rate = newrate
-  redis.call('HSET', KEYS[1], 'changed', now, 'sent', 0, 'refused', 0)
-end
-local p = tail
-local slot = slot_of(p, rate, apos, atime)
-if rate and slot <= now then apos, atime = p, now end
-local tslot = math.max(now, tnext)
+local budget, tokens, tpm = tonumber(ARGV[15]), tonumber(ARGV[16]), tonumber(ARGV[17])
+local s = load()
+creep(s)
+local p = s.tail
+local slot = slot_of(s, p)
+if s.rate and slot <= now then s.apos, s.atime = p, now end
+local tslot = math.max(now, s.tnext)
 slot = math.max(slot, tslot)
-local shown = rate and math.floor(rate * 1000) or -1
 local admitted = slot - now <= budget
 if admitted then
-  tail = tail + 1
-  if tpm > 0 then tnext = tslot + tokens * 60000 / tpm end
-  if slot <= now then redis.call('HINCRBY', KEYS[1], 'sent', 1) end
+  s.tail = s.tail + 1
+  if tpm > 0 then s.tnext = tslot + tokens * 60000 / tpm end
+  if slot <= now then s.sent = s.sent + 1 else s.waited = s.waited + 1 end
 end
-redis.call('HSET', KEYS[1], 'rate', rate and string.format('%.6f', rate) or '', 'tail', tail, 'apos', apos,
-  'atime', string.format('%.3f', atime), 'tnext', string.format('%.3f', tnext), 'cut', cut, 'creep', creep,
-  'accepted', string.format('%.6f', accepted), 'probing', probing and '1' or '0')
-redis.call('PEXPIRE', KEYS[1], ttl)
-return {admitted and 1 or 0, math.ceil(slot - now), shown, p, math.floor(tslot), now}
+save(s)
+return {admitted and 1 or 0, math.ceil(slot - now), s.rate and math.floor(s.rate * 1000) or -1, p, math.floor(tslot), now,
+  rise_in(s)}
 )lua";
 
-// A waiter waking at its slot: may place ARGV[1] start now (the rate may
-// have been cut meanwhile)? ARGV: place, token slot ms, budget_ms (from now).
-// Returns {1 go | 0 too late | 2 wait, wait_ms, Redis now}.
+// A waiter waking at its slot, or at the next chance of a rise: may place
+// ARGV[15] start now? ARGV[15..]: place, token slot ms, budget_ms (from now).
+// Returns {1 go | 0 too late | 2 wait, wait_ms, Redis now, ms to the next
+// chance of a rise (-1: none)}.
 constexpr std::string_view kCheck = R"lua(
-local p, tslot, budget = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
-local s = redis.call('HMGET', KEYS[1], 'rate', 'apos', 'atime')
-local slot = math.max(slot_of(p, tonumber(s[1]), tonumber(s[2]) or 0, tonumber(s[3]) or now), tslot)
-if slot <= now then
-  redis.call('HINCRBY', KEYS[1], 'sent', 1)
-  return {1, 0, now}
-end
-if slot - now > budget then return {0, math.ceil(slot - now), now} end
-return {2, math.ceil(slot - now), now}
+local p, tslot, budget = tonumber(ARGV[15]), tonumber(ARGV[16]), tonumber(ARGV[17])
+local s = load()
+creep(s)
+local slot = math.max(slot_of(s, p), tslot)
+local rise = rise_in(s)
+if slot <= now then s.sent = s.sent + 1 end
+save(s)
+if slot <= now then return {1, 0, now, rise} end
+if slot - now > budget then return {0, math.ceil(slot - now), now, rise} end
+return {2, math.ceil(slot - now), now, rise}
 )lua";
 
-// A 429 of a request sent at ARGV[1] (Redis ms): counted against the
-// current rate's sample, and a cut as limiter.h describes. ARGV: sent at,
-// minimum, backoff, ceiling (0: none), ttl_ms, max cut, min sample, max sampled cut. Returns
-// the rate * 1000, or -1 when it did not cut.
+// A 429 of a request sent at ARGV[15] (Redis ms): counted against the
+// current rate's sample, and a cut as limiter.h describes. Returns the rate
+// * 1000, or -1 when it did not cut.
 constexpr std::string_view kRefused = R"lua(
-local admitted, minimum, backoff, ceiling = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
-local ttl, maxcut, sample, samplecut = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
-local s = redis.call('HMGET', KEYS[1], 'rate', 'changed', 'sent', 'refused', 'tail', 'apos', 'atime', 'accepted')
-local changed = tonumber(s[2]) or 0
-if admitted < changed then return -1 end
-local refused = (tonumber(s[4]) or 0) + 1
-local sent = tonumber(s[3]) or 0
-local rate = tonumber(s[1])
-local sampled = rate and sent >= sample
-if rate and not sampled then
-  redis.call('HSET', KEYS[1], 'refused', refused)
+local s = load()
+if tonumber(ARGV[15]) < s.changed then return -1 end
+s.refused = s.refused + 1
+if s.rate and s.sent < sample then
+  if s.clean > 0 and s.rate > s.clean then
+    -- a step up from a rate that ran clean, refused: back to that at once
+    s.refusedat, s.accepted, s.probing = s.rate, math.max(s.accepted, s.clean), false
+    set_rate(s, s.clean)
+    s.cut, s.creep = now, now
+    save(s)
+    return math.floor(s.rate * 1000)
+  end
+  save(s)
   return -1
 end
-local before = rate or math.max(60 * sent / math.max(1, (now - changed) / 1000), 2 * (tonumber(s[8]) or 0))
-local estimate, nextrate = before / 2, before / 2
-if sampled then
-  local share = refused / sent
-  estimate = rate * (1 - share)
-  nextrate = share > 1 - backoff and backoff * estimate or estimate
-  if share < 0.5 then
-    nextrate = math.max(nextrate, samplecut * before)
-    estimate = math.max(estimate, nextrate)
-  end
-end
-local floor = before / maxcut
-local newrate = math.max(minimum, nextrate, floor)
-if ceiling > 0 then newrate = math.min(newrate, ceiling) end
-local apos, atime = reanchor(rate, newrate, tonumber(s[6]) or 0, tonumber(s[7]) or now, tonumber(s[5]) or 0, true)
-redis.call('HSET', KEYS[1], 'rate', string.format('%.6f', newrate), 'cut', now, 'creep', now, 'changed', now,
-  'accepted', string.format('%.6f', math.max(minimum, estimate)), 'probing', (not sampled or nextrate < floor) and '1' or '0',
-  'refusedat', sampled and string.format('%.6f', before) or '0',
-  'probecap', (not sampled or nextrate < floor) and 2 * before or (tonumber(redis.call('HGET', KEYS[1], 'probecap')) or 0),
-  'sent', 0, 'refused', 0, 'apos', apos, 'atime', string.format('%.3f', atime))
-redis.call('PEXPIRE', KEYS[1], ttl)
-return math.floor(newrate * 1000)
+cut(s, s.rate ~= nil)
+save(s)
+return math.floor(s.rate * 1000)
 )lua";
 
 std::string Number(double value) { return std::to_string(value); }
 
 }  // namespace
+
+std::vector<std::string> SharedLimiter::Constants() const {
+  return {Number(limit_.requests_per_minute.value_or(0)), Number(kMinPerMinute), Number(kBackoff), Number(kMaxCut),
+          std::to_string(kMinSample), Number(kMaxSampledCut), Number(kProbeFactor), Number(kStepShare),
+          Number(kNearRefused), Number(kTargetOver), Number(kSearchStep), Number(kProbeSeconds * 1000),
+          std::to_string(std::chrono::milliseconds(kKeyTtl).count()), std::to_string(kSettleSeconds * 1000)};
+}
 
 RateLimit ShareOf(const RateLimit& limit, int replicas) {
   const double n = std::max(1, replicas);
@@ -184,12 +226,10 @@ boost::asio::awaitable<Limiter::Admission> SharedLimiter::Acquire(Clock::TimePoi
         std::chrono::duration_cast<std::chrono::milliseconds>(latest - clock_.Now()).count(), 0));
   };
   std::vector<std::string> keys{key_};  // (named: GCC 12 and braced lists in co_await)
-  std::vector<std::string> args{budget_ms(), Number(limit_.requests_per_minute.value_or(0)), std::to_string(tokens),
-                                Number(limit_.tokens_per_minute.value_or(0)), Number(kProbeFactor),
-                                Number(kStepShare), std::to_string(std::chrono::milliseconds(kKeyTtl).count()),
-                                Number(kNearRefused), Number(kTargetOver)};
+  std::vector<std::string> args = Constants();
+  args.insert(args.end(), {budget_ms(), std::to_string(tokens), Number(limit_.tokens_per_minute.value_or(0))});
   auto reply = co_await state_->Eval(acquire, std::move(keys), std::move(args));
-  if (!reply || reply->elements.size() != 6) co_return co_await local_.Acquire(latest, tokens);
+  if (!reply || reply->elements.size() != 7) co_return co_await local_.Acquire(latest, tokens);
   shared_rate_ = reply->elements[2].integer < 0 ? -1.0 : static_cast<double>(reply->elements[2].integer) / 1000;
   Admission admission;
   admission.wait = std::chrono::milliseconds(reply->elements[1].integer);
@@ -201,21 +241,28 @@ boost::asio::awaitable<Limiter::Admission> SharedLimiter::Acquire(Clock::TimePoi
   const std::string token_slot = std::to_string(reply->elements[4].integer);
   // When it was sent, on Redis's clock, which a later 429 report is compared with.
   std::int64_t sent_at = reply->elements[5].integer;
+  // Until the slot, or the next chance of a rise (which may bring it sooner).
+  auto nap = [](std::chrono::milliseconds wait, long long rise_ms) {
+    return rise_ms < 0 ? wait : std::min(wait, std::chrono::milliseconds(rise_ms));
+  };
+  std::chrono::milliseconds sleep = nap(admission.wait, reply->elements[6].integer);
   while (admission.wait.count() > 0) {
-    if (!co_await clock_.Sleep(admission.wait)) {
+    if (!co_await clock_.Sleep(sleep)) {
       admission.outcome = Outcome::kCancelled;
       co_return admission;
     }
     std::vector<std::string> check_keys{key_};
-    std::vector<std::string> check_args{place, token_slot, budget_ms()};
+    std::vector<std::string> check_args = Constants();
+    check_args.insert(check_args.end(), {place, token_slot, budget_ms()});
     auto checked = co_await state_->Eval(check, std::move(check_keys), std::move(check_args));
-    if (!checked || checked->elements.size() != 3) break;  // Redis went away: the place was waited for
+    if (!checked || checked->elements.size() != 4) break;  // Redis went away: the place was waited for
     sent_at = checked->elements[2].integer;
     admission.wait = std::chrono::milliseconds(checked->elements[0].integer == 1 ? 0 : checked->elements[1].integer);
     if (checked->elements[0].integer == 0) {
       admission.outcome = Outcome::kTooLate;
       co_return admission;
     }
+    sleep = nap(admission.wait, checked->elements[3].integer);
   }
   admission.wait = std::chrono::milliseconds(0);
   // Waiters this process woke late still go one interval apart.
@@ -234,7 +281,7 @@ boost::asio::awaitable<Limiter::Admission> SharedLimiter::Acquire(Clock::TimePoi
         break;
       }
     }
-    if (!co_await clock_.Sleep(std::chrono::ceil<std::chrono::milliseconds>(next - now))) {
+    if (!co_await clock_.SleepUntil(next)) {
       admission.outcome = Outcome::kCancelled;
       co_return admission;
     }
@@ -257,10 +304,11 @@ void SharedLimiter::Report(const Ticket& ticket, bool rate_limited, std::int64_t
   }
   if (rate_limited) {
     static const std::string script = std::string(kPrelude) + std::string(kRefused);
-    commands.push_back({"EVAL", script, "1", key_, std::to_string(ticket.shared_admitted_ms), Number(kMinPerMinute),
-                        Number(kBackoff), Number(limit_.requests_per_minute.value_or(0)),
-                        std::to_string(std::chrono::milliseconds(kKeyTtl).count()), Number(kMaxCut),
-                        std::to_string(kMinSample), Number(kMaxSampledCut)});
+    std::vector<std::string> command{"EVAL", script, "1", key_};
+    std::vector<std::string> constants = Constants();
+    command.insert(command.end(), constants.begin(), constants.end());
+    command.push_back(std::to_string(ticket.shared_admitted_ms));
+    commands.push_back(std::move(command));
   }
   // Reports are not awaited by the request that made them.
   boost::asio::co_spawn(

@@ -11,6 +11,7 @@
 #include <mutex>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "services/state/limiter.h"
 #include "services/state/request_limiter.h"
@@ -28,6 +29,8 @@ class SharedLimiter final : public Limiter {
   std::optional<double> rate_per_minute() const override;
 
  private:
+  // ARGV[1..14] of every script (the ceiling and limiter.h's constants).
+  std::vector<std::string> Constants() const;
   std::shared_ptr<SharedState> state_;
   std::string key_;
   RateLimit limit_;

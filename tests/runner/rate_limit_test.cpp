@@ -46,7 +46,7 @@ output_schema: { type: object, required: [name], properties: { name: { type: str
 prompt: { user: "Say a name." }
 )");
   std::string cases;
-  for (int i = 0; i < 200; ++i) cases += "{\"id\": \"c" + std::to_string(i) + "\", \"input\": {}}\n";
+  for (int i = 0; i < 500; ++i) cases += "{\"id\": \"c" + std::to_string(i) + "\", \"input\": {}}\n";
   tree.Write("skills/name/cases.jsonl", cases);
   tree.Write("suite.yaml", "id: limited\nskills:\n  - skill: name\n");
   std::filesystem::create_directories(tree.Path("rubrics"));
@@ -66,17 +66,16 @@ prompt: { user: "Say a name." }
     EXPECT_FALSE(record.as_object().contains("error")) << line;
     ++records;
   }
-  EXPECT_EQ(records, 200);
-  // Once it has learned (the first burst, refused but for one, then probing up to the limit:
-  // three seconds), at most 10% refused. (The issue asks for 5% from the first second on:
-  // alone this run meets it, but beside other tests on two cores timer jitter against a
-  // server that spaces requests strictly draws 5-8%; see the note of issue 13.)
+  EXPECT_EQ(records, 500);
+  // After the first second (the first burst, refused but for one, and its Retry-After), at
+  // most 5% refused: the limit is learned with few 429s and then held.
   auto requests = llm.requests();
   ASSERT_FALSE(requests.empty());
-  test_support::RefusalCount later = test_support::RefusedAfter(requests, 3s);
-  EXPECT_LE(later.refused * 10, later.requests)
-      << later.refused << " of " << later.requests << " refused after the first three seconds";
-  EXPECT_EQ(requests.size() - llm.refused_count(), 200u);  // each case's request taken once
+  test_support::RefusalCount later = test_support::RefusedAfter(requests, 1s);
+  EXPECT_LE(later.refused * 20, later.requests) << later.refused << " of " << later.requests
+                                                << " refused after the first second; each 250 ms: "
+                                                << test_support::RefusalTimeline(requests);
+  EXPECT_EQ(requests.size() - llm.refused_count(), 500u);  // each case's request taken once
 }
 
 }  // namespace

@@ -279,6 +279,16 @@ RefusalCount RefusedAfter(const std::vector<RecordedRequest>& requests, std::chr
   return count;
 }
 
+std::string RefusalTimeline(const std::vector<RecordedRequest>& requests) {
+  std::string timeline;
+  for (const auto& r : requests) {
+    auto slot = static_cast<std::size_t>((r.arrived - requests.front().arrived) / std::chrono::milliseconds(250));
+    if (timeline.size() <= slot) timeline.resize(slot + 1, '.');
+    if (timeline[slot] != 'x') timeline[slot] = r.status == 429 ? 'x' : 'o';
+  }
+  return timeline;
+}
+
 void LoopbackServer::SetRateLimit(double per_second, int retry_after_s) {
   std::lock_guard lock(impl_->mutex);
   impl_->rate_per_second = per_second;

@@ -52,6 +52,9 @@ struct RefusalCount {
   std::size_t refused = 0;
 };
 RefusalCount RefusedAfter(const std::vector<RecordedRequest>& requests, std::chrono::steady_clock::duration after);
+// Each 250 ms from the first request: 'o' all taken, 'x' some refused (429),
+// '.' none (for a failure's message).
+std::string RefusalTimeline(const std::vector<RecordedRequest>& requests);
 
 class LoopbackServer {
  public:
