@@ -97,7 +97,10 @@ void RequestLimiter::CreepLocked(Clock::TimePoint now) {
 }
 
 Clock::TimePoint::duration RequestLimiter::CreepInterval() const {
-  return std::chrono::duration_cast<Duration>(std::chrono::duration<double>(probing_ ? kProbeSeconds : 1.0));
+  // Probing, or searching a wide gap: half a second.
+  const bool wide = rate_ && clean_at_ > 0 && refused_at_ > clean_at_ &&
+                    refused_at_ - *rate_ > (kTargetOver - 1) * refused_at_;
+  return std::chrono::duration_cast<Duration>(std::chrono::duration<double>(probing_ || wide ? kProbeSeconds : 1.0));
 }
 
 std::optional<Clock::TimePoint> RequestLimiter::NextCreepLocked(Clock::TimePoint now) const {

@@ -62,10 +62,15 @@ local function set_rate(s, newrate)
   s.rate, s.apos, s.atime = newrate, first, start
   s.changed, s.sent, s.refused, s.waited = now, 0, 0, 0
 end
+-- ms between creeps: probing, or searching a wide gap, kProbeSeconds; else a second
+local function creep_ms(s)
+  local wide = s.rate and s.clean > 0 and s.refusedat > s.clean and s.refusedat - s.rate > (over - 1) * s.refusedat
+  return (s.probing or wide) and probems or 1000
+end
 -- ms to the next chance of a rise (a creep), -1 when none (at the ceiling, unlimited)
 local function rise_in(s)
   if not s.rate or (ceiling > 0 and s.rate >= ceiling) then return -1 end
-  return math.max(1, math.max(s.creep, s.cut) + (s.probing and probems or 1000) - now)
+  return math.max(1, math.max(s.creep, s.cut) + creep_ms(s) - now)
 end
 local function target_of(s)
   if s.clean > 0 and s.refusedat > s.clean then return s.refusedat end
@@ -99,7 +104,7 @@ local function cut(s, sampled)
 end
 local function creep(s)
   if not s.rate then return end
-  if now - math.max(s.creep, s.cut) < (s.probing and probems or 1000) then return end
+  if now - math.max(s.creep, s.cut) < creep_ms(s) then return end
   if s.refused > 0 and s.sent >= sample then return cut(s, true) end
   if s.refused > 0 or s.sent < math.min(sample / 2, s.rate / 120) then
     s.creep = now
@@ -265,7 +270,15 @@ boost::asio::awaitable<Limiter::Admission> SharedLimiter::Acquire(Clock::TimePoi
     sleep = nap(admission.wait, checked->elements[3].integer);
   }
   admission.wait = std::chrono::milliseconds(0);
-  // Waiters this process woke late still go one interval apart.
+  if (!co_await OneIntervalAfterTheLast()) {
+    admission.outcome = Outcome::kCancelled;
+    co_return admission;
+  }
+  admission.ticket = Ticket{clock_.Now(), sent_at, tokens};
+  co_return admission;
+}
+
+boost::asio::awaitable<bool> SharedLimiter::OneIntervalAfterTheLast() {
   for (;;) {
     Clock::TimePoint now = clock_.Now();
     Clock::TimePoint next = now;
@@ -278,16 +291,11 @@ boost::asio::awaitable<Limiter::Admission> SharedLimiter::Acquire(Clock::TimePoi
       }
       if (next <= now) {
         last_go_ = now;
-        break;
+        co_return true;
       }
     }
-    if (!co_await clock_.SleepUntil(next)) {
-      admission.outcome = Outcome::kCancelled;
-      co_return admission;
-    }
+    if (!co_await clock_.SleepUntil(next)) co_return false;
   }
-  admission.ticket = Ticket{clock_.Now(), sent_at, tokens};
-  co_return admission;
 }
 
 void SharedLimiter::Report(const Ticket& ticket, bool rate_limited, std::int64_t used_tokens) {

@@ -31,6 +31,9 @@ class SharedLimiter final : public Limiter {
  private:
   // ARGV[1..14] of every script (the ceiling and limiter.h's constants).
   std::vector<std::string> Constants() const;
+  // Waiters this process woke late still go one interval apart: waits for
+  // that (false: cancelled).
+  boost::asio::awaitable<bool> OneIntervalAfterTheLast();
   std::shared_ptr<SharedState> state_;
   std::string key_;
   RateLimit limit_;
