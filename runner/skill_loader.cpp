@@ -152,6 +152,9 @@ class SkillLoader {
     if (auto* v = r.if_contains("retry_temperature")) {
       skill_.retry.retry_temperature = v->to_number<double>();
     }
+    if (auto* v = r.if_contains("strategy"); v && v->is_string() && v->as_string() == "fresh") {
+      skill_.retry.strategy = generation::RetryStrategy::kFresh;
+    }
     if (auto* v = r.if_contains("truncation_retry")) skill_.retry_truncated = v->as_bool();
     auto* transient = r.if_contains("transient");
     if (!transient) return;

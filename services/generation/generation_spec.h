@@ -18,10 +18,17 @@
 
 namespace skillrunner::generation {
 
+// How a validation retry asks again (DESIGN 9.2 `retry.strategy`):
+// continuation replies to the invalid answer (DESIGN 5.1); fresh repeats the
+// original messages with every error in one more user turn, without the
+// invalid answer (no error accumulates in the conversation).
+enum class RetryStrategy { kContinuation, kFresh };
+
 // DESIGN 3 `retry:`.
 struct RetryPolicy {
   int validation_retries = 1;
   double retry_temperature = 0.2;
+  RetryStrategy strategy = RetryStrategy::kContinuation;
   providers::TransientRetryPolicy transient;
 };
 

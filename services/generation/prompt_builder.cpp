@@ -33,10 +33,14 @@ std::vector<providers::ChatMessage> FirstMessages(const std::string& system, con
   return messages;
 }
 
-std::string RetryTurn(const std::vector<FieldError>& errors, bool parse_failure) {
-  std::string text = parse_failure
-                         ? "Your answer could not be parsed as JSON:"
-                         : "Your answer does not match the JSON Schema. Every error, by JSON pointer:";
+std::string RetryTurn(const std::vector<FieldError>& errors, bool parse_failure, bool fresh) {
+  std::string text = fresh ? "An earlier answer to this request " : "Your answer ";
+  if (parse_failure) {
+    text += "could not be parsed as JSON:";
+  } else {
+    text += fresh ? "did not match the JSON Schema. Every error, by JSON pointer:"
+                  : "does not match the JSON Schema. Every error, by JSON pointer:";
+  }
   for (const auto& e : errors) text += "\n- " + ShownPointer(e.path) + ": " + e.message;
   text += "\nAnswer again with the corrected JSON only: one JSON value, no prose, no code fence.";
   return text;

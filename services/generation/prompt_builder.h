@@ -21,7 +21,9 @@ std::vector<providers::ChatMessage> FirstMessages(const std::string& system, con
 // The user turn after an answer that failed: every error as
 // "- pointer: what was expected, what was found" and a request for the
 // corrected JSON only. The schema is not repeated (it is in the conversation).
-std::string RetryTurn(const std::vector<FieldError>& errors, bool parse_failure);
+// `fresh`: the turn follows the original messages instead of the answer, so
+// it speaks of "an earlier answer".
+std::string RetryTurn(const std::vector<FieldError>& errors, bool parse_failure, bool fresh = false);
 
 // "(root)" for the empty pointer.
 std::string ShownPointer(const std::string& pointer);

@@ -58,6 +58,7 @@ struct Conversation {
   const Prompt& prompt;
   OutputMode mode;
   ChatRequest request;
+  std::vector<providers::ChatMessage> first_messages;  // what a fresh retry starts from
   int retries_left;
   bool truncation_retry_left;
 };
@@ -70,6 +71,7 @@ void Configure(Conversation& c, OutputMode mode, InvocationContext& ctx) {
   ctx.metrics().mode = RunModeFor(mode);
   c.request.messages = FirstMessages(c.prompt.system, c.prompt.user,
                                      mode == OutputMode::kNative ? nullptr : &schema.text, c.prompt.avoid);
+  c.first_messages = c.request.messages;
   c.request.response_format = ResponseFormat{};
   if (mode == OutputMode::kJsonObject) c.request.response_format.kind = ResponseFormat::Kind::kJsonObject;
   if (mode == OutputMode::kNative) {
@@ -82,7 +84,7 @@ void Configure(Conversation& c, OutputMode mode, InvocationContext& ctx) {
 
 Conversation Begin(const GenerationSpec& spec, const Prompt& prompt, int sample,
                    const ModelDowngrades& downgrades, InvocationContext& ctx) {
-  Conversation c{spec, prompt, spec.mode, {}, spec.retry.validation_retries, spec.retry_truncated};
+  Conversation c{spec, prompt, spec.mode, {}, {}, spec.retry.validation_retries, spec.retry_truncated};
   c.request.model = spec.model;
   c.request.temperature = spec.temperature;
   c.request.max_output_tokens = spec.max_output_tokens;
@@ -176,7 +178,8 @@ std::optional<json::value> Check(const Conversation& c, const std::string& text,
 }
 
 // After a failed check: the error when the retry is spent, else the next
-// request (the invalid answer verbatim, then every error, colder).
+// request, colder: the invalid answer verbatim, then every error
+// (continuation); or the original messages, then every error (fresh).
 std::optional<Error> Retry(Conversation& c, const std::string& answer_text, const Attempt& failed,
                            InvocationContext& ctx) {
   const bool parse_failure = failed.kind == AttemptKind::kParse;
@@ -190,8 +193,13 @@ std::optional<Error> Retry(Conversation& c, const std::string& answer_text, cons
   }
   --c.retries_left;
   ++ctx.metrics().validation_retries;
-  c.request.messages.push_back({"assistant", answer_text});
-  c.request.messages.push_back({"user", RetryTurn(failed.errors, parse_failure)});
+  if (c.spec.retry.strategy == RetryStrategy::kFresh) {
+    c.request.messages = c.first_messages;
+    c.request.messages.push_back({"user", RetryTurn(failed.errors, parse_failure, true)});
+  } else {
+    c.request.messages.push_back({"assistant", answer_text});
+    c.request.messages.push_back({"user", RetryTurn(failed.errors, parse_failure)});
+  }
   c.request.temperature = std::min(c.spec.temperature, c.spec.retry.retry_temperature);
   return std::nullopt;
 }

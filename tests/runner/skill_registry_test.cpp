@@ -54,6 +54,7 @@ output_schema:
 template_type: LLM_JSON_GENERATION
 modle: gpt-4o-mini
 )");
+
   EXPECT_EQ(Load(), (std::vector<std::string>{
       "skills/bad_schema/skill.yaml:7:19: output_schema at /properties/name/type is not a valid "
       "JSON Schema: unknown type \"strin\" (expected array, boolean, integer, null, number, object or string)",
@@ -246,6 +247,29 @@ simulation:
   EXPECT_EQ(Load(), (std::vector<std::string>{
       "skills/sim/skill.yaml:9:28: /simulation/faults/0/fault: unknown fault \"wrng_type\" "
       "(did you mean \"wrong_type\"?)"}));
+}
+
+TEST_F(SkillRegistryTest, ARetryStrategyIsContinuationOrFresh) {
+  tree_.Write("skills/typo/skill.yaml", R"(id: typo
+template_type: LLM_JSON_GENERATION
+model: m
+prompt: { user: "x" }
+input_schema: {}
+output_schema: {}
+retry: { strategy: frseh }
+)");
+  tree_.Write("skills/fresh/skill.yaml", R"(id: fresh
+template_type: LLM_JSON_GENERATION
+model: m
+prompt: { user: "x" }
+input_schema: {}
+output_schema: {}
+retry: { strategy: fresh }
+)");
+  EXPECT_EQ(Load(), (std::vector<std::string>{
+      "skills/typo/skill.yaml:7:20: /retry/strategy: expected one of [\"continuation\",\"fresh\"], found \"frseh\""}));
+  ASSERT_NE(registry_->FindSkill("fresh"), nullptr);
+  EXPECT_EQ(registry_->FindSkill("fresh")->generation->retry.strategy, generation::RetryStrategy::kFresh);
 }
 
 TEST_F(SkillRegistryTest, ShippedTreeLoadsCleanly) {

@@ -92,6 +92,70 @@ TEST_F(GenerationLoopbackTest, LoopModelRetriesOnceColderWithEveryErrorFedBack) 
   ExpectValidAgainstSpec(bed_);
 }
 
+TEST_F(GenerationLoopbackTest, FreshRetriesRepeatTheOriginalMessagesWithEveryErrorAndNoAssistantTurn) {
+  bed_.AddSkill("triage", TriageSkill("m-loop", "retry: { strategy: fresh, validation_retries: 2 }\n"));
+  bed_.Start();
+  bed_.server().Enqueue({.body = OpenAiAnswer(R"({"priority": "high", "category": "bug"})")});
+  bed_.server().Enqueue({.body = OpenAiAnswer(R"({"priority": 9, "category": "crash"})")});
+  bed_.server().Enqueue({.body = OpenAiAnswer(R"({"priority": 1, "category": "bug"})")});
+
+  auto outcome = bed_.Invoke("triage", R"({"text":"login broken"})");
+  ASSERT_TRUE(outcome) << json::serialize(ToJson(outcome));
+  EXPECT_EQ(json::serialize(outcome->output), R"({"priority":1,"category":"bug"})");
+
+  auto bodies = bed_.Bodies();
+  ASSERT_EQ(bodies.size(), 3u);
+  json::value first_request = json::parse(R"({"model":"m-loop","messages":[
+      {"role":"system","content":""},{"role":"user","content":"Ticket: login broken"}],
+      "temperature":0.7,"max_completion_tokens":300})");
+  first_request.at("messages").at(0).as_object()["content"] = "You triage tickets.\n\n" + SchemaInstruction();
+  EXPECT_EQ(bodies[0], first_request);
+  // Each retry: the original messages (the schema in them, on the loop path) and one user
+  // turn with every error of the answer before it; never the invalid answer.
+  auto retry = [&](const std::string& errors) {
+    json::value request = first_request;
+    request.at("messages").as_array().push_back(json::object{
+        {"role", "user"},
+        {"content", "An earlier answer to this request did not match the JSON Schema. Every error, by JSON pointer:\n" +
+                        errors +
+                        "\nAnswer again with the corrected JSON only: one JSON value, no prose, no code fence."}});
+    request.at("temperature") = 0.2;
+    return request;
+  };
+  EXPECT_EQ(bodies[1], retry("- /priority: expected integer, found string \"high\""));
+  EXPECT_EQ(bodies[2], retry("- /category: expected one of [\"bug\",\"billing\"], found \"crash\"\n"
+                             "- /priority: expected at most 4, found 9"));
+  ASSERT_EQ(outcome->attempts.size(), 3u);
+  EXPECT_EQ(outcome->attempts[0].kind, AttemptKind::kValidation);
+  EXPECT_EQ(outcome->attempts[1].kind, AttemptKind::kValidation);
+  EXPECT_EQ(outcome->attempts[2].kind, AttemptKind::kOk);
+  EXPECT_EQ(outcome->metrics.validation_retries, 2);
+  ExpectValidAgainstSpec(bed_);
+}
+
+TEST_F(GenerationLoopbackTest, AFreshRetryOnANativeModelKeepsItsResponseFormat) {
+  bed_.AddSkill("triage", TriageSkill("m-native", "retry: { strategy: fresh }\n"));
+  bed_.Start();
+  bed_.server().Enqueue({.body = OpenAiAnswer(R"({"priority": 7, "category": "bug", "note": null})")});
+  bed_.server().Enqueue({.body = OpenAiAnswer(R"({"priority": 2, "category": "bug", "note": null})")});
+
+  auto outcome = bed_.Invoke("triage", R"({"text":"login broken"})");
+  ASSERT_TRUE(outcome) << json::serialize(ToJson(outcome));
+  auto bodies = bed_.Bodies();
+  ASSERT_EQ(bodies.size(), 2u);
+  json::value expected = bodies[0];
+  expected.at("messages").as_array().push_back(json::object{
+      {"role", "user"},
+      {"content",
+       "An earlier answer to this request did not match the JSON Schema. Every error, by JSON pointer:\n"
+       "- /priority: expected at most 4, found 7\n"
+       "Answer again with the corrected JSON only: one JSON value, no prose, no code fence."}});
+  expected.at("temperature") = 0.2;
+  EXPECT_EQ(bodies[1], expected);
+  EXPECT_EQ(bodies[0].at("messages").as_array().size(), 2u);  // system (no schema: it is native) and user
+  EXPECT_TRUE(bodies[1].as_object().contains("response_format"));
+}
+
 TEST_F(GenerationLoopbackTest, TwoInvalidAnswersAreMaxRetriesExceededWithBothAttempts) {
   bed_.AddSkill("triage", TriageSkill("m-loop"));
   bed_.Start();
