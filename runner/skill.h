@@ -49,6 +49,7 @@ struct Skill {
   // models table.
   OutputMode output_mode = OutputMode::kNone;
   bool retry_truncated = false;
+  generation::Coercion coercion = generation::Coercion::kStrict;
   double temperature = 0.7;
   int max_output_tokens = 1024;
   std::optional<OutputMode> structured_output;  // as the descriptor says

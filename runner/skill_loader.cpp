@@ -93,6 +93,7 @@ class SkillLoader {
     skill_.max_output_tokens = static_cast<int>(Int("max_output_tokens", 1024));
     skill_.timeout = std::chrono::milliseconds(Int("timeout_ms", 60000));
     if (Has("structured_output")) skill_.structured_output = ParseOutputMode(Str("structured_output"));
+    if (Str("coercion") == "lax") skill_.coercion = generation::Coercion::kLax;
     skill_.handler = Str("handler");
     skill_.rubric = Str("rubric");
     if (auto* cmd = root_.if_contains("command")) {
@@ -234,7 +235,7 @@ class SkillLoader {
         need("input_schema", "handler skills");
         need("output_schema", "handler skills");
         for (auto key : {"model", "prompt", "review", "rubric", "temperature", "max_output_tokens",
-                         "structured_output", "samples", "retry"}) {
+                         "structured_output", "samples", "retry", "coercion"}) {
           refuse(key, "handler skills", "");
         }
         if (skill_.handler == "exec") {
@@ -472,6 +473,7 @@ class SkillLoader {
     spec->max_output_tokens = skill_.max_output_tokens;
     spec->retry = skill_.retry;
     spec->retry_truncated = skill_.retry_truncated;
+    spec->coercion = skill_.coercion;
     skill_.generation = std::move(spec);
   }
 

@@ -135,6 +135,11 @@ json::value ToJson(const Attempt& a) {
   if (a.delay_ms) out["delay_ms"] = *a.delay_ms;
   if (a.queued_ms) out["queued_ms"] = *a.queued_ms;
   if (a.repair) out["repair"] = *a.repair;
+  if (!a.coerced.empty()) {
+    json::array coerced;
+    for (const auto& pointer : a.coerced) coerced.emplace_back(pointer);
+    out["coerced"] = std::move(coerced);
+  }
   if (a.max_output_tokens) out["max_output_tokens"] = *a.max_output_tokens;
   out["input_tokens"] = a.input_tokens;
   out["output_tokens"] = a.output_tokens;

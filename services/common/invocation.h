@@ -72,7 +72,8 @@ struct Attempt {
   std::optional<int> http_status;
   std::optional<std::int64_t> delay_ms;
   std::optional<std::int64_t> queued_ms;  // waited for the provider's rate limit before the request went out
-  std::optional<std::string> repair;  // fence|prose
+  std::optional<std::string> repair;  // fence|prose|coerce (fence,coerce: both)
+  std::vector<std::string> coerced;   // repair coerce: the pointers of the values converted
   std::optional<int> max_output_tokens;
   std::int64_t input_tokens = 0;
   std::int64_t output_tokens = 0;

@@ -13,6 +13,7 @@
 #include "services/common/error.h"
 #include "services/common/invocation.h"
 #include "services/generation/prompt_template.h"
+#include "services/generation/coercion.h"
 #include "services/providers/retrying_provider.h"
 #include "services/validation/compiled_schema.h"
 
@@ -66,6 +67,7 @@ struct GenerationSpec {
   int max_output_tokens = 1024;
   RetryPolicy retry;
   bool retry_truncated = false;
+  Coercion coercion = Coercion::kStrict;  // DESIGN 9.2 `coercion:` (coercion.h)
   // Rules a schema cannot say (e.g. a judge must rate every criterion once);
   // their failures share the one validation retry.
   std::function<std::vector<FieldError>(const boost::json::value&)> extra_validator;

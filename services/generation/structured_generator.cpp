@@ -167,6 +167,10 @@ std::optional<json::value> Check(const Conversation& c, const std::string& text,
   if (c.mode == OutputMode::kNative && !schema.strict_wire.is_null()) {
     value = MapBackStrictAnswer(value, schema.original);
   }
+  if (c.spec.coercion == Coercion::kLax) {
+    attempt.coerced = CoerceToSchema(value, schema.original);
+    if (!attempt.coerced.empty()) attempt.repair = attempt.repair ? *attempt.repair + ",coerce" : "coerce";
+  }
   attempt.errors = schema.compiled->Validate(value);
   if (c.spec.extra_validator) {
     auto more = c.spec.extra_validator(value);

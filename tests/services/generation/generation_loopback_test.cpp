@@ -156,6 +156,48 @@ TEST_F(GenerationLoopbackTest, AFreshRetryOnANativeModelKeepsItsResponseFormat) 
   EXPECT_TRUE(bodies[1].as_object().contains("response_format"));
 }
 
+TEST_F(GenerationLoopbackTest, LaxCoercionTakesAStringIntegerInOneRequestAndRecordsIt) {
+  bed_.AddSkill("triage", TriageSkill("m-loop", "coercion: lax\n"));
+  bed_.Start();
+  const std::string answer = R"({"priority": "2", "category": "bug"})";
+  bed_.server().Enqueue({.body = OpenAiAnswer(answer)});
+
+  auto outcome = bed_.Invoke("triage", R"({"text":"login broken"})");
+  ASSERT_TRUE(outcome) << json::serialize(ToJson(outcome));
+  EXPECT_EQ(json::serialize(outcome->output), R"({"priority":2,"category":"bug"})");
+  EXPECT_EQ(bed_.Bodies().size(), 1u);
+  ASSERT_EQ(outcome->attempts.size(), 1u);
+  EXPECT_EQ(outcome->attempts[0].kind, AttemptKind::kOk);
+  EXPECT_EQ(outcome->attempts[0].repair, "coerce");
+  EXPECT_EQ(outcome->attempts[0].coerced, (std::vector<std::string>{"/priority"}));
+  EXPECT_EQ(outcome->attempts[0].raw, answer);  // what the provider said, unconverted
+  EXPECT_EQ(outcome->metrics.validation_retries, 0);
+  json::value shown = ToJson(outcome);
+  EXPECT_EQ(shown.at("attempts").at(0).at("coerced"), json::parse(R"(["/priority"])"));
+}
+
+TEST_F(GenerationLoopbackTest, StrictCoercionRetriesTheSameAnswerAndLaxNeverLosesPrecision) {
+  for (const std::string extra : {"", "coercion: lax\n"}) {
+    LlmTestBed bed;
+    // strict (the default): "2" is a string where an integer is asked: a retry. lax: "2.5"
+    // would lose its half as an integer, so it is not converted: a retry too.
+    bed.AddSkill("triage", TriageSkill("m-loop", extra));
+    bed.Start();
+    const std::string priority = extra.empty() ? "\"2\"" : "\"2.5\"";
+    bed.server().Enqueue({.body = OpenAiAnswer(R"({"priority": )" + priority + R"(, "category": "bug"})")});
+    bed.server().Enqueue({.body = OpenAiAnswer(R"({"priority": 2, "category": "bug"})")});
+    auto outcome = bed.Invoke("triage", R"({"text":"login broken"})");
+    ASSERT_TRUE(outcome) << json::serialize(ToJson(outcome));
+    ASSERT_EQ(bed.Bodies().size(), 2u) << extra;
+    ASSERT_EQ(outcome->attempts.size(), 2u);
+    EXPECT_EQ(outcome->attempts[0].kind, AttemptKind::kValidation);
+    ASSERT_EQ(outcome->attempts[0].errors.size(), 1u);
+    EXPECT_EQ(outcome->attempts[0].errors[0].message, "expected integer, found string " + priority);
+    EXPECT_TRUE(outcome->attempts[0].coerced.empty());
+    EXPECT_FALSE(outcome->attempts[0].repair.has_value());
+  }
+}
+
 TEST_F(GenerationLoopbackTest, TwoInvalidAnswersAreMaxRetriesExceededWithBothAttempts) {
   bed_.AddSkill("triage", TriageSkill("m-loop"));
   bed_.Start();
