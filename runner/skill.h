@@ -50,6 +50,7 @@ struct Skill {
   OutputMode output_mode = OutputMode::kNone;
   bool retry_truncated = false;
   generation::Coercion coercion = generation::Coercion::kStrict;
+  std::vector<generation::Rule> rules;  // validators:
   double temperature = 0.7;
   int max_output_tokens = 1024;
   std::optional<OutputMode> structured_output;  // as the descriptor says

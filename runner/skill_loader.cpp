@@ -106,6 +106,7 @@ class SkillLoader {
       skill_.template_type = TemplateType::kLlmReview;
     }
     LoadRetry();
+    LoadValidators();
     LoadReview();
     CheckShape(is_known_handler);
     LoadPrompt();
@@ -174,6 +175,40 @@ class SkillLoader {
     ms("max_server_delay_ms", policy.max_server_delay);
   }
 
+  // `validators:` (DESIGN 9.2); every path a JSON pointer.
+  void LoadValidators() {
+    auto* validators = root_.if_contains("validators");
+    if (!validators || !validators->is_array()) return;
+    // (Shapes the schema refused were reported already: skipped here.)
+    auto pointer = [&](const json::value* v, const std::string& where) -> std::string {
+      if (v == nullptr || !v->is_string()) return "";
+      std::string text(v->as_string());
+      if (!text.empty() && text.front() != '/') {
+        Error(where, "\"" + text + "\" is not a JSON pointer (\"\" for the whole answer, else /key/...)");
+      }
+      return text;
+    };
+    const json::array& items = validators->as_array();
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      if (!items[i].is_object()) continue;
+      const json::object& item = items[i].as_object();
+      const std::string at = "/validators/" + std::to_string(i);
+      generation::Rule rule;
+      if (auto* when = item.if_contains("when"); when && when->is_object()) {
+        const json::value* equals = when->as_object().if_contains("equals");
+        rule.when = generation::RuleGuard{pointer(when->as_object().if_contains("path"), at + "/when/path"),
+                                          equals ? *equals : json::value()};
+      }
+      if (auto* list = item.if_contains("non_empty"); list && list->is_array()) {
+        const json::array& pointers = list->as_array();
+        for (std::size_t j = 0; j < pointers.size(); ++j) {
+          rule.non_empty.push_back(pointer(&pointers[j], at + "/non_empty/" + std::to_string(j)));
+        }
+      }
+      skill_.rules.push_back(std::move(rule));
+    }
+  }
+
   void LoadReview() {
     auto* review = root_.if_contains("review");
     if (!review) return;
@@ -224,7 +259,9 @@ class SkillLoader {
         for (auto key : {"input_schema", "output_schema"}) {
           refuse(key, "LLM_REVIEW skills", " (their input is {subject, context?} and their output the verdict)");
         }
-        for (auto key : {"handler", "command", "review", "prompt"}) refuse(key, "LLM_REVIEW skills", "");
+        for (auto key : {"handler", "command", "review", "prompt", "validators", "coercion"}) {
+          refuse(key, "LLM_REVIEW skills", "");
+        }
         break;
       case TemplateType::kHandler:
         if (!Has("handler")) {
@@ -235,7 +272,7 @@ class SkillLoader {
         need("input_schema", "handler skills");
         need("output_schema", "handler skills");
         for (auto key : {"model", "prompt", "review", "rubric", "temperature", "max_output_tokens",
-                         "structured_output", "samples", "retry", "coercion"}) {
+                         "structured_output", "samples", "retry", "coercion", "validators"}) {
           refuse(key, "handler skills", "");
         }
         if (skill_.handler == "exec") {
@@ -474,6 +511,7 @@ class SkillLoader {
     spec->retry = skill_.retry;
     spec->retry_truncated = skill_.retry_truncated;
     spec->coercion = skill_.coercion;
+    spec->rules = skill_.rules;
     skill_.generation = std::move(spec);
   }
 

@@ -11,6 +11,7 @@ std::string_view AttemptKindName(AttemptKind kind) {
     case AttemptKind::kTransient: return "transient";
     case AttemptKind::kParse: return "parse";
     case AttemptKind::kValidation: return "validation";
+    case AttemptKind::kRule: return "rule";
     case AttemptKind::kReview: return "review";
     case AttemptKind::kTruncated: return "truncated";
     case AttemptKind::kRefusal: return "refusal";

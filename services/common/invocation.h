@@ -24,6 +24,7 @@ enum class AttemptKind {
   kTransient,
   kParse,
   kValidation,
+  kRule,  // schema-valid, rejected by one of the skill's validators (DESIGN 9.2)
   kReview,
   kTruncated,
   kRefusal,
@@ -34,7 +35,7 @@ enum class AttemptKind {
   kHandler,
   kOverloaded,  // not sent: the provider's rate limit had no slot before the deadline
 };
-// ok|transient|parse|validation|review|truncated|refusal|content_filter|
+// ok|transient|parse|validation|rule|review|truncated|refusal|content_filter|
 // provider_error|downgrade|timeout|handler|overloaded
 std::string_view AttemptKindName(AttemptKind kind);
 

@@ -14,6 +14,7 @@
 #include "services/common/invocation.h"
 #include "services/generation/prompt_template.h"
 #include "services/generation/coercion.h"
+#include "services/generation/rules.h"
 #include "services/providers/retrying_provider.h"
 #include "services/validation/compiled_schema.h"
 
@@ -68,6 +69,7 @@ struct GenerationSpec {
   RetryPolicy retry;
   bool retry_truncated = false;
   Coercion coercion = Coercion::kStrict;  // DESIGN 9.2 `coercion:` (coercion.h)
+  std::vector<Rule> rules;                // DESIGN 9.2 `validators:`, after the schema passed
   // Rules a schema cannot say (e.g. a judge must rate every criterion once);
   // their failures share the one validation retry.
   std::function<std::vector<FieldError>(const boost::json::value&)> extra_validator;

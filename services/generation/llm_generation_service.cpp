@@ -53,7 +53,7 @@ boost::asio::awaitable<Result<Produced>> LlmGenerationService::Generate(const Ge
   if (session) {
     for (std::size_t i = first_attempt; i < ctx.attempts().size(); ++i) {
       const Attempt& attempt = ctx.attempts()[i];
-      if (attempt.kind == AttemptKind::kValidation) {
+      if (attempt.kind == AttemptKind::kValidation || attempt.kind == AttemptKind::kRule) {
         sessions_.Remember(*session, spec.skill_id, attempt.errors, ctx.clock().Now());
       }
     }

@@ -33,10 +33,13 @@ std::vector<providers::ChatMessage> FirstMessages(const std::string& system, con
   return messages;
 }
 
-std::string RetryTurn(const std::vector<FieldError>& errors, bool parse_failure, bool fresh) {
+std::string RetryTurn(const std::vector<FieldError>& errors, AttemptKind failed, bool fresh) {
   std::string text = fresh ? "An earlier answer to this request " : "Your answer ";
-  if (parse_failure) {
+  if (failed == AttemptKind::kParse) {
     text += "could not be parsed as JSON:";
+  } else if (failed == AttemptKind::kRule) {
+    text += fresh ? "matched the JSON Schema but broke these rules, by JSON pointer:"
+                  : "matches the JSON Schema but breaks these rules, by JSON pointer:";
   } else {
     text += fresh ? "did not match the JSON Schema. Every error, by JSON pointer:"
                   : "does not match the JSON Schema. Every error, by JSON pointer:";

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "services/common/error.h"
+#include "services/common/invocation.h"
 #include "services/providers/provider.h"
 
 namespace skillrunner::generation {
@@ -23,7 +24,8 @@ std::vector<providers::ChatMessage> FirstMessages(const std::string& system, con
 // corrected JSON only. The schema is not repeated (it is in the conversation).
 // `fresh`: the turn follows the original messages instead of the answer, so
 // it speaks of "an earlier answer".
-std::string RetryTurn(const std::vector<FieldError>& errors, bool parse_failure, bool fresh = false);
+// `failed` is the attempt's kind: parse, validation or rule.
+std::string RetryTurn(const std::vector<FieldError>& errors, AttemptKind failed, bool fresh = false);
 
 // "(root)" for the empty pointer.
 std::string ShownPointer(const std::string& pointer);

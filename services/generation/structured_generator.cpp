@@ -178,6 +178,11 @@ std::optional<json::value> Check(const Conversation& c, const std::string& text,
   }
   attempt.kind = attempt.errors.empty() ? AttemptKind::kOk : AttemptKind::kValidation;
   if (!attempt.errors.empty()) return std::nullopt;
+  attempt.errors = CheckRules(c.spec.rules, value);
+  if (!attempt.errors.empty()) {
+    attempt.kind = AttemptKind::kRule;
+    return std::nullopt;
+  }
   return value;
 }
 
@@ -186,23 +191,23 @@ std::optional<json::value> Check(const Conversation& c, const std::string& text,
 // (continuation); or the original messages, then every error (fresh).
 std::optional<Error> Retry(Conversation& c, const std::string& answer_text, const Attempt& failed,
                            InvocationContext& ctx) {
-  const bool parse_failure = failed.kind == AttemptKind::kParse;
   if (c.retries_left <= 0) {
     std::string after = " after " + Count(static_cast<std::size_t>(c.spec.retry.validation_retries), "retry", "retries");
-    return Terminal(ErrorCode::kMaxRetriesExceeded,
-                    parse_failure ? "the answer is still not JSON" + after
-                                  : "the answer still does not match the output schema" + after + " (" +
-                                        Count(failed.errors.size(), "error", "errors") + ")",
-                    failed.errors);
+    std::string count = " (" + Count(failed.errors.size(), "error", "errors") + ")";
+    std::string message = failed.kind == AttemptKind::kParse ? "the answer is still not JSON" + after
+                          : failed.kind == AttemptKind::kRule
+                              ? "the answer still breaks the skill's validators" + after + count
+                              : "the answer still does not match the output schema" + after + count;
+    return Terminal(ErrorCode::kMaxRetriesExceeded, std::move(message), failed.errors);
   }
   --c.retries_left;
   ++ctx.metrics().validation_retries;
   if (c.spec.retry.strategy == RetryStrategy::kFresh) {
     c.request.messages = c.first_messages;
-    c.request.messages.push_back({"user", RetryTurn(failed.errors, parse_failure, true)});
+    c.request.messages.push_back({"user", RetryTurn(failed.errors, failed.kind, true)});
   } else {
     c.request.messages.push_back({"assistant", answer_text});
-    c.request.messages.push_back({"user", RetryTurn(failed.errors, parse_failure)});
+    c.request.messages.push_back({"user", RetryTurn(failed.errors, failed.kind)});
   }
   c.request.temperature = std::min(c.spec.temperature, c.spec.retry.retry_temperature);
   return std::nullopt;

@@ -272,6 +272,27 @@ retry: { strategy: fresh }
   EXPECT_EQ(registry_->FindSkill("fresh")->generation->retry.strategy, generation::RetryStrategy::kFresh);
 }
 
+TEST_F(SkillRegistryTest, ValidatorsAreCheckedAtLoadWithTheirPositions) {
+  tree_.Write("skills/rules/skill.yaml", R"(id: rules
+template_type: LLM_JSON_GENERATION
+model: m
+prompt: { user: "x" }
+input_schema: {}
+output_schema: {}
+validators:
+  - non_empty: [/wines, intro]
+  - when: { path: response_type, equals: recommendation }
+    non_empty: [/wines]
+  - non_emtpy: [/x]
+)");
+  EXPECT_EQ(Load(), (std::vector<std::string>{
+      "skills/rules/skill.yaml:8:25: /validators/0/non_empty/1: \"intro\" is not a JSON pointer (\"\" for the whole answer, else /key/...)",
+      "skills/rules/skill.yaml:9:19: /validators/1/when/path: \"response_type\" is not a JSON pointer (\"\" for the whole answer, else /key/...)",
+      "skills/rules/skill.yaml:11:5: /validators/2/non_emtpy: unexpected property \"non_emtpy\" (did you mean \"non_empty\"?)",
+      "skills/rules/skill.yaml:11:5: /validators/2/non_empty: required property is missing",
+  }));
+}
+
 TEST_F(SkillRegistryTest, ShippedTreeLoadsCleanly) {
   RegistryOptions options;
   options.skills_dir = SKILLRUNNER_SOURCE_DIR "/skills";

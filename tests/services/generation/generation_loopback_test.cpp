@@ -198,6 +198,65 @@ TEST_F(GenerationLoopbackTest, StrictCoercionRetriesTheSameAnswerAndLaxNeverLose
   }
 }
 
+TEST_F(GenerationLoopbackTest, ASchemaValidAnswerANonEmptyRuleRejectsIsRetriedWithThePointer) {
+  bed_.AddSkill("triage", TriageSkill("m-loop", "validators:\n  - non_empty: [/note]\n"));
+  bed_.Start();
+  const std::string first = R"({"priority": 1, "category": "bug", "note": ""})";
+  bed_.server().Enqueue({.body = OpenAiAnswer(first)});
+  bed_.server().Enqueue({.body = OpenAiAnswer(R"({"priority": 1, "category": "bug", "note": "login"})")});
+
+  auto outcome = bed_.Invoke("triage", R"({"text":"login broken"})");
+  ASSERT_TRUE(outcome) << json::serialize(ToJson(outcome));
+  auto bodies = bed_.Bodies();
+  ASSERT_EQ(bodies.size(), 2u);
+  json::value expected = bodies[0];
+  auto& messages = expected.at("messages").as_array();
+  messages.push_back(json::object{{"role", "assistant"}, {"content", first}});
+  messages.push_back(json::object{
+      {"role", "user"},
+      {"content",
+       "Your answer matches the JSON Schema but breaks these rules, by JSON pointer:\n"
+       "- /note: must not be empty, found an empty string\n"
+       "Answer again with the corrected JSON only: one JSON value, no prose, no code fence."}});
+  expected.at("temperature") = 0.2;
+  EXPECT_EQ(bodies[1], expected);
+  ASSERT_EQ(outcome->attempts.size(), 2u);
+  EXPECT_EQ(outcome->attempts[0].kind, AttemptKind::kRule);
+  EXPECT_EQ(outcome->attempts[0].errors,
+            (std::vector<FieldError>{{"/note", "must not be empty, found an empty string"}}));
+  EXPECT_EQ(outcome->attempts[1].kind, AttemptKind::kOk);
+  EXPECT_EQ(ToJson(outcome).at("attempts").at(0).at("kind"), "rule");
+}
+
+TEST_F(GenerationLoopbackTest, ARuleRejectingTwiceIsMaxRetriesExceededAndAGuardedRuleAppliesOnlyWhenItMatches) {
+  bed_.AddSkill("triage", TriageSkill("m-loop",
+                                      "validators:\n"
+                                      "  - when: { path: /category, equals: billing }\n"
+                                      "    non_empty: [/note]\n"));
+  bed_.Start();
+  // A bug needs no note: taken at once.
+  bed_.server().Enqueue({.body = OpenAiAnswer(R"({"priority": 1, "category": "bug"})")});
+  auto bug = bed_.Invoke("triage", R"({"text":"login broken"})");
+  ASSERT_TRUE(bug) << json::serialize(ToJson(bug));
+  EXPECT_EQ(bug->attempts.size(), 1u);
+  // A billing ticket does, and twice without one is MAX_RETRIES_EXCEEDED with both attempts.
+  bed_.server().Enqueue({.body = OpenAiAnswer(R"({"priority": 2, "category": "billing"})")});
+  bed_.server().Enqueue({.body = OpenAiAnswer(R"({"priority": 2, "category": "billing", "note": ""})")});
+  auto billing = bed_.Invoke("triage", R"({"text":"refund"})");
+  ASSERT_FALSE(billing);
+  const auto& failure = billing.error();
+  EXPECT_EQ(failure.error.code, ErrorCode::kMaxRetriesExceeded);
+  EXPECT_EQ(failure.error.message, "the answer still breaks the skill's validators after 1 retry (1 error)");
+  const std::vector<FieldError> absent{{"/note", "must not be empty, found absent (required when /category is \"billing\")"}};
+  const std::vector<FieldError> empty{
+      {"/note", "must not be empty, found an empty string (required when /category is \"billing\")"}};
+  EXPECT_EQ(failure.error.errors, empty);
+  ASSERT_EQ(failure.attempts.size(), 2u);
+  EXPECT_EQ(failure.attempts[0].kind, AttemptKind::kRule);
+  EXPECT_EQ(failure.attempts[0].errors, absent);
+  EXPECT_EQ(failure.attempts[1].kind, AttemptKind::kRule);
+}
+
 TEST_F(GenerationLoopbackTest, TwoInvalidAnswersAreMaxRetriesExceededWithBothAttempts) {
   bed_.AddSkill("triage", TriageSkill("m-loop"));
   bed_.Start();

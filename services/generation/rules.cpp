@@ -1,0 +1,48 @@
+#include "services/generation/rules.h"
+
+#include <boost/json/serialize.hpp>
+
+namespace skillrunner::generation {
+namespace json = boost::json;
+namespace {
+
+const json::value* At(const json::value& answer, const std::string& pointer) {
+  boost::system::error_code ec;
+  const json::value* found = answer.find_pointer(pointer, ec);
+  return ec ? nullptr : found;
+}
+
+// Why the value is empty, or nullopt when it holds something.
+std::optional<std::string> Emptiness(const json::value* value) {
+  if (value == nullptr) return "absent";
+  if (value->is_null()) return "null";
+  if (value->is_string() && value->as_string().empty()) return "an empty string";
+  if (value->is_array() && value->as_array().empty()) return "an empty array";
+  if (value->is_object() && value->as_object().empty()) return "an empty object";
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::vector<FieldError> CheckRules(const std::vector<Rule>& rules, const json::value& answer) {
+  std::vector<FieldError> errors;
+  for (const Rule& rule : rules) {
+    if (rule.when) {
+      const json::value* guard = At(answer, rule.when->path);
+      if (guard == nullptr || *guard != rule.when->equals) continue;
+    }
+    for (const std::string& pointer : rule.non_empty) {
+      if (auto why = Emptiness(At(answer, pointer))) {
+        std::string message = "must not be empty, found " + *why;
+        if (rule.when) {
+          message += " (required when " + (rule.when->path.empty() ? std::string("(root)") : rule.when->path) +
+                     " is " + json::serialize(rule.when->equals) + ")";
+        }
+        errors.push_back({pointer, std::move(message)});
+      }
+    }
+  }
+  return errors;
+}
+
+}  // namespace skillrunner::generation
