@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "services/common/json_pointer.h"
 #include "services/common/json_text.h"
 #include "runner/embedded_schemas.h"
 #include "runner/schema_lint.h"
@@ -183,7 +184,8 @@ class SkillLoader {
     auto pointer = [&](const json::value* v, const std::string& where) -> std::string {
       if (v == nullptr || !v->is_string()) return "";
       std::string text(v->as_string());
-      if (!text.empty() && text.front() != '/') {
+      std::vector<std::string> tokens;
+      if (!ParsePointer(text, tokens)) {
         Error(where, "\"" + text + "\" is not a JSON pointer (\"\" for the whole answer, else /key/...)");
       }
       return text;
@@ -259,7 +261,7 @@ class SkillLoader {
         for (auto key : {"input_schema", "output_schema"}) {
           refuse(key, "LLM_REVIEW skills", " (their input is {subject, context?} and their output the verdict)");
         }
-        for (auto key : {"handler", "command", "review", "prompt", "validators", "coercion"}) {
+        for (auto key : {"handler", "command", "review", "prompt", "coercion", "validators"}) {
           refuse(key, "LLM_REVIEW skills", "");
         }
         break;

@@ -10,9 +10,7 @@ namespace skillrunner {
 Clock::TimePoint SteadyClock::Now() const { return std::chrono::steady_clock::now(); }
 
 boost::asio::awaitable<bool> SteadyClock::Sleep(std::chrono::milliseconds delay) {
-  boost::asio::steady_timer timer(co_await boost::asio::this_coro::executor, delay);
-  auto [ec] = co_await timer.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
-  co_return !ec;
+  co_return co_await SleepUntil(Now() + delay);
 }
 
 boost::asio::awaitable<bool> Clock::SleepUntil(TimePoint deadline) {

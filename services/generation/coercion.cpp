@@ -8,23 +8,11 @@
 #include <optional>
 #include <string_view>
 
+#include "services/common/json_pointer.h"
+
 namespace skillrunner::generation {
 namespace json = boost::json;
 namespace {
-
-std::string Escape(std::string_view token) {
-  std::string out;
-  for (char c : token) {
-    if (c == '~') {
-      out += "~0";
-    } else if (c == '/') {
-      out += "~1";
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
 
 // The types the schema names at this node (empty: any).
 std::vector<std::string_view> Types(const json::object& schema) {
@@ -118,7 +106,7 @@ void Walk(json::value& value, const json::value& schema_value, const std::string
       const json::value* sub = nullptr;
       if (properties && properties->is_object()) sub = properties->as_object().if_contains(member.key());
       if (sub == nullptr) sub = additional;
-      if (sub != nullptr) Walk(member.value(), *sub, pointer + "/" + Escape(member.key()), coerced);
+      if (sub != nullptr) Walk(member.value(), *sub, AppendPointer(pointer, member.key()), coerced);
     }
   }
   if (value.is_array()) {
@@ -128,7 +116,7 @@ void Walk(json::value& value, const json::value& schema_value, const std::string
     for (std::size_t i = 0; i < array.size(); ++i) {
       const json::value* sub = items;
       if (prefix && prefix->is_array() && i < prefix->as_array().size()) sub = &prefix->as_array()[i];
-      if (sub != nullptr) Walk(array[i], *sub, pointer + "/" + std::to_string(i), coerced);
+      if (sub != nullptr) Walk(array[i], *sub, AppendPointer(pointer, std::to_string(i)), coerced);
     }
   }
 }

@@ -2,6 +2,8 @@
 
 #include <boost/json/serialize.hpp>
 
+#include "services/generation/prompt_builder.h"
+
 namespace skillrunner::generation {
 namespace json = boost::json;
 namespace {
@@ -35,8 +37,8 @@ std::vector<FieldError> CheckRules(const std::vector<Rule>& rules, const json::v
       if (auto why = Emptiness(At(answer, pointer))) {
         std::string message = "must not be empty, found " + *why;
         if (rule.when) {
-          message += " (required when " + (rule.when->path.empty() ? std::string("(root)") : rule.when->path) +
-                     " is " + json::serialize(rule.when->equals) + ")";
+          message += " (required when " + ShownPointer(rule.when->path) + " is " +
+                     json::serialize(rule.when->equals) + ")";
         }
         errors.push_back({pointer, std::move(message)});
       }

@@ -58,7 +58,7 @@ struct Conversation {
   const Prompt& prompt;
   OutputMode mode;
   ChatRequest request;
-  std::vector<providers::ChatMessage> first_messages;  // what a fresh retry starts from
+  std::size_t first_messages = 0;  // how many of request.messages a fresh retry starts from
   int retries_left;
   bool truncation_retry_left;
 };
@@ -71,7 +71,7 @@ void Configure(Conversation& c, OutputMode mode, InvocationContext& ctx) {
   ctx.metrics().mode = RunModeFor(mode);
   c.request.messages = FirstMessages(c.prompt.system, c.prompt.user,
                                      mode == OutputMode::kNative ? nullptr : &schema.text, c.prompt.avoid);
-  c.first_messages = c.request.messages;
+  c.first_messages = c.request.messages.size();
   c.request.response_format = ResponseFormat{};
   if (mode == OutputMode::kJsonObject) c.request.response_format.kind = ResponseFormat::Kind::kJsonObject;
   if (mode == OutputMode::kNative) {
@@ -84,7 +84,7 @@ void Configure(Conversation& c, OutputMode mode, InvocationContext& ctx) {
 
 Conversation Begin(const GenerationSpec& spec, const Prompt& prompt, int sample,
                    const ModelDowngrades& downgrades, InvocationContext& ctx) {
-  Conversation c{spec, prompt, spec.mode, {}, {}, spec.retry.validation_retries, spec.retry_truncated};
+  Conversation c{spec, prompt, spec.mode, {}, 0, spec.retry.validation_retries, spec.retry_truncated};
   c.request.model = spec.model;
   c.request.temperature = spec.temperature;
   c.request.max_output_tokens = spec.max_output_tokens;
@@ -193,17 +193,18 @@ std::optional<Error> Retry(Conversation& c, const std::string& answer_text, cons
                            InvocationContext& ctx) {
   if (c.retries_left <= 0) {
     std::string after = " after " + Count(static_cast<std::size_t>(c.spec.retry.validation_retries), "retry", "retries");
-    std::string count = " (" + Count(failed.errors.size(), "error", "errors") + ")";
-    std::string message = failed.kind == AttemptKind::kParse ? "the answer is still not JSON" + after
-                          : failed.kind == AttemptKind::kRule
-                              ? "the answer still breaks the skill's validators" + after + count
-                              : "the answer still does not match the output schema" + after + count;
+    std::string message = "the answer is still not JSON" + after;
+    if (failed.kind != AttemptKind::kParse) {
+      message = (failed.kind == AttemptKind::kRule ? "the answer still breaks the skill's validators"
+                                                   : "the answer still does not match the output schema") +
+                after + " (" + Count(failed.errors.size(), "error", "errors") + ")";
+    }
     return Terminal(ErrorCode::kMaxRetriesExceeded, std::move(message), failed.errors);
   }
   --c.retries_left;
   ++ctx.metrics().validation_retries;
   if (c.spec.retry.strategy == RetryStrategy::kFresh) {
-    c.request.messages = c.first_messages;
+    c.request.messages.resize(c.first_messages);
     c.request.messages.push_back({"user", RetryTurn(failed.errors, failed.kind, true)});
   } else {
     c.request.messages.push_back({"assistant", answer_text});

@@ -7,7 +7,6 @@
 // while Redis is unreachable).
 
 #include <boost/asio/awaitable.hpp>
-#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -52,8 +51,8 @@ struct RateLimit {
 //   the one refused, halfway between the two (a search), until within
 //   kSearchStep; settled there, a try just past the refused rate each
 //   kSettleSeconds (a limit may rise). Without one, halfway towards the
-//   refused rate but no further than kTargetOver times the estimate
-//   (RefusedTarget), then kStepShare of the estimate each second.
+//   refused rate but no further than kTargetOver times the estimate,
+//   then kStepShare of the estimate each second.
 // - Unconfigured, past twice the estimate (probing: twice the refused burst)
 //   with nobody held back by the pace, it is unlimited again. Never above
 //   the ceiling, never below kMinPerMinute.
@@ -71,12 +70,6 @@ inline constexpr double kMaxSampledCut = 0.8;
 inline constexpr double kSearchStep = 0.01;
 inline constexpr double kProbeSeconds = 0.5;
 inline constexpr int kSettleSeconds = 30;
-
-// Where each quiet second goes halfway towards (per minute).
-inline double RefusedTarget(double refused_at, double clean_at, double estimate) {
-  if (clean_at > 0 && refused_at > clean_at) return refused_at;
-  return std::min(refused_at, kTargetOver * estimate);
-}
 
 class Limiter {
  public:

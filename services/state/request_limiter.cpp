@@ -12,11 +12,14 @@ RequestLimiter::RequestLimiter(RateLimit limit, Clock& clock)
   last_creep_ = last_cut_ = anchor_time_ = changed_ = clock_.Now();
 }
 
+// How long `places` (requests or tokens) take at `per_minute`.
+RequestLimiter::Duration RequestLimiter::Span(double places, double per_minute) {
+  return std::chrono::duration_cast<Duration>(std::chrono::duration<double>(60.0 * places / per_minute));
+}
+
 Clock::TimePoint RequestLimiter::SlotLocked(std::int64_t position, Clock::TimePoint now) const {
   if (!rate_) return now;
-  auto offset = std::chrono::duration_cast<Duration>(
-      std::chrono::duration<double>(60.0 * static_cast<double>(position - anchor_position_) / *rate_));
-  return std::max(now, anchor_time_ + offset);
+  return std::max(now, anchor_time_ + Span(static_cast<double>(position - anchor_position_), *rate_));
 }
 
 void RequestLimiter::SetRateLocked(std::optional<double> rate, Clock::TimePoint now) {
@@ -30,14 +33,13 @@ void RequestLimiter::SetRateLocked(std::optional<double> rate, Clock::TimePoint 
     first_waiting = std::clamp<std::int64_t>(anchor_position_ + static_cast<std::int64_t>(std::floor(passed)) + 1,
                                              anchor_position_, tail_);
     if (rate && first_waiting > anchor_position_) {
-      auto last_passed = anchor_time_ + std::chrono::duration_cast<Duration>(std::chrono::duration<double>(
-                                            60.0 * static_cast<double>(first_waiting - 1 - anchor_position_) / *rate_));
-      start = std::max(now, last_passed + std::chrono::duration_cast<Duration>(std::chrono::duration<double>(60.0 / *rate)));
+      auto last_passed = anchor_time_ + Span(static_cast<double>(first_waiting - 1 - anchor_position_), *rate_);
+      start = std::max(now, last_passed + Span(1, *rate));
     }
   }
   // And one interval after the last request that went (the first place would wait for it anyway).
   if (rate && last_go_ != Clock::TimePoint{}) {
-    start = std::max(start, last_go_ + std::chrono::duration_cast<Duration>(std::chrono::duration<double>(60.0 / *rate)));
+    start = std::max(start, last_go_ + Span(1, *rate));
   }
   rate_ = rate;
   anchor_position_ = first_waiting;
@@ -66,9 +68,6 @@ void RequestLimiter::CreepLocked(Clock::TimePoint now) {
   std::optional<double> rate = *rate_;
   const std::optional<double>& ceiling = limit_.requests_per_minute;
   if (sent_since_change_ >= kMinSample / 2) clean_at_ = std::max(clean_at_, *rate);  // it ran clean
-  // Halfway back towards the rate that was refused: between a rate that ran
-  // clean and one refused, a search; without one, not far past the estimate.
-  const double target = RefusedTarget(refused_at_, clean_at_, accepted_at_cut_);
   // Whether the pace held anyone back: a request waited at it, or one waits now.
   const bool binding = waited_since_change_ > 0 || (tail_ > 0 && SlotLocked(tail_ - 1, now) > now);
   if (!ceiling && !binding && (probing_ ? *rate >= probe_cap_ : *rate >= 2 * accepted_at_cut_)) {
@@ -78,18 +77,18 @@ void RequestLimiter::CreepLocked(Clock::TimePoint now) {
     probing_ = false;
   } else if (probing_) {
     *rate *= kProbeFactor;
-  } else if (clean_at_ > 0 && refused_at_ > clean_at_) {
-    // A search: halfway until within kSearchStep; settled there, it tries
-    // just past the refused rate once each kSettleSeconds (a limit may rise).
-    if (target - *rate > kSearchStep * target) {
-      *rate += (target - *rate) / 2;
+  } else if (SearchingLocked()) {
+    // Halfway towards the refused rate until within kSearchStep; settled
+    // there, a try just past it once each kSettleSeconds (a limit may rise).
+    if (refused_at_ - *rate > kSearchStep * refused_at_) {
+      *rate += (refused_at_ - *rate) / 2;
     } else if (now - last_cut_ >= std::chrono::seconds(kSettleSeconds)) {
-      *rate = target * (1 + kSearchStep);
+      *rate = refused_at_ * (1 + kSearchStep);
     }
-  } else if (*rate < kNearRefused * target) {
-    *rate += (target - *rate) / 2;
   } else {
-    *rate += kStepShare * accepted_at_cut_;
+    // Halfway back towards the refused rate, not far past the estimate; near it, small steps.
+    const double target = std::min(refused_at_, kTargetOver * accepted_at_cut_);
+    *rate += *rate < kNearRefused * target ? (target - *rate) / 2 : kStepShare * accepted_at_cut_;
   }
   last_creep_ = now;
   if (rate && ceiling) rate = std::min(*rate, *ceiling);
@@ -98,10 +97,11 @@ void RequestLimiter::CreepLocked(Clock::TimePoint now) {
 
 Clock::TimePoint::duration RequestLimiter::CreepInterval() const {
   // Probing, or searching a wide gap: half a second.
-  const bool wide = rate_ && clean_at_ > 0 && refused_at_ > clean_at_ &&
-                    refused_at_ - *rate_ > (kTargetOver - 1) * refused_at_;
+  const bool wide = rate_ && SearchingLocked() && refused_at_ - *rate_ > (kTargetOver - 1) * refused_at_;
   return std::chrono::duration_cast<Duration>(std::chrono::duration<double>(probing_ || wide ? kProbeSeconds : 1.0));
 }
+
+bool RequestLimiter::SearchingLocked() const { return clean_at_ > 0 && refused_at_ > clean_at_; }
 
 std::optional<Clock::TimePoint> RequestLimiter::NextCreepLocked(Clock::TimePoint now) const {
   if (!rate_ || (limit_.requests_per_minute && *rate_ >= *limit_.requests_per_minute)) return std::nullopt;
@@ -129,10 +129,9 @@ void RequestLimiter::CutLocked(Clock::TimePoint now, bool sampled) {
     // Refused above a rate that ran clean: no lower than that. Refused at or
     // below it: the provider's limit fell, and what ran clean is forgotten.
     if (clean_at_ >= before) clean_at_ = 0;
-    next = std::max(next, clean_at_);
     estimate = std::max(estimate, clean_at_);
   }
-  if (!sampled) next = std::max(next, clean_at_);  // refused unlimited: no lower than what ran clean
+  next = std::max(next, clean_at_);  // refused above what ran clean: no lower than that
   const double floor = before / kMaxCut;
   accepted_at_cut_ = std::max(kMinPerMinute, estimate);
   refused_at_ = sampled ? before : 0;
@@ -149,8 +148,7 @@ void RequestLimiter::CutLocked(Clock::TimePoint now, bool sampled) {
 
 Clock::TimePoint::duration RequestLimiter::TokenTimeLocked(std::int64_t tokens) const {
   if (!limit_.tokens_per_minute || *limit_.tokens_per_minute <= 0) return Clock::TimePoint::duration::zero();
-  return std::chrono::duration_cast<Clock::TimePoint::duration>(
-      std::chrono::duration<double>(60.0 * static_cast<double>(tokens) / *limit_.tokens_per_minute));
+  return Span(static_cast<double>(tokens), *limit_.tokens_per_minute);
 }
 
 boost::asio::awaitable<Limiter::Admission> RequestLimiter::Acquire(Clock::TimePoint latest, std::int64_t tokens) {
@@ -187,8 +185,7 @@ boost::asio::awaitable<Limiter::Admission> RequestLimiter::Acquire(Clock::TimePo
       CreepLocked(now);
       slot = std::max(SlotLocked(position, now), token_slot);
       if (rate_ && slot <= now) {
-        slot = std::max(slot, last_go_ + std::chrono::duration_cast<Duration>(
-                                             std::chrono::duration<double>(60.0 / *rate_)));
+        slot = std::max(slot, last_go_ + Span(1, *rate_));
       }
       if (slot <= now) {
         last_go_ = now;

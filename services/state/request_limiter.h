@@ -37,8 +37,11 @@ class RequestLimiter final : public Limiter {
   void SetRateLocked(std::optional<double> rate, Clock::TimePoint now);
   // When the rate may next rise; nullopt when it cannot (at the ceiling).
   std::optional<Clock::TimePoint> NextCreepLocked(Clock::TimePoint now) const;
-  // A second between creeps; kProbeSeconds while probing.
+  // A second between creeps; kProbeSeconds while probing or searching a wide gap.
   Duration CreepInterval() const;
+  // Between a rate that ran clean and a faster one refused.
+  bool SearchingLocked() const;
+  static Duration Span(double places, double per_minute);
   // When place `position` of the queue may start (now or later).
   Clock::TimePoint SlotLocked(std::int64_t position, Clock::TimePoint now) const;
   Duration TokenTimeLocked(std::int64_t tokens) const;

@@ -62,19 +62,19 @@ local function set_rate(s, newrate)
   s.rate, s.apos, s.atime = newrate, first, start
   s.changed, s.sent, s.refused, s.waited = now, 0, 0, 0
 end
+-- between a rate that ran clean and a faster one refused (RequestLimiter::SearchingLocked)
+local function searching(s)
+  return s.clean > 0 and s.refusedat > s.clean
+end
 -- ms between creeps: probing, or searching a wide gap, kProbeSeconds; else a second
 local function creep_ms(s)
-  local wide = s.rate and s.clean > 0 and s.refusedat > s.clean and s.refusedat - s.rate > (over - 1) * s.refusedat
+  local wide = s.rate and searching(s) and s.refusedat - s.rate > (over - 1) * s.refusedat
   return (s.probing or wide) and probems or 1000
 end
 -- ms to the next chance of a rise (a creep), -1 when none (at the ceiling, unlimited)
 local function rise_in(s)
   if not s.rate or (ceiling > 0 and s.rate >= ceiling) then return -1 end
   return math.max(1, math.max(s.creep, s.cut) + creep_ms(s) - now)
-end
-local function target_of(s)
-  if s.clean > 0 and s.refusedat > s.clean then return s.refusedat end
-  return math.min(s.refusedat, over * s.accepted)
 end
 local function cut(s, sampled)
   local before = s.rate or math.max(60 * s.sent / math.max(1, (now - s.changed) / 1000), 2 * s.accepted)
@@ -88,10 +88,9 @@ local function cut(s, sampled)
       estimate = math.max(estimate, nextrate)
     end
     if s.clean >= before then s.clean = 0 end
-    nextrate = math.max(nextrate, s.clean)
     estimate = math.max(estimate, s.clean)
   end
-  if not sampled then nextrate = math.max(nextrate, s.clean) end
+  nextrate = math.max(nextrate, s.clean)  -- refused above what ran clean: no lower than that
   local floor = before / maxcut
   s.accepted = math.max(minimum, estimate)
   s.refusedat = sampled and before or 0
@@ -112,23 +111,25 @@ local function creep(s)
   end
   local newrate = s.rate
   if s.sent >= sample / 2 then s.clean = math.max(s.clean, newrate) end
-  local target = target_of(s)
   local binding = s.waited > 0 or (s.tail > 0 and slot_of(s, s.tail - 1) > now)
   if ceiling == 0 and not binding and
       ((s.probing and newrate >= s.probecap) or (not s.probing and newrate >= 2 * s.accepted)) then
     newrate, s.probing = nil, false
   elseif s.probing then
     newrate = newrate * factor
-  elseif s.clean > 0 and s.refusedat > s.clean then
-    if target - newrate > searchstep * target then
-      newrate = newrate + (target - newrate) / 2
+  elseif searching(s) then
+    if s.refusedat - newrate > searchstep * s.refusedat then
+      newrate = newrate + (s.refusedat - newrate) / 2
     elseif now - s.cut >= settlems then
-      newrate = target * (1 + searchstep)
+      newrate = s.refusedat * (1 + searchstep)
     end
-  elseif newrate < near * target then
-    newrate = newrate + (target - newrate) / 2
   else
-    newrate = newrate + step * s.accepted
+    local target = math.min(s.refusedat, over * s.accepted)
+    if newrate < near * target then
+      newrate = newrate + (target - newrate) / 2
+    else
+      newrate = newrate + step * s.accepted
+    end
   end
   s.creep = now
   if newrate and ceiling > 0 then newrate = math.min(newrate, ceiling) end

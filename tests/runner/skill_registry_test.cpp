@@ -293,6 +293,39 @@ validators:
   }));
 }
 
+TEST_F(SkillRegistryTest, CoercionIsStrictOrLaxAndOnlyGenerationSkillsTakeItOrValidators) {
+  tree_.Write("skills/lax/skill.yaml", R"(id: lax
+template_type: LLM_JSON_GENERATION
+model: m
+prompt: { user: "x" }
+input_schema: {}
+output_schema: {}
+coercion: lxa
+)");
+  tree_.Write("skills/judge/skill.yaml", R"(id: judge
+template_type: LLM_REVIEW
+model: m
+rubric: r
+coercion: lax
+validators: [{ non_empty: [/pass] }]
+)");
+  tree_.Write("skills/tool/skill.yaml", R"(id: tool
+handler: echo
+input_schema: {}
+output_schema: {}
+coercion: lax
+validators: [{ non_empty: [/x] }]
+)");
+  tree_.Write("rubrics/r.yaml", "id: r\ncriteria:\n  - { id: c, description: d }\n");
+  EXPECT_EQ(Load(), (std::vector<std::string>{
+      "skills/judge/skill.yaml:5:11: /coercion: LLM_REVIEW skills take no \"coercion\"",
+      "skills/judge/skill.yaml:6:13: /validators: LLM_REVIEW skills take no \"validators\"",
+      "skills/lax/skill.yaml:7:11: /coercion: expected one of [\"strict\",\"lax\"], found \"lxa\"",
+      "skills/tool/skill.yaml:5:11: /coercion: handler skills take no \"coercion\"",
+      "skills/tool/skill.yaml:6:13: /validators: handler skills take no \"validators\"",
+  }));
+}
+
 TEST_F(SkillRegistryTest, ShippedTreeLoadsCleanly) {
   RegistryOptions options;
   options.skills_dir = SKILLRUNNER_SOURCE_DIR "/skills";

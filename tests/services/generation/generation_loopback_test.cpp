@@ -32,6 +32,15 @@ std::string SchemaInstruction() {
          "this JSON Schema:\n" + json::serialize(json::parse(kSchema));
 }
 
+// The first request of the triage skill on m-loop for the ticket "login broken".
+json::value FirstLoopRequest() {
+  json::value request = json::parse(R"({"model":"m-loop","messages":[
+      {"role":"system","content":""},{"role":"user","content":"Ticket: login broken"}],
+      "temperature":0.7,"max_completion_tokens":300})");
+  request.at("messages").at(0).as_object()["content"] = "You triage tickets.\n\n" + SchemaInstruction();
+  return request;
+}
+
 void ExpectValidAgainstSpec(const LlmTestBed& bed) {
   if (test_support::OpenAiRequestSchema() == nullptr) return;
   for (const auto& body : bed.Bodies()) {
@@ -59,10 +68,7 @@ TEST_F(GenerationLoopbackTest, LoopModelRetriesOnceColderWithEveryErrorFedBack) 
 
   auto bodies = bed_.Bodies();
   ASSERT_EQ(bodies.size(), 2u);
-  json::value first_request = json::parse(R"({"model":"m-loop","messages":[
-      {"role":"system","content":""},{"role":"user","content":"Ticket: login broken"}],
-      "temperature":0.7,"max_completion_tokens":300})");
-  first_request.at("messages").at(0).as_object()["content"] = "You triage tickets.\n\n" + SchemaInstruction();
+  json::value first_request = FirstLoopRequest();
   EXPECT_EQ(bodies[0], first_request);
 
   json::value second_request = first_request;
@@ -105,10 +111,7 @@ TEST_F(GenerationLoopbackTest, FreshRetriesRepeatTheOriginalMessagesWithEveryErr
 
   auto bodies = bed_.Bodies();
   ASSERT_EQ(bodies.size(), 3u);
-  json::value first_request = json::parse(R"({"model":"m-loop","messages":[
-      {"role":"system","content":""},{"role":"user","content":"Ticket: login broken"}],
-      "temperature":0.7,"max_completion_tokens":300})");
-  first_request.at("messages").at(0).as_object()["content"] = "You triage tickets.\n\n" + SchemaInstruction();
+  json::value first_request = FirstLoopRequest();
   EXPECT_EQ(bodies[0], first_request);
   // Each retry: the original messages (the schema in them, on the loop path) and one user
   // turn with every error of the answer before it; never the invalid answer.
