@@ -207,8 +207,30 @@ class SkillLoader {
           rule.non_empty.push_back(pointer(&pointers[j], at + "/non_empty/" + std::to_string(j)));
         }
       }
+      if (auto* argv = item.if_contains("exec"); argv && argv->is_array()) rule.exec = ExecRule(*argv, item);
+      bool has_non_empty = item.contains("non_empty");
+      if (has_non_empty == item.contains("exec")) {
+        Error(at, has_non_empty ? "a validator is one rule: give non_empty and exec separate entries"
+                                : "a validator needs a rule: non_empty: [pointers] or exec: [program, args...]");
+      } else if (item.contains("timeout_ms") && !rule.exec) {
+        Error(at + "/timeout_ms", "only exec validators take a timeout");
+      }
       skill_.rules.push_back(std::move(rule));
     }
+  }
+
+  generation::ExecRule ExecRule(const json::value& argv, const json::object& item) const {
+    generation::ExecRule rule;
+    rule.dir = skill_.dir;
+    for (const auto& arg : argv.as_array()) {
+      if (!arg.is_string()) continue;
+      rule.argv.emplace_back(arg.as_string());
+      rule.name += (rule.name.empty() ? "" : " ") + rule.argv.back();
+    }
+    if (auto* v = item.if_contains("timeout_ms"); v && v->is_int64()) {
+      rule.timeout = std::chrono::milliseconds(v->as_int64());
+    }
+    return rule;
   }
 
   void LoadReview() {

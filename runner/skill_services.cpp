@@ -1,5 +1,6 @@
 #include "runner/skill_services.h"
 
+#include "runner/exec_rules.h"
 #include "runner/skill_runner.h"
 
 namespace skillrunner {
@@ -96,7 +97,8 @@ boost::asio::awaitable<Result<Produced>> ReviewSkills::Run(const Skill& skill, c
 void InstallServices(SkillRunner& runner, const ServiceDeps& deps) {
   auto handlers = std::make_shared<handler::HandlerService>(deps.process_runner);
   auto generation = std::make_shared<generation::LlmGenerationService>(deps.providers, deps.downgrades,
-                                                                       deps.sessions, deps.retry_options);
+                                                                       deps.sessions, deps.retry_options,
+                                                                       std::make_shared<ExecRules>(deps.process_runner));
   auto reviewer = std::make_shared<review::Reviewer>(deps.providers, deps.downgrades, deps.retry_options);
   runner.RegisterService(TemplateType::kHandler, std::make_shared<HandlerSkills>(handlers));
   runner.RegisterService(TemplateType::kLlmJsonGeneration, std::make_shared<GenerationSkills>(generation, reviewer));

@@ -20,8 +20,13 @@ Result<std::string> RenderPart(const GenerationSpec& spec, std::string_view whic
 }  // namespace
 
 LlmGenerationService::LlmGenerationService(ProviderLookup providers, ModelDowngrades& downgrades,
-                                           SessionMemory& sessions, providers::RetryingProviderOptions options)
-    : providers_(std::move(providers)), downgrades_(downgrades), sessions_(sessions), options_(std::move(options)) {}
+                                           SessionMemory& sessions, providers::RetryingProviderOptions options,
+                                           std::shared_ptr<RuleRunner> rules)
+    : providers_(std::move(providers)),
+      downgrades_(downgrades),
+      sessions_(sessions),
+      options_(std::move(options)),
+      rules_(std::move(rules)) {}
 
 Result<Prompt> RenderPrompt(const GenerationSpec& spec, const json::value& input) {
   const PromptTemplate& t = spec.prompt;
@@ -47,7 +52,7 @@ boost::asio::awaitable<Result<Produced>> LlmGenerationService::Generate(const Ge
   const auto& session = ctx.options().session;
   if (session) prompt->avoid = co_await sessions_.Recall(*session, spec.skill_id, ctx.clock().Now());
 
-  StructuredGenerator generator(*provider, downgrades_, options_);
+  StructuredGenerator generator(*provider, downgrades_, options_, rules_.get());
   std::size_t first_attempt = ctx.attempts().size();
   auto result = co_await generator.Generate(spec, *prompt, ctx);
   if (session) {

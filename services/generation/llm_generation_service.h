@@ -3,6 +3,7 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/json/value.hpp>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -22,8 +23,9 @@ using ProviderLookup = std::function<providers::Provider*(std::string_view)>;
 // gate around it is the core's (runner/review_gate.h). Thread-safe.
 class LlmGenerationService {
  public:
+  // `rules` runs exec validators (runner/exec_rules.h).
   LlmGenerationService(ProviderLookup providers, ModelDowngrades& downgrades, SessionMemory& sessions,
-                       providers::RetryingProviderOptions options = {});
+                       providers::RetryingProviderOptions options = {}, std::shared_ptr<RuleRunner> rules = nullptr);
 
   // `feedback`, when not empty, is appended to the user prompt (a review's
   // critique for a regeneration).
@@ -35,6 +37,7 @@ class LlmGenerationService {
   ModelDowngrades& downgrades_;
   SessionMemory& sessions_;
   providers::RetryingProviderOptions options_;
+  std::shared_ptr<RuleRunner> rules_;
 };
 
 // Renders the prompt of `spec` for `input`; INPUT_INVALID naming the missing

@@ -2,6 +2,8 @@
 
 #include <boost/json/serialize.hpp>
 
+#include <algorithm>
+
 #include "services/generation/prompt_builder.h"
 
 namespace skillrunner::generation {
@@ -24,27 +26,55 @@ std::optional<std::string> Emptiness(const json::value* value) {
   return std::nullopt;
 }
 
-}  // namespace
+bool Applies(const Rule& rule, const json::value& answer) {
+  if (!rule.when) return true;
+  const json::value* guard = At(answer, rule.when->path);
+  return guard != nullptr && *guard == rule.when->equals;
+}
 
-std::vector<FieldError> CheckRules(const std::vector<Rule>& rules, const json::value& answer) {
-  std::vector<FieldError> errors;
-  for (const Rule& rule : rules) {
-    if (rule.when) {
-      const json::value* guard = At(answer, rule.when->path);
-      if (guard == nullptr || *guard != rule.when->equals) continue;
-    }
-    for (const std::string& pointer : rule.non_empty) {
-      if (auto why = Emptiness(At(answer, pointer))) {
-        std::string message = "must not be empty, found " + *why;
-        if (rule.when) {
-          message += " (required when " + ShownPointer(rule.when->path) + " is " +
-                     json::serialize(rule.when->equals) + ")";
-        }
-        errors.push_back({pointer, std::move(message)});
+void CheckNonEmpty(const Rule& rule, const json::value& answer, std::vector<FieldError>& errors) {
+  for (const std::string& pointer : rule.non_empty) {
+    if (auto why = Emptiness(At(answer, pointer))) {
+      std::string message = "must not be empty, found " + *why;
+      if (rule.when) {
+        message += " (required when " + ShownPointer(rule.when->path) + " is " +
+                   json::serialize(rule.when->equals) + ")";
       }
+      errors.push_back({pointer, std::move(message)});
     }
   }
+}
+
+}  // namespace
+
+std::vector<FieldError> CheckNonEmpty(const std::vector<Rule>& rules, const json::value& answer) {
+  std::vector<FieldError> errors;
+  for (const Rule& rule : rules) {
+    if (Applies(rule, answer)) CheckNonEmpty(rule, answer, errors);
+  }
   return errors;
+}
+
+bool HasExecRules(const std::vector<Rule>& rules) {
+  return std::any_of(rules.begin(), rules.end(), [](const Rule& rule) { return rule.exec.has_value(); });
+}
+
+boost::asio::awaitable<Result<std::vector<FieldError>>> CheckRules(const std::vector<Rule>& rules,
+                                                                   const json::value& answer, RuleRunner* runner,
+                                                                   InvocationContext& ctx) {
+  std::vector<FieldError> errors;
+  for (const Rule& rule : rules) {
+    if (!Applies(rule, answer)) continue;
+    CheckNonEmpty(rule, answer, errors);
+    if (!rule.exec) continue;
+    if (runner == nullptr) {
+      co_return Fail(ErrorCode::kConfigInvalid, "validator \"" + rule.exec->name + "\" needs a process runner");
+    }
+    auto rejected = co_await runner->Run(*rule.exec, answer, ctx);
+    if (!rejected) co_return std::unexpected(std::move(rejected.error()));
+    errors.insert(errors.end(), rejected->begin(), rejected->end());
+  }
+  co_return errors;
 }
 
 }  // namespace skillrunner::generation

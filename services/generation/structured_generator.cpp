@@ -178,12 +178,16 @@ std::optional<json::value> Check(const Conversation& c, const std::string& text,
   }
   attempt.kind = attempt.errors.empty() ? AttemptKind::kOk : AttemptKind::kValidation;
   if (!attempt.errors.empty()) return std::nullopt;
-  attempt.errors = CheckRules(c.spec.rules, value);
-  if (!attempt.errors.empty()) {
-    attempt.kind = AttemptKind::kRule;
-    return std::nullopt;
-  }
   return value;
+}
+
+// The rules' verdict on a schema-valid answer, into `attempt` (kind rule when
+// one rejects it); false when the answer stands.
+bool Rejected(std::vector<FieldError> broken, Attempt& attempt) {
+  if (broken.empty()) return false;
+  attempt.kind = AttemptKind::kRule;
+  attempt.errors = std::move(broken);
+  return true;
 }
 
 // After a failed check: the error when the retry is spent, else the next
@@ -217,8 +221,8 @@ std::optional<Error> Retry(Conversation& c, const std::string& answer_text, cons
 }  // namespace
 
 StructuredGenerator::StructuredGenerator(providers::Provider& provider, ModelDowngrades& downgrades,
-                                         providers::RetryingProviderOptions options)
-    : provider_(provider), downgrades_(downgrades), options_(std::move(options)) {}
+                                         providers::RetryingProviderOptions options, RuleRunner* rules)
+    : provider_(provider), downgrades_(downgrades), options_(std::move(options)), rules_(rules) {}
 
 boost::asio::awaitable<Result<Produced>> StructuredGenerator::Generate(const GenerationSpec& spec,
                                                                        const Prompt& prompt,
@@ -245,7 +249,23 @@ boost::asio::awaitable<Result<Produced>> StructuredGenerator::Generate(const Gen
       if (*stopped) co_return std::unexpected(std::move(**stopped));
       continue;
     }
-    if (auto value = Check(c, response->text, attempt)) co_return Produced{std::move(*value), std::move(attempt)};
+    std::optional<json::value> value = Check(c, response->text, attempt);
+    if (value && !spec.rules.empty()) {
+      if (!HasExecRules(spec.rules)) {
+        if (Rejected(CheckNonEmpty(spec.rules, *value), attempt)) value.reset();
+      } else {
+        Result<std::vector<FieldError>> broken = co_await CheckRules(spec.rules, *value, rules_, ctx);
+        if (!broken) {
+          // A validator that fails is never a pass: the answer it was given stays on record.
+          attempt.kind = AttemptKind::kHandler;
+          attempt.errors = {{"", broken.error().message}};
+          ctx.AddAttempt(std::move(attempt));
+          co_return std::unexpected(std::move(broken.error()));
+        }
+        if (Rejected(std::move(*broken), attempt)) value.reset();
+      }
+    }
+    if (value) co_return Produced{std::move(*value), std::move(attempt)};
     std::optional<Error> spent = Retry(c, response->text, attempt, ctx);
     ctx.AddAttempt(std::move(attempt));
     if (spent) co_return std::unexpected(std::move(*spent));

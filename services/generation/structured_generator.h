@@ -29,16 +29,18 @@ class ModelDowngrades {
 
 // One structured generation (DESIGN 5.1): ask, then check the answer
 // (refusal, content filter, truncation, JSON extraction, strict map-back,
-// schema and extra validation), and on a parse or validation failure continue
-// the conversation with every error, up to spec.retry.validation_retries
-// times. The outcome codes: MAX_RETRIES_EXCEEDED (with the last attempt's
-// errors), TRUNCATED, REFUSED, CONTENT_FILTERED, and whatever
-// RetryingProvider reports. Every failed try is recorded in ctx; the accepted
+// schema and extra validation, then the skill's rules), and on a parse,
+// validation or rule failure ask again with every error, up to
+// spec.retry.validation_retries times. The outcome codes: MAX_RETRIES_EXCEEDED
+// (with the last attempt's errors), TRUNCATED, REFUSED, CONTENT_FILTERED,
+// HANDLER_FAILED (an exec rule that failed; its attempt is kind handler), and
+// whatever RetryingProvider reports. Every failed try is recorded in ctx; the accepted
 // one comes back unrecorded in Produced::attempt (kind ok) for the caller.
 class StructuredGenerator {
  public:
+  // `rules` runs the spec's exec rules (none: a spec with one fails).
   StructuredGenerator(providers::Provider& provider, ModelDowngrades& downgrades,
-                      providers::RetryingProviderOptions options = {});
+                      providers::RetryingProviderOptions options = {}, RuleRunner* rules = nullptr);
 
   // `sample` numbers the judge samples of one review (request metadata).
   boost::asio::awaitable<Result<Produced>> Generate(const GenerationSpec& spec, const Prompt& prompt,
@@ -48,6 +50,7 @@ class StructuredGenerator {
   providers::Provider& provider_;
   ModelDowngrades& downgrades_;
   providers::RetryingProviderOptions options_;
+  RuleRunner* rules_;
 };
 
 // Attempt raw texts are kept up to this many bytes.

@@ -19,11 +19,6 @@ using std::chrono::milliseconds;
 // shell reports for "command not found".
 constexpr int kCannotStartStatus = 127;
 
-milliseconds TimeoutFor(const HandlerSpec& spec, const InvocationContext& ctx) {
-  auto left = std::chrono::duration_cast<milliseconds>(ctx.deadline() - ctx.clock().Now());
-  return std::max(milliseconds(0), std::min(spec.timeout, left));
-}
-
 // The stderr tail may begin inside a multi-byte character: skip its rest.
 std::string_view SkipPartialCharacter(std::string_view tail) {
   std::size_t skip = 0;
@@ -46,33 +41,36 @@ Error HandlerFailed(std::string message, json::object details) {
   return Error{ErrorCode::kHandlerFailed, std::move(message), {}, std::move(details)};
 }
 
-// What the child's outcome means for the skill: its output, or why not.
-Result<json::value> Interpret(const ProcessOutcome& outcome, milliseconds timeout,
-                              std::size_t max_output_bytes) {
+}  // namespace
+
+milliseconds TimeoutWithin(milliseconds timeout, const InvocationContext& ctx) {
+  auto left = std::chrono::duration_cast<milliseconds>(ctx.deadline() - ctx.clock().Now());
+  return std::max(milliseconds(0), std::min(timeout, left));
+}
+
+Result<json::value> InterpretOutcome(const ProcessOutcome& outcome, milliseconds timeout,
+                                     std::size_t max_output_bytes, std::string_view who) {
   json::object details = Details(outcome);
+  const std::string name(who);
   if (outcome.timed_out) {
     details["timeout_ms"] = timeout.count();
-    return std::unexpected(HandlerFailed(
-        "handler timed out after " + std::to_string(timeout.count()) + " ms", std::move(details)));
+    return std::unexpected(
+        HandlerFailed(name + " timed out after " + std::to_string(timeout.count()) + " ms", std::move(details)));
   }
   if (outcome.output_truncated) {
     return std::unexpected(
-        HandlerFailed("handler output exceeds " + std::to_string(max_output_bytes) + " bytes",
-                      std::move(details)));
+        HandlerFailed(name + " output exceeds " + std::to_string(max_output_bytes) + " bytes", std::move(details)));
   }
   if (outcome.signal != 0) {
-    return std::unexpected(HandlerFailed(
-        "handler killed by signal " + std::to_string(outcome.signal), std::move(details)));
+    return std::unexpected(
+        HandlerFailed(name + " killed by signal " + std::to_string(outcome.signal), std::move(details)));
   }
   if (outcome.exit_status != 0) {
-    return std::unexpected(HandlerFailed(
-        "handler exited with status " + std::to_string(outcome.exit_status), std::move(details)));
+    return std::unexpected(
+        HandlerFailed(name + " exited with status " + std::to_string(outcome.exit_status), std::move(details)));
   }
   auto value = ParseSingleJsonValue(outcome.stdout_data);
-  if (!value) {
-    return std::unexpected(
-        HandlerFailed("handler output is not JSON: " + value.error(), std::move(details)));
-  }
+  if (!value) return std::unexpected(HandlerFailed(name + " output is not JSON: " + value.error(), std::move(details)));
   return std::move(*value);
 }
 
@@ -84,13 +82,10 @@ Error CannotStart(Error error) {
   return error;
 }
 
-Error TimedOutBeforeStart() {
-  return HandlerFailed(
-      "handler timed out after 0 ms",
-      json::object{{"exit_status", nullptr}, {"stderr_tail", ""}, {"timeout_ms", 0}});
+Error TimedOutBeforeStart(std::string_view who) {
+  return HandlerFailed(std::string(who) + " timed out after 0 ms",
+                       json::object{{"exit_status", nullptr}, {"stderr_tail", ""}, {"timeout_ms", 0}});
 }
-
-}  // namespace
 
 std::expected<json::value, std::string> ParseSingleJsonValue(std::string_view text) {
   json::parse_options options;
@@ -115,8 +110,8 @@ boost::asio::awaitable<Result<json::value>> ExecHandler::Run(const HandlerSpec& 
 boost::asio::awaitable<Result<json::value>> ExecHandler::Execute(const HandlerSpec& spec, const json::value& input,
                                                                  InvocationContext& ctx, Attempt& attempt) {
   ctx.metrics().mode = RunMode::kHandler;
-  milliseconds timeout = TimeoutFor(spec, ctx);
-  if (timeout <= milliseconds(0)) co_return std::unexpected(TimedOutBeforeStart());
+  milliseconds timeout = TimeoutWithin(spec.timeout, ctx);
+  if (timeout <= milliseconds(0)) co_return std::unexpected(TimedOutBeforeStart("handler"));
   co_return co_await RunCommand(spec, input, timeout, ctx, attempt);
 }
 
@@ -142,7 +137,7 @@ boost::asio::awaitable<Result<json::value>> ExecHandler::RunCommand(const Handle
   attempt.raw = SanitizeUtf8(raw.substr(0, options_.max_raw_bytes));
   // For the runner, should the output then fail the skill's output_schema.
   ctx.details() = Details(*outcome);
-  co_return Interpret(*outcome, timeout, options_.max_output_bytes);
+  co_return InterpretOutcome(*outcome, timeout, options_.max_output_bytes, "handler");
 }
 
 }  // namespace skillrunner::handler

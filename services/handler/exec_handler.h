@@ -62,6 +62,24 @@ class ExecHandler : public Handler {
   ExecHandlerOptions options_;
 };
 
+// The time a child may run: `timeout`, or what is left until the
+// invocation's deadline when that is shorter (never negative).
+std::chrono::milliseconds TimeoutWithin(std::chrono::milliseconds timeout, const InvocationContext& ctx);
+
+// What a finished child means: the one JSON value it printed, or
+// HANDLER_FAILED "<who> exited with status 3" (timed out after N ms, killed
+// by signal N, output exceeds N bytes, output is not JSON: ...) with details
+// {exit_status, stderr_tail, signal?, timeout_ms?}.
+Result<boost::json::value> InterpretOutcome(const ProcessOutcome& outcome, std::chrono::milliseconds timeout,
+                                            std::size_t max_output_bytes, std::string_view who);
+
+// A child that could not start (ProcessRunner's HANDLER_FAILED), with
+// details {exit_status: 127, stderr_tail: ""}.
+Error CannotStart(Error error);
+
+// "<who> timed out after 0 ms": the deadline passed before the start.
+Error TimedOutBeforeStart(std::string_view who);
+
 // The one JSON value in `text` (surrounding whitespace allowed), or the
 // parser's complaint: "extra data at offset 8".
 std::expected<boost::json::value, std::string> ParseSingleJsonValue(std::string_view text);

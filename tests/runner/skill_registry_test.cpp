@@ -284,13 +284,55 @@ validators:
   - when: { path: response_type, equals: recommendation }
     non_empty: [/wines]
   - non_emtpy: [/x]
+  - exec: []
+  - exec: [python3, rules.py]
+    non_empty: [/x]
+  - non_empty: [/x]
+    timeout_ms: 100
+  - exec: [python3, rules.py]
+    timeout_ms: 0
+  - when: { path: /x, equals: 1 }
 )");
   EXPECT_EQ(Load(), (std::vector<std::string>{
       "skills/rules/skill.yaml:8:25: /validators/0/non_empty/1: \"intro\" is not a JSON pointer (\"\" for the whole answer, else /key/...)",
       "skills/rules/skill.yaml:9:19: /validators/1/when/path: \"response_type\" is not a JSON pointer (\"\" for the whole answer, else /key/...)",
       "skills/rules/skill.yaml:11:5: /validators/2/non_emtpy: unexpected property \"non_emtpy\" (did you mean \"non_empty\"?)",
-      "skills/rules/skill.yaml:11:5: /validators/2/non_empty: required property is missing",
+      "skills/rules/skill.yaml:12:11: /validators/3/exec: expected at least 1 item(s), found 0",
+      "skills/rules/skill.yaml:13:5: /validators/4: a validator is one rule: give non_empty and exec separate entries",
+      "skills/rules/skill.yaml:16:17: /validators/5/timeout_ms: only exec validators take a timeout",
+      "skills/rules/skill.yaml:18:17: /validators/6/timeout_ms: expected at least 1, found 0",
+      "skills/rules/skill.yaml:19:5: /validators/7: a validator needs a rule: non_empty: [pointers] or exec: [program, args...]",
   }));
+}
+
+TEST_F(SkillRegistryTest, AnExecValidatorRunsInTheSkillFolderWithItsTimeout) {
+  tree_.Write("skills/rules/skill.yaml", R"(id: rules
+template_type: LLM_JSON_GENERATION
+model: m
+prompt: { user: "x" }
+input_schema: {}
+output_schema: {}
+validators:
+  - when: { path: /kind, equals: wine }
+    exec: [python3, checks/rules.py, --strict]
+    timeout_ms: 500
+  - exec: [./rules.sh]
+)");
+  EXPECT_EQ(Load(), std::vector<std::string>{});
+  const Skill* skill = registry_->FindSkill("rules");
+  ASSERT_NE(skill, nullptr);
+  const auto& rules = skill->generation->rules;
+  ASSERT_EQ(rules.size(), 2u);
+  ASSERT_TRUE(rules[0].exec.has_value());
+  EXPECT_EQ(rules[0].exec->argv, (std::vector<std::string>{"python3", "checks/rules.py", "--strict"}));
+  EXPECT_EQ(rules[0].exec->name, "python3 checks/rules.py --strict");
+  EXPECT_EQ(rules[0].exec->dir, tree_.Path("skills/rules"));
+  EXPECT_EQ(rules[0].exec->timeout, std::chrono::milliseconds(500));
+  ASSERT_TRUE(rules[0].when.has_value());
+  EXPECT_EQ(rules[0].when->path, "/kind");
+  EXPECT_TRUE(rules[0].non_empty.empty());
+  EXPECT_EQ(rules[1].exec->timeout, std::chrono::milliseconds(2000));
+  EXPECT_FALSE(rules[1].when.has_value());
 }
 
 TEST_F(SkillRegistryTest, CoercionIsStrictOrLaxAndOnlyGenerationSkillsTakeItOrValidators) {

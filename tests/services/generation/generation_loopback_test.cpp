@@ -260,6 +260,124 @@ TEST_F(GenerationLoopbackTest, ARuleRejectingTwiceIsMaxRetriesExceededAndAGuarde
   EXPECT_EQ(failure.attempts[1].kind, AttemptKind::kRule);
 }
 
+// An exec rule in Python: a billing ticket is never above priority 2.
+constexpr const char* kBillingRule = R"(import json, sys
+answer = json.load(sys.stdin)
+rejections = []
+if answer["category"] == "billing" and answer["priority"] > 2:
+    rejections.append({"path": "/priority", "message": "a billing ticket is at most priority 2"})
+print(json.dumps(rejections))
+)";
+
+TEST_F(GenerationLoopbackTest, AnExecRuleRejectionIsRetriedWithItsMessageByPointer) {
+  bed_.AddSkill("triage", TriageSkill("m-loop", "validators:\n  - exec: [python3, rules.py]\n"));
+  bed_.tree().Write("skills/triage/rules.py", kBillingRule);
+  bed_.Start();
+  const std::string first = R"({"priority": 4, "category": "billing"})";
+  bed_.server().Enqueue({.body = OpenAiAnswer(first)});
+  bed_.server().Enqueue({.body = OpenAiAnswer(R"({"priority": 2, "category": "billing"})")});
+
+  auto outcome = bed_.Invoke("triage", R"({"text":"login broken"})");
+  ASSERT_TRUE(outcome) << json::serialize(ToJson(outcome));
+  EXPECT_EQ(json::serialize(outcome->output), R"({"priority":2,"category":"billing"})");
+  auto bodies = bed_.Bodies();
+  ASSERT_EQ(bodies.size(), 2u);
+  json::value expected = FirstLoopRequest();
+  EXPECT_EQ(bodies[0], expected);
+  auto& messages = expected.at("messages").as_array();
+  messages.push_back(json::object{{"role", "assistant"}, {"content", first}});
+  messages.push_back(json::object{
+      {"role", "user"},
+      {"content",
+       "Your answer matches the JSON Schema but breaks these rules, by JSON pointer:\n"
+       "- /priority: a billing ticket is at most priority 2\n"
+       "Answer again with the corrected JSON only: one JSON value, no prose, no code fence."}});
+  expected.at("temperature") = 0.2;
+  EXPECT_EQ(bodies[1], expected);
+  ASSERT_EQ(outcome->attempts.size(), 2u);
+  EXPECT_EQ(outcome->attempts[0].kind, AttemptKind::kRule);
+  EXPECT_EQ(outcome->attempts[0].errors,
+            (std::vector<FieldError>{{"/priority", "a billing ticket is at most priority 2"}}));
+  EXPECT_EQ(outcome->attempts[1].kind, AttemptKind::kOk);
+}
+
+TEST_F(GenerationLoopbackTest, AnExecRuleRejectingTwiceIsMaxRetriesExceededAfterTheNonEmptyRulesBeforeIt) {
+  bed_.AddSkill("triage", TriageSkill("m-loop",
+                                      "validators:\n  - non_empty: [/note]\n  - exec: [python3, rules.py]\n"));
+  bed_.tree().Write("skills/triage/rules.py", kBillingRule);
+  bed_.Start();
+  bed_.server().Enqueue({.body = OpenAiAnswer(R"({"priority": 3, "category": "billing", "note": "refund"})")});
+  bed_.server().Enqueue({.body = OpenAiAnswer(R"({"priority": 4, "category": "billing"})")});
+
+  auto outcome = bed_.Invoke("triage", R"({"text":"refund"})");
+  ASSERT_FALSE(outcome);
+  EXPECT_EQ(bed_.server().request_count(), 2u);
+  const auto& failure = outcome.error();
+  EXPECT_EQ(failure.error.code, ErrorCode::kMaxRetriesExceeded);
+  EXPECT_EQ(failure.error.message, "the answer still breaks the skill's validators after 1 retry (2 errors)");
+  const std::vector<FieldError> both{{"/note", "must not be empty, found absent"},
+                                     {"/priority", "a billing ticket is at most priority 2"}};
+  EXPECT_EQ(failure.error.errors, both);
+  ASSERT_EQ(failure.attempts.size(), 2u);
+  EXPECT_EQ(failure.attempts[0].kind, AttemptKind::kRule);
+  EXPECT_EQ(failure.attempts[0].errors,
+            (std::vector<FieldError>{{"/priority", "a billing ticket is at most priority 2"}}));
+  EXPECT_EQ(failure.attempts[1].kind, AttemptKind::kRule);
+  EXPECT_EQ(failure.attempts[1].errors, both);
+}
+
+// A validator that does not answer with its list fails the invocation: one
+// request, the answer it was given on record as a handler attempt.
+struct BrokenValidator {
+  std::string rule;     // the validators: entry
+  std::string name;     // details.validator
+  std::string message;  // HANDLER_FAILED's message
+  json::object details;
+};
+
+TEST_F(GenerationLoopbackTest, AValidatorThatCrashesHangsOrPrintsGarbageIsHandlerFailedNamingIt) {
+  const std::vector<BrokenValidator> cases = {
+      {"exec: [python3, -c, \"import sys; sys.stderr.write('boom'); sys.exit(3)\"]",
+       "python3 -c import sys; sys.stderr.write('boom'); sys.exit(3)",
+       "validator \"python3 -c import sys; sys.stderr.write('boom'); sys.exit(3)\" exited with status 3",
+       {{"exit_status", 3}, {"stderr_tail", "boom"}}},
+      {"exec: [sleep, \"10\"]\n    timeout_ms: 200", "sleep 10", "validator \"sleep 10\" timed out after 200 ms",
+       {{"exit_status", 137}, {"stderr_tail", ""}, {"signal", 9}, {"timeout_ms", 200}}},
+      {"exec: [echo, all good]", "echo all good", "validator \"echo all good\" output is not JSON: syntax error at offset 0",
+       {{"exit_status", 0}, {"stderr_tail", ""}}},
+      {"exec: [echo, '[{\"path\": \"priority\", \"message\": \"x\"}]']",
+       "echo [{\"path\": \"priority\", \"message\": \"x\"}]",
+       "validator \"echo [{\"path\": \"priority\", \"message\": \"x\"}]\" must print a list of {\"path\", "
+       "\"message\"}: /0/path is not a JSON pointer",
+       {{"exit_status", 0}, {"stderr_tail", ""}}},
+      {"exec: [./missing.py]", "./missing.py", "validator \"./missing.py\": cannot start './missing.py': No such file or directory",
+       {{"exit_status", 127}, {"stderr_tail", ""}}},
+  };
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    bed_.AddSkill("v" + std::to_string(i), "id: v" + std::to_string(i) + TriageSkill("m-loop").substr(10) +
+                                               "validators:\n  - " + cases[i].rule + "\n");
+  }
+  bed_.Start();
+  bed_.server().SetDefault({.body = OpenAiAnswer(R"({"priority": 1, "category": "bug"})")});
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    SCOPED_TRACE(cases[i].rule);
+    std::size_t before = bed_.server().request_count();
+    auto outcome = bed_.Invoke("v" + std::to_string(i), R"({"text":"x"})");
+    ASSERT_FALSE(outcome);
+    EXPECT_EQ(bed_.server().request_count(), before + 1);
+    const auto& failure = outcome.error();
+    EXPECT_EQ(failure.error.code, ErrorCode::kHandlerFailed);
+    EXPECT_EQ(failure.error.message, cases[i].message);
+    json::object details = cases[i].details;
+    details["validator"] = cases[i].name;
+    EXPECT_EQ(json::serialize(failure.error.details), json::serialize(details));
+    ASSERT_EQ(failure.attempts.size(), 1u);
+    EXPECT_EQ(failure.attempts[0].kind, AttemptKind::kHandler);
+    EXPECT_EQ(failure.attempts[0].raw, R"({"priority": 1, "category": "bug"})");
+    EXPECT_EQ(failure.attempts[0].errors, (std::vector<FieldError>{{"", cases[i].message}}));
+  }
+}
+
 TEST_F(GenerationLoopbackTest, TwoInvalidAnswersAreMaxRetriesExceededWithBothAttempts) {
   bed_.AddSkill("triage", TriageSkill("m-loop"));
   bed_.Start();
