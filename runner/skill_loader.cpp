@@ -496,6 +496,7 @@ class SkillLoader {
       warnings_.push_back({path_, pos, "/output_schema: " + note + " (" + skill_.provider_kind +
                                            " strict mode)", Diagnostic::Severity::kWarning});
     }
+    wire_wrapped_ = strict->wrapped;
     return std::move(strict->wire);
   }
 
@@ -521,6 +522,7 @@ class SkillLoader {
     schema->text = CompactJson(skill_.output_schema_json);
     schema->compiled = skill_.output_schema;
     schema->strict_wire = std::move(strict_wire);
+    schema->wrapped = wire_wrapped_;
     auto spec = std::make_shared<generation::GenerationSpec>();
     spec->skill_id = skill_.id;
     spec->task_id = skill_.id;
@@ -545,6 +547,7 @@ class SkillLoader {
   const Config& config_;
   std::vector<Diagnostic>& warnings_;
   std::vector<Diagnostic> errors_;
+  bool wire_wrapped_ = false;  // the strict wire schema wraps the root as {"value": ...}
   std::map<std::string, YamlDocument> schema_docs_;
   Skill skill_;
 };

@@ -50,6 +50,9 @@ struct AnswerSchema {
   // The provider's strict copy (native mode), or null when the provider
   // cannot take it (the generation then runs the validation loop).
   boost::json::value strict_wire;
+  // strict_wire holds the root as {"value": ROOT} (strict_schema.h): answers
+  // are unwrapped before validation, and errors fed back under /value.
+  bool wrapped = false;
 };
 
 // One structured generation: a model, a schema the answer must match, and how

@@ -183,6 +183,13 @@ class MapBack {
 
 }  // namespace
 
+boost::json::value UnwrapStrictAnswer(boost::json::value answer) {
+  json::object* wrapper = answer.if_object();
+  if (wrapper == nullptr || wrapper->size() != 1 || !wrapper->contains("value")) return answer;
+  json::value inner = std::move((*wrapper)["value"]);
+  return inner;
+}
+
 boost::json::value MapBackStrictAnswer(const boost::json::value& answer, const boost::json::value& original) {
   return MapBack(original).Value(answer, original, 0);
 }

@@ -32,7 +32,7 @@ void Transformer::Fail(std::string_view pointer, std::string_view message) {
 }
 
 std::expected<StrictSchema, std::string> Transformer::Run() {
-  if (!CollectDefs() || (openai() && !CheckRootShape())) return std::unexpected(*error_);
+  if (!CollectDefs()) return std::unexpected(*error_);
   json::value wire;
   if (root_.is_object()) {
     json::object root_copy = root_.get_object();
@@ -53,19 +53,29 @@ std::expected<StrictSchema, std::string> Transformer::Run() {
     Fail("", "the schema must be an object");
     return std::unexpected(*error_);
   }
+  bool wrap = !IsOneObject(wire);
+  if (wrap) {
+    for (const Edge& edge : edges_) {
+      if (!edge.to.empty()) continue;
+      Fail(edge.pointer, "$ref \"#\" makes the root recursive, and a root that is not one object goes on the "
+                         "wire inside {\"value\": ...}, where \"#\" would mean that wrapper");
+      return std::unexpected(*error_);
+    }
+    // DESIGN 9.2: any root, as the one required property of a closed object.
+    wire = json::object{{"type", "object"},
+                        {"properties", json::object{{"value", std::move(wire)}}},
+                        {"required", json::array{"value"}},
+                        {"additionalProperties", false}};
+  }
   if (!needed_.empty()) wire.get_object()["$defs"] = WireDefs();
   if (openai()) {
-    const json::value* type = wire.get_object().if_contains("type");
-    if (type == nullptr || !type->is_string() || type->get_string() != "object") {
-      Fail("", "openai strict mode needs type \"object\" at the root");
-    }
     CheckOpenAiLimits(wire);
   } else {
     CheckRecursion();
     CheckAnthropicCaps(wire);
   }
   if (error_) return std::unexpected(*error_);
-  return StrictSchema{std::move(wire), std::move(client_only_)};
+  return StrictSchema{std::move(wire), std::move(client_only_), wrap};
 }
 
 bool Transformer::CollectDefs() {
@@ -92,30 +102,11 @@ bool Transformer::CollectDefs() {
   return true;
 }
 
-bool Transformer::CheckRootShape() {
-  const json::value* root = &root_;
-  for (int hops = 0; hops < kMaxRefHops && root->is_object(); ++hops) {
-    const auto* ref = root->get_object().if_contains("$ref");
-    if (ref == nullptr || !ref->is_string()) break;
-    const json::value* target = ResolveLocalRef(root_, ref->get_string());
-    if (target == nullptr || target == root) break;  // reported by the walk
-    root = target;
-  }
-  if (!root->is_object()) {
-    Fail("", "openai strict mode needs an object schema at the root, found " + ValueText(*root));
-    return false;
-  }
-  const json::object& o = root->get_object();
+bool Transformer::IsOneObject(const json::value& wire) {
+  const json::object& o = wire.get_object();
   const json::value* type = o.if_contains("type");
-  if (type != nullptr && !(type->is_string() && type->get_string() == "object")) {
-    Fail("", "openai strict mode needs type \"object\" at the root, found type " + ValueText(*type));
-    return false;
-  }
-  if (o.contains("anyOf") || o.contains("oneOf")) {
-    Fail("", "openai strict mode does not take anyOf/oneOf at the root; the root must be one object");
-    return false;
-  }
-  return true;
+  return type != nullptr && type->is_string() && type->get_string() == "object" && !o.contains("anyOf") &&
+         !o.contains("oneOf") && !o.contains("$ref");
 }
 
 json::value Transformer::Node(const json::value& schema, const std::string& ptr, int depth) {

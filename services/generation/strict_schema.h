@@ -26,11 +26,15 @@ struct StrictSchema {
   // the root. oneOf reads
   //   "<pointer>: oneOf (exactly one branch) is enforced only by client-side validation; sent as anyOf".
   std::vector<std::string> client_only;
+  // DESIGN 9.2 any root: a root that is not one `type: object` schema (an
+  // array, a string, an enum, a root anyOf) goes on the wire as the one
+  // required property of a closed object, {"value": ROOT}; the answer is
+  // unwrapped (UnwrapStrictAnswer) before it is mapped back and validated.
+  bool wrapped = false;
 };
 
 // Fails with "<pointer>: <what the provider cannot take>" when the provider
-// cannot take the schema at all (OpenAI: a non-object root, a root anyOf, a
-// free-form object, an untyped array, a map type, over the size limits;
+// cannot take the schema at all (OpenAI: a free-form object, an untyped array, a map type, over the size limits;
 // Anthropic: recursion, over the complexity caps; both: an external $ref).
 // The caller decides what follows (refuse the skill at load, or use the
 // prompt-and-validate path instead).
@@ -43,6 +47,10 @@ std::expected<StrictSchema, std::string> MakeStrictSchema(const boost::json::val
 // alongside the original schema (properties, additionalProperties, items,
 // allOf, local $ref; anyOf/oneOf by the branch the value fits best by type).
 // Everything else is copied unchanged.
+// The answer to a wrapped wire schema without its wrapper: the value of
+// {"value": X}; anything else unchanged, for validation to report.
+boost::json::value UnwrapStrictAnswer(boost::json::value answer);
+
 boost::json::value MapBackStrictAnswer(const boost::json::value& answer,
                                        const boost::json::value& original);
 

@@ -62,7 +62,9 @@ class Transformer {
 
   // strict_schema.cpp
   bool CollectDefs();
-  bool CheckRootShape();
+  // Whether the wire root is one `type: object` schema (no root anyOf,
+  // oneOf or $ref); any other root is wrapped as {"value": ROOT}.
+  static bool IsOneObject(const json::value& wire);
   json::value Node(const json::value& schema, const std::string& ptr, int depth);
   json::value Ref(const json::object& schema, const std::string& ptr, int depth, bool force_inline);
   // The target of a local `ref` copied in place, with the $ref's siblings.

@@ -165,6 +165,7 @@ std::optional<json::value> Check(const Conversation& c, const std::string& text,
   json::value value = std::move(extracted->value);
   const AnswerSchema& schema = *c.spec.schema;
   if (c.mode == OutputMode::kNative && !schema.strict_wire.is_null()) {
+    if (schema.wrapped) value = UnwrapStrictAnswer(std::move(value));
     value = MapBackStrictAnswer(value, schema.original);
   }
   if (c.spec.coercion == Coercion::kLax) {
@@ -190,6 +191,16 @@ bool Rejected(std::vector<FieldError> broken, Attempt& attempt) {
   return true;
 }
 
+// The errors by pointer into what the model wrote: under /value when the
+// wire schema wrapped the root.
+std::vector<FieldError> AsTheModelAnswered(const Conversation& c, const std::vector<FieldError>& errors) {
+  const AnswerSchema& schema = *c.spec.schema;
+  if (c.mode != OutputMode::kNative || !schema.wrapped || schema.strict_wire.is_null()) return errors;
+  std::vector<FieldError> shown = errors;
+  for (FieldError& error : shown) error.path = "/value" + error.path;
+  return shown;
+}
+
 // After a failed check: the error when the retry is spent, else the next
 // request, colder: the invalid answer verbatim, then every error
 // (continuation); or the original messages, then every error (fresh).
@@ -207,13 +218,14 @@ std::optional<Error> Retry(Conversation& c, const std::string& answer_text, cons
   }
   --c.retries_left;
   ++ctx.metrics().validation_retries;
-  if (c.spec.retry.strategy == RetryStrategy::kFresh) {
+  const bool fresh = c.spec.retry.strategy == RetryStrategy::kFresh;
+  std::string turn = RetryTurn(AsTheModelAnswered(c, failed.errors), failed.kind, fresh);
+  if (fresh) {
     c.request.messages.resize(c.first_messages);
-    c.request.messages.push_back({"user", RetryTurn(failed.errors, failed.kind, true)});
   } else {
     c.request.messages.push_back({"assistant", answer_text});
-    c.request.messages.push_back({"user", RetryTurn(failed.errors, failed.kind)});
   }
+  c.request.messages.push_back({"user", std::move(turn)});
   c.request.temperature = std::min(c.spec.temperature, c.spec.retry.retry_temperature);
   return std::nullopt;
 }

@@ -13,7 +13,10 @@ using generation::AnswerSchema;
 std::shared_ptr<const AnswerSchema> WithWire(const AnswerSchema& plain, generation::StrictDialect dialect) {
   auto schema = std::make_shared<AnswerSchema>(plain);
   auto strict = generation::MakeStrictSchema(plain.original, dialect);
-  if (strict) schema->strict_wire = std::move(strict->wire);
+  if (strict) {
+    schema->strict_wire = std::move(strict->wire);
+    schema->wrapped = strict->wrapped;
+  }
   return schema;
 }
 

@@ -2,10 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <boost/json/parse.hpp>
+
 #include "tests/support/temp_tree.h"
 
 namespace skillrunner {
 namespace {
+namespace json = boost::json;
 
 class SkillRegistryTest : public ::testing::Test {
  protected:
@@ -195,6 +198,13 @@ template_type: LLM_JSON_GENERATION
 model: strict-model
 prompt: { user: "x" }
 input_schema: {}
+output_schema: { type: object, properties: { tags: { type: array } } }
+)");
+  tree_.Write("skills/listed/skill.yaml", R"(id: listed
+template_type: LLM_JSON_GENERATION
+model: strict-model
+prompt: { user: "x" }
+input_schema: {}
 output_schema: { type: array, items: { type: string } }
 )");
   tree_.Write("skills/loop/skill.yaml", R"(id: loop
@@ -220,12 +230,19 @@ output_schema:
   config.models["strict-model"] = ModelConfig{"strict-model", "openai", OutputMode::kNative};
   EXPECT_EQ(Load(config), (std::vector<std::string>{
       "skills/list/skill.yaml:6:16: /output_schema: the openai strict mode of model \"strict-model\" "
-      "cannot take this schema: (root): openai strict mode needs type \"object\" at the root, found "
-      "type \"array\" (set `structured_output: none` to use the validation loop)",
+      "cannot take this schema: /properties/tags: array has no items schema; openai strict mode needs typed "
+      "items (set `structured_output: none` to use the validation loop)",
       "skills/named/skill.yaml:9:23: warning: /output_schema: /properties/name: maxLength 20 is enforced "
       "only by client-side validation (openai strict mode)",
   }));
   EXPECT_EQ(registry_->FindSkill("list"), nullptr);
+  // Any root runs on the strict model too, wrapped as {"value": ...} on the wire.
+  const Skill* listed = registry_->FindSkill("listed");
+  ASSERT_NE(listed, nullptr);
+  EXPECT_EQ(listed->output_mode, OutputMode::kNative);
+  EXPECT_TRUE(listed->generation->schema->wrapped);
+  EXPECT_EQ(listed->generation->schema->strict_wire, json::parse(R"({"type":"object","properties":{"value":
+      {"type":"array","items":{"type":"string"}}},"required":["value"],"additionalProperties":false})"));
   ASSERT_NE(registry_->FindSkill("loop"), nullptr);
   EXPECT_EQ(registry_->FindSkill("loop")->output_mode, OutputMode::kNone);
   ASSERT_NE(registry_->FindSkill("named"), nullptr);

@@ -426,6 +426,92 @@ TEST_F(GenerationLoopbackTest, NativeModelSendsAStrictSchemaAndMapsNullsBack) {
   ExpectValidAgainstSpec(bed_);
 }
 
+// DESIGN 9.2 any root: a list of ticket labels.
+std::string LabelsSkill(const std::string& model) {
+  return "id: labels\ntemplate_type: LLM_JSON_GENERATION\nmodel: " + model +
+         "\nmax_output_tokens: 100\nprompt: { system: \"You label tickets.\", user: \"Ticket: {{input.text}}\" }\n"
+         "input_schema: { type: object, required: [text], properties: { text: { type: string } } }\n"
+         "output_schema: { type: array, minItems: 1, uniqueItems: true, items: { enum: [bug, billing, login] } }\n";
+}
+
+constexpr const char* kWrappedLabels =
+    R"j({"type":"object","properties":{"value":{"type":"array","minItems":1,"items":{"enum":["bug","billing","login"]},)j"
+    R"j("description":"(uniqueItems true)"}},)j"
+    R"("required":["value"],"additionalProperties":false})";
+
+TEST_F(GenerationLoopbackTest, AnArrayRootOnANativeOpenAiModelGoesOnTheWireWrappedAndComesBackBare) {
+  bed_.AddSkill("labels", LabelsSkill("m-native"));
+  bed_.Start();
+  const std::string first = R"({"value":["bug","bug"]})";
+  bed_.server().Enqueue({.body = OpenAiAnswer(first)});
+  bed_.server().Enqueue({.body = OpenAiAnswer(R"({"value":["login","bug"]})")});
+  auto outcome = bed_.Invoke("labels", R"({"text":"login broken"})");
+  ASSERT_TRUE(outcome) << json::serialize(ToJson(outcome));
+  EXPECT_EQ(json::serialize(outcome->output), R"(["login","bug"])");
+  EXPECT_EQ(outcome->metrics.mode, RunMode::kNativeStrict);
+  auto bodies = bed_.Bodies();
+  ASSERT_EQ(bodies.size(), 2u);
+  json::value expected = json::parse(R"({"model":"m-native","messages":[
+      {"role":"system","content":"You label tickets.\n\nAnswer with JSON only."},
+      {"role":"user","content":"Ticket: login broken"}],
+      "temperature":0.7,"max_completion_tokens":100,
+      "response_format":{"type":"json_schema","json_schema":{"name":"labels","schema":null,"strict":true}}})");
+  expected.at("response_format").at("json_schema").at("schema") = json::parse(kWrappedLabels);
+  EXPECT_EQ(bodies[0], expected);
+  // uniqueItems (not on the wire) is checked here, on the bare array, and
+  // fed back under /value, where the model wrote it.
+  ASSERT_EQ(outcome->attempts.size(), 2u);
+  EXPECT_EQ(outcome->attempts[0].kind, AttemptKind::kValidation);
+  EXPECT_EQ(outcome->attempts[0].raw, first);
+  EXPECT_EQ(outcome->attempts[0].errors,
+            (std::vector<FieldError>{{"", "expected unique items, found item 1 equal to item 0"}}));
+  auto& messages = expected.at("messages").as_array();
+  messages.push_back(json::object{{"role", "assistant"}, {"content", first}});
+  messages.push_back(json::object{
+      {"role", "user"},
+      {"content",
+       "Your answer does not match the JSON Schema. Every error, by JSON pointer:\n"
+       "- /value: expected unique items, found item 1 equal to item 0\n"
+       "Answer again with the corrected JSON only: one JSON value, no prose, no code fence."}});
+  expected.at("temperature") = 0.2;
+  EXPECT_EQ(bodies[1], expected);
+  EXPECT_EQ(outcome->attempts[1].raw, R"({"value":["login","bug"]})");
+  ExpectValidAgainstSpec(bed_);
+}
+
+TEST_F(GenerationLoopbackTest, AnArrayRootOnANativeAnthropicModelGoesOnTheWireWrappedAndComesBackBare) {
+  bed_.AddSkill("labels", LabelsSkill("m-native"));
+  bed_.Start("anthropic");
+  bed_.server().Enqueue({.body = R"({"id":"msg_1","type":"message","role":"assistant","model":"m-native",)"
+                                 R"("content":[{"type":"text","text":"{\"value\":[\"billing\"]}"}],)"
+                                 R"("stop_reason":"end_turn","usage":{"input_tokens":20,"output_tokens":5}})"});
+  auto outcome = bed_.Invoke("labels", R"({"text":"refund"})");
+  ASSERT_TRUE(outcome) << json::serialize(ToJson(outcome));
+  EXPECT_EQ(json::serialize(outcome->output), R"(["billing"])");
+  auto bodies = bed_.Bodies();
+  ASSERT_EQ(bodies.size(), 1u);
+  EXPECT_EQ(bodies[0].at("output_config"),
+            (json::value{{"format", {{"type", "json_schema"}, {"schema", json::parse(kWrappedLabels)}}}}));
+  ASSERT_EQ(outcome->attempts.size(), 1u);
+  EXPECT_EQ(outcome->attempts[0].raw, R"({"value":["billing"]})");
+}
+
+TEST_F(GenerationLoopbackTest, AnArrayRootOnTheLoopPathIsAskedForAndTakenBare) {
+  bed_.AddSkill("labels", LabelsSkill("m-loop"));
+  bed_.Start();
+  bed_.server().Enqueue({.body = OpenAiAnswer(R"(["bug"])")});
+  auto outcome = bed_.Invoke("labels", R"({"text":"crash"})");
+  ASSERT_TRUE(outcome) << json::serialize(ToJson(outcome));
+  EXPECT_EQ(json::serialize(outcome->output), R"(["bug"])");
+  auto bodies = bed_.Bodies();
+  ASSERT_EQ(bodies.size(), 1u);
+  EXPECT_FALSE(bodies[0].as_object().contains("response_format"));
+  EXPECT_EQ(bodies[0].at("messages").at(0).at("content"),
+            "You label tickets.\n\nAnswer with one JSON value only (no prose, no Markdown code fence) that is valid "
+            "against this JSON Schema:\n"
+            R"({"type":"array","minItems":1,"uniqueItems":true,"items":{"enum":["bug","billing","login"]}})");
+}
+
 TEST_F(GenerationLoopbackTest, StrictAnswerBreakingAMaximumIsCaughtAndRetriedOnce) {
   bed_.AddSkill("triage", TriageSkill("m-native"));
   bed_.Start();

@@ -202,13 +202,54 @@ TEST(StrictSchemaTest, AnthropicKeepsAllOfAndRenamesDefinitions) {
       "$defs":{"A":{"type":"object","properties":{"a":{"type":"string"}},"additionalProperties":false}}})"));
 }
 
+// DESIGN 9.2 any root: what is not one object goes on the wire as {"value": ROOT}.
+json::value Wrapped(std::string_view root) {
+  json::value wire = json::parse(R"({"type":"object","properties":{"value":null},"required":["value"],
+      "additionalProperties":false})");
+  wire.at("properties").at("value") = json::parse(root);
+  return wire;
+}
+
+TEST(StrictSchemaTest, ARootThatIsNotOneObjectIsWrappedAsTheRequiredValueOfAClosedObject) {
+  for (auto dialect : {kOpenAi, kAnthropic}) {
+    StrictSchema list = Ok(R"({"type":"array","items":{"type":"string","maxLength":5}})", dialect);
+    EXPECT_TRUE(list.wrapped);
+    EXPECT_EQ(list.wire, Wrapped(R"j({"type":"array","items":{"type":"string","description":"(maxLength 5)"}})j"));
+    EXPECT_EQ(list.client_only, Lines{"/items: maxLength 5 is enforced only by client-side validation"});
+    StrictSchema word = Ok(R"({"enum":["red","green"]})", dialect);
+    EXPECT_TRUE(word.wrapped);
+    EXPECT_EQ(word.wire, Wrapped(R"({"enum":["red","green"]})"));
+    StrictSchema text = Ok(R"({"type":"string"})", dialect);
+    EXPECT_EQ(text.wire, Wrapped(R"({"type":"string"})"));
+    StrictSchema object = Ok(R"({"type":"object","properties":{"a":{"type":"string"}},"required":["a"]})", dialect);
+    EXPECT_FALSE(object.wrapped);
+  }
+  // A root union, with its definitions beside the wrapper.
+  StrictSchema either = Ok(R"({"anyOf":[{"$ref":"#/$defs/A"},{"type":"string"}],
+      "$defs":{"A":{"type":"object","properties":{"a":{"type":"string"}},"required":["a"]}}})", kOpenAi);
+  EXPECT_TRUE(either.wrapped);
+  json::value expected = Wrapped(R"({"anyOf":[{"$ref":"#/$defs/A"},{"type":"string"}]})");
+  expected.as_object()["$defs"] = json::parse(
+      R"({"A":{"type":"object","properties":{"a":{"type":"string"}},"required":["a"],"additionalProperties":false}})");
+  EXPECT_EQ(either.wire, expected);
+  // A root ref to an object is one object: not wrapped.
+  EXPECT_FALSE(Ok(R"({"$ref":"#/$defs/A","$defs":{"A":{"type":"object","properties":{"a":{"type":"string"}},
+      "required":["a"]}}})", kOpenAi).wrapped);
+  // "#" would name the wrapper.
+  EXPECT_EQ(Refusal(R"({"type":"array","items":{"anyOf":[{"type":"string"},{"$ref":"#"}]}})", kOpenAi),
+            "/items/anyOf/1: $ref \"#\" makes the root recursive, and a root that is not one object goes on the "
+            "wire inside {\"value\": ...}, where \"#\" would mean that wrapper");
+  EXPECT_EQ(Refusal("5", kOpenAi), "(root): a schema must be an object or a boolean, found 5");
+}
+
+TEST(StrictSchemaTest, AWrappedAnswerIsUnwrappedAndAnythingElseLeftForValidation) {
+  EXPECT_EQ(UnwrapStrictAnswer(json::parse(R"({"value":["a","b"]})")), json::parse(R"(["a","b"])"));
+  EXPECT_EQ(UnwrapStrictAnswer(json::parse(R"({"value":null})")), json::value(nullptr));
+  EXPECT_EQ(UnwrapStrictAnswer(json::parse(R"(["a"])")), json::parse(R"(["a"])"));
+  EXPECT_EQ(UnwrapStrictAnswer(json::parse(R"({"value":1,"extra":2})")), json::parse(R"({"value":1,"extra":2})"));
+}
+
 TEST(StrictSchemaTest, OpenAiRefusals) {
-  EXPECT_EQ(Refusal(R"({"type":"array","items":{"type":"string"}})", kOpenAi),
-            "(root): openai strict mode needs type \"object\" at the root, found type \"array\"");
-  EXPECT_EQ(Refusal(R"({"anyOf":[{"type":"object","properties":{"a":{"type":"string"}}},
-      {"type":"object","properties":{"b":{"type":"string"}}}]})", kOpenAi),
-            "(root): openai strict mode does not take anyOf/oneOf at the root; the root must be one object");
-  EXPECT_EQ(Refusal("5", kOpenAi), "(root): openai strict mode needs an object schema at the root, found 5");
   EXPECT_EQ(Refusal(R"({"type":"object","properties":{"tags":{"type":"array"}}})", kOpenAi),
             "/properties/tags: array has no items schema; openai strict mode needs typed items");
   EXPECT_EQ(Refusal(R"({"type":"object","properties":{"meta":{"type":"object"}}})", kOpenAi),
