@@ -27,6 +27,11 @@ step "A validation-loop model whose first answer is fenced and has a wrong type:
 "$SR" run triage_ticket --pretty \
   --input '{"subject": "Cannot log in", "body": "Since this morning the login page rejects my password.", "customer_tier": "pro"}'
 
+step "Business rules beyond the schema: route_incident's Python validator (skills/route_incident/rules.py) rejects a sev1 that does not page on-call; the fresh retry names the pointer and the model fixes it" \
+  "skillrunner run route_incident --input '{\"report\": \"All API calls return 503.\", ...}' --pretty"
+"$SR" run route_incident --pretty \
+  --input '{"report": "All API calls return 503.", "service": "payments"}'
+
 step "See what was sent: --show-request adds each attempt's request (messages, response format), here the retry's feedback" \
   "skillrunner run triage_ticket --input '{...}' --show-request --pretty"
 "$SR" run triage_ticket --pretty --show-request \

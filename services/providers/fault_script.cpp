@@ -98,7 +98,10 @@ fence, prose and truncate, in that order; refusal and content_filter last.
 
 On a retry whose conversation lists the previous answer's errors (one per
 line, "- /path: message" or "- (root): message"), the provider repairs only
-the named values of its previous answer, then applies that attempt's faults.
+the named values of its previous answer, each to a value that differs and is
+not empty (so what a validator rejected changes too), then applies that
+attempt's faults. A fresh retry (no assistant turn; the errors in a second
+user turn) repairs the answer the original messages got.
 So [{"attempt": 1, "fault": "wrong_type", "path": "/priority"}] makes attempt
 1 invalid and its validation retry valid.
 

@@ -61,9 +61,22 @@ std::string NameFor(const std::vector<std::string>& tokens) {
   return "";
 }
 
+bool IsEmpty(const json::value& value) {
+  return value.is_null() || (value.is_string() && value.get_string().empty()) ||
+         (value.is_array() && value.get_array().empty()) || (value.is_object() && value.get_object().empty());
+}
+
+// A new value for what an error named: one that differs from `current` (when
+// there is one) and is not empty, if a few tries find one.
 json::value Regenerate(const std::vector<std::string>& tokens, const json::value& schema,
-                       InstanceGenerator& generator) {
-  return generator.GenerateFor(schema, NameFor(tokens), static_cast<int>(tokens.size()));
+                       InstanceGenerator& generator, const json::value* current = nullptr) {
+  constexpr int kTries = 8;
+  json::value value;
+  for (int i = 0; i < kTries; ++i) {
+    value = generator.GenerateFor(schema, NameFor(tokens), static_cast<int>(tokens.size()));
+    if (!IsEmpty(value) && (current == nullptr || value != *current)) break;
+  }
+  return value;
 }
 
 void RepairOne(json::value& answer, const std::vector<std::string>& tokens, const std::string& message,
@@ -80,7 +93,8 @@ void RepairOne(json::value& answer, const std::vector<std::string>& tokens, cons
     if (schema == nullptr || message.starts_with("unexpected property")) {
       Remove(answer, tokens);
     } else {
-      Put(answer, tokens, Regenerate(tokens, *schema, generator));
+      json::value current = *Find(answer, tokens);
+      Put(answer, tokens, Regenerate(tokens, *schema, generator, &current));
     }
     return;
   }
@@ -105,8 +119,15 @@ std::optional<RepairRequest> FindRepairRequest(const std::vector<ChatMessage>& m
       break;
     }
   }
-  if (last == messages.size()) return std::nullopt;
-  RepairRequest request{messages[last].content, {}};
+  RepairRequest request;
+  if (last < messages.size()) {
+    request.previous_answer = messages[last].content;
+  } else {
+    const std::size_t n = messages.size();
+    if (n < 2 || messages[n - 1].role != "user" || messages[n - 2].role != "user") return std::nullopt;
+    request.fresh = true;
+    last = n - 2;
+  }
   for (std::size_t i = last + 1; i < messages.size(); ++i) {
     if (messages[i].role != "user") continue;
     std::string_view content = messages[i].content;

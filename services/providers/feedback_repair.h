@@ -4,7 +4,12 @@
 // previous answer and a user turn listing its errors, one per line as
 //   - /path/to/field: message
 //   - (root): message
-// the provider keeps that answer and regenerates only the named values.
+// the provider keeps that answer and regenerates only the named values, each
+// to a value that differs from the one named and is not empty (so that what
+// a skill's rule rejected changes too). A fresh retry (DESIGN 9.2: the
+// original messages and one more user turn with the errors, no assistant
+// turn) names no answer: the provider regenerates the one it gave the
+// original messages, and repairs that.
 
 #include <boost/json/value.hpp>
 #include <optional>
@@ -23,12 +28,14 @@ struct FeedbackError {
 };
 
 struct RepairRequest {
-  std::string previous_answer;  // the last assistant turn, as sent
+  std::string previous_answer;  // the last assistant turn, as sent ("" when fresh)
   std::vector<FeedbackError> errors;
+  bool fresh = false;  // no assistant turn: the errors are in a second user turn in a row
 };
 
-// The last assistant turn and the error lines of the user turns after it;
-// nullopt when there is no assistant turn or no error line after it.
+// The last assistant turn and the error lines of the user turns after it, or
+// (fresh) the error lines of a last user turn that follows another user
+// turn; nullopt when there are no such error lines.
 std::optional<RepairRequest> FindRepairRequest(const std::vector<ChatMessage>& messages);
 
 // The one JSON value in `text`, tolerating a code fence or prose around it.

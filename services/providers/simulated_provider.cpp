@@ -1,5 +1,6 @@
 #include "services/providers/simulated_provider.h"
 
+#include <span>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -49,12 +50,12 @@ std::expected<std::uint64_t, std::string> NonNegative(const json::value& value, 
 
 }  // namespace
 
-std::uint64_t SimulationSeed(const ChatRequest& request, std::uint64_t request_seed,
-                             std::uint64_t provider_seed) {
+std::uint64_t SimulationSeed(const ChatRequest& request, std::uint64_t request_seed, std::uint64_t provider_seed,
+                             std::size_t messages) {
   simulation::Fnv1a hash;
   hash.Add(request.metadata.task_id);
   hash.Add(std::string_view("\0", 1));
-  for (const auto& message : request.messages) {
+  for (const auto& message : std::span(request.messages).first(std::min(messages, request.messages.size()))) {
     hash.Add(message.role);
     hash.Add(std::string_view("\0", 1));
     hash.Add(message.content);
@@ -110,9 +111,14 @@ std::expected<ChatResponse, ProviderError> SimulatedProvider::Answer(const ChatR
   InstanceGenerator generator(schema, rng);
   std::optional<json::value> answer;
   if (auto repair = simulation::FindRepairRequest(request.messages)) {
-    if ((answer = simulation::ExtractJson(repair->previous_answer))) {
-      simulation::Repair(*answer, repair->errors, generator);
+    if (repair->fresh) {
+      // What the original messages got, as the model would answer them again.
+      Rng earlier_rng(SimulationSeed(request, request_seed, options_.seed, request.messages.size() - 1));
+      answer = InstanceGenerator(schema, earlier_rng).Generate();
+    } else {
+      answer = simulation::ExtractJson(repair->previous_answer);
     }
+    if (answer) simulation::Repair(*answer, repair->errors, generator);
   }
   if (!answer) {
     answer = generator.Generate();

@@ -89,9 +89,10 @@ std::expected<SimulatedProviderOptions, std::string> SimulatedProviderOptionsFro
 std::expected<std::shared_ptr<SimulatedProvider>, std::string> MakeSimulatedProvider(
     const boost::json::object& settings);
 
-// The 64-bit seed of a request: FNV-1a over the task id, every message's
-// role and content, `request_seed` and `provider_seed`.
-std::uint64_t SimulationSeed(const ChatRequest& request, std::uint64_t request_seed,
-                             std::uint64_t provider_seed);
+// The 64-bit seed of a request: FNV-1a over the task id, the role and
+// content of its first `messages` messages (all by default), `request_seed`
+// and `provider_seed`.
+std::uint64_t SimulationSeed(const ChatRequest& request, std::uint64_t request_seed, std::uint64_t provider_seed,
+                             std::size_t messages = SIZE_MAX);
 
 }  // namespace skillrunner::providers

@@ -90,6 +90,32 @@ TEST_F(CliTest, ShippedWordStatsSkillRuns) {
             R"({"words":5,"lines":1,"characters":19,"top_words":[{"word":"the","count":2}]})");
 }
 
+// The shipped validators example, as scripts/demo.sh runs it: the simulated
+// model's first answer breaks the Python rule, the fresh retry (no assistant
+// turn) repairs what the rule named.
+TEST_F(CliTest, ShippedRouteIncidentSkillRetriesWhatItsPythonRuleRejects) {
+  auto result = Skillrunner(SKILLRUNNER_SOURCE_DIR,
+                            "--provider simulated run route_incident --show-request --input "
+                            "'{\"report\": \"All API calls return 503.\", \"service\": \"payments\"}'");
+  ASSERT_EQ(result.status, 0) << result.out;
+  json::value answer = json::parse(result.out);
+  const json::array& attempts = answer.at("attempts").as_array();
+  ASSERT_EQ(attempts.size(), 2u);
+  EXPECT_EQ(attempts[0].at("kind"), "rule");
+  EXPECT_EQ(json::serialize(attempts[0].at("errors")),
+            R"([{"path":"/page_oncall","message":"a sev1 incident must page on-call"}])");
+  EXPECT_EQ(json::parse(std::string(attempts[0].at("raw").as_string())).at("page_oncall"), false);
+  EXPECT_EQ(attempts[1].at("kind"), "ok");
+  const json::array& retry = attempts[1].at("request").at("messages").as_array();
+  ASSERT_EQ(retry.size(), 3u);
+  EXPECT_EQ(retry[1], attempts[0].at("request").at("messages").at(1));
+  EXPECT_EQ(retry[2].at("role"), "user");
+  EXPECT_NE(std::string(retry[2].at("content").as_string()).find("- /page_oncall: a sev1 incident must page on-call"),
+            std::string::npos);
+  EXPECT_EQ(answer.at("output").at("severity"), "sev1");
+  EXPECT_EQ(answer.at("output").at("page_oncall"), true);
+}
+
 TEST_F(CliTest, BadInputIsInputInvalidWithPointersAsJson) {
   auto result = Skillrunner(tree_.root(), "run upper --input '{\"text\": 7}'");
   EXPECT_EQ(result.status, 2);

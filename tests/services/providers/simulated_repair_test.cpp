@@ -71,6 +71,41 @@ TEST_F(SimulatedRepairTest, WrongTypeAtAttemptOneIsRepairedAtAttemptTwoKeepingTh
   EXPECT_EQ(json::serialize(before), json::serialize(after));  // same members, same order
 }
 
+TEST_F(SimulatedRepairTest, WhatARuleNamesChangesToSomethingNotEmptyAndTheRestIsKept) {
+  ChatRequest first = First("[]");
+  json::object before = json::parse(Answer(first)).as_object();
+  // A rule rejected a schema-valid answer: the boolean it names flips, the
+  // absent list it names comes back with items.
+  std::string errors = "- /needs_human: a priority-1 ticket always needs a human\n"
+                       "- /tags: must not be empty, found absent";
+  json::object after = json::parse(Answer(Retry(first, json::serialize(before), errors))).as_object();
+  EXPECT_EQ(after["needs_human"], json::value(!before["needs_human"].as_bool()));
+  ASSERT_TRUE(after["tags"].is_array());
+  EXPECT_FALSE(after["tags"].as_array().empty());
+  for (const char* key : {"priority", "category", "summary"}) EXPECT_EQ(after[key], before[key]) << key;
+}
+
+TEST_F(SimulatedRepairTest, AFreshRetryRepairsTheAnswerTheOriginalMessagesGot) {
+  ChatRequest first = First("[]");
+  json::object before = json::parse(Answer(first)).as_object();
+  // DESIGN 9.2 fresh: no assistant turn, the errors in one more user turn.
+  ChatRequest fresh = first;
+  fresh.metadata.attempt += 1;
+  fresh.messages.push_back({"user", "An earlier answer to this request did not match the JSON Schema. "
+                                    "Every error, by JSON pointer:\n- /summary: must not be empty, found an "
+                                    "empty string\nAnswer with the corrected JSON only."});
+  json::object after = json::parse(Answer(fresh)).as_object();
+  EXPECT_NE(after["summary"], before["summary"]);
+  EXPECT_NE(after["summary"], json::value(""));
+  after.erase("summary");
+  before.erase("summary");
+  EXPECT_EQ(json::serialize(after), json::serialize(before));
+  // One user turn is a first request, whatever its text holds.
+  ChatRequest lines = first;
+  lines.messages[1].content = "Ticket:\n- /summary: is what the customer wrote";
+  EXPECT_FALSE(simulation::FindRepairRequest(lines.messages).has_value());
+}
+
 TEST_F(SimulatedRepairTest, MissingPropertyIsAddedAndUnexpectedOneRemoved) {
   ChatRequest first = First(R"([{"attempt":1,"fault":"missing_field","path":"/summary"},
                                 {"attempt":1,"fault":"extra_field"}])");
