@@ -41,6 +41,18 @@ json::value FirstLoopRequest() {
   return request;
 }
 
+// `request` continued after `answer` with the feedback `turn`, colder: the
+// continuation retry of DESIGN 5.1.
+json::value Continued(json::value request, const std::string& answer, const std::string& turn) {
+  auto& messages = request.at("messages").as_array();
+  messages.push_back(json::object{{"role", "assistant"}, {"content", answer}});
+  messages.push_back(json::object{{"role", "user"}, {"content", turn}});
+  request.at("temperature") = 0.2;
+  return request;
+}
+
+constexpr const char* kAnswerAgain = "Answer again with the corrected JSON only: one JSON value, no prose, no code fence.";
+
 void ExpectValidAgainstSpec(const LlmTestBed& bed) {
   if (test_support::OpenAiRequestSchema() == nullptr) return;
   for (const auto& body : bed.Bodies()) {
@@ -71,17 +83,9 @@ TEST_F(GenerationLoopbackTest, LoopModelRetriesOnceColderWithEveryErrorFedBack) 
   json::value first_request = FirstLoopRequest();
   EXPECT_EQ(bodies[0], first_request);
 
-  json::value second_request = first_request;
-  auto& messages = second_request.at("messages").as_array();
-  messages.push_back(json::object{{"role", "assistant"}, {"content", first}});
-  messages.push_back(json::object{
-      {"role", "user"},
-      {"content",
-       "Your answer does not match the JSON Schema. Every error, by JSON pointer:\n"
-       "- /priority: expected integer, found string \"high\"\n"
-       "Answer again with the corrected JSON only: one JSON value, no prose, no code fence."}});
-  second_request.at("temperature") = 0.2;
-  EXPECT_EQ(bodies[1], second_request);
+  EXPECT_EQ(bodies[1], Continued(first_request, first,
+                                 "Your answer does not match the JSON Schema. Every error, by JSON pointer:\n"
+                                 "- /priority: expected integer, found string \"high\"\n" + std::string(kAnswerAgain)));
 
   EXPECT_EQ(outcome->metrics.mode, RunMode::kValidationLoop);
   EXPECT_EQ(outcome->metrics.attempts, 2);
@@ -212,17 +216,9 @@ TEST_F(GenerationLoopbackTest, ASchemaValidAnswerANonEmptyRuleRejectsIsRetriedWi
   ASSERT_TRUE(outcome) << json::serialize(ToJson(outcome));
   auto bodies = bed_.Bodies();
   ASSERT_EQ(bodies.size(), 2u);
-  json::value expected = bodies[0];
-  auto& messages = expected.at("messages").as_array();
-  messages.push_back(json::object{{"role", "assistant"}, {"content", first}});
-  messages.push_back(json::object{
-      {"role", "user"},
-      {"content",
-       "Your answer matches the JSON Schema but breaks these rules, by JSON pointer:\n"
-       "- /note: must not be empty, found an empty string\n"
-       "Answer again with the corrected JSON only: one JSON value, no prose, no code fence."}});
-  expected.at("temperature") = 0.2;
-  EXPECT_EQ(bodies[1], expected);
+  EXPECT_EQ(bodies[1], Continued(bodies[0], first,
+                                 "Your answer matches the JSON Schema but breaks these rules, by JSON pointer:\n"
+                                 "- /note: must not be empty, found an empty string\n" + std::string(kAnswerAgain)));
   ASSERT_EQ(outcome->attempts.size(), 2u);
   EXPECT_EQ(outcome->attempts[0].kind, AttemptKind::kRule);
   EXPECT_EQ(outcome->attempts[0].errors,
@@ -284,16 +280,9 @@ TEST_F(GenerationLoopbackTest, AnExecRuleRejectionIsRetriedWithItsMessageByPoint
   ASSERT_EQ(bodies.size(), 2u);
   json::value expected = FirstLoopRequest();
   EXPECT_EQ(bodies[0], expected);
-  auto& messages = expected.at("messages").as_array();
-  messages.push_back(json::object{{"role", "assistant"}, {"content", first}});
-  messages.push_back(json::object{
-      {"role", "user"},
-      {"content",
-       "Your answer matches the JSON Schema but breaks these rules, by JSON pointer:\n"
-       "- /priority: a billing ticket is at most priority 2\n"
-       "Answer again with the corrected JSON only: one JSON value, no prose, no code fence."}});
-  expected.at("temperature") = 0.2;
-  EXPECT_EQ(bodies[1], expected);
+  EXPECT_EQ(bodies[1], Continued(expected, first,
+                                 "Your answer matches the JSON Schema but breaks these rules, by JSON pointer:\n"
+                                 "- /priority: a billing ticket is at most priority 2\n" + std::string(kAnswerAgain)));
   ASSERT_EQ(outcome->attempts.size(), 2u);
   EXPECT_EQ(outcome->attempts[0].kind, AttemptKind::kRule);
   EXPECT_EQ(outcome->attempts[0].errors,
@@ -465,16 +454,9 @@ TEST_F(GenerationLoopbackTest, AnArrayRootOnANativeOpenAiModelGoesOnTheWireWrapp
   EXPECT_EQ(outcome->attempts[0].raw, first);
   EXPECT_EQ(outcome->attempts[0].errors,
             (std::vector<FieldError>{{"", "expected unique items, found item 1 equal to item 0"}}));
-  auto& messages = expected.at("messages").as_array();
-  messages.push_back(json::object{{"role", "assistant"}, {"content", first}});
-  messages.push_back(json::object{
-      {"role", "user"},
-      {"content",
-       "Your answer does not match the JSON Schema. Every error, by JSON pointer:\n"
-       "- /value: expected unique items, found item 1 equal to item 0\n"
-       "Answer again with the corrected JSON only: one JSON value, no prose, no code fence."}});
-  expected.at("temperature") = 0.2;
-  EXPECT_EQ(bodies[1], expected);
+  EXPECT_EQ(bodies[1], Continued(expected, first,
+                                 "Your answer does not match the JSON Schema. Every error, by JSON pointer:\n"
+                                 "- /value: expected unique items, found item 1 equal to item 0\n" + std::string(kAnswerAgain)));
   EXPECT_EQ(outcome->attempts[1].raw, R"({"value":["login","bug"]})");
   ExpectValidAgainstSpec(bed_);
 }
