@@ -78,7 +78,7 @@ local function rise_in(s)
 end
 local function cut(s, sampled)
   local before = s.rate or math.max(60 * s.sent / math.max(1, (now - s.changed) / 1000), 2 * s.accepted)
-  local estimate, nextrate = before / 2, before / 2
+  local estimate, nextrate = before, before  -- no sample: probe up from the burst's rate
   if sampled then
     local share = s.refused / s.sent
     estimate = s.rate * (1 - share)

@@ -42,11 +42,11 @@ TEST(RequestLimiterTest, AConfiguredRatePacesCallersInArrivalOrder) {
   EXPECT_EQ(clock.DelaysMs(), (std::vector<std::int64_t>{500, 500, 500}));
 }
 
-// An unconfigured limiter's first burst refused (100 sent at once, the first refused), then
-// 25 at the halved pace of which the provider refuses 6: cut to 2,400 a minute.
+// An unconfigured limiter's first burst refused (50 sent at once, the first refused), then
+// 25 at the burst's pace of which the provider refuses 6: cut to 2,400 a minute.
 void LearnFromABurst(RequestLimiter& limiter, FakeClock& clock) {
   std::vector<Limiter::Ticket> burst;
-  for (int i = 0; i < 100; ++i) burst.push_back(RunAwaitable(limiter.Acquire(kFarFuture, 0)).ticket);
+  for (int i = 0; i < 50; ++i) burst.push_back(RunAwaitable(limiter.Acquire(kFarFuture, 0)).ticket);
   clock.Advance(milliseconds(10));
   limiter.Report(burst[0], true, 0);
   limiter.Report(burst[1], true, 0);  // sent before the rate changed: not its sample
@@ -69,15 +69,15 @@ int SendUntilTheRateChanges(RequestLimiter& limiter, int most = 10'000) {
   return sent;
 }
 
-TEST(RequestLimiterTest, AFirstBurstHalvesThenTheShareTheProviderTookSetsTheRate) {
+TEST(RequestLimiterTest, AFirstBurstSetsItsOwnPaceThenTheShareTheProviderTookSetsTheRate) {
   FakeClock clock;
   RequestLimiter limiter(RateLimit{}, clock);
   std::vector<Limiter::Ticket> burst;
-  for (int i = 0; i < 100; ++i) burst.push_back(RunAwaitable(limiter.Acquire(kFarFuture, 0)).ticket);
+  for (int i = 0; i < 50; ++i) burst.push_back(RunAwaitable(limiter.Acquire(kFarFuture, 0)).ticket);
   EXPECT_TRUE(clock.sleeps.empty());  // unlimited until the first 429
   clock.Advance(milliseconds(10));
   limiter.Report(burst[0], true, 0);
-  // 100 sent in (under) a second and nothing to sample: half of 6,000 a minute.
+  // 50 sent in (under) a second and nothing to sample: 3,000 a minute, probed up from.
   EXPECT_EQ(limiter.rate_per_minute(), 3000);
   limiter.Report(burst[1], true, 0);  // sent before the rate changed: not its sample
   EXPECT_EQ(limiter.rate_per_minute(), 3000);
@@ -137,7 +137,7 @@ TEST(RequestLimiterTest, ProbingPastItsCapIsUnlimitedAgainOnlyWhenNobodyWaited) 
     FakeClock clock;
     RequestLimiter limiter(RateLimit{}, clock);
     std::vector<Limiter::Ticket> burst;
-    for (int i = 0; i < 100; ++i) burst.push_back(RunAwaitable(limiter.Acquire(kFarFuture, 0)).ticket);
+    for (int i = 0; i < 50; ++i) burst.push_back(RunAwaitable(limiter.Acquire(kFarFuture, 0)).ticket);
     limiter.Report(burst[0], true, 0);
     ASSERT_EQ(limiter.rate_per_minute(), 3000);  // probing: doubling each half second
     std::vector<std::optional<double>> rates;
@@ -147,14 +147,14 @@ TEST(RequestLimiterTest, ProbingPastItsCapIsUnlimitedAgainOnlyWhenNobodyWaited) 
       if (rates.empty() || rates.back() != limiter.rate_per_minute()) rates.push_back(limiter.rate_per_minute());
     }
     EXPECT_TRUE(clock.sleeps.empty());
-    EXPECT_EQ(rates, (std::vector<std::optional<double>>{3000, 6000, 12000, std::nullopt}));
+    EXPECT_EQ(rates, (std::vector<std::optional<double>>{3000, 6000, std::nullopt}));
   }
   // Requests as fast as the pace lets them: it holds them back, so it doubles on.
   {
     FakeClock clock;
     RequestLimiter limiter(RateLimit{}, clock);
     std::vector<Limiter::Ticket> burst;
-    for (int i = 0; i < 100; ++i) burst.push_back(RunAwaitable(limiter.Acquire(kFarFuture, 0)).ticket);
+    for (int i = 0; i < 50; ++i) burst.push_back(RunAwaitable(limiter.Acquire(kFarFuture, 0)).ticket);
     limiter.Report(burst[0], true, 0);
     SendUntilTheRateChanges(limiter);
     SendUntilTheRateChanges(limiter);
@@ -169,14 +169,14 @@ TEST(RequestLimiterTest, ARiseBringsWaitersAlreadyAsleepForwardInTheirOrder) {
   RequestLimiter limiter(RateLimit{}, clock);
   boost::asio::io_context io;
   std::vector<Limiter::Ticket> burst;
-  for (int i = 0; i < 10; ++i) {
+  for (int i = 0; i < 5; ++i) {
     boost::asio::co_spawn(io, limiter.Acquire(kFarFuture, 0),
                           [&](std::exception_ptr, Limiter::Admission a) { burst.push_back(a.ticket); });
   }
   clock.Run(io);
-  ASSERT_EQ(burst.size(), 10u);
+  ASSERT_EQ(burst.size(), 5u);
   limiter.Report(burst[0], true, 0);
-  ASSERT_EQ(limiter.rate_per_minute(), 300);  // half of 10 in a second; probing
+  ASSERT_EQ(limiter.rate_per_minute(), 300);  // 5 in a second; probing
   // 20 callers at once: at 5 a second the last would go after 3.8 s. Each half second of
   // requests with no 429 doubles the pace, and the waiters already asleep go sooner too.
   const Clock::TimePoint start = clock.Now();
@@ -276,10 +276,9 @@ TEST(LimitedProviderTest, A429SlowsTheNextRequestsAndATooLateSlotIsOverloaded) {
   auto first_after = RunAwaitable(limited.Chat(request));
   auto second_after = RunAwaitable(limited.Chat(request));
   ASSERT_TRUE(first_after && second_after);
-  // Paced at 60 a minute (half of the two sent in the second before): one a second after
-  // the refused one; it was taken, and probing doubles the pace: the next half a second
-  // later. Each says how long it waited.
-  EXPECT_EQ(first_after->queued_ms, 1000);
+  // Paced at 120 a minute (the two sent in the second before): half a second after the
+  // refused one, and the next half a second after that. Each says how long it waited.
+  EXPECT_EQ(first_after->queued_ms, 500);
   EXPECT_EQ(second_after->queued_ms, 500);
   request.timeout = milliseconds(1);
   auto late = RunAwaitable(limited.Chat(request));
