@@ -119,6 +119,21 @@ Attempt AnsweredAttempt(const Conversation& c, const ChatResponse& answer, std::
   return attempt;
 }
 
+// What a `length` finish means, stated from what the provider reported
+// (DESIGN 9.3): the output tokens against the budget; fewer than the budget
+// means something else ended it, most likely the model's context window.
+std::string TruncationMessage(const providers::Usage& usage, int max_output_tokens) {
+  const std::string budget = "max_output_tokens " + std::to_string(max_output_tokens);
+  if (usage.estimated || usage.output_tokens <= 0) return "the answer was cut off (" + budget + ")";
+  std::string message = "the answer was cut off after " + Count(static_cast<std::size_t>(usage.output_tokens),
+                                                                "output token", "output tokens") +
+                        " (" + budget + ")";
+  if (usage.output_tokens < max_output_tokens) {
+    message += "; the prompt and answer may have filled the model's context window";
+  }
+  return message;
+}
+
 // Refusal, content filter and truncation end the generation (or, for a
 // truncation with its retry left, ask the same again with room to finish).
 // nullopt when the answer is to be checked.
@@ -140,8 +155,7 @@ std::optional<std::optional<Error>> Stopped(Conversation& c, const ChatResponse&
     return end(AttemptKind::kContentFilter, why, Terminal(ErrorCode::kContentFiltered, why));
   }
   if (answer.finish_reason != FinishReason::kLength) return std::nullopt;
-  const std::string why = "the answer was cut off at max_output_tokens (" +
-                          std::to_string(c.request.max_output_tokens) + ")";
+  const std::string why = TruncationMessage(answer.usage, c.request.max_output_tokens);
   if (!c.truncation_retry_left) return end(AttemptKind::kTruncated, why, Terminal(ErrorCode::kTruncated, why));
   attempt.kind = AttemptKind::kTruncated;
   attempt.errors = {{"", why}};

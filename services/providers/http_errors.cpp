@@ -86,6 +86,10 @@ ProviderError ErrorFromTransport(const http::HttpError& transport) {
     case http::HttpErrorKind::kTimeout:
       error.kind = ProviderError::Kind::kTimeout;
       error.retryable = true;
+      // The HTTP client's "timed out after 400 ms", said of the provider.
+      if (error.message.starts_with("timed out after ")) {
+        error.message = "no answer within " + error.message.substr(16);
+      }
       break;
     case http::HttpErrorKind::kTls:
       error.kind = ProviderError::Kind::kNetwork;

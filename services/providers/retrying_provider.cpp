@@ -138,9 +138,10 @@ std::variant<milliseconds, Stop> NextDelay(const ProviderError& error, const Tra
   }
   if (budget.rate_limited) delay += milliseconds(static_cast<std::int64_t>(spread * 1000));
   if (ctx.clock().Now() + delay >= ctx.deadline()) {
+    // What happened first (the provider's failure), then the retry it skipped.
     return Stop{ToError(error, ErrorCode::kTimeout,
-                        "the invocation deadline leaves no time for the " + std::to_string(delay.count()) +
-                            " ms wait before the next try: " + Describe(error))};
+                        Describe(error) + "; the invocation deadline leaves no time for the " +
+                            std::to_string(delay.count()) + " ms wait before a retry")};
   }
   return delay;
 }

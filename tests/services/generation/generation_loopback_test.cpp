@@ -517,10 +517,25 @@ TEST_F(GenerationLoopbackTest, TruncationIsTruncatedAndTheCutTextIsNeverResent) 
   auto outcome = bed_.Invoke("triage", R"({"text":"x"})");
   ASSERT_FALSE(outcome);
   EXPECT_EQ(outcome.error().error.code, ErrorCode::kTruncated);
-  EXPECT_EQ(outcome.error().error.message, "the answer was cut off at max_output_tokens (300)");
+  EXPECT_EQ(outcome.error().error.message, "the answer was cut off after 300 output tokens (max_output_tokens 300)");
   EXPECT_EQ(bed_.server().request_count(), 1u);
   EXPECT_EQ(outcome.error().attempts[0].kind, AttemptKind::kTruncated);
   EXPECT_EQ(outcome.error().metrics.output_tokens, 300);
+}
+
+// What a real llama.cpp server with a 512-token context did: `length` after
+// 257 output tokens of a 1024 budget.
+TEST_F(GenerationLoopbackTest, TruncationBeforeTheBudgetSaysTheContextWindowMayHaveFilled) {
+  bed_.AddSkill("triage", TriageSkill("m-loop"));
+  bed_.Start();
+  bed_.server().Enqueue({.body = OpenAiAnswer(R"({"priority": 1, "cat)", "length", 255, 257)});
+  auto outcome = bed_.Invoke("triage", R"({"text":"x"})");
+  ASSERT_FALSE(outcome);
+  EXPECT_EQ(outcome.error().error.code, ErrorCode::kTruncated);
+  EXPECT_EQ(outcome.error().error.message,
+            "the answer was cut off after 257 output tokens (max_output_tokens 300); the prompt and answer may "
+            "have filled the model's context window");
+  EXPECT_EQ(outcome.error().attempts[0].errors.at(0).message, outcome.error().error.message);
 }
 
 TEST_F(GenerationLoopbackTest, TruncationRetryDoublesTheBudgetWithTheOriginalMessages) {

@@ -51,10 +51,10 @@ class ProviderLoopbackTest : public ::testing::Test {
     options.base_url = server_.base_url();
     return std::make_unique<AnthropicProvider>(options, http::MakeHttpClient(io_.get_executor()), TestEnv);
   }
-  Result<ChatResponse> Send(Provider& provider, ChatRequest request = SimpleRequest()) {
-    RetryingProvider retrying(provider);
-    ctx_ = std::make_unique<InvocationContext>("s", InvocationOptions{}, sleeper_.Now() + std::chrono::minutes(5),
-                                               sleeper_);
+  Result<ChatResponse> Send(Provider& provider, ChatRequest request = SimpleRequest(),
+                            std::chrono::milliseconds deadline = std::chrono::minutes(5)) {
+    RetryingProvider retrying(provider, RetryingProviderOptions{[] { return 0.0; }, {}});
+    ctx_ = std::make_unique<InvocationContext>("s", InvocationOptions{}, sleeper_.Now() + deadline, sleeper_);
     auto future = boost::asio::co_spawn(io_, retrying.Chat(std::move(request), policy_, *ctx_),
                                         boost::asio::use_future);
     io_.restart();
@@ -158,6 +158,24 @@ TEST_F(ProviderLoopbackTest, AnHourLongRetryAfterFailsAtOnce) {
   EXPECT_TRUE(sleeper_.delays.empty());
   EXPECT_EQ(result.error().code, ErrorCode::kProviderUnavailable);
   EXPECT_EQ(result.error().details.at("retry_after_ms"), 3600000);
+}
+
+// A deadline that ends during the backoff wait after a provider timeout: the
+// timeout first, the skipped retry second.
+TEST_F(ProviderLoopbackTest, ATimeoutWithNoTimeLeftToRetrySaysSoInThatOrder) {
+  auto provider = MakeOpenAi();
+  server_.SetDefault({.body = OpenAiAnswer("{}"), .delay = std::chrono::milliseconds(2000)});
+  ChatRequest request = SimpleRequest();
+  request.timeout = std::chrono::milliseconds(400);
+  auto result = Send(*provider, request, std::chrono::milliseconds(1000));
+  ASSERT_FALSE(result);
+  EXPECT_EQ(result.error().code, ErrorCode::kTimeout);
+  EXPECT_EQ(result.error().message,
+            "no answer within 400 ms; the invocation deadline leaves no time for the 2000 ms wait before a retry");
+  EXPECT_EQ(server_.request_count(), 1u);
+  ASSERT_EQ(ctx_->attempts().size(), 1u);
+  EXPECT_EQ(ctx_->attempts()[0].kind, AttemptKind::kTransient);
+  EXPECT_EQ(ctx_->attempts()[0].errors.at(0).message, "no answer within 400 ms");
 }
 
 TEST_F(ProviderLoopbackTest, DroppedConnectionIsRetried) {

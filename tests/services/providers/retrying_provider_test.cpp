@@ -242,8 +242,7 @@ TEST_F(RetryingProviderTest, TheDeadlineBoundsTheWaits) {
   EXPECT_EQ(result.error().code, ErrorCode::kTimeout);
   EXPECT_EQ(sleeper_.DelaysMs(), (std::vector<std::int64_t>{2000}));  // 2 s fits, 4 s does not
   EXPECT_EQ(result.error().message,
-            "the invocation deadline leaves no time for the 4000 ms wait before the next try: "
-            "HTTP 503: boom 503");
+            "HTTP 503: boom 503; the invocation deadline leaves no time for the 4000 ms wait before a retry");
 }
 
 TEST_F(RetryingProviderTest, APassedDeadlineSendsNothing) {
