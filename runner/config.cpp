@@ -38,6 +38,11 @@ Config BuiltinConfig() {
 
 namespace {
 
+// Provider settings that only one kind takes.
+constexpr std::pair<std::string_view, std::string_view> kKindKeys[] = {
+    {"max_tokens_field", "openai"}, {"auth_header", "openai"}, {"query", "openai"},
+    {"anthropic_version", "anthropic"}, {"faults", "simulated"}, {"latency_ms", "simulated"}, {"seed", "simulated"}};
+
 struct KindDefaults {
   std::string_view base_url;
   std::string_view key_env;
@@ -117,6 +122,14 @@ std::expected<Config, std::vector<Diagnostic>> LoadConfig(const std::string& pat
         provider.base_url = defaults->base_url;
       }
       if (provider.api_key_env.empty()) provider.api_key_env = defaults->key_env;
+    }
+    for (const auto& [key, kind] : kKindKeys) {
+      if (p.contains(key) && provider.kind != kind) {
+        std::string pointer = AppendPointer(AppendPointer("/providers", name), key);
+        problems.push_back({path, doc->positions.FindKey(pointer), pointer + ": only " + std::string(kind) +
+                                                                       " providers take \"" + std::string(key) +
+                                                                       "\" (this one is " + provider.kind + ")"});
+      }
     }
     if (auto* faults = p.if_contains("faults"); faults && provider.kind == "simulated") {
       auto script = providers::ParseFaultScript(*faults, providers::FaultScriptScope::kConfig);

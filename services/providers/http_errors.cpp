@@ -1,6 +1,7 @@
 #include "services/providers/http_errors.h"
 
 #include <boost/url/parse.hpp>
+#include <boost/url/url.hpp>
 
 #include <charconv>
 #include <cmath>
@@ -175,6 +176,15 @@ boost::asio::awaitable<std::expected<ChatResponse, ProviderError>> PostChat(
 std::string JoinUrl(std::string_view base_url, std::string_view path) {
   while (!base_url.empty() && base_url.back() == '/') base_url.remove_suffix(1);
   return std::string(base_url) + std::string(path);
+}
+
+std::string WithQuery(std::string url, const QueryParams& query) {
+  if (query.empty()) return url;
+  auto parsed = boost::urls::parse_uri_reference(url);
+  if (!parsed) return url;  // the config checked the base URL: not reached
+  boost::urls::url out(*parsed);
+  for (const auto& [key, value] : query) out.params().append({key, value});
+  return std::string(out.buffer());
 }
 
 bool IsLoopbackUrl(std::string_view url) {

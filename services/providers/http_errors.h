@@ -80,6 +80,11 @@ boost::asio::awaitable<std::expected<ChatResponse, ProviderError>> PostChat(
 // `base_url` without trailing slashes, then `path`.
 std::string JoinUrl(std::string_view base_url, std::string_view path);
 
+// `url` with each of `query` appended as a percent-encoded parameter
+// ("?api-version=2024-10-21"); unchanged when there are none.
+using QueryParams = std::vector<std::pair<std::string, std::string>>;
+std::string WithQuery(std::string url, const QueryParams& query);
+
 // True when `url`'s host is 127.0.0.0/8, ::1 or localhost.
 bool IsLoopbackUrl(std::string_view url);
 

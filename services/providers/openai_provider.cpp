@@ -74,8 +74,9 @@ json::object OpenAiProvider::RequestBody(const ChatRequest& request) const {
 
 boost::asio::awaitable<std::expected<ChatResponse, ProviderError>> OpenAiProvider::Chat(
     const ChatRequest& request) {
-  ChatCall call{JoinUrl(options_.base_url, "/chat/completions"), {}, "authorization", "Bearer ",
-                ParseOpenAiError, ParseOpenAiResponse};
+  const bool bearer = options_.auth_header == "authorization";
+  ChatCall call{WithQuery(JoinUrl(options_.base_url, "/chat/completions"), options_.query), {},
+                options_.auth_header, bearer ? "Bearer " : "", ParseOpenAiError, ParseOpenAiResponse};
   KeySource source{env_, options_.api_key_env, options_.name, options_.base_url};
   co_return co_await PostChat(*client_, source, std::move(call), CompactJson(RequestBody(request)), request);
 }

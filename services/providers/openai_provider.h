@@ -5,6 +5,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "services/http/http_client.h"
 #include "services/common/env.h"
@@ -20,6 +22,11 @@ struct OpenAiOptions {
   // "max_completion_tokens" (OpenAI) or "max_tokens" (Ollama and other
   // compatible servers that ignore the newer name; PROVIDERS.md §4).
   std::string max_tokens_field = "max_completion_tokens";
+  // How the key is sent (DESIGN 9.3): "authorization" (Bearer KEY) or
+  // "api-key" (KEY; Azure OpenAI).
+  std::string auth_header = "authorization";
+  // Query parameters on every request (Azure's api-version).
+  std::vector<std::pair<std::string, std::string>> query;
 };
 
 // The `openai` kind: POST {base_url}/chat/completions (PROVIDERS.md §1). The

@@ -54,6 +54,14 @@ std::expected<std::unique_ptr<ProviderSet>, std::string> ProviderSet::Create(
       if (auto* v = settings.if_contains("max_tokens_field"); v && v->is_string()) {
         options.max_tokens_field = std::string(v->as_string());
       }
+      if (auto* v = settings.if_contains("auth_header"); v && v->is_string()) {
+        options.auth_header = std::string(v->as_string());
+      }
+      if (auto* v = settings.if_contains("query"); v && v->is_object()) {
+        for (const auto& [key, value] : v->as_object()) {
+          if (value.is_string()) options.query.emplace_back(std::string(key), std::string(value.as_string()));
+        }
+      }
       set->providers_[name] = std::make_shared<OpenAiProvider>(
           options, http::MakeHttpClient(executor, HttpOptions(settings)), env);
     } else if (provider.kind == "anthropic") {

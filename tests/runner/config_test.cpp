@@ -130,6 +130,42 @@ default_provider: missing
                             "[\"openai\",\"anthropic\",\"simulated\"], found \"opnai\"");
 }
 
+TEST(ConfigTest, AzureSettingsAreOpenAiKindOnlyAndEachMisplacedKeyIsPlaced) {
+  testing::TempTree tree;
+  auto good = tree.Write("good.yaml", R"(providers:
+  azure: { kind: openai, base_url: "https://res.openai.azure.com/openai/deployments/dep",
+           auth_header: api-key, query: { api-version: "2024-10-21" }, api_key_env: AZURE_OPENAI_API_KEY }
+)");
+  auto config = LoadConfig(good.string(), NoEnv);
+  ASSERT_TRUE(config) << config.error()[0].ToString();
+  EXPECT_EQ(config->providers.at("azure").settings.at("auth_header"), "api-key");
+  auto bad = tree.Write("bad.yaml", R"(providers:
+  claude: { kind: anthropic, auth_header: api-key }
+  sim: { kind: simulated, query: { a: b } }
+  gw: { kind: openai, auth_header: x-key }
+)");
+  auto refused = LoadConfig(bad.string(), NoEnv);
+  ASSERT_FALSE(refused);
+  std::vector<std::string> lines;
+  for (const auto& d : refused.error()) lines.push_back(d.ToString());
+  EXPECT_EQ(lines, (std::vector<std::string>{
+                       bad.string() + ":4:36: /providers/gw/auth_header: expected one of "
+                                      "[\"authorization\",\"api-key\"], found \"x-key\""}));
+  auto misplaced = tree.Write("misplaced.yaml", R"(providers:
+  claude: { kind: anthropic, auth_header: api-key }
+  sim: { kind: simulated, query: { a: b } }
+)");
+  refused = LoadConfig(misplaced.string(), NoEnv);
+  ASSERT_FALSE(refused);
+  lines.clear();
+  for (const auto& d : refused.error()) lines.push_back(d.ToString());
+  EXPECT_EQ(lines, (std::vector<std::string>{
+                       misplaced.string() + ":2:30: /providers/claude/auth_header: only openai providers take "
+                                            "\"auth_header\" (this one is anthropic)",
+                       misplaced.string() + ":3:27: /providers/sim/query: only openai providers take \"query\" "
+                                            "(this one is simulated)"}));
+}
+
 TEST(ConfigTest, UnknownProviderReferencesAreErrors) {
   testing::TempTree tree;
   auto path = tree.Write("c.yaml", R"(providers:

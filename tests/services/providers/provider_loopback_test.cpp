@@ -212,6 +212,39 @@ TEST_F(ProviderLoopbackTest, OpenAiRequestIsExactlyTheDocumentedShape) {
   }
 }
 
+// Azure OpenAI (DESIGN 9.3): a deployment URL, the key in api-key, the
+// api-version query on every request; its error body and retry-after-ms are
+// read as OpenAI's.
+TEST_F(ProviderLoopbackTest, AnAzureDeploymentGetsTheApiKeyHeaderAndTheQueryOnEveryRequest) {
+  OpenAiOptions options;
+  options.name = "azure";
+  options.base_url = server_.base_url() + "/openai/deployments/gpt4o-prod";
+  options.api_key_env = "OPENAI_API_KEY";
+  options.auth_header = "api-key";
+  options.query = {{"api-version", "2024-10-21"}, {"note", "a b&c"}};
+  OpenAiProvider provider(options, http::MakeHttpClient(io_.get_executor()), TestEnv);
+  server_.Enqueue({.status = 429,
+                   .headers = {{"retry-after-ms", "250"}, {"x-request-id", "az-1"}},
+                   .body = R"({"error":{"code":"429","message":"Requests to the ChatCompletions_Create )"
+                           R"(Operation have exceeded call rate limit."}})"});
+  server_.Enqueue({.body = OpenAiAnswer("{}")});
+  auto result = Send(provider);
+  ASSERT_TRUE(result) << result.error().message;
+  auto requests = server_.requests();
+  ASSERT_EQ(requests.size(), 2u);
+  for (const auto& request : requests) {
+    EXPECT_EQ(request.target, "/openai/deployments/gpt4o-prod/chat/completions?api-version=2024-10-21&note=a%20b%26c");
+    EXPECT_EQ(request.Header("api-key"), kTestApiKey);
+    EXPECT_EQ(request.Header("authorization"), "");
+  }
+  ASSERT_EQ(ctx_->attempts().size(), 1u);
+  EXPECT_EQ(ctx_->attempts()[0].errors.at(0).message,
+            "HTTP 429: Requests to the ChatCompletions_Create Operation have exceeded call rate limit.");
+  ASSERT_EQ(sleeper_.delays.size(), 1u);
+  EXPECT_GE(sleeper_.delays[0], 250);  // retry-after-ms, plus the rate-limit spread
+  EXPECT_LT(sleeper_.delays[0], 1250);
+}
+
 TEST_F(ProviderLoopbackTest, AnAnswerThatIsNotAChatCompletionIsAProviderError) {
   auto provider = MakeOpenAi();
   server_.Enqueue({.headers = {{"x-request-id", "req_bad"}}, .body = "<html>gateway</html>"});
