@@ -477,7 +477,15 @@ class SkillLoader {
     skill_.provider_kind = config_.KindOf(skill_.provider);
     skill_.output_mode = skill_.structured_output.value_or(config_.StructuredOutputFor(skill_.model));
     if (skill_.template_type != TemplateType::kLlmJsonGeneration) return nullptr;
-    if (skill_.output_mode != OutputMode::kNative || skill_.provider_kind == "simulated") return nullptr;
+    if (skill_.output_mode == OutputMode::kTool && skill_.provider_kind != "openai" &&
+        skill_.provider_kind != "anthropic" && skill_.provider_kind != "simulated") {
+      Error(Has("structured_output") ? "/structured_output" : "/model",
+            "tool mode needs an openai or anthropic provider; model \"" + skill_.model + "\" runs on a " +
+                skill_.provider_kind + " one");
+      return nullptr;
+    }
+    const bool strict_wire = skill_.output_mode == OutputMode::kNative || skill_.output_mode == OutputMode::kTool;
+    if (!strict_wire || skill_.provider_kind == "simulated") return nullptr;
     if (!skill_.output_schema) return nullptr;  // already reported
     auto dialect = skill_.provider_kind == "anthropic" ? generation::StrictDialect::kAnthropic
                                                        : generation::StrictDialect::kOpenAi;

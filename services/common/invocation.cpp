@@ -39,12 +39,13 @@ std::string_view OutputModeName(OutputMode mode) {
     case OutputMode::kNative: return "native";
     case OutputMode::kJsonObject: return "json_object";
     case OutputMode::kNone: return "none";
+    case OutputMode::kTool: return "tool";
   }
   return "none";
 }
 
 std::optional<OutputMode> ParseOutputMode(std::string_view word) {
-  for (OutputMode mode : {OutputMode::kNative, OutputMode::kJsonObject, OutputMode::kNone}) {
+  for (OutputMode mode : {OutputMode::kNative, OutputMode::kJsonObject, OutputMode::kNone, OutputMode::kTool}) {
     if (OutputModeName(mode) == word) return mode;
   }
   return std::nullopt;
@@ -57,6 +58,7 @@ std::string_view RunModeName(RunMode mode) {
     case RunMode::kJsonObject: return "json_object";
     case RunMode::kValidationLoop: return "validation_loop";
     case RunMode::kHandler: return "handler";
+    case RunMode::kTool: return "tool";
   }
   return "";
 }
@@ -66,6 +68,7 @@ RunMode RunModeFor(OutputMode mode) {
     case OutputMode::kNative: return RunMode::kNativeStrict;
     case OutputMode::kJsonObject: return RunMode::kJsonObject;
     case OutputMode::kNone: return RunMode::kValidationLoop;
+    case OutputMode::kTool: return RunMode::kTool;
   }
   return RunMode::kValidationLoop;
 }

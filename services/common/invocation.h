@@ -46,15 +46,15 @@ enum class AttemptRole { kNone, kGeneration, kJudge };
 std::string_view AttemptRoleName(AttemptRole role);
 
 // How structured output is obtained (DESIGN 6.2 `structured_output`).
-enum class OutputMode { kNative, kJsonObject, kNone };
-// native|json_object|none, as written in the config and descriptors.
+enum class OutputMode { kNative, kJsonObject, kNone, kTool };
+// native|json_object|none|tool, as written in the config and descriptors.
 std::string_view OutputModeName(OutputMode mode);
 std::optional<OutputMode> ParseOutputMode(std::string_view word);
 
 // How an invocation ran (DESIGN 6.1 "metrics.mode"); kUnset before a service
 // has said (an unknown skill, an input that failed its schema).
-enum class RunMode { kUnset, kNativeStrict, kJsonObject, kValidationLoop, kHandler };
-// ""|native_strict|json_object|validation_loop|handler
+enum class RunMode { kUnset, kNativeStrict, kJsonObject, kValidationLoop, kHandler, kTool };
+// ""|native_strict|json_object|validation_loop|handler|tool
 std::string_view RunModeName(RunMode mode);
 RunMode RunModeFor(OutputMode mode);
 

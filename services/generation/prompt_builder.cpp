@@ -33,7 +33,7 @@ std::vector<providers::ChatMessage> FirstMessages(const std::string& system, con
   return messages;
 }
 
-std::string RetryTurn(const std::vector<FieldError>& errors, AttemptKind failed, bool fresh) {
+std::string RetryTurn(const std::vector<FieldError>& errors, AttemptKind failed, bool fresh, std::string_view tool) {
   std::string text = fresh ? "An earlier answer to this request " : "Your answer ";
   if (failed == AttemptKind::kParse) {
     text += "could not be parsed as JSON:";
@@ -45,7 +45,11 @@ std::string RetryTurn(const std::vector<FieldError>& errors, AttemptKind failed,
                   : "does not match the JSON Schema. Every error, by JSON pointer:";
   }
   for (const auto& e : errors) text += "\n- " + ShownPointer(e.path) + ": " + e.message;
-  text += "\nAnswer again with the corrected JSON only: one JSON value, no prose, no code fence.";
+  if (tool.empty()) {
+    text += "\nAnswer again with the corrected JSON only: one JSON value, no prose, no code fence.";
+  } else {
+    text += "\nAnswer again by calling the tool \"" + std::string(tool) + "\" with the corrected arguments.";
+  }
   return text;
 }
 

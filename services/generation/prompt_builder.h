@@ -24,8 +24,10 @@ std::vector<providers::ChatMessage> FirstMessages(const std::string& system, con
 // corrected JSON only. The schema is not repeated (it is in the conversation).
 // `fresh`: the turn follows the original messages instead of the answer, so
 // it speaks of "an earlier answer".
-// `failed` is the attempt's kind: parse, validation or rule.
-std::string RetryTurn(const std::vector<FieldError>& errors, AttemptKind failed, bool fresh = false);
+// `failed` is the attempt's kind: parse, validation or rule. `tool` (tool
+// mode) names the tool to call again instead of asking for JSON text.
+std::string RetryTurn(const std::vector<FieldError>& errors, AttemptKind failed, bool fresh = false,
+                      std::string_view tool = {});
 
 // "(root)" for the empty pointer.
 std::string ShownPointer(const std::string& pointer);

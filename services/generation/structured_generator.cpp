@@ -63,19 +63,23 @@ struct Conversation {
   bool truncation_retry_left;
 };
 
+// Native and tool mode send the skill's schema as the provider's strict copy.
+bool UsesStrictWire(OutputMode mode) { return mode == OutputMode::kNative || mode == OutputMode::kTool; }
+
 // The first request for `mode`: messages (the schema in the prompt unless
 // native), the response format, and the request metadata.
 void Configure(Conversation& c, OutputMode mode, InvocationContext& ctx) {
   const AnswerSchema& schema = *c.spec.schema;
   c.mode = mode;
   ctx.metrics().mode = RunModeFor(mode);
-  c.request.messages = FirstMessages(c.prompt.system, c.prompt.user,
-                                     mode == OutputMode::kNative ? nullptr : &schema.text, c.prompt.avoid);
+  c.request.messages = FirstMessages(c.prompt.system, c.prompt.user, UsesStrictWire(mode) ? nullptr : &schema.text,
+                                     c.prompt.avoid);
   c.first_messages = c.request.messages.size();
   c.request.response_format = ResponseFormat{};
   if (mode == OutputMode::kJsonObject) c.request.response_format.kind = ResponseFormat::Kind::kJsonObject;
-  if (mode == OutputMode::kNative) {
-    c.request.response_format.kind = ResponseFormat::Kind::kJsonSchema;
+  if (UsesStrictWire(mode)) {
+    c.request.response_format.kind =
+        mode == OutputMode::kTool ? ResponseFormat::Kind::kTool : ResponseFormat::Kind::kJsonSchema;
     c.request.response_format.name = c.spec.schema_name;
     c.request.response_format.schema = schema.strict_wire.is_null() ? schema.original : schema.strict_wire;
     c.request.response_format.strict = true;
@@ -167,8 +171,15 @@ std::optional<std::optional<Error>> Stopped(Conversation& c, const ChatResponse&
 }
 
 // Parses and validates the answer into `attempt` (kind ok, parse or
-// validation); the value when it is usable.
-std::optional<json::value> Check(const Conversation& c, const std::string& text, Attempt& attempt) {
+// validation); the value when it is usable. In tool mode only a call of the
+// tool counts: text instead is a parse failure.
+std::optional<json::value> Check(const Conversation& c, const ChatResponse& answer, Attempt& attempt) {
+  const std::string& text = answer.text;
+  if (c.mode == OutputMode::kTool && !answer.tool_call) {
+    attempt.kind = AttemptKind::kParse;
+    attempt.errors = {{"", "the model answered with text instead of calling the tool \"" + c.spec.schema_name + "\""}};
+    return std::nullopt;
+  }
   auto extracted = ExtractJson(text);
   if (!extracted) {
     attempt.kind = AttemptKind::kParse;
@@ -178,7 +189,7 @@ std::optional<json::value> Check(const Conversation& c, const std::string& text,
   attempt.repair = extracted->repair;
   json::value value = std::move(extracted->value);
   const AnswerSchema& schema = *c.spec.schema;
-  if (c.mode == OutputMode::kNative && !schema.strict_wire.is_null()) {
+  if (UsesStrictWire(c.mode) && !schema.strict_wire.is_null()) {
     if (schema.wrapped) value = UnwrapStrictAnswer(std::move(value));
     value = MapBackStrictAnswer(value, schema.original);
   }
@@ -209,7 +220,7 @@ bool Rejected(std::vector<FieldError> broken, Attempt& attempt) {
 // wire schema wrapped the root.
 std::vector<FieldError> AsTheModelAnswered(const Conversation& c, const std::vector<FieldError>& errors) {
   const AnswerSchema& schema = *c.spec.schema;
-  if (c.mode != OutputMode::kNative || !schema.wrapped || schema.strict_wire.is_null()) return errors;
+  if (!UsesStrictWire(c.mode) || !schema.wrapped || schema.strict_wire.is_null()) return errors;
   std::vector<FieldError> shown = errors;
   for (FieldError& error : shown) error.path = "/value" + error.path;
   return shown;
@@ -233,7 +244,8 @@ std::optional<Error> Retry(Conversation& c, const std::string& answer_text, cons
   --c.retries_left;
   ++ctx.metrics().validation_retries;
   const bool fresh = c.spec.retry.strategy == RetryStrategy::kFresh;
-  std::string turn = RetryTurn(AsTheModelAnswered(c, failed.errors), failed.kind, fresh);
+  std::string turn = RetryTurn(AsTheModelAnswered(c, failed.errors), failed.kind, fresh,
+                               c.mode == OutputMode::kTool ? std::string_view(c.spec.schema_name) : "");
   if (fresh) {
     c.request.messages.resize(c.first_messages);
   } else {
@@ -275,7 +287,7 @@ boost::asio::awaitable<Result<Produced>> StructuredGenerator::Generate(const Gen
       if (*stopped) co_return std::unexpected(std::move(**stopped));
       continue;
     }
-    std::optional<json::value> value = Check(c, response->text, attempt);
+    std::optional<json::value> value = Check(c, *response, attempt);
     if (value && !spec.rules.empty()) {
       if (!HasExecRules(spec.rules)) {
         if (Rejected(CheckNonEmpty(spec.rules, *value), attempt)) value.reset();

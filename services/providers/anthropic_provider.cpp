@@ -69,6 +69,13 @@ json::object AnthropicProvider::RequestBody(const ChatRequest& request) const {
     body["output_config"] = json::object{
         {"format", json::object{{"type", "json_schema"}, {"schema", request.response_format.schema}}}};
   }
+  if (request.response_format.kind == ResponseFormat::Kind::kTool) {
+    const std::string& name = request.response_format.name;
+    body["tools"] = json::array{json::object{{"name", name},
+                                             {"input_schema", request.response_format.schema},
+                                             {"strict", request.response_format.strict}}};
+    body["tool_choice"] = json::object{{"type", "tool"}, {"name", name}};
+  }
   return body;
 }
 
@@ -103,7 +110,10 @@ std::expected<ChatResponse, ProviderError> ParseAnthropicResponse(
     if (type == "text") {
       out.text += StringOf(b, "text");
     } else if (type == "tool_use" && out.text.empty()) {
-      if (auto* input = b.if_contains("input")) out.text = json::serialize(*input);
+      if (auto* input = b.if_contains("input")) {
+        out.text = json::serialize(*input);
+        out.tool_call = true;
+      }
     }
   }
   out.finish_reason = MapStopReason(StringOf(root, "stop_reason"));

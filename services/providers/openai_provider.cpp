@@ -68,6 +68,16 @@ json::object OpenAiProvider::RequestBody(const ChatRequest& request) const {
                                        {"schema", request.response_format.schema},
                                        {"strict", request.response_format.strict}}}};
       break;
+    case ResponseFormat::Kind::kTool: {
+      const std::string& name = request.response_format.name;
+      body["tools"] = json::array{json::object{
+          {"type", "function"},
+          {"function", json::object{{"name", name},
+                                    {"parameters", request.response_format.schema},
+                                    {"strict", request.response_format.strict}}}}};
+      body["tool_choice"] = json::object{{"type", "function"}, {"function", json::object{{"name", name}}}};
+      break;
+    }
   }
   return body;
 }
@@ -111,6 +121,7 @@ std::expected<ChatResponse, ProviderError> ParseOpenAiResponse(const http::HttpR
     if (auto* fn = call.is_object() ? call.as_object().if_contains("function") : nullptr;
         fn && fn->is_object()) {
       out.text = StringOr(fn->as_object(), "arguments");
+      out.tool_call = true;
     }
   }
   if (auto* refusal = msg.if_contains("refusal"); refusal && refusal->is_string()) {

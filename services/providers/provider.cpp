@@ -41,6 +41,8 @@ boost::json::object RequestForDisplay(const ChatRequest& request) {
   } else if (format.kind == ResponseFormat::Kind::kJsonSchema) {
     out["response_format"] = boost::json::object{
         {"type", "json_schema"}, {"name", format.name}, {"schema", format.schema}, {"strict", format.strict}};
+  } else if (format.kind == ResponseFormat::Kind::kTool) {
+    out["tool"] = boost::json::object{{"name", format.name}, {"parameters", format.schema}, {"strict", format.strict}};
   }
   if (request.temperature) out["temperature"] = *request.temperature;
   out["max_output_tokens"] = request.max_output_tokens;

@@ -20,10 +20,13 @@ struct ChatMessage {
 };
 
 struct ResponseFormat {
-  enum class Kind { kNone, kJsonObject, kJsonSchema };
+  // kTool (DESIGN 9.3 `structured_output: tool`): one tool named `name`
+  // whose parameters are `schema`, forced by tool_choice; its arguments are
+  // the answer.
+  enum class Kind { kNone, kJsonObject, kJsonSchema, kTool };
   Kind kind = Kind::kNone;
-  std::string name;           // json_schema: [a-zA-Z0-9_-]{1,64}
-  boost::json::value schema;  // json_schema: the wire schema (already transformed)
+  std::string name;           // json_schema, tool: [a-zA-Z0-9_-]{1,64}
+  boost::json::value schema;  // json_schema, tool: the wire schema (already transformed)
   bool strict = false;
 };
 
@@ -71,6 +74,7 @@ struct Usage {
 
 struct ChatResponse {
   std::string text;                    // the answer (JSON text for structured output)
+  bool tool_call = false;              // text is the arguments of a tool call
   std::optional<std::string> refusal;  // set when the model declined
   FinishReason finish_reason = FinishReason::kStop;
   Usage usage;

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <random>
 #include <variant>
+#include <vector>
 
 #include "services/common/json_text.h"
 
@@ -28,15 +29,24 @@ std::string Describe(const ProviderError& error) {
   return out;
 }
 
-// A 400 that names response_format: the model cannot take structured output.
-bool NamesResponseFormat(const ProviderError& error) {
+// A 400 that names response_format (or, in tool mode, tools or
+// tool_choice): the model cannot take that kind of structured output.
+bool NamesResponseFormat(const ProviderError& error, const ResponseFormat& format) {
   if (error.http_status != 400) return false;
-  if (error.param.starts_with("response_format")) return true;
-  return error.message.find("response_format") != std::string::npos;
+  std::vector<std::string_view> words{"response_format"};
+  if (format.kind == ResponseFormat::Kind::kTool) words = {"tool_choice", "tools"};
+  for (std::string_view word : words) {
+    if (error.param.starts_with(word) || error.message.find(word) != std::string::npos) return true;
+  }
+  return false;
 }
 
 std::string_view StructuredModeName(const ResponseFormat& format) {
-  return format.kind == ResponseFormat::Kind::kJsonSchema ? "native_strict" : "json_object";
+  switch (format.kind) {
+    case ResponseFormat::Kind::kJsonSchema: return "native_strict";
+    case ResponseFormat::Kind::kTool: return "tool";
+    default: return "json_object";
+  }
 }
 
 // The attempt that records one failed request.
@@ -94,7 +104,8 @@ std::optional<Stop> Permanent(const ProviderError& error, const ChatRequest& req
   }
   if (error.should_retry.value_or(error.retryable)) return std::nullopt;
   attempt.kind = AttemptKind::kProviderError;
-  if (request.response_format.kind != ResponseFormat::Kind::kNone && NamesResponseFormat(error)) {
+  const ResponseFormat& format = request.response_format;
+  if (format.kind != ResponseFormat::Kind::kNone && NamesResponseFormat(error, format)) {
     attempt.kind = AttemptKind::kDowngrade;
     attempt.errors = {{"", "the model does not support " + std::string(StructuredModeName(request.response_format)) +
                                " output; continuing with the validation loop: " + Describe(error)}};

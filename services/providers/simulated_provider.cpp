@@ -131,6 +131,7 @@ std::expected<ChatResponse, ProviderError> SimulatedProvider::Answer(const ChatR
 
   ChatResponse response;
   response.text = std::move(shaped.text);
+  response.tool_call = request.response_format.kind == ResponseFormat::Kind::kTool;
   response.refusal = std::move(shaped.refusal);
   response.finish_reason = shaped.finish_reason;
   response.usage = EstimatedUsage(request, response.text);

@@ -22,7 +22,8 @@ Error JudgeError(const JudgeSpec& judge, Error cause) {
 // The verdict schema for a judge on `route`.
 std::shared_ptr<const generation::AnswerSchema> SchemaFor(const RubricJudge& prepared, const JudgeRoute& route,
                                                           OutputMode& mode) {
-  if (mode != OutputMode::kNative || route.provider_kind == "simulated") return prepared.plain;
+  const bool strict_wire = mode == OutputMode::kNative || mode == OutputMode::kTool;
+  if (!strict_wire || route.provider_kind == "simulated") return prepared.plain;
   const auto& strict = route.provider_kind == "anthropic" ? prepared.anthropic : prepared.openai;
   if (strict->strict_wire.is_null()) {
     mode = OutputMode::kNone;  // that strict mode cannot take it

@@ -82,7 +82,7 @@ class LlmTestBed {
     tree_.Write("skills/" + id + "/skill.yaml", yaml);
   }
 
-  // Loads the tree with a config whose models m-loop, m-json and m-native
+  // Loads the tree with a config whose models m-loop, m-json, m-native and m-tool
   // run on one provider of `kind` at the loopback server.
   void Start(const std::string& kind = "openai") {
     tree_.Write("skillrunner.yaml",
@@ -90,7 +90,8 @@ class LlmTestBed {
                     (kind == "openai" ? "/v1" : "") +
                     "\" }\nmodels:\n  m-loop: { provider: llm, structured_output: none }\n"
                     "  m-json: { provider: llm, structured_output: json_object }\n"
-                    "  m-native: { provider: llm, structured_output: native }\n");
+                    "  m-native: { provider: llm, structured_output: native }\n"
+                    "  m-tool: { provider: llm, structured_output: tool }\n");
     auto env = [](std::string_view name) -> std::optional<std::string> {
       if (name == "OPENAI_API_KEY" || name == "ANTHROPIC_API_KEY") return std::string(kTestApiKey);
       return std::nullopt;

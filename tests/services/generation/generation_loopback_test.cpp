@@ -494,6 +494,74 @@ TEST_F(GenerationLoopbackTest, AnArrayRootOnTheLoopPathIsAskedForAndTakenBare) {
             R"({"type":"array","minItems":1,"uniqueItems":true,"items":{"enum":["bug","billing","login"]}})");
 }
 
+// An OpenAI answer that calls `name` with `arguments` (JSON text).
+std::string OpenAiToolCall(const std::string& name, const std::string& arguments) {
+  json::value body = json::parse(OpenAiAnswer("", "tool_calls"));
+  auto& message = body.at("choices").at(0).at("message").as_object();
+  message["content"] = nullptr;
+  message["tool_calls"] = json::array{json::object{
+      {"id", "call_1"}, {"type", "function"}, {"function", {{"name", name}, {"arguments", arguments}}}}};
+  return json::serialize(body);
+}
+
+TEST_F(GenerationLoopbackTest, ToolModeOnOpenAiForcesOneToolAndTakesItsArgumentsAsTheAnswer) {
+  bed_.AddSkill("triage", TriageSkill("m-tool"));
+  bed_.Start();
+  // Text instead of the call: a parse failure, fed back with the tool to call.
+  const std::string text = R"({"priority": 2, "category": "bug"})";
+  bed_.server().Enqueue({.body = OpenAiAnswer(text)});
+  bed_.server().Enqueue({.body = OpenAiToolCall("triage", R"({"priority":2,"category":"bug","note":null})")});
+  auto outcome = bed_.Invoke("triage", R"({"text":"crash"})");
+  ASSERT_TRUE(outcome) << json::serialize(ToJson(outcome));
+  EXPECT_EQ(json::serialize(outcome->output), R"({"priority":2,"category":"bug"})");
+  EXPECT_EQ(outcome->metrics.mode, RunMode::kTool);
+  auto bodies = bed_.Bodies();
+  ASSERT_EQ(bodies.size(), 2u);
+  json::value first = json::parse(R"({"model":"m-tool","messages":[
+      {"role":"system","content":"You triage tickets.\n\nAnswer with JSON only."},
+      {"role":"user","content":"Ticket: crash"}],
+      "temperature":0.7,"max_completion_tokens":300,
+      "tools":[{"type":"function","function":{"name":"triage","parameters":null,"strict":true}}],
+      "tool_choice":{"type":"function","function":{"name":"triage"}}})");
+  first.at("tools").at(0).at("function").at("parameters") = json::parse(
+      R"({"type":"object","properties":{"priority":{"type":"integer","minimum":1,"maximum":4},)"
+      R"("category":{"enum":["bug","billing"]},"note":{"type":["string","null"]}},)"
+      R"("required":["priority","category","note"],"additionalProperties":false})");
+  EXPECT_EQ(bodies[0], first);
+  EXPECT_EQ(bodies[1], Continued(first, text,
+                                 "Your answer could not be parsed as JSON:\n"
+                                 "- (root): the model answered with text instead of calling the tool \"triage\"\n"
+                                 "Answer again by calling the tool \"triage\" with the corrected arguments."));
+  ASSERT_EQ(outcome->attempts.size(), 2u);
+  EXPECT_EQ(outcome->attempts[0].kind, AttemptKind::kParse);
+  EXPECT_EQ(outcome->attempts[1].kind, AttemptKind::kOk);
+  EXPECT_EQ(outcome->attempts[1].raw, R"({"priority":2,"category":"bug","note":null})");
+  ExpectValidAgainstSpec(bed_);
+}
+
+TEST_F(GenerationLoopbackTest, ToolModeOnAnthropicForcesOneToolAndTakesItsInputAsTheAnswer) {
+  bed_.AddSkill("triage", TriageSkill("m-tool"));
+  bed_.Start("anthropic");
+  bed_.server().Enqueue({.body = R"({"id":"msg_1","type":"message","role":"assistant","model":"m-tool",)"
+                                 R"("content":[{"type":"tool_use","id":"toolu_1","name":"triage",)"
+                                 R"("input":{"priority":3,"category":"billing"}}],)"
+                                 R"("stop_reason":"tool_use","usage":{"input_tokens":30,"output_tokens":9}})"});
+  auto outcome = bed_.Invoke("triage", R"({"text":"refund"})");
+  ASSERT_TRUE(outcome) << json::serialize(ToJson(outcome));
+  EXPECT_EQ(json::serialize(outcome->output), R"({"priority":3,"category":"billing"})");
+  auto bodies = bed_.Bodies();
+  ASSERT_EQ(bodies.size(), 1u);
+  json::value expected = json::parse(R"({"model":"m-tool","max_tokens":300,"system":"You triage tickets.\n\nAnswer with JSON only.",
+      "messages":[{"role":"user","content":"Ticket: refund"}],"temperature":0.7,
+      "tools":[{"name":"triage","input_schema":null,"strict":true}],
+      "tool_choice":{"type":"tool","name":"triage"}})");
+  expected.at("tools").at(0).at("input_schema") = json::parse(
+      R"j({"type":"object","required":["priority","category"],"properties":{"priority":{"type":"integer",)j"
+      R"j("description":"(minimum 1, maximum 4)"},"category":{"enum":["bug","billing"]},"note":{"type":"string"}},)j"
+      R"j("additionalProperties":false})j");
+  EXPECT_EQ(bodies[0], expected);
+}
+
 TEST_F(GenerationLoopbackTest, StrictAnswerBreakingAMaximumIsCaughtAndRetriedOnce) {
   bed_.AddSkill("triage", TriageSkill("m-native"));
   bed_.Start();
