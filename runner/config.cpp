@@ -43,6 +43,24 @@ constexpr std::pair<std::string_view, std::string_view> kKindKeys[] = {
     {"max_tokens_field", "openai"}, {"auth_header", "openai"}, {"query", "openai"},
     {"anthropic_version", "anthropic"}, {"faults", "simulated"}, {"latency_ms", "simulated"}, {"seed", "simulated"}};
 
+// Every fallback and escalation is a model of the table, and not the model itself.
+void CheckModelRoutes(const Config& config, const std::string& path, const YamlDocument& doc,
+                      std::vector<Diagnostic>& problems) {
+  for (const auto& [name, model] : config.models) {
+    auto check = [&](const std::string& pointer, const std::string& other) {
+      std::string why = other == name ? "a model cannot fall back or escalate to itself"
+                        : config.models.contains(other) ? ""
+                                                        : "unknown model \"" + other + "\" (not in the models table)";
+      if (!why.empty()) problems.push_back({path, doc.positions.Find(pointer), pointer + ": " + why});
+    };
+    const std::string at = AppendPointer("/models", name);
+    for (std::size_t i = 0; i < model.fallbacks.size(); ++i) {
+      check(at + "/fallbacks/" + std::to_string(i), model.fallbacks[i]);
+    }
+    if (!model.escalate_to.empty()) check(at + "/escalate_to", model.escalate_to);
+  }
+}
+
 struct KindDefaults {
   std::string_view base_url;
   std::string_view key_env;
@@ -94,6 +112,39 @@ std::optional<std::string> ReadStateAndTenants(const json::object& state, const 
   return "/state/redis: " + url.error();
 }
 
+// One entry of `providers:`, with its kind's defaults and the environment's
+// base URL; settings of another kind and a bad fault script are problems.
+ProviderConfig ReadProvider(std::string_view name, const json::object& p, const EnvLookup& env,
+                            const std::string& path, const YamlDocument& doc, std::vector<Diagnostic>& problems) {
+  ProviderConfig provider{std::string(name), StringAt(p, "kind"), StringAt(p, "base_url"),
+                          StringAt(p, "api_key_env"), p};
+  if (auto defaults = DefaultsFor(provider.kind)) {
+    if (auto over = env(defaults->base_url_env); over && !over->empty()) {
+      provider.base_url = *over;
+    } else if (provider.base_url.empty()) {
+      provider.base_url = defaults->base_url;
+    }
+    if (provider.api_key_env.empty()) provider.api_key_env = defaults->key_env;
+  }
+  const std::string at = AppendPointer("/providers", name);
+  for (const auto& [key, kind] : kKindKeys) {
+    if (p.contains(key) && provider.kind != kind) {
+      std::string pointer = AppendPointer(at, key);
+      problems.push_back({path, doc.positions.FindKey(pointer), pointer + ": only " + std::string(kind) +
+                                                                    " providers take \"" + std::string(key) +
+                                                                    "\" (this one is " + provider.kind + ")"});
+    }
+  }
+  if (auto* faults = p.if_contains("faults"); faults && provider.kind == "simulated") {
+    auto script = providers::ParseFaultScript(*faults, providers::FaultScriptScope::kConfig);
+    if (!script) {
+      auto placed = PlaceUnder(AppendPointer(at, "faults"), script.error());
+      problems.push_back({path, doc.positions.Find(placed.pointer), placed.pointer + ": " + placed.message});
+    }
+  }
+  return provider;
+}
+
 }  // namespace
 
 std::expected<Config, std::vector<Diagnostic>> LoadConfig(const std::string& path,
@@ -112,45 +163,24 @@ std::expected<Config, std::vector<Diagnostic>> LoadConfig(const std::string& pat
     return v && v->is_object() ? v->as_object() : empty;
   };
   for (const auto& [name, value] : section("providers")) {
-    const json::object& p = value.as_object();
-    ProviderConfig provider{std::string(name), StringAt(p, "kind"), StringAt(p, "base_url"),
-                            StringAt(p, "api_key_env"), p};
-    if (auto defaults = DefaultsFor(provider.kind)) {
-      if (auto over = env(defaults->base_url_env); over && !over->empty()) {
-        provider.base_url = *over;
-      } else if (provider.base_url.empty()) {
-        provider.base_url = defaults->base_url;
-      }
-      if (provider.api_key_env.empty()) provider.api_key_env = defaults->key_env;
-    }
-    for (const auto& [key, kind] : kKindKeys) {
-      if (p.contains(key) && provider.kind != kind) {
-        std::string pointer = AppendPointer(AppendPointer("/providers", name), key);
-        problems.push_back({path, doc->positions.FindKey(pointer), pointer + ": only " + std::string(kind) +
-                                                                       " providers take \"" + std::string(key) +
-                                                                       "\" (this one is " + provider.kind + ")"});
-      }
-    }
-    if (auto* faults = p.if_contains("faults"); faults && provider.kind == "simulated") {
-      auto script = providers::ParseFaultScript(*faults, providers::FaultScriptScope::kConfig);
-      if (!script) {
-        auto placed = PlaceUnder(AppendPointer(AppendPointer("/providers", name), "faults"), script.error());
-        problems.push_back({path, doc->positions.Find(placed.pointer), placed.pointer + ": " + placed.message});
-      }
-    }
-    config.providers.emplace(provider.name, std::move(provider));
+    config.providers.emplace(std::string(name), ReadProvider(name, value.as_object(), env, path, *doc, problems));
   }
   for (const auto& [name, value] : section("models")) {
     const json::object& m = value.as_object();
     ModelConfig model{std::string(name), StringAt(m, "provider"),
-                      ParseOutputMode(StringAt(m, "structured_output")).value_or(OutputMode::kNone)};
+                      ParseOutputMode(StringAt(m, "structured_output")).value_or(OutputMode::kNone), {}, {}};
     if (!config.providers.contains(model.provider)) {
       std::string pointer = AppendPointer(AppendPointer("/models", name), "provider");
       problems.push_back({path, doc->positions.Find(pointer),
                           pointer + ": unknown provider \"" + model.provider + "\""});
     }
+    if (auto* list = m.if_contains("fallbacks"); list && list->is_array()) {
+      for (const auto& fallback : list->as_array()) model.fallbacks.emplace_back(fallback.as_string());
+    }
+    model.escalate_to = StringAt(m, "escalate_to");
     config.models.emplace(model.name, std::move(model));
   }
+  CheckModelRoutes(config, path, *doc, problems);
   for (const auto& [name, value] : section("rate_limits")) {
     if (!config.providers.contains(name)) {
       std::string pointer = AppendPointer("/rate_limits", name);

@@ -26,6 +26,8 @@ struct ModelConfig {
   std::string name;
   std::string provider;
   OutputMode structured_output = OutputMode::kNone;
+  std::vector<std::string> fallbacks;  // DESIGN 9.3: tried in order when the transient budget is spent
+  std::string escalate_to;             // one more generation after MAX_RETRIES_EXCEEDED
 };
 
 // `state:` (DESIGN 9.6): where limits, quotas and session memory live.

@@ -19,9 +19,26 @@ generation::GenerationSpec JudgeBase(const Skill& skill, std::string review_id, 
   return base;
 }
 
+review::JudgeRoute RouteOf(const std::string& model, const Config& config) {
+  std::string provider = config.ProviderFor(model).value_or("");
+  return review::JudgeRoute{model, provider, config.KindOf(provider), config.StructuredOutputFor(model)};
+}
+
+// The judge model's fallbacks and escalation from the models table (DESIGN 9.3).
+void AddRoutes(review::JudgeSpec& judge, const std::string& model, const Config& config) {
+  auto entry = config.models.find(model);
+  if (entry == config.models.end()) return;
+  std::vector<review::JudgeRoute> fallbacks;
+  for (const std::string& fallback : entry->second.fallbacks) fallbacks.push_back(RouteOf(fallback, config));
+  std::optional<review::JudgeRoute> escalation;
+  if (!entry->second.escalate_to.empty()) escalation = RouteOf(entry->second.escalate_to, config);
+  review::SetJudgeRoutes(judge, fallbacks, escalation);
+}
+
 }  // namespace
 
-review::JudgeSpec JudgeForReviewSkill(const Skill& skill, std::shared_ptr<const review::Rubric> rubric) {
+review::JudgeSpec JudgeForReviewSkill(const Skill& skill, std::shared_ptr<const review::Rubric> rubric,
+                                      const Config& config) {
   const json::object* descriptor = skill.descriptor.if_object();
   double temperature = descriptor && descriptor->contains("temperature") ? skill.temperature : 0.0;
   int samples = 1;
@@ -29,8 +46,11 @@ review::JudgeSpec JudgeForReviewSkill(const Skill& skill, std::shared_ptr<const 
     samples = static_cast<int>(std::max<std::int64_t>(1, v->get_int64()));
   }
   review::JudgeRoute route{skill.model, skill.provider, skill.provider_kind, skill.output_mode};
-  return review::MakeJudgeSpec(std::move(rubric), route,
-                               JudgeBase(skill, skill.id, temperature, skill.max_output_tokens), samples);
+  review::JudgeSpec judge = review::MakeJudgeSpec(std::move(rubric), route,
+                                                  JudgeBase(skill, skill.id, temperature, skill.max_output_tokens),
+                                                  samples);
+  AddRoutes(judge, skill.model, config);
+  return judge;
 }
 
 Result<review::JudgeSpec> JudgeOnModel(const Skill& skill, const std::string& model, const Config& config,
@@ -47,9 +67,11 @@ Result<review::JudgeSpec> JudgeOnModel(const Skill& skill, const std::string& mo
     route.provider_kind = config.KindOf(*provider);
     route.mode = config.StructuredOutputFor(model);
   }
-  return review::MakeJudgeSpec(std::move(rubric), route,
-                               JudgeBase(skill, std::move(review_id), 0.0, std::max(1024, skill.max_output_tokens)),
-                               samples);
+  review::JudgeSpec judge = review::MakeJudgeSpec(
+      std::move(rubric), route, JudgeBase(skill, std::move(review_id), 0.0, std::max(1024, skill.max_output_tokens)),
+      samples);
+  AddRoutes(judge, model, config);
+  return judge;
 }
 
 Result<review::JudgeSpec> JudgeForGate(const Skill& skill, const Config& config,

@@ -14,7 +14,8 @@ namespace skillrunner {
 
 // An LLM_REVIEW skill's judge: its model and settings; temperature 0 unless
 // the descriptor sets `temperature`; `samples` from the descriptor (default 1).
-review::JudgeSpec JudgeForReviewSkill(const Skill& skill, std::shared_ptr<const review::Rubric> rubric);
+review::JudgeSpec JudgeForReviewSkill(const Skill& skill, std::shared_ptr<const review::Rubric> rubric,
+                                      const Config& config);
 
 // A judge of `skill`'s outputs on `model`, called `review_id`: the model's
 // provider and structured-output mode (the skill's own when `model` is the

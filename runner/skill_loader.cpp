@@ -546,7 +546,41 @@ class SkillLoader {
     spec->retry_truncated = skill_.retry_truncated;
     spec->coercion = skill_.coercion;
     spec->rules = skill_.rules;
+    if (auto model = config_.models.find(skill_.model); model != config_.models.end()) {
+      for (const std::string& fallback : model->second.fallbacks) {
+        spec->fallbacks.push_back(Route(fallback, spec->schema));
+      }
+      if (!model->second.escalate_to.empty()) spec->escalation = Route(model->second.escalate_to, spec->schema);
+    }
     skill_.generation = std::move(spec);
+  }
+
+  // A fallback or escalation model (DESIGN 9.3): its provider and mode from
+  // the models table, and the schema with that provider's strict copy. A
+  // strict mode that cannot take the schema runs the validation loop there.
+  generation::ModelRoute Route(const std::string& model,
+                               const std::shared_ptr<const generation::AnswerSchema>& primary) {
+    generation::ModelRoute route{model, config_.ProviderFor(model).value_or(""), config_.StructuredOutputFor(model),
+                                 primary};
+    const std::string kind = config_.KindOf(route.provider);
+    if (route.mode != OutputMode::kNative && route.mode != OutputMode::kTool) return route;  // no wire used
+    auto schema = std::make_shared<generation::AnswerSchema>(*primary);
+    schema->strict_wire = nullptr;  // the simulated provider takes the schema as written
+    schema->wrapped = false;
+    if (kind != "simulated") {
+      auto dialect = kind == "anthropic" ? generation::StrictDialect::kAnthropic : generation::StrictDialect::kOpenAi;
+      auto wire = generation::MakeStrictSchema(skill_.output_schema_json, dialect);
+      if (wire) {
+        schema->strict_wire = std::move(wire->wire);
+        schema->wrapped = wire->wrapped;
+      } else {
+        Warn("/model", "fallback or escalation model \"" + model + "\" cannot take this schema in " + kind +
+                           " strict mode (" + wire.error() + "); it runs the validation loop");
+        route.mode = OutputMode::kNone;
+      }
+    }
+    route.schema = std::move(schema);
+    return route;
   }
 
   const std::string& path_;

@@ -147,7 +147,7 @@ bool SkillRegistry::LinkSkill(Skill& skill, const RegistryOptions& options, cons
   if (!ok) return false;
   if (skill.review && !skill.review->skill.empty()) return LinkGateSkill(skill, file, reviewers, where, diagnostics);
   if (skill.template_type == TemplateType::kLlmReview) {
-    skill.judge = std::make_shared<const review::JudgeSpec>(JudgeForReviewSkill(skill, FindRubricShared(skill.rubric)));
+    skill.judge = std::make_shared<const review::JudgeSpec>(JudgeForReviewSkill(skill, FindRubricShared(skill.rubric), config_));
   }
   if (skill.review) {
     auto gate = JudgeForGate(skill, config_, FindRubricShared(skill.review->rubric));

@@ -48,6 +48,8 @@ json::object AccessLogFields(json::object event, const std::string& skill, const
   event["attempts"] = done.metrics.attempts;
   event["validation_retries"] = done.metrics.validation_retries;
   event["transient_retries"] = done.metrics.transient_retries;
+  if (done.metrics.fallbacks > 0) event["fallbacks"] = done.metrics.fallbacks;
+  if (done.metrics.escalated) event["escalated"] = true;
   event["input_tokens"] = done.metrics.input_tokens;
   event["output_tokens"] = done.metrics.output_tokens;
   event["duration_ms"] = static_cast<std::int64_t>(done.seconds * 1000);

@@ -46,6 +46,8 @@ void ServerMetrics::RecordInvocation(std::string_view skill, std::string_view ou
   figures.attempts += static_cast<std::uint64_t>(metrics.attempts);
   figures.transient_retries += static_cast<std::uint64_t>(metrics.transient_retries);
   figures.validation_retries += static_cast<std::uint64_t>(metrics.validation_retries);
+  figures.fallbacks += static_cast<std::uint64_t>(metrics.fallbacks);
+  figures.escalations += metrics.escalated ? 1 : 0;
   figures.input_tokens += static_cast<std::uint64_t>(metrics.input_tokens);
   figures.output_tokens += static_cast<std::uint64_t>(metrics.output_tokens);
   std::size_t bucket = 0;
@@ -123,6 +125,8 @@ std::string ServerMetrics::Prometheus() const {
   per_skill("skillrunner_attempts_total", "Provider or handler attempts, every retry included.", &SkillFigures::attempts);
   per_skill("skillrunner_transient_retries_total", "Retries after transient provider errors (429, 5xx, timeouts).", &SkillFigures::transient_retries);
   per_skill("skillrunner_validation_retries_total", "Retries after unparseable or invalid output.", &SkillFigures::validation_retries);
+  per_skill("skillrunner_fallbacks_total", "Models given up on for their next fallback (transient budget spent).", &SkillFigures::fallbacks);
+  per_skill("skillrunner_escalations_total", "Invocations that ran one more generation on the escalate_to model.", &SkillFigures::escalations);
   header("skillrunner_tokens_total", "counter", "Tokens of every attempt, by direction.");
   for (const auto& [skill, f] : skills_) {
     out += fmt::format("skillrunner_tokens_total{{skill=\"{}\",direction=\"input\"}} {}\n", Label(skill), f.input_tokens);
@@ -174,6 +178,8 @@ json::object ServerMetrics::ToJson() const {
                                  {"attempts", f.attempts},
                                  {"transient_retries", f.transient_retries},
                                  {"validation_retries", f.validation_retries},
+                                 {"fallbacks", f.fallbacks},
+                                 {"escalations", f.escalations},
                                  {"input_tokens", f.input_tokens},
                                  {"output_tokens", f.output_tokens},
                                  {"duration_seconds_sum", f.seconds_sum},

@@ -55,6 +55,8 @@ class ServerMetrics {
     std::uint64_t attempts = 0;
     std::uint64_t transient_retries = 0;
     std::uint64_t validation_retries = 0;
+    std::uint64_t fallbacks = 0;
+    std::uint64_t escalations = 0;
     std::uint64_t input_tokens = 0;
     std::uint64_t output_tokens = 0;
     std::array<std::uint64_t, kBuckets.size() + 1> buckets{};  // cumulative at render time

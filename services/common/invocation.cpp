@@ -104,6 +104,8 @@ void InvocationContext::Join(InvocationContext&& forked) {
   for (Attempt& attempt : forked.attempts_) AddAttempt(std::move(attempt));
   metrics_.validation_retries += forked.metrics_.validation_retries;
   metrics_.transient_retries += forked.metrics_.transient_retries;
+  metrics_.fallbacks += forked.metrics_.fallbacks;
+  metrics_.escalated = metrics_.escalated || forked.metrics_.escalated;
 }
 
 namespace {
@@ -161,6 +163,8 @@ json::value ToJson(const Metrics& m) {
   out["attempts"] = m.attempts;
   out["validation_retries"] = m.validation_retries;
   out["transient_retries"] = m.transient_retries;
+  out["fallbacks"] = m.fallbacks;
+  out["escalated"] = m.escalated;
   out["input_tokens"] = m.input_tokens;
   out["output_tokens"] = m.output_tokens;
   out["tokens_estimated"] = m.tokens_estimated;

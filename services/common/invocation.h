@@ -89,6 +89,8 @@ struct Metrics {
   int attempts = 0;
   int validation_retries = 0;
   int transient_retries = 0;
+  int fallbacks = 0;       // models given up on for the next of their `fallbacks` (DESIGN 9.3)
+  bool escalated = false;  // one more generation ran on the model's `escalate_to`
   std::int64_t input_tokens = 0;
   std::int64_t output_tokens = 0;
   bool tokens_estimated = false;

@@ -55,6 +55,16 @@ struct AnswerSchema {
   bool wrapped = false;
 };
 
+// Where a generation runs (DESIGN 9.3): a model of the models table, its
+// provider, how it gives structured output, and the schema with that
+// provider's strict copy.
+struct ModelRoute {
+  std::string model;
+  std::string provider;
+  OutputMode mode = OutputMode::kNone;
+  std::shared_ptr<const AnswerSchema> schema;
+};
+
 // One structured generation: a model, a schema the answer must match, and how
 // to retry (DESIGN 5.1). Used by LLM_JSON_GENERATION skills and by judges.
 struct GenerationSpec {
@@ -73,6 +83,11 @@ struct GenerationSpec {
   bool retry_truncated = false;
   Coercion coercion = Coercion::kStrict;  // DESIGN 9.2 `coercion:` (coercion.h)
   std::vector<Rule> rules;                // DESIGN 9.2 `validators:`, after the schema passed
+  // DESIGN 9.3: tried in order when a model's transient budget is spent, each
+  // with a fresh transient budget and the validation budget that is left.
+  std::vector<ModelRoute> fallbacks;
+  // One more generation, with the last errors, after MAX_RETRIES_EXCEEDED.
+  std::optional<ModelRoute> escalation;
   // Rules a schema cannot say (e.g. a judge must rate every criterion once);
   // their failures share the one validation retry.
   std::function<std::vector<FieldError>(const boost::json::value&)> extra_validator;

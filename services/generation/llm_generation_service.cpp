@@ -52,7 +52,7 @@ boost::asio::awaitable<Result<Produced>> LlmGenerationService::Generate(const Ge
   const auto& session = ctx.options().session;
   if (session) prompt->avoid = co_await sessions_.Recall(*session, spec.skill_id, ctx.clock().Now());
 
-  StructuredGenerator generator(*provider, downgrades_, options_, rules_.get());
+  StructuredGenerator generator(providers_, downgrades_, options_, rules_.get());
   std::size_t first_attempt = ctx.attempts().size();
   auto result = co_await generator.Generate(spec, *prompt, ctx);
   if (session) {

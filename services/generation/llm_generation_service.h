@@ -14,9 +14,6 @@
 
 namespace skillrunner::generation {
 
-// Finds the Provider a generation runs on by provider name (nullptr: unknown).
-using ProviderLookup = std::function<providers::Provider*(std::string_view)>;
-
 // LLM_JSON_GENERATION (DESIGN 5.1): renders the prompt from the input, adds
 // what the session remembers, and runs a StructuredGenerator on the spec's
 // provider. Validation errors are remembered for the session. The review

@@ -56,6 +56,9 @@ std::string Count(std::size_t n, const char* one, const char* many) {
 struct Conversation {
   const GenerationSpec& spec;
   const Prompt& prompt;
+  // Where it runs now: the spec's model, a fallback or the escalation.
+  std::string_view provider;
+  const AnswerSchema* schema;
   OutputMode mode;
   ChatRequest request;
   std::size_t first_messages = 0;  // how many of request.messages a fresh retry starts from
@@ -69,7 +72,7 @@ bool UsesStrictWire(OutputMode mode) { return mode == OutputMode::kNative || mod
 // The first request for `mode`: messages (the schema in the prompt unless
 // native), the response format, and the request metadata.
 void Configure(Conversation& c, OutputMode mode, InvocationContext& ctx) {
-  const AnswerSchema& schema = *c.spec.schema;
+  const AnswerSchema& schema = *c.schema;
   c.mode = mode;
   ctx.metrics().mode = RunModeFor(mode);
   c.request.messages = FirstMessages(c.prompt.system, c.prompt.user, UsesStrictWire(mode) ? nullptr : &schema.text,
@@ -88,7 +91,8 @@ void Configure(Conversation& c, OutputMode mode, InvocationContext& ctx) {
 
 Conversation Begin(const GenerationSpec& spec, const Prompt& prompt, int sample,
                    const ModelDowngrades& downgrades, InvocationContext& ctx) {
-  Conversation c{spec, prompt, spec.mode, {}, 0, spec.retry.validation_retries, spec.retry_truncated};
+  Conversation c{spec,   prompt, spec.provider, spec.schema.get(), spec.mode, {}, 0, spec.retry.validation_retries,
+                 spec.retry_truncated};
   c.request.model = spec.model;
   c.request.temperature = spec.temperature;
   c.request.max_output_tokens = spec.max_output_tokens;
@@ -110,7 +114,7 @@ Attempt AnsweredAttempt(const Conversation& c, const ChatResponse& answer, std::
   Attempt attempt;
   attempt.role = c.spec.role;
   attempt.model = c.request.model;
-  attempt.provider = c.spec.provider;
+  attempt.provider = std::string(c.provider);
   attempt.temperature = c.request.temperature;
   attempt.raw = CapRaw(answer.text);
   attempt.http_status = answer.http_status;
@@ -188,7 +192,7 @@ std::optional<json::value> Check(const Conversation& c, const ChatResponse& answ
   }
   attempt.repair = extracted->repair;
   json::value value = std::move(extracted->value);
-  const AnswerSchema& schema = *c.spec.schema;
+  const AnswerSchema& schema = *c.schema;
   if (UsesStrictWire(c.mode) && !schema.strict_wire.is_null()) {
     if (schema.wrapped) value = UnwrapStrictAnswer(std::move(value));
     value = MapBackStrictAnswer(value, schema.original);
@@ -219,7 +223,7 @@ bool Rejected(std::vector<FieldError> broken, Attempt& attempt) {
 // The errors by pointer into what the model wrote: under /value when the
 // wire schema wrapped the root.
 std::vector<FieldError> AsTheModelAnswered(const Conversation& c, const std::vector<FieldError>& errors) {
-  const AnswerSchema& schema = *c.spec.schema;
+  const AnswerSchema& schema = *c.schema;
   if (!UsesStrictWire(c.mode) || !schema.wrapped || schema.strict_wire.is_null()) return errors;
   std::vector<FieldError> shown = errors;
   for (FieldError& error : shown) error.path = "/value" + error.path;
@@ -256,29 +260,86 @@ std::optional<Error> Retry(Conversation& c, const std::string& answer_text, cons
   return std::nullopt;
 }
 
+// Moves the conversation to `route` (DESIGN 9.3): its model, provider,
+// schema and mode (the validation loop for a model that was downgraded).
+void SwitchTo(Conversation& c, const ModelRoute& route, const ModelDowngrades& downgrades, InvocationContext& ctx) {
+  c.request.model = route.model;
+  c.request.metadata.provider = route.provider;
+  c.provider = route.provider;
+  c.schema = route.schema.get();
+  OutputMode mode = route.mode;
+  if (mode != OutputMode::kNone && downgrades.IsDowngraded(route.model)) mode = OutputMode::kNone;
+  Configure(c, mode, ctx);
+}
+
+// After the retries are spent: one generation on the stronger model, asked
+// as a fresh retry is (its own first messages plus one user turn with every
+// error of the last answer), at the retry temperature, with no retry after it.
+void Escalate(Conversation& c, const ModelRoute& route, const Attempt& failed, const ModelDowngrades& downgrades,
+              InvocationContext& ctx) {
+  SwitchTo(c, route, downgrades, ctx);
+  c.request.messages.push_back({"user", RetryTurn(AsTheModelAnswered(c, failed.errors), failed.kind, true,
+                                                  c.mode == OutputMode::kTool ? std::string_view(c.spec.schema_name)
+                                                                              : "")});
+  c.request.temperature = std::min(c.spec.temperature, c.spec.retry.retry_temperature);
+  c.retries_left = 0;
+}
+
+// The model's transient budget is spent: on to `fallback`, with a fresh one.
+void FallBack(Conversation& c, const ModelRoute& fallback, const Error& why, const ModelDowngrades& downgrades,
+              InvocationContext& ctx) {
+  spdlog::warn("skill {}: model {} gave up ({}); falling back to {}", ctx.skill_id(), c.request.model, why.message,
+               fallback.model);
+  ++ctx.metrics().fallbacks;
+  SwitchTo(c, fallback, downgrades, ctx);
+}
+
+// The model cannot take the response format: the validation loop, for the
+// rest of the process.
+void Downgrade(Conversation& c, const Error& why, ModelDowngrades& downgrades, InvocationContext& ctx) {
+  if (downgrades.Downgrade(c.request.model)) {
+    spdlog::warn("model {} rejected response_format ({}); it uses the validation loop from now on",
+                 c.request.model, why.message);
+  }
+  Configure(c, OutputMode::kNone, ctx);
+}
+
+// Whether a failed call may move to the next fallback: the model's transient
+// budget is spent, or its rate limit left no slot before the deadline.
+bool FallsBack(const Error& error) {
+  return error.code == ErrorCode::kProviderUnavailable || error.code == ErrorCode::kOverloaded;
+}
+
 }  // namespace
 
-StructuredGenerator::StructuredGenerator(providers::Provider& provider, ModelDowngrades& downgrades,
+StructuredGenerator::StructuredGenerator(ProviderLookup providers, ModelDowngrades& downgrades,
                                          providers::RetryingProviderOptions options, RuleRunner* rules)
-    : provider_(provider), downgrades_(downgrades), options_(std::move(options)), rules_(rules) {}
+    : providers_(std::move(providers)), downgrades_(downgrades), options_(std::move(options)), rules_(rules) {}
 
 boost::asio::awaitable<Result<Produced>> StructuredGenerator::Generate(const GenerationSpec& spec,
                                                                        const Prompt& prompt,
                                                                        InvocationContext& ctx, int sample) {
-  providers::RetryingProvider retrying(provider_, options_);
   Conversation c = Begin(spec, prompt, sample, downgrades_, ctx);
+  std::size_t next_fallback = 0;
+  bool escalated = false;
   for (;;) {
+    providers::Provider* provider = providers_(c.provider);
+    if (provider == nullptr) {
+      co_return Fail(ErrorCode::kConfigInvalid, "model \"" + c.request.model + "\" runs on provider \"" +
+                                                    std::string(c.provider) + "\", which this process has not configured");
+    }
+    providers::RetryingProvider retrying(*provider, options_);
     auto started = ctx.clock().Now();
     auto response = co_await retrying.Chat(c.request, spec.retry.transient, ctx);
     if (!response) {
+      if (FallsBack(response.error()) && next_fallback < spec.fallbacks.size()) {
+        FallBack(c, spec.fallbacks[next_fallback++], response.error(), downgrades_, ctx);
+        continue;
+      }
       if (c.mode == OutputMode::kNone || !providers::IsUnsupportedResponseFormat(response.error())) {
         co_return std::unexpected(std::move(response.error()));
       }
-      if (downgrades_.Downgrade(spec.model)) {
-        spdlog::warn("model {} rejected response_format ({}); it uses the validation loop from now on",
-                     spec.model, response.error().message);
-      }
-      Configure(c, OutputMode::kNone, ctx);
+      Downgrade(c, response.error(), downgrades_, ctx);
       continue;
     }
     Attempt attempt = AnsweredAttempt(c, *response, ctx.clock().ElapsedMs(started));
@@ -305,6 +366,14 @@ boost::asio::awaitable<Result<Produced>> StructuredGenerator::Generate(const Gen
     }
     if (value) co_return Produced{std::move(*value), std::move(attempt)};
     std::optional<Error> spent = Retry(c, response->text, attempt, ctx);
+    if (spent && spec.escalation && !escalated) {
+      escalated = true;
+      ctx.metrics().escalated = true;
+      spdlog::info("skill {}: model {} spent its retries; escalating to {}", ctx.skill_id(), c.request.model,
+                   spec.escalation->model);
+      Escalate(c, *spec.escalation, attempt, downgrades_, ctx);
+      spent.reset();
+    }
     ctx.AddAttempt(std::move(attempt));
     if (spent) co_return std::unexpected(std::move(*spent));
   }

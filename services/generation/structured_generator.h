@@ -2,6 +2,7 @@
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/json/value.hpp>
+#include <functional>
 #include <mutex>
 #include <set>
 #include <string>
@@ -13,6 +14,9 @@
 #include "services/providers/retrying_provider.h"
 
 namespace skillrunner::generation {
+
+// Finds the Provider a generation runs on by provider name (nullptr: unknown).
+using ProviderLookup = std::function<providers::Provider*(std::string_view)>;
 
 // Models that answered 400 naming response_format: they run the validation
 // loop for the life of the process. Thread-safe.
@@ -31,7 +35,10 @@ class ModelDowngrades {
 // (refusal, content filter, truncation, JSON extraction, strict map-back,
 // schema and extra validation, then the skill's rules), and on a parse,
 // validation or rule failure ask again with every error, up to
-// spec.retry.validation_retries times. The outcome codes: MAX_RETRIES_EXCEEDED
+// spec.retry.validation_retries times. A model whose transient budget is
+// spent moves to the next of spec.fallbacks; MAX_RETRIES_EXCEEDED with
+// spec.escalation set gets one more generation there (DESIGN 9.3). The
+// outcome codes: MAX_RETRIES_EXCEEDED
 // (with the last attempt's errors), TRUNCATED, REFUSED, CONTENT_FILTERED,
 // HANDLER_FAILED (an exec rule that failed; its attempt is kind handler), and
 // whatever RetryingProvider reports. Every failed try is recorded in ctx; the accepted
@@ -39,7 +46,7 @@ class ModelDowngrades {
 class StructuredGenerator {
  public:
   // `rules` runs the spec's exec rules (none: a spec with one fails).
-  StructuredGenerator(providers::Provider& provider, ModelDowngrades& downgrades,
+  StructuredGenerator(ProviderLookup providers, ModelDowngrades& downgrades,
                       providers::RetryingProviderOptions options = {}, RuleRunner* rules = nullptr);
 
   // `sample` numbers the judge samples of one review (request metadata).
@@ -47,7 +54,7 @@ class StructuredGenerator {
                                                     InvocationContext& ctx, int sample = 0);
 
  private:
-  providers::Provider& provider_;
+  ProviderLookup providers_;
   ModelDowngrades& downgrades_;
   providers::RetryingProviderOptions options_;
   RuleRunner* rules_;

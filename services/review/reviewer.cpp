@@ -52,6 +52,19 @@ JudgeSpec MakeJudgeSpec(std::shared_ptr<const Rubric> rubric, const JudgeRoute& 
   return judge;
 }
 
+void SetJudgeRoutes(JudgeSpec& judge, const std::vector<JudgeRoute>& fallbacks,
+                    const std::optional<JudgeRoute>& escalation) {
+  auto to_route = [&](const JudgeRoute& route) {
+    OutputMode mode = route.mode;
+    auto schema = SchemaFor(*judge.rubric->judge, route, mode);
+    return generation::ModelRoute{route.model, route.provider, mode, std::move(schema)};
+  };
+  judge.generation.fallbacks.clear();
+  for (const JudgeRoute& route : fallbacks) judge.generation.fallbacks.push_back(to_route(route));
+  judge.generation.escalation.reset();
+  if (escalation) judge.generation.escalation = to_route(*escalation);
+}
+
 Reviewer::Reviewer(generation::ProviderLookup providers, generation::ModelDowngrades& downgrades,
                    providers::RetryingProviderOptions options)
     : providers_(std::move(providers)), downgrades_(downgrades), options_(std::move(options)) {}
@@ -66,7 +79,7 @@ boost::asio::awaitable<Result<json::value>> Reviewer::Review(const JudgeSpec& ju
   const generation::Prompt prompt{judge.rubric->judge->system_prompt, JudgeUserPrompt(subject, context), {}};
   // A gate's judge must not change how the generation reports its mode.
   const RunMode outer_mode = ctx.metrics().mode;
-  generation::StructuredGenerator generator(*provider, downgrades_, options_);
+  generation::StructuredGenerator generator(providers_, downgrades_, options_);
   std::vector<json::value> answers;
   for (int i = 0; i < judge.samples; ++i) {
     auto answer = co_await generator.Generate(judge.generation, prompt, ctx, i);

@@ -40,6 +40,11 @@ struct JudgeRoute {
 // strict mode cannot take it; the schema as written for the simulated
 // provider), the rubric's judge prompt, every criterion rated once.
 // `base` carries skill_id, task_id, temperature, max_output_tokens and retry.
+// Where the judge goes when its model gives up (DESIGN 9.3): its fallbacks in
+// order and its escalation, each with the verdict schema that provider takes.
+void SetJudgeRoutes(JudgeSpec& judge, const std::vector<JudgeRoute>& fallbacks,
+                    const std::optional<JudgeRoute>& escalation);
+
 JudgeSpec MakeJudgeSpec(std::shared_ptr<const Rubric> rubric, const JudgeRoute& route,
                         generation::GenerationSpec base, int samples);
 

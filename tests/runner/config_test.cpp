@@ -166,6 +166,34 @@ TEST(ConfigTest, AzureSettingsAreOpenAiKindOnlyAndEachMisplacedKeyIsPlaced) {
                                             "(this one is simulated)"}));
 }
 
+TEST(ConfigTest, FallbacksAndEscalationsNameOtherModelsOfTheTable) {
+  testing::TempTree tree;
+  auto good = tree.Write("good.yaml", R"(providers:
+  openai: { kind: openai }
+models:
+  small: { provider: openai, fallbacks: [backup], escalate_to: large }
+  backup: { provider: openai }
+  large: { provider: openai, structured_output: native }
+)");
+  auto config = LoadConfig(good.string(), NoEnv);
+  ASSERT_TRUE(config) << config.error()[0].ToString();
+  EXPECT_EQ(config->models.at("small").fallbacks, std::vector<std::string>{"backup"});
+  EXPECT_EQ(config->models.at("small").escalate_to, "large");
+  auto bad = tree.Write("bad.yaml", R"(providers:
+  openai: { kind: openai }
+models:
+  small: { provider: openai, fallbacks: [small, bakcup], escalate_to: huge }
+)");
+  auto refused = LoadConfig(bad.string(), NoEnv);
+  ASSERT_FALSE(refused);
+  std::vector<std::string> lines;
+  for (const auto& d : refused.error()) lines.push_back(d.ToString());
+  EXPECT_EQ(lines, (std::vector<std::string>{
+                       bad.string() + ":4:42: /models/small/fallbacks/0: a model cannot fall back or escalate to itself",
+                       bad.string() + ":4:49: /models/small/fallbacks/1: unknown model \"bakcup\" (not in the models table)",
+                       bad.string() + ":4:71: /models/small/escalate_to: unknown model \"huge\" (not in the models table)"}));
+}
+
 TEST(ConfigTest, UnknownProviderReferencesAreErrors) {
   testing::TempTree tree;
   auto path = tree.Write("c.yaml", R"(providers:
@@ -200,7 +228,7 @@ TEST(ConfigTest, SimulatedFaultScriptsAreCheckedWithTheirPointer) {
 TEST(ConfigTest, ProviderOverrideRoutesEveryModel) {
   Config config = BuiltinConfig();
   config.providers["openai"] = ProviderConfig{"openai", "openai", "", "", {}};
-  config.models["gpt"] = ModelConfig{"gpt", "openai", OutputMode::kNative};
+  config.models["gpt"] = ModelConfig{"gpt", "openai", OutputMode::kNative, {}, {}};
   ASSERT_TRUE(ApplyProviderOverride(config, "simulated"));
   EXPECT_EQ(config.ProviderFor("gpt"), "simulated");
   EXPECT_EQ(config.StructuredOutputFor("gpt"), OutputMode::kNative);

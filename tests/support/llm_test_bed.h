@@ -84,14 +84,16 @@ class LlmTestBed {
 
   // Loads the tree with a config whose models m-loop, m-json, m-native and m-tool
   // run on one provider of `kind` at the loopback server.
-  void Start(const std::string& kind = "openai") {
+  // `more_models`: further lines of the models table.
+  void Start(const std::string& kind = "openai", const std::string& more_models = "") {
     tree_.Write("skillrunner.yaml",
                 "providers:\n  llm: { kind: " + kind + ", base_url: \"" + server_.base_url() +
                     (kind == "openai" ? "/v1" : "") +
                     "\" }\nmodels:\n  m-loop: { provider: llm, structured_output: none }\n"
                     "  m-json: { provider: llm, structured_output: json_object }\n"
                     "  m-native: { provider: llm, structured_output: native }\n"
-                    "  m-tool: { provider: llm, structured_output: tool }\n");
+                    "  m-tool: { provider: llm, structured_output: tool }\n" +
+                    more_models);
     auto env = [](std::string_view name) -> std::optional<std::string> {
       if (name == "OPENAI_API_KEY" || name == "ANTHROPIC_API_KEY") return std::string(kTestApiKey);
       return std::nullopt;

@@ -562,6 +562,84 @@ TEST_F(GenerationLoopbackTest, ToolModeOnAnthropicForcesOneToolAndTakesItsInputA
   EXPECT_EQ(bodies[0], expected);
 }
 
+// DESIGN 9.3 fallbacks: a primary that answers 503 until its transient
+// budget is spent hands the generation to its fallback.
+TEST_F(GenerationLoopbackTest, APrimaryDownForGoodFallsBackAndTheAttemptsShowBothModels) {
+  bed_.AddSkill("triage", TriageSkill("m-primary"));
+  bed_.Start("openai", "  m-primary: { provider: llm, structured_output: none, fallbacks: [m-backup] }\n"
+                       "  m-backup: { provider: llm, structured_output: none }\n");
+  for (int i = 0; i < 4; ++i) {
+    bed_.server().Enqueue({.status = 503, .body = test_support::OpenAiError("overloaded", "server_error")});
+  }
+  bed_.server().Enqueue({.body = OpenAiAnswer(R"({"priority": 2, "category": "bug"})")});
+  auto outcome = bed_.Invoke("triage", R"({"text":"crash"})");
+  ASSERT_TRUE(outcome) << json::serialize(ToJson(outcome));
+  auto bodies = bed_.Bodies();
+  ASSERT_EQ(bodies.size(), 5u);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(bodies[i].at("model"), "m-primary");
+  json::value backup = bodies[0];
+  backup.at("model") = "m-backup";
+  EXPECT_EQ(bodies[4], backup);  // the same first request, on the other model
+  ASSERT_EQ(outcome->attempts.size(), 5u);
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(outcome->attempts[i].kind, AttemptKind::kTransient);
+    EXPECT_EQ(outcome->attempts[i].model, "m-primary");
+    EXPECT_EQ(outcome->attempts[i].provider, "llm");
+  }
+  EXPECT_EQ(outcome->attempts[4].kind, AttemptKind::kOk);
+  EXPECT_EQ(outcome->attempts[4].model, "m-backup");
+  EXPECT_EQ(outcome->metrics.fallbacks, 1);
+  EXPECT_EQ(outcome->metrics.transient_retries, 3);
+  EXPECT_FALSE(outcome->metrics.escalated);
+  EXPECT_EQ(ToJson(outcome).at("metrics").at("fallbacks"), 1);
+}
+
+// DESIGN 9.3 escalate_to: after MAX_RETRIES_EXCEEDED, one request to the
+// stronger model with the last errors.
+TEST_F(GenerationLoopbackTest, SpentRetriesEscalateOnceToTheStrongerModelWithTheLastErrors) {
+  bed_.AddSkill("triage", TriageSkill("m-small"));
+  bed_.Start("openai", "  m-small: { provider: llm, structured_output: none, escalate_to: m-large }\n"
+                       "  m-large: { provider: llm, structured_output: none }\n");
+  bed_.server().Enqueue({.body = OpenAiAnswer(R"({"priority": 9, "category": "bug"})")});
+  const std::string second = R"({"priority": 7, "category": "bug"})";
+  bed_.server().Enqueue({.body = OpenAiAnswer(second)});
+  bed_.server().Enqueue({.body = OpenAiAnswer(R"({"priority": 4, "category": "bug"})")});
+  auto outcome = bed_.Invoke("triage", R"({"text":"login broken"})");
+  ASSERT_TRUE(outcome) << json::serialize(ToJson(outcome));
+  EXPECT_EQ(json::serialize(outcome->output), R"({"priority":4,"category":"bug"})");
+  auto bodies = bed_.Bodies();
+  ASSERT_EQ(bodies.size(), 3u);
+  json::value escalation = FirstLoopRequest();
+  escalation.at("model") = "m-large";
+  escalation.at("temperature") = 0.2;
+  escalation.at("messages").as_array().push_back(json::object{
+      {"role", "user"},
+      {"content",
+       "An earlier answer to this request did not match the JSON Schema. Every error, by JSON pointer:\n"
+       "- /priority: expected at most 4, found 7\n" + std::string(kAnswerAgain)}});
+  EXPECT_EQ(bodies[2], escalation);
+  ASSERT_EQ(outcome->attempts.size(), 3u);
+  EXPECT_EQ(outcome->attempts[0].kind, AttemptKind::kValidation);
+  EXPECT_EQ(outcome->attempts[1].kind, AttemptKind::kValidation);
+  EXPECT_EQ(outcome->attempts[1].model, "m-small");
+  EXPECT_EQ(outcome->attempts[2].kind, AttemptKind::kOk);
+  EXPECT_EQ(outcome->attempts[2].model, "m-large");
+  EXPECT_TRUE(outcome->metrics.escalated);
+  EXPECT_EQ(outcome->metrics.fallbacks, 0);
+  // Escalated and still wrong: MAX_RETRIES_EXCEEDED with the stronger model's errors.
+  for (const char* answer : {R"({"priority": 9, "category": "bug"})", R"({"priority": 8, "category": "bug"})",
+                             R"({"priority": 6, "category": "bug"})"}) {
+    bed_.server().Enqueue({.body = OpenAiAnswer(answer)});
+  }
+  auto failed = bed_.Invoke("triage", R"({"text":"x"})");
+  ASSERT_FALSE(failed);
+  EXPECT_EQ(failed.error().error.code, ErrorCode::kMaxRetriesExceeded);
+  EXPECT_EQ(failed.error().error.errors, (std::vector<FieldError>{{"/priority", "expected at most 4, found 6"}}));
+  EXPECT_EQ(failed.error().attempts.size(), 3u);
+  EXPECT_TRUE(failed.error().metrics.escalated);
+  EXPECT_EQ(bed_.server().request_count(), 6u);
+}
+
 TEST_F(GenerationLoopbackTest, StrictAnswerBreakingAMaximumIsCaughtAndRetriedOnce) {
   bed_.AddSkill("triage", TriageSkill("m-native"));
   bed_.Start();
