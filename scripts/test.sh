@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Sets everything up (scripts/setup.sh), then runs the test suite with ctest.
 #   SANITIZE=1 scripts/test.sh   runs it under address+undefined sanitizers
+#   REALLLM=1 scripts/test.sh    first builds llama.cpp's llama-server and its tiny model into
+#                                .deps/realllm (../shared/realllm/setup.sh: 4-8 minutes once, then
+#                                cached) so that the llama-server suite runs instead of skipping
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 "$ROOT/scripts/setup.sh"
@@ -8,5 +11,14 @@ BUILD_DIR="build"
 [ "${SANITIZE:-0}" = "1" ] && BUILD_DIR="build-asan"
 # Tests never see a real provider's settings.
 unset OPENAI_API_KEY OPENAI_BASE_URL ANTHROPIC_API_KEY ANTHROPIC_BASE_URL SKILLRUNNER_PROVIDER SKILLRUNNER_TOKEN || true
+REALLLM_DIR="${SKILLRUNNER_REALLLM_DIR:-$ROOT/.deps/realllm}"
+if [ "${REALLLM:-0}" = "1" ]; then
+  bash "$ROOT/../shared/realllm/setup.sh" "$REALLLM_DIR" >/dev/null
+fi
+if [ -x "$REALLLM_DIR/bin/llama-server" ]; then
+  echo "llama-server suite: runs against $REALLLM_DIR/bin/llama-server" >&2
+else
+  echo "llama-server suite: skipped (no $REALLLM_DIR/bin/llama-server; REALLLM=1 scripts/test.sh builds it)" >&2
+fi
 cd "$ROOT/$BUILD_DIR"
 ctest --output-on-failure -j"${JOBS:-2}" "$@"

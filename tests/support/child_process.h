@@ -7,11 +7,15 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <vector>
 
 namespace skillrunner::test_support {
+
+// A loopback TCP port that was free a moment ago (0 when none was found).
+std::uint16_t FreeLoopbackPort();
 
 // This process's environment without OPENAI_*, ANTHROPIC_* and SKILLRUNNER_*
 // (DESIGN §8), plus `extra` ("NAME=value").

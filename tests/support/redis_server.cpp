@@ -13,21 +13,6 @@
 namespace skillrunner::test_support {
 namespace {
 
-std::uint16_t FreePort() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  address.sin_port = 0;
-  socklen_t length = sizeof(address);
-  std::uint16_t port = 0;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0) {
-    port = ntohs(address.sin_port);
-  }
-  ::close(fd);
-  return port;
-}
 
 int Connect(std::uint16_t port) {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
@@ -85,7 +70,7 @@ RedisServer::RedisServer(std::filesystem::path dir) : dir_(std::move(dir)) {
     why_ = "redis-server is not installed (scripts/setup.sh installs Debian's redis-server)";
     return;
   }
-  port_ = FreePort();
+  port_ = FreeLoopbackPort();
   started_ = Start();
 }
 
