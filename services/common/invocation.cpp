@@ -77,6 +77,7 @@ void InvocationContext::AddAttempt(Attempt attempt) {
   attempt.n = first_number_ + static_cast<int>(attempts_.size());
   metrics_.attempts = attempt.n;
   metrics_.input_tokens += attempt.input_tokens;
+  metrics_.cached_input_tokens += attempt.cached_input_tokens;
   metrics_.output_tokens += attempt.output_tokens;
   metrics_.tokens_estimated = metrics_.tokens_estimated || attempt.tokens_estimated;
   if (!attempt.model.empty()) {
@@ -148,6 +149,7 @@ json::value ToJson(const Attempt& a) {
   }
   if (a.max_output_tokens) out["max_output_tokens"] = *a.max_output_tokens;
   out["input_tokens"] = a.input_tokens;
+  if (a.cached_input_tokens > 0) out["cached_input_tokens"] = a.cached_input_tokens;
   out["output_tokens"] = a.output_tokens;
   if (a.tokens_estimated) out["tokens_estimated"] = true;
   out["duration_ms"] = a.duration_ms;
@@ -166,6 +168,7 @@ json::value ToJson(const Metrics& m) {
   out["fallbacks"] = m.fallbacks;
   out["escalated"] = m.escalated;
   out["input_tokens"] = m.input_tokens;
+  if (m.cached_input_tokens > 0) out["cached_input_tokens"] = m.cached_input_tokens;
   out["output_tokens"] = m.output_tokens;
   out["tokens_estimated"] = m.tokens_estimated;
   out["duration_ms"] = m.duration_ms;

@@ -77,6 +77,7 @@ struct Attempt {
   std::vector<std::string> coerced;   // repair coerce: the pointers of the values converted
   std::optional<int> max_output_tokens;
   std::int64_t input_tokens = 0;
+  std::int64_t cached_input_tokens = 0;  // of input_tokens, served from the provider's prompt cache
   std::int64_t output_tokens = 0;
   bool tokens_estimated = false;
   std::int64_t duration_ms = 0;
@@ -92,6 +93,7 @@ struct Metrics {
   int fallbacks = 0;       // models given up on for the next of their `fallbacks` (DESIGN 9.3)
   bool escalated = false;  // one more generation ran on the model's `escalate_to`
   std::int64_t input_tokens = 0;
+  std::int64_t cached_input_tokens = 0;  // of input_tokens, served from the provider's prompt cache
   std::int64_t output_tokens = 0;
   bool tokens_estimated = false;
   std::int64_t duration_ms = 0;

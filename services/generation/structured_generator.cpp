@@ -119,6 +119,7 @@ Attempt AnsweredAttempt(const Conversation& c, const ChatResponse& answer, std::
   attempt.raw = CapRaw(answer.text);
   attempt.http_status = answer.http_status;
   attempt.input_tokens = answer.usage.input_tokens;
+  attempt.cached_input_tokens = answer.usage.cached_input_tokens;
   attempt.output_tokens = answer.usage.output_tokens;
   attempt.tokens_estimated = answer.usage.estimated;
   attempt.duration_ms = duration_ms;

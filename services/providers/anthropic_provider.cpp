@@ -130,8 +130,8 @@ std::expected<ChatResponse, ProviderError> ParseAnthropicResponse(
   out.request_id = std::string(response.Header("request-id").value_or(""));
   if (out.request_id.empty()) out.request_id = StringOf(root, "id");
   if (auto* usage = root.if_contains("usage"); usage && usage->is_object()) {
-    out.usage = {CountOf(usage->as_object(), "input_tokens"),
-                 CountOf(usage->as_object(), "output_tokens"), false};
+    out.usage = {CountOf(usage->as_object(), "input_tokens"), CountOf(usage->as_object(), "output_tokens"), false,
+                 CountOf(usage->as_object(), "cache_read_input_tokens")};
   } else {
     out.usage = EstimatedUsage(request, out.text);
   }

@@ -70,6 +70,9 @@ struct Usage {
   std::int64_t input_tokens = 0;
   std::int64_t output_tokens = 0;
   bool estimated = false;  // characters/4 (code points) when the provider reported none
+  // Of input_tokens, those the provider served from its prompt cache (OpenAI
+  // prompt_tokens_details.cached_tokens, Anthropic cache_read_input_tokens).
+  std::int64_t cached_input_tokens = 0;
 };
 
 struct ChatResponse {

@@ -158,6 +158,13 @@ TEST_F(LlamaServerTest, NativeStrictOutputRunsAndReportsTheServersUsage) {
   EXPECT_GT(attempt.at("input_tokens").as_int64(), 0);
   EXPECT_GT(attempt.at("output_tokens").as_int64(), 0);
   EXPECT_FALSE(attempt.as_object().contains("tokens_estimated"));
+  // The same request again: the server serves its prompt from the cache and says so.
+  json::value again = Run("run ticket --seed 7 --input '{\"text\": \"login broken\"}'", true);
+  const json::value& cached = again.at("attempts").at(0);
+  ASSERT_TRUE(cached.as_object().contains("cached_input_tokens")) << json::serialize(cached);
+  EXPECT_GT(cached.at("cached_input_tokens").as_int64(), 0);
+  EXPECT_LE(cached.at("cached_input_tokens").as_int64(), cached.at("input_tokens").as_int64());
+  EXPECT_EQ(again.at("metrics").at("cached_input_tokens"), cached.at("cached_input_tokens"));
 }
 
 // JSON mode: any JSON object; whatever the model says of the schema is

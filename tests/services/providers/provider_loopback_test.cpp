@@ -206,6 +206,7 @@ TEST_F(ProviderLoopbackTest, OpenAiRequestIsExactlyTheDocumentedShape) {
   EXPECT_EQ(result->usage.input_tokens, 11);
   EXPECT_EQ(result->usage.output_tokens, 2);
   EXPECT_FALSE(result->usage.estimated);
+  EXPECT_EQ(result->usage.cached_input_tokens, 0);
   if (test_support::OpenAiRequestSchema()) {
     EXPECT_TRUE(test_support::OpenAiRequestSchema()->Validate(json::parse(requests[0].body)).empty());
     EXPECT_TRUE(test_support::OpenAiResponseSchema()->Validate(json::parse(OpenAiAnswer("{}"))).empty());
@@ -243,6 +244,17 @@ TEST_F(ProviderLoopbackTest, AnAzureDeploymentGetsTheApiKeyHeaderAndTheQueryOnEv
   ASSERT_EQ(sleeper_.delays.size(), 1u);
   EXPECT_GE(sleeper_.delays[0], 250);  // retry-after-ms, plus the rate-limit spread
   EXPECT_LT(sleeper_.delays[0], 1250);
+}
+
+TEST_F(ProviderLoopbackTest, OpenAiCachedPromptTokensAreRead) {
+  auto provider = MakeOpenAi();
+  json::value body = json::parse(OpenAiAnswer("{}", "stop", 1200, 8));
+  body.at("usage").as_object()["prompt_tokens_details"] = json::object{{"cached_tokens", 1024}};
+  server_.Enqueue({.body = json::serialize(body)});
+  auto result = Send(*provider);
+  ASSERT_TRUE(result) << result.error().message;
+  EXPECT_EQ(result->usage.input_tokens, 1200);
+  EXPECT_EQ(result->usage.cached_input_tokens, 1024);
 }
 
 TEST_F(ProviderLoopbackTest, AnAnswerThatIsNotAChatCompletionIsAProviderError) {
@@ -298,7 +310,7 @@ TEST_F(ProviderLoopbackTest, AnthropicRequestAndAnswerFollowTheMessagesApi) {
   server_.Enqueue({.headers = {{"request-id", "req_ant_1"}},
                    .body = R"({"id":"msg_1","type":"message","role":"assistant","model":"claude-x",
                      "content":[{"type":"text","text":"{\"ok\":true}"}],"stop_reason":"end_turn",
-                     "usage":{"input_tokens":30,"output_tokens":5}})"});
+                     "usage":{"input_tokens":30,"output_tokens":5,"cache_read_input_tokens":24}})"});
   ChatRequest request = SimpleRequest();
   request.response_format.kind = ResponseFormat::Kind::kJsonSchema;
   request.response_format.schema = json::parse(R"({"type":"object","additionalProperties":false,"properties":{"ok":{"type":"boolean"}}})");
@@ -315,6 +327,7 @@ TEST_F(ProviderLoopbackTest, AnthropicRequestAndAnswerFollowTheMessagesApi) {
   EXPECT_EQ(result->text, R"({"ok":true})");
   EXPECT_EQ(result->request_id, "req_ant_1");
   EXPECT_EQ(result->usage.input_tokens, 30);
+  EXPECT_EQ(result->usage.cached_input_tokens, 24);
 }
 
 TEST_F(ProviderLoopbackTest, AnthropicToolUseAnswersAndRefusalsAreUnderstood) {
