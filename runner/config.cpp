@@ -75,6 +75,9 @@ std::optional<KindDefaults> DefaultsFor(std::string_view kind) {
     return KindDefaults{"https://api.anthropic.com", "ANTHROPIC_API_KEY",
                         "ANTHROPIC_BASE_URL"};
   }
+  if (kind == "gemini") {
+    return KindDefaults{"https://generativelanguage.googleapis.com", "GEMINI_API_KEY", "GEMINI_BASE_URL"};
+  }
   return std::nullopt;
 }
 

@@ -487,8 +487,7 @@ class SkillLoader {
     const bool strict_wire = skill_.output_mode == OutputMode::kNative || skill_.output_mode == OutputMode::kTool;
     if (!strict_wire || skill_.provider_kind == "simulated") return nullptr;
     if (!skill_.output_schema) return nullptr;  // already reported
-    auto dialect = skill_.provider_kind == "anthropic" ? generation::StrictDialect::kAnthropic
-                                                       : generation::StrictDialect::kOpenAi;
+    auto dialect = generation::DialectOf(skill_.provider_kind);
     auto strict = generation::MakeStrictSchema(skill_.output_schema_json, dialect);
     if (!strict) {
       Error("/output_schema", "the " + skill_.provider_kind + " strict mode of model \"" + skill_.model +
@@ -568,7 +567,7 @@ class SkillLoader {
     schema->strict_wire = nullptr;  // the simulated provider takes the schema as written
     schema->wrapped = false;
     if (kind != "simulated") {
-      auto dialect = kind == "anthropic" ? generation::StrictDialect::kAnthropic : generation::StrictDialect::kOpenAi;
+      auto dialect = generation::DialectOf(kind);
       auto wire = generation::MakeStrictSchema(skill_.output_schema_json, dialect);
       if (wire) {
         schema->strict_wire = std::move(wire->wire);

@@ -53,7 +53,8 @@ std::expected<StrictSchema, std::string> Transformer::Run() {
     Fail("", "the schema must be an object");
     return std::unexpected(*error_);
   }
-  bool wrap = !IsOneObject(wire);
+  // Gemini takes any root; OpenAI and Anthropic need one object.
+  bool wrap = !gemini() && !IsOneObject(wire);
   if (wrap) {
     for (const Edge& edge : edges_) {
       if (!edge.to.empty()) continue;
@@ -72,7 +73,7 @@ std::expected<StrictSchema, std::string> Transformer::Run() {
     CheckOpenAiLimits(wire);
   } else {
     CheckRecursion();
-    CheckAnthropicCaps(wire);
+    if (!gemini()) CheckAnthropicCaps(wire);
   }
   if (error_) return std::unexpected(*error_);
   return StrictSchema{std::move(wire), std::move(client_only_), wrap};
@@ -126,7 +127,7 @@ json::value Transformer::Node(const json::value& schema, const std::string& ptr,
   }
   const json::object& in = schema.get_object();
   if (in.contains("$ref")) return Ref(in, ptr, depth, false);
-  if (openai() && in.contains("allOf")) {
+  if ((openai() || gemini()) && in.contains("allOf")) {
     json::object merged;
     if (!MergeAllOf(in, ptr, merged)) return nullptr;
     return Node(merged, ptr, depth + 1);
@@ -173,7 +174,8 @@ json::value Transformer::Ref(const json::object& schema, const std::string& ptr,
   if (!has_siblings && !force_inline) {
     if (ref == "#") {
       if (!openai()) {
-        Fail(ptr, quoted + " makes the schema recursive; anthropic strict mode does not take recursive schemas");
+        Fail(ptr, quoted + " makes the schema recursive; " + std::string(DialectName()) +
+                      " strict mode does not take recursive schemas");
         return nullptr;
       }
       edges_.push_back(Edge{current_def_, "", ptr, ref});
@@ -303,6 +305,12 @@ json::object Transformer::WireDefs() {
 }
 
 }  // namespace strict_detail
+
+StrictDialect DialectOf(std::string_view provider_kind) {
+  if (provider_kind == "anthropic") return StrictDialect::kAnthropic;
+  if (provider_kind == "gemini") return StrictDialect::kGemini;
+  return StrictDialect::kOpenAi;
+}
 
 std::expected<StrictSchema, std::string> MakeStrictSchema(const boost::json::value& original,
                                                           StrictDialect dialect) {

@@ -14,7 +14,9 @@
 
 namespace skillrunner::generation {
 
-enum class StrictDialect { kOpenAi, kAnthropic };
+// OpenAI response_format strict, Anthropic output_config, Gemini
+// generationConfig.responseJsonSchema (PROVIDERS.md §1-3).
+enum class StrictDialect { kOpenAi, kAnthropic, kGemini };
 
 struct StrictSchema {
   boost::json::value wire;  // what goes on the wire
@@ -40,6 +42,9 @@ struct StrictSchema {
 // prompt-and-validate path instead).
 std::expected<StrictSchema, std::string> MakeStrictSchema(const boost::json::value& original,
                                                           StrictDialect dialect);
+
+// The dialect of a provider kind: anthropic, gemini, else openai.
+StrictDialect DialectOf(std::string_view provider_kind);
 
 // Maps a strict answer back before validation against the ORIGINAL schema: a
 // null becomes absent ONLY for a property that the original schema neither

@@ -57,7 +57,10 @@ class Transformer {
   };
 
   bool openai() const { return dialect_ == StrictDialect::kOpenAi; }
-  std::string_view DialectName() const { return openai() ? "openai" : "anthropic"; }
+  bool gemini() const { return dialect_ == StrictDialect::kGemini; }
+  std::string_view DialectName() const {
+    return openai() ? "openai" : gemini() ? "gemini" : "anthropic";
+  }
   void Fail(std::string_view pointer, std::string_view message);
 
   // strict_schema.cpp

@@ -45,6 +45,8 @@ bool HasShape(const json::object& out) {
 bool IsFormat(StrictDialect dialect, std::string_view format) {
   static const std::set<std::string_view> kOpenAi = {"date-time", "time", "date", "duration", "email",
                                                      "hostname", "ipv4", "ipv6", "uuid"};
+  // Gemini documents the date and time formats only.
+  if (dialect == StrictDialect::kGemini) return format == "date-time" || format == "date" || format == "time";
   if (format == "uri") return dialect == StrictDialect::kAnthropic;
   return kOpenAi.contains(format);
 }
@@ -196,7 +198,10 @@ void Transformer::BoundKeyword(std::string_view key, const json::value& value, c
     return Fail(ptr, std::string(key) + " must be a number, found " + ValueText(value));
   }
   if (draft4_flag && !value.get_bool()) return;  // no constraint
-  bool keep = openai() || (key == "minItems" && (value == json::value(0) || value == json::value(1)));
+  // Gemini takes minimum, maximum, minItems and maxItems; Anthropic minItems 0 or 1.
+  bool keep = openai() ||
+              (gemini() && (key == "minimum" || key == "maximum" || key == "minItems" || key == "maxItems")) ||
+              (key == "minItems" && (value == json::value(0) || value == json::value(1)));
   if (!keep) return ClientOnly(ptr, key, value, notes);
   if (draft4_flag) {  // draft 4: {"minimum": 1, "exclusiveMinimum": true} -> {"exclusiveMinimum": 1}
     const json::value* bound = in.if_contains(key == "exclusiveMinimum" ? "minimum" : "maximum");

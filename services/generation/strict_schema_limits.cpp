@@ -216,8 +216,8 @@ void Transformer::CheckRecursion() {
     const Edge& edge = edges_[i];
     int seen = state[edge.to];
     if (seen == 1) {
-      Fail(edge.pointer, "$ref \"" + edge.ref +
-                             "\" makes the schema recursive; anthropic strict mode does not take recursive schemas");
+      Fail(edge.pointer, "$ref \"" + edge.ref + "\" makes the schema recursive; " + std::string(DialectName()) +
+                             " strict mode does not take recursive schemas");
     } else if (seen == 0) {
       state[edge.to] = 1;
       stack.emplace_back(edge.to, 0);

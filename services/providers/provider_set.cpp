@@ -3,6 +3,7 @@
 #include "services/http/http_client.h"
 #include "services/providers/anthropic_provider.h"
 #include "services/providers/limited_provider.h"
+#include "services/providers/gemini_provider.h"
 #include "services/providers/openai_provider.h"
 #include "services/providers/simulated_provider.h"
 #include "services/state/request_limiter.h"
@@ -63,6 +64,13 @@ std::expected<std::unique_ptr<ProviderSet>, std::string> ProviderSet::Create(
         }
       }
       set->providers_[name] = std::make_shared<OpenAiProvider>(
+          options, http::MakeHttpClient(executor, HttpOptions(settings)), env);
+    } else if (provider.kind == "gemini") {
+      GeminiOptions options;
+      options.name = name;
+      options.base_url = provider.base_url;
+      options.api_key_env = provider.api_key_env;
+      set->providers_[name] = std::make_shared<GeminiProvider>(
           options, http::MakeHttpClient(executor, HttpOptions(settings)), env);
     } else if (provider.kind == "anthropic") {
       AnthropicOptions options;

@@ -76,6 +76,9 @@ struct Stop {
 // spent (OpenAI insufficient_quota, Anthropic billing errors, Gemini quota
 // exhaustion).
 bool QuotaSpent(const ProviderError& error) {
+  // Gemini says "exceeded your current quota" of per-minute limits too; a
+  // RetryInfo delay says waiting helps.
+  if (error.code == "RESOURCE_EXHAUSTED" && error.retry_after) return false;
   for (std::string_view word : {"insufficient_quota", "billing_error", "billing_hard_limit_reached"}) {
     if (error.code == word || error.type == word) return true;
   }

@@ -33,6 +33,7 @@ std::expected<std::shared_ptr<const RubricJudge>, std::string> PrepareJudge(cons
   judge->system_prompt = JudgeSystemPrompt(rubric);
   judge->openai = WithWire(plain, generation::StrictDialect::kOpenAi);
   judge->anthropic = WithWire(plain, generation::StrictDialect::kAnthropic);
+  judge->gemini = WithWire(plain, generation::StrictDialect::kGemini);
   judge->plain = std::make_shared<const AnswerSchema>(std::move(plain));
   return judge;
 }

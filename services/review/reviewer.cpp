@@ -24,7 +24,9 @@ std::shared_ptr<const generation::AnswerSchema> SchemaFor(const RubricJudge& pre
                                                           OutputMode& mode) {
   const bool strict_wire = mode == OutputMode::kNative || mode == OutputMode::kTool;
   if (!strict_wire || route.provider_kind == "simulated") return prepared.plain;
-  const auto& strict = route.provider_kind == "anthropic" ? prepared.anthropic : prepared.openai;
+  const auto& strict = route.provider_kind == "anthropic" ? prepared.anthropic
+                       : route.provider_kind == "gemini"  ? prepared.gemini
+                                                          : prepared.openai;
   if (strict->strict_wire.is_null()) {
     mode = OutputMode::kNone;  // that strict mode cannot take it
     return prepared.plain;

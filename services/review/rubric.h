@@ -30,6 +30,7 @@ struct RubricJudge {
   std::shared_ptr<const generation::AnswerSchema> plain;
   std::shared_ptr<const generation::AnswerSchema> openai;
   std::shared_ptr<const generation::AnswerSchema> anthropic;
+  std::shared_ptr<const generation::AnswerSchema> gemini;
 };
 
 // A checked rubric (DESIGN §4). Immutable once loaded.

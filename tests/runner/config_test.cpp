@@ -166,6 +166,22 @@ TEST(ConfigTest, AzureSettingsAreOpenAiKindOnlyAndEachMisplacedKeyIsPlaced) {
                                             "(this one is simulated)"}));
 }
 
+TEST(ConfigTest, GeminiHasItsDefaultsAndItsBaseUrlVariable) {
+  testing::TempTree tree;
+  auto path = tree.Write("skillrunner.yaml", "providers:\n  gemini: { kind: gemini }\n");
+  auto config = LoadConfig(path.string(), NoEnv);
+  ASSERT_TRUE(config) << config.error()[0].ToString();
+  EXPECT_EQ(config->providers.at("gemini").base_url, "https://generativelanguage.googleapis.com");
+  EXPECT_EQ(config->providers.at("gemini").api_key_env, "GEMINI_API_KEY");
+  auto env = [](std::string_view name) -> std::optional<std::string> {
+    if (name == "GEMINI_BASE_URL") return std::string("http://127.0.0.1:9999");
+    return std::nullopt;
+  };
+  auto overridden = LoadConfig(path.string(), env);
+  ASSERT_TRUE(overridden);
+  EXPECT_EQ(overridden->providers.at("gemini").base_url, "http://127.0.0.1:9999");
+}
+
 TEST(ConfigTest, FallbacksAndEscalationsNameOtherModelsOfTheTable) {
   testing::TempTree tree;
   auto good = tree.Write("good.yaml", R"(providers:

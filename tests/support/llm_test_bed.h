@@ -95,7 +95,9 @@ class LlmTestBed {
                     "  m-tool: { provider: llm, structured_output: tool }\n" +
                     more_models);
     auto env = [](std::string_view name) -> std::optional<std::string> {
-      if (name == "OPENAI_API_KEY" || name == "ANTHROPIC_API_KEY") return std::string(kTestApiKey);
+      if (name == "OPENAI_API_KEY" || name == "ANTHROPIC_API_KEY" || name == "GEMINI_API_KEY") {
+        return std::string(kTestApiKey);
+      }
       return std::nullopt;
     };
     auto config = LoadConfig(tree_.Path("skillrunner.yaml").string(), env);

@@ -478,6 +478,27 @@ TEST_F(GenerationLoopbackTest, AnArrayRootOnANativeAnthropicModelGoesOnTheWireWr
   EXPECT_EQ(outcome->attempts[0].raw, R"({"value":["billing"]})");
 }
 
+// Gemini's strict dialect: the schema's keywords it takes, optional
+// properties left optional, any root unwrapped, the rest client-side.
+TEST_F(GenerationLoopbackTest, ANativeGeminiModelSendsItsResponseJsonSchema) {
+  bed_.AddSkill("triage", TriageSkill("m-native"));
+  bed_.Start("gemini");
+  bed_.server().Enqueue({.body = R"({"candidates":[{"content":{"parts":[{"text":"{\"priority\":2,\"category\":\"bug\"}"}]},)"
+                                 R"("finishReason":"STOP"}],"usageMetadata":{"promptTokenCount":30,"candidatesTokenCount":9}})"});
+  auto outcome = bed_.Invoke("triage", R"({"text":"crash"})");
+  ASSERT_TRUE(outcome) << json::serialize(ToJson(outcome));
+  EXPECT_EQ(json::serialize(outcome->output), R"({"priority":2,"category":"bug"})");
+  auto bodies = bed_.Bodies();
+  ASSERT_EQ(bodies.size(), 1u);
+  EXPECT_EQ(bodies[0], json::parse(R"({"systemInstruction":{"parts":[{"text":"You triage tickets.\n\nAnswer with JSON only."}]},
+      "contents":[{"role":"user","parts":[{"text":"Ticket: crash"}]}],
+      "generationConfig":{"temperature":0.7,"maxOutputTokens":300,"responseMimeType":"application/json",
+        "responseJsonSchema":{"type":"object","required":["priority","category"],"properties":{
+          "priority":{"type":"integer","minimum":1,"maximum":4},"category":{"enum":["bug","billing"]},
+          "note":{"type":"string"}},"additionalProperties":false}}})"));
+  EXPECT_EQ(bed_.server().requests()[0].target, "/v1beta/models/m-native:generateContent");
+}
+
 TEST_F(GenerationLoopbackTest, AnArrayRootOnTheLoopPathIsAskedForAndTakenBare) {
   bed_.AddSkill("labels", LabelsSkill("m-loop"));
   bed_.Start();

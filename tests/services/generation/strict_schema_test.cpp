@@ -242,6 +242,32 @@ TEST(StrictSchemaTest, ARootThatIsNotOneObjectIsWrappedAsTheRequiredValueOfAClos
   EXPECT_EQ(Refusal("5", kOpenAi), "(root): a schema must be an object or a boolean, found 5");
 }
 
+TEST(StrictSchemaTest, GeminiKeepsItsKeywordSubsetAndTakesAnyRoot) {
+  constexpr auto kGemini = StrictDialect::kGemini;
+  StrictSchema strict = Ok(R"({"type":"object","required":["n"],"properties":{
+      "n":{"type":"integer","minimum":1,"maximum":9,"multipleOf":2},
+      "tags":{"type":"array","minItems":1,"maxItems":3,"items":{"type":"string","pattern":"^[a-z]+$"}},
+      "when":{"type":"string","format":"date"},"mail":{"type":"string","format":"email"},
+      "kind":{"const":"x"},"both":{"allOf":[{"type":"object","properties":{"a":{"type":"string"}}},
+                                            {"type":"object","properties":{"b":{"type":"string"}}}]}}})", kGemini);
+  EXPECT_FALSE(strict.wrapped);
+  EXPECT_EQ(strict.wire, json::parse(R"j({"type":"object","required":["n"],"properties":{
+      "n":{"type":"integer","minimum":1,"maximum":9,"description":"(multipleOf 2)"},
+      "tags":{"type":"array","minItems":1,"maxItems":3,"items":{"type":"string","description":"(pattern \"^[a-z]+$\")"}},
+      "when":{"type":"string","format":"date"},"mail":{"type":"string","description":"(format \"email\")"},
+      "kind":{"enum":["x"]},
+      "both":{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"string"}},"additionalProperties":false}},
+      "additionalProperties":false})j"));
+  StrictSchema list = Ok(R"({"type":"array","items":{"type":"string"}})", kGemini);
+  EXPECT_FALSE(list.wrapped);
+  EXPECT_EQ(list.wire, json::parse(R"({"type":"array","items":{"type":"string"}})"));
+  EXPECT_EQ(Refusal(R"({"type":"object","properties":{"next":{"$ref":"#"}}})", kGemini),
+            "/properties/next: $ref \"#\" makes the schema recursive; gemini strict mode does not take recursive schemas");
+  EXPECT_EQ(DialectOf("gemini"), kGemini);
+  EXPECT_EQ(DialectOf("anthropic"), StrictDialect::kAnthropic);
+  EXPECT_EQ(DialectOf("openai"), StrictDialect::kOpenAi);
+}
+
 TEST(StrictSchemaTest, AWrappedAnswerIsUnwrappedAndAnythingElseLeftForValidation) {
   EXPECT_EQ(UnwrapStrictAnswer(json::parse(R"({"value":["a","b"]})")), json::parse(R"(["a","b"])"));
   EXPECT_EQ(UnwrapStrictAnswer(json::parse(R"({"value":null})")), json::value(nullptr));

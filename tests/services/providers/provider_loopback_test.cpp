@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "services/providers/anthropic_provider.h"
+#include "services/providers/gemini_provider.h"
 #include "services/providers/openai_provider.h"
 #include "services/providers/retrying_provider.h"
 #include "tests/support/llm_test_bed.h"
@@ -26,7 +27,9 @@ using test_support::LoopbackServer;
 using test_support::OpenAiAnswer;
 
 std::optional<std::string> TestEnv(std::string_view name) {
-  if (name == "OPENAI_API_KEY" || name == "ANTHROPIC_API_KEY") return std::string(kTestApiKey);
+  if (name == "OPENAI_API_KEY" || name == "ANTHROPIC_API_KEY" || name == "GEMINI_API_KEY") {
+    return std::string(kTestApiKey);
+  }
   return std::nullopt;
 }
 
@@ -45,6 +48,11 @@ class ProviderLoopbackTest : public ::testing::Test {
     OpenAiOptions options;
     options.base_url = server_.base_url() + "/v1";
     return std::make_unique<OpenAiProvider>(options, http::MakeHttpClient(io_.get_executor()), TestEnv);
+  }
+  std::unique_ptr<Provider> MakeGemini() {
+    GeminiOptions options;
+    options.base_url = server_.base_url();
+    return std::make_unique<GeminiProvider>(options, http::MakeHttpClient(io_.get_executor()), TestEnv);
   }
   std::unique_ptr<Provider> MakeAnthropic() {
     AnthropicOptions options;
@@ -255,6 +263,114 @@ TEST_F(ProviderLoopbackTest, OpenAiCachedPromptTokensAreRead) {
   ASSERT_TRUE(result) << result.error().message;
   EXPECT_EQ(result->usage.input_tokens, 1200);
   EXPECT_EQ(result->usage.cached_input_tokens, 1024);
+}
+
+// A generateContent answer with `parts`, `finish` and usage.
+std::string GeminiAnswer(const std::string& text, const std::string& finish = "STOP") {
+  json::object body{
+      {"candidates", json::array{json::object{
+                         {"content", {{"role", "model"}, {"parts", json::array{json::object{{"text", text}}}}}},
+                         {"finishReason", finish}}}},
+      {"usageMetadata", {{"promptTokenCount", 40}, {"candidatesTokenCount", 7}, {"cachedContentTokenCount", 32},
+                         {"totalTokenCount", 47}}},
+      {"modelVersion", "gemini-2.5-flash-001"},
+      {"responseId", "resp-1"}};
+  return json::serialize(body);
+}
+
+TEST_F(ProviderLoopbackTest, GeminiRequestAndAnswerFollowGenerateContent) {
+  auto provider = MakeGemini();
+  server_.Enqueue({.body = GeminiAnswer(R"({"ok":true})")});
+  ChatRequest request = SimpleRequest();
+  request.model = "gemini-2.5-flash";
+  request.messages.push_back({"assistant", "{}"});
+  request.messages.push_back({"user", "Again."});
+  request.metadata.seed = 42;
+  request.response_format.kind = ResponseFormat::Kind::kJsonSchema;
+  request.response_format.name = "ok";
+  request.response_format.schema = json::parse(R"({"type":"object","properties":{"ok":{"type":"boolean"}}})");
+  auto result = Send(*provider, request);
+  ASSERT_TRUE(result) << result.error().message;
+  auto requests = server_.requests();
+  ASSERT_EQ(requests.size(), 1u);
+  EXPECT_EQ(requests[0].target, "/v1beta/models/gemini-2.5-flash:generateContent");
+  EXPECT_EQ(requests[0].Header("x-goog-api-key"), kTestApiKey);
+  EXPECT_EQ(requests[0].Header("authorization"), "");
+  EXPECT_EQ(json::parse(requests[0].body), json::parse(R"({
+      "systemInstruction":{"parts":[{"text":"Be brief."}]},
+      "contents":[{"role":"user","parts":[{"text":"Say ok as JSON."}]},{"role":"model","parts":[{"text":"{}"}]},
+                  {"role":"user","parts":[{"text":"Again."}]}],
+      "generationConfig":{"temperature":0.5,"maxOutputTokens":64,"seed":42,"responseMimeType":"application/json",
+                          "responseJsonSchema":{"type":"object","properties":{"ok":{"type":"boolean"}}}}})"));
+  EXPECT_EQ(result->text, R"({"ok":true})");
+  EXPECT_EQ(result->finish_reason, FinishReason::kStop);
+  EXPECT_EQ(result->usage.input_tokens, 40);
+  EXPECT_EQ(result->usage.output_tokens, 7);
+  EXPECT_EQ(result->usage.cached_input_tokens, 32);
+  EXPECT_FALSE(result->usage.estimated);
+  EXPECT_EQ(result->model, "gemini-2.5-flash-001");
+  EXPECT_EQ(result->request_id, "resp-1");
+  // JSON mode: the mime type alone.
+  server_.Enqueue({.body = GeminiAnswer("{}")});
+  request.response_format.kind = ResponseFormat::Kind::kJsonObject;
+  ASSERT_TRUE(Send(*provider, request));
+  EXPECT_EQ(json::parse(server_.requests()[1].body).at("generationConfig"),
+            json::parse(R"({"temperature":0.5,"maxOutputTokens":64,"seed":42,"responseMimeType":"application/json"})"));
+}
+
+TEST_F(ProviderLoopbackTest, GeminiFinishReasonsAndABlockedPromptMapAsDesignSays) {
+  auto provider = MakeGemini();
+  const std::vector<std::pair<std::string, FinishReason>> reasons = {
+      {"STOP", FinishReason::kStop},           {"MAX_TOKENS", FinishReason::kLength},
+      {"SAFETY", FinishReason::kContentFilter}, {"PROHIBITED_CONTENT", FinishReason::kContentFilter},
+      {"BLOCKLIST", FinishReason::kContentFilter}, {"SPII", FinishReason::kContentFilter},
+      {"RECITATION", FinishReason::kContentFilter}, {"LANGUAGE", FinishReason::kOther},
+      {"OTHER", FinishReason::kOther}};
+  for (const auto& [reason, mapped] : reasons) {
+    server_.Enqueue({.body = GeminiAnswer("{}", reason)});
+    auto result = Send(*provider);
+    ASSERT_TRUE(result) << reason;
+    EXPECT_EQ(result->finish_reason, mapped) << reason;
+  }
+  server_.Enqueue({.body = R"({"promptFeedback":{"blockReason":"SAFETY"},"usageMetadata":{"promptTokenCount":9}})"});
+  auto blocked = Send(*provider);
+  ASSERT_TRUE(blocked);
+  EXPECT_EQ(blocked->finish_reason, FinishReason::kContentFilter);
+  EXPECT_EQ(blocked->text, "");
+  EXPECT_EQ(blocked->usage.input_tokens, 9);
+}
+
+TEST_F(ProviderLoopbackTest, GeminiErrorEnvelopeRetryInfoIsTheWaitAndABadRequestIsFinal) {
+  auto provider = MakeGemini();
+  server_.Enqueue({.status = 429, .body = R"({"error":{"code":429,"message":"You exceeded your current quota, )"
+                                          R"(please check your plan and billing details.","status":"RESOURCE_EXHAUSTED",)"
+                                          R"("details":[{"@type":"type.googleapis.com/google.rpc.QuotaFailure"},)"
+                                          R"({"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"1.5s"}]}})"});
+  server_.Enqueue({.status = 503, .body = R"({"error":{"code":503,"message":"The model is overloaded.","status":"UNAVAILABLE"}})"});
+  server_.Enqueue({.body = GeminiAnswer("{}")});
+  auto result = Send(*provider);
+  ASSERT_TRUE(result) << result.error().message;
+  ASSERT_EQ(ctx_->attempts().size(), 2u);
+  EXPECT_EQ(ctx_->attempts()[0].errors.at(0).message,
+            "HTTP 429: You exceeded your current quota, please check your plan and billing details.");
+  EXPECT_EQ(ctx_->attempts()[1].errors.at(0).message, "HTTP 503: The model is overloaded.");
+  ASSERT_EQ(sleeper_.delays.size(), 2u);
+  EXPECT_GE(sleeper_.delays[0], 1500);  // RetryInfo, plus the rate-limit spread
+  EXPECT_LT(sleeper_.delays[0], 2500);
+  EXPECT_EQ(sleeper_.delays[1], 2000);  // the backoff (no retry-after)
+  server_.Enqueue({.status = 400, .body = R"({"error":{"code":400,"message":"Invalid JSON payload received.",)"
+                                          R"("status":"INVALID_ARGUMENT"}})"});
+  auto bad = Send(*provider);
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().code, ErrorCode::kProviderError);
+  EXPECT_EQ(bad.error().message, "the provider refused the request: HTTP 400: Invalid JSON payload received.");
+  EXPECT_EQ(bad.error().details.at("provider_type"), "INVALID_ARGUMENT");
+  // A quota with no RetryInfo is spent: waiting will not help.
+  server_.Enqueue({.status = 429, .body = R"({"error":{"code":429,"message":"You exceeded your current quota, )"
+                                          R"(please check your plan and billing details.","status":"RESOURCE_EXHAUSTED"}})"});
+  auto spent = Send(*provider);
+  ASSERT_FALSE(spent);
+  EXPECT_EQ(spent.error().code, ErrorCode::kProviderError);
 }
 
 TEST_F(ProviderLoopbackTest, AnAnswerThatIsNotAChatCompletionIsAProviderError) {
