@@ -127,7 +127,7 @@ default_provider: missing
   ASSERT_EQ(config.error().size(), 1u);
   EXPECT_EQ(config.error()[0].ToString(),
             path.string() + ":2:19: /providers/openai/kind: expected one of "
-                            "[\"openai\",\"anthropic\",\"simulated\"], found \"opnai\"");
+                            "[\"openai\",\"anthropic\",\"gemini\",\"simulated\"], found \"opnai\"");
 }
 
 TEST(ConfigTest, AzureSettingsAreOpenAiKindOnlyAndEachMisplacedKeyIsPlaced) {
