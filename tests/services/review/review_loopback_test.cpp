@@ -93,6 +93,35 @@ TEST_F(ReviewLoopbackTest, FailedRequiredCriterionFailsAndLowConfidenceIsIndeter
   EXPECT_EQ(Kinds(outcome->attempts), (std::vector<std::string>{"ok"}));
 }
 
+// DESIGN 9.3 for judges: a judge model down for good falls back like a
+// generation, and one whose retries are spent escalates.
+TEST_F(ReviewLoopbackTest, AJudgeFallsBackAndEscalatesLikeAGeneration) {
+  bed_.AddSkill("judge_answer", "id: judge_answer\ntemplate_type: LLM_REVIEW\nrubric: answer_quality\nmodel: j-small\n");
+  bed_.Start("openai", "  j-small: { provider: llm, structured_output: none, fallbacks: [j-backup], escalate_to: j-large }\n"
+                       "  j-backup: { provider: llm, structured_output: none }\n"
+                       "  j-large: { provider: llm, structured_output: none }\n");
+  for (int i = 0; i < 4; ++i) {
+    bed_.server().Enqueue({.status = 503, .body = test_support::OpenAiError("overloaded", "server_error")});
+  }
+  bed_.server().Enqueue({.body = OpenAiAnswer(AllPass())});
+  auto fell_back = bed_.Invoke("judge_answer", R"({"subject":"Fine."})");
+  ASSERT_TRUE(fell_back) << json::serialize(ToJson(fell_back));
+  EXPECT_EQ(fell_back->output.at("pass"), true);
+  EXPECT_EQ(fell_back->metrics.fallbacks, 1);
+  EXPECT_EQ(fell_back->attempts.back().model, "j-backup");
+  EXPECT_EQ(fell_back->attempts.back().role, AttemptRole::kJudge);
+  // Prose twice on the small judge, then the large one gives a verdict.
+  bed_.server().Enqueue({.body = OpenAiAnswer("Looks good to me.")});
+  bed_.server().Enqueue({.body = OpenAiAnswer("Still fine.")});
+  bed_.server().Enqueue({.body = OpenAiAnswer(AllPass())});
+  auto escalated = bed_.Invoke("judge_answer", R"({"subject":"Fine."})");
+  ASSERT_TRUE(escalated) << json::serialize(ToJson(escalated));
+  EXPECT_TRUE(escalated->metrics.escalated);
+  EXPECT_EQ(Kinds(escalated->attempts), (std::vector<std::string>{"parse", "parse", "ok"}));
+  EXPECT_EQ(escalated->attempts.back().model, "j-large");
+  EXPECT_EQ(bed_.Bodies().back().at("model"), "j-large");
+}
+
 TEST_F(ReviewLoopbackTest, JudgeAnsweringProseTwiceIsJudgeErrorNeverAPass) {
   bed_.AddSkill("judge_answer", JudgeSkill());
   bed_.Start();
