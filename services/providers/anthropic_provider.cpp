@@ -13,16 +13,6 @@ namespace json = boost::json;
 
 namespace {
 
-std::string StringOf(const json::object& obj, std::string_view key) {
-  auto* v = obj.if_contains(key);
-  return v && v->is_string() ? std::string(v->as_string()) : std::string();
-}
-
-std::int64_t CountOf(const json::object& obj, std::string_view key) {
-  auto* v = obj.if_contains(key);
-  return v && v->is_int64() ? v->as_int64() : 0;
-}
-
 FinishReason MapStopReason(std::string_view reason) {
   if (reason == "end_turn" || reason == "stop_sequence" || reason == "tool_use") {
     return FinishReason::kStop;
@@ -106,9 +96,9 @@ std::expected<ChatResponse, ProviderError> ParseAnthropicResponse(
   for (const auto& block : content->as_array()) {
     if (!block.is_object()) continue;
     const json::object& b = block.as_object();
-    std::string type = StringOf(b, "type");
+    std::string type = JsonString(b, "type");
     if (type == "text") {
-      out.text += StringOf(b, "text");
+      out.text += JsonString(b, "text");
     } else if (type == "tool_use" && out.text.empty()) {
       if (auto* input = b.if_contains("input")) {
         out.text = json::serialize(*input);
@@ -116,22 +106,22 @@ std::expected<ChatResponse, ProviderError> ParseAnthropicResponse(
       }
     }
   }
-  out.finish_reason = MapStopReason(StringOf(root, "stop_reason"));
+  out.finish_reason = MapStopReason(JsonString(root, "stop_reason"));
   if (out.finish_reason == FinishReason::kRefusal) {
     std::string explanation;
     if (auto* details = root.if_contains("stop_details"); details && details->is_object()) {
-      explanation = StringOf(details->as_object(), "explanation");
+      explanation = JsonString(details->as_object(), "explanation");
     }
     out.refusal = explanation.empty() ? out.text : explanation;
     if (out.refusal->empty()) out.refusal = "refused";
   }
-  out.model = StringOf(root, "model");
+  out.model = JsonString(root, "model");
   if (out.model.empty()) out.model = request.model;
   out.request_id = std::string(response.Header("request-id").value_or(""));
-  if (out.request_id.empty()) out.request_id = StringOf(root, "id");
+  if (out.request_id.empty()) out.request_id = JsonString(root, "id");
   if (auto* usage = root.if_contains("usage"); usage && usage->is_object()) {
-    out.usage = {CountOf(usage->as_object(), "input_tokens"), CountOf(usage->as_object(), "output_tokens"), false,
-                 CountOf(usage->as_object(), "cache_read_input_tokens")};
+    out.usage = {JsonCount(usage->as_object(), "input_tokens"), JsonCount(usage->as_object(), "output_tokens"), false,
+                 JsonCount(usage->as_object(), "cache_read_input_tokens")};
   } else {
     out.usage = EstimatedUsage(request, out.text);
   }
@@ -146,11 +136,11 @@ ProviderError ParseAnthropicError(const http::HttpResponse& response) {
   if (!ec && body.is_object()) {
     const json::object& root = body.as_object();
     if (auto* e = root.if_contains("error"); e && e->is_object()) {
-      error.type = StringOf(e->as_object(), "type");
-      std::string message = StringOf(e->as_object(), "message");
+      error.type = JsonString(e->as_object(), "type");
+      std::string message = JsonString(e->as_object(), "message");
       if (!message.empty()) error.message = message;
     }
-    if (error.request_id.empty()) error.request_id = StringOf(root, "request_id");
+    if (error.request_id.empty()) error.request_id = JsonString(root, "request_id");
   }
   return error;
 }

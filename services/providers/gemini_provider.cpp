@@ -14,16 +14,6 @@ namespace json = boost::json;
 
 namespace {
 
-std::string StringOf(const json::object& obj, std::string_view key) {
-  auto* v = obj.if_contains(key);
-  return v && v->is_string() ? std::string(v->as_string()) : std::string();
-}
-
-std::int64_t CountOf(const json::object& obj, std::string_view key) {
-  auto* v = obj.if_contains(key);
-  return v && v->is_int64() ? v->as_int64() : 0;
-}
-
 FinishReason MapFinishReason(std::string_view reason) {
   if (reason == "STOP") return FinishReason::kStop;
   if (reason == "MAX_TOKENS") return FinishReason::kLength;
@@ -97,9 +87,9 @@ std::expected<ChatResponse, ProviderError> ParseGeminiResponse(const http::HttpR
   ChatResponse out;
   out.http_status = response.status;
   out.raw_body = response.body;
-  out.model = StringOf(root, "modelVersion");
+  out.model = JsonString(root, "modelVersion");
   if (out.model.empty()) out.model = request.model;
-  out.request_id = StringOf(root, "responseId");
+  out.request_id = JsonString(root, "responseId");
   const json::array* candidates = nullptr;
   if (auto* c = root.if_contains("candidates"); c && c->is_array() && !c->as_array().empty()) {
     candidates = &c->as_array();
@@ -107,7 +97,7 @@ std::expected<ChatResponse, ProviderError> ParseGeminiResponse(const http::HttpR
   if (candidates == nullptr) {
     // No candidate: the prompt itself was blocked.
     auto* feedback = root.if_contains("promptFeedback");
-    if (!feedback || !feedback->is_object() || StringOf(feedback->as_object(), "blockReason").empty()) {
+    if (!feedback || !feedback->is_object() || JsonString(feedback->as_object(), "blockReason").empty()) {
       return std::unexpected(ProtocolError(response, "the answer has no candidates", "x-goog-request-id"));
     }
     out.finish_reason = FinishReason::kContentFilter;
@@ -116,16 +106,16 @@ std::expected<ChatResponse, ProviderError> ParseGeminiResponse(const http::HttpR
     if (auto* content = candidate.if_contains("content"); content && content->is_object()) {
       if (auto* parts = content->as_object().if_contains("parts"); parts && parts->is_array()) {
         for (const auto& part : parts->as_array()) {
-          if (part.is_object() && !part.as_object().contains("thought")) out.text += StringOf(part.as_object(), "text");
+          if (part.is_object() && !part.as_object().contains("thought")) out.text += JsonString(part.as_object(), "text");
         }
       }
     }
-    out.finish_reason = MapFinishReason(StringOf(candidate, "finishReason"));
+    out.finish_reason = MapFinishReason(JsonString(candidate, "finishReason"));
   }
   if (auto* usage = root.if_contains("usageMetadata"); usage && usage->is_object()) {
     const json::object& u = usage->as_object();
-    out.usage = {CountOf(u, "promptTokenCount"), CountOf(u, "candidatesTokenCount") + CountOf(u, "thoughtsTokenCount"),
-                 false, CountOf(u, "cachedContentTokenCount")};
+    out.usage = {JsonCount(u, "promptTokenCount"), JsonCount(u, "candidatesTokenCount") + JsonCount(u, "thoughtsTokenCount"),
+                 false, JsonCount(u, "cachedContentTokenCount")};
   } else {
     out.usage = EstimatedUsage(request, out.text);
   }
@@ -142,14 +132,14 @@ ProviderError ParseGeminiError(const http::HttpResponse& response) {
     if (auto* v = body.as_object().if_contains("error"); v && v->is_object()) e = &v->as_object();
   }
   if (e == nullptr) return error;
-  error.type = StringOf(*e, "status");  // RESOURCE_EXHAUSTED, UNAVAILABLE, INVALID_ARGUMENT, ...
+  error.type = JsonString(*e, "status");  // RESOURCE_EXHAUSTED, UNAVAILABLE, INVALID_ARGUMENT, ...
   error.code = error.type;
-  if (std::string message = StringOf(*e, "message"); !message.empty()) error.message = message;
+  if (std::string message = JsonString(*e, "message"); !message.empty()) error.message = message;
   if (auto* details = e->if_contains("details"); details && details->is_array()) {
     for (const auto& detail : details->as_array()) {
       if (!detail.is_object()) continue;
-      if (StringOf(detail.as_object(), "@type") != "type.googleapis.com/google.rpc.RetryInfo") continue;
-      if (auto delay = ParseDelay(StringOf(detail.as_object(), "retryDelay"))) error.retry_after = delay;
+      if (JsonString(detail.as_object(), "@type") != "type.googleapis.com/google.rpc.RetryInfo") continue;
+      if (auto delay = ParseDelay(JsonString(detail.as_object(), "retryDelay"))) error.retry_after = delay;
     }
   }
   return error;

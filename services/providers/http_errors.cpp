@@ -1,5 +1,6 @@
 #include "services/providers/http_errors.h"
 
+#include <boost/json/serialize.hpp>
 #include <boost/url/parse.hpp>
 #include <boost/url/url.hpp>
 
@@ -10,6 +11,7 @@
 #include <string>
 
 namespace skillrunner::providers {
+namespace json = boost::json;
 using std::chrono::milliseconds;
 
 namespace {
@@ -171,6 +173,23 @@ boost::asio::awaitable<std::expected<ChatResponse, ProviderError>> PostChat(
     co_return std::unexpected(std::move(error));
   }
   co_return call.parse_answer(*response, chat);
+}
+
+std::string JsonString(const json::object& obj, std::string_view key, std::string fallback) {
+  auto* v = obj.if_contains(key);
+  if (!v) return fallback;
+  if (v->is_string()) return std::string(v->as_string());
+  if (v->is_int64() || v->is_uint64()) return json::serialize(*v);
+  return fallback;
+}
+
+std::int64_t JsonCount(const json::object& obj, std::string_view key) {
+  auto* v = obj.if_contains(key);
+  if (!v) return 0;
+  if (v->is_int64()) return v->as_int64();
+  if (v->is_uint64()) return static_cast<std::int64_t>(v->as_uint64() & INT64_MAX);
+  if (v->is_double() && v->as_double() >= 0 && v->as_double() < 9e18) return static_cast<std::int64_t>(v->as_double());
+  return 0;
 }
 
 std::string JoinUrl(std::string_view base_url, std::string_view path) {

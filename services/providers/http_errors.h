@@ -1,6 +1,8 @@
 #pragma once
 
+#include <boost/json/object.hpp>
 #include <chrono>
+#include <cstdint>
 #include <expected>
 #include <functional>
 #include <string>
@@ -79,6 +81,12 @@ boost::asio::awaitable<std::expected<ChatResponse, ProviderError>> PostChat(
 
 // `base_url` without trailing slashes, then `path`.
 std::string JoinUrl(std::string_view base_url, std::string_view path);
+
+// Fields of a provider's JSON answer: the text at `key` (an integer there as
+// its digits), else `fallback`; a token count (an integer, or a number that
+// should have been one), else 0.
+std::string JsonString(const boost::json::object& obj, std::string_view key, std::string fallback = {});
+std::int64_t JsonCount(const boost::json::object& obj, std::string_view key);
 
 // `url` with each of `query` appended as a percent-encoded parameter
 // ("?api-version=2024-10-21"); unchanged when there are none.

@@ -12,25 +12,6 @@ namespace json = boost::json;
 
 namespace {
 
-std::string StringOr(const json::object& obj, std::string_view key, std::string fallback = {}) {
-  auto* v = obj.if_contains(key);
-  if (!v) return fallback;
-  if (v->is_string()) return std::string(v->as_string());
-  if (v->is_int64() || v->is_uint64()) return json::serialize(*v);
-  return fallback;
-}
-
-// A token count as sent (integer, or a number that should have been one).
-std::int64_t TokenCount(const json::object& usage, std::string_view key) {
-  auto* v = usage.if_contains(key);
-  if (!v) return 0;
-  if (v->is_int64()) return v->as_int64();
-  if (v->is_uint64()) return static_cast<std::int64_t>(v->as_uint64() & INT64_MAX);
-  if (v->is_double() && v->as_double() >= 0 && v->as_double() < 9e18) {
-    return static_cast<std::int64_t>(v->as_double());
-  }
-  return 0;
-}
 
 FinishReason MapFinishReason(std::string_view reason) {
   if (reason == "stop") return FinishReason::kStop;
@@ -113,31 +94,31 @@ std::expected<ChatResponse, ProviderError> ParseOpenAiResponse(const http::HttpR
   ChatResponse out;
   out.http_status = response.status;
   out.raw_body = response.body;
-  out.text = StringOr(msg, "content");
+  out.text = JsonString(msg, "content");
   if (auto* calls = msg.if_contains("tool_calls"); out.text.empty() && calls && calls->is_array() &&
                                                   !calls->as_array().empty()) {
     // A forced function call carries its JSON as a string.
     const json::value& call = calls->as_array()[0];
     if (auto* fn = call.is_object() ? call.as_object().if_contains("function") : nullptr;
         fn && fn->is_object()) {
-      out.text = StringOr(fn->as_object(), "arguments");
+      out.text = JsonString(fn->as_object(), "arguments");
       out.tool_call = true;
     }
   }
   if (auto* refusal = msg.if_contains("refusal"); refusal && refusal->is_string()) {
     out.refusal = std::string(refusal->as_string());
   }
-  out.finish_reason = MapFinishReason(StringOr(choice, "finish_reason"));
+  out.finish_reason = MapFinishReason(JsonString(choice, "finish_reason"));
   if (out.refusal) out.finish_reason = FinishReason::kRefusal;
-  out.model = StringOr(root, "model", request.model);
+  out.model = JsonString(root, "model", request.model);
   out.request_id = std::string(response.Header("x-request-id").value_or(""));
-  if (out.request_id.empty()) out.request_id = StringOr(root, "id");
+  if (out.request_id.empty()) out.request_id = JsonString(root, "id");
   auto* usage = root.if_contains("usage");
   if (usage && usage->is_object() && usage->as_object().contains("prompt_tokens")) {
-    auto count = [&](std::string_view key) { return TokenCount(usage->as_object(), key); };
+    auto count = [&](std::string_view key) { return JsonCount(usage->as_object(), key); };
     out.usage = {count("prompt_tokens"), count("completion_tokens"), false, 0};
     if (auto* details = usage->as_object().if_contains("prompt_tokens_details"); details && details->is_object()) {
-      out.usage.cached_input_tokens = TokenCount(details->as_object(), "cached_tokens");
+      out.usage.cached_input_tokens = JsonCount(details->as_object(), "cached_tokens");
     }
   } else {
     out.usage = EstimatedUsage(request, out.text);
@@ -161,10 +142,10 @@ ProviderError ParseOpenAiError(const http::HttpResponse& response) {
     }
   }
   if (inner) {
-    error.message = StringOr(*inner, "message", error.message);
-    error.type = StringOr(*inner, "type");
-    error.code = StringOr(*inner, "code");
-    error.param = StringOr(*inner, "param");
+    error.message = JsonString(*inner, "message", error.message);
+    error.type = JsonString(*inner, "type");
+    error.code = JsonString(*inner, "code");
+    error.param = JsonString(*inner, "param");
   }
   return error;
 }

@@ -17,6 +17,9 @@ namespace skillrunner::test_support {
 // A loopback TCP port that was free a moment ago (0 when none was found).
 std::uint16_t FreeLoopbackPort();
 
+// A connected TCP socket to 127.0.0.1:port, or -1.
+int ConnectToLoopback(std::uint16_t port);
+
 // This process's environment without OPENAI_*, ANTHROPIC_* and SKILLRUNNER_*
 // (DESIGN §8), plus `extra` ("NAME=value").
 std::vector<std::string> CleanEnvironment(const std::vector<std::string>& extra = {});

@@ -64,16 +64,8 @@ std::string LlamaServer::Log() const {
 PlainHttpAnswer PlainHttp(std::uint16_t port, const std::string& method, const std::string& target,
                           const std::string& body) {
   PlainHttpAnswer answer;
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  int fd = ConnectToLoopback(port);
   if (fd < 0) return answer;
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  address.sin_port = htons(port);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
-    ::close(fd);
-    return answer;
-  }
   std::string request = method + " " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n";
   if (!body.empty()) request += "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\n";
   request += "\r\n" + body;

@@ -14,18 +14,6 @@ namespace skillrunner::test_support {
 namespace {
 
 
-int Connect(std::uint16_t port) {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  address.sin_port = htons(port);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
-}
 
 // Reads one RESP reply from `in` at `pos` as text (see Command).
 std::optional<std::string> ParseReply(const std::string& in, std::size_t& pos) {
@@ -106,7 +94,7 @@ bool RedisServer::Restart() {
 }
 
 std::optional<std::string> RedisServer::Command(const std::vector<std::string>& args) const {
-  int fd = Connect(port_);
+  int fd = ConnectToLoopback(port_);
   if (fd < 0) return std::nullopt;
   std::string request = "*" + std::to_string(args.size()) + "\r\n";
   for (const auto& arg : args) request += "$" + std::to_string(arg.size()) + "\r\n" + arg + "\r\n";
