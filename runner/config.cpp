@@ -171,7 +171,7 @@ std::expected<Config, std::vector<Diagnostic>> LoadConfig(const std::string& pat
   for (const auto& [name, value] : section("models")) {
     const json::object& m = value.as_object();
     ModelConfig model{std::string(name), StringAt(m, "provider"),
-                      ParseOutputMode(StringAt(m, "structured_output")).value_or(OutputMode::kNone), {}, {}};
+                      ParseOutputMode(StringAt(m, "structured_output")).value_or(OutputMode::kNone), {}, {}, {}};
     if (!config.providers.contains(model.provider)) {
       std::string pointer = AppendPointer(AppendPointer("/models", name), "provider");
       problems.push_back({path, doc->positions.Find(pointer),
@@ -181,6 +181,11 @@ std::expected<Config, std::vector<Diagnostic>> LoadConfig(const std::string& pat
       for (const auto& fallback : list->as_array()) model.fallbacks.emplace_back(fallback.as_string());
     }
     model.escalate_to = StringAt(m, "escalate_to");
+    if (auto* price = m.if_contains("price"); price && price->is_object()) {
+      const json::object& p = price->as_object();
+      model.price = Price{NumberAt(p, "input").value_or(0), NumberAt(p, "cached_input"), NumberAt(p, "output").value_or(0),
+                          NumberAt(p, "cache_write")};
+    }
     config.models.emplace(model.name, std::move(model));
   }
   CheckModelRoutes(config, path, *doc, problems);

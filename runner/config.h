@@ -28,6 +28,7 @@ struct ModelConfig {
   OutputMode structured_output = OutputMode::kNone;
   std::vector<std::string> fallbacks;  // DESIGN 9.3: tried in order when the transient budget is spent
   std::string escalate_to;             // one more generation after MAX_RETRIES_EXCEEDED
+  std::optional<Price> price;          // DESIGN 9.4: USD per million tokens
 };
 
 // `state:` (DESIGN 9.6): where limits, quotas and session memory live.

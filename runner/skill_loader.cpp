@@ -545,6 +545,7 @@ class SkillLoader {
     spec->retry_truncated = skill_.retry_truncated;
     spec->coercion = skill_.coercion;
     spec->rules = skill_.rules;
+    spec->price = PriceOf(skill_.model);
     if (auto model = config_.models.find(skill_.model); model != config_.models.end()) {
       for (const std::string& fallback : model->second.fallbacks) {
         spec->fallbacks.push_back(Route(fallback, spec->schema));
@@ -554,13 +555,18 @@ class SkillLoader {
     skill_.generation = std::move(spec);
   }
 
+  std::optional<Price> PriceOf(const std::string& model) const {
+    auto entry = config_.models.find(model);
+    return entry == config_.models.end() ? std::nullopt : entry->second.price;
+  }
+
   // A fallback or escalation model (DESIGN 9.3): its provider and mode from
   // the models table, and the schema with that provider's strict copy. A
   // strict mode that cannot take the schema runs the validation loop there.
   generation::ModelRoute Route(const std::string& model,
                                const std::shared_ptr<const generation::AnswerSchema>& primary) {
     generation::ModelRoute route{model, config_.ProviderFor(model).value_or(""), config_.StructuredOutputFor(model),
-                                 primary};
+                                 primary, PriceOf(model)};
     const std::string kind = config_.KindOf(route.provider);
     if (route.mode != OutputMode::kNative && route.mode != OutputMode::kTool) return route;  // no wire used
     auto schema = std::make_shared<generation::AnswerSchema>(*primary);

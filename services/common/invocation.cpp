@@ -1,5 +1,7 @@
 #include "services/common/invocation.h"
 
+#include <algorithm>
+
 #include <atomic>
 
 namespace skillrunner {
@@ -73,11 +75,21 @@ RunMode RunModeFor(OutputMode mode) {
   return RunMode::kValidationLoop;
 }
 
+double CostUsd(const Price& price, std::int64_t input, std::int64_t cached, std::int64_t cache_write,
+               std::int64_t output) {
+  const double fresh = static_cast<double>(std::max<std::int64_t>(0, input - cached - cache_write));
+  return (fresh * price.input + static_cast<double>(cached) * price.cached_input.value_or(price.input) +
+          static_cast<double>(cache_write) * price.cache_write.value_or(price.input) +
+          static_cast<double>(output) * price.output) /
+         1e6;
+}
+
 void InvocationContext::AddAttempt(Attempt attempt) {
   attempt.n = first_number_ + static_cast<int>(attempts_.size());
   metrics_.attempts = attempt.n;
   metrics_.input_tokens += attempt.input_tokens;
   metrics_.cached_input_tokens += attempt.cached_input_tokens;
+  if (attempt.cost_usd) metrics_.cost_usd = metrics_.cost_usd.value_or(0) + *attempt.cost_usd;
   metrics_.output_tokens += attempt.output_tokens;
   metrics_.tokens_estimated = metrics_.tokens_estimated || attempt.tokens_estimated;
   if (!attempt.model.empty()) {
@@ -151,6 +163,8 @@ json::value ToJson(const Attempt& a) {
   out["input_tokens"] = a.input_tokens;
   if (a.cached_input_tokens > 0) out["cached_input_tokens"] = a.cached_input_tokens;
   out["output_tokens"] = a.output_tokens;
+  // LLM attempts: the cost at the model's price, null when it has none.
+  if (!a.model.empty()) out["cost_usd"] = a.cost_usd ? json::value(*a.cost_usd) : json::value(nullptr);
   if (a.tokens_estimated) out["tokens_estimated"] = true;
   out["duration_ms"] = a.duration_ms;
   if (a.request) out["request"] = *a.request;
@@ -170,6 +184,7 @@ json::value ToJson(const Metrics& m) {
   out["input_tokens"] = m.input_tokens;
   if (m.cached_input_tokens > 0) out["cached_input_tokens"] = m.cached_input_tokens;
   out["output_tokens"] = m.output_tokens;
+  out["cost_usd"] = m.cost_usd ? json::value(*m.cost_usd) : json::value(nullptr);
   out["tokens_estimated"] = m.tokens_estimated;
   out["duration_ms"] = m.duration_ms;
   return out;

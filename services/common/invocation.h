@@ -58,6 +58,19 @@ enum class RunMode { kUnset, kNativeStrict, kJsonObject, kValidationLoop, kHandl
 std::string_view RunModeName(RunMode mode);
 RunMode RunModeFor(OutputMode mode);
 
+// A model's price (DESIGN 9.4 `price`), USD per million tokens.
+struct Price {
+  double input = 0;
+  std::optional<double> cached_input;  // input tokens read from the provider's cache (default: input)
+  double output = 0;
+  std::optional<double> cache_write;   // input tokens written to the cache (Anthropic; default: input)
+};
+
+// What `input` tokens (of which `cached` were read from the cache and
+// `cache_write` written to it) and `output` tokens cost at `price`, in USD.
+double CostUsd(const Price& price, std::int64_t input, std::int64_t cached, std::int64_t cache_write,
+               std::int64_t output);
+
 // One try at producing the output (DESIGN 6.1 "attempt").
 struct Attempt {
   int n = 0;
@@ -79,6 +92,7 @@ struct Attempt {
   std::int64_t input_tokens = 0;
   std::int64_t cached_input_tokens = 0;  // of input_tokens, served from the provider's prompt cache
   std::int64_t output_tokens = 0;
+  std::optional<double> cost_usd;  // at the model's price; none when the model has no price
   bool tokens_estimated = false;
   std::int64_t duration_ms = 0;
 };
@@ -95,6 +109,7 @@ struct Metrics {
   std::int64_t input_tokens = 0;
   std::int64_t cached_input_tokens = 0;  // of input_tokens, served from the provider's prompt cache
   std::int64_t output_tokens = 0;
+  std::optional<double> cost_usd;  // the sum over priced attempts; none when no model used had a price
   bool tokens_estimated = false;
   std::int64_t duration_ms = 0;
 };

@@ -63,6 +63,7 @@ struct ModelRoute {
   std::string provider;
   OutputMode mode = OutputMode::kNone;
   std::shared_ptr<const AnswerSchema> schema;
+  std::optional<Price> price;  // DESIGN 9.4: the model's price, if the table gives one
 };
 
 // One structured generation: a model, a schema the answer must match, and how
@@ -72,6 +73,7 @@ struct GenerationSpec {
   std::string task_id;   // what it produces (RequestMetadata::task_id)
   std::string model;
   std::string provider;  // a provider name of the config
+  std::optional<Price> price;  // the model's (DESIGN 9.4), for each attempt's cost_usd
   AttemptRole role = AttemptRole::kGeneration;
   OutputMode mode = OutputMode::kNone;
   std::string schema_name;  // response_format name ([a-zA-Z0-9_-], <= 64)

@@ -104,6 +104,7 @@ Conversation Begin(const GenerationSpec& spec, const Prompt& prompt, int sample,
   c.request.metadata.sample = sample;
   c.request.metadata.seed = ctx.options().seed;
   c.request.metadata.answer_schema = &spec.schema->original;
+  c.request.metadata.price = spec.price;
   OutputMode mode = spec.mode;
   if (mode != OutputMode::kNone && downgrades.IsDowngraded(spec.model)) mode = OutputMode::kNone;
   Configure(c, mode, ctx);
@@ -120,6 +121,10 @@ Attempt AnsweredAttempt(const Conversation& c, const ChatResponse& answer, std::
   attempt.http_status = answer.http_status;
   attempt.input_tokens = answer.usage.input_tokens;
   attempt.cached_input_tokens = answer.usage.cached_input_tokens;
+  if (const auto& price = c.request.metadata.price) {
+    attempt.cost_usd = CostUsd(*price, answer.usage.input_tokens, answer.usage.cached_input_tokens,
+                               answer.usage.cache_write_tokens, answer.usage.output_tokens);
+  }
   attempt.output_tokens = answer.usage.output_tokens;
   attempt.tokens_estimated = answer.usage.estimated;
   attempt.duration_ms = duration_ms;
@@ -266,6 +271,7 @@ std::optional<Error> Retry(Conversation& c, const std::string& answer_text, cons
 void SwitchTo(Conversation& c, const ModelRoute& route, const ModelDowngrades& downgrades, InvocationContext& ctx) {
   c.request.model = route.model;
   c.request.metadata.provider = route.provider;
+  c.request.metadata.price = route.price;
   c.provider = route.provider;
   c.schema = route.schema.get();
   OutputMode mode = route.mode;

@@ -120,8 +120,11 @@ std::expected<ChatResponse, ProviderError> ParseAnthropicResponse(
   out.request_id = std::string(response.Header("request-id").value_or(""));
   if (out.request_id.empty()) out.request_id = JsonString(root, "id");
   if (auto* usage = root.if_contains("usage"); usage && usage->is_object()) {
-    out.usage = {JsonCount(usage->as_object(), "input_tokens"), JsonCount(usage->as_object(), "output_tokens"), false,
-                 JsonCount(usage->as_object(), "cache_read_input_tokens")};
+    // DESIGN 9.4: input_tokens counts every input token processed, the cache's included.
+    const json::object& u = usage->as_object();
+    const std::int64_t read = JsonCount(u, "cache_read_input_tokens");
+    const std::int64_t written = JsonCount(u, "cache_creation_input_tokens");
+    out.usage = {JsonCount(u, "input_tokens") + read + written, JsonCount(u, "output_tokens"), false, read, written};
   } else {
     out.usage = EstimatedUsage(request, out.text);
   }

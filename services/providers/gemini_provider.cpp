@@ -115,7 +115,7 @@ std::expected<ChatResponse, ProviderError> ParseGeminiResponse(const http::HttpR
   if (auto* usage = root.if_contains("usageMetadata"); usage && usage->is_object()) {
     const json::object& u = usage->as_object();
     out.usage = {JsonCount(u, "promptTokenCount"), JsonCount(u, "candidatesTokenCount") + JsonCount(u, "thoughtsTokenCount"),
-                 false, JsonCount(u, "cachedContentTokenCount")};
+                 false, JsonCount(u, "cachedContentTokenCount"), 0};
   } else {
     out.usage = EstimatedUsage(request, out.text);
   }

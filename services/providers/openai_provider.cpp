@@ -116,7 +116,7 @@ std::expected<ChatResponse, ProviderError> ParseOpenAiResponse(const http::HttpR
   auto* usage = root.if_contains("usage");
   if (usage && usage->is_object() && usage->as_object().contains("prompt_tokens")) {
     auto count = [&](std::string_view key) { return JsonCount(usage->as_object(), key); };
-    out.usage = {count("prompt_tokens"), count("completion_tokens"), false, 0};
+    out.usage = {count("prompt_tokens"), count("completion_tokens"), false, 0, 0};
     if (auto* details = usage->as_object().if_contains("prompt_tokens_details"); details && details->is_object()) {
       out.usage.cached_input_tokens = JsonCount(details->as_object(), "cached_tokens");
     }

@@ -27,7 +27,7 @@ std::int64_t EstimateTokens(std::string_view utf8) {
 Usage EstimatedUsage(const ChatRequest& request, std::string_view answer) {
   std::string prompt;
   for (const auto& m : request.messages) prompt += m.content;
-  return Usage{EstimateTokens(prompt), EstimateTokens(answer), true, 0};
+  return Usage{EstimateTokens(prompt), EstimateTokens(answer), true, 0, 0};
 }
 
 boost::json::object RequestForDisplay(const ChatRequest& request) {

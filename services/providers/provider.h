@@ -49,6 +49,7 @@ struct RequestMetadata {
   // strict transform); null for free text. Owned by the caller's skill or
   // rubric, which outlives the request.
   const boost::json::value* answer_schema = nullptr;
+  std::optional<Price> price;  // the model's (DESIGN 9.4), for each attempt's cost_usd
 };
 
 // Provider-neutral request (DESIGN §5, PROVIDERS.md).
@@ -73,6 +74,8 @@ struct Usage {
   // Of input_tokens, those the provider served from its prompt cache (OpenAI
   // prompt_tokens_details.cached_tokens, Anthropic cache_read_input_tokens).
   std::int64_t cached_input_tokens = 0;
+  // Of input_tokens, those written to the cache (Anthropic cache_creation_input_tokens).
+  std::int64_t cache_write_tokens = 0;
 };
 
 struct ChatResponse {

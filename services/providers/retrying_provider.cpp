@@ -62,6 +62,7 @@ Attempt FailedAttempt(const ChatRequest& request, const ProviderError& error, st
   if (error.http_status > 0) attempt.http_status = error.http_status;
   if (error.queued_ms > 0) attempt.queued_ms = error.queued_ms;
   attempt.duration_ms = duration_ms;
+  if (request.metadata.price) attempt.cost_usd = 0.0;  // a failed request is not billed
   return attempt;
 }
 

@@ -43,6 +43,7 @@ JudgeSpec MakeJudgeSpec(std::shared_ptr<const Rubric> rubric, const JudgeRoute& 
   generation::GenerationSpec& g = judge.generation;
   g.model = route.model;
   g.provider = route.provider;
+  g.price = route.price;
   g.role = AttemptRole::kJudge;
   g.mode = route.mode;
   g.schema = SchemaFor(*rubric->judge, route, g.mode);
@@ -59,7 +60,7 @@ void SetJudgeRoutes(JudgeSpec& judge, const std::vector<JudgeRoute>& fallbacks,
   auto to_route = [&](const JudgeRoute& route) {
     OutputMode mode = route.mode;
     auto schema = SchemaFor(*judge.rubric->judge, route, mode);
-    return generation::ModelRoute{route.model, route.provider, mode, std::move(schema)};
+    return generation::ModelRoute{route.model, route.provider, mode, std::move(schema), route.price};
   };
   judge.generation.fallbacks.clear();
   for (const JudgeRoute& route : fallbacks) judge.generation.fallbacks.push_back(to_route(route));

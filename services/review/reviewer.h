@@ -33,6 +33,7 @@ struct JudgeRoute {
   std::string provider;
   std::string provider_kind;  // openai | anthropic | simulated
   OutputMode mode = OutputMode::kNone;
+  std::optional<Price> price;  // DESIGN 9.4
 };
 
 // A judge of `rubric` on `route`: the verdict schema in the provider's strict

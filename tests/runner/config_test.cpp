@@ -244,7 +244,7 @@ TEST(ConfigTest, SimulatedFaultScriptsAreCheckedWithTheirPointer) {
 TEST(ConfigTest, ProviderOverrideRoutesEveryModel) {
   Config config = BuiltinConfig();
   config.providers["openai"] = ProviderConfig{"openai", "openai", "", "", {}};
-  config.models["gpt"] = ModelConfig{"gpt", "openai", OutputMode::kNative, {}, {}};
+  config.models["gpt"] = ModelConfig{"gpt", "openai", OutputMode::kNative, {}, {}, {}};
   ASSERT_TRUE(ApplyProviderOverride(config, "simulated"));
   EXPECT_EQ(config.ProviderFor("gpt"), "simulated");
   EXPECT_EQ(config.StructuredOutputFor("gpt"), OutputMode::kNative);

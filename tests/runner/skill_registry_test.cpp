@@ -152,7 +152,7 @@ output_schema: {}
   Config config;
   config.source = "skillrunner.yaml";
   config.providers["openai"] = ProviderConfig{"openai", "openai", "", "", {}};
-  config.models["unknown-model-2"] = ModelConfig{"unknown-model-2", "openai", OutputMode::kNone, {}, {}};
+  config.models["unknown-model-2"] = ModelConfig{"unknown-model-2", "openai", OutputMode::kNone, {}, {}, {}};
   EXPECT_EQ(Load(config), (std::vector<std::string>{
       "skills/g/skill.yaml:3:8: /model: model \"unknown-model\" is not in the models table of "
       "skillrunner.yaml (did you mean \"unknown-model-2\"?); add it there (or set default_provider)"}));
@@ -227,7 +227,7 @@ output_schema:
 )");
   Config config = BuiltinConfig();
   config.providers["openai"] = ProviderConfig{"openai", "openai", "", "", {}};
-  config.models["strict-model"] = ModelConfig{"strict-model", "openai", OutputMode::kNative, {}, {}};
+  config.models["strict-model"] = ModelConfig{"strict-model", "openai", OutputMode::kNative, {}, {}, {}};
   EXPECT_EQ(Load(config), (std::vector<std::string>{
       "skills/list/skill.yaml:6:16: /output_schema: the openai strict mode of model \"strict-model\" "
       "cannot take this schema: /properties/tags: array has no items schema; openai strict mode needs typed "

@@ -85,7 +85,7 @@ TEST_F(SkillRunnerTest, UnknownSkillIsSkillNotFoundWithAHint) {
   ASSERT_FALSE(outcome);
   outcome.error().metrics.duration_ms = 0;  // the one field that depends on the clock
   EXPECT_EQ(json::serialize(ToJson(outcome)),
-            R"J({"error":{"code":"SKILL_NOT_FOUND","message":"unknown skill \"echoes\" (did you mean \"echoer\"?)","attempts":[],"metrics":{"mode":"","attempts":0,"validation_retries":0,"transient_retries":0,"fallbacks":0,"escalated":false,"input_tokens":0,"output_tokens":0,"tokens_estimated":false,"duration_ms":0}}})J");
+            R"J({"error":{"code":"SKILL_NOT_FOUND","message":"unknown skill \"echoes\" (did you mean \"echoer\"?)","attempts":[],"metrics":{"mode":"","attempts":0,"validation_retries":0,"transient_retries":0,"fallbacks":0,"escalated":false,"input_tokens":0,"output_tokens":0,"cost_usd":null,"tokens_estimated":false,"duration_ms":0}}})J");
 }
 
 TEST_F(SkillRunnerTest, BadInputIsInputInvalidWithEveryPointerAndNoWork) {

@@ -140,7 +140,7 @@ TEST_F(SuiteTest, AJudgeModelTheConfigCannotRouteIsNamedAtItsLine) {
   // A config without default_provider: models outside its table go nowhere.
   Config config = BuiltinConfig();
   config.default_provider.clear();
-  config.models["sim-model"] = ModelConfig{"sim-model", "simulated", OutputMode::kNative, {}, {}};
+  config.models["sim-model"] = ModelConfig{"sim-model", "simulated", OutputMode::kNative, {}, {}, {}};
   RegistryOptions options;
   options.skills_dir = tree_.Path("skills");
   options.rubrics_dir = tree_.Path("rubrics");

@@ -19,7 +19,7 @@ TEST(AttemptJsonTest, ARateLimitWaitIsShownOnlyWhenThereWasOne) {
   EXPECT_EQ(boost::json::serialize(ToJson(attempt)),
             R"({"n":2,"kind":"transient","role":"generation","model":"gpt-4o-mini","provider":"openai",)"
             R"("temperature":null,"errors":[],"raw":"","http_status":429,"delay_ms":1150,"queued_ms":250,)"
-            R"("input_tokens":0,"output_tokens":0,"duration_ms":0})");
+            R"("input_tokens":0,"output_tokens":0,"cost_usd":null,"duration_ms":0})");
   attempt.queued_ms.reset();
   EXPECT_EQ(boost::json::serialize(ToJson(attempt)).find("queued_ms"), std::string::npos);
 }

@@ -661,6 +661,47 @@ TEST_F(GenerationLoopbackTest, SpentRetriesEscalateOnceToTheStrongerModelWithThe
   EXPECT_EQ(bed_.server().request_count(), 6u);
 }
 
+// DESIGN 9.4: each attempt's cost at the model's price, summed for the
+// invocation, cached input at its own price, a failed request at 0.
+TEST_F(GenerationLoopbackTest, APriceTableGivesEachAttemptAndTheInvocationItsCost) {
+  bed_.AddSkill("triage", TriageSkill("m-priced"));
+  bed_.Start("openai", "  m-priced: { provider: llm, structured_output: none,\n"
+                       "              price: { input: 2.5, cached_input: 1.25, output: 10 } }\n");
+  bed_.server().Enqueue({.status = 503, .body = test_support::OpenAiError("overloaded", "server_error")});
+  json::value cached = json::parse(OpenAiAnswer(R"({"priority": 9, "category": "bug"})", "stop", 1200, 30));
+  cached.at("usage").as_object()["prompt_tokens_details"] = json::object{{"cached_tokens", 1024}};
+  bed_.server().Enqueue({.body = json::serialize(cached)});
+  bed_.server().Enqueue({.body = OpenAiAnswer(R"({"priority": 1, "category": "bug"})", "stop", 1300, 12)});
+  auto outcome = bed_.Invoke("triage", R"({"text":"x"})");
+  ASSERT_TRUE(outcome) << json::serialize(ToJson(outcome));
+  ASSERT_EQ(outcome->attempts.size(), 3u);
+  EXPECT_EQ(outcome->attempts[0].cost_usd, 0.0);  // the 503 is not billed
+  // (1200 - 1024) x 2.5 + 1024 x 1.25 + 30 x 10, per million
+  EXPECT_DOUBLE_EQ(*outcome->attempts[1].cost_usd, (176 * 2.5 + 1024 * 1.25 + 30 * 10) / 1e6);
+  EXPECT_EQ(outcome->attempts[1].cached_input_tokens, 1024);
+  EXPECT_DOUBLE_EQ(*outcome->attempts[2].cost_usd, (1300 * 2.5 + 12 * 10) / 1e6);
+  EXPECT_DOUBLE_EQ(*outcome->metrics.cost_usd, (176 * 2.5 + 1024 * 1.25 + 30 * 10 + 1300 * 2.5 + 12 * 10) / 1e6);
+  EXPECT_EQ(ToJson(outcome).at("metrics").at("cost_usd").as_double(), *outcome->metrics.cost_usd);
+  // A failure costs what its attempts cost; an unpriced model's is null.
+  bed_.server().Enqueue({.body = OpenAiAnswer("no", "stop", 100, 2)});
+  bed_.server().Enqueue({.body = OpenAiAnswer("still no", "stop", 100, 3)});
+  auto failed = bed_.Invoke("triage", R"({"text":"x"})");
+  ASSERT_FALSE(failed);
+  EXPECT_DOUBLE_EQ(*failed.error().metrics.cost_usd, (200 * 2.5 + 5 * 10) / 1e6);
+}
+
+TEST_F(GenerationLoopbackTest, AnUnpricedModelsCostIsNull) {
+  bed_.AddSkill("triage", TriageSkill("m-loop"));
+  bed_.Start();
+  bed_.server().Enqueue({.body = OpenAiAnswer(R"({"priority": 1, "category": "bug"})")});
+  auto outcome = bed_.Invoke("triage", R"({"text":"x"})");
+  ASSERT_TRUE(outcome);
+  EXPECT_FALSE(outcome->attempts[0].cost_usd.has_value());
+  json::value shown = ToJson(outcome);
+  EXPECT_TRUE(shown.at("attempts").at(0).at("cost_usd").is_null());
+  EXPECT_TRUE(shown.at("metrics").at("cost_usd").is_null());
+}
+
 TEST_F(GenerationLoopbackTest, StrictAnswerBreakingAMaximumIsCaughtAndRetriedOnce) {
   bed_.AddSkill("triage", TriageSkill("m-native"));
   bed_.Start();

@@ -442,7 +442,8 @@ TEST_F(ProviderLoopbackTest, AnthropicRequestAndAnswerFollowTheMessagesApi) {
       "output_config":{"format":{"type":"json_schema","schema":{"type":"object","additionalProperties":false,"properties":{"ok":{"type":"boolean"}}}}}})"));
   EXPECT_EQ(result->text, R"({"ok":true})");
   EXPECT_EQ(result->request_id, "req_ant_1");
-  EXPECT_EQ(result->usage.input_tokens, 30);
+  // DESIGN 9.4: every input token processed, the 24 read from the cache included.
+  EXPECT_EQ(result->usage.input_tokens, 54);
   EXPECT_EQ(result->usage.cached_input_tokens, 24);
 }
 

@@ -122,6 +122,21 @@ TEST_F(ReviewLoopbackTest, AJudgeFallsBackAndEscalatesLikeAGeneration) {
   EXPECT_EQ(bed_.Bodies().back().at("model"), "j-large");
 }
 
+// DESIGN 9.4: judges' attempts are priced like any other.
+TEST_F(ReviewLoopbackTest, AJudgesAttemptsArePricedAndSummed) {
+  bed_.AddSkill("judge_answer", "id: judge_answer\ntemplate_type: LLM_REVIEW\nrubric: answer_quality\nmodel: j-priced\n");
+  bed_.Start("openai", "  j-priced: { provider: llm, structured_output: none, price: { input: 1, output: 4 } }\n");
+  bed_.server().Enqueue({.body = OpenAiAnswer("Fine.", "stop", 500, 20)});
+  bed_.server().Enqueue({.body = OpenAiAnswer(AllPass(), "stop", 600, 80)});
+  auto outcome = bed_.Invoke("judge_answer", R"({"subject":"Fine."})");
+  ASSERT_TRUE(outcome) << json::serialize(ToJson(outcome));
+  ASSERT_EQ(outcome->attempts.size(), 2u);
+  EXPECT_EQ(outcome->attempts[0].role, AttemptRole::kJudge);
+  EXPECT_DOUBLE_EQ(*outcome->attempts[0].cost_usd, (500 * 1 + 20 * 4) / 1e6);
+  EXPECT_DOUBLE_EQ(*outcome->attempts[1].cost_usd, (600 * 1 + 80 * 4) / 1e6);
+  EXPECT_DOUBLE_EQ(*outcome->metrics.cost_usd, (1100 * 1 + 100 * 4) / 1e6);
+}
+
 TEST_F(ReviewLoopbackTest, JudgeAnsweringProseTwiceIsJudgeErrorNeverAPass) {
   bed_.AddSkill("judge_answer", JudgeSkill());
   bed_.Start();
