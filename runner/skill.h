@@ -53,6 +53,7 @@ struct Skill {
   std::vector<generation::Rule> rules;  // validators:
   double temperature = 0.7;
   int max_output_tokens = 1024;
+  std::optional<double> max_cost_usd;  // DESIGN 9.4: the whole invocation's budget in USD
   std::optional<OutputMode> structured_output;  // as the descriptor says
   std::chrono::milliseconds timeout{60000};
 

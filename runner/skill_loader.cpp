@@ -93,6 +93,7 @@ class SkillLoader {
     skill_.temperature = Num("temperature", 0.7);
     skill_.max_output_tokens = static_cast<int>(Int("max_output_tokens", 1024));
     skill_.timeout = std::chrono::milliseconds(Int("timeout_ms", 60000));
+    if (Has("max_cost_usd")) skill_.max_cost_usd = Num("max_cost_usd", 0);
     if (Has("structured_output")) skill_.structured_output = ParseOutputMode(Str("structured_output"));
     if (Str("coercion") == "lax") skill_.coercion = generation::Coercion::kLax;
     skill_.handler = Str("handler");

@@ -104,6 +104,9 @@ asio::awaitable<InvocationOutcome> SkillRunner::Invoke(std::string_view skill_id
   std::shared_ptr<const SkillRegistry> registry = registry_.load();
   const Skill* skill = registry->FindSkill(skill_id);
   const auto limit = options.timeout.value_or(skill ? skill->timeout : kDefaultTimeout);
+  if (skill != nullptr && skill->max_cost_usd) {
+    options.max_cost_usd = std::min(options.max_cost_usd.value_or(*skill->max_cost_usd), *skill->max_cost_usd);
+  }
   InvocationContext ctx(std::string(skill_id), std::move(options), start + limit, clock_);
   if (skill == nullptr) {
     if (auto why = registry->FailedSkill(skill_id)) {

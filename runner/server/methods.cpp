@@ -97,7 +97,7 @@ std::expected<InvokeParams, std::vector<FieldError>> ReadInvokeParams(json::valu
   }
   if (const json::value* options = ParamMember(params, "options"); options && !options->is_null()) {
     if (!options->is_object()) {
-      errors.push_back({"/options", "expected an object {timeout_ms?, seed?, session?, show_request?}"});
+      errors.push_back({"/options", "expected an object {timeout_ms?, seed?, session?, show_request?, max_cost_usd?}"});
     } else {
       for (const auto& [key, value] : options->as_object()) {
         std::string path = "/options/" + std::string(key);
@@ -127,8 +127,14 @@ std::expected<InvokeParams, std::vector<FieldError>> ReadInvokeParams(json::valu
           } else {
             errors.push_back({path, "expected true or false"});
           }
+        } else if (key == "max_cost_usd") {
+          if (value.is_number() && value.to_number<double>() > 0) {
+            out.options.max_cost_usd = value.to_number<double>();
+          } else {
+            errors.push_back({path, "expected a number of USD above 0"});
+          }
         } else {
-          errors.push_back({path, "unknown option (expected timeout_ms, seed, session, show_request)"});
+          errors.push_back({path, "unknown option (expected timeout_ms, seed, session, show_request, max_cost_usd)"});
         }
       }
     }

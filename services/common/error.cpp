@@ -19,6 +19,7 @@ std::string_view ErrorCodeName(ErrorCode code) {
     case ErrorCode::kConfigInvalid: return "CONFIG_INVALID";
     case ErrorCode::kOverloaded: return "OVERLOADED";
     case ErrorCode::kUnauthorized: return "UNAUTHORIZED";
+    case ErrorCode::kBudgetExceeded: return "BUDGET_EXCEEDED";
   }
   return "UNKNOWN";
 }
@@ -42,6 +43,7 @@ int ExitStatusFor(ErrorCode code) {
     case ErrorCode::kRefused:
     case ErrorCode::kContentFiltered:
     case ErrorCode::kJudgeError:
+    case ErrorCode::kBudgetExceeded:
       return 4;
   }
   return 3;

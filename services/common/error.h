@@ -26,6 +26,7 @@ enum class ErrorCode {
   kConfigInvalid,
   kOverloaded,
   kUnauthorized,
+  kBudgetExceeded,  // DESIGN 9.4: the next provider call could overrun max_cost_usd
 };
 
 // "INPUT_INVALID", "SKILL_NOT_FOUND", ...

@@ -126,6 +126,9 @@ struct InvocationOptions {
   // Each LLM attempt carries the request it made (`request`: messages,
   // response_format, temperature, max_output_tokens; never a key).
   bool show_request = false;
+  // DESIGN 9.4: what the whole invocation may cost in USD (never above the
+  // skill's own max_cost_usd); checked against each provider call's worst case.
+  std::optional<double> max_cost_usd;
 };
 
 // An output with the attempt that produced it, not yet recorded: whoever

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <random>
 #include <variant>
 #include <vector>
@@ -161,6 +162,30 @@ std::variant<milliseconds, Stop> NextDelay(const ProviderError& error, const Tra
   return delay;
 }
 
+// DESIGN 9.4: a call whose worst case (its input estimated, plus the whole
+// output budget, at the model's price) could overrun what is left of the
+// invocation's max_cost_usd is not made. Unpriced models are not counted.
+std::optional<Error> OverBudget(const ChatRequest& request, const InvocationContext& ctx) {
+  const auto& budget = ctx.options().max_cost_usd;
+  const auto& price = request.metadata.price;
+  if (!budget || !price) return std::nullopt;
+  const Usage estimate = EstimatedUsage(request, "");
+  const double worst = CostUsd(*price, estimate.input_tokens, 0, 0, request.max_output_tokens);
+  const double spent = ctx.metrics().cost_usd.value_or(0);
+  if (spent + worst <= *budget) return std::nullopt;
+  char text[256];
+  std::snprintf(text, sizeof text,
+                "the next request to %s could cost up to $%.6f (about %lld input tokens and max_output_tokens %d), "
+                "and $%.6f of max_cost_usd $%.6f is left",
+                request.model.c_str(), worst, static_cast<long long>(estimate.input_tokens), request.max_output_tokens,
+                std::max(0.0, *budget - spent), *budget);
+  Error error{ErrorCode::kBudgetExceeded, text, {}, {}};
+  error.details["max_cost_usd"] = *budget;
+  error.details["spent_usd"] = spent;
+  error.details["next_call_worst_usd"] = worst;
+  return error;
+}
+
 }  // namespace
 
 Error ToError(const ProviderError& error, ErrorCode code, std::string message) {
@@ -201,6 +226,7 @@ boost::asio::awaitable<Result<ChatResponse>> RetryingProvider::Chat(
       co_return Fail(ErrorCode::kTimeout, "the invocation deadline passed before the provider answered");
     }
     request.timeout = std::min(request.timeout, std::chrono::duration_cast<milliseconds>(ctx.deadline() - started));
+    if (auto over = OverBudget(request, ctx)) co_return std::unexpected(std::move(*over));
     request.metadata.attempt = ctx.NextRequestNumber();
     if (spdlog::should_log(spdlog::level::debug)) {
       spdlog::debug("skill {}: request {} to {} ({}): {}", ctx.skill_id(), request.metadata.attempt,

@@ -690,6 +690,49 @@ TEST_F(GenerationLoopbackTest, APriceTableGivesEachAttemptAndTheInvocationItsCos
   EXPECT_DOUBLE_EQ(*failed.error().metrics.cost_usd, (200 * 2.5 + 5 * 10) / 1e6);
 }
 
+// DESIGN 9.4 max_cost_usd: the first call fits the budget, the retry's
+// worst case does not: BUDGET_EXCEEDED after one request, with its attempt.
+TEST_F(GenerationLoopbackTest, ABudgetThatAllowsTheFirstCallButNotTheRetryStopsAfterOneRequest) {
+  bed_.AddSkill("triage", TriageSkill("m-priced", "max_cost_usd: 0.005\n"));
+  bed_.Start("openai", "  m-priced: { provider: llm, structured_output: none, price: { input: 5, output: 15 } }\n");
+  // A call's worst case is its prompt (estimated) at $5 and 300 output tokens at $15 a million: the
+  // first call's fits $0.005; after it cost $0.00105, the retry's (about $0.0052, its prompt longer by the
+  // answer and the errors) does not fit what is left.
+  bed_.server().Enqueue({.body = OpenAiAnswer(R"({"priority": 9, "category": "bug"})", "stop", 120, 30)});
+  bed_.server().SetDefault({.body = OpenAiAnswer(R"({"priority": 1, "category": "bug"})")});
+  auto outcome = bed_.Invoke("triage", R"({"text":"x"})");
+  ASSERT_FALSE(outcome);
+  EXPECT_EQ(bed_.server().request_count(), 1u);
+  const auto& failure = outcome.error();
+  EXPECT_EQ(failure.error.code, ErrorCode::kBudgetExceeded);
+  ASSERT_EQ(failure.attempts.size(), 1u);
+  EXPECT_EQ(failure.attempts[0].kind, AttemptKind::kValidation);
+  const double first = (120 * 5 + 30 * 15) / 1e6;
+  EXPECT_DOUBLE_EQ(*failure.metrics.cost_usd, first);
+  EXPECT_DOUBLE_EQ(failure.error.details.at("spent_usd").as_double(), first);
+  EXPECT_EQ(failure.error.details.at("max_cost_usd").as_double(), 0.005);
+  const double worst = failure.error.details.at("next_call_worst_usd").as_double();
+  EXPECT_GT(first + worst, 0.005);
+  EXPECT_TRUE(failure.error.message.starts_with("the next request to m-priced could cost up to $")) << failure.error.message;
+  EXPECT_EQ(ExitStatusFor(ErrorCode::kBudgetExceeded), 4);
+  EXPECT_EQ(JsonRpcCodeFor(ErrorCode::kBudgetExceeded), -32004);
+  // A request may lower the budget, never raise it: with 0.001 not even the first call is made.
+  InvocationOptions tight;
+  tight.max_cost_usd = 0.001;
+  std::size_t before = bed_.server().request_count();
+  auto none = bed_.Invoke("triage", R"({"text":"x"})", tight);
+  ASSERT_FALSE(none);
+  EXPECT_EQ(none.error().error.code, ErrorCode::kBudgetExceeded);
+  EXPECT_EQ(bed_.server().request_count(), before);
+  EXPECT_TRUE(none.error().attempts.empty());
+  InvocationOptions loose;
+  loose.max_cost_usd = 100;
+  bed_.server().Enqueue({.body = OpenAiAnswer(R"({"priority": 9, "category": "bug"})", "stop", 120, 30)});
+  auto capped = bed_.Invoke("triage", R"({"text":"x"})", loose);
+  ASSERT_FALSE(capped);
+  EXPECT_EQ(capped.error().error.code, ErrorCode::kBudgetExceeded);
+}
+
 TEST_F(GenerationLoopbackTest, AnUnpricedModelsCostIsNull) {
   bed_.AddSkill("triage", TriageSkill("m-loop"));
   bed_.Start();
