@@ -22,14 +22,16 @@ std::vector<providers::ChatMessage> FirstMessages(const std::string& system, con
   } else {
     add("Answer with JSON only.");
   }
+  // What follows changes from call to call: it goes after the stable prefix.
+  const std::size_t stable = system_text.size();
   if (!avoid.empty()) {
     std::string text = "Earlier answers in this session made these mistakes; avoid them:";
     for (const auto& line : avoid) text += "\n- " + line;
     add(text);
   }
   std::vector<providers::ChatMessage> messages;
-  messages.push_back({"system", std::move(system_text)});
-  messages.push_back({"user", user});
+  messages.push_back({"system", std::move(system_text), stable});
+  messages.push_back({"user", user, 0});
   return messages;
 }
 

@@ -259,9 +259,9 @@ std::optional<Error> Retry(Conversation& c, const std::string& answer_text, cons
   if (fresh) {
     c.request.messages.resize(c.first_messages);
   } else {
-    c.request.messages.push_back({"assistant", answer_text});
+    c.request.messages.push_back({"assistant", answer_text, 0});
   }
-  c.request.messages.push_back({"user", std::move(turn)});
+  c.request.messages.push_back({"user", std::move(turn), 0});
   c.request.temperature = std::min(c.spec.temperature, c.spec.retry.retry_temperature);
   return std::nullopt;
 }
@@ -285,9 +285,8 @@ void SwitchTo(Conversation& c, const ModelRoute& route, const ModelDowngrades& d
 void Escalate(Conversation& c, const ModelRoute& route, const Attempt& failed, const ModelDowngrades& downgrades,
               InvocationContext& ctx) {
   SwitchTo(c, route, downgrades, ctx);
-  c.request.messages.push_back({"user", RetryTurn(AsTheModelAnswered(c, failed.errors), failed.kind, true,
-                                                  c.mode == OutputMode::kTool ? std::string_view(c.spec.schema_name)
-                                                                              : "")});
+  const std::string_view tool = c.mode == OutputMode::kTool ? std::string_view(c.spec.schema_name) : "";
+  c.request.messages.push_back({"user", RetryTurn(AsTheModelAnswered(c, failed.errors), failed.kind, true, tool), 0});
   c.request.temperature = std::min(c.spec.temperature, c.spec.retry.retry_temperature);
   c.retries_left = 0;
 }

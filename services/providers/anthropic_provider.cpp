@@ -35,9 +35,11 @@ json::object AnthropicProvider::RequestBody(const ChatRequest& request) const {
   body["model"] = request.model;
   body["max_tokens"] = request.max_output_tokens;
   std::string system;
+  std::size_t stable = 0;  // of `system`: the prefix marked for the prompt cache
   json::array messages;
   for (const auto& m : request.messages) {
     if (m.role == "system") {
+      if (system.empty()) stable = std::min(m.stable_prefix, m.content.size());
       system += (system.empty() ? "" : "\n\n") + m.content;
       continue;
     }
@@ -51,7 +53,19 @@ json::object AnthropicProvider::RequestBody(const ChatRequest& request) const {
     }
     messages.push_back(json::object{{"role", m.role}, {"content", m.content}});
   }
-  if (!system.empty()) body["system"] = system;
+  if (stable > 0) {
+    // DESIGN 9.4: the part that stays the same across calls, marked for the
+    // prompt cache; what varies (session mistakes) in a block after it.
+    json::array blocks{json::object{{"type", "text"},
+                                    {"text", system.substr(0, stable)},
+                                    {"cache_control", json::object{{"type", "ephemeral"}}}}};
+    std::string rest = system.substr(stable);
+    if (rest.starts_with("\n\n")) rest.erase(0, 2);
+    if (!rest.empty()) blocks.push_back(json::object{{"type", "text"}, {"text", std::move(rest)}});
+    body["system"] = std::move(blocks);
+  } else if (!system.empty()) {
+    body["system"] = system;
+  }
   body["messages"] = std::move(messages);
   // Anthropic's temperature runs from 0 to 1.
   if (request.temperature) body["temperature"] = std::clamp(*request.temperature, 0.0, 1.0);

@@ -17,6 +17,10 @@ namespace skillrunner::providers {
 struct ChatMessage {
   std::string role;  // system | user | assistant
   std::string content;
+  // DESIGN 9.4 prompt caching: how many leading bytes of `content` stay the
+  // same across a retry, a regeneration and the cases of an eval (the skill's
+  // system prompt and schema); 0 for none. Anthropic marks them cache_control.
+  std::size_t stable_prefix = 0;
 };
 
 struct ResponseFormat {

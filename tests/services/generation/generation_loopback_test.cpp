@@ -572,7 +572,8 @@ TEST_F(GenerationLoopbackTest, ToolModeOnAnthropicForcesOneToolAndTakesItsInputA
   EXPECT_EQ(json::serialize(outcome->output), R"({"priority":3,"category":"billing"})");
   auto bodies = bed_.Bodies();
   ASSERT_EQ(bodies.size(), 1u);
-  json::value expected = json::parse(R"({"model":"m-tool","max_tokens":300,"system":"You triage tickets.\n\nAnswer with JSON only.",
+  json::value expected = json::parse(R"({"model":"m-tool","max_tokens":300,
+      "system":[{"type":"text","text":"You triage tickets.\n\nAnswer with JSON only.","cache_control":{"type":"ephemeral"}}],
       "messages":[{"role":"user","content":"Ticket: refund"}],"temperature":0.7,
       "tools":[{"name":"triage","input_schema":null,"strict":true}],
       "tool_choice":{"type":"tool","name":"triage"}})");
@@ -731,6 +732,71 @@ TEST_F(GenerationLoopbackTest, ABudgetThatAllowsTheFirstCallButNotTheRetryStopsA
   auto capped = bed_.Invoke("triage", R"({"text":"x"})", loose);
   ASSERT_FALSE(capped);
   EXPECT_EQ(capped.error().error.code, ErrorCode::kBudgetExceeded);
+}
+
+// DESIGN 9.4 prompt caching: a retry's request starts with the first
+// request's exact bytes, up to where the echoed answer begins.
+TEST_F(GenerationLoopbackTest, ARetryRepeatsTheFirstRequestsBytesUpToTheEchoedAnswer) {
+  for (const std::string kind : {"openai", "anthropic"}) {
+    SCOPED_TRACE(kind);
+    LlmTestBed bed;
+    bed.AddSkill("triage", TriageSkill("m-loop"));
+    bed.Start(kind);
+    const std::string wrong = R"({"priority": 9, "category": "bug"})";
+    const std::string right = R"({"priority": 1, "category": "bug"})";
+    if (kind == "openai") {
+      bed.server().Enqueue({.body = OpenAiAnswer(wrong)});
+      bed.server().Enqueue({.body = OpenAiAnswer(right)});
+    } else {
+      for (const auto& text : {wrong, right}) {
+        json::object answer{{"content", json::array{json::object{{"type", "text"}, {"text", text}}}},
+                            {"stop_reason", "end_turn"}, {"usage", {{"input_tokens", 10}, {"output_tokens", 5}}}};
+        bed.server().Enqueue({.body = json::serialize(answer)});
+      }
+    }
+    auto outcome = bed.Invoke("triage", R"({"text":"x"})");
+    ASSERT_TRUE(outcome) << json::serialize(ToJson(outcome));
+    auto requests = bed.server().requests();
+    ASSERT_EQ(requests.size(), 2u);
+    const std::string& first = requests[0].body;
+    const std::string& retry = requests[1].body;
+    const std::size_t echoed = retry.find(R"({"role":"assistant")");
+    ASSERT_NE(echoed, std::string::npos) << retry;
+    // The first request's messages end where the retry's ",{\"role\":\"assistant\"" begins.
+    ASSERT_EQ(retry[echoed - 1], ',');
+    EXPECT_EQ(first[echoed - 1], ']');
+    EXPECT_EQ(retry.substr(0, echoed - 1), first.substr(0, echoed - 1));
+  }
+}
+
+// Anthropic: the stable prefix (system prompt and schema) carries
+// cache_control; a session's earlier mistakes follow it in a block of their own.
+TEST_F(GenerationLoopbackTest, AnthropicMarksTheStablePrefixForThePromptCache) {
+  bed_.AddSkill("triage", TriageSkill("m-loop"));
+  bed_.Start("anthropic");
+  auto answer = [](const std::string& text) {
+    return json::serialize(json::object{{"content", json::array{json::object{{"type", "text"}, {"text", text}}}},
+                                        {"stop_reason", "end_turn"},
+                                        {"usage", {{"input_tokens", 10}, {"output_tokens", 5}}}});
+  };
+  bed_.server().Enqueue({.body = answer(R"({"priority": 9, "category": "bug"})")});
+  bed_.server().Enqueue({.body = answer(R"({"priority": 1, "category": "bug"})")});
+  InvocationOptions options;
+  options.session = "s1";
+  ASSERT_TRUE(bed_.Invoke("triage", R"({"text":"x"})", options));
+  bed_.server().Enqueue({.body = answer(R"({"priority": 1, "category": "bug"})")});
+  ASSERT_TRUE(bed_.Invoke("triage", R"({"text":"y"})", options));
+  auto bodies = bed_.Bodies();
+  ASSERT_EQ(bodies.size(), 3u);
+  const json::value stable = json::object{{"type", "text"},
+                                          {"text", "You triage tickets.\n\n" + SchemaInstruction()},
+                                          {"cache_control", json::object{{"type", "ephemeral"}}}};
+  EXPECT_EQ(bodies[0].at("system"), json::value(json::array{stable}));
+  const json::array& later = bodies[2].at("system").as_array();
+  ASSERT_EQ(later.size(), 2u);
+  EXPECT_EQ(later[0], stable);
+  EXPECT_TRUE(later[1].at("text").as_string().starts_with("Earlier answers in this session made these mistakes"));
+  EXPECT_FALSE(later[1].as_object().contains("cache_control"));
 }
 
 TEST_F(GenerationLoopbackTest, AnUnpricedModelsCostIsNull) {
