@@ -48,6 +48,7 @@ void ServerMetrics::RecordInvocation(std::string_view skill, std::string_view ou
   figures.validation_retries += static_cast<std::uint64_t>(metrics.validation_retries);
   figures.fallbacks += static_cast<std::uint64_t>(metrics.fallbacks);
   figures.escalations += metrics.escalated ? 1 : 0;
+  for (const auto& [model, cost] : metrics.cost_by_model) figures.cost_by_model[model] += cost;
   figures.input_tokens += static_cast<std::uint64_t>(metrics.input_tokens);
   figures.output_tokens += static_cast<std::uint64_t>(metrics.output_tokens);
   std::size_t bucket = 0;
@@ -103,6 +104,16 @@ void ServerMetrics::AppendTenantsAndState(std::string& out, const Header& header
   }
 }
 
+namespace {
+
+boost::json::object CostJson(const std::map<std::string, double, std::less<>>& by_model) {
+  boost::json::object out;
+  for (const auto& [model, cost] : by_model) out[model] = cost;
+  return out;
+}
+
+}  // namespace
+
 std::string ServerMetrics::Prometheus() const {
   std::lock_guard lock(mutex_);
   std::string out;
@@ -127,6 +138,13 @@ std::string ServerMetrics::Prometheus() const {
   per_skill("skillrunner_validation_retries_total", "Retries after unparseable or invalid output.", &SkillFigures::validation_retries);
   per_skill("skillrunner_fallbacks_total", "Models given up on for their next fallback (transient budget spent).", &SkillFigures::fallbacks);
   per_skill("skillrunner_escalations_total", "Invocations that ran one more generation on the escalate_to model.", &SkillFigures::escalations);
+  header("skillrunner_cost_usd_total", "counter", "What the attempts cost at the models' prices (priced models only).");
+  for (const auto& [skill, f] : skills_) {
+    for (const auto& [model, cost] : f.cost_by_model) {
+      out += fmt::format("skillrunner_cost_usd_total{{skill=\"{}\",model=\"{}\"}} {}\n", Label(skill), Label(model),
+                         cost);
+    }
+  }
   header("skillrunner_tokens_total", "counter", "Tokens of every attempt, by direction.");
   for (const auto& [skill, f] : skills_) {
     out += fmt::format("skillrunner_tokens_total{{skill=\"{}\",direction=\"input\"}} {}\n", Label(skill), f.input_tokens);
@@ -180,6 +198,7 @@ json::object ServerMetrics::ToJson() const {
                                  {"validation_retries", f.validation_retries},
                                  {"fallbacks", f.fallbacks},
                                  {"escalations", f.escalations},
+                                 {"cost_usd", CostJson(f.cost_by_model)},
                                  {"input_tokens", f.input_tokens},
                                  {"output_tokens", f.output_tokens},
                                  {"duration_seconds_sum", f.seconds_sum},

@@ -57,6 +57,7 @@ class ServerMetrics {
     std::uint64_t validation_retries = 0;
     std::uint64_t fallbacks = 0;
     std::uint64_t escalations = 0;
+    std::map<std::string, double, std::less<>> cost_by_model;  // USD
     std::uint64_t input_tokens = 0;
     std::uint64_t output_tokens = 0;
     std::array<std::uint64_t, kBuckets.size() + 1> buckets{};  // cumulative at render time

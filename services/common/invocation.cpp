@@ -89,7 +89,10 @@ void InvocationContext::AddAttempt(Attempt attempt) {
   metrics_.attempts = attempt.n;
   metrics_.input_tokens += attempt.input_tokens;
   metrics_.cached_input_tokens += attempt.cached_input_tokens;
-  if (attempt.cost_usd) metrics_.cost_usd = metrics_.cost_usd.value_or(0) + *attempt.cost_usd;
+  if (attempt.cost_usd) {
+    metrics_.cost_usd = metrics_.cost_usd.value_or(0) + *attempt.cost_usd;
+    metrics_.cost_by_model[attempt.model] += *attempt.cost_usd;
+  }
   metrics_.output_tokens += attempt.output_tokens;
   metrics_.tokens_estimated = metrics_.tokens_estimated || attempt.tokens_estimated;
   if (!attempt.model.empty()) {

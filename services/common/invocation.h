@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdint>
 #include <expected>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -110,6 +111,7 @@ struct Metrics {
   std::int64_t cached_input_tokens = 0;  // of input_tokens, served from the provider's prompt cache
   std::int64_t output_tokens = 0;
   std::optional<double> cost_usd;  // the sum over priced attempts; none when no model used had a price
+  std::map<std::string, double, std::less<>> cost_by_model;  // the same, per model (Prometheus)
   bool tokens_estimated = false;
   std::int64_t duration_ms = 0;
 };
