@@ -40,6 +40,8 @@ struct Thresholds {
   // Most judged cases whose pass was indeterminate (left out of
   // rubric_pass_rate), as a share of the judged cases. Unset: not checked.
   std::optional<double> max_indeterminate_rate;
+  // The skill's cases' cost in USD (a skill entry's own; the suite's applies to the whole run).
+  std::optional<double> max_cost_usd;
   std::map<std::string, double> criteria;     // per-criterion minimums (override)
 
   // `over`'s values where it sets them, else these.
@@ -67,6 +69,7 @@ struct SuiteSkill {
 
 struct Suite {
   std::string id;
+  std::optional<double> max_cost_usd;  // the whole run's (thresholds.max_cost_usd of the suite)
   std::filesystem::path file;
   std::optional<int> concurrency;
   int repeats = 1;

@@ -64,6 +64,8 @@ class Tally {
     const json::object* judge_usage = ObjectAt(&record, "judge_usage");
     judge_input_tokens_ += IntAt(judge_usage, "input_tokens").value_or(0);
     judge_output_tokens_ += IntAt(judge_usage, "output_tokens").value_or(0);
+    AddCost(At(*metrics_or_empty(metrics), "cost_usd"), cost_);
+    AddCost(judge_usage ? judge_usage->if_contains("cost_usd") : nullptr, judge_cost_);
     // The invocation's own latency; the record's wall time (judging included)
     // only when there are no metrics.
     std::optional<std::int64_t> latency = IntAt(metrics, "duration_ms");
@@ -102,6 +104,10 @@ class Tally {
     out["output_tokens"] = output_tokens_ + judge_output_tokens_;
     out["judge_input_tokens"] = judge_input_tokens_;
     out["judge_output_tokens"] = judge_output_tokens_;
+    // DESIGN 9.4: null when no model used had a price.
+    const bool priced = cost_ || judge_cost_;
+    out["cost_usd"] = priced ? json::value(cost_.value_or(0) + judge_cost_.value_or(0)) : json::value(nullptr);
+    out["judge_cost_usd"] = judge_cost_ ? json::value(*judge_cost_) : json::value(nullptr);
     out["latency_ms"] = Percentiles();
     json::object histogram;
     for (const auto& [attempts, n] : attempts_histogram_) histogram[std::to_string(attempts)] = n;
@@ -111,6 +117,14 @@ class Tally {
   }
 
  private:
+  static const json::object* metrics_or_empty(const json::object* metrics) {
+    static const json::object empty;
+    return metrics ? metrics : &empty;
+  }
+  static void AddCost(const json::value* cost, std::optional<double>& total) {
+    if (cost != nullptr && cost->is_number()) total = total.value_or(0) + cost->to_number<double>();
+  }
+
   void CountAttemptKinds(const json::array* attempts) {
     if (!attempts) return;
     for (const auto& a : *attempts) {
@@ -196,6 +210,7 @@ class Tally {
   std::size_t expected_total_ = 0, expected_matched_ = 0;
   std::int64_t transient_retries_ = 0, input_tokens_ = 0, output_tokens_ = 0;
   std::int64_t judge_input_tokens_ = 0, judge_output_tokens_ = 0;
+  std::optional<double> cost_, judge_cost_;  // USD; none while no priced model was used
   std::map<std::string, std::size_t> errors_;
   std::map<std::int64_t, std::size_t> attempts_histogram_;
   std::vector<std::int64_t> latencies_;

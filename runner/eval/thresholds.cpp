@@ -128,6 +128,10 @@ void CheckSkill(const SuiteSkill& entry, const json::value& stats, const json::v
                         " judged case(s) passed with an indeterminate criterion");
     }
   }
+  if (t.max_cost_usd) {
+    check.Maximum("max_cost_usd", "cost in USD", *t.max_cost_usd, Get(&stats, "cost_usd"),
+                  "its cases, judges included, at the models' prices");
+  }
   if (entry.expected != ExpectedMode::kNone) {
     check.Minimum("expected_match", "", "expected-match rate", t.expected_match, Get(&stats, "expected_match"), "");
   }
@@ -176,6 +180,13 @@ json::array CheckThresholds(const json::object& summary, const Suite& suite) {
     const json::value* stats = Get(skills, entry.skill->id);
     if (!stats) continue;
     CheckSkill(entry, *stats, Get(baseline_skills, entry.skill->id), suite.gate_unstable_criteria, out);
+  }
+  if (suite.max_cost_usd) {
+    // The whole run (DESIGN 9.4): every case of every skill, judges included.
+    Checker run("(run)");
+    run.Maximum("max_cost_usd", "cost in USD", *suite.max_cost_usd, Get(summary.if_contains("totals"), "cost_usd"),
+                "the whole run, judges included, at the models' prices");
+    for (auto& breach : run.Take()) out.push_back(std::move(breach));
   }
   return out;
 }

@@ -3,6 +3,9 @@
 #include <boost/json/parse.hpp>
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
+
 #include "tests/support/cli_runner.h"
 #include "tests/support/temp_tree.h"
 
@@ -339,6 +342,38 @@ output_schema: { type: object }
                              "(HANDLER_FAILED: 2)\n"),
             std::string::npos)
       << failing.out;
+}
+
+// DESIGN 9.4: an eval's cost in its summary, and max_cost_usd thresholds for
+// a skill and for the whole run.
+TEST_F(FirstHourTest, AnEvalSumsItsCostAndChecksItsCostThresholds) {
+  tree_.Write("skillrunner.yaml", R"(providers:
+  sim: { kind: simulated }
+models:
+  priced: { provider: sim, structured_output: none, price: { input: 1000, output: 1000 } }
+)");
+  tree_.Write("skills/order/skill.yaml", R"(id: order
+template_type: LLM_JSON_GENERATION
+model: priced
+prompt: { user: "{{input.text}}" }
+input_schema: { type: object, required: [text], properties: { text: { type: string } } }
+output_schema: { type: object, required: [total], properties: { total: { type: number } } }
+)");
+  tree_.Write("skills/order/cases.jsonl", "{\"id\": \"a\", \"input\": {\"text\": \"2 mugs\"}}\n"
+                                          "{\"id\": \"b\", \"input\": {\"text\": \"3 cups\"}}\n");
+  tree_.Write("suite.yaml", "id: night\nthresholds: { max_cost_usd: 0.001 }\n"
+                            "skills:\n  - { skill: order, thresholds: { max_cost_usd: 0.0001 } }\n");
+  auto run = Skillrunner(tree_.Path(""), "eval suite.yaml --out out", "2>&1");
+  EXPECT_EQ(run.status, 1) << run.out;
+  std::ifstream file(tree_.Path("out/summary.json"));
+  std::stringstream text;
+  text << file.rdbuf();
+  json::value summary = json::parse(text.str());
+  const double cost = summary.at("totals").at("cost_usd").as_double();
+  EXPECT_GT(cost, 0.001) << text.str();  // thousands of dollars a million tokens: any answer breaks both
+  EXPECT_EQ(summary.at("skills").at("order").at("cost_usd").as_double(), cost);
+  EXPECT_NE(run.out.find("breach: order: cost in USD"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("breach: (run): cost in USD"), std::string::npos) << run.out;
 }
 
 }  // namespace
