@@ -97,6 +97,32 @@ class Checker {
   json::array breaches_;
 };
 
+// Drops against the baseline, per skill and criterion (max_regression).
+void CheckRegressions(Checker& check, double max_regression, const json::value& baseline_value,
+                      const json::value* criteria, bool gate_unstable) {
+  const json::value* baseline = &baseline_value;
+  check.Regression("", "schema compliance", max_regression, Get(baseline, "schema_compliance_delta"));
+  // With unstable criteria, the skill's pass rate is compared over the
+  // stable criteria only (CompareWithBaseline's
+  // rubric_pass_rate_stable_delta), so that a judge flipping a coin on one
+  // criterion cannot fail the night through the skill-level rate either.
+  const json::value* stable = Get(baseline, "rubric_pass_rate_stable_delta");
+  if (!gate_unstable && stable) {
+    check.Regression("", "rubric pass rate (stable criteria)", max_regression, stable);
+  } else {
+    check.Regression("", "rubric pass rate", max_regression, Get(baseline, "rubric_pass_rate_delta"));
+  }
+  const json::value* deltas = Get(baseline, "criteria");
+  if (deltas && deltas->is_object()) {
+    for (const auto& [id, d] : deltas->as_object()) {
+      const json::value* unstable = criteria ? Get(Get(criteria, id), "unstable") : nullptr;
+      if (!gate_unstable && unstable && unstable->is_bool() && unstable->as_bool()) continue;
+      check.Regression(std::string(id), "criterion \"" + std::string(id) + "\" pass rate", max_regression,
+                       Get(&d, "pass_rate_delta"));
+    }
+  }
+}
+
 void CheckSkill(const SuiteSkill& entry, const json::value& stats, const json::value* baseline, bool gate_unstable,
                 json::array& out) {
   const Thresholds& t = entry.thresholds;
@@ -145,28 +171,7 @@ void CheckSkill(const SuiteSkill& entry, const json::value& stats, const json::v
                     Get(&c, "pass_rate"), "every verdict was indeterminate");
     }
   }
-  if (t.max_regression && baseline) {
-    check.Regression("", "schema compliance", *t.max_regression, Get(baseline, "schema_compliance_delta"));
-    // With unstable criteria, the skill's pass rate is compared over the
-    // stable criteria only (CompareWithBaseline's
-    // rubric_pass_rate_stable_delta), so that a judge flipping a coin on one
-    // criterion cannot fail the night through the skill-level rate either.
-    const json::value* stable = Get(baseline, "rubric_pass_rate_stable_delta");
-    if (!gate_unstable && stable) {
-      check.Regression("", "rubric pass rate (stable criteria)", *t.max_regression, stable);
-    } else {
-      check.Regression("", "rubric pass rate", *t.max_regression, Get(baseline, "rubric_pass_rate_delta"));
-    }
-    const json::value* deltas = Get(baseline, "criteria");
-    if (deltas && deltas->is_object()) {
-      for (const auto& [id, d] : deltas->as_object()) {
-        const json::value* unstable = criteria ? Get(Get(criteria, id), "unstable") : nullptr;
-        if (!gate_unstable && unstable && unstable->is_bool() && unstable->as_bool()) continue;
-        check.Regression(std::string(id), "criterion \"" + std::string(id) + "\" pass rate", *t.max_regression,
-                         Get(&d, "pass_rate_delta"));
-      }
-    }
-  }
+  if (t.max_regression && baseline) CheckRegressions(check, *t.max_regression, *baseline, criteria, gate_unstable);
   for (auto& breach : check.Take()) out.push_back(std::move(breach));
 }
 

@@ -70,6 +70,50 @@ std::string ParamString(const json::value& params, std::string_view name) {
   return member && member->is_string() ? std::string(member->as_string()) : std::string();
 }
 
+namespace {
+
+// One member of `options`, into `options`; a bad one is an error at `path`.
+void ReadOption(std::string_view key, const json::value& value, const std::string& path, InvocationOptions& options,
+                std::vector<FieldError>& errors) {
+  if (key == "timeout_ms") {
+    if (value.is_int64() && value.as_int64() > 0 && value.as_int64() <= kMaxTimeoutMs) {
+      options.timeout = std::chrono::milliseconds(value.as_int64());
+    } else {
+      errors.push_back({path, "expected an integer from 1 to " + std::to_string(kMaxTimeoutMs)});
+    }
+  } else if (key == "seed") {
+    if (value.is_uint64()) {
+      options.seed = value.as_uint64();
+    } else if (value.is_int64() && value.as_int64() >= 0) {
+      options.seed = static_cast<std::uint64_t>(value.as_int64());
+    } else {
+      errors.push_back({path, "expected a non-negative integer"});
+    }
+  } else if (key == "session") {
+    if (value.is_string() && !value.as_string().empty()) {
+      options.session = std::string(value.as_string());
+    } else {
+      errors.push_back({path, "expected a non-empty string"});
+    }
+  } else if (key == "show_request") {
+    if (value.is_bool()) {
+      options.show_request = value.as_bool();
+    } else {
+      errors.push_back({path, "expected true or false"});
+    }
+  } else if (key == "max_cost_usd") {
+    if (value.is_number() && value.to_number<double>() > 0) {
+      options.max_cost_usd = value.to_number<double>();
+    } else {
+      errors.push_back({path, "expected a number of USD above 0"});
+    }
+  } else {
+    errors.push_back({path, "unknown option (expected timeout_ms, seed, session, show_request, max_cost_usd)"});
+  }
+}
+
+}  // namespace
+
 std::expected<InvokeParams, std::vector<FieldError>> ReadInvokeParams(json::value& params) {
   std::vector<FieldError> errors;
   if (!params.is_object()) {
@@ -100,42 +144,7 @@ std::expected<InvokeParams, std::vector<FieldError>> ReadInvokeParams(json::valu
       errors.push_back({"/options", "expected an object {timeout_ms?, seed?, session?, show_request?, max_cost_usd?}"});
     } else {
       for (const auto& [key, value] : options->as_object()) {
-        std::string path = "/options/" + std::string(key);
-        if (key == "timeout_ms") {
-          if (value.is_int64() && value.as_int64() > 0 && value.as_int64() <= kMaxTimeoutMs) {
-            out.options.timeout = std::chrono::milliseconds(value.as_int64());
-          } else {
-            errors.push_back({path, "expected an integer from 1 to " + std::to_string(kMaxTimeoutMs)});
-          }
-        } else if (key == "seed") {
-          if (value.is_uint64()) {
-            out.options.seed = value.as_uint64();
-          } else if (value.is_int64() && value.as_int64() >= 0) {
-            out.options.seed = static_cast<std::uint64_t>(value.as_int64());
-          } else {
-            errors.push_back({path, "expected a non-negative integer"});
-          }
-        } else if (key == "session") {
-          if (value.is_string() && !value.as_string().empty()) {
-            out.options.session = std::string(value.as_string());
-          } else {
-            errors.push_back({path, "expected a non-empty string"});
-          }
-        } else if (key == "show_request") {
-          if (value.is_bool()) {
-            out.options.show_request = value.as_bool();
-          } else {
-            errors.push_back({path, "expected true or false"});
-          }
-        } else if (key == "max_cost_usd") {
-          if (value.is_number() && value.to_number<double>() > 0) {
-            out.options.max_cost_usd = value.to_number<double>();
-          } else {
-            errors.push_back({path, "expected a number of USD above 0"});
-          }
-        } else {
-          errors.push_back({path, "unknown option (expected timeout_ms, seed, session, show_request, max_cost_usd)"});
-        }
+        ReadOption(key, value, "/options/" + std::string(key), out.options, errors);
       }
     }
   }

@@ -114,6 +114,15 @@ boost::json::object CostJson(const std::map<std::string, double, std::less<>>& b
 
 }  // namespace
 
+void ServerMetrics::AppendCosts(std::string& out) const {
+  for (const auto& [skill, f] : skills_) {
+    for (const auto& [model, cost] : f.cost_by_model) {
+      out += fmt::format("skillrunner_cost_usd_total{{skill=\"{}\",model=\"{}\"}} {}\n", Label(skill), Label(model),
+                         cost);
+    }
+  }
+}
+
 std::string ServerMetrics::Prometheus() const {
   std::lock_guard lock(mutex_);
   std::string out;
@@ -139,12 +148,7 @@ std::string ServerMetrics::Prometheus() const {
   per_skill("skillrunner_fallbacks_total", "Models given up on for their next fallback (transient budget spent).", &SkillFigures::fallbacks);
   per_skill("skillrunner_escalations_total", "Invocations that ran one more generation on the escalate_to model.", &SkillFigures::escalations);
   header("skillrunner_cost_usd_total", "counter", "What the attempts cost at the models' prices (priced models only).");
-  for (const auto& [skill, f] : skills_) {
-    for (const auto& [model, cost] : f.cost_by_model) {
-      out += fmt::format("skillrunner_cost_usd_total{{skill=\"{}\",model=\"{}\"}} {}\n", Label(skill), Label(model),
-                         cost);
-    }
-  }
+  AppendCosts(out);
   header("skillrunner_tokens_total", "counter", "Tokens of every attempt, by direction.");
   for (const auto& [skill, f] : skills_) {
     out += fmt::format("skillrunner_tokens_total{{skill=\"{}\",direction=\"input\"}} {}\n", Label(skill), f.input_tokens);

@@ -50,6 +50,9 @@ class ServerMetrics {
   boost::json::object ToJson() const;
 
  private:
+  // skillrunner_cost_usd_total{skill,model} lines (mutex_ held).
+  void AppendCosts(std::string& out) const;
+
   struct SkillFigures {
     std::map<std::string, std::uint64_t, std::less<>> outcomes;
     std::uint64_t attempts = 0;
