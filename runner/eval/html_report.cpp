@@ -97,6 +97,9 @@ std::string Header(const json::object& summary) {
       row("Tokens in / out", FormatValue(totals->if_contains("input_tokens")) + " / " +
                                  FormatValue(totals->if_contains("output_tokens")));
     }
+    if (auto cost = NumberAt(totals, "cost_usd")) {
+      row("Cost", FormatUsd(cost) + " (judges " + FormatUsd(NumberAt(totals, "judge_cost_usd")) + ")");
+    }
   }
   html +=
       "</dl><nav><a href=\"#skills\">Skills</a><a href=\"#criteria\">Criteria</a>"
@@ -167,7 +170,7 @@ std::string SkillTable(const json::object& summary, const json::object* skills) 
       "<th>Schema compliance</th><th>First try</th><th>Retry rate</th>"
       "<th>Transient retries</th><th>Truncations</th><th>Refusals</th><th>Errors</th>"
       "<th>Judge errors</th><th>Rubric pass rate (decided cases)</th><th>Indeterminate</th>"
-      "<th>Expected match</th><th>Tokens in / out</th><th>Judge tokens in / out</th>"
+      "<th>Expected match</th><th>Tokens in / out</th><th>Judge tokens in / out</th><th>Cost</th>"
       "<th>Latency p50 / p95 / p99</th></tr></thead><tbody>";
   for (const auto& [id, value] : *skills) {
     const json::object* skill = value.is_object() ? &value.as_object() : nullptr;
@@ -200,6 +203,7 @@ std::string SkillTable(const json::object& summary, const json::object* skills) 
         Cell(FormatRate(NumberAt(skill, "expected_match"))) +
         Cell(count("input_tokens") + " / " + count("output_tokens")) +
         Cell(count("judge_input_tokens") + " / " + count("judge_output_tokens")) +
+        Cell(FormatUsd(NumberAt(skill, "cost_usd")), breach_class("max_cost_usd")) +
         Cell(FormatMs(NumberAt(latency, "p50")) + " / " + FormatMs(NumberAt(latency, "p95")) +
              " / " + FormatMs(NumberAt(latency, "p99"))) +
         "</tr>";

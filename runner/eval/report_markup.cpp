@@ -84,6 +84,12 @@ std::string FormatNumber(std::optional<double> number) {
   return Printf("%.3g", *number);
 }
 
+std::string FormatUsd(std::optional<double> usd) {
+  if (!usd) return std::string(kDash);
+  if (*usd >= 1.0) return Printf("$%.2f", *usd);
+  return Printf("$%.3g", *usd);
+}
+
 std::string FormatMs(std::optional<double> ms) {
   if (!ms) return std::string(kDash);
   if (*ms < 1000.0) return Printf("%.0f ms", *ms);

@@ -44,6 +44,8 @@ std::string FormatRate(std::optional<double> rate);
 std::string FormatDeltaPoints(std::optional<double> delta);
 // 1234 -> "1234", 2.5 -> "2.5"; nullopt -> "—".
 std::string FormatNumber(std::optional<double> number);
+// US dollars: 0.01234 -> "$0.0123", 12.5 -> "$12.50"; nullopt -> "—".
+std::string FormatUsd(std::optional<double> usd);
 // Milliseconds for people: 950 -> "950 ms", 12500 -> "12.5 s".
 std::string FormatMs(std::optional<double> ms);
 // Any JSON scalar as text (strings as they are, numbers short), "—" for

@@ -124,12 +124,23 @@ TEST_F(HtmlReportTest, ShowsTheHeaderBreachesAndSkillTable) {
       << text_;
   EXPECT_TRUE(
       Shows("extract 4 98.0% 75.0% 25.0% 3 1 0 MAX_RETRIES_EXCEEDED 1 0 80.0% (8 decided, 2 left out) 2 (20.0%) "
-            "— 1200 / 300 900 / 90 120 ms / 950 ms / 1.5 s"))
+            "— 1200 / 300 900 / 90 — 120 ms / 950 ms / 1.5 s"))
       << text_;
-  EXPECT_TRUE(Shows("summarise 1 100.0% — — — — — — 1 — (— decided, — left out) — (—) — — / — — / — — / — / —"))
+  EXPECT_TRUE(Shows("summarise 1 100.0% — — — — — — 1 — (— decided, — left out) — (—) — — / — — / — — — / — / —"))
       << text_;
   std::string html = HtmlReport(FullSummary(), Records(), {});
   EXPECT_NE(html.find("<td class=\"breach\">80.0% (8 decided, 2 left out)</td>"), std::string::npos);
+}
+
+// DESIGN 9.4: what each skill's cases cost, and the run's, judges apart.
+TEST_F(HtmlReportTest, ShowsTheCostOfEachSkillAndTheRun) {
+  json::object summary = FullSummary();
+  summary["totals"].as_object()["cost_usd"] = 0.04321;
+  summary["totals"].as_object()["judge_cost_usd"] = 0.0012;
+  summary["skills"].as_object()["extract"].as_object()["cost_usd"] = 12.5;
+  Check(HtmlReport(summary, Records(), {}));
+  EXPECT_TRUE(Shows("Cost $0.0432 (judges $0.0012)")) << text_;
+  EXPECT_TRUE(Shows("900 / 90 $12.50 120 ms")) << text_;
 }
 
 TEST_F(HtmlReportTest, ShowsCriterionBarsAndUnstableFlag) {
