@@ -116,7 +116,9 @@ void RequestLimiter::CutLocked(Clock::TimePoint now, bool sampled) {
   // No sample (a first burst): probe up from the rate it was sent at. DESIGN
   // 9.6 halves it, but that rate was never a measurement (64 requests in one
   // instant, counted over a second); halving it only slows the probe that
-  // follows (measured: 42 admitted in the next second instead of 71).
+  // follows (measured: 42 admitted in the next second instead of 71). The
+  // shared (Redis) limiter still halves: there, several replicas' first
+  // bursts meet one bucket, and not halving refused too many (shared_limiter.cpp).
   double estimate = before;
   double next = estimate;
   if (sampled) {
