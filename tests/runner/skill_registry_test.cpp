@@ -192,6 +192,43 @@ output_schema: {}
   }));
 }
 
+// DESIGN 9.3: tool mode is for openai and anthropic kinds; a fallback whose
+// strict mode cannot take the schema runs the loop there, with a warning.
+TEST_F(SkillRegistryTest, ToolModeNeedsAToolProviderAndAFallbackStrictModeThatCannotTakeTheSchemaWarns) {
+  tree_.Write("skills/tool/skill.yaml", R"(id: tool
+template_type: LLM_JSON_GENERATION
+model: gem
+structured_output: tool
+prompt: { user: "x" }
+input_schema: {}
+output_schema: { type: object, properties: { a: { type: string } } }
+)");
+  tree_.Write("skills/fb/skill.yaml", R"(id: fb
+template_type: LLM_JSON_GENERATION
+model: primary
+prompt: { user: "x" }
+input_schema: {}
+output_schema: { type: object, properties: { tags: { type: array } } }
+)");
+  Config config = BuiltinConfig();
+  config.providers["gemini"] = ProviderConfig{"gemini", "gemini", "", "", {}};
+  config.providers["openai"] = ProviderConfig{"openai", "openai", "", "", {}};
+  config.models["gem"] = ModelConfig{"gem", "gemini", OutputMode::kNative, {}, {}, {}};
+  config.models["primary"] = ModelConfig{"primary", "openai", OutputMode::kNone, {"strict"}, {}, {}};
+  config.models["strict"] = ModelConfig{"strict", "openai", OutputMode::kNative, {}, {}, {}};
+  EXPECT_EQ(Load(config), (std::vector<std::string>{
+      "skills/fb/skill.yaml:3:8: warning: /model: fallback or escalation model \"strict\" cannot take this schema in "
+      "openai strict mode (/properties/tags: array has no items schema; openai strict mode needs typed items); it "
+      "runs the validation loop",
+      "skills/tool/skill.yaml:4:20: /structured_output: tool mode needs an openai or anthropic provider; model "
+      "\"gem\" runs on a gemini one",
+  }));
+  const Skill* fb = registry_->FindSkill("fb");
+  ASSERT_NE(fb, nullptr);
+  ASSERT_EQ(fb->generation->fallbacks.size(), 1u);
+  EXPECT_EQ(fb->generation->fallbacks[0].mode, OutputMode::kNone);
+}
+
 TEST_F(SkillRegistryTest, StrictModelsRefuseSchemasTheProviderCannotTakeAndWarnAboutTheRest) {
   tree_.Write("skills/list/skill.yaml", R"(id: list
 template_type: LLM_JSON_GENERATION

@@ -338,6 +338,12 @@ TEST_F(ProviderLoopbackTest, GeminiFinishReasonsAndABlockedPromptMapAsDesignSays
   EXPECT_EQ(blocked->finish_reason, FinishReason::kContentFilter);
   EXPECT_EQ(blocked->text, "");
   EXPECT_EQ(blocked->usage.input_tokens, 9);
+  // Neither a candidate nor a block reason: an answer we cannot understand.
+  server_.Enqueue({.body = R"({"usageMetadata":{"promptTokenCount":9}})"});
+  auto empty = Send(*provider);
+  ASSERT_FALSE(empty);
+  EXPECT_EQ(empty.error().code, ErrorCode::kProviderError);
+  EXPECT_EQ(empty.error().message, "the provider's answer could not be understood: the answer has no candidates");
 }
 
 TEST_F(ProviderLoopbackTest, GeminiErrorEnvelopeRetryInfoIsTheWaitAndABadRequestIsFinal) {
