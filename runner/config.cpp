@@ -203,6 +203,12 @@ std::expected<Config, std::vector<Diagnostic>> LoadConfig(const std::string& pat
   if (auto bad = ReadStateAndTenants(section("state"), section("tenants"), config)) {
     problems.push_back({path, doc->positions.Find("/state/redis"), *bad});
   }
+  const json::object& telemetry = section("telemetry");
+  config.telemetry.otlp_endpoint = StringAt(telemetry, "otlp_endpoint");
+  config.telemetry.service_name = StringAt(telemetry, "service_name");
+  if (const auto* capture = telemetry.if_contains("capture_content"); capture && capture->is_bool()) {
+    config.telemetry.capture_content = capture->get_bool();
+  }
   config.default_provider = StringAt(root, "default_provider");
   if (!config.default_provider.empty() && !config.providers.contains(config.default_provider)) {
     problems.push_back({path, doc->positions.Find("/default_provider"),

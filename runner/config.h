@@ -39,6 +39,13 @@ struct StateConfig {
   std::chrono::milliseconds timeout{100};
 };
 
+// `telemetry:` (DESIGN 9.4): where traces go.
+struct TelemetryConfig {
+  std::string otlp_endpoint;  // base URL; empty: OTEL_EXPORTER_OTLP_ENDPOINT, else no export
+  std::string service_name;   // empty: OTEL_SERVICE_NAME, else "skillrunner"
+  bool capture_content = false;
+};
+
 // One entry of `tenants:`: a TCP token (read from `token_env` when serve
 // starts) with its quota.
 struct TenantConfig {
@@ -56,6 +63,7 @@ struct Config {
   std::map<std::string, state::RateLimit, std::less<>> rate_limits;
   StateConfig state;
   std::map<std::string, TenantConfig, std::less<>> tenants;
+  TelemetryConfig telemetry;
   std::string source;            // the file it came from, or "(built-in)"
   bool provider_override = false;  // --provider: every model goes to default_provider
   // No config file: every model runs on the simulator by design, so a model

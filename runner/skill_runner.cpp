@@ -98,9 +98,39 @@ asio::awaitable<Result<Produced>> SkillRunner::RunBeforeDeadline(SkillService& s
                      std::to_string(limit.count()) + " ms");
 }
 
+InvocationTrace SkillRunner::BeginTrace(std::string skill, InvocationOptions& options, bool& show_request) const {
+  InvocationTrace trace;
+  trace.skill = std::move(skill);
+  trace.started = clock_.Now();
+  show_request = options.show_request;
+  if (auto ids = StartTrace(tracing_, options.traceparent)) {
+    trace.ids = std::move(*ids);
+    if (tracing_.capture_content && tracing_.sink) options.show_request = true;
+  }
+  return trace;
+}
+
+void SkillRunner::EndTrace(InvocationTrace& trace, InvocationOutcome& outcome, bool show_request) const {
+  if (trace.ids.trace_id.empty()) return;
+  trace.ended = clock_.Now();
+  if (tracing_.sink && trace.ids.sampled) tracing_.sink->Export(InvocationSpans(trace, outcome, tracing_, clock_));
+  if (show_request) return;
+  for (Attempt& attempt : outcome ? outcome->attempts : outcome.error().attempts) attempt.request.reset();
+}
+
 asio::awaitable<InvocationOutcome> SkillRunner::Invoke(std::string_view skill_id, json::value input,
                                                        InvocationOptions options) {
-  const auto start = clock_.Now();
+  bool show_request = false;
+  InvocationTrace trace = BeginTrace(std::string(skill_id), options, show_request);
+  if (tracing_.capture_content) trace.input = &input;
+  InvocationOutcome outcome = co_await Run(skill_id, input, std::move(options), trace);
+  EndTrace(trace, outcome, show_request);
+  co_return outcome;
+}
+
+asio::awaitable<InvocationOutcome> SkillRunner::Run(std::string_view skill_id, const json::value& input,
+                                                    InvocationOptions options, InvocationTrace& trace) {
+  const auto start = trace.started;
   std::shared_ptr<const SkillRegistry> registry = registry_.load();
   const Skill* skill = registry->FindSkill(skill_id);
   const auto limit = options.timeout.value_or(skill ? skill->timeout : kDefaultTimeout);
@@ -108,6 +138,8 @@ asio::awaitable<InvocationOutcome> SkillRunner::Invoke(std::string_view skill_id
     options.max_cost_usd = std::min(options.max_cost_usd.value_or(*skill->max_cost_usd), *skill->max_cost_usd);
   }
   InvocationContext ctx(std::string(skill_id), std::move(options), start + limit, clock_);
+  trace.invocation_id = ctx.invocation_id();
+  if (!trace.ids.trace_id.empty()) ctx.set_trace(trace.ids);
   if (skill == nullptr) {
     if (auto why = registry->FailedSkill(skill_id)) {
       co_return std::unexpected(Failure(
@@ -140,9 +172,21 @@ asio::awaitable<InvocationOutcome> SkillRunner::Invoke(std::string_view skill_id
 
 asio::awaitable<InvocationOutcome> SkillRunner::Judge(const review::JudgeSpec& judge, const json::value& subject,
                                                       const json::value* context, InvocationOptions options) {
-  const auto start = clock_.Now();
+  bool show_request = false;
+  InvocationTrace trace = BeginTrace(judge.review_id(), options, show_request);
+  InvocationOutcome outcome = co_await RunJudge(judge, subject, context, std::move(options), trace);
+  EndTrace(trace, outcome, show_request);
+  co_return outcome;
+}
+
+asio::awaitable<InvocationOutcome> SkillRunner::RunJudge(const review::JudgeSpec& judge, const json::value& subject,
+                                                         const json::value* context, InvocationOptions options,
+                                                         InvocationTrace& trace) {
+  const auto start = trace.started;
   const auto limit = options.timeout.value_or(kDefaultTimeout);
   InvocationContext ctx(judge.review_id(), std::move(options), start + limit, clock_);
+  trace.invocation_id = ctx.invocation_id();
+  if (!trace.ids.trace_id.empty()) ctx.set_trace(trace.ids);
   if (!judge_) {
     co_return std::unexpected(Failure({ErrorCode::kConfigInvalid, "no judge is installed", {}, {}}, ctx, start));
   }

@@ -9,6 +9,7 @@
 
 #include "runner/skill_registry.h"
 #include "runner/skill_service.h"
+#include "runner/tracing.h"
 #include "services/common/clock.h"
 #include "services/common/invocation.h"
 #include "services/review/reviewer.h"
@@ -31,6 +32,9 @@ class SkillRunner {
   // The judge behind Judge. Call before the first Judge.
   void SetJudge(std::shared_ptr<review::Reviewer> judge) { judge_ = std::move(judge); }
 
+  // DESIGN 9.4: where the spans of every invocation go. Call before the first Invoke.
+  void SetTracing(TraceSettings tracing) { tracing_ = std::move(tracing); }
+
   std::shared_ptr<const SkillRegistry> registry() const { return registry_.load(); }
   void SwapRegistry(std::shared_ptr<const SkillRegistry> registry) { registry_.store(std::move(registry)); }
   Clock& clock() const { return clock_; }
@@ -47,6 +51,17 @@ class SkillRunner {
                                                   const boost::json::value* context, InvocationOptions options);
 
  private:
+  // Invoke and Judge without the trace.
+  boost::asio::awaitable<InvocationOutcome> Run(std::string_view skill_id, const boost::json::value& input,
+                                                InvocationOptions options, InvocationTrace& trace);
+  boost::asio::awaitable<InvocationOutcome> RunJudge(const review::JudgeSpec& judge, const boost::json::value& subject,
+                                                     const boost::json::value* context, InvocationOptions options,
+                                                     InvocationTrace& trace);
+  // Starts the invocation's trace (and, to capture content, its requests).
+  InvocationTrace BeginTrace(std::string skill, InvocationOptions& options, bool& show_request) const;
+  // Exports its spans; drops the requests only the trace asked for.
+  void EndTrace(InvocationTrace& trace, InvocationOutcome& outcome, bool show_request) const;
+
   // Runs the service against the invocation's deadline; the raced outcome.
   boost::asio::awaitable<Result<Produced>> RunBeforeDeadline(SkillService& service, const Skill& skill,
                                                              const boost::json::value& input,
@@ -56,6 +71,7 @@ class SkillRunner {
   Clock& clock_;
   std::map<TemplateType, std::shared_ptr<SkillService>> services_;
   std::shared_ptr<review::Reviewer> judge_;
+  TraceSettings tracing_;
 };
 
 }  // namespace skillrunner

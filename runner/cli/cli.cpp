@@ -36,6 +36,7 @@ struct RunOptions {
   std::int64_t seed = -1;
   std::string session;
   bool show_request = false;
+  std::string traceparent;
 };
 
 void PrintJson(const json::value& value, bool pretty) {
@@ -106,14 +107,17 @@ int Run(const CommonOptions& common, const RunOptions& options) {
   if (!loaded.registry->FindSkill(options.skill) && HasErrors(loaded.diagnostics)) {
     spdlog::warn("some skill files failed to load; `skillrunner validate` lists them");
   }
+  auto tracing = StartTracing(loaded.registry->config(), ProcessEnv);
+  if (!tracing) return PrintFailure(ErrorCode::kConfigInvalid, tracing.error(), options.pretty);
   boost::asio::io_context io;
-  auto runtime = Runtime::Create(loaded.registry, io.get_executor());
+  auto runtime = Runtime::Create(loaded.registry, io.get_executor(), RuntimeOptions{nullptr, {}, *tracing});
   if (!runtime) return PrintFailure(ErrorCode::kConfigInvalid, runtime.error(), options.pretty);
   InvocationOptions invocation;
   if (options.timeout_ms > 0) invocation.timeout = std::chrono::milliseconds(options.timeout_ms);
   if (options.seed >= 0) invocation.seed = static_cast<std::uint64_t>(options.seed);
   if (!options.session.empty()) invocation.session = options.session;
   invocation.show_request = options.show_request;
+  if (!options.traceparent.empty()) invocation.traceparent = ParseTraceparent(options.traceparent);
 
   std::optional<InvocationOutcome> outcome;
   std::exception_ptr failure;
@@ -125,6 +129,7 @@ int Run(const CommonOptions& common, const RunOptions& options) {
   io.run();
   if (failure) std::rethrow_exception(failure);
   PrintJson(ToJson(*outcome), options.pretty);
+  if (*tracing) (*tracing)->Shutdown();  // the spans go out before the process does
   if (!*outcome) return ExitStatusFor(outcome->error().error.code);
   // A gated output whose final review still failed (DESIGN §6.1).
   const auto& review = (*outcome)->review;
@@ -230,6 +235,11 @@ int RunCli(int argc, char** argv) {
   run_cmd->add_option("--seed", run.seed, "Seed for the simulated provider")->check(CLI::NonNegativeNumber);
   run_cmd->add_option("--session", run.session, "Session id: earlier validation errors of this skill in the session are fed forward");
   run_cmd->add_flag("--show-request", run.show_request, "Each LLM attempt carries the request it made (messages, response format)");
+  run_cmd->add_option("--traceparent", run.traceparent, "W3C traceparent: the invocation's span is a child of this one")
+      ->check([](const std::string& text) {
+        std::string why;
+        return ParseTraceparent(text, &why) ? std::string() : "not a W3C traceparent: " + why;
+      });
 
   bool validate_json = false;
   auto* validate_cmd = app.add_subcommand("validate", "Check every skill, rubric and the config; exit 2 on any error");

@@ -78,6 +78,42 @@ std::map<std::string, providers::SkillSimulation, std::less<>> SkillSimulations(
   return out;
 }
 
+std::expected<std::shared_ptr<telemetry::OtlpExporter>, std::string> StartTracing(const Config& config,
+                                                                                const EnvLookup& env) {
+  telemetry::OtlpExporterOptions options;
+  if (!config.telemetry.otlp_endpoint.empty()) options.endpoint = telemetry::TracesUrl(config.telemetry.otlp_endpoint);
+  options.resource.service_name = config.telemetry.service_name;
+  options.resource.scope_version = SKILLRUNNER_VERSION;
+  if (auto applied = telemetry::ApplyOtelEnvironment(options, env); !applied) return std::unexpected(applied.error());
+  if (options.endpoint.empty()) return nullptr;
+  if (!options.endpoint.starts_with("http://") && !options.endpoint.starts_with("https://")) {
+    return std::unexpected("the OTLP endpoint must be an http:// or https:// URL");
+  }
+  return std::make_shared<telemetry::OtlpExporter>(std::move(options));
+}
+
+namespace {
+
+// gen_ai.provider.name of each configured provider (the GenAI semantic
+// conventions' well-known names; Azure is OpenAI with an api-version).
+std::map<std::string, std::string, std::less<>> ProviderSystems(const Config& config) {
+  std::map<std::string, std::string, std::less<>> out;
+  for (const auto& [name, provider] : config.providers) {
+    std::string system = provider.kind;
+    if (provider.kind == "gemini") system = "gcp.gemini";
+    if (provider.kind == "simulated") system = "skillrunner.simulated";
+    const auto* query = provider.settings.if_contains("query");
+    if (provider.kind == "openai" && query != nullptr && query->is_object() &&
+        query->as_object().contains("api-version")) {
+      system = "azure.ai.openai";
+    }
+    out.emplace(name, std::move(system));
+  }
+  return out;
+}
+
+}  // namespace
+
 std::expected<std::unique_ptr<Runtime>, std::string> Runtime::Create(
     std::shared_ptr<const SkillRegistry> registry, boost::asio::any_io_executor executor, RuntimeOptions options) {
   std::unique_ptr<Runtime> runtime(new Runtime());
@@ -104,6 +140,8 @@ std::expected<std::unique_ptr<Runtime>, std::string> Runtime::Create(
   parts.providers = std::move(*set);
   parts.providers->SetSkillSimulations(SkillSimulations(*registry));
   runtime->runner_ = std::make_unique<SkillRunner>(std::move(registry), RealClock());
+  const Config& config = runtime->runner_->registry()->config();
+  runtime->runner_->SetTracing(TraceSettings{options.spans, config.telemetry.capture_content, ProviderSystems(config)});
   auto lookup = [set = parts.providers.get()](std::string_view name) { return set->Find(name); };
   InstallServices(*runtime->runner_, ServiceDeps{lookup, parts.process_runner, parts.downgrades, parts.sessions});
   return runtime;

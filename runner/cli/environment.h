@@ -10,6 +10,7 @@
 #include "runner/skill_runner.h"
 #include "services/providers/simulated_provider.h"
 #include "services/state/shared_state.h"
+#include "services/telemetry/otlp_exporter.h"
 
 namespace skillrunner::cli {
 
@@ -37,12 +38,20 @@ SkillRegistry::LoadResult LoadRegistry(const CommonOptions& options, Config conf
 // background), or null when it names no Redis.
 std::shared_ptr<state::SharedState> StartSharedState(const Config& config, boost::asio::any_io_executor executor);
 
+// DESIGN 9.4: the trace exporter the config's `telemetry:` and the OTEL_*
+// variables ask for, started; null when they name no endpoint. An error names
+// the setting that is wrong.
+std::expected<std::shared_ptr<telemetry::OtlpExporter>, std::string> StartTracing(const Config& config,
+                                                                                const EnvLookup& env);
+
 struct RuntimeOptions {
   // Limits, quotas and session memory shared through Redis; null: the
   // runtime starts its own when the config's `state.redis` asks for it.
   std::shared_ptr<state::SharedState> shared;
   // Rate limits that win over the config's (an eval suite's), by provider.
   std::map<std::string, state::RateLimit, std::less<>> rate_limits;
+  // Where invocations' spans go (StartTracing); null: none are exported.
+  std::shared_ptr<telemetry::SpanSink> spans;
 };
 
 // Everything an invocation needs, wired with the real implementations: the

@@ -28,10 +28,11 @@ eval::FinishRequest FinishRequestFor(const EvalOptions& options) {
 // The runtime of a run, built on the run's io_context; the runner keeps it alive.
 // The suite's rate_limits win over the config's.
 eval::RunnerFactory RunnerFor(std::shared_ptr<const SkillRegistry> registry,
-                              std::map<std::string, state::RateLimit, std::less<>> rate_limits) {
-  return [registry, rate_limits](boost::asio::any_io_executor executor)
+                              std::map<std::string, state::RateLimit, std::less<>> rate_limits,
+                              std::shared_ptr<telemetry::SpanSink> spans) {
+  return [registry, rate_limits, spans](boost::asio::any_io_executor executor)
              -> std::expected<std::shared_ptr<SkillRunner>, std::string> {
-    auto runtime = Runtime::Create(registry, executor, RuntimeOptions{nullptr, rate_limits});
+    auto runtime = Runtime::Create(registry, executor, RuntimeOptions{nullptr, rate_limits, spans});
     if (!runtime) return std::unexpected(runtime.error());
     std::shared_ptr<Runtime> owner = std::move(*runtime);
     return std::shared_ptr<SkillRunner>(owner, &owner->runner());
@@ -75,7 +76,12 @@ int RunEval(const CommonOptions& common, const EvalOptions& options) {
   request.concurrency = options.concurrency;
   request.threads = options.threads;
   request.run_id = options.run_id;
-  return eval::ExecuteRun(*loaded, request, RunnerFor(loaded->registry, loaded->suite.rate_limits), SayToStderr);
+  auto tracing = StartTracing(loaded->registry->config(), ProcessEnv);
+  if (!tracing) return Fail(tracing.error());
+  const int status = eval::ExecuteRun(*loaded, request, RunnerFor(loaded->registry, loaded->suite.rate_limits, *tracing),
+                                      SayToStderr);
+  if (*tracing) (*tracing)->Shutdown();
+  return status;
 }
 
 int MergeEval(const CommonOptions& common, const EvalOptions& options) {

@@ -44,9 +44,18 @@ ReloadingHost::Built ReloadingHost::Build() {
     return built;
   }
   if (!shared_) shared_ = StartSharedState(*config, executor_);
+  if (!tracing_started_) {
+    auto tracing = StartTracing(*config, ProcessEnv);
+    if (!tracing) {
+      built.failure = tracing.error();
+      return built;
+    }
+    tracing_ = std::move(*tracing);
+    tracing_started_ = true;
+  }
   auto loaded = LoadRegistry(common_, std::move(*config));
   built.diagnostics = std::move(loaded.diagnostics);
-  auto runtime = Runtime::Create(loaded.registry, executor_, RuntimeOptions{shared_, {}});
+  auto runtime = Runtime::Create(loaded.registry, executor_, RuntimeOptions{shared_, {}, tracing_});
   if (!runtime) {
     built.failure = runtime.error();
     return built;

@@ -29,6 +29,9 @@ class ReloadingHost : public server::SkillHost {
   // The shared state the first load's `state.redis` started (kept across
   // reloads: a reload does not reconnect); null without one.
   const std::shared_ptr<state::SharedState>& shared_state() const { return shared_; }
+  // The trace exporter the first load's `telemetry:` (or OTEL_*) started,
+  // kept across reloads; null without an endpoint.
+  const std::shared_ptr<telemetry::OtlpExporter>& tracing() const { return tracing_; }
 
  private:
   struct Built {
@@ -43,6 +46,8 @@ class ReloadingHost : public server::SkillHost {
   std::mutex reload_mutex_;
   std::atomic<std::shared_ptr<Runtime>> runtime_;
   std::shared_ptr<state::SharedState> shared_;
+  std::shared_ptr<telemetry::OtlpExporter> tracing_;
+  bool tracing_started_ = false;
 };
 
 }  // namespace skillrunner::cli

@@ -59,6 +59,7 @@ int Serve(const CommonOptions& common, ServeOptions options) {
   options.server.tenants = std::move(tenants);
   if (!options.server.tenants.empty()) options.server.quotas = &tenant_quotas;
   options.server.shared_state = host.shared_state();
+  options.server.tracing = host.tracing();
   server::Server server(io, options.server, host);
   if (auto started = server.Start(); !started) {
     std::fprintf(stderr, "skillrunner serve: %s\n", started.error().c_str());
@@ -78,6 +79,7 @@ int Serve(const CommonOptions& common, ServeOptions options) {
   for (unsigned i = 1; i < threads; ++i) workers.emplace_back([&io] { io.run(); });
   io.run();
   for (auto& worker : workers) worker.join();
+  if (host.tracing()) host.tracing()->Shutdown();  // the last spans go out before the process does
   return 0;
 }
 

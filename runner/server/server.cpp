@@ -47,7 +47,7 @@ Server::State::State(asio::io_context& io_context, ServerOptions server_options,
       started(clock.Now()),
       strand(asio::make_strand(io_context)),
       drain_timer(strand) {
-  metrics.Attach(options.quotas, options.shared_state);
+  metrics.Attach(options.quotas, options.shared_state, options.tracing);
 }
 
 void Server::State::AddConnection(const std::shared_ptr<Connection>& connection, std::uint64_t id) {
@@ -118,7 +118,8 @@ json::object Server::State::Health() {
       {"listeners", json::object{{"socket", options.socket_path}, {"tcp", std::move(tcp)}, {"metrics", options.metrics_listen}}},
       {"limits", LimitsJson(options.limits)},
       {"state", StateStatus(options.shared_state.get())},
-      {"tenants", TenantsJson(options.quotas)}};
+      {"tenants", TenantsJson(options.quotas)},
+      {"tracing", TracingJson(options.tracing.get())}};
 }
 
 void Server::State::BeginShutdown() {

@@ -68,9 +68,21 @@ void ServerMetrics::RecordRejected(std::string_view reason) {
   ++Slot(rejected_, reason);
 }
 
-void ServerMetrics::Attach(const state::TenantQuotas* quotas, std::shared_ptr<const state::SharedState> shared) {
+void ServerMetrics::Attach(const state::TenantQuotas* quotas, std::shared_ptr<const state::SharedState> shared,
+                           std::shared_ptr<const telemetry::OtlpExporter> tracing) {
   quotas_ = quotas;
   shared_ = std::move(shared);
+  tracing_ = std::move(tracing);
+}
+
+boost::json::value TracingJson(const telemetry::OtlpExporter* tracing) {
+  if (tracing == nullptr) return nullptr;
+  const telemetry::ExporterStats stats = tracing->Stats();
+  return boost::json::object{{"endpoint", tracing->options().endpoint},
+                             {"exported_spans", stats.exported_spans},
+                             {"dropped_spans", stats.dropped_spans},
+                             {"failed_exports", stats.failed_exports},
+                             {"queued_spans", stats.queued_spans}};
 }
 
 std::string_view StateStatus(const state::SharedState* shared) {
@@ -101,6 +113,14 @@ void ServerMetrics::AppendTenantsAndState(std::string& out, const Header& header
     out += fmt::format("skillrunner_state_degraded {}\n", shared_->healthy() ? 0 : 1);
     header("skillrunner_state_degradations_total", "counter", "Times sharing through Redis was lost.");
     out += fmt::format("skillrunner_state_degradations_total {}\n", shared_->degradations());
+  }
+  if (tracing_) {
+    const telemetry::ExporterStats stats = tracing_->Stats();
+    header("skillrunner_trace_spans_exported_total", "counter", "Spans the OTLP collector accepted.");
+    out += fmt::format("skillrunner_trace_spans_exported_total {}\n", stats.exported_spans);
+    header("skillrunner_trace_spans_dropped_total", "counter",
+           "Spans never delivered: the export queue was full, or the collector did not take them.");
+    out += fmt::format("skillrunner_trace_spans_dropped_total {}\n", stats.dropped_spans);
   }
 }
 

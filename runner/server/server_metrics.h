@@ -3,6 +3,7 @@
 // Counters of the socket server, for the `metrics` method and the Prometheus
 // endpoint. Thread-safe: invocations finish on any io thread.
 
+#include <boost/json/value.hpp>
 #include <boost/json/object.hpp>
 #include <array>
 #include <atomic>
@@ -14,6 +15,7 @@
 #include <string_view>
 
 #include "services/common/invocation.h"
+#include "services/telemetry/otlp_exporter.h"
 
 namespace skillrunner::state {
 class SharedState;
@@ -42,7 +44,8 @@ class ServerMetrics {
 
   // Tenants' usage and the shared state's health join the figures; both may
   // be null and must outlive the metrics. Call before serving.
-  void Attach(const state::TenantQuotas* quotas, std::shared_ptr<const state::SharedState> shared);
+  void Attach(const state::TenantQuotas* quotas, std::shared_ptr<const state::SharedState> shared,
+              std::shared_ptr<const telemetry::OtlpExporter> tracing = nullptr);
 
   // Prometheus text exposition format 0.0.4.
   std::string Prometheus() const;
@@ -80,10 +83,13 @@ class ServerMetrics {
   std::atomic<std::int64_t> connections_{0};
   const state::TenantQuotas* quotas_ = nullptr;
   std::shared_ptr<const state::SharedState> shared_;
+  std::shared_ptr<const telemetry::OtlpExporter> tracing_;
 };
 
 // The shared state as `health` shows it: "local" (no state.redis), "shared"
 // (Redis answers) or "degraded" (each limit is this process's share).
 std::string_view StateStatus(const state::SharedState* shared);
+// health's "tracing": the exporter's endpoint and counts; null without one.
+boost::json::value TracingJson(const telemetry::OtlpExporter* tracing);
 
 }  // namespace skillrunner::server

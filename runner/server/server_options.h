@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "services/common/clock.h"
+#include "services/telemetry/otlp_exporter.h"
 
 namespace skillrunner::state {
 class SharedState;
@@ -49,6 +50,8 @@ struct ServerOptions {
   state::TenantQuotas* quotas = nullptr;  // must outlive the server; null: no tenants
   // Shared through Redis (health says whether it is reachable); null: none.
   std::shared_ptr<state::SharedState> shared_state;
+  // The trace exporter (health and Prometheus report its drops); null: none.
+  std::shared_ptr<telemetry::OtlpExporter> tracing;
   std::string metrics_listen;       // HOST:PORT of the Prometheus endpoint; empty: none
   ServerLimits limits;
   // Idle and write-progress times, uptime, invocation durations; must outlive

@@ -23,6 +23,11 @@ boost::asio::awaitable<bool> SteadyClock::SleepUntil(TimePoint deadline) {
   co_return !ec;
 }
 
+std::int64_t Clock::UnixNanos(TimePoint t) const {
+  const auto wall = std::chrono::system_clock::now() - std::chrono::duration_cast<std::chrono::system_clock::duration>(Now() - t);
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(wall.time_since_epoch()).count();
+}
+
 Clock& RealClock() {
   static SteadyClock clock;
   return clock;

@@ -25,6 +25,10 @@ class Clock {
   // By default a Sleep of the whole milliseconds up to it.
   virtual boost::asio::awaitable<bool> SleepUntil(TimePoint deadline);
 
+  // `t` as nanoseconds since the Unix epoch (trace spans), by the wall
+  // clock's reading now.
+  std::int64_t UnixNanos(TimePoint t) const;
+
   // Whole milliseconds from `since` to now.
   std::int64_t ElapsedMs(TimePoint since) const {
     return std::chrono::duration_cast<std::chrono::milliseconds>(Now() - since).count();

@@ -113,6 +113,7 @@ InvocationContext InvocationContext::Fork(int held) const {
   InvocationContext forked(skill_id_, options_, deadline_, *clock_);
   forked.invocation_id_ = invocation_id_;
   forked.first_number_ = NextRequestNumber() + held;
+  forked.trace_ = trace_;
   return forked;
 }
 

@@ -16,6 +16,7 @@
 
 #include "services/common/clock.h"
 #include "services/common/error.h"
+#include "services/common/trace_context.h"
 
 namespace skillrunner {
 
@@ -72,6 +73,17 @@ struct Price {
 double CostUsd(const Price& price, std::int64_t input, std::int64_t cached, std::int64_t cache_write,
                std::int64_t output);
 
+// Where a provider request sits in the invocation's trace (DESIGN 9.4).
+// Never printed with the attempt: the trace exporter reads it.
+struct AttemptSpan {
+  std::string span_id;  // 16 hex digits, also sent in `traceparent`; empty when not traced
+  Clock::TimePoint started{};
+  Clock::TimePoint ended{};
+  std::string response_model;  // as the provider reported it
+  std::string finish_reason;   // stop|length|...; empty when no answer came
+  bool validation_retry = false;  // the request fed back a rejected answer's errors
+};
+
 // One try at producing the output (DESIGN 6.1 "attempt").
 struct Attempt {
   int n = 0;
@@ -96,6 +108,7 @@ struct Attempt {
   std::optional<double> cost_usd;  // at the model's price; none when the model has no price
   bool tokens_estimated = false;
   std::int64_t duration_ms = 0;
+  AttemptSpan span;  // LLM attempts of a traced invocation
 };
 
 struct Metrics {
@@ -131,6 +144,8 @@ struct InvocationOptions {
   // DESIGN 9.4: what the whole invocation may cost in USD (never above the
   // skill's own max_cost_usd); checked against each provider call's worst case.
   std::optional<double> max_cost_usd;
+  // DESIGN 9.4: the caller's W3C traceparent; the invocation's span is its child.
+  std::optional<TraceContext> traceparent;
 };
 
 // An output with the attempt that produced it, not yet recorded: whoever
@@ -187,6 +202,11 @@ class InvocationContext {
   // The review verdict of a gated generation (DESIGN 6.1 "review").
   std::optional<boost::json::value>& review() { return review_; }
 
+  // The invocation's own span (DESIGN 9.4) when it is traced: provider
+  // requests are its children and carry `traceparent`.
+  const std::optional<TraceContext>& trace() const { return trace_; }
+  void set_trace(TraceContext trace) { trace_ = std::move(trace); }
+
  private:
   std::string invocation_id_;
   std::string skill_id_;
@@ -198,6 +218,7 @@ class InvocationContext {
   Metrics metrics_;
   boost::json::object details_;
   std::optional<boost::json::value> review_;
+  std::optional<TraceContext> trace_;
 };
 
 struct InvocationResult {

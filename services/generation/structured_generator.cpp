@@ -128,6 +128,7 @@ Attempt AnsweredAttempt(const Conversation& c, const ChatResponse& answer, std::
   attempt.output_tokens = answer.usage.output_tokens;
   attempt.tokens_estimated = answer.usage.estimated;
   attempt.duration_ms = duration_ms;
+  attempt.span = answer.span;
   if (answer.queued_ms > 0) attempt.queued_ms = answer.queued_ms;
   if (c.request.max_output_tokens != c.spec.max_output_tokens) attempt.max_output_tokens = c.request.max_output_tokens;
   return attempt;
@@ -263,6 +264,7 @@ std::optional<Error> Retry(Conversation& c, const std::string& answer_text, cons
   }
   c.request.messages.push_back({"user", std::move(turn), 0});
   c.request.temperature = std::min(c.spec.temperature, c.spec.retry.retry_temperature);
+  c.request.metadata.validation_retry = true;
   return std::nullopt;
 }
 
@@ -288,6 +290,7 @@ void Escalate(Conversation& c, const ModelRoute& route, const Attempt& failed, c
   const std::string_view tool = c.mode == OutputMode::kTool ? std::string_view(c.spec.schema_name) : "";
   c.request.messages.push_back({"user", RetryTurn(AsTheModelAnswered(c, failed.errors), failed.kind, true, tool), 0});
   c.request.temperature = std::min(c.spec.temperature, c.spec.retry.retry_temperature);
+  c.request.metadata.validation_retry = true;
   c.retries_left = 0;
 }
 

@@ -165,6 +165,7 @@ boost::asio::awaitable<std::expected<ChatResponse, ProviderError>> PostChat(
   request.headers.emplace_back("content-type", "application/json");
   request.headers.emplace_back("accept", "application/json");
   request.headers.emplace_back("user-agent", "skillrunner/" SKILLRUNNER_VERSION);
+  if (!chat.metadata.traceparent.empty()) request.headers.emplace_back("traceparent", chat.metadata.traceparent);
   auto response = co_await client.Send(std::move(request));
   if (!response) co_return std::unexpected(ErrorFromTransport(response.error()));
   if (response->status < 200 || response->status >= 300) {

@@ -54,6 +54,9 @@ struct RequestMetadata {
   // rubric, which outlives the request.
   const boost::json::value* answer_schema = nullptr;
   std::optional<Price> price;  // the model's (DESIGN 9.4), for each attempt's cost_usd
+  // DESIGN 9.4: sent as the `traceparent` header when not empty (the span of this request).
+  std::string traceparent;
+  bool validation_retry = false;  // the request feeds back a rejected answer's errors
 };
 
 // Provider-neutral request (DESIGN §5, PROVIDERS.md).
@@ -93,6 +96,7 @@ struct ChatResponse {
   std::string raw_body;  // the HTTP body as received
   int http_status = 200;
   std::int64_t queued_ms = 0;  // waited for the provider's rate limit before it was sent
+  AttemptSpan span;  // the request's span (RetryingProvider fills in its id and times)
 };
 
 // A failed request, as a value. `retryable` follows DESIGN §5.2.

@@ -228,15 +228,27 @@ boost::asio::awaitable<Result<ChatResponse>> RetryingProvider::Chat(
     request.timeout = std::min(request.timeout, std::chrono::duration_cast<milliseconds>(ctx.deadline() - started));
     if (auto over = OverBudget(request, ctx)) co_return std::unexpected(std::move(*over));
     request.metadata.attempt = ctx.NextRequestNumber();
+    std::string span_id;
+    if (const auto& trace = ctx.trace()) {
+      span_id = NewSpanId();
+      request.metadata.traceparent = FormatTraceparent({trace->trace_id, span_id, "", trace->sampled});
+    }
     if (spdlog::should_log(spdlog::level::debug)) {
       spdlog::debug("skill {}: request {} to {} ({}): {}", ctx.skill_id(), request.metadata.attempt,
                     request.metadata.provider, request.model, CompactJson(RequestForDisplay(request)));
     }
     auto response = co_await inner_.Chat(request);
-    if (response) co_return std::move(*response);
+    const AttemptSpan span{span_id, started, clock.Now(), "", "", request.metadata.validation_retry};
+    if (response) {
+      response->span = span;
+      response->span.response_model = response->model;
+      response->span.finish_reason = FinishReasonName(response->finish_reason);
+      co_return std::move(*response);
+    }
 
     const ProviderError& error = response.error();
     Attempt attempt = FailedAttempt(request, error, clock.ElapsedMs(started));
+    attempt.span = span;
     if (ctx.options().show_request) attempt.request = RequestForDisplay(request);
     std::optional<Stop> stop = Permanent(error, request, attempt);
     if (!stop) {
