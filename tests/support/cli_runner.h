@@ -26,11 +26,12 @@ inline std::string ShellQuote(std::string_view s) {
 
 // Runs `skillrunner ARGS REDIRECT` in `dir` with no provider settings in its
 // environment and captures its stdout (`redirect` decides about stderr:
-// "2>&1" to capture it too).
+// "2>&1" to capture it too). `env_vars`: NAME=value words to set.
 inline CommandResult Skillrunner(const std::filesystem::path& dir, const std::string& args,
-                                 const std::string& redirect = "2>/dev/null") {
+                                 const std::string& redirect = "2>/dev/null", const std::string& env_vars = "") {
   std::string command = "cd " + ShellQuote(dir.string()) +
                         " && env -u SKILLRUNNER_PROVIDER -u OPENAI_API_KEY -u ANTHROPIC_API_KEY " +
+                        "-u OTEL_EXPORTER_OTLP_ENDPOINT -u OTEL_EXPORTER_OTLP_TRACES_ENDPOINT " + env_vars + " " +
                         ShellQuote(SKILLRUNNER_BINARY) + " " + args + " " + redirect;
   CommandResult result;
   FILE* pipe = popen(command.c_str(), "r");

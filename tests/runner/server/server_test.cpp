@@ -124,6 +124,13 @@ TEST_F(ServerTest, BadParamsNameThePointer) {
             json::parse(R"J({"path": "/options/colour", "message": "unknown option (expected timeout_ms, seed, session, show_request, max_cost_usd, traceparent)"})J"));
   auto bad_show = client.Call(InvokeLine(9, "echo", "{}", R"({"show_request": "yes"})"));
   EXPECT_EQ(bad_show.at("error").at("message"), "Invalid params: /options/show_request: expected true or false");
+  auto bad_trace = client.Call(InvokeLine(10, "echo", "{}", R"({"traceparent": "00-abc-def-01"})"));
+  EXPECT_EQ(bad_trace.at("error").at("message"),
+            "Invalid params: /options/traceparent: not a W3C traceparent: expected 00-<32 hex digits>-<16 hex "
+            "digits>-<2 hex digits>");
+  auto good_trace = client.Call(
+      InvokeLine(11, "echo", "{}", R"({"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"})"));
+  EXPECT_FALSE(good_trace.as_object().contains("error")) << Str(good_trace);
   auto missing = client.Call(R"({"jsonrpc":"2.0","id":8,"method":"skills.invoke","params":{"skill":"echo"}})");
   EXPECT_EQ(missing.at("error").at("message"),
             "Invalid params: /input: missing: the skill's input (any JSON value its input_schema accepts)");
