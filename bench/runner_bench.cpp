@@ -5,7 +5,10 @@
 //   2. over loopback HTTP to a server answering a fixed chat.completion at once
 //      (runner + HttpClient + a kernel round trip),
 // sequentially (latency: median and p99 in microseconds) and with 64
-// invocations in flight (throughput and CPU time per invocation).
+// invocations in flight (throughput and CPU time per invocation); and
+//   3. the loopback HTTP path with traces exported (DESIGN 9.4) to a collector
+//      that answers, is down (nothing listens), or hangs (never answers):
+//      what tracing costs an invocation, and the spans exported and dropped.
 //
 //   build/runner_bench [invocations]
 #include <boost/asio/co_spawn.hpp>
@@ -26,6 +29,8 @@
 #include "services/handler/process_runner.h"
 #include "services/providers/provider_set.h"
 #include "services/providers/retrying_provider.h"
+#include "services/telemetry/otlp_exporter.h"
+#include "tests/support/child_process.h"
 #include "tests/support/llm_test_bed.h"
 #include "tests/support/loopback_server.h"
 #include "bench/triage_skill.h"
@@ -89,7 +94,7 @@ boost::asio::awaitable<void> Worker(SkillRunner& runner, int count, std::vector<
   }
 }
 
-void Run(const char* name, Bench& bench, int total, int concurrency) {
+void Run(const char* name, Bench& bench, int total, int concurrency, bool end_line = true) {
   std::vector<std::vector<double>> latencies(static_cast<std::size_t>(concurrency));
   int failures = 0;
   double cpu0 = CpuSeconds();
@@ -106,25 +111,27 @@ void Run(const char* name, Bench& bench, int total, int concurrency) {
   for (auto& l : latencies) all.insert(all.end(), l.begin(), l.end());
   std::sort(all.begin(), all.end());
   auto pct = [&](double p) { return all.empty() ? 0.0 : all[static_cast<std::size_t>(p * static_cast<double>(all.size() - 1))]; };
-  std::printf("| %-26s | %4d | %7zu | %9.0f | %8.1f | %8.1f | %9.1f | %d |\n", name, concurrency, all.size(),
+  std::printf("| %-26s | %4d | %7zu | %9.0f | %8.1f | %8.1f | %9.1f | %d |", name, concurrency, all.size(),
               static_cast<double>(all.size()) / wall, pct(0.5), pct(0.99), cpu / static_cast<double>(all.size()) * 1e6,
               failures);
+  if (end_line) std::printf("\n");
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   int total = argc > 1 ? std::atoi(argv[1]) : 20000;
+  const bool skip_basics = std::getenv("TRACE_ONLY") != nullptr;
   spdlog::set_level(spdlog::level::warn);
   std::printf("| %-26s | %4s | %7s | %9s | %8s | %8s | %9s | %s |\n", "path", "c", "calls", "calls/s",
               "p50 us", "p99 us", "CPU us/call", "failed");
   std::printf("|%s|------|---------|-----------|----------|----------|-----------|---|\n", std::string(28, '-').c_str());
-  {
+  if (!skip_basics) {
     Bench bench("  p: { kind: simulated }\n", "bench-model");
     Run("simulated, zero latency", bench, total, 1);
     Run("simulated, zero latency", bench, total, 64);
   }
-  {
+  if (!skip_basics) {
     test_support::LoopbackServer server;
     server.SetRecording(false);
     server.SetDefault({.body = test_support::OpenAiAnswer(
@@ -132,6 +139,47 @@ int main(int argc, char** argv) {
     Bench bench("  p: { kind: openai, base_url: \"" + server.base_url() + "/v1\" }\n", "bench-model");
     Run("openai over loopback HTTP", bench, total, 1);
     Run("openai over loopback HTTP", bench, total, 64);
+  }
+  // TRACE_ONLY="is down" (say) runs only that row: the rows vary by 10-15%
+  // from run to run on a small VM, so compare them over several processes.
+  std::printf("\n| %-26s | %4s | %7s | %9s | %8s | %8s | %9s | %s | %s | %s |\n", "traces to a collector that", "c",
+              "calls", "calls/s", "p50 us", "p99 us", "CPU us/call", "failed", "exported", "dropped");
+  std::printf("|%s|------|---------|-----------|----------|----------|-----------|---|---|---|\n", std::string(28, '-').c_str());
+  test_support::LoopbackServer server;
+  server.SetRecording(false);
+  server.SetDefault({.body = test_support::OpenAiAnswer(
+                         R"({"priority":2,"category":"bug","summary":"Login rejects the password.","needs_human":false})")});
+  test_support::LoopbackServer collector;
+  collector.SetRecording(false);
+  collector.SetDefault({.body = "{}"});
+  test_support::LoopbackServer hanging;
+  hanging.SetRecording(false);
+  hanging.SetDefault({.body = "{}", .delay = std::chrono::milliseconds(600'000)});
+  const std::string down = "http://127.0.0.1:" + std::to_string(test_support::FreeLoopbackPort());
+  const std::pair<const char*, std::string> collectors[] = {
+      {"(tracing off)", ""}, {"answers", collector.base_url()}, {"is down", down}, {"hangs", hanging.base_url()}};
+  const char* only = std::getenv("TRACE_ONLY");
+  for (const auto& [name, url] : collectors) {
+    if (only != nullptr && std::string(only) != name) continue;
+    Bench bench("  p: { kind: openai, base_url: \"" + server.base_url() + "/v1\" }\n", "bench-model");
+    std::shared_ptr<telemetry::OtlpExporter> exporter;
+    if (!url.empty()) {
+      telemetry::OtlpExporterOptions options;
+      options.endpoint = telemetry::TracesUrl(url);
+      options.resource.service_name = "bench";
+      options.schedule_delay = std::chrono::milliseconds(200);
+      options.shutdown_timeout = std::chrono::milliseconds(1000);
+      exporter = std::make_shared<telemetry::OtlpExporter>(options);
+      bench.runner->SetTracing(TraceSettings{exporter, false, {}});
+    }
+    Run(name, bench, total, 64, false);
+    std::uint64_t exported = 0, dropped = 0;
+    if (exporter) {
+      exporter->Shutdown();
+      exported = exporter->Stats().exported_spans;
+      dropped = exporter->Stats().dropped_spans;
+    }
+    std::printf(" %llu | %llu |\n", static_cast<unsigned long long>(exported), static_cast<unsigned long long>(dropped));
   }
   return 0;
 }

@@ -113,7 +113,15 @@ InvocationTrace SkillRunner::BeginTrace(std::string skill, InvocationOptions& op
 void SkillRunner::EndTrace(InvocationTrace& trace, InvocationOutcome& outcome, bool show_request) const {
   if (trace.ids.trace_id.empty()) return;
   trace.ended = clock_.Now();
-  if (tracing_.sink && trace.ids.sampled) tracing_.sink->Export(InvocationSpans(trace, outcome, tracing_, clock_));
+  if (tracing_.sink && trace.ids.sampled) {
+    // A full queue (a collector that is down or hangs) costs no span building.
+    const std::size_t count = SpanCount(outcome);
+    if (tracing_.sink->HasRoom(count)) {
+      tracing_.sink->Export(InvocationSpans(trace, outcome, tracing_, clock_));
+    } else {
+      tracing_.sink->Drop(count);
+    }
+  }
   if (show_request) return;
   for (Attempt& attempt : outcome ? outcome->attempts : outcome.error().attempts) attempt.request.reset();
 }

@@ -3,6 +3,7 @@
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 #include <boost/json/serialize.hpp>
+#include <algorithm>
 
 namespace skillrunner {
 namespace json = boost::json;
@@ -117,6 +118,12 @@ std::optional<TraceContext> StartTrace(const TraceSettings& settings, const std:
   if (caller) return TraceContext{caller->trace_id, NewSpanId(), caller->span_id, caller->sampled};
   if (!settings.sink) return std::nullopt;
   return TraceContext{NewTraceId(), NewSpanId(), "", true};
+}
+
+std::size_t SpanCount(const InvocationOutcome& outcome) {
+  const std::vector<Attempt>& attempts = outcome ? outcome->attempts : outcome.error().attempts;
+  return 1 + static_cast<std::size_t>(std::count_if(attempts.begin(), attempts.end(),
+                                                    [](const Attempt& a) { return !a.span.span_id.empty(); }));
 }
 
 std::vector<Span> InvocationSpans(const InvocationTrace& trace, const InvocationOutcome& outcome,

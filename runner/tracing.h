@@ -45,6 +45,9 @@ struct InvocationTrace {
 // trace; nullopt when nothing would use them (no sink and no caller).
 std::optional<TraceContext> StartTrace(const TraceSettings& settings, const std::optional<TraceContext>& caller);
 
+// How many spans InvocationSpans makes of `outcome`.
+std::size_t SpanCount(const InvocationOutcome& outcome);
+
 std::vector<telemetry::Span> InvocationSpans(const InvocationTrace& trace, const InvocationOutcome& outcome,
                                              const TraceSettings& settings, const Clock& clock);
 

@@ -10,6 +10,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <algorithm>
 #include <charconv>
 #include <deque>
 #include <functional>
@@ -37,6 +38,7 @@ struct OtlpExporter::Worker {
     bool wake = false;
     {
       std::lock_guard lock(mutex);
+      const std::size_t before = queue.size();
       for (Span& span : spans) {
         if (queue.size() >= options.max_queue_spans || stopping) {
           ++dropped;
@@ -44,9 +46,10 @@ struct OtlpExporter::Worker {
         }
         queue.push_back(std::move(span));
       }
-      wake = queue.size() >= options.max_batch_spans;
+      // Once per batch: when the queue reaches a whole one.
+      wake = before < options.max_batch_spans && queue.size() >= options.max_batch_spans;
     }
-    if (wake) asio::post(io, [this] { timer.cancel(); });
+    if (wake && !failing_flag) asio::post(io, [this] { timer.cancel(); });
   }
 
   // Up to one batch from the queue; `stop` is whether Shutdown was called.
@@ -67,6 +70,11 @@ struct OtlpExporter::Worker {
     return queue.size();
   }
 
+  bool HasRoom(std::size_t count) {
+    std::lock_guard lock(mutex);
+    return !stopping && queue.size() + count <= options.max_queue_spans;
+  }
+
   asio::awaitable<void> Loop() {
     for (;;) {
       bool stop = false;
@@ -74,8 +82,10 @@ struct OtlpExporter::Worker {
         std::lock_guard lock(mutex);
         stop = stopping;
       }
-      if (!stop && Queued() < options.max_batch_spans) {
-        timer.expires_after(options.schedule_delay);
+      // A full batch goes at once, unless the last export failed: then the
+      // collector gets retry_delay to come back (a timer Shutdown cuts short).
+      if (!stop && (failing || Queued() < options.max_batch_spans)) {
+        timer.expires_after(failing ? std::max(options.retry_delay, options.schedule_delay) : options.schedule_delay);
         co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
       }
       std::vector<Span> batch = Take(stop);
@@ -107,6 +117,7 @@ struct OtlpExporter::Worker {
       exported += batch.size();
       if (failing) spdlog::info("trace export to {} works again", options.endpoint);
       failing = false;
+      failing_flag = false;
       co_return;
     }
     ++failed;
@@ -119,6 +130,7 @@ struct OtlpExporter::Worker {
       spdlog::debug("trace export to {} failed ({}); {} spans dropped", options.endpoint, problem, batch.size());
     }
     failing = true;
+    failing_flag = true;
   }
 
   // Stops taking spans, flushes what is queued, and ends the thread within
@@ -155,6 +167,7 @@ struct OtlpExporter::Worker {
   std::size_t in_flight = 0;
   bool stopping = false;
   bool failing = false;  // the loop's thread only
+  std::atomic<bool> failing_flag{false};  // the same, for Push: no wake-ups while the collector is failing
   std::atomic<std::uint64_t> exported{0};
   std::atomic<std::uint64_t> dropped{0};
   std::atomic<std::uint64_t> failed{0};
@@ -171,6 +184,10 @@ OtlpExporter::~OtlpExporter() {
 }
 
 void OtlpExporter::Export(std::vector<Span> spans) { worker_->Push(spans); }
+
+bool OtlpExporter::HasRoom(std::size_t count) const { return worker_->HasRoom(count); }
+
+void OtlpExporter::Drop(std::size_t count) { worker_->dropped += count; }
 
 void OtlpExporter::Shutdown() { worker_->Stop(); }
 

@@ -31,6 +31,9 @@ struct OtlpExporterOptions {
   std::chrono::milliseconds schedule_delay{5000};   // OTEL_BSP_SCHEDULE_DELAY
   std::chrono::milliseconds export_timeout{10000};  // OTEL_EXPORTER_OTLP_TIMEOUT
   std::chrono::milliseconds shutdown_timeout{5000};  // the most Shutdown waits to flush
+  // After a failed export, the least wait before the next (spans that come
+  // meanwhile queue, and drop when the queue is full).
+  std::chrono::milliseconds retry_delay{1000};
 };
 
 struct ExporterStats {
@@ -48,6 +51,8 @@ class OtlpExporter : public SpanSink {
   OtlpExporter& operator=(const OtlpExporter&) = delete;
 
   void Export(std::vector<Span> spans) override;
+  bool HasRoom(std::size_t count) const override;
+  void Drop(std::size_t count) override;
   // Sends what is queued (within shutdown_timeout; what is left is dropped)
   // and stops the thread. Idempotent.
   void Shutdown();

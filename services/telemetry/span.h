@@ -3,6 +3,7 @@
 // Finished spans (DESIGN 9.4), as the exporter sends them: ids in hex, times
 // in nanoseconds since the Unix epoch, attributes typed.
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -41,6 +42,10 @@ class SpanSink {
  public:
   virtual ~SpanSink() = default;
   virtual void Export(std::vector<Span> spans) = 0;
+  // Whether `count` more spans would be queued now. When not, the caller
+  // need not build them: Drop counts them as dropped instead.
+  virtual bool HasRoom(std::size_t count) const = 0;
+  virtual void Drop(std::size_t count) = 0;
 };
 
 }  // namespace skillrunner::telemetry

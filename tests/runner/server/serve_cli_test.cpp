@@ -20,6 +20,7 @@
 #include "tests/runner/server/serve_process.h"
 #include "tests/runner/server/server_fixture.h"
 #include "tests/support/child_process.h"
+#include "tests/support/loopback_server.h"
 
 namespace skillrunner {
 namespace {
@@ -100,6 +101,47 @@ TEST_F(ServeCliTest, SigtermWithFiveInFlightAnswersAllFiveThenExitsCleanly) {
   EXPECT_EQ(serve.Wait(20s), 0) << serve.Stderr();
   EXPECT_FALSE(std::filesystem::exists(socket_));
   EXPECT_NE(serve.Stderr().find("SIGTERM: shutting down"), std::string::npos) << serve.Stderr();
+}
+
+// DESIGN 9.4: `telemetry:` in the config, OTEL_BSP_* from the environment;
+// health and Prometheus say what the exporter did.
+TEST_F(ServeCliTest, TracedInvocationsReachTheCollectorAndHealthAndMetricsCountTheSpans) {
+  test_support::LoopbackServer collector;
+  collector.SetDefault({.body = "{}"});
+  std::ifstream in(tree_.Path("skillrunner.yaml"));
+  std::stringstream config;
+  config << in.rdbuf() << "telemetry: { otlp_endpoint: \"" << collector.base_url() << "\", service_name: replica-a }\n";
+  tree_.Write("skillrunner.yaml", config.str());
+  const std::uint16_t metrics_port = test_support::FreeLoopbackPort();
+  ServeProcess serve(tree_, {"--socket", socket_, "--metrics-listen", "127.0.0.1:" + std::to_string(metrics_port)},
+                     {"OTEL_BSP_SCHEDULE_DELAY=20"});
+  auto client = ConnectWhenReady(socket_);
+  ASSERT_TRUE(client) << serve.Stderr();
+  auto answer = client->Call(InvokeLine(1, "slow", "{}"));
+  ASSERT_TRUE(answer.as_object().contains("result")) << json::serialize(answer);
+  json::value tracing;
+  for (int i = 0; i < 250; ++i) {
+    tracing = client->Call(R"({"jsonrpc":"2.0","id":2,"method":"health"})").at("result").at("tracing");
+    if (tracing.at("exported_spans") == 2) break;
+    std::this_thread::sleep_for(20ms);
+  }
+  EXPECT_EQ(tracing, json::parse(R"({"endpoint":")" + collector.base_url() +
+                                 R"(/v1/traces","exported_spans":2,"dropped_spans":0,"failed_exports":0,"queued_spans":0})"));
+  ASSERT_EQ(collector.request_count(), 1u);
+  const json::value body = json::parse(collector.requests()[0].body);
+  EXPECT_EQ(body.at("resourceSpans").at(0).at("resource").at("attributes").at(0).at("value").at("stringValue"),
+            "replica-a");
+  EXPECT_EQ(body.at("resourceSpans").at(0).at("scopeSpans").at(0).at("spans").at(0).at("name"), "invoke_skill slow");
+
+  auto http = SocketClient::ConnectTcp(metrics_port);
+  ASSERT_TRUE(http.has_value());
+  ASSERT_TRUE(http->Send("GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"));
+  std::string response;
+  while (auto line = http->ReadLine(5s)) response += *line + "\n";
+  EXPECT_NE(response.find("\nskillrunner_trace_spans_exported_total 2\n"), std::string::npos) << response;
+  EXPECT_NE(response.find("\nskillrunner_trace_spans_dropped_total 0\n"), std::string::npos) << response;
+  serve.Signal(SIGTERM);
+  EXPECT_EQ(serve.Wait(10s), 0);
 }
 
 TEST_F(ServeCliTest, InvocationsStillRunningAtTheDrainTimeoutAreAnsweredCancelled) {
