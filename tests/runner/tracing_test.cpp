@@ -280,6 +280,31 @@ TEST_F(TracingTest, ACollectorThatIsDownOrHangsCostsTheInvocationsNothingAndItsD
   }
 }
 
+// A sink with no room gets the count of the spans it would have had, and no spans.
+class FullSink : public telemetry::SpanSink {
+ public:
+  void Export(std::vector<telemetry::Span> spans) override { exported += spans.size(); }
+  bool HasRoom(std::size_t count) const override {
+    asked.push_back(count);
+    return false;
+  }
+  void Drop(std::size_t count) override { dropped += count; }
+  std::size_t exported = 0, dropped = 0;
+  mutable std::vector<std::size_t> asked;
+};
+
+TEST_F(TracingTest, AFullSinkIsToldHowManySpansItMissedAndNoneAreBuilt) {
+  auto sink = std::make_shared<FullSink>();
+  bed_.runner().SetTracing(TraceSettings{sink, false, {}});
+  ScriptRetriedAndReviewed();
+  ASSERT_TRUE(bed_.Invoke("summarize", R"({"text":"Rain."})"));
+  EXPECT_EQ(sink->asked, (std::vector<std::size_t>{5}));
+  EXPECT_EQ(sink->dropped, 5u);
+  EXPECT_EQ(sink->exported, 0u);
+  // Still traced: the provider requests carried a traceparent.
+  EXPECT_TRUE(bed_.server().requests()[0].Header("traceparent").starts_with("00-"));
+}
+
 TEST(OtlpExporterTest, AFullQueueDropsAndCountsInsteadOfWaiting) {
   telemetry::OtlpExporterOptions options;
   options.endpoint = "http://127.0.0.1:" + std::to_string(test_support::FreeLoopbackPort()) + "/v1/traces";
