@@ -79,13 +79,16 @@ boost::asio::awaitable<json::object> RunCase(const CaseTask& task, const CaseDep
                                               outcome->output, task.eval_case->input, deps, skill.timeout);
       judge_usage.input_tokens += again.metrics.input_tokens;
       judge_usage.output_tokens += again.metrics.output_tokens;
+      judge_usage.cached_input_tokens += again.metrics.cached_input_tokens;
       if (again.metrics.cost_usd) judge_usage.cost_usd = judge_usage.cost_usd.value_or(0) + *again.metrics.cost_usd;
       // A verdict as it is; a failed judging as {"judge_error": ...}.
       json::value* verdict = again.record_fields.if_contains("review");
       rejudges.push_back(verdict ? std::move(*verdict) : json::value(std::move(again.record_fields)));
     }
     if (task.rejudges > 0) record["rejudges"] = std::move(rejudges);
-    json::object usage{{"input_tokens", judge_usage.input_tokens}, {"output_tokens", judge_usage.output_tokens}};
+    json::object usage{{"input_tokens", judge_usage.input_tokens},
+                       {"cached_input_tokens", judge_usage.cached_input_tokens},
+                       {"output_tokens", judge_usage.output_tokens}};
     if (judge_usage.cost_usd) usage["cost_usd"] = *judge_usage.cost_usd;
     record["judge_usage"] = std::move(usage);
   }

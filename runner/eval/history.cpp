@@ -16,7 +16,7 @@ namespace json = boost::json;
 namespace {
 
 // Bump when the schema changes, and add a migration step in Migrate.
-constexpr int kSchemaVersion = 1;
+constexpr int kSchemaVersion = 2;
 // Shards writing the same file wait this long for each other's transaction.
 constexpr int kBusyTimeoutMs = 30'000;
 
@@ -53,6 +53,10 @@ CREATE TABLE IF NOT EXISTS criterion_verdicts (
   PRIMARY KEY (run_id, skill, case_id, "repeat", criterion_id)
 );
 )sql";
+
+// Version 2 (DESIGN 9.4): what each case cost, its judging included; NULL
+// when nothing it used had a price.
+constexpr const char* kSchemaV2 = "ALTER TABLE case_outcomes ADD COLUMN cost_usd REAL";
 
 void BindOptionalText(sqlite::Statement& stmt, int index, const json::object& object,
                       std::string_view key) {
@@ -112,6 +116,9 @@ std::expected<void, std::string> Migrate(sqlite::Database& db) {
   }
   if (*version < 1) {
     if (auto created = db.Exec(kSchemaV1); !created) return created;
+  }
+  if (*version < 2) {
+    if (auto altered = db.Exec(kSchemaV2); !altered) return altered;
   }
   if (*version < kSchemaVersion) {
     // Not a value from outside: the compiled-in version number.
@@ -176,7 +183,7 @@ std::expected<void, std::string> InsertCases(sqlite::Database& db, std::string_v
                                              const std::vector<json::object>& records) {
   auto outcome_stmt = db.Prepare(
       "INSERT OR REPLACE INTO case_outcomes (run_id, skill, case_id, \"repeat\", outcome, "
-      "duration_ms, input_tokens, output_tokens) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+      "duration_ms, input_tokens, output_tokens, cost_usd) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)");
   if (!outcome_stmt) return std::unexpected(outcome_stmt.error());
   auto verdict_stmt = db.Prepare(
       "INSERT OR REPLACE INTO criterion_verdicts (run_id, skill, case_id, \"repeat\", "
@@ -199,6 +206,7 @@ std::expected<void, std::string> InsertCases(sqlite::Database& db, std::string_v
     outcome_stmt->Bind(6, duration);
     outcome_stmt->Bind(7, IntAt(metrics, "input_tokens"));
     outcome_stmt->Bind(8, IntAt(metrics, "output_tokens"));
+    outcome_stmt->BindReal(9, CaseCostUsd(record));
     if (auto done = outcome_stmt->Run(); !done) return done;
 
     const json::object* review = ObjectAt(&record, "review");

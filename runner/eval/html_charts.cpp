@@ -138,12 +138,17 @@ std::string SvgRateLines(const std::vector<std::string>& run_labels,
   return svg + "</svg>";
 }
 
-std::vector<Bar> LatencyBuckets(const std::vector<double>& durations_ms) {
+namespace {
+
+// Up to kMaxBuckets + 1 buckets of one round width (1, 2 or 5 times a power
+// of ten, so labels stay legible) covering [0, max]; `smallest` bounds the
+// width from below (1 ms: no sub-millisecond latency buckets).
+std::vector<Bar> EvenBuckets(const std::vector<double>& values, double smallest,
+                             std::string (*label)(double)) {
   std::vector<Bar> bars;
-  if (durations_ms.empty()) return bars;
-  double max = *std::max_element(durations_ms.begin(), durations_ms.end());
-  // A round bucket width (1, 2 or 5 times a power of ten) keeps labels legible.
-  double raw = std::max(max, 1.0) / kMaxBuckets;
+  if (values.empty()) return bars;
+  double max = *std::max_element(values.begin(), values.end());
+  double raw = std::max(max, smallest) / kMaxBuckets;
   double power = std::pow(10.0, std::floor(std::log10(raw)));
   double width = power;
   for (double step : {1.0, 2.0, 5.0, 10.0}) {
@@ -155,14 +160,25 @@ std::vector<Bar> LatencyBuckets(const std::vector<double>& durations_ms) {
   auto count = static_cast<std::size_t>(std::floor(max / width)) + 1;
   count = std::min<std::size_t>(count, kMaxBuckets + 1);
   bars.resize(count);
-  for (std::size_t i = 0; i < count; ++i) {
-    bars[i].label = "≥" + FormatMs(width * static_cast<double>(i));
-  }
-  for (double ms : durations_ms) {
-    auto i = static_cast<std::size_t>(std::max(0.0, std::floor(ms / width)));
+  for (std::size_t i = 0; i < count; ++i) bars[i].label = "≥" + label(width * static_cast<double>(i));
+  for (double value : values) {
+    auto i = static_cast<std::size_t>(std::max(0.0, std::floor(value / width)));
     bars[std::min(i, count - 1)].value += 1;
   }
   return bars;
+}
+
+std::string MsLabel(double ms) { return FormatMs(ms); }
+std::string UsdLabel(double usd) { return usd == 0 ? "$0" : FormatUsd(usd); }
+
+}  // namespace
+
+std::vector<Bar> LatencyBuckets(const std::vector<double>& durations_ms) {
+  return EvenBuckets(durations_ms, 1.0, MsLabel);
+}
+
+std::vector<Bar> CostBuckets(const std::vector<double>& costs_usd) {
+  return EvenBuckets(costs_usd, 1e-9, UsdLabel);
 }
 
 }  // namespace skillrunner::eval::report

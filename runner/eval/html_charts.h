@@ -38,5 +38,7 @@ std::string SvgRateLines(const std::vector<std::string>& run_labels,
 
 // Up to 10 equal-width latency buckets covering [0, max], labelled in ms/s.
 std::vector<Bar> LatencyBuckets(const std::vector<double>& durations_ms);
+// The same for each case's cost in USD, labelled in dollars.
+std::vector<Bar> CostBuckets(const std::vector<double>& costs_usd);
 
 }  // namespace skillrunner::eval::report

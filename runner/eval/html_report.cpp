@@ -253,12 +253,13 @@ std::string CriteriaSection(const json::object* skills) {
 }
 
 std::string Histograms(const json::object* skills, const std::vector<json::object>& records) {
-  std::map<std::string, std::vector<double>, std::less<>> durations;
+  std::map<std::string, std::vector<double>, std::less<>> durations, costs;
   for (const json::object& record : records) {
     if (auto ms = CaseDurationMs(record))
       durations[std::string(TextAt(&record, "skill"))].push_back(*ms);
+    if (auto usd = CaseCostUsd(record)) costs[std::string(TextAt(&record, "skill"))].push_back(*usd);
   }
-  std::string html = "<section id=\"histograms\"><h2>Attempts and latency</h2>";
+  std::string html = "<section id=\"histograms\"><h2>Attempts, latency and cost</h2>";
   if (skills == nullptr || skills->empty())
     return html + "<p>No skills in this run.</p></section>\n";
   for (const auto& [id, value] : *skills) {
@@ -278,7 +279,13 @@ std::string Histograms(const json::object* skills, const std::vector<json::objec
             SvgHistogram(
                 "cases by latency",
                 LatencyBuckets(found == durations.end() ? std::vector<double>() : found->second)) +
-            "</figure></div>";
+            "</figure>";
+    // Only priced skills have a cost to draw (DESIGN 9.4).
+    if (auto cost = costs.find(std::string_view(id)); cost != costs.end()) {
+      html += "<figure>" + SvgHistogram("cases by cost (USD, judging included)", CostBuckets(cost->second)) +
+              "</figure>";
+    }
+    html += "</div>";
   }
   return html + "</section>\n";
 }

@@ -82,6 +82,14 @@ std::int64_t RecordTokens(const json::object& record) {
   return tokens;
 }
 
+std::optional<double> CaseCostUsd(const json::object& record) {
+  std::optional<double> cost;
+  for (const json::object* usage : {MetricsOf(record), ObjectAt(&record, "judge_usage")}) {
+    if (std::optional<double> usd = NumberAt(usage, "cost_usd")) cost = cost.value_or(0) + *usd;
+  }
+  return cost;
+}
+
 std::optional<double> CaseDurationMs(const json::object& record) {
   if (std::optional<double> ms = NumberAt(&record, "duration_ms")) return ms;
   return NumberAt(MetricsOf(record), "duration_ms");

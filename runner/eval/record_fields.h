@@ -42,5 +42,7 @@ const boost::json::object* JudgeErrorOf(const boost::json::object& record);
 std::int64_t RecordTokens(const boost::json::object& record);
 // The case's wall time: the record's "duration_ms", else its metrics'.
 std::optional<double> CaseDurationMs(const boost::json::object& record);
+// What a case cost (its invocation and its judging); nullopt when neither was priced.
+std::optional<double> CaseCostUsd(const boost::json::object& record);
 
 }  // namespace skillrunner::eval

@@ -30,6 +30,12 @@ void Statement::Bind(int index, std::optional<std::int64_t> value) {
   }
 }
 
+void Statement::BindReal(int index, std::optional<double> value) {
+  if (!value) return BindNull(index);
+  int rc = sqlite3_bind_double(stmt_, index, *value);
+  if (bind_rc_ == SQLITE_OK) bind_rc_ = rc;
+}
+
 void Statement::BindNull(int index) {
   int rc = sqlite3_bind_null(stmt_, index);
   if (bind_rc_ == SQLITE_OK) bind_rc_ = rc;
@@ -77,6 +83,8 @@ std::string Statement::Text(int column) const {
 }
 
 std::int64_t Statement::Int(int column) const { return sqlite3_column_int64(stmt_, column); }
+
+double Statement::Real(int column) const { return sqlite3_column_double(stmt_, column); }
 
 bool Statement::IsNull(int column) const {
   return sqlite3_column_type(stmt_, column) == SQLITE_NULL;

@@ -32,6 +32,7 @@ class Statement {
   void Bind(int index, std::int64_t value);
   void Bind(int index, std::optional<std::int64_t> value);
   void BindNull(int index);
+  void BindReal(int index, std::optional<double> value);  // NULL when empty
 
   // One step: true when a row is ready, false when the statement is done.
   std::expected<bool, std::string> Step();
@@ -42,6 +43,7 @@ class Statement {
 
   std::string Text(int column) const;  // "" for NULL
   std::int64_t Int(int column) const;
+  double Real(int column) const;
   bool IsNull(int column) const;
 
  private:

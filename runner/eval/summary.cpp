@@ -63,6 +63,8 @@ class Tally {
     output_tokens_ += IntAt(metrics, "output_tokens").value_or(0);
     const json::object* judge_usage = ObjectAt(&record, "judge_usage");
     judge_input_tokens_ += IntAt(judge_usage, "input_tokens").value_or(0);
+    cached_input_tokens_ += IntAt(metrics, "cached_input_tokens").value_or(0) +
+                            IntAt(judge_usage, "cached_input_tokens").value_or(0);
     judge_output_tokens_ += IntAt(judge_usage, "output_tokens").value_or(0);
     AddCost(At(*metrics_or_empty(metrics), "cost_usd"), cost_);
     AddCost(judge_usage ? judge_usage->if_contains("cost_usd") : nullptr, judge_cost_);
@@ -101,6 +103,7 @@ class Tally {
     out["indeterminate_rate"] = Rate(indeterminate_cases_, judged_);
     out["expected_match"] = Rate(expected_matched_, expected_total_);
     out["input_tokens"] = input_tokens_ + judge_input_tokens_;
+    out["cached_input_tokens"] = cached_input_tokens_;  // of input_tokens, read from the providers' caches
     out["output_tokens"] = output_tokens_ + judge_output_tokens_;
     out["judge_input_tokens"] = judge_input_tokens_;
     out["judge_output_tokens"] = judge_output_tokens_;
@@ -209,7 +212,7 @@ class Tally {
   std::size_t judged_ = 0, passed_ = 0, judge_errors_ = 0, indeterminate_cases_ = 0;
   std::size_t expected_total_ = 0, expected_matched_ = 0;
   std::int64_t transient_retries_ = 0, input_tokens_ = 0, output_tokens_ = 0;
-  std::int64_t judge_input_tokens_ = 0, judge_output_tokens_ = 0;
+  std::int64_t judge_input_tokens_ = 0, judge_output_tokens_ = 0, cached_input_tokens_ = 0;
   std::optional<double> cost_, judge_cost_;  // USD; none while no priced model was used
   std::map<std::string, std::size_t> errors_;
   std::map<std::int64_t, std::size_t> attempts_histogram_;

@@ -167,27 +167,29 @@ TEST_F(HistoryTest, SummaryWithoutRunIdIsRefused) {
 }
 
 // Reads the file with Python's own sqlite3 module: the tables and columns are
-// what DESIGN promises, in WAL mode, at schema version 1.
+// what DESIGN promises, in WAL mode, at schema version 2.
 TEST_F(HistoryTest, FileHoldsRunsOutcomesAndVerdictsInWalMode) {
   {
     auto history = OpenHistory();
-    Record(*history, Summary("r1", "2025-01-01T02:00:00Z"),
-           {PassRecord("extract", "c1"), FailRecord("extract", "c2", 3)});
+    json::object priced = FailRecord("extract", "c2", 3);
+    priced["result"].as_object()["metrics"].as_object()["cost_usd"] = 0.00125;
+    priced["judge_usage"] = json::object{{"input_tokens", 50}, {"output_tokens", 5}, {"cost_usd", 0.00025}};
+    Record(*history, Summary("r1", "2025-01-01T02:00:00Z"), {PassRecord("extract", "c1"), priced});
   }
   std::string output = testing::RunPython(tree_, R"(
 import sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
 print(db.execute("pragma journal_mode").fetchone()[0], db.execute("pragma user_version").fetchone()[0])
 print(db.execute("select run_id, suite, started_at, status from runs").fetchall())
-print(db.execute('select skill, case_id, "repeat", outcome, duration_ms, input_tokens, output_tokens from case_outcomes order by case_id').fetchall())
+print(db.execute('select skill, case_id, "repeat", outcome, duration_ms, input_tokens, output_tokens, cost_usd from case_outcomes order by case_id').fetchall())
 print(db.execute('select case_id, "repeat", criterion_id, verdict from criterion_verdicts order by case_id, criterion_id').fetchall())
 )",
                                           file_);
   EXPECT_EQ(
       output,
-      "wal 1\n"
+      "wal 2\n"
       "[('r1', 'nightly', '2025-01-01T02:00:00Z', 'pass')]\n"
-      "[('extract', 'c1', 0, 'pass', 300, 100, 20), ('extract', 'c2', 3, 'fail', 300, 100, 20)]\n"
+      "[('extract', 'c1', 0, 'pass', 300, 100, 20, None), ('extract', 'c2', 3, 'fail', 300, 100, 20, 0.0015)]\n"
       "[('c1', 0, 'complete', 'pass'), ('c1', 0, 'faithful', 'pass'), "
       "('c2', 3, 'complete', 'indeterminate'), ('c2', 3, 'faithful', 'fail')]\n");
 }
@@ -202,7 +204,41 @@ TEST_F(HistoryTest, SchemaNewerThanTheProgramIsRefused) {
   ASSERT_FALSE(history.has_value());
   EXPECT_EQ(history.error(),
             "cannot open eval history " + file_.string() +
-                ": schema version 7 is newer than this skillrunner understands (1)");
+                ": schema version 7 is newer than this skillrunner understands (2)");
+}
+
+// A file an older skillrunner wrote (schema version 1) gains the cost column
+// and keeps its rows; their cost is unknown (NULL).
+TEST_F(HistoryTest, AVersionOneFileIsMigratedAndKeepsItsRows) {
+  testing::RunPython(tree_, R"(
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+db.executescript("""
+CREATE TABLE runs (run_id TEXT PRIMARY KEY NOT NULL, suite TEXT NOT NULL, started_at TEXT, finished_at TEXT,
+                   summary TEXT NOT NULL, status TEXT);
+CREATE TABLE case_outcomes (run_id TEXT NOT NULL, skill TEXT NOT NULL, case_id TEXT NOT NULL,
+  "repeat" INTEGER NOT NULL, outcome TEXT NOT NULL, duration_ms INTEGER, input_tokens INTEGER,
+  output_tokens INTEGER, PRIMARY KEY (run_id, skill, case_id, "repeat"));
+CREATE TABLE criterion_verdicts (run_id TEXT NOT NULL, skill TEXT NOT NULL, case_id TEXT NOT NULL,
+  "repeat" INTEGER NOT NULL, criterion_id TEXT NOT NULL, verdict TEXT NOT NULL,
+  PRIMARY KEY (run_id, skill, case_id, "repeat", criterion_id));
+INSERT INTO case_outcomes VALUES ('r0', 'extract', 'c1', 0, 'pass', 10, 1, 2);
+PRAGMA user_version = 1;
+""")
+)",
+                     file_);
+  {
+    auto history = OpenHistory();
+    Record(*history, Summary("r1", "2025-01-01T02:00:00Z"), {PassRecord("extract", "c1")});
+  }
+  std::string output = testing::RunPython(tree_, R"(
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+print(db.execute("pragma user_version").fetchone()[0])
+print(db.execute('select run_id, case_id, cost_usd from case_outcomes order by run_id').fetchall())
+)",
+                                          file_);
+  EXPECT_EQ(output, "2\n[('r0', 'c1', None), ('r1', 'c1', None)]\n");
 }
 
 // Shards on one machine write the same file at once; WAL and the busy

@@ -164,6 +164,32 @@ TEST_F(HtmlReportTest, DrawsAttemptAndLatencyHistograms) {
   EXPECT_TRUE(Shows("≥250 ms: 1 1 ≥250 ms ≥300 ms: 3 3 ≥300 ms cases by latency")) << text_;
 }
 
+// DESIGN 9.4: each case's cost (judging included) in round dollar buckets;
+// a skill with no priced case draws none.
+TEST_F(HtmlReportTest, DrawsACostPerCaseHistogramForPricedSkills) {
+  std::vector<json::object> records = Records();
+  const double costs[] = {0.0004, 0.0011, 0.0013};
+  int priced = 0;
+  for (json::object& record : records) {
+    if (record.at("skill") != "extract" || !record.contains("result") || priced >= 3) continue;
+    record["result"].as_object()["metrics"].as_object()["cost_usd"] = costs[priced];
+    if (priced == 2) record["judge_usage"] = json::object{{"input_tokens", 10}, {"output_tokens", 1}, {"cost_usd", 0.0002}};
+    ++priced;
+  }
+  ASSERT_EQ(priced, 3);
+  Check(HtmlReport(FullSummary(), records, {}));
+  // Cases at $0.0004, $0.0011 and $0.0015 in $0.0002 buckets up to $0.0014.
+  EXPECT_TRUE(Shows("cases by cost (USD, judging included) ≥$0: 0 0 ≥$0 ≥$0.0002: 0 0 ≥$0.0002 "
+                    "≥$0.0004: 1 1 ≥$0.0004"))
+      << text_;
+  EXPECT_TRUE(Shows("≥$0.001: 1 1 ≥$0.001 ≥$0.0012: 0 0 ≥$0.0012 ≥$0.0014: 1 1 ≥$0.0014 cases by cost")) << text_;
+  const std::string html = HtmlReport(FullSummary(), records, {});
+  const std::size_t summarise = html.find("<h3>summarise</h3>");
+  ASSERT_NE(summarise, std::string::npos);
+  const std::string summarise_charts = html.substr(summarise, html.find("</section>", summarise) - summarise);
+  EXPECT_EQ(summarise_charts.find("cases by cost"), std::string::npos) << "summarise has no priced case";
+}
+
 TEST_F(HtmlReportTest, ShowsBaselineDeltasAndFlippedCases) {
   std::vector<json::object> records = Records();
   std::string html = HtmlReport(WithBaseline(FullSummary(), records), records, {});
