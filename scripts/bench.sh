@@ -24,3 +24,6 @@ echo "## The socket server"
 echo
 echo "## Eval runs"
 "$ROOT/bench/eval_bench.sh"
+echo
+echo "## Prompt caching (an eval of 200 cases with a ~1,500-token system prompt)"
+BUILD=0 "$ROOT/bench/caching_bench.sh"

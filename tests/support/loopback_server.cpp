@@ -87,6 +87,7 @@ struct LoopbackServer::Impl {
   mutable std::mutex mutex;
   std::deque<ScriptedResponse> script;
   ScriptedResponse fallback;
+  std::function<std::optional<ScriptedResponse>(const std::string&)> responder;
   bool recording = true;
   std::vector<RecordedRequest> recorded;
   std::atomic<std::size_t> request_count{0};
@@ -126,6 +127,8 @@ struct LoopbackServer::Impl {
     ++request_count;
     const auto now = std::chrono::steady_clock::now();
     std::optional<ScriptedResponse> refusal = RateLimitedLocked(now);
+    std::optional<ScriptedResponse> computed;
+    if (!refusal && script.empty() && responder) computed = responder(request.body());
     if (recording) {
       RecordedRequest record{std::string(request.method_string()), std::string(request.target()),
                              {}, std::move(request.body()), now, refusal ? refusal->status : 0};
@@ -135,6 +138,7 @@ struct LoopbackServer::Impl {
       recorded.push_back(std::move(record));
     }
     if (refusal) return *refusal;
+    if (computed) return *computed;
     if (script.empty()) return fallback;
     ScriptedResponse next = std::move(script.front());
     script.pop_front();
@@ -308,6 +312,12 @@ void LoopbackServer::Enqueue(ScriptedResponse response) {
 void LoopbackServer::SetDefault(ScriptedResponse response) {
   std::lock_guard lock(impl_->mutex);
   impl_->fallback = std::move(response);
+}
+
+void LoopbackServer::SetResponder(
+    std::function<std::optional<ScriptedResponse>(const std::string& body)> responder) {
+  std::lock_guard lock(impl_->mutex);
+  impl_->responder = std::move(responder);
 }
 
 void LoopbackServer::SetRecording(bool on) {

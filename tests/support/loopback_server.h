@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -70,6 +71,10 @@ class LoopbackServer {
 
   void Enqueue(ScriptedResponse response);
   void SetDefault(ScriptedResponse response);
+  // Answers computed from each request's body, for requests the script and
+  // the rate limit leave (nullopt: the default). Called under the server's
+  // lock, one request at a time.
+  void SetResponder(std::function<std::optional<ScriptedResponse>(const std::string& body)> responder);
   // Off: requests are counted but not stored (benchmarks).
   void SetRecording(bool on);
   // Enforces a rate as nginx `limit_req` with no burst does: a request that
