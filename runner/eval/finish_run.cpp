@@ -69,7 +69,7 @@ FinishResult FinishRun(const Suite& suite, SummaryHeader header, std::vector<jso
     if (!baseline) {
       result.problems.push_back("baseline: " + baseline.error());
     } else if (*baseline) {
-      summary["baseline"] = CompareWithBaseline(summary, records, **baseline);
+      summary["baseline"] = CompareWithBaseline(summary, records, **baseline, suite.regression_alpha);
     } else {
       result.notes.push_back("no earlier run of suite \"" + suite.id + "\" in " + options.history_file.string() +
                              " to compare with");

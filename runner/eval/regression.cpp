@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "runner/eval/report_markup.h"
+#include "runner/eval/statistics.h"
 
 namespace skillrunner::eval {
 namespace json = boost::json;
@@ -121,6 +122,89 @@ std::optional<json::value> StableDelta(std::string_view skill, const json::objec
   return json::value(std::round((a.as_double() - b.as_double()) * 1e9) / 1e9);
 }
 
+// A gate's pass (true) or not (false) in one run; nullopt when the case says
+// nothing about that gate (a judge error, an indeterminate verdict).
+using GateResult = std::optional<bool>;
+
+// Pass/fail of the same cases in both runs, and what the paired test makes of it.
+struct Pairs {
+  std::size_t n = 0, before = 0, now = 0;  // cases; passes in the baseline; passes now
+  std::size_t pass_to_fail = 0, fail_to_pass = 0;
+
+  void Add(GateResult then, GateResult later) {
+    if (!then || !later) return;
+    ++n;
+    before += *then;
+    now += *later;
+    pass_to_fail += *then && !*later;
+    fail_to_pass += !*then && *later;
+  }
+
+  // DESIGN 9.5: both rates with their Wilson 95% intervals, the flips both
+  // ways, the exact McNemar p and whether it is below `alpha`.
+  json::object ToJson(double alpha) const {
+    auto interval = [](std::size_t k, std::size_t total) -> json::value {
+      auto wilson = stats::Wilson(k, total);
+      if (!wilson) return nullptr;
+      return json::array{std::round(wilson->low * 1e6) / 1e6, std::round(wilson->high * 1e6) / 1e6};
+    };
+    auto rate = [](std::size_t k, std::size_t total) -> json::value {
+      if (total == 0) return nullptr;
+      return static_cast<double>(k) / static_cast<double>(total);
+    };
+    const double p = stats::McNemarExactP(pass_to_fail, fail_to_pass);
+    return json::object{{"cases", n},
+                        {"baseline_rate", rate(before, n)},
+                        {"baseline_interval", interval(before, n)},
+                        {"rate", rate(now, n)},
+                        {"interval", interval(now, n)},
+                        {"pass_to_fail", pass_to_fail},
+                        {"fail_to_pass", fail_to_pass},
+                        {"p_value", std::round(p * 1e9) / 1e9},
+                        {"significant", pass_to_fail + fail_to_pass > 0 && p < alpha}};
+  }
+};
+
+GateResult SchemaGate(CaseOutcome outcome) { return outcome != CaseOutcome::kError; }
+GateResult OutcomeGate(CaseOutcome outcome) {
+  if (outcome == CaseOutcome::kJudgeError) return std::nullopt;
+  return outcome == CaseOutcome::kPass;
+}
+GateResult VerdictGate(const Verdicts* verdicts, const std::string& criterion) {
+  if (verdicts == nullptr) return std::nullopt;
+  auto it = verdicts->find(criterion);
+  if (it == verdicts->end() || (it->second != "pass" && it->second != "fail")) return std::nullopt;
+  return it->second == "pass";
+}
+
+// Each skill's pairs: schema, case outcome and per criterion, over the cases
+// present in both runs (same skill, case id and repeat).
+struct SkillPairs {
+  Pairs schema, outcome;
+  std::map<std::string, Pairs> criteria;
+};
+
+std::map<std::string, SkillPairs, std::less<>> PairCases(const std::vector<json::object>& records,
+                                                         const BaselineRun& baseline) {
+  std::map<std::string, SkillPairs, std::less<>> out;
+  for (const json::object& record : records) {
+    const std::string key = CaseKey(record);
+    auto before = baseline.outcomes.find(key);
+    if (before == baseline.outcomes.end()) continue;
+    SkillPairs& pairs = out[std::string(TextAt(&record, "skill"))];
+    const CaseOutcome now = OutcomeOf(record);
+    pairs.schema.Add(SchemaGate(before->second), SchemaGate(now));
+    pairs.outcome.Add(OutcomeGate(before->second), OutcomeGate(now));
+    const Verdicts current = VerdictsOf(record);
+    auto then = baseline.verdicts.find(key);
+    const Verdicts* previous = then == baseline.verdicts.end() ? nullptr : &then->second;
+    for (const auto& [criterion, verdict] : current) {
+      pairs.criteria[criterion].Add(VerdictGate(previous, criterion), VerdictGate(&current, criterion));
+    }
+  }
+  return out;
+}
+
 struct Flip {
   std::string skill;
   std::string case_id;
@@ -153,10 +237,12 @@ std::vector<Flip> Flips(const std::vector<json::object>& records, const Baseline
 
 json::object CompareWithBaseline(const json::object& summary,
                                  const std::vector<json::object>& records,
-                                 const BaselineRun& baseline) {
+                                 const BaselineRun& baseline, double alpha) {
   json::object comparison;
   comparison["run_id"] = baseline.run_id;
   comparison["started_at"] = baseline.started_at;
+  comparison["regression_alpha"] = alpha;
+  const auto paired = PairCases(records, baseline);
 
   json::object skills;
   if (const json::object* current_skills = ObjectAt(&summary, "skills")) {
@@ -166,6 +252,13 @@ json::object CompareWithBaseline(const json::object& summary,
       json::object deltas = SkillDeltas(skill.as_object(), ObjectAt(baseline_skills, id));
       if (auto stable = StableDelta(id, skill.as_object(), records, baseline)) {
         deltas["rubric_pass_rate_stable_delta"] = std::move(*stable);
+      }
+      const auto found = paired.find(std::string_view(id));
+      const SkillPairs pairs = found == paired.end() ? SkillPairs{} : found->second;
+      deltas["paired"] = json::object{{"schema", pairs.schema.ToJson(alpha)}, {"outcome", pairs.outcome.ToJson(alpha)}};
+      for (auto& [criterion, entry] : deltas["criteria"].as_object()) {
+        auto c = pairs.criteria.find(std::string(criterion));
+        entry.as_object()["paired"] = (c == pairs.criteria.end() ? Pairs{} : c->second).ToJson(alpha);
       }
       skills[id] = std::move(deltas);
     }

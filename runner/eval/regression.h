@@ -24,8 +24,15 @@ namespace skillrunner::eval {
 // "rubric_pass_rate_stable_delta": its pass rate recomputed over the stable
 // counted criteria, current records minus the baseline's verdicts (decided
 // cases only; null when either side has none).
+// DESIGN 9.5: the cases present in both runs are paired, per skill
+// ("paired": {"schema", "outcome"}) and per criterion (criteria[id].paired):
+// {"cases", "baseline_rate", "baseline_interval", "rate", "interval" (Wilson
+// 95%, [low, high]), "pass_to_fail", "fail_to_pass", "p_value" (exact
+// two-sided McNemar), "significant" (p < alpha)}. A case's schema gate passes
+// when it has valid output; its outcome gate when it passed (a judge error
+// is left out); a criterion's on a pass verdict (indeterminate left out).
 boost::json::object CompareWithBaseline(const boost::json::object& summary,
                                         const std::vector<boost::json::object>& records,
-                                        const BaselineRun& baseline);
+                                        const BaselineRun& baseline, double alpha = 0.05);
 
 }  // namespace skillrunner::eval

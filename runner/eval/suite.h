@@ -74,6 +74,9 @@ struct Suite {
   std::optional<int> concurrency;
   int repeats = 1;
   bool gate_unstable_criteria = false;
+  // DESIGN 9.5: a drop beyond max_regression breaches only when its paired
+  // McNemar p is below this.
+  double regression_alpha = 0.05;
   std::map<std::string, RateLimit, std::less<>> rate_limits;  // by provider name
   std::vector<SuiteSkill> skills;
   std::vector<Diagnostic> warnings;  // e.g. rate limits for providers the config lacks

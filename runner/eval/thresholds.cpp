@@ -50,12 +50,23 @@ class Checker {
     }
   }
 
-  void Regression(const std::string& criterion, const std::string& what, double max_drop, const json::value* delta) {
+  // DESIGN 9.5: a drop beyond max_drop breaches only when the paired cases
+  // say it is no chance: the exact McNemar p below alpha.
+  void Regression(const std::string& criterion, const std::string& what, double max_drop, const json::value* delta,
+                  const json::value* paired, double alpha) {
     std::optional<double> value = AsNumber(delta);
-    if (value && *value + max_drop + kEpsilon < 0) {
-      Add("max_regression", criterion, max_drop, *value,
-          what + " fell by " + Fixed(-*value) + " against the baseline, more than the allowed " + Fixed(max_drop));
-    }
+    if (!value || *value + max_drop + kEpsilon >= 0) return;
+    std::optional<double> p = AsNumber(Get(paired, "p_value"));
+    if (!p || *p >= alpha) return;
+    auto count = [&](std::string_view key) {
+      return std::to_string(static_cast<long long>(AsNumber(Get(paired, key)).value_or(0)));
+    };
+    char test[96];
+    std::snprintf(test, sizeof test, "McNemar p = %.3g < %.3g", *p, alpha);
+    Add("max_regression", criterion, max_drop, *value,
+        what + " fell by " + Fixed(-*value) + " against the baseline, more than the allowed " + Fixed(max_drop) +
+            " (" + count("pass_to_fail") + " pass->fail, " + count("fail_to_pass") + " fail->pass of " +
+            count("cases") + " paired cases; " + test + ")");
   }
 
   // Cases that ended in an error the model did not cause (bad input or
@@ -99,18 +110,21 @@ class Checker {
 
 // Drops against the baseline, per skill and criterion (max_regression).
 void CheckRegressions(Checker& check, double max_regression, const json::value& baseline_value,
-                      const json::value* criteria, bool gate_unstable) {
+                      const json::value* criteria, bool gate_unstable, double alpha) {
   const json::value* baseline = &baseline_value;
-  check.Regression("", "schema compliance", max_regression, Get(baseline, "schema_compliance_delta"));
+  const json::value* paired = Get(baseline, "paired");
+  check.Regression("", "schema compliance", max_regression, Get(baseline, "schema_compliance_delta"),
+                   Get(paired, "schema"), alpha);
   // With unstable criteria, the skill's pass rate is compared over the
   // stable criteria only (CompareWithBaseline's
   // rubric_pass_rate_stable_delta), so that a judge flipping a coin on one
   // criterion cannot fail the night through the skill-level rate either.
   const json::value* stable = Get(baseline, "rubric_pass_rate_stable_delta");
   if (!gate_unstable && stable) {
-    check.Regression("", "rubric pass rate (stable criteria)", max_regression, stable);
+    check.Regression("", "rubric pass rate (stable criteria)", max_regression, stable, Get(paired, "outcome"), alpha);
   } else {
-    check.Regression("", "rubric pass rate", max_regression, Get(baseline, "rubric_pass_rate_delta"));
+    check.Regression("", "rubric pass rate", max_regression, Get(baseline, "rubric_pass_rate_delta"),
+                     Get(paired, "outcome"), alpha);
   }
   const json::value* deltas = Get(baseline, "criteria");
   if (deltas && deltas->is_object()) {
@@ -118,13 +132,13 @@ void CheckRegressions(Checker& check, double max_regression, const json::value& 
       const json::value* unstable = criteria ? Get(Get(criteria, id), "unstable") : nullptr;
       if (!gate_unstable && unstable && unstable->is_bool() && unstable->as_bool()) continue;
       check.Regression(std::string(id), "criterion \"" + std::string(id) + "\" pass rate", max_regression,
-                       Get(&d, "pass_rate_delta"));
+                       Get(&d, "pass_rate_delta"), Get(&d, "paired"), alpha);
     }
   }
 }
 
 void CheckSkill(const SuiteSkill& entry, const json::value& stats, const json::value* baseline, bool gate_unstable,
-                json::array& out) {
+                double alpha, json::array& out) {
   const Thresholds& t = entry.thresholds;
   Checker check(entry.skill->id);
   if (!t.schema_compliance && !t.rubric_pass_rate && !t.expected_match) check.NonModelErrors(Get(&stats, "errors"));
@@ -171,7 +185,9 @@ void CheckSkill(const SuiteSkill& entry, const json::value& stats, const json::v
                     Get(&c, "pass_rate"), "every verdict was indeterminate");
     }
   }
-  if (t.max_regression && baseline) CheckRegressions(check, *t.max_regression, *baseline, criteria, gate_unstable);
+  if (t.max_regression && baseline) {
+    CheckRegressions(check, *t.max_regression, *baseline, criteria, gate_unstable, alpha);
+  }
   for (auto& breach : check.Take()) out.push_back(std::move(breach));
 }
 
@@ -184,7 +200,8 @@ json::array CheckThresholds(const json::object& summary, const Suite& suite) {
   for (const SuiteSkill& entry : suite.skills) {
     const json::value* stats = Get(skills, entry.skill->id);
     if (!stats) continue;
-    CheckSkill(entry, *stats, Get(baseline_skills, entry.skill->id), suite.gate_unstable_criteria, out);
+    CheckSkill(entry, *stats, Get(baseline_skills, entry.skill->id), suite.gate_unstable_criteria,
+               suite.regression_alpha, out);
   }
   if (suite.max_cost_usd) {
     // The whole run (DESIGN 9.4): every case of every skill, judges included.

@@ -212,9 +212,10 @@ TEST_F(EvalCliTest, AWorsenedRunBreachesThresholdsAndListsTheFlippedCases) {
   for (const auto& b : summary.at("breaches").as_array()) messages.emplace_back(b.at("message").as_string());
   EXPECT_EQ(messages, (std::vector<std::string>{
                           "gen: rubric pass rate 0.000 is below the minimum 0.900",
-                          "gen: rubric pass rate fell by 1.000 against the baseline, more than the allowed 0.050",
+                          "gen: rubric pass rate fell by 1.000 against the baseline, more than the allowed 0.050 (24 "
+                          "pass->fail, 0 fail->pass of 24 paired cases; McNemar p = 1.19e-07 < 0.05)",
                           "gen: criterion \"a\" pass rate fell by 1.000 against the baseline, more than the allowed "
-                          "0.050",
+                          "0.050 (24 pass->fail, 0 fail->pass of 24 paired cases; McNemar p = 1.19e-07 < 0.05)",
                       }));
   const json::object& baseline = summary.at("baseline").as_object();
   EXPECT_EQ(baseline.at("run_id"), Summary("out/night1").at("run_id"));

@@ -310,18 +310,24 @@ TEST(EvalExpectedMatchTest, ExactComparesNumbersByValueAtEveryDepth) {
 
 TEST_F(EvalFailClosedTest, TheSkillRateRegressionGateIgnoresADropThatComesOnlyFromUnstableCriteria) {
   // b is unstable (its re-judgings disagree); the baseline passed everything.
-  // Now b fails in 2 of 4 cases (b is counted), a passes everywhere.
+  // Now b fails in 20 of 40 cases (b is counted), a passes everywhere: a drop
+  // the paired test calls significant, so only the unstable rule keeps it out.
+  // (The baseline summary has no per-criterion rates: no criterion deltas.)
   std::vector<json::object> records;
-  for (int i = 0; i < 4; ++i) {
-    json::object r = Judged(std::to_string(i), i >= 2, "pass", i < 2 ? "fail" : "pass");
-    r["rejudges"] = json::array{json::parse(Verdict(true, "pass", i < 2 ? "pass" : "fail"))};
+  for (int i = 0; i < 40; ++i) {
+    const bool b_fails = i % 4 < 2;
+    json::object r = Judged(std::to_string(i), !b_fails, "pass", b_fails ? "fail" : "pass");
+    r["rejudges"] = json::array{json::parse(Verdict(true, "pass", b_fails ? "pass" : "fail"))};
     records.push_back(std::move(r));
   }
   json::object summary = BuildSummary(Header(), records);
   ASSERT_EQ(summary.at("skills").at("s").at("criteria").at("b").at("unstable"), true);
   ASSERT_EQ(summary.at("skills").at("s").at("rubric_pass_rate"), 0.5);
   BaselineRun baseline{"r0", "", ParseObject(R"({"skills": {"s": {"rubric_pass_rate": 1.0}}})"), {}, {}};
-  for (int i = 0; i < 4; ++i) baseline.verdicts["s/" + std::to_string(i)] = {{"a", "pass"}, {"b", "pass"}};
+  for (int i = 0; i < 40; ++i) {
+    baseline.outcomes["s/" + std::to_string(i)] = CaseOutcome::kPass;
+    baseline.verdicts["s/" + std::to_string(i)] = {{"a", "pass"}, {"b", "pass"}};
+  }
   summary["baseline"] = CompareWithBaseline(summary, records, baseline);
   EXPECT_EQ(summary.at("baseline").at("skills").at("s").at("rubric_pass_rate_delta"), -0.5);
   EXPECT_EQ(summary.at("baseline").at("skills").at("s").at("rubric_pass_rate_stable_delta"), 0.0);
@@ -331,19 +337,22 @@ TEST_F(EvalFailClosedTest, TheSkillRateRegressionGateIgnoresADropThatComesOnlyFr
   suite_.gate_unstable_criteria = true;
   EXPECT_EQ(Messages(summary),
             (std::vector<std::string>{
-                "s: rubric pass rate fell by 0.500 against the baseline, more than the allowed 0.050"}));
+                "s: rubric pass rate fell by 0.500 against the baseline, more than the allowed 0.050 (20 pass->fail, "
+                "0 fail->pass of 40 paired cases; McNemar p = 1.91e-06 < 0.05)"}));
   // A drop on a stable criterion still breaches through the stable rate.
   suite_.gate_unstable_criteria = false;
-  baseline.verdicts["s/0"] = {{"a", "pass"}, {"b", "pass"}};
-  records[0]["review"] = json::parse(Verdict(false, "fail", "fail"));
-  records[0]["rejudges"] = json::array{json::parse(Verdict(false, "fail", "pass"))};  // a agrees, b does not
-  summary.erase("baseline");
+  for (int i = 0; i < 40; i += 4) {
+    records[static_cast<std::size_t>(i)]["review"] = json::parse(Verdict(false, "fail", "fail"));
+    // a agrees with itself, b does not
+    records[static_cast<std::size_t>(i)]["rejudges"] = json::array{json::parse(Verdict(false, "fail", "pass"))};
+  }
   summary = BuildSummary(Header(), records);
   summary["baseline"] = CompareWithBaseline(summary, records, baseline);
   EXPECT_EQ(summary.at("baseline").at("skills").at("s").at("rubric_pass_rate_stable_delta"), -0.25);
   EXPECT_EQ(Messages(summary),
             (std::vector<std::string>{"s: rubric pass rate (stable criteria) fell by 0.250 against the baseline, more "
-                                      "than the allowed 0.050"}));
+                                      "than the allowed 0.050 (20 pass->fail, 0 fail->pass of 40 paired cases; "
+                                      "McNemar p = 1.91e-06 < 0.05)"}));
 }
 
 }  // namespace

@@ -134,17 +134,23 @@ TEST_F(EvalThresholdsTest, ABrokenJudgeIsABreachNotAPass) {
 TEST_F(EvalThresholdsTest, RegressionsBreachButUnstableCriteriaOnlyWhenTheSuiteSaysSo) {
   entry_.thresholds = Thresholds{};
   entry_.thresholds.max_regression = 0.05;
-  json::object summary = json::parse(R"({"skills":{"s":{"cases":3,"criteria":{"b":{"unstable":true}}}},
+  // Each drop's paired test says it is no chance (p below 0.05); criterion a's drop is within bounds.
+  json::object summary = json::parse(R"({"skills":{"s":{"cases":30,"criteria":{"b":{"unstable":true}}}},
     "baseline":{"skills":{"s":{"schema_compliance_delta":0,"rubric_pass_rate_delta":-0.1,
-      "criteria":{"a":{"pass_rate_delta":-0.04},"b":{"pass_rate_delta":-0.3}}}}}})").as_object();
-  EXPECT_EQ(Messages(summary), (std::vector<std::string>{
-                                   "s: rubric pass rate fell by 0.100 against the baseline, more than the allowed 0.050",
-                               }));
+      "paired":{"outcome":{"cases":30,"pass_to_fail":6,"fail_to_pass":0,"p_value":0.03125}},
+      "criteria":{"a":{"pass_rate_delta":-0.04,"paired":{"p_value":0.5}},
+                  "b":{"pass_rate_delta":-0.3,"paired":{"cases":30,"pass_to_fail":9,"fail_to_pass":0,
+                                                        "p_value":0.00390625}}}}}}})").as_object();
+  const std::string skill_rate =
+      "s: rubric pass rate fell by 0.100 against the baseline, more than the allowed 0.050 "
+      "(6 pass->fail, 0 fail->pass of 30 paired cases; McNemar p = 0.0312 < 0.05)";
+  EXPECT_EQ(Messages(summary), (std::vector<std::string>{skill_rate}));
   suite_.gate_unstable_criteria = true;
   EXPECT_EQ(Messages(summary), (std::vector<std::string>{
-                                   "s: rubric pass rate fell by 0.100 against the baseline, more than the allowed 0.050",
+                                   skill_rate,
                                    "s: criterion \"b\" pass rate fell by 0.300 against the baseline, more than the "
-                                   "allowed 0.050",
+                                   "allowed 0.050 (9 pass->fail, 0 fail->pass of 30 paired cases; McNemar p = 0.00391 "
+                                   "< 0.05)",
                                }));
 }
 

@@ -10,6 +10,12 @@ namespace {
 namespace json = boost::json;
 using namespace report_records;
 
+// What pairing finds when no case is in both runs.
+const std::string kNoPairs =
+    R"({"cases":0,"baseline_rate":null,"baseline_interval":null,"rate":null,"interval":null,)"
+    R"("pass_to_fail":0,"fail_to_pass":0,"p_value":1.0,"significant":false})";
+const std::string kNoSkillPairs = R"("paired":{"schema":)" + kNoPairs + R"(,"outcome":)" + kNoPairs + "}";
+
 TEST(RegressionTest, DeltasAreCurrentMinusBaselineAndNullWhereEitherSideIsMissing) {
   json::object summary = ParseObject(R"({"run_id": "r2", "skills": {
     "extract": {"schema_compliance": 0.9, "rubric_pass_rate": 0.8,
@@ -26,14 +32,15 @@ TEST(RegressionTest, DeltasAreCurrentMinusBaselineAndNullWhereEitherSideIsMissin
 
   json::object comparison = CompareWithBaseline(summary, {}, baseline);
 
-  EXPECT_EQ(
-      CompactJson(comparison),
-      R"({"run_id":"r1","started_at":"2025-01-01T02:00:00Z","skills":{)"
-      R"("extract":{"schema_compliance_delta":0.1,"rubric_pass_rate_delta":-0.1,"criteria":{)"
-      R"("faithful":{"pass_rate_delta":0.25},"complete":{"pass_rate_delta":null},)"
-      R"("new_one":{"pass_rate_delta":null}}},)"
-      R"("summarise":{"schema_compliance_delta":null,"rubric_pass_rate_delta":null,"criteria":{}}},)"
-      R"("flipped":[]})");
+  EXPECT_EQ(CompactJson(comparison),
+            R"({"run_id":"r1","started_at":"2025-01-01T02:00:00Z","regression_alpha":0.05,"skills":{)"
+            R"("extract":{"schema_compliance_delta":0.1,"rubric_pass_rate_delta":-0.1,"criteria":{)"
+            R"("faithful":{"pass_rate_delta":0.25,"paired":)" + kNoPairs + R"(},)"
+            R"("complete":{"pass_rate_delta":null,"paired":)" + kNoPairs + R"(},)"
+            R"("new_one":{"pass_rate_delta":null,"paired":)" + kNoPairs + R"(}},)" + kNoSkillPairs + R"(},)"
+            R"("summarise":{"schema_compliance_delta":null,"rubric_pass_rate_delta":null,"criteria":{},)" +
+                kNoSkillPairs + R"(}},)"
+            R"("flipped":[]})");
 }
 
 TEST(RegressionTest, FlippedListsPassedCasesThatNowFailOrErrorSorted) {
@@ -77,10 +84,12 @@ TEST(RegressionTest, OddInputGivesNullsNotACrash) {
   json::object comparison =
       CompareWithBaseline(summary, {ParseObject(R"({"skill": 3})"), json::object()}, baseline);
   EXPECT_EQ(CompactJson(comparison),
-            R"({"run_id":"r0","started_at":"","skills":{)"
-            R"("b":{"schema_compliance_delta":null,"rubric_pass_rate_delta":null,"criteria":{}},)"
-            R"("c":{"schema_compliance_delta":null,"rubric_pass_rate_delta":null,"criteria":{}}},)"
-            R"("flipped":[]})");
+            R"({"run_id":"r0","started_at":"","regression_alpha":0.05,"skills":{)"
+            R"("b":{"schema_compliance_delta":null,"rubric_pass_rate_delta":null,"criteria":{},)" + kNoSkillPairs +
+                R"(},)"
+                R"("c":{"schema_compliance_delta":null,"rubric_pass_rate_delta":null,"criteria":{},)" +
+                kNoSkillPairs + R"(}},)"
+                R"("flipped":[]})");
 }
 
 }  // namespace

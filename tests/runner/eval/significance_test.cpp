@@ -1,0 +1,135 @@
+// DESIGN 9.5: Wilson intervals, the exact McNemar test and Cohen's kappa
+// against values computed by hand, and a regression gate that tells a real
+// drop from noise.
+
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <gtest/gtest.h>
+
+#include "runner/eval/regression.h"
+#include "runner/eval/statistics.h"
+#include "runner/eval/summary.h"
+#include "tests/runner/eval/report_test_records.h"
+#include "tests/runner/eval/thresholds_fixture.h"
+
+namespace skillrunner::eval {
+namespace {
+namespace json = boost::json;
+using namespace report_records;
+
+TEST(StatisticsTest, WilsonIntervalsMatchTheFormulaByHand) {
+  EXPECT_NEAR(stats::Z975(), 1.959964, 1e-6);
+  // (p + z²/2n ± z·sqrt(p(1-p)/n + z²/4n²)) / (1 + z²/n), z = 1.959964, worked out by hand.
+  const struct {
+    std::size_t k, n;
+    double low, high;
+  } cases[] = {{45, 50, 0.786397685, 0.956524235},
+               {42, 50, 0.714857838, 0.916625794},
+               {33, 50, 0.521538259, 0.775630509},
+               {0, 10, 0.0, 0.277532803},  // the textbook "0 of 10" upper bound, 0.278
+               {10, 10, 0.722467197, 1.0}};
+  for (const auto& c : cases) {
+    auto interval = stats::Wilson(c.k, c.n);
+    ASSERT_TRUE(interval) << c.k << "/" << c.n;
+    EXPECT_NEAR(interval->low, c.low, 1e-6) << c.k << "/" << c.n;
+    EXPECT_NEAR(interval->high, c.high, 1e-6) << c.k << "/" << c.n;
+  }
+  EXPECT_FALSE(stats::Wilson(0, 0));
+}
+
+TEST(StatisticsTest, ExactMcNemarIsTwiceTheBinomialTail) {
+  EXPECT_DOUBLE_EQ(stats::McNemarExactP(3, 0), 0.25);                  // 2 x (1/2)^3
+  EXPECT_DOUBLE_EQ(stats::McNemarExactP(12, 0), 2.0 / 4096);           // 2 x (1/2)^12
+  EXPECT_DOUBLE_EQ(stats::McNemarExactP(10, 2), 2.0 * 79 / 4096);      // 2 x (1 + 12 + 66) / 2^12
+  EXPECT_DOUBLE_EQ(stats::McNemarExactP(2, 10), 2.0 * 79 / 4096);      // two-sided: symmetric
+  EXPECT_DOUBLE_EQ(stats::McNemarExactP(5, 5), 1.0);                   // capped at 1
+  EXPECT_DOUBLE_EQ(stats::McNemarExactP(0, 0), 1.0);                   // no discordant pair
+  EXPECT_DOUBLE_EQ(stats::SignTestP(9, 1), 2.0 * 11 / 1024);           // 2 x (1 + 10) / 2^10
+}
+
+TEST(StatisticsTest, CohensKappaOfTheTextbookExample) {
+  // 50 items: both yes 20, judge yes / human no 5, judge no / human yes 10, both no 15:
+  // po = 35/50 = 0.7, pe = 0.5 x 0.6 + 0.5 x 0.4 = 0.5, kappa = (0.7 - 0.5) / 0.5 = 0.4.
+  const std::size_t counts[2][2] = {{20, 5}, {10, 15}};
+  stats::Agreement a = stats::CohenKappa(counts);
+  EXPECT_EQ(a.n, 50u);
+  EXPECT_NEAR(a.observed, 0.7, 1e-9);
+  ASSERT_TRUE(a.kappa);
+  EXPECT_NEAR(*a.kappa, 0.4, 1e-6);
+  const std::size_t all_pass[2][2] = {{9, 0}, {0, 0}};
+  EXPECT_FALSE(stats::CohenKappa(all_pass).kappa);  // chance agreement is 1: kappa undefined
+}
+
+// 50 cases of skill "s": `baseline_passes` passed in the baseline; now
+// `pass_to_fail` of those fail and `fail_to_pass` of the others pass.
+struct PairedRun {
+  json::object summary;
+  std::vector<json::object> records;
+  BaselineRun baseline;
+};
+
+PairedRun Paired(int baseline_passes, int pass_to_fail, int fail_to_pass) {
+  PairedRun run;
+  run.baseline.run_id = "r1";
+  int now_passes = 0;
+  for (int i = 0; i < 50; ++i) {
+    const std::string id = "c" + std::to_string(i);
+    const bool before = i < baseline_passes;
+    const bool now = before ? i >= pass_to_fail : i < baseline_passes + fail_to_pass;
+    run.baseline.outcomes["s/" + id] = before ? CaseOutcome::kPass : CaseOutcome::kFail;
+    run.records.push_back(now ? PassRecord("s", id) : FailRecord("s", id));
+    now_passes += now;
+  }
+  run.baseline.summary = json::parse(R"({"skills":{"s":{"schema_compliance":1.0,"rubric_pass_rate":)" +
+                                     std::to_string(baseline_passes / 50.0) + "}}}")
+                             .as_object();
+  run.summary = json::parse(R"({"skills":{"s":{"cases":50,"schema_compliance":1.0,"rubric_pass_rate":)" +
+                            std::to_string(now_passes / 50.0) + "}}}")
+                    .as_object();
+  run.summary["baseline"] = CompareWithBaseline(run.summary, run.records, run.baseline);
+  return run;
+}
+
+class SignificanceGateTest : public ThresholdsFixture {
+ protected:
+  SignificanceGateTest() {
+    entry_.thresholds = Thresholds{};
+    entry_.thresholds.max_regression = 0.05;
+  }
+};
+
+TEST_F(SignificanceGateTest, ADropFrom090To084WithThreeFlipsIsNoiseAndDoesNotBreach) {
+  PairedRun run = Paired(45, 3, 0);
+  const json::value& paired = run.summary.at("baseline").at("skills").at("s").at("paired").at("outcome");
+  EXPECT_EQ(paired, json::parse(R"({"cases":50,"baseline_rate":0.9,"baseline_interval":[0.786398,0.956524],
+      "rate":0.84,"interval":[0.714858,0.916626],"pass_to_fail":3,"fail_to_pass":0,"p_value":0.25,
+      "significant":false})"));
+  EXPECT_EQ(run.summary.at("baseline").at("skills").at("s").at("rubric_pass_rate_delta"), -0.06);
+  EXPECT_EQ(Messages(run.summary), std::vector<std::string>{});
+}
+
+TEST_F(SignificanceGateTest, TwelvePassToFailFlipsAndNoneBackBreach) {
+  PairedRun run = Paired(45, 12, 0);
+  const json::value& paired = run.summary.at("baseline").at("skills").at("s").at("paired").at("outcome");
+  EXPECT_EQ(paired.at("p_value"), 0.000488281);
+  EXPECT_EQ(paired.at("significant"), true);
+  EXPECT_EQ(Messages(run.summary),
+            (std::vector<std::string>{"s: rubric pass rate fell by 0.240 against the baseline, more than the allowed "
+                                      "0.050 (12 pass->fail, 0 fail->pass of 50 paired cases; McNemar p = 0.000488 "
+                                      "< 0.05)"}));
+  // A stricter alpha lets the same drop through.
+  suite_.regression_alpha = 0.0001;
+  EXPECT_EQ(Messages(run.summary), std::vector<std::string>{});
+}
+
+TEST_F(SignificanceGateTest, FlipsBothWaysCancelOut) {
+  // 12 down and 10 up: the rate barely moves and McNemar agrees.
+  PairedRun run = Paired(40, 12, 10);
+  const json::value& paired = run.summary.at("baseline").at("skills").at("s").at("paired").at("outcome");
+  EXPECT_EQ(paired.at("pass_to_fail"), 12);
+  EXPECT_EQ(paired.at("fail_to_pass"), 10);
+  EXPECT_EQ(paired.at("significant"), false);
+}
+
+}  // namespace
+}  // namespace skillrunner::eval
