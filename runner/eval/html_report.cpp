@@ -299,6 +299,59 @@ std::string DeltaCell(const json::value* delta) {
   return Cell(FormatDeltaPoints(number), css);
 }
 
+// One row of the significance table: a gate's paired cases in both runs.
+std::string PairedRow(const std::string& skill, const std::string& gate, const json::object* paired, double alpha) {
+  if (paired == nullptr) return "";
+  auto with_interval = [&](std::string_view rate_key, std::string_view interval_key) {
+    std::string text = FormatRate(NumberAt(paired, rate_key));
+    if (const json::array* interval = ArrayAt(paired, interval_key); interval && interval->size() == 2) {
+      text += " (" + FormatRate(AsNumber(&(*interval)[0])) + "–" + FormatRate(AsNumber(&(*interval)[1])) + ")";
+    }
+    return text;
+  };
+  const double down = NumberAt(paired, "pass_to_fail").value_or(0), up = NumberAt(paired, "fail_to_pass").value_or(0);
+  const std::optional<double> p = NumberAt(paired, "p_value");
+  const bool significant = p && *p < alpha && down + up > 0;
+  std::string verdict = down + up == 0 ? "no flips"
+                        : significant  ? (down > up ? "significant drop" : "significant rise")
+                                       : "noise (p ≥ " + FormatSignificant(alpha) + ")";
+  const std::string css = significant ? (down > up ? "name breach" : "name up") : "name";
+  return "<tr>" + Cell(skill, "name") + Cell(gate, "name") + Cell(FormatNumber(NumberAt(paired, "cases"))) +
+         Cell(with_interval("baseline_rate", "baseline_interval")) + Cell(with_interval("rate", "interval")) +
+         Cell(FormatNumber(down)) + Cell(FormatNumber(up)) + Cell(p ? FormatSignificant(*p) : std::string(kDash)) +
+         Cell(verdict, css) + "</tr>";
+}
+
+// DESIGN 9.5: which drops are real and which are noise, from the cases
+// both runs share.
+std::string SignificanceTable(const json::object& baseline) {
+  const json::object* skills = ObjectAt(&baseline, "skills");
+  if (skills == nullptr || skills->empty()) return "";
+  const double alpha = NumberAt(&baseline, "regression_alpha").value_or(0.05);
+  std::string rows;
+  for (const auto& [id, value] : *skills) {
+    const json::object* skill = value.is_object() ? &value.as_object() : nullptr;
+    const json::object* paired = ObjectAt(skill, "paired");
+    rows += PairedRow(id, "case outcome", ObjectAt(paired, "outcome"), alpha);
+    rows += PairedRow(id, "schema", ObjectAt(paired, "schema"), alpha);
+    if (const json::object* criteria = ObjectAt(skill, "criteria")) {
+      for (const auto& [cid, entry] : *criteria) {
+        rows += PairedRow(id, "criterion " + std::string(cid),
+                          ObjectAt(entry.is_object() ? &entry.as_object() : nullptr, "paired"), alpha);
+      }
+    }
+  }
+  if (rows.empty()) return "";
+  return "<h3>Is the change real?</h3><p class=\"muted\">The cases both runs share, paired: each rate with its "
+         "Wilson 95% interval, the cases that flipped each way, and the exact McNemar p-value. A drop gates "
+         "(max_regression) only when p &lt; " +
+         FormatSignificant(alpha) +
+         " (regression_alpha).</p><div class=\"scroll\"><table><thead><tr><th class=\"name\">Skill</th>"
+         "<th class=\"name\">Gate</th><th>Paired cases</th><th>Baseline (95% CI)</th><th>Now (95% CI)</th>"
+         "<th>Pass→fail</th><th>Fail→pass</th><th>McNemar p</th><th class=\"name\">Verdict</th></tr></thead><tbody>" +
+         rows + "</tbody></table></div>";
+}
+
 std::string BaselineSection(const json::object& summary) {
   std::string html = "<section id=\"baseline\"><h2>Compared with baseline</h2>";
   const json::object* baseline = ObjectAt(&summary, "baseline");
@@ -336,6 +389,7 @@ std::string BaselineSection(const json::object& summary) {
     }
     html += "</tbody></table>";
   }
+  html += SignificanceTable(*baseline);
   const json::array* flipped = ArrayAt(baseline, "flipped");
   std::size_t count = flipped ? flipped->size() : 0;
   html += "<h3>Flipped from pass (" + std::to_string(count) + ")</h3>";

@@ -63,6 +63,8 @@ std::string Printf(const char* format, double value) {
 
 }  // namespace
 
+std::string FormatSignificant(double value) { return Printf("%.3g", value); }
+
 std::string FormatRate(std::optional<double> rate) {
   if (!rate) return std::string(kDash);
   return Printf("%.1f%%", *rate * 100.0);

@@ -40,6 +40,8 @@ std::string EscapeMarkup(std::string_view text, bool attribute = false);
 
 // 0.938 -> "93.8%"; nullopt -> "—".
 std::string FormatRate(std::optional<double> rate);
+// Three significant digits ("0.000488", "0.25"): p-values and alphas.
+std::string FormatSignificant(double value);
 // A rate difference in percentage points: 0.05 -> "+5.0 pp".
 std::string FormatDeltaPoints(std::optional<double> delta);
 // 1234 -> "1234", 2.5 -> "2.5"; nullopt -> "—".

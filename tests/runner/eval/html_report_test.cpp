@@ -190,6 +190,29 @@ TEST_F(HtmlReportTest, DrawsACostPerCaseHistogramForPricedSkills) {
   EXPECT_EQ(summarise_charts.find("cases by cost"), std::string::npos) << "summarise has no priced case";
 }
 
+// DESIGN 9.5: the report says which changes are real and which are noise.
+TEST_F(HtmlReportTest, SaysWhichDropsAreSignificantAndWhichAreNoise) {
+  std::vector<json::object> records;
+  BaselineRun baseline{"r2", "2025-01-01T02:00:00Z", ParseObject(R"({"skills": {}})"), {}, {}};
+  for (int i = 0; i < 50; ++i) {
+    const std::string id = "c" + std::to_string(i);
+    baseline.outcomes["extract/" + id] = i < 45 ? CaseOutcome::kPass : CaseOutcome::kFail;
+    baseline.outcomes["summarise/" + id] = i < 45 ? CaseOutcome::kPass : CaseOutcome::kFail;
+    records.push_back(i < 3 || i >= 45 ? FailRecord("extract", id) : PassRecord("extract", id));
+    records.push_back(i < 12 || i >= 45 ? FailRecord("summarise", id) : PassRecord("summarise", id));
+  }
+  json::object summary = FullSummary();
+  summary["baseline"] = CompareWithBaseline(summary, records, baseline);
+  Check(HtmlReport(summary, records, {}));
+  EXPECT_TRUE(Shows("Is the change real? The cases both runs share, paired")) << text_;
+  EXPECT_TRUE(Shows("extract case outcome 50 90.0% (78.6%–95.7%) 84.0% (71.5%–91.7%) 3 0 0.25 noise (p ≥ 0.05)"))
+      << text_;
+  EXPECT_TRUE(Shows("extract schema 50 100.0% (92.9%–100.0%) 100.0% (92.9%–100.0%) 0 0 1 no flips")) << text_;
+  EXPECT_TRUE(Shows("summarise case outcome 50 90.0% (78.6%–95.7%) 66.0% (52.2%–77.6%) 12 0 0.000488 significant drop"))
+      << text_;
+  EXPECT_TRUE(Shows("extract criterion faithful 0 — — 0 0 1 no flips")) << text_;  // no baseline verdicts
+}
+
 TEST_F(HtmlReportTest, ShowsBaselineDeltasAndFlippedCases) {
   std::vector<json::object> records = Records();
   std::string html = HtmlReport(WithBaseline(FullSummary(), records), records, {});
