@@ -78,3 +78,19 @@ status=$?
 set -e
 echo "exit status: $status (0 every threshold held, 1 breached, 2 run error)" >&2
 echo "open the report: $OUT/report.html" >&2
+
+CAL="$(dirname "$OUT")/calibration"
+step "Is the judge any good? 20 triage tickets a support lead also judged (skills/triage_ticket/labelled.jsonl): each criterion's agreement with the lead, Cohen's kappa and confusion counts; below min_judge_kappa a criterion is uncalibrated and left out of the gates (the simulated judge passes everything, so here all three are)" \
+  "skillrunner eval evals/calibration.yaml --out $CAL"
+set +e
+"$SR" eval evals/calibration.yaml --out "$CAL" >/dev/null
+set -e
+python3 - "$CAL/summary.json" <<'PY'
+import json, sys
+criteria = json.load(open(sys.argv[1]))["skills"]["triage_ticket"]["criteria"]
+for name, c in criteria.items():
+    cal = c.get("calibration", {})
+    print(f"  {name}: agreement {cal.get('agreement')}, kappa {cal.get('kappa')}, "
+          f"confusion {cal.get('confusion')}, {'uncalibrated' if c.get('uncalibrated') else 'calibrated'}")
+PY
+echo "open the report: $CAL/report.html" >&2

@@ -86,8 +86,22 @@ def word_cases(rng):
     return out
 
 
-def write(skill, cases):
-    path = os.path.join(ROOT, "skills", skill, "cases.jsonl")
+def labelled(cases, n=20):
+    """The first n triage cases with a support lead's own verdicts (DESIGN 9.5 "human"), for
+    evals/calibration.yaml: a ticket that asks for haste and says it is not urgent in one breath
+    has no justified priority, whatever the model picks; everything else is judged fine."""
+    out = []
+    for case in cases[:n]:
+        body = case["input"]["body"]
+        mixed = "Not urgent" in body and "please hurry" in body
+        human = {"category_fits": "pass", "priority_justified": "fail" if mixed else "pass",
+                 "summary_faithful": "pass"}
+        out.append(dict(case, human=human))
+    return out
+
+
+def write(skill, cases, name="cases.jsonl"):
+    path = os.path.join(ROOT, "skills", skill, name)
     with open(path, "w", encoding="utf-8") as f:
         for case in cases:
             f.write(json.dumps(case, ensure_ascii=False) + "\n")
@@ -97,5 +111,7 @@ def write(skill, cases):
 if __name__ == "__main__":
     rng = random.Random(7)
     write("extract_contact", contacts(rng))
-    write("triage_ticket", tickets(rng))
+    triage = tickets(rng)
+    write("triage_ticket", triage)
     write("word_stats", word_cases(rng))
+    write("triage_ticket", labelled(triage), "labelled.jsonl")

@@ -47,6 +47,7 @@ boost::asio::awaitable<json::object> RunCase(const CaseTask& task, const CaseDep
   json::object record{{"skill", skill.id}, {"case", task.eval_case->id}};
   if (task.repeat > 0) record["repeat"] = task.repeat;
   if (!task.eval_case->tags.empty()) record["tags"] = task.eval_case->tags;
+  if (!task.eval_case->human.empty()) record["human"] = task.eval_case->human;
 
   const Clock& clock = deps.runner.clock();
   Clock::TimePoint started = clock.Now();  // rate-limit waits are not the case's latency

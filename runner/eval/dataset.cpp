@@ -9,16 +9,16 @@ namespace skillrunner::eval {
 namespace json = boost::json;
 namespace {
 
-constexpr std::string_view kAllowedKeys[] = {"id", "input", "expected", "tags"};
+constexpr std::string_view kAllowedKeys[] = {"id", "input", "expected", "tags", "human"};
 
 // Checks one parsed line; returns the problem, or an empty string.
 std::string CheckCase(const json::value& value, EvalCase& out) {
-  if (!value.is_object()) return "a case must be a JSON object {\"id\", \"input\", \"expected\"?, \"tags\"?}";
+  if (!value.is_object()) return "a case must be a JSON object {\"id\", \"input\", \"expected\"?, \"tags\"?, \"human\"?}";
   const json::object& obj = value.as_object();
   for (const auto& [key, unused] : obj) {
     bool known = false;
     for (auto allowed : kAllowedKeys) known = known || key == allowed;
-    if (!known) return "unexpected key \"" + std::string(key) + "\" (a case has id, input, expected, tags)";
+    if (!known) return "unexpected key \"" + std::string(key) + "\" (a case has id, input, expected, tags, human)";
   }
   const json::value* id = obj.if_contains("id");
   if (!id) return "missing key \"id\"";
@@ -34,6 +34,16 @@ std::string CheckCase(const json::value& value, EvalCase& out) {
       if (!tag.is_string()) return "case \"" + out.id + "\": \"tags\" must be an array of strings";
     }
     out.tags = tags->as_array();
+  }
+  if (const json::value* human = obj.if_contains("human")) {
+    const std::string expected = "case \"" + out.id + "\": \"human\" must be an object of criterion ids to \"pass\" or \"fail\"";
+    if (!human->is_object()) return expected;
+    for (const auto& [criterion, verdict] : human->as_object()) {
+      if (!verdict.is_string() || (verdict.as_string() != "pass" && verdict.as_string() != "fail")) {
+        return "case \"" + out.id + "\": human[\"" + std::string(criterion) + "\"] must be \"pass\" or \"fail\"";
+      }
+    }
+    out.human = human->as_object();
   }
   return {};
 }

@@ -1,10 +1,14 @@
 #pragma once
 
 // Eval datasets: JSONL files, one case per line:
-//   {"id": "c1", "input": {...}, "expected": {...}?, "tags": ["..."]?}
+//   {"id": "c1", "input": {...}, "expected": {...}?, "tags": ["..."]?,
+//    "human": {"<criterion id>": "pass"|"fail", ...}?}
+// `human` holds people's own verdicts, against which the judge is calibrated
+// (DESIGN 9.5).
 // Blank lines are skipped. Every problem names the file and line.
 
 #include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 #include <expected>
 #include <filesystem>
@@ -21,6 +25,7 @@ struct EvalCase {
   boost::json::value input;
   std::optional<boost::json::value> expected;
   boost::json::array tags;
+  boost::json::object human;  // criterion id -> "pass" | "fail"
   int line = 0;  // 1-based line in the dataset file
 };
 

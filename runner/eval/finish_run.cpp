@@ -56,6 +56,7 @@ FinishResult FinishRun(const Suite& suite, SummaryHeader header, std::vector<jso
   }
   for (const SuiteSkill& entry : suite.skills) {
     if (!entry.rubric.empty()) header.counted_criteria[entry.skill->id] = entry.counted_criteria;
+    header.min_judge_kappa = suite.min_judge_kappa;
   }
   json::object summary = BuildSummary(header, records);
   std::unique_ptr<History> history;

@@ -211,6 +211,36 @@ std::string SkillTable(const json::object& summary, const json::object* skills) 
   return html + "</tbody></table></div></section>\n";
 }
 
+// DESIGN 9.5: the judge against human labels: kappa (n labelled), and
+// whether the criterion is left out of the gates for it.
+std::string CalibrationCells(const json::object* c) {
+  const json::object* calibration = ObjectAt(c, "calibration");
+  if (calibration == nullptr) return Cell(std::string(kDash)) + Cell(std::string(kDash));
+  const std::optional<double> kappa = NumberAt(calibration, "kappa");
+  const json::object* confusion = ObjectAt(calibration, "confusion");
+  auto n = [&](std::string_view key) { return FormatNumber(NumberAt(confusion, key)); };
+  return Cell((kappa ? FormatSignificant(*kappa) : std::string("undefined")) + " (" +
+              FormatNumber(NumberAt(calibration, "labelled")) + " labelled)") +
+         Cell(n("judge_pass_human_pass") + " / " + n("judge_pass_human_fail") + " / " + n("judge_fail_human_pass") +
+              " / " + n("judge_fail_human_fail"));
+}
+
+std::string Stability(const json::object* c) {
+  const json::value* unstable = c ? c->if_contains("unstable") : nullptr;
+  const json::value* uncalibrated = c ? c->if_contains("uncalibrated") : nullptr;
+  std::string out;
+  if (uncalibrated && uncalibrated->is_bool() && uncalibrated->as_bool()) {
+    out += "<span class=\"tag unstable\">uncalibrated</span> its judge disagrees with the human labels "
+           "(kappa below min_judge_kappa): excluded from gates ";
+  }
+  if (unstable && unstable->is_bool() && unstable->as_bool()) {
+    out += "<span class=\"tag unstable\">unstable</span> excluded from regression gates";
+  } else if (unstable) {
+    out += "stable";
+  }
+  return out.empty() ? std::string(kDash) : out;
+}
+
 std::string CriteriaSection(const json::object* skills) {
   std::string html =
       "<section id=\"criteria\"><h2>Criteria</h2><p class=\"legend\">"
@@ -227,11 +257,10 @@ std::string CriteriaSection(const json::object* skills) {
         "<h3>" + EscapeMarkup(id) +
         "</h3><table><thead><tr><th class=\"name\">Criterion</th>"
         "<th class=\"name\">Verdicts</th><th>Passed</th><th>Failed</th><th>Indeterminate</th>"
-        "<th>Pass rate</th><th>Agreement</th><th class=\"name\">Stability</th></tr></thead><tbody>";
+        "<th>Pass rate</th><th>Agreement</th><th>Judge vs human: kappa</th>"
+        "<th>Judge pass/fail vs human pass/fail</th><th class=\"name\">Stability</th></tr></thead><tbody>";
     for (const auto& [cid, entry] : *criteria) {
       const json::object* c = entry.is_object() ? &entry.as_object() : nullptr;
-      const json::value* unstable = c ? c->if_contains("unstable") : nullptr;
-      bool is_unstable = unstable != nullptr && unstable->is_bool() && unstable->as_bool();
       html += "<tr><td class=\"name\">" + EscapeMarkup(cid) + "</td><td class=\"name\">" +
               SvgStackedBar(NumberAt(c, "passed").value_or(0), NumberAt(c, "failed").value_or(0),
                             NumberAt(c, "indeterminate").value_or(0)) +
@@ -239,12 +268,8 @@ std::string CriteriaSection(const json::object* skills) {
               Cell(FormatNumber(NumberAt(c, "failed"))) +
               Cell(FormatNumber(NumberAt(c, "indeterminate"))) +
               Cell(FormatRate(NumberAt(c, "pass_rate"))) +
-              Cell(FormatNumber(NumberAt(c, "agreement"))) + "<td class=\"name\">" +
-              (is_unstable ? "<span class=\"tag unstable\">unstable</span> excluded from "
-                             "regression gates"
-               : unstable  ? "stable"
-                           : std::string(kDash)) +
-              "</td></tr>";
+              Cell(FormatNumber(NumberAt(c, "agreement"))) + CalibrationCells(c) + "<td class=\"name\">" +
+              Stability(c) + "</td></tr>";
     }
     html += "</tbody></table>";
   }

@@ -99,8 +99,10 @@ std::optional<json::value> StableDelta(std::string_view skill, const json::objec
   for (const auto& [id, c] : *criteria) {
     if (!c.is_object()) continue;
     const json::value* unstable = c.as_object().if_contains("unstable");
+    const json::value* uncalibrated = c.as_object().if_contains("uncalibrated");
     const json::value* counted = c.as_object().if_contains("counted");
-    if (unstable && unstable->is_bool() && unstable->as_bool()) {
+    if ((unstable && unstable->is_bool() && unstable->as_bool()) ||
+        (uncalibrated && uncalibrated->is_bool() && uncalibrated->as_bool())) {
       any_unstable = true;
     } else if (!counted || !counted->is_bool() || counted->as_bool()) {
       stable.insert(std::string(id));

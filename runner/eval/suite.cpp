@@ -249,6 +249,7 @@ std::expected<Suite, std::vector<Diagnostic>> LoadSuite(const std::filesystem::p
   if (const json::value* r = root.if_contains("repeats")) suite.repeats = static_cast<int>(r->as_int64());
   if (const json::value* g = root.if_contains("gate_unstable_criteria")) suite.gate_unstable_criteria = g->as_bool();
   if (const json::value* a = root.if_contains("regression_alpha")) suite.regression_alpha = a->to_number<double>();
+  if (const json::value* k = root.if_contains("min_judge_kappa")) suite.min_judge_kappa = k->to_number<double>();
   if (const json::value* limits = root.if_contains("rate_limits")) {
     for (const auto& [name, limit] : limits->as_object()) {
       suite.rate_limits[std::string(name)] = RateLimit{RateAt(limit.as_object(), "requests_per_minute"),

@@ -77,6 +77,9 @@ struct Suite {
   // DESIGN 9.5: a drop beyond max_regression breaches only when its paired
   // McNemar p is below this.
   double regression_alpha = 0.05;
+  // DESIGN 9.5: criteria whose judge agrees with the cases' human labels
+  // less than this (Cohen's kappa) are uncalibrated and left out of gates.
+  std::optional<double> min_judge_kappa;
   std::map<std::string, RateLimit, std::less<>> rate_limits;  // by provider name
   std::vector<SuiteSkill> skills;
   std::vector<Diagnostic> warnings;  // e.g. rate limits for providers the config lacks

@@ -1,5 +1,7 @@
 #include "runner/eval/summary.h"
 
+#include "runner/eval/statistics.h"
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -21,6 +23,8 @@ json::value Rate(std::size_t numerator, std::size_t denominator) {
 struct CriterionTally {
   std::size_t judged = 0, passed = 0, failed = 0, indeterminate = 0;
   std::size_t rejudged = 0, agreed = 0;
+  std::size_t labels[2][2] = {{0, 0}, {0, 0}};  // [judge][human], 0 = pass, 1 = fail
+  std::size_t labelled = 0;
 };
 
 std::string VerdictOf(const json::value& verdict, std::string_view criterion) {
@@ -37,7 +41,8 @@ std::string VerdictOf(const json::value& verdict, std::string_view criterion) {
 
 class Tally {
  public:
-  explicit Tally(const std::set<std::string>* counted = nullptr) : counted_(counted) {}
+  explicit Tally(const std::set<std::string>* counted = nullptr, std::optional<double> min_kappa = std::nullopt)
+      : counted_(counted), min_kappa_(min_kappa) {}
 
   void Add(const json::object& record) {
     ++cases_;
@@ -78,7 +83,7 @@ class Tally {
     }
     if (outcome == CaseOutcome::kJudgeError) ++judge_errors_;
     if (review && review->is_object() && outcome != CaseOutcome::kError && outcome != CaseOutcome::kJudgeError) {
-      AddVerdict(review->as_object(), At(record, "rejudges"));
+      AddVerdict(review->as_object(), At(record, "rejudges"), ObjectAt(&record, "human"));
     }
   }
 
@@ -138,7 +143,7 @@ class Tally {
     }
   }
 
-  void AddVerdict(const json::object& review, const json::value* rejudges) {
+  void AddVerdict(const json::object& review, const json::value* rejudges, const json::object* human) {
     ++judged_;
     const json::value* pass = review.if_contains("pass");
     bool passed = pass && pass->is_bool() && pass->as_bool();
@@ -162,6 +167,11 @@ class Tally {
       tally.failed += verdict == "fail";
       tally.indeterminate += verdict == "indeterminate";
       any_indeterminate = any_indeterminate || (verdict == "indeterminate" && Counts(criterion));
+      if (const json::value* label = human ? human->if_contains(criterion) : nullptr;
+          label && label->is_string() && (verdict == "pass" || verdict == "fail")) {
+        ++tally.labelled;
+        ++tally.labels[verdict == "pass" ? 0 : 1][label->as_string() == "pass" ? 0 : 1];
+      }
       if (!rejudges || !rejudges->is_array() || rejudges->as_array().empty()) continue;
       bool agree = true, compared = false;
       for (const auto& again : rejudges->as_array()) {
@@ -190,9 +200,26 @@ class Tally {
         c["agreement"] = agreement;
         c["unstable"] = agreement < kStableAgreement;
       }
+      if (t.labelled > 0) AddCalibration(t, c);
       out[id] = std::move(c);
     }
     return out;
+  }
+
+  // DESIGN 9.5: the judge against people's labels on the same cases.
+  void AddCalibration(const CriterionTally& t, json::object& c) const {
+    const stats::Agreement agreement = stats::CohenKappa(t.labels);
+    json::value kappa = nullptr;
+    if (agreement.kappa) kappa = std::round(*agreement.kappa * 1e6) / 1e6;
+    c["calibration"] = json::object{
+        {"labelled", t.labelled},
+        {"agreement", std::round(agreement.observed * 1e6) / 1e6},
+        {"kappa", kappa},
+        {"confusion", json::object{{"judge_pass_human_pass", t.labels[0][0]},
+                                   {"judge_pass_human_fail", t.labels[0][1]},
+                                   {"judge_fail_human_pass", t.labels[1][0]},
+                                   {"judge_fail_human_fail", t.labels[1][1]}}}};
+    if (min_kappa_) c["uncalibrated"] = !agreement.kappa || *agreement.kappa < *min_kappa_;
   }
 
   json::object Percentiles() const {
@@ -208,6 +235,7 @@ class Tally {
 
   std::size_t cases_ = 0, valid_ = 0, first_try_ = 0, retried_ = 0, truncations_ = 0, refusals_ = 0;
   const std::set<std::string>* counted_ = nullptr;  // null: every criterion counts
+  std::optional<double> min_kappa_;
   std::size_t gate_judge_errors_ = 0;
   std::size_t judged_ = 0, passed_ = 0, judge_errors_ = 0, indeterminate_cases_ = 0;
   std::size_t expected_total_ = 0, expected_matched_ = 0;
@@ -233,7 +261,9 @@ json::object BuildSummary(const SummaryHeader& header, const std::vector<json::o
     auto it = by_skill.find(id);
     if (it != by_skill.end()) return it->second;
     auto counted = header.counted_criteria.find(id);
-    return by_skill.emplace(id, Tally(counted == header.counted_criteria.end() ? nullptr : &counted->second))
+    return by_skill
+        .emplace(id, Tally(counted == header.counted_criteria.end() ? nullptr : &counted->second,
+                           header.min_judge_kappa))
         .first->second;
   };
   Tally totals;

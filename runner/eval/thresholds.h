@@ -12,6 +12,8 @@
 // a skill has unstable criteria its rubric_pass_rate_stable_delta (the rate
 // recomputed over the stable criteria, on both sides) is checked instead of
 // rubric_pass_rate_delta.
+// Criteria flagged "uncalibrated" (min_judge_kappa) are left out of the
+// criterion minimums and regressions always, and out of the stable rate.
 // max_judge_error_rate (default 0 for a skill with a rubric) and
 // max_indeterminate_rate (default unchecked) are maximums of the summary's
 // judge_error_rate and indeterminate_rate.

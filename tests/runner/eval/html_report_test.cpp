@@ -147,8 +147,8 @@ TEST_F(HtmlReportTest, ShowsCriterionBarsAndUnstableFlag) {
   std::string html = HtmlReport(FullSummary(), Records(), {});
   Check(html);
   EXPECT_TRUE(
-      Shows("faithful 7 passed 2 failed 1 indeterminate 7 2 1 77.8% 0.6 unstable excluded "
-            "from regression gates complete 9 passed 1 indeterminate 9 0 1 100.0% 1 stable"))
+      Shows("faithful 7 passed 2 failed 1 indeterminate 7 2 1 77.8% 0.6 — — unstable excluded "
+            "from regression gates complete 9 passed 1 indeterminate 9 0 1 100.0% 1 — — stable"))
       << text_;
   EXPECT_NE(html.find("<rect x=\"0.0\" y=\"0.0\" width=\"168.0\" height=\"16.0\" fill=\"#2e7d32\">"
                       "<title>7 passed</title></rect>"),

@@ -6,6 +6,7 @@
 #include <boost/json/serialize.hpp>
 #include <gtest/gtest.h>
 
+#include "runner/eval/html_report.h"
 #include "runner/eval/regression.h"
 #include "runner/eval/statistics.h"
 #include "runner/eval/summary.h"
@@ -129,6 +130,74 @@ TEST_F(SignificanceGateTest, FlipsBothWaysCancelOut) {
   EXPECT_EQ(paired.at("pass_to_fail"), 12);
   EXPECT_EQ(paired.at("fail_to_pass"), 10);
   EXPECT_EQ(paired.at("significant"), false);
+}
+
+}  // namespace
+}  // namespace skillrunner::eval
+
+namespace skillrunner::eval {
+namespace {
+
+// A judged case of skill "s" on criteria a and b, with people's labels.
+json::object Labelled(int i, std::string_view a, std::string_view b, std::string_view human_a,
+                      std::string_view human_b) {
+  const bool pass = a != "fail" && b != "fail";
+  return json::parse(R"({"skill":"s","case":"c)" + std::to_string(i) +
+                     R"(","result":{"output":{},"metrics":{"attempts":1,"duration_ms":1}},)"
+                     R"("review":{"pass":)" + (pass ? std::string("true") : std::string("false")) +
+                     R"(,"criteria_results":[{"criterion_id":"a","verdict":")" + std::string(a) +
+                     R"("},{"criterion_id":"b","verdict":")" + std::string(b) + R"("}]},)"
+                     R"("human":{"a":")" + std::string(human_a) + R"(","b":")" + std::string(human_b) + R"("}})")
+      .as_object();
+}
+
+class CalibrationTest : public ThresholdsFixture {};
+
+// DESIGN 9.5: criterion a's judge fails cases people pass (kappa 0 < 0.6):
+// uncalibrated, and its low pass rate breaches nothing; b's judge agrees with
+// people (kappa 1) and its low pass rate still breaches.
+TEST_F(CalibrationTest, KappaPerCriterionAndAnUncalibratedCriterionLeftOutOfTheGates) {
+  std::vector<json::object> records;
+  // a: judge pass/human pass 4, judge pass/human fail 1, judge fail/human pass 4, judge fail/human fail 1.
+  // po = 0.5, judge pass 0.5, human pass 0.8, pe = 0.5 x 0.8 + 0.5 x 0.2 = 0.5, kappa = 0.
+  // b: the judge and people agree on every case: 6 pass, 4 fail, kappa 1.
+  const char* a_judge[] = {"pass", "pass", "pass", "pass", "pass", "fail", "fail", "fail", "fail", "fail"};
+  const char* a_human[] = {"pass", "pass", "pass", "pass", "fail", "pass", "pass", "pass", "pass", "fail"};
+  for (int i = 0; i < 10; ++i) {
+    const char* b = i < 6 ? "pass" : "fail";
+    records.push_back(Labelled(i, a_judge[i], b, a_human[i], b));
+  }
+  SummaryHeader header;
+  header.run_id = "r";
+  header.suite = "nightly";
+  header.skills = {"s"};
+  header.min_judge_kappa = 0.6;
+  json::object summary = BuildSummary(header, records);
+  const json::object& criteria = summary.at("skills").at("s").at("criteria").as_object();
+  EXPECT_EQ(criteria.at("a").at("calibration"), json::parse(R"({"labelled":10,"agreement":0.5,"kappa":0.0,
+      "confusion":{"judge_pass_human_pass":4,"judge_pass_human_fail":1,"judge_fail_human_pass":4,
+                   "judge_fail_human_fail":1}})"));
+  EXPECT_EQ(criteria.at("a").at("uncalibrated"), true);
+  EXPECT_EQ(criteria.at("b").at("calibration").at("kappa"), 1.0);
+  EXPECT_EQ(criteria.at("b").at("uncalibrated"), false);
+
+  entry_.thresholds = Thresholds{};
+  entry_.thresholds.criterion_pass_rate = 0.8;
+  EXPECT_EQ(Messages(summary), (std::vector<std::string>{"s: criterion \"b\" pass rate 0.600 is below the minimum 0.800"}));
+  // The report names it, with its kappa and confusion counts.
+  const std::string html = HtmlReport(summary, records, {});
+  EXPECT_NE(html.find("<td>0 (10 labelled)</td><td>4 / 1 / 4 / 1</td><td class=\"name\"><span class=\"tag "
+                      "unstable\">uncalibrated</span> its judge disagrees with the human labels (kappa below "
+                      "min_judge_kappa): excluded from gates"),
+            std::string::npos);
+  EXPECT_NE(html.find("<td>1 (10 labelled)</td><td>6 / 0 / 0 / 4</td><td class=\"name\">—</td>"), std::string::npos);
+
+  // Without min_judge_kappa: reported, nothing left out.
+  header.min_judge_kappa.reset();
+  summary = BuildSummary(header, records);
+  EXPECT_FALSE(summary.at("skills").at("s").at("criteria").at("a").as_object().contains("uncalibrated"));
+  EXPECT_EQ(Messages(summary), (std::vector<std::string>{"s: criterion \"a\" pass rate 0.500 is below the minimum 0.800",
+                                                         "s: criterion \"b\" pass rate 0.600 is below the minimum 0.800"}));
 }
 
 }  // namespace
