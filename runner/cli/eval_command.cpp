@@ -22,7 +22,7 @@ int Fail(const std::string& message) {
 }
 
 eval::FinishRequest FinishRequestFor(const EvalOptions& options) {
-  return eval::FinishRequest{options.out, options.history, options.baseline};
+  return eval::FinishRequest{options.out, options.history, options.baseline, options.fail_on == "regressions"};
 }
 
 // The runtime of a run, built on the run's io_context; the runner keeps it alive.
@@ -113,6 +113,9 @@ EvalCommand::EvalCommand(CLI::App& app) {
       ->check(CLI::PositiveNumber);
   eval_->add_option("--history", options_.history, "History database (default DIR/../eval-history.sqlite)");
   eval_->add_option("--baseline", options_.baseline, "Compare with a previous run: last or a run id");
+  eval_->add_option("--fail-on", options_.fail_on,
+                    "Which breaches exit 1: any (default), or regressions (against --baseline) only")
+      ->check(CLI::IsMember({"any", "regressions"}));
   eval_->add_option("--run-id", options_.run_id, "Run id (default: a new one; shards of one night may share it)");
   merge_ = eval_->add_subcommand("merge", "Combine shard folders into one run in --out, with its reports");
   merge_->add_option("sources", options_.merge_sources, "Shard output folders")->required();
@@ -120,6 +123,8 @@ EvalCommand::EvalCommand(CLI::App& app) {
   merge_->add_option("--suite", options_.merge_suite, "The suite file (default: the one the shards ran)");
   merge_->add_option("--history", options_.history, "History database (default DIR/../eval-history.sqlite)");
   merge_->add_option("--baseline", options_.baseline, "Compare with a previous run: last or a run id");
+  merge_->add_option("--fail-on", options_.fail_on, "Which breaches exit 1: any (default) or regressions")
+      ->check(CLI::IsMember({"any", "regressions"}));
 }
 
 bool EvalCommand::parsed() const { return eval_->parsed(); }

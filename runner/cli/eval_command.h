@@ -28,6 +28,7 @@ struct EvalOptions {
   std::int64_t rejudge_sample = 20;
   std::string history;   // empty: DIR/../eval-history.sqlite
   std::string baseline;  // last | RUN_ID
+  std::string fail_on = "any";  // any | regressions
   std::string run_id;    // empty: a new one (kept across --resume)
   std::vector<std::string> merge_sources;
   std::string merge_suite;  // merge: the suite file, default the shards' run.json

@@ -37,12 +37,15 @@ int FinishEval(const Suite& suite, SummaryHeader header, std::vector<json::objec
   finish.out_dir = request.out;
   finish.history_file = request.history.empty() ? DefaultHistoryFile(request.out) : request.history;
   finish.baseline = request.baseline;
+  finish.fail_on_regressions_only = request.fail_on_regressions_only;
   FinishResult result = FinishRun(suite, header, records, finish);
   for (const auto& note : result.notes) say("skillrunner eval: " + note);
   for (const auto& problem : result.problems) say("skillrunner eval: " + problem);
   SayRubricRates(result.summary, say);
   for (const auto& breach : result.summary.at("breaches").as_array()) {
-    say("breach: " + std::string(breach.at("message").as_string()));
+    const bool counts = !request.fail_on_regressions_only || breach.at("kind") == "regression";
+    say(std::string(counts ? "breach: " : "breach (reported; --fail-on regressions): ") +
+        std::string(breach.at("message").as_string()));
   }
   if (const auto* baseline = result.summary.if_contains("baseline"); baseline && baseline->is_object()) {
     const auto* flipped = baseline->as_object().if_contains("flipped");

@@ -79,6 +79,7 @@ FinishResult FinishRun(const Suite& suite, SummaryHeader header, std::vector<jso
   json::array breaches = CheckThresholds(summary, suite);
   summary["status"] = breaches.empty() ? "pass" : "breached";
   summary["breaches"] = std::move(breaches);
+  summary["fail_on"] = options.fail_on_regressions_only ? "regressions" : "any";
   std::vector<TrendPoint> trend;
   if (history) {
     if (auto points = history->Trend(suite.id, options.trend_runs); points) {
@@ -102,7 +103,12 @@ FinishResult FinishRun(const Suite& suite, SummaryHeader header, std::vector<jso
       result.problems.push_back("history: " + recorded.error());
     }
   }
-  result.exit_status = !result.problems.empty() ? 2 : summary.at("status") == "pass" ? 0 : 1;
+  // --fail-on regressions: threshold breaches are reported, only regressions fail the run.
+  bool failing = false;
+  for (const json::value& breach : summary.at("breaches").as_array()) {
+    failing = failing || !options.fail_on_regressions_only || breach.at("kind") == "regression";
+  }
+  result.exit_status = !result.problems.empty() ? 2 : failing ? 1 : 0;
   result.summary = std::move(summary);
   return result;
 }

@@ -24,6 +24,7 @@ struct FinishOptions {
   std::filesystem::path history_file;
   std::string baseline;  // "last", a run id, or empty for no comparison
   std::size_t trend_runs = 30;
+  bool fail_on_regressions_only = false;  // --fail-on regressions
 };
 
 struct FinishResult {

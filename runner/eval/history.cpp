@@ -56,7 +56,17 @@ CREATE TABLE IF NOT EXISTS criterion_verdicts (
 
 // Version 2 (DESIGN 9.4): what each case cost, its judging included; NULL
 // when nothing it used had a price.
-constexpr const char* kSchemaV2 = "ALTER TABLE case_outcomes ADD COLUMN cost_usd REAL";
+constexpr const char* kSchemaV2 = R"sql(
+ALTER TABLE case_outcomes ADD COLUMN cost_usd REAL;
+ALTER TABLE case_outcomes ADD COLUMN schema_ok INTEGER;
+ALTER TABLE case_outcomes ADD COLUMN expected_ok INTEGER;
+ALTER TABLE case_outcomes ADD COLUMN rubric_ok INTEGER;
+)sql";
+
+std::optional<std::int64_t> AsInt(std::optional<bool> gate) {
+  if (!gate) return std::nullopt;
+  return *gate ? 1 : 0;
+}
 
 void BindOptionalText(sqlite::Statement& stmt, int index, const json::object& object,
                       std::string_view key) {
@@ -88,6 +98,21 @@ json::object ParseSummary(const std::string& text) {
 struct History::Impl {
   sqlite::Database db;
 };
+
+CaseGates GatesOf(const json::object& record) {
+  CaseGates gates;
+  const CaseOutcome outcome = OutcomeOf(record);
+  gates.schema = outcome != CaseOutcome::kError;
+  if (const json::value* match = record.if_contains("expected_match"); match && match->is_bool()) {
+    gates.expected = match->as_bool();
+  }
+  const json::value* review = record.if_contains("review");
+  const json::value* pass = review && review->is_object() ? review->as_object().if_contains("pass") : nullptr;
+  if (outcome != CaseOutcome::kError && outcome != CaseOutcome::kJudgeError && pass && pass->is_bool()) {
+    gates.rubric = pass->as_bool();
+  }
+  return gates;
+}
 
 History::History(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 History::~History() = default;
@@ -183,7 +208,8 @@ std::expected<void, std::string> InsertCases(sqlite::Database& db, std::string_v
                                              const std::vector<json::object>& records) {
   auto outcome_stmt = db.Prepare(
       "INSERT OR REPLACE INTO case_outcomes (run_id, skill, case_id, \"repeat\", outcome, "
-      "duration_ms, input_tokens, output_tokens, cost_usd) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)");
+      "duration_ms, input_tokens, output_tokens, cost_usd, schema_ok, expected_ok, rubric_ok) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)");
   if (!outcome_stmt) return std::unexpected(outcome_stmt.error());
   auto verdict_stmt = db.Prepare(
       "INSERT OR REPLACE INTO criterion_verdicts (run_id, skill, case_id, \"repeat\", "
@@ -207,6 +233,10 @@ std::expected<void, std::string> InsertCases(sqlite::Database& db, std::string_v
     outcome_stmt->Bind(7, IntAt(metrics, "input_tokens"));
     outcome_stmt->Bind(8, IntAt(metrics, "output_tokens"));
     outcome_stmt->BindReal(9, CaseCostUsd(record));
+    const CaseGates gates = GatesOf(record);
+    outcome_stmt->Bind(10, AsInt(gates.schema));
+    outcome_stmt->Bind(11, AsInt(gates.expected));
+    outcome_stmt->Bind(12, AsInt(gates.rubric));
     if (auto done = outcome_stmt->Run(); !done) return done;
 
     const json::object* review = ObjectAt(&record, "review");
@@ -262,7 +292,8 @@ namespace {
 
 std::expected<void, std::string> LoadOutcomes(sqlite::Database& db, BaselineRun& run) {
   auto stmt =
-      db.Prepare("SELECT skill, case_id, \"repeat\", outcome FROM case_outcomes WHERE run_id = ?1");
+      db.Prepare("SELECT skill, case_id, \"repeat\", outcome, schema_ok, expected_ok, rubric_ok FROM case_outcomes "
+                 "WHERE run_id = ?1");
   if (!stmt) return std::unexpected(stmt.error());
   stmt->Bind(1, std::string_view(run.run_id));
   while (true) {
@@ -274,7 +305,14 @@ std::expected<void, std::string> LoadOutcomes(sqlite::Database& db, BaselineRun&
     // Rebuild the record's identity so the key is exactly CaseKey's.
     json::object identity{{"skill", stmt->Text(0)}, {"case", stmt->Text(1)}};
     if (std::int64_t repeat = stmt->Int(2); repeat > 0) identity["repeat"] = repeat;
-    run.outcomes[CaseKey(identity)] = *outcome;
+    const std::string key = CaseKey(identity);
+    run.outcomes[key] = *outcome;
+    auto gate = [&](int column) -> std::optional<bool> {
+      if (stmt->IsNull(column)) return std::nullopt;
+      return stmt->Int(column) != 0;
+    };
+    CaseGates gates{gate(4), gate(5), gate(6)};
+    if (gates.schema || gates.expected || gates.rubric) run.gates[key] = gates;
   }
   auto verdicts = db.Prepare(
       "SELECT skill, case_id, \"repeat\", criterion_id, verdict FROM criterion_verdicts WHERE run_id = ?1");

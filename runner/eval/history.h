@@ -31,6 +31,15 @@
 namespace skillrunner::eval {
 
 // An earlier run, as far as a comparison needs it.
+// One case's gates (DESIGN 9.5): valid output, expected match, rubric pass;
+// nullopt where the gate did not apply or said nothing.
+struct CaseGates {
+  std::optional<bool> schema;
+  std::optional<bool> expected;
+  std::optional<bool> rubric;
+};
+CaseGates GatesOf(const boost::json::object& record);
+
 struct BaselineRun {
   std::string run_id;
   std::string started_at;
@@ -38,6 +47,8 @@ struct BaselineRun {
   std::map<std::string, CaseOutcome> outcomes;  // by CaseKey
   // CaseKey -> criterion id -> verdict, for the cases that were judged.
   std::map<std::string, std::map<std::string, std::string>> verdicts;
+  // CaseKey -> its gates (runs recorded before schema 2 have none).
+  std::map<std::string, CaseGates> gates = {};
 };
 
 // One past run of a suite, for the report's trend lines.

@@ -315,13 +315,44 @@ std::string Histograms(const json::object* skills, const std::vector<json::objec
   return html + "</section>\n";
 }
 
-std::string DeltaCell(const json::value* delta) {
+// A rate's change in points; `lower_is_better` colours a rise red (retries).
+std::string DeltaCell(const json::value* delta, bool lower_is_better = false) {
   std::optional<double> number = AsNumber(delta);
-  std::string css = !number             ? "same"
-                    : *number > 0.0005  ? "up"
-                    : *number < -0.0005 ? "down"
-                                        : "same";
+  const bool rose = number && *number > 0.0005, fell = number && *number < -0.0005;
+  std::string css = rose ? (lower_is_better ? "down" : "up") : fell ? (lower_is_better ? "up" : "down") : "same";
   return Cell(FormatDeltaPoints(number), css);
+}
+
+// A count's change (tokens, dollars, milliseconds): a rise is a cost, red.
+std::string CountDeltaCell(std::optional<double> delta, std::string_view unit) {
+  if (!delta) return Cell(std::string(kDash), "same");
+  const std::string sign = *delta > 0 ? "+" : *delta < 0 ? "−" : "±";
+  const double size = std::abs(*delta);
+  std::string text = unit == "$" ? sign + FormatUsd(size) : sign + FormatNumber(size) + std::string(unit);
+  return Cell(text, *delta > 0 ? "down" : *delta < 0 ? "up" : "same");
+}
+
+// DESIGN 9.5: per gate, the cases that flipped each way.
+std::string GateFlipsList(const json::object& baseline) {
+  const json::object* flips = ObjectAt(&baseline, "flips");
+  if (flips == nullptr) return "";
+  std::string html = "<h3>Flips per gate</h3><ul>";
+  for (const auto& [gate, value] : *flips) {
+    const json::object* entry = value.is_object() ? &value.as_object() : nullptr;
+    for (std::string_view way : {"pass_to_fail", "fail_to_pass"}) {
+      const json::array* cases = ArrayAt(entry, way);
+      std::string names;
+      for (const json::value& c : cases ? *cases : json::array()) {
+        const json::object* o = c.is_object() ? &c.as_object() : nullptr;
+        names += (names.empty() ? "" : ", ") + std::string(TextAt(o, "skill")) + "/" + std::string(TextAt(o, "case"));
+        if (const json::value* repeat = o ? o->if_contains("repeat") : nullptr) names += "#" + FormatValue(repeat);
+      }
+      html += "<li class=\"" + std::string(way == "pass_to_fail" ? "down" : "up") + "\">" + EscapeMarkup(gate) + ": " +
+              std::to_string(cases ? cases->size() : 0) + (way == "pass_to_fail" ? " pass → fail" : " fail → pass") +
+              (names.empty() ? "" : " (" + EscapeMarkup(names) + ")") + "</li>";
+    }
+  }
+  return html + "</ul>";
 }
 
 // One row of the significance table: a gate's paired cases in both runs.
@@ -391,14 +422,23 @@ std::string BaselineSection(const json::object& summary) {
           "points.</p>";
   if (const json::object* skills = ObjectAt(baseline, "skills"); skills && !skills->empty()) {
     html +=
-        "<table><thead><tr><th class=\"name\">Skill</th><th>Schema compliance Δ</th>"
-        "<th>Rubric pass rate Δ</th><th class=\"name\">Criteria Δ</th></tr></thead><tbody>";
+        "<div class=\"scroll\"><table><thead><tr><th class=\"name\">Skill</th><th>Schema compliance Δ</th>"
+        "<th>Rubric pass rate Δ</th><th>First try Δ</th><th>Retry rate Δ</th><th>Expected match Δ</th>"
+        "<th>Tokens in Δ</th><th>Tokens out Δ</th><th>Cost Δ</th><th>Latency p50 Δ</th><th>Latency p95 Δ</th>"
+        "<th class=\"name\">Criteria Δ</th></tr></thead><tbody>";
     for (const auto& [id, value] : *skills) {
       const json::object* skill = value.is_object() ? &value.as_object() : nullptr;
       html += "<tr><td class=\"name\">" + EscapeMarkup(id) + "</td>" +
               DeltaCell(skill ? skill->if_contains("schema_compliance_delta") : nullptr) +
               DeltaCell(skill ? skill->if_contains("rubric_pass_rate_delta") : nullptr) +
-              "<td class=\"name\">";
+              DeltaCell(skill ? skill->if_contains("first_try_rate_delta") : nullptr) +
+              DeltaCell(skill ? skill->if_contains("retry_rate_delta") : nullptr, true) +
+              DeltaCell(skill ? skill->if_contains("expected_match_delta") : nullptr) +
+              CountDeltaCell(NumberAt(skill, "input_tokens_delta"), "") +
+              CountDeltaCell(NumberAt(skill, "output_tokens_delta"), "") +
+              CountDeltaCell(NumberAt(skill, "cost_usd_delta"), "$") +
+              CountDeltaCell(NumberAt(skill, "latency_p50_ms_delta"), " ms") +
+              CountDeltaCell(NumberAt(skill, "latency_p95_ms_delta"), " ms") + "<td class=\"name\">";
       for (const auto& [cid, entry] :
            ObjectAt(skill, "criteria") ? *ObjectAt(skill, "criteria") : json::object()) {
         const json::object* c = entry.is_object() ? &entry.as_object() : nullptr;
@@ -412,9 +452,9 @@ std::string BaselineSection(const json::object& summary) {
       }
       html += "</td></tr>";
     }
-    html += "</tbody></table>";
+    html += "</tbody></table></div>";
   }
-  html += SignificanceTable(*baseline);
+  html += SignificanceTable(*baseline) + GateFlipsList(*baseline);
   const json::array* flipped = ArrayAt(baseline, "flipped");
   std::size_t count = flipped ? flipped->size() : 0;
   html += "<h3>Flipped from pass (" + std::to_string(count) + ")</h3>";

@@ -49,6 +49,9 @@ struct FinishRequest {
   std::filesystem::path out;
   std::filesystem::path history;  // empty: DefaultHistoryFile(out)
   std::string baseline;           // last | RUN_ID | empty
+  // DESIGN 9.5 --fail-on: which breaches make the exit status 1 (any, or
+  // only regressions against the baseline).
+  bool fail_on_regressions_only = false;
 };
 
 struct RunRequest {

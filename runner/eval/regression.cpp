@@ -33,6 +33,15 @@ json::object SkillDeltas(const json::object& current, const json::object* baseli
   json::object deltas;
   deltas["schema_compliance_delta"] = Delta(&current, baseline, "schema_compliance");
   deltas["rubric_pass_rate_delta"] = Delta(&current, baseline, "rubric_pass_rate");
+  // DESIGN 9.5 "what changed": the rest of the skill's figures.
+  for (std::string_view key : {"first_try_rate", "retry_rate", "expected_match", "input_tokens", "output_tokens",
+                               "cost_usd"}) {
+    deltas[std::string(key) + "_delta"] = Delta(&current, baseline, key);
+  }
+  for (std::string_view p : {"p50", "p95"}) {
+    deltas["latency_" + std::string(p) + "_ms_delta"] =
+        Delta(ObjectAt(&current, "latency_ms"), ObjectAt(baseline, "latency_ms"), p);
+  }
   json::object criteria;
   if (const json::object* current_criteria = ObjectAt(&current, "criteria")) {
     const json::object* baseline_criteria = ObjectAt(baseline, "criteria");
@@ -235,6 +244,33 @@ std::vector<Flip> Flips(const std::vector<json::object>& records, const Baseline
   return flips;
 }
 
+// DESIGN 9.5: per gate, the cases that flipped each way.
+json::object GateFlips(const std::vector<json::object>& records, const BaselineRun& baseline) {
+  struct Gate {
+    const char* name;
+    std::optional<bool> CaseGates::*field;
+  };
+  const Gate gates[] = {{"schema", &CaseGates::schema}, {"expected", &CaseGates::expected},
+                        {"rubric", &CaseGates::rubric}};
+  json::object out;
+  for (const Gate& gate : gates) {
+    json::array down, up;
+    for (const json::object& record : records) {
+      auto before = baseline.gates.find(CaseKey(record));
+      if (before == baseline.gates.end()) continue;
+      const std::optional<bool> then = before->second.*gate.field, now = GatesOf(record).*gate.field;
+      if (!then || !now || *then == *now) continue;
+      json::object entry{{"skill", TextAt(&record, "skill")}, {"case", TextAt(&record, "case")}};
+      if (const json::value* repeat = record.if_contains("repeat"); repeat && repeat->is_int64()) {
+        entry["repeat"] = *repeat;
+      }
+      (*then ? down : up).push_back(std::move(entry));
+    }
+    out[gate.name] = json::object{{"pass_to_fail", std::move(down)}, {"fail_to_pass", std::move(up)}};
+  }
+  return out;
+}
+
 }  // namespace
 
 json::object CompareWithBaseline(const json::object& summary,
@@ -276,6 +312,7 @@ json::object CompareWithBaseline(const json::object& summary,
     flipped.push_back(std::move(entry));
   }
   comparison["flipped"] = std::move(flipped);
+  comparison["flips"] = GateFlips(records, baseline);
   return comparison;
 }
 

@@ -104,6 +104,8 @@ class Checker {
     json::object breach{{"skill", skill_}};
     if (!criterion.empty()) breach["criterion"] = criterion;
     breach["threshold"] = threshold;
+    // DESIGN 9.5: --fail-on regressions fails the run on these alone.
+    breach["kind"] = threshold == "max_regression" ? "regression" : "threshold";
     breach["limit"] = limit;
     breach["actual"] = std::move(actual);
     breach["message"] = skill_ + ": " + message;

@@ -226,6 +226,57 @@ TEST_F(EvalCliTest, AWorsenedRunBreachesThresholdsAndListsTheFlippedCases) {
   EXPECT_NE(worse.err.find("24 case(s) flipped from pass since run "), std::string::npos) << worse.err;
 }
 
+// DESIGN 9.5: an old threshold breach is not a regression. An unchanged
+// rerun with --fail-on regressions exits 0 (the breach is still reported); a
+// rerun with faults shows what changed: first try, tokens, latency, and the
+// cases that flipped per gate.
+TEST_F(EvalCliTest, BaselinesSayWhatChangedAndFailOnRegressionsIgnoresOldBreaches) {
+  // echo's last case expects the wrong value: expected_match 1.0 breaches in every run.
+  tree_.Write("strict.yaml", "id: night\nskills:\n  - skill: gen\n  - skill: echo\n    expected: subset\n"
+                             "thresholds: { expected_match: 1.0, max_regression: 0.05 }\n");
+  tree_.Write("steady.yaml", "providers: { sim: { kind: simulated, latency_ms: 5 } }\n"
+                             "models: { sim-model: { provider: sim } }\n");
+  // Every first answer has the wrong type (a validation retry), answers are
+  // slower, and the gate's judge (now attempt 3) fails criterion a.
+  tree_.Write("faulty.yaml", "providers:\n  sim:\n    kind: simulated\n    latency_ms: 40\n    faults:\n"
+                             "      - { skill: gen, attempt: 1, fault: wrong_type, path: /label }\n"
+                             "      - { skill: gen.review, attempt: 3, fault: verdict, criterion: a, verdict: fail }\n"
+                             "models: { sim-model: { provider: sim } }\n");
+  ASSERT_EQ(Eval("steady.yaml", "strict.yaml --out out/n1 --history h.sqlite").status, 1);
+  auto unchanged = Eval("steady.yaml", "strict.yaml --out out/n2 --history h.sqlite --baseline last --fail-on regressions");
+  EXPECT_EQ(unchanged.status, 0) << unchanged.err;
+
+  json::object summary = Summary("out/n2");
+  EXPECT_EQ(summary.at("fail_on"), "regressions");
+  ASSERT_EQ(summary.at("breaches").as_array().size(), 1u);
+  EXPECT_EQ(summary.at("breaches").at(0).at("kind"), "threshold");
+  EXPECT_NE(unchanged.err.find("breach (reported; --fail-on regressions): echo: expected-match rate 0.833 is below the "
+                               "minimum 1.000"),
+            std::string::npos)
+      << unchanged.err;
+  EXPECT_EQ(Eval("steady.yaml", "strict.yaml --out out/n3 --history h.sqlite --baseline last").status, 1);
+
+  auto faulty = Eval("faulty.yaml", "strict.yaml --out out/n4 --history h.sqlite --baseline last --fail-on regressions");
+  EXPECT_EQ(faulty.status, 1) << faulty.err;
+  summary = Summary("out/n4");
+  const json::object& gen = summary.at("baseline").at("skills").at("gen").as_object();
+  EXPECT_EQ(gen.at("first_try_rate_delta"), -1.0);
+  EXPECT_EQ(gen.at("retry_rate_delta"), 1.0);
+  EXPECT_GT(gen.at("input_tokens_delta").to_number<double>(), 0);
+  EXPECT_GE(gen.at("latency_p50_ms_delta").to_number<double>(), 35);
+  const json::object& flips = summary.at("baseline").at("flips").as_object();
+  EXPECT_EQ(flips.at("rubric").at("pass_to_fail").as_array().size(), static_cast<std::size_t>(kGenCases));
+  EXPECT_EQ(json::serialize(flips.at("rubric").at("pass_to_fail").at(0)), R"({"skill":"gen","case":"g1"})");
+  EXPECT_EQ(flips.at("schema"), json::parse(R"({"pass_to_fail":[],"fail_to_pass":[]})"));
+  EXPECT_EQ(flips.at("expected"), json::parse(R"({"pass_to_fail":[],"fail_to_pass":[]})"));
+  std::vector<std::string> kinds;
+  for (const auto& b : summary.at("breaches").as_array()) kinds.emplace_back(b.at("kind").as_string());
+  EXPECT_EQ(kinds, (std::vector<std::string>{"regression", "regression", "threshold"}));
+  const std::string report = ReadFile(tree_.Path("out/n4/report.html"));
+  EXPECT_NE(report.find("<td class=\"down\">-100.0 pp</td>"), std::string::npos);  // first try
+  EXPECT_NE(report.find("rubric: " + std::to_string(kGenCases) + " pass → fail (gen/g1, gen/g2"), std::string::npos);
+}
+
 TEST_F(EvalCliTest, AJudgeThatGivesNoVerdictIsAJudgeErrorNeverAPassOrFail) {
   tree_.Write("judged.yaml", R"(id: judged
 skills:

@@ -60,7 +60,8 @@ json::object WithBaseline(json::object summary, const std::vector<json::object>&
   BaselineRun baseline{"r2",
                        "2025-01-01T02:00:00Z",
                        ParseObject(R"({"skills": {"extract": {"schema_compliance": 1,
-                                       "rubric_pass_rate": 0.95, "criteria": {
+                                       "rubric_pass_rate": 0.95, "first_try_rate": 0.9, "input_tokens": 1000,
+                                       "latency_ms": {"p50": 100, "p95": 900}, "criteria": {
                                        "faithful": {"pass_rate": 0.9}, "complete": {"pass_rate": 1}}}}})"),
                        {{"extract/c1", CaseOutcome::kPass},
                         {"extract/c2", CaseOutcome::kPass},
@@ -218,7 +219,10 @@ TEST_F(HtmlReportTest, ShowsBaselineDeltasAndFlippedCases) {
   std::string html = HtmlReport(WithBaseline(FullSummary(), records), records, {});
   Check(html);
   EXPECT_TRUE(Shows("Baseline: run r2 started 2025-01-01T02:00:00Z Deltas are")) << text_;
-  EXPECT_TRUE(Shows("extract -2.0 pp -15.0 pp faithful -12.2 pp complete ±0.0 pp")) << text_;
+  // What changed besides the rates: first try, tokens and latency (a rise in cost or time is red).
+  EXPECT_TRUE(Shows("extract -2.0 pp -15.0 pp -15.0 pp — — +200 — — +20 ms +50 ms faithful -12.2 pp complete ±0.0 pp"))
+      << text_;
+  EXPECT_NE(html.find("<td class=\"down\">+20 ms</td>"), std::string::npos);
   EXPECT_TRUE(
       Shows("Flipped from pass (2) Skill Case Repeat Was Now extract c1 — pass fail "
             "extract c2 — pass error"))

@@ -14,6 +14,9 @@ using namespace report_records;
 const std::string kNoPairs =
     R"({"cases":0,"baseline_rate":null,"baseline_interval":null,"rate":null,"interval":null,)"
     R"("pass_to_fail":0,"fail_to_pass":0,"p_value":1.0,"significant":false})";
+const std::string kNoFlips =
+    R"({"schema":{"pass_to_fail":[],"fail_to_pass":[]},"expected":{"pass_to_fail":[],"fail_to_pass":[]},)"
+    R"("rubric":{"pass_to_fail":[],"fail_to_pass":[]}})";
 const std::string kNoSkillPairs = R"("paired":{"schema":)" + kNoPairs + R"(,"outcome":)" + kNoPairs + "}";
 
 TEST(RegressionTest, DeltasAreCurrentMinusBaselineAndNullWhereEitherSideIsMissing) {
@@ -32,15 +35,21 @@ TEST(RegressionTest, DeltasAreCurrentMinusBaselineAndNullWhereEitherSideIsMissin
 
   json::object comparison = CompareWithBaseline(summary, {}, baseline);
 
+  // Every delta of a skill is there; null where either side has no figure.
+  const std::string kNullDeltas =
+      R"("first_try_rate_delta":null,"retry_rate_delta":null,"expected_match_delta":null,)"
+      R"("input_tokens_delta":null,"output_tokens_delta":null,"cost_usd_delta":null,)"
+      R"("latency_p50_ms_delta":null,"latency_p95_ms_delta":null,)";
   EXPECT_EQ(CompactJson(comparison),
             R"({"run_id":"r1","started_at":"2025-01-01T02:00:00Z","regression_alpha":0.05,"skills":{)"
-            R"("extract":{"schema_compliance_delta":0.1,"rubric_pass_rate_delta":-0.1,"criteria":{)"
-            R"("faithful":{"pass_rate_delta":0.25,"paired":)" + kNoPairs + R"(},)"
-            R"("complete":{"pass_rate_delta":null,"paired":)" + kNoPairs + R"(},)"
-            R"("new_one":{"pass_rate_delta":null,"paired":)" + kNoPairs + R"(}},)" + kNoSkillPairs + R"(},)"
-            R"("summarise":{"schema_compliance_delta":null,"rubric_pass_rate_delta":null,"criteria":{},)" +
-                kNoSkillPairs + R"(}},)"
-            R"("flipped":[]})");
+            R"("extract":{"schema_compliance_delta":0.1,"rubric_pass_rate_delta":-0.1,)" + kNullDeltas +
+                R"("criteria":{)"
+                R"("faithful":{"pass_rate_delta":0.25,"paired":)" + kNoPairs + R"(},)"
+                R"("complete":{"pass_rate_delta":null,"paired":)" + kNoPairs + R"(},)"
+                R"("new_one":{"pass_rate_delta":null,"paired":)" + kNoPairs + R"(}},)" + kNoSkillPairs + R"(},)"
+                R"("summarise":{"schema_compliance_delta":null,"rubric_pass_rate_delta":null,)" + kNullDeltas +
+                R"("criteria":{},)" + kNoSkillPairs + R"(}},)"
+                R"("flipped":[],"flips":)" + kNoFlips + "}");
 }
 
 TEST(RegressionTest, FlippedListsPassedCasesThatNowFailOrErrorSorted) {
@@ -83,13 +92,17 @@ TEST(RegressionTest, OddInputGivesNullsNotACrash) {
   BaselineRun baseline{"r0", "", ParseObject(R"({"skills": []})"), {}, {}};
   json::object comparison =
       CompareWithBaseline(summary, {ParseObject(R"({"skill": 3})"), json::object()}, baseline);
+  const std::string kNullDeltas =
+      R"("first_try_rate_delta":null,"retry_rate_delta":null,"expected_match_delta":null,)"
+      R"("input_tokens_delta":null,"output_tokens_delta":null,"cost_usd_delta":null,)"
+      R"("latency_p50_ms_delta":null,"latency_p95_ms_delta":null,)";
   EXPECT_EQ(CompactJson(comparison),
             R"({"run_id":"r0","started_at":"","regression_alpha":0.05,"skills":{)"
-            R"("b":{"schema_compliance_delta":null,"rubric_pass_rate_delta":null,"criteria":{},)" + kNoSkillPairs +
-                R"(},)"
-                R"("c":{"schema_compliance_delta":null,"rubric_pass_rate_delta":null,"criteria":{},)" +
-                kNoSkillPairs + R"(}},)"
-                R"("flipped":[]})");
+            R"("b":{"schema_compliance_delta":null,"rubric_pass_rate_delta":null,)" + kNullDeltas +
+                R"("criteria":{},)" + kNoSkillPairs + R"(},)"
+                R"("c":{"schema_compliance_delta":null,"rubric_pass_rate_delta":null,)" + kNullDeltas +
+                R"("criteria":{},)" + kNoSkillPairs + R"(}},)"
+                R"("flipped":[],"flips":)" + kNoFlips + "}");
 }
 
 }  // namespace
