@@ -174,7 +174,9 @@ std::string UsdLabel(double usd) { return usd == 0 ? "$0" : FormatUsd(usd); }
 }  // namespace
 
 std::vector<Bar> LatencyBuckets(const std::vector<double>& durations_ms) {
-  return EvenBuckets(durations_ms, 1.0, MsLabel);
+  // Buckets of at least 1 ms: the labels are whole milliseconds, and
+  // sub-millisecond buckets all read "≥0 ms".
+  return EvenBuckets(durations_ms, 10.0, MsLabel);
 }
 
 std::vector<Bar> CostBuckets(const std::vector<double>& costs_usd) {

@@ -83,6 +83,8 @@ std::string Header(const json::object& summary) {
   // The whole run at a glance; the per-skill table below has the rest.
   if (const json::object* totals = ObjectAt(&summary, "totals")) {
     row("Cases", FormatValue(totals->if_contains("cases")));
+    // The progress line's figure: every gate passed, of the cases not lost to a judge error.
+    if (totals->contains("case_pass_rate")) row("Cases passed", FormatRate(NumberAt(totals, "case_pass_rate")));
     row("Schema compliance", FormatRate(NumberAt(totals, "schema_compliance")));
     if (totals->contains("rubric_pass_rate")) {
       row("Rubric pass rate", FormatRate(NumberAt(totals, "rubric_pass_rate")) + " of " +
@@ -198,9 +200,9 @@ std::string SkillTable(const json::object& summary, const json::object* skills) 
         Cell(FormatRate(NumberAt(skill, "rubric_pass_rate")) + " (" + decided() + " decided, " +
                  count("indeterminate") + " left out)",
              breach_class("rubric_pass_rate")) +
-        Cell(count("indeterminate") + " (" + FormatRate(NumberAt(skill, "indeterminate_rate")) +
-             ")") +
-        Cell(FormatRate(NumberAt(skill, "expected_match"))) +
+        Cell(count("indeterminate") + " (" + FormatRate(NumberAt(skill, "indeterminate_rate")) + ")",
+             breach_class("max_indeterminate_rate")) +
+        Cell(FormatRate(NumberAt(skill, "expected_match")), breach_class("expected_match")) +
         Cell(count("input_tokens") + " / " + count("output_tokens")) +
         Cell(count("judge_input_tokens") + " / " + count("judge_output_tokens")) +
         Cell(FormatUsd(NumberAt(skill, "cost_usd")), breach_class("max_cost_usd")) +
@@ -228,7 +230,12 @@ std::string CalibrationCells(const json::object* c) {
 std::string Stability(const json::object* c) {
   const json::value* unstable = c ? c->if_contains("unstable") : nullptr;
   const json::value* uncalibrated = c ? c->if_contains("uncalibrated") : nullptr;
+  const json::value* counted = c ? c->if_contains("counted") : nullptr;
   std::string out;
+  if (counted && counted->is_bool() && !counted->as_bool()) {
+    out += "not counted: the rubric's pass_rule decides a pass by other criteria (its verdicts are shown, "
+           "its threshold still applies) ";
+  }
   if (uncalibrated && uncalibrated->is_bool() && uncalibrated->as_bool()) {
     out += "<span class=\"tag unstable\">uncalibrated</span> its judge disagrees with the human labels "
            "(kappa below min_judge_kappa): excluded from gates ";
@@ -241,7 +248,17 @@ std::string Stability(const json::object* c) {
   return out.empty() ? std::string(kDash) : out;
 }
 
-std::string CriteriaSection(const json::object* skills) {
+// A criterion's own breach (criterion_pass_rate, or its regression).
+bool CriterionBreached(const json::object& summary, std::string_view skill, std::string_view criterion) {
+  const json::array* breaches = ArrayAt(&summary, "breaches");
+  if (breaches == nullptr) return false;
+  return std::any_of(breaches->begin(), breaches->end(), [&](const json::value& value) {
+    const json::object* breach = value.is_object() ? &value.as_object() : nullptr;
+    return TextAt(breach, "skill") == skill && TextAt(breach, "criterion") == criterion;
+  });
+}
+
+std::string CriteriaSection(const json::object& summary, const json::object* skills) {
   std::string html =
       "<section id=\"criteria\"><h2>Criteria</h2><p class=\"legend\">"
       "<span><i class=\"swatch\" style=\"background:#2e7d32\"></i>passed</span>"
@@ -267,7 +284,7 @@ std::string CriteriaSection(const json::object* skills) {
               "</td>" + Cell(FormatNumber(NumberAt(c, "passed"))) +
               Cell(FormatNumber(NumberAt(c, "failed"))) +
               Cell(FormatNumber(NumberAt(c, "indeterminate"))) +
-              Cell(FormatRate(NumberAt(c, "pass_rate"))) +
+              Cell(FormatRate(NumberAt(c, "pass_rate")), CriterionBreached(summary, id, cid) ? "breach" : "") +
               Cell(FormatNumber(NumberAt(c, "agreement"))) + CalibrationCells(c) + "<td class=\"name\">" +
               Stability(c) + "</td></tr>";
     }
@@ -525,7 +542,7 @@ std::string HtmlReport(const json::object& summary, const std::vector<json::obje
   html += "<main>\n";
   html += Breaches(summary);
   html += SkillTable(summary, skills);
-  html += CriteriaSection(skills);
+  html += CriteriaSection(summary, skills);
   html += Histograms(skills, records);
   html += BaselineSection(summary);
   html += TrendSection(skills, WithCurrentRun(summary, trend));

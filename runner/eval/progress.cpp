@@ -71,7 +71,9 @@ void Progress::Finish() {
 std::string Progress::Line(Clock::TimePoint now) const {
   std::size_t all = total_ + already_;
   std::size_t done = done_ + already_;
-  // The pass rate counts decided cases only: judge errors say nothing either way.
+  // Cases passed: every gate (schema, expected, rubric) passed, of the cases
+  // decided (judge errors say nothing either way); the report's "Cases
+  // passed" is the same figure (DESIGN 9.5).
   std::size_t decided = passed_ + failed_ + errors_;
   char rate[16] = "-";
   if (decided > 0) std::snprintf(rate, sizeof rate, "%.1f%%", 100.0 * static_cast<double>(passed_) / decided);
@@ -86,7 +88,7 @@ std::string Progress::Line(Clock::TimePoint now) const {
     eta = "0s";
   }
   char line[256];
-  std::snprintf(line, sizeof line, "%zu/%zu cases, pass %s, %zu failed, %zu errors, %zu judge errors, %lld tokens, ETA %s",
+  std::snprintf(line, sizeof line, "%zu/%zu cases, cases passed %s, %zu failed, %zu errors, %zu judge errors, %lld tokens, ETA %s",
                 done, all, rate, failed_, errors_, judge_errors_, static_cast<long long>(tokens_), eta.c_str());
   if (!terminal_) return std::string("eval: ") + line;
   constexpr int kWidth = 24;

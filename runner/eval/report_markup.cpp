@@ -1,5 +1,7 @@
 #include "runner/eval/report_markup.h"
 
+#include <algorithm>
+
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -111,28 +113,32 @@ std::string FormatValue(const json::value* value) {
 namespace skillrunner::eval::report {
 
 std::vector<std::string> FailureReasons(const json::object& record) {
-  std::vector<std::string> reasons;
+  // Each reason once (DESIGN 9.5): the review repeats a failed criterion's
+  // reasoning among its issues as "<criterion>: <reasoning>", so that issue
+  // gives way to the criterion's own line.
+  std::vector<std::string> criteria, echoed;
   const json::object* review = ObjectAt(&record, "review");
-  if (const json::array* issues = ArrayAt(review, "issues")) {
-    for (const json::value& issue : *issues) reasons.push_back(FormatValue(&issue));
-  }
   if (const json::array* results = ArrayAt(review, "criteria_results")) {
     for (const json::value& result : *results) {
       if (!result.is_object() || TextAt(&result.as_object(), "verdict") != "fail") continue;
-      std::string line = "criterion ";
-      line += TextAt(&result.as_object(), "criterion_id");
-      line += " failed";
-      if (std::string_view reasoning = TextAt(&result.as_object(), "reasoning");
-          !reasoning.empty()) {
-        line += ": ";
-        line += reasoning;
-      }
-      reasons.push_back(std::move(line));
+      const std::string id(TextAt(&result.as_object(), "criterion_id"));
+      const std::string reasoning(TextAt(&result.as_object(), "reasoning"));
+      criteria.push_back("criterion " + id + " failed" + (reasoning.empty() ? "" : ": " + reasoning));
+      echoed.push_back(id + ": " + reasoning);
     }
   }
-  for (std::string& line : ErrorLines(ArrayAt(&record, "expected_mismatches"))) {
-    reasons.push_back("expected " + line);
+  std::vector<std::string> reasons;
+  auto add = [&reasons](std::string line) {
+    if (std::find(reasons.begin(), reasons.end(), line) == reasons.end()) reasons.push_back(std::move(line));
+  };
+  if (const json::array* issues = ArrayAt(review, "issues")) {
+    for (const json::value& issue : *issues) {
+      std::string line = FormatValue(&issue);
+      if (std::find(echoed.begin(), echoed.end(), line) == echoed.end()) add(std::move(line));
+    }
   }
+  for (std::string& line : criteria) add(std::move(line));
+  for (std::string& line : ErrorLines(ArrayAt(&record, "expected_mismatches"))) add("expected " + line);
   return reasons;
 }
 

@@ -51,6 +51,8 @@ class Tally {
     CaseOutcome outcome = OutcomeOf(record);
     bool gate_judge_error = IsGateJudgeError(record);
     if (result) ++valid_;
+    if (outcome != CaseOutcome::kJudgeError) ++case_decided_;
+    case_passed_ += outcome == CaseOutcome::kPass;
     if (gate_judge_error) ++gate_judge_errors_;
     if (std::string_view code = ErrorCodeOf(record); record.contains("error") && !gate_judge_error) {
       ++errors_[code.empty() ? "UNKNOWN" : std::string(code)];
@@ -64,8 +66,13 @@ class Tally {
     transient_retries_ += transient;
     ++attempts_histogram_[IntAt(metrics, "attempts").value_or(0)];
     CountAttemptKinds(AttemptsOf(record));
-    input_tokens_ += IntAt(metrics, "input_tokens").value_or(0);
-    output_tokens_ += IntAt(metrics, "output_tokens").value_or(0);
+    // A review gate's judge runs inside the invocation: its tokens are
+    // judge tokens, not the generation's (DESIGN 9.5).
+    const auto [gate_in, gate_out] = GateJudgeTokens(AttemptsOf(record));
+    input_tokens_ += IntAt(metrics, "input_tokens").value_or(0) - gate_in;
+    output_tokens_ += IntAt(metrics, "output_tokens").value_or(0) - gate_out;
+    judge_input_tokens_ += gate_in;
+    judge_output_tokens_ += gate_out;
     const json::object* judge_usage = ObjectAt(&record, "judge_usage");
     judge_input_tokens_ += IntAt(judge_usage, "input_tokens").value_or(0);
     cached_input_tokens_ += IntAt(metrics, "cached_input_tokens").value_or(0) +
@@ -91,6 +98,7 @@ class Tally {
     json::object out;
     out["cases"] = cases_;
     out["schema_compliance"] = Rate(valid_, cases_ - gate_judge_errors_);
+    out["case_pass_rate"] = Rate(case_passed_, case_decided_);  // every gate; the progress line's "cases passed"
     out["first_try_rate"] = Rate(first_try_, cases_);
     out["retry_rate"] = Rate(retried_, cases_);
     out["transient_retries"] = transient_retries_;
@@ -131,6 +139,18 @@ class Tally {
   }
   static void AddCost(const json::value* cost, std::optional<double>& total) {
     if (cost != nullptr && cost->is_number()) total = total.value_or(0) + cost->to_number<double>();
+  }
+
+  static std::pair<std::int64_t, std::int64_t> GateJudgeTokens(const json::array* attempts) {
+    std::int64_t in = 0, out = 0;
+    for (const auto& a : attempts ? *attempts : json::array()) {
+      const json::object* attempt = a.is_object() ? &a.as_object() : nullptr;
+      const json::value* role = attempt ? attempt->if_contains("role") : nullptr;
+      if (!role || !role->is_string() || role->as_string() != "judge") continue;
+      in += IntAt(attempt, "input_tokens").value_or(0);
+      out += IntAt(attempt, "output_tokens").value_or(0);
+    }
+    return {in, out};
   }
 
   void CountAttemptKinds(const json::array* attempts) {
@@ -237,6 +257,7 @@ class Tally {
   const std::set<std::string>* counted_ = nullptr;  // null: every criterion counts
   std::optional<double> min_kappa_;
   std::size_t gate_judge_errors_ = 0;
+  std::size_t case_passed_ = 0, case_decided_ = 0;
   std::size_t judged_ = 0, passed_ = 0, judge_errors_ = 0, indeterminate_cases_ = 0;
   std::size_t expected_total_ = 0, expected_matched_ = 0;
   std::int64_t transient_retries_ = 0, input_tokens_ = 0, output_tokens_ = 0;

@@ -326,8 +326,11 @@ TEST_F(EvalCliTest, AReviewGateThatCannotJudgeIsAJudgeErrorNotAnInvocationError)
                       }));
   EXPECT_EQ(summary.at("baseline").at("flipped").as_array().size(), 0u);  // never a flip
   EXPECT_NE(ran.err.find("skillrunner eval: 0 case(s) flipped from pass since run "), std::string::npos) << ran.err;
-  EXPECT_NE(ran.err.find("30/30 cases, pass 83.3%, 1 failed, 0 errors, 24 judge errors,"), std::string::npos)
+  EXPECT_NE(ran.err.find("30/30 cases, cases passed 83.3%, 1 failed, 0 errors, 24 judge errors,"), std::string::npos)
       << ran.err;
+  // The report's figure is the progress line's (DESIGN 9.5): 5 of the 6 cases a judge decided.
+  EXPECT_DOUBLE_EQ(summary.at("totals").at("case_pass_rate").as_double(), 5.0 / 6);
+  EXPECT_NE(ReadFile(tree_.Path("out/n2/report.html")).find("<dt>Cases passed</dt><dd>83.3%</dd>"), std::string::npos);
   std::string junit = ReadFile(tree_.Path("out/n2/junit.xml"));
   EXPECT_NE(junit.find(R"(<testsuite name="gen" tests="24" failures="0" errors="24")"), std::string::npos) << junit;
   std::size_t typed = 0;

@@ -291,7 +291,7 @@ TEST(EvalProgressTest, PlainLinesComeWithTimeEvenWhenNoCaseFinishes) {
   std::string text = ReadAll(file);
   std::size_t lines = static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
   EXPECT_GE(lines, 3u) << text;  // at least two periodic lines and the final one
-  EXPECT_EQ(text.rfind("eval: 0/10 cases, pass -, 0 failed, 0 errors, 0 judge errors, 0 tokens", 0), 0u) << text;
+  EXPECT_EQ(text.rfind("eval: 0/10 cases, cases passed -, 0 failed, 0 errors, 0 judge errors, 0 tokens", 0), 0u) << text;
 }
 
 // Exact matching ------------------------------------------------------------

@@ -1,0 +1,57 @@
+// DESIGN 9.5's report fixes: distinct histogram labels, a failure reason
+// once, review-gate judges' tokens counted as judge tokens.
+
+#include <boost/json/parse.hpp>
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "runner/eval/html_charts.h"
+#include "runner/eval/report_markup.h"
+#include "runner/eval/summary.h"
+
+namespace skillrunner::eval {
+namespace {
+namespace json = boost::json;
+
+TEST(ReportFixesTest, SubMillisecondLatenciesGetDistinctLabels) {
+  std::vector<report::Bar> bars = report::LatencyBuckets({0.2, 0.4, 3.7, 8.1});
+  std::vector<std::string> labels;
+  for (const auto& bar : bars) labels.push_back(bar.label);
+  EXPECT_EQ(labels, (std::vector<std::string>{"≥0 ms", "≥1 ms", "≥2 ms", "≥3 ms", "≥4 ms", "≥5 ms", "≥6 ms", "≥7 ms",
+                                              "≥8 ms"}));
+  EXPECT_EQ(bars[0].value, 2);
+  std::vector<report::Bar> tiny = report::LatencyBuckets({0.1, 0.3, 0.9});
+  ASSERT_EQ(tiny.size(), 1u);  // all under a millisecond: one bucket, not ten "≥0 ms"
+  EXPECT_EQ(tiny[0].value, 3);
+}
+
+TEST(ReportFixesTest, AFailedCriterionIsOneReasonNotThree) {
+  json::object record = json::parse(R"({"review":{"pass":false,
+      "issues":["Too long.","short: Three sentences.","Too long."],
+      "criteria_results":[{"criterion_id":"short","verdict":"fail","reasoning":"Three sentences."},
+                          {"criterion_id":"faithful","verdict":"pass","reasoning":"ok"}]}})")
+                            .as_object();
+  EXPECT_EQ(report::FailureReasons(record),
+            (std::vector<std::string>{"Too long.", "criterion short failed: Three sentences."}));
+}
+
+TEST(ReportFixesTest, AReviewGatesJudgeTokensAreJudgeTokens) {
+  json::object record = json::parse(R"({"skill":"s","case":"c1","result":{"output":{},
+      "attempts":[{"n":1,"kind":"ok","role":"generation","input_tokens":100,"output_tokens":10},
+                  {"n":2,"kind":"ok","role":"judge","input_tokens":50,"output_tokens":5}],
+      "metrics":{"attempts":2,"input_tokens":150,"output_tokens":15,"duration_ms":1}},
+      "review":{"pass":true,"criteria_results":[]}})")
+                            .as_object();
+  SummaryHeader header;
+  header.skills = {"s"};
+  json::object summary = BuildSummary(header, {record});
+  const json::object& s = summary.at("skills").at("s").as_object();
+  EXPECT_EQ(s.at("judge_input_tokens"), 50);
+  EXPECT_EQ(s.at("judge_output_tokens"), 5);
+  EXPECT_EQ(s.at("input_tokens"), 150);  // generation and judging, counted once
+  EXPECT_EQ(s.at("output_tokens"), 15);
+}
+
+}  // namespace
+}  // namespace skillrunner::eval
