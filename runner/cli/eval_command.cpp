@@ -76,6 +76,7 @@ int RunEval(const CommonOptions& common, const EvalOptions& options) {
   request.concurrency = options.concurrency;
   request.threads = options.threads;
   request.run_id = options.run_id;
+  request.rejudge_from = options.rejudge_from;
   auto tracing = StartTracing(loaded->registry->config(), ProcessEnv);
   if (!tracing) return Fail(tracing.error());
   const int status = eval::ExecuteRun(*loaded, request, RunnerFor(loaded->registry, loaded->suite.rate_limits, *tracing),
@@ -113,6 +114,9 @@ EvalCommand::EvalCommand(CLI::App& app) {
       ->check(CLI::PositiveNumber);
   eval_->add_option("--history", options_.history, "History database (default DIR/../eval-history.sqlite)");
   eval_->add_option("--baseline", options_.baseline, "Compare with a previous run: last or a run id");
+  eval_->add_option("--rejudge-from", options_.rejudge_from,
+                    "Judge the stored outputs of an earlier run (its folder or run id) with today's rubrics and "
+                    "judges: a new run, no generation request");
   eval_->add_option("--fail-on", options_.fail_on,
                     "Which breaches exit 1: any (default), or regressions (against --baseline) only")
       ->check(CLI::IsMember({"any", "regressions"}));

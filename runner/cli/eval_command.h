@@ -29,6 +29,7 @@ struct EvalOptions {
   std::string history;   // empty: DIR/../eval-history.sqlite
   std::string baseline;  // last | RUN_ID
   std::string fail_on = "any";  // any | regressions
+  std::string rejudge_from;     // RUN_ID | DIR
   std::string run_id;    // empty: a new one (kept across --resume)
   std::vector<std::string> merge_sources;
   std::string merge_suite;  // merge: the suite file, default the shards' run.json

@@ -40,6 +40,44 @@ void CheckExpected(const CaseTask& task, const json::value& output, json::object
   record["expected_mismatches"] = std::move(list);
 }
 
+// Judges `output` as the suite entry says (reusing `gate_review` when the
+// suite judges with the skill's own gate), re-judges it when sampled, and
+// puts the verdicts and the judges' usage in `record`.
+boost::asio::awaitable<void> JudgeCase(const CaseTask& task, const json::value& output,
+                                       const std::optional<json::value>& gate_review, std::uint64_t seed,
+                                       const CaseDeps& deps, json::object& record) {
+  const Skill& skill = *task.entry->skill;
+  record["rubric"] = task.entry->rubric;
+  Metrics judge_usage;
+  if (task.entry->judge_is_gate && gate_review) {
+    record["review"] = *gate_review;
+  } else {
+    JudgeOutcome judged = co_await JudgeOnce(*task.entry->judge, seed, output, task.eval_case->input, deps, skill.timeout);
+    judge_usage = judged.metrics;
+    for (auto& [key, value] : judged.record_fields) record[key] = std::move(value);
+  }
+  json::array rejudges;
+  for (int k = 1; k <= task.rejudges; ++k) {
+    // A different seed per judging: a judge that only agrees with itself
+    // because it saw the same request would prove nothing.
+    JudgeOutcome again = co_await JudgeOnce(*task.entry->judge, seed + 1000 * static_cast<std::uint64_t>(k), output,
+                                            task.eval_case->input, deps, skill.timeout);
+    judge_usage.input_tokens += again.metrics.input_tokens;
+    judge_usage.output_tokens += again.metrics.output_tokens;
+    judge_usage.cached_input_tokens += again.metrics.cached_input_tokens;
+    if (again.metrics.cost_usd) judge_usage.cost_usd = judge_usage.cost_usd.value_or(0) + *again.metrics.cost_usd;
+    // A verdict as it is; a failed judging as {"judge_error": ...}.
+    json::value* verdict = again.record_fields.if_contains("review");
+    rejudges.push_back(verdict ? std::move(*verdict) : json::value(std::move(again.record_fields)));
+  }
+  if (task.rejudges > 0) record["rejudges"] = std::move(rejudges);
+  json::object usage{{"input_tokens", judge_usage.input_tokens},
+                     {"cached_input_tokens", judge_usage.cached_input_tokens},
+                     {"output_tokens", judge_usage.output_tokens}};
+  if (judge_usage.cost_usd) usage["cost_usd"] = *judge_usage.cost_usd;
+  record["judge_usage"] = std::move(usage);
+}
+
 }  // namespace
 
 boost::asio::awaitable<json::object> RunCase(const CaseTask& task, const CaseDeps& deps) {
@@ -53,48 +91,30 @@ boost::asio::awaitable<json::object> RunCase(const CaseTask& task, const CaseDep
   Clock::TimePoint started = clock.Now();  // rate-limit waits are not the case's latency
   InvocationOptions options;
   if (task.repeat > 0) options.seed = static_cast<std::uint64_t>(task.repeat);
-  InvocationOutcome outcome = co_await deps.runner.Invoke(skill.id, task.eval_case->input, options);
-  if (!outcome) {
-    record["error"] = ErrorToJson(outcome.error());
+  std::optional<json::value> output, gate_review;
+  if (task.stored != nullptr) {
+    // --rejudge-from: the stored output (or error) as it was; today's judge.
+    record["rejudged_from"] = task.stored_run;
+    if (const json::value* error = task.stored->if_contains("error")) record["error"] = *error;
+    if (const json::value* result = task.stored->if_contains("result"); result && result->is_object()) {
+      record["result"] = *result;
+      if (const json::value* stored_output = result->as_object().if_contains("output")) output = *stored_output;
+    }
   } else {
-    record["result"] = ToJson(*outcome);
-    CheckExpected(task, outcome->output, record);
-  }
-  if (outcome && !task.entry->rubric.empty()) {
-    record["rubric"] = task.entry->rubric;
-    Metrics judge_usage;
-    std::uint64_t seed = options.seed.value_or(0);
-    if (task.entry->judge_is_gate && outcome->review) {
-      record["review"] = *outcome->review;
+    InvocationOutcome outcome = co_await deps.runner.Invoke(skill.id, task.eval_case->input, options);
+    if (!outcome) {
+      record["error"] = ErrorToJson(outcome.error());
     } else {
-      JudgeOutcome judged =
-          co_await JudgeOnce(*task.entry->judge, seed, outcome->output, task.eval_case->input, deps, skill.timeout);
-      judge_usage = judged.metrics;
-      for (auto& [key, value] : judged.record_fields) record[key] = std::move(value);
+      record["result"] = ToJson(*outcome);
+      output = std::move(outcome->output);
+      gate_review = std::move(outcome->review);
     }
-    json::array rejudges;
-    for (int k = 1; k <= task.rejudges; ++k) {
-      // A different seed per judging: a judge that only agrees with itself
-      // because it saw the same request would prove nothing.
-      JudgeOutcome again = co_await JudgeOnce(*task.entry->judge, seed + 1000 * static_cast<std::uint64_t>(k),
-                                              outcome->output, task.eval_case->input, deps, skill.timeout);
-      judge_usage.input_tokens += again.metrics.input_tokens;
-      judge_usage.output_tokens += again.metrics.output_tokens;
-      judge_usage.cached_input_tokens += again.metrics.cached_input_tokens;
-      if (again.metrics.cost_usd) judge_usage.cost_usd = judge_usage.cost_usd.value_or(0) + *again.metrics.cost_usd;
-      // A verdict as it is; a failed judging as {"judge_error": ...}.
-      json::value* verdict = again.record_fields.if_contains("review");
-      rejudges.push_back(verdict ? std::move(*verdict) : json::value(std::move(again.record_fields)));
-    }
-    if (task.rejudges > 0) record["rejudges"] = std::move(rejudges);
-    json::object usage{{"input_tokens", judge_usage.input_tokens},
-                       {"cached_input_tokens", judge_usage.cached_input_tokens},
-                       {"output_tokens", judge_usage.output_tokens}};
-    if (judge_usage.cost_usd) usage["cost_usd"] = *judge_usage.cost_usd;
-    record["judge_usage"] = std::move(usage);
   }
-  record["duration_ms"] =
-      clock.ElapsedMs(started);
+  if (output) CheckExpected(task, *output, record);
+  if (output && !task.entry->rubric.empty()) {
+    co_await JudgeCase(task, *output, gate_review, options.seed.value_or(0), deps, record);
+  }
+  record["duration_ms"] = clock.ElapsedMs(started);
   co_return record;
 }
 

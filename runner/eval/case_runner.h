@@ -25,6 +25,10 @@ struct CaseTask {
   int repeat = 0;
   int rejudges = 0;  // extra judgings of this case (--rejudge K when sampled)
   std::string key;   // CaseKey of its record
+  // --rejudge-from (DESIGN 9.5): the earlier run's record of this case. Its
+  // output is judged again with today's rubric and judge; nothing is generated.
+  const boost::json::object* stored = nullptr;
+  std::string stored_run;  // that run's id
 };
 
 // What a case needs from the run. All references outlive the run. Cases

@@ -82,7 +82,7 @@ std::vector<CaseTask> PlanCases(const Suite& suite, const PlanOptions& options, 
     for (const EvalCase& c : entry.cases) {
       for (int r = 1; r <= suite.repeats; ++r) {
         int repeat = suite.repeats > 1 ? r : 0;
-        all.push_back(CaseTask{&entry, &c, repeat, 0, TaskKey(entry.skill->id, c.id, repeat)});
+        all.push_back(CaseTask{&entry, &c, repeat, 0, TaskKey(entry.skill->id, c.id, repeat), nullptr, ""});
       }
     }
     if (options.rejudge > 0) {

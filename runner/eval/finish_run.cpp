@@ -80,6 +80,8 @@ FinishResult FinishRun(const Suite& suite, SummaryHeader header, std::vector<jso
   summary["status"] = breaches.empty() ? "pass" : "breached";
   summary["breaches"] = std::move(breaches);
   summary["fail_on"] = options.fail_on_regressions_only ? "regressions" : "any";
+  // Where this run's records are (--rejudge-from RUN_ID finds them by it).
+  summary["out"] = std::filesystem::absolute(options.out_dir).lexically_normal().string();
   std::vector<TrendPoint> trend;
   if (history) {
     if (auto points = history->Trend(suite.id, options.trend_runs); points) {

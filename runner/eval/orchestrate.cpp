@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <thread>
 
@@ -73,7 +74,72 @@ std::expected<RunMeta, std::string> ResumedMeta(const RunRequest& request, const
 struct Plan {
   std::vector<CaseTask> tasks;
   std::size_t already = 0;
+  // --rejudge-from: the earlier run's records the tasks point into.
+  std::shared_ptr<std::vector<json::object>> stored;
 };
+
+// --rejudge-from's source: a run folder, or a run id the history knows (its
+// summary names its folder); the run's id and its records.
+struct StoredRun {
+  std::string run_id;
+  std::vector<json::object> records;
+};
+
+std::expected<StoredRun, std::string> LoadStoredRun(const std::string& from, const FinishRequest& finish,
+                                                    const Suite& suite) {
+  fs::path dir(from);
+  std::error_code ec;
+  StoredRun run;
+  if (!fs::is_directory(dir, ec)) {
+    auto history = History::Open(finish.history.empty() ? DefaultHistoryFile(finish.out) : finish.history);
+    if (!history) return std::unexpected("--rejudge-from: " + history.error());
+    auto found = (*history)->LoadBaseline(suite.id, from, "");
+    if (!found) return std::unexpected("--rejudge-from: " + found.error());
+    if (!*found) return std::unexpected("--rejudge-from: no run \"" + from + "\" of suite \"" + suite.id + "\"");
+    const json::value* out = (*found)->summary.if_contains("out");
+    if (out == nullptr || !out->is_string()) {
+      return std::unexpected("--rejudge-from: run " + from + " does not say where its results are; give its folder");
+    }
+    dir = std::string(out->as_string());
+    run.run_id = (*found)->run_id;
+  }
+  if (run.run_id.empty()) {
+    auto meta = ReadRunMeta(dir / "run.json");
+    if (!meta) return std::unexpected("--rejudge-from: " + meta.error());
+    run.run_id = meta->run_id;
+  }
+  auto results = ReadResults(dir / "results.jsonl", false);
+  if (!results) return std::unexpected("--rejudge-from: " + results.error());
+  if (results->records.empty()) return std::unexpected("--rejudge-from: " + (dir / "results.jsonl").string() + " has no records");
+  run.records = std::move(results->records);
+  return run;
+}
+
+// Points each planned task at its stored record; drops the tasks the source
+// run has no record of (said once).
+std::expected<void, std::string> AttachStored(Plan& plan, const RunRequest& request, const Suite& suite,
+                                              const Say& say) {
+  auto source = LoadStoredRun(request.rejudge_from, request.finish, suite);
+  if (!source) return std::unexpected(source.error());
+  plan.stored = std::make_shared<std::vector<json::object>>(std::move(source->records));
+  std::map<std::string, const json::object*> by_key;
+  for (const json::object& record : *plan.stored) by_key[CaseKey(record)] = &record;
+  std::vector<CaseTask> kept;
+  for (CaseTask& task : plan.tasks) {
+    auto found = by_key.find(task.key);
+    if (found == by_key.end()) continue;
+    task.stored = found->second;
+    task.stored_run = source->run_id;
+    kept.push_back(std::move(task));
+  }
+  if (kept.size() < plan.tasks.size()) {
+    say("skillrunner eval: " + std::to_string(plan.tasks.size() - kept.size()) + " case(s) have no record in run " +
+        source->run_id + " and are left out");
+  }
+  say("skillrunner eval: judging the stored outputs of run " + source->run_id + " again; no generation request");
+  plan.tasks = std::move(kept);
+  return {};
+}
 
 std::expected<Plan, std::string> PlanRun(const LoadedSuite& loaded, const RunRequest& request, const Say& say) {
   fs::path results_file = request.finish.out / "results.jsonl";
@@ -89,7 +155,7 @@ std::expected<Plan, std::string> PlanRun(const LoadedSuite& loaded, const RunReq
   if (request.shard) plan.shard = *request.shard;
   plan.rejudge = request.rejudge;
   plan.rejudge_sample = request.rejudge_sample;
-  return Plan{PlanCases(loaded.suite, plan, done), done.size()};
+  return Plan{PlanCases(loaded.suite, plan, done), done.size(), nullptr};
 }
 
 // Runs the planned cases on their own io_context; the run's stats, or why
@@ -189,6 +255,9 @@ int ExecuteRun(const LoadedSuite& loaded, const RunRequest& request, const Runne
   }
   auto plan = PlanRun(loaded, request, say);
   if (!plan) return Failed(say, plan.error());
+  if (!request.rejudge_from.empty()) {
+    if (auto attached = AttachStored(*plan, request, suite, say); !attached) return Failed(say, attached.error());
+  }
   int concurrency = request.concurrency > 0 ? request.concurrency : suite.concurrency.value_or(kDefaultConcurrency);
   auto stats = RunPlanned(loaded, request, *meta, *plan, concurrency, make_runner, say);
   if (!stats) return Failed(say, stats.error());

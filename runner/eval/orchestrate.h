@@ -64,6 +64,9 @@ struct RunRequest {
   int concurrency = 0;  // 0: the suite's, else kDefaultConcurrency
   int threads = 0;      // 0: min(4, cores)
   std::string run_id;   // empty: a new one (kept across --resume)
+  // DESIGN 9.5 --rejudge-from: an earlier run (its folder, or its id in the
+  // history) whose stored outputs are judged again; no generation request.
+  std::string rejudge_from;
   std::FILE* progress = stderr;
 };
 

@@ -1,0 +1,105 @@
+// DESIGN 9.5 --rejudge-from: an earlier run's stored outputs judged again
+// with today's rubric, as a new run, against a loopback provider that counts
+// what it is asked: judging requests only, never a generation request.
+
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <gtest/gtest.h>
+
+#include "tests/runner/eval/eval_cli_support.h"
+#include "tests/support/llm_test_bed.h"
+#include "tests/support/loopback_server.h"
+#include "tests/support/temp_tree.h"
+
+namespace skillrunner {
+namespace {
+namespace json = boost::json;
+using eval_test::ReadFile;
+using eval_test::ReadRecords;
+using eval_test::Skillrunner;
+
+constexpr int kCases = 5;
+
+class RejudgeFromTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    // A judge request carries the verdict schema; anything else is the skill's generation.
+    server_.SetResponder([this](const std::string& body) -> std::optional<test_support::ScriptedResponse> {
+      const bool judging = body.find("criteria_results") != std::string::npos;
+      (judging ? judge_requests_ : generation_requests_)++;
+      std::string verdict = R"({"criteria_results":[{"criterion_id":"a","reasoning":"fine","verdict":"pass","confidence":90})";
+      if (body.find(R"(\"b\")") != std::string::npos || body.find("criterion b") != std::string::npos ||
+          body.find("Second.") != std::string::npos) {
+        verdict += R"(,{"criterion_id":"b","reasoning":"too long","verdict":"fail","confidence":90})";
+      }
+      verdict += R"(],"issues":[],"suggested_fixes":[]})";
+      return test_support::ScriptedResponse{
+          .body = test_support::OpenAiAnswer(judging ? verdict : R"({"label":"spam"})")};
+    });
+    tree_.Write("skillrunner.yaml", "providers:\n  llm: { kind: openai, base_url: \"" + server_.base_url() +
+                                        "/v1\", api_key_env: NO_KEY_NEEDED }\n"
+                                        "models:\n  m: { provider: llm, structured_output: none }\n");
+    tree_.Write("skills/label/skill.yaml", R"(id: label
+template_type: LLM_JSON_GENERATION
+model: m
+prompt: { user: "Label {{input.text}}" }
+input_schema: { type: object, required: [text], properties: { text: { type: string } } }
+output_schema: { type: object, required: [label], additionalProperties: false, properties: { label: { type: string } } }
+)");
+    std::string cases;
+    for (int i = 1; i <= kCases; ++i) cases += R"({"id":"c)" + std::to_string(i) + R"(","input":{"text":"t"}})" "\n";
+    tree_.Write("skills/label/cases.jsonl", cases);
+    tree_.Write("rubrics/quality.yaml", "id: quality\ncriteria:\n  - { id: a, description: First., required: true }\n");
+    tree_.Write("suite.yaml", "id: night\nskills:\n  - skill: label\n    rubric: quality\n    judge_model: m\n");
+  }
+
+  eval_test::Ran Eval(const std::string& args) {
+    return Skillrunner(tree_.root(), "--config skillrunner.yaml --skills skills --rubrics rubrics eval suite.yaml " + args);
+  }
+
+  test_support::LoopbackServer server_;
+  testing::TempTree tree_;
+  std::atomic<int> generation_requests_{0}, judge_requests_{0};
+};
+
+TEST_F(RejudgeFromTest, StoredOutputsAreJudgedWithTodaysRubricAndNothingIsGenerated) {
+  auto first = Eval("--out out/r1");
+  ASSERT_EQ(first.status, 0) << first.err;
+  ASSERT_EQ(generation_requests_, kCases);
+  ASSERT_EQ(judge_requests_, kCases);
+  const std::string first_run(json::parse(ReadFile(tree_.Path("out/r1/summary.json"))).at("run_id").as_string());
+
+  // Today's rubric has a second criterion, which the judge fails.
+  tree_.Write("rubrics/quality.yaml",
+              "id: quality\ncriteria:\n  - { id: a, description: First., required: true }\n"
+              "  - { id: b, description: Second., required: true }\n");
+  auto again = Eval("--out out/r2 --rejudge-from out/r1");
+  EXPECT_EQ(again.status, 0) << again.err;
+  EXPECT_EQ(generation_requests_, kCases);  // none more
+  EXPECT_EQ(judge_requests_, 2 * kCases);
+  EXPECT_NE(again.err.find("judging the stored outputs of run " + first_run + " again; no generation request"),
+            std::string::npos)
+      << again.err;
+  json::object summary = json::parse(ReadFile(tree_.Path("out/r2/summary.json"))).as_object();
+  EXPECT_NE(std::string(summary.at("run_id").as_string()), first_run);  // a new run
+  EXPECT_EQ(summary.at("skills").at("label").at("cases"), kCases);
+  EXPECT_EQ(summary.at("skills").at("label").at("criteria").at("b").at("failed"), kCases);
+  auto records = ReadRecords(tree_.Path("out/r2/results.jsonl"));
+  ASSERT_EQ(records.size(), static_cast<std::size_t>(kCases));
+  EXPECT_EQ(std::string(records[0].at("rejudged_from").as_string()), first_run);
+  EXPECT_EQ(records[0].at("result").at("output"), json::parse(R"({"label":"spam"})"));
+
+  // By run id, through the history (it names the run's folder).
+  auto by_id = Eval("--out out/r3 --rejudge-from " + first_run);
+  EXPECT_EQ(by_id.status, 0) << by_id.err;
+  EXPECT_EQ(generation_requests_, kCases);
+  EXPECT_EQ(judge_requests_, 3 * kCases);
+
+  auto unknown = Eval("--out out/r4 --rejudge-from no-such-run");
+  EXPECT_EQ(unknown.status, 2);
+  EXPECT_NE(unknown.err.find("--rejudge-from: "), std::string::npos) << unknown.err;
+  EXPECT_EQ(judge_requests_, 3 * kCases);
+}
+
+}  // namespace
+}  // namespace skillrunner
