@@ -24,7 +24,7 @@ constexpr std::string_view kHead = R"(<!DOCTYPE html>
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">
 <style>
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;color:#222;background:#fafafa}
-header,main,footer{max-width:1200px;margin:0 auto;padding:12px 20px}
+header,main,footer{max-width:1640px;margin:0 auto;padding:12px 20px}
 header{border-bottom:1px solid #ddd;background:#fff}
 h1{font-size:22px;margin:4px 0}h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid #ddd}
 h3{font-size:15px;margin:18px 0 6px}h4{font-size:13px;margin:12px 0 4px}
@@ -35,8 +35,8 @@ dl.meta dt{color:#666}dl.meta dd{margin:0}
 .badge.pass{background:#2e7d32}.badge.breached{background:#c62828}.badge.unknown{background:#777}
 .breaches li{color:#b71c1c}
 .scroll{overflow-x:auto}
-table{border-collapse:collapse;background:#fff;margin:4px 0}
-th,td{border:1px solid #ddd;padding:3px 8px;text-align:right;vertical-align:top}
+table{border-collapse:collapse;background:#fff;margin:4px 0;font-size:13px}
+th,td{border:1px solid #ddd;padding:3px 6px;text-align:right;vertical-align:top}
 th{background:#f0f0f0}td.name,th.name{text-align:left}
 td.breach{background:#ffebee;color:#b71c1c;font-weight:600}
 .up{color:#2e7d32}.down{color:#c62828;font-weight:600}.same{color:#666}
@@ -170,7 +170,7 @@ std::string SkillTable(const json::object& summary, const json::object* skills) 
   html +=
       "<div class=\"scroll\"><table><thead><tr><th class=\"name\">Skill</th><th>Cases</th>"
       "<th>Schema compliance</th><th>First try</th><th>Retry rate</th>"
-      "<th>Transient retries</th><th>Truncations</th><th>Refusals</th><th>Errors</th>"
+      "<th>Transient retries</th><th>Truncations / refusals</th><th>Errors</th>"
       "<th>Judge errors</th><th>Rubric pass rate (decided cases)</th><th>Indeterminate</th>"
       "<th>Expected match</th><th>Tokens in / out</th><th>Judge tokens in / out</th><th>Cost</th>"
       "<th>Latency p50 / p95 / p99</th></tr></thead><tbody>";
@@ -192,7 +192,7 @@ std::string SkillTable(const json::object& summary, const json::object* skills) 
         Cell(FormatRate(NumberAt(skill, "schema_compliance")), breach_class("schema_compliance")) +
         Cell(FormatRate(NumberAt(skill, "first_try_rate"))) +
         Cell(FormatRate(NumberAt(skill, "retry_rate"))) + Cell(count("transient_retries")) +
-        Cell(count("truncations")) + Cell(count("refusals")) +
+        Cell(count("truncations") + " / " + count("refusals")) +
         Cell(ErrorCodes(ObjectAt(skill, "errors"))) + Cell(count("judge_errors")) +
         // The pass rate is over decided cases; the judged cases it leaves
         // out (passed with an indeterminate counted criterion) are shown
@@ -233,8 +233,8 @@ std::string Stability(const json::object* c) {
   const json::value* counted = c ? c->if_contains("counted") : nullptr;
   std::string out;
   if (counted && counted->is_bool() && !counted->as_bool()) {
-    out += "not counted: the rubric's pass_rule decides a pass by other criteria (its verdicts are shown, "
-           "its threshold still applies) ";
+    out += "<span title=\"The rubric's pass_rule decides a case's pass by other criteria; this one's verdicts "
+           "and threshold still count.\">not counted in a case's pass (pass_rule)</span> ";
   }
   if (uncalibrated && uncalibrated->is_bool() && uncalibrated->as_bool()) {
     out += "<span class=\"tag unstable\">uncalibrated</span> its judge disagrees with the human labels "

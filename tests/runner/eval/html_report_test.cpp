@@ -124,10 +124,10 @@ TEST_F(HtmlReportTest, ShowsTheHeaderBreachesAndSkillTable) {
       Shows("1 breach rubric pass rate 80.0% is below 90.0%"))
       << text_;
   EXPECT_TRUE(
-      Shows("extract 4 98.0% 75.0% 25.0% 3 1 0 MAX_RETRIES_EXCEEDED 1 0 80.0% (8 decided, 2 left out) 2 (20.0%) "
+      Shows("extract 4 98.0% 75.0% 25.0% 3 1 / 0 MAX_RETRIES_EXCEEDED 1 0 80.0% (8 decided, 2 left out) 2 (20.0%) "
             "— 1200 / 300 900 / 90 — 120 ms / 950 ms / 1.5 s"))
       << text_;
-  EXPECT_TRUE(Shows("summarise 1 100.0% — — — — — — 1 — (— decided, — left out) — (—) — — / — — / — — — / — / —"))
+  EXPECT_TRUE(Shows("summarise 1 100.0% — — — — / — — 1 — (— decided, — left out) — (—) — — / — — / — — — / — / —"))
       << text_;
   std::string html = HtmlReport(FullSummary(), Records(), {});
   EXPECT_NE(html.find("<td class=\"breach\">80.0% (8 decided, 2 left out)</td>"), std::string::npos);
