@@ -1,5 +1,7 @@
 #include "runner/cli/environment.h"
 
+#include "services/providers/caching_provider.h"
+
 #include <filesystem>
 
 #include "runner/skill_services.h"
@@ -50,6 +52,8 @@ struct Runtime::Parts {
   generation::SessionMemory sessions;
   std::shared_ptr<state::SharedState> shared;
   bool owns_shared = false;
+  // eval --cache: each provider behind its cache (DESIGN 9.5), by name.
+  std::map<std::string, std::unique_ptr<providers::CachingProvider>, std::less<>> cached;
 };
 
 std::shared_ptr<state::SharedState> StartSharedState(const Config& config, boost::asio::any_io_executor executor) {
@@ -142,7 +146,18 @@ std::expected<std::unique_ptr<Runtime>, std::string> Runtime::Create(
   runtime->runner_ = std::make_unique<SkillRunner>(std::move(registry), RealClock());
   const Config& config = runtime->runner_->registry()->config();
   runtime->runner_->SetTracing(TraceSettings{options.spans, config.telemetry.capture_content, ProviderSystems(config)});
-  auto lookup = [set = parts.providers.get()](std::string_view name) { return set->Find(name); };
+  if (options.responses != nullptr) {
+    for (const auto& [name, settings] : runtime->runner_->registry()->config().providers) {
+      if (providers::Provider* inner = parts.providers->Find(name)) {
+        parts.cached.emplace(name, std::make_unique<providers::CachingProvider>(*inner, settings.kind, settings.base_url,
+                                                                               *options.responses));
+      }
+    }
+  }
+  auto lookup = [set = parts.providers.get(), cached = &parts.cached](std::string_view name) -> providers::Provider* {
+    if (auto it = cached->find(name); it != cached->end()) return it->second.get();
+    return set->Find(name);
+  };
   InstallServices(*runtime->runner_, ServiceDeps{lookup, parts.process_runner, parts.downgrades, parts.sessions});
   return runtime;
 }

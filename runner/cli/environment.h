@@ -9,6 +9,7 @@
 #include "runner/skill_registry.h"
 #include "runner/skill_runner.h"
 #include "services/providers/simulated_provider.h"
+#include "services/common/response_store.h"
 #include "services/state/shared_state.h"
 #include "services/telemetry/otlp_exporter.h"
 
@@ -52,6 +53,9 @@ struct RuntimeOptions {
   std::map<std::string, state::RateLimit, std::less<>> rate_limits;
   // Where invocations' spans go (StartTracing); null: none are exported.
   std::shared_ptr<telemetry::SpanSink> spans;
+  // eval --cache: answers are looked up here first and stored here (DESIGN
+  // 9.5); must outlive the runtime. Null: no cache.
+  ResponseStore* responses = nullptr;
 };
 
 // Everything an invocation needs, wired with the real implementations: the

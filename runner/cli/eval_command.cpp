@@ -1,5 +1,7 @@
 #include "runner/cli/eval_command.h"
 
+#include "runner/eval/finish_run.h"
+
 #include <CLI/CLI.hpp>
 #include <boost/asio/io_context.hpp>
 #include <spdlog/spdlog.h>
@@ -22,17 +24,17 @@ int Fail(const std::string& message) {
 }
 
 eval::FinishRequest FinishRequestFor(const EvalOptions& options) {
-  return eval::FinishRequest{options.out, options.history, options.baseline, options.fail_on == "regressions"};
+  return eval::FinishRequest{options.out, options.history, options.baseline, options.fail_on == "regressions", nullptr};
 }
 
 // The runtime of a run, built on the run's io_context; the runner keeps it alive.
 // The suite's rate_limits win over the config's.
 eval::RunnerFactory RunnerFor(std::shared_ptr<const SkillRegistry> registry,
                               std::map<std::string, state::RateLimit, std::less<>> rate_limits,
-                              std::shared_ptr<telemetry::SpanSink> spans) {
-  return [registry, rate_limits, spans](boost::asio::any_io_executor executor)
+                              std::shared_ptr<telemetry::SpanSink> spans, std::shared_ptr<eval::ResponseCache> cache) {
+  return [registry, rate_limits, spans, cache](boost::asio::any_io_executor executor)
              -> std::expected<std::shared_ptr<SkillRunner>, std::string> {
-    auto runtime = Runtime::Create(registry, executor, RuntimeOptions{nullptr, rate_limits, spans});
+    auto runtime = Runtime::Create(registry, executor, RuntimeOptions{nullptr, rate_limits, spans, cache.get()});
     if (!runtime) return std::unexpected(runtime.error());
     std::shared_ptr<Runtime> owner = std::move(*runtime);
     return std::shared_ptr<SkillRunner>(owner, &owner->runner());
@@ -58,6 +60,31 @@ std::optional<eval::LoadedSuite> LoadSuiteForEval(const CommonOptions& common, c
   return eval::LoadedSuite{registry.registry, std::move(*suite)};
 }
 
+// --cache [FILE] and --cache-ttl (DESIGN 9.5): the store, or null without --cache.
+std::expected<std::shared_ptr<eval::ResponseCache>, std::string> OpenCache(const EvalOptions& options) {
+  if (!options.cache) {
+    if (!options.cache_ttl.empty()) return std::unexpected("--cache-ttl needs --cache");
+    return nullptr;
+  }
+  std::optional<std::chrono::seconds> ttl;
+  if (!options.cache_ttl.empty()) {
+    auto parsed = eval::ParseTtl(options.cache_ttl);
+    if (!parsed) return std::unexpected("--cache-ttl: " + parsed.error());
+    ttl = *parsed;
+  }
+  std::filesystem::path file = *options.cache;
+  if (file.empty()) {
+    const std::filesystem::path history =
+        options.history.empty() ? eval::DefaultHistoryFile(options.out) : std::filesystem::path(options.history);
+    file = history.parent_path() / "eval-cache.sqlite";
+    std::error_code ec;  // the run creates --out; its parent may not exist yet either
+    std::filesystem::create_directories(file.parent_path(), ec);
+  }
+  auto cache = eval::ResponseCache::Open(file, ttl);
+  if (!cache) return std::unexpected(cache.error());
+  return std::shared_ptr<eval::ResponseCache>(std::move(*cache));
+}
+
 int RunEval(const CommonOptions& common, const EvalOptions& options) {
   if (options.suite.empty()) return Fail("give the suite file: skillrunner eval SUITE.yaml --out DIR");
   eval::RunRequest request;
@@ -79,8 +106,11 @@ int RunEval(const CommonOptions& common, const EvalOptions& options) {
   request.rejudge_from = options.rejudge_from;
   auto tracing = StartTracing(loaded->registry->config(), ProcessEnv);
   if (!tracing) return Fail(tracing.error());
-  const int status = eval::ExecuteRun(*loaded, request, RunnerFor(loaded->registry, loaded->suite.rate_limits, *tracing),
-                                      SayToStderr);
+  auto cache = OpenCache(options);
+  if (!cache) return Fail(cache.error());
+  request.finish.cache = *cache;
+  const int status = eval::ExecuteRun(
+      *loaded, request, RunnerFor(loaded->registry, loaded->suite.rate_limits, *tracing, *cache), SayToStderr);
   if (*tracing) (*tracing)->Shutdown();
   return status;
 }
@@ -117,6 +147,11 @@ EvalCommand::EvalCommand(CLI::App& app) {
   eval_->add_option("--rejudge-from", options_.rejudge_from,
                     "Judge the stored outputs of an earlier run (its folder or run id) with today's rubrics and "
                     "judges: a new run, no generation request");
+  eval_->add_option("--cache", options_.cache,
+                    "Reuse provider answers to the same requests (SQLite; default FILE: eval-cache.sqlite next to "
+                    "the history)")
+      ->expected(0, 1);
+  eval_->add_option("--cache-ttl", options_.cache_ttl, "With --cache: answers older than this are asked again (90s, 30m, 12h, 7d)");
   eval_->add_option("--fail-on", options_.fail_on,
                     "Which breaches exit 1: any (default), or regressions (against --baseline) only")
       ->check(CLI::IsMember({"any", "regressions"}));

@@ -6,6 +6,7 @@
 // unreadable dataset, DIR not writable, history unusable).
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,8 @@ struct EvalOptions {
   std::string baseline;  // last | RUN_ID
   std::string fail_on = "any";  // any | regressions
   std::string rejudge_from;     // RUN_ID | DIR
+  std::optional<std::string> cache;  // --cache [FILE]: "" for the default file
+  std::string cache_ttl;             // --cache-ttl
   std::string run_id;    // empty: a new one (kept across --resume)
   std::vector<std::string> merge_sources;
   std::string merge_suite;  // merge: the suite file, default the shards' run.json

@@ -38,6 +38,7 @@ int FinishEval(const Suite& suite, SummaryHeader header, std::vector<json::objec
   finish.history_file = request.history.empty() ? DefaultHistoryFile(request.out) : request.history;
   finish.baseline = request.baseline;
   finish.fail_on_regressions_only = request.fail_on_regressions_only;
+  finish.cache = request.cache;
   FinishResult result = FinishRun(suite, header, records, finish);
   for (const auto& note : result.notes) say("skillrunner eval: " + note);
   for (const auto& problem : result.problems) say("skillrunner eval: " + problem);
@@ -52,6 +53,11 @@ int FinishEval(const Suite& suite, SummaryHeader header, std::vector<json::objec
     std::size_t n = flipped && flipped->is_array() ? flipped->as_array().size() : 0;
     say("skillrunner eval: " + std::to_string(n) + " case(s) flipped from pass since run " +
         std::string(baseline->at("run_id").as_string()));
+  }
+  if (request.cache) {
+    say("skillrunner eval: response cache " + request.cache->file().string() + ": " +
+        std::to_string(request.cache->hits()) + " hit(s), " + std::to_string(request.cache->misses()) +
+        " miss(es) (a hit makes no provider request)");
   }
   say("skillrunner eval: " + std::to_string(records.size()) + " record(s); " +
       std::string(result.summary.at("status").as_string()) + "; reports in " +

@@ -80,6 +80,11 @@ FinishResult FinishRun(const Suite& suite, SummaryHeader header, std::vector<jso
   summary["status"] = breaches.empty() ? "pass" : "breached";
   summary["breaches"] = std::move(breaches);
   summary["fail_on"] = options.fail_on_regressions_only ? "regressions" : "any";
+  if (options.cache) {
+    summary["cache"] = json::object{{"file", options.cache->file().string()},
+                                    {"hits", options.cache->hits()},
+                                    {"misses", options.cache->misses()}};
+  }
   // Where this run's records are (--rejudge-from RUN_ID finds them by it).
   summary["out"] = std::filesystem::absolute(options.out_dir).lexically_normal().string();
   std::vector<TrendPoint> trend;

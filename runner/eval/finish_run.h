@@ -9,6 +9,9 @@
 // the reports are still written so that the night's results can be read.
 
 #include <boost/json/object.hpp>
+#include <memory>
+
+#include "runner/eval/response_cache.h"
 #include <expected>
 #include <filesystem>
 #include <string>
@@ -25,6 +28,7 @@ struct FinishOptions {
   std::string baseline;  // "last", a run id, or empty for no comparison
   std::size_t trend_runs = 30;
   bool fail_on_regressions_only = false;  // --fail-on regressions
+  std::shared_ptr<const ResponseCache> cache;  // --cache
 };
 
 struct FinishResult {

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "runner/eval/response_cache.h"
 #include "runner/eval/run_meta.h"
 #include "runner/eval/shard.h"
 #include "runner/eval/summary.h"
@@ -52,6 +53,8 @@ struct FinishRequest {
   // DESIGN 9.5 --fail-on: which breaches make the exit status 1 (any, or
   // only regressions against the baseline).
   bool fail_on_regressions_only = false;
+  // eval --cache: its hits and misses go in the summary ("cache").
+  std::shared_ptr<const ResponseCache> cache;
 };
 
 struct RunRequest {

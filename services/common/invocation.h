@@ -107,6 +107,7 @@ struct Attempt {
   std::int64_t output_tokens = 0;
   std::optional<double> cost_usd;  // at the model's price; none when the model has no price
   bool tokens_estimated = false;
+  bool from_cache = false;  // eval --cache answered it: no request was made, nothing was paid
   std::int64_t duration_ms = 0;
   AttemptSpan span;  // LLM attempts of a traced invocation
 };

@@ -129,6 +129,10 @@ Attempt AnsweredAttempt(const Conversation& c, const ChatResponse& answer, std::
   attempt.tokens_estimated = answer.usage.estimated;
   attempt.duration_ms = duration_ms;
   attempt.span = answer.span;
+  if (answer.from_cache) {
+    attempt.from_cache = true;
+    if (attempt.cost_usd) attempt.cost_usd = 0.0;  // nobody was billed for it
+  }
   if (answer.queued_ms > 0) attempt.queued_ms = answer.queued_ms;
   if (c.request.max_output_tokens != c.spec.max_output_tokens) attempt.max_output_tokens = c.request.max_output_tokens;
   return attempt;

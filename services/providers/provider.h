@@ -97,6 +97,7 @@ struct ChatResponse {
   int http_status = 200;
   std::int64_t queued_ms = 0;  // waited for the provider's rate limit before it was sent
   AttemptSpan span;  // the request's span (RetryingProvider fills in its id and times)
+  bool from_cache = false;  // answered by eval --cache's store, not the provider (DESIGN 9.5)
 };
 
 // A failed request, as a value. `retryable` follows DESIGN §5.2.

@@ -101,5 +101,58 @@ TEST_F(RejudgeFromTest, StoredOutputsAreJudgedWithTodaysRubricAndNothingIsGenera
   EXPECT_EQ(judge_requests_, 3 * kCases);
 }
 
+// DESIGN 9.5 --cache: a warm rerun asks the provider nothing; a changed
+// prompt, temperature, model, schema or repeat index is a new request.
+TEST_F(RejudgeFromTest, AWarmCacheMakesNoProviderRequestAndAnythingChangedMisses) {
+  auto cold = Eval("--out out/c1 --cache");
+  ASSERT_EQ(cold.status, 0) << cold.err;
+  ASSERT_EQ(generation_requests_, kCases);
+  ASSERT_EQ(judge_requests_, kCases);
+  EXPECT_EQ(json::parse(ReadFile(tree_.Path("out/c1/summary.json"))).at("cache"),
+            json::parse(R"({"file":")" + tree_.Path("out/eval-cache.sqlite").string() + R"(","hits":0,"misses":10})"));
+
+  auto warm = Eval("--out out/c2 --cache");
+  ASSERT_EQ(warm.status, 0) << warm.err;
+  EXPECT_EQ(generation_requests_, kCases);  // no request at all
+  EXPECT_EQ(judge_requests_, kCases);
+  EXPECT_EQ(json::parse(ReadFile(tree_.Path("out/c2/summary.json"))).at("cache").at("hits"), 10);
+  EXPECT_NE(warm.err.find(": 10 hit(s), 0 miss(es) (a hit makes no provider request)"), std::string::npos) << warm.err;
+  auto records = ReadRecords(tree_.Path("out/c2/results.jsonl"));
+  EXPECT_EQ(records[0].at("result").at("attempts").at(0).at("from_cache"), true);
+  EXPECT_EQ(records[0].at("result").at("output"), json::parse(R"({"label":"spam"})"));
+
+  // Each change makes the generation requests new (the judge sees the same output: still cached).
+  const std::string skill = ReadFile(tree_.Path("skills/label/skill.yaml"));
+  const std::pair<std::string, std::string> changes[] = {
+      {"prompt", std::string(skill).replace(skill.find("Label {{"), 8, "Name {{")},
+      {"temperature", skill + "temperature: 0.3\n"},
+      {"model", std::string(skill).replace(skill.find("model: m"), 8, "model: m2")},
+      {"schema", std::string(skill).replace(skill.find("label: { type: string }"), 23,
+                                            "label: { type: string, maxLength: 40 }")}};
+  tree_.Write("skillrunner.yaml", ReadFile(tree_.Path("skillrunner.yaml")) +
+                                      "  m2: { provider: llm, structured_output: none }\n");
+  int expected_generations = kCases, run = 3;
+  for (const auto& [what, yaml] : changes) {
+    tree_.Write("skills/label/skill.yaml", yaml);
+    auto changed = Eval("--out out/c" + std::to_string(run++) + " --cache");
+    EXPECT_EQ(changed.status, 0) << what << ": " << changed.err;
+    expected_generations += kCases;
+    EXPECT_EQ(generation_requests_, expected_generations) << what;
+    EXPECT_EQ(judge_requests_, kCases) << what;
+    tree_.Write("skills/label/skill.yaml", skill);
+  }
+  // Repeats 2: each repeat is seeded with its index, so both are new requests.
+  tree_.Write("suite.yaml", ReadFile(tree_.Path("suite.yaml")) + "repeats: 2\n");
+  auto repeated = Eval("--out out/c9 --cache");
+  EXPECT_EQ(repeated.status, 0) << repeated.err;
+  EXPECT_EQ(generation_requests_, expected_generations + 2 * kCases);
+  // And the same again is all hits.
+  auto again = Eval("--out out/c10 --cache --cache-ttl 1h");
+  EXPECT_EQ(again.status, 0) << again.err;
+  EXPECT_EQ(generation_requests_, expected_generations + 2 * kCases);
+  EXPECT_EQ(Eval("--out out/c11 --cache-ttl 1h").status, 2);  // --cache-ttl alone is a usage error
+  EXPECT_EQ(Eval("--out out/c12 --cache --cache-ttl soon").status, 2);
+}
+
 }  // namespace
 }  // namespace skillrunner

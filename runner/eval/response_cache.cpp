@@ -1,0 +1,101 @@
+#include "runner/eval/response_cache.h"
+
+#include <openssl/evp.h>
+
+#include <charconv>
+#include <cstdio>
+
+#include "runner/eval/sqlite_db.h"
+
+namespace skillrunner::eval {
+namespace {
+
+constexpr int kBusyTimeoutMs = 30'000;
+
+std::string Sha256Hex(const std::string& text) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  EVP_Digest(text.data(), text.size(), digest, &length, EVP_sha256(), nullptr);
+  std::string hex;
+  char byte[3];
+  for (unsigned int i = 0; i < length; ++i) {
+    std::snprintf(byte, sizeof byte, "%02x", digest[i]);
+    hex += byte;
+  }
+  return hex;
+}
+
+std::int64_t NowSeconds() {
+  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+}  // namespace
+
+struct ResponseCache::Impl {
+  explicit Impl(sqlite::Database database) : db(std::move(database)) {}
+  std::mutex mutex;
+  sqlite::Database db;
+};
+
+ResponseCache::ResponseCache(std::unique_ptr<Impl> impl, std::filesystem::path file,
+                             std::optional<std::chrono::seconds> ttl)
+    : impl_(std::move(impl)), file_(std::move(file)), ttl_(ttl) {}
+
+ResponseCache::~ResponseCache() = default;
+
+std::expected<std::unique_ptr<ResponseCache>, std::string> ResponseCache::Open(
+    const std::filesystem::path& file, std::optional<std::chrono::seconds> ttl) {
+  const std::string prefix = "cannot open the response cache " + file.string() + ": ";
+  auto db = sqlite::Database::Open(file, kBusyTimeoutMs);
+  if (!db) return std::unexpected(prefix + db.error());
+  for (const char* sql : {"PRAGMA journal_mode = WAL",
+                          "CREATE TABLE IF NOT EXISTS responses (key_hash TEXT PRIMARY KEY NOT NULL, "
+                          "request TEXT NOT NULL, answer TEXT NOT NULL, stored_at INTEGER NOT NULL)"}) {
+    if (auto done = db->Exec(sql); !done) return std::unexpected(prefix + done.error());
+  }
+  auto impl = std::make_unique<Impl>(std::move(*db));
+  return std::unique_ptr<ResponseCache>(new ResponseCache(std::move(impl), file, ttl));
+}
+
+std::optional<std::string> ResponseCache::Get(const std::string& key) {
+  std::lock_guard lock(impl_->mutex);
+  auto stmt = impl_->db.Prepare("SELECT request, answer, stored_at FROM responses WHERE key_hash = ?1");
+  if (stmt) {
+    stmt->Bind(1, std::string_view(Sha256Hex(key)));
+    auto row = stmt->Step();
+    if (row && *row && stmt->Text(0) == key && (!ttl_ || NowSeconds() - stmt->Int(2) <= ttl_->count())) {
+      ++hits_;
+      return stmt->Text(1);
+    }
+  }
+  ++misses_;
+  return std::nullopt;
+}
+
+void ResponseCache::Put(const std::string& key, const std::string& value) {
+  std::lock_guard lock(impl_->mutex);
+  auto stmt = impl_->db.Prepare(
+      "INSERT OR REPLACE INTO responses (key_hash, request, answer, stored_at) VALUES (?1, ?2, ?3, ?4)");
+  if (!stmt) return;
+  stmt->Bind(1, std::string_view(Sha256Hex(key)));
+  stmt->Bind(2, std::string_view(key));
+  stmt->Bind(3, std::string_view(value));
+  stmt->Bind(4, NowSeconds());
+  (void)stmt->Run();  // a cache that cannot write only costs the next run its hits
+}
+
+std::expected<std::chrono::seconds, std::string> ParseTtl(std::string_view text) {
+  std::int64_t n = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (ec != std::errc() || n <= 0) return std::unexpected("expected a positive number with s, m, h or d, e.g. 7d");
+  std::string_view unit(end, static_cast<std::size_t>(text.data() + text.size() - end));
+  std::int64_t scale = 0;
+  if (unit.empty() || unit == "s") scale = 1;
+  if (unit == "m") scale = 60;
+  if (unit == "h") scale = 3600;
+  if (unit == "d") scale = 86400;
+  if (scale == 0) return std::unexpected("unknown unit \"" + std::string(unit) + "\" (expected s, m, h or d)");
+  return std::chrono::seconds(n * scale);
+}
+
+}  // namespace skillrunner::eval
