@@ -47,7 +47,10 @@ input_schema: { type: object, required: [text], properties: { text: { type: stri
 output_schema: { type: object, required: [label], additionalProperties: false, properties: { label: { type: string } } }
 )");
     std::string cases;
-    for (int i = 1; i <= kCases; ++i) cases += R"({"id":"c)" + std::to_string(i) + R"(","input":{"text":"t"}})" "\n";
+    // Distinct inputs: identical requests of one run would share a cache entry.
+    for (int i = 1; i <= kCases; ++i) {
+      cases += R"({"id":"c)" + std::to_string(i) + R"(","input":{"text":"t)" + std::to_string(i) + R"("}})" "\n";
+    }
     tree_.Write("skills/label/cases.jsonl", cases);
     tree_.Write("rubrics/quality.yaml", "id: quality\ncriteria:\n  - { id: a, description: First., required: true }\n");
     tree_.Write("suite.yaml", "id: night\nskills:\n  - skill: label\n    rubric: quality\n    judge_model: m\n");
