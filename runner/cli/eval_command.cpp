@@ -1,6 +1,9 @@
 #include "runner/cli/eval_command.h"
 
+#include "runner/eval/compare_runs.h"
 #include "runner/eval/finish_run.h"
+#include "runner/eval/run_meta.h"
+#include "runner/eval/stored_runs.h"
 
 #include <CLI/CLI.hpp>
 #include <boost/asio/io_context.hpp>
@@ -128,6 +131,34 @@ int MergeEval(const CommonOptions& common, const EvalOptions& options) {
   return eval::MergeRuns(request, load, SayToStderr);
 }
 
+int CompareEval(const CommonOptions& common, const EvalOptions& options) {
+  eval::CompareRequest request;
+  request.run_a = options.compare_a;
+  request.run_b = options.compare_b;
+  request.rubric = options.compare_rubric;
+  request.judge_model = options.compare_judge_model;
+  request.out = options.out;
+  request.history =
+      options.history.empty() ? eval::DefaultHistoryFile(options.out) : std::filesystem::path(options.history);
+  if (options.concurrency > 0) request.concurrency = options.concurrency;
+  auto config = ResolveConfig(common);
+  if (!config) return Fail(config.error().front().ToString());
+  auto loaded = LoadRegistry(common, std::move(*config));
+  // The judge sees each case's input when run A's suite still loads.
+  if (auto a = eval::LoadStoredRun(request.run_a, request.history); a) {
+    if (auto meta = eval::ReadRunMeta(a->folder / "run.json"); meta) {
+      if (auto suite = eval::LoadSuite(meta->suite_file, *loaded.registry); suite) {
+        for (const eval::SuiteSkill& entry : suite->skills) {
+          for (const eval::EvalCase& c : entry.cases) request.inputs[entry.skill->id + "/" + c.id] = c.input;
+        }
+      }
+    }
+  }
+  auto tracing = StartTracing(loaded.registry->config(), ProcessEnv);
+  if (!tracing) return Fail(tracing.error());
+  return eval::CompareRuns(*loaded.registry, request, RunnerFor(loaded.registry, {}, *tracing, nullptr), SayToStderr);
+}
+
 EvalCommand::EvalCommand(CLI::App& app) {
   eval_ = app.add_subcommand("eval", "Run an eval suite: every case, judged; reports and history in --out DIR");
   eval_->add_option("suite", options_.suite, "The suite file (SUITE.yaml)");
@@ -164,12 +195,22 @@ EvalCommand::EvalCommand(CLI::App& app) {
   merge_->add_option("--baseline", options_.baseline, "Compare with a previous run: last or a run id");
   merge_->add_option("--fail-on", options_.fail_on, "Which breaches exit 1: any (default) or regressions")
       ->check(CLI::IsMember({"any", "regressions"}));
+  compare_ = eval_->add_subcommand(
+      "compare", "Judge two runs' outputs case by case, twice with the order swapped: wins, losses, ties, sign test");
+  compare_->add_option("run_a", options_.compare_a, "Run A: its folder or run id")->required();
+  compare_->add_option("run_b", options_.compare_b, "Run B: its folder or run id")->required();
+  compare_->add_option("--rubric", options_.compare_rubric, "The rubric to compare by")->required();
+  compare_->add_option("--judge-model", options_.compare_judge_model, "The judge (default: each skill's model)");
+  compare_->add_option("--out", options_.out, "Folder for compare.json and compare.html")->required();
+  compare_->add_option("--history", options_.history, "History database, for run ids (default DIR/../eval-history.sqlite)");
+  compare_->add_option("--concurrency", options_.concurrency, "Pairs judged at once (default 8)")->check(CLI::PositiveNumber);
 }
 
 bool EvalCommand::parsed() const { return eval_->parsed(); }
 
 int EvalCommand::Run(const CommonOptions& common) {
   if (merge_->parsed()) return MergeEval(common, options_);
+  if (compare_->parsed()) return CompareEval(common, options_);
   if (options_.out.empty()) return Fail("--out DIR is required");
   return RunEval(common, options_);
 }

@@ -36,6 +36,8 @@ struct EvalOptions {
   std::string run_id;    // empty: a new one (kept across --resume)
   std::vector<std::string> merge_sources;
   std::string merge_suite;  // merge: the suite file, default the shards' run.json
+  // compare (DESIGN 9.5): two runs, the rubric, the judge model.
+  std::string compare_a, compare_b, compare_rubric, compare_judge_model;
 };
 
 // Adds `eval` (and `eval merge`) to `app`; Run executes whichever was parsed.
@@ -48,11 +50,13 @@ class EvalCommand {
  private:
   CLI::App* eval_ = nullptr;
   CLI::App* merge_ = nullptr;
+  CLI::App* compare_ = nullptr;
   EvalOptions options_;
 };
 
 // The two flows (runner/eval/orchestrate.h does the work).
 int RunEval(const CommonOptions& common, const EvalOptions& options);
 int MergeEval(const CommonOptions& common, const EvalOptions& options);
+int CompareEval(const CommonOptions& common, const EvalOptions& options);
 
 }  // namespace skillrunner::cli

@@ -367,6 +367,17 @@ std::expected<std::optional<BaselineRun>, std::string> History::LoadBaseline(
   return std::optional<BaselineRun>(std::move(run));
 }
 
+std::expected<std::optional<json::object>, std::string> History::FindRun(std::string_view run_id) {
+  const std::string prefix = "cannot read " + impl_->db.name() + ": ";
+  auto stmt = impl_->db.Prepare("SELECT summary FROM runs WHERE run_id = ?1");
+  if (!stmt) return std::unexpected(prefix + stmt.error());
+  stmt->Bind(1, run_id);
+  auto row = stmt->Step();
+  if (!row) return std::unexpected(prefix + row.error());
+  if (!*row) return std::optional<json::object>();
+  return std::optional<json::object>(ParseSummary(stmt->Text(0)));
+}
+
 std::expected<std::vector<TrendPoint>, std::string> History::Trend(std::string_view suite_id,
                                                                    std::size_t limit) {
   const std::string prefix = "cannot read the trend from " + impl_->db.name() + ": ";

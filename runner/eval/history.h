@@ -86,6 +86,10 @@ class History {
       std::string_view suite_id, std::string_view which, std::string_view current_run_id);
 
   // The newest `limit` whole runs (no shard runs) of `suite_id`, oldest first.
+  // The summary of run `run_id`, whatever its suite; nullopt when the
+  // history has no such run.
+  std::expected<std::optional<boost::json::object>, std::string> FindRun(std::string_view run_id);
+
   std::expected<std::vector<TrendPoint>, std::string> Trend(std::string_view suite_id,
                                                             std::size_t limit);
 

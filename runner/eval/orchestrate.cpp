@@ -14,6 +14,7 @@
 #include "runner/eval/history.h"
 #include "runner/eval/record_fields.h"
 #include "runner/eval/results_log.h"
+#include "runner/eval/stored_runs.h"
 
 namespace skillrunner::eval {
 namespace json = boost::json;
@@ -78,49 +79,18 @@ struct Plan {
   std::shared_ptr<std::vector<json::object>> stored;
 };
 
-// --rejudge-from's source: a run folder, or a run id the history knows (its
-// summary names its folder); the run's id and its records.
-struct StoredRun {
-  std::string run_id;
-  std::vector<json::object> records;
-};
-
-std::expected<StoredRun, std::string> LoadStoredRun(const std::string& from, const FinishRequest& finish,
-                                                    const Suite& suite) {
-  fs::path dir(from);
-  std::error_code ec;
-  StoredRun run;
-  if (!fs::is_directory(dir, ec)) {
-    auto history = History::Open(finish.history.empty() ? DefaultHistoryFile(finish.out) : finish.history);
-    if (!history) return std::unexpected("--rejudge-from: " + history.error());
-    auto found = (*history)->LoadBaseline(suite.id, from, "");
-    if (!found) return std::unexpected("--rejudge-from: " + found.error());
-    if (!*found) return std::unexpected("--rejudge-from: no run \"" + from + "\" of suite \"" + suite.id + "\"");
-    const json::value* out = (*found)->summary.if_contains("out");
-    if (out == nullptr || !out->is_string()) {
-      return std::unexpected("--rejudge-from: run " + from + " does not say where its results are; give its folder");
-    }
-    dir = std::string(out->as_string());
-    run.run_id = (*found)->run_id;
-  }
-  if (run.run_id.empty()) {
-    auto meta = ReadRunMeta(dir / "run.json");
-    if (!meta) return std::unexpected("--rejudge-from: " + meta.error());
-    run.run_id = meta->run_id;
-  }
-  auto results = ReadResults(dir / "results.jsonl", false);
-  if (!results) return std::unexpected("--rejudge-from: " + results.error());
-  if (results->records.empty()) return std::unexpected("--rejudge-from: " + (dir / "results.jsonl").string() + " has no records");
-  run.records = std::move(results->records);
-  return run;
-}
-
 // Points each planned task at its stored record; drops the tasks the source
 // run has no record of (said once).
 std::expected<void, std::string> AttachStored(Plan& plan, const RunRequest& request, const Suite& suite,
                                               const Say& say) {
-  auto source = LoadStoredRun(request.rejudge_from, request.finish, suite);
-  if (!source) return std::unexpected(source.error());
+  auto source = LoadStoredRun(request.rejudge_from, request.finish.history.empty()
+                                                      ? DefaultHistoryFile(request.finish.out)
+                                                      : request.finish.history);
+  if (!source) return std::unexpected("--rejudge-from: " + source.error());
+  if (source->suite != suite.id) {
+    return std::unexpected("--rejudge-from: run " + source->run_id + " is of suite \"" + source->suite + "\", not \"" +
+                           suite.id + "\"");
+  }
   plan.stored = std::make_shared<std::vector<json::object>>(std::move(source->records));
   std::map<std::string, const json::object*> by_key;
   for (const json::object& record : *plan.stored) by_key[CaseKey(record)] = &record;

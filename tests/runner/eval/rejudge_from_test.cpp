@@ -27,6 +27,14 @@ class RejudgeFromTest : public ::testing::Test {
     server_.SetResponder([this](const std::string& body) -> std::optional<test_support::ScriptedResponse> {
       const bool judging = body.find("criteria_results") != std::string::npos;
       (judging ? judge_requests_ : generation_requests_)++;
+      if (body.find("a_better") != std::string::npos) return Pairwise(body);
+      if (!judging) {
+        for (const auto& [text, label] : labels_) {
+          if (body.find("Label " + text + "\"") != std::string::npos) {
+            return test_support::ScriptedResponse{.body = test_support::OpenAiAnswer(R"({"label":")" + label + R"("})")};
+          }
+        }
+      }
       std::string verdict = R"({"criteria_results":[{"criterion_id":"a","reasoning":"fine","verdict":"pass","confidence":90})";
       if (body.find(R"(\"b\")") != std::string::npos || body.find("criterion b") != std::string::npos ||
           body.find("Second.") != std::string::npos) {
@@ -60,6 +68,18 @@ output_schema: { type: object, required: [label], additionalProperties: false, p
     return Skillrunner(tree_.root(), "--config skillrunner.yaml --skills skills --rubrics rubrics eval suite.yaml " + args);
   }
 
+  // A pairwise judge that prefers a "good" label, and A when it cannot tell
+  // (a position bias the swapped order exposes).
+  static test_support::ScriptedResponse Pairwise(const std::string& body) {
+    const bool a_good = body.find(R"(\"A\":{\"label\":\"good\"})") != std::string::npos;
+    const bool b_good = body.find(R"(\"B\":{\"label\":\"good\"})") != std::string::npos;
+    const std::string verdict = a_good == b_good ? "pass" : a_good ? "pass" : "fail";
+    return {.body = test_support::OpenAiAnswer(R"({"criteria_results":[{"criterion_id":"a_better","reasoning":"r",)"
+                                               R"("verdict":")" + verdict + R"(","confidence":90}],"issues":[],)"
+                                               R"("suggested_fixes":[]})")};
+  }
+
+  std::map<std::string, std::string> labels_;  // generation: input text -> label (default spam)
   test_support::LoopbackServer server_;
   testing::TempTree tree_;
   std::atomic<int> generation_requests_{0}, judge_requests_{0};
@@ -155,6 +175,37 @@ TEST_F(RejudgeFromTest, AWarmCacheMakesNoProviderRequestAndAnythingChangedMisses
   EXPECT_EQ(generation_requests_, expected_generations + 2 * kCases);
   EXPECT_EQ(Eval("--out out/c11 --cache-ttl 1h").status, 2);  // --cache-ttl alone is a usage error
   EXPECT_EQ(Eval("--out out/c12 --cache --cache-ttl soon").status, 2);
+}
+
+// DESIGN 9.5 eval compare: each pair judged twice with the order swapped; a
+// judge that changes its mind with the order is a tie; a sign test per skill.
+TEST_F(RejudgeFromTest, CompareJudgesEachPairBothWaysAndCountsOrderDisagreementsAsTies) {
+  labels_ = {{"t1", "good"}, {"t2", "good"}, {"t3", "good"}, {"t4", "bad"}, {"t5", "same"}};
+  ASSERT_EQ(Eval("--out out/a").status, 0);
+  labels_ = {{"t1", "bad"}, {"t2", "bad"}, {"t3", "bad"}, {"t4", "good"}, {"t5", "same"}};
+  ASSERT_EQ(Eval("--out out/b").status, 0);
+  const int generations = generation_requests_;
+  const int judged = judge_requests_;
+
+  auto compared = Skillrunner(tree_.root(), "--config skillrunner.yaml --skills skills --rubrics rubrics eval compare "
+                                            "out/a out/b --rubric quality --out out/cmp");
+  ASSERT_EQ(compared.status, 0) << compared.err;
+  EXPECT_EQ(generation_requests_, generations);  // nothing generated
+  EXPECT_EQ(judge_requests_, judged + 2 * kCases);  // every pair twice
+  json::object result = json::parse(ReadFile(tree_.Path("out/cmp/compare.json"))).as_object();
+  EXPECT_EQ(result.at("skills").at("label"),
+            json::parse(R"({"pairs":5,"a_wins":3,"b_wins":1,"ties":1,"order_disagreements":1,"judge_errors":0,)"
+                        R"("sign_test_p":0.625})"));
+  const json::array& cases = result.at("cases").as_array();
+  EXPECT_EQ(cases.at(4), json::parse(R"({"skill":"label","case":"c5","a_first":"a","b_first":"b","result":"tie"})"));
+  EXPECT_EQ(cases.at(3), json::parse(R"({"skill":"label","case":"c4","a_first":"b","b_first":"b","result":"b"})"));
+  EXPECT_NE(compared.err.find("label: A wins 3, B wins 1, ties 1 (1 from the order), judge errors 0; sign test p = 0.625"),
+            std::string::npos)
+      << compared.err;
+  const std::string html = ReadFile(tree_.Path("out/cmp/compare.html"));
+  EXPECT_NE(html.find("<td class=\"name\">label</td><td>5</td><td>3</td><td>1</td><td>1</td><td>1</td><td>0</td>"
+                      "<td>0.625</td>"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -1,0 +1,26 @@
+#pragma once
+
+// An earlier run's records, found by its folder or by its id in the history
+// (whose summaries say where each run's folder is): what --rejudge-from and
+// `eval compare` read (DESIGN 9.5).
+
+#include <boost/json/object.hpp>
+#include <expected>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace skillrunner::eval {
+
+struct StoredRun {
+  std::string run_id;
+  std::string suite;
+  std::filesystem::path folder;
+  std::vector<boost::json::object> records;
+};
+
+// `from` is a run folder (with run.json and results.jsonl) or a run id of
+// `history_file`. Errors say which and why.
+std::expected<StoredRun, std::string> LoadStoredRun(const std::string& from, const std::filesystem::path& history_file);
+
+}  // namespace skillrunner::eval
