@@ -364,7 +364,8 @@ std::string GateFlipsList(const json::object& baseline) {
         names += (names.empty() ? "" : ", ") + std::string(TextAt(o, "skill")) + "/" + std::string(TextAt(o, "case"));
         if (const json::value* repeat = o ? o->if_contains("repeat") : nullptr) names += "#" + FormatValue(repeat);
       }
-      html += "<li class=\"" + std::string(way == "pass_to_fail" ? "down" : "up") + "\">" + EscapeMarkup(gate) + ": " +
+      const std::string css = !cases || cases->empty() ? "same" : way == "pass_to_fail" ? "down" : "up";
+      html += "<li class=\"" + css + "\">" + EscapeMarkup(gate) + ": " +
               std::to_string(cases ? cases->size() : 0) + (way == "pass_to_fail" ? " pass → fail" : " fail → pass") +
               (names.empty() ? "" : " (" + EscapeMarkup(names) + ")") + "</li>";
     }
