@@ -115,6 +115,17 @@ std::optional<std::string> ReadStateAndTenants(const json::object& state, const 
   return "/state/redis: " + url.error();
 }
 
+// `telemetry:` (DESIGN 9.4; shapes checked by the schema).
+TelemetryConfig ReadTelemetry(const json::object& telemetry) {
+  TelemetryConfig out;
+  out.otlp_endpoint = StringAt(telemetry, "otlp_endpoint");
+  out.service_name = StringAt(telemetry, "service_name");
+  if (const auto* capture = telemetry.if_contains("capture_content"); capture && capture->is_bool()) {
+    out.capture_content = capture->get_bool();
+  }
+  return out;
+}
+
 // One entry of `providers:`, with its kind's defaults and the environment's
 // base URL; settings of another kind and a bad fault script are problems.
 ProviderConfig ReadProvider(std::string_view name, const json::object& p, const EnvLookup& env,
@@ -156,7 +167,6 @@ std::expected<Config, std::vector<Diagnostic>> LoadConfig(const std::string& pat
   if (!doc) return std::unexpected(std::vector<Diagnostic>{doc.error()});
   std::vector<Diagnostic> problems = CheckAgainstEmbeddedSchema(*doc, path, "config.schema.json");
   if (!problems.empty()) return std::unexpected(problems);
-
   Config config;
   config.source = path;
   const json::object empty;
@@ -203,12 +213,7 @@ std::expected<Config, std::vector<Diagnostic>> LoadConfig(const std::string& pat
   if (auto bad = ReadStateAndTenants(section("state"), section("tenants"), config)) {
     problems.push_back({path, doc->positions.Find("/state/redis"), *bad});
   }
-  const json::object& telemetry = section("telemetry");
-  config.telemetry.otlp_endpoint = StringAt(telemetry, "otlp_endpoint");
-  config.telemetry.service_name = StringAt(telemetry, "service_name");
-  if (const auto* capture = telemetry.if_contains("capture_content"); capture && capture->is_bool()) {
-    config.telemetry.capture_content = capture->get_bool();
-  }
+  config.telemetry = ReadTelemetry(section("telemetry"));
   config.default_provider = StringAt(root, "default_provider");
   if (!config.default_provider.empty() && !config.providers.contains(config.default_provider)) {
     problems.push_back({path, doc->positions.Find("/default_provider"),

@@ -215,16 +215,8 @@ void AddCommonOptions(CLI::App& app, CommonOptions& common) {
 
 }  // namespace
 
-int RunCli(int argc, char** argv) {
-  CLI::App app{"skillrunner: runs LLM skills registered as YAML and returns JSON that matches "
-               "their schemas, or a typed error that shows every attempt."};
-  app.set_version_flag("--version", std::string("skillrunner ") + SKILLRUNNER_VERSION);
-  app.require_subcommand(1);
-  app.fallthrough();
-  CommonOptions common;
-  AddCommonOptions(app, common);
-
-  RunOptions run;
+// `run SKILL --input ...` and its options.
+CLI::App* AddRunCommand(CLI::App& app, RunOptions& run) {
   auto* run_cmd = app.add_subcommand("run", "Invoke one skill and print its result as JSON");
   run_cmd->add_option("skill", run.skill, "Skill id")->required();
   auto* input = run_cmd->add_option("--input", run.input, "The input as JSON text");
@@ -240,6 +232,20 @@ int RunCli(int argc, char** argv) {
         std::string why;
         return ParseTraceparent(text, &why) ? std::string() : "not a W3C traceparent: " + why;
       });
+  return run_cmd;
+}
+
+int RunCli(int argc, char** argv) {
+  CLI::App app{"skillrunner: runs LLM skills registered as YAML and returns JSON that matches "
+               "their schemas, or a typed error that shows every attempt."};
+  app.set_version_flag("--version", std::string("skillrunner ") + SKILLRUNNER_VERSION);
+  app.require_subcommand(1);
+  app.fallthrough();
+  CommonOptions common;
+  AddCommonOptions(app, common);
+
+  RunOptions run;
+  auto* run_cmd = AddRunCommand(app, run);
 
   bool validate_json = false;
   auto* validate_cmd = app.add_subcommand("validate", "Check every skill, rubric and the config; exit 2 on any error");

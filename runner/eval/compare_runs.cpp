@@ -131,6 +131,33 @@ std::string CompareHtml(const json::object& comparison) {
   return html + "</tbody></table></body></html>\n";
 }
 
+// The cases both runs have an output for, each with its skill's pairwise judge.
+std::expected<void, std::string> MakePairs(const SkillRegistry& registry, const CompareRequest& request,
+                                           const StoredRun& a, const StoredRun& b,
+                                           const std::shared_ptr<const review::Rubric>& pairwise,
+                                           std::map<std::string, review::JudgeSpec>& judges, std::vector<Pair>& pairs) {
+  std::map<std::string, const json::object*> b_by_key;
+  for (const json::object& record : b.records) b_by_key[CaseKey(record)] = &record;
+  for (const json::object& record : a.records) {
+    auto other = b_by_key.find(CaseKey(record));
+    if (other == b_by_key.end() || !OutputOf(record) || !OutputOf(*other->second)) continue;
+    const std::string skill_id = json::value_to<std::string>(record.at("skill"));
+    const Skill* skill = registry.FindSkill(skill_id);
+    if (skill == nullptr) continue;
+    if (!judges.contains(skill_id)) {
+      auto judge = JudgeOnModel(*skill, request.judge_model.empty() ? skill->model : request.judge_model,
+                                registry.config(), pairwise, skill_id + ".compare", 1);
+      if (!judge) return std::unexpected(judge.error().message);
+      judges.emplace(skill_id, std::move(*judge));
+    }
+    Pair pair{skill_id, json::value_to<std::string>(record.at("case")), CaseKey(record), OutputOf(record),
+              OutputOf(*other->second), &judges.at(skill_id), nullptr, "", "", "", ""};
+    if (auto input = request.inputs.find(pair.key); input != request.inputs.end()) pair.input = &input->second;
+    pairs.push_back(std::move(pair));
+  }
+  return {};
+}
+
 }  // namespace
 
 int CompareRuns(const SkillRegistry& registry, const CompareRequest& request, const RunnerFactory& make_runner,
@@ -148,27 +175,9 @@ int CompareRuns(const SkillRegistry& registry, const CompareRequest& request, co
   auto pairwise = PairwiseRubric(*rubric);
   if (!pairwise) return fail(pairwise.error());
 
-  std::map<std::string, const json::object*> b_by_key;
-  for (const json::object& record : b->records) b_by_key[CaseKey(record)] = &record;
   std::map<std::string, review::JudgeSpec> judges;
   std::vector<Pair> pairs;
-  for (const json::object& record : a->records) {
-    auto other = b_by_key.find(CaseKey(record));
-    if (other == b_by_key.end() || !OutputOf(record) || !OutputOf(*other->second)) continue;
-    const std::string skill_id = json::value_to<std::string>(record.at("skill"));
-    const Skill* skill = registry.FindSkill(skill_id);
-    if (skill == nullptr) continue;
-    if (!judges.contains(skill_id)) {
-      auto judge = JudgeOnModel(*skill, request.judge_model.empty() ? skill->model : request.judge_model,
-                                registry.config(), *pairwise, skill_id + ".compare", 1);
-      if (!judge) return fail(judge.error().message);
-      judges.emplace(skill_id, std::move(*judge));
-    }
-    Pair pair{skill_id, json::value_to<std::string>(record.at("case")), CaseKey(record), OutputOf(record),
-              OutputOf(*other->second), &judges.at(skill_id), nullptr, "", "", "", ""};
-    if (auto input = request.inputs.find(pair.key); input != request.inputs.end()) pair.input = &input->second;
-    pairs.push_back(std::move(pair));
-  }
+  if (auto made = MakePairs(registry, request, *a, *b, *pairwise, judges, pairs); !made) return fail(made.error());
   std::sort(pairs.begin(), pairs.end(), [](const Pair& x, const Pair& y) { return x.key < y.key; });
   if (pairs.empty()) return fail("runs " + a->run_id + " and " + b->run_id + " have no case with an output in both");
   say("skillrunner eval compare: " + std::to_string(pairs.size()) + " pair(s) of runs " + a->run_id + " and " +

@@ -46,6 +46,30 @@ void SortRecords(const Suite& suite, std::vector<json::object>& records) {
                    [&](const json::object& a, const json::object& b) { return rank(a) < rank(b); });
 }
 
+namespace {
+
+// --fail-on regressions: threshold breaches are reported, only regressions fail the run.
+bool Failing(const json::object& summary, const FinishOptions& options) {
+  for (const json::value& breach : summary.at("breaches").as_array()) {
+    if (!options.fail_on_regressions_only || breach.at("kind") == "regression") return true;
+  }
+  return false;
+}
+
+// What the summary says about how the run was made: --fail-on, the cache's
+// hits, and where its records are (--rejudge-from RUN_ID finds them by it).
+void AddRunFacts(json::object& summary, const FinishOptions& options) {
+  summary["fail_on"] = options.fail_on_regressions_only ? "regressions" : "any";
+  if (options.cache) {
+    summary["cache"] = json::object{{"file", options.cache->file().string()},
+                                    {"hits", options.cache->hits()},
+                                    {"misses", options.cache->misses()}};
+  }
+  summary["out"] = std::filesystem::absolute(options.out_dir).lexically_normal().string();
+}
+
+}  // namespace
+
 FinishResult FinishRun(const Suite& suite, SummaryHeader header, std::vector<json::object>& records,
                        const FinishOptions& options) {
   FinishResult result;
@@ -79,14 +103,7 @@ FinishResult FinishRun(const Suite& suite, SummaryHeader header, std::vector<jso
   json::array breaches = CheckThresholds(summary, suite);
   summary["status"] = breaches.empty() ? "pass" : "breached";
   summary["breaches"] = std::move(breaches);
-  summary["fail_on"] = options.fail_on_regressions_only ? "regressions" : "any";
-  if (options.cache) {
-    summary["cache"] = json::object{{"file", options.cache->file().string()},
-                                    {"hits", options.cache->hits()},
-                                    {"misses", options.cache->misses()}};
-  }
-  // Where this run's records are (--rejudge-from RUN_ID finds them by it).
-  summary["out"] = std::filesystem::absolute(options.out_dir).lexically_normal().string();
+  AddRunFacts(summary, options);
   std::vector<TrendPoint> trend;
   if (history) {
     if (auto points = history->Trend(suite.id, options.trend_runs); points) {
@@ -110,12 +127,7 @@ FinishResult FinishRun(const Suite& suite, SummaryHeader header, std::vector<jso
       result.problems.push_back("history: " + recorded.error());
     }
   }
-  // --fail-on regressions: threshold breaches are reported, only regressions fail the run.
-  bool failing = false;
-  for (const json::value& breach : summary.at("breaches").as_array()) {
-    failing = failing || !options.fail_on_regressions_only || breach.at("kind") == "regression";
-  }
-  result.exit_status = !result.problems.empty() ? 2 : failing ? 1 : 0;
+  result.exit_status = !result.problems.empty() ? 2 : Failing(summary, options) ? 1 : 0;
   result.summary = std::move(summary);
   return result;
 }

@@ -426,19 +426,12 @@ std::string SignificanceTable(const json::object& baseline) {
          rows + "</tbody></table></div>";
 }
 
-std::string BaselineSection(const json::object& summary) {
-  std::string html = "<section id=\"baseline\"><h2>Compared with baseline</h2>";
-  const json::object* baseline = ObjectAt(&summary, "baseline");
-  if (baseline == nullptr) {
-    return html +
-           "<p>No baseline comparison in this run (use <code>--baseline last</code> or "
-           "<code>--baseline RUN_ID</code>).</p></section>\n";
-  }
-  html += "<p>Baseline: run <b>" + EscapeMarkup(FormatValue(baseline->if_contains("run_id"))) +
-          "</b> started " + EscapeMarkup(FormatValue(baseline->if_contains("started_at"))) +
-          "</p><p class=\"muted\">Deltas are this run minus the baseline, in percentage "
-          "points.</p>";
-  if (const json::object* skills = ObjectAt(baseline, "skills"); skills && !skills->empty()) {
+// Per skill, this run minus the baseline: rates in points, counts as counts.
+std::string DeltasTable(const json::object& baseline) {
+  const json::object* skills = ObjectAt(&baseline, "skills");
+  if (skills == nullptr || skills->empty()) return "";
+  std::string html;
+  {
     html +=
         "<div class=\"scroll\"><table><thead><tr><th class=\"name\">Skill</th><th>Schema compliance Δ</th>"
         "<th>Rubric pass rate Δ</th><th>First try Δ</th><th>Retry rate Δ</th><th>Expected match Δ</th>"
@@ -472,6 +465,22 @@ std::string BaselineSection(const json::object& summary) {
     }
     html += "</tbody></table></div>";
   }
+  return html;
+}
+
+std::string BaselineSection(const json::object& summary) {
+  std::string html = "<section id=\"baseline\"><h2>Compared with baseline</h2>";
+  const json::object* baseline = ObjectAt(&summary, "baseline");
+  if (baseline == nullptr) {
+    return html +
+           "<p>No baseline comparison in this run (use <code>--baseline last</code> or "
+           "<code>--baseline RUN_ID</code>).</p></section>\n";
+  }
+  html += "<p>Baseline: run <b>" + EscapeMarkup(FormatValue(baseline->if_contains("run_id"))) +
+          "</b> started " + EscapeMarkup(FormatValue(baseline->if_contains("started_at"))) +
+          "</p><p class=\"muted\">Deltas are this run minus the baseline, in percentage "
+          "points.</p>";
+  html += DeltasTable(*baseline);
   html += SignificanceTable(*baseline) + GateFlipsList(*baseline);
   const json::array* flipped = ArrayAt(baseline, "flipped");
   std::size_t count = flipped ? flipped->size() : 0;
