@@ -19,6 +19,8 @@ CASES=${CASES:-200}
 CONC=${CONC:-8}
 BUILD=${BUILD:-1}
 KEEP=${KEEP:-0}
+# shellcheck source=bench/grade_answer_skill.sh
+. "$ROOT/bench/grade_answer_skill.sh"
 SR="$ROOT/build/skillrunner"
 FAKE="$ROOT/build/fake_openai_server"
 log() { printf '[caching_bench %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
@@ -51,25 +53,9 @@ input_schema:
   type: object
   required: [question, answer]
   properties: { question: { type: string }, answer: { type: string } }
-output_schema:
-  type: object
-  required: [criteria_results, issues, suggested_fixes, pass]
-  additionalProperties: false
-  properties:
-    criteria_results:
-      type: array
-      items:
-        type: object
-        required: [criterion_id, reasoning, verdict, confidence]
-        additionalProperties: false
-        properties:
-          criterion_id: { enum: [correct, clear] }
-          reasoning: { type: string }
-          verdict: { enum: [pass, fail, indeterminate] }
-          confidence: { type: number, minimum: 0, maximum: 100 }
-    issues: { type: array, items: { type: string } }
-    suggested_fixes: { type: array, items: { type: string } }
-    pass: { type: boolean }
+EOF
+  grade_answer_output_schema
+  cat <<'EOF'
 prompt:
   user: "Question: {{input.question}}\nAnswer: {{input.answer}}"
   system: |

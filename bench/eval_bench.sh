@@ -28,6 +28,8 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # shellcheck source=bench/promptfoo_suite.sh
 . "$ROOT/bench/promptfoo_suite.sh"
+# shellcheck source=bench/grade_answer_skill.sh
+. "$ROOT/bench/grade_answer_skill.sh"
 CASES=${CASES:-10000}
 CONC=${CONC:-100}
 DELAY_MS=${DELAY_MS:-100}
@@ -90,7 +92,8 @@ server_cpu() {
 
 # ------------------------------------------------------------------ the skill, rubric, dataset, suites
 mkdir -p "$T/skills/grade_answer" "$T/rubrics" "$T/suites"
-cat >"$T/skills/grade_answer/skill.yaml" <<'EOF'
+{
+  cat <<'EOF'
 # A grading skill: its answer has the shape of a rubric verdict, so the fake
 # server's one canned body serves generation and judging alike.
 id: grade_answer
@@ -107,26 +110,9 @@ input_schema:
   properties:
     question: { type: string, minLength: 1 }
     answer: { type: string }
-output_schema:
-  type: object
-  required: [criteria_results, issues, suggested_fixes, pass]
-  additionalProperties: false
-  properties:
-    criteria_results:
-      type: array
-      minItems: 1
-      items:
-        type: object
-        required: [criterion_id, reasoning, verdict, confidence]
-        additionalProperties: false
-        properties:
-          criterion_id: { enum: [correct, clear] }
-          reasoning: { type: string }
-          verdict: { enum: [pass, fail, indeterminate] }
-          confidence: { type: number, minimum: 0, maximum: 100 }
-    issues: { type: array, items: { type: string } }
-    suggested_fixes: { type: array, items: { type: string } }
-    pass: { type: boolean }
+EOF
+  grade_answer_output_schema
+  cat <<'EOF'
 prompt:
   system: You grade answers to arithmetic questions. Judge each criterion separately.
   user: "Question: {{input.question}}\nAnswer: {{input.answer}}"
@@ -134,6 +120,7 @@ retry:
   validation_retries: 1
 timeout_ms: 60000
 EOF
+} >"$T/skills/grade_answer/skill.yaml"
 cat >"$T/rubrics/bench_quality.yaml" <<'EOF'
 id: bench_quality
 description: Is the grade right and well explained?
