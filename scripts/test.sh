@@ -10,7 +10,10 @@ ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 BUILD_DIR="build"
 [ "${SANITIZE:-0}" = "1" ] && BUILD_DIR="build-asan"
 # Tests never see a real provider's settings.
-unset OPENAI_API_KEY OPENAI_BASE_URL ANTHROPIC_API_KEY ANTHROPIC_BASE_URL SKILLRUNNER_PROVIDER SKILLRUNNER_TOKEN || true
+unset OPENAI_API_KEY OPENAI_BASE_URL ANTHROPIC_API_KEY ANTHROPIC_BASE_URL GEMINI_API_KEY GEMINI_BASE_URL \
+  SKILLRUNNER_PROVIDER SKILLRUNNER_TOKEN || true
+# Nor a trace collector: spans would leave the machine.
+while IFS= read -r name; do unset "$name"; done < <(env | sed -n 's/^\(OTEL_[A-Z_]*\)=.*/\1/p')
 REALLLM_DIR="${SKILLRUNNER_REALLLM_DIR:-$ROOT/.deps/realllm}"
 if [ "${REALLLM:-0}" = "1" ]; then
   bash "$ROOT/../shared/realllm/setup.sh" "$REALLLM_DIR" >/dev/null

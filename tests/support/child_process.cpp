@@ -48,7 +48,8 @@ std::vector<std::string> CleanEnvironment(const std::vector<std::string>& extra)
   std::vector<std::string> env;
   for (char** e = environ; *e; ++e) {
     std::string_view entry(*e);
-    if (entry.starts_with("OPENAI_") || entry.starts_with("ANTHROPIC_") || entry.starts_with("SKILLRUNNER_")) {
+    if (entry.starts_with("OPENAI_") || entry.starts_with("ANTHROPIC_") || entry.starts_with("SKILLRUNNER_") ||
+        entry.starts_with("OTEL_") || entry.starts_with("GEMINI_")) {
       continue;
     }
     env.emplace_back(entry);

@@ -31,7 +31,8 @@ inline CommandResult Skillrunner(const std::filesystem::path& dir, const std::st
                                  const std::string& redirect = "2>/dev/null", const std::string& env_vars = "") {
   std::string command = "cd " + ShellQuote(dir.string()) +
                         " && env -u SKILLRUNNER_PROVIDER -u OPENAI_API_KEY -u ANTHROPIC_API_KEY " +
-                        "-u OTEL_EXPORTER_OTLP_ENDPOINT -u OTEL_EXPORTER_OTLP_TRACES_ENDPOINT " + env_vars + " " +
+                        "-u OTEL_EXPORTER_OTLP_ENDPOINT -u OTEL_EXPORTER_OTLP_TRACES_ENDPOINT -u OTEL_EXPORTER_OTLP_HEADERS "
+                        "-u OTEL_SERVICE_NAME -u GEMINI_API_KEY " + env_vars + " " +
                         ShellQuote(SKILLRUNNER_BINARY) + " " + args + " " + redirect;
   CommandResult result;
   FILE* pipe = popen(command.c_str(), "r");

@@ -19,7 +19,8 @@ namespace skillrunner::eval_test {
 namespace {
 
 bool Isolated(std::string_view entry) {
-  return entry.starts_with("OPENAI_") || entry.starts_with("ANTHROPIC_") || entry.starts_with("SKILLRUNNER_");
+  return entry.starts_with("OPENAI_") || entry.starts_with("ANTHROPIC_") || entry.starts_with("SKILLRUNNER_") ||
+        entry.starts_with("OTEL_") || entry.starts_with("GEMINI_");
 }
 
 std::string Quote(std::string_view s) {
