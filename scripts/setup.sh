@@ -2,6 +2,7 @@
 # Installs every dependency from Debian 12 packages (idempotent: apt-get update
 # runs only when a package is missing), then configures and builds into build/.
 #   SANITIZE=1  builds with address+undefined sanitizers into build-asan/
+#   SANITIZE=thread  builds with ThreadSanitizer into build-tsan/
 #   BUILD_DIR   overrides the build folder
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -49,6 +50,9 @@ EXTRA=()
 if [ "${SANITIZE:-0}" = "1" ]; then
   BUILD_DIR="build-asan"
   EXTRA+=(-DSKILLRUNNER_SANITIZE=ON)
+elif [ "${SANITIZE:-0}" = "thread" ]; then
+  BUILD_DIR="build-tsan"
+  EXTRA+=(-DSKILLRUNNER_TSAN=ON)
 fi
 JOBS="${JOBS:-$(nproc)}"
 cmake -S "$ROOT" -B "$ROOT/$BUILD_DIR" -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-RelWithDebInfo}" "${EXTRA[@]}" >&2

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sets everything up (scripts/setup.sh), then runs the test suite with ctest.
 #   SANITIZE=1 scripts/test.sh   runs it under address+undefined sanitizers
+#   SANITIZE=thread scripts/test.sh   runs it under ThreadSanitizer (build-tsan/)
 #   REALLLM=1 scripts/test.sh    first builds llama.cpp's llama-server and its tiny model into
 #                                .deps/realllm (../shared/realllm/setup.sh: 4-8 minutes once, then
 #                                cached) so that the llama-server suite runs instead of skipping
@@ -9,6 +10,7 @@ ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 "$ROOT/scripts/setup.sh"
 BUILD_DIR="build"
 [ "${SANITIZE:-0}" = "1" ] && BUILD_DIR="build-asan"
+[ "${SANITIZE:-0}" = "thread" ] && BUILD_DIR="build-tsan"
 # Tests never see a real provider's settings.
 unset OPENAI_API_KEY OPENAI_BASE_URL ANTHROPIC_API_KEY ANTHROPIC_BASE_URL GEMINI_API_KEY GEMINI_BASE_URL \
   SKILLRUNNER_PROVIDER SKILLRUNNER_TOKEN || true

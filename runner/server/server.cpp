@@ -75,8 +75,10 @@ std::vector<std::shared_ptr<Connection>> Server::State::LiveConnections() {
 }
 
 SkillHost::ReloadReport Server::State::Reload() {
-  SkillHost::ReloadReport report = host.Reload();
+  // Counted before the new skills are in service, so that no client sees
+  // them with the old count (ThreadSanitizer's timing found that window).
   ++reloads;
+  SkillHost::ReloadReport report = host.Reload();
   if (report.ok) {
     spdlog::info("reloaded: {} skill(s), {} rubric(s)", report.skills, report.rubrics);
   } else {

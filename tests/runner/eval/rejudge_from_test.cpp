@@ -6,6 +6,9 @@
 #include <boost/json/serialize.hpp>
 #include <gtest/gtest.h>
 
+#include <map>
+#include <mutex>
+
 #include "tests/runner/eval/eval_cli_support.h"
 #include "tests/support/llm_test_bed.h"
 #include "tests/support/loopback_server.h"
@@ -29,6 +32,7 @@ class RejudgeFromTest : public ::testing::Test {
       (judging ? judge_requests_ : generation_requests_)++;
       if (body.find("a_better") != std::string::npos) return Pairwise(body);
       if (!judging) {
+        std::lock_guard lock(labels_mutex_);  // the server's thread reads what the test's thread wrote
         for (const auto& [text, label] : labels_) {
           if (body.find("Label " + text + "\"") != std::string::npos) {
             return test_support::ScriptedResponse{.body = test_support::OpenAiAnswer(R"({"label":")" + label + R"("})")};
@@ -79,6 +83,12 @@ output_schema: { type: object, required: [label], additionalProperties: false, p
                                                R"("suggested_fixes":[]})")};
   }
 
+  void SetLabels(std::map<std::string, std::string> labels) {
+    std::lock_guard lock(labels_mutex_);
+    labels_ = std::move(labels);
+  }
+
+  std::mutex labels_mutex_;
   std::map<std::string, std::string> labels_;  // generation: input text -> label (default spam)
   test_support::LoopbackServer server_;
   testing::TempTree tree_;
@@ -180,9 +190,9 @@ TEST_F(RejudgeFromTest, AWarmCacheMakesNoProviderRequestAndAnythingChangedMisses
 // DESIGN 9.5 eval compare: each pair judged twice with the order swapped; a
 // judge that changes its mind with the order is a tie; a sign test per skill.
 TEST_F(RejudgeFromTest, CompareJudgesEachPairBothWaysAndCountsOrderDisagreementsAsTies) {
-  labels_ = {{"t1", "good"}, {"t2", "good"}, {"t3", "good"}, {"t4", "bad"}, {"t5", "same"}};
+  SetLabels({{"t1", "good"}, {"t2", "good"}, {"t3", "good"}, {"t4", "bad"}, {"t5", "same"}});
   ASSERT_EQ(Eval("--out out/a").status, 0);
-  labels_ = {{"t1", "bad"}, {"t2", "bad"}, {"t3", "bad"}, {"t4", "good"}, {"t5", "same"}};
+  SetLabels({{"t1", "bad"}, {"t2", "bad"}, {"t3", "bad"}, {"t4", "good"}, {"t5", "same"}});
   ASSERT_EQ(Eval("--out out/b").status, 0);
   const int generations = generation_requests_;
   const int judged = judge_requests_;
