@@ -31,10 +31,14 @@ std::int64_t NowSeconds() {
 
 }  // namespace
 
+// The connection and its two statements, prepared once when the cache opens.
 struct ResponseCache::Impl {
-  explicit Impl(sqlite::Database database) : db(std::move(database)) {}
+  Impl(sqlite::Database database, sqlite::Statement get_statement, sqlite::Statement put_statement)
+      : db(std::move(database)), get(std::move(get_statement)), put(std::move(put_statement)) {}
   std::mutex mutex;
   sqlite::Database db;
+  sqlite::Statement get;
+  sqlite::Statement put;
 };
 
 ResponseCache::ResponseCache(std::unique_ptr<Impl> impl, std::filesystem::path file,
@@ -53,35 +57,37 @@ std::expected<std::unique_ptr<ResponseCache>, std::string> ResponseCache::Open(
                           "request TEXT NOT NULL, answer TEXT NOT NULL, stored_at INTEGER NOT NULL)"}) {
     if (auto done = db->Exec(sql); !done) return std::unexpected(prefix + done.error());
   }
-  auto impl = std::make_unique<Impl>(std::move(*db));
+  auto get = db->Prepare("SELECT request, answer, stored_at FROM responses WHERE key_hash = ?1");
+  if (!get) return std::unexpected(prefix + get.error());
+  auto put = db->Prepare(
+      "INSERT OR REPLACE INTO responses (key_hash, request, answer, stored_at) VALUES (?1, ?2, ?3, ?4)");
+  if (!put) return std::unexpected(prefix + put.error());
+  auto impl = std::make_unique<Impl>(std::move(*db), std::move(*get), std::move(*put));
   return std::unique_ptr<ResponseCache>(new ResponseCache(std::move(impl), file, ttl));
 }
 
 std::optional<std::string> ResponseCache::Get(const std::string& key) {
   std::lock_guard lock(impl_->mutex);
-  auto stmt = impl_->db.Prepare("SELECT request, answer, stored_at FROM responses WHERE key_hash = ?1");
-  if (stmt) {
-    stmt->Bind(1, std::string_view(Sha256Hex(key)));
-    auto row = stmt->Step();
-    if (row && *row && stmt->Text(0) == key && (!ttl_ || NowSeconds() - stmt->Int(2) <= ttl_->count())) {
-      ++hits_;
-      return stmt->Text(1);
-    }
+  sqlite::Statement& get = impl_->get;
+  get.Bind(1, std::string_view(Sha256Hex(key)));
+  auto row = get.Step();
+  std::optional<std::string> answer;
+  if (row && *row && get.Text(0) == key && (!ttl_ || NowSeconds() - get.Int(2) <= ttl_->count())) {
+    answer = get.Text(1);
   }
-  ++misses_;
-  return std::nullopt;
+  get.Reset();
+  ++(answer ? hits_ : misses_);
+  return answer;
 }
 
 void ResponseCache::Put(const std::string& key, const std::string& value) {
   std::lock_guard lock(impl_->mutex);
-  auto stmt = impl_->db.Prepare(
-      "INSERT OR REPLACE INTO responses (key_hash, request, answer, stored_at) VALUES (?1, ?2, ?3, ?4)");
-  if (!stmt) return;
-  stmt->Bind(1, std::string_view(Sha256Hex(key)));
-  stmt->Bind(2, std::string_view(key));
-  stmt->Bind(3, std::string_view(value));
-  stmt->Bind(4, NowSeconds());
-  (void)stmt->Run();  // a cache that cannot write only costs the next run its hits
+  sqlite::Statement& put = impl_->put;
+  put.Bind(1, std::string_view(Sha256Hex(key)));
+  put.Bind(2, std::string_view(key));
+  put.Bind(3, std::string_view(value));
+  put.Bind(4, NowSeconds());
+  (void)put.Run();  // a cache that cannot write only costs the next run its hits
 }
 
 std::expected<std::chrono::seconds, std::string> ParseTtl(std::string_view text) {

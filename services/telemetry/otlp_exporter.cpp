@@ -18,6 +18,8 @@
 #include <optional>
 #include <thread>
 
+#include <boost/url/pct_string_view.hpp>
+
 #include "services/http/http_client.h"
 
 namespace skillrunner::telemetry {
@@ -49,7 +51,7 @@ struct OtlpExporter::Worker {
       // Once per batch: when the queue reaches a whole one.
       wake = before < options.max_batch_spans && queue.size() >= options.max_batch_spans;
     }
-    if (wake && !failing_flag) asio::post(io, [this] { timer.cancel(); });
+    if (wake && !failing) asio::post(io, [this] { timer.cancel(); });
   }
 
   // Up to one batch from the queue; `stop` is whether Shutdown was called.
@@ -84,8 +86,9 @@ struct OtlpExporter::Worker {
       }
       // A full batch goes at once, unless the last export failed: then the
       // collector gets retry_delay to come back (a timer Shutdown cuts short).
-      if (!stop && (failing || Queued() < options.max_batch_spans)) {
-        timer.expires_after(failing ? std::max(options.retry_delay, options.schedule_delay) : options.schedule_delay);
+      const bool backing_off = failing;
+      if (!stop && (backing_off || Queued() < options.max_batch_spans)) {
+        timer.expires_after(backing_off ? std::max(options.retry_delay, options.schedule_delay) : options.schedule_delay);
         co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
       }
       std::vector<Span> batch = Take(stop);
@@ -117,7 +120,6 @@ struct OtlpExporter::Worker {
       exported += batch.size();
       if (failing) spdlog::info("trace export to {} works again", options.endpoint);
       failing = false;
-      failing_flag = false;
       co_return;
     }
     ++failed;
@@ -130,7 +132,6 @@ struct OtlpExporter::Worker {
       spdlog::debug("trace export to {} failed ({}); {} spans dropped", options.endpoint, problem, batch.size());
     }
     failing = true;
-    failing_flag = true;
   }
 
   // Stops taking spans, flushes what is queued, and ends the thread within
@@ -166,8 +167,8 @@ struct OtlpExporter::Worker {
   std::deque<Span> queue;
   std::size_t in_flight = 0;
   bool stopping = false;
-  bool failing = false;  // the loop's thread only
-  std::atomic<bool> failing_flag{false};  // the same, for Push: no wake-ups while the collector is failing
+  // The last export failed: the loop backs off, and Push wakes no one meanwhile.
+  std::atomic<bool> failing{false};
   std::atomic<std::uint64_t> exported{0};
   std::atomic<std::uint64_t> dropped{0};
   std::atomic<std::uint64_t> failed{0};
@@ -207,19 +208,12 @@ std::string TracesUrl(std::string base_endpoint) {
 
 namespace {
 
-std::string PercentDecode(std::string_view text) {
-  std::string out;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    int byte = 0;
-    if (text[i] == '%' && i + 2 < text.size() &&
-        std::from_chars(text.data() + i + 1, text.data() + i + 3, byte, 16).ptr == text.data() + i + 3) {
-      out += static_cast<char>(byte);
-      i += 2;
-    } else {
-      out += text[i];
-    }
-  }
-  return out;
+// A percent-encoded header key or value, decoded (Boost.URL); nullopt when
+// the encoding is broken.
+std::optional<std::string> PercentDecode(std::string_view text) {
+  auto encoded = boost::urls::make_pct_string_view(text);
+  if (!encoded) return std::nullopt;
+  return encoded->decode();
 }
 
 std::string_view Trim(std::string_view s) {
@@ -250,7 +244,10 @@ std::expected<std::vector<std::pair<std::string, std::string>>, std::string> Par
     if (eq == std::string_view::npos || Trim(pair.substr(0, eq)).empty()) {
       return std::unexpected("entry " + std::to_string(index) + " is not key=value");
     }
-    out.emplace_back(PercentDecode(Trim(pair.substr(0, eq))), PercentDecode(Trim(pair.substr(eq + 1))));
+    auto key = PercentDecode(Trim(pair.substr(0, eq)));
+    auto value = PercentDecode(Trim(pair.substr(eq + 1)));
+    if (!key || !value) return std::unexpected("entry " + std::to_string(index) + " has a broken %-escape");
+    out.emplace_back(std::move(*key), std::move(*value));
   }
   return out;
 }

@@ -360,6 +360,17 @@ output_schema: { type: object, required: [priority], properties: { priority: { e
   EXPECT_EQ(spans[1].Str("parentSpanId"), spans[0].Str("spanId"));
 }
 
+TEST(TracingCliTest, AnOtlpEndpointThatIsNotHttpIsAConfigError) {
+  testing::TempTree tree;
+  tree.Write("skills/good/skill.yaml", "id: good\nhandler: echo\ninput_schema: {}\noutput_schema: {}\n");
+  auto result = test_support::Skillrunner(tree.root(), "run good --input '{}'", "2>/dev/null",
+                                          "OTEL_EXPORTER_OTLP_ENDPOINT=ftp://collector:4318");
+  EXPECT_EQ(result.status, 2);
+  EXPECT_EQ(boost::json::parse(result.out).at("error").at("code"), "CONFIG_INVALID");
+  EXPECT_EQ(boost::json::parse(result.out).at("error").at("message"),
+            "the OTLP endpoint must be an http:// or https:// URL");
+}
+
 TEST(TracingCliTest, ABadTraceparentIsAUsageError) {
   testing::TempTree tree;
   tree.Write("skills/good/skill.yaml", "id: good\nhandler: echo\ninput_schema: {}\noutput_schema: {}\n");

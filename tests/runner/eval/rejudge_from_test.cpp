@@ -130,7 +130,19 @@ TEST_F(RejudgeFromTest, StoredOutputsAreJudgedWithTodaysRubricAndNothingIsGenera
 
   auto unknown = Eval("--out out/r4 --rejudge-from no-such-run");
   EXPECT_EQ(unknown.status, 2);
-  EXPECT_NE(unknown.err.find("--rejudge-from: "), std::string::npos) << unknown.err;
+  EXPECT_NE(unknown.err.find("skillrunner eval: --rejudge-from: \"no-such-run\" is neither a run folder nor a run "
+                             "in " + tree_.Path("out/eval-history.sqlite").string() + "\n"),
+            std::string::npos)
+      << unknown.err;
+  // A run of another suite is not today's cases.
+  tree_.Write("other.yaml", "id: other\nskills:\n  - skill: label\n    rubric: quality\n    judge_model: m\n");
+  auto other = Skillrunner(tree_.root(), "--config skillrunner.yaml --skills skills --rubrics rubrics eval other.yaml "
+                                         "--out out/r5 --rejudge-from out/r1");
+  EXPECT_EQ(other.status, 2);
+  EXPECT_NE(other.err.find("skillrunner eval: --rejudge-from: run " + first_run +
+                           " is of suite \"night\", not \"other\""),
+            std::string::npos)
+      << other.err;
   EXPECT_EQ(judge_requests_, 3 * kCases);
 }
 
@@ -183,8 +195,14 @@ TEST_F(RejudgeFromTest, AWarmCacheMakesNoProviderRequestAndAnythingChangedMisses
   auto again = Eval("--out out/c10 --cache --cache-ttl 1h");
   EXPECT_EQ(again.status, 0) << again.err;
   EXPECT_EQ(generation_requests_, expected_generations + 2 * kCases);
-  EXPECT_EQ(Eval("--out out/c11 --cache-ttl 1h").status, 2);  // --cache-ttl alone is a usage error
-  EXPECT_EQ(Eval("--out out/c12 --cache --cache-ttl soon").status, 2);
+  auto ttl_alone = Eval("--out out/c11 --cache-ttl 1h");
+  EXPECT_EQ(ttl_alone.status, 2);
+  EXPECT_NE(ttl_alone.err.find("skillrunner eval: --cache-ttl needs --cache\n"), std::string::npos) << ttl_alone.err;
+  auto bad_ttl = Eval("--out out/c12 --cache --cache-ttl 3w");
+  EXPECT_EQ(bad_ttl.status, 2);
+  EXPECT_NE(bad_ttl.err.find("skillrunner eval: --cache-ttl: unknown unit \"w\" (expected s, m, h or d)\n"),
+            std::string::npos)
+      << bad_ttl.err;
 }
 
 // DESIGN 9.5 eval compare: each pair judged twice with the order swapped; a
@@ -212,6 +230,11 @@ TEST_F(RejudgeFromTest, CompareJudgesEachPairBothWaysAndCountsOrderDisagreements
   EXPECT_NE(compared.err.find("label: A wins 3, B wins 1, ties 1 (1 from the order), judge errors 0; sign test p = 0.625"),
             std::string::npos)
       << compared.err;
+  auto unknown_rubric = Skillrunner(tree_.root(), "--config skillrunner.yaml --skills skills --rubrics rubrics eval "
+                                                  "compare out/a out/b --rubric qualty --out out/cmp2");
+  EXPECT_EQ(unknown_rubric.status, 2);
+  EXPECT_NE(unknown_rubric.err.find("skillrunner eval compare: unknown rubric \"qualty\"\n"), std::string::npos)
+      << unknown_rubric.err;
   const std::string html = ReadFile(tree_.Path("out/cmp/compare.html"));
   EXPECT_NE(html.find("<td class=\"name\">label</td><td>5</td><td>3</td><td>1</td><td>1</td><td>1</td><td>0</td>"
                       "<td>0.625</td>"),
