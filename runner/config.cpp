@@ -46,7 +46,10 @@ constexpr std::pair<std::string_view, std::string_view> kKindKeys[] = {
 // Every fallback and escalation is a model of the table, and not the model itself.
 void CheckModelRoutes(const Config& config, const std::string& path, const YamlDocument& doc,
                       std::vector<Diagnostic>& problems) {
-  for (const auto& [name, model] : config.models) {
+  for (const auto& entry : config.models) {
+    // Named, not bound: clang 15 (the fuzz build) cannot capture a structured binding.
+    const std::string& name = entry.first;
+    const ModelConfig& model = entry.second;
     auto check = [&](const std::string& pointer, const std::string& other) {
       std::string why = other == name ? "a model cannot fall back or escalate to itself"
                         : config.models.contains(other) ? ""

@@ -56,7 +56,11 @@ std::expected<YamlDocument, Diagnostic> LoadYamlFile(const std::string& path) {
   }
   std::ostringstream text;
   text << in.rdbuf();
-  auto doc = ParseYaml(text.str());
+  return ParseYamlText(path, text.str());
+}
+
+std::expected<YamlDocument, Diagnostic> ParseYamlText(const std::string& path, std::string_view text) {
+  auto doc = ParseYaml(text);
   if (!doc) {
     return std::unexpected(Diagnostic{path, doc.error().position,
                                       "YAML syntax error: " + doc.error().message});

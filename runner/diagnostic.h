@@ -32,6 +32,8 @@ boost::json::array DiagnosticsToJson(const std::vector<Diagnostic>& diagnostics)
 
 // Parses `path` as YAML, or reports why not (unreadable file, syntax error).
 std::expected<YamlDocument, Diagnostic> LoadYamlFile(const std::string& path);
+// The same for `text` already read from `path` (which only names it).
+std::expected<YamlDocument, Diagnostic> ParseYamlText(const std::string& path, std::string_view text);
 
 // Checks a loaded YAML document against one of the embedded schemas
 // (EmbeddedSchema name) and returns one diagnostic per failure, placed at the

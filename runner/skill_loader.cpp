@@ -602,11 +602,11 @@ class SkillLoader {
 
 }  // namespace
 
-std::expected<Skill, std::vector<Diagnostic>> LoadSkillFile(
-    const std::string& path, const Config& config,
-    const std::function<bool(std::string_view)>& is_known_handler,
-    std::vector<Diagnostic>& warnings) {
-  auto doc = LoadYamlFile(path);
+namespace {
+
+std::expected<Skill, std::vector<Diagnostic>> LoadSkillDocument(
+    const std::string& path, std::expected<YamlDocument, Diagnostic> doc, const Config& config,
+    const std::function<bool(std::string_view)>& is_known_handler, std::vector<Diagnostic>& warnings) {
   if (!doc) return std::unexpected(std::vector<Diagnostic>{doc.error()});
   auto problems = CheckAgainstEmbeddedSchema(*doc, path, "skill.schema.json");
   if (problems.empty()) {
@@ -638,6 +638,22 @@ std::expected<Skill, std::vector<Diagnostic>> LoadSkillFile(
     return std::pair(a.position.line, a.position.column) < std::pair(b.position.line, b.position.column);
   });
   return std::unexpected(std::move(problems));
+}
+
+}  // namespace
+
+std::expected<Skill, std::vector<Diagnostic>> LoadSkillFile(
+    const std::string& path, const Config& config,
+    const std::function<bool(std::string_view)>& is_known_handler,
+    std::vector<Diagnostic>& warnings) {
+  return LoadSkillDocument(path, LoadYamlFile(path), config, is_known_handler, warnings);
+}
+
+std::expected<Skill, std::vector<Diagnostic>> LoadSkillText(
+    const std::string& path, std::string_view text, const Config& config,
+    const std::function<bool(std::string_view)>& is_known_handler,
+    std::vector<Diagnostic>& warnings) {
+  return LoadSkillDocument(path, ParseYamlText(path, text), config, is_known_handler, warnings);
 }
 
 }  // namespace skillrunner

@@ -89,5 +89,11 @@ std::expected<Skill, std::vector<Diagnostic>> LoadSkillFile(
     const std::string& path, const Config& config,
     const std::function<bool(std::string_view)>& is_known_handler,
     std::vector<Diagnostic>& warnings);
+// The same for `text` already read from `path` (the file it names in
+// diagnostics; schema files given by path are read beside it).
+std::expected<Skill, std::vector<Diagnostic>> LoadSkillText(
+    const std::string& path, std::string_view text, const Config& config,
+    const std::function<bool(std::string_view)>& is_known_handler,
+    std::vector<Diagnostic>& warnings);
 
 }  // namespace skillrunner

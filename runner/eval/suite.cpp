@@ -225,10 +225,12 @@ const SuiteSkill* Suite::Find(std::string_view skill_id) const {
   return nullptr;
 }
 
-std::expected<Suite, std::vector<Diagnostic>> LoadSuite(const std::filesystem::path& path,
-                                                         const SkillRegistry& registry) {
+namespace {
+
+std::expected<Suite, std::vector<Diagnostic>> LoadSuiteDocument(const std::filesystem::path& path,
+                                                                 std::expected<YamlDocument, Diagnostic> doc,
+                                                                 const SkillRegistry& registry) {
   std::string file = path.string();
-  auto doc = LoadYamlFile(file);
   if (!doc) {
     if (doc.error().message == "cannot read file") doc.error().message = "cannot read suite file";
     return std::unexpected(std::vector<Diagnostic>{doc.error()});
@@ -283,6 +285,18 @@ std::expected<Suite, std::vector<Diagnostic>> LoadSuite(const std::filesystem::p
   }
   if (!problems.empty()) return std::unexpected(std::move(problems));
   return suite;
+}
+
+}  // namespace
+
+std::expected<Suite, std::vector<Diagnostic>> LoadSuite(const std::filesystem::path& path,
+                                                         const SkillRegistry& registry) {
+  return LoadSuiteDocument(path, LoadYamlFile(path.string()), registry);
+}
+
+std::expected<Suite, std::vector<Diagnostic>> LoadSuiteText(const std::filesystem::path& path, std::string_view text,
+                                                             const SkillRegistry& registry) {
+  return LoadSuiteDocument(path, ParseYamlText(path.string(), text), registry);
 }
 
 }  // namespace skillrunner::eval

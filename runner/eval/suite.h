@@ -12,6 +12,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "runner/diagnostic.h"
@@ -94,5 +95,9 @@ struct Suite {
 // outlive the suite.
 std::expected<Suite, std::vector<Diagnostic>> LoadSuite(const std::filesystem::path& path,
                                                          const SkillRegistry& registry);
+// The same for `text` already read from `path` (the file it names in
+// diagnostics; datasets are still read from the skills' folders).
+std::expected<Suite, std::vector<Diagnostic>> LoadSuiteText(const std::filesystem::path& path, std::string_view text,
+                                                             const SkillRegistry& registry);
 
 }  // namespace skillrunner::eval
