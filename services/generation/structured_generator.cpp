@@ -4,9 +4,8 @@
 
 #include <algorithm>
 
-#include "services/generation/json_extract.h"
+#include "services/generation/answer_check.h"
 #include "services/generation/prompt_builder.h"
-#include "services/generation/strict_schema.h"
 
 namespace skillrunner::generation {
 namespace json = boost::json;
@@ -185,41 +184,10 @@ std::optional<std::optional<Error>> Stopped(Conversation& c, const ChatResponse&
   return std::optional<Error>();
 }
 
-// Parses and validates the answer into `attempt` (kind ok, parse or
-// validation); the value when it is usable. In tool mode only a call of the
-// tool counts: text instead is a parse failure.
+// Parses and validates the answer (answer_check.h); in the mode this
+// conversation is in now.
 std::optional<json::value> Check(const Conversation& c, const ChatResponse& answer, Attempt& attempt) {
-  const std::string& text = answer.text;
-  if (c.mode == OutputMode::kTool && !answer.tool_call) {
-    attempt.kind = AttemptKind::kParse;
-    attempt.errors = {{"", "the model answered with text instead of calling the tool \"" + c.spec.schema_name + "\""}};
-    return std::nullopt;
-  }
-  auto extracted = ExtractJson(text);
-  if (!extracted) {
-    attempt.kind = AttemptKind::kParse;
-    attempt.errors = {{"", "not JSON: " + extracted.error().message}};
-    return std::nullopt;
-  }
-  attempt.repair = extracted->repair;
-  json::value value = std::move(extracted->value);
-  const AnswerSchema& schema = *c.schema;
-  if (UsesStrictWire(c.mode) && !schema.strict_wire.is_null()) {
-    if (schema.wrapped) value = UnwrapStrictAnswer(std::move(value));
-    value = MapBackStrictAnswer(value, schema.original);
-  }
-  if (c.spec.coercion == Coercion::kLax) {
-    attempt.coerced = CoerceToSchema(value, schema.original);
-    if (!attempt.coerced.empty()) attempt.repair = attempt.repair ? *attempt.repair + ",coerce" : "coerce";
-  }
-  attempt.errors = schema.compiled->Validate(value);
-  if (c.spec.extra_validator) {
-    auto more = c.spec.extra_validator(value);
-    attempt.errors.insert(attempt.errors.end(), more.begin(), more.end());
-  }
-  attempt.kind = attempt.errors.empty() ? AttemptKind::kOk : AttemptKind::kValidation;
-  if (!attempt.errors.empty()) return std::nullopt;
-  return value;
+  return CheckAnswer(c.spec, *c.schema, c.mode, answer, attempt);
 }
 
 // The rules' verdict on a schema-valid answer, into `attempt` (kind rule when
