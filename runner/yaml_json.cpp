@@ -1,4 +1,5 @@
 #include "runner/yaml_json.h"
+#include "services/common/utf8.h"
 #include "services/validation/error_paths.h"
 
 #include <yaml-cpp/yaml.h>
@@ -43,6 +44,16 @@ SourcePosition PositionOf(const YAML::Mark& mark) {
 struct ConvertError {
   YamlError error;
 };
+
+// Text becomes JSON strings, which are UTF-8; yaml-cpp passes other bytes
+// through (and a JSON Schema check of such a string read out of bounds in
+// valijson: found by tests/fuzz/skill_yaml_fuzz.cpp).
+void CheckUtf8(const std::string& text, SourcePosition pos, std::string_view what) {
+  if (!IsValidUtf8(text)) {
+    throw ConvertError{{pos, std::string(what) + " is not valid UTF-8 (a YAML file is UTF-8 text, or UTF-16 or "
+                                                 "UTF-32 with a byte order mark)"}};
+  }
+}
 
 // Resolves a plain (unquoted) scalar by the YAML 1.2 core schema.
 json::value ResolvePlainScalar(const std::string& text, SourcePosition pos) {
@@ -138,6 +149,7 @@ class Converter {
             throw ConvertError{{kpos, "mapping keys must be scalars"}};
           }
           const std::string& key = kv.first.Scalar();
+          CheckUtf8(key, kpos, "this key");
           if (!seen.insert(key).second) {
             throw ConvertError{{kpos, "duplicate key \"" + key + "\""}};
           }
@@ -153,6 +165,7 @@ class Converter {
   static json::value Scalar(const YAML::Node& node, SourcePosition pos) {
     const std::string& tag = node.Tag();
     const std::string& text = node.Scalar();
+    CheckUtf8(text, pos, "this value");
     if (tag == "!" || tag == "tag:yaml.org,2002:str") return json::string(text);
     return ResolvePlainScalar(text, pos);
   }

@@ -54,6 +54,24 @@ TEST(YamlJsonTest, DuplicateKeysAreErrors) {
   EXPECT_EQ(doc.error().position.column, 1);
 }
 
+// Found by tests/fuzz/skill_yaml_fuzz.cpp: a string of bytes that are not
+// UTF-8 reached valijson's maxLength check, which read out of bounds.
+TEST(YamlJsonTest, TextThatIsNotUtf8IsAnErrorAtItsValueOrKey) {
+  auto value = ParseYaml("id: x\ndescription: \"caf\xe9 \x80\x80\x80\x80\x80\x80\x80\"\n");
+  ASSERT_FALSE(value);
+  EXPECT_EQ(value.error().message,
+            "this value is not valid UTF-8 (a YAML file is UTF-8 text, or UTF-16 or UTF-32 with a byte order mark)");
+  EXPECT_EQ(value.error().position.line, 2);
+  EXPECT_EQ(value.error().position.column, 14);
+  auto key = ParseYaml("id: x\nna\xffme: y\n");
+  ASSERT_FALSE(key);
+  EXPECT_EQ(key.error().message,
+            "this key is not valid UTF-8 (a YAML file is UTF-8 text, or UTF-16 or UTF-32 with a byte order mark)");
+  EXPECT_EQ(key.error().position.line, 2);
+  EXPECT_EQ(key.error().position.column, 1);
+  EXPECT_EQ(Json("name: \"caf\xc3\xa9 \xe2\x82\xac\""), "{\"name\":\"caf\xc3\xa9 \xe2\x82\xac\"}");
+}
+
 TEST(YamlJsonTest, AliasBombsHitTheNodeLimit) {
   std::string yaml = "a: &a [x, x, x, x, x, x, x, x, x, x]\n";
   char prev = 'a';
