@@ -129,7 +129,12 @@ class SkillLoader {
   }
   std::int64_t Int(std::string_view key, std::int64_t fallback) const {
     auto* v = root_.if_contains(key);
-    return v && v->is_int64() ? v->as_int64() : fallback;
+    return v ? IntOf(*v, fallback) : fallback;
+  }
+  // Where the schema says integer, 2.0 is 2 too (found by the skill_yaml
+  // fuzz target: as_int64 threw on it).
+  static std::int64_t IntOf(const json::value& v, std::int64_t fallback = 0) {
+    return JsonInteger(v).value_or(fallback);
   }
   double Num(std::string_view key, double fallback) const {
     auto* v = root_.if_contains(key);
@@ -151,7 +156,7 @@ class SkillLoader {
     if (!retry) return;
     const json::object& r = retry->as_object();
     if (auto* v = r.if_contains("validation_retries")) {
-      skill_.retry.validation_retries = static_cast<int>(v->as_int64());
+      skill_.retry.validation_retries = static_cast<int>(IntOf(*v));
     }
     if (auto* v = r.if_contains("retry_temperature")) {
       skill_.retry.retry_temperature = v->to_number<double>();
@@ -164,12 +169,12 @@ class SkillLoader {
     if (!transient) return;
     const json::object& t = transient->as_object();
     auto ms = [&](std::string_view key, std::chrono::milliseconds& out) {
-      if (auto* v = t.if_contains(key)) out = std::chrono::milliseconds(v->as_int64());
+      if (auto* v = t.if_contains(key)) out = std::chrono::milliseconds(IntOf(*v));
     };
     auto& policy = skill_.retry.transient;
-    if (auto* v = t.if_contains("max_retries")) policy.max_retries = static_cast<int>(v->as_int64());
+    if (auto* v = t.if_contains("max_retries")) policy.max_retries = static_cast<int>(IntOf(*v));
     if (auto* v = t.if_contains("max_rate_limit_retries")) {
-      policy.max_rate_limit_retries = static_cast<int>(v->as_int64());
+      policy.max_rate_limit_retries = static_cast<int>(IntOf(*v));
     }
     if (auto* v = t.if_contains("multiplier")) policy.multiplier = v->to_number<double>();
     ms("initial_delay_ms", policy.initial_delay);
@@ -228,8 +233,8 @@ class SkillLoader {
       rule.argv.emplace_back(arg.as_string());
       rule.name += (rule.name.empty() ? "" : " ") + rule.argv.back();
     }
-    if (auto* v = item.if_contains("timeout_ms"); v && v->is_int64()) {
-      rule.timeout = std::chrono::milliseconds(v->as_int64());
+    if (auto* v = item.if_contains("timeout_ms"); v && JsonInteger(*v)) {
+      rule.timeout = std::chrono::milliseconds(IntOf(*v));
     }
     return rule;
   }
@@ -257,7 +262,7 @@ class SkillLoader {
     }
     if (auto* v = r.if_contains("retry_once")) gate.retry_once = v->as_bool();
     if (auto* v = r.if_contains("model")) gate.model = std::string(v->as_string());
-    if (auto* v = r.if_contains("samples")) gate.samples = static_cast<int>(v->as_int64());
+    if (auto* v = r.if_contains("samples")) gate.samples = static_cast<int>(IntOf(*v));
     skill_.review = std::move(gate);
   }
 

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "runner/judges.h"
+#include "services/common/json_text.h"
 
 
 namespace skillrunner::eval {
@@ -247,8 +248,13 @@ std::expected<Suite, std::vector<Diagnostic>> LoadSuiteDocument(const std::files
   Suite suite;
   suite.id = std::string(root.at("id").as_string());
   suite.file = path;
-  if (const json::value* c = root.if_contains("concurrency")) suite.concurrency = static_cast<int>(c->as_int64());
-  if (const json::value* r = root.if_contains("repeats")) suite.repeats = static_cast<int>(r->as_int64());
+  // An integer of the schema may be written 2.0 (found by the suite_yaml fuzz target: as_int64 threw on it).
+  if (const json::value* c = root.if_contains("concurrency"); c && JsonInteger(*c)) {
+    suite.concurrency = static_cast<int>(*JsonInteger(*c));
+  }
+  if (const json::value* r = root.if_contains("repeats"); r && JsonInteger(*r)) {
+    suite.repeats = static_cast<int>(*JsonInteger(*r));
+  }
   if (const json::value* g = root.if_contains("gate_unstable_criteria")) suite.gate_unstable_criteria = g->as_bool();
   if (const json::value* a = root.if_contains("regression_alpha")) suite.regression_alpha = a->to_number<double>();
   if (const json::value* k = root.if_contains("min_judge_kappa")) suite.min_judge_kappa = k->to_number<double>();

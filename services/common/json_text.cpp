@@ -3,8 +3,10 @@
 #include <boost/json/serialize.hpp>
 #include <boost/json/stream_parser.hpp>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <limits>
 
 namespace skillrunner {
 namespace {
@@ -96,6 +98,19 @@ std::expected<boost::json::value, std::string> ParseJsonText(std::string_view te
     }
   }
   return std::unexpected("line " + std::to_string(line) + ", column " + std::to_string(column) + ": " + ec.message());
+}
+
+std::optional<std::int64_t> JsonInteger(const boost::json::value& value) {
+  constexpr auto kMax = std::numeric_limits<std::int64_t>::max();
+  constexpr auto kMin = std::numeric_limits<std::int64_t>::min();
+  if (value.is_int64()) return value.get_int64();
+  if (value.is_uint64()) return static_cast<std::int64_t>(std::min<std::uint64_t>(value.get_uint64(), kMax));
+  if (!value.is_double()) return std::nullopt;
+  const double d = value.get_double();
+  if (!std::isfinite(d) || std::trunc(d) != d) return std::nullopt;
+  if (d >= 9223372036854775808.0) return kMax;  // 2^63: the first double past int64
+  if (d < -9223372036854775808.0) return kMin;
+  return static_cast<std::int64_t>(d);
 }
 
 }  // namespace skillrunner

@@ -326,6 +326,37 @@ retry: { strategy: fresh }
   EXPECT_EQ(registry_->FindSkill("fresh")->generation->retry.strategy, generation::RetryStrategy::kFresh);
 }
 
+// Found by tests/fuzz/suite_yaml_fuzz.cpp (the same reading in the skill
+// loader): the schema takes 2.0 as an integer, and as_int64 threw on it; a
+// number past int64 is its largest.
+TEST_F(SkillRegistryTest, IntegersWrittenWithAFractionOfZeroAreThoseIntegers) {
+  tree_.Write("skills/floats/skill.yaml", R"(id: floats
+template_type: LLM_JSON_GENERATION
+model: m
+max_output_tokens: 512.0
+prompt: { user: "x" }
+input_schema: {}
+output_schema: {}
+retry: { validation_retries: 2.0, transient: { max_retries: 3.0, initial_delay_ms: 250.0, max_delay_ms: 1.0e30 } }
+review: { rubric: quality, samples: 3.0 }
+validators:
+  - exec: [python3, rules.py]
+    timeout_ms: 1500.0
+)");
+  tree_.Write("rubrics/quality.yaml", "id: quality\ncriteria:\n  - { id: a, description: first }\n");
+  EXPECT_EQ(Load(), (std::vector<std::string>{}));
+  const Skill* skill = registry_->FindSkill("floats");
+  ASSERT_NE(skill, nullptr);
+  EXPECT_EQ(skill->max_output_tokens, 512);
+  EXPECT_EQ(skill->retry.validation_retries, 2);
+  EXPECT_EQ(skill->retry.transient.max_retries, 3);
+  EXPECT_EQ(skill->retry.transient.initial_delay, std::chrono::milliseconds(250));
+  EXPECT_EQ(skill->retry.transient.max_delay, std::chrono::milliseconds::max());
+  EXPECT_EQ(skill->review->samples, 3);
+  ASSERT_EQ(skill->rules.size(), 1u);
+  EXPECT_EQ(skill->rules[0].exec->timeout, std::chrono::milliseconds(1500));
+}
+
 TEST_F(SkillRegistryTest, ValidatorsAreCheckedAtLoadWithTheirPositions) {
   tree_.Write("skills/rules/skill.yaml", R"(id: rules
 template_type: LLM_JSON_GENERATION

@@ -203,6 +203,18 @@ TEST_F(SuiteTest, RateLimitsForAnUnknownProviderAreAWarning) {
                 "ignored (did you mean \"simulated\"?)");
 }
 
+// Found by tests/fuzz/suite_yaml_fuzz.cpp: the schema takes 1.0 as an
+// integer, and reading it with as_int64 threw out of the loader.
+TEST_F(SuiteTest, IntegersWrittenWithAFractionOfZeroAreThoseIntegers) {
+  auto suite = LoadSuite(tree_.Write("suite.yaml", "id: s\nconcurrency: 4.0\nrepeats: 2.\nskills:\n  - skill: gen\n"),
+                         *registry_);
+  ASSERT_TRUE(suite) << suite.error().front().ToString();
+  EXPECT_EQ(suite->concurrency, 4);
+  EXPECT_EQ(suite->repeats, 2);
+  EXPECT_EQ(Errors("id: s\nrepeats: 2.5\nskills:\n  - skill: gen\n"),
+            (std::vector<std::string>{"suite.yaml:2:10: /repeats: expected integer, found number 2.5"}));
+}
+
 TEST_F(SuiteTest, AnUnreadableSuiteFileSaysSo) {
   auto suite = LoadSuite(tree_.Path("missing.yaml"), *registry_);
   ASSERT_FALSE(suite);

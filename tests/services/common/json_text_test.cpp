@@ -3,6 +3,9 @@
 #include <boost/json/parse.hpp>
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <limits>
+
 namespace skillrunner {
 namespace {
 
@@ -10,6 +13,19 @@ TEST(JsonTextTest, NumbersReadAsPeopleWriteThem) {
   auto value = boost::json::parse(R"({"t":0.2,"a":1.0,"b":1e300,"c":-3,"d":18446744073709551615,"s":"x\"y"})");
   EXPECT_EQ(CompactJson(value), R"({"t":0.2,"a":1.0,"b":1e+300,"c":-3,"d":18446744073709551615,"s":"x\"y"})");
   EXPECT_EQ(boost::json::parse(CompactJson(value)), value);
+}
+
+TEST(JsonTextTest, IntegersAreReadAsJsonSchemaCountsThem) {
+  auto integer = [](std::string_view text) { return JsonInteger(boost::json::parse(text)); };
+  EXPECT_EQ(integer("2"), 2);
+  EXPECT_EQ(integer("2.0"), 2);
+  EXPECT_EQ(integer("-3e2"), -300);
+  EXPECT_EQ(integer("18446744073709551615"), std::numeric_limits<std::int64_t>::max());
+  EXPECT_EQ(integer("1e30"), std::numeric_limits<std::int64_t>::max());
+  EXPECT_EQ(integer("-1e30"), std::numeric_limits<std::int64_t>::min());
+  EXPECT_EQ(integer("2.5"), std::nullopt);
+  EXPECT_EQ(integer("\"2\""), std::nullopt);
+  EXPECT_EQ(integer("null"), std::nullopt);
 }
 
 TEST(JsonTextTest, PrettyIndentsByTwoAndKeepsEmptyContainersShort) {
