@@ -4,6 +4,7 @@
 #   SANITIZE=1  builds with address+undefined sanitizers into build-asan/
 #   SANITIZE=thread  builds with ThreadSanitizer into build-tsan/
 #   BUILD_DIR   overrides the build folder
+#   DEPS_ONLY=1  stops after the dependencies (scripts/fuzz.sh builds its own)
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
@@ -44,6 +45,8 @@ if [ ! -f "$VJ/usr/include/valijson/validator.hpp" ]; then
   dpkg-deb -x "$tmp"/libvalijson-dev_*.deb "$VJ"
   rm -rf "$tmp"
 fi
+
+[ "${DEPS_ONLY:-0}" = 1 ] && exit 0
 
 BUILD_DIR="${BUILD_DIR:-build}"
 EXTRA=()
