@@ -29,7 +29,8 @@
 # nginx lets through beyond the steady pace (limit_req burst, with nodelay),
 # DELAY_MS=100 the fake server's latency per answer, RUN_TIMEOUT=300 seconds
 # per run (it is killed then, and its missing cases count as lost), PF=auto
-# (1: promptfoo required, 0: skip), PROMPTFOO=path of its binary, BENCH_TMP
+# (1: promptfoo required, 0: skip), KINDS="nolimits limits" (the skillrunner
+# rows to run), PROMPTFOO=path of its binary, BENCH_TMP
 # (scratch, default a new /tmp/rate-limit-bench.XXXXXX, removed unless KEEP=1).
 #
 # Needs: nginx (Debian nginx-light, installed with apt-get when missing), jq
@@ -50,6 +51,7 @@ BURST=${BURST:-0}
 DELAY_MS=${DELAY_MS:-100}
 RUN_TIMEOUT=${RUN_TIMEOUT:-300}
 PF=${PF:-auto}
+KINDS=${KINDS:-nolimits limits}
 KEEP=${KEEP:-0}
 
 log() { printf '[rate_limit_bench %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
@@ -311,8 +313,8 @@ run_promptfoo() { # CONC
 
 for conc in $CONCS; do
   write_suites "$conc"
-  run_skillrunner "$conc" nolimits "skillrunner eval, no rate_limits"
-  run_skillrunner "$conc" limits "skillrunner eval, rate_limits $RPM requests_per_minute"
+  case " $KINDS " in *" nolimits "*) run_skillrunner "$conc" nolimits "skillrunner eval, no rate_limits" ;; esac
+  case " $KINDS " in *" limits "*) run_skillrunner "$conc" limits "skillrunner eval, rate_limits $RPM requests_per_minute" ;; esac
   if [ -n "$PFB" ]; then run_promptfoo "$conc"; fi
 done
 [ -n "$PF_NOTE" ] && log "$PF_NOTE"

@@ -152,7 +152,10 @@ std::variant<milliseconds, Stop> NextDelay(const ProviderError& error, const Tra
     }
     delay = *error.retry_after;
   }
-  if (budget.rate_limited) delay += milliseconds(static_cast<std::int64_t>(spread * 1000));
+  if (budget.rate_limited) {
+    const double most = error.retry_after ? std::min(1000.0, delay.count() / 4.0) : 1000.0;
+    delay += milliseconds(static_cast<std::int64_t>(spread * most));
+  }
   if (ctx.clock().Now() + delay >= ctx.deadline()) {
     // What happened first (the provider's failure), then the retry it skipped.
     return Stop{ToError(error, ErrorCode::kTimeout,

@@ -43,14 +43,19 @@ struct RateLimit {
 //   kMinSample / 2 requests and no 429. No cut goes below the fastest rate
 //   that ran clean since (it was refused above that), and a 429 one step
 //   above it goes straight back to it, without waiting for a sample.
-//   Refused at or below it, the limit fell, and that rate is forgotten.
+//   Refused at or below it: one 429, or kStrayShare of the sample or
+//   fewer, is jitter, and the rate holds with the sample going on; more,
+//   the limit fell, and that rate is forgotten.
 // - Only requests teach: a second without enough of them (idle, or every
 //   caller waiting out a Retry-After) holds the rate, as does a 429 in a
 //   sample not yet complete.
 // - Each second that ran clean then rises: with a rate that ran clean below
 //   the one refused, halfway between the two (a search), until within
 //   kSearchStep; settled there, a try just past the refused rate each
-//   kSettleSeconds (a limit may rise). Without one, halfway towards the
+//   kSettleSeconds (a limit may rise); when that rate was refused by a lone
+//   429 (jitter, as likely as not), once 5 x kMinSample requests' worth
+//   passed instead (kLoneSettleSeconds at least), twice that after each
+//   such try refused in a row, until a rate past it runs clean. Without one, halfway towards the
 //   refused rate but no further than kTargetOver times the estimate,
 //   then kStepShare of the estimate each second.
 // - Unconfigured, past twice the estimate (probing: twice the refused burst)
@@ -68,8 +73,10 @@ inline constexpr double kNearRefused = 0.95;
 inline constexpr double kTargetOver = 1.1;
 inline constexpr double kMaxSampledCut = 0.8;
 inline constexpr double kSearchStep = 0.01;
+inline constexpr double kStrayShare = 0.01;
 inline constexpr double kProbeSeconds = 0.5;
 inline constexpr int kSettleSeconds = 30;
+inline constexpr int kLoneSettleSeconds = 2;
 
 class Limiter {
  public:

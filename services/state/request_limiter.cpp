@@ -67,7 +67,10 @@ void RequestLimiter::CreepLocked(Clock::TimePoint now) {
   }
   std::optional<double> rate = *rate_;
   const std::optional<double>& ceiling = limit_.requests_per_minute;
-  if (sent_since_change_ >= kMinSample / 2) clean_at_ = std::max(clean_at_, *rate);  // it ran clean
+  if (sent_since_change_ >= kMinSample / 2) {
+    clean_at_ = std::max(clean_at_, *rate);  // it ran clean
+    if (clean_at_ >= refused_at_) lone_refusals_ = 0;  // past the rate refused: that was jitter
+  }
   // Whether the pace held anyone back: a request waited at it, or one waits now.
   const bool binding = waited_since_change_ > 0 || (tail_ > 0 && SlotLocked(tail_ - 1, now) > now);
   if (!ceiling && !binding && (probing_ ? *rate >= probe_cap_ : *rate >= 2 * accepted_at_cut_)) {
@@ -79,10 +82,11 @@ void RequestLimiter::CreepLocked(Clock::TimePoint now) {
     *rate *= kProbeFactor;
   } else if (SearchingLocked()) {
     // Halfway towards the refused rate until within kSearchStep; settled
-    // there, a try just past it once each kSettleSeconds (a limit may rise).
+    // there, a try just past it once each kSettleSeconds (a limit may rise;
+    // kLoneSettleSeconds when one 429 alone refused it: jitter, as likely).
     if (refused_at_ - *rate > kSearchStep * refused_at_) {
       *rate += (refused_at_ - *rate) / 2;
-    } else if (now - last_cut_ >= std::chrono::seconds(kSettleSeconds)) {
+    } else if (now - last_cut_ >= SettleTime()) {
       *rate = refused_at_ * (1 + kSearchStep);
     }
   } else {
@@ -99,6 +103,18 @@ Clock::TimePoint::duration RequestLimiter::CreepInterval() const {
   // Probing, or searching a wide gap: half a second.
   const bool wide = rate_ && SearchingLocked() && refused_at_ - *rate_ > (kTargetOver - 1) * refused_at_;
   return std::chrono::duration_cast<Duration>(std::chrono::duration<double>(probing_ || wide ? kProbeSeconds : 1.0));
+}
+
+RequestLimiter::Duration RequestLimiter::SettleTime() const {
+  double seconds = kSettleSeconds;
+  // Refused by one 429 alone: a try once 5 x kMinSample requests' worth
+  // passed (at most one in a hundred refused for it), kLoneSettleSeconds at
+  // least, twice as long after each such try refused in a row.
+  if (lone_refusals_ > 0 && rate_) {
+    const double requests = 5 * kMinSample * std::pow(2.0, std::min(lone_refusals_ - 1, 8));
+    seconds = std::clamp(requests * 60.0 / *rate_, 1.0 * kLoneSettleSeconds, seconds);
+  }
+  return std::chrono::duration_cast<Duration>(std::chrono::duration<double>(seconds));
 }
 
 bool RequestLimiter::SearchingLocked() const { return clean_at_ > 0 && refused_at_ > clean_at_; }
@@ -133,7 +149,21 @@ void RequestLimiter::CutLocked(Clock::TimePoint now, bool sampled) {
       estimate = std::max(estimate, next);
     }
     // Refused above a rate that ran clean: no lower than that. Refused at or
-    // below it: the provider's limit fell, and what ran clean is forgotten.
+    // below it: one 429, or kStrayShare of the sample or fewer, is jitter at
+    // the limit (a busy CPU sent two too close; cutting would not stop it),
+    // and the rate holds for a second with the sample going on (halved past
+    // 10 x kMinSample, so that old requests fade); more, and the provider's
+    // limit fell: what ran clean is forgotten.
+    if (clean_at_ >= before && (refused_since_change_ <= 1 || refused_share <= kStrayShare)) {
+      spdlog::debug("rate limit: {} of {} refused at {:.0f} a minute, which ran clean: held", refused_since_change_,
+                    sent_since_change_, before);
+      if (sent_since_change_ > 10 * kMinSample) {
+        sent_since_change_ /= 2;
+        refused_since_change_ /= 2;
+      }
+      last_creep_ = now;
+      return;
+    }
     if (clean_at_ >= before) clean_at_ = 0;
     estimate = std::max(estimate, clean_at_);
   }
@@ -141,6 +171,7 @@ void RequestLimiter::CutLocked(Clock::TimePoint now, bool sampled) {
   const double floor = before / kMaxCut;
   accepted_at_cut_ = std::max(kMinPerMinute, estimate);
   refused_at_ = sampled ? before : 0;
+  lone_refusals_ = sampled && refused_since_change_ <= 1 ? lone_refusals_ + 1 : 0;
   double rate = std::max({kMinPerMinute, next, floor});
   probing_ = !sampled || next < floor;  // no estimate to trust yet
   if (probing_) probe_cap_ = 2 * std::max(before, clean_at_);
@@ -234,6 +265,7 @@ void RequestLimiter::Report(const Ticket& ticket, bool rate_limited, std::int64_
     spdlog::debug("rate limit: a 429 at {:.0f} a minute, above {:.0f} that ran clean; back to that", *rate_,
                   clean_at_);
     refused_at_ = *rate_;
+    ++lone_refusals_;
     accepted_at_cut_ = std::max(accepted_at_cut_, clean_at_);
     probing_ = false;  // between the two, a search
     SetRateLocked(clean_at_, now);

@@ -39,6 +39,8 @@ class RequestLimiter final : public Limiter {
   std::optional<Clock::TimePoint> NextCreepLocked(Clock::TimePoint now) const;
   // A second between creeps; kProbeSeconds while probing or searching a wide gap.
   Duration CreepInterval() const;
+  // How long a settled search waits before a try past the refused rate.
+  Duration SettleTime() const;
   // Between a rate that ran clean and a faster one refused.
   bool SearchingLocked() const;
   static Duration Span(double places, double per_minute);
@@ -66,6 +68,7 @@ class RequestLimiter final : public Limiter {
   bool probing_ = false;
   double accepted_at_cut_ = 0;  // per minute: the provider's limit as last estimated
   double refused_at_ = 0;       // per minute: the rate the last sampled cut came from
+  int lone_refusals_ = 0;       // refused_at_ came from a lone 429, the nth in a row
   double probe_cap_ = 0;        // per minute: probing past this, nobody waiting, is unlimited again
   double clean_at_ = 0;         // per minute: the fastest rate held a quiet second (0: none since it failed)
   // The sample of the current rate: requests sent since it was set, and how

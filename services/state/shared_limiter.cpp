@@ -11,7 +11,7 @@ namespace {
 
 constexpr std::chrono::minutes kKeyTtl{10};  // a provider unused this long starts afresh
 
-// Every script: Redis's clock, the constants of limiter.h (ARGV[1..14],
+// Every script: Redis's clock, the constants of limiter.h (ARGV[1..16],
 // Constants() below), and the provider's state as RequestLimiter keeps it:
 // the queue (place p starts at atime + (p - apos) / rate; a rate change
 // re-anchors at the first place not yet reached), the sample of the current
@@ -23,9 +23,9 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local ceiling, minimum, backoff, maxcut = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local sample, samplecut, factor, step = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
 local near, over, searchstep, probems = tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11]), tonumber(ARGV[12])
-local ttl, settlems = tonumber(ARGV[13]), tonumber(ARGV[14])
+local ttl, settlems, stray, lonems = tonumber(ARGV[13]), tonumber(ARGV[14]), tonumber(ARGV[15]), tonumber(ARGV[16])
 local names = {'rate', 'tail', 'apos', 'atime', 'tnext', 'cut', 'creep', 'changed', 'sent', 'refused', 'accepted',
-  'probing', 'refusedat', 'probecap', 'clean', 'waited'}
+  'probing', 'refusedat', 'probecap', 'clean', 'waited', 'lone'}
 local function load()
   local v = redis.call('HMGET', KEYS[1], unpack(names))
   local s = {fresh = not v[6]}
@@ -34,6 +34,7 @@ local function load()
   s.cut, s.creep, s.changed = s.cut or now, s.creep or now, s.changed or now
   s.sent, s.refused, s.accepted, s.probing = s.sent or 0, s.refused or 0, s.accepted or 0, v[12] == '1'
   s.refusedat, s.probecap, s.clean, s.waited = s.refusedat or 0, s.probecap or 0, s.clean or 0, s.waited or 0
+  s.lone = s.lone or 0
   if s.fresh and ceiling > 0 then s.rate = ceiling end
   return s
 end
@@ -42,7 +43,8 @@ local function save(s)
     'atime', string.format('%.3f', s.atime), 'tnext', string.format('%.3f', s.tnext), 'cut', s.cut, 'creep', s.creep,
     'changed', s.changed, 'sent', s.sent, 'refused', s.refused, 'accepted', string.format('%.6f', s.accepted),
     'probing', s.probing and '1' or '0', 'refusedat', string.format('%.6f', s.refusedat),
-    'probecap', string.format('%.6f', s.probecap), 'clean', string.format('%.6f', s.clean), 'waited', s.waited)
+    'probecap', string.format('%.6f', s.probecap), 'clean', string.format('%.6f', s.clean), 'waited', s.waited,
+    'lone', s.lone)
   redis.call('PEXPIRE', KEYS[1], ttl)
 end
 local function slot_of(s, p)
@@ -89,6 +91,12 @@ local function cut(s, sampled)
       nextrate = math.max(nextrate, samplecut * before)
       estimate = math.max(estimate, nextrate)
     end
+    if s.clean >= before and (s.refused <= 1 or share <= stray) then
+      -- one or a few refused at a rate that ran clean: jitter, held (RequestLimiter's CutLocked)
+      if s.sent > 10 * sample then s.sent, s.refused = math.floor(s.sent / 2), math.floor(s.refused / 2) end
+      s.creep = now
+      return
+    end
     if s.clean >= before then s.clean = 0 end
     estimate = math.max(estimate, s.clean)
   end
@@ -96,6 +104,7 @@ local function cut(s, sampled)
   local floor = before / maxcut
   s.accepted = math.max(minimum, estimate)
   s.refusedat = sampled and before or 0
+  s.lone = (sampled and s.refused <= 1) and s.lone + 1 or 0
   local newrate = math.max(minimum, nextrate, floor)
   s.probing = not sampled or nextrate < floor
   if s.probing then s.probecap = 2 * math.max(before, s.clean) end
@@ -112,7 +121,10 @@ local function creep(s)
     return
   end
   local newrate = s.rate
-  if s.sent >= sample / 2 then s.clean = math.max(s.clean, newrate) end
+  if s.sent >= sample / 2 then
+    s.clean = math.max(s.clean, newrate)
+    if s.clean >= s.refusedat then s.lone = 0 end  -- past the rate refused: that was jitter
+  end
   local binding = s.waited > 0 or (s.tail > 0 and slot_of(s, s.tail - 1) > now)
   if ceiling == 0 and not binding and
       ((s.probing and newrate >= s.probecap) or (not s.probing and newrate >= 2 * s.accepted)) then
@@ -122,7 +134,8 @@ local function creep(s)
   elseif searching(s) then
     if s.refusedat - newrate > searchstep * s.refusedat then
       newrate = newrate + (s.refusedat - newrate) / 2
-    elseif now - s.cut >= settlems then
+    elseif now - s.cut >= (s.lone > 0 and
+        math.min(settlems, math.max(lonems, 5 * sample * 2 ^ math.min(s.lone - 1, 8) * 60000 / newrate)) or settlems) then
       newrate = s.refusedat * (1 + searchstep)
     end
   else
@@ -139,11 +152,11 @@ local function creep(s)
 end
 )lua";
 
-// ARGV[15..]: budget_ms, tokens, tokens_per_minute (0: none). Takes the next
+// ARGV[17..]: budget_ms, tokens, tokens_per_minute (0: none). Takes the next
 // place. Returns {admitted 0/1, wait_ms, rate * 1000 or -1, place, token slot
 // ms, Redis now, ms to the next chance of a rise (-1: none)}.
 constexpr std::string_view kAcquire = R"lua(
-local budget, tokens, tpm = tonumber(ARGV[15]), tonumber(ARGV[16]), tonumber(ARGV[17])
+local budget, tokens, tpm = tonumber(ARGV[17]), tonumber(ARGV[18]), tonumber(ARGV[19])
 local s = load()
 creep(s)
 local p = s.tail
@@ -163,11 +176,11 @@ return {admitted and 1 or 0, math.ceil(slot - now), s.rate and math.floor(s.rate
 )lua";
 
 // A waiter waking at its slot, or at the next chance of a rise: may place
-// ARGV[15] start now? ARGV[15..]: place, token slot ms, budget_ms (from now).
+// ARGV[17] start now? ARGV[17..]: place, token slot ms, budget_ms (from now).
 // Returns {1 go | 0 too late | 2 wait, wait_ms, Redis now, ms to the next
 // chance of a rise (-1: none)}.
 constexpr std::string_view kCheck = R"lua(
-local p, tslot, budget = tonumber(ARGV[15]), tonumber(ARGV[16]), tonumber(ARGV[17])
+local p, tslot, budget = tonumber(ARGV[17]), tonumber(ARGV[18]), tonumber(ARGV[19])
 local s = load()
 creep(s)
 local slot = math.max(slot_of(s, p), tslot)
@@ -179,17 +192,17 @@ if slot - now > budget then return {0, math.ceil(slot - now), now, rise} end
 return {2, math.ceil(slot - now), now, rise}
 )lua";
 
-// A 429 of a request sent at ARGV[15] (Redis ms): counted against the
+// A 429 of a request sent at ARGV[17] (Redis ms): counted against the
 // current rate's sample, and a cut as limiter.h describes. Returns the rate
 // * 1000, or -1 when it did not cut.
 constexpr std::string_view kRefused = R"lua(
 local s = load()
-if tonumber(ARGV[15]) < s.changed then return -1 end
+if tonumber(ARGV[17]) < s.changed then return -1 end
 s.refused = s.refused + 1
 if s.rate and s.sent < sample then
   if s.clean > 0 and s.rate > s.clean then
     -- a step up from a rate that ran clean, refused: back to that at once
-    s.refusedat, s.accepted, s.probing = s.rate, math.max(s.accepted, s.clean), false
+    s.refusedat, s.accepted, s.probing, s.lone = s.rate, math.max(s.accepted, s.clean), false, s.lone + 1
     set_rate(s, s.clean)
     s.cut, s.creep = now, now
     save(s)
@@ -211,7 +224,8 @@ std::vector<std::string> SharedLimiter::Constants() const {
   return {Number(limit_.requests_per_minute.value_or(0)), Number(kMinPerMinute), Number(kBackoff), Number(kMaxCut),
           std::to_string(kMinSample), Number(kMaxSampledCut), Number(kProbeFactor), Number(kStepShare),
           Number(kNearRefused), Number(kTargetOver), Number(kSearchStep), Number(kProbeSeconds * 1000),
-          std::to_string(std::chrono::milliseconds(kKeyTtl).count()), std::to_string(kSettleSeconds * 1000)};
+          std::to_string(std::chrono::milliseconds(kKeyTtl).count()), std::to_string(kSettleSeconds * 1000),
+          Number(kStrayShare), std::to_string(kLoneSettleSeconds * 1000)};
 }
 
 RateLimit ShareOf(const RateLimit& limit, int replicas) {

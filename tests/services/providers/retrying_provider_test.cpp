@@ -88,14 +88,15 @@ TEST_F(RetryingProviderTest, RetryAfterMsReplacesTheBackoff) {
   EXPECT_EQ(provider_.requests[1].metadata.attempt, 2);
 }
 
-TEST_F(RetryingProviderTest, RateLimitWaitsSpreadUpToASecondPastTheServersDelay) {
+TEST_F(RetryingProviderTest, RateLimitWaitsSpreadPastTheServersDelayByUpToAQuarterOfItOrASecond) {
   spread_ = 0.4375;
-  provider_.script = {std::unexpected(Http(429, milliseconds(150))), std::unexpected(Http(529)), Ok()};
+  provider_.script = {std::unexpected(Http(429, milliseconds(2000))), std::unexpected(Http(429, milliseconds(8000))),
+                      std::unexpected(Http(529)), Ok()};
   auto result = Run();
   ASSERT_TRUE(result);
-  // 150 + 437 ms; the 529 has no retry-after: the backoff of the second
-  // rate-limit retry, 4000 + 437.
-  EXPECT_EQ(sleeper_.DelaysMs(), (std::vector<std::int64_t>{587, 4437}));
+  // 2000 + 0.4375 x 500 ms (a quarter of the server's delay); 8000 + 437 (a second at
+  // most); the 529 has no retry-after: the backoff of the third rate-limit retry, 8000 + 437.
+  EXPECT_EQ(sleeper_.DelaysMs(), (std::vector<std::int64_t>{2218, 8437, 8437}));
   spread_ = 0.0;
   provider_.requests.clear();
   provider_.script = {std::unexpected(Http(503)), Ok()};

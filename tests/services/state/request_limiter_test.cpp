@@ -113,6 +113,7 @@ TEST(RequestLimiterTest, OnlyRequestsTeachItAndAStepUpRefusedGoesBackToTheRateTh
   // Refused one step up: back to what ran clean at once, without waiting for a sample.
   limiter.Report(RunAwaitable(limiter.Acquire(kFarFuture, 0)).ticket, true, 0);
   EXPECT_EQ(limiter.rate_per_minute(), 2400);
+  const Clock::TimePoint refused = clock.Now();
   // Then a search between the two: halfway, while they are more than 1% apart.
   SendUntilTheRateChanges(limiter);
   EXPECT_EQ(limiter.rate_per_minute(), 2550);
@@ -122,12 +123,30 @@ TEST(RequestLimiterTest, OnlyRequestsTeachItAndAStepUpRefusedGoesBackToTheRateTh
   EXPECT_EQ(limiter.rate_per_minute(), 2662.5);
   SendUntilTheRateChanges(limiter);
   EXPECT_EQ(limiter.rate_per_minute(), 2681.25);
-  // Settled (within 27 of 2,700): held until half a minute after the refusal, then a try
-  // just past it (a limit may have risen).
+  // Settled (within 27 of 2,700). One 429 alone refused 2,700, as likely jitter as the
+  // limit: a try just past it once 100 requests' worth (2.2 s here) passed since, so at
+  // the next second that runs clean, not half a minute later.
+  ASSERT_GE(clock.Now() - refused, milliseconds(2200));
   const Clock::TimePoint settled = clock.Now();
   SendUntilTheRateChanges(limiter);
   EXPECT_NEAR(*limiter.rate_per_minute(), 2727, 1e-9);
-  EXPECT_GE(clock.Now() - settled, std::chrono::seconds(25));
+  EXPECT_LE(clock.Now() - settled, milliseconds(1100));
+}
+
+// A rate refused by more than one 429 (a cut from a sample) is tried again after half a minute.
+TEST(RequestLimiterTest, ARateRefusedBySeveral429sIsTriedAgainAfterHalfAMinute) {
+  FakeClock clock;
+  RequestLimiter limiter(RateLimit{}, clock);
+  LearnFromABurst(limiter, clock);  // 6 of 25 refused at 3,000: cut to 2,400
+  const Clock::TimePoint refused = clock.Now();
+  std::vector<std::optional<double>> rates;
+  while (limiter.rate_per_minute() <= 2999) {
+    SendUntilTheRateChanges(limiter);
+    rates.push_back(limiter.rate_per_minute());
+  }
+  // Halfway towards 3,000 each second that ran clean, settled within 30, then 3,030.
+  EXPECT_EQ(rates, (std::vector<std::optional<double>>{2700, 2850, 2925, 2962.5, 2981.25, 3030}));
+  EXPECT_GE(clock.Now() - refused, std::chrono::seconds(30));
 }
 
 TEST(RequestLimiterTest, ProbingPastItsCapIsUnlimitedAgainOnlyWhenNobodyWaited) {
@@ -196,11 +215,28 @@ TEST(RequestLimiterTest, ARiseBringsWaitersAlreadyAsleepForwardInTheirOrder) {
 
 TEST(RequestLimiterTest, AStray429NearTheLimitTakesOnlyTheShareItRefused) {
   FakeClock clock;
-  RequestLimiter limiter(RateLimit{600, std::nullopt}, clock);
+  RequestLimiter limiter(RateLimit{6000, std::nullopt}, clock);
   Limiter::Ticket last;
+  // 0.3 s: not yet a rate that ran clean (that one would hold, below).
   for (int i = 0; i < 30; ++i) last = RunAwaitable(limiter.Acquire(kFarFuture, 0)).ticket;
   limiter.Report(last, true, 0);  // 1 of 30 refused: jitter at the limit, not a rate above it
-  EXPECT_NEAR(*limiter.rate_per_minute(), 600.0 * 29 / 30, 1e-9);
+  EXPECT_NEAR(*limiter.rate_per_minute(), 6000.0 * 29 / 30, 1e-9);
+}
+
+TEST(RequestLimiterTest, AFew429sAtARateThatRanCleanHoldItAndMoreForgetIt) {
+  FakeClock clock;
+  RequestLimiter limiter(RateLimit{600, std::nullopt}, clock);
+  Limiter::Ticket last;
+  // 7 s at 600 a minute with no 429: it ran clean.
+  for (int i = 0; i < 70; ++i) last = RunAwaitable(limiter.Acquire(kFarFuture, 0)).ticket;
+  // 1 of 70 refused: two requests a busy CPU sent too close, and the rate holds.
+  limiter.Report(last, true, 0);
+  EXPECT_EQ(limiter.rate_per_minute(), 600);
+  // The sample goes on: a second 429 four requests later (2 of 74, more than 2%) is the
+  // provider's limit falling, and it takes off the share refused.
+  for (int i = 0; i < 4; ++i) last = RunAwaitable(limiter.Acquire(kFarFuture, 0)).ticket;
+  limiter.Report(last, true, 0);
+  EXPECT_NEAR(*limiter.rate_per_minute(), 600.0 * 72 / 74, 1e-9);
 }
 
 TEST(RequestLimiterTest, AProviderRefusingMostIsCutAtMostFourfoldAndProbedBackWhileQuiet) {
