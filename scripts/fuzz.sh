@@ -3,6 +3,8 @@
 # into build-fuzz/ with ASan and UBSan, each from the sources it exercises.
 #   scripts/fuzz.sh TARGET SECONDS     e.g. scripts/fuzz.sh jsonrpc 60
 #   scripts/fuzz.sh all SECONDS
+#   RUNS=10000000 scripts/fuzz.sh all 1800   stops each at 10 million executions
+#                                            or 30 minutes, whichever comes first
 # Run it under `nice -n 19` on a shared machine: it compiles two files at a
 # time. Each source is compiled once into build-fuzz/obj/ (again when it or a
 # header it includes changed); a target links its own file and an archive of
@@ -120,7 +122,7 @@ run() { # TARGET SECONDS
   mkdir -p "$corpus"
   build "$target"
   echo "fuzz: $target for ${seconds}s" >&2
-  (cd "$OUT" && PATH="/usr/lib/llvm-15/bin:$PATH" "./$target" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+  (cd "$OUT" && PATH="/usr/lib/llvm-15/bin:$PATH" "./$target" -max_total_time="$seconds" ${RUNS:+-runs="$RUNS"} -timeout=10 -rss_limit_mb=2048 \
     -artifact_prefix="$target-" -print_final_stats=1 "$corpus" "$seeds")
 }
 
