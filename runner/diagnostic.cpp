@@ -3,6 +3,7 @@
 #include <boost/json/parse.hpp>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -50,9 +51,20 @@ bool HasErrors(const std::vector<Diagnostic>& diagnostics) {
 }
 
 std::expected<YamlDocument, Diagnostic> LoadYamlFile(const std::string& path) {
+  // Only a regular file of a sane size: a schema named as /dev/zero or a FIFO
+  // would otherwise be read until memory runs out, or forever.
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (!ec && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status)) {
+    return std::unexpected(Diagnostic{path, {}, "not a regular file"});
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     return std::unexpected(Diagnostic{path, {}, "cannot read file"});
+  }
+  const auto size = std::filesystem::file_size(path, ec);
+  if (!ec && size > kMaxYamlFileBytes) {
+    return std::unexpected(Diagnostic{path, {}, "larger than " + std::to_string(kMaxYamlFileBytes >> 20) + " MiB"});
   }
   std::ostringstream text;
   text << in.rdbuf();

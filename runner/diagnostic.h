@@ -1,6 +1,7 @@
 #pragma once
 
 #include <boost/json/array.hpp>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,10 @@ bool HasErrors(const std::vector<Diagnostic>& diagnostics);
 boost::json::array DiagnosticsToJson(const std::vector<Diagnostic>& diagnostics);
 
 // Parses `path` as YAML, or reports why not (unreadable file, syntax error).
+// Skill, suite and schema files larger than this are refused.
+inline constexpr std::uintmax_t kMaxYamlFileBytes = 16u << 20;
+// A regular file read and parsed; a device, FIFO or directory, or a file over
+// kMaxYamlFileBytes, is a Diagnostic saying so.
 std::expected<YamlDocument, Diagnostic> LoadYamlFile(const std::string& path);
 // The same for `text` already read from `path` (which only names it).
 std::expected<YamlDocument, Diagnostic> ParseYamlText(const std::string& path, std::string_view text);

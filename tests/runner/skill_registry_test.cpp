@@ -88,6 +88,18 @@ TEST_F(SkillRegistryTest, SchemaFilesResolveRelativeToTheSkillFolderWithPosition
             "skills/s/schemas/missing.json: cannot read file");
 }
 
+TEST_F(SkillRegistryTest, ASchemaFileThatIsADeviceOrADirectoryIsAnErrorNotAnEndlessRead) {
+  tree_.Write("skills/s/skill.yaml",
+              "id: s\nhandler: echo\ninput_schema: /dev/zero\noutput_schema: schemas\n");
+  tree_.Write("skills/s/schemas/out.json", "{}\n");
+  auto diagnostics = Load();
+  ASSERT_EQ(diagnostics.size(), 2u);
+  EXPECT_EQ(diagnostics[0], "skills/s/skill.yaml:3:15: /input_schema: cannot load schema file "
+                            "/dev/zero: not a regular file");
+  EXPECT_EQ(diagnostics[1], "skills/s/skill.yaml:4:16: /output_schema: cannot load schema file "
+                            "skills/s/schemas: not a regular file");
+}
+
 TEST_F(SkillRegistryTest, EachKindOfSkillNeedsItsKeys) {
   tree_.Write("skills/a/skill.yaml", "id: a\ninput_schema: {}\noutput_schema: {}\n");
   tree_.Write("skills/b/skill.yaml", "id: b\nhandler: exec\ninput_schema: {}\noutput_schema: {}\n");
