@@ -341,6 +341,15 @@ retry: { strategy: fresh }
 // Found by tests/fuzz/suite_yaml_fuzz.cpp (the same reading in the skill
 // loader): the schema takes 2.0 as an integer, and as_int64 threw on it; a
 // number past int64 is its largest.
+TEST_F(SkillRegistryTest, ADelayLongerThanADayIsAnErrorAtItsKey) {
+  tree_.Write("skills/slow/skill.yaml",
+              "id: slow\ntemplate_type: LLM_JSON_GENERATION\nmodel: m\nprompt: { user: x }\n"
+              "input_schema: {}\noutput_schema: {}\nretry: { transient: { max_delay_ms: 1.0e30 } }\n");
+  EXPECT_EQ(Load(), (std::vector<std::string>{
+                        "skills/slow/skill.yaml:7:37: /retry/transient/max_delay_ms: expected at most 86400000, "
+                        "found 1e+30"}));
+}
+
 TEST_F(SkillRegistryTest, IntegersWrittenWithAFractionOfZeroAreThoseIntegers) {
   tree_.Write("skills/floats/skill.yaml", R"(id: floats
 template_type: LLM_JSON_GENERATION
@@ -349,7 +358,7 @@ max_output_tokens: 512.0
 prompt: { user: "x" }
 input_schema: {}
 output_schema: {}
-retry: { validation_retries: 2.0, transient: { max_retries: 3.0, initial_delay_ms: 250.0, max_delay_ms: 1.0e30 } }
+retry: { validation_retries: 2.0, transient: { max_retries: 3.0, initial_delay_ms: 250.0, max_delay_ms: 8.64e7 } }
 review: { rubric: quality, samples: 3.0 }
 validators:
   - exec: [python3, rules.py]
@@ -363,7 +372,7 @@ validators:
   EXPECT_EQ(skill->retry.validation_retries, 2);
   EXPECT_EQ(skill->retry.transient.max_retries, 3);
   EXPECT_EQ(skill->retry.transient.initial_delay, std::chrono::milliseconds(250));
-  EXPECT_EQ(skill->retry.transient.max_delay, std::chrono::milliseconds::max());
+  EXPECT_EQ(skill->retry.transient.max_delay, std::chrono::milliseconds(86'400'000));
   EXPECT_EQ(skill->review->samples, 3);
   ASSERT_EQ(skill->rules.size(), 1u);
   EXPECT_EQ(skill->rules[0].exec->timeout, std::chrono::milliseconds(1500));
