@@ -228,6 +228,25 @@ const SuiteSkill* Suite::Find(std::string_view skill_id) const {
 
 namespace {
 
+// The suite's `rate_limits`, with a warning for each provider the config does not have.
+void ReadRateLimits(const json::object& root, const YamlDocument& doc, const std::string& file,
+                    const SkillRegistry& registry, Suite& suite) {
+  const json::value* limits = root.if_contains("rate_limits");
+  if (!limits) return;
+  for (const auto& [name, limit] : limits->as_object()) {
+    suite.rate_limits[std::string(name)] = RateLimit{RateAt(limit.as_object(), "requests_per_minute"),
+                                                     RateAt(limit.as_object(), "tokens_per_minute")};
+    if (registry.config().providers.contains(name)) continue;
+    std::vector<std::string> names;
+    for (const auto& [n, unused] : registry.config().providers) names.push_back(n);
+    std::string pointer = AppendPointer("/rate_limits", name);
+    suite.warnings.push_back(Diagnostic{file, doc.positions.FindKey(pointer),
+                                        pointer + ": the config has no provider \"" + std::string(name) +
+                                            "\"; its limits are ignored" + Hint(name, names),
+                                        Diagnostic::Severity::kWarning});
+  }
+}
+
 std::expected<Suite, std::vector<Diagnostic>> LoadSuiteDocument(const std::filesystem::path& path,
                                                                  std::expected<YamlDocument, Diagnostic> doc,
                                                                  const SkillRegistry& registry) {
@@ -258,21 +277,7 @@ std::expected<Suite, std::vector<Diagnostic>> LoadSuiteDocument(const std::files
   if (const json::value* g = root.if_contains("gate_unstable_criteria")) suite.gate_unstable_criteria = g->as_bool();
   if (const json::value* a = root.if_contains("regression_alpha")) suite.regression_alpha = a->to_number<double>();
   if (const json::value* k = root.if_contains("min_judge_kappa")) suite.min_judge_kappa = k->to_number<double>();
-  if (const json::value* limits = root.if_contains("rate_limits")) {
-    for (const auto& [name, limit] : limits->as_object()) {
-      suite.rate_limits[std::string(name)] = RateLimit{RateAt(limit.as_object(), "requests_per_minute"),
-                                                       RateAt(limit.as_object(), "tokens_per_minute")};
-      if (!registry.config().providers.contains(name)) {
-        std::vector<std::string> names;
-        for (const auto& [n, unused] : registry.config().providers) names.push_back(n);
-        std::string pointer = AppendPointer("/rate_limits", name);
-        suite.warnings.push_back(Diagnostic{file, doc->positions.FindKey(pointer),
-                                            pointer + ": the config has no provider \"" + std::string(name) +
-                                                "\"; its limits are ignored" + Hint(name, names),
-                                            Diagnostic::Severity::kWarning});
-      }
-    }
-  }
+  ReadRateLimits(root, *doc, file, registry, suite);
   Thresholds thresholds = ParseThresholds(root.if_contains("thresholds"));
   suite.max_cost_usd = thresholds.max_cost_usd;
   EntryChecker checker(*doc, file, registry, problems);
