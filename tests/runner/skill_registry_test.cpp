@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include <boost/json/parse.hpp>
 
 #include "tests/support/temp_tree.h"
@@ -98,6 +100,14 @@ TEST_F(SkillRegistryTest, ASchemaFileThatIsADeviceOrADirectoryIsAnErrorNotAnEndl
                             "/dev/zero: not a regular file");
   EXPECT_EQ(diagnostics[1], "skills/s/skill.yaml:4:16: /output_schema: cannot load schema file "
                             "skills/s/schemas: not a regular file");
+}
+
+TEST_F(SkillRegistryTest, ASchemaFileOverSixteenMebibytesIsRefusedUnread) {
+  tree_.Write("skills/s/skill.yaml", "id: s\nhandler: echo\ninput_schema: {}\noutput_schema: big.json\n");
+  tree_.Write("skills/s/big.json", "{}");
+  std::filesystem::resize_file(tree_.Path("skills/s/big.json"), (16u << 20) + 1);  // sparse: nothing written
+  EXPECT_EQ(Load(), (std::vector<std::string>{"skills/s/skill.yaml:4:16: /output_schema: cannot load schema file "
+                                              "skills/s/big.json: larger than 16 MiB"}));
 }
 
 TEST_F(SkillRegistryTest, EachKindOfSkillNeedsItsKeys) {
