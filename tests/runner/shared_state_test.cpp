@@ -180,16 +180,28 @@ TEST_F(SharedStateTest, A429BurstSlowsBothReplicasAndNoInvocationIsLost) {
     ASSERT_TRUE(client_a->Send(InvokeLine(id, "name", "{}")));
     ASSERT_TRUE(client_b->Send(InvokeLine(id, "name", "{}")));
   }
+  // The shared rate each 250 ms, shown when the pace did not hold.
+  std::atomic<bool> done{false};
+  std::string rates;
+  std::thread watch([&] {
+    while (!done) {
+      auto rate = redis_->Command({"HGET", "skillrunner:limit:openai", "rate"});
+      rates += (rates.empty() ? "" : " ") + (rate && !rate->empty() ? rate->substr(0, rate->find('.')) : "-");
+      std::this_thread::sleep_for(250ms);
+    }
+  });
   int ok = 0;
   for (SocketClient* client : {&*client_a, &*client_b}) {
     for (int i = 0; i < 100; ++i) {
       auto answer = client->ReadJson(30s);
-      ASSERT_TRUE(answer.has_value()) << "answer " << i << " missing\n" << a.Stderr() << b.Stderr();
+      if (!answer) break;
       EXPECT_TRUE(answer->as_object().contains("result")) << json::serialize(*answer);
       ok += answer->as_object().contains("result") ? 1 : 0;
     }
   }
-  EXPECT_EQ(ok, 200);
+  done = true;
+  watch.join();
+  ASSERT_EQ(ok, 200) << "answers missing\n" << a.Stderr() << b.Stderr();
   // After the first three seconds the shared pace holds: at most 10% refused (timer jitter
   // of two processes on a busy machine against a server that spaces requests strictly).
   auto requests = llm_.requests();
@@ -198,7 +210,18 @@ TEST_F(SharedStateTest, A429BurstSlowsBothReplicasAndNoInvocationIsLost) {
   EXPECT_LE(later.refused * 10, later.requests)
       << later.refused << " of " << later.requests << " refused after the first three seconds; "
                                  << "each 250 ms (o: all taken, x: some refused): "
-      << test_support::RefusalTimeline(requests);
+      << test_support::RefusalTimeline(requests) << "\nthe shared rate a minute each 250 ms once all were sent "
+      << "(-: none yet): " << rates << "\nrequests each 250 ms: " << [&] {
+           std::vector<int> counts;
+           for (const auto& r : requests) {
+             auto slot = static_cast<std::size_t>((r.arrived - requests.front().arrived) / 250ms);
+             if (counts.size() <= slot) counts.resize(slot + 1);
+             ++counts[slot];
+           }
+           std::string text;
+           for (int n : counts) text += std::to_string(n) + " ";
+           return text;
+         }();
   // The learned rate is one, in Redis: near what the server takes (1,200 a minute).
   auto rate = redis_->Command({"HGET", "skillrunner:limit:openai", "rate"});
   ASSERT_TRUE(rate.has_value());
