@@ -3,6 +3,7 @@
 #include <boost/json.hpp>
 #include <map>
 #include <regex>
+#include <valijson/internal/uri.hpp>
 
 #include "services/validation/custom_constraints.h"
 #include "services/validation/error_paths.h"
@@ -81,6 +82,10 @@ struct SchemaRewriter::Walk {
   std::set<std::string> visited;
   std::map<std::string, std::vector<std::string>> in_place;  // edges without progress
   std::string error;
+  // Following the root schema's $ref chain: valijson resolves a relative
+  // document there in this document (the pointer only), so `$ref: object`
+  // at the root referred to itself and recursed until the stack ran out.
+  bool root_chain;
 
   bool Fail(std::string message) {
     if (error.empty()) error = std::move(message);
@@ -101,6 +106,7 @@ struct SchemaRewriter::Walk {
       return Fail("invalid schema at " + Where(path) + ": " + *problem);
     }
     if (auto it = schema.find("$ref"); it != schema.end()) return Ref(it->value().get_string(), path, depth);
+    root_chain = false;
     DropKeywordsOutsideDraft(schema, owner.draft_);
     RewriteIntegerType(schema);
     Rename(schema, "format", kFormatKeyword);
@@ -137,7 +143,14 @@ struct SchemaRewriter::Walk {
   }
 
   bool Ref(std::string_view ref, const std::string& path, int depth) {
-    if (!ref.starts_with('#')) return true;  // another document: valijson fetches it
+    if (!ref.starts_with('#')) {  // another document: valijson fetches it
+      const std::string uri(ref.substr(0, ref.find('#')));
+      if (root_chain && !valijson::internal::uri::isUriAbsolute(uri) && !valijson::internal::uri::isUrn(uri)) {
+        return Fail("unresolvable $ref \"" + std::string(ref) + "\" at " + Where(path) +
+                    ": a relative URI names no document here (a place in this schema is \"#/...\")");
+      }
+      return true;
+    }
     std::string pointer = PercentDecode(ref.substr(1));
     while (!pointer.empty() && pointer.back() == '/') pointer.pop_back();
     boost::system::error_code ec;
@@ -226,7 +239,7 @@ struct SchemaRewriter::Walk {
 
 std::optional<std::string> SchemaRewriter::Rewrite(boost::json::value& document,
                                                    std::size_t document_index) {
-  Walk walk{*this, document, document_index, {}, {}, {}};
+  Walk walk{*this, document, document_index, {}, {}, {}, document_index == 0};
   if (!walk.Node(document, "", 0) || !walk.CheckCycles()) return walk.error;
   return std::nullopt;
 }

@@ -90,6 +90,20 @@ TEST_F(SkillRegistryTest, SchemaFilesResolveRelativeToTheSkillFolderWithPosition
             "skills/s/schemas/missing.json: cannot read file");
 }
 
+// Found by the skill_yaml fuzzer: `$ref: object` (for `type: object`) as the
+// whole output schema made `validate` overflow its stack.
+TEST_F(SkillRegistryTest, ARootRefToARelativeDocumentIsAnErrorAndTheOtherSkillsLoad) {
+  tree_.Write("skills/ref/skill.yaml", "id: ref\nhandler: echo\ninput_schema: { type: object }\n"
+                                       "output_schema:\n  $ref: object\n");
+  tree_.Write("skills/good/skill.yaml", "id: good\nhandler: echo\ninput_schema: { type: object }\n"
+                                        "output_schema: { type: object }\n");
+  EXPECT_EQ(Load(), (std::vector<std::string>{
+      "skills/ref/skill.yaml:5:3: output_schema is not a valid JSON Schema: unresolvable $ref \"object\" at "
+      "the root: a relative URI names no document here (a place in this schema is \"#/...\")"}));
+  ASSERT_EQ(registry_->skills().size(), 1u);
+  EXPECT_EQ(registry_->skills()[0]->id, "good");
+}
+
 TEST_F(SkillRegistryTest, ASchemaFileThatIsADeviceOrADirectoryIsAnErrorNotAnEndlessRead) {
   tree_.Write("skills/s/skill.yaml",
               "id: s\nhandler: echo\ninput_schema: /dev/zero\noutput_schema: schemas\n");

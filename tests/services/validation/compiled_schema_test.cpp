@@ -174,6 +174,24 @@ TEST(CompiledSchemaTest, MalformedSchemasAreCompileErrors) {
   }
 }
 
+// The skill_yaml fuzzer's stack overflow: valijson resolves the root's $ref
+// chain in this document, so a relative document there meant the root again.
+TEST(CompiledSchemaTest, ARelativeRefInTheRootsChainIsAnErrorNotARecursion) {
+  auto root = CompiledSchema::Compile(boost::json::parse(R"({"$ref":"object"})"));
+  ASSERT_FALSE(root.has_value());
+  EXPECT_EQ(root.error(), "unresolvable $ref \"object\" at the root: a relative URI names no document here "
+                          "(a place in this schema is \"#/...\")");
+  auto chained = CompiledSchema::Compile(
+      boost::json::parse(R"({"definitions":{"a":{"$ref":"other.json#/x"}},"$ref":"#/definitions/a"})"));
+  ASSERT_FALSE(chained.has_value());
+  EXPECT_EQ(chained.error(), "unresolvable $ref \"other.json#/x\" at /definitions/a: a relative URI names no "
+                             "document here (a place in this schema is \"#/...\")");
+  // Below the root a relative document is fetched like any other (here: no fetcher).
+  auto nested = CompiledSchema::Compile(boost::json::parse(R"({"properties":{"a":{"$ref":"object"}}})"));
+  ASSERT_FALSE(nested.has_value());
+  EXPECT_EQ(nested.error(), "invalid schema: remote $ref \"object\" cannot be resolved (no document fetcher)");
+}
+
 TEST(CompiledSchemaTest, RecursionWithProgressIsFine) {
   const char* schema = R"({"properties":{"child":{"$ref":"#"},"n":{"type":"integer"}}})";
   EXPECT_EQ(Check(schema, R"({"child":{"child":{"n":"x"}}})"),
