@@ -1,7 +1,11 @@
 #include "services/validation/custom_constraints.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <new>
+#include <optional>
+#include <unordered_map>
 #include <valijson/constraint_builder.hpp>
 #include <valijson/constraints/concrete_constraints.hpp>
 #include <valijson/internal/adapter.hpp>
@@ -103,6 +107,84 @@ class MultipleOfConstraint : public Cloneable<MultipleOfConstraint> {
   double divisor_;
 };
 
+// Appends a text two values share exactly when JSON Schema calls them equal:
+// 1 and 1.0 alike, object members in any order.
+void AppendCanonical(const Adapter& value, std::string& out) {
+  int64_t integer = 0;
+  double number = 0;
+  if (value.isNull()) {
+    out += 'z';
+  } else if (value.isBool()) {
+    out += value.getBool() ? 't' : 'f';
+  } else if (value.isInteger() && value.getInteger(integer)) {
+    out += 'i' + std::to_string(integer);
+  } else if (value.isNumber() && value.getNumber(number)) {
+    if (std::trunc(number) == number && std::fabs(number) < 9.2e18) {
+      out += 'i' + std::to_string(static_cast<int64_t>(number));
+    } else {
+      char text[32];
+      std::snprintf(text, sizeof text, "d%.17g", number);
+      out += text;
+    }
+  } else if (value.isString()) {
+    std::string text = value.getString();
+    out += 's' + std::to_string(text.size()) + ':' + text;
+  } else if (value.isArray()) {
+    out += '[';
+    value.applyToArray([&out](const Adapter& item) {
+      AppendCanonical(item, out);
+      out += ',';
+      return true;
+    });
+    out += ']';
+  } else if (value.isObject()) {
+    std::vector<std::string> members;
+    value.applyToObject([&members](const std::string& key, const Adapter& member) {
+      std::string text = std::to_string(key.size()) + ':' + key;
+      AppendCanonical(member, text);
+      members.push_back(std::move(text));
+      return true;
+    });
+    std::sort(members.begin(), members.end());
+    out += '{';
+    for (const auto& member : members) out += member + ',';
+    out += '}';
+  }
+}
+
+// valijson compares every pair of items and reports every equal pair: an
+// array of n equal items gave n(n-1)/2 errors (1,600 nulls in a schema's
+// "required": 176 MB of diagnostics). This hashes each item once and reports
+// the first repeat only.
+class UniqueItemsConstraint : public Cloneable<UniqueItemsConstraint> {
+ public:
+  explicit UniqueItemsConstraint(bool unique) : unique_(unique) {}
+  bool validate(const Adapter& target, const Context& context,
+                ValidationResults* results) const override {
+    if (!unique_ || !target.isArray()) return true;
+    std::unordered_map<std::string, std::size_t> seen;
+    std::size_t index = 0;
+    std::optional<std::pair<std::size_t, std::size_t>> repeat;
+    target.applyToArray([&](const Adapter& item) {
+      std::string key;
+      AppendCanonical(item, key);
+      auto [it, inserted] = seen.emplace(std::move(key), index);
+      if (!inserted) repeat.emplace(it->second, index);
+      ++index;
+      return !repeat;
+    });
+    if (!repeat) return true;
+    if (results != nullptr) {
+      results->pushError(context, std::string(kUniqueItemsTag) + std::to_string(repeat->first) + " " +
+                                      std::to_string(repeat->second));
+    }
+    return false;
+  }
+
+ private:
+  bool unique_;
+};
+
 class MarkBuilder : public valijson::ConstraintBuilder {
  public:
   explicit MarkBuilder(std::string_view tag) : tag_(tag) {}
@@ -145,6 +227,15 @@ class MultipleOfBuilder : public valijson::ConstraintBuilder {
   }
 };
 
+class UniqueItemsBuilder : public valijson::ConstraintBuilder {
+ public:
+  valijson::constraints::Constraint* make(const Adapter& node) const override {
+    bool unique = false;
+    if (!node.getBool(unique)) valijson::throwRuntimeError("'uniqueItems' must be a boolean");
+    return new UniqueItemsConstraint(unique);
+  }
+};
+
 }  // namespace
 
 void AddCustomConstraints(valijson::SchemaParser& parser) {
@@ -153,6 +244,7 @@ void AddCustomConstraints(valijson::SchemaParser& parser) {
   parser.addConstraintBuilder(std::string(kFormatKeyword), new FormatBuilder());
   parser.addConstraintBuilder(std::string(kIntegerKeyword), new IntegerBuilder());
   parser.addConstraintBuilder(std::string(kMultipleOfKeyword), new MultipleOfBuilder());
+  parser.addConstraintBuilder(std::string(kUniqueItemsKeyword), new UniqueItemsBuilder());
   parser.addConstraintBuilder(std::string(kEnterKeyword), new MarkBuilder(kEnterTag));
   parser.addConstraintBuilder(std::string(kLeaveKeyword), new MarkBuilder(kLeaveTag));
 }

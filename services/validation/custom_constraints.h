@@ -17,6 +17,7 @@ inline constexpr std::string_view kLeaveKeyword = "x-sr-leave";    // id: leavin
 inline constexpr std::string_view kFormatKeyword = "x-sr-format";  // replaces "format"
 inline constexpr std::string_view kIntegerKeyword = "x-sr-integer";  // "integer" type check
 inline constexpr std::string_view kMultipleOfKeyword = "x-sr-multipleOf";
+inline constexpr std::string_view kUniqueItemsKeyword = "x-sr-uniqueItems";  // replaces "uniqueItems"
 inline constexpr std::string_view kOriginalTypeKeyword = "x-sr-type";  // the original "type"
 inline constexpr std::string_view kWrappedKeyword = "x-sr-wrapped";  // anyOf/oneOf moved here
 
@@ -26,6 +27,7 @@ inline constexpr std::string_view kLeaveTag = "\x01" "leave:";
 inline constexpr std::string_view kFormatTag = "\x01" "format";
 inline constexpr std::string_view kIntegerTag = "\x01" "integer";
 inline constexpr std::string_view kMultipleOfTag = "\x01" "multipleOf";
+inline constexpr std::string_view kUniqueItemsTag = "\x01" "uniqueItems:";  // then "FIRST SECOND"
 
 // Registers the builders for the keywords above with `parser`.
 void AddCustomConstraints(valijson::SchemaParser& parser);

@@ -154,12 +154,11 @@ std::optional<std::string> ShapeMessage(const Leaf& leaf, const value& found) {
     std::size_t limit = items != nullptr && items->is_array() ? items->get_array().size() : 0;
     return "expected at most " + std::to_string(limit) + " item(s), found " + std::to_string(SizeOf(found));
   }
-  if (d.starts_with("Elements at indexes #")) {
-    auto first = d.find('#');
-    auto second = d.find('#', first + 1);
-    std::string a(d.substr(first + 1, d.find(' ', first) - first - 1));
-    std::string b(d.substr(second + 1, d.find(' ', second) - second - 1));
-    return "expected unique items, found item " + b + " equal to item " + a;
+  if (d.starts_with(kUniqueItemsTag)) {
+    std::string_view pair = d.substr(kUniqueItemsTag.size());
+    std::string_view first = pair.substr(0, pair.find(' '));
+    std::string_view second = pair.substr(pair.find(' ') + 1);
+    return "expected unique items, found item " + std::string(second) + " equal to item " + std::string(first);
   }
   if (d.starts_with("Failed to any values against subschema in 'contains'")) {
     return "expected an array with at least one item matching \"contains\", found none";

@@ -111,6 +111,7 @@ struct SchemaRewriter::Walk {
     RewriteIntegerType(schema);
     Rename(schema, "format", kFormatKeyword);
     Rename(schema, "multipleOf", kMultipleOfKeyword);
+    Rename(schema, "uniqueItems", kUniqueItemsKeyword);
     const int64_t id = static_cast<int64_t>(owner.nodes_.size());
     owner.nodes_.push_back({document, path});
     Bracket(schema, id);

@@ -107,6 +107,24 @@ TEST(CompiledSchemaTest, OtherKeywordMessages) {
   EXPECT_EQ(Check(R"({"properties":{"a":false}})", R"({"a":1})"), One("/a", "unexpected property \"a\""));
 }
 
+// Found by the skill_yaml fuzzer: valijson reported every equal pair, so
+// n equal items made n(n-1)/2 errors (1,600 nulls: 176 MB of diagnostics).
+TEST(CompiledSchemaTest, UniqueItemsReportsTheFirstRepeatOnlyAndComparesAsJsonSchemaDoes) {
+  std::string many = "[";
+  for (int i = 0; i < 5000; ++i) many += i == 0 ? "null" : ",null";
+  many += "]";
+  EXPECT_EQ(Check(R"({"uniqueItems":true})", many), One("", "expected unique items, found item 1 equal to item 0"));
+  EXPECT_EQ(Check(R"({"uniqueItems":true})", R"([{"a":1,"b":[1.0]},{"b":[1],"a":1.0}])"),
+            One("", "expected unique items, found item 1 equal to item 0"));
+  EXPECT_EQ(Check(R"({"items":{"uniqueItems":true}})", R"([[1,2],["x","y",1.5,"y"]])"),
+            One("/1", "expected unique items, found item 3 equal to item 1"));
+  for (const char* unique : {R"([0,false,null,"0",[0],{"0":0}])", R"([1,1.5,"1",[1,[1]],[[1],1]])",
+                             R"([{"a":1},{"a":1,"b":1}])", R"([9007199254740993,9007199254740992])"}) {
+    EXPECT_TRUE(Check(R"({"uniqueItems":true})", unique).empty()) << unique;
+  }
+  EXPECT_TRUE(Check(R"({"uniqueItems":false})", "[1,1]").empty());
+}
+
 TEST(CompiledSchemaTest, AnyOfAndOneOfFailOnceAtTheirLocation) {
   EXPECT_EQ(Check(R"({"properties":{"a":{"anyOf":[{"type":"string","maxLength":1},{"type":"null"}]}}})",
                   R"({"a":"long"})"),
