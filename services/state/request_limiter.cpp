@@ -9,7 +9,7 @@ namespace skillrunner::state {
 
 RequestLimiter::RequestLimiter(RateLimit limit, Clock& clock)
     : clock_(clock), limit_(limit), rate_(limit.requests_per_minute) {
-  last_creep_ = last_cut_ = anchor_time_ = changed_ = clock_.Now();
+  last_creep_ = last_cut_ = anchor_time_ = changed_ = window_start_ = clock_.Now();
 }
 
 // How long `places` (requests or tokens) take at `per_minute`.
@@ -49,6 +49,16 @@ void RequestLimiter::SetRateLocked(std::optional<double> rate, Clock::TimePoint 
   sent_since_change_ = 0;
   refused_since_change_ = 0;
   waited_since_change_ = 0;
+}
+
+void RequestLimiter::CountUnlimitedLocked(Clock::TimePoint now) {
+  const double seconds = std::chrono::duration<double>(now - window_start_).count();
+  if (seconds >= 1) {
+    last_window_per_second_ = window_sent_ / seconds;
+    window_start_ = now;
+    window_sent_ = 0;
+  }
+  ++window_sent_;
 }
 
 void RequestLimiter::CreepLocked(Clock::TimePoint now) {
@@ -126,9 +136,14 @@ std::optional<Clock::TimePoint> RequestLimiter::NextCreepLocked(Clock::TimePoint
 
 void RequestLimiter::CutLocked(Clock::TimePoint now, bool sampled) {
   const double n = sent_since_change_;
-  const double elapsed = std::max(1.0, std::chrono::duration<double>(now - changed_).count());
-  // Unlimited: the rate sent at since, or twice what it took before it was unlimited again.
-  const double before = rate_.value_or(std::max(60.0 * n / elapsed, 2 * accepted_at_cut_));
+  // Unlimited: the pace sent at this second or the last, kMinSample a second
+  // at least (two requests in the first milliseconds of a burst are no pace:
+  // counted as 120 a minute, the shared limiter halved that to 60, and the
+  // rest of the burst found no slot before its deadline), or twice what it
+  // took before it was unlimited again.
+  const double window = std::max(1.0, std::chrono::duration<double>(now - window_start_).count());
+  const double before = rate_.value_or(std::max({60.0 * window_sent_ / window, 60.0 * last_window_per_second_,
+                                                 60.0 * kMinSample, 2 * accepted_at_cut_}));
   // No sample (a first burst): probe up from the rate it was sent at. DESIGN
   // 9.6 halves it, but that rate was never a measurement (64 requests in one
   // instant, counted over a second); halving it only slows the probe that
@@ -227,6 +242,7 @@ boost::asio::awaitable<Limiter::Admission> RequestLimiter::Acquire(Clock::TimePo
       if (slot <= now) {
         last_go_ = now;
         ++sent_since_change_;
+        if (!rate_) CountUnlimitedLocked(now);
         admission.ticket = Ticket{now, -1, tokens};
         co_return admission;
       }

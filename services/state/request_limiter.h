@@ -30,6 +30,7 @@ class RequestLimiter final : public Limiter {
  private:
   using Duration = Clock::TimePoint::duration;
   void CreepLocked(Clock::TimePoint now);
+  void CountUnlimitedLocked(Clock::TimePoint now);  // one more sent while unlimited
   void CutLocked(Clock::TimePoint now, bool sampled);
   // Changes the rate and re-times the places not yet reached: a cut makes
   // them later, a rise sooner. Their waiters check again when they wake, and
@@ -77,6 +78,12 @@ class RequestLimiter final : public Limiter {
   int sent_since_change_ = 0;
   int refused_since_change_ = 0;
   int waited_since_change_ = 0;  // times a request went to sleep for its place
+  // Unlimited, the pace requests go at, counted a second at a time: what a
+  // first 429 is judged by (CutLocked), so that after an idle hour it is the
+  // last second's requests, not the hour's.
+  Clock::TimePoint window_start_{};
+  int window_sent_ = 0;
+  double last_window_per_second_ = 0;
 };
 
 }  // namespace skillrunner::state

@@ -25,7 +25,7 @@ local sample, samplecut, factor, step = tonumber(ARGV[5]), tonumber(ARGV[6]), to
 local near, over, searchstep, probems = tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11]), tonumber(ARGV[12])
 local ttl, settlems, stray, lonems = tonumber(ARGV[13]), tonumber(ARGV[14]), tonumber(ARGV[15]), tonumber(ARGV[16])
 local names = {'rate', 'tail', 'apos', 'atime', 'tnext', 'cut', 'creep', 'changed', 'sent', 'refused', 'accepted',
-  'probing', 'refusedat', 'probecap', 'clean', 'waited', 'lone'}
+  'probing', 'refusedat', 'probecap', 'clean', 'waited', 'lone', 'wstart', 'wsent', 'wlast'}
 local function load()
   local v = redis.call('HMGET', KEYS[1], unpack(names))
   local s = {fresh = not v[6]}
@@ -34,7 +34,7 @@ local function load()
   s.cut, s.creep, s.changed = s.cut or now, s.creep or now, s.changed or now
   s.sent, s.refused, s.accepted, s.probing = s.sent or 0, s.refused or 0, s.accepted or 0, v[12] == '1'
   s.refusedat, s.probecap, s.clean, s.waited = s.refusedat or 0, s.probecap or 0, s.clean or 0, s.waited or 0
-  s.lone = s.lone or 0
+  s.lone, s.wstart, s.wsent, s.wlast = s.lone or 0, s.wstart or now, s.wsent or 0, s.wlast or 0
   if s.fresh and ceiling > 0 then s.rate = ceiling end
   return s
 end
@@ -44,7 +44,7 @@ local function save(s)
     'changed', s.changed, 'sent', s.sent, 'refused', s.refused, 'accepted', string.format('%.6f', s.accepted),
     'probing', s.probing and '1' or '0', 'refusedat', string.format('%.6f', s.refusedat),
     'probecap', string.format('%.6f', s.probecap), 'clean', string.format('%.6f', s.clean), 'waited', s.waited,
-    'lone', s.lone)
+    'lone', s.lone, 'wstart', s.wstart, 'wsent', s.wsent, 'wlast', string.format('%.6f', s.wlast))
   redis.call('PEXPIRE', KEYS[1], ttl)
 end
 local function slot_of(s, p)
@@ -78,8 +78,16 @@ local function rise_in(s)
   if not s.rate or (ceiling > 0 and s.rate >= ceiling) then return -1 end
   return math.max(1, math.max(s.creep, s.cut) + creep_ms(s) - now)
 end
+-- Unlimited, one more sent: the pace is counted a second at a time (RequestLimiter::CountUnlimitedLocked)
+local function count_unlimited(s)
+  if now - s.wstart >= 1000 then
+    s.wlast, s.wstart, s.wsent = s.wsent * 1000 / (now - s.wstart), now, 0
+  end
+  s.wsent = s.wsent + 1
+end
 local function cut(s, sampled)
-  local before = s.rate or math.max(60 * s.sent / math.max(1, (now - s.changed) / 1000), 2 * s.accepted)
+  local before = s.rate or math.max(60 * s.wsent / math.max(1, (now - s.wstart) / 1000), 60 * s.wlast, 60 * sample,
+    2 * s.accepted)
   -- No sample: halved here, unlike RequestLimiter (see the note in Cut's C++ twin): probing up from the
   -- burst's own rate left 12-22% refused after the first 3 s in 2 of 6 runs of the two-replica 429 test.
   local estimate, nextrate = before / 2, before / 2
@@ -169,6 +177,7 @@ if admitted then
   s.tail = s.tail + 1
   if tpm > 0 then s.tnext = tslot + tokens * 60000 / tpm end
   if slot <= now then s.sent = s.sent + 1 else s.waited = s.waited + 1 end
+  if slot <= now and not s.rate then count_unlimited(s) end
 end
 save(s)
 return {admitted and 1 or 0, math.ceil(slot - now), s.rate and math.floor(s.rate * 1000) or -1, p, math.floor(tslot), now,
@@ -185,7 +194,10 @@ local s = load()
 creep(s)
 local slot = math.max(slot_of(s, p), tslot)
 local rise = rise_in(s)
-if slot <= now then s.sent = s.sent + 1 end
+if slot <= now then
+  s.sent = s.sent + 1
+  if not s.rate then count_unlimited(s) end
+end
 save(s)
 if slot <= now then return {1, 0, now, rise} end
 if slot - now > budget then return {0, math.ceil(slot - now), now, rise} end

@@ -183,6 +183,22 @@ TEST(RequestLimiterTest, ProbingPastItsCapIsUnlimitedAgainOnlyWhenNobodyWaited) 
   }
 }
 
+// The pace a first 429 is judged by is the last second's, not the average
+// since the limiter started: after an idle hour a burst of 50 is 3,000 a minute.
+TEST(RequestLimiterTest, AFirst429AfterAnIdleHourIsJudgedByTheLastSecondsPace) {
+  FakeClock clock;
+  RequestLimiter limiter(RateLimit{}, clock);
+  for (int i = 0; i < 100; ++i) {
+    ASSERT_EQ(Take(limiter), Outcome::kGo);
+    clock.Advance(std::chrono::seconds(36));
+  }
+  std::vector<Limiter::Ticket> burst;
+  for (int i = 0; i < 50; ++i) burst.push_back(RunAwaitable(limiter.Acquire(kFarFuture, 0)).ticket);
+  clock.Advance(milliseconds(10));
+  limiter.Report(burst[0], true, 0);
+  EXPECT_EQ(limiter.rate_per_minute(), 3000);  // not 150 in the hour: 2.5 a minute
+}
+
 TEST(RequestLimiterTest, ARiseBringsWaitersAlreadyAsleepForwardInTheirOrder) {
   test_support::VirtualClock clock;
   RequestLimiter limiter(RateLimit{}, clock);
@@ -195,22 +211,23 @@ TEST(RequestLimiterTest, ARiseBringsWaitersAlreadyAsleepForwardInTheirOrder) {
   clock.Run(io);
   ASSERT_EQ(burst.size(), 5u);
   limiter.Report(burst[0], true, 0);
-  ASSERT_EQ(limiter.rate_per_minute(), 300);  // 5 in a second; probing
-  // 20 callers at once: at 5 a second the last would go after 3.8 s. Each half second of
+  // 5 in a second are no pace: counted as kMinSample (20) a second; probing.
+  ASSERT_EQ(limiter.rate_per_minute(), 1200);
+  // 80 callers at once: at 20 a second the last would go after 3.95 s. Each half second of
   // requests with no 429 doubles the pace, and the waiters already asleep go sooner too.
   const Clock::TimePoint start = clock.Now();
   std::vector<std::pair<int, Clock::TimePoint>> went;
-  for (int i = 0; i < 20; ++i) {
+  for (int i = 0; i < 80; ++i) {
     boost::asio::co_spawn(io, limiter.Acquire(kFarFuture, 0), [&, i](std::exception_ptr, Limiter::Admission a) {
       EXPECT_EQ(a.outcome, Outcome::kGo);
       went.emplace_back(i, clock.Now());
     });
   }
   clock.Run(io);
-  ASSERT_EQ(went.size(), 20u);
+  ASSERT_EQ(went.size(), 80u);
   for (std::size_t i = 0; i < went.size(); ++i) EXPECT_EQ(went[i].first, static_cast<int>(i));  // in order
   EXPECT_LT(went.back().second - start, std::chrono::milliseconds(2500));
-  EXPECT_GT(*limiter.rate_per_minute(), 300);
+  EXPECT_GT(*limiter.rate_per_minute(), 1200);
 }
 
 TEST(RequestLimiterTest, AStray429NearTheLimitTakesOnlyTheShareItRefused) {
@@ -312,10 +329,11 @@ TEST(LimitedProviderTest, A429SlowsTheNextRequestsAndATooLateSlotIsOverloaded) {
   auto first_after = RunAwaitable(limited.Chat(request));
   auto second_after = RunAwaitable(limited.Chat(request));
   ASSERT_TRUE(first_after && second_after);
-  // Paced at 120 a minute (the two sent in the second before): half a second after the
-  // refused one, and the next half a second after that. Each says how long it waited.
-  EXPECT_EQ(first_after->queued_ms, 500);
-  EXPECT_EQ(second_after->queued_ms, 500);
+  // Paced at 1,200 a minute (the two sent in the second before are no pace: kMinSample a
+  // second at least): 50 ms after the refused one, and the next 50 ms after that. Each says
+  // how long it waited.
+  EXPECT_EQ(first_after->queued_ms, 50);
+  EXPECT_EQ(second_after->queued_ms, 50);
   request.timeout = milliseconds(1);
   auto late = RunAwaitable(limited.Chat(request));
   ASSERT_FALSE(late);

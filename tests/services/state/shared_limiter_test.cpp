@@ -1,0 +1,111 @@
+// The shared limiter's Lua against a real redis-server (loopback, no
+// persistence), driven in-process: what a first 429 makes of the burst before
+// it. The two-process behaviour is in tests/runner/shared_state_test.cpp.
+#include "services/state/shared_limiter.h"
+
+#include <gtest/gtest.h>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_future.hpp>
+#include <chrono>
+#include <thread>
+
+#include "services/state/shared_state.h"
+#include "tests/support/redis_server.h"
+#include "tests/support/temp_tree.h"
+
+namespace skillrunner::state {
+namespace {
+
+using namespace std::chrono_literals;
+
+class SharedLimiterTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    redis_ = std::make_unique<test_support::RedisServer>(tree_.Path("redis"));
+    ASSERT_TRUE(redis_->started()) << redis_->why();
+    SharedStateOptions options;
+    auto url = ParseRedisUrl(redis_->url());
+    ASSERT_TRUE(url.has_value()) << url.error();
+    options.url = *url;
+    options.timeout = 2s;  // a busy test machine is not a slow Redis
+    state_ = SharedState::Start(io_.get_executor(), options, RealClock());
+    work_.emplace(io_.get_executor());
+    thread_ = std::thread([this] { io_.run(); });
+  }
+
+  void TearDown() override {
+    if (state_) {
+      boost::asio::post(io_, [state = state_] { state->Stop(); });
+    }
+    work_.reset();
+    io_.stop();
+    if (thread_.joinable()) thread_.join();
+  }
+
+  // Runs one awaitable on the io thread and waits for its result.
+  template <typename T>
+  T Await(boost::asio::awaitable<T> awaitable) {
+    return boost::asio::co_spawn(io_, std::move(awaitable), boost::asio::use_future).get();
+  }
+
+  // The rate Redis holds for `provider`, once it is set (within five seconds).
+  std::optional<double> RateOnceSet(const std::string& provider) {
+    for (auto deadline = std::chrono::steady_clock::now() + 5s; std::chrono::steady_clock::now() < deadline;) {
+      auto rate = redis_->Command({"HGET", "skillrunner:limit:" + provider, "rate"});
+      if (rate && !rate->empty() && *rate != "(nil)") return std::stod(*rate);
+      std::this_thread::sleep_for(10ms);
+    }
+    return std::nullopt;
+  }
+
+  testing::TempTree tree_;
+  std::unique_ptr<test_support::RedisServer> redis_;
+  boost::asio::io_context io_;
+  std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_;
+  std::thread thread_;
+  std::shared_ptr<SharedState> state_;
+};
+
+// A first 429 that comes back while the burst is still being admitted: two sent
+// are no pace (kMinSample a second at least, halved for the shared bucket),
+// where they counted as 120 a minute, halved to 60, and the rest of a
+// two-replica burst found no slot before its deadline (OVERLOADED).
+TEST_F(SharedLimiterTest, AFirst429AfterTwoRequestsHalvesKMinSampleASecondNotTheTwo) {
+  SharedLimiter limiter(state_, "openai", RateLimit{}, RealClock());
+  const auto latest = RealClock().Now() + 60s;
+  auto first = Await(limiter.Acquire(latest, 0));
+  auto second = Await(limiter.Acquire(latest, 0));
+  ASSERT_EQ(first.outcome, Limiter::Outcome::kGo);
+  ASSERT_EQ(second.outcome, Limiter::Outcome::kGo);
+  EXPECT_EQ(limiter.rate_per_minute(), std::nullopt);  // unlimited until a 429
+  boost::asio::post(io_, [&] { limiter.Report(second.ticket, true, 0); });
+  auto rate = RateOnceSet("openai");
+  ASSERT_TRUE(rate.has_value());
+  EXPECT_EQ(*rate, 600);
+}
+
+// After an idle stretch the pace is the last second's: 40 sent at once after
+// three seconds with one request are 2,400 a minute, halved to 1,200.
+TEST_F(SharedLimiterTest, AFirst429AfterAnIdleStretchIsJudgedByTheLastSecondsPace) {
+  SharedLimiter limiter(state_, "openai", RateLimit{}, RealClock());
+  const auto latest = RealClock().Now() + 60s;
+  ASSERT_EQ(Await(limiter.Acquire(latest, 0)).outcome, Limiter::Outcome::kGo);
+  std::this_thread::sleep_for(3s);
+  Limiter::Ticket last;
+  for (int i = 0; i < 40; ++i) {
+    auto admission = Await(limiter.Acquire(latest, 0));
+    ASSERT_EQ(admission.outcome, Limiter::Outcome::kGo);
+    last = admission.ticket;
+  }
+  boost::asio::post(io_, [&] { limiter.Report(last, true, 0); });
+  auto rate = RateOnceSet("openai");
+  ASSERT_TRUE(rate.has_value());
+  // 40 in well under a second (a busy machine may take longer: at least 20 a second).
+  EXPECT_GE(*rate, 600);
+  EXPECT_LE(*rate, 1200);
+}
+
+}  // namespace
+}  // namespace skillrunner::state
