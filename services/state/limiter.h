@@ -28,8 +28,10 @@ struct RateLimit {
 // How the pace is learned (both implementations; DESIGN 9.6, refined - see
 // README "Rate limits"):
 // - Unconfigured, a provider is unlimited until its first 429. That 429 (a
-//   burst: nothing to sample) halves the rate requests were sent at, and
-//   probes: each kProbeSeconds with requests taken doubles the rate.
+//   burst: nothing to sample) takes the rate requests were sent at (counted
+//   a second at a time: this second's or the last one's, kMinSample a
+//   second at least), halved by the shared limiter but not below that
+//   floor, and probes: each kProbeSeconds with requests taken doubles it.
 // - 429s are counted against the requests sent at the current rate (since
 //   it last changed). Once kMinSample went out, a 429 cuts: the provider's
 //   limit is estimated as the rate times the share it accepted; more than

@@ -90,7 +90,11 @@ local function cut(s, sampled)
     2 * s.accepted)
   -- No sample: halved here, unlike RequestLimiter (see the note in Cut's C++ twin): probing up from the
   -- burst's own rate left 12-22% refused after the first 3 s in 2 of 6 runs of the two-replica 429 test.
-  local estimate, nextrate = before / 2, before / 2
+  -- Never below kMinSample a second, which is no measured pace: halved to 600 a minute, a stray 429 of
+  -- the burst's retries made 600 "refused", and the test's replicas crept up from there at half the
+  -- server's 1,200 for the whole run.
+  local half = math.max(before / 2, 60 * sample)
+  local estimate, nextrate = half, half
   if sampled then
     local share = s.refused / s.sent
     estimate = s.rate * (1 - share)
