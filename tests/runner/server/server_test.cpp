@@ -620,6 +620,12 @@ TEST_F(ServerTest, TheTotalInFlightLimitAndADrainRefuseNewInvocations) {
   EXPECT_EQ(refused.at("error").at("message"),
             "overloaded: the server has 1 invocations in flight (max_in_flight_total)");
   server->server().Shutdown();
+  // Shutdown() posts the drain to the server's strand: it has begun once health says so.
+  deadline = std::chrono::steady_clock::now() + 5s;
+  while (second.Call(R"({"jsonrpc":"2.0","id":"h","method":"health"})").at("result").at("status") != "draining" &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(5ms);
+  }
   auto draining = first.Call(InvokeLine(3, "echo", "{}"));
   EXPECT_EQ(draining.at("error").at("message"), "the server is shutting down and takes no new invocations");
   EXPECT_EQ(draining.at("error").at("data").at("code"), "OVERLOADED");
