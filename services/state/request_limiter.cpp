@@ -134,16 +134,21 @@ std::optional<Clock::TimePoint> RequestLimiter::NextCreepLocked(Clock::TimePoint
   return std::max(now, std::max(last_creep_, last_cut_) + CreepInterval());
 }
 
-void RequestLimiter::CutLocked(Clock::TimePoint now, bool sampled) {
-  const double n = sent_since_change_;
+double RequestLimiter::RateBeforeCutLocked(Clock::TimePoint now) const {
+  if (rate_) return *rate_;
   // Unlimited: the pace sent at this second or the last, kMinSample a second
   // at least (two requests in the first milliseconds of a burst are no pace:
   // counted as 120 a minute, the shared limiter halved that to 60, and the
   // rest of the burst found no slot before its deadline), or twice what it
   // took before it was unlimited again.
   const double window = std::max(1.0, std::chrono::duration<double>(now - window_start_).count());
-  const double before = rate_.value_or(std::max({60.0 * window_sent_ / window, 60.0 * last_window_per_second_,
-                                                 60.0 * kMinSample, 2 * accepted_at_cut_}));
+  return std::max({60.0 * window_sent_ / window, 60.0 * last_window_per_second_, 60.0 * kMinSample,
+                   2 * accepted_at_cut_});
+}
+
+void RequestLimiter::CutLocked(Clock::TimePoint now, bool sampled) {
+  const double n = sent_since_change_;
+  const double before = RateBeforeCutLocked(now);
   // No sample (a first burst): probe up from the rate it was sent at. DESIGN
   // 9.6 halves it, but that rate was never a measurement (64 requests in one
   // instant, counted over a second); halving it only slows the probe that

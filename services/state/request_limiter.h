@@ -32,6 +32,7 @@ class RequestLimiter final : public Limiter {
   void CreepLocked(Clock::TimePoint now);
   void CountUnlimitedLocked(Clock::TimePoint now);  // one more sent while unlimited
   void CutLocked(Clock::TimePoint now, bool sampled);
+  double RateBeforeCutLocked(Clock::TimePoint now) const;  // per minute: what a cut starts from
   // Changes the rate and re-times the places not yet reached: a cut makes
   // them later, a rise sooner. Their waiters check again when they wake, and
   // wake at least at each chance of a rise (NextCreepLocked).
