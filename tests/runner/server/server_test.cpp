@@ -616,17 +616,19 @@ TEST_F(ServerTest, TheTotalInFlightLimitAndADrainRefuseNewInvocations) {
   while (server->server().metrics().in_flight() != 1 && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(5ms);
   }
+  const char* const at_the_limit = "overloaded: the server has 1 invocations in flight (max_in_flight_total)";
   auto refused = second.Call(InvokeLine(2, "echo", "{}"));
-  EXPECT_EQ(refused.at("error").at("message"),
-            "overloaded: the server has 1 invocations in flight (max_in_flight_total)");
+  EXPECT_EQ(refused.at("error").at("message"), at_the_limit);
   server->server().Shutdown();
-  // Shutdown() posts the drain to the server's strand: it has begun once health says so.
+  // Shutdown() posts the drain to the server's strand (and the drain closes idle
+  // connections): until it has begun, an invoke is refused by the in-flight limit.
   deadline = std::chrono::steady_clock::now() + 5s;
-  while (second.Call(R"({"jsonrpc":"2.0","id":"h","method":"health"})").at("result").at("status") != "draining" &&
-         std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(5ms);
+  int id = 3;
+  json::value draining = first.Call(InvokeLine(id, "echo", "{}"));
+  while (draining.at("error").at("message") == at_the_limit && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(1ms);
+    draining = first.Call(InvokeLine(++id, "echo", "{}"));
   }
-  auto draining = first.Call(InvokeLine(3, "echo", "{}"));
   EXPECT_EQ(draining.at("error").at("message"), "the server is shutting down and takes no new invocations");
   EXPECT_EQ(draining.at("error").at("data").at("code"), "OVERLOADED");
   auto cancelled = first.ReadJson(5s);
