@@ -78,8 +78,11 @@ local function rise_in(s)
   if not s.rate or (ceiling > 0 and s.rate >= ceiling) then return -1 end
   return math.max(1, math.max(s.creep, s.cut) + creep_ms(s) - now)
 end
--- Unlimited, one more sent: the pace is counted a second at a time (RequestLimiter::CountUnlimitedLocked)
-local function count_unlimited(s)
+-- One more sent at the current rate; unlimited, the pace is also counted a second at a time
+-- (RequestLimiter::CountUnlimitedLocked)
+local function went(s)
+  s.sent = s.sent + 1
+  if s.rate then return end
   if now - s.wstart >= 1000 then
     s.wlast, s.wstart, s.wsent = s.wsent * 1000 / (now - s.wstart), now, 0
   end
@@ -180,8 +183,7 @@ local admitted = slot - now <= budget
 if admitted then
   s.tail = s.tail + 1
   if tpm > 0 then s.tnext = tslot + tokens * 60000 / tpm end
-  if slot <= now then s.sent = s.sent + 1 else s.waited = s.waited + 1 end
-  if slot <= now and not s.rate then count_unlimited(s) end
+  if slot <= now then went(s) else s.waited = s.waited + 1 end
 end
 save(s)
 return {admitted and 1 or 0, math.ceil(slot - now), s.rate and math.floor(s.rate * 1000) or -1, p, math.floor(tslot), now,
@@ -198,10 +200,7 @@ local s = load()
 creep(s)
 local slot = math.max(slot_of(s, p), tslot)
 local rise = rise_in(s)
-if slot <= now then
-  s.sent = s.sent + 1
-  if not s.rate then count_unlimited(s) end
-end
+if slot <= now then went(s) end
 save(s)
 if slot <= now then return {1, 0, now, rise} end
 if slot - now > budget then return {0, math.ceil(slot - now), now, rise} end
