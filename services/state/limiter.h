@@ -46,8 +46,10 @@ struct RateLimit {
 //   that ran clean since (it was refused above that), and a 429 one step
 //   above it goes straight back to it, without waiting for a sample.
 //   Refused at or below it: one 429, or kStrayShare of the sample or
-//   fewer, is jitter, and the rate holds with the sample going on; more,
-//   the limit fell, and that rate is forgotten.
+//   fewer, is jitter, and the rate holds with the sample going on (it does
+//   not stop the next rise: held, it would have stopped 10 x kMinSample
+//   requests' worth, measured as a 5 s stall at 73 of nginx's 100 a
+//   second); more, the limit fell, and that rate is forgotten.
 // - Only requests teach: a second without enough of them (idle, or every
 //   caller waiting out a Retry-After) holds the rate, as does a 429 in a
 //   sample not yet complete.

@@ -48,6 +48,7 @@ void RequestLimiter::SetRateLocked(std::optional<double> rate, Clock::TimePoint 
   changed_ = now;
   sent_since_change_ = 0;
   refused_since_change_ = 0;
+  forgiven_since_change_ = 0;
   waited_since_change_ = 0;
 }
 
@@ -67,11 +68,14 @@ void RequestLimiter::CreepLocked(Clock::TimePoint now) {
   // A second is evidence only with requests enough sent at this rate (half a
   // second's worth, kMinSample / 2 at most): idle, or with every caller
   // waiting out a Retry-After, nothing was learned and the rate holds.
-  if (refused_since_change_ > 0 && sent_since_change_ >= kMinSample) {
+  // A 429 held as jitter (CutLocked) does not stop a rise: it held a whole
+  // sample's worth of requests (10 x kMinSample) at a rate that ran clean.
+  const int refused = refused_since_change_ - forgiven_since_change_;
+  if (refused > 0 && sent_since_change_ >= kMinSample) {
     CutLocked(now, true);  // not quiet: a complete sample with a 429
     return;
   }
-  if (refused_since_change_ > 0 || sent_since_change_ < std::min(kMinSample / 2.0, *rate_ / 120.0)) {
+  if (refused > 0 || sent_since_change_ < std::min(kMinSample / 2.0, *rate_ / 120.0)) {
     last_creep_ = now;  // held: another second
     return;
   }
@@ -181,6 +185,7 @@ void RequestLimiter::CutLocked(Clock::TimePoint now, bool sampled) {
         sent_since_change_ /= 2;
         refused_since_change_ /= 2;
       }
+      forgiven_since_change_ = refused_since_change_;
       last_creep_ = now;
       return;
     }

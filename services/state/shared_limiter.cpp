@@ -25,7 +25,7 @@ local sample, samplecut, factor, step = tonumber(ARGV[5]), tonumber(ARGV[6]), to
 local near, over, searchstep, probems = tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11]), tonumber(ARGV[12])
 local ttl, settlems, stray, lonems = tonumber(ARGV[13]), tonumber(ARGV[14]), tonumber(ARGV[15]), tonumber(ARGV[16])
 local names = {'rate', 'tail', 'apos', 'atime', 'tnext', 'cut', 'creep', 'changed', 'sent', 'refused', 'accepted',
-  'probing', 'refusedat', 'probecap', 'clean', 'waited', 'lone', 'wstart', 'wsent', 'wlast'}
+  'probing', 'refusedat', 'probecap', 'clean', 'waited', 'lone', 'wstart', 'wsent', 'wlast', 'forgiven'}
 local function load()
   local v = redis.call('HMGET', KEYS[1], unpack(names))
   local s = {fresh = not v[6]}
@@ -35,6 +35,7 @@ local function load()
   s.sent, s.refused, s.accepted, s.probing = s.sent or 0, s.refused or 0, s.accepted or 0, v[12] == '1'
   s.refusedat, s.probecap, s.clean, s.waited = s.refusedat or 0, s.probecap or 0, s.clean or 0, s.waited or 0
   s.lone, s.wstart, s.wsent, s.wlast = s.lone or 0, s.wstart or now, s.wsent or 0, s.wlast or 0
+  s.forgiven = s.forgiven or 0
   if s.fresh and ceiling > 0 then s.rate = ceiling end
   return s
 end
@@ -44,7 +45,7 @@ local function save(s)
     'changed', s.changed, 'sent', s.sent, 'refused', s.refused, 'accepted', string.format('%.6f', s.accepted),
     'probing', s.probing and '1' or '0', 'refusedat', string.format('%.6f', s.refusedat),
     'probecap', string.format('%.6f', s.probecap), 'clean', string.format('%.6f', s.clean), 'waited', s.waited,
-    'lone', s.lone, 'wstart', s.wstart, 'wsent', s.wsent, 'wlast', string.format('%.6f', s.wlast))
+    'lone', s.lone, 'wstart', s.wstart, 'wsent', s.wsent, 'wlast', string.format('%.6f', s.wlast), 'forgiven', s.forgiven)
   redis.call('PEXPIRE', KEYS[1], ttl)
 end
 local function slot_of(s, p)
@@ -62,7 +63,7 @@ local function set_rate(s, newrate)
     end
   end
   s.rate, s.apos, s.atime = newrate, first, start
-  s.changed, s.sent, s.refused, s.waited = now, 0, 0, 0
+  s.changed, s.sent, s.refused, s.waited, s.forgiven = now, 0, 0, 0, 0
 end
 -- between a rate that ran clean and a faster one refused (RequestLimiter::SearchingLocked)
 local function searching(s)
@@ -109,6 +110,7 @@ local function cut(s, sampled)
     if s.clean >= before and (s.refused <= 1 or share <= stray) then
       -- one or a few refused at a rate that ran clean: jitter, held (RequestLimiter's CutLocked)
       if s.sent > 10 * sample then s.sent, s.refused = math.floor(s.sent / 2), math.floor(s.refused / 2) end
+      s.forgiven = s.refused  -- held as jitter: they do not stop a rise (creep)
       s.creep = now
       return
     end
@@ -130,8 +132,9 @@ end
 local function creep(s)
   if not s.rate then return end
   if now - math.max(s.creep, s.cut) < creep_ms(s) then return end
-  if s.refused > 0 and s.sent >= sample then return cut(s, true) end
-  if s.refused > 0 or s.sent < math.min(sample / 2, s.rate / 120) then
+  local refused = s.refused - s.forgiven
+  if refused > 0 and s.sent >= sample then return cut(s, true) end
+  if refused > 0 or s.sent < math.min(sample / 2, s.rate / 120) then
     s.creep = now
     return
   end

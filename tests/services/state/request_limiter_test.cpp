@@ -133,6 +133,29 @@ TEST(RequestLimiterTest, OnlyRequestsTeachItAndAStepUpRefusedGoesBackToTheRateTh
   EXPECT_LE(clock.Now() - settled, milliseconds(1100));
 }
 
+// Searching between 2,400 (ran clean) and 2,700 (refused), one stray 429 at 2,400 is held as
+// jitter, and the search goes on at the next chance. It used to stop every rise until the
+// sample had 200 requests (5 s here; measured on nginx: 5 s at 73 of its 100 a second).
+TEST(RequestLimiterTest, AStray429HeldAsJitterDoesNotStopTheNextRise) {
+  FakeClock clock;
+  RequestLimiter limiter(RateLimit{}, clock);
+  LearnFromABurst(limiter, clock);
+  SendUntilTheRateChanges(limiter);  // 2,400 ran clean: 2,700
+  limiter.Report(RunAwaitable(limiter.Acquire(kFarFuture, 0)).ticket, true, 0);
+  ASSERT_EQ(limiter.rate_per_minute(), 2400);  // refused one step up: back to 2,400
+  const Clock::TimePoint start = clock.Now();
+  Limiter::Ticket last;
+  for (int i = 0; i < 5; ++i) last = RunAwaitable(limiter.Acquire(kFarFuture, 0)).ticket;
+  limiter.Report(last, true, 0);  // 1 of 5 at 2,400, which ran clean
+  EXPECT_EQ(limiter.rate_per_minute(), 2400);
+  // Creeps each half second (a wide search): at 0.5 s the sample is short of 20 with a 429 in
+  // it (held); at 1 s it is complete, and that 429 is held as jitter; at 1.5 s it rises.
+  const int sent = SendUntilTheRateChanges(limiter);
+  EXPECT_EQ(limiter.rate_per_minute(), 2550);
+  EXPECT_EQ(sent, 55);
+  EXPECT_EQ(clock.Now() - start, milliseconds(1500));
+}
+
 // A rate refused by more than one 429 (a cut from a sample) is tried again after half a minute.
 TEST(RequestLimiterTest, ARateRefusedBySeveral429sIsTriedAgainAfterHalfAMinute) {
   FakeClock clock;

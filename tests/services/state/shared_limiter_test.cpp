@@ -109,5 +109,29 @@ TEST_F(SharedLimiterTest, AFirst429AfterAnIdleStretchIsJudgedByTheLastSecondsPac
   EXPECT_LE(*rate, 3000);
 }
 
+// The Lua twin of RequestLimiterTest.AStray429HeldAsJitterDoesNotStopTheNextRise: a search
+// between 2,400 (ran clean) and 2,700 (refused), with one 429 in a complete sample at 2,400.
+// The next creep holds it as jitter; the one after rises halfway (it used to hold again,
+// every half second, until the sample had 200 requests).
+TEST_F(SharedLimiterTest, AStray429HeldAsJitterDoesNotStopTheNextRise) {
+  auto time = redis_->Command({"TIME"});
+  ASSERT_TRUE(time.has_value());
+  const auto newline = time->find('\n');
+  const long long now_ms = std::stoll(time->substr(0, newline)) * 1000 + std::stoll(time->substr(newline + 1)) / 1000;
+  const std::string before = std::to_string(now_ms - 600);  // more than a creep (half a second, searching) ago
+  ASSERT_TRUE(redis_->Command({"HSET", "skillrunner:limit:openai", "rate", "2400", "tail", "0", "apos", "0", "atime",
+                               before, "tnext", "0", "cut", before, "creep", before, "changed", before, "sent", "25",
+                               "refused", "1", "accepted", "2400", "probing", "0", "refusedat", "2700", "probecap", "0",
+                               "clean", "2400", "waited", "0", "lone", "1"}));
+  SharedLimiter limiter(state_, "openai", RateLimit{}, RealClock());
+  const auto latest = RealClock().Now() + 60s;
+  ASSERT_EQ(Await(limiter.Acquire(latest, 0)).outcome, Limiter::Outcome::kGo);
+  EXPECT_EQ(redis_->Command({"HGET", "skillrunner:limit:openai", "rate"}), "2400.000000");  // held
+  EXPECT_EQ(redis_->Command({"HGET", "skillrunner:limit:openai", "forgiven"}), "1");
+  std::this_thread::sleep_for(550ms);
+  ASSERT_EQ(Await(limiter.Acquire(latest, 0)).outcome, Limiter::Outcome::kGo);
+  EXPECT_EQ(redis_->Command({"HGET", "skillrunner:limit:openai", "rate"}), "2550.000000");
+}
+
 }  // namespace
 }  // namespace skillrunner::state
