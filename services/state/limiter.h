@@ -53,9 +53,11 @@ struct RateLimit {
 // - Only requests teach: a second without enough of them (idle, or every
 //   caller waiting out a Retry-After) holds the rate, as does a 429 in a
 //   sample not yet complete.
-// - Each second that ran clean then rises: with a rate that ran clean below
-//   the one refused, halfway between the two (a search), until within
-//   kSearchStep; settled there, a try just past the refused rate each
+// - Each second that ran clean then rises (each half second, well below a
+//   rate refused: more than 1 - 1 / kTargetOver under it): with a rate
+//   that ran clean below the one refused, halfway between the two (a
+//   search; kSearchGrowth times the rate at most, as a first burst's
+//   refused rate is far past the limit), until within kSearchStep; settled there, a try just past the refused rate each
 //   kSettleSeconds (a limit may rise); when that rate was refused by a lone
 //   429 (jitter, as likely as not), once 5 x kMinSample requests' worth
 //   passed instead (kLoneSettleSeconds at least), twice that after each
@@ -77,6 +79,7 @@ inline constexpr double kNearRefused = 0.95;
 inline constexpr double kTargetOver = 1.1;
 inline constexpr double kMaxSampledCut = 0.8;
 inline constexpr double kSearchStep = 0.01;
+inline constexpr double kSearchGrowth = 1.5;
 inline constexpr double kStrayShare = 0.01;
 inline constexpr double kProbeSeconds = 0.5;
 inline constexpr int kSettleSeconds = 30;

@@ -99,7 +99,7 @@ void RequestLimiter::CreepLocked(Clock::TimePoint now) {
     // there, a try just past it once each kSettleSeconds (a limit may rise;
     // kLoneSettleSeconds when one 429 alone refused it: jitter, as likely).
     if (refused_at_ - *rate > kSearchStep * refused_at_) {
-      *rate += (refused_at_ - *rate) / 2;
+      *rate = std::min(*rate + (refused_at_ - *rate) / 2, kSearchGrowth * *rate);
     } else if (now - last_cut_ >= SettleTime()) {
       *rate = refused_at_ * (1 + kSearchStep);
     }
@@ -114,8 +114,10 @@ void RequestLimiter::CreepLocked(Clock::TimePoint now) {
 }
 
 Clock::TimePoint::duration RequestLimiter::CreepInterval() const {
-  // Probing, or searching a wide gap: half a second.
-  const bool wide = rate_ && SearchingLocked() && refused_at_ - *rate_ > (kTargetOver - 1) * refused_at_;
+  // Probing, or well below a rate refused (a search's wide gap, or just after
+  // a cut): half a second. Measured on nginx at 100 a second, a first cut to
+  // 66 held a whole second before its first try up.
+  const bool wide = rate_ && refused_at_ - *rate_ > (kTargetOver - 1) * refused_at_;
   return std::chrono::duration_cast<Duration>(std::chrono::duration<double>(probing_ || wide ? kProbeSeconds : 1.0));
 }
 

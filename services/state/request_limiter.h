@@ -39,7 +39,7 @@ class RequestLimiter final : public Limiter {
   void SetRateLocked(std::optional<double> rate, Clock::TimePoint now);
   // When the rate may next rise; nullopt when it cannot (at the ceiling).
   std::optional<Clock::TimePoint> NextCreepLocked(Clock::TimePoint now) const;
-  // A second between creeps; kProbeSeconds while probing or searching a wide gap.
+  // A second between creeps; kProbeSeconds while probing or well below a rate refused.
   Duration CreepInterval() const;
   // How long a settled search waits before a try past the refused rate.
   Duration SettleTime() const;

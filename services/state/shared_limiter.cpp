@@ -11,7 +11,7 @@ namespace {
 
 constexpr std::chrono::minutes kKeyTtl{10};  // a provider unused this long starts afresh
 
-// Every script: Redis's clock, the constants of limiter.h (ARGV[1..16],
+// Every script: Redis's clock, the constants of limiter.h (ARGV[1..17],
 // Constants() below), and the provider's state as RequestLimiter keeps it:
 // the queue (place p starts at atime + (p - apos) / rate; a rate change
 // re-anchors at the first place not yet reached), the sample of the current
@@ -24,6 +24,7 @@ local ceiling, minimum, backoff, maxcut = tonumber(ARGV[1]), tonumber(ARGV[2]), 
 local sample, samplecut, factor, step = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
 local near, over, searchstep, probems = tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11]), tonumber(ARGV[12])
 local ttl, settlems, stray, lonems = tonumber(ARGV[13]), tonumber(ARGV[14]), tonumber(ARGV[15]), tonumber(ARGV[16])
+local growth = tonumber(ARGV[17])
 local names = {'rate', 'tail', 'apos', 'atime', 'tnext', 'cut', 'creep', 'changed', 'sent', 'refused', 'accepted',
   'probing', 'refusedat', 'probecap', 'clean', 'waited', 'lone', 'wstart', 'wsent', 'wlast', 'forgiven'}
 local function load()
@@ -69,9 +70,9 @@ end
 local function searching(s)
   return s.clean > 0 and s.refusedat > s.clean
 end
--- ms between creeps: probing, or searching a wide gap, kProbeSeconds; else a second
+-- ms between creeps: probing, or well below a rate refused, kProbeSeconds; else a second
 local function creep_ms(s)
-  local wide = s.rate and searching(s) and s.refusedat - s.rate > (over - 1) * s.refusedat
+  local wide = s.rate and s.refusedat - s.rate > (over - 1) * s.refusedat
   return (s.probing or wide) and probems or 1000
 end
 -- ms to the next chance of a rise (a creep), -1 when none (at the ceiling, unlimited)
@@ -151,7 +152,7 @@ local function creep(s)
     newrate = newrate * factor
   elseif searching(s) then
     if s.refusedat - newrate > searchstep * s.refusedat then
-      newrate = newrate + (s.refusedat - newrate) / 2
+      newrate = math.min(newrate + (s.refusedat - newrate) / 2, growth * newrate)
     elseif now - s.cut >= (s.lone > 0 and
         math.min(settlems, math.max(lonems, 5 * sample * 2 ^ math.min(s.lone - 1, 8) * 60000 / newrate)) or settlems) then
       newrate = s.refusedat * (1 + searchstep)
@@ -170,11 +171,11 @@ local function creep(s)
 end
 )lua";
 
-// ARGV[17..]: budget_ms, tokens, tokens_per_minute (0: none). Takes the next
+// ARGV[18..]: budget_ms, tokens, tokens_per_minute (0: none). Takes the next
 // place. Returns {admitted 0/1, wait_ms, rate * 1000 or -1, place, token slot
 // ms, Redis now, ms to the next chance of a rise (-1: none)}.
 constexpr std::string_view kAcquire = R"lua(
-local budget, tokens, tpm = tonumber(ARGV[17]), tonumber(ARGV[18]), tonumber(ARGV[19])
+local budget, tokens, tpm = tonumber(ARGV[18]), tonumber(ARGV[19]), tonumber(ARGV[20])
 local s = load()
 creep(s)
 local p = s.tail
@@ -194,11 +195,11 @@ return {admitted and 1 or 0, math.ceil(slot - now), s.rate and math.floor(s.rate
 )lua";
 
 // A waiter waking at its slot, or at the next chance of a rise: may place
-// ARGV[17] start now? ARGV[17..]: place, token slot ms, budget_ms (from now).
+// ARGV[18] start now? ARGV[18..]: place, token slot ms, budget_ms (from now).
 // Returns {1 go | 0 too late | 2 wait, wait_ms, Redis now, ms to the next
 // chance of a rise (-1: none)}.
 constexpr std::string_view kCheck = R"lua(
-local p, tslot, budget = tonumber(ARGV[17]), tonumber(ARGV[18]), tonumber(ARGV[19])
+local p, tslot, budget = tonumber(ARGV[18]), tonumber(ARGV[19]), tonumber(ARGV[20])
 local s = load()
 creep(s)
 local slot = math.max(slot_of(s, p), tslot)
@@ -210,12 +211,12 @@ if slot - now > budget then return {0, math.ceil(slot - now), now, rise} end
 return {2, math.ceil(slot - now), now, rise}
 )lua";
 
-// A 429 of a request sent at ARGV[17] (Redis ms): counted against the
+// A 429 of a request sent at ARGV[18] (Redis ms): counted against the
 // current rate's sample, and a cut as limiter.h describes. Returns the rate
 // * 1000, or -1 when it did not cut.
 constexpr std::string_view kRefused = R"lua(
 local s = load()
-if tonumber(ARGV[17]) < s.changed then return -1 end
+if tonumber(ARGV[18]) < s.changed then return -1 end
 s.refused = s.refused + 1
 if s.rate and s.sent < sample then
   if s.clean > 0 and s.rate > s.clean then
@@ -243,7 +244,7 @@ std::vector<std::string> SharedLimiter::Constants() const {
           std::to_string(kMinSample), Number(kMaxSampledCut), Number(kProbeFactor), Number(kStepShare),
           Number(kNearRefused), Number(kTargetOver), Number(kSearchStep), Number(kProbeSeconds * 1000),
           std::to_string(std::chrono::milliseconds(kKeyTtl).count()), std::to_string(kSettleSeconds * 1000),
-          Number(kStrayShare), std::to_string(kLoneSettleSeconds * 1000)};
+          Number(kStrayShare), std::to_string(kLoneSettleSeconds * 1000), Number(kSearchGrowth)};
 }
 
 RateLimit ShareOf(const RateLimit& limit, int replicas) {

@@ -106,9 +106,9 @@ TEST(RequestLimiterTest, OnlyRequestsTeachItAndAStepUpRefusedGoesBackToTheRateTh
   clock.Advance(std::chrono::seconds(60));
   ASSERT_EQ(Take(limiter), Outcome::kGo);
   EXPECT_EQ(limiter.rate_per_minute(), 2400);
-  // A second of requests at 2,400 (one each 25 ms) and no 429: it ran clean, and the rate
-  // goes halfway towards the refused 3,000.
-  EXPECT_EQ(SendUntilTheRateChanges(limiter), 40);
+  // Half a second of requests at 2,400 (one each 25 ms; creeps come each half second this far
+  // below the refused 3,000) and no 429: it ran clean, and the rate goes halfway towards 3,000.
+  EXPECT_EQ(SendUntilTheRateChanges(limiter), 20);
   EXPECT_EQ(limiter.rate_per_minute(), 2700);
   // Refused one step up: back to what ran clean at once, without waiting for a sample.
   limiter.Report(RunAwaitable(limiter.Acquire(kFarFuture, 0)).ticket, true, 0);
@@ -154,6 +154,30 @@ TEST(RequestLimiterTest, AStray429HeldAsJitterDoesNotStopTheNextRise) {
   EXPECT_EQ(limiter.rate_per_minute(), 2550);
   EXPECT_EQ(sent, 55);
   EXPECT_EQ(clock.Now() - start, milliseconds(1500));
+}
+
+// A first burst's refused rate is far past the limit: a search from a rate that ran clean
+// goes halfway towards it, but 1.5 times up at most (nginx at 100 a second refused a halfway
+// step to 154 and one to 110, each costing the half second before the next try).
+TEST(RequestLimiterTest, ASearchFarBelowTheRefusedRateStepsUpByHalfAtMost) {
+  FakeClock clock;
+  RequestLimiter limiter(RateLimit{}, clock);
+  std::vector<Limiter::Ticket> burst;
+  for (int i = 0; i < 200; ++i) burst.push_back(RunAwaitable(limiter.Acquire(kFarFuture, 0)).ticket);
+  clock.Advance(milliseconds(10));
+  limiter.Report(burst[0], true, 0);
+  ASSERT_EQ(limiter.rate_per_minute(), 12000);  // 200 in under a second, probed up from
+  Limiter::Ticket last;
+  for (int i = 0; i < 25; ++i) {
+    last = RunAwaitable(limiter.Acquire(kFarFuture, 0)).ticket;
+    if (i < 17) limiter.Report(last, true, 0);
+  }
+  limiter.Report(last, true, 0);
+  // 18 of 25 refused: took 3,360 a minute; 90% of that.
+  ASSERT_NEAR(*limiter.rate_per_minute(), 3024, 1e-9);
+  // Half a second that ran clean (well below 12,000): halfway would be 7,512.
+  EXPECT_EQ(SendUntilTheRateChanges(limiter), 25);
+  EXPECT_NEAR(*limiter.rate_per_minute(), 4536, 1e-9);
 }
 
 // A rate refused by more than one 429 (a cut from a sample) is tried again after half a minute.
