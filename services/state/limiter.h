@@ -42,7 +42,8 @@ struct RateLimit {
 //   limit). A cut never goes below a quarter of the rate before it (kMaxCut;
 //   held there, it probes).
 // - A rate ran clean after a second (probing: kProbeSeconds) of at least
-//   kMinSample / 2 requests and no 429. No cut goes below the fastest rate
+//   kMinSample / 2 requests (or half a second's worth at the rate, when
+//   fewer) and no 429. No cut goes below the fastest rate
 //   that ran clean since (it was refused above that), and a 429 one step
 //   above it goes straight back to it, without waiting for a sample.
 //   Refused at or below it: one 429, or kStrayShare of the sample or

@@ -135,15 +135,13 @@ local function creep(s)
   if now - math.max(s.creep, s.cut) < creep_ms(s) then return end
   local refused = s.refused - s.forgiven
   if refused > 0 and s.sent >= sample then return cut(s, true) end
-  if refused > 0 or s.sent < math.min(sample / 2, s.rate / 120) then
+  if refused > 0 or s.sent < math.min(sample / 2, s.rate / 120) then  -- not enough to teach
     s.creep = now
     return
   end
   local newrate = s.rate
-  if s.sent >= sample / 2 then
-    s.clean = math.max(s.clean, newrate)
-    if s.clean >= s.refusedat then s.lone = 0 end  -- past the rate refused: that was jitter
-  end
+  s.clean = math.max(s.clean, newrate)  -- it ran clean
+  if s.clean >= s.refusedat then s.lone = 0 end  -- past the rate refused: that was jitter
   local binding = s.waited > 0 or (s.tail > 0 and slot_of(s, s.tail - 1) > now)
   if ceiling == 0 and not binding and
       ((s.probing and newrate >= s.probecap) or (not s.probing and newrate >= 2 * s.accepted)) then

@@ -180,6 +180,33 @@ TEST(RequestLimiterTest, ASearchFarBelowTheRefusedRateStepsUpByHalfAtMost) {
   EXPECT_NEAR(*limiter.rate_per_minute(), 4536, 1e-9);
 }
 
+// Below 1,200 a minute a second holds fewer than kMinSample / 2 requests: half a second's
+// worth with no 429 is a rate that ran clean, and the search starts from it. (Counting only
+// seconds of 10 or more, a rate of 430 never ran clean and rose by 5% of the estimate a
+// second: 8 s from 430 to 600 in a two-replica test against a server taking 1,200.)
+TEST(RequestLimiterTest, ALowRateRunsCleanWithTheRequestsASecondHolds) {
+  FakeClock clock;
+  RequestLimiter limiter(RateLimit{}, clock);
+  std::vector<Limiter::Ticket> burst;
+  for (int i = 0; i < 2; ++i) burst.push_back(RunAwaitable(limiter.Acquire(kFarFuture, 0)).ticket);
+  clock.Advance(milliseconds(10));
+  limiter.Report(burst[0], true, 0);
+  ASSERT_EQ(limiter.rate_per_minute(), 1200);  // two are no pace: kMinSample a second
+  Limiter::Ticket last;
+  for (int i = 0; i < 20; ++i) {
+    last = RunAwaitable(limiter.Acquire(kFarFuture, 0)).ticket;
+    if (i < 11) limiter.Report(last, true, 0);
+  }
+  limiter.Report(last, true, 0);
+  // 12 of 20 refused: took 480 a minute; 90% of that.
+  ASSERT_NEAR(*limiter.rate_per_minute(), 432, 1e-9);
+  // Creeps each half second (well below 1,200): within a second (8 requests at 432) it ran
+  // clean and searches towards 1,200, 1.5 times up at most (halfway would be 816; not
+  // counted as clean, it went halfway towards 1.1 times the estimate: 480).
+  EXPECT_EQ(SendUntilTheRateChanges(limiter), 8);
+  EXPECT_NEAR(*limiter.rate_per_minute(), 648, 1e-9);
+}
+
 // A rate refused by more than one 429 (a cut from a sample) is tried again after half a minute.
 TEST(RequestLimiterTest, ARateRefusedBySeveral429sIsTriedAgainAfterHalfAMinute) {
   FakeClock clock;
