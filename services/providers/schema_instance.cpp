@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <boost/json/array.hpp>
+#include <unordered_set>
 #include <utility>
 
 namespace skillrunner::providers::simulation {
@@ -13,6 +14,14 @@ constexpr int kOptionalDepth = 4;     // optional properties only this close to 
 constexpr int kHardDepth = 2 * kMaxDepth;
 constexpr std::int64_t kDefaultExtraItems = 3;
 constexpr int kUniqueTries = 8;
+// The most an instance holds: values, a string counting one more per 4
+// characters (about a token each). 10,000 is past what any model's output
+// limit could write, and a schema asking for more (minItems: 1e6 of arrays,
+// found by the schema_strict fuzz target: 10 s and more) gets an answer that
+// stops there and fails its own minItems or minProperties, rather than a
+// simulator that does not answer. Unique arrays compare each item with the
+// ones before it, which 10,000 keeps within milliseconds.
+constexpr std::int64_t kMaxValues = 10'000;
 
 const json::value* Member(const json::object& object, std::string_view key) {
   return object.if_contains(key);
@@ -87,7 +96,7 @@ json::value Minimal(std::string_view type) {
 
 InstanceGenerator::InstanceGenerator(const json::value& root_schema, Rng& rng,
                                      std::vector<std::string> criteria)
-    : root_(root_schema), walker_(root_schema), rng_(rng), criteria_(std::move(criteria)) {}
+    : root_(root_schema), walker_(root_schema), rng_(rng), criteria_(std::move(criteria)), left_(kMaxValues) {}
 
 json::value InstanceGenerator::Generate() {
   if (root_.is_null()) return json::object();
@@ -102,7 +111,10 @@ json::value InstanceGenerator::GenerateFor(const json::value& schema, std::strin
   json::object storage;
   const json::object* effective = walker_.Effective(schema, storage);
   if (effective == nullptr) return nullptr;
-  return FromEffective(*effective, name, depth);
+  --left_;
+  json::value value = FromEffective(*effective, name, depth);
+  if (value.is_string()) left_ -= static_cast<std::int64_t>(value.get_string().size() / 4);
+  return value;
 }
 
 json::value InstanceGenerator::FromEffective(const json::object& schema, std::string_view name,
@@ -245,9 +257,12 @@ std::vector<std::string> InstanceGenerator::ChooseKeys(const json::object& schem
   }
   const json::value* additional = Member(schema, "additionalProperties");
   bool closed = additional != nullptr && additional->is_bool() && !additional->get_bool();
+  // No more than are left to write; each name once (a set: minProperties may be large).
+  min_props = std::min(min_props, std::max<std::int64_t>(left_, 0));
+  std::unordered_set<std::string> taken(chosen.begin(), chosen.end());
   for (int n = 1; !closed && static_cast<std::int64_t>(chosen.size()) < min_props; ++n) {
     std::string key = "field_" + std::to_string(n);
-    if (!Has(chosen, key)) chosen.push_back(key);
+    if (taken.insert(key).second) chosen.push_back(key);
   }
   return chosen;
 }
@@ -259,6 +274,7 @@ json::value InstanceGenerator::Object(const json::object& schema, int depth) {
   const json::value* additional = Member(schema, "additionalProperties");
   json::object out;
   for (const auto& key : ChooseKeys(schema, props, depth)) {
+    if (left_ <= 0) break;
     const json::value* child = props.if_contains(key);
     if (child == nullptr) {
       child = additional != nullptr && additional->is_object() ? additional : &AnySchema();
@@ -286,7 +302,7 @@ json::value InstanceGenerator::Array(const json::object& schema, std::string_vie
                 Member(schema, "uniqueItems")->get_bool();
   std::string item_name = Singular(name);
   json::array out;
-  for (std::int64_t i = 0; i < count; ++i) {
+  for (std::int64_t i = 0; i < count && left_ > 0; ++i) {
     const json::value* item_schema = &AnySchema();
     if (items != nullptr && items->is_array()) {
       auto index = static_cast<std::size_t>(i);

@@ -73,6 +73,9 @@ class InstanceGenerator {
   Rng& rng_;
   std::vector<std::string> criteria_;
   bool judged_ = false;
+  // What is left to write (kMaxValues): a value each, a string one more per
+  // 4 characters. Spent, arrays and objects stop at what they have.
+  std::int64_t left_;
 };
 
 // Scalars (schema_scalars.cpp). `name` is the property name, for plausibility.

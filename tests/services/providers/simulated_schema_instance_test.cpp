@@ -132,6 +132,36 @@ TEST(SchemaInstanceTest, NullSchemaGivesEmptyObject) {
   EXPECT_EQ(json::serialize(generator.Generate()), "{}");
 }
 
+// A schema asking for more than any model could write gets an instance that stops at
+// 10,000 values (strings a value more per 4 characters) and fails its own minItems or
+// minProperties, not a simulator that never answers (the schema_strict fuzz target's
+// minItems of 6e110, arrays of arrays: past its 10 s limit).
+TEST(SchemaInstanceTest, AnInstanceStopsAtTenThousandValues) {
+  json::value arrays =
+      json::parse(R"j({"type":"array","minItems":1000000000,"items":{"type":"array","items":{"type":"string"}}})j");
+  Rng rng(7);
+  json::value instance = InstanceGenerator(arrays, rng).Generate();
+  ASSERT_TRUE(instance.is_array());
+  std::size_t cost = 1 + instance.get_array().size();
+  for (const auto& item : instance.get_array()) {
+    for (const auto& text : item.get_array()) cost += 1 + text.get_string().size() / 4;
+  }
+  EXPECT_GE(cost, 10'000u);
+  EXPECT_LE(cost, 10'000u + 20);  // the last string goes in whole
+  auto compiled = validation::CompiledSchema::Compile(arrays);
+  ASSERT_TRUE(compiled.has_value());
+  auto errors = (*compiled)->Validate(instance);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].path, "");
+  EXPECT_EQ(errors[0].message, "expected at least 1000000000 item(s), found " + std::to_string(instance.get_array().size()));
+
+  json::value object = json::parse(R"j({"type":"object","minProperties":1000000,"additionalProperties":{"type":"integer"}})j");
+  instance = InstanceGenerator(object, rng).Generate();
+  ASSERT_TRUE(instance.is_object());
+  EXPECT_EQ(instance.get_object().size(), 9'999u);  // and the object itself
+  EXPECT_TRUE(instance.get_object().contains("field_9999"));
+}
+
 TEST(SchemaInstanceTest, SameSeedSameInstanceDifferentSeedDifferentInstance) {
   json::value schema = SkillOutputSchema("triage_ticket");
   Rng a(42);
