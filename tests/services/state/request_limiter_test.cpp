@@ -42,21 +42,25 @@ TEST(RequestLimiterTest, AConfiguredRatePacesCallersInArrivalOrder) {
   EXPECT_EQ(clock.DelaysMs(), (std::vector<std::int64_t>{500, 500, 500}));
 }
 
-// An unconfigured limiter's first burst refused (50 sent at once, the first refused), then
-// 25 at the burst's pace of which the provider refuses 6: cut to 2,400 a minute.
-void LearnFromABurst(RequestLimiter& limiter, FakeClock& clock) {
-  std::vector<Limiter::Ticket> burst;
-  for (int i = 0; i < 50; ++i) burst.push_back(RunAwaitable(limiter.Acquire(kFarFuture, 0)).ticket);
+// An unconfigured limiter's first burst refused (`burst` sent at once, the first refused: the
+// burst's pace, probed up from), then `sample` at that pace of which the provider refuses
+// `refused`, the last of them last: the cut of a sampled 429.
+void BurstThenSample(RequestLimiter& limiter, FakeClock& clock, int burst, int sample, int refused) {
+  std::vector<Limiter::Ticket> sent;
+  for (int i = 0; i < burst; ++i) sent.push_back(RunAwaitable(limiter.Acquire(kFarFuture, 0)).ticket);
   clock.Advance(milliseconds(10));
-  limiter.Report(burst[0], true, 0);
-  limiter.Report(burst[1], true, 0);  // sent before the rate changed: not its sample
+  limiter.Report(sent[0], true, 0);
+  limiter.Report(sent[1], true, 0);  // sent before the rate changed: not its sample
   Limiter::Ticket last;
-  for (int i = 0; i < 25; ++i) {
+  for (int i = 0; i < sample; ++i) {
     last = RunAwaitable(limiter.Acquire(kFarFuture, 0)).ticket;
-    if (i < 5) limiter.Report(last, true, 0);  // fewer than 20 sent at this rate: counted, no cut yet
+    if (i < refused - 1) limiter.Report(last, true, 0);  // fewer than 20 sent at this rate: counted, no cut yet
   }
   limiter.Report(last, true, 0);
 }
+
+// 50 at once, then 6 of 25 refused at 3,000 a minute: cut to 2,400.
+void LearnFromABurst(RequestLimiter& limiter, FakeClock& clock) { BurstThenSample(limiter, clock, 50, 25, 6); }
 
 // Takes requests as fast as the limiter lets them go until its rate changes or `most` went.
 int SendUntilTheRateChanges(RequestLimiter& limiter, int most = 10'000) {
@@ -156,55 +160,37 @@ TEST(RequestLimiterTest, AStray429HeldAsJitterDoesNotStopTheNextRise) {
   EXPECT_EQ(clock.Now() - start, milliseconds(1500));
 }
 
-// A first burst's refused rate is far past the limit: a search from a rate that ran clean
-// goes halfway towards it, but 1.5 times up at most (nginx at 100 a second refused a halfway
-// step to 154 and one to 110, each costing the half second before the next try).
+// A first burst's refused rate is far past the limit: the search from the rate that ran clean
+// after the cut goes halfway towards it, but 1.5 times up at most (nginx at 100 a second
+// refused a halfway step to 154 and one to 110, each costing the half second before the next
+// try). Creeps come each half second this far below the refused rate. Below 1,200 a minute,
+// half a second's worth with no 429 is a rate that ran clean: counting only seconds of 10 or
+// more, a rate of 430 never ran clean and rose 5% of the estimate a second (8 s from 430 to
+// 600 in a two-replica test against a server taking 1,200).
 TEST(RequestLimiterTest, ASearchFarBelowTheRefusedRateStepsUpByHalfAtMost) {
-  FakeClock clock;
-  RequestLimiter limiter(RateLimit{}, clock);
-  std::vector<Limiter::Ticket> burst;
-  for (int i = 0; i < 200; ++i) burst.push_back(RunAwaitable(limiter.Acquire(kFarFuture, 0)).ticket);
-  clock.Advance(milliseconds(10));
-  limiter.Report(burst[0], true, 0);
-  ASSERT_EQ(limiter.rate_per_minute(), 12000);  // 200 in under a second, probed up from
-  Limiter::Ticket last;
-  for (int i = 0; i < 25; ++i) {
-    last = RunAwaitable(limiter.Acquire(kFarFuture, 0)).ticket;
-    if (i < 17) limiter.Report(last, true, 0);
+  struct Case {
+    int burst, sample, refused;  // BurstThenSample
+    double cut;                  // 90% of the share taken of the burst's pace
+    int sent;                    // until the next rise
+    double next;
+  };
+  const Case cases[] = {
+      // 12,000 a minute refused; 18 of 25 refused took 3,360. Half a second (25 sent) ran clean;
+      // halfway would be 7,512.
+      {200, 25, 18, 3024, 25, 4536},
+      // Two are no pace: 1,200 a minute; 12 of 20 refused took 480. Within a second (8 sent) it
+      // ran clean; halfway would be 816 (not counted as clean: 480, halfway to 1.1 x 480).
+      {2, 20, 12, 432, 8, 648},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.burst);
+    FakeClock clock;
+    RequestLimiter limiter(RateLimit{}, clock);
+    BurstThenSample(limiter, clock, c.burst, c.sample, c.refused);
+    ASSERT_NEAR(*limiter.rate_per_minute(), c.cut, 1e-9);
+    EXPECT_EQ(SendUntilTheRateChanges(limiter), c.sent);
+    EXPECT_NEAR(*limiter.rate_per_minute(), c.next, 1e-9);
   }
-  limiter.Report(last, true, 0);
-  // 18 of 25 refused: took 3,360 a minute; 90% of that.
-  ASSERT_NEAR(*limiter.rate_per_minute(), 3024, 1e-9);
-  // Half a second that ran clean (well below 12,000): halfway would be 7,512.
-  EXPECT_EQ(SendUntilTheRateChanges(limiter), 25);
-  EXPECT_NEAR(*limiter.rate_per_minute(), 4536, 1e-9);
-}
-
-// Below 1,200 a minute a second holds fewer than kMinSample / 2 requests: half a second's
-// worth with no 429 is a rate that ran clean, and the search starts from it. (Counting only
-// seconds of 10 or more, a rate of 430 never ran clean and rose by 5% of the estimate a
-// second: 8 s from 430 to 600 in a two-replica test against a server taking 1,200.)
-TEST(RequestLimiterTest, ALowRateRunsCleanWithTheRequestsASecondHolds) {
-  FakeClock clock;
-  RequestLimiter limiter(RateLimit{}, clock);
-  std::vector<Limiter::Ticket> burst;
-  for (int i = 0; i < 2; ++i) burst.push_back(RunAwaitable(limiter.Acquire(kFarFuture, 0)).ticket);
-  clock.Advance(milliseconds(10));
-  limiter.Report(burst[0], true, 0);
-  ASSERT_EQ(limiter.rate_per_minute(), 1200);  // two are no pace: kMinSample a second
-  Limiter::Ticket last;
-  for (int i = 0; i < 20; ++i) {
-    last = RunAwaitable(limiter.Acquire(kFarFuture, 0)).ticket;
-    if (i < 11) limiter.Report(last, true, 0);
-  }
-  limiter.Report(last, true, 0);
-  // 12 of 20 refused: took 480 a minute; 90% of that.
-  ASSERT_NEAR(*limiter.rate_per_minute(), 432, 1e-9);
-  // Creeps each half second (well below 1,200): within a second (8 requests at 432) it ran
-  // clean and searches towards 1,200, 1.5 times up at most (halfway would be 816; not
-  // counted as clean, it went halfway towards 1.1 times the estimate: 480).
-  EXPECT_EQ(SendUntilTheRateChanges(limiter), 8);
-  EXPECT_NEAR(*limiter.rate_per_minute(), 648, 1e-9);
 }
 
 // A rate refused by more than one 429 (a cut from a sample) is tried again after half a minute.
