@@ -6,6 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include "services/common/regex_guard.h"
+
 namespace skillrunner::providers::simulation {
 namespace {
 
@@ -293,7 +295,7 @@ bool RegexSearch(std::string_view pattern, std::string_view text) {
     if (cache.size() > 512) cache.clear();
     std::optional<std::regex> compiled;
     try {
-      compiled.emplace(std::string(pattern), std::regex::ECMAScript);
+      if (RegexNumbersFit(pattern)) compiled.emplace(std::string(pattern), std::regex::ECMAScript);
     } catch (const std::regex_error&) {
       compiled.reset();
     }

@@ -4,6 +4,7 @@
 #include <optional>
 #include <regex>
 
+#include "services/common/regex_guard.h"
 #include "services/validation/custom_constraints.h"
 #include "services/validation/error_paths.h"
 #include "services/validation/value_text.h"
@@ -67,7 +68,9 @@ void UnexpectedProperties(const Leaf& leaf, const value& found, std::vector<Fiel
   const value* patterns = Keyword(leaf.owner, "patternProperties");
   std::vector<std::regex> regexes;
   if (patterns != nullptr && patterns->is_object()) {
-    for (const auto& member : patterns->get_object()) regexes.emplace_back(std::string(member.key()));
+    for (const auto& member : patterns->get_object()) {
+      if (RegexNumbersFit(member.key())) regexes.emplace_back(std::string(member.key()));
+    }
   }
   for (const auto& member : found.get_object()) {
     if (properties != nullptr && properties->is_object() && properties->get_object().contains(member.key())) {

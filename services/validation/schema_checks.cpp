@@ -3,6 +3,7 @@
 #include <cmath>
 #include <regex>
 
+#include "services/common/regex_guard.h"
 #include "services/validation/value_text.h"
 
 namespace skillrunner::validation {
@@ -26,6 +27,7 @@ std::string Problem(std::string_view key, std::string_view expected, const value
 }
 
 bool IsValidRegex(std::string_view pattern) {
+  if (!RegexNumbersFit(pattern)) return false;
   try {
     std::regex compiled{std::string(pattern)};
     return true;
@@ -82,8 +84,8 @@ std::optional<std::string> CheckKeywords(boost::json::object& schema, bool draft
       if (!v.is_object()) return Problem(key, "an object", v);
       for (const auto& inner : v.get_object()) {
         if (key == "patternProperties" && !IsValidRegex(inner.key())) {
-          return "\"patternProperties\" has an invalid regular expression \"" +
-                 std::string(inner.key()) + "\"";
+          return "\"patternProperties\" has an invalid regular expression \"" + std::string(inner.key()) + "\"" +
+                 (RegexNumbersFit(inner.key()) ? "" : " (a repetition count or back-reference of more than 9 digits)");
         }
         if (key == "dependencies" && inner.value().is_array()) continue;
         if (!IsSchema(inner.value())) {
@@ -100,7 +102,8 @@ std::optional<std::string> CheckKeywords(boost::json::object& schema, bool draft
     } else if (key == "pattern") {
       if (!v.is_string()) return Problem(key, "a string", v);
       if (!IsValidRegex(v.get_string())) {
-        return "\"pattern\" is an invalid regular expression \"" + std::string(v.get_string()) + "\"";
+        return "\"pattern\" is an invalid regular expression \"" + std::string(v.get_string()) + "\"" +
+               (RegexNumbersFit(v.get_string()) ? "" : " (a repetition count or back-reference of more than 9 digits)");
       }
     } else if (key == "format" || key == "$ref") {
       if (!v.is_string()) return Problem(key, "a string", v);

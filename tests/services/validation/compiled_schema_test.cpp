@@ -210,6 +210,23 @@ TEST(CompiledSchemaTest, ARelativeRefInTheRootsChainIsAnErrorNotARecursion) {
   EXPECT_EQ(nested.error(), "invalid schema: remote $ref \"object\" cannot be resolved (no document fetcher)");
 }
 
+// The schema_strict fuzzer's UBSan report: GCC 12's std::regex reads a repetition count or a
+// back-reference into a long with no overflow check. More than 9 digits there is refused
+// before std::regex sees it, at the pattern's place.
+TEST(CompiledSchemaTest, APatternWithACountOrBackReferenceOfMoreThanNineDigitsIsRefused) {
+  auto count = CompiledSchema::Compile(boost::json::parse(R"({"properties":{"a":{"pattern":"x{1,99999999999999999999}"}}})"));
+  ASSERT_FALSE(count.has_value());
+  EXPECT_EQ(count.error(), "invalid schema at /properties/a: \"pattern\" is an invalid regular expression "
+                           "\"x{1,99999999999999999999}\" (a repetition count or back-reference of more than 9 digits)");
+  auto backref = CompiledSchema::Compile(boost::json::parse(R"({"patternProperties":{"(a)\\4444444444444444444444":{}}})"));
+  ASSERT_FALSE(backref.has_value());
+  EXPECT_EQ(backref.error(), "invalid schema at the root: \"patternProperties\" has an invalid regular expression "
+                             "\"(a)\\4444444444444444444444\" (a repetition count or back-reference of more than 9 digits)");
+  // Long digit runs elsewhere are literals.
+  MustCompile(R"({"pattern":"^4111111111111111$"})");
+  MustCompile(R"({"pattern":"^\\\\12345678901$"})");
+}
+
 TEST(CompiledSchemaTest, RecursionWithProgressIsFine) {
   const char* schema = R"({"properties":{"child":{"$ref":"#"},"n":{"type":"integer"}}})";
   EXPECT_EQ(Check(schema, R"({"child":{"child":{"n":"x"}}})"),
