@@ -1,6 +1,7 @@
 #include "services/common/regex_guard.h"
 
 #include <cstddef>
+#include <string>
 
 namespace skillrunner {
 namespace {
@@ -30,6 +31,15 @@ bool RegexNumbersFit(std::string_view pattern) {
     }
   }
   return true;
+}
+
+std::optional<std::regex> CompileSchemaRegex(std::string_view pattern) {
+  if (!RegexNumbersFit(pattern)) return std::nullopt;
+  try {
+    return std::regex(std::string(pattern), std::regex::ECMAScript);
+  } catch (const std::regex_error&) {
+    return std::nullopt;
+  }
 }
 
 }  // namespace skillrunner

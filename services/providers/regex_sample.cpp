@@ -293,13 +293,7 @@ bool RegexSearch(std::string_view pattern, std::string_view text) {
   auto found = cache.find(pattern);
   if (found == cache.end()) {
     if (cache.size() > 512) cache.clear();
-    std::optional<std::regex> compiled;
-    try {
-      if (RegexNumbersFit(pattern)) compiled.emplace(std::string(pattern), std::regex::ECMAScript);
-    } catch (const std::regex_error&) {
-      compiled.reset();
-    }
-    found = cache.emplace(std::string(pattern), std::move(compiled)).first;
+    found = cache.emplace(std::string(pattern), CompileSchemaRegex(pattern)).first;
   }
   if (!found->second) return false;
   return std::regex_search(text.begin(), text.end(), *found->second);

@@ -69,7 +69,7 @@ void UnexpectedProperties(const Leaf& leaf, const value& found, std::vector<Fiel
   std::vector<std::regex> regexes;
   if (patterns != nullptr && patterns->is_object()) {
     for (const auto& member : patterns->get_object()) {
-      if (RegexNumbersFit(member.key())) regexes.emplace_back(std::string(member.key()));
+      if (auto regex = CompileSchemaRegex(member.key())) regexes.push_back(std::move(*regex));
     }
   }
   for (const auto& member : found.get_object()) {

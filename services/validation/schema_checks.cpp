@@ -1,7 +1,6 @@
 #include "services/validation/schema_checks.h"
 
 #include <cmath>
-#include <regex>
 
 #include "services/common/regex_guard.h"
 #include "services/validation/value_text.h"
@@ -26,14 +25,12 @@ std::string Problem(std::string_view key, std::string_view expected, const value
          DescribeTypedValue(found);
 }
 
-bool IsValidRegex(std::string_view pattern) {
-  if (!RegexNumbersFit(pattern)) return false;
-  try {
-    std::regex compiled{std::string(pattern)};
-    return true;
-  } catch (const std::regex_error&) {
-    return false;
-  }
+// nullopt for a pattern std::regex takes; else what to add to the message
+// naming it ("" when std::regex refused it).
+std::optional<std::string> InvalidRegex(std::string_view pattern) {
+  if (!RegexNumbersFit(pattern)) return " (a repetition count or back-reference of more than 9 digits)";
+  if (!CompileSchemaRegex(pattern)) return "";
+  return std::nullopt;
 }
 
 std::optional<std::string> CheckType(const value& type) {
@@ -83,9 +80,8 @@ std::optional<std::string> CheckKeywords(boost::json::object& schema, bool draft
                key == "$defs" || key == "dependencies") {
       if (!v.is_object()) return Problem(key, "an object", v);
       for (const auto& inner : v.get_object()) {
-        if (key == "patternProperties" && !IsValidRegex(inner.key())) {
-          return "\"patternProperties\" has an invalid regular expression \"" + std::string(inner.key()) + "\"" +
-                 (RegexNumbersFit(inner.key()) ? "" : " (a repetition count or back-reference of more than 9 digits)");
+        if (auto why = key == "patternProperties" ? InvalidRegex(inner.key()) : std::nullopt) {
+          return "\"patternProperties\" has an invalid regular expression \"" + std::string(inner.key()) + "\"" + *why;
         }
         if (key == "dependencies" && inner.value().is_array()) continue;
         if (!IsSchema(inner.value())) {
@@ -101,9 +97,8 @@ std::optional<std::string> CheckKeywords(boost::json::object& schema, bool draft
       if (!v.is_array()) return Problem(key, "an array", v);
     } else if (key == "pattern") {
       if (!v.is_string()) return Problem(key, "a string", v);
-      if (!IsValidRegex(v.get_string())) {
-        return "\"pattern\" is an invalid regular expression \"" + std::string(v.get_string()) + "\"" +
-               (RegexNumbersFit(v.get_string()) ? "" : " (a repetition count or back-reference of more than 9 digits)");
+      if (auto why = InvalidRegex(v.get_string())) {
+        return "\"pattern\" is an invalid regular expression \"" + std::string(v.get_string()) + "\"" + *why;
       }
     } else if (key == "format" || key == "$ref") {
       if (!v.is_string()) return Problem(key, "a string", v);
