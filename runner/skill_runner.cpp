@@ -146,6 +146,7 @@ asio::awaitable<InvocationOutcome> SkillRunner::Run(std::string_view skill_id, c
     options.max_cost_usd = std::min(options.max_cost_usd.value_or(*skill->max_cost_usd), *skill->max_cost_usd);
   }
   InvocationContext ctx(std::string(skill_id), std::move(options), start + limit, clock_);
+  ctx.set_started(start);
   trace.invocation_id = ctx.invocation_id();
   if (!trace.ids.trace_id.empty()) ctx.set_trace(trace.ids);
   if (skill == nullptr) {
@@ -193,6 +194,7 @@ asio::awaitable<InvocationOutcome> SkillRunner::RunJudge(const review::JudgeSpec
   const auto start = trace.started;
   const auto limit = options.timeout.value_or(kDefaultTimeout);
   InvocationContext ctx(judge.review_id(), std::move(options), start + limit, clock_);
+  ctx.set_started(start);
   trace.invocation_id = ctx.invocation_id();
   if (!trace.ids.trace_id.empty()) ctx.set_trace(trace.ids);
   if (!judge_) {

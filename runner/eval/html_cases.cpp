@@ -53,7 +53,9 @@ std::string Attempts(const json::array* attempts, std::string_view heading) {
     html += Fact("kind", kind.empty() ? std::string(kDash) : std::string(kind));
     html += Fact("temperature", FormatNumber(NumberAt(attempt, "temperature")));
     if (auto status = NumberAt(attempt, "http_status")) html += Fact("HTTP", FormatNumber(status));
-    if (auto delay = NumberAt(attempt, "delay_ms")) html += Fact("waited", FormatMs(delay));
+    if (auto waited = NumberAt(attempt, "waited_ms"); waited && *waited > 0) {
+      html += Fact("waited", FormatMs(waited));
+    }
     html += Fact("tokens in/out", FormatNumber(NumberAt(attempt, "input_tokens")) + " / " +
                                       FormatNumber(NumberAt(attempt, "output_tokens")));
     html += Fact("took", FormatMs(NumberAt(attempt, "duration_ms")));

@@ -23,6 +23,7 @@ std::string_view AttemptKindName(AttemptKind kind) {
     case AttemptKind::kTimeout: return "timeout";
     case AttemptKind::kHandler: return "handler";
     case AttemptKind::kOverloaded: return "overloaded";
+    case AttemptKind::kCancelled: return "cancelled";
   }
   return "ok";
 }
@@ -104,7 +105,11 @@ void InvocationContext::AddAttempt(Attempt attempt) {
 
 InvocationContext::InvocationContext(std::string skill_id, InvocationOptions options, TimePoint deadline,
                                      Clock& clock)
-    : skill_id_(std::move(skill_id)), options_(std::move(options)), deadline_(deadline), clock_(&clock) {
+    : skill_id_(std::move(skill_id)),
+      options_(std::move(options)),
+      deadline_(deadline),
+      clock_(&clock),
+      started_(clock.Now()) {
   static std::atomic<std::uint64_t> next_id{0};
   invocation_id_ = "inv-" + std::to_string(++next_id);
 }
@@ -114,7 +119,20 @@ InvocationContext InvocationContext::Fork(int held) const {
   forked.invocation_id_ = invocation_id_;
   forked.first_number_ = NextRequestNumber() + held;
   forked.trace_ = trace_;
+  forked.started_ = started_;
+  forked.last_request_end_ms_ = last_request_end_ms_;
   return forked;
+}
+
+RequestTiming InvocationContext::TimeRequest(TimePoint sent, TimePoint ended) {
+  auto since_start = [this](TimePoint t) {
+    return std::max<std::int64_t>(0, std::chrono::duration_cast<std::chrono::milliseconds>(t - started_).count());
+  };
+  const std::int64_t sent_ms = std::max(since_start(sent), last_request_end_ms_);
+  const std::int64_t ended_ms = std::max(since_start(ended), sent_ms);
+  RequestTiming timing{sent_ms - last_request_end_ms_, ended_ms - sent_ms};
+  last_request_end_ms_ = ended_ms;
+  return timing;
 }
 
 void InvocationContext::Join(InvocationContext&& forked) {
@@ -123,6 +141,7 @@ void InvocationContext::Join(InvocationContext&& forked) {
   metrics_.transient_retries += forked.metrics_.transient_retries;
   metrics_.fallbacks += forked.metrics_.fallbacks;
   metrics_.escalated = metrics_.escalated || forked.metrics_.escalated;
+  last_request_end_ms_ = std::max(last_request_end_ms_, forked.last_request_end_ms_);
 }
 
 namespace {
@@ -155,6 +174,7 @@ json::value ToJson(const Attempt& a) {
   out["errors"] = ErrorsToJson(a.errors);
   out["raw"] = a.raw;
   if (a.http_status) out["http_status"] = *a.http_status;
+  out["waited_ms"] = a.waited_ms;
   if (a.delay_ms) out["delay_ms"] = *a.delay_ms;
   if (a.queued_ms) out["queued_ms"] = *a.queued_ms;
   if (a.repair) out["repair"] = *a.repair;
@@ -211,6 +231,10 @@ json::value ErrorToJson(const InvocationFailure& f) {
   out["message"] = f.error.message;
   if (!f.error.errors.empty()) out["errors"] = ErrorsToJson(f.error.errors);
   if (!f.error.details.empty()) out["details"] = f.error.details;
+  // Whichever layer refused, an overloaded call says when to come back.
+  if (f.error.code == ErrorCode::kOverloaded) {
+    if (const json::value* after = f.error.details.if_contains("retry_after_ms")) out["retry_after_ms"] = *after;
+  }
   out["attempts"] = AttemptsToJson(f.attempts);
   out["metrics"] = ToJson(f.metrics);
   return out;

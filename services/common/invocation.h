@@ -36,9 +36,10 @@ enum class AttemptKind {
   kTimeout,
   kHandler,
   kOverloaded,  // not sent: the provider's rate limit had no slot before the deadline
+  kCancelled,   // in flight (or queued for the rate limit) when the caller cancelled
 };
 // ok|transient|parse|validation|rule|review|truncated|refusal|content_filter|
-// provider_error|downgrade|timeout|handler|overloaded
+// provider_error|downgrade|timeout|handler|overloaded|cancelled
 std::string_view AttemptKindName(AttemptKind kind);
 
 // Whose attempt it is (DESIGN 9.8 "role"): the skill's own generation or a
@@ -97,7 +98,13 @@ struct Attempt {
   std::vector<FieldError> errors;
   std::string raw;
   std::optional<int> http_status;
-  std::optional<std::int64_t> delay_ms;
+  // The wait before this attempt's request went out, since the previous
+  // attempt ended (the invocation's start for the first): the backoff or
+  // retry-after (the previous attempt's delay_ms), the rate-limit queue
+  // (queued_ms) and the work between. waited_ms + duration_ms over the
+  // attempts add up to the invocation's time.
+  std::int64_t waited_ms = 0;
+  std::optional<std::int64_t> delay_ms;   // the backoff this attempt's failure asked for before the next
   std::optional<std::int64_t> queued_ms;  // waited for the provider's rate limit before the request went out
   std::optional<std::string> repair;  // fence|prose|coerce (fence,coerce: both)
   std::vector<std::string> coerced;   // repair coerce: the pointers of the values converted
@@ -108,7 +115,7 @@ struct Attempt {
   std::optional<double> cost_usd;  // at the model's price; none when the model has no price
   bool tokens_estimated = false;
   bool from_cache = false;  // eval --cache answered it: no request was made, nothing was paid
-  std::int64_t duration_ms = 0;
+  std::int64_t duration_ms = 0;  // the request's own time, from when it went out to its answer
   AttemptSpan span;  // LLM attempts of a traced invocation
 };
 
@@ -149,6 +156,12 @@ struct InvocationOptions {
   std::optional<TraceContext> traceparent;
 };
 
+// How long one request waited before it went out and how long it took.
+struct RequestTiming {
+  std::int64_t waited_ms = 0;
+  std::int64_t duration_ms = 0;
+};
+
 // An output with the attempt that produced it, not yet recorded: whoever
 // decides how that attempt ends (accepted, rejected by the output schema or
 // by a review) records it, once. `attempt` is empty when every attempt is
@@ -173,6 +186,16 @@ class InvocationContext {
   const InvocationOptions& options() const { return options_; }
   TimePoint deadline() const { return deadline_; }
   Clock& clock() const { return *clock_; }
+
+  // Times a request that went out at `sent` and ended at `ended`: its wait
+  // since the previous request of this invocation ended (the invocation's
+  // start for the first) and its own duration. The next request's wait
+  // counts from `ended`. Both are differences of whole milliseconds since
+  // the start, so that over the attempts they add up to the time up to the
+  // last request's end.
+  RequestTiming TimeRequest(TimePoint sent, TimePoint ended);
+  // When the invocation started (default: the context's creation).
+  void set_started(TimePoint started) { started_ = started; }
 
   // Appends an attempt, numbering it, and adds its tokens to the metrics.
   void AddAttempt(Attempt attempt);
@@ -215,6 +238,8 @@ class InvocationContext {
   TimePoint deadline_;
   Clock* clock_;
   int first_number_ = 1;
+  TimePoint started_{};
+  std::int64_t last_request_end_ms_ = 0;  // since started_
   std::vector<Attempt> attempts_;
   Metrics metrics_;
   boost::json::object details_;

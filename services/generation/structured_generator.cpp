@@ -110,7 +110,7 @@ Conversation Begin(const GenerationSpec& spec, const Prompt& prompt, int sample,
   return c;
 }
 
-Attempt AnsweredAttempt(const Conversation& c, const ChatResponse& answer, std::int64_t duration_ms) {
+Attempt AnsweredAttempt(const Conversation& c, const ChatResponse& answer) {
   Attempt attempt;
   attempt.role = c.spec.role;
   attempt.model = c.request.model;
@@ -126,7 +126,8 @@ Attempt AnsweredAttempt(const Conversation& c, const ChatResponse& answer, std::
   }
   attempt.output_tokens = answer.usage.output_tokens;
   attempt.tokens_estimated = answer.usage.estimated;
-  attempt.duration_ms = duration_ms;
+  attempt.waited_ms = answer.timing.waited_ms;
+  attempt.duration_ms = answer.timing.duration_ms;
   attempt.span = answer.span;
   if (answer.from_cache) {
     attempt.from_cache = true;
@@ -310,7 +311,6 @@ boost::asio::awaitable<Result<Produced>> StructuredGenerator::Generate(const Gen
                                                     std::string(c.provider) + "\", which this process has not configured");
     }
     providers::RetryingProvider retrying(*provider, options_);
-    auto started = ctx.clock().Now();
     auto response = co_await retrying.Chat(c.request, spec.retry.transient, ctx);
     if (!response) {
       if (FallsBack(response.error()) && next_fallback < spec.fallbacks.size()) {
@@ -323,7 +323,7 @@ boost::asio::awaitable<Result<Produced>> StructuredGenerator::Generate(const Gen
       Downgrade(c, response.error(), downgrades_, ctx);
       continue;
     }
-    Attempt attempt = AnsweredAttempt(c, *response, ctx.clock().ElapsedMs(started));
+    Attempt attempt = AnsweredAttempt(c, *response);
     if (ctx.options().show_request) attempt.request = providers::RequestForDisplay(c.request);
     if (auto stopped = Stopped(c, *response, attempt, ctx)) {
       if (*stopped) co_return std::unexpected(std::move(**stopped));

@@ -31,7 +31,9 @@ Result<json::value> RunBuiltin(BuiltinHandler handler, const json::value& input,
                                Attempt& attempt) {
   auto started_at = ctx.clock().Now();
   Result<json::value> result = handler(input);
-  attempt.duration_ms = ctx.clock().ElapsedMs(started_at);
+  const RequestTiming timing = ctx.TimeRequest(started_at, ctx.clock().Now());
+  attempt.waited_ms = timing.waited_ms;
+  attempt.duration_ms = timing.duration_ms;
   if (result) attempt.raw = json::serialize(*result);
   return result;
 }

@@ -131,7 +131,9 @@ boost::asio::awaitable<Result<json::value>> ExecHandler::RunCommand(const Handle
       .max_output_bytes = options_.max_output_bytes,
   };
   Result<ProcessOutcome> outcome = co_await runner_.Run(std::move(request));
-  attempt.duration_ms = ctx.clock().ElapsedMs(started_at);
+  const RequestTiming timing = ctx.TimeRequest(started_at, ctx.clock().Now());
+  attempt.waited_ms = timing.waited_ms;
+  attempt.duration_ms = timing.duration_ms;
   if (!outcome) co_return std::unexpected(CannotStart(std::move(outcome.error())));
   std::string_view raw = outcome->stdout_data;
   attempt.raw = SanitizeUtf8(raw.substr(0, options_.max_raw_bytes));

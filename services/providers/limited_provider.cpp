@@ -1,5 +1,6 @@
 #include "services/providers/limited_provider.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace skillrunner::providers {
@@ -30,6 +31,15 @@ ProviderError NoSlot(const state::Limiter::Admission& admission, const state::Li
   return error;
 }
 
+// A slot this close to the deadline is too late: the answer could not come
+// in time, and the caller would wait out its deadline to time out instead of
+// hearing at once when to come back. A tenth of the request's time, a second
+// at most.
+Clock::TimePoint LatestSlot(Clock::TimePoint arrived, std::chrono::milliseconds timeout) {
+  const auto margin = std::min<std::chrono::milliseconds>(timeout / 10, std::chrono::seconds(1));
+  return arrived + timeout - margin;
+}
+
 }  // namespace
 
 LimitedProvider::LimitedProvider(std::shared_ptr<Provider> inner, std::unique_ptr<state::Limiter> limiter,
@@ -39,9 +49,13 @@ LimitedProvider::LimitedProvider(std::shared_ptr<Provider> inner, std::unique_pt
 boost::asio::awaitable<std::expected<ChatResponse, ProviderError>> LimitedProvider::Chat(const ChatRequest& request) {
   const Clock::TimePoint arrived = clock_.Now();
   const std::int64_t estimate = EstimatedTokens(request);
-  state::Limiter::Admission admission = co_await limiter_->Acquire(arrived + request.timeout, estimate);
+  state::Limiter::Admission admission = co_await limiter_->Acquire(LatestSlot(arrived, request.timeout), estimate);
   const std::int64_t queued_ms = clock_.ElapsedMs(arrived);
-  if (admission.outcome != state::Limiter::Outcome::kGo) co_return std::unexpected(NoSlot(admission, *limiter_));
+  if (admission.outcome != state::Limiter::Outcome::kGo) {
+    ProviderError refused = NoSlot(admission, *limiter_);
+    refused.queued_ms = queued_ms;
+    co_return std::unexpected(std::move(refused));
+  }
   auto response = co_await inner_->Chat(request);
   bool rate_limited = !response && (response.error().http_status == 429 || response.error().http_status == 529);
   std::int64_t used = response ? response->usage.input_tokens + response->usage.output_tokens

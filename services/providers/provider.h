@@ -97,6 +97,7 @@ struct ChatResponse {
   int http_status = 200;
   std::int64_t queued_ms = 0;  // waited for the provider's rate limit before it was sent
   AttemptSpan span;  // the request's span (RetryingProvider fills in its id and times)
+  RequestTiming timing;  // RetryingProvider: the wait before it went out and its own time
   bool from_cache = false;  // answered by eval --cache's store, not the provider (DESIGN 9.5)
 };
 

@@ -51,7 +51,7 @@ std::string_view StructuredModeName(const ResponseFormat& format) {
 }
 
 // The attempt that records one failed request.
-Attempt FailedAttempt(const ChatRequest& request, const ProviderError& error, std::int64_t duration_ms) {
+Attempt FailedAttempt(const ChatRequest& request, const ProviderError& error, RequestTiming timing) {
   Attempt attempt;
   attempt.kind = AttemptKind::kTransient;
   attempt.role = request.metadata.role;
@@ -62,7 +62,8 @@ Attempt FailedAttempt(const ChatRequest& request, const ProviderError& error, st
   attempt.errors.push_back({"", Describe(error)});
   if (error.http_status > 0) attempt.http_status = error.http_status;
   if (error.queued_ms > 0) attempt.queued_ms = error.queued_ms;
-  attempt.duration_ms = duration_ms;
+  attempt.waited_ms = timing.waited_ms;
+  attempt.duration_ms = timing.duration_ms;
   if (request.metadata.price) attempt.cost_usd = 0.0;  // a failed request is not billed
   return attempt;
 }
@@ -96,7 +97,9 @@ std::optional<Stop> Permanent(const ProviderError& error, const ChatRequest& req
     return Stop{ToError(error, ErrorCode::kConfigInvalid, error.message), false};
   }
   if (error.kind == ProviderError::Kind::kCancelled) {
-    return Stop{ToError(error, ErrorCode::kCancelled, "cancelled"), false};
+    // The request in flight (or queued for the rate limit) stays on record.
+    attempt.kind = AttemptKind::kCancelled;
+    return Stop{ToError(error, ErrorCode::kCancelled, "cancelled")};
   }
   if (error.kind == ProviderError::Kind::kOverloaded) {
     attempt.kind = AttemptKind::kOverloaded;
@@ -155,6 +158,14 @@ std::variant<milliseconds, Stop> NextDelay(const ProviderError& error, const Tra
   if (budget.rate_limited) {
     const double most = error.retry_after ? std::min(1000.0, delay.count() / 4.0) : 1000.0;
     delay += milliseconds(static_cast<std::int64_t>(spread * most));
+  }
+  if (ctx.clock().Now() + delay >= ctx.deadline() && budget.rate_limited) {
+    // The provider's next slot falls after the deadline: overloaded, at once.
+    Error overloaded = ToError(error, ErrorCode::kOverloaded,
+                               "the provider is rate limiting (" + Describe(error) + ") and its next slot, in " +
+                                   std::to_string(delay.count()) + " ms, falls after the invocation deadline");
+    overloaded.details["retry_after_ms"] = delay.count();
+    return Stop{std::move(overloaded)};
   }
   if (ctx.clock().Now() + delay >= ctx.deadline()) {
     // What happened first (the provider's failure), then the retry it skipped.
@@ -242,7 +253,11 @@ boost::asio::awaitable<Result<ChatResponse>> RetryingProvider::Chat(
     }
     auto response = co_await inner_.Chat(request);
     const AttemptSpan span{span_id, started, clock.Now(), "", "", request.metadata.validation_retry};
+    // The rate-limit queue is part of the wait before the request, not of its time.
+    const std::int64_t queued_ms = response ? response->queued_ms : response.error().queued_ms;
+    const RequestTiming timing = ctx.TimeRequest(started + milliseconds(queued_ms), span.ended);
     if (response) {
+      response->timing = timing;
       response->span = span;
       response->span.response_model = response->model;
       response->span.finish_reason = FinishReasonName(response->finish_reason);
@@ -250,7 +265,7 @@ boost::asio::awaitable<Result<ChatResponse>> RetryingProvider::Chat(
     }
 
     const ProviderError& error = response.error();
-    Attempt attempt = FailedAttempt(request, error, clock.ElapsedMs(started));
+    Attempt attempt = FailedAttempt(request, error, timing);
     attempt.span = span;
     if (ctx.options().show_request) attempt.request = RequestForDisplay(request);
     std::optional<Stop> stop = Permanent(error, request, attempt);

@@ -303,16 +303,13 @@ boost::asio::awaitable<Limiter::Admission> SharedLimiter::Acquire(Clock::TimePoi
     }
     sleep = nap(admission.wait, checked->elements[3].integer);
   }
-  admission.wait = std::chrono::milliseconds(0);
-  if (!co_await OneIntervalAfterTheLast()) {
-    admission.outcome = Outcome::kCancelled;
-    co_return admission;
-  }
-  admission.ticket = Ticket{clock_.Now(), sent_at, tokens};
+  admission = co_await OneIntervalAfterTheLast(latest);
+  if (admission.outcome == Outcome::kGo) admission.ticket = Ticket{clock_.Now(), sent_at, tokens};
   co_return admission;
 }
 
-boost::asio::awaitable<bool> SharedLimiter::OneIntervalAfterTheLast() {
+boost::asio::awaitable<Limiter::Admission> SharedLimiter::OneIntervalAfterTheLast(Clock::TimePoint latest) {
+  Admission admission;
   for (;;) {
     Clock::TimePoint now = clock_.Now();
     Clock::TimePoint next = now;
@@ -325,10 +322,19 @@ boost::asio::awaitable<bool> SharedLimiter::OneIntervalAfterTheLast() {
       }
       if (next <= now) {
         last_go_ = now;
-        co_return true;
+        co_return admission;
       }
     }
-    if (!co_await clock_.SleepUntil(next)) co_return false;
+    if (next > latest) {
+      // Never wait out a deadline: the caller is told at once when to come back.
+      admission.outcome = Outcome::kTooLate;
+      admission.wait = std::chrono::ceil<std::chrono::milliseconds>(next - now);
+      co_return admission;
+    }
+    if (!co_await clock_.SleepUntil(next)) {
+      admission.outcome = Outcome::kCancelled;
+      co_return admission;
+    }
   }
 }
 

@@ -32,8 +32,9 @@ class SharedLimiter final : public Limiter {
   // ARGV[1..14] of every script (the ceiling and limiter.h's constants).
   std::vector<std::string> Constants() const;
   // Waiters this process woke late still go one interval apart: waits for
-  // that (false: cancelled).
-  boost::asio::awaitable<bool> OneIntervalAfterTheLast();
+  // that (kGo, no ticket yet; kCancelled), or kTooLate at once when it falls
+  // after `latest`.
+  boost::asio::awaitable<Admission> OneIntervalAfterTheLast(Clock::TimePoint latest);
   std::shared_ptr<SharedState> state_;
   std::string key_;
   RateLimit limit_;

@@ -230,6 +230,58 @@ TEST_F(SharedStateTest, A429BurstSlowsBothReplicasAndNoInvocationIsLost) {
   EXPECT_LT(learned[learned.size() / 2], 1400) << trace;
 }
 
+TEST_F(SharedStateTest, UnderFiveTimesTheSharedLimitEveryRefusedCallIsOverloadedBeforeItsDeadlineNeverTimeout) {
+  WriteConfig("rate_limits:\n  openai: { requests_per_minute: 600 }\n");
+  llm_.SetRateLimit(10, 1);  // the configured limit is the real one
+  ServeProcess a(tree_, {"--socket", tree_.Path("a.sock").string()}, Env(), "a");
+  ServeProcess b(tree_, {"--socket", tree_.Path("b.sock").string()}, Env(), "b");
+  auto client_a = ConnectWhenReady(tree_.Path("a.sock").string());
+  auto client_b = ConnectWhenReady(tree_.Path("b.sock").string());
+  ASSERT_TRUE(client_a && client_b) << a.Stderr() << b.Stderr();
+  ASSERT_TRUE(WaitForState(*client_a, "shared", 5s) && WaitForState(*client_b, "shared", 5s));
+  // 150 calls with 3 s each: five times the 30 that 10 a second lets through in time.
+  const auto sent = Clock::now();
+  for (int id = 1; id <= 75; ++id) {
+    ASSERT_TRUE(client_a->Send(InvokeLine(id, "name", "{}", R"({"timeout_ms": 3000})")));
+    ASSERT_TRUE(client_b->Send(InvokeLine(id, "name", "{}", R"({"timeout_ms": 3000})")));
+  }
+  struct Seen {
+    json::value answer;
+    std::chrono::milliseconds after;
+  };
+  std::vector<Seen> seen[2];
+  auto read = [&](SocketClient& client, std::vector<Seen>& into) {
+    for (int i = 0; i < 75; ++i) {
+      auto answer = client.ReadJson(10s);
+      if (!answer) return;
+      into.push_back({std::move(*answer), std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - sent)});
+    }
+  };
+  std::thread reader_b([&] { read(*client_b, seen[1]); });
+  read(*client_a, seen[0]);
+  reader_b.join();
+  int ok = 0;
+  int overloaded = 0;
+  for (const auto& replica : seen) {
+    for (const Seen& s : replica) {
+      const json::object& answer = s.answer.as_object();
+      if (answer.contains("result")) {
+        ++ok;
+        continue;
+      }
+      const json::value& data = answer.at("error").at("data");
+      ASSERT_EQ(data.at("code"), "OVERLOADED") << json::serialize(s.answer);
+      ASSERT_TRUE(data.as_object().contains("retry_after_ms")) << json::serialize(s.answer);
+      EXPECT_GT(data.at("retry_after_ms").to_number<std::int64_t>(), 0) << json::serialize(s.answer);
+      EXPECT_LT(s.after, 3000ms) << json::serialize(s.answer);
+      ++overloaded;
+    }
+  }
+  EXPECT_EQ(ok + overloaded, 150) << a.Stderr() << b.Stderr();
+  EXPECT_GE(ok, 15);
+  EXPECT_GE(overloaded, 90);
+}
+
 // The TCP port a replica listens on, from its "listening on" line.
 unsigned short ListeningPort(const ServeProcess& serve) {
   auto deadline = Clock::now() + 20s;

@@ -28,15 +28,21 @@ namespace skillrunner::test_support {
 
 inline constexpr const char* kTestApiKey = "sk-test-SECRET-4f9a8b7c6d5e";
 
-// Real time, but waits are recorded instead of slept.
+// Real time, but waits are recorded instead of slept. With `advance`, a wait
+// moves the clock on by its length at once, as if it had been slept.
 class RecordingSleeper : public Clock {
  public:
   std::vector<std::int64_t> delays;
-  TimePoint Now() const override { return RealClock().Now(); }
+  bool advance = false;
+  TimePoint Now() const override { return RealClock().Now() + slept_; }
   boost::asio::awaitable<bool> Sleep(std::chrono::milliseconds delay) override {
     delays.push_back(delay.count());
+    if (advance) slept_ += delay;
     co_return true;
   }
+
+ private:
+  std::chrono::milliseconds slept_{0};
 };
 
 // A chat.completion body (valid against OpenAI's response schema).

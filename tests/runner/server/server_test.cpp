@@ -190,6 +190,14 @@ TEST_F(ServerTest, CancelAnswersTheInvocationCancelled) {
   EXPECT_EQ(answer->at("id"), 5);
   EXPECT_EQ(answer->at("error").at("code"), -32003);
   EXPECT_EQ(answer->at("error").at("data").at("code"), "CANCELLED");
+  // The request that was in flight stays on record.
+  const json::array& attempts = answer->at("error").at("data").at("attempts").as_array();
+  ASSERT_EQ(attempts.size(), 1u) << Str(*answer);
+  EXPECT_EQ(attempts[0].at("kind"), "cancelled");
+  EXPECT_EQ(attempts[0].at("model"), "stuck-model");
+  EXPECT_EQ(attempts[0].at("provider"), "stuck");
+  EXPECT_GE(attempts[0].at("duration_ms").as_int64(), 50);
+  EXPECT_EQ(answer->at("error").at("data").at("metrics").at("attempts"), 1);
   auto health = client.Call(R"({"jsonrpc":"2.0","id":1,"method":"health"})");
   EXPECT_EQ(health.at("result").at("in_flight"), 0);
 }

@@ -956,5 +956,42 @@ TEST_F(GenerationLoopbackTest, SessionMemoryFeedsEarlierMistakesForward) {
                 "- /priority: expected at least 1, found 0"), true);
 }
 
+TEST_F(GenerationLoopbackTest, AttemptsTimeTheirOwnRequestAndTheWaitBeforeItWhichAddUpToTheInvocation) {
+  // Waits move the clock on at once, as if slept: a 3 ms answer after a
+  // 429 and a 500 is not 3 s long.
+  bed_.sleeper().advance = true;
+  bed_.AddSkill("triage", TriageSkill("m-native"));
+  bed_.Start();
+  bed_.server().Enqueue({.status = 429,
+                         .headers = {{"retry-after-ms", "1000"}},
+                         .body = test_support::OpenAiError("Rate limit reached", "requests")});
+  bed_.server().Enqueue({.status = 500, .body = test_support::OpenAiError("The server had an error", "server_error")});
+  bed_.server().Enqueue({.body = OpenAiAnswer(R"({"priority": 1, "category": "bug"})")});
+
+  auto outcome = bed_.Invoke("triage", R"({"text":"login broken"})");
+  ASSERT_TRUE(outcome) << json::serialize(ToJson(outcome));
+  const json::value result = ToJson(*outcome);
+  const json::array& attempts = result.at("attempts").as_array();
+  ASSERT_EQ(attempts.size(), 3u) << json::serialize(result);
+  EXPECT_EQ(attempts[0].at("http_status"), 429);
+  EXPECT_EQ(attempts[1].at("http_status"), 500);
+  EXPECT_EQ(attempts[2].at("kind"), "ok");
+  ASSERT_EQ(bed_.sleeper().delays.size(), 2u);
+  std::int64_t total = 0;
+  for (const json::value& attempt : attempts) {
+    EXPECT_LT(attempt.at("duration_ms").as_int64(), 1000) << json::serialize(attempt);
+    total += attempt.at("waited_ms").as_int64() + attempt.at("duration_ms").as_int64();
+  }
+  EXPECT_GE(attempts[1].at("waited_ms").as_int64(), bed_.sleeper().delays[0]);
+  EXPECT_LT(attempts[1].at("waited_ms").as_int64(), bed_.sleeper().delays[0] + 1000);
+  EXPECT_GE(attempts[2].at("waited_ms").as_int64(), bed_.sleeper().delays[1]);
+  EXPECT_LT(attempts[2].at("waited_ms").as_int64(), bed_.sleeper().delays[1] + 1000);
+  // Whole milliseconds since the start: they add up to the last answer's end,
+  // which the invocation's time passes by what checking it took.
+  const std::int64_t invocation = result.at("metrics").at("duration_ms").as_int64();
+  EXPECT_LE(total, invocation);
+  EXPECT_GE(total, invocation - 5);
+}
+
 }  // namespace
 }  // namespace skillrunner

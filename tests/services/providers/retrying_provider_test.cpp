@@ -1,5 +1,6 @@
 #include "services/providers/retrying_provider.h"
 
+#include <boost/json/serialize.hpp>
 #include <gtest/gtest.h>
 
 #include <deque>
@@ -9,16 +10,21 @@
 
 namespace skillrunner::providers {
 namespace {
+namespace json = boost::json;
 using std::chrono::milliseconds;
 
 // Answers from a script, one entry per request; records what it was sent.
+// With `clock`, each request takes `request_time` on it.
 class ScriptedProvider : public Provider {
  public:
   std::deque<std::expected<ChatResponse, ProviderError>> script;
   std::vector<ChatRequest> requests;
+  test_support::FakeClock* clock = nullptr;
+  milliseconds request_time{0};
   boost::asio::awaitable<std::expected<ChatResponse, ProviderError>> Chat(
       const ChatRequest& request) override {
     requests.push_back(request);
+    if (clock != nullptr) clock->Advance(request_time);
     auto next = script.front();
     if (script.size() > 1) script.pop_front();
     co_return next;
@@ -71,6 +77,63 @@ TEST_F(RetryingProviderTest, ACancelledBackoffWaitEndsTheCallCancelledWithoutAno
   ASSERT_EQ(ctx_->attempts().size(), 1u);
   EXPECT_EQ(ctx_->attempts()[0].kind, AttemptKind::kTransient);
   EXPECT_EQ(ctx_->attempts()[0].delay_ms, 2000);
+}
+
+TEST_F(RetryingProviderTest, EachRequestTimesItselfAndTheWaitBeforeItWhichAddUpToTheCallsTime) {
+  provider_.clock = &sleeper_;
+  provider_.request_time = milliseconds(3);
+  ProviderError limited = Http(429, milliseconds(1000));
+  limited.queued_ms = 0;
+  ChatResponse ok = Ok();
+  ok.queued_ms = 0;
+  provider_.script = {std::unexpected(limited), std::unexpected(Http(500)), ok};
+  const auto started = sleeper_.Now();
+  auto result = Run();
+  ASSERT_TRUE(result);
+  ASSERT_EQ(ctx_->attempts().size(), 2u);
+  const Attempt& first = ctx_->attempts()[0];
+  const Attempt& second = ctx_->attempts()[1];
+  EXPECT_EQ(first.http_status, 429);
+  EXPECT_EQ(first.waited_ms, 0);
+  EXPECT_EQ(first.duration_ms, 3);
+  EXPECT_EQ(first.delay_ms, 1000);
+  EXPECT_EQ(second.http_status, 500);
+  EXPECT_EQ(second.waited_ms, 1000);  // the retry-after
+  EXPECT_EQ(second.duration_ms, 3);
+  EXPECT_EQ(second.delay_ms, 2000);
+  EXPECT_EQ(result->timing.waited_ms, 2000);  // the backoff, not counted into the answer's time
+  EXPECT_EQ(result->timing.duration_ms, 3);
+  EXPECT_EQ(first.waited_ms + first.duration_ms + second.waited_ms + second.duration_ms + result->timing.waited_ms +
+                result->timing.duration_ms,
+            sleeper_.ElapsedMs(started));
+}
+
+TEST_F(RetryingProviderTest, TheRateLimitQueueIsPartOfTheWaitNotOfTheRequest) {
+  provider_.clock = &sleeper_;
+  provider_.request_time = milliseconds(40);  // of which 30 in the limiter's queue
+  ChatResponse ok = Ok();
+  ok.queued_ms = 30;
+  provider_.script = {ok};
+  auto result = Run();
+  ASSERT_TRUE(result);
+  EXPECT_EQ(result->timing.waited_ms, 30);
+  EXPECT_EQ(result->timing.duration_ms, 10);
+}
+
+TEST_F(RetryingProviderTest, ARequestCancelledInFlightStaysOnRecordAsCancelled) {
+  provider_.clock = &sleeper_;
+  provider_.request_time = milliseconds(25);
+  ProviderError cancelled;
+  cancelled.kind = ProviderError::Kind::kCancelled;
+  cancelled.message = "request cancelled";
+  provider_.script = {std::unexpected(cancelled)};
+  auto result = Run();
+  ASSERT_FALSE(result);
+  EXPECT_EQ(result.error().code, ErrorCode::kCancelled);
+  ASSERT_EQ(ctx_->attempts().size(), 1u);
+  EXPECT_EQ(ctx_->attempts()[0].kind, AttemptKind::kCancelled);
+  EXPECT_EQ(ctx_->attempts()[0].duration_ms, 25);
+  EXPECT_EQ(json::serialize(ToJson(ctx_->attempts()[0]).at("kind")), "\"cancelled\"");
 }
 
 TEST_F(RetryingProviderTest, RetryAfterMsReplacesTheBackoff) {

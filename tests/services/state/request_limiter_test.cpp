@@ -407,5 +407,29 @@ TEST(LimitedProviderTest, A429SlowsTheNextRequestsAndATooLateSlotIsOverloaded) {
   EXPECT_EQ(inner->requests, 4);
 }
 
+TEST(LimitedProviderTest, ASlotInTheLastTenthOfTheRequestsTimeIsTooLateAndSaysSoAtOnce) {
+  FakeClock clock;
+  auto inner = std::make_shared<ScriptedProvider>();
+  inner->script = {providers::ChatResponse{}};
+  // 600 a minute: one request each 100 ms.
+  providers::LimitedProvider limited(inner, std::make_unique<RequestLimiter>(RateLimit{600, {}}, clock), clock);
+  providers::ChatRequest request;
+  request.timeout = std::chrono::minutes(1);
+  ASSERT_TRUE(RunAwaitable(limited.Chat(request)));
+  // The next slot is 100 ms away: inside a 105 ms request's last tenth (from 94.5 ms), so not taken.
+  request.timeout = milliseconds(105);
+  auto late = RunAwaitable(limited.Chat(request));
+  ASSERT_FALSE(late);
+  EXPECT_EQ(late.error().kind, providers::ProviderError::Kind::kOverloaded);
+  EXPECT_EQ(late.error().retry_after, milliseconds(100));
+  EXPECT_TRUE(clock.sleeps.empty());  // nothing was waited for
+  // With 120 ms, 100 ms is before its last tenth (from 108 ms): it waits and goes.
+  request.timeout = milliseconds(120);
+  auto went = RunAwaitable(limited.Chat(request));
+  ASSERT_TRUE(went);
+  EXPECT_EQ(went->queued_ms, 100);
+  EXPECT_EQ(inner->requests, 2);
+}
+
 }  // namespace
 }  // namespace skillrunner::state
