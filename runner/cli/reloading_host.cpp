@@ -2,22 +2,58 @@
 
 #include <spdlog/spdlog.h>
 
-namespace skillrunner::cli {
+#include <set>
 
-std::expected<void, std::string> ReloadingHost::LoadInitial() {
-  auto built = Build();
-  for (const auto& d : built.diagnostics) {
-    if (d.severity == Diagnostic::Severity::kError) spdlog::warn("{}", d.ToString());
+namespace skillrunner::cli {
+namespace json = boost::json;
+
+namespace {
+
+std::vector<Diagnostic> Errors(const std::vector<Diagnostic>& diagnostics) {
+  std::vector<Diagnostic> errors;
+  for (const auto& d : diagnostics) {
+    if (d.severity == Diagnostic::Severity::kError) errors.push_back(d);
   }
-  if (!built.runtime) return std::unexpected(built.failure);
-  runtime_.store(std::move(built.runtime));
+  return errors;
+}
+
+// One {file, line, col, message} per error: what `health` and /readyz list.
+json::array FailedJson(const std::vector<Diagnostic>& diagnostics) {
+  json::array failed;
+  for (const auto& d : Errors(diagnostics)) {
+    failed.push_back(json::object{
+        {"file", d.file}, {"line", d.position.line}, {"col", d.position.column}, {"message", d.message}});
+  }
+  return failed;
+}
+
+std::string BrokenTreeMessage(const std::vector<Diagnostic>& errors) {
+  std::set<std::string> files;
+  for (const auto& d : errors) files.insert(d.file);
+  return std::to_string(files.size()) + (files.size() == 1 ? " file does" : " files do") +
+         " not load (every problem above); fix it, or start with --allow-broken to serve the rest";
+}
+
+}  // namespace
+
+std::expected<void, ReloadingHost::LoadFailure> ReloadingHost::LoadInitial() {
+  auto built = Build();
+  if (!Acceptable(built)) {
+    LoadFailure failure{Errors(built.diagnostics), built.failure};
+    if (failure.message.empty()) failure.message = BrokenTreeMessage(failure.problems);
+    return std::unexpected(std::move(failure));
+  }
+  for (const auto& d : Errors(built.diagnostics)) spdlog::warn("not served: {}", d.ToString());
+  Install(std::move(built));
   return {};
 }
 
 std::shared_ptr<SkillRunner> ReloadingHost::Current() {
-  std::shared_ptr<Runtime> runtime = runtime_.load();
-  return std::shared_ptr<SkillRunner>(runtime, &runtime->runner());
+  std::shared_ptr<const Serving> serving = serving_.load();
+  return std::shared_ptr<SkillRunner>(serving, &serving->runtime->runner());
 }
+
+json::array ReloadingHost::Failed() { return serving_.load()->failed; }
 
 server::SkillHost::ReloadReport ReloadingHost::Reload() {
   std::lock_guard lock(reload_mutex_);
@@ -25,14 +61,24 @@ server::SkillHost::ReloadReport ReloadingHost::Reload() {
   ReloadReport report;
   report.diagnostics = DiagnosticsToJson(built.diagnostics);
   if (!built.failure.empty()) {
-    report.diagnostics.push_back(boost::json::object{{"severity", "error"}, {"message", built.failure}});
+    report.diagnostics.push_back(json::object{{"severity", "error"}, {"message", built.failure}});
   }
-  if (!built.runtime || HasErrors(built.diagnostics)) return report;
+  if (!Acceptable(built)) return report;
   report.ok = true;
   report.skills = built.runtime->runner().registry()->skills().size();
   report.rubrics = built.runtime->runner().registry()->rubrics().size();
-  runtime_.store(std::move(built.runtime));
+  report.failed = FailedJson(built.diagnostics);
+  Install(std::move(built));
   return report;
+}
+
+bool ReloadingHost::Acceptable(const Built& built) const {
+  return built.runtime && (allow_broken_ || !HasErrors(built.diagnostics));
+}
+
+void ReloadingHost::Install(Built built) {
+  auto serving = std::make_shared<const Serving>(Serving{std::move(built.runtime), FailedJson(built.diagnostics)});
+  serving_.store(std::move(serving));
 }
 
 ReloadingHost::Built ReloadingHost::Build() {

@@ -6,6 +6,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "runner/cli/environment.h"
 #include "runner/server/skill_host.h"
@@ -16,15 +17,26 @@ namespace skillrunner::cli {
 // a reload; the old one lives until its last invocation ends.
 class ReloadingHost : public server::SkillHost {
  public:
-  ReloadingHost(CommonOptions common, boost::asio::any_io_executor executor)
-      : common_(std::move(common)), executor_(std::move(executor)) {}
+  // `allow_broken` (serve --allow-broken): a tree whose skills or rubrics do
+  // not all load is served without them, at start and on reload; a broken
+  // config is refused either way.
+  ReloadingHost(CommonOptions common, boost::asio::any_io_executor executor, bool allow_broken = false)
+      : common_(std::move(common)), executor_(std::move(executor)), allow_broken_(allow_broken) {}
 
-  // The first load: broken files are logged and left out (as `run` does);
-  // fails only when the config or the providers are unusable.
-  std::expected<void, std::string> LoadInitial();
+  // Why the first load was refused: every error (file:line:col) and a line
+  // that sums it up.
+  struct LoadFailure {
+    std::vector<Diagnostic> problems;
+    std::string message;
+  };
+  // The first load, by the reload rule: any skill, rubric or config error
+  // refuses it unless `allow_broken`, which refuses only a config or
+  // providers that are unusable (the problems are then logged as warnings).
+  std::expected<void, LoadFailure> LoadInitial();
 
   std::shared_ptr<SkillRunner> Current() override;
   ReloadReport Reload() override;
+  boost::json::array Failed() override;
 
   // The shared state the first load's `state.redis` started (kept across
   // reloads: a reload does not reconnect); null without one.
@@ -39,12 +51,21 @@ class ReloadingHost : public server::SkillHost {
     std::vector<Diagnostic> diagnostics;
     std::string failure;
   };
+  // A runtime in service and what its tree left out, swapped as one.
+  struct Serving {
+    std::shared_ptr<Runtime> runtime;
+    boost::json::array failed;
+  };
   Built Build();
+  // Whether `built` may go into service (the reload rule).
+  bool Acceptable(const Built& built) const;
+  void Install(Built built);
 
   CommonOptions common_;
   boost::asio::any_io_executor executor_;
+  bool allow_broken_ = false;
   std::mutex reload_mutex_;
-  std::atomic<std::shared_ptr<Runtime>> runtime_;
+  std::atomic<std::shared_ptr<const Serving>> serving_;
   std::shared_ptr<state::SharedState> shared_;
   std::shared_ptr<telemetry::OtlpExporter> tracing_;
   bool tracing_started_ = false;

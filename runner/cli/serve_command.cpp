@@ -29,6 +29,29 @@ void RaiseOpenFileLimit() {
   }
 }
 
+// The config's tenants with their tokens read from the environment, or the
+// message naming the one whose variable is unset.
+std::expected<std::vector<server::TenantToken>, std::string> TenantTokens(const Config& config) {
+  std::vector<server::TenantToken> tenants;
+  for (const auto& [name, tenant] : config.tenants) {
+    const char* token = std::getenv(tenant.token_env.c_str());
+    if (token == nullptr || *token == '\0') {
+      return std::unexpected(config.source + ": /tenants/" + name + "/token_env: " + tenant.token_env +
+                             " is not set (the tenant's token)");
+    }
+    tenants.push_back({name, token});
+  }
+  return tenants;
+}
+
+bool LoadTree(ReloadingHost& host) {
+  auto loaded = host.LoadInitial();
+  if (loaded) return true;
+  for (const auto& d : loaded.error().problems) std::fprintf(stderr, "%s\n", d.ToString().c_str());
+  std::fprintf(stderr, "skillrunner serve: %s\n", loaded.error().message.c_str());
+  return false;
+}
+
 }  // namespace
 
 int Serve(const CommonOptions& common, ServeOptions options) {
@@ -37,26 +60,18 @@ int Serve(const CommonOptions& common, ServeOptions options) {
   if (options.drain_timeout_ms > 0) options.server.limits.drain_timeout = std::chrono::milliseconds(options.drain_timeout_ms);
   RaiseOpenFileLimit();
   asio::io_context io;
-  ReloadingHost host(common, io.get_executor());
-  if (auto loaded = host.LoadInitial(); !loaded) {
-    std::fprintf(stderr, "skillrunner serve: %s\n", loaded.error().c_str());
+  ReloadingHost host(common, io.get_executor(), options.allow_broken);
+  if (!LoadTree(host)) return kUsageStatus;
+  const Config& config = host.Current()->registry()->config();
+  auto tenants = TenantTokens(config);
+  if (!tenants) {
+    std::fprintf(stderr, "skillrunner serve: %s\n", tenants.error().c_str());
     return kUsageStatus;
   }
-  const Config& config = host.Current()->registry()->config();
-  std::vector<server::TenantToken> tenants;
   std::map<std::string, state::Quota, std::less<>> quotas;
-  for (const auto& [name, tenant] : config.tenants) {
-    const char* token = std::getenv(tenant.token_env.c_str());
-    if (token == nullptr || *token == '\0') {
-      std::fprintf(stderr, "skillrunner serve: %s: /tenants/%s/token_env: %s is not set (the tenant's token)\n",
-                   config.source.c_str(), name.c_str(), tenant.token_env.c_str());
-      return kUsageStatus;
-    }
-    tenants.push_back({name, token});
-    quotas.emplace(name, tenant.quota);
-  }
+  for (const auto& [name, tenant] : config.tenants) quotas.emplace(name, tenant.quota);
   state::TenantQuotas tenant_quotas(std::move(quotas), host.shared_state(), RealClock());
-  options.server.tenants = std::move(tenants);
+  options.server.tenants = std::move(*tenants);
   if (!options.server.tenants.empty()) options.server.quotas = &tenant_quotas;
   options.server.shared_state = host.shared_state();
   options.server.tracing = host.tracing();
@@ -102,6 +117,7 @@ void AddServeCommands(CLI::App& app, const CommonOptions& common, std::function<
   serve_cmd->add_option("--idle-timeout-ms", serve->idle_timeout_ms, "Close idle connections, and ones whose answers go unread, after this (default 300000)")->check(CLI::Range(1, 86400000));
   serve_cmd->add_option("--max-write-queue-bytes", s.limits.max_write_queue_bytes, "Unread answers a client may leave queued (default 16 MiB)")->check(CLI::PositiveNumber);
   serve_cmd->add_option("--drain-timeout-ms", serve->drain_timeout_ms, "On SIGTERM, wait this long for in-flight invocations (default 30000)")->check(CLI::Range(1, 86400000));
+  serve_cmd->add_flag("--allow-broken", serve->allow_broken, "Serve the skills that load when others do not (health: degraded); a broken config still exits 2");
   serve_cmd->callback([&run, &common, serve] { run = [&common, serve] { return Serve(common, *serve); }; });
 
   auto call = std::make_shared<CallOptions>();
@@ -113,6 +129,12 @@ void AddServeCommands(CLI::App& app, const CommonOptions& common, std::function<
   socket->excludes(connect);
   call_cmd->add_option("--timeout-ms", call->timeout_ms, "Give up waiting after this (default: none)")->check(CLI::PositiveNumber);
   call_cmd->callback([&run, call] { run = [call] { return Call(*call); }; });
+
+  auto probe = std::make_shared<ProbeOptions>();
+  auto* probe_cmd = app.add_subcommand("probe", "GET a URL (e.g. http://127.0.0.1:9464/readyz); exit 0 on a 2xx, else 1");
+  probe_cmd->add_option("url", probe->url, "http://HOST:PORT/PATH")->required();
+  probe_cmd->add_option("--timeout-ms", probe->timeout_ms, "Give up after this (default 5000)")->check(CLI::PositiveNumber);
+  probe_cmd->callback([&run, probe] { run = [probe] { return Probe(*probe); }; });
 }
 
 }  // namespace skillrunner::cli

@@ -13,6 +13,7 @@ struct ServeOptions {
   unsigned threads = 0;  // 0: one per core
   std::int64_t idle_timeout_ms = 0;
   std::int64_t drain_timeout_ms = 0;
+  bool allow_broken = false;  // serve what loaded when skills or rubrics do not
 };
 
 struct CallOptions {
@@ -23,17 +24,29 @@ struct CallOptions {
   std::int64_t timeout_ms = 0;
 };
 
-// Adds `serve` and `call` to the command line; `run` is set to the chosen
+struct ProbeOptions {
+  std::string url;  // http://127.0.0.1:9464/readyz
+  std::int64_t timeout_ms = 5000;
+};
+
+// Adds `serve`, `call` and `probe` to the command line; `run` is set to the chosen
 // subcommand's action when it was parsed.
 void AddServeCommands(CLI::App& app, const CommonOptions& common, std::function<int()>& run);
 
 // `skillrunner serve`: runs until SIGTERM/SIGINT, then drains. Exit 0 after a
-// clean stop, 2 when it cannot start (listener, config).
+// clean stop, 2 when it cannot start (listener, config, or without
+// --allow-broken any skill or rubric that does not load: every problem is
+// printed first).
 int Serve(const CommonOptions& common, ServeOptions options);
 
 // `skillrunner call METHOD [PARAMS]`: one request, the answer on stdout.
 // Exit 0 for a result, the DESIGN §6.1 status for an application error, 2 for
 // protocol errors, 3 when the server cannot be reached or does not answer.
 int Call(const CallOptions& options);
+
+// `skillrunner probe URL`: one GET; exit 0 on a 2xx answer (one line on
+// stdout), 1 on anything else (one line on stderr naming the status or why
+// there was none). A health check for images without curl.
+int Probe(const ProbeOptions& options);
 
 }  // namespace skillrunner::cli

@@ -41,7 +41,8 @@ json::object Reload(Server::State& state, const Call& call) {
   json::object result{{"ok", report.ok},
                       {"skills", report.skills},
                       {"rubrics", report.rubrics},
-                      {"diagnostics", report.diagnostics}};
+                      {"diagnostics", report.diagnostics},
+                      {"failed", report.failed}};
   if (report.ok) return ResultAnswer(call.id, std::move(result));
   return ApplicationError(call.id, ErrorCode::kConfigInvalid,
                           "reload failed; the previous skills stay in service",

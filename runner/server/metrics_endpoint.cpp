@@ -8,19 +8,47 @@
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/json/serialize.hpp>
 
 namespace skillrunner::server {
 namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
+namespace json = boost::json;
 
 namespace {
 
 constexpr std::size_t kMaxRequestBytes = 8 * 1024;
 constexpr std::chrono::seconds kRequestTimeout{10};
 
+void Answer(http::response<http::string_body>& response, http::status status, std::string_view type,
+            std::string body) {
+  response.result(status);
+  response.set(http::field::content_type, type);
+  response.body() = std::move(body);
+}
+
+// What one request gets: /metrics, the probes, or 404.
+void Route(const http::request<http::empty_body>& request, http::response<http::string_body>& response,
+           ServerMetrics& metrics, const std::function<Probe()>& probe) {
+  std::string_view target = request.target();
+  if (auto query = target.find('?'); query != std::string_view::npos) target = target.substr(0, query);
+  const bool get = request.method() == http::verb::get;
+  if (get && target == "/metrics") {
+    Answer(response, http::status::ok, "text/plain; version=0.0.4; charset=utf-8", metrics.Prometheus());
+  } else if (get && (target == "/healthz" || target == "/readyz")) {
+    Probe answer = probe();
+    const bool fine = target == "/healthz" || answer.ready;
+    Answer(response, fine ? http::status::ok : http::status::service_unavailable, "application/json",
+           json::serialize(answer.body) + "\n");
+  } else {
+    Answer(response, http::status::not_found, "text/plain; charset=utf-8",
+           "only GET /metrics, /healthz and /readyz are served here\n");
+  }
+}
+
 asio::awaitable<void> ServeSession(beast::tcp_stream& stream, ServerMetrics& metrics,
-                                   const std::atomic<bool>& closing) {
+                                   const std::function<Probe()>& probe, const std::atomic<bool>& closing) {
   beast::flat_buffer buffer(kMaxRequestBytes);
   while (!closing) {
     http::request_parser<http::empty_body> parser;
@@ -32,17 +60,7 @@ asio::awaitable<void> ServeSession(beast::tcp_stream& stream, ServerMetrics& met
     http::response<http::string_body> response;
     response.version(request.version());
     response.keep_alive(request.keep_alive() && !closing);
-    std::string_view target = request.target();
-    if (auto query = target.find('?'); query != std::string_view::npos) target = target.substr(0, query);
-    if (request.method() == http::verb::get && target == "/metrics") {
-      response.result(http::status::ok);
-      response.set(http::field::content_type, "text/plain; version=0.0.4; charset=utf-8");
-      response.body() = metrics.Prometheus();
-    } else {
-      response.result(http::status::not_found);
-      response.set(http::field::content_type, "text/plain; charset=utf-8");
-      response.body() = "only GET /metrics is served here\n";
-    }
+    Route(request, response, metrics, probe);
     response.prepare_payload();
     stream.expires_after(kRequestTimeout);
     auto [write_ec, written] = co_await http::async_write(stream, response, asio::as_tuple(asio::use_awaitable));
@@ -59,8 +77,13 @@ struct MetricsEndpoint::Session {
   beast::tcp_stream stream;
 };
 
-MetricsEndpoint::MetricsEndpoint(asio::io_context& io, asio::ip::tcp::acceptor acceptor, ServerMetrics& metrics)
-    : io_(io), acceptor_(std::move(acceptor)), metrics_(metrics), port_(acceptor_.local_endpoint().port()) {}
+MetricsEndpoint::MetricsEndpoint(asio::io_context& io, asio::ip::tcp::acceptor acceptor, ServerMetrics& metrics,
+                                 std::function<Probe()> probe)
+    : io_(io),
+      acceptor_(std::move(acceptor)),
+      metrics_(metrics),
+      probe_(std::move(probe)),
+      port_(acceptor_.local_endpoint().port()) {}
 
 void MetricsEndpoint::Start(std::function<void(std::exception_ptr)> on_failure) {
   asio::co_spawn(
@@ -86,7 +109,7 @@ void MetricsEndpoint::Serve(std::shared_ptr<Session> session) {
     sessions_.emplace(id, session);
   }
   auto executor = session->stream.get_executor();
-  asio::co_spawn(executor, ServeSession(session->stream, metrics_, closing_),
+  asio::co_spawn(executor, ServeSession(session->stream, metrics_, probe_, closing_),
                  [self = shared_from_this(), session, id](std::exception_ptr) {
                    std::lock_guard lock(self->sessions_mutex_);
                    self->sessions_.erase(id);

@@ -1,7 +1,11 @@
 #pragma once
 
-// `--metrics-listen HOST:PORT`: GET /metrics in the Prometheus text format
-// over plain HTTP/1.1 (Boost.Beast). Anything else is 404.
+// `--metrics-listen HOST:PORT`: plain HTTP/1.1 (Boost.Beast), no token:
+//   GET /metrics  the Prometheus text format;
+//   GET /healthz  200 while the process serves (liveness);
+//   GET /readyz   200, or 503 while the server drains or serves no skill
+//                 (readiness).
+// The probes answer the JSON body of Probe. Anything else is 404.
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -12,13 +16,24 @@
 #include <memory>
 #include <mutex>
 
+#include <boost/json/object.hpp>
+
 #include "runner/server/server_metrics.h"
 
 namespace skillrunner::server {
 
+// A probe's answer: whether the server takes new work, and the body
+// {status, state, failed: [{file, line, col, message}]}.
+struct Probe {
+  bool ready = false;
+  boost::json::object body;
+};
+
 class MetricsEndpoint : public std::enable_shared_from_this<MetricsEndpoint> {
  public:
-  MetricsEndpoint(boost::asio::io_context& io, boost::asio::ip::tcp::acceptor acceptor, ServerMetrics& metrics);
+  // `probe` is called for /healthz and /readyz, from any io thread.
+  MetricsEndpoint(boost::asio::io_context& io, boost::asio::ip::tcp::acceptor acceptor, ServerMetrics& metrics,
+                  std::function<Probe()> probe);
   // Starts the accept loop; `on_failure` gets the exception that ends it, if
   // one does (the server logs it and shuts down).
   void Start(std::function<void(std::exception_ptr)> on_failure);
@@ -34,6 +49,7 @@ class MetricsEndpoint : public std::enable_shared_from_this<MetricsEndpoint> {
   boost::asio::io_context& io_;
   boost::asio::ip::tcp::acceptor acceptor_;
   ServerMetrics& metrics_;
+  std::function<Probe()> probe_;
   unsigned short port_;
   std::atomic<bool> closing_{false};
   std::mutex sessions_mutex_;

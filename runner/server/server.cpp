@@ -81,6 +81,9 @@ SkillHost::ReloadReport Server::State::Reload() {
   SkillHost::ReloadReport report = host.Reload();
   if (report.ok) {
     spdlog::info("reloaded: {} skill(s), {} rubric(s)", report.skills, report.rubrics);
+    if (!report.failed.empty()) {
+      spdlog::warn("serving without what did not load (--allow-broken): {} problem(s)", report.failed.size());
+    }
   } else {
     spdlog::warn("reload failed with {} diagnostic(s); the previous skills stay in service",
                  report.diagnostics.size());
@@ -104,12 +107,31 @@ json::object TenantsJson(const state::TenantQuotas* quotas) {
 
 }  // namespace
 
+std::string_view Server::State::Status(const json::array& failed) const {
+  if (draining) return "draining";
+  return failed.empty() ? "ok" : "degraded";
+}
+
+Probe Server::State::Readiness() {
+  json::array failed = host.Failed();
+  // Neither a degraded tree nor an unreachable Redis makes a replica unready:
+  // its peers share the same tree and the same Redis.
+  const bool ready = !draining && !host.Current()->registry()->skills().empty();
+  std::string_view status = Status(failed);
+  return Probe{ready, json::object{{"status", status},
+                                   {"state", StateStatus(options.shared_state.get())},
+                                   {"failed", std::move(failed)}}};
+}
+
 json::object Server::State::Health() {
   auto registry = host.Current()->registry();
   json::array tcp;
   for (const auto& listen : options.listen) tcp.push_back(json::string(listen));
+  json::array failed = host.Failed();
+  std::string_view status = Status(failed);
   return json::object{
-      {"status", draining ? "draining" : "ok"},
+      {"status", status},
+      {"failed", std::move(failed)},
       {"version", SKILLRUNNER_VERSION},
       {"uptime_ms", clock.ElapsedMs(started)},
       {"in_flight", metrics.in_flight()},
@@ -138,7 +160,8 @@ void Server::State::BeginShutdown() {
     ::unlink(options.socket_path.c_str());
   }
   for (auto& acceptor : tcp_acceptors) acceptor.close(ignored);
-  if (metrics_endpoint) metrics_endpoint->Close();
+  // The metrics listener stays open until the drain is over: /readyz says
+  // 503 to the load balancer meanwhile, and /metrics shows the drain.
   auto live = LiveConnections();
   spdlog::info("stopping: {} connection(s), {} invocation(s) in flight; waiting up to {} ms", live.size(),
                metrics.in_flight(), options.limits.drain_timeout.count());
@@ -169,6 +192,7 @@ void Server::State::FinishIfDrained() {
   }
   stopped = true;
   drain_timer.cancel();
+  if (metrics_endpoint) metrics_endpoint->Close();
   if (signals) signals->cancel();
   spdlog::info("stopped");
   if (on_stopped) on_stopped();
@@ -212,7 +236,13 @@ std::expected<void, std::string> Server::Start() {
     }
     auto acceptor = OpenTcpAcceptor(state, *endpoint, state.options.metrics_listen);
     if (!acceptor) return fail(acceptor.error());
-    state.metrics_endpoint = std::make_shared<MetricsEndpoint>(state.io, std::move(*acceptor), state.metrics);
+    std::weak_ptr<State> weak = state_;
+    auto probe = [weak] {
+      auto alive = weak.lock();
+      return alive ? alive->Readiness() : Probe{false, json::object{{"status", "stopped"}}};
+    };
+    state.metrics_endpoint =
+        std::make_shared<MetricsEndpoint>(state.io, std::move(*acceptor), state.metrics, std::move(probe));
     state.metrics_endpoint->Start(StopServerIfLoopFails(state_, "metrics endpoint accept loop"));
   }
   StartAccepting(state_);

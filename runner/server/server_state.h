@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "runner/server/metrics_endpoint.h"
 #include "runner/server/server.h"
 
 namespace skillrunner::server {
@@ -63,6 +64,10 @@ struct Server::State : std::enable_shared_from_this<Server::State> {
   SkillHost::ReloadReport Reload();
   // The health method's answer.
   boost::json::object Health();
+  // What /healthz and /readyz answer. Thread-safe.
+  Probe Readiness();
+  // ok | degraded (a tree served without its `failed` files) | draining.
+  std::string_view Status(const boost::json::array& failed) const;
 
   void BeginShutdown();  // on strand
   void CancelEverything();

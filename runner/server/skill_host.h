@@ -15,14 +15,20 @@ class SkillHost {
   struct ReloadReport {
     bool ok = false;                 // false: the old registry stays
     boost::json::array diagnostics;  // [{file,line,col,pointer,severity,message}]
+    boost::json::array failed;       // ok under --allow-broken: what did not load, as Failed()
     std::size_t skills = 0;
     std::size_t rubrics = 0;
   };
 
   virtual ~SkillHost() = default;
   virtual std::shared_ptr<SkillRunner> Current() = 0;
-  // Loads the tree again; swaps only when it loaded without errors.
+  // Loads the tree again; swaps only when it loaded without errors (with
+  // serve --allow-broken: whenever the config and providers did).
   virtual ReloadReport Reload() = 0;
+  // What the tree in service left out: one {file, line, col, message} per
+  // error of a skill or rubric that did not load (only --allow-broken serves
+  // such a tree); empty when everything loaded.
+  virtual boost::json::array Failed() = 0;
 };
 
 }  // namespace skillrunner::server

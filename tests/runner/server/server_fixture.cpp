@@ -29,19 +29,20 @@ prompt:
   tree.Write("skills/stuck/skill.yaml", "id: stuck\nmodel: stuck-model\ntimeout_ms: 60000\n" + generation);
 }
 
-ServerFixture::ServerFixture(const TempTree& tree, server::ServerOptions options) : options_(std::move(options)) {
+ServerFixture::ServerFixture(const TempTree& tree, server::ServerOptions options, bool allow_broken)
+    : options_(std::move(options)) {
   if (options_.socket_path.empty()) options_.socket_path = tree.Path("skillrunner.sock").string();
   cli::CommonOptions common;
   common.skills_dir = tree.Path("skills").string();
   common.rubrics_dir = tree.Path("rubrics").string();
   common.config_file = tree.Path("skillrunner.yaml").string();
-  host_ = std::make_unique<cli::ReloadingHost>(common, io_.get_executor());
+  host_ = std::make_unique<cli::ReloadingHost>(common, io_.get_executor(), allow_broken);
 }
 
 ServerFixture::~ServerFixture() { Stop(); }
 
 std::optional<std::string> ServerFixture::Start() {
-  if (auto loaded = host_->LoadInitial(); !loaded) return loaded.error();
+  if (auto loaded = host_->LoadInitial(); !loaded) return loaded.error().message;
   server_ = std::make_unique<server::Server>(io_, options_, *host_);
   if (auto started = server_->Start(); !started) return started.error();
   for (int i = 0; i < 2; ++i) threads_.emplace_back([this] { io_.run(); });

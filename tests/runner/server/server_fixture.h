@@ -25,7 +25,8 @@ void WriteServerTree(const TempTree& tree, const std::string& extra_providers = 
 
 class ServerFixture {
  public:
-  explicit ServerFixture(const TempTree& tree, server::ServerOptions options = {});
+  // `allow_broken`: as serve --allow-broken.
+  explicit ServerFixture(const TempTree& tree, server::ServerOptions options = {}, bool allow_broken = false);
   ~ServerFixture();
 
   // Starts listening; the error text when it cannot.
