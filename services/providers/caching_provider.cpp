@@ -93,6 +93,10 @@ boost::asio::awaitable<std::expected<ChatResponse, ProviderError>> CachingProvid
       co_return std::move(*cached);
     }
   }
+  if (std::optional<std::string> refusal = store_.MissRefusal(key)) {
+    // Replay only: the request never reaches the provider; not retried.
+    co_return std::unexpected(ProviderError{.kind = ProviderError::Kind::kConfig, .message = std::move(*refusal)});
+  }
   auto response = co_await inner_.Chat(request);
   if (response) store_.Put(key, Serialize(*response));
   co_return response;
