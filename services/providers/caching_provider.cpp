@@ -95,7 +95,10 @@ boost::asio::awaitable<std::expected<ChatResponse, ProviderError>> CachingProvid
   }
   if (std::optional<std::string> refusal = store_.MissRefusal(key)) {
     // Replay only: the request never reaches the provider; not retried.
-    co_return std::unexpected(ProviderError{.kind = ProviderError::Kind::kConfig, .message = std::move(*refusal)});
+    ProviderError refused;
+    refused.kind = ProviderError::Kind::kConfig;
+    refused.message = std::move(*refusal);
+    co_return std::unexpected(std::move(refused));
   }
   auto response = co_await inner_.Chat(request);
   if (response) store_.Put(key, Serialize(*response));
