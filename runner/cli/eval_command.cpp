@@ -27,7 +27,8 @@ int Fail(const std::string& message) {
 }
 
 eval::FinishRequest FinishRequestFor(const EvalOptions& options) {
-  return eval::FinishRequest{options.out, options.history, options.baseline, options.fail_on == "regressions", nullptr};
+  return eval::FinishRequest{options.out, options.history, options.baseline, options.require_baseline,
+                             options.fail_on == "regressions", nullptr};
 }
 
 // The runtime of a run, built on the run's io_context; the runner keeps it alive.
@@ -63,12 +64,22 @@ std::optional<eval::LoadedSuite> LoadSuiteForEval(const CommonOptions& common, c
   return eval::LoadedSuite{registry.registry, std::move(*suite)};
 }
 
-// --cache [FILE] and --cache-ttl (DESIGN 9.5): the store, or null without --cache.
-std::expected<std::shared_ptr<eval::ResponseCache>, std::string> OpenCache(const EvalOptions& options) {
-  if (!options.cache) {
-    if (!options.cache_ttl.empty()) return std::unexpected("--cache-ttl needs --cache");
-    return nullptr;
+// Flags that need another flag (exit 2 before anything runs).
+std::optional<std::string> UsageError(const EvalOptions& options) {
+  if (options.require_baseline && options.baseline.empty()) {
+    return "--require-baseline needs --baseline (last or a run id)";
   }
+  if (!options.cache && !options.cache_ttl.empty()) return "--cache-ttl needs --cache";
+  if (!options.cache && options.cache_mode != "read-write") return "--cache-mode " + options.cache_mode + " needs --cache";
+  return std::nullopt;
+}
+
+// --cache [FILE], --cache-ttl (DESIGN 9.5) and --cache-mode (DESIGN 10.1):
+// the store, or null without --cache.
+std::expected<std::shared_ptr<eval::ResponseCache>, std::string> OpenCache(const EvalOptions& options) {
+  const std::optional<eval::CacheMode> mode = eval::ParseCacheMode(options.cache_mode);
+  if (!mode) return std::unexpected("--cache-mode: expected read-write, replay or refresh");
+  if (!options.cache) return nullptr;
   std::optional<std::chrono::seconds> ttl;
   if (!options.cache_ttl.empty()) {
     auto parsed = eval::ParseTtl(options.cache_ttl);
@@ -83,13 +94,14 @@ std::expected<std::shared_ptr<eval::ResponseCache>, std::string> OpenCache(const
     std::error_code ec;  // the run creates --out; its parent may not exist yet either
     std::filesystem::create_directories(file.parent_path(), ec);
   }
-  auto cache = eval::ResponseCache::Open(file, ttl);
+  auto cache = eval::ResponseCache::Open(file, ttl, *mode);
   if (!cache) return std::unexpected(cache.error());
   return std::shared_ptr<eval::ResponseCache>(std::move(*cache));
 }
 
 int RunEval(const CommonOptions& common, const EvalOptions& options) {
   if (options.suite.empty()) return Fail("give the suite file: skillrunner eval SUITE.yaml --out DIR");
+  if (auto usage = UsageError(options)) return Fail(*usage);
   eval::RunRequest request;
   if (!options.shard.empty()) {
     auto parsed = eval::ParseShard(options.shard);
@@ -121,6 +133,10 @@ int RunEval(const CommonOptions& common, const EvalOptions& options) {
 int MergeEval(const CommonOptions& common, const EvalOptions& options) {
   if (options.out.empty()) {
     SayToStderr("skillrunner eval merge: --out DIR is required");
+    return kEvalRunError;
+  }
+  if (auto usage = UsageError(options)) {
+    SayToStderr("skillrunner eval merge: " + *usage);
     return kEvalRunError;
   }
   eval::MergeRequest request;
@@ -174,7 +190,11 @@ EvalCommand::EvalCommand(CLI::App& app) {
   eval_->add_option("--rejudge-sample", options_.rejudge_sample, "Cases per skill to re-judge (default 20)")
       ->check(CLI::PositiveNumber);
   eval_->add_option("--history", options_.history, "History database (default DIR/../eval-history.sqlite)");
-  eval_->add_option("--baseline", options_.baseline, "Compare with a previous run: last or a run id");
+  eval_->add_option("--baseline", options_.baseline,
+                    "Compare with a previous run: last or a run id (none found for last: said on stderr and in "
+                    "summary.json's baseline.status)");
+  eval_->add_flag("--require-baseline", options_.require_baseline,
+                  "With --baseline: exit 2 before any case runs when the history has no run to compare with");
   eval_->add_option("--rejudge-from", options_.rejudge_from,
                     "Judge the stored outputs of an earlier run (its folder or run id) with today's rubrics and "
                     "judges: a new run, no generation request");
@@ -183,6 +203,11 @@ EvalCommand::EvalCommand(CLI::App& app) {
                     "the history)")
       ->expected(0, 1);
   eval_->add_option("--cache-ttl", options_.cache_ttl, "With --cache: answers older than this are asked again (90s, 30m, 12h, 7d)");
+  eval_->add_option("--cache-mode", options_.cache_mode,
+                    "With --cache: read-write (default: hits from the cache, misses asked and stored), replay (answers "
+                    "only from the cache; a miss exits 2 naming skill, case and request hash), refresh (ask every "
+                    "request again and store it)")
+      ->check(CLI::IsMember({"read-write", "replay", "refresh"}));
   eval_->add_option("--fail-on", options_.fail_on,
                     "Which breaches exit 1: any (default), or regressions (against --baseline) only")
       ->check(CLI::IsMember({"any", "regressions"}));
@@ -193,6 +218,8 @@ EvalCommand::EvalCommand(CLI::App& app) {
   merge_->add_option("--suite", options_.merge_suite, "The suite file (default: the one the shards ran)");
   merge_->add_option("--history", options_.history, "History database (default DIR/../eval-history.sqlite)");
   merge_->add_option("--baseline", options_.baseline, "Compare with a previous run: last or a run id");
+  merge_->add_flag("--require-baseline", options_.require_baseline,
+                   "With --baseline: exit 2 before merging when the history has no run to compare with");
   merge_->add_option("--fail-on", options_.fail_on, "Which breaches exit 1: any (default) or regressions")
       ->check(CLI::IsMember({"any", "regressions"}));
   compare_ = eval_->add_subcommand(

@@ -35,6 +35,9 @@ struct CaseTask {
 // run and are judged through the runner (SkillRunner::Invoke, ::Judge).
 struct CaseDeps {
   SkillRunner& runner;
+  // --cache-mode replay: a case whose record names a cache miss is not
+  // recorded (RunCases lists the misses instead).
+  bool replay_only = false;
 };
 
 // Runs one case and returns its record. Never throws for failures of the

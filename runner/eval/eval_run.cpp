@@ -13,6 +13,7 @@
 
 #include "runner/eval/case_outcome.h"
 #include "runner/eval/record_fields.h"
+#include "runner/eval/response_cache.h"
 #include "services/common/json_text.h"
 
 namespace skillrunner::eval {
@@ -55,9 +56,19 @@ boost::asio::awaitable<void> Worker(WorkQueue* queue) {
       // A bug, not a result: leave the case unrecorded so --resume retries it.
       spdlog::error("eval case {} stopped by an internal error: {}", task.key, e.what());
     }
+    std::vector<std::string> misses;
+    if (ran && queue->deps.replay_only) misses = CacheMissesIn(record);
     std::lock_guard lock(queue->mutex);
     if (!ran) {
       ++queue->stats.internal_errors;
+      continue;
+    }
+    if (!misses.empty()) {
+      // DESIGN 10.1: a replay that missed is no result; left unrecorded.
+      for (const std::string& hash : misses) {
+        queue->stats.cache_misses.push_back("cache miss: skill " + task.entry->skill->id + " case " +
+                                            task.eval_case->id + " request sha256:" + hash);
+      }
       continue;
     }
     if (auto written = queue->writer.Append(record); !written) {

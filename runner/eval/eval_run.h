@@ -44,6 +44,10 @@ struct RunStats {
   std::size_t finished = 0;         // records written
   std::size_t internal_errors = 0;  // cases a bug stopped; not recorded, so --resume retries them
   std::string write_error;          // non-empty: results.jsonl could not be written; the run stopped
+  // CaseDeps::replay_only: "cache miss: skill S case C request sha256:H" per
+  // request a case needed and the cache did not hold (that case is not
+  // recorded), in the order the cases finished.
+  std::vector<std::string> cache_misses;
 };
 
 // Runs `tasks` with at most `concurrency` at a time on `io`, driven by

@@ -40,6 +40,8 @@ int FinishEval(const Suite& suite, SummaryHeader header, std::vector<json::objec
   finish.fail_on_regressions_only = request.fail_on_regressions_only;
   finish.cache = request.cache;
   FinishResult result = FinishRun(suite, header, records, finish);
+  const json::object* baseline = ObjectAt(&result.summary, "baseline");
+  if (TextAt(baseline, "status") == "none") say("no baseline: " + std::string(TextAt(baseline, "reason")));
   for (const auto& note : result.notes) say("skillrunner eval: " + note);
   for (const auto& problem : result.problems) say("skillrunner eval: " + problem);
   SayRubricRates(result.summary, say);
@@ -48,11 +50,10 @@ int FinishEval(const Suite& suite, SummaryHeader header, std::vector<json::objec
     say(std::string(counts ? "breach: " : "breach (reported; --fail-on regressions): ") +
         std::string(breach.at("message").as_string()));
   }
-  if (const auto* baseline = result.summary.if_contains("baseline"); baseline && baseline->is_object()) {
-    const auto* flipped = baseline->as_object().if_contains("flipped");
-    std::size_t n = flipped && flipped->is_array() ? flipped->as_array().size() : 0;
-    say("skillrunner eval: " + std::to_string(n) + " case(s) flipped from pass since run " +
-        std::string(baseline->at("run_id").as_string()));
+  if (TextAt(baseline, "status") == "compared") {
+    const json::array* flipped = ArrayAt(baseline, "flipped");
+    say("skillrunner eval: " + std::to_string(flipped ? flipped->size() : 0) + " case(s) flipped from pass since run " +
+        std::string(TextAt(baseline, "run_id")));
   }
   if (request.cache) {
     say("skillrunner eval: response cache " + request.cache->file().string() + ": " +

@@ -62,6 +62,7 @@ void AddRunFacts(json::object& summary, const FinishOptions& options) {
   summary["fail_on"] = options.fail_on_regressions_only ? "regressions" : "any";
   if (options.cache) {
     summary["cache"] = json::object{{"file", options.cache->file().string()},
+                                    {"mode", CacheModeName(options.cache->mode())},
                                     {"hits", options.cache->hits()},
                                     {"misses", options.cache->misses()}};
   }
@@ -96,8 +97,11 @@ FinishResult FinishRun(const Suite& suite, SummaryHeader header, std::vector<jso
     } else if (*baseline) {
       summary["baseline"] = CompareWithBaseline(summary, records, **baseline, suite.regression_alpha);
     } else {
-      result.notes.push_back("no earlier run of suite \"" + suite.id + "\" in " + options.history_file.string() +
-                             " to compare with");
+      // DESIGN 10.1: said in the summary (and the report), not only on stderr.
+      summary["baseline"] =
+          json::object{{"status", "none"},
+                       {"reason", "the history DB has no earlier run of suite " + suite.id},
+                       {"history", std::filesystem::absolute(options.history_file).lexically_normal().string()}};
     }
   }
   json::array breaches = CheckThresholds(summary, suite);

@@ -16,7 +16,7 @@ namespace json = boost::json;
 namespace {
 
 // Bump when the schema changes, and add a migration step in Migrate.
-constexpr int kSchemaVersion = 2;
+constexpr int kSchemaVersion = 3;
 // Shards writing the same file wait this long for each other's transaction.
 constexpr int kBusyTimeoutMs = 30'000;
 
@@ -61,6 +61,12 @@ ALTER TABLE case_outcomes ADD COLUMN cost_usd REAL;
 ALTER TABLE case_outcomes ADD COLUMN schema_ok INTEGER;
 ALTER TABLE case_outcomes ADD COLUMN expected_ok INTEGER;
 ALTER TABLE case_outcomes ADD COLUMN rubric_ok INTEGER;
+)sql";
+
+// Version 3 (DESIGN 10.1): the skill's own review gate, a regression measure
+// of its own when the suite judges with another rubric.
+constexpr const char* kSchemaV3 = R"sql(
+ALTER TABLE case_outcomes ADD COLUMN review_gate_ok INTEGER;
 )sql";
 
 std::optional<std::int64_t> AsInt(std::optional<bool> gate) {
@@ -111,6 +117,10 @@ CaseGates GatesOf(const json::object& record) {
   if (outcome != CaseOutcome::kError && outcome != CaseOutcome::kJudgeError && pass && pass->is_bool()) {
     gates.rubric = pass->as_bool();
   }
+  // The skill's own gate: its final verdict rides on the result.
+  const json::object* gate = ObjectAt(ObjectAt(&record, "result"), "review");
+  const json::value* gate_pass = gate ? gate->if_contains("pass") : nullptr;
+  if (outcome != CaseOutcome::kError && gate_pass && gate_pass->is_bool()) gates.review_gate = gate_pass->as_bool();
   return gates;
 }
 
@@ -144,6 +154,9 @@ std::expected<void, std::string> Migrate(sqlite::Database& db) {
   }
   if (*version < 2) {
     if (auto altered = db.Exec(kSchemaV2); !altered) return altered;
+  }
+  if (*version < 3) {
+    if (auto altered = db.Exec(kSchemaV3); !altered) return altered;
   }
   if (*version < kSchemaVersion) {
     // Not a value from outside: the compiled-in version number.
@@ -208,8 +221,8 @@ std::expected<void, std::string> InsertCases(sqlite::Database& db, std::string_v
                                              const std::vector<json::object>& records) {
   auto outcome_stmt = db.Prepare(
       "INSERT OR REPLACE INTO case_outcomes (run_id, skill, case_id, \"repeat\", outcome, "
-      "duration_ms, input_tokens, output_tokens, cost_usd, schema_ok, expected_ok, rubric_ok) "
-      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)");
+      "duration_ms, input_tokens, output_tokens, cost_usd, schema_ok, expected_ok, rubric_ok, review_gate_ok) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)");
   if (!outcome_stmt) return std::unexpected(outcome_stmt.error());
   auto verdict_stmt = db.Prepare(
       "INSERT OR REPLACE INTO criterion_verdicts (run_id, skill, case_id, \"repeat\", "
@@ -237,6 +250,7 @@ std::expected<void, std::string> InsertCases(sqlite::Database& db, std::string_v
     outcome_stmt->Bind(10, AsInt(gates.schema));
     outcome_stmt->Bind(11, AsInt(gates.expected));
     outcome_stmt->Bind(12, AsInt(gates.rubric));
+    outcome_stmt->Bind(13, AsInt(gates.review_gate));
     if (auto done = outcome_stmt->Run(); !done) return done;
 
     const json::object* review = ObjectAt(&record, "review");
@@ -292,7 +306,8 @@ namespace {
 
 std::expected<void, std::string> LoadOutcomes(sqlite::Database& db, BaselineRun& run) {
   auto stmt =
-      db.Prepare("SELECT skill, case_id, \"repeat\", outcome, schema_ok, expected_ok, rubric_ok FROM case_outcomes "
+      db.Prepare("SELECT skill, case_id, \"repeat\", outcome, schema_ok, expected_ok, rubric_ok, review_gate_ok "
+                 "FROM case_outcomes "
                  "WHERE run_id = ?1");
   if (!stmt) return std::unexpected(stmt.error());
   stmt->Bind(1, std::string_view(run.run_id));
@@ -311,8 +326,8 @@ std::expected<void, std::string> LoadOutcomes(sqlite::Database& db, BaselineRun&
       if (stmt->IsNull(column)) return std::nullopt;
       return stmt->Int(column) != 0;
     };
-    CaseGates gates{gate(4), gate(5), gate(6)};
-    if (gates.schema || gates.expected || gates.rubric) run.gates[key] = gates;
+    CaseGates gates{gate(4), gate(5), gate(6), gate(7)};
+    if (gates.schema || gates.expected || gates.rubric || gates.review_gate) run.gates[key] = gates;
   }
   auto verdicts = db.Prepare(
       "SELECT skill, case_id, \"repeat\", criterion_id, verdict FROM criterion_verdicts WHERE run_id = ?1");

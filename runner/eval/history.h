@@ -31,12 +31,15 @@
 namespace skillrunner::eval {
 
 // An earlier run, as far as a comparison needs it.
-// One case's gates (DESIGN 9.5): valid output, expected match, rubric pass;
-// nullopt where the gate did not apply or said nothing.
+// One case's gates (DESIGN 9.5): valid output, expected match, rubric pass
+// (the suite's judge), and the skill's own review gate (its final verdict in
+// the result; DESIGN 10.1); nullopt where the gate did not apply or said
+// nothing.
 struct CaseGates {
   std::optional<bool> schema;
   std::optional<bool> expected;
   std::optional<bool> rubric;
+  std::optional<bool> review_gate = std::nullopt;
 };
 CaseGates GatesOf(const boost::json::object& record);
 

@@ -78,6 +78,12 @@ std::string Header(const json::object& summary) {
   row("Started", FormatValue(summary.if_contains("started_at")));
   row("Finished", FormatValue(summary.if_contains("finished_at")));
   row("Duration", FormatMs(NumberAt(&summary, "duration_ms")));
+  // DESIGN 10.1: a run asked to compare that found nothing says so up front.
+  if (const json::object* baseline = ObjectAt(&summary, "baseline")) {
+    row("Baseline", TextAt(baseline, "status") == "none"
+                        ? "none: " + std::string(TextAt(baseline, "reason")) + " (no regression checked)"
+                        : "run " + std::string(TextAt(baseline, "run_id")));
+  }
   row("Concurrency", FormatValue(summary.if_contains("concurrency")));
   if (summary.contains("shard")) row("Shard", FormatValue(summary.if_contains("shard")));
   // The whole run at a glance; the per-skill table below has the rest.
@@ -408,6 +414,9 @@ std::string SignificanceTable(const json::object& baseline) {
     const json::object* paired = ObjectAt(skill, "paired");
     rows += PairedRow(id, "case outcome", ObjectAt(paired, "outcome"), alpha);
     rows += PairedRow(id, "schema", ObjectAt(paired, "schema"), alpha);
+    rows += PairedRow(id, "expected match", ObjectAt(paired, "expected"), alpha);
+    rows += PairedRow(id, "rubric", ObjectAt(paired, "rubric"), alpha);
+    rows += PairedRow(id, "review gate", ObjectAt(paired, "review_gate"), alpha);
     if (const json::object* criteria = ObjectAt(skill, "criteria")) {
       for (const auto& [cid, entry] : *criteria) {
         rows += PairedRow(id, "criterion " + std::string(cid),
@@ -475,6 +484,10 @@ std::string BaselineSection(const json::object& summary) {
     return html +
            "<p>No baseline comparison in this run (use <code>--baseline last</code> or "
            "<code>--baseline RUN_ID</code>).</p></section>\n";
+  }
+  if (TextAt(baseline, "status") == "none") {
+    return html + "<p class=\"down\"><b>No baseline:</b> " + EscapeMarkup(std::string(TextAt(baseline, "reason"))) +
+           ". No regression was checked in this run.</p></section>\n";
   }
   html += "<p>Baseline: run <b>" + EscapeMarkup(FormatValue(baseline->if_contains("run_id"))) +
           "</b> started " + EscapeMarkup(FormatValue(baseline->if_contains("started_at"))) +

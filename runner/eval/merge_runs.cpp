@@ -178,6 +178,9 @@ int MergeRuns(const MergeRequest& request, const SuiteLoader& load_suite, const 
     return Failed(say, out.string() + " already holds a run (results.jsonl)");
   }
   RunMeta meta = MergedMeta(shards, loaded->suite, suite_file);
+  if (auto baseline = CheckBaselineFirst(request.finish, loaded->suite, meta.run_id, say); !baseline) {
+    return Failed(say, baseline.error() + " (checked before merging)");
+  }
   if (auto written = WriteRunMeta(out / "run.json", meta); !written) return Failed(say, written.error());
   std::vector<json::object> records;
   for (auto& s : shards) {

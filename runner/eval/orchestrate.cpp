@@ -150,7 +150,7 @@ std::expected<RunStats, std::string> RunPlanned(const LoadedSuite& loaded, const
     EvalIoContext& io;
     ~DestroyQueuedHandlersFirst() { io.DestroyQueuedHandlers(); }
   } teardown{io};
-  CaseDeps deps{**runner};
+  CaseDeps deps{**runner, request.finish.cache && request.finish.cache->mode() == CacheMode::kReplay};
   Progress progress(request.progress, isatty(fileno(request.progress)) == 1, plan.tasks.size(), plan.already);
   say("skillrunner eval: run " + meta.run_id + " of suite \"" + suite.id + "\": " +
       std::to_string(plan.tasks.size()) + " case(s) to run" +
@@ -161,19 +161,33 @@ std::expected<RunStats, std::string> RunPlanned(const LoadedSuite& loaded, const
   return stats;
 }
 
-// --baseline names a run the history has, before any case runs (a typo must
-// not cost a whole night).
-std::expected<void, std::string> CheckBaseline(const FinishRequest& request, const Suite& suite,
-                                               const std::string& run_id) {
-  if (request.baseline.empty() || request.baseline == "last") return {};
-  auto history = History::Open(request.history.empty() ? DefaultHistoryFile(request.out) : request.history);
-  if (!history) return std::unexpected("history: " + history.error());
-  auto baseline = (*history)->LoadBaseline(suite.id, request.baseline, run_id);
-  if (!baseline) return std::unexpected("baseline: " + baseline.error());
-  return {};
+// --cache-mode replay: the misses, each said as it is, then why the run
+// stops; the cases that missed were not recorded.
+int ReplayMissed(const RunStats& stats, const FinishRequest& request, const Say& say) {
+  for (const std::string& miss : stats.cache_misses) say(miss);
+  return Failed(say, "--cache-mode replay: " + std::to_string(stats.cache_misses.size()) +
+                         " request(s) are not in the cache " + (request.cache ? request.cache->file().string() : "") +
+                         "; their cases were not recorded (record them once with --cache-mode read-write or "
+                         "refresh, then replay)");
 }
 
 }  // namespace
+
+std::expected<void, std::string> CheckBaselineFirst(const FinishRequest& request, const Suite& suite,
+                                                   const std::string& run_id, const Say& say) {
+  if (request.baseline.empty() || (request.baseline == "last" && !request.require_baseline)) return {};
+  const fs::path file = request.history.empty() ? DefaultHistoryFile(request.out) : request.history;
+  auto history = History::Open(file);
+  if (!history) return std::unexpected("history: " + history.error());
+  auto baseline = (*history)->LoadBaseline(suite.id, request.baseline, run_id);
+  if (!baseline) return std::unexpected("baseline: " + baseline.error());
+  if (!*baseline) {
+    say("no baseline: the history DB has no earlier run of suite " + suite.id);
+    return std::unexpected("--require-baseline: there is nothing to compare with, so nothing ran; keep the history "
+                           "DB (" + fs::absolute(file).lexically_normal().string() + ") between runs");
+  }
+  return {};
+}
 
 std::expected<RunMeta, std::string> PrepareRunMeta(const RunRequest& request, const Suite& suite) {
   if (request.resume) return ResumedMeta(request, suite);
@@ -220,7 +234,7 @@ int ExecuteRun(const LoadedSuite& loaded, const RunRequest& request, const Runne
   if (!lock) return Failed(say, lock.error());
   auto meta = PrepareRunMeta(request, suite);
   if (!meta) return Failed(say, meta.error());
-  if (auto baseline = CheckBaseline(request.finish, suite, meta->run_id); !baseline) {
+  if (auto baseline = CheckBaselineFirst(request.finish, suite, meta->run_id, say); !baseline) {
     return Failed(say, baseline.error() + " (checked before any case ran)");
   }
   auto plan = PlanRun(loaded, request, say);
@@ -232,6 +246,7 @@ int ExecuteRun(const LoadedSuite& loaded, const RunRequest& request, const Runne
   auto stats = RunPlanned(loaded, request, *meta, *plan, concurrency, make_runner, say);
   if (!stats) return Failed(say, stats.error());
   if (!stats->write_error.empty()) return Failed(say, stats->write_error + " (the run stopped; --resume continues it)");
+  if (!stats->cache_misses.empty()) return ReplayMissed(*stats, request.finish, say);
   auto all = ReadResults(request.finish.out / "results.jsonl", false);
   if (!all) return Failed(say, all.error());
   SummaryHeader header = MakeSummaryHeader(*meta, std::chrono::system_clock::now(), concurrency);

@@ -50,6 +50,9 @@ struct FinishRequest {
   std::filesystem::path out;
   std::filesystem::path history;  // empty: DefaultHistoryFile(out)
   std::string baseline;           // last | RUN_ID | empty
+  // DESIGN 10.1 --require-baseline: no baseline to compare with is a run
+  // error (exit 2), found before any case runs (before a merge writes).
+  bool require_baseline = false;
   // DESIGN 9.5 --fail-on: which breaches make the exit status 1 (any, or
   // only regressions against the baseline).
   bool fail_on_regressions_only = false;
@@ -88,6 +91,12 @@ SummaryHeader MakeSummaryHeader(const RunMeta& meta, std::chrono::system_clock::
 // must know (per-skill rubric pass rates, breaches, where the reports are).
 int FinishEval(const Suite& suite, SummaryHeader header, std::vector<boost::json::object> records,
                const FinishRequest& request, const Say& say);
+
+// Before any case runs (or a merge writes): --baseline RUN_ID must name a
+// run of the history, and under --require-baseline "last" must find one
+// (the "no baseline: ..." line is said first). Why not, or nothing.
+std::expected<void, std::string> CheckBaselineFirst(const FinishRequest& request, const Suite& suite,
+                                                   const std::string& run_id, const Say& say);
 
 // Loads a suite file with the tree a run uses; nullopt after saying why.
 using SuiteLoader = std::function<std::optional<LoadedSuite>(const std::string& suite_file)>;

@@ -177,9 +177,11 @@ struct Pairs {
 };
 
 GateResult SchemaGate(CaseOutcome outcome) { return outcome != CaseOutcome::kError; }
-GateResult OutcomeGate(CaseOutcome outcome) {
+// DESIGN 10.1: a case passes when every gate it has passes, the skill's own
+// review gate included; a judge error says nothing.
+GateResult CaseGate(CaseOutcome outcome, const CaseGates* gates) {
   if (outcome == CaseOutcome::kJudgeError) return std::nullopt;
-  return outcome == CaseOutcome::kPass;
+  return outcome == CaseOutcome::kPass && !(gates != nullptr && gates->review_gate == false);
 }
 GateResult VerdictGate(const Verdicts* verdicts, const std::string& criterion) {
   if (verdicts == nullptr) return std::nullopt;
@@ -188,12 +190,22 @@ GateResult VerdictGate(const Verdicts* verdicts, const std::string& criterion) {
   return it->second == "pass";
 }
 
-// Each skill's pairs: schema, case outcome and per criterion, over the cases
-// present in both runs (same skill, case id and repeat).
+// Each skill's pairs, one per regression measure (DESIGN 10.8): schema, case
+// outcome, expected match, rubric pass, review gate and per criterion, over
+// the cases present in both runs (same skill, case id and repeat).
 struct SkillPairs {
-  Pairs schema, outcome;
+  Pairs schema, outcome, expected, rubric, review_gate;
   std::map<std::string, Pairs> criteria;
 };
+
+void AddGates(SkillPairs& pairs, const CaseGates* then, const CaseGates& now) {
+  auto gate = [](const CaseGates* gates, std::optional<bool> CaseGates::*field) {
+    return gates == nullptr ? std::nullopt : gates->*field;
+  };
+  pairs.expected.Add(gate(then, &CaseGates::expected), now.expected);
+  pairs.rubric.Add(gate(then, &CaseGates::rubric), now.rubric);
+  pairs.review_gate.Add(gate(then, &CaseGates::review_gate), now.review_gate);
+}
 
 std::map<std::string, SkillPairs, std::less<>> PairCases(const std::vector<json::object>& records,
                                                          const BaselineRun& baseline) {
@@ -204,8 +216,12 @@ std::map<std::string, SkillPairs, std::less<>> PairCases(const std::vector<json:
     if (before == baseline.outcomes.end()) continue;
     SkillPairs& pairs = out[std::string(TextAt(&record, "skill"))];
     const CaseOutcome now = OutcomeOf(record);
+    const CaseGates gates = GatesOf(record);
+    auto then_gates = baseline.gates.find(key);
+    const CaseGates* previous_gates = then_gates == baseline.gates.end() ? nullptr : &then_gates->second;
     pairs.schema.Add(SchemaGate(before->second), SchemaGate(now));
-    pairs.outcome.Add(OutcomeGate(before->second), OutcomeGate(now));
+    pairs.outcome.Add(CaseGate(before->second, previous_gates), CaseGate(now, &gates));
+    AddGates(pairs, previous_gates, gates);
     const Verdicts current = VerdictsOf(record);
     auto then = baseline.verdicts.find(key);
     const Verdicts* previous = then == baseline.verdicts.end() ? nullptr : &then->second;
@@ -214,6 +230,16 @@ std::map<std::string, SkillPairs, std::less<>> PairCases(const std::vector<json:
     }
   }
   return out;
+}
+
+// "paired" of a skill: schema and outcome always; expected, rubric and
+// review_gate where some case both runs share has that gate.
+json::object PairedJson(const SkillPairs& pairs, double alpha) {
+  json::object paired{{"schema", pairs.schema.ToJson(alpha)}, {"outcome", pairs.outcome.ToJson(alpha)}};
+  if (pairs.expected.n > 0) paired["expected"] = pairs.expected.ToJson(alpha);
+  if (pairs.rubric.n > 0) paired["rubric"] = pairs.rubric.ToJson(alpha);
+  if (pairs.review_gate.n > 0) paired["review_gate"] = pairs.review_gate.ToJson(alpha);
+  return paired;
 }
 
 struct Flip {
@@ -277,6 +303,7 @@ json::object CompareWithBaseline(const json::object& summary,
                                  const std::vector<json::object>& records,
                                  const BaselineRun& baseline, double alpha) {
   json::object comparison;
+  comparison["status"] = "compared";
   comparison["run_id"] = baseline.run_id;
   comparison["started_at"] = baseline.started_at;
   comparison["regression_alpha"] = alpha;
@@ -293,7 +320,7 @@ json::object CompareWithBaseline(const json::object& summary,
       }
       const auto found = paired.find(std::string_view(id));
       const SkillPairs pairs = found == paired.end() ? SkillPairs{} : found->second;
-      deltas["paired"] = json::object{{"schema", pairs.schema.ToJson(alpha)}, {"outcome", pairs.outcome.ToJson(alpha)}};
+      deltas["paired"] = PairedJson(pairs, alpha);
       for (auto& [criterion, entry] : deltas["criteria"].as_object()) {
         auto c = pairs.criteria.find(std::string(criterion));
         entry.as_object()["paired"] = (c == pairs.criteria.end() ? Pairs{} : c->second).ToJson(alpha);

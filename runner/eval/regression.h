@@ -10,7 +10,7 @@
 namespace skillrunner::eval {
 
 // Returns the "baseline" object of summary.json:
-//   {"run_id" (the baseline's), "started_at" (the baseline's),
+//   {"status": "compared", "run_id" (the baseline's), "started_at" (the baseline's),
 //    "skills": {"<id>": {"schema_compliance_delta", "rubric_pass_rate_delta",
 //                        "criteria": {"<cid>": {"pass_rate_delta"}}}},
 //    "flipped": [{"skill", "case", "repeat"?, "from", "to"}]}
@@ -24,13 +24,17 @@ namespace skillrunner::eval {
 // "rubric_pass_rate_stable_delta": its pass rate recomputed over the stable
 // counted criteria, current records minus the baseline's verdicts (decided
 // cases only; null when either side has none).
-// DESIGN 9.5: the cases present in both runs are paired, per skill
-// ("paired": {"schema", "outcome"}) and per criterion (criteria[id].paired):
+// DESIGN 9.5/10.1: the cases present in both runs are paired, per skill
+// ("paired": {"schema", "outcome", "expected"?, "rubric"?, "review_gate"?})
+// and per criterion (criteria[id].paired):
 // {"cases", "baseline_rate", "baseline_interval", "rate", "interval" (Wilson
 // 95%, [low, high]), "pass_to_fail", "fail_to_pass", "p_value" (exact
 // two-sided McNemar), "significant" (p < alpha)}. A case's schema gate passes
-// when it has valid output; its outcome gate when it passed (a judge error
-// is left out); a criterion's on a pass verdict (indeterminate left out).
+// when it has valid output; its outcome gate when every gate it has passed,
+// the skill's own review gate included (a judge error is left out); expected,
+// rubric and review_gate as GatesOf says (present when some paired case has
+// the gate on both sides); a criterion's on a pass verdict (indeterminate
+// left out).
 boost::json::object CompareWithBaseline(const boost::json::object& summary,
                                         const std::vector<boost::json::object>& records,
                                         const BaselineRun& baseline, double alpha = 0.05);

@@ -1,7 +1,9 @@
 #include "runner/eval/response_cache.h"
 
+#include <boost/json/serialize.hpp>
 #include <openssl/evp.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 
@@ -42,13 +44,13 @@ struct ResponseCache::Impl {
 };
 
 ResponseCache::ResponseCache(std::unique_ptr<Impl> impl, std::filesystem::path file,
-                             std::optional<std::chrono::seconds> ttl)
-    : impl_(std::move(impl)), file_(std::move(file)), ttl_(ttl) {}
+                             std::optional<std::chrono::seconds> ttl, CacheMode mode)
+    : impl_(std::move(impl)), file_(std::move(file)), ttl_(ttl), mode_(mode) {}
 
 ResponseCache::~ResponseCache() = default;
 
 std::expected<std::unique_ptr<ResponseCache>, std::string> ResponseCache::Open(
-    const std::filesystem::path& file, std::optional<std::chrono::seconds> ttl) {
+    const std::filesystem::path& file, std::optional<std::chrono::seconds> ttl, CacheMode mode) {
   const std::string prefix = "cannot open the response cache " + file.string() + ": ";
   auto db = sqlite::Database::Open(file, kBusyTimeoutMs);
   if (!db) return std::unexpected(prefix + db.error());
@@ -63,10 +65,14 @@ std::expected<std::unique_ptr<ResponseCache>, std::string> ResponseCache::Open(
       "INSERT OR REPLACE INTO responses (key_hash, request, answer, stored_at) VALUES (?1, ?2, ?3, ?4)");
   if (!put) return std::unexpected(prefix + put.error());
   auto impl = std::make_unique<Impl>(std::move(*db), std::move(*get), std::move(*put));
-  return std::unique_ptr<ResponseCache>(new ResponseCache(std::move(impl), file, ttl));
+  return std::unique_ptr<ResponseCache>(new ResponseCache(std::move(impl), file, ttl, mode));
 }
 
 std::optional<std::string> ResponseCache::Get(const std::string& key) {
+  if (mode_ == CacheMode::kRefresh) {
+    ++misses_;
+    return std::nullopt;
+  }
   std::lock_guard lock(impl_->mutex);
   sqlite::Statement& get = impl_->get;
   get.Bind(1, std::string_view(Sha256Hex(key)));
@@ -88,6 +94,40 @@ void ResponseCache::Put(const std::string& key, const std::string& value) {
   put.Bind(3, std::string_view(value));
   put.Bind(4, NowSeconds());
   (void)put.Run();  // a cache that cannot write only costs the next run its hits
+}
+
+std::optional<std::string> ResponseCache::MissRefusal(const std::string& key) {
+  if (mode_ != CacheMode::kReplay) return std::nullopt;
+  return std::string(kCacheMissPrefix) + Sha256Hex(key);
+}
+
+std::string_view CacheModeName(CacheMode mode) {
+  switch (mode) {
+    case CacheMode::kReadWrite: return "read-write";
+    case CacheMode::kReplay: return "replay";
+    case CacheMode::kRefresh: return "refresh";
+  }
+  return "read-write";
+}
+
+std::optional<CacheMode> ParseCacheMode(std::string_view name) {
+  for (CacheMode mode : {CacheMode::kReadWrite, CacheMode::kReplay, CacheMode::kRefresh}) {
+    if (CacheModeName(mode) == name) return mode;
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> CacheMissesIn(const boost::json::object& record) {
+  const std::string text = boost::json::serialize(record);
+  std::vector<std::string> hashes;
+  constexpr std::size_t kHexDigits = 64;
+  for (std::size_t at = text.find(kCacheMissPrefix); at != std::string::npos;
+       at = text.find(kCacheMissPrefix, at + 1)) {
+    std::string hash = text.substr(at + kCacheMissPrefix.size(), kHexDigits);
+    if (hash.size() != kHexDigits || hash.find_first_not_of("0123456789abcdef") != std::string::npos) continue;
+    if (std::find(hashes.begin(), hashes.end(), hash) == hashes.end()) hashes.push_back(std::move(hash));
+  }
+  return hashes;
 }
 
 std::expected<std::chrono::seconds, std::string> ParseTtl(std::string_view text) {

@@ -1,6 +1,7 @@
 #include "runner/eval/thresholds.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "runner/eval/record_fields.h"
@@ -56,10 +57,11 @@ class Checker {
     }
   }
 
-  // DESIGN 9.5: a drop beyond max_drop breaches only when the paired cases
-  // say it is no chance: the exact McNemar p below alpha.
-  void Regression(const std::string& criterion, const std::string& what, double max_drop, const json::value* delta,
-                  const json::value* paired, double alpha) {
+  // DESIGN 9.5/10.1: a drop beyond max_drop breaches only when the paired
+  // cases say it is no chance: the exact McNemar p below alpha. `measure` is
+  // one of DESIGN 10.8's closed set.
+  void Regression(const std::string& measure, const std::string& criterion, const std::string& what, double max_drop,
+                  const json::value* delta, const json::value* paired, double alpha) {
     std::optional<double> value = AsNumber(delta);
     if (!value || *value + max_drop + kEpsilon >= 0) return;
     std::optional<double> p = AsNumber(Get(paired, "p_value"));
@@ -72,7 +74,8 @@ class Checker {
     Add("max_regression", criterion, max_drop, *value,
         what + " fell by " + Fixed(-*value) + " against the baseline, more than the allowed " + Fixed(max_drop) +
             " (" + count("pass_to_fail") + " pass->fail, " + count("fail_to_pass") + " fail->pass of " +
-            count("cases") + " paired cases; " + test + ")");
+            count("cases") + " paired cases; " + test + ")",
+        measure);
   }
 
   // Cases that ended in an error the model did not cause (bad input or
@@ -99,11 +102,19 @@ class Checker {
   json::array Take() { return std::move(breaches_); }
 
  private:
+  // `measure` defaults to what the threshold bounds: "criterion:<id>" for a
+  // criterion, else the threshold's name without "max_".
   void Add(std::string_view threshold, const std::string& criterion, double limit, json::value actual,
-           const std::string& message) {
+           const std::string& message, std::string measure = "") {
+    if (measure.empty()) {
+      measure = !criterion.empty()              ? "criterion:" + criterion
+                : threshold.starts_with("max_") ? std::string(threshold.substr(4))
+                                                : std::string(threshold);
+    }
     json::object breach{{"skill", skill_}};
     if (!criterion.empty()) breach["criterion"] = criterion;
     breach["threshold"] = threshold;
+    breach["measure"] = measure;
     // DESIGN 9.5: --fail-on regressions fails the run on these alone.
     breach["kind"] = threshold == "max_regression" ? "regression" : "threshold";
     breach["limit"] = limit;
@@ -116,23 +127,57 @@ class Checker {
   json::array breaches_;
 };
 
-// Drops against the baseline, per skill and criterion (max_regression).
-void CheckRegressions(Checker& check, double max_regression, const json::value& baseline_value,
+// current - baseline over the paired cases of one gate, rounded like the
+// summary's deltas; null when nothing was paired.
+json::value PairedDelta(const json::value* paired) {
+  std::optional<double> now = AsNumber(Get(paired, "rate"));
+  std::optional<double> before = AsNumber(Get(paired, "baseline_rate"));
+  if (!now || !before) return nullptr;
+  return std::round((*now - *before) * 1e9) / 1e9;
+}
+
+// Drops against the baseline (max_regression), one per measure of DESIGN
+// 10.8's closed set: case_pass_rate, schema_compliance, expected_match,
+// rubric_pass_rate, review_gate (when the suite judges with another rubric
+// than the skill's gate) and criterion:<id>.
+void CheckRegressions(Checker& check, const SuiteSkill& entry, const json::value& baseline_value,
                       const json::value* criteria, bool gate_unstable, double alpha) {
+  const double max_regression = *entry.thresholds.max_regression;
   const json::value* baseline = &baseline_value;
   const json::value* paired = Get(baseline, "paired");
-  check.Regression("", "schema compliance", max_regression, Get(baseline, "schema_compliance_delta"),
-                   Get(paired, "schema"), alpha);
+  const json::value* outcome = Get(paired, "outcome");
   // With unstable criteria, the skill's pass rate is compared over the
   // stable criteria only (CompareWithBaseline's
   // rubric_pass_rate_stable_delta), so that a judge flipping a coin on one
-  // criterion cannot fail the night through the skill-level rate either.
+  // criterion cannot fail the night through the skill-level rate either; the
+  // case outcome, which that coin decides too, is then left to its other
+  // measures (schema, expected, the stable rate, each stable criterion).
   const json::value* stable = Get(baseline, "rubric_pass_rate_stable_delta");
-  if (!gate_unstable && stable) {
-    check.Regression("", "rubric pass rate (stable criteria)", max_regression, stable, Get(paired, "outcome"), alpha);
+  const bool coin_in_outcome = !gate_unstable && stable;
+  if (!coin_in_outcome) {
+    const json::value case_delta = PairedDelta(outcome);
+    check.Regression("case_pass_rate", "", "case pass rate", max_regression, &case_delta, outcome, alpha);
+  }
+  check.Regression("schema_compliance", "", "schema compliance", max_regression,
+                   Get(baseline, "schema_compliance_delta"), Get(paired, "schema"), alpha);
+  if (entry.expected != ExpectedMode::kNone) {
+    const json::value* expected = Get(paired, "expected");
+    const json::value delta = PairedDelta(expected);
+    check.Regression("expected_match", "", "expected-match rate", max_regression, &delta, expected, alpha);
+  }
+  // A history from before the rubric gate was kept per case pairs the case outcome.
+  const json::value* rubric = Get(paired, "rubric") ? Get(paired, "rubric") : outcome;
+  if (coin_in_outcome) {
+    check.Regression("rubric_pass_rate", "", "rubric pass rate (stable criteria)", max_regression, stable, rubric,
+                     alpha);
   } else {
-    check.Regression("", "rubric pass rate", max_regression, Get(baseline, "rubric_pass_rate_delta"),
-                     Get(paired, "outcome"), alpha);
+    check.Regression("rubric_pass_rate", "", "rubric pass rate", max_regression,
+                     Get(baseline, "rubric_pass_rate_delta"), rubric, alpha);
+  }
+  if (!entry.judge_is_gate) {
+    const json::value* gate = Get(paired, "review_gate");
+    const json::value delta = PairedDelta(gate);
+    check.Regression("review_gate", "", "review gate pass rate", max_regression, &delta, gate, alpha);
   }
   const json::value* deltas = Get(baseline, "criteria");
   if (deltas && deltas->is_object()) {
@@ -140,8 +185,9 @@ void CheckRegressions(Checker& check, double max_regression, const json::value& 
       const json::value* criterion = criteria ? Get(criteria, id) : nullptr;
       if (!gate_unstable && Flag(criterion, "unstable")) continue;
       if (Flag(criterion, "uncalibrated")) continue;  // its judge disagrees with people: no gate
-      check.Regression(std::string(id), "criterion \"" + std::string(id) + "\" pass rate", max_regression,
-                       Get(&d, "pass_rate_delta"), Get(&d, "paired"), alpha);
+      check.Regression("criterion:" + std::string(id), std::string(id),
+                       "criterion \"" + std::string(id) + "\" pass rate", max_regression, Get(&d, "pass_rate_delta"),
+                       Get(&d, "paired"), alpha);
     }
   }
 }
@@ -196,7 +242,7 @@ void CheckSkill(const SuiteSkill& entry, const json::value& stats, const json::v
     }
   }
   if (t.max_regression && baseline) {
-    CheckRegressions(check, *t.max_regression, *baseline, criteria, gate_unstable, alpha);
+    CheckRegressions(check, entry, *baseline, criteria, gate_unstable, alpha);
   }
   for (auto& breach : check.Take()) out.push_back(std::move(breach));
 }

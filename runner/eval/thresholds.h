@@ -4,9 +4,14 @@
 // A rate that could not be measured where a threshold asks for it (nothing
 // judged because every judge failed, every verdict indeterminate) is a
 // breach: a broken judge must not turn a night green.
-// max_regression reads summary["baseline"] (CompareWithBaseline): a skill's
-// schema_compliance_delta or rubric_pass_rate_delta, or a criterion's
-// pass_rate_delta, below -max_regression is a breach; criteria flagged
+// max_regression reads summary["baseline"] (CompareWithBaseline), one
+// measure at a time (DESIGN 10.8): case_pass_rate, expected_match (when the
+// entry checks expected values) and review_gate (when the suite judges with
+// another rubric than the skill's gate) by the rates of their paired cases;
+// schema_compliance, rubric_pass_rate and criterion:<id> by the summary's
+// deltas. A drop below -max_regression with a paired McNemar p below
+// regression_alpha is a breach (case_pass_rate is not gated while the skill
+// has unstable criteria, see below); criteria flagged
 // "unstable" by --rejudge are left out unless the suite sets
 // gate_unstable_criteria, and so is their share of the skill-level rate: when
 // a skill has unstable criteria its rubric_pass_rate_stable_delta (the rate
@@ -25,7 +30,10 @@
 
 namespace skillrunner::eval {
 
-// [{"skill", "criterion"?, "threshold", "limit", "actual", "message"}]
+// [{"skill", "criterion"?, "threshold", "measure", "kind", "limit", "actual",
+//   "message"}]; "kind" is "regression" (max_regression) or "threshold";
+// "measure" names the regression measure, or what a threshold bounds
+// (schema_compliance, criterion:<id>, judge_error_rate, cost_usd, errors, ...).
 boost::json::array CheckThresholds(const boost::json::object& summary, const Suite& suite);
 
 }  // namespace skillrunner::eval

@@ -93,6 +93,13 @@ boost::asio::awaitable<std::expected<ChatResponse, ProviderError>> CachingProvid
       co_return std::move(*cached);
     }
   }
+  if (std::optional<std::string> refusal = store_.MissRefusal(key)) {
+    // Replay only: the request never reaches the provider; not retried.
+    ProviderError refused;
+    refused.kind = ProviderError::Kind::kConfig;
+    refused.message = std::move(*refusal);
+    co_return std::unexpected(std::move(refused));
+  }
   auto response = co_await inner_.Chat(request);
   if (response) store_.Put(key, Serialize(*response));
   co_return response;

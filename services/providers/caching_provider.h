@@ -4,7 +4,9 @@
 // before (the same provider kind and base URL, model, messages, response
 // format, temperature, max tokens, seed, and judge sample) from a
 // ResponseStore, and stores each successful answer of the provider it wraps.
-// A cached answer costs nothing and is marked `from_cache`.
+// A cached answer costs nothing and is marked `from_cache`. A request the
+// store does not hold and refuses (ResponseStore::MissRefusal: replay mode)
+// fails with a kConfig error carrying the store's text, never sent.
 
 #include <string>
 

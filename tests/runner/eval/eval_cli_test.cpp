@@ -212,6 +212,8 @@ TEST_F(EvalCliTest, AWorsenedRunBreachesThresholdsAndListsTheFlippedCases) {
   for (const auto& b : summary.at("breaches").as_array()) messages.emplace_back(b.at("message").as_string());
   EXPECT_EQ(messages, (std::vector<std::string>{
                           "gen: rubric pass rate 0.000 is below the minimum 0.900",
+                          "gen: case pass rate fell by 1.000 against the baseline, more than the allowed 0.050 (24 "
+                          "pass->fail, 0 fail->pass of 24 paired cases; McNemar p = 1.19e-07 < 0.05)",
                           "gen: rubric pass rate fell by 1.000 against the baseline, more than the allowed 0.050 (24 "
                           "pass->fail, 0 fail->pass of 24 paired cases; McNemar p = 1.19e-07 < 0.05)",
                           "gen: criterion \"a\" pass rate fell by 1.000 against the baseline, more than the allowed "
@@ -271,7 +273,10 @@ TEST_F(EvalCliTest, BaselinesSayWhatChangedAndFailOnRegressionsIgnoresOldBreache
   EXPECT_EQ(flips.at("expected"), json::parse(R"({"pass_to_fail":[],"fail_to_pass":[]})"));
   std::vector<std::string> kinds;
   for (const auto& b : summary.at("breaches").as_array()) kinds.emplace_back(b.at("kind").as_string());
-  EXPECT_EQ(kinds, (std::vector<std::string>{"regression", "regression", "threshold"}));
+  EXPECT_EQ(kinds, (std::vector<std::string>{"regression", "regression", "regression", "threshold"}));
+  std::vector<std::string> measures;
+  for (const auto& b : summary.at("breaches").as_array()) measures.emplace_back(b.at("measure").as_string());
+  EXPECT_EQ(measures, (std::vector<std::string>{"case_pass_rate", "rubric_pass_rate", "criterion:a", "expected_match"}));
   const std::string report = ReadFile(tree_.Path("out/n4/report.html"));
   EXPECT_NE(report.find("<td class=\"down\">-100.0 pp</td>"), std::string::npos);  // first try
   EXPECT_NE(report.find("rubric: " + std::to_string(kGenCases) + " pass → fail (gen/g1, gen/g2"), std::string::npos);

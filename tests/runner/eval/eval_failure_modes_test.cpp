@@ -337,6 +337,8 @@ TEST_F(EvalFailClosedTest, TheSkillRateRegressionGateIgnoresADropThatComesOnlyFr
   suite_.gate_unstable_criteria = true;
   EXPECT_EQ(Messages(summary),
             (std::vector<std::string>{
+                "s: case pass rate fell by 0.500 against the baseline, more than the allowed 0.050 (20 pass->fail, "
+                "0 fail->pass of 40 paired cases; McNemar p = 1.91e-06 < 0.05)",
                 "s: rubric pass rate fell by 0.500 against the baseline, more than the allowed 0.050 (20 pass->fail, "
                 "0 fail->pass of 40 paired cases; McNemar p = 1.91e-06 < 0.05)"}));
   // A drop on a stable criterion still breaches through the stable rate.

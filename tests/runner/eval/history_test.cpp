@@ -150,6 +150,26 @@ TEST_F(HistoryTest, OutcomesAreKeyedLikeCaseKeyWithRepeats) {
   EXPECT_EQ(CaseKey(PassRecord("extract", "c1", 2)), "extract/c1#2");
 }
 
+// DESIGN 10.1: each gate of a case comes back, the skill's own review gate
+// (its verdict on the result) included.
+TEST_F(HistoryTest, EveryGateOfACaseIsKeptTheReviewGateIncluded) {
+  auto history = OpenHistory();
+  json::object gated = PassRecord("extract", "c1");
+  gated["result"].as_object()["review"] = json::object{{"pass", false}};
+  gated["expected_match"] = true;
+  Record(*history, Summary("r1", "2025-01-01T02:00:00Z"), {gated, FailRecord("extract", "c2")});
+  auto baseline = history->LoadBaseline("nightly", "last", "r2");
+  ASSERT_TRUE(baseline.has_value() && baseline->has_value());
+  const CaseGates& c1 = (*baseline)->gates.at("extract/c1");
+  EXPECT_EQ(c1.schema, true);
+  EXPECT_EQ(c1.expected, true);
+  EXPECT_EQ(c1.rubric, true);
+  EXPECT_EQ(c1.review_gate, false);
+  const CaseGates& c2 = (*baseline)->gates.at("extract/c2");
+  EXPECT_EQ(c2.rubric, false);
+  EXPECT_EQ(c2.review_gate, std::nullopt);
+}
+
 TEST_F(HistoryTest, FolderThatDoesNotExistIsAClearError) {
   std::filesystem::path file = tree_.Path("no/such/folder/eval-history.sqlite");
   auto history = History::Open(file);
@@ -167,7 +187,7 @@ TEST_F(HistoryTest, SummaryWithoutRunIdIsRefused) {
 }
 
 // Reads the file with Python's own sqlite3 module: the tables and columns are
-// what DESIGN promises, in WAL mode, at schema version 2.
+// what DESIGN promises, in WAL mode, at schema version 3.
 TEST_F(HistoryTest, FileHoldsRunsOutcomesAndVerdictsInWalMode) {
   {
     auto history = OpenHistory();
@@ -187,7 +207,7 @@ print(db.execute('select case_id, "repeat", criterion_id, verdict from criterion
                                           file_);
   EXPECT_EQ(
       output,
-      "wal 2\n"
+      "wal 3\n"
       "[('r1', 'nightly', '2025-01-01T02:00:00Z', 'pass')]\n"
       "[('extract', 'c1', 0, 'pass', 300, 100, 20, None), ('extract', 'c2', 3, 'fail', 300, 100, 20, 0.0015)]\n"
       "[('c1', 0, 'complete', 'pass'), ('c1', 0, 'faithful', 'pass'), "
@@ -204,7 +224,7 @@ TEST_F(HistoryTest, SchemaNewerThanTheProgramIsRefused) {
   ASSERT_FALSE(history.has_value());
   EXPECT_EQ(history.error(),
             "cannot open eval history " + file_.string() +
-                ": schema version 7 is newer than this skillrunner understands (2)");
+                ": schema version 7 is newer than this skillrunner understands (3)");
 }
 
 // A file an older skillrunner wrote (schema version 1) gains the cost column
@@ -238,7 +258,7 @@ print(db.execute("pragma user_version").fetchone()[0])
 print(db.execute('select run_id, case_id, cost_usd from case_outcomes order by run_id').fetchall())
 )",
                                           file_);
-  EXPECT_EQ(output, "2\n[('r0', 'c1', None), ('r1', 'c1', None)]\n");
+  EXPECT_EQ(output, "3\n[('r0', 'c1', None), ('r1', 'c1', None)]\n");
 }
 
 // Shards on one machine write the same file at once; WAL and the busy

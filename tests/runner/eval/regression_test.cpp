@@ -41,7 +41,7 @@ TEST(RegressionTest, DeltasAreCurrentMinusBaselineAndNullWhereEitherSideIsMissin
       R"("input_tokens_delta":null,"output_tokens_delta":null,"cost_usd_delta":null,)"
       R"("latency_p50_ms_delta":null,"latency_p95_ms_delta":null,)";
   EXPECT_EQ(CompactJson(comparison),
-            R"({"run_id":"r1","started_at":"2025-01-01T02:00:00Z","regression_alpha":0.05,"skills":{)"
+            R"({"status":"compared","run_id":"r1","started_at":"2025-01-01T02:00:00Z","regression_alpha":0.05,"skills":{)"
             R"("extract":{"schema_compliance_delta":0.1,"rubric_pass_rate_delta":-0.1,)" + kNullDeltas +
                 R"("criteria":{)"
                 R"("faithful":{"pass_rate_delta":0.25,"paired":)" + kNoPairs + R"(},)"
@@ -97,7 +97,7 @@ TEST(RegressionTest, OddInputGivesNullsNotACrash) {
       R"("input_tokens_delta":null,"output_tokens_delta":null,"cost_usd_delta":null,)"
       R"("latency_p50_ms_delta":null,"latency_p95_ms_delta":null,)";
   EXPECT_EQ(CompactJson(comparison),
-            R"({"run_id":"r0","started_at":"","regression_alpha":0.05,"skills":{)"
+            R"({"status":"compared","run_id":"r0","started_at":"","regression_alpha":0.05,"skills":{)"
             R"("b":{"schema_compliance_delta":null,"rubric_pass_rate_delta":null,)" + kNullDeltas +
                 R"("criteria":{},)" + kNoSkillPairs + R"(},)"
                 R"("c":{"schema_compliance_delta":null,"rubric_pass_rate_delta":null,)" + kNullDeltas +

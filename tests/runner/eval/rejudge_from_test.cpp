@@ -154,7 +154,7 @@ TEST_F(RejudgeFromTest, AWarmCacheMakesNoProviderRequestAndAnythingChangedMisses
   ASSERT_EQ(generation_requests_, kCases);
   ASSERT_EQ(judge_requests_, kCases);
   EXPECT_EQ(json::parse(ReadFile(tree_.Path("out/c1/summary.json"))).at("cache"),
-            json::parse(R"({"file":")" + tree_.Path("out/eval-cache.sqlite").string() + R"(","hits":0,"misses":10})"));
+            json::parse(R"({"file":")" + tree_.Path("out/eval-cache.sqlite").string() + R"(","mode":"read-write","hits":0,"misses":10})"));
 
   auto warm = Eval("--out out/c2 --cache");
   ASSERT_EQ(warm.status, 0) << warm.err;

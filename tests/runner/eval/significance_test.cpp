@@ -115,7 +115,10 @@ TEST_F(SignificanceGateTest, TwelvePassToFailFlipsAndNoneBackBreach) {
   EXPECT_EQ(paired.at("p_value"), 0.000488281);
   EXPECT_EQ(paired.at("significant"), true);
   EXPECT_EQ(Messages(run.summary),
-            (std::vector<std::string>{"s: rubric pass rate fell by 0.240 against the baseline, more than the allowed "
+            (std::vector<std::string>{"s: case pass rate fell by 0.240 against the baseline, more than the allowed "
+                                      "0.050 (12 pass->fail, 0 fail->pass of 50 paired cases; McNemar p = 0.000488 "
+                                      "< 0.05)",
+                                      "s: rubric pass rate fell by 0.240 against the baseline, more than the allowed "
                                       "0.050 (12 pass->fail, 0 fail->pass of 50 paired cases; McNemar p = 0.000488 "
                                       "< 0.05)"}));
   // A stricter alpha lets the same drop through.
@@ -130,6 +133,40 @@ TEST_F(SignificanceGateTest, FlipsBothWaysCancelOut) {
   EXPECT_EQ(paired.at("pass_to_fail"), 12);
   EXPECT_EQ(paired.at("fail_to_pass"), 10);
   EXPECT_EQ(paired.at("significant"), false);
+}
+
+// DESIGN 10.8: the skill's own review gate is a measure of its own when the
+// suite judges with another rubric; the suite's rubric still passes here.
+TEST_F(SignificanceGateTest, ReviewGateDropsBreachOnlyWhenTheSuiteJudgesWithAnotherRubric) {
+  PairedRun run;
+  run.baseline.run_id = "r1";
+  for (int i = 0; i < 20; ++i) {
+    const std::string id = "c" + std::to_string(i);
+    json::object record = PassRecord("s", id);
+    record["result"].as_object()["review"] = json::object{{"pass", i >= 8}};  // 8 gate verdicts flip to fail
+    run.records.push_back(std::move(record));
+    run.baseline.outcomes["s/" + id] = CaseOutcome::kPass;
+    run.baseline.gates["s/" + id] = CaseGates{true, std::nullopt, true, true};
+  }
+  run.summary = json::parse(R"({"skills":{"s":{"cases":20,"schema_compliance":1.0,"rubric_pass_rate":1.0}}})").as_object();
+  run.summary["baseline"] = CompareWithBaseline(run.summary, run.records, run.baseline);
+  const json::value& paired = run.summary.at("baseline").at("skills").at("s").at("paired");
+  EXPECT_EQ(paired.at("review_gate").at("pass_to_fail"), 8);
+  EXPECT_EQ(paired.at("rubric").at("pass_to_fail"), 0);
+  EXPECT_EQ(paired.at("outcome").at("pass_to_fail"), 8);  // a case passes when every gate it has passes
+  auto measures = [&] {
+    suite_.skills = {entry_};
+    std::vector<std::string> out;
+    for (const auto& b : CheckThresholds(run.summary, suite_)) out.emplace_back(b.at("measure").as_string());
+    return out;
+  };
+  EXPECT_EQ(measures(), (std::vector<std::string>{"case_pass_rate", "review_gate"}));
+  EXPECT_EQ(Messages(run.summary).back(),
+            "s: review gate pass rate fell by 0.400 against the baseline, more than the allowed 0.050 (8 pass->fail, "
+            "0 fail->pass of 20 paired cases; McNemar p = 0.00781 < 0.05)");
+  // Judged with the gate's own rubric, the gate is the rubric pass rate: no measure of its own.
+  entry_.judge_is_gate = true;
+  EXPECT_EQ(measures(), (std::vector<std::string>{"case_pass_rate"}));
 }
 
 }  // namespace

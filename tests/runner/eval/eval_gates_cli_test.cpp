@@ -1,0 +1,261 @@
+// DESIGN 10.1: gates a CI can trust, end to end with the real program and a
+// loopback OpenAI server that answers each case's expected value (clean) or
+// a wrong one for chosen cases (drift): every gated outcome has a paired
+// regression test, a missing baseline is said everywhere a pipeline reads,
+// and a suite recorded once with --cache replays with no provider at all.
+
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <regex>
+#include <set>
+
+#include "runner/eval/case_outcome.h"
+#include "tests/runner/eval/eval_cli_support.h"
+#include "tests/support/llm_test_bed.h"
+#include "tests/support/loopback_server.h"
+#include "tests/support/temp_tree.h"
+
+namespace skillrunner {
+namespace {
+namespace json = boost::json;
+using eval_test::ReadFile;
+using eval_test::ReadRecords;
+using eval_test::Skillrunner;
+
+class EvalGatesCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    server_ = std::make_unique<test_support::LoopbackServer>();
+    server_->SetResponder([this](const std::string& body) -> std::optional<test_support::ScriptedResponse> {
+      if (body.find("criteria_results") != std::string::npos) {  // the judge: the rubric always passes
+        ++judge_requests_;
+        return test_support::ScriptedResponse{.body = test_support::OpenAiAnswer(
+                                                  R"({"criteria_results":[{"criterion_id":"a","reasoning":"fine",)"
+                                                  R"("verdict":"pass","confidence":90}],"issues":[],"suggested_fixes":[]})")};
+      }
+      ++generation_requests_;
+      std::smatch n;
+      if (!std::regex_search(body, n, std::regex("Extract the total of order ([0-9]+)"))) return std::nullopt;
+      int total = std::stoi(n[1]);
+      std::lock_guard lock(mutex_);
+      if (drifted_.contains(total)) ++total;  // a drifting model: a wrong value, still valid JSON
+      return test_support::ScriptedResponse{.body = test_support::OpenAiAnswer(R"({"total":)" + std::to_string(total) +
+                                                                               "}")};
+    });
+    tree_.Write("skillrunner.yaml", "providers:\n  llm: { kind: openai, base_url: \"" + server_->base_url() +
+                                        "/v1\", api_key_env: NO_KEY_NEEDED }\n"
+                                        "models:\n  m: { provider: llm, structured_output: none }\n");
+    tree_.Write("skills/extract/skill.yaml", R"(id: extract
+template_type: LLM_JSON_GENERATION
+model: m
+prompt: { user: "Extract the total of order {{input.n}}" }
+input_schema: { type: object, required: [n], properties: { n: { type: integer } } }
+output_schema: { type: object, required: [total], additionalProperties: false, properties: { total: { type: integer } } }
+)");
+    tree_.Write("rubrics/quality.yaml", "id: quality\ncriteria:\n  - { id: a, description: Plausible., required: true }\n");
+    WriteSuite(20);
+  }
+
+  void WriteSuite(int cases) {
+    std::string lines;
+    for (int i = 1; i <= cases; ++i) {
+      lines += R"({"id":"c)" + std::to_string(i) + R"(","input":{"n":)" + std::to_string(i) +
+               R"(},"expected":{"total":)" + std::to_string(i) + "}}\n";
+    }
+    tree_.Write("skills/extract/cases.jsonl", lines);
+    tree_.Write("suite.yaml", "id: night\nskills:\n  - skill: extract\n    rubric: quality\n    judge_model: m\n"
+                              "    expected: exact\nthresholds: { max_regression: 0.05 }\n");
+  }
+
+  void Drift(std::set<int> cases) {
+    std::lock_guard lock(mutex_);
+    drifted_ = std::move(cases);
+  }
+
+  eval_test::Ran Eval(const std::string& args) {
+    return Skillrunner(tree_.root(), "--config skillrunner.yaml --skills skills --rubrics rubrics eval " + args);
+  }
+
+  json::object Summary(const std::string& out) {
+    return json::parse(ReadFile(tree_.Path(out + "/summary.json"))).as_object();
+  }
+
+  static std::vector<std::string> Members(const json::object& summary, std::string_view key) {
+    std::vector<std::string> out;
+    for (const auto& breach : summary.at("breaches").as_array()) out.emplace_back(breach.at(key).as_string());
+    return out;
+  }
+
+  std::mutex mutex_;
+  std::set<int> drifted_;
+  std::unique_ptr<test_support::LoopbackServer> server_;
+  testing::TempTree tree_;
+  std::atomic<int> generation_requests_{0}, judge_requests_{0};
+};
+
+// The issue's drift: 7 of 20 cases flip pass -> fail on expected values, the
+// rubric unchanged. An unchanged rerun passes first.
+TEST_F(EvalGatesCliTest, SevenOfTwentyExpectedValueFlipsBreachCasePassRateAndExpectedMatch) {
+  auto first = Eval("suite.yaml --out out/n1 --history h.sqlite");
+  ASSERT_EQ(first.status, 0) << first.err;
+  auto unchanged = Eval("suite.yaml --out out/n2 --history h.sqlite --baseline last --fail-on regressions");
+  EXPECT_EQ(unchanged.status, 0) << unchanged.err;
+  EXPECT_EQ(Summary("out/n2").at("breaches"), json::array{});
+  EXPECT_EQ(Summary("out/n2").at("baseline").at("status"), "compared");
+
+  Drift({2, 5, 8, 11, 14, 17, 20});
+  auto drifted = Eval("suite.yaml --out out/n3 --history h.sqlite --baseline last --fail-on regressions");
+  EXPECT_EQ(drifted.status, 1) << drifted.err;
+  json::object summary = Summary("out/n3");
+  EXPECT_EQ(Members(summary, "measure"), (std::vector<std::string>{"case_pass_rate", "expected_match"}));
+  EXPECT_EQ(Members(summary, "kind"), (std::vector<std::string>{"regression", "regression"}));
+  EXPECT_EQ(Members(summary, "message"),
+            (std::vector<std::string>{
+                "extract: case pass rate fell by 0.350 against the baseline, more than the allowed 0.050 (7 "
+                "pass->fail, 0 fail->pass of 20 paired cases; McNemar p = 0.0156 < 0.05)",
+                "extract: expected-match rate fell by 0.350 against the baseline, more than the allowed 0.050 (7 "
+                "pass->fail, 0 fail->pass of 20 paired cases; McNemar p = 0.0156 < 0.05)"}));
+  const json::object& paired = summary.at("baseline").at("skills").at("extract").at("paired").as_object();
+  EXPECT_EQ(paired.at("rubric").at("pass_to_fail"), 0);  // the rubric did not move
+  EXPECT_EQ(paired.at("expected").at("p_value"), 0.015625);
+  EXPECT_NE(drifted.err.find("breach: extract: expected-match rate fell by 0.350"), std::string::npos) << drifted.err;
+  EXPECT_NE(ReadFile(tree_.Path("out/n3/report.html")).find("<td class=\"name\">expected match</td><td>20</td>"),
+            std::string::npos);
+}
+
+TEST_F(EvalGatesCliTest, ThreeExpectedValueFlipsOfFiftyAreNoiseAndDoNotBreach) {
+  WriteSuite(50);
+  ASSERT_EQ(Eval("suite.yaml --out out/n1 --history h.sqlite").status, 0);
+  Drift({10, 20, 30});
+  auto drifted = Eval("suite.yaml --out out/n2 --history h.sqlite --baseline last --fail-on regressions");
+  EXPECT_EQ(drifted.status, 0) << drifted.err;
+  json::object summary = Summary("out/n2");
+  EXPECT_EQ(summary.at("breaches"), json::array{});
+  const json::object& paired = summary.at("baseline").at("skills").at("extract").at("paired").as_object();
+  EXPECT_EQ(paired.at("expected").at("pass_to_fail"), 3);
+  EXPECT_EQ(paired.at("expected").at("p_value"), 0.25);
+  EXPECT_EQ(paired.at("outcome").at("significant"), false);
+}
+
+TEST_F(EvalGatesCliTest, BaselineLastWithNoHistorySaysSoOnStderrInTheSummaryAndInTheReport) {
+  auto ran = Eval("suite.yaml --out out/n1 --history h.sqlite --baseline last");
+  EXPECT_EQ(ran.status, 0) << ran.err;
+  EXPECT_NE(ran.err.find("\nno baseline: the history DB has no earlier run of suite night\n"), std::string::npos)
+      << ran.err;
+  EXPECT_EQ(Summary("out/n1").at("baseline"),
+            json::parse(R"({"status":"none","reason":"the history DB has no earlier run of suite night","history":")" +
+                        tree_.Path("h.sqlite").string() + R"("})"));
+  const std::string report = ReadFile(tree_.Path("out/n1/report.html"));
+  EXPECT_NE(report.find("<dt>Baseline</dt><dd>none: the history DB has no earlier run of suite night (no "
+                        "regression checked)</dd>"),
+            std::string::npos);
+  // Without --baseline there is no baseline member at all.
+  ASSERT_EQ(Eval("suite.yaml --out out/n2 --history h.sqlite").status, 0);
+  EXPECT_FALSE(Summary("out/n2").contains("baseline"));
+}
+
+TEST_F(EvalGatesCliTest, RequireBaselineExitsTwoBeforeAnyCaseRunsAndNeedsBaseline) {
+  auto refused = Eval("suite.yaml --out out/n1 --history h.sqlite --baseline last --require-baseline");
+  EXPECT_EQ(refused.status, 2) << refused.err;
+  EXPECT_NE(refused.err.find("no baseline: the history DB has no earlier run of suite night\n"), std::string::npos)
+      << refused.err;
+  EXPECT_NE(refused.err.find("skillrunner eval: --require-baseline: there is nothing to compare with, so nothing "
+                             "ran; keep the history DB (" +
+                             tree_.Path("h.sqlite").string() + ") between runs (checked before any case ran)\n"),
+            std::string::npos)
+      << refused.err;
+  EXPECT_EQ(generation_requests_, 0);
+  EXPECT_FALSE(std::filesystem::exists(tree_.Path("out/n1/results.jsonl")));
+
+  auto usage = Eval("suite.yaml --out out/n2 --history h.sqlite --require-baseline");
+  EXPECT_EQ(usage.status, 2);
+  EXPECT_EQ(usage.err, "skillrunner eval: --require-baseline needs --baseline (last or a run id)\n");
+
+  ASSERT_EQ(Eval("suite.yaml --out out/n3 --history h.sqlite").status, 0);
+  auto compared = Eval("suite.yaml --out out/n4 --history h.sqlite --baseline last --require-baseline");
+  EXPECT_EQ(compared.status, 0) << compared.err;
+  EXPECT_EQ(Summary("out/n4").at("baseline").at("status"), "compared");
+  EXPECT_EQ(Summary("out/n4").at("baseline").at("run_id"), Summary("out/n3").at("run_id"));
+}
+
+TEST_F(EvalGatesCliTest, MergeFollowsTheSameBaselineRules) {
+  for (int i = 0; i < 2; ++i) {
+    const std::string shard = std::to_string(i);
+    ASSERT_EQ(Eval("suite.yaml --out out/s" + shard + " --shard " + shard + "/2 --history h.sqlite").status, 0);
+  }
+  auto usage = Eval("merge --out out/m0 out/s0 out/s1 --history h.sqlite --require-baseline");
+  EXPECT_EQ(usage.status, 2);
+  EXPECT_EQ(usage.err, "skillrunner eval merge: --require-baseline needs --baseline (last or a run id)\n");
+  auto refused = Eval("merge --out out/m1 out/s0 out/s1 --history h.sqlite --baseline last --require-baseline");
+  EXPECT_EQ(refused.status, 2) << refused.err;
+  EXPECT_NE(refused.err.find("no baseline: the history DB has no earlier run of suite night\n"), std::string::npos)
+      << refused.err;
+  EXPECT_FALSE(std::filesystem::exists(tree_.Path("out/m1/results.jsonl")));
+  auto merged = Eval("merge --out out/m2 out/s0 out/s1 --history h.sqlite --baseline last");
+  EXPECT_EQ(merged.status, 0) << merged.err;
+  EXPECT_EQ(Summary("out/m2").at("baseline").at("status"), "none");
+}
+
+// Records: case key -> outcome and output.
+std::map<std::string, std::string> Outcomes(const std::vector<json::object>& records) {
+  std::map<std::string, std::string> out;
+  for (const auto& record : records) {
+    out[eval::CaseKey(record)] = std::string(eval::CaseOutcomeName(eval::OutcomeOf(record))) + " " +
+                                 (record.contains("result") ? json::serialize(record.at("result").at("output")) : "-");
+  }
+  return out;
+}
+
+// DESIGN 10.1: record once against a real provider, replay in CI with none.
+TEST_F(EvalGatesCliTest, ARecordedSuiteReplaysWithTheServerStoppedAndAMissExitsTwoNamingTheCase) {
+  WriteSuite(4);
+  Drift({3});  // one case fails its expected value: replayed as it was
+  auto recorded = Eval("suite.yaml --out out/r1 --cache c.sqlite");
+  ASSERT_EQ(recorded.status, 0) << recorded.err;
+  server_.reset();  // no provider from here on
+
+  auto replayed = Eval("suite.yaml --out out/r2 --cache c.sqlite --cache-mode replay");
+  EXPECT_EQ(replayed.status, 0) << replayed.err;
+  EXPECT_EQ(Outcomes(ReadRecords(tree_.Path("out/r2/results.jsonl"))),
+            Outcomes(ReadRecords(tree_.Path("out/r1/results.jsonl"))));
+  EXPECT_EQ(Summary("out/r2").at("skills").at("extract").at("expected_match"), 0.75);
+  EXPECT_EQ(Summary("out/r2").at("cache").at("mode"), "replay");
+  EXPECT_EQ(Summary("out/r2").at("cache").at("hits"), 8);  // 4 generations, 4 judgings
+  EXPECT_EQ(Summary("out/r2").at("cache").at("misses"), 0);
+
+  // A changed prompt is a new request: a miss, named, exit 2, nothing recorded.
+  const std::string skill = ReadFile(tree_.Path("skills/extract/skill.yaml"));
+  tree_.Write("skills/extract/skill.yaml",
+              std::string(skill).replace(skill.find("Extract the total"), 17, "Extract the sum"));
+  auto missed = Eval("suite.yaml --out out/r3 --cache c.sqlite --cache-mode replay");
+  EXPECT_EQ(missed.status, 2) << missed.err;
+  EXPECT_TRUE(std::regex_search(missed.err,
+                                std::regex("(^|\n)cache miss: skill extract case c1 request sha256:[0-9a-f]{64}\n")))
+      << missed.err;
+  EXPECT_NE(missed.err.find("skillrunner eval: --cache-mode replay: 4 request(s) are not in the cache "),
+            std::string::npos)
+      << missed.err;
+  EXPECT_EQ(ReadRecords(tree_.Path("out/r3/results.jsonl")).size(), 0u);
+
+  // A judge's request missing is a miss too.
+  tree_.Write("skills/extract/skill.yaml", skill);
+  tree_.Write("rubrics/quality.yaml", "id: quality\ncriteria:\n  - { id: a, description: Sensible., required: true }\n");
+  auto judge_missed = Eval("suite.yaml --out out/r4 --cache c.sqlite --cache-mode replay");
+  EXPECT_EQ(judge_missed.status, 2) << judge_missed.err;
+  EXPECT_TRUE(std::regex_search(judge_missed.err,
+                                std::regex("(^|\n)cache miss: skill extract case c4 request sha256:[0-9a-f]{64}\n")))
+      << judge_missed.err;
+
+  auto usage = Eval("suite.yaml --out out/r5 --cache-mode replay");
+  EXPECT_EQ(usage.status, 2);
+  EXPECT_EQ(usage.err, "skillrunner eval: --cache-mode replay needs --cache\n");
+}
+
+}  // namespace
+}  // namespace skillrunner
