@@ -97,7 +97,7 @@ TEST_F(FirstHourTest, OptionalPlaceholdersRenderEmptyAndUndeclaredOnesAreLoadErr
   EXPECT_EQ(validate.status, 2);
   EXPECT_EQ(validate.out,
             "skills/extract_order/skill.yaml:5:11: /prompt/system: placeholder {{input.tire}} names a property "
-            "input_schema does not declare\n"
+            "input_schema does not declare (did you mean \"{{input.tier}}\"?)\n"
             "0 skill(s) and 0 rubric(s) loaded; 1 error(s), 0 warning(s)\n");
 }
 
@@ -233,7 +233,7 @@ output_schema:
             "skills/order/skill.yaml:4:1: /temprature: unexpected property \"temprature\" (did you mean "
             "\"temperature\"?)\n"
             "skills/order/skill.yaml:5:17: /prompt/user: placeholder {{input.txt}} names a property input_schema "
-            "does not declare\n"
+            "does not declare (did you mean \"{{input.text}}\"?)\n"
             "skills/order/skill.yaml:15:24: output_schema at /properties/items/items/properties/qty/type is not a "
             "valid JSON Schema: unknown type \"int\" (expected array, boolean, integer, null, number, object or "
             "string)\n"
@@ -249,7 +249,7 @@ output_schema:
   EXPECT_EQ(listed.at("diagnostics").as_array().size(), 4u);
   EXPECT_EQ(listed.at("diagnostics").at(0),
             json::parse(R"J({"file": "skills/order/skill.yaml", "line": 3, "col": 8, "pointer": "/model",
-                "severity": "error", "message": "model \"gpt-4o-mni\" is not in the models table of skillrunner.yaml (did you mean \"gpt-4o-mini\"?); add it there (or set default_provider)"})J"));
+                "severity": "error", "code": "model-unknown", "allowed": false, "message": "model \"gpt-4o-mni\" is not in the models table of skillrunner.yaml (did you mean \"gpt-4o-mini\"?); add it there (or set default_provider)"})J"));
   auto json_validate = Skillrunner(tree_.Path(""), "validate --json");
   EXPECT_EQ(json::parse(json_validate.out).at("diagnostics"), listed.at("diagnostics"));
 }

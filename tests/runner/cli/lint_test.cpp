@@ -260,3 +260,34 @@ TEST(ShippedTreeTest, ValidateStrictPasses) {
 
 }  // namespace
 }  // namespace skillrunner
+
+namespace skillrunner {
+namespace {
+
+// eval shows a tree's warnings once per run, never the acknowledged ones, and
+// `eval merge` (which runs nothing) none.
+TEST(LintEvalTest, EvalPrintsATreesWarningsOnceAndNeverAcknowledgedOnes) {
+  testing::TempTree tree;
+  const std::string head = R"(handler: echo
+input_schema: { type: object, required: [n], properties: { n: { type: integer } } }
+output_schema: { type: object, x-note: counted, properties: { n: { type: integer } } }
+)";
+  tree.Write("skills/a/skill.yaml", "id: a\n" + head);
+  tree.Write("skills/b/skill.yaml", "id: b\n" + head + "lint: { allow: [unknown-keyword] }\n");
+  for (const char* skill : {"a", "b"}) {
+    tree.Write(std::string("skills/") + skill + "/cases.jsonl", "{\"id\": \"c1\", \"input\": {\"n\": 1}}\n");
+  }
+  tree.Write("suite.yaml", "id: night\nskills:\n  - { skill: a }\n  - { skill: b }\n");
+  auto ran = test_support::Skillrunner(tree.Path(""), "eval suite.yaml --out out/a --shard 0/1", "2>&1");
+  EXPECT_EQ(ran.status, 0) << ran.out;
+  const std::string warning = "skills/a/skill.yaml:4:32: warning: output_schema at /x-note: unknown keyword";
+  ASSERT_NE(ran.out.find(warning), std::string::npos) << ran.out;
+  EXPECT_EQ(ran.out.find(warning, ran.out.find(warning) + 1), std::string::npos) << ran.out;
+  EXPECT_EQ(ran.out.find("skills/b/"), std::string::npos) << ran.out;
+  auto merged = test_support::Skillrunner(tree.Path(""), "eval merge out/a --out out/m", "2>&1");
+  EXPECT_EQ(merged.status, 0) << merged.out;
+  EXPECT_EQ(merged.out.find("warning:"), std::string::npos) << merged.out;
+}
+
+}  // namespace
+}  // namespace skillrunner
