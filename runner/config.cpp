@@ -222,6 +222,7 @@ std::expected<Config, std::vector<Diagnostic>> LoadConfig(const std::string& pat
     problems.push_back({path, doc->positions.Find("/default_provider"),
                         "/default_provider: unknown provider \"" + config.default_provider + "\""});
   }
+  StampCode(problems, 0, "config-invalid");
   if (!problems.empty()) return std::unexpected(problems);
   return config;
 }

@@ -22,7 +22,14 @@ std::string Diagnostic::ToString() const {
   out += ": ";
   if (severity == Severity::kWarning) out += "warning: ";
   out += message;
+  if (severity == Severity::kWarning && !code.empty()) out += " [" + code + "]";
   return out;
+}
+
+void StampCode(std::vector<Diagnostic>& diagnostics, std::size_t from, std::string_view code) {
+  for (std::size_t i = from; i < diagnostics.size(); ++i) {
+    if (diagnostics[i].code.empty()) diagnostics[i].code = std::string(code);
+  }
 }
 
 boost::json::array DiagnosticsToJson(const std::vector<Diagnostic>& diagnostics) {
@@ -38,7 +45,7 @@ boost::json::array DiagnosticsToJson(const std::vector<Diagnostic>& diagnostics)
     items.push_back(boost::json::object{
         {"file", d.file}, {"line", d.position.line}, {"col", d.position.column}, {"pointer", pointer},
         {"severity", d.severity == Diagnostic::Severity::kError ? "error" : "warning"},
-        {"message", message}});
+        {"code", d.code}, {"allowed", d.acknowledged}, {"message", message}});
   }
   return items;
 }
@@ -56,15 +63,16 @@ std::expected<YamlDocument, Diagnostic> LoadYamlFile(const std::string& path) {
   std::error_code ec;
   const auto status = std::filesystem::status(path, ec);
   if (!ec && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status)) {
-    return std::unexpected(Diagnostic{path, {}, "not a regular file"});
+    return std::unexpected(Diagnostic{path, {}, "not a regular file", Diagnostic::Severity::kError, "file-unreadable"});
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    return std::unexpected(Diagnostic{path, {}, "cannot read file"});
+    return std::unexpected(Diagnostic{path, {}, "cannot read file", Diagnostic::Severity::kError, "file-unreadable"});
   }
   const auto size = std::filesystem::file_size(path, ec);
   if (!ec && size > kMaxYamlFileBytes) {
-    return std::unexpected(Diagnostic{path, {}, "larger than " + std::to_string(kMaxYamlFileBytes >> 20) + " MiB"});
+    return std::unexpected(Diagnostic{path, {}, "larger than " + std::to_string(kMaxYamlFileBytes >> 20) + " MiB",
+                                      Diagnostic::Severity::kError, "file-unreadable"});
   }
   std::ostringstream text;
   text << in.rdbuf();
@@ -75,7 +83,8 @@ std::expected<YamlDocument, Diagnostic> ParseYamlText(const std::string& path, s
   auto doc = ParseYaml(text);
   if (!doc) {
     return std::unexpected(Diagnostic{path, doc.error().position,
-                                      "YAML syntax error: " + doc.error().message});
+                                      "YAML syntax error: " + doc.error().message, Diagnostic::Severity::kError,
+                                      "yaml-syntax"});
   }
   return std::move(*doc);
 }
@@ -168,7 +177,8 @@ std::vector<Diagnostic> CheckAgainstEmbeddedSchema(const YamlDocument& doc,
     SourcePosition pos = is_key ? doc.positions.FindKey(e.path) : doc.positions.Find(e.path);
     std::string where = e.path.empty() ? std::string("(document)") : e.path;
     std::string hint = is_key ? DidYouMean(EmbeddedCompiledSchema(schema_name).source(), e.path) : "";
-    out.push_back(Diagnostic{file, pos, where + ": " + e.message + hint});
+    out.push_back(Diagnostic{file, pos, where + ": " + e.message + hint, Diagnostic::Severity::kError,
+                             is_key ? "unknown-key" : "invalid-value"});
   }
   return out;
 }

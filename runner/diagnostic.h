@@ -15,20 +15,38 @@ namespace skillrunner {
 struct Diagnostic {
   enum class Severity { kError, kWarning };
 
+  Diagnostic() = default;
+  Diagnostic(std::string file, SourcePosition position, std::string message, Severity severity = Severity::kError,
+             std::string code = {})
+      : file(std::move(file)),
+        position(position),
+        message(std::move(message)),
+        severity(severity),
+        code(std::move(code)) {}
+
   std::string file;
   SourcePosition position;
   std::string message;
   Severity severity = Severity::kError;
+  // The stable slug of the problem (runner/lint_codes.h), e.g. "keyword-typo".
+  std::string code;
+  // A warning whose code the skill's `lint: {allow}` or `validate --allow`
+  // acknowledges: listed by `validate --json`, not printed, never fails --strict.
+  bool acknowledged = false;
 
   // "file:line:col: message" (line/col omitted when unknown; "warning: "
-  // before the message for warnings).
+  // before the message and " [code]" after it for warnings).
   std::string ToString() const;
 };
 
 bool HasErrors(const std::vector<Diagnostic>& diagnostics);
 
-// [{file, line, col, pointer, severity: error|warning, message}] for JSON
-// output; `pointer` is the JSON pointer a message starts with ("" if none).
+// Gives `code` to each diagnostic from index `from` on that has none yet.
+void StampCode(std::vector<Diagnostic>& diagnostics, std::size_t from, std::string_view code);
+
+// [{file, line, col, pointer, severity: error|warning, code, allowed,
+// message}] for JSON output; `pointer` is the JSON pointer a message starts
+// with ("" if none); `allowed` is true for an acknowledged warning.
 boost::json::array DiagnosticsToJson(const std::vector<Diagnostic>& diagnostics);
 
 // Parses `path` as YAML, or reports why not (unreadable file, syntax error).

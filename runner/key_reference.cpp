@@ -3,6 +3,7 @@
 #include <boost/json/parse.hpp>
 
 #include "runner/embedded_schemas.h"
+#include "runner/lint_codes.h"
 #include "services/common/json_text.h"
 
 namespace skillrunner {
@@ -108,7 +109,7 @@ std::string KeyReferenceMarkdown() {
       out += "| `" + row.key + "` | " + row.takes + " | " + row.description + " |\n";
     }
   }
-  return out;
+  return out + LintCodesMarkdown();
 }
 
 std::vector<std::string> UndescribedKeys() {

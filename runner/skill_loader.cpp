@@ -11,6 +11,7 @@
 #include "services/common/json_pointer.h"
 #include "services/common/json_text.h"
 #include "runner/embedded_schemas.h"
+#include "runner/lint_codes.h"
 #include "runner/schema_lint.h"
 #include "runner/skill_registry.h"
 #include "services/generation/strict_schema.h"
@@ -107,6 +108,8 @@ class SkillLoader {
     } else if (type == "LLM_REVIEW") {
       skill_.template_type = TemplateType::kLlmReview;
     }
+    const std::size_t first_warning = warnings_.size();
+    LoadLint();
     LoadRetry();
     LoadValidators();
     LoadReview();
@@ -116,6 +119,7 @@ class SkillLoader {
     CheckModel();
     CheckSimulation();
     json::value strict_wire = ResolveOutputMode();
+    Acknowledge(warnings_, first_warning, allow_);
     if (!errors_.empty()) return std::unexpected(std::move(errors_));
     MakeSpecs(std::move(strict_wire));
     return std::move(skill_);
@@ -141,14 +145,31 @@ class SkillLoader {
     return v && v->is_number() ? v->to_number<double>() : fallback;
   }
 
-  void Error(const std::string& pointer, const std::string& message) {
+  void Error(const std::string& pointer, const std::string& message, std::string code = "skill-invalid") {
     errors_.push_back({path_, doc_.positions.Find(pointer),
-                       (pointer.empty() ? std::string() : pointer + ": ") + message});
+                       (pointer.empty() ? std::string() : pointer + ": ") + message, Diagnostic::Severity::kError,
+                       std::move(code)});
   }
-  void Warn(const std::string& pointer, const std::string& message) {
+  void Warn(const std::string& pointer, const std::string& message, std::string code) {
     warnings_.push_back({path_, doc_.positions.Find(pointer),
                          (pointer.empty() ? std::string() : pointer + ": ") + message,
-                         Diagnostic::Severity::kWarning});
+                         Diagnostic::Severity::kWarning, std::move(code)});
+  }
+
+  // `lint: {allow: [code, ...]}`: the warnings of this skill it acknowledges.
+  void LoadLint() {
+    const auto* lint = root_.if_contains("lint");
+    const auto* allow = lint && lint->is_object() ? lint->as_object().if_contains("allow") : nullptr;
+    if (allow == nullptr || !allow->is_array()) return;
+    for (std::size_t i = 0; i < allow->as_array().size(); ++i) {
+      const json::value& slug = allow->as_array()[i];
+      if (!slug.is_string()) continue;  // the descriptor's schema said so
+      if (std::string why = AllowProblem(slug.as_string()); !why.empty()) {
+        Error("/lint/allow/" + std::to_string(i), why, "allow-unknown");
+      } else {
+        allow_.emplace_back(slug.as_string());
+      }
+    }
   }
 
   void LoadRetry() {
@@ -310,7 +331,7 @@ class SkillLoader {
         } else {
           refuse("command", "only exec handler skills", "");
           if (is_known_handler && !is_known_handler(skill_.handler)) {
-            Error("/handler", "unknown handler \"" + skill_.handler + "\"");
+            Error("/handler", "unknown handler \"" + skill_.handler + "\"", "reference-unknown");
           }
         }
         break;
@@ -327,7 +348,7 @@ class SkillLoader {
       text = std::string(v->as_string());
       auto placeholders = ParsePlaceholders(text);
       if (!placeholders) {
-        Error("/prompt/" + std::string(key), placeholders.error().message);
+        Error("/prompt/" + std::string(key), placeholders.error().message, "placeholder-syntax");
         return;
       }
       out = std::move(*placeholders);
@@ -342,7 +363,7 @@ class SkillLoader {
     shown = file.string();
     auto doc = LoadYamlFile(shown);
     if (!doc) {
-      Error(pointer, "cannot load schema file " + doc.error().ToString());
+      Error(pointer, "cannot load schema file " + doc.error().ToString(), "schema-invalid");
       return std::nullopt;
     }
     schema_docs_[pointer] = std::move(*doc);
@@ -378,21 +399,27 @@ class SkillLoader {
     for (const auto& e : MetaschemaErrors(EmbeddedCompiledSchema(meta), out)) {
       errors_.push_back({file, positions->Find(prefix + e.path),
                          key + (e.path.empty() ? "" : " at " + e.path) +
-                             " is not a valid JSON Schema: " + MetaschemaMessage(e, out)});
+                             " is not a valid JSON Schema: " + MetaschemaMessage(e, out),
+                         Diagnostic::Severity::kError, "schema-invalid"});
       bad = true;
     }
     if (bad) return nullptr;
     static const json::value kDraft7 = json::parse(EmbeddedSchema("draft-07.schema.json"));
     static const json::value kDraft4 = json::parse(EmbeddedSchema("draft-04.schema.json"));
-    for (const auto& finding : LintSchema(out, meta == "draft-04.schema.json" ? kDraft4 : kDraft7)) {
-      const bool at_key = finding.message.starts_with("unknown keyword");
-      warnings_.push_back({file, at_key ? positions->FindKey(prefix + finding.path) : positions->Find(prefix + finding.path),
-                           key + " at " + finding.path + ": " + finding.message, Diagnostic::Severity::kWarning});
+    const bool draft4 = meta == "draft-04.schema.json";
+    for (auto& finding : LintSchema(out, draft4 ? kDraft4 : kDraft7, draft4)) {
+      SourcePosition pos = finding.at_key ? positions->FindKey(prefix + finding.path) : positions->Find(prefix + finding.path);
+      (finding.error ? errors_ : warnings_)
+          .push_back({file, pos, key + " at " + finding.path + ": " + finding.message,
+                      finding.error ? Diagnostic::Severity::kError : Diagnostic::Severity::kWarning,
+                      std::move(finding.code)});
+      bad = bad || finding.error;
     }
+    if (bad) return nullptr;
     auto compiled = validation::CompiledSchema::Compile(out);
     if (!compiled) {
-      errors_.push_back({file, positions->Find(prefix),
-                         key + " is not a valid JSON Schema: " + compiled.error()});
+      errors_.push_back({file, positions->Find(prefix), key + " is not a valid JSON Schema: " + compiled.error(),
+                         Diagnostic::Severity::kError, "schema-invalid"});
       return nullptr;
     }
     return *compiled;
@@ -408,6 +435,22 @@ class SkillLoader {
     CheckPlaceholderPaths();
   }
 
+  // The declared property closest to the placeholder's segment `i`, as the
+  // placeholder it would make: ` (did you mean "{{input.text}}"?)`.
+  static std::string PlaceholderHint(const Placeholder& placeholder, std::size_t i, const json::value* props) {
+    if (props == nullptr || !props->is_object()) return {};
+    std::vector<std::string> declared;
+    for (const auto& [name, unused] : props->as_object()) declared.emplace_back(name);
+    std::vector<std::string> shown;
+    for (const std::string& name : ClosestNames(placeholder.path[i], declared, 1)) {
+      Placeholder fixed = placeholder;
+      fixed.path.resize(i + 1);
+      fixed.path[i] = name;
+      shown.push_back("{{" + PlaceholderName(fixed) + "}}");
+    }
+    return DidYouMean(shown);
+  }
+
   // A placeholder must name a property the input schema declares, when the
   // schema says which properties exist.
   void CheckPlaceholderPaths() {
@@ -415,16 +458,21 @@ class SkillLoader {
     auto check = [&](std::string_view key, const std::vector<Placeholder>& placeholders) {
       for (const auto& placeholder : placeholders) {
         const json::value* schema = &skill_.input_schema_json;
-        for (const auto& segment : placeholder.path) {
+        for (std::size_t i = 0; i < placeholder.path.size(); ++i) {
           const json::object* obj = schema->if_object();
           const json::value* props = obj ? obj->if_contains("properties") : nullptr;
-          const json::value* next = props && props->is_object() ? props->as_object().if_contains(segment) : nullptr;
-          if (next) { schema = next; continue; }
+          const json::value* next =
+              props && props->is_object() ? props->as_object().if_contains(placeholder.path[i]) : nullptr;
+          if (next) {
+            schema = next;
+            continue;
+          }
           const json::value* additional = obj ? obj->if_contains("additionalProperties") : nullptr;
           bool closed = additional && additional->is_bool() && !additional->as_bool();
           std::string message = "placeholder {{" + PlaceholderName(placeholder) +
-                                "}} names a property input_schema does not declare";
-          if (closed || props) Error("/prompt/" + std::string(key), message);
+                                "}} names a property input_schema does not declare" +
+                                PlaceholderHint(placeholder, i, props);
+          if (closed || props) Error("/prompt/" + std::string(key), message, "placeholder-unknown");
           break;
         }
       }
@@ -446,11 +494,15 @@ class SkillLoader {
       for (const auto& [name, unused] : config_.models) known.push_back(name);
       std::string hint = DidYouMean(ClosestNames(model, known));
       if (!provider) {
-        Error(pointer, "model \"" + model + "\" is not in the models table of " + config_.source + hint +
-                           "; add it there (or set default_provider)");
+        Error(pointer,
+              "model \"" + model + "\" is not in the models table of " + config_.source + hint +
+                  "; add it there (or set default_provider)",
+              "model-unknown");
       } else {
-        Warn(pointer, "model \"" + model + "\" is not in the models table of " + config_.source + hint +
-                          ", so it runs on the default_provider \"" + *provider + "\"");
+        Warn(pointer,
+             "model \"" + model + "\" is not in the models table of " + config_.source + hint +
+                 ", so it runs on the default_provider \"" + *provider + "\"",
+             "model-unlisted");
       }
       return provider.value_or("");
     };
@@ -498,7 +550,8 @@ class SkillLoader {
     if (!strict) {
       Error("/output_schema", "the " + skill_.provider_kind + " strict mode of model \"" + skill_.model +
                                   "\" cannot take this schema: " + strict.error() +
-                                  " (set `structured_output: none` to use the validation loop)");
+                                  " (set `structured_output: none` to use the validation loop)",
+            "strict-unsupported");
       return nullptr;
     }
     for (const auto& note : strict->client_only) {
@@ -506,8 +559,8 @@ class SkillLoader {
       std::string at = PlaceUnder("/output_schema", note).pointer;
       SourcePosition pos = root_.at("output_schema").is_object() ? doc_.positions.Find(at)
                                                                  : doc_.positions.Find("/output_schema");
-      warnings_.push_back({path_, pos, "/output_schema: " + note + " (" + skill_.provider_kind +
-                                           " strict mode)", Diagnostic::Severity::kWarning});
+      warnings_.push_back({path_, pos, "/output_schema: " + note + " (" + skill_.provider_kind + " strict mode)",
+                           Diagnostic::Severity::kWarning, "strict-unenforced"});
     }
     wire_wrapped_ = strict->wrapped;
     return std::move(strict->wire);
@@ -585,8 +638,10 @@ class SkillLoader {
         schema->strict_wire = std::move(wire->wire);
         schema->wrapped = wire->wrapped;
       } else {
-        Warn("/model", "fallback or escalation model \"" + model + "\" cannot take this schema in " + kind +
-                           " strict mode (" + wire.error() + "); it runs the validation loop");
+        Warn("/model",
+             "fallback or escalation model \"" + model + "\" cannot take this schema in " + kind + " strict mode (" +
+                 wire.error() + "); it runs the validation loop",
+             "fallback-unstrict");
         route.mode = OutputMode::kNone;
       }
     }
@@ -602,6 +657,7 @@ class SkillLoader {
   std::vector<Diagnostic> errors_;
   bool wire_wrapped_ = false;  // the strict wire schema wraps the root as {"value": ...}
   std::map<std::string, YamlDocument> schema_docs_;
+  std::vector<std::string> allow_;  // lint.allow
   Skill skill_;
 };
 

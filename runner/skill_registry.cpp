@@ -82,7 +82,7 @@ std::vector<fs::path> ListFolder(const fs::path& dir, bool want_dirs,
   std::vector<fs::path> out;
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) {
-    if (required) diagnostics.push_back({dir.string(), {}, "not a directory"});
+    if (required) diagnostics.push_back({dir.string(), {}, "not a directory", Diagnostic::Severity::kError, "file-unreadable"});
     return out;
   }
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
@@ -91,7 +91,9 @@ std::vector<fs::path> ListFolder(const fs::path& dir, bool want_dirs,
       out.push_back(it->path());
     }
   }
-  if (ec) diagnostics.push_back({dir.string(), {}, "cannot list: " + ec.message()});
+  if (ec) {
+    diagnostics.push_back({dir.string(), {}, "cannot list: " + ec.message(), Diagnostic::Severity::kError, "file-unreadable"});
+  }
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -106,12 +108,14 @@ void SkillRegistry::LoadRubrics(const RegistryOptions& options, std::vector<Diag
     auto rubric = LoadRubricFile(file.string());
     if (!rubric) {
       diagnostics.insert(diagnostics.end(), rubric.error().begin(), rubric.error().end());
+      StampCode(diagnostics, diagnostics.size() - rubric.error().size(), "rubric-invalid");
       failed_rubrics_.emplace(IntendedId(file.string(), file.stem().string()), FirstError(rubric.error()));
       continue;
     }
     if (auto [it, fresh] = rubric_files.emplace(rubric->id, file.string()); !fresh) {
       diagnostics.push_back({file.string(), {1, 1},
-                             "duplicate rubric id \"" + rubric->id + "\" (also in " + it->second + ")"});
+                             "duplicate rubric id \"" + rubric->id + "\" (also in " + it->second + ")",
+                             Diagnostic::Severity::kError, "duplicate-id"});
       continue;
     }
     rubrics_.push_back(std::make_shared<const Rubric>(std::move(*rubric)));
@@ -152,7 +156,8 @@ bool SkillRegistry::LinkSkill(Skill& skill, const RegistryOptions& options, cons
   if (skill.review) {
     auto gate = JudgeForGate(skill, config_, FindRubricShared(skill.review->rubric));
     if (!gate) {
-      diagnostics.push_back({file, where("/review"), "/review: " + gate.error().message});
+      diagnostics.push_back(
+          {file, where("/review"), "/review: " + gate.error().message, Diagnostic::Severity::kError, "skill-invalid"});
       return false;
     }
     skill.judge = std::make_shared<const review::JudgeSpec>(std::move(*gate));
@@ -255,14 +260,17 @@ void SkillRegistry::LoadSkills(const RegistryOptions& options, std::vector<Diagn
     } else {
       entry.diagnostics.insert(entry.diagnostics.end(), skill.error().begin(), skill.error().end());
     }
+    StampCode(entry.diagnostics, 0, "skill-invalid");
   }
   set.Index();
   ReviewerLookup reviewers = [&set](std::string_view id) { return set.Reviewer(id); };
   for (bool review_pass : {true, false}) {
     for (SkillEntry& entry : set.entries) {
       if (!entry.skill || (entry.skill->template_type == TemplateType::kLlmReview) != review_pass) continue;
+      const std::size_t before = entry.diagnostics.size();
       entry.ok = LinkSkill(*entry.skill, options, entry.file, reviewers, entry.diagnostics) &&
                  entry.duplicate_of.empty();
+      StampCode(entry.diagnostics, before, "reference-unknown");
     }
   }
   Register(set.entries, set.unloaded, diagnostics);
@@ -275,7 +283,8 @@ void SkillRegistry::Register(std::vector<SkillEntry>& entries, std::map<std::str
     if (!entry.duplicate_of.empty()) {
       auto doc = LoadYamlFile(entry.file);
       diagnostics.push_back({entry.file, doc ? doc->positions.Find("/id") : SourcePosition{},
-                             "/id: duplicate skill id \"" + entry.skill->id + "\" (also in " + entry.duplicate_of + ")"});
+                             "/id: duplicate skill id \"" + entry.skill->id + "\" (also in " + entry.duplicate_of + ")",
+                             Diagnostic::Severity::kError, "duplicate-id"});
     }
     if (entry.ok) {
       skills_.push_back(std::make_shared<const Skill>(std::move(*entry.skill)));

@@ -2,6 +2,7 @@
 
 #include "runner/exec_rules.h"
 #include "runner/skill_runner.h"
+#include "services/common/json_text.h"
 
 namespace skillrunner {
 namespace json = boost::json;
@@ -21,7 +22,7 @@ void MarkRejected(Attempt& attempt, const json::value& verdict) {
 
 }  // namespace
 
-std::string ReviewFeedback(const json::value& verdict) {
+std::string ReviewFeedback(const json::value& verdict, bool answer_shown) {
   auto list = [&](std::string_view key) {
     std::string out;
     const json::object* obj = verdict.if_object();
@@ -32,7 +33,9 @@ std::string ReviewFeedback(const json::value& verdict) {
     }
     return out;
   };
-  std::string out = "A reviewer rejected an earlier answer:\n" + list("issues");
+  std::string out = std::string(answer_shown ? "A reviewer rejected this answer:\n"
+                                             : "A reviewer rejected an earlier answer:\n") +
+                    list("issues");
   if (std::string fixes = list("suggested_fixes"); !fixes.empty()) out += "Suggested fixes:\n" + fixes;
   out += "Answer again with these fixed.";
   return out;
@@ -61,7 +64,7 @@ boost::asio::awaitable<Result<json::value>> GenerationSkills::ReviewAndRecord(co
 
 boost::asio::awaitable<Result<Produced>> GenerationSkills::Run(const Skill& skill, const json::value& input,
                                                                InvocationContext& ctx) {
-  auto first = co_await generation_->Generate(*skill.generation, input, "", ctx);
+  auto first = co_await generation_->Generate(*skill.generation, input, nullptr, ctx);
   if (!first || !skill.judge || !skill.review) co_return first;
   const bool retry_once = skill.review->retry_once;
   auto verdict = co_await ReviewAndRecord(skill, *first, input, retry_once, ctx);
@@ -70,7 +73,9 @@ boost::asio::awaitable<Result<Produced>> GenerationSkills::Run(const Skill& skil
     ctx.review() = std::move(*verdict);
     co_return Produced{std::move(first->value), std::nullopt};
   }
-  auto second = co_await generation_->Generate(*skill.generation, input, ReviewFeedback(*verdict), ctx);
+  const bool fresh = skill.generation->retry.strategy == generation::RetryStrategy::kFresh;
+  const generation::Regeneration regeneration{ReviewFeedback(*verdict, !fresh), CompactJson(first->value)};
+  auto second = co_await generation_->Generate(*skill.generation, input, &regeneration, ctx);
   if (!second) {
     co_return std::unexpected(std::move(second.error().WithContext("regeneration after a failed review")));
   }

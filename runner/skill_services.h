@@ -29,8 +29,9 @@ class HandlerSkills : public SkillService {
 // LLM_JSON_GENERATION skills, with their review gate: the output is reviewed
 // (in a forked context, so the generation's attempt is recorded first, with
 // its final kind); a failed review with retry_once regenerates once with the
-// review's issues and fixes appended to the user prompt (ReviewFeedback) and
-// reviews again. The final verdict (holding the first in `first` after a
+// review's issues and fixes (ReviewFeedback): after the rejected answer under
+// retry.strategy continuation, appended to the user prompt under fresh
+// (generation::Regeneration), and reviews again. The final verdict (holding the first in `first` after a
 // regeneration) goes to ctx.review(); a still-failing final review is a
 // success with review.pass false. Judge errors fail the invocation
 // (JUDGE_ERROR), and so does a failed regeneration.
@@ -65,11 +66,12 @@ class ReviewSkills : public SkillService {
   std::shared_ptr<review::Reviewer> reviewer_;
 };
 
-// The instruction appended to the user prompt of a regeneration after a
-// failed review: "A reviewer rejected an earlier answer:\n- <issue>\n..." then,
-// when there are any, "Suggested fixes:\n- <fix>\n...", and "Answer again with
+// The critique of a regeneration after a failed review: "A reviewer rejected
+// this answer:\n- <issue>\n..." (`answer_shown`: the turn follows the rejected
+// answer; else "an earlier answer", appended to the user prompt) then, when
+// there are any, "Suggested fixes:\n- <fix>\n...", and "Answer again with
 // these fixed."
-std::string ReviewFeedback(const boost::json::value& verdict);
+std::string ReviewFeedback(const boost::json::value& verdict, bool answer_shown);
 
 // What the real services share, owned by the caller and outliving the runner.
 struct ServiceDeps {

@@ -17,6 +17,7 @@
 #include "runner/cli/providers_command.h"
 #include "runner/cli/serve_command.h"
 #include "runner/key_reference.h"
+#include "runner/lint_codes.h"
 #include "services/common/json_text.h"
 #include "runner/logging.h"
 #include "runner/skill_json.h"
@@ -57,6 +58,7 @@ int PrintFailure(ErrorCode code, std::string message, bool pretty,
 // Problems in other files are worth a warning; notes about them are debug.
 void LogDiagnostics(const std::vector<Diagnostic>& diagnostics) {
   for (const auto& d : diagnostics) {
+    if (d.acknowledged) continue;
     if (d.severity == Diagnostic::Severity::kError) {
       spdlog::warn("{}", d.ToString());
     } else {
@@ -140,7 +142,37 @@ int Run(const CommonOptions& common, const RunOptions& options) {
   return 0;
 }
 
-int Validate(const CommonOptions& common, bool as_json, bool strict) {
+struct ValidateOptions {
+  bool as_json = false;
+  bool strict = false;
+  std::vector<std::string> allow;  // warning codes acknowledged for this check
+};
+
+struct Tally {
+  std::size_t errors = 0;
+  std::size_t warnings = 0;  // not acknowledged
+  std::size_t allowed = 0;
+};
+
+Tally Count(const std::vector<Diagnostic>& diagnostics) {
+  Tally tally;
+  for (const auto& d : diagnostics) {
+    if (d.severity == Diagnostic::Severity::kError) {
+      ++tally.errors;
+    } else {
+      ++(d.acknowledged ? tally.allowed : tally.warnings);
+    }
+  }
+  return tally;
+}
+
+int Validate(const CommonOptions& common, const ValidateOptions& options) {
+  for (const std::string& slug : options.allow) {
+    if (std::string why = AllowProblem(slug); !why.empty()) {
+      std::fprintf(stderr, "skillrunner validate: --allow: %s\n", why.c_str());
+      return kUsageStatus;
+    }
+  }
   auto config = ResolveConfig(common);
   std::vector<Diagnostic> diagnostics;
   std::shared_ptr<const SkillRegistry> registry;
@@ -151,24 +183,24 @@ int Validate(const CommonOptions& common, bool as_json, bool strict) {
     diagnostics = std::move(loaded.diagnostics);
     registry = loaded.registry;
   }
-  std::size_t errors = 0;
-  for (const auto& d : diagnostics) errors += d.severity == Diagnostic::Severity::kError;
+  Acknowledge(diagnostics, 0, options.allow);
+  const Tally tally = Count(diagnostics);
+  const bool strict_fails = options.strict && tally.warnings > 0;
   std::size_t skills = registry ? registry->skills().size() : 0;
   std::size_t rubrics = registry ? registry->rubrics().size() : 0;
-  if (as_json) {
-    json::array items = DiagnosticsToJson(diagnostics);
-    const bool ok = errors == 0 && !(strict && diagnostics.size() > errors);
-    PrintJson(json::object{{"ok", ok}, {"skills", skills}, {"rubrics", rubrics},
-                           {"diagnostics", std::move(items)}},
+  if (options.as_json) {
+    PrintJson(json::object{{"ok", tally.errors == 0 && !strict_fails}, {"skills", skills}, {"rubrics", rubrics},
+                           {"diagnostics", DiagnosticsToJson(diagnostics)}},
               false);
   } else {
-    for (const auto& d : diagnostics) std::printf("%s\n", d.ToString().c_str());
-    std::printf("%zu skill(s) and %zu rubric(s) loaded; %zu error(s), %zu warning(s)%s\n", skills, rubrics, errors,
-                diagnostics.size() - errors,
-                strict && diagnostics.size() > errors ? " (--strict: warnings fail)" : "");
+    for (const auto& d : diagnostics) {
+      if (!d.acknowledged) std::printf("%s\n", d.ToString().c_str());
+    }
+    std::string allowed = tally.allowed > 0 ? ", " + std::to_string(tally.allowed) + " allowed" : "";
+    std::printf("%zu skill(s) and %zu rubric(s) loaded; %zu error(s), %zu warning(s)%s%s\n", skills, rubrics,
+                tally.errors, tally.warnings, allowed.c_str(), strict_fails ? " (--strict: warnings fail)" : "");
   }
-  if (errors > 0) return kUsageStatus;
-  return strict && !diagnostics.empty() ? kUsageStatus : 0;
+  return tally.errors > 0 || strict_fails ? kUsageStatus : 0;
 }
 
 int List(const CommonOptions& common, bool as_json) {
@@ -247,11 +279,14 @@ int RunCli(int argc, char** argv) {
   RunOptions run;
   auto* run_cmd = AddRunCommand(app, run);
 
-  bool validate_json = false;
+  ValidateOptions validate;
   auto* validate_cmd = app.add_subcommand("validate", "Check every skill, rubric and the config; exit 2 on any error");
-  validate_cmd->add_flag("--json", validate_json, "Print the diagnostics as JSON");
-  bool validate_strict = false;
-  validate_cmd->add_flag("--strict", validate_strict, "Warnings fail too (exit 2)");
+  validate_cmd->add_flag("--json", validate.as_json, "Print the diagnostics as JSON");
+  validate_cmd->add_flag("--strict", validate.strict, "Warnings fail too (exit 2), except the allowed ones");
+  validate_cmd->add_option("--allow", validate.allow,
+                           "Acknowledge the warnings of this code (repeatable; see `skillrunner schema`, Lint codes)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
 
   bool list_json = false;
   auto* list_cmd = app.add_subcommand("list", "List the skills that load");
@@ -297,7 +332,7 @@ int RunCli(int argc, char** argv) {
   }
   try {
     if (run_cmd->parsed()) return Run(common, run);
-    if (validate_cmd->parsed()) return Validate(common, validate_json, validate_strict);
+    if (validate_cmd->parsed()) return Validate(common, validate);
     if (schema_cmd->parsed()) {
       std::fputs(KeyReferenceMarkdown().c_str(), stdout);
       return 0;

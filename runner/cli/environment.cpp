@@ -31,7 +31,8 @@ std::expected<Config, std::vector<Diagnostic>> ResolveConfig(const CommonOptions
   if (provider.empty()) provider = ProcessEnv("SKILLRUNNER_PROVIDER").value_or("");
   if (!provider.empty()) {
     if (auto applied = ApplyProviderOverride(config, provider); !applied) {
-      return std::unexpected(std::vector<Diagnostic>{{config.source, {}, applied.error()}});
+      return std::unexpected(
+          std::vector<Diagnostic>{{config.source, {}, applied.error(), Diagnostic::Severity::kError, "config-invalid"}});
     }
   }
   return config;

@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
+#include <set>
 
 #include "runner/cli/eval_support.h"
 #include "runner/eval/orchestrate.h"
@@ -47,14 +48,20 @@ eval::RunnerFactory RunnerFor(std::shared_ptr<const SkillRegistry> registry,
 
 }  // namespace
 
-std::optional<eval::LoadedSuite> LoadSuiteForEval(const CommonOptions& common, const std::string& suite_file) {
+std::optional<eval::LoadedSuite> LoadSuiteForEval(const CommonOptions& common, const std::string& suite_file,
+                                                  bool tree_warnings) {
   auto config = ResolveConfig(common);
   if (!config) {
     for (const auto& d : config.error()) std::fprintf(stderr, "%s\n", d.ToString().c_str());
     return std::nullopt;
   }
   auto registry = LoadRegistry(common, std::move(*config));
-  for (const auto& d : registry.diagnostics) spdlog::warn("{}", d.ToString());
+  std::set<std::string> shown;  // two skills sharing a schema file: its findings once
+  for (const auto& d : registry.diagnostics) {
+    const bool warning = d.severity == Diagnostic::Severity::kWarning;
+    if ((warning && (d.acknowledged || !tree_warnings)) || !shown.insert(d.ToString()).second) continue;
+    spdlog::warn("{}", d.ToString());
+  }
   auto suite = eval::LoadSuite(suite_file, *registry.registry);
   if (!suite) {
     for (const auto& d : suite.error()) std::fprintf(stderr, "%s\n", d.ToString().c_str());
@@ -143,7 +150,7 @@ int MergeEval(const CommonOptions& common, const EvalOptions& options) {
   for (const auto& source : options.merge_sources) request.sources.emplace_back(source);
   request.suite_file = options.merge_suite;
   request.finish = FinishRequestFor(options);
-  auto load = [&common](const std::string& file) { return LoadSuiteForEval(common, file); };
+  auto load = [&common](const std::string& file) { return LoadSuiteForEval(common, file, false); };
   return eval::MergeRuns(request, load, SayToStderr);
 }
 

@@ -10,6 +10,10 @@ namespace skillrunner {
 // Levenshtein distance, for "did you mean" hints.
 std::size_t EditDistance(std::string_view a, std::string_view b);
 
+// Damerau-Levenshtein distance (optimal string alignment): a swap of two
+// neighbouring letters counts one edit ("requried" is 1 from "required").
+std::size_t DamerauDistance(std::string_view a, std::string_view b);
+
 // The candidates closest to `name`, closest first (ties in the candidates'
 // order), at most `most`, each within `max_distance` edits (0: within
 // max(2, name's length / 3)).

@@ -100,6 +100,11 @@ struct Prompt {
   std::string system;
   std::string user;
   std::vector<std::string> avoid;  // earlier mistakes in this session
+  // A regeneration after a failed review, continuation style: the rejected
+  // answer (JSON text) as the model's turn after the first messages, then the
+  // critique as the next user turn. Both empty otherwise.
+  std::string rejected_answer;
+  std::string critique;
 };
 
 }  // namespace skillrunner::generation

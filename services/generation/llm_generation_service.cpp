@@ -34,12 +34,12 @@ Result<Prompt> RenderPrompt(const GenerationSpec& spec, const json::value& input
   if (!system) return std::unexpected(std::move(system.error()));
   auto user = RenderPart(spec, "user", t.user, t.user_placeholders, input);
   if (!user) return std::unexpected(std::move(user.error()));
-  return Prompt{std::move(*system), std::move(*user), {}};
+  return Prompt{std::move(*system), std::move(*user), {}, {}, {}};
 }
 
 boost::asio::awaitable<Result<Produced>> LlmGenerationService::Generate(const GenerationSpec& spec,
                                                                         const json::value& input,
-                                                                        const std::string& feedback,
+                                                                        const Regeneration* regeneration,
                                                                         InvocationContext& ctx) {
   providers::Provider* provider = providers_(spec.provider);
   if (provider == nullptr) {
@@ -48,7 +48,12 @@ boost::asio::awaitable<Result<Produced>> LlmGenerationService::Generate(const Ge
   }
   auto prompt = RenderPrompt(spec, input);
   if (!prompt) co_return std::unexpected(std::move(prompt.error()));
-  if (!feedback.empty()) prompt->user += "\n\n" + feedback;
+  if (regeneration != nullptr && spec.retry.strategy == RetryStrategy::kFresh) {
+    prompt->user += "\n\n" + regeneration->critique;
+  } else if (regeneration != nullptr) {
+    prompt->rejected_answer = regeneration->rejected_answer;
+    prompt->critique = regeneration->critique;
+  }
   const auto& session = ctx.options().session;
   if (session) prompt->avoid = co_await sessions_.Recall(*session, spec.skill_id, ctx.clock().Now());
 

@@ -18,16 +18,25 @@ namespace skillrunner::generation {
 // what the session remembers, and runs a StructuredGenerator on the spec's
 // provider. Validation errors are remembered for the session. The review
 // gate around it is the core's (runner/review_gate.h). Thread-safe.
+// A regeneration after a failed review (DESIGN 10.1, 10.8). Under the
+// spec's `retry.strategy: continuation` the model is shown its rejected
+// answer (as its own turn after the first messages) and then the critique
+// (the next user turn); under `fresh` the critique alone, appended to the
+// user prompt.
+struct Regeneration {
+  std::string critique;
+  std::string rejected_answer;  // JSON text
+};
+
 class LlmGenerationService {
  public:
   // `rules` runs exec validators (runner/exec_rules.h).
   LlmGenerationService(ProviderLookup providers, ModelDowngrades& downgrades, SessionMemory& sessions,
                        providers::RetryingProviderOptions options = {}, std::shared_ptr<RuleRunner> rules = nullptr);
 
-  // `feedback`, when not empty, is appended to the user prompt (a review's
-  // critique for a regeneration).
+  // `regeneration` (null for a first generation): see Regeneration.
   boost::asio::awaitable<Result<Produced>> Generate(const GenerationSpec& spec, const boost::json::value& input,
-                                                    const std::string& feedback, InvocationContext& ctx);
+                                                    const Regeneration* regeneration, InvocationContext& ctx);
 
  private:
   ProviderLookup providers_;

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "services/generation/strict_schema_internal.h"
+#include "services/validation/formats.h"
 
 namespace skillrunner::generation::strict_detail {
 namespace {
@@ -145,8 +146,11 @@ void Transformer::Keyword(std::string_view key, const json::value& value, const 
     if (!value.is_string()) return;
     if (IsFormat(dialect_, value.get_string())) {
       out["format"] = value;
-    } else {
+    } else if (validation::IsCheckedFormat(value.get_string())) {
       ClientOnly(ptr, key, value, notes);
+    } else {
+      // Nothing checks it (the schema lint says so): only told to the model.
+      notes.push_back("format " + ValueText(value));
     }
   } else if (key == "pattern") {
     if (!value.is_string()) return Fail(ptr, "pattern must be a string, found " + ValueText(value));

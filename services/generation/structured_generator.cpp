@@ -76,6 +76,11 @@ void Configure(Conversation& c, OutputMode mode, InvocationContext& ctx) {
   ctx.metrics().mode = RunModeFor(mode);
   c.request.messages = FirstMessages(c.prompt.system, c.prompt.user, UsesStrictWire(mode) ? nullptr : &schema.text,
                                      c.prompt.avoid);
+  if (!c.prompt.rejected_answer.empty()) {
+    // A regeneration after a failed review: a fresh validation retry keeps it.
+    c.request.messages.push_back({"assistant", c.prompt.rejected_answer, 0});
+    c.request.messages.push_back({"user", c.prompt.critique, 0});
+  }
   c.first_messages = c.request.messages.size();
   c.request.response_format = ResponseFormat{};
   if (mode == OutputMode::kJsonObject) c.request.response_format.kind = ResponseFormat::Kind::kJsonObject;

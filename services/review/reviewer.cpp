@@ -79,7 +79,7 @@ boost::asio::awaitable<Result<json::value>> Reviewer::Review(const JudgeSpec& ju
     co_return Fail(ErrorCode::kConfigInvalid, "\"" + judge.review_id() + "\" runs on provider \"" +
                                                   judge.generation.provider + "\", which this process has not configured");
   }
-  const generation::Prompt prompt{judge.rubric->judge->system_prompt, JudgeUserPrompt(subject, context), {}};
+  const generation::Prompt prompt{judge.rubric->judge->system_prompt, JudgeUserPrompt(subject, context), {}, {}, {}};
   // A gate's judge must not change how the generation reports its mode.
   const RunMode outer_mode = ctx.metrics().mode;
   generation::StructuredGenerator generator(providers_, downgrades_, options_);

@@ -117,6 +117,13 @@ bool ValijsonFormat(std::string_view format, std::string_view text) {
 
 }  // namespace
 
+bool IsCheckedFormat(std::string_view format) {
+  for (std::string_view name : {"email", "hostname", "ipv4", "ipv6", "uuid", "uri", "date", "time", "date-time"}) {
+    if (format == name) return true;
+  }
+  return false;
+}
+
 bool CheckFormat(std::string_view format, std::string_view text) {
   if (format == "email") return IsEmail(text);
   if (format == "hostname") return IsHostname(text);

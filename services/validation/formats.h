@@ -9,4 +9,7 @@ namespace skillrunner::validation {
 // name is accepted (JSON Schema makes unknown formats annotations).
 bool CheckFormat(std::string_view format, std::string_view text);
 
+// Whether CheckFormat checks `format` (else every string passes it).
+bool IsCheckedFormat(std::string_view format);
+
 }  // namespace skillrunner::validation

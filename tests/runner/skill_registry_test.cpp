@@ -196,7 +196,8 @@ output_schema: {}
   config.default_provider = "openai";
   EXPECT_EQ(Load(config), (std::vector<std::string>{
       "skills/g/skill.yaml:3:8: warning: /model: model \"unknown-model\" is not in the models table of "
-      "skillrunner.yaml (did you mean \"unknown-model-2\"?), so it runs on the default_provider \"openai\""}));
+      "skillrunner.yaml (did you mean \"unknown-model-2\"?), so it runs on the default_provider \"openai\" "
+      "[model-unlisted]"}));
   EXPECT_EQ(registry_->FindSkill("g")->provider, "openai");
   // Without a config file every model runs on the simulator, by design.
   EXPECT_EQ(Load(BuiltinConfig()), std::vector<std::string>{});
@@ -255,7 +256,7 @@ output_schema: { type: object, properties: { tags: { type: array } } }
   EXPECT_EQ(Load(config), (std::vector<std::string>{
       "skills/fb/skill.yaml:3:8: warning: /model: fallback or escalation model \"strict\" cannot take this schema in "
       "openai strict mode (/properties/tags: array has no items schema; openai strict mode needs typed items); it "
-      "runs the validation loop",
+      "runs the validation loop [fallback-unstrict]",
       "skills/tool/skill.yaml:4:20: /structured_output: tool mode needs an openai or anthropic provider; model "
       "\"gem\" runs on a gemini one",
   }));
@@ -306,7 +307,7 @@ output_schema:
       "cannot take this schema: /properties/tags: array has no items schema; openai strict mode needs typed "
       "items (set `structured_output: none` to use the validation loop)",
       "skills/named/skill.yaml:9:23: warning: /output_schema: /properties/name: maxLength 20 is enforced "
-      "only by client-side validation (openai strict mode)",
+      "only by client-side validation (openai strict mode) [strict-unenforced]",
   }));
   EXPECT_EQ(registry_->FindSkill("list"), nullptr);
   // Any root runs on the strict model too, wrapped as {"value": ...} on the wire.

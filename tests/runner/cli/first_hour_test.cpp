@@ -68,7 +68,8 @@ TEST_F(FirstHourTest, ADefaultProviderFallbackIsAWarningAndTheResultNamesWhatAns
   EXPECT_EQ(validate.status, 0);
   EXPECT_EQ(validate.out,
             "skills/extract_order/skill.yaml:3:8: warning: /model: model \"gpt-4o-mni\" is not in the models table "
-            "of skillrunner.yaml (did you mean \"gpt-4o-mini\"?), so it runs on the default_provider \"sim\"\n"
+            "of skillrunner.yaml (did you mean \"gpt-4o-mini\"?), so it runs on the default_provider \"sim\" "
+            "[model-unlisted]\n"
             "1 skill(s) and 0 rubric(s) loaded; 0 error(s), 1 warning(s)\n");
   auto run = Skillrunner(tree_.Path(""), "run extract_order --input '{\"text\": \"2 mugs for Ada\", \"tier\": \"pro\"}'");
   ASSERT_EQ(run.status, 0) << run.out;
@@ -96,7 +97,7 @@ TEST_F(FirstHourTest, OptionalPlaceholdersRenderEmptyAndUndeclaredOnesAreLoadErr
   EXPECT_EQ(validate.status, 2);
   EXPECT_EQ(validate.out,
             "skills/extract_order/skill.yaml:5:11: /prompt/system: placeholder {{input.tire}} names a property "
-            "input_schema does not declare\n"
+            "input_schema does not declare (did you mean \"{{input.tier}}\"?)\n"
             "0 skill(s) and 0 rubric(s) loaded; 1 error(s), 0 warning(s)\n");
 }
 
@@ -232,7 +233,7 @@ output_schema:
             "skills/order/skill.yaml:4:1: /temprature: unexpected property \"temprature\" (did you mean "
             "\"temperature\"?)\n"
             "skills/order/skill.yaml:5:17: /prompt/user: placeholder {{input.txt}} names a property input_schema "
-            "does not declare\n"
+            "does not declare (did you mean \"{{input.text}}\"?)\n"
             "skills/order/skill.yaml:15:24: output_schema at /properties/items/items/properties/qty/type is not a "
             "valid JSON Schema: unknown type \"int\" (expected array, boolean, integer, null, number, object or "
             "string)\n"
@@ -248,7 +249,7 @@ output_schema:
   EXPECT_EQ(listed.at("diagnostics").as_array().size(), 4u);
   EXPECT_EQ(listed.at("diagnostics").at(0),
             json::parse(R"J({"file": "skills/order/skill.yaml", "line": 3, "col": 8, "pointer": "/model",
-                "severity": "error", "message": "model \"gpt-4o-mni\" is not in the models table of skillrunner.yaml (did you mean \"gpt-4o-mini\"?); add it there (or set default_provider)"})J"));
+                "severity": "error", "code": "model-unknown", "allowed": false, "message": "model \"gpt-4o-mni\" is not in the models table of skillrunner.yaml (did you mean \"gpt-4o-mini\"?); add it there (or set default_provider)"})J"));
   auto json_validate = Skillrunner(tree_.Path(""), "validate --json");
   EXPECT_EQ(json::parse(json_validate.out).at("diagnostics"), listed.at("diagnostics"));
 }
@@ -269,9 +270,10 @@ TEST_F(FirstHourTest, ARubricThatDidNotLoadIsNamedWithItsError) {
             "0 skill(s) and 0 rubric(s) loaded; 2 error(s), 0 warning(s)\n");
 }
 
-// 3. Schema typos are warnings naming the keyword, its place and the closest
-//    keyword; --strict makes them fail.
-TEST_F(FirstHourTest, SchemaTyposAreWarningsAndStrictMakesThemFail) {
+// 3. Schema typos of a keyword are errors naming the keyword, its place and
+//    the closest keyword; the other findings are warnings with their code, and
+//    --strict makes them fail.
+TEST_F(FirstHourTest, SchemaTyposAreErrorsAndStrictMakesWarningsFail) {
   tree_.Write("skillrunner.yaml", kConfig);
   tree_.Write("skills/order/skill.yaml", R"(id: order
 template_type: LLM_JSON_GENERATION
@@ -286,20 +288,41 @@ output_schema:
     total: { type: number, minimun: 0 }
     lines: { type: object, additionalProperties: false, required: [sku], properties: { qty: { type: integer } } }
 )");
-  const std::string warnings =
-      "skills/order/skill.yaml:8:3: warning: output_schema at /requried: unknown keyword \"requried\" (did you mean "
-      "\"required\"?)\n"
-      "skills/order/skill.yaml:11:28: warning: output_schema at /properties/total/minimun: unknown keyword "
-      "\"minimun\" (did you mean \"minimum\"?)\n"
+  const std::string errors =
+      "skills/order/skill.yaml:8:3: output_schema at /requried: unknown keyword \"requried\" (did you mean "
+      "\"required\"?); as written it constrains nothing\n"
+      "skills/order/skill.yaml:11:28: output_schema at /properties/total/minimun: unknown keyword "
+      "\"minimun\" (did you mean \"minimum\"?); as written it constrains nothing\n";
+  const std::string undeclared =
       "skills/order/skill.yaml:12:68: warning: output_schema at /properties/lines/required/0: required names "
-      "\"sku\", which properties does not declare and additionalProperties: false forbids, so no answer can match\n";
+      "\"sku\", which properties does not declare and additionalProperties: false forbids, so no answer can match "
+      "[required-undeclared]\n";
+  auto typos = Skillrunner(tree_.Path(""), "validate", "2>&1");
+  EXPECT_EQ(typos.status, 2);
+  EXPECT_EQ(typos.out, undeclared + errors + "0 skill(s) and 0 rubric(s) loaded; 2 error(s), 1 warning(s)\n");
+  tree_.Write("skills/order/skill.yaml", R"(id: order
+template_type: LLM_JSON_GENERATION
+model: local-sim
+prompt: { user: "{{input.text}}" }
+input_schema: { type: object, properties: { text: { type: string } } }
+output_schema:
+  type: object
+  required: [customer, total]
+  properties:
+    customer: { type: string }
+    total: { type: number, minimum: 0, maxi: 9 }
+    lines: { type: object, additionalProperties: false, required: [sku], properties: { qty: { type: integer } } }
+)");
+  const std::string warnings =
+      "skills/order/skill.yaml:11:40: warning: output_schema at /properties/total/maxi: unknown keyword \"maxi\" "
+      "[unknown-keyword]\n" + undeclared;
   auto validate = Skillrunner(tree_.Path(""), "validate", "2>&1");
   EXPECT_EQ(validate.status, 0);
-  EXPECT_EQ(validate.out, warnings + "1 skill(s) and 0 rubric(s) loaded; 0 error(s), 3 warning(s)\n");
+  EXPECT_EQ(validate.out, warnings + "1 skill(s) and 0 rubric(s) loaded; 0 error(s), 2 warning(s)\n");
   auto strict = Skillrunner(tree_.Path(""), "validate --strict", "2>&1");
   EXPECT_EQ(strict.status, 2);
   EXPECT_EQ(strict.out,
-            warnings + "1 skill(s) and 0 rubric(s) loaded; 0 error(s), 3 warning(s) (--strict: warnings fail)\n");
+            warnings + "1 skill(s) and 0 rubric(s) loaded; 0 error(s), 2 warning(s) (--strict: warnings fail)\n");
 }
 
 // 8. Eval datasets are checked before any request; --baseline is resolved

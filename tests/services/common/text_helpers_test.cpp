@@ -53,5 +53,16 @@ TEST(EditDistanceTest, CountsEdits) {
   EXPECT_EQ(EditDistance("same", "same"), 0u);
 }
 
+// A swap of two neighbouring letters is one edit (the keyword-typo lint).
+TEST(DamerauDistanceTest, CountsASwapAsOneEdit) {
+  EXPECT_EQ(DamerauDistance("requried", "required"), 1u);
+  EXPECT_EQ(DamerauDistance("propertes", "properties"), 1u);
+  EXPECT_EQ(DamerauDistance("minLenght", "minLength"), 1u);
+  EXPECT_EQ(DamerauDistance("", "abc"), 3u);
+  EXPECT_EQ(DamerauDistance("abc", ""), 3u);
+  EXPECT_EQ(DamerauDistance("same", "same"), 0u);
+  EXPECT_EQ(DamerauDistance("ca", "abc"), 3u);  // optimal string alignment: no edit of a swapped pair
+}
+
 }  // namespace
 }  // namespace skillrunner

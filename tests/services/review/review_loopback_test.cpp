@@ -295,16 +295,20 @@ TEST_F(ReviewGateTest, FailedReviewRegeneratesOnceWithIssuesAndFixesAndKeepsBoth
   EXPECT_EQ(LastUserContent(bodies[1]),
             "Subject:\n{\"summary\":\"It rains. It is cold. Take a coat.\"}\n\n"
             "Context:\n{\"text\":\"Rain all day, cold, bring a coat.\"}");
-  // The regeneration: a fresh conversation whose user turn carries the review.
-  ASSERT_EQ(bodies[2].at("messages").as_array().size(), 2u);
-  EXPECT_EQ(LastUserContent(bodies[2]),
-            "Text: Rain all day, cold, bring a coat.\n\n"
-            "A reviewer rejected an earlier answer:\n"
-            "- Too long.\n"
-            "- short: Three sentences.\n"
-            "Suggested fixes:\n"
-            "- Cut it to one sentence.\n"
-            "Answer again with these fixed.");
+  // The regeneration (retry.strategy continuation, the default): the first
+  // request's messages, the rejected answer as the model's turn, then the
+  // critique.
+  json::array expected = bodies[0].at("messages").as_array();
+  expected.push_back(json::object{{"role", "assistant"}, {"content", R"({"summary":"It rains. It is cold. Take a coat."})"}});
+  expected.push_back(json::object{{"role", "user"},
+                                  {"content",
+                                   "A reviewer rejected this answer:\n"
+                                   "- Too long.\n"
+                                   "- short: Three sentences.\n"
+                                   "Suggested fixes:\n"
+                                   "- Cut it to one sentence.\n"
+                                   "Answer again with these fixed."}});
+  EXPECT_EQ(bodies[2].at("messages"), json::value(expected));
   EXPECT_EQ(bodies[2].at("temperature"), json::value(0.7));
 
   EXPECT_EQ(Kinds(outcome->attempts), (std::vector<std::string>{"review", "ok", "ok", "ok"}));
@@ -313,6 +317,29 @@ TEST_F(ReviewGateTest, FailedReviewRegeneratesOnceWithIssuesAndFixesAndKeepsBoth
   EXPECT_EQ(outcome->metrics.attempts, 4);
   EXPECT_EQ(outcome->metrics.mode, RunMode::kValidationLoop);
   EXPECT_EQ(ToJson(outcome).at("review").at("first").at("pass"), false);
+}
+
+// Under retry.strategy fresh the regeneration is the first request again,
+// its user turn carrying the critique alone.
+TEST_F(ReviewGateTest, UnderFreshTheRegenerationShowsTheCritiqueAlone) {
+  bed_.AddSkill("summarize", SummarizeSkill("retry: { strategy: fresh }\nreview: { rubric: brevity, retry_once: true }\n"));
+  bed_.Start();
+  bed_.server().Enqueue({.body = OpenAiAnswer(R"({"summary":"It rains. It is cold. Take a coat."})")});
+  bed_.server().Enqueue({.body = OpenAiAnswer(BrevityVerdict("fail", "Three sentences.", R"(["Too long."])"))});
+  bed_.server().Enqueue({.body = OpenAiAnswer(R"({"summary":"Cold rain: take a coat."})")});
+  bed_.server().Enqueue({.body = OpenAiAnswer(BrevityVerdict("pass", "One sentence."))});
+  auto outcome = bed_.Invoke("summarize", R"({"text":"Rain all day."})");
+  ASSERT_TRUE(outcome) << json::serialize(ToJson(outcome));
+  auto bodies = bed_.Bodies();
+  ASSERT_EQ(bodies.size(), 4u);
+  json::array expected = bodies[0].at("messages").as_array();
+  expected.back().as_object()["content"] =
+      "Text: Rain all day.\n\n"
+      "A reviewer rejected an earlier answer:\n"
+      "- Too long.\n"
+      "- short: Three sentences.\n"
+      "Answer again with these fixed.";
+  EXPECT_EQ(bodies[2].at("messages"), json::value(expected));
 }
 
 TEST_F(ReviewGateTest, PassingFirstReviewReturnsTheFirstOutputWithoutFirst) {
@@ -342,7 +369,7 @@ TEST_F(ReviewGateTest, StillFailingFinalReviewIsASuccessWithPassFalse) {
   EXPECT_EQ(outcome->review->at("issues"), json::parse(R"(["short: Three sentences."])"));
   EXPECT_EQ(outcome->review->at("first").at("pass"), false);
   EXPECT_EQ(LastUserContent(bed_.Bodies()[2]),
-            "Text: Rain.\n\nA reviewer rejected an earlier answer:\n- Too long.\n- short: Two sentences.\n"
+            "A reviewer rejected this answer:\n- Too long.\n- short: Two sentences.\n"
             "Answer again with these fixed.");
 }
 
