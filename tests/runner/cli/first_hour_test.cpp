@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "tests/runner/cli/cli_config.h"
 #include "tests/support/cli_runner.h"
 #include "tests/support/temp_tree.h"
 
@@ -14,13 +15,7 @@ namespace {
 namespace json = boost::json;
 using test_support::Skillrunner;
 
-constexpr const char* kConfig = R"(providers:
-  openai: { kind: openai, base_url: "http://127.0.0.1:9/v1" }
-  sim: { kind: simulated }
-models:
-  gpt-4o-mini: { provider: openai, structured_output: native }
-  local-sim: { provider: sim, structured_output: none }
-)";
+constexpr const char* kConfig = testing::kCliTestConfig;
 
 constexpr const char* kOrderSkill = R"(id: extract_order
 template_type: LLM_JSON_GENERATION

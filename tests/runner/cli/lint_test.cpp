@@ -7,6 +7,7 @@
 #include <boost/json/parse.hpp>
 
 #include "runner/lint_codes.h"
+#include "tests/runner/cli/cli_config.h"
 #include "tests/support/cli_runner.h"
 #include "tests/support/temp_tree.h"
 
@@ -15,13 +16,7 @@ namespace {
 namespace json = boost::json;
 using test_support::Skillrunner;
 
-constexpr const char* kConfig = R"(providers:
-  openai: { kind: openai, base_url: "http://127.0.0.1:9/v1" }
-  sim: { kind: simulated }
-models:
-  gpt-4o-mini: { provider: openai, structured_output: native }
-  local-sim: { provider: sim, structured_output: none }
-)";
+constexpr const char* kConfig = testing::kCliTestConfig;
 
 // The head of a skill of each kind; the output schema follows.
 constexpr const char* kHandlerHead = R"(id: s

@@ -115,7 +115,8 @@ TEST_F(EvalThresholdsTest, EveryRateBelowItsMinimumIsABreach) {
                                    // b: 1 pass, 0 fail, 1 indeterminate: its 1.0 holds
                                }));
   EXPECT_EQ(json::serialize(CheckThresholds(summary, suite_).at(0)),
-            R"({"skill":"s","threshold":"schema_compliance","kind":"threshold","limit":9.8E-1,"actual":7.5E-1,)"
+            R"({"skill":"s","threshold":"schema_compliance","measure":"schema_compliance","kind":"threshold",)"
+            R"("limit":9.8E-1,"actual":7.5E-1,)"
             R"("message":"s: schema compliance 0.750 is below the minimum 0.980"})");
 }
 
