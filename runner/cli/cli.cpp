@@ -267,6 +267,29 @@ CLI::App* AddRunCommand(CLI::App& app, RunOptions& run) {
   return run_cmd;
 }
 
+CLI::App* AddValidateCommand(CLI::App& app, ValidateOptions& validate) {
+  auto* validate_cmd = app.add_subcommand("validate", "Check every skill, rubric and the config; exit 2 on any error");
+  validate_cmd->add_flag("--json", validate.as_json, "Print the diagnostics as JSON");
+  validate_cmd->add_flag("--strict", validate.strict, "Warnings fail too (exit 2), except the allowed ones");
+  validate_cmd->add_option("--allow", validate.allow,
+                           "Acknowledge the warnings of this code (repeatable; see `skillrunner schema`, Lint codes)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  return validate_cmd;
+}
+
+// `providers check`; returns the check subcommand.
+CLI::App* AddProvidersCheckCommand(CLI::App& app, ProvidersCheckOptions& check) {
+  auto* providers_cmd = app.add_subcommand("providers", "Work with the configured providers");
+  providers_cmd->require_subcommand(1);
+  auto* check_cmd = providers_cmd->add_subcommand(
+      "check", "Send one tiny request through each provider (or NAME) and print latency, model and usage");
+  check_cmd->add_option("name", check.name, "Provider name from the config");
+  check_cmd->add_option("--model", check.model, "Model to ask (default: the first in the models table on that provider)");
+  check_cmd->add_flag("--json", check.as_json, "One JSON object per provider");
+  return check_cmd;
+}
+
 int RunCli(int argc, char** argv) {
   CLI::App app{"skillrunner: runs LLM skills registered as YAML and returns JSON that matches "
                "their schemas, or a typed error that shows every attempt."};
@@ -280,13 +303,7 @@ int RunCli(int argc, char** argv) {
   auto* run_cmd = AddRunCommand(app, run);
 
   ValidateOptions validate;
-  auto* validate_cmd = app.add_subcommand("validate", "Check every skill, rubric and the config; exit 2 on any error");
-  validate_cmd->add_flag("--json", validate.as_json, "Print the diagnostics as JSON");
-  validate_cmd->add_flag("--strict", validate.strict, "Warnings fail too (exit 2), except the allowed ones");
-  validate_cmd->add_option("--allow", validate.allow,
-                           "Acknowledge the warnings of this code (repeatable; see `skillrunner schema`, Lint codes)")
-      ->expected(1)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  auto* validate_cmd = AddValidateCommand(app, validate);
 
   bool list_json = false;
   auto* list_cmd = app.add_subcommand("list", "List the skills that load");
@@ -297,13 +314,7 @@ int RunCli(int argc, char** argv) {
   schema_cmd->add_flag("--markdown", schema_markdown, "As Markdown (the only format so far; also the default)");
 
   ProvidersCheckOptions check;
-  auto* providers_cmd = app.add_subcommand("providers", "Work with the configured providers");
-  providers_cmd->require_subcommand(1);
-  auto* check_cmd = providers_cmd->add_subcommand(
-      "check", "Send one tiny request through each provider (or NAME) and print latency, model and usage");
-  check_cmd->add_option("name", check.name, "Provider name from the config");
-  check_cmd->add_option("--model", check.model, "Model to ask (default: the first in the models table on that provider)");
-  check_cmd->add_flag("--json", check.as_json, "One JSON object per provider");
+  auto* check_cmd = AddProvidersCheckCommand(app, check);
 
   std::function<int()> chosen;
   AddServeCommands(app, common, chosen);
