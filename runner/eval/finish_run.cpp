@@ -17,6 +17,10 @@
 namespace skillrunner::eval {
 namespace json = boost::json;
 
+std::string NoBaselineReason(const std::string& suite_id) {
+  return "the history DB has no earlier run of suite " + suite_id;
+}
+
 std::filesystem::path DefaultHistoryFile(const std::filesystem::path& out_dir) {
   std::filesystem::path dir = std::filesystem::absolute(out_dir).lexically_normal();
   if (!dir.has_filename()) dir = dir.parent_path();  // "out/" -> "out"
@@ -100,7 +104,7 @@ FinishResult FinishRun(const Suite& suite, SummaryHeader header, std::vector<jso
       // DESIGN 10.1: said in the summary (and the report), not only on stderr.
       summary["baseline"] =
           json::object{{"status", "none"},
-                       {"reason", "the history DB has no earlier run of suite " + suite.id},
+                       {"reason", NoBaselineReason(suite.id)},
                        {"history", std::filesystem::absolute(options.history_file).lexically_normal().string()}};
     }
   }

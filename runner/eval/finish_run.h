@@ -41,6 +41,10 @@ struct FinishResult {
 // The default history file: DIR/../eval-history.sqlite.
 std::filesystem::path DefaultHistoryFile(const std::filesystem::path& out_dir);
 
+// Why a run has no baseline: summary.json's `baseline.reason`, and after
+// "no baseline: " the stderr line.
+std::string NoBaselineReason(const std::string& suite_id);
+
 // Orders records as the suite lists skills and cases (then repeats); records
 // of skills or cases the suite no longer has go last, by key.
 void SortRecords(const Suite& suite, std::vector<boost::json::object>& records);

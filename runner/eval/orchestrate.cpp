@@ -182,7 +182,7 @@ std::expected<void, std::string> CheckBaselineFirst(const FinishRequest& request
   auto baseline = (*history)->LoadBaseline(suite.id, request.baseline, run_id);
   if (!baseline) return std::unexpected("baseline: " + baseline.error());
   if (!*baseline) {
-    say("no baseline: the history DB has no earlier run of suite " + suite.id);
+    say("no baseline: " + NoBaselineReason(suite.id));
     return std::unexpected("--require-baseline: there is nothing to compare with, so nothing ran; keep the history "
                            "DB (" + fs::absolute(file).lexically_normal().string() + ") between runs");
   }
