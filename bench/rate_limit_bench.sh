@@ -8,7 +8,9 @@
 #
 #   1. skillrunner eval, no `rate_limits` in the suite
 #   2. skillrunner eval, suite `rate_limits` at exactly the server's limit
-#      (RATE x 60 requests_per_minute)
+#      (RATE x 60 requests_per_minute), or at LIMIT_FACTOR times it (a limit
+#      configured above the real one: a dropped tier); `limitsxF` in KINDS is
+#      a row at F times it (KINDS="nolimits limitsx2 limitsx4")
 #   3. promptfoo with no rate-limit configuration, when it is installed
 #      (PROMPTFOO, ./node_modules/.bin, /tmp/promptfoo-bench/node_modules/.bin
 #      as bench/eval_bench.sh installs it, or PATH); skipped with a message
@@ -20,6 +22,8 @@
 #
 #   bench/rate_limit_bench.sh                     # CONCS="64 256", about 5 min
 #   CONCS=64 PF=0 bench/rate_limit_bench.sh       # one round, skillrunner only
+#   CONCS=64 PF=0 PROVIDERS=2 RUNS=5 KINDS="nolimits limitsx2 limitsx4" bench/rate_limit_bench.sh
+#                                                 # two entries on one account, limits set too high
 #   BUILD_DIR=build-other bench/rate_limit_bench.sh
 #
 # Knobs (defaults): BUILD_DIR=build (skillrunner and fake_openai_server are
@@ -30,7 +34,13 @@
 # DELAY_MS=100 the fake server's latency per answer, RUN_TIMEOUT=300 seconds
 # per run (it is killed then, and its missing cases count as lost), PF=auto
 # (1: promptfoo required, 0: skip), KINDS="nolimits limits" (the skillrunner
-# rows to run), PROMPTFOO=path of its binary, BENCH_TMP
+# rows to run), LIMIT_FACTOR=1 (the `limits` row's requests_per_minute as a
+# multiple of the server's limit), PROVIDERS=1 (2: the judge calls go through a
+# second provider entry, `fake_judge`, at the same nginx: two entries sharing
+# one account; a limits row then gives each entry its half of the factor's
+# rate, so "2x" is the sum over both), RUNS=1 (each row this many times, each
+# with a fresh nginx; the table adds the median wall per row when RUNS > 1),
+# PROMPTFOO=path of its binary, BENCH_TMP
 # (scratch, default a new /tmp/rate-limit-bench.XXXXXX, removed unless KEEP=1).
 #
 # Needs: nginx (Debian nginx-light, installed with apt-get when missing), jq
@@ -52,6 +62,10 @@ DELAY_MS=${DELAY_MS:-100}
 RUN_TIMEOUT=${RUN_TIMEOUT:-300}
 PF=${PF:-auto}
 KINDS=${KINDS:-nolimits limits}
+LIMIT_FACTOR=${LIMIT_FACTOR:-1}
+PROVIDERS=${PROVIDERS:-1}
+RUNS=${RUNS:-1}
+case "$PROVIDERS" in 1|2) ;; *) echo "PROVIDERS must be 1 or 2" >&2; exit 2 ;; esac
 KEEP=${KEEP:-0}
 
 log() { printf '[rate_limit_bench %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
@@ -173,25 +187,48 @@ cp -r "$HERE/rubrics/." "$T/rubrics/"
 awk -v n="$CASES" 'BEGIN { for (i = 0; i < n; i++) printf "{\"id\":\"c%d\",\"input\":{\"question\":\"What is %d plus %d?\",\"answer\":\"%d\"}}\n", i, i, i % 97, i + i % 97 }' \
   >"$T/skills/grade_answer/cases.jsonl"
 RPM=$((RATE * 60))
+# A kind's factor of the server's limit: limits is LIMIT_FACTOR, limitsxF is F, nolimits none.
+factor_of() { # KIND
+  case "$1" in nolimits) echo "" ;; limits) echo "$LIMIT_FACTOR" ;; limitsx*) echo "${1#limitsx}" ;;
+    *) die "unknown kind $1 (nolimits, limits, limitsxF)" ;; esac
+}
+# requests_per_minute of each provider entry for KIND: the factor's rate, split over the entries.
+entry_rpm_of() { # KIND
+  local f
+  f=$(factor_of "$1")
+  [ -n "$f" ] && awk -v r="$RPM" -v f="$f" -v n="$PROVIDERS" 'BEGIN { printf "%g", r * f / n }'
+  true
+}
 write_suites() { # CONC
-  for kind in nolimits limits; do
+  local kind rpm
+  for kind in $KINDS; do
+    rpm=$(entry_rpm_of "$kind")
     {
       echo "id: rate_limit_bench_$kind"
       echo "concurrency: $1"
       echo "skills:"
       echo "  - skill: grade_answer"
       echo "    rubric: bench_quality"
-      [ "$kind" = limits ] && echo "rate_limits: { fake: { requests_per_minute: $RPM } }"
+      [ "$PROVIDERS" = 2 ] && echo "    judge_model: judge-model"
+      if [ -n "$rpm" ]; then
+        if [ "$PROVIDERS" = 2 ]; then
+          echo "rate_limits: { fake: { requests_per_minute: $rpm }, fake_judge: { requests_per_minute: $rpm } }"
+        else
+          echo "rate_limits: { fake: { requests_per_minute: $rpm } }"
+        fi
+      fi
       true
     } >"$T/suites/$kind-$1.yaml"
   done
 }
-write_config() { # CONC: an openai-kind provider pointed at nginx, a dummy key
+write_config() { # CONC: openai-kind providers pointed at nginx (fake_judge: a second entry, same account), a dummy key
   cat >"$T/skillrunner.yaml" <<EOF
 providers:
   fake: { kind: openai, base_url: "http://127.0.0.1:$NG_PORT/v1", api_key_env: SKILLRUNNER_RATE_BENCH_KEY, max_connections_per_host: $1 }
+  fake_judge: { kind: openai, base_url: "http://127.0.0.1:$NG_PORT/v1", api_key_env: SKILLRUNNER_RATE_BENCH_KEY, max_connections_per_host: $1 }
 models:
   bench-model: { provider: fake, structured_output: native }
+  judge-model: { provider: fake_judge, structured_output: native }
 EOF
 }
 export SKILLRUNNER_RATE_BENCH_KEY=sk-rate-limit-bench
@@ -218,8 +255,8 @@ timed() {
   return 0
 }
 
-run_skillrunner() { # CONC KIND LABEL
-  local conc=$1 kind=$2 label="sr-$2-$1" out="$T/out-sr-$2-$1" res lost detail
+run_skillrunner() { # CONC KIND LABEL [RUN]
+  local conc=$1 kind=$2 label="sr-$2-$1${4:+-$4}" out="$T/out-sr-$2-$1${4:+-$4}" res lost detail
   start_nginx "$label"
   write_config "$conc"
   rm -rf "$out"
@@ -313,8 +350,28 @@ run_promptfoo() { # CONC
 
 for conc in $CONCS; do
   write_suites "$conc"
-  case " $KINDS " in *" nolimits "*) run_skillrunner "$conc" nolimits "skillrunner eval, no rate_limits" ;; esac
-  case " $KINDS " in *" limits "*) run_skillrunner "$conc" limits "skillrunner eval, rate_limits $RPM requests_per_minute" ;; esac
+  for kind in $KINDS; do
+    rpm=$(entry_rpm_of "$kind")
+    entries="fake"
+    [ "$PROVIDERS" = 2 ] && entries="fake and fake_judge"
+    if [ -z "$rpm" ]; then
+      what="skillrunner eval, no rate_limits"
+    else
+      what="skillrunner eval, rate_limits $rpm requests_per_minute each ($entries; $(factor_of "$kind")x the server's limit)"
+    fi
+    [ "$PROVIDERS" = 2 ] && [ -z "$rpm" ] && what="$what ($entries)"
+    for run in $(seq "$RUNS"); do
+      if [ "$RUNS" -gt 1 ]; then run_skillrunner "$conc" "$kind" "$what, run $run" "$run"
+      else run_skillrunner "$conc" "$kind" "$what"; fi
+    done
+    if [ "$RUNS" -gt 1 ]; then
+      # The median wall of this row's runs (an even count: the mean of the middle two).
+      median=$(tail -n "$RUNS" "$ROWS" | cut -f3 | sort -n | awk '{ v[NR] = $1 } END { m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%.1f", m }')
+      log "  median wall of $RUNS runs: ${median}s (ideal ${IDEAL}s)"
+      N200="-" N429="-" LATE429="-" PEAK="-" NOTHER="-"
+      row "$conc" "$what, median of $RUNS" "$median" "-" "-" "-"
+    fi
+  done
   if [ -n "$PFB" ]; then run_promptfoo "$conc"; fi
 done
 [ -n "$PF_NOTE" ] && log "$PF_NOTE"
