@@ -9,6 +9,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_future.hpp>
 #include <chrono>
+#include <functional>
 #include <thread>
 
 #include "services/state/shared_state.h"
@@ -131,6 +132,45 @@ TEST_F(SharedLimiterTest, AStray429HeldAsJitterDoesNotStopTheNextRise) {
   std::this_thread::sleep_for(550ms);
   ASSERT_EQ(Await(limiter.Acquire(latest, 0)).outcome, Limiter::Outcome::kGo);
   EXPECT_EQ(redis_->Command({"HGET", "skillrunner:limit:openai", "rate"}), "2550.000000");
+}
+
+// The Lua twin of RequestLimiterTest.AfterACutThe429sUntilTheProviderTakesOneAreNotTheNewRatesSample:
+// after a cut of the excess, 429s until the provider takes a request do not cut again (they used
+// to: 1,500 to 375), and the sample starts with the first one taken.
+TEST_F(SharedLimiterTest, AfterACutThe429sUntilTheProviderTakesOneAreNotTheNewRatesSample) {
+  SharedLimiter limiter(state_, "openai", RateLimit{6000, std::nullopt}, RealClock());
+  const std::string key = "skillrunner:limit:openai";
+  const auto latest = RealClock().Now() + 60s;
+  // `count` requests, each reported as soon as it went (refused: those `refused` says).
+  auto exchange = [&](int count, const std::function<bool(int)>& refused) {
+    for (int i = 0; i < count; ++i) {
+      auto admission = Await(limiter.Acquire(latest, 0));
+      ASSERT_EQ(admission.outcome, Limiter::Outcome::kGo);
+      boost::asio::post(io_, [&limiter, ticket = admission.ticket, r = refused(i)] { limiter.Report(ticket, r, 0); });
+    }
+  };
+  // Reports are not awaited: the field once Redis has it (within five seconds).
+  auto field_once = [&](const std::string& field, const std::string& value) {
+    std::optional<std::string> got;
+    for (auto deadline = std::chrono::steady_clock::now() + 5s; std::chrono::steady_clock::now() < deadline;) {
+      got = redis_->Command({"HGET", key, field});
+      if (got == value) break;
+      std::this_thread::sleep_for(10ms);
+    }
+    return got;
+  };
+  exchange(20, [](int) { return true; });
+  ASSERT_EQ(field_once("rate", "1500.000000"), "1500.000000");  // none of 20 taken: a quarter
+  EXPECT_EQ(redis_->Command({"HGET", key, "awaiting"}), "1");
+  exchange(25, [](int) { return true; });
+  std::this_thread::sleep_for(300ms);
+  EXPECT_EQ(redis_->Command({"HGET", key, "rate"}), "1500.000000");  // held
+  EXPECT_EQ(redis_->Command({"HGET", key, "refused"}), "0");
+  exchange(1, [](int) { return false; });  // taken: the sample starts
+  EXPECT_EQ(field_once("awaiting", "0"), "0");
+  exchange(20, [](int i) { return i % 2 == 1; });
+  // 10 of 20 refused at 1,500: 90% of the 750 it took.
+  EXPECT_EQ(field_once("rate", "675.000000"), "675.000000");
 }
 
 }  // namespace
