@@ -41,17 +41,6 @@ struct RateLimit {
 //   that spaces requests strictly refuses up to half of them just above its
 //   limit). A cut never goes below a quarter of the rate before it (kMaxCut;
 //   held there, it probes).
-// - After a cut of the excess (a first burst's, or more than 1 - kBackoff of
-//   a sample refused), 429s until the provider takes a request are not the
-//   new rate's sample, and nothing rises meanwhile: a provider counting over
-//   a window (or a bucket still over) refuses for the rest of it what the
-//   rate before sent too many. Sampled, those cut again to a quarter of the
-//   quarter, and the search settled under a rate refused only for that: a
-//   limit configured at 2x the real one (summed over two entries on one
-//   account) took 2x the ideal time. The first request taken starts the
-//   sample. A stray 429's cut (fewer refused) does not wait: the 429s after
-//   it are the excess. So a configured ceiling above the real limit costs
-//   its first second, as no configuration does.
 // - A rate ran clean after a second (probing: kProbeSeconds) of at least
 //   kMinSample / 2 requests (or half a second's worth at the rate, when
 //   fewer) and no 429. No cut goes below the fastest rate

@@ -65,10 +65,6 @@ void RequestLimiter::CountUnlimitedLocked(Clock::TimePoint now) {
 void RequestLimiter::CreepLocked(Clock::TimePoint now) {
   if (!rate_) return;
   if (now - std::max(last_creep_, last_cut_) < CreepInterval()) return;
-  if (awaiting_accept_) {
-    last_creep_ = now;  // after a cut, nothing is learned until the provider takes one
-    return;
-  }
   // A second is evidence only with requests enough sent at this rate (half a
   // second's worth, kMinSample / 2 at most): idle, or with every caller
   // waiting out a Retry-After, nothing was learned and the rate holds.
@@ -209,13 +205,11 @@ void RequestLimiter::CutLocked(Clock::TimePoint now, bool sampled) {
   probing_ = !sampled || next < floor;  // no estimate to trust yet
   if (probing_) probe_cap_ = 2 * std::max(before, clean_at_);
   if (limit_.requests_per_minute) rate = std::min(rate, *limit_.requests_per_minute);
-  const bool excess = !sampled || refused_since_change_ > (1 - kBackoff) * n;
   spdlog::debug("rate limit: a 429 with {} of {} refused at {:.0f} a minute; now {:.0f} a minute{}",
                 refused_since_change_, sent_since_change_, before, rate, probing_ ? " (probing)" : "");
   SetRateLocked(rate, now);
   last_cut_ = now;
   last_creep_ = now;
-  awaiting_accept_ = excess;
 }
 
 Clock::TimePoint::duration RequestLimiter::TokenTimeLocked(std::int64_t tokens) const {
@@ -288,20 +282,9 @@ void RequestLimiter::Report(const Ticket& ticket, bool rate_limited, std::int64_
     Clock::TimePoint::duration correction = TokenTimeLocked(std::abs(used_tokens - ticket.tokens));
     next_token_slot_ += used_tokens > ticket.tokens ? correction : -correction;
   }
+  if (!rate_limited) return;
   Clock::TimePoint now = clock_.Now();
   if (ticket.admitted < changed_) return;  // sent before the rate last changed: not this rate's sample
-  if (awaiting_accept_) {
-    // After a cut, the provider may go on refusing for a while what the rate
-    // before sent too many (a spent window, a bucket still over): 429s until
-    // it takes one are not this rate's sample, which starts with that one.
-    if (!rate_limited) {
-      awaiting_accept_ = false;
-      changed_ = now;
-      sent_since_change_ = refused_since_change_ = forgiven_since_change_ = waited_since_change_ = 0;
-    }
-    return;
-  }
-  if (!rate_limited) return;
   ++refused_since_change_;
   if (rate_ && sent_since_change_ >= kMinSample) {
     CutLocked(now, true);
@@ -318,7 +301,6 @@ void RequestLimiter::Report(const Ticket& ticket, bool rate_limited, std::int64_
     SetRateLocked(clean_at_, now);
     last_cut_ = now;
     last_creep_ = now;
-    awaiting_accept_ = true;
   }
 }
 

@@ -68,7 +68,6 @@ class RequestLimiter final : public Limiter {
   Clock::TimePoint last_cut_{};
   Clock::TimePoint last_creep_{};
   bool probing_ = false;
-  bool awaiting_accept_ = false;  // cut, and the provider has taken none sent since
   double accepted_at_cut_ = 0;  // per minute: the provider's limit as last estimated
   double refused_at_ = 0;       // per minute: the rate the last sampled cut came from
   int lone_refusals_ = 0;       // refused_at_ came from a lone 429, the nth in a row

@@ -26,7 +26,7 @@ local near, over, searchstep, probems = tonumber(ARGV[9]), tonumber(ARGV[10]), t
 local ttl, settlems, stray, lonems = tonumber(ARGV[13]), tonumber(ARGV[14]), tonumber(ARGV[15]), tonumber(ARGV[16])
 local growth = tonumber(ARGV[17])
 local names = {'rate', 'tail', 'apos', 'atime', 'tnext', 'cut', 'creep', 'changed', 'sent', 'refused', 'accepted',
-  'probing', 'refusedat', 'probecap', 'clean', 'waited', 'lone', 'wstart', 'wsent', 'wlast', 'forgiven', 'awaiting'}
+  'probing', 'refusedat', 'probecap', 'clean', 'waited', 'lone', 'wstart', 'wsent', 'wlast', 'forgiven'}
 local function load()
   local v = redis.call('HMGET', KEYS[1], unpack(names))
   local s = {fresh = not v[6]}
@@ -36,7 +36,7 @@ local function load()
   s.sent, s.refused, s.accepted, s.probing = s.sent or 0, s.refused or 0, s.accepted or 0, v[12] == '1'
   s.refusedat, s.probecap, s.clean, s.waited = s.refusedat or 0, s.probecap or 0, s.clean or 0, s.waited or 0
   s.lone, s.wstart, s.wsent, s.wlast = s.lone or 0, s.wstart or now, s.wsent or 0, s.wlast or 0
-  s.forgiven, s.awaiting = s.forgiven or 0, v[22] == '1'
+  s.forgiven = s.forgiven or 0
   if s.fresh and ceiling > 0 then s.rate = ceiling end
   return s
 end
@@ -46,8 +46,7 @@ local function save(s)
     'changed', s.changed, 'sent', s.sent, 'refused', s.refused, 'accepted', string.format('%.6f', s.accepted),
     'probing', s.probing and '1' or '0', 'refusedat', string.format('%.6f', s.refusedat),
     'probecap', string.format('%.6f', s.probecap), 'clean', string.format('%.6f', s.clean), 'waited', s.waited,
-    'lone', s.lone, 'wstart', s.wstart, 'wsent', s.wsent, 'wlast', string.format('%.6f', s.wlast), 'forgiven', s.forgiven,
-    'awaiting', s.awaiting and '1' or '0')
+    'lone', s.lone, 'wstart', s.wstart, 'wsent', s.wsent, 'wlast', string.format('%.6f', s.wlast), 'forgiven', s.forgiven)
   redis.call('PEXPIRE', KEYS[1], ttl)
 end
 local function slot_of(s, p)
@@ -121,8 +120,6 @@ local function cut(s, sampled)
   end
   nextrate = math.max(nextrate, s.clean)  -- refused above what ran clean: no lower than that
   local floor = before / maxcut
-  -- a cut of the excess (not a stray 429's): 429s until the provider takes one are not the new rate's sample
-  local excess = not sampled or s.refused > (1 - backoff) * s.sent
   s.accepted = math.max(minimum, estimate)
   s.refusedat = sampled and before or 0
   s.lone = (sampled and s.refused <= 1) and s.lone + 1 or 0
@@ -131,15 +128,11 @@ local function cut(s, sampled)
   if s.probing then s.probecap = 2 * math.max(before, s.clean) end
   if ceiling > 0 then newrate = math.min(newrate, ceiling) end
   set_rate(s, newrate)
-  s.cut, s.creep, s.awaiting = now, now, excess
+  s.cut, s.creep = now, now
 end
 local function creep(s)
   if not s.rate then return end
   if now - math.max(s.creep, s.cut) < creep_ms(s) then return end
-  if s.awaiting then  -- after a cut, nothing is learned until the provider takes one
-    s.creep = now
-    return
-  end
   local refused = s.refused - s.forgiven
   if refused > 0 and s.sent >= sample then return cut(s, true) end
   if refused > 0 or s.sent < math.min(sample / 2, s.rate / 120) then  -- not enough to teach
@@ -178,8 +171,7 @@ end
 
 // ARGV[18..]: budget_ms, tokens, tokens_per_minute (0: none). Takes the next
 // place. Returns {admitted 0/1, wait_ms, rate * 1000 or -1, place, token slot
-// ms, Redis now, ms to the next chance of a rise (-1: none), awaiting 0/1 (cut,
-// and no answer taken since: report the next one taken)}.
+// ms, Redis now, ms to the next chance of a rise (-1: none)}.
 constexpr std::string_view kAcquire = R"lua(
 local budget, tokens, tpm = tonumber(ARGV[18]), tonumber(ARGV[19]), tonumber(ARGV[20])
 local s = load()
@@ -197,7 +189,7 @@ if admitted then
 end
 save(s)
 return {admitted and 1 or 0, math.ceil(slot - now), s.rate and math.floor(s.rate * 1000) or -1, p, math.floor(tslot), now,
-  rise_in(s), s.awaiting and 1 or 0}
+  rise_in(s)}
 )lua";
 
 // A waiter waking at its slot, or at the next chance of a rise: may place
@@ -223,14 +215,13 @@ return {2, math.ceil(slot - now), now, rise}
 constexpr std::string_view kRefused = R"lua(
 local s = load()
 if tonumber(ARGV[18]) < s.changed then return -1 end
-if s.awaiting then return -1 end  -- after a cut, before the provider took one: not this rate's sample
 s.refused = s.refused + 1
 if s.rate and s.sent < sample then
   if s.clean > 0 and s.rate > s.clean then
     -- a step up from a rate that ran clean, refused: back to that at once
     s.refusedat, s.accepted, s.probing, s.lone = s.rate, math.max(s.accepted, s.clean), false, s.lone + 1
     set_rate(s, s.clean)
-    s.cut, s.creep, s.awaiting = now, now, true
+    s.cut, s.creep = now, now
     save(s)
     return math.floor(s.rate * 1000)
   end
@@ -240,17 +231,6 @@ end
 cut(s, s.rate ~= nil)
 save(s)
 return math.floor(s.rate * 1000)
-)lua";
-
-// The first answer the provider took after a cut, of a request sent at
-// ARGV[18] (Redis ms): the new rate's sample starts here (RequestLimiter's
-// Report). Returns 1 when it did, 0 when not awaiting (another process's came first).
-constexpr std::string_view kAccepted = R"lua(
-local s = load()
-if s.fresh or not s.awaiting or tonumber(ARGV[18]) < s.changed then return 0 end
-s.awaiting, s.changed, s.sent, s.refused, s.forgiven, s.waited = false, now, 0, 0, 0, 0
-save(s)
-return 1
 )lua";
 
 std::string Number(double value) { return std::to_string(value); }
@@ -288,9 +268,8 @@ boost::asio::awaitable<Limiter::Admission> SharedLimiter::Acquire(Clock::TimePoi
   std::vector<std::string> args = Constants();
   args.insert(args.end(), {budget_ms(), std::to_string(tokens), Number(limit_.tokens_per_minute.value_or(0))});
   auto reply = co_await state_->Eval(acquire, std::move(keys), std::move(args));
-  if (!reply || reply->elements.size() != 8) co_return co_await local_.Acquire(latest, tokens);
+  if (!reply || reply->elements.size() != 7) co_return co_await local_.Acquire(latest, tokens);
   shared_rate_ = reply->elements[2].integer < 0 ? -1.0 : static_cast<double>(reply->elements[2].integer) / 1000;
-  awaiting_ = reply->elements[7].integer == 1;
   Admission admission;
   admission.wait = std::chrono::milliseconds(reply->elements[1].integer);
   if (reply->elements[0].integer == 0) {
@@ -365,17 +344,14 @@ void SharedLimiter::Report(const Ticket& ticket, bool rate_limited, std::int64_t
     return;
   }
   const bool correct = limit_.tokens_per_minute && used_tokens != ticket.tokens;
-  const bool first_taken = !rate_limited && awaiting_.exchange(false);  // after a cut: the sample starts
-  if (!rate_limited && !correct && !first_taken) return;
+  if (!rate_limited && !correct) return;
   std::vector<std::vector<std::string>> commands;
   if (correct) {
     double ms = 60'000.0 * static_cast<double>(used_tokens - ticket.tokens) / *limit_.tokens_per_minute;
     commands.push_back({"HINCRBYFLOAT", key_, "tnext", Number(ms)});
   }
-  if (rate_limited || first_taken) {
-    static const std::string refused = std::string(kPrelude) + std::string(kRefused);
-    static const std::string accepted = std::string(kPrelude) + std::string(kAccepted);
-    const std::string& script = rate_limited ? refused : accepted;
+  if (rate_limited) {
+    static const std::string script = std::string(kPrelude) + std::string(kRefused);
     std::vector<std::string> command{"EVAL", script, "1", key_};
     std::vector<std::string> constants = Constants();
     command.insert(command.end(), constants.begin(), constants.end());

@@ -41,7 +41,6 @@ class SharedLimiter final : public Limiter {
   Clock& clock_;
   RequestLimiter local_;  // this process's share, while degraded
   std::atomic<double> shared_rate_{-1};  // the last rate Redis reported; < 0: unlimited
-  std::atomic<bool> awaiting_{false};    // Redis said it was cut and waits for an answer taken
   std::mutex mutex_;
   Clock::TimePoint last_go_{};  // when this process's last request went
 };
