@@ -132,12 +132,15 @@ std::expected<std::unique_ptr<Runtime>, std::string> Runtime::Create(
   if (parts.shared) parts.sessions.Share(parts.shared);
   std::map<std::string, state::RateLimit, std::less<>> limits = registry->config().rate_limits;
   for (const auto& [name, limit] : options.rate_limits) limits[name] = limit;
+  // Entries on one account share one pace: one limiter, one Redis bucket
+  // (named by the entries, joined with "+"), the smallest ceiling configured.
   auto make_limiter = [limits = std::move(limits), shared = parts.shared](
-                          const std::string& provider) -> std::unique_ptr<state::Limiter> {
-    auto it = limits.find(provider);
-    state::RateLimit limit = it == limits.end() ? state::RateLimit{} : it->second;
-    if (shared) return std::make_unique<state::SharedLimiter>(shared, provider, limit, RealClock());
-    return std::make_unique<state::RequestLimiter>(limit, RealClock());
+                          const std::vector<std::string>& entries) -> std::shared_ptr<state::Limiter> {
+    state::RateLimit limit = providers::AccountLimit(limits, entries);
+    std::string bucket;
+    for (const std::string& name : entries) bucket += (bucket.empty() ? "" : "+") + name;
+    if (shared) return std::make_shared<state::SharedLimiter>(shared, bucket, limit, RealClock());
+    return std::make_shared<state::RequestLimiter>(limit, RealClock());
   };
   auto set = providers::ProviderSet::Create(registry->config().providers, executor, ProcessEnv, RealClock(),
                                             make_limiter);

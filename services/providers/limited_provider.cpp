@@ -42,7 +42,7 @@ Clock::TimePoint LatestSlot(Clock::TimePoint arrived, std::chrono::milliseconds 
 
 }  // namespace
 
-LimitedProvider::LimitedProvider(std::shared_ptr<Provider> inner, std::unique_ptr<state::Limiter> limiter,
+LimitedProvider::LimitedProvider(std::shared_ptr<Provider> inner, std::shared_ptr<state::Limiter> limiter,
                                  Clock& clock)
     : inner_(std::move(inner)), limiter_(std::move(limiter)), clock_(clock) {}
 

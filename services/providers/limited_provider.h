@@ -15,7 +15,7 @@ namespace skillrunner::providers {
 // free), sent nowhere.
 class LimitedProvider final : public Provider {
  public:
-  LimitedProvider(std::shared_ptr<Provider> inner, std::unique_ptr<state::Limiter> limiter, Clock& clock);
+  LimitedProvider(std::shared_ptr<Provider> inner, std::shared_ptr<state::Limiter> limiter, Clock& clock);
 
   boost::asio::awaitable<std::expected<ChatResponse, ProviderError>> Chat(const ChatRequest& request) override;
 
@@ -23,7 +23,7 @@ class LimitedProvider final : public Provider {
 
  private:
   std::shared_ptr<Provider> inner_;
-  std::unique_ptr<state::Limiter> limiter_;
+  std::shared_ptr<state::Limiter> limiter_;
   Clock& clock_;
 };
 

@@ -8,6 +8,9 @@
 #include "services/providers/simulated_provider.h"
 #include "services/state/request_limiter.h"
 
+#include <optional>
+#include <tuple>
+
 namespace skillrunner::providers {
 namespace json = boost::json;
 
@@ -34,7 +37,33 @@ http::HttpClientOptions HttpOptions(const json::object& settings) {
   return options;
 }
 
+// Entries that share an account: the same kind, base URL and key variable.
+std::map<std::tuple<std::string, std::string, std::string>, std::vector<std::string>> Accounts(
+    const ProviderSettingsMap& providers) {
+  std::map<std::tuple<std::string, std::string, std::string>, std::vector<std::string>> accounts;
+  for (const auto& [name, provider] : providers) {
+    if (provider.kind == "simulated") continue;  // a local fake: nothing to pace
+    accounts[{provider.kind, provider.base_url, provider.api_key_env}].push_back(name);
+  }
+  return accounts;
+}
+
 }  // namespace
+
+state::RateLimit AccountLimit(const std::map<std::string, state::RateLimit, std::less<>>& limits,
+                              const std::vector<std::string>& entries) {
+  auto smallest = [](std::optional<double>& into, const std::optional<double>& value) {
+    if (value && (!into || *value < *into)) into = value;
+  };
+  state::RateLimit out;
+  for (const std::string& name : entries) {
+    auto it = limits.find(name);
+    if (it == limits.end()) continue;
+    smallest(out.requests_per_minute, it->second.requests_per_minute);
+    smallest(out.tokens_per_minute, it->second.tokens_per_minute);
+  }
+  return out;
+}
 
 std::expected<std::unique_ptr<ProviderSet>, std::string> ProviderSet::Create(
     const ProviderSettingsMap& providers, boost::asio::any_io_executor executor, EnvLookup env, Clock& clock,
@@ -86,11 +115,13 @@ std::expected<std::unique_ptr<ProviderSet>, std::string> ProviderSet::Create(
       return std::unexpected("provider \"" + name + "\": unknown kind \"" + provider.kind + "\"");
     }
   }
-  for (auto& [name, provider] : set->providers_) {
-    if (providers.at(name).kind == "simulated") continue;  // a local fake: nothing to pace
-    std::unique_ptr<state::Limiter> limiter =
-        limiters ? limiters(name) : std::make_unique<state::RequestLimiter>(state::RateLimit{}, clock);
-    provider = std::make_shared<LimitedProvider>(provider, std::move(limiter), clock);
+  for (const auto& [account, names] : Accounts(providers)) {
+    std::shared_ptr<state::Limiter> limiter =
+        limiters ? limiters(names) : std::make_shared<state::RequestLimiter>(state::RateLimit{}, clock);
+    for (const std::string& name : names) {
+      std::shared_ptr<Provider>& provider = set->providers_.at(name);
+      provider = std::make_shared<LimitedProvider>(provider, limiter, clock);
+    }
   }
   return set;
 }

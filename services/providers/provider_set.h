@@ -21,13 +21,22 @@ namespace skillrunner::providers {
 // One Provider per entry of the config's `providers:` (each HTTP provider with
 // its own HttpClient and connection pools). Built once per process; keys are
 // looked up per request, never here, so building needs none.
+// The configured limits of the entries sharing one account: for each of
+// requests and tokens, the smallest any of them configured (each is a
+// ceiling on the account's one pace); unset where none configured it.
+state::RateLimit AccountLimit(const std::map<std::string, state::RateLimit, std::less<>>& limits,
+                              const std::vector<std::string>& entries);
+
 class ProviderSet {
  public:
   // Fails naming the provider and the setting that is wrong.
-  // Every HTTP provider is behind the limiter `limiters` makes for its name
-  // (DESIGN 9.6); by default a RequestLimiter with nothing configured, whose
-  // pace is learned from 429s. `clock` must outlive the set.
-  using LimiterFactory = std::function<std::unique_ptr<state::Limiter>(const std::string& provider)>;
+  // Every HTTP provider is behind the limiter `limiters` makes (DESIGN 9.6);
+  // by default a RequestLimiter with nothing configured, whose pace is
+  // learned from 429s. Entries on one account (the same kind, base_url and
+  // api_key_env) share one limiter: `limiters` is called once per account
+  // with its entries' names, sorted. `clock` must outlive the set.
+  using LimiterFactory =
+      std::function<std::shared_ptr<state::Limiter>(const std::vector<std::string>& entries)>;
   static std::expected<std::unique_ptr<ProviderSet>, std::string> Create(
       const ProviderSettingsMap& providers, boost::asio::any_io_executor executor, EnvLookup env,
       Clock& clock = RealClock(), LimiterFactory limiters = {});

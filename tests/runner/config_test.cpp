@@ -48,10 +48,9 @@ rate_limits:
   EXPECT_FALSE(config->rate_limits.contains("other"));
   boost::asio::io_context io;
   auto set = providers::ProviderSet::Create(
-      config->providers, io.get_executor(), NoEnv, RealClock(), [&](const std::string& name) {
-        auto it = config->rate_limits.find(name);
-        return std::make_unique<state::RequestLimiter>(
-            it == config->rate_limits.end() ? state::RateLimit{} : it->second, RealClock());
+      config->providers, io.get_executor(), NoEnv, RealClock(), [&](const std::vector<std::string>& entries) {
+        return std::make_shared<state::RequestLimiter>(providers::AccountLimit(config->rate_limits, entries),
+                                                       RealClock());
       });
   ASSERT_TRUE(set) << set.error();
   auto* limited = dynamic_cast<providers::LimitedProvider*>((*set)->Find("openai"));
