@@ -51,6 +51,12 @@ struct RateLimit {
 //   not stop the next rise: held, it would have stopped 10 x kMinSample
 //   requests' worth, measured as a 5 s stall at 73 of nginx's 100 a
 //   second); more, the limit fell, and that rate is forgotten.
+// - After a cut, a provider goes on refusing for the rest of its window what
+//   the rate before sent too many: 429s of requests sent within kCutGrace of
+//   the cut are not the new rate's sample (neither sent nor refused), until
+//   a request sent since the cut is taken or kCutGrace passes, whichever is
+//   first. Counted, a limit configured at 4x the real one was cut twice,
+//   6000 -> 1500 -> 375 a minute, and settled far under the real limit.
 // - Only requests teach: a second without enough of them (idle, or every
 //   caller waiting out a Retry-After) holds the rate, as does a 429 in a
 //   sample not yet complete.
@@ -85,6 +91,7 @@ inline constexpr double kStrayShare = 0.01;
 inline constexpr double kProbeSeconds = 0.5;
 inline constexpr int kSettleSeconds = 30;
 inline constexpr int kLoneSettleSeconds = 2;
+inline constexpr std::chrono::milliseconds kCutGrace{1000};  // a provider's Retry-After, most often
 
 class Limiter {
  public:

@@ -86,6 +86,7 @@ void RequestLimiter::CreepLocked(Clock::TimePoint now) {
   std::optional<double> rate = *rate_;
   const std::optional<double>& ceiling = limit_.requests_per_minute;
   clean_at_ = std::max(clean_at_, *rate);  // it ran clean
+  grace_until_ = {};                       // and the provider's window after the cut is over
   if (clean_at_ >= refused_at_) lone_refusals_ = 0;  // past the rate refused: that was jitter
   // Whether the pace held anyone back: a request waited at it, or one waits now.
   const bool binding = waited_since_change_ > 0 || (tail_ > 0 && SlotLocked(tail_ - 1, now) > now);
@@ -198,6 +199,8 @@ void RequestLimiter::CutLocked(Clock::TimePoint now, bool sampled) {
   }
   next = std::max(next, clean_at_);  // refused above what ran clean: no lower than that
   const double floor = before / kMaxCut;
+  // A sampled cut of the excess (not a stray 429's, not a first burst's): its provider window follows.
+  const bool excess = sampled && refused_since_change_ > (1 - kBackoff) * n;
   accepted_at_cut_ = std::max(kMinPerMinute, estimate);
   refused_at_ = sampled ? before : 0;
   lone_refusals_ = sampled && refused_since_change_ <= 1 ? lone_refusals_ + 1 : 0;
@@ -210,6 +213,7 @@ void RequestLimiter::CutLocked(Clock::TimePoint now, bool sampled) {
   SetRateLocked(rate, now);
   last_cut_ = now;
   last_creep_ = now;
+  grace_until_ = excess ? now + kCutGrace : Clock::TimePoint{};
 }
 
 Clock::TimePoint::duration RequestLimiter::TokenTimeLocked(std::int64_t tokens) const {
@@ -282,9 +286,16 @@ void RequestLimiter::Report(const Ticket& ticket, bool rate_limited, std::int64_
     Clock::TimePoint::duration correction = TokenTimeLocked(std::abs(used_tokens - ticket.tokens));
     next_token_slot_ += used_tokens > ticket.tokens ? correction : -correction;
   }
-  if (!rate_limited) return;
+  if (!rate_limited) {
+    if (ticket.admitted >= last_cut_) grace_until_ = {};  // taken since the cut: the 429s are the rate's again
+    return;
+  }
   Clock::TimePoint now = clock_.Now();
   if (ticket.admitted < changed_) return;  // sent before the rate last changed: not this rate's sample
+  if (ticket.admitted < grace_until_) {
+    --sent_since_change_;  // just after a cut: the provider's window, not this rate's sample
+    return;
+  }
   ++refused_since_change_;
   if (rate_ && sent_since_change_ >= kMinSample) {
     CutLocked(now, true);

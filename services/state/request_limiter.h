@@ -67,6 +67,10 @@ class RequestLimiter final : public Limiter {
   Clock::TimePoint last_go_{};
   Clock::TimePoint last_cut_{};
   Clock::TimePoint last_creep_{};
+  // After a cut: 429s of requests sent before this are not the new rate's
+  // sample (the provider refusing the rest of its window for what the rate
+  // before sent too many); ended early by a request sent since that it took.
+  Clock::TimePoint grace_until_{};
   bool probing_ = false;
   double accepted_at_cut_ = 0;  // per minute: the provider's limit as last estimated
   double refused_at_ = 0;       // per minute: the rate the last sampled cut came from
