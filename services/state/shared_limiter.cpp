@@ -26,7 +26,7 @@ local near, over, searchstep, probems = tonumber(ARGV[9]), tonumber(ARGV[10]), t
 local ttl, settlems, stray, lonems = tonumber(ARGV[13]), tonumber(ARGV[14]), tonumber(ARGV[15]), tonumber(ARGV[16])
 local growth = tonumber(ARGV[17])
 local names = {'rate', 'tail', 'apos', 'atime', 'tnext', 'cut', 'creep', 'changed', 'sent', 'refused', 'accepted',
-  'probing', 'refusedat', 'probecap', 'clean', 'waited', 'lone', 'wstart', 'wsent', 'wlast', 'forgiven'}
+  'probing', 'refusedat', 'probecap', 'clean', 'waited', 'lone', 'wstart', 'wsent', 'wlast', 'forgiven', 'grace'}
 local function load()
   local v = redis.call('HMGET', KEYS[1], unpack(names))
   local s = {fresh = not v[6]}
@@ -36,7 +36,7 @@ local function load()
   s.sent, s.refused, s.accepted, s.probing = s.sent or 0, s.refused or 0, s.accepted or 0, v[12] == '1'
   s.refusedat, s.probecap, s.clean, s.waited = s.refusedat or 0, s.probecap or 0, s.clean or 0, s.waited or 0
   s.lone, s.wstart, s.wsent, s.wlast = s.lone or 0, s.wstart or now, s.wsent or 0, s.wlast or 0
-  s.forgiven = s.forgiven or 0
+  s.forgiven, s.grace = s.forgiven or 0, s.grace or 0
   if s.fresh and ceiling > 0 then s.rate = ceiling end
   return s
 end
@@ -46,7 +46,8 @@ local function save(s)
     'changed', s.changed, 'sent', s.sent, 'refused', s.refused, 'accepted', string.format('%.6f', s.accepted),
     'probing', s.probing and '1' or '0', 'refusedat', string.format('%.6f', s.refusedat),
     'probecap', string.format('%.6f', s.probecap), 'clean', string.format('%.6f', s.clean), 'waited', s.waited,
-    'lone', s.lone, 'wstart', s.wstart, 'wsent', s.wsent, 'wlast', string.format('%.6f', s.wlast), 'forgiven', s.forgiven)
+    'lone', s.lone, 'wstart', s.wstart, 'wsent', s.wsent, 'wlast', string.format('%.6f', s.wlast), 'forgiven', s.forgiven,
+    'grace', s.grace)
   redis.call('PEXPIRE', KEYS[1], ttl)
 end
 local function slot_of(s, p)
@@ -120,6 +121,8 @@ local function cut(s, sampled)
   end
   nextrate = math.max(nextrate, s.clean)  -- refused above what ran clean: no lower than that
   local floor = before / maxcut
+  -- a sampled cut of the excess: the provider's window after it is not the new rate's sample (kCutGrace)
+  local excess = sampled and s.refused > (1 - backoff) * s.sent
   s.accepted = math.max(minimum, estimate)
   s.refusedat = sampled and before or 0
   s.lone = (sampled and s.refused <= 1) and s.lone + 1 or 0
@@ -128,7 +131,7 @@ local function cut(s, sampled)
   if s.probing then s.probecap = 2 * math.max(before, s.clean) end
   if ceiling > 0 then newrate = math.min(newrate, ceiling) end
   set_rate(s, newrate)
-  s.cut, s.creep = now, now
+  s.cut, s.creep, s.grace = now, now, excess and now + 1000 or 0
 end
 local function creep(s)
   if not s.rate then return end
@@ -141,6 +144,7 @@ local function creep(s)
   end
   local newrate = s.rate
   s.clean = math.max(s.clean, newrate)  -- it ran clean
+  s.grace = 0  -- and the provider's window after the cut is over
   if s.clean >= s.refusedat then s.lone = 0 end  -- past the rate refused: that was jitter
   local binding = s.waited > 0 or (s.tail > 0 and slot_of(s, s.tail - 1) > now)
   if ceiling == 0 and not binding and
@@ -189,7 +193,7 @@ if admitted then
 end
 save(s)
 return {admitted and 1 or 0, math.ceil(slot - now), s.rate and math.floor(s.rate * 1000) or -1, p, math.floor(tslot), now,
-  rise_in(s)}
+  rise_in(s), now < s.grace and 1 or 0}
 )lua";
 
 // A waiter waking at its slot, or at the next chance of a rise: may place
@@ -215,6 +219,11 @@ return {2, math.ceil(slot - now), now, rise}
 constexpr std::string_view kRefused = R"lua(
 local s = load()
 if tonumber(ARGV[18]) < s.changed then return -1 end
+if tonumber(ARGV[18]) < s.grace then  -- just after a cut: the provider's window, not this rate's sample
+  s.sent = math.max(0, s.sent - 1)
+  save(s)
+  return -1
+end
 s.refused = s.refused + 1
 if s.rate and s.sent < sample then
   if s.clean > 0 and s.rate > s.clean then
@@ -232,6 +241,17 @@ cut(s, s.rate ~= nil)
 save(s)
 return math.floor(s.rate * 1000)
 )lua";
+
+// A request sent at ARGV[18] (Redis ms) that the provider took, reported
+// while a cut's grace was on: one sent since the cut ends it (RequestLimiter's Report).
+constexpr std::string_view kTaken = R"lua(
+local s = load()
+if s.fresh or tonumber(ARGV[18]) < s.cut or s.grace == 0 then return 0 end
+s.grace = 0
+save(s)
+return 1
+)lua";
+static_assert(kCutGrace == std::chrono::milliseconds(1000), "the Lua cut() above writes kCutGrace as 1000 ms");
 
 std::string Number(double value) { return std::to_string(value); }
 
@@ -268,7 +288,8 @@ boost::asio::awaitable<Limiter::Admission> SharedLimiter::Acquire(Clock::TimePoi
   std::vector<std::string> args = Constants();
   args.insert(args.end(), {budget_ms(), std::to_string(tokens), Number(limit_.tokens_per_minute.value_or(0))});
   auto reply = co_await state_->Eval(acquire, std::move(keys), std::move(args));
-  if (!reply || reply->elements.size() != 7) co_return co_await local_.Acquire(latest, tokens);
+  if (!reply || reply->elements.size() != 8) co_return co_await local_.Acquire(latest, tokens);
+  in_grace_ = reply->elements[7].integer == 1;
   shared_rate_ = reply->elements[2].integer < 0 ? -1.0 : static_cast<double>(reply->elements[2].integer) / 1000;
   Admission admission;
   admission.wait = std::chrono::milliseconds(reply->elements[1].integer);
@@ -344,15 +365,17 @@ void SharedLimiter::Report(const Ticket& ticket, bool rate_limited, std::int64_t
     return;
   }
   const bool correct = limit_.tokens_per_minute && used_tokens != ticket.tokens;
-  if (!rate_limited && !correct) return;
+  const bool taken_in_grace = !rate_limited && in_grace_.exchange(false);  // after a cut: ends its grace
+  if (!rate_limited && !correct && !taken_in_grace) return;
   std::vector<std::vector<std::string>> commands;
   if (correct) {
     double ms = 60'000.0 * static_cast<double>(used_tokens - ticket.tokens) / *limit_.tokens_per_minute;
     commands.push_back({"HINCRBYFLOAT", key_, "tnext", Number(ms)});
   }
-  if (rate_limited) {
-    static const std::string script = std::string(kPrelude) + std::string(kRefused);
-    std::vector<std::string> command{"EVAL", script, "1", key_};
+  if (rate_limited || taken_in_grace) {
+    static const std::string refused = std::string(kPrelude) + std::string(kRefused);
+    static const std::string taken = std::string(kPrelude) + std::string(kTaken);
+    std::vector<std::string> command{"EVAL", rate_limited ? refused : taken, "1", key_};
     std::vector<std::string> constants = Constants();
     command.insert(command.end(), constants.begin(), constants.end());
     command.push_back(std::to_string(ticket.shared_admitted_ms));

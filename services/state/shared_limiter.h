@@ -41,6 +41,7 @@ class SharedLimiter final : public Limiter {
   Clock& clock_;
   RequestLimiter local_;  // this process's share, while degraded
   std::atomic<double> shared_rate_{-1};  // the last rate Redis reported; < 0: unlimited
+  std::atomic<bool> in_grace_{false};    // Redis said a cut's grace was on (limiter.h, kCutGrace)
   std::mutex mutex_;
   Clock::TimePoint last_go_{};  // when this process's last request went
 };

@@ -346,10 +346,12 @@ TEST(RequestLimiterTest, AfterACutThe429sUntilTheProviderTakesOneAreNotTheNewRat
   RequestLimiter limiter(RateLimit{6000, std::nullopt}, clock);
   for (int i = 0; i < 20; ++i) limiter.Report(RunAwaitable(limiter.Acquire(kFarFuture, 0)).ticket, true, 0);
   ASSERT_EQ(limiter.rate_per_minute(), 1500);  // none of 20 taken: a quarter
-  for (int i = 0; i < 24; ++i) limiter.Report(RunAwaitable(limiter.Acquire(kFarFuture, 0)).ticket, true, 0);
-  EXPECT_EQ(limiter.rate_per_minute(), 1500);  // 0.96 s of 429s (kCutGrace): held, not a rise either
-  // The first taken ends the grace: the sample starts (10 of 20 refused at 1,500: 90% of the 750 it took).
-  for (int i = 0; i < 20; ++i) limiter.Report(RunAwaitable(limiter.Acquire(kFarFuture, 0)).ticket, i % 2 == 1, 0);
+  for (int i = 0; i < 10; ++i) limiter.Report(RunAwaitable(limiter.Acquire(kFarFuture, 0)).ticket, true, 0);
+  EXPECT_EQ(limiter.rate_per_minute(), 1500);  // 0.4 s of 429s (within kCutGrace): held, not a rise either
+  // One taken ends the grace before it would have: the sample starts there, and the next 429s are
+  // its own (10 of 20 refused at 1,500: 90% of the 750 it took).
+  limiter.Report(RunAwaitable(limiter.Acquire(kFarFuture, 0)).ticket, false, 0);
+  for (int i = 0; i < 19; ++i) limiter.Report(RunAwaitable(limiter.Acquire(kFarFuture, 0)).ticket, i % 2 == 0, 0);
   EXPECT_EQ(limiter.rate_per_minute(), 675);
 }
 

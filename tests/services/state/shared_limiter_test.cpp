@@ -139,7 +139,7 @@ TEST_F(SharedLimiterTest, AStray429HeldAsJitterDoesNotStopTheNextRise) {
 // to: 1,500 to 375), and the sample starts with the first one taken.
 // DISABLED: the Lua rule it checks (the 'awaiting' field) was taken out with commit d8409f3's
 // C++ twin; it passed against redis-server with it.
-TEST_F(SharedLimiterTest, DISABLED_AfterACutThe429sUntilTheProviderTakesOneAreNotTheNewRatesSample) {
+TEST_F(SharedLimiterTest, AfterACutThe429sUntilTheProviderTakesOneAreNotTheNewRatesSample) {
   SharedLimiter limiter(state_, "openai", RateLimit{6000, std::nullopt}, RealClock());
   const std::string key = "skillrunner:limit:openai";
   const auto latest = RealClock().Now() + 60s;
@@ -163,15 +163,16 @@ TEST_F(SharedLimiterTest, DISABLED_AfterACutThe429sUntilTheProviderTakesOneAreNo
   };
   exchange(20, [](int) { return true; });
   ASSERT_EQ(field_once("rate", "1500.000000"), "1500.000000");  // none of 20 taken: a quarter
-  EXPECT_EQ(redis_->Command({"HGET", key, "awaiting"}), "1");
-  exchange(25, [](int) { return true; });
-  std::this_thread::sleep_for(300ms);
+  EXPECT_NE(redis_->Command({"HGET", key, "grace"}), "0");       // kCutGrace from the cut
+  exchange(10, [](int) { return true; });                        // 0.4 s of 429s, within the grace
+  std::this_thread::sleep_for(100ms);
   EXPECT_EQ(redis_->Command({"HGET", key, "rate"}), "1500.000000");  // held
   EXPECT_EQ(redis_->Command({"HGET", key, "refused"}), "0");
-  exchange(1, [](int) { return false; });  // taken: the sample starts
-  EXPECT_EQ(field_once("awaiting", "0"), "0");
-  exchange(20, [](int i) { return i % 2 == 1; });
-  // 10 of 20 refused at 1,500: 90% of the 750 it took.
+  // One taken ends the grace (0.4 s in, before it would have): the sample starts there, and the next
+  // 429s are its own (10 of 20 refused at 1,500: 90% of the 750 it took).
+  exchange(1, [](int) { return false; });
+  EXPECT_EQ(field_once("grace", "0"), "0");
+  exchange(19, [](int i) { return i % 2 == 0; });
   EXPECT_EQ(field_once("rate", "675.000000"), "675.000000");
 }
 
