@@ -338,9 +338,8 @@ TEST(RequestLimiterTest, AProviderRefusingMostIsCutAtMostFourfoldAndProbedBackWh
 
 // After a cut of the excess, a provider may go on refusing for a while what the rate before sent
 // too many (the rest of a spent window): those 429s are not the new rate's sample, which starts
-// with the first request it takes. They used to cut again, to a quarter of the quarter.
-// DISABLED: fails on this code (1,500 is cut to 93.75). Commit d8409f3's rule made it pass but
-// broke at least eight tests here, which report only 429s, never the requests taken.
+// with the first request it takes (or kCutGrace after the cut). They used to cut again, to a
+// quarter of the quarter (1,500 to 93.75).
 TEST(RequestLimiterTest, AfterACutThe429sUntilTheProviderTakesOneAreNotTheNewRatesSample) {
   FakeClock clock;
   RequestLimiter limiter(RateLimit{6000, std::nullopt}, clock);

@@ -137,8 +137,6 @@ TEST_F(SharedLimiterTest, AStray429HeldAsJitterDoesNotStopTheNextRise) {
 // The Lua twin of RequestLimiterTest.AfterACutThe429sUntilTheProviderTakesOneAreNotTheNewRatesSample:
 // after a cut of the excess, 429s until the provider takes a request do not cut again (they used
 // to: 1,500 to 375), and the sample starts with the first one taken.
-// DISABLED: the Lua rule it checks (the 'awaiting' field) was taken out with commit d8409f3's
-// C++ twin; it passed against redis-server with it.
 TEST_F(SharedLimiterTest, AfterACutThe429sUntilTheProviderTakesOneAreNotTheNewRatesSample) {
   SharedLimiter limiter(state_, "openai", RateLimit{6000, std::nullopt}, RealClock());
   const std::string key = "skillrunner:limit:openai";
