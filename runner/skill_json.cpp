@@ -1,5 +1,7 @@
 #include "runner/skill_json.h"
 
+#include "services/common/digest.h"
+
 namespace skillrunner {
 namespace json = boost::json;
 
@@ -15,11 +17,17 @@ json::object RubricJson(const Rubric& rubric) {
 
 }  // namespace
 
+std::string SkillSchemaHash(const Skill& skill) {
+  json::object schemas{{"input", skill.input_schema_json}, {"output", skill.output_schema_json}};
+  return "sha256:" + Sha256Hex(CanonicalJson(schemas));
+}
+
 json::object SkillSummaryJson(const Skill& skill) {
   json::object item{{"id", skill.id},
                     {"version", skill.version},
                     {"template_type", TemplateTypeName(skill.template_type)},
-                    {"description", skill.description}};
+                    {"description", skill.description},
+                    {"schema_hash", SkillSchemaHash(skill)}};
   if (!skill.model.empty()) {
     item["model"] = skill.model;
     item["provider"] = skill.provider;

@@ -9,9 +9,13 @@
 
 namespace skillrunner {
 
-// {"id","version","template_type","description","model"?,"provider"?,
-//  "handler"?,"review_rubric"?}
+// {"id","version","template_type","description","schema_hash","model"?,
+//  "provider"?,"handler"?,"review_rubric"?}
 boost::json::object SkillSummaryJson(const Skill& skill);
+
+// "sha256:<hex>" of the canonical JSON of {"input": ..., "output": ...}, the
+// skill's schemas as written: what generated clients were built against.
+std::string SkillSchemaHash(const Skill& skill);
 
 // The summary plus what a caller needs to build a valid request: the input and
 // output schemas as written, the output mode, the timeout, the rubric (with

@@ -12,6 +12,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "runner/cli/codegen_command.h"
 #include "runner/cli/environment.h"
 #include "runner/cli/eval_command.h"
 #include "runner/cli/providers_command.h"
@@ -318,6 +319,7 @@ int RunCli(int argc, char** argv) {
 
   std::function<int()> chosen;
   AddServeCommands(app, common, chosen);
+  AddCodegenCommand(app, common, chosen);
 
   EvalCommand eval_command(app);
 

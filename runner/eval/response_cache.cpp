@@ -1,31 +1,16 @@
 #include "runner/eval/response_cache.h"
 
 #include <boost/json/serialize.hpp>
-#include <openssl/evp.h>
 
-#include <algorithm>
 #include <charconv>
-#include <cstdio>
 
 #include "runner/eval/sqlite_db.h"
+#include "services/common/digest.h"
 
 namespace skillrunner::eval {
 namespace {
 
 constexpr int kBusyTimeoutMs = 30'000;
-
-std::string Sha256Hex(const std::string& text) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  EVP_Digest(text.data(), text.size(), digest, &length, EVP_sha256(), nullptr);
-  std::string hex;
-  char byte[3];
-  for (unsigned int i = 0; i < length; ++i) {
-    std::snprintf(byte, sizeof byte, "%02x", digest[i]);
-    hex += byte;
-  }
-  return hex;
-}
 
 std::int64_t NowSeconds() {
   return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();

@@ -290,6 +290,10 @@ TEST_F(ServerTest, ListDescribeHealthAndMetrics) {
   auto list = client.Call(R"({"jsonrpc":"2.0","id":1,"method":"skills.list"})");
   ASSERT_EQ(list.at("result").as_array().size(), 3u);
   EXPECT_EQ(list.at("result").at(0).at("id"), "contact");
+  // sha256 of {"input":...,"output":...} with sorted members and no whitespace, as generated
+  // clients compute it (Python: json.dumps(sort_keys=True, separators=(",", ":"))).
+  EXPECT_EQ(list.at("result").at(0).at("schema_hash"),
+            "sha256:4705deb498ed92d333eb1a9040d10ba6bcd719658427adea4b3c67c535399330");
   auto describe = client.Call(R"({"jsonrpc":"2.0","id":2,"method":"skills.describe","params":{"skill":"contact"}})");
   const auto& d = describe.at("result").as_object();
   EXPECT_EQ(d.at("output_schema").at("required").at(0), "name");
