@@ -36,6 +36,7 @@ class Client {
      * (without one: at most `maxOverloadedRetries` times).
      */
     async invoke(skill, input, options = {}) {
+        checkTimeout(options.timeoutMs);
         const deadline = options.timeoutMs === undefined ? undefined : Date.now() + options.timeoutMs;
         for (let retries = 0;; retries++) {
             try {
@@ -164,6 +165,14 @@ class Client {
     }
 }
 exports.Client = Client;
+/** Rejects a timeoutMs the server would refuse (it takes 1 to 86400000) as PROTOCOL_ERROR -32602. */
+function checkTimeout(timeoutMs) {
+    if (timeoutMs === undefined || (Number.isFinite(timeoutMs) && timeoutMs >= 1 && timeoutMs <= 86_400_000))
+        return;
+    const message = "expected a number of milliseconds from 1 to 86400000";
+    const details = { jsonrpc_code: -32602, errors: [{ path: "/options/timeout_ms", message }] };
+    throw new errors_1.ProtocolError("PROTOCOL_ERROR", `Invalid params: timeoutMs: ${message}`, [], details);
+}
 /** Checks the constructor options and returns the endpoint. */
 function endpointOf(options) {
     if (options.socket !== undefined && options.host === undefined && options.port === undefined)

@@ -99,6 +99,7 @@ export class Client {
    * (without one: at most `maxOverloadedRetries` times).
    */
   async invoke<O = unknown>(skill: string, input: unknown, options: InvokeOptions = {}): Promise<InvokeResult<O>> {
+    checkTimeout(options.timeoutMs);
     const deadline = options.timeoutMs === undefined ? undefined : Date.now() + options.timeoutMs;
     for (let retries = 0; ; retries++) {
       try {
@@ -228,6 +229,14 @@ export class Client {
     const stop = (): void => (cancelOnStop ? conn.cancel(id) : conn.forget(id));
     return guard(conn.request(id, line + "\n"), ctl, stop);
   }
+}
+
+/** Rejects a timeoutMs the server would refuse (it takes 1 to 86400000) as PROTOCOL_ERROR -32602. */
+function checkTimeout(timeoutMs: number | undefined): void {
+  if (timeoutMs === undefined || (Number.isFinite(timeoutMs) && timeoutMs >= 1 && timeoutMs <= 86_400_000)) return;
+  const message = "expected a number of milliseconds from 1 to 86400000";
+  const details = { jsonrpc_code: -32602, errors: [{ path: "/options/timeout_ms", message }] };
+  throw new ProtocolError("PROTOCOL_ERROR", `Invalid params: timeoutMs: ${message}`, [], details);
 }
 
 /** Checks the constructor options and returns the endpoint. */
