@@ -124,6 +124,7 @@ export class Server {
     if (!opts.env?.SKILLRUNNER_TOKEN) delete env.SKILLRUNNER_TOKEN;
     const proc = spawn(BINARY, args, { cwd: REPO, env, stdio: ["ignore", "pipe", "pipe"] });
     const server = new Server(tree, proc);
+    proc.on("error", (err) => server.log.push(`spawn ${BINARY} failed: ${err.message} (set SKILLRUNNER_BINARY)`));
     await server.waitForLog((line) => line.includes("listening on"), 15_000);
     const port = /port (\d+)/.exec(server.log.join("\n"));
     if (port) server.port = Number(port[1]);
@@ -136,7 +137,7 @@ export class Server {
     for (;;) {
       const line = this.log.find(match);
       if (line !== undefined) return line;
-      if (this.proc.exitCode !== null) throw new Error(`serve exited ${this.proc.exitCode}:\n${this.log.join("\n")}`);
+      if (this.proc.exitCode !== null || this.log.some((l) => l.startsWith("spawn "))) throw new Error(`serve exited ${this.proc.exitCode}:\n${this.log.join("\n")}`);
       if (Date.now() > until) throw new Error(`no matching log line within ${timeoutMs} ms:\n${this.log.join("\n")}`);
       await new Promise((r) => setTimeout(r, 20));
     }
