@@ -25,10 +25,10 @@ describe("server restart", () => {
 
   it("fails the in-flight call, refuses while down, reconnects after", async () => {
     assert.equal((await client.invoke("word_stats", { text: "a" })).skill, "word_stats");
-    const inFlight = client.invoke("triage_ticket", TICKET, { timeoutMs: 10_000 });
+    const inFlight = client.invoke("triage_ticket", TICKET, { timeoutMs: 10_000 }).catch((e: unknown) => e);
     for (let i = 0; i < 200 && (await client.health()).in_flight !== 1; i++) await new Promise((r) => setTimeout(r, 10));
     await server.stop("SIGKILL");
-    const error: unknown = await inFlight.catch((e: unknown) => e);
+    const error: unknown = await inFlight;
     assert.ok(error instanceof ConnectionLostError, String(error));
     assert.equal(error.code, "CONNECTION_LOST");
     assert.match(error.message, /connection to .* lost/);
