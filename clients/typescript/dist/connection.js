@@ -60,6 +60,7 @@ class Connection {
         this.where = where;
         socket.setEncoding("utf8");
         socket.setNoDelay(true);
+        socket.unref(); // an idle connection does not keep Node running; a pending call does
         socket.on("data", (chunk) => this.onData(chunk));
         socket.on("error", (err) => this.fail(this.lostError(err.message)));
         socket.on("close", () => this.fail(this.lostError("the server closed the connection")));
@@ -96,12 +97,13 @@ class Connection {
             return Promise.reject(this.closedError);
         return new Promise((resolve, reject) => {
             this.pending.set(id, { resolve, reject });
+            this.socket.ref();
             this.socket.write(line);
         });
     }
     /** Stops waiting for an id (its answer, if it comes, is dropped) and writes `$/cancel` for it. */
     cancel(id) {
-        this.pending.delete(id);
+        this.forget(id);
         if (this.closedError)
             return;
         this.socket.write(JSON.stringify({ jsonrpc: "2.0", method: "$/cancel", params: { id } }) + "\n");
@@ -109,6 +111,8 @@ class Connection {
     /** Stops waiting for an id without telling the server. */
     forget(id) {
         this.pending.delete(id);
+        if (this.pending.size === 0)
+            this.socket.unref();
     }
     /** Closes the socket; pending calls reject with CONNECTION_LOST. */
     close(reason = "the client closed the connection") {
@@ -163,7 +167,7 @@ class Connection {
         const call = this.pending.get(answer.id);
         if (!call)
             return; // cancelled or timed out: the late answer is dropped
-        this.pending.delete(answer.id);
+        this.forget(answer.id);
         if ("error" in answer)
             call.reject((0, errors_1.errorFromJsonRpc)(answer.error));
         else if ("result" in answer)

@@ -35,6 +35,7 @@ export class Connection {
   ) {
     socket.setEncoding("utf8");
     socket.setNoDelay(true);
+    socket.unref(); // an idle connection does not keep Node running; a pending call does
     socket.on("data", (chunk: string) => this.onData(chunk));
     socket.on("error", (err: Error) => this.fail(this.lostError(err.message)));
     socket.on("close", () => this.fail(this.lostError("the server closed the connection")));
@@ -74,13 +75,14 @@ export class Connection {
     if (this.closedError) return Promise.reject(this.closedError);
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
+      this.socket.ref();
       this.socket.write(line);
     });
   }
 
   /** Stops waiting for an id (its answer, if it comes, is dropped) and writes `$/cancel` for it. */
   cancel(id: number): void {
-    this.pending.delete(id);
+    this.forget(id);
     if (this.closedError) return;
     this.socket.write(JSON.stringify({ jsonrpc: "2.0", method: "$/cancel", params: { id } }) + "\n");
   }
@@ -88,6 +90,7 @@ export class Connection {
   /** Stops waiting for an id without telling the server. */
   forget(id: number): void {
     this.pending.delete(id);
+    if (this.pending.size === 0) this.socket.unref();
   }
 
   /** Closes the socket; pending calls reject with CONNECTION_LOST. */
@@ -141,7 +144,7 @@ export class Connection {
     if (!isObject(answer) || typeof answer.id !== "number") return; // notifications, id null: nobody to tell
     const call = this.pending.get(answer.id);
     if (!call) return; // cancelled or timed out: the late answer is dropped
-    this.pending.delete(answer.id);
+    this.forget(answer.id);
     if ("error" in answer) call.reject(errorFromJsonRpc(answer.error));
     else if ("result" in answer) call.resolve(answer.result);
     else call.reject(new ProtocolError("PROTOCOL_ERROR", "an answer with neither result nor error", [], { answer }));

@@ -1,5 +1,6 @@
 /** Each error code the server can produce, seen as its typed error. */
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
 import { after, before, describe, it } from "node:test";
 
 import * as sr from "skillrunner-client";
@@ -104,6 +105,14 @@ describe("typed errors from a real serve", () => {
     const e = await rejection(sr.ProtocolError, "PROTOCOL_ERROR", "triage_ticket", { subject: "x", body: "y".repeat(1 << 20) });
     assert.equal(e.details.jsonrpc_code, -32600);
     assert.equal((await client.health()).status, "degraded", "the connection is still usable");
+  });
+
+  it("an idle connection does not keep Node running (no close() needed to exit)", async () => {
+    const code = `const { Client } = require(${JSON.stringify(require.resolve("skillrunner-client"))});
+      new Client({ socket: ${JSON.stringify(tree.socket)} }).invoke("word_stats", { text: "a b" }).then((r) => console.log(r.output.words));`;
+    const child = spawnSync(process.execPath, ["-e", code], { encoding: "utf8", timeout: 10_000 });
+    assert.equal(child.status, 0, child.stderr);
+    assert.equal(child.stdout.trim(), "2");
   });
 
   it("health, list, describe and reload", async () => {
