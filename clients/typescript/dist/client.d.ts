@@ -53,6 +53,7 @@ export declare class Client {
     private connecting;
     private nextId;
     private closed;
+    /** Takes `{socket}` or `{host, port, token?}`; nothing is connected until the first call. */
     constructor(options: ClientOptions);
     /**
      * Invokes a skill and resolves with its result; rejects with a

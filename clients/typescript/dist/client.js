@@ -21,6 +21,7 @@ class Client {
     connecting;
     nextId = 1;
     closed = false;
+    /** Takes `{socket}` or `{host, port, token?}`; nothing is connected until the first call. */
     constructor(options) {
         this.endpoint = endpointOf(options);
         this.token = options.token;

@@ -31,6 +31,7 @@ export declare class Connection {
     forget(id: number): void;
     /** Closes the socket; pending calls reject with CONNECTION_LOST. */
     close(reason?: string): void;
+    /** The CONNECTION_LOST error for this connection. */
     private lostError;
     /** Rejects every pending call with `error` (the first failure wins). */
     private fail;

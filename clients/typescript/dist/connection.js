@@ -119,6 +119,7 @@ class Connection {
         this.fail(this.lostError(reason));
         this.socket.destroy();
     }
+    /** The CONNECTION_LOST error for this connection. */
     lostError(why) {
         return new errors_1.ConnectionLostError("CONNECTION_LOST", `connection to ${this.where} lost: ${why}`, [], { endpoint: this.where });
     }

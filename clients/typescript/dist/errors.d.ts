@@ -17,6 +17,7 @@ export declare class SkillrunnerError extends Error {
      * present; client-side codes put their own fields here.
      */
     readonly details: Record<string, unknown>;
+    /** Prefer `makeError`, which picks the subclass for the code. */
     constructor(code: string, message: string, attempts?: Attempt[], details?: Record<string, unknown>);
 }
 /** The input does not match the skill's input schema (`details.errors` has the pointers). */

@@ -21,6 +21,7 @@ class SkillrunnerError extends Error {
      * present; client-side codes put their own fields here.
      */
     details;
+    /** Prefer `makeError`, which picks the subclass for the code. */
     constructor(code, message, attempts = [], details = {}) {
         super(message);
         this.name = new.target.name;

@@ -83,6 +83,7 @@ export class Client {
   private nextId = 1;
   private closed = false;
 
+  /** Takes `{socket}` or `{host, port, token?}`; nothing is connected until the first call. */
   constructor(options: ClientOptions) {
     this.endpoint = endpointOf(options);
     this.token = options.token;

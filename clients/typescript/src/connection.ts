@@ -99,6 +99,7 @@ export class Connection {
     this.socket.destroy();
   }
 
+  /** The CONNECTION_LOST error for this connection. */
   private lostError(why: string): ConnectionLostError {
     return new ConnectionLostError("CONNECTION_LOST", `connection to ${this.where} lost: ${why}`, [], { endpoint: this.where });
   }

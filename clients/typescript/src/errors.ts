@@ -20,6 +20,7 @@ export class SkillrunnerError extends Error {
    */
   readonly details: Record<string, unknown>;
 
+  /** Prefer `makeError`, which picks the subclass for the code. */
   constructor(code: string, message: string, attempts: Attempt[] = [], details: Record<string, unknown> = {}) {
     super(message);
     this.name = new.target.name;

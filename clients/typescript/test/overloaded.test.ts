@@ -37,15 +37,14 @@ describe("OVERLOADED", () => {
   }
 
   it("succeeds after the server's retry_after_ms", async () => {
-    const first = client.invoke("triage_ticket", TICKET);
-    for (let i = 0; i < 200 && (await client.health()).in_flight !== 1; i++) await new Promise((r) => setTimeout(r, 5));
+    const holder = await hold(1);
     const refusedBefore = await rejected();
     const start = Date.now();
     const second = await client.invoke<{ priority: number }>("triage_ticket", TICKET, { timeoutMs: 10_000 });
     assert.equal(second.skill, "triage_ticket");
     assert.ok((await rejected()) > refusedBefore, "the server refused it at least once: the client retried");
     assert.ok(since(start) >= 200, "it waited for retry_after_ms");
-    await first;
+    await holder.call;
   });
 
   it("without a deadline: 5 retries, then OverloadedError", async () => {
