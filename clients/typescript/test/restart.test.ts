@@ -45,6 +45,15 @@ describe("server restart", () => {
     assert.equal(server.invokeEvents().length, 1, "the lost call was not re-sent");
   });
 
+  it("close() fails the calls in flight and refuses later ones", async () => {
+    const other = new Client({ socket: tree.socket });
+    const inFlight = other.invoke("triage_ticket", TICKET).catch((e: unknown) => e);
+    for (let i = 0; i < 200 && (await other.health()).in_flight !== 1; i++) await new Promise((r) => setTimeout(r, 10));
+    other.close();
+    assert.ok((await inFlight) instanceof ConnectionLostError);
+    await assert.rejects(other.health(), (e: unknown) => e instanceof ConnectionLostError && /closed/.test(e.message));
+  });
+
   it("a draining server (SIGTERM) finishes the in-flight call; the next call reconnects", async () => {
     const inFlight = client.invoke("triage_ticket", TICKET);
     for (let i = 0; i < 200 && (await client.health()).in_flight !== 1; i++) await new Promise((r) => setTimeout(r, 10));
