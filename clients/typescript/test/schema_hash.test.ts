@@ -104,7 +104,10 @@ class FakeServer {
 
   close(): Promise<void> {
     this.dropAll({});
-    return new Promise((resolve) => this.server.close(() => resolve()));
+    return new Promise((resolve) => this.server.close(() => {
+      fs.rmSync(path.dirname(this.path), { recursive: true, force: true });
+      resolve();
+    }));
   }
 
   private serve(socket: net.Socket): void {
