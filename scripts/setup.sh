@@ -16,6 +16,11 @@ PACKAGES=(
   libgtest-dev googletest libsqlite3-dev json-schema-test-suite openssl
   libhiredis-dev redis-server
 )
+# Node 18+ and npm for the TypeScript client's tests: Debian's nodejs and npm, unless a node and
+# an npm are already on PATH (a newer Node installed some other way is fine).
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  PACKAGES+=(nodejs npm)
+fi
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi

@@ -1,0 +1,91 @@
+import { Attempt } from "./errors";
+/** How to reach the server: `{socket}` or `{host, port, token?}`, plus tuning. */
+export interface ClientOptions {
+    /** Unix socket path of `skillrunner serve --socket`. */
+    socket?: string;
+    /** TCP host of `skillrunner serve --listen` (with `port`). */
+    host?: string;
+    /** TCP port. */
+    port?: number;
+    /** Token for a TCP listener whose server has SKILLRUNNER_TOKEN; sent as `auth` in every request. */
+    token?: string;
+    /** Give up connecting after this long (default 10000 ms). */
+    connectTimeoutMs?: number;
+    /** How long past `timeoutMs` to wait for the server's own TIMEOUT before sending `$/cancel` (default 1000 ms). */
+    timeoutGraceMs?: number;
+    /** OVERLOADED retries of a call without a deadline (default 5). */
+    maxOverloadedRetries?: number;
+    /** Longest request line the client sends (default 1 MiB, the server's default `--max-line-bytes`). */
+    maxLineBytes?: number;
+}
+/** Per-call options of `invoke`. */
+export interface InvokeOptions {
+    /** Deadline in ms: sent as `options.timeout_ms`; the client gives up (TIMEOUT) after it plus the grace. */
+    timeoutMs?: number;
+    /** Aborting sends `$/cancel` and rejects with CANCELLED at once. */
+    signal?: AbortSignal;
+    /** `sha256:<hex>` the caller was generated against; checked against `skills.list` once per connection. */
+    schemaHash?: string;
+}
+/** Per-call options of the other methods (no server-side deadline: the client stops waiting). */
+export interface CallOptions {
+    timeoutMs?: number;
+    signal?: AbortSignal;
+}
+/** A successful invocation (DESIGN 6.1 success shape). */
+export interface InvokeResult<O = unknown> {
+    skill: string;
+    output: O;
+    /** The review gate's final verdict, or null when the skill has no review. */
+    review: Record<string, unknown> | null;
+    attempts: Attempt[];
+    metrics: Record<string, unknown>;
+}
+/** A client for one server; safe to share: all calls pipeline over one connection. */
+export declare class Client {
+    private readonly endpoint;
+    private readonly token;
+    private readonly connectTimeoutMs;
+    private readonly graceMs;
+    private readonly maxOverloadedRetries;
+    private readonly maxLineBytes;
+    private conn;
+    private connecting;
+    private nextId;
+    private closed;
+    /** Takes `{socket}` or `{host, port, token?}`; nothing is connected until the first call. */
+    constructor(options: ClientOptions);
+    /**
+     * Invokes a skill and resolves with its result; rejects with a
+     * SkillrunnerError subclass (InputInvalidError, SkillTimeoutError, ...).
+     * OVERLOADED is retried after `retry_after_ms` while that fits the deadline
+     * (without one: at most `maxOverloadedRetries` times).
+     */
+    invoke<O = unknown>(skill: string, input: unknown, options?: InvokeOptions): Promise<InvokeResult<O>>;
+    /** The server's `health` answer (status, in_flight, connections, limits, ...). */
+    health(options?: CallOptions): Promise<Record<string, unknown>>;
+    /** `skills.list`: one summary per loaded skill (`id`, `version`, `schema_hash`, ...). */
+    list(options?: CallOptions): Promise<Array<Record<string, unknown>>>;
+    /** `skills.describe`: the summary plus `input_schema`, `output_schema`, rubric and descriptor. */
+    describe(skill: string, options?: CallOptions): Promise<Record<string, unknown>>;
+    /** `skills.reload`: swaps in a freshly loaded tree (or rejects, keeping the old one). */
+    reload(options?: CallOptions): Promise<Record<string, unknown>>;
+    /** Sends any JSON-RPC method (e.g. `metrics`) and resolves with its `result`. */
+    call(method: string, params?: unknown, options?: CallOptions): Promise<unknown>;
+    /** Closes the connection; in-flight calls reject with CONNECTION_LOST and later calls are refused. */
+    close(): void;
+    /** One `skills.invoke` request (after the schema check when asked for). */
+    private invokeOnce;
+    /** How long to wait before retrying an OVERLOADED call, or undefined to give up (any other error too). */
+    private overloadedWait;
+    /** The open connection, opening one when there is none (concurrent callers share the attempt). */
+    private connection;
+    /**
+     * Compares the skill's `schema_hash` in `skills.list` (fetched once per
+     * connection) with the expected one; rejects with SCHEMA_CHANGED on a
+     * mismatch or a missing skill. A server that reports no hash is not checked.
+     */
+    private checkSchema;
+    /** Writes one request on `conn` and waits for its answer within `ctl`. */
+    private send;
+}

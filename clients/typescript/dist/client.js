@@ -1,0 +1,266 @@
+"use strict";
+Object.defineProperty(exports, "__esModule", { value: true });
+exports.Client = void 0;
+/**
+ * The skillrunner client: one lazily opened connection (Unix socket or TCP)
+ * that pipelines every call, deadlines that send `$/cancel`, AbortSignal
+ * cancellation, OVERLOADED retried after the server's hint, and typed errors.
+ */
+const connection_1 = require("./connection");
+const errors_1 = require("./errors");
+const DEFAULT_RETRY_AFTER_MS = 100;
+/** A client for one server; safe to share: all calls pipeline over one connection. */
+class Client {
+    endpoint;
+    token;
+    connectTimeoutMs;
+    graceMs;
+    maxOverloadedRetries;
+    maxLineBytes;
+    conn;
+    connecting;
+    nextId = 1;
+    closed = false;
+    /** Takes `{socket}` or `{host, port, token?}`; nothing is connected until the first call. */
+    constructor(options) {
+        this.endpoint = endpointOf(options);
+        this.token = options.token;
+        this.connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
+        this.graceMs = options.timeoutGraceMs ?? 1_000;
+        this.maxOverloadedRetries = options.maxOverloadedRetries ?? 5;
+        this.maxLineBytes = options.maxLineBytes ?? 1 << 20;
+    }
+    /**
+     * Invokes a skill and resolves with its result; rejects with a
+     * SkillrunnerError subclass (InputInvalidError, SkillTimeoutError, ...).
+     * OVERLOADED is retried after `retry_after_ms` while that fits the deadline
+     * (without one: at most `maxOverloadedRetries` times).
+     */
+    async invoke(skill, input, options = {}) {
+        checkTimeout(options.timeoutMs);
+        const deadline = options.timeoutMs === undefined ? undefined : Date.now() + options.timeoutMs;
+        for (let retries = 0;; retries++) {
+            try {
+                return await this.invokeOnce(skill, input, options, deadline);
+            }
+            catch (error) {
+                const wait = this.overloadedWait(error, retries, deadline);
+                if (wait === undefined)
+                    throw withRetries(error, retries);
+                await sleep(wait, options.signal);
+            }
+        }
+    }
+    /** The server's `health` answer (status, in_flight, connections, limits, ...). */
+    health(options = {}) {
+        return this.call("health", undefined, options);
+    }
+    /** `skills.list`: one summary per loaded skill (`id`, `version`, `schema_hash`, ...). */
+    list(options = {}) {
+        return this.call("skills.list", undefined, options);
+    }
+    /** `skills.describe`: the summary plus `input_schema`, `output_schema`, rubric and descriptor. */
+    describe(skill, options = {}) {
+        return this.call("skills.describe", { skill }, options);
+    }
+    /** `skills.reload`: swaps in a freshly loaded tree (or rejects, keeping the old one). */
+    reload(options = {}) {
+        return this.call("skills.reload", undefined, options);
+    }
+    /** Sends any JSON-RPC method (e.g. `metrics`) and resolves with its `result`. */
+    async call(method, params, options = {}) {
+        const ctl = { ...options, giveUpAt: options.timeoutMs === undefined ? undefined : Date.now() + options.timeoutMs };
+        const conn = await this.connection(ctl);
+        return this.send(conn, method, params, ctl, false);
+    }
+    /** Closes the connection; in-flight calls reject with CONNECTION_LOST and later calls are refused. */
+    close() {
+        this.closed = true;
+        this.conn?.close();
+        this.conn = undefined;
+    }
+    /** One `skills.invoke` request (after the schema check when asked for). */
+    async invokeOnce(skill, input, options, deadline) {
+        const ctl = { signal: options.signal, timeoutMs: options.timeoutMs };
+        if (deadline !== undefined)
+            ctl.giveUpAt = deadline + this.graceMs;
+        const conn = await this.connection(ctl);
+        if (options.schemaHash !== undefined)
+            await this.checkSchema(conn, skill, options.schemaHash, ctl);
+        const params = { skill, input };
+        if (deadline !== undefined)
+            params.options = { timeout_ms: Math.max(1, Math.round(deadline - Date.now())) };
+        return toInvokeResult(await this.send(conn, "skills.invoke", params, ctl, true));
+    }
+    /** How long to wait before retrying an OVERLOADED call, or undefined to give up (any other error too). */
+    overloadedWait(error, retries, deadline) {
+        if (!(error instanceof errors_1.OverloadedError))
+            return undefined;
+        const hint = error.details.retry_after_ms;
+        const wait = typeof hint === "number" && hint >= 0 ? hint : DEFAULT_RETRY_AFTER_MS;
+        if (deadline !== undefined)
+            return Date.now() + wait < deadline ? wait : undefined;
+        return retries < this.maxOverloadedRetries ? wait : undefined;
+    }
+    /** The open connection, opening one when there is none (concurrent callers share the attempt). */
+    connection(ctl) {
+        if (this.closed)
+            return Promise.reject(new errors_1.ConnectionLostError("CONNECTION_LOST", "the client is closed"));
+        if (this.conn?.isOpen)
+            return Promise.resolve(this.conn);
+        if (!this.connecting) {
+            this.connecting = connection_1.Connection.open(this.endpoint, this.connectTimeoutMs).then((conn) => {
+                this.connecting = undefined;
+                if (this.closed)
+                    conn.close();
+                else
+                    this.conn = conn;
+                return conn;
+            }, (error) => {
+                this.connecting = undefined;
+                throw error;
+            });
+            this.connecting.catch(() => undefined);
+        }
+        return guard(this.connecting, ctl, () => undefined);
+    }
+    /**
+     * Compares the skill's `schema_hash` in `skills.list` (fetched once per
+     * connection) with the expected one; rejects with SCHEMA_CHANGED on a
+     * mismatch or a missing skill. A server that reports no hash is not checked.
+     */
+    async checkSchema(conn, skill, expected, ctl) {
+        if (!conn.schemaHashes) {
+            const fetch = this.send(conn, "skills.list", undefined, { giveUpAt: Date.now() + this.connectTimeoutMs }, false).then(hashesOf);
+            fetch.catch(() => {
+                if (conn.schemaHashes === fetch)
+                    conn.schemaHashes = undefined;
+            });
+            conn.schemaHashes = fetch;
+        }
+        const hashes = await guard(conn.schemaHashes, ctl, () => undefined);
+        const actual = hashes.get(skill);
+        if (actual === expected || actual === "")
+            return;
+        const has = actual === undefined ? "no such skill" : actual;
+        throw new errors_1.SchemaChangedError("SCHEMA_CHANGED", `skill "${skill}" changed on the server: generated against ${expected}, server has ${has}`, [], { skill, expected, actual: actual ?? null });
+    }
+    /** Writes one request on `conn` and waits for its answer within `ctl`. */
+    send(conn, method, params, ctl, cancelOnStop) {
+        const id = this.nextId++;
+        const request = { jsonrpc: "2.0", id, method };
+        if (params !== undefined)
+            request.params = params;
+        if (this.token !== undefined)
+            request.auth = this.token;
+        const line = JSON.stringify(request);
+        const bytes = Buffer.byteLength(line);
+        if (bytes > this.maxLineBytes) {
+            const details = { jsonrpc_code: -32600, line_bytes: bytes, max_line_bytes: this.maxLineBytes };
+            return Promise.reject(new errors_1.ProtocolError("PROTOCOL_ERROR", `request of ${bytes} bytes exceeds the ${this.maxLineBytes}-byte line limit`, [], details));
+        }
+        if (ctl.signal?.aborted)
+            return Promise.reject(cancelledError(ctl.signal));
+        const stop = () => (cancelOnStop ? conn.cancel(id) : conn.forget(id));
+        return guard(conn.request(id, line + "\n"), ctl, stop);
+    }
+}
+exports.Client = Client;
+/** Rejects a timeoutMs the server would refuse (it takes 1 to 86400000) as PROTOCOL_ERROR -32602. */
+function checkTimeout(timeoutMs) {
+    if (timeoutMs === undefined || (Number.isFinite(timeoutMs) && timeoutMs >= 1 && timeoutMs <= 86_400_000))
+        return;
+    const message = "expected a number of milliseconds from 1 to 86400000";
+    const details = { jsonrpc_code: -32602, errors: [{ path: "/options/timeout_ms", message }] };
+    throw new errors_1.ProtocolError("PROTOCOL_ERROR", `Invalid params: timeoutMs: ${message}`, [], details);
+}
+/** Checks the constructor options and returns the endpoint. */
+function endpointOf(options) {
+    if (options.socket !== undefined && options.host === undefined && options.port === undefined)
+        return { socket: options.socket };
+    if (options.socket === undefined && options.port !== undefined)
+        return { host: options.host ?? "127.0.0.1", port: options.port };
+    throw new TypeError("Client needs either {socket} or {host, port}");
+}
+/**
+ * Waits for `work`, but rejects with TIMEOUT at `ctl.giveUpAt` or CANCELLED when
+ * `ctl.signal` aborts, calling `stop` first (which sends `$/cancel` for an invoke).
+ */
+function guard(work, ctl, stop) {
+    if (ctl.signal?.aborted) {
+        stop();
+        return Promise.reject(cancelledError(ctl.signal));
+    }
+    if (ctl.giveUpAt === undefined && ctl.signal === undefined)
+        return work;
+    return new Promise((resolve, reject) => {
+        let timer;
+        const done = () => {
+            if (timer !== undefined)
+                clearTimeout(timer);
+            ctl.signal?.removeEventListener("abort", onAbort);
+        };
+        const onAbort = () => {
+            done();
+            stop();
+            reject(cancelledError(ctl.signal));
+        };
+        if (ctl.giveUpAt !== undefined) {
+            timer = setTimeout(() => {
+                done();
+                stop();
+                reject(timeoutError(ctl));
+            }, Math.max(0, ctl.giveUpAt - Date.now()));
+        }
+        ctl.signal?.addEventListener("abort", onAbort, { once: true });
+        work.then((value) => (done(), resolve(value)), (error) => (done(), reject(error)));
+    });
+}
+/** The client-side TIMEOUT, raised after `$/cancel` was sent. */
+function timeoutError(ctl) {
+    const what = ctl.timeoutMs === undefined ? "the call" : `the ${ctl.timeoutMs} ms deadline`;
+    return new errors_1.SkillTimeoutError("TIMEOUT", `no answer within ${what}; the client gave up (and sent $/cancel for an invocation)`, [], {
+        client_side: true,
+        timeout_ms: ctl.timeoutMs ?? null,
+    });
+}
+/** The client-side CANCELLED of an aborted signal. */
+function cancelledError(signal) {
+    const reason = signal?.reason;
+    const why = reason instanceof Error ? reason.message : reason === undefined ? "" : String(reason);
+    return new errors_1.SkillCancelledError("CANCELLED", why ? `cancelled: ${why}` : "cancelled by the caller", [], { client_side: true });
+}
+/** Resolves after `ms`, or rejects with CANCELLED when the signal aborts first. */
+function sleep(ms, signal) {
+    return guard(new Promise((resolve) => setTimeout(resolve, ms)), { signal }, () => undefined);
+}
+/** Adds how many OVERLOADED retries were made to an OverloadedError's details. */
+function withRetries(error, retries) {
+    if (error instanceof errors_1.OverloadedError)
+        error.details.retries = retries;
+    return error;
+}
+/** Checks the shape of a `skills.invoke` result. */
+function toInvokeResult(result) {
+    if (!(0, errors_1.isObject)(result) || !("output" in result)) {
+        throw new errors_1.ProtocolError("PROTOCOL_ERROR", "skills.invoke answered a result without output", [], { result });
+    }
+    return {
+        skill: typeof result.skill === "string" ? result.skill : "",
+        output: result.output,
+        review: (0, errors_1.isObject)(result.review) ? result.review : null,
+        attempts: Array.isArray(result.attempts) ? result.attempts : [],
+        metrics: (0, errors_1.isObject)(result.metrics) ? result.metrics : {},
+    };
+}
+/** Maps `skills.list` to skill id -> schema hash ("" when the server reports none). */
+function hashesOf(list) {
+    if (!Array.isArray(list))
+        throw new errors_1.ProtocolError("PROTOCOL_ERROR", "skills.list answered something other than a list");
+    const hashes = new Map();
+    for (const entry of list) {
+        if ((0, errors_1.isObject)(entry) && typeof entry.id === "string")
+            hashes.set(entry.id, typeof entry.schema_hash === "string" ? entry.schema_hash : "");
+    }
+    return hashes;
+}

@@ -1,0 +1,44 @@
+/** Where the server listens: a Unix socket path, or a TCP host and port. */
+export type Endpoint = {
+    socket: string;
+} | {
+    host: string;
+    port: number;
+};
+/** Describes an endpoint for messages. */
+export declare function describeEndpoint(endpoint: Endpoint): string;
+/** A connected socket with its pending calls, keyed by JSON-RPC id. */
+export declare class Connection {
+    private readonly socket;
+    private readonly where;
+    private readonly pending;
+    private buffer;
+    private closedError;
+    /** Per-connection cache (the skills.list schema hashes), dropped with the connection. */
+    schemaHashes: Promise<Map<string, string>> | undefined;
+    private constructor();
+    /** Opens a connection; rejects with CONNECTION_LOST when the server cannot be reached. */
+    static open(endpoint: Endpoint, connectTimeoutMs: number): Promise<Connection>;
+    /** False once the socket has closed or failed. */
+    get isOpen(): boolean;
+    /** Number of calls waiting for an answer on this connection. */
+    get inFlight(): number;
+    /** Writes one request line and returns its answer's `result` (or rejects with its error). */
+    request(id: number, line: string): Promise<unknown>;
+    /** Stops waiting for an id (its answer, if it comes, is dropped) and writes `$/cancel` for it. */
+    cancel(id: number): void;
+    /** Stops waiting for an id without telling the server. */
+    forget(id: number): void;
+    /** Closes the socket; pending calls reject with CONNECTION_LOST. */
+    close(reason?: string): void;
+    /** The CONNECTION_LOST error for this connection. */
+    private lostError;
+    /** Rejects every pending call with `error` (the first failure wins). */
+    private fail;
+    /** Splits the received text into lines; the unfinished tail waits for the next chunk. */
+    private onData;
+    /** Settles the call an answer line belongs to; a line that is not JSON ends the connection. */
+    private onLine;
+    /** Resolves or rejects the pending call with the answer's id. */
+    private settle;
+}

@@ -1,0 +1,180 @@
+"use strict";
+var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
+    if (k2 === undefined) k2 = k;
+    var desc = Object.getOwnPropertyDescriptor(m, k);
+    if (!desc || ("get" in desc ? !m.__esModule : desc.writable || desc.configurable)) {
+      desc = { enumerable: true, get: function() { return m[k]; } };
+    }
+    Object.defineProperty(o, k2, desc);
+}) : (function(o, m, k, k2) {
+    if (k2 === undefined) k2 = k;
+    o[k2] = m[k];
+}));
+var __setModuleDefault = (this && this.__setModuleDefault) || (Object.create ? (function(o, v) {
+    Object.defineProperty(o, "default", { enumerable: true, value: v });
+}) : function(o, v) {
+    o["default"] = v;
+});
+var __importStar = (this && this.__importStar) || (function () {
+    var ownKeys = function(o) {
+        ownKeys = Object.getOwnPropertyNames || function (o) {
+            var ar = [];
+            for (var k in o) if (Object.prototype.hasOwnProperty.call(o, k)) ar[ar.length] = k;
+            return ar;
+        };
+        return ownKeys(o);
+    };
+    return function (mod) {
+        if (mod && mod.__esModule) return mod;
+        var result = {};
+        if (mod != null) for (var k = ownKeys(mod), i = 0; i < k.length; i++) if (k[i] !== "default") __createBinding(result, mod, k[i]);
+        __setModuleDefault(result, mod);
+        return result;
+    };
+})();
+Object.defineProperty(exports, "__esModule", { value: true });
+exports.Connection = void 0;
+exports.describeEndpoint = describeEndpoint;
+/**
+ * One socket to the server: writes request lines, splits the answers on
+ * newlines and settles the pending call with the matching id. When the socket
+ * closes, every pending call is rejected with CONNECTION_LOST (never re-sent).
+ */
+const net = __importStar(require("node:net"));
+const errors_1 = require("./errors");
+/** Describes an endpoint for messages. */
+function describeEndpoint(endpoint) {
+    return "socket" in endpoint ? endpoint.socket : `${endpoint.host}:${endpoint.port}`;
+}
+/** A connected socket with its pending calls, keyed by JSON-RPC id. */
+class Connection {
+    socket;
+    where;
+    pending = new Map();
+    buffer = "";
+    closedError;
+    /** Per-connection cache (the skills.list schema hashes), dropped with the connection. */
+    schemaHashes;
+    constructor(socket, where) {
+        this.socket = socket;
+        this.where = where;
+        socket.setEncoding("utf8");
+        socket.setNoDelay(true);
+        socket.unref(); // an idle connection does not keep Node running; a pending call does
+        socket.on("data", (chunk) => this.onData(chunk));
+        socket.on("error", (err) => this.fail(this.lostError(err.message)));
+        socket.on("close", () => this.fail(this.lostError("the server closed the connection")));
+    }
+    /** Opens a connection; rejects with CONNECTION_LOST when the server cannot be reached. */
+    static open(endpoint, connectTimeoutMs) {
+        const where = describeEndpoint(endpoint);
+        return new Promise((resolve, reject) => {
+            const socket = "socket" in endpoint ? net.createConnection(endpoint.socket) : net.createConnection(endpoint.port, endpoint.host);
+            const timer = setTimeout(() => socket.destroy(new Error(`no connection after ${connectTimeoutMs} ms`)), connectTimeoutMs);
+            const onError = (err) => {
+                clearTimeout(timer);
+                reject(new errors_1.ConnectionLostError("CONNECTION_LOST", `cannot connect to ${where}: ${err.message}`, [], { endpoint: where, phase: "connect" }));
+            };
+            socket.once("error", onError);
+            socket.once("connect", () => {
+                clearTimeout(timer);
+                socket.off("error", onError);
+                resolve(new Connection(socket, where));
+            });
+        });
+    }
+    /** False once the socket has closed or failed. */
+    get isOpen() {
+        return this.closedError === undefined;
+    }
+    /** Number of calls waiting for an answer on this connection. */
+    get inFlight() {
+        return this.pending.size;
+    }
+    /** Writes one request line and returns its answer's `result` (or rejects with its error). */
+    request(id, line) {
+        if (this.closedError)
+            return Promise.reject(this.closedError);
+        return new Promise((resolve, reject) => {
+            this.pending.set(id, { resolve, reject });
+            this.socket.ref();
+            this.socket.write(line);
+        });
+    }
+    /** Stops waiting for an id (its answer, if it comes, is dropped) and writes `$/cancel` for it. */
+    cancel(id) {
+        this.forget(id);
+        if (this.closedError)
+            return;
+        this.socket.write(JSON.stringify({ jsonrpc: "2.0", method: "$/cancel", params: { id } }) + "\n");
+    }
+    /** Stops waiting for an id without telling the server. */
+    forget(id) {
+        this.pending.delete(id);
+        if (this.pending.size === 0)
+            this.socket.unref();
+    }
+    /** Closes the socket; pending calls reject with CONNECTION_LOST. */
+    close(reason = "the client closed the connection") {
+        this.fail(this.lostError(reason));
+        this.socket.destroy();
+    }
+    /** The CONNECTION_LOST error for this connection. */
+    lostError(why) {
+        return new errors_1.ConnectionLostError("CONNECTION_LOST", `connection to ${this.where} lost: ${why}`, [], { endpoint: this.where });
+    }
+    /** Rejects every pending call with `error` (the first failure wins). */
+    fail(error) {
+        if (this.closedError)
+            return;
+        this.closedError = error;
+        const calls = [...this.pending.values()];
+        this.pending.clear();
+        for (const call of calls)
+            call.reject(error);
+        this.socket.destroy();
+    }
+    /** Splits the received text into lines; the unfinished tail waits for the next chunk. */
+    onData(chunk) {
+        const text = this.buffer + chunk;
+        let start = 0;
+        let newline = text.indexOf("\n");
+        while (newline >= 0 && !this.closedError) {
+            const line = text.slice(start, newline);
+            start = newline + 1;
+            if (line.trim() !== "")
+                this.onLine(line);
+            newline = text.indexOf("\n", start);
+        }
+        this.buffer = text.slice(start);
+    }
+    /** Settles the call an answer line belongs to; a line that is not JSON ends the connection. */
+    onLine(line) {
+        let answer;
+        try {
+            answer = JSON.parse(line);
+        }
+        catch {
+            this.fail(new errors_1.ProtocolError("PROTOCOL_ERROR", `the server sent a line that is not JSON: ${line.slice(0, 200)}`));
+            return;
+        }
+        for (const one of Array.isArray(answer) ? answer : [answer])
+            this.settle(one);
+    }
+    /** Resolves or rejects the pending call with the answer's id. */
+    settle(answer) {
+        if (!(0, errors_1.isObject)(answer) || typeof answer.id !== "number")
+            return; // notifications, id null: nobody to tell
+        const call = this.pending.get(answer.id);
+        if (!call)
+            return; // cancelled or timed out: the late answer is dropped
+        this.forget(answer.id);
+        if ("error" in answer)
+            call.reject((0, errors_1.errorFromJsonRpc)(answer.error));
+        else if ("result" in answer)
+            call.resolve(answer.result);
+        else
+            call.reject(new errors_1.ProtocolError("PROTOCOL_ERROR", "an answer with neither result nor error", [], { answer }));
+    }
+}
+exports.Connection = Connection;

@@ -1,0 +1,335 @@
+/**
+ * The skillrunner client: one lazily opened connection (Unix socket or TCP)
+ * that pipelines every call, deadlines that send `$/cancel`, AbortSignal
+ * cancellation, OVERLOADED retried after the server's hint, and typed errors.
+ */
+import { Connection, Endpoint } from "./connection";
+import {
+  Attempt,
+  ConnectionLostError,
+  OverloadedError,
+  ProtocolError,
+  SchemaChangedError,
+  SkillCancelledError,
+  SkillTimeoutError,
+  isObject,
+} from "./errors";
+
+/** How to reach the server: `{socket}` or `{host, port, token?}`, plus tuning. */
+export interface ClientOptions {
+  /** Unix socket path of `skillrunner serve --socket`. */
+  socket?: string;
+  /** TCP host of `skillrunner serve --listen` (with `port`). */
+  host?: string;
+  /** TCP port. */
+  port?: number;
+  /** Token for a TCP listener whose server has SKILLRUNNER_TOKEN; sent as `auth` in every request. */
+  token?: string;
+  /** Give up connecting after this long (default 10000 ms). */
+  connectTimeoutMs?: number;
+  /** How long past `timeoutMs` to wait for the server's own TIMEOUT before sending `$/cancel` (default 1000 ms). */
+  timeoutGraceMs?: number;
+  /** OVERLOADED retries of a call without a deadline (default 5). */
+  maxOverloadedRetries?: number;
+  /** Longest request line the client sends (default 1 MiB, the server's default `--max-line-bytes`). */
+  maxLineBytes?: number;
+}
+
+/** Per-call options of `invoke`. */
+export interface InvokeOptions {
+  /** Deadline in ms: sent as `options.timeout_ms`; the client gives up (TIMEOUT) after it plus the grace. */
+  timeoutMs?: number;
+  /** Aborting sends `$/cancel` and rejects with CANCELLED at once. */
+  signal?: AbortSignal;
+  /** `sha256:<hex>` the caller was generated against; checked against `skills.list` once per connection. */
+  schemaHash?: string;
+}
+
+/** Per-call options of the other methods (no server-side deadline: the client stops waiting). */
+export interface CallOptions {
+  timeoutMs?: number;
+  signal?: AbortSignal;
+}
+
+/** A successful invocation (DESIGN 6.1 success shape). */
+export interface InvokeResult<O = unknown> {
+  skill: string;
+  output: O;
+  /** The review gate's final verdict, or null when the skill has no review. */
+  review: Record<string, unknown> | null;
+  attempts: Attempt[];
+  metrics: Record<string, unknown>;
+}
+
+/** When to give up on one call, and what stops it early. */
+interface Control {
+  giveUpAt?: number;
+  timeoutMs?: number;
+  signal?: AbortSignal;
+}
+
+const DEFAULT_RETRY_AFTER_MS = 100;
+
+/** A client for one server; safe to share: all calls pipeline over one connection. */
+export class Client {
+  private readonly endpoint: Endpoint;
+  private readonly token: string | undefined;
+  private readonly connectTimeoutMs: number;
+  private readonly graceMs: number;
+  private readonly maxOverloadedRetries: number;
+  private readonly maxLineBytes: number;
+  private conn: Connection | undefined;
+  private connecting: Promise<Connection> | undefined;
+  private nextId = 1;
+  private closed = false;
+
+  /** Takes `{socket}` or `{host, port, token?}`; nothing is connected until the first call. */
+  constructor(options: ClientOptions) {
+    this.endpoint = endpointOf(options);
+    this.token = options.token;
+    this.connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
+    this.graceMs = options.timeoutGraceMs ?? 1_000;
+    this.maxOverloadedRetries = options.maxOverloadedRetries ?? 5;
+    this.maxLineBytes = options.maxLineBytes ?? 1 << 20;
+  }
+
+  /**
+   * Invokes a skill and resolves with its result; rejects with a
+   * SkillrunnerError subclass (InputInvalidError, SkillTimeoutError, ...).
+   * OVERLOADED is retried after `retry_after_ms` while that fits the deadline
+   * (without one: at most `maxOverloadedRetries` times).
+   */
+  async invoke<O = unknown>(skill: string, input: unknown, options: InvokeOptions = {}): Promise<InvokeResult<O>> {
+    checkTimeout(options.timeoutMs);
+    const deadline = options.timeoutMs === undefined ? undefined : Date.now() + options.timeoutMs;
+    for (let retries = 0; ; retries++) {
+      try {
+        return await this.invokeOnce<O>(skill, input, options, deadline);
+      } catch (error) {
+        const wait = this.overloadedWait(error, retries, deadline);
+        if (wait === undefined) throw withRetries(error, retries);
+        await sleep(wait, options.signal);
+      }
+    }
+  }
+
+  /** The server's `health` answer (status, in_flight, connections, limits, ...). */
+  health(options: CallOptions = {}): Promise<Record<string, unknown>> {
+    return this.call("health", undefined, options) as Promise<Record<string, unknown>>;
+  }
+
+  /** `skills.list`: one summary per loaded skill (`id`, `version`, `schema_hash`, ...). */
+  list(options: CallOptions = {}): Promise<Array<Record<string, unknown>>> {
+    return this.call("skills.list", undefined, options) as Promise<Array<Record<string, unknown>>>;
+  }
+
+  /** `skills.describe`: the summary plus `input_schema`, `output_schema`, rubric and descriptor. */
+  describe(skill: string, options: CallOptions = {}): Promise<Record<string, unknown>> {
+    return this.call("skills.describe", { skill }, options) as Promise<Record<string, unknown>>;
+  }
+
+  /** `skills.reload`: swaps in a freshly loaded tree (or rejects, keeping the old one). */
+  reload(options: CallOptions = {}): Promise<Record<string, unknown>> {
+    return this.call("skills.reload", undefined, options) as Promise<Record<string, unknown>>;
+  }
+
+  /** Sends any JSON-RPC method (e.g. `metrics`) and resolves with its `result`. */
+  async call(method: string, params?: unknown, options: CallOptions = {}): Promise<unknown> {
+    const ctl: Control = { ...options, giveUpAt: options.timeoutMs === undefined ? undefined : Date.now() + options.timeoutMs };
+    const conn = await this.connection(ctl);
+    return this.send(conn, method, params, ctl, false);
+  }
+
+  /** Closes the connection; in-flight calls reject with CONNECTION_LOST and later calls are refused. */
+  close(): void {
+    this.closed = true;
+    this.conn?.close();
+    this.conn = undefined;
+  }
+
+  /** One `skills.invoke` request (after the schema check when asked for). */
+  private async invokeOnce<O>(skill: string, input: unknown, options: InvokeOptions, deadline: number | undefined): Promise<InvokeResult<O>> {
+    const ctl: Control = { signal: options.signal, timeoutMs: options.timeoutMs };
+    if (deadline !== undefined) ctl.giveUpAt = deadline + this.graceMs;
+    const conn = await this.connection(ctl);
+    if (options.schemaHash !== undefined) await this.checkSchema(conn, skill, options.schemaHash, ctl);
+    const params: Record<string, unknown> = { skill, input };
+    if (deadline !== undefined) params.options = { timeout_ms: Math.max(1, Math.round(deadline - Date.now())) };
+    return toInvokeResult<O>(await this.send(conn, "skills.invoke", params, ctl, true));
+  }
+
+  /** How long to wait before retrying an OVERLOADED call, or undefined to give up (any other error too). */
+  private overloadedWait(error: unknown, retries: number, deadline: number | undefined): number | undefined {
+    if (!(error instanceof OverloadedError)) return undefined;
+    const hint = error.details.retry_after_ms;
+    const wait = typeof hint === "number" && hint >= 0 ? hint : DEFAULT_RETRY_AFTER_MS;
+    if (deadline !== undefined) return Date.now() + wait < deadline ? wait : undefined;
+    return retries < this.maxOverloadedRetries ? wait : undefined;
+  }
+
+  /** The open connection, opening one when there is none (concurrent callers share the attempt). */
+  private connection(ctl: Control): Promise<Connection> {
+    if (this.closed) return Promise.reject(new ConnectionLostError("CONNECTION_LOST", "the client is closed"));
+    if (this.conn?.isOpen) return Promise.resolve(this.conn);
+    if (!this.connecting) {
+      this.connecting = Connection.open(this.endpoint, this.connectTimeoutMs).then(
+        (conn) => {
+          this.connecting = undefined;
+          if (this.closed) conn.close();
+          else this.conn = conn;
+          return conn;
+        },
+        (error: unknown) => {
+          this.connecting = undefined;
+          throw error;
+        },
+      );
+      this.connecting.catch(() => undefined);
+    }
+    return guard(this.connecting, ctl, () => undefined);
+  }
+
+  /**
+   * Compares the skill's `schema_hash` in `skills.list` (fetched once per
+   * connection) with the expected one; rejects with SCHEMA_CHANGED on a
+   * mismatch or a missing skill. A server that reports no hash is not checked.
+   */
+  private async checkSchema(conn: Connection, skill: string, expected: string, ctl: Control): Promise<void> {
+    if (!conn.schemaHashes) {
+      const fetch = this.send(conn, "skills.list", undefined, { giveUpAt: Date.now() + this.connectTimeoutMs }, false).then(hashesOf);
+      fetch.catch(() => {
+        if (conn.schemaHashes === fetch) conn.schemaHashes = undefined;
+      });
+      conn.schemaHashes = fetch;
+    }
+    const hashes = await guard(conn.schemaHashes, ctl, () => undefined);
+    const actual = hashes.get(skill);
+    if (actual === expected || actual === "") return;
+    const has = actual === undefined ? "no such skill" : actual;
+    throw new SchemaChangedError(
+      "SCHEMA_CHANGED",
+      `skill "${skill}" changed on the server: generated against ${expected}, server has ${has}`,
+      [],
+      { skill, expected, actual: actual ?? null },
+    );
+  }
+
+  /** Writes one request on `conn` and waits for its answer within `ctl`. */
+  private send(conn: Connection, method: string, params: unknown, ctl: Control, cancelOnStop: boolean): Promise<unknown> {
+    const id = this.nextId++;
+    const request: Record<string, unknown> = { jsonrpc: "2.0", id, method };
+    if (params !== undefined) request.params = params;
+    if (this.token !== undefined) request.auth = this.token;
+    const line = JSON.stringify(request);
+    const bytes = Buffer.byteLength(line);
+    if (bytes > this.maxLineBytes) {
+      const details = { jsonrpc_code: -32600, line_bytes: bytes, max_line_bytes: this.maxLineBytes };
+      return Promise.reject(new ProtocolError("PROTOCOL_ERROR", `request of ${bytes} bytes exceeds the ${this.maxLineBytes}-byte line limit`, [], details));
+    }
+    if (ctl.signal?.aborted) return Promise.reject(cancelledError(ctl.signal));
+    const stop = (): void => (cancelOnStop ? conn.cancel(id) : conn.forget(id));
+    return guard(conn.request(id, line + "\n"), ctl, stop);
+  }
+}
+
+/** Rejects a timeoutMs the server would refuse (it takes 1 to 86400000) as PROTOCOL_ERROR -32602. */
+function checkTimeout(timeoutMs: number | undefined): void {
+  if (timeoutMs === undefined || (Number.isFinite(timeoutMs) && timeoutMs >= 1 && timeoutMs <= 86_400_000)) return;
+  const message = "expected a number of milliseconds from 1 to 86400000";
+  const details = { jsonrpc_code: -32602, errors: [{ path: "/options/timeout_ms", message }] };
+  throw new ProtocolError("PROTOCOL_ERROR", `Invalid params: timeoutMs: ${message}`, [], details);
+}
+
+/** Checks the constructor options and returns the endpoint. */
+function endpointOf(options: ClientOptions): Endpoint {
+  if (options.socket !== undefined && options.host === undefined && options.port === undefined) return { socket: options.socket };
+  if (options.socket === undefined && options.port !== undefined) return { host: options.host ?? "127.0.0.1", port: options.port };
+  throw new TypeError("Client needs either {socket} or {host, port}");
+}
+
+/**
+ * Waits for `work`, but rejects with TIMEOUT at `ctl.giveUpAt` or CANCELLED when
+ * `ctl.signal` aborts, calling `stop` first (which sends `$/cancel` for an invoke).
+ */
+function guard<T>(work: Promise<T>, ctl: Control, stop: () => void): Promise<T> {
+  if (ctl.signal?.aborted) {
+    stop();
+    return Promise.reject(cancelledError(ctl.signal));
+  }
+  if (ctl.giveUpAt === undefined && ctl.signal === undefined) return work;
+  return new Promise<T>((resolve, reject) => {
+    let timer: NodeJS.Timeout | undefined;
+    const done = (): void => {
+      if (timer !== undefined) clearTimeout(timer);
+      ctl.signal?.removeEventListener("abort", onAbort);
+    };
+    const onAbort = (): void => {
+      done();
+      stop();
+      reject(cancelledError(ctl.signal));
+    };
+    if (ctl.giveUpAt !== undefined) {
+      timer = setTimeout(() => {
+        done();
+        stop();
+        reject(timeoutError(ctl));
+      }, Math.max(0, ctl.giveUpAt - Date.now()));
+    }
+    ctl.signal?.addEventListener("abort", onAbort, { once: true });
+    work.then(
+      (value) => (done(), resolve(value)),
+      (error: unknown) => (done(), reject(error)),
+    );
+  });
+}
+
+/** The client-side TIMEOUT, raised after `$/cancel` was sent. */
+function timeoutError(ctl: Control): SkillTimeoutError {
+  const what = ctl.timeoutMs === undefined ? "the call" : `the ${ctl.timeoutMs} ms deadline`;
+  return new SkillTimeoutError("TIMEOUT", `no answer within ${what}; the client gave up (and sent $/cancel for an invocation)`, [], {
+    client_side: true,
+    timeout_ms: ctl.timeoutMs ?? null,
+  });
+}
+
+/** The client-side CANCELLED of an aborted signal. */
+function cancelledError(signal: AbortSignal | undefined): SkillCancelledError {
+  const reason: unknown = signal?.reason;
+  const why = reason instanceof Error ? reason.message : reason === undefined ? "" : String(reason);
+  return new SkillCancelledError("CANCELLED", why ? `cancelled: ${why}` : "cancelled by the caller", [], { client_side: true });
+}
+
+/** Resolves after `ms`, or rejects with CANCELLED when the signal aborts first. */
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return guard(new Promise<void>((resolve) => setTimeout(resolve, ms)), { signal }, () => undefined);
+}
+
+/** Adds how many OVERLOADED retries were made to an OverloadedError's details. */
+function withRetries(error: unknown, retries: number): unknown {
+  if (error instanceof OverloadedError) error.details.retries = retries;
+  return error;
+}
+
+/** Checks the shape of a `skills.invoke` result. */
+function toInvokeResult<O>(result: unknown): InvokeResult<O> {
+  if (!isObject(result) || !("output" in result)) {
+    throw new ProtocolError("PROTOCOL_ERROR", "skills.invoke answered a result without output", [], { result });
+  }
+  return {
+    skill: typeof result.skill === "string" ? result.skill : "",
+    output: result.output as O,
+    review: isObject(result.review) ? result.review : null,
+    attempts: Array.isArray(result.attempts) ? (result.attempts as Attempt[]) : [],
+    metrics: isObject(result.metrics) ? result.metrics : {},
+  };
+}
+
+/** Maps `skills.list` to skill id -> schema hash ("" when the server reports none). */
+function hashesOf(list: unknown): Map<string, string> {
+  if (!Array.isArray(list)) throw new ProtocolError("PROTOCOL_ERROR", "skills.list answered something other than a list");
+  const hashes = new Map<string, string>();
+  for (const entry of list) {
+    if (isObject(entry) && typeof entry.id === "string") hashes.set(entry.id, typeof entry.schema_hash === "string" ? entry.schema_hash : "");
+  }
+  return hashes;
+}

@@ -1,0 +1,153 @@
+/**
+ * One socket to the server: writes request lines, splits the answers on
+ * newlines and settles the pending call with the matching id. When the socket
+ * closes, every pending call is rejected with CONNECTION_LOST (never re-sent).
+ */
+import * as net from "node:net";
+
+import { ConnectionLostError, ProtocolError, SkillrunnerError, errorFromJsonRpc, isObject } from "./errors";
+
+/** Where the server listens: a Unix socket path, or a TCP host and port. */
+export type Endpoint = { socket: string } | { host: string; port: number };
+
+/** A call waiting for its answer. */
+interface Pending {
+  resolve(result: unknown): void;
+  reject(error: SkillrunnerError): void;
+}
+
+/** Describes an endpoint for messages. */
+export function describeEndpoint(endpoint: Endpoint): string {
+  return "socket" in endpoint ? endpoint.socket : `${endpoint.host}:${endpoint.port}`;
+}
+
+/** A connected socket with its pending calls, keyed by JSON-RPC id. */
+export class Connection {
+  private readonly pending = new Map<number, Pending>();
+  private buffer = "";
+  private closedError: SkillrunnerError | undefined;
+  /** Per-connection cache (the skills.list schema hashes), dropped with the connection. */
+  schemaHashes: Promise<Map<string, string>> | undefined;
+
+  private constructor(
+    private readonly socket: net.Socket,
+    private readonly where: string,
+  ) {
+    socket.setEncoding("utf8");
+    socket.setNoDelay(true);
+    socket.unref(); // an idle connection does not keep Node running; a pending call does
+    socket.on("data", (chunk: string) => this.onData(chunk));
+    socket.on("error", (err: Error) => this.fail(this.lostError(err.message)));
+    socket.on("close", () => this.fail(this.lostError("the server closed the connection")));
+  }
+
+  /** Opens a connection; rejects with CONNECTION_LOST when the server cannot be reached. */
+  static open(endpoint: Endpoint, connectTimeoutMs: number): Promise<Connection> {
+    const where = describeEndpoint(endpoint);
+    return new Promise((resolve, reject) => {
+      const socket = "socket" in endpoint ? net.createConnection(endpoint.socket) : net.createConnection(endpoint.port, endpoint.host);
+      const timer = setTimeout(() => socket.destroy(new Error(`no connection after ${connectTimeoutMs} ms`)), connectTimeoutMs);
+      const onError = (err: Error): void => {
+        clearTimeout(timer);
+        reject(new ConnectionLostError("CONNECTION_LOST", `cannot connect to ${where}: ${err.message}`, [], { endpoint: where, phase: "connect" }));
+      };
+      socket.once("error", onError);
+      socket.once("connect", () => {
+        clearTimeout(timer);
+        socket.off("error", onError);
+        resolve(new Connection(socket, where));
+      });
+    });
+  }
+
+  /** False once the socket has closed or failed. */
+  get isOpen(): boolean {
+    return this.closedError === undefined;
+  }
+
+  /** Number of calls waiting for an answer on this connection. */
+  get inFlight(): number {
+    return this.pending.size;
+  }
+
+  /** Writes one request line and returns its answer's `result` (or rejects with its error). */
+  request(id: number, line: string): Promise<unknown> {
+    if (this.closedError) return Promise.reject(this.closedError);
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.socket.ref();
+      this.socket.write(line);
+    });
+  }
+
+  /** Stops waiting for an id (its answer, if it comes, is dropped) and writes `$/cancel` for it. */
+  cancel(id: number): void {
+    this.forget(id);
+    if (this.closedError) return;
+    this.socket.write(JSON.stringify({ jsonrpc: "2.0", method: "$/cancel", params: { id } }) + "\n");
+  }
+
+  /** Stops waiting for an id without telling the server. */
+  forget(id: number): void {
+    this.pending.delete(id);
+    if (this.pending.size === 0) this.socket.unref();
+  }
+
+  /** Closes the socket; pending calls reject with CONNECTION_LOST. */
+  close(reason = "the client closed the connection"): void {
+    this.fail(this.lostError(reason));
+    this.socket.destroy();
+  }
+
+  /** The CONNECTION_LOST error for this connection. */
+  private lostError(why: string): ConnectionLostError {
+    return new ConnectionLostError("CONNECTION_LOST", `connection to ${this.where} lost: ${why}`, [], { endpoint: this.where });
+  }
+
+  /** Rejects every pending call with `error` (the first failure wins). */
+  private fail(error: SkillrunnerError): void {
+    if (this.closedError) return;
+    this.closedError = error;
+    const calls = [...this.pending.values()];
+    this.pending.clear();
+    for (const call of calls) call.reject(error);
+    this.socket.destroy();
+  }
+
+  /** Splits the received text into lines; the unfinished tail waits for the next chunk. */
+  private onData(chunk: string): void {
+    const text = this.buffer + chunk;
+    let start = 0;
+    let newline = text.indexOf("\n");
+    while (newline >= 0 && !this.closedError) {
+      const line = text.slice(start, newline);
+      start = newline + 1;
+      if (line.trim() !== "") this.onLine(line);
+      newline = text.indexOf("\n", start);
+    }
+    this.buffer = text.slice(start);
+  }
+
+  /** Settles the call an answer line belongs to; a line that is not JSON ends the connection. */
+  private onLine(line: string): void {
+    let answer: unknown;
+    try {
+      answer = JSON.parse(line);
+    } catch {
+      this.fail(new ProtocolError("PROTOCOL_ERROR", `the server sent a line that is not JSON: ${line.slice(0, 200)}`));
+      return;
+    }
+    for (const one of Array.isArray(answer) ? answer : [answer]) this.settle(one);
+  }
+
+  /** Resolves or rejects the pending call with the answer's id. */
+  private settle(answer: unknown): void {
+    if (!isObject(answer) || typeof answer.id !== "number") return; // notifications, id null: nobody to tell
+    const call = this.pending.get(answer.id);
+    if (!call) return; // cancelled or timed out: the late answer is dropped
+    this.forget(answer.id);
+    if ("error" in answer) call.reject(errorFromJsonRpc(answer.error));
+    else if ("result" in answer) call.resolve(answer.result);
+    else call.reject(new ProtocolError("PROTOCOL_ERROR", "an answer with neither result nor error", [], { answer }));
+  }
+}
