@@ -1,0 +1,108 @@
+/**
+ * `skillrunner codegen typescript`: the generated skills.ts for the shipped skills passes
+ * tsc --strict (with type-level checks that fail to compile if the types were loose), a
+ * generated call against a real serve returns the typed output, and a skill whose schemas
+ * changed on the server rejects the generated call with SchemaChangedError naming both hashes.
+ */
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { after, before, describe, it } from "node:test";
+
+import { Client, SchemaChangedError } from "skillrunner-client";
+import { BINARY, REPO, Server, Tree, makeTree, removeTree } from "./helpers";
+
+// Inside the package folder, so that "skillrunner-client" resolves to this package (self-reference).
+const HERE = path.resolve(__dirname, "..");
+const GEN = path.join(HERE, "build-codegen");
+const TSC = path.join(HERE, "node_modules", ".bin", "tsc");
+
+// Compiles only if the generated types are as strict as the schemas: each @ts-expect-error line
+// must be an error, or tsc fails with "Unused '@ts-expect-error' directive".
+const USAGE = `import { Client } from "skillrunner-client";
+import { triageTicket, wordStats, TriageTicketOutput } from "./skills";
+
+export async function use(client: Client): Promise<TriageTicketOutput> {
+  const out = await triageTicket(client, { subject: "Cannot log in", body: "Since this morning." }, { timeoutMs: 5000 });
+  const priority: number = out.priority;
+  const category: "billing" | "bug" | "account" | "feature_request" | "other" = out.category;
+  // @ts-expect-error category is a union of the enum's literals, not any string
+  const notACategory: "nope" = out.category;
+  // @ts-expect-error body is required
+  await triageTicket(client, { subject: "x" });
+  // @ts-expect-error customer_tier takes the enum's literals only
+  await triageTicket(client, { subject: "x", body: "y", customer_tier: "gold" });
+  const stats = await wordStats(client, { text: "a b a", top: 1 });
+  const first: string | undefined = stats.top_words[0]?.word;
+  void priority, category, notACategory, first;
+  return out;
+}
+`;
+
+function generate(skills: string, config: string): void {
+  fs.rmSync(GEN, { recursive: true, force: true });
+  execFileSync(BINARY, ["--skills", skills, "--rubrics", path.join(REPO, "rubrics"), "--config", config,
+    "codegen", "typescript", "--out", GEN], { cwd: REPO, stdio: "pipe" });
+}
+
+function compile(): void {
+  const args = ["--strict", "--noUnusedLocals", "--target", "ES2022", "--module", "node16", "--moduleResolution", "node16",
+    "--types", "node", "--outDir", path.join(GEN, "out"), path.join(GEN, "skills.ts"), path.join(GEN, "usage.ts")];
+  try {
+    execFileSync(TSC, args, { cwd: HERE, stdio: "pipe" });
+  } catch (e) {
+    const out = e as { stdout?: Buffer };
+    assert.fail(`tsc --strict failed on the generated code:\n${out.stdout?.toString() ?? String(e)}`);
+  }
+}
+
+describe("generated TypeScript functions", () => {
+  let tree: Tree;
+  let server: Server;
+  let client: Client;
+
+  before(async () => {
+    tree = makeTree(0);
+    server = await Server.start(tree);
+    client = new Client({ socket: tree.socket });
+  });
+  after(async () => {
+    client.close();
+    await server.stop();
+    removeTree(tree);
+    fs.rmSync(GEN, { recursive: true, force: true });
+  });
+
+  it("the shipped skills' file passes tsc --strict and a generated call returns the typed output", async () => {
+    generate(path.join(REPO, "skills"), path.join(REPO, "skillrunner.yaml"));
+    fs.writeFileSync(path.join(GEN, "usage.ts"), USAGE);
+    compile();
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const usage = require(path.join(GEN, "out", "usage.js")) as { use(c: Client): Promise<{ priority: number; category: string }> };
+    const out = await usage.use(client);
+    assert.ok(Number.isInteger(out.priority) && out.priority >= 1 && out.priority <= 4, JSON.stringify(out));
+    assert.ok(["billing", "bug", "account", "feature_request", "other"].includes(out.category), JSON.stringify(out));
+  });
+
+  it("a changed skill rejects the generated call with SchemaChangedError naming both hashes", async () => {
+    generate(tree.skills, tree.config);
+    fs.writeFileSync(path.join(GEN, "usage.ts"), USAGE);
+    compile();
+    const skills = require(path.join(GEN, "out", "skills.js")) as {
+      schemaHashes: Record<string, string>;
+      triageTicket(c: Client, input: object): Promise<unknown>;
+    };
+    const generated = skills.schemaHashes["triage_ticket"];
+    const file = path.join(tree.skills, "triage_ticket", "skill.yaml");
+    fs.writeFileSync(file, fs.readFileSync(file, "utf8").replace("body: { type: string }", "body: { type: string, maxLength: 5000 }"));
+    await client.reload();
+    const now = (await client.list()).find((s) => s.id === "triage_ticket")?.schema_hash;
+    assert.ok(now && now !== generated, `the edit changed the hash (${now})`);
+    const fresh = new Client({ socket: tree.socket });
+    const e: unknown = await skills.triageTicket(fresh, { subject: "a", body: "b" }).catch((x: unknown) => x);
+    fresh.close();
+    assert.ok(e instanceof SchemaChangedError, String(e));
+    assert.equal(e.message, `skill "triage_ticket" changed on the server: generated against ${generated}, server has ${now}`);
+  });
+});
