@@ -273,19 +273,25 @@ class Client:
             if self._closed:
                 raise ConnectionLostError("the client is closed")
             if self._conn is None or not self._conn.alive:
+                if self._conn is not None:
+                    self._conn.close()  # the dead one: join its reader, close its socket
                 self._conn = _Connection(self._open(), self._address)
             return self._conn
 
     def _open(self) -> socketlib.socket:
         try:
-            if self._socket_path is not None:
-                sock = socketlib.socket(socketlib.AF_UNIX, socketlib.SOCK_STREAM)
-                sock.settimeout(self._connect_timeout_s)
-                sock.connect(self._socket_path)
-            else:
+            if self._socket_path is None:
                 assert self._host is not None and self._port is not None
                 sock = socketlib.create_connection(
                     (self._host, self._port), timeout=self._connect_timeout_s)
+            else:
+                sock = socketlib.socket(socketlib.AF_UNIX, socketlib.SOCK_STREAM)
+                try:
+                    sock.settimeout(self._connect_timeout_s)
+                    sock.connect(self._socket_path)
+                except OSError:
+                    sock.close()
+                    raise
         except OSError as exc:
             raise ConnectionLostError(f"cannot connect to {self._address}: {exc}",
                                       details={"address": self._address}) from exc
