@@ -23,6 +23,23 @@ sys.path.insert(0, str(HERE.parent))  # the package under test, not an installed
 BINARY = os.environ.get("SKILLRUNNER_BINARY") or str(REPO / "build" / "skillrunner")
 TOKEN = "client-test-token"  # a throwaway token for the TCP listener under test
 
+TICKET = {"subject": "Cannot log in", "body": "Since this morning."}
+UNAUTHORIZED_MESSAGE = (
+    'unauthorized: this listener needs a token: send {"method":"auth","params":{"token":\u2026}}'
+    ' first, or "auth" in each request')
+# Fault scripts that make every attempt of a skill fail one way (README "The simulated provider").
+FAULTS_A = [
+    {"skill": "route_incident", "attempt": [1, 2, 3], "fault": "wrong_type", "path": "/severity"},
+    {"skill": "extract_contact", "attempt": [1, 2, 3], "fault": "truncate"},
+    {"skill": "review_contact", "attempt": [1, 2, 3], "fault": "refusal"},
+    {"skill": "triage_ticket", "attempt": [1, 2, 3, 4, 5], "fault": "unavailable",
+     "status": 503, "retry_after_ms": 10},
+]
+FAULTS_B = [
+    {"skill": "route_incident", "attempt": [1, 2, 3], "fault": "refusal"},
+    {"skill": "triage_ticket", "attempt": [1, 2, 3], "fault": "content_filter"},
+]
+
 _SCRUBBED = ("OPENAI_", "ANTHROPIC_", "GEMINI_", "SKILLRUNNER_", "OTEL_")
 
 
@@ -80,10 +97,9 @@ class Server:
             cmd += ["--listen", "127.0.0.1:0"]
         env = {k: v for k, v in os.environ.items() if not k.startswith(_SCRUBBED)}
         env.update(self.env)
-        log = open(self.log_path, "ab")
-        self.proc = subprocess.Popen(cmd, cwd=REPO, stdin=subprocess.DEVNULL, stdout=log,
-                                     stderr=subprocess.STDOUT, env=env)
-        log.close()
+        with open(self.log_path, "ab") as log:
+            self.proc = subprocess.Popen(cmd, cwd=REPO, stdin=subprocess.DEVNULL, stdout=log,
+                                         stderr=subprocess.STDOUT, env=env)
         self._wait_listening()
         return self
 

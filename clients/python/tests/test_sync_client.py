@@ -12,7 +12,16 @@ import unittest
 from typing import Any
 
 import serve_helper as sh
-from serve_helper import Server, config_text, raw_call, wait_until
+from serve_helper import (
+    FAULTS_A,
+    FAULTS_B,
+    TICKET,
+    UNAUTHORIZED_MESSAGE,
+    Server,
+    config_text,
+    raw_call,
+    wait_until,
+)
 
 from skillrunner_client import (
     Client,
@@ -35,24 +44,6 @@ from skillrunner_client import (
     TruncatedError,
     UnauthorizedError,
 )
-
-TICKET = {"subject": "Cannot log in", "body": "Since this morning."}
-UNAUTHORIZED_MESSAGE = (
-    'unauthorized: this listener needs a token: send {"method":"auth","params":{"token":\u2026}}'
-    ' first, or "auth" in each request')
-# Fault scripts that make every attempt of a skill fail one way (README "The simulated provider").
-FAULTS_A = [
-    {"skill": "route_incident", "attempt": [1, 2, 3], "fault": "wrong_type", "path": "/severity"},
-    {"skill": "extract_contact", "attempt": [1, 2, 3], "fault": "truncate"},
-    {"skill": "review_contact", "attempt": [1, 2, 3], "fault": "refusal"},
-    {"skill": "triage_ticket", "attempt": [1, 2, 3, 4, 5], "fault": "unavailable",
-     "status": 503, "retry_after_ms": 10},
-]
-FAULTS_B = [
-    {"skill": "route_incident", "attempt": [1, 2, 3], "fault": "refusal"},
-    {"skill": "triage_ticket", "attempt": [1, 2, 3], "fault": "content_filter"},
-]
-
 
 def in_thread(fn: Any) -> tuple[threading.Thread, dict[str, Any]]:
     """Run ``fn`` in a thread; its result or exception lands in the dict."""
