@@ -37,6 +37,7 @@ class _AsyncConnection:
 
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
                  address: str) -> None:
+        """Take over a connected stream pair and start its reader task."""
         self.address = address
         self.alive = True
         self.schema_lock = asyncio.Lock()
@@ -74,6 +75,7 @@ class _AsyncConnection:
             self._writer.write(line)
 
     async def _read_loop(self) -> None:
+        """Read answer lines until EOF or an error, then fail what is left in flight."""
         reason = f"the connection to {self.address} was lost: the server closed it"
         protocol_error: ProtocolError | None = None
         try:
@@ -86,6 +88,7 @@ class _AsyncConnection:
         self.fail(reason, protocol_error)
 
     def _dispatch(self, line: bytes) -> None:
+        """Hand one answer line to the call waiting for its id."""
         if not line.strip():
             return
         req_id, msg = decode_line(line)
@@ -133,6 +136,7 @@ class AsyncClient:
     def __init__(self, socket: str | None = None, *, host: str | None = None,
                  port: int | None = None, token: str | None = None,
                  connect_timeout_s: float = 10.0, max_line_bytes: int = 1 << 20) -> None:
+        """Keep the address; nothing connects until the first call (see Client)."""
         self._address = address_params(socket, host, port)
         self._socket_path = socket
         self._host = host
@@ -146,10 +150,12 @@ class AsyncClient:
         self._closed = False
 
     async def __aenter__(self) -> AsyncClient:
+        """Return the client itself."""
         return self
 
     async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                         tb: TracebackType | None) -> None:
+        """Close the client."""
         await self.close()
 
     async def close(self) -> None:
@@ -200,6 +206,7 @@ class AsyncClient:
 
     async def _invoke_once(self, skill: str, input_value: Any, deadline: Deadline,
                            schema_hash: str | None) -> InvokeResult:
+        """One ``skills.invoke`` round trip (after the schema check, when asked)."""
         conn = await self._connection()
         if schema_hash is not None:
             await self._check_schema(conn, skill, schema_hash)
@@ -207,6 +214,7 @@ class AsyncClient:
         return invoke_result(await self._request(conn, "skills.invoke", params, deadline))
 
     async def _check_schema(self, conn: _AsyncConnection, skill: str, expected: str) -> None:
+        """Fetch ``skills.list`` once per connection and compare the skill's hash."""
         async with conn.schema_lock:
             if conn.skills is None:
                 skills = await self._request(conn, "skills.list", None, None)
@@ -216,10 +224,12 @@ class AsyncClient:
         check_schema(conn.skills, skill, expected)
 
     async def _call(self, method: str, params: JsonObject | None) -> Any:
+        """A request without deadline on the current connection."""
         return await self._request(await self._connection(), method, params, None)
 
     async def _request(self, conn: _AsyncConnection, method: str, params: JsonObject | None,
                        deadline: Deadline | None) -> Any:
+        """Send one request on ``conn`` and wait for its answer (``$/cancel`` past the deadline)."""
         req_id = self._ids.take()
         line = encode_request(req_id, method, params, self._token)
         _check_size(line, self._max_line_bytes)
@@ -239,6 +249,7 @@ class AsyncClient:
         return result_of(msg)
 
     async def _connection(self) -> _AsyncConnection:
+        """The live connection, made now when there is none."""
         if self._lock is None:
             self._lock = asyncio.Lock()
         async with self._lock:
@@ -250,6 +261,7 @@ class AsyncClient:
             return self._conn
 
     async def _open(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        """Connect the socket (ConnectionLostError when that fails)."""
         try:
             async with asyncio.timeout(self._connect_timeout_s):
                 if self._socket_path is not None:

@@ -51,6 +51,7 @@ class SkillrunnerError(Exception):
         attempts: list[dict[str, Any]] | None = None,
         details: dict[str, Any] | None = None,
     ) -> None:
+        """Build the error; ``code`` overrides the class's own (for unknown codes)."""
         super().__init__(message)
         if code is not None:
             self.code = code
@@ -59,9 +60,11 @@ class SkillrunnerError(Exception):
         self.details: dict[str, Any] = details if details is not None else {}
 
     def __str__(self) -> str:
+        """``CODE: message``."""
         return f"{self.code}: {self.message}"
 
     def __repr__(self) -> str:
+        """The class, code and message."""
         return f"{type(self).__name__}(code={self.code!r}, message={self.message!r})"
 
 

@@ -43,6 +43,7 @@ class Deadline:
     """An optional point in time (monotonic clock) by which a call must end."""
 
     def __init__(self, timeout_ms: int | None) -> None:
+        """Start the clock: ``timeout_ms`` from now (None: no deadline)."""
         self.timeout_ms = timeout_ms
         self._end = None if timeout_ms is None else time.monotonic() + timeout_ms / 1000
         self._sent = False
@@ -73,6 +74,7 @@ class Ids:
     """Request ids, unique per client (not thread-safe by itself)."""
 
     def __init__(self) -> None:
+        """Start with nothing taken."""
         self._next = 0
 
     def take(self) -> int:

@@ -44,6 +44,7 @@ class _Call:
     __slots__ = ("event", "msg", "error")
 
     def __init__(self) -> None:
+        """An unanswered call."""
         self.event = threading.Event()
         self.msg: JsonObject | None = None
         self.error: SkillrunnerError | None = None
@@ -53,6 +54,7 @@ class _Connection:
     """One socket, a reader thread matching answers to calls by id."""
 
     def __init__(self, sock: socketlib.socket, address: str) -> None:
+        """Take over a connected socket and start its reader thread."""
         self.sock = sock
         self.address = address
         self.alive = True
@@ -98,6 +100,7 @@ class _Connection:
             pass
 
     def _read_loop(self) -> None:
+        """Read answer lines until EOF or an error, then fail what is left in flight."""
         reason = f"the connection to {self.address} was lost: the server closed it"
         protocol_error: ProtocolError | None = None
         try:
@@ -111,6 +114,7 @@ class _Connection:
         self.fail(reason, protocol_error)
 
     def _dispatch(self, line: bytes) -> None:
+        """Hand one answer line to the call waiting for its id."""
         if not line.strip():
             return
         req_id, msg = decode_line(line)
@@ -158,6 +162,11 @@ class Client:
     def __init__(self, socket: str | None = None, *, host: str | None = None,
                  port: int | None = None, token: str | None = None,
                  connect_timeout_s: float = 10.0, max_line_bytes: int = 1 << 20) -> None:
+        """Keep the address; nothing connects until the first call.
+
+        ``max_line_bytes`` mirrors the server's --max-line-bytes: a longer request
+        is refused here (ProtocolError) instead of being sent.
+        """
         self._address = address_params(socket, host, port)
         self._socket_path = socket
         self._host = host
@@ -171,10 +180,12 @@ class Client:
         self._closed = False
 
     def __enter__(self) -> Client:
+        """Return the client itself."""
         return self
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
+        """Close the client."""
         self.close()
 
     def close(self) -> None:
@@ -230,6 +241,7 @@ class Client:
 
     def _invoke_once(self, skill: str, input_value: Any, deadline: Deadline,
                      schema_hash: str | None) -> InvokeResult:
+        """One ``skills.invoke`` round trip (after the schema check, when asked)."""
         conn = self._connection()
         if schema_hash is not None:
             self._check_schema(conn, skill, schema_hash)
@@ -237,6 +249,7 @@ class Client:
         return invoke_result(self._request(conn, "skills.invoke", params, deadline))
 
     def _check_schema(self, conn: _Connection, skill: str, expected: str) -> None:
+        """Fetch ``skills.list`` once per connection and compare the skill's hash."""
         with conn.schema_lock:
             if conn.skills is None:
                 skills = self._request(conn, "skills.list", None, None)
@@ -246,10 +259,12 @@ class Client:
         check_schema(conn.skills, skill, expected)
 
     def _call(self, method: str, params: JsonObject | None) -> Any:
+        """A request without deadline on the current connection."""
         return self._request(self._connection(), method, params, None)
 
     def _request(self, conn: _Connection, method: str, params: JsonObject | None,
                  deadline: Deadline | None) -> Any:
+        """Send one request on ``conn`` and wait for its answer (``$/cancel`` past the deadline)."""
         with self._lock:
             req_id = self._ids.take()
         line = encode_request(req_id, method, params, self._token)
@@ -269,6 +284,7 @@ class Client:
         return result_of(call.msg)
 
     def _connection(self) -> _Connection:
+        """The live connection, made now when there is none."""
         with self._lock:
             if self._closed:
                 raise ConnectionLostError("the client is closed")
@@ -279,6 +295,7 @@ class Client:
             return self._conn
 
     def _open(self) -> socketlib.socket:
+        """Connect the socket (ConnectionLostError when that fails)."""
         try:
             if self._socket_path is None:
                 assert self._host is not None and self._port is not None
