@@ -87,7 +87,14 @@ class Server:
         Path(self.config_path).write_text(text)
 
     def start(self) -> Server:
-        """Start serve and wait until it listens."""
+        """Start serve and wait until it listens (on failure: stop it, remove the folder)."""
+        try:
+            return self._start()
+        except BaseException:
+            self.cleanup()
+            raise
+
+    def _start(self) -> Server:
         if not os.path.exists(BINARY):
             raise RuntimeError(f"no skillrunner binary at {BINARY} (set SKILLRUNNER_BINARY)")
         cmd = [BINARY, "--provider", "simulated", "--config", self.config_path,
