@@ -14,7 +14,7 @@ PACKAGES=(
   libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev
   libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev libssl-dev
   libgtest-dev googletest libsqlite3-dev json-schema-test-suite openssl
-  libhiredis-dev redis-server
+  libhiredis-dev redis-server python3-mypy
 )
 # Node 18+ and npm for the TypeScript client's tests: Debian's nodejs and npm, unless a node and
 # an npm are already on PATH (a newer Node installed some other way is fine).

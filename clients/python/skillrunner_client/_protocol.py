@@ -1,0 +1,228 @@
+"""Wire format, answer decoding and the retry/deadline rules both clients share."""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from ._errors import (
+    OverloadedError,
+    ProtocolError,
+    SchemaChangedError,
+    SkillrunnerError,
+    error_class,
+)
+
+GRACE_S = 1.0
+"""How long past its deadline a call waits for the server's own TIMEOUT answer."""
+MAX_OVERLOADED_RETRIES = 5
+"""OVERLOADED retries of one call without a deadline."""
+DEFAULT_RETRY_AFTER_MS = 200
+"""The wait before retrying an OVERLOADED answer that carries no retry_after_ms."""
+READ_LIMIT = 1 << 30
+"""The longest answer line accepted."""
+
+_ENVELOPE_KEYS = frozenset({"code", "message", "attempts", "metrics", "details"})
+
+
+@dataclass(frozen=True)
+class InvokeResult:
+    """A successful invocation (the success shape of DESIGN 6.1)."""
+
+    skill: str
+    output: Any
+    review: dict[str, Any] | None = None
+    attempts: list[dict[str, Any]] = field(default_factory=list)
+    metrics: dict[str, Any] = field(default_factory=dict)
+
+
+class Deadline:
+    """An optional point in time (monotonic clock) by which a call must end."""
+
+    def __init__(self, timeout_ms: int | None) -> None:
+        """Start the clock: ``timeout_ms`` from now (None: no deadline)."""
+        self.timeout_ms = timeout_ms
+        self._end = None if timeout_ms is None else time.monotonic() + timeout_ms / 1000
+        self._sent = False
+
+    def remaining_ms(self) -> int | None:
+        """Milliseconds left (at least 0), or None without a deadline."""
+        if self._end is None:
+            return None
+        return max(0, math.ceil((self._end - time.monotonic()) * 1000))
+
+    def server_timeout_ms(self) -> int | None:
+        """The ``options.timeout_ms`` to send: as given on the first try, then what is left."""
+        if self.timeout_ms is None:
+            return None
+        if not self._sent:
+            self._sent = True
+            return self.timeout_ms
+        return max(1, self.remaining_ms() or 0)
+
+    def wait_s(self) -> float | None:
+        """How long to wait for an answer: the time left plus the grace, or forever."""
+        if self._end is None:
+            return None
+        return max(0.0, self._end - time.monotonic()) + GRACE_S
+
+
+class Ids:
+    """Request ids, unique per client (not thread-safe by itself)."""
+
+    def __init__(self) -> None:
+        """Start with nothing taken."""
+        self._next = 0
+
+    def take(self) -> int:
+        """Return the next id."""
+        self._next += 1
+        return self._next
+
+
+def encode_request(req_id: int | None, method: str, params: dict[str, Any] | None,
+                   token: str | None) -> bytes:
+    """One JSON-RPC request (a notification when ``req_id`` is None) as a line."""
+    msg: dict[str, Any] = {"jsonrpc": "2.0"}
+    if req_id is not None:
+        msg["id"] = req_id
+    msg["method"] = method
+    if params is not None:
+        msg["params"] = params
+    if token is not None:
+        msg["auth"] = token
+    return json.dumps(msg, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+
+
+def encode_cancel(req_id: int, token: str | None) -> bytes:
+    """The ``$/cancel`` notification for request ``req_id``."""
+    return encode_request(None, "$/cancel", {"id": req_id}, token)
+
+
+def invoke_params(skill: str, input_value: Any, deadline: Deadline) -> dict[str, Any]:
+    """The params of ``skills.invoke`` (options only when there is a deadline)."""
+    params: dict[str, Any] = {"skill": skill, "input": input_value}
+    timeout_ms = deadline.server_timeout_ms()
+    if timeout_ms is not None:
+        params["options"] = {"timeout_ms": timeout_ms}
+    return params
+
+
+def decode_line(line: bytes) -> tuple[int | None, dict[str, Any]]:
+    """Parse one answer line into (id, message); raise ProtocolError when malformed."""
+    try:
+        msg = json.loads(line)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ProtocolError(f"malformed answer from the server: {exc}") from exc
+    if not isinstance(msg, dict):
+        raise ProtocolError("malformed answer from the server: not a JSON object")
+    req_id = msg.get("id")
+    if req_id is not None and (not isinstance(req_id, int) or isinstance(req_id, bool)):
+        raise ProtocolError(f"malformed answer from the server: id {req_id!r}")
+    return req_id, msg
+
+
+def result_of(msg: dict[str, Any]) -> Any:
+    """The ``result`` of an answer; raise the matching SkillrunnerError for an ``error``."""
+    if "error" in msg:
+        raise error_from(msg["error"])
+    if "result" not in msg:
+        raise ProtocolError("malformed answer from the server: neither result nor error")
+    return msg["result"]
+
+
+def error_from(error: Any) -> SkillrunnerError:
+    """Map a JSON-RPC error object to its typed exception."""
+    if not isinstance(error, dict):
+        return ProtocolError(f"malformed error from the server: {error!r}")
+    message = str(error.get("message", ""))
+    data = error.get("data")
+    data = data if isinstance(data, dict) else {}
+    code = data.get("code")
+    if not isinstance(code, str):
+        details = _extra_details(data)
+        details["jsonrpc_code"] = error.get("code")
+        return ProtocolError(message, details=details)
+    attempts = data.get("attempts")
+    return error_class(code)(
+        str(data.get("message", message)),
+        code=code,
+        attempts=attempts if isinstance(attempts, list) else [],
+        details=_extra_details(data),
+    )
+
+
+def _extra_details(data: dict[str, Any]) -> dict[str, Any]:
+    """``data.details`` merged with the other members (errors, retry_after_ms, ...)."""
+    inner = data.get("details")
+    details: dict[str, Any] = dict(inner) if isinstance(inner, dict) else {}
+    for key, value in data.items():
+        if key not in _ENVELOPE_KEYS:
+            details[key] = value
+    return details
+
+
+def invoke_result(result: Any) -> InvokeResult:
+    """Build an InvokeResult from the ``skills.invoke`` result."""
+    if not isinstance(result, dict) or "output" not in result:
+        raise ProtocolError("malformed skills.invoke result: no output")
+    review = result.get("review")
+    attempts = result.get("attempts")
+    metrics = result.get("metrics")
+    return InvokeResult(
+        skill=str(result.get("skill", "")),
+        output=result["output"],
+        review=review if isinstance(review, dict) else None,
+        attempts=attempts if isinstance(attempts, list) else [],
+        metrics=metrics if isinstance(metrics, dict) else {},
+    )
+
+
+def overloaded_delay_s(exc: OverloadedError, retries_done: int, deadline: Deadline) -> float:
+    """The wait before retrying an OVERLOADED call; re-raise ``exc`` when none is left.
+
+    With a deadline a retry happens while retry_after_ms still fits in it; without
+    one, at most MAX_OVERLOADED_RETRIES times.
+    """
+    after = exc.details.get("retry_after_ms")
+    wait_ms = after if isinstance(after, int) and after >= 0 else DEFAULT_RETRY_AFTER_MS
+    left = deadline.remaining_ms()
+    if left is None and retries_done >= MAX_OVERLOADED_RETRIES:
+        raise exc
+    if left is not None and wait_ms >= left:
+        raise exc
+    return wait_ms / 1000
+
+
+def check_schema(skills: Any, skill: str, expected: str) -> None:
+    """Compare ``expected`` with the skill's ``schema_hash`` in a ``skills.list`` result."""
+    entry = None
+    if isinstance(skills, list):
+        entry = next((s for s in skills if isinstance(s, dict) and s.get("id") == skill), None)
+    actual = entry.get("schema_hash") if entry is not None else None
+    if entry is not None and actual == expected:
+        return
+    if entry is None:
+        has = f'no skill "{skill}"'
+    elif actual is None:
+        has = "no schema_hash for it"
+    else:
+        has = str(actual)
+    raise SchemaChangedError(
+        f'skill "{skill}" changed on the server: generated against {expected}, server has {has}',
+        details={"skill": skill, "expected": expected, "actual": actual},
+    )
+
+
+def address_params(socket: str | None, host: str | None, port: int | None) -> str:
+    """Check the connection arguments; return a printable address."""
+    if socket is not None and (host is not None or port is not None):
+        raise ValueError("give either socket=PATH or host=H, port=P, not both")
+    if socket is not None:
+        return socket
+    if host is None or port is None:
+        raise ValueError("give socket=PATH, or host=H and port=P")
+    return f"{host}:{port}"

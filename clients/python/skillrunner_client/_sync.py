@@ -1,0 +1,334 @@
+"""The thread-safe synchronous client: one connection, calls pipelined from many threads."""
+
+from __future__ import annotations
+
+import logging
+import socket as socketlib
+import threading
+import time
+from types import TracebackType
+from typing import Any
+
+from ._errors import (
+    ConnectionLostError,
+    OverloadedError,
+    ProtocolError,
+    SkillrunnerError,
+    SkillTimeoutError,
+)
+from ._protocol import (
+    GRACE_S,
+    Deadline,
+    Ids,
+    InvokeResult,
+    address_params,
+    check_schema,
+    decode_line,
+    encode_cancel,
+    encode_request,
+    invoke_params,
+    invoke_result,
+    overloaded_delay_s,
+    result_of,
+)
+
+_log = logging.getLogger("skillrunner_client")
+
+JsonObject = dict[str, Any]
+SkillSummaries = list[dict[str, Any]]
+
+
+class _Call:
+    """One request waiting for its answer (set by the reader thread)."""
+
+    __slots__ = ("event", "msg", "error")
+
+    def __init__(self) -> None:
+        """An unanswered call."""
+        self.event = threading.Event()
+        self.msg: JsonObject | None = None
+        self.error: SkillrunnerError | None = None
+
+
+class _Connection:
+    """One socket, a reader thread matching answers to calls by id."""
+
+    def __init__(self, sock: socketlib.socket, address: str) -> None:
+        """Take over a connected socket and start its reader thread."""
+        self.sock = sock
+        self.address = address
+        self.alive = True
+        self.schema_lock = threading.Lock()
+        self.skills: SkillSummaries | None = None
+        self._lock = threading.Lock()
+        self._write_lock = threading.Lock()
+        self._pending: dict[int, _Call] = {}
+        self._reader = threading.Thread(
+            target=self._read_loop, name="skillrunner-client-reader", daemon=True)
+        self._reader.start()
+
+    def register(self, req_id: int) -> _Call:
+        """Track a call before its request is sent."""
+        call = _Call()
+        with self._lock:
+            if not self.alive:
+                raise ConnectionLostError(f"the connection to {self.address} was lost")
+            self._pending[req_id] = call
+        return call
+
+    def forget(self, req_id: int) -> None:
+        """Stop tracking a call (answered, timed out or failed)."""
+        with self._lock:
+            self._pending.pop(req_id, None)
+
+    def send(self, line: bytes) -> None:
+        """Write one whole line; a failure loses the connection."""
+        try:
+            with self._write_lock:
+                self.sock.sendall(line)
+        except OSError as exc:
+            self.fail(f"the connection to {self.address} was lost: {exc}")
+            raise ConnectionLostError(
+                f"the connection to {self.address} was lost: {exc}") from exc
+
+    def send_quietly(self, line: bytes) -> None:
+        """Write a line if the connection still works (for ``$/cancel``)."""
+        try:
+            with self._write_lock:
+                self.sock.sendall(line)
+        except OSError:
+            pass
+
+    def _read_loop(self) -> None:
+        """Read answer lines until EOF or an error, then fail what is left in flight."""
+        reason = f"the connection to {self.address} was lost: the server closed it"
+        protocol_error: ProtocolError | None = None
+        try:
+            with self.sock.makefile("rb") as reader:
+                for line in reader:
+                    self._dispatch(line)
+        except ProtocolError as exc:
+            protocol_error = exc
+        except (OSError, ValueError) as exc:
+            reason = f"the connection to {self.address} was lost: {exc}"
+        self.fail(reason, protocol_error)
+
+    def _dispatch(self, line: bytes) -> None:
+        """Hand one answer line to the call waiting for its id."""
+        if not line.strip():
+            return
+        req_id, msg = decode_line(line)
+        if req_id is None:
+            _log.warning("skillrunner: an answer without id: %s", msg.get("error"))
+            return
+        with self._lock:
+            call = self._pending.pop(req_id, None)
+        if call is not None:
+            call.msg = msg
+            call.event.set()
+
+    def fail(self, reason: str, protocol_error: ProtocolError | None = None) -> None:
+        """Mark the connection dead and fail every call in flight on it."""
+        with self._lock:
+            self.alive = False
+            pending, self._pending = self._pending, {}
+        for call in pending.values():
+            if protocol_error is not None:
+                call.error = ProtocolError(protocol_error.message, details=protocol_error.details)
+            else:
+                call.error = ConnectionLostError(reason)
+            call.event.set()
+        try:
+            self.sock.shutdown(socketlib.SHUT_RDWR)
+        except OSError:
+            pass
+
+    def close(self) -> None:
+        """Close the socket and wait for the reader thread."""
+        self.fail(f"the client closed the connection to {self.address}")
+        if threading.current_thread() is not self._reader:
+            self._reader.join(timeout=5)
+        self.sock.close()
+
+
+class Client:
+    """A synchronous, thread-safe skillrunner client.
+
+    ``Client(socket=PATH)`` for the Unix socket, ``Client(host=H, port=P, token=T)``
+    for TCP. It connects on the first call (and again after a lost connection), and
+    every thread's calls share that one connection, pipelined and matched by id.
+    """
+
+    def __init__(self, socket: str | None = None, *, host: str | None = None,
+                 port: int | None = None, token: str | None = None,
+                 connect_timeout_s: float = 10.0, max_line_bytes: int = 1 << 20) -> None:
+        """Keep the address; nothing connects until the first call.
+
+        ``max_line_bytes`` mirrors the server's --max-line-bytes: a longer request
+        is refused here (ProtocolError) instead of being sent.
+        """
+        self._address = address_params(socket, host, port)
+        self._socket_path = socket
+        self._host = host
+        self._port = port
+        self._token = token
+        self._connect_timeout_s = connect_timeout_s
+        self._max_line_bytes = max_line_bytes
+        self._ids = Ids()
+        self._lock = threading.Lock()
+        self._conn: _Connection | None = None
+        self._closed = False
+
+    def __enter__(self) -> Client:
+        """Return the client itself."""
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        """Close the client."""
+        self.close()
+
+    def close(self) -> None:
+        """Close the connection; calls in flight fail with ConnectionLostError."""
+        with self._lock:
+            self._closed = True
+            conn, self._conn = self._conn, None
+        if conn is not None:
+            conn.close()
+
+    def invoke(self, skill: str, input: Any, *, timeout_ms: int | None = None,
+               schema_hash: str | None = None) -> InvokeResult:
+        """Invoke ``skill`` with ``input`` and return its result.
+
+        With ``timeout_ms`` the server gets that deadline, and the client waits at
+        most that long plus a grace, then sends ``$/cancel`` and raises
+        SkillTimeoutError. OVERLOADED answers are retried after ``retry_after_ms``
+        while that fits the deadline (at most 5 times without one). With
+        ``schema_hash`` the skill's hash in ``skills.list`` is checked first, once
+        per connection; a difference raises SchemaChangedError.
+        """
+        deadline = Deadline(timeout_ms)
+        retries = 0
+        while True:
+            try:
+                return self._invoke_once(skill, input, deadline, schema_hash)
+            except OverloadedError as exc:
+                delay_s = overloaded_delay_s(exc, retries, deadline)
+                retries += 1
+                _log.info("skillrunner: %s OVERLOADED; retry %d in %d ms",
+                          skill, retries, round(delay_s * 1000))
+                time.sleep(delay_s)
+
+    def health(self) -> JsonObject:
+        """The server's ``health`` (status, in_flight, connections, limits, ...)."""
+        result: JsonObject = self._call("health", None)
+        return result
+
+    def describe(self, skill: str) -> JsonObject:
+        """``skills.describe``: the skill's summary, schemas and descriptor."""
+        result: JsonObject = self._call("skills.describe", {"skill": skill})
+        return result
+
+    def reload(self) -> JsonObject:
+        """``skills.reload``: swap in a freshly loaded tree (ConfigInvalidError if refused)."""
+        result: JsonObject = self._call("skills.reload", None)
+        return result
+
+    def list(self) -> SkillSummaries:
+        """``skills.list``: a summary of every loaded skill (with its schema_hash)."""
+        result: SkillSummaries = self._call("skills.list", None)
+        return result
+
+    def _invoke_once(self, skill: str, input_value: Any, deadline: Deadline,
+                     schema_hash: str | None) -> InvokeResult:
+        """One ``skills.invoke`` round trip (after the schema check, when asked)."""
+        conn = self._connection()
+        if schema_hash is not None:
+            self._check_schema(conn, skill, schema_hash)
+        params = invoke_params(skill, input_value, deadline)
+        return invoke_result(self._request(conn, "skills.invoke", params, deadline))
+
+    def _check_schema(self, conn: _Connection, skill: str, expected: str) -> None:
+        """Fetch ``skills.list`` once per connection and compare the skill's hash."""
+        with conn.schema_lock:
+            if conn.skills is None:
+                skills = self._request(conn, "skills.list", None, None)
+                if not isinstance(skills, list):
+                    raise ProtocolError("malformed skills.list result: not an array")
+                conn.skills = skills
+        check_schema(conn.skills, skill, expected)
+
+    def _call(self, method: str, params: JsonObject | None) -> Any:
+        """A request without deadline on the current connection."""
+        return self._request(self._connection(), method, params, None)
+
+    def _request(self, conn: _Connection, method: str, params: JsonObject | None,
+                 deadline: Deadline | None) -> Any:
+        """Send one request on ``conn`` and wait for its answer (``$/cancel`` past the deadline)."""
+        with self._lock:
+            req_id = self._ids.take()
+        line = encode_request(req_id, method, params, self._token)
+        _check_size(line, self._max_line_bytes)
+        call = conn.register(req_id)
+        try:
+            conn.send(line)
+            wait_s = deadline.wait_s() if deadline is not None else None
+            if not call.event.wait(wait_s):
+                conn.send_quietly(encode_cancel(req_id, self._token))
+                raise _timeout_error(params, deadline)
+        finally:
+            conn.forget(req_id)
+        if call.error is not None:
+            raise call.error
+        assert call.msg is not None
+        return result_of(call.msg)
+
+    def _connection(self) -> _Connection:
+        """The live connection, made now when there is none."""
+        with self._lock:
+            if self._closed:
+                raise ConnectionLostError("the client is closed")
+            if self._conn is None or not self._conn.alive:
+                if self._conn is not None:
+                    self._conn.close()  # the dead one: join its reader, close its socket
+                self._conn = _Connection(self._open(), self._address)
+            return self._conn
+
+    def _open(self) -> socketlib.socket:
+        """Connect the socket (ConnectionLostError when that fails)."""
+        try:
+            if self._socket_path is None:
+                assert self._host is not None and self._port is not None
+                sock = socketlib.create_connection(
+                    (self._host, self._port), timeout=self._connect_timeout_s)
+            else:
+                sock = socketlib.socket(socketlib.AF_UNIX, socketlib.SOCK_STREAM)
+                try:
+                    sock.settimeout(self._connect_timeout_s)
+                    sock.connect(self._socket_path)
+                except OSError:
+                    sock.close()
+                    raise
+        except OSError as exc:
+            raise ConnectionLostError(f"cannot connect to {self._address}: {exc}",
+                                      details={"address": self._address}) from exc
+        sock.settimeout(None)
+        return sock
+
+
+def _check_size(line: bytes, limit: int) -> None:
+    """Refuse a request line the server would refuse unread (over --max-line-bytes)."""
+    if len(line) > limit:
+        raise ProtocolError(
+            f"the request is {len(line)} bytes, longer than max_line_bytes ({limit})",
+            details={"jsonrpc_code": -32600})
+
+
+def _timeout_error(params: JsonObject | None, deadline: Deadline | None) -> SkillTimeoutError:
+    """The client-side TIMEOUT, raised after ``$/cancel`` was sent."""
+    timeout_ms = deadline.timeout_ms if deadline is not None else None
+    skill = params.get("skill") if params is not None else None
+    return SkillTimeoutError(
+        f"skill {skill!r}: no answer within timeout_ms {timeout_ms} "
+        f"(+{int(GRACE_S * 1000)} ms grace); sent $/cancel",
+        details={"timeout_ms": timeout_ms, "client_side": True})
