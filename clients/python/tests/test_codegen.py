@@ -1,0 +1,101 @@
+"""`skillrunner codegen python`: the generated module for the shipped skills passes mypy --strict
+(with a usage file whose `type: ignore` lines must each be needed: --strict warns on unused ones),
+a generated call against a real serve returns the typed output, and a skill whose schemas changed
+on the server makes the generated call raise SchemaChangedError naming both hashes."""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+from types import ModuleType
+
+from serve_helper import BINARY, REPO, TICKET, Server, config_text
+
+from skillrunner_client import Client, SchemaChangedError
+
+PACKAGE = Path(__file__).resolve().parents[1]
+
+USAGE = '''from skillrunner_client import Client
+from skillrunner_skills import TriageTicketOutput, triage_ticket, word_stats
+
+
+def use(client: Client) -> TriageTicketOutput:
+    out = triage_ticket(client, {"subject": "Cannot log in", "body": "Since this morning."}, timeout_ms=5000)
+    priority: int = out["priority"]
+    needs_human: bool = out["needs_human"]
+    wrong: int = out["category"]  # type: ignore[assignment]
+    triage_ticket(client, {"subject": "x"})  # type: ignore[typeddict-item]
+    triage_ticket(client, {"subject": "x", "body": "y", "customer_tier": "gold"})  # type: ignore[typeddict-item]
+    stats = word_stats(client, {"text": "a b a", "top": 1})
+    word: str = stats["top_words"][0]["word"]
+    print(priority, needs_human, wrong, word)
+    return out
+'''
+
+
+def generate(out: Path, *args: str) -> Path:
+    """Run codegen into `out` (from the repo's tree unless `args` name another); the module's path."""
+    subprocess.run([BINARY, *args, "codegen", "python", "--out", str(out)], cwd=REPO, check=True,
+                   capture_output=True)
+    return out / "skillrunner_skills.py"
+
+
+def load(path: Path) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(f"generated_{abs(hash(path))}", path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class GeneratedPythonTest(unittest.TestCase):
+    def setUp(self) -> None:
+        self.dir = Path(tempfile.mkdtemp(prefix="skr-codegen-"))
+        self.addCleanup(shutil.rmtree, self.dir, True)
+
+    def test_shipped_skills_pass_mypy_strict_and_a_generated_call_returns_the_output(self) -> None:
+        module_path = generate(self.dir)
+        (self.dir / "usage.py").write_text(USAGE)
+        mypy = subprocess.run(
+            ["/usr/bin/python3", "-m", "mypy", "--strict", "--cache-dir", str(self.dir / ".mypy"),
+             "skillrunner_skills.py", "usage.py"],
+            cwd=self.dir, env={"MYPYPATH": str(PACKAGE), "PATH": "/usr/bin:/bin"}, capture_output=True, text=True)
+        self.assertEqual(mypy.returncode, 0, mypy.stdout + mypy.stderr)
+        server = Server(config_text()).start()
+        self.addCleanup(server.cleanup)
+        module = load(module_path)
+        with Client(socket=server.socket) as client:
+            out = module.triage_ticket(client, TICKET, timeout_ms=5000)
+        self.assertIn(out["priority"], (1, 2, 3, 4))
+        self.assertIn(out["category"], ("billing", "bug", "account", "feature_request", "other"))
+        self.assertIsInstance(out["needs_human"], bool)
+
+    def test_a_changed_skill_raises_schema_changed_naming_both_hashes(self) -> None:
+        skills = self.dir / "skills"
+        shutil.copytree(REPO / "skills", skills)
+        module = load(generate(self.dir / "gen", "--skills", str(skills)))
+        generated = module.SCHEMA_HASHES["triage_ticket"]
+        skill_file = skills / "triage_ticket" / "skill.yaml"
+        text = skill_file.read_text()
+        self.assertIn("body: { type: string }", text)
+        skill_file.write_text(text.replace("body: { type: string }", "body: { type: string, maxLength: 5000 }"))
+        server = Server(config_text(), "--skills", str(skills)).start()
+        self.addCleanup(server.cleanup)
+        with Client(socket=server.socket) as client:
+            now = next(s["schema_hash"] for s in client.list() if s["id"] == "triage_ticket")
+            self.assertNotEqual(now, generated)
+            with self.assertRaises(SchemaChangedError) as caught:
+                module.triage_ticket(client, TICKET)
+        self.assertEqual(caught.exception.code, "SCHEMA_CHANGED")
+        self.assertEqual(str(caught.exception.message),
+                         f'skill "triage_ticket" changed on the server: generated against {generated}, '
+                         f"server has {now}")
+
+
+if __name__ == "__main__":
+    sys.exit(unittest.main())
