@@ -8,6 +8,7 @@
 #include <cmath>
 #include <regex>
 #include <unordered_set>
+#include <vector>
 
 namespace skillrunner {
 namespace json = boost::json;
@@ -181,7 +182,16 @@ std::expected<YamlDocument, YamlError> ParseYaml(std::string_view text,
                                                  const YamlLimits& limits) {
   YamlDocument doc;
   try {
-    YAML::Node root = YAML::Load(std::string(text));
+    // Load would read the first node and drop whatever follows it (`{...}` then `key: 1` on the
+    // next line loaded as the mapping alone): a file holds one document, and anything after it is
+    // an error where it starts.
+    std::vector<YAML::Node> documents = YAML::LoadAll(std::string(text));
+    if (documents.size() > 1) {
+      return std::unexpected(YamlError{PositionOf(documents[1].Mark()),
+                                       "a second YAML document starts here; a file holds one (remove what "
+                                       "follows the first, or a stray '---')"});
+    }
+    YAML::Node root = documents.empty() ? YAML::Node() : documents.front();
     Converter converter(limits, doc.positions);
     doc.value = converter.Convert(root, "", 0, {});
   } catch (const YAML::Exception& e) {

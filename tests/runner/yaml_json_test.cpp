@@ -46,6 +46,23 @@ TEST(YamlJsonTest, SyntaxErrorsNameLineAndColumn) {
   EXPECT_EQ(doc.error().message, "end of map flow not found");
 }
 
+// yaml-cpp's Load read the first node and dropped the rest: a config written as a JSON object with
+// a `key: value` line after it loaded as the object alone, the line silently ignored.
+TEST(YamlJsonTest, WhatFollowsTheFirstDocumentIsAnErrorWhereItStarts) {
+  auto doc = ParseYaml("{\"providers\": {}}\nbogus_key: 1\n");
+  ASSERT_FALSE(doc);
+  EXPECT_EQ(doc.error().message,
+            "a second YAML document starts here; a file holds one (remove what follows the first, or a stray '---')");
+  EXPECT_EQ(doc.error().position.line, 2);
+  EXPECT_EQ(doc.error().position.column, 1);
+  auto separated = ParseYaml("id: x\n---\nid: y\n");
+  ASSERT_FALSE(separated);
+  EXPECT_EQ(separated.error().position.line, 3);
+  EXPECT_TRUE(ParseYaml("id: x\n")) << "one document";
+  EXPECT_TRUE(ParseYaml("---\nid: x\n...\n")) << "one document with its markers";
+  EXPECT_TRUE(ParseYaml("")) << "an empty file is one empty document";
+}
+
 TEST(YamlJsonTest, DuplicateKeysAreErrors) {
   auto doc = ParseYaml("id: x\nmodel: a\nmodel: b\n");
   ASSERT_FALSE(doc);
