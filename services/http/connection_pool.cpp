@@ -1,9 +1,9 @@
 #include "services/http/connection_pool.h"
 
 #include <boost/asio/as_tuple.hpp>
-#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/this_coro.hpp>
+#include <exception>
 #include <boost/asio/use_awaitable.hpp>
 #include <algorithm>
 
@@ -52,110 +52,135 @@ void Lease::Reset() {
   pool->Release(std::move(key_), std::move(back));
 }
 
-ConnectionPool::ConnectionPool(asio::any_io_executor executor, std::size_t max_per_host,
-                               std::chrono::milliseconds idle_timeout, const Clock& clock)
-    : strand_(asio::make_strand(std::move(executor))),
-      max_per_host_(std::max<std::size_t>(1, max_per_host)),
-      idle_timeout_(idle_timeout),
-      clock_(clock) {}
+namespace {
+
+void CloseAll(const std::vector<std::shared_ptr<Connection>>& connections) {
+  for (const auto& connection : connections) connection->Close();
+}
+
+}  // namespace
+
+ConnectionPool::ConnectionPool(std::size_t max_per_host, std::chrono::milliseconds idle_timeout, const Clock& clock)
+    : max_per_host_(std::max<std::size_t>(1, max_per_host)), idle_timeout_(idle_timeout), clock_(clock) {}
 
 asio::awaitable<Lease> ConnectionPool::Acquire(std::string key) {
-  auto work = AcquireOnStrand(shared_from_this(), std::move(key));
-  co_return co_await asio::co_spawn(strand_, std::move(work), asio::use_awaitable);
-}
-
-asio::awaitable<Lease> ConnectionPool::AcquireOnStrand(std::shared_ptr<ConnectionPool> self,
-                                                       std::string key) {
-  // Cancellation must not throw past the queue bookkeeping below.
-  co_await asio::this_coro::throw_if_cancelled(false);
-  HostState& host = self->hosts_[key];
-  self->CloseExpired(host);
-  if (host.waiters.empty()) {
-    if (auto idle = self->TakeIdle(host)) {
-      ++host.leased;
-      co_return Lease(self, std::move(key), std::move(idle));
-    }
-    if (host.leased + host.idle.size() < self->max_per_host_) {
-      ++host.leased;
-      co_return Lease(self, std::move(key), nullptr);
-    }
-  }
   asio::cancellation_state state = co_await asio::this_coro::cancellation_state;
-  if (state.cancelled() != asio::cancellation_type::none) co_return Lease();
-  auto waiter = std::make_shared<Waiter>(self->strand_);
-  host.waiters.push_back(waiter);
-  // Release() cancels the timer after granting; the caller's cancellation
-  // cancels it without granting.
-  co_await waiter->timer.async_wait(asio::as_tuple(asio::use_awaitable));
-  if (!waiter->granted) {
-    std::erase(host.waiters, waiter);
-    co_return Lease();
+  const asio::any_io_executor executor = co_await asio::this_coro::executor;
+  std::vector<std::shared_ptr<Connection>> closing;
+  Grant grant;
+  std::shared_ptr<Waiter> waiter;
+  {
+    std::lock_guard lock(mutex_);
+    HostState& host = hosts_[key];
+    CloseExpiredLocked(host, closing);
+    grant = TryTakeLocked(host, closing);
+    if (!grant.slot && state.cancelled() == asio::cancellation_type::none) {
+      waiter = std::make_shared<Waiter>(executor);
+      host.waiters.push_back(waiter);
+    }
   }
-  co_return Lease(self, std::move(key), std::move(waiter->connection));
+  CloseAll(closing);
+  if (grant.slot) co_return Lease(shared_from_this(), std::move(key), std::move(grant.connection));
+  if (!waiter) co_return Lease();  // cancelled before it queued
+  co_return co_await Wait(std::move(key), std::move(waiter));
 }
 
-std::shared_ptr<Connection> ConnectionPool::TakeIdle(HostState& host) {
+asio::awaitable<Lease> ConnectionPool::Wait(std::string key, std::shared_ptr<Waiter> waiter) {
+  // Release() grants under the mutex, then cancels the timer; the caller's
+  // cancellation cancels it without granting. An exception (cancelled just
+  // as it began to wait) must not leave the waiter queued.
+  std::exception_ptr failure;
+  try {
+    co_await waiter->timer.async_wait(asio::as_tuple(asio::use_awaitable));
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  bool granted = false;
+  {
+    std::lock_guard lock(mutex_);
+    granted = waiter->granted;
+    if (!granted) std::erase(hosts_[key].waiters, waiter);
+  }
+  // A slot granted to a caller that is unwinding goes back when its lease ends.
+  Lease lease = granted ? Lease(shared_from_this(), std::move(key), std::move(waiter->connection)) : Lease();
+  if (failure) std::rethrow_exception(failure);
+  co_return lease;
+}
+
+ConnectionPool::Grant ConnectionPool::TryTakeLocked(HostState& host, std::vector<std::shared_ptr<Connection>>& closing) {
+  if (!host.waiters.empty()) return {};
+  if (auto idle = TakeIdleLocked(host, closing)) {
+    ++host.leased;
+    return {true, std::move(idle)};
+  }
+  if (host.leased + host.idle.size() < max_per_host_) {
+    ++host.leased;
+    return {true, nullptr};
+  }
+  return {};
+}
+
+std::shared_ptr<Connection> ConnectionPool::TakeIdleLocked(HostState& host,
+                                                           std::vector<std::shared_ptr<Connection>>& closing) {
   while (!host.idle.empty()) {
     std::shared_ptr<Connection> connection = std::move(host.idle.back());
     host.idle.pop_back();
     if (connection->LooksReusable()) return connection;
-    connection->Close();
+    closing.push_back(std::move(connection));
   }
   return nullptr;
 }
 
-void ConnectionPool::CloseExpired(HostState& host) {
+void ConnectionPool::CloseExpiredLocked(HostState& host, std::vector<std::shared_ptr<Connection>>& closing) {
   auto now = clock_.Now();
   auto fresh = std::find_if(host.idle.begin(), host.idle.end(), [&](const auto& connection) {
     return now - connection->idle_since < idle_timeout_;
   });
-  for (auto it = host.idle.begin(); it != fresh; ++it) (*it)->Close();
+  for (auto it = host.idle.begin(); it != fresh; ++it) closing.push_back(std::move(*it));
   host.idle.erase(host.idle.begin(), fresh);
 }
 
 void ConnectionPool::Release(std::string key, std::shared_ptr<Connection> connection) {
-  asio::post(strand_, [self = shared_from_this(), key = std::move(key),
-                       connection = std::move(connection)]() mutable {
-    self->ReleaseOnStrand(key, std::move(connection));
-  });
-}
-
-void ConnectionPool::ReleaseOnStrand(const std::string& key,
-                                     std::shared_ptr<Connection> connection) {
-  HostState& host = hosts_[key];
-  if (connection && shut_down_) {
-    connection->Close();
-    connection.reset();
-  }
-  CloseExpired(host);
-  if (!host.waiters.empty()) {
-    // The slot passes to the oldest waiter, with this connection if healthy.
-    std::shared_ptr<Waiter> waiter = std::move(host.waiters.front());
-    host.waiters.pop_front();
-    if (connection && !connection->LooksReusable()) {
-      connection->Close();
+  std::vector<std::shared_ptr<Connection>> closing;
+  std::shared_ptr<Waiter> woken;
+  {
+    std::lock_guard lock(mutex_);
+    HostState& host = hosts_[key];
+    if (connection && (shut_down_ || (!host.waiters.empty() && !connection->LooksReusable()))) {
+      closing.push_back(std::move(connection));
       connection.reset();
     }
-    waiter->granted = true;
-    waiter->connection = connection ? std::move(connection) : TakeIdle(host);
-    waiter->timer.cancel();
-    return;
+    CloseExpiredLocked(host, closing);
+    if (!host.waiters.empty()) {
+      // The slot passes to the oldest waiter, with this connection if healthy.
+      woken = std::move(host.waiters.front());
+      host.waiters.pop_front();
+      woken->granted = true;
+      woken->connection = connection ? std::move(connection) : TakeIdleLocked(host, closing);
+    } else {
+      --host.leased;
+      if (connection) {
+        connection->idle_since = clock_.Now();
+        host.idle.push_back(std::move(connection));
+      }
+    }
   }
-  --host.leased;
-  if (connection) {
-    connection->idle_since = clock_.Now();
-    host.idle.push_back(std::move(connection));
-  }
+  CloseAll(closing);
+  // The timer is the waiter's: cancelled on its own executor.
+  if (woken) asio::post(woken->timer.get_executor(), [woken] { woken->timer.cancel(); });
 }
 
 void ConnectionPool::Shutdown() {
-  asio::post(strand_, [self = shared_from_this()] {
-    self->shut_down_ = true;
-    for (auto& [key, host] : self->hosts_) {
-      for (auto& connection : host.idle) connection->Close();
+  std::vector<std::shared_ptr<Connection>> closing;
+  {
+    std::lock_guard lock(mutex_);
+    shut_down_ = true;
+    for (auto& [key, host] : hosts_) {
+      for (auto& connection : host.idle) closing.push_back(std::move(connection));
       host.idle.clear();
     }
-  });
+  }
+  CloseAll(closing);
 }
 
 }  // namespace skillrunner::http

@@ -6,11 +6,11 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/asio/strand.hpp>
 #include <chrono>
 #include <cstddef>
 #include <deque>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -54,13 +54,17 @@ class Lease {
 };
 
 // Keep-alive connections per (scheme, host, port), at most max_per_host each
-// (idle ones included). Beyond the cap requests wait in FIFO order. All state
-// lives on one strand; Acquire may be awaited from any executor.
+// (idle ones included). Beyond the cap requests wait in FIFO order. The state
+// is behind one mutex held for a few lines: a request that finds a slot takes
+// it on its own thread, without a hop to another executor (a strand here cost
+// two cross-thread posts and a coroutine per request). Only a request that
+// waits is woken through its own executor. Acquire may be awaited from any
+// executor, Lease released from any thread.
 class ConnectionPool : public std::enable_shared_from_this<ConnectionPool> {
  public:
   // `clock` times idle connections and must outlive the pool.
-  ConnectionPool(boost::asio::any_io_executor executor, std::size_t max_per_host,
-                 std::chrono::milliseconds idle_timeout, const Clock& clock = RealClock());
+  ConnectionPool(std::size_t max_per_host, std::chrono::milliseconds idle_timeout,
+                 const Clock& clock = RealClock());
 
   // A slot for `key`, with the most recently used healthy idle connection if
   // there is one. Cancellation of the awaiting coroutine leaves the queue and
@@ -72,11 +76,13 @@ class ConnectionPool : public std::enable_shared_from_this<ConnectionPool> {
 
  private:
   friend class Lease;
+  // A request queued beyond the cap. Its timer lives on the request's own
+  // executor; a release grants under the mutex and wakes it there.
   struct Waiter {
-    explicit Waiter(const boost::asio::strand<boost::asio::any_io_executor>& strand)
-        : timer(strand, boost::asio::steady_timer::time_point::max()) {}
+    explicit Waiter(const boost::asio::any_io_executor& executor)
+        : timer(executor, boost::asio::steady_timer::time_point::max()) {}
     boost::asio::steady_timer timer;
-    bool granted = false;
+    bool granted = false;  // under the pool's mutex
     std::shared_ptr<Connection> connection;
   };
   struct HostState {
@@ -84,15 +90,22 @@ class ConnectionPool : public std::enable_shared_from_this<ConnectionPool> {
     std::vector<std::shared_ptr<Connection>> idle;  // oldest first
     std::deque<std::shared_ptr<Waiter>> waiters;
   };
+  // What the fast path decided under the mutex.
+  struct Grant {
+    bool slot = false;
+    std::shared_ptr<Connection> connection;
+  };
 
-  static boost::asio::awaitable<Lease> AcquireOnStrand(std::shared_ptr<ConnectionPool> self,
-                                                       std::string key);
-  std::shared_ptr<Connection> TakeIdle(HostState& host);
-  void CloseExpired(HostState& host);
+  // Under the mutex: a free slot (with an idle connection when one is healthy),
+  // or nothing when the request must queue. Closed connections come back in
+  // `closing`, to be closed after the mutex is released.
+  Grant TryTakeLocked(HostState& host, std::vector<std::shared_ptr<Connection>>& closing);
+  std::shared_ptr<Connection> TakeIdleLocked(HostState& host, std::vector<std::shared_ptr<Connection>>& closing);
+  void CloseExpiredLocked(HostState& host, std::vector<std::shared_ptr<Connection>>& closing);
+  boost::asio::awaitable<Lease> Wait(std::string key, std::shared_ptr<Waiter> waiter);
   void Release(std::string key, std::shared_ptr<Connection> connection);
-  void ReleaseOnStrand(const std::string& key, std::shared_ptr<Connection> connection);
 
-  boost::asio::strand<boost::asio::any_io_executor> strand_;
+  std::mutex mutex_;
   std::size_t max_per_host_;
   std::chrono::milliseconds idle_timeout_;
   const Clock& clock_;

@@ -34,8 +34,8 @@ class HttpClientImpl final : public HttpClient,
   HttpClientImpl(asio::any_io_executor executor, HttpClientOptions options)
       : executor_(executor),
         options_(std::move(options)),
-        pool_(std::make_shared<ConnectionPool>(executor, options_.max_connections_per_host,
-                                               options_.idle_timeout, *options_.clock)) {
+        pool_(std::make_shared<ConnectionPool>(options_.max_connections_per_host, options_.idle_timeout,
+                                               *options_.clock)) {
     settings_.io_executor = executor;
     settings_.connect_timeout = options_.connect_timeout;
     settings_.tls_verify = options_.tls_verify;
