@@ -173,7 +173,8 @@ std::vector<Invocation> FindInDockerfile(const fs::path& path) {
   std::vector<std::string> entrypoint, cmd;
   auto words_of = [](const std::string& json_array) {
     std::vector<std::string> words;
-    for (const auto& w : boost::json::parse(json_array).as_array()) words.emplace_back(w.as_string());
+    const boost::json::value parsed = boost::json::parse(json_array);
+    for (const auto& w : parsed.as_array()) words.emplace_back(w.as_string());
     return words;
   };
   std::istringstream lines(text);
@@ -276,7 +277,7 @@ TEST(DeployFilesTest, TheSkillTreeAsThePodsMountItValidatesAndRunsItsSuite) {
   for (const auto& [key, path] : volumes.front().items) {
     tree.Write(path, config_map["data"][key].as<std::string>());
   }
-  auto validated = Skillrunner(tree.root(), "validate", "2>&1");
+  auto validated = Skillrunner(tree.root(), "validate --strict", "2>&1");
   EXPECT_EQ(validated.status, 0) << validated.out;
   // The suite loads against that tree and its dataset runs (simulated, offline;
   // Redis unreachable here: the run goes on with its local share).

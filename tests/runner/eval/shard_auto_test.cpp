@@ -33,13 +33,13 @@ class ShardAutoTest : public ::testing::Test {
   }
 
   std::string ShardOf(const std::string& out) {
-    return json::value_to<std::string>(json::parse(ReadFile(tree_.Path(out + "/summary.json"))).at("shard"));
+    return std::string(json::parse(ReadFile(tree_.Path(out + "/summary.json"))).at("shard").as_string());
   }
 
   std::set<std::string> CasesOf(const std::string& out) {
     std::set<std::string> ids;
     for (const auto& record : ReadRecords(tree_.Path(out + "/results.jsonl"))) {
-      ids.insert(json::value_to<std::string>(record.at("case")));
+      ids.insert(std::string(record.at("case").as_string()));
     }
     return ids;
   }
