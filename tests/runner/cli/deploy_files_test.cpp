@@ -283,6 +283,7 @@ TEST(DeployFilesTest, TheSkillTreeAsThePodsMountItValidatesAndRunsItsSuite) {
   // Redis unreachable here: the run goes on with its local share).
   auto ran = Skillrunner(tree.root(), "--provider simulated eval evals/nightly.yaml --out out/n", "2>&1");
   EXPECT_TRUE(ran.status == 0 || ran.status == 1) << ran.status << "\n" << ran.out;
+  ASSERT_TRUE(fs::exists(tree.Path("out/n/summary.json"))) << ran.out;
   const auto summary = boost::json::parse(Read(tree.Path("out/n/summary.json")));
   EXPECT_EQ(summary.at("skills").at("triage_ticket").at("cases"), 6);
 }
