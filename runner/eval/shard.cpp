@@ -25,7 +25,8 @@ constexpr ShardVariables kKubernetes{"JOB_COMPLETION_INDEX", "JOB_COMPLETIONS", 
                                      "Kubernetes sets it in the pods of a Job with completionMode: Indexed",
                                      "set it in the Job's pod template to the Job's spec.completions"};
 constexpr ShardVariables kGitLab{"CI_NODE_INDEX", "CI_NODE_TOTAL", 1,
-                                 "GitLab sets it only in a job with parallel:", "GitLab sets it with CI_NODE_INDEX"};
+                                 "GitLab sets it only in a job with parallel:",
+                                 "GitLab sets both in a job with parallel:"};
 
 std::expected<Shard, std::string> FromPair(const ShardVariables& names, const std::string& index_text,
                                            const std::string& total_text) {

@@ -99,7 +99,7 @@ TEST_F(ShardAutoTest, AHalfSetPairIsRefusedNamingTheMissingVariable) {
   // GitLab sets CI_NODE_TOTAL=1 in every job without parallel:.
   ExpectRefused("CI_NODE_TOTAL=1",
                 "CI_NODE_TOTAL is set but CI_NODE_INDEX is not (GitLab sets it only in a job with parallel:)");
-  ExpectRefused("CI_NODE_INDEX=1", "CI_NODE_INDEX is set but CI_NODE_TOTAL is not (GitLab sets it with CI_NODE_INDEX)");
+  ExpectRefused("CI_NODE_INDEX=1", "CI_NODE_INDEX is set but CI_NODE_TOTAL is not (GitLab sets both in a job with parallel:)");
   // A half-set Kubernetes pair is not skipped for a whole GitLab one.
   ExpectRefused("JOB_COMPLETION_INDEX=1 CI_NODE_INDEX=1 CI_NODE_TOTAL=2",
                 "JOB_COMPLETION_INDEX is set but JOB_COMPLETIONS is not (set it in the Job's pod template to the "
