@@ -3,6 +3,7 @@
 #include "runner/eval/compare_runs.h"
 #include "runner/eval/finish_run.h"
 #include "runner/eval/run_meta.h"
+#include "runner/eval/shard.h"
 #include "runner/eval/stored_runs.h"
 
 #include <CLI/CLI.hpp>
@@ -111,7 +112,7 @@ int RunEval(const CommonOptions& common, const EvalOptions& options) {
   if (auto usage = UsageError(options)) return Fail(*usage);
   eval::RunRequest request;
   if (!options.shard.empty()) {
-    auto parsed = eval::ParseShard(options.shard);
+    auto parsed = options.shard == "auto" ? eval::ShardFromEnvironment(ProcessEnv) : eval::ParseShard(options.shard);
     if (!parsed) return Fail(parsed.error());
     request.shard = *parsed;
   }
@@ -191,7 +192,8 @@ EvalCommand::EvalCommand(CLI::App& app) {
   eval_->add_option("--threads", options_.threads, "Threads driving the cases (default: min(4, cores))")
       ->check(CLI::PositiveNumber);
   eval_->add_flag("--resume", options_.resume, "Continue the run in --out: skip the cases already recorded");
-  eval_->add_option("--shard", options_.shard, "Run slice I of N (0-based), e.g. 0/4");
+  eval_->add_option("--shard", options_.shard, "Run slice I of N (0-based), e.g. 0/4; auto: from JOB_COMPLETION_INDEX and JOB_COMPLETIONS (a "
+                    "Kubernetes Indexed Job), else CI_NODE_INDEX and CI_NODE_TOTAL (GitLab parallel:, 1-based)");
   eval_->add_option("--rejudge", options_.rejudge, "Judge a sample of cases K more times and report agreement")
       ->check(CLI::NonNegativeNumber);
   eval_->add_option("--rejudge-sample", options_.rejudge_sample, "Cases per skill to re-judge (default 20)")

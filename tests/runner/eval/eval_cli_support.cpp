@@ -20,7 +20,8 @@ namespace {
 
 bool Isolated(std::string_view entry) {
   return entry.starts_with("OPENAI_") || entry.starts_with("ANTHROPIC_") || entry.starts_with("SKILLRUNNER_") ||
-        entry.starts_with("OTEL_") || entry.starts_with("GEMINI_");
+        entry.starts_with("OTEL_") || entry.starts_with("GEMINI_") || entry.starts_with("JOB_COMPLETION") ||
+        entry.starts_with("CI_NODE_");
 }
 
 std::string Quote(std::string_view s) {
@@ -53,14 +54,14 @@ std::vector<boost::json::object> ReadRecords(const std::filesystem::path& file) 
   return records;
 }
 
-Ran Skillrunner(const std::filesystem::path& dir, const std::string& args) {
+Ran Skillrunner(const std::filesystem::path& dir, const std::string& args, const std::string& env_vars) {
   std::string unset;
   for (char** e = environ; *e; ++e) {
     std::string_view entry(*e);
     if (Isolated(entry)) unset += " -u " + std::string(entry.substr(0, entry.find('=')));
   }
   std::filesystem::path out = dir / ".stdout", err = dir / ".stderr";
-  std::string command = "cd " + Quote(dir.string()) + " && env" + unset + " " + Quote(SKILLRUNNER_BINARY) + " " +
+  std::string command = "cd " + Quote(dir.string()) + " && env" + unset + " " + env_vars + " " + Quote(SKILLRUNNER_BINARY) + " " +
                         args + " >" + Quote(out.string()) + " 2>" + Quote(err.string());
   int raw = std::system(command.c_str());
   Ran ran;

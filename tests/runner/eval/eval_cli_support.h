@@ -19,8 +19,10 @@ struct Ran {
   std::string err;
 };
 
-// Runs `skillrunner ARGS` (ARGS as shell words) in `dir` and waits.
-Ran Skillrunner(const std::filesystem::path& dir, const std::string& args);
+// Runs `skillrunner ARGS` (ARGS as shell words) in `dir` and waits;
+// `env_vars`: NAME=value words set for it (the sharding variables of
+// Kubernetes and GitLab are unset otherwise, like the provider settings).
+Ran Skillrunner(const std::filesystem::path& dir, const std::string& args, const std::string& env_vars = "");
 
 // Starts `skillrunner ARGV...` in `dir` without waiting (output discarded).
 pid_t Spawn(const std::filesystem::path& dir, const std::vector<std::string>& args);
