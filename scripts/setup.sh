@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
-# Installs every dependency from Debian 12 packages (idempotent: apt-get update
-# runs only when a package is missing), then configures and builds into build/.
+# Installs what building needs from Debian 12 packages (idempotent: apt-get
+# update runs only when a package is missing), then configures and builds the
+# program into build/, without the tests.
+#   WITH_TESTS=1  also installs the tests' extras (GoogleTest, the JSON-Schema
+#                 test suite, redis-server) and builds the tests and benchmarks
+#                 (scripts/test.sh and scripts/bench.sh set it)
 #   SANITIZE=1  builds with address+undefined sanitizers into build-asan/
 #   SANITIZE=thread  builds with ThreadSanitizer into build-tsan/
 #   BUILD_DIR   overrides the build folder
@@ -13,9 +17,11 @@ PACKAGES=(
   g++ cmake make git python3 ca-certificates ccache pkg-config
   libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev
   libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev libssl-dev
-  libgtest-dev googletest libsqlite3-dev json-schema-test-suite openssl
-  libhiredis-dev redis-server
+  libsqlite3-dev openssl libhiredis-dev
 )
+TEST_PACKAGES=(libgtest-dev googletest json-schema-test-suite redis-server)
+WITH_TESTS="${WITH_TESTS:-0}"
+[ "$WITH_TESTS" = 1 ] && PACKAGES+=("${TEST_PACKAGES[@]}")
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
@@ -50,6 +56,11 @@ fi
 
 BUILD_DIR="${BUILD_DIR:-build}"
 EXTRA=()
+if [ "$WITH_TESTS" = 1 ]; then
+  EXTRA+=(-DSKILLRUNNER_BUILD_TESTS=ON)
+else
+  EXTRA+=(-DSKILLRUNNER_BUILD_TESTS=OFF)
+fi
 if [ "${SANITIZE:-0}" = "1" ]; then
   BUILD_DIR="build-asan"
   EXTRA+=(-DSKILLRUNNER_SANITIZE=ON)
