@@ -133,9 +133,16 @@ eval_wrapper() {
 # to the group, health answers, SIGHUP (ExecReload) reloads, SIGTERM drains
 # and exits 0.
 SERVE_PID=""
+# unit_commands FILE KEY: each KEY= command of a unit file, continuation lines joined.
+unit_commands() {
+  awk -v key="$2=" 'index($0, key) == 1 { cmd = substr($0, length(key) + 1); more = 1 }
+    !(index($0, key) == 1) && more { cmd = cmd " " $0 }
+    more { if (sub(/\\$/, "", cmd)) next; gsub(/  +/, " ", cmd); print cmd; more = 0 }' "$1"
+}
+as_user() { in_root setpriv --reuid=skillrunner --regid=skillrunner --init-groups "$@"; }
 serve_as_unit() {
   local unit="$CHROOT/usr/lib/systemd/system/skillrunner.service" cmd sock=/run/skillrunner/skillrunner.sock i
-  cmd="$(sed -n '/^ExecStart=/,/[^\\]$/p' "$unit" | sed 's/^ExecStart=//; s/\\$//' | tr '\n' ' ')"
+  cmd="$(unit_commands "$unit" ExecStart)"
   cmd="${cmd//\$SKILLRUNNER_SERVE_ARGS/}"
   echo "ExecStart: $cmd"
   in_root install -d -o skillrunner -g skillrunner -m 0750 /run/skillrunner
@@ -144,11 +151,14 @@ serve_as_unit() {
   SERVE_PID=$!
   for i in $(seq 50); do in_root test -S "$sock" && break; sleep 0.2; done
   [ "$(in_root stat -c %G:%a "$sock")" = skillrunner:660 ] || { in_root stat -c %G:%a "$sock"; return 1; }
-  in_root setpriv --reuid=skillrunner --regid=skillrunner --init-groups skillrunner call --socket "$sock" health |
-    tee -a /dev/stderr | grep -q '"status":"ok"' || return 1
-  kill -HUP "$SERVE_PID"; sleep 1
-  in_root setpriv --reuid=skillrunner --regid=skillrunner --init-groups skillrunner call --socket "$sock" health |
-    tee -a /dev/stderr | grep -q '"reloads":1' || return 1
+  as_user skillrunner call --socket "$sock" health | tee -a /dev/stderr | grep -q '"status":"ok"' || return 1
+  while IFS= read -r cmd; do
+    echo "ExecReload: ${cmd//\$MAINPID/$SERVE_PID}"
+    if [ "${cmd#/bin/kill}" != "$cmd" ]; then ${cmd//\$MAINPID/$SERVE_PID} || return 1
+    else as_user $cmd || return 1; fi
+  done < <(unit_commands "$unit" ExecReload)
+  sleep 1
+  as_user skillrunner call --socket "$sock" health | tee -a /dev/stderr | grep -q '"reloads":1' || return 1
   kill -TERM "$SERVE_PID"; wait "$SERVE_PID"; i=$?; SERVE_PID=""
   echo "serve exited $i"
   [ "$i" = 0 ] && ! in_root test -e "$sock"
