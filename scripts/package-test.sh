@@ -51,7 +51,11 @@ cleanup() {
   local i
   [ -z "${SERVE_PID:-}" ] || kill -KILL "$SERVE_PID" 2>/dev/null || true
   for ((i = ${#MOUNTS[@]} - 1; i >= 0; i--)); do umount -l "${MOUNTS[i]}" 2>/dev/null || true; done
-  if [ "${KEEP:-0}" != 1 ]; then rm -rf "$CHROOT"; fi
+  MOUNTS=()
+  [ "${KEEP:-0}" = 1 ] && return
+  # Never delete through a mount that is still there (the host's /dev).
+  if grep -q " $CHROOT/" /proc/mounts; then log "$CHROOT still has mounts: left in place"; return; fi
+  rm -rf --one-file-system "$CHROOT"
 }
 
 prepare_root() {
