@@ -6,7 +6,7 @@
 #   scripts/bench.sh [requests]
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
-"$ROOT/scripts/setup.sh"
+WITH_TESTS=1 "$ROOT/scripts/setup.sh"  # the benchmarks link the tests' support library
 if ! command -v jq >/dev/null; then
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
   $SUDO apt-get install -y -qq --no-install-recommends jq >&2

@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
-# Installs every dependency from Debian 12 packages (idempotent: apt-get update
-# runs only when a package is missing), then configures and builds into build/.
+# Installs what building needs from Debian 12 packages (idempotent: apt-get
+# update runs only when a package is missing), then configures and builds the
+# program into build/, without the tests.
+#   WITH_TESTS=1  also installs the tests' extras (GoogleTest, the JSON-Schema
+#                 test suite, redis-server) and builds the tests and benchmarks
+#                 (scripts/test.sh and scripts/bench.sh set it)
 #   SANITIZE=1  builds with address+undefined sanitizers into build-asan/
 #   SANITIZE=thread  builds with ThreadSanitizer into build-tsan/
 #   BUILD_DIR   overrides the build folder
@@ -13,14 +17,17 @@ PACKAGES=(
   g++ cmake make git python3 ca-certificates ccache pkg-config
   libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev
   libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev libssl-dev
-  libgtest-dev googletest libsqlite3-dev json-schema-test-suite openssl
-  libhiredis-dev redis-server python3-mypy
+  libsqlite3-dev openssl libhiredis-dev
 )
-# Node 18+ and npm for the TypeScript client's tests: Debian's nodejs and npm, unless a node and
-# an npm are already on PATH (a newer Node installed some other way is fine).
+# The tests' own packages (scripts/test.sh sets WITH_TESTS=1): GoogleTest, the JSON-Schema test suite,
+# Redis for the shared-state tests, mypy for the Python client's; Node 18+ and npm for the TypeScript
+# client's: Debian's nodejs and npm, unless a node and an npm are already on PATH.
+TEST_PACKAGES=(libgtest-dev googletest json-schema-test-suite redis-server python3-mypy)
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
-  PACKAGES+=(nodejs npm)
+  TEST_PACKAGES+=(nodejs npm)
 fi
+WITH_TESTS="${WITH_TESTS:-0}"
+[ "$WITH_TESTS" = 1 ] && PACKAGES+=("${TEST_PACKAGES[@]}")
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
@@ -55,6 +62,11 @@ fi
 
 BUILD_DIR="${BUILD_DIR:-build}"
 EXTRA=()
+if [ "$WITH_TESTS" = 1 ]; then
+  EXTRA+=(-DSKILLRUNNER_BUILD_TESTS=ON)
+else
+  EXTRA+=(-DSKILLRUNNER_BUILD_TESTS=OFF)
+fi
 if [ "${SANITIZE:-0}" = "1" ]; then
   BUILD_DIR="build-asan"
   EXTRA+=(-DSKILLRUNNER_SANITIZE=ON)

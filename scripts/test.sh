@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Sets everything up (scripts/setup.sh), then runs the test suite with ctest.
+# Sets everything up (scripts/setup.sh with WITH_TESTS=1: the tests' extra
+# packages and the test build), then runs the test suite with ctest.
 #   SANITIZE=1 scripts/test.sh   runs it under address+undefined sanitizers
 #   SANITIZE=thread scripts/test.sh   runs it under ThreadSanitizer (build-tsan/)
 #   REALLLM=1 scripts/test.sh    first builds llama.cpp's llama-server and its tiny model into
@@ -7,7 +8,7 @@
 #                                cached) so that the llama-server suite runs instead of skipping
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
-"$ROOT/scripts/setup.sh"
+WITH_TESTS=1 "$ROOT/scripts/setup.sh"
 BUILD_DIR="build"
 [ "${SANITIZE:-0}" = "1" ] && BUILD_DIR="build-asan"
 [ "${SANITIZE:-0}" = "thread" ] && BUILD_DIR="build-tsan"

@@ -55,7 +55,7 @@ std::string RedisServer::Binary() {
 
 RedisServer::RedisServer(std::filesystem::path dir) : dir_(std::move(dir)) {
   if (Binary().empty()) {
-    why_ = "redis-server is not installed (scripts/setup.sh installs Debian's redis-server)";
+    why_ = "redis-server is not installed (scripts/test.sh installs Debian's redis-server)";
     return;
   }
   port_ = FreeLoopbackPort();

@@ -1,6 +1,6 @@
 #pragma once
 
-// A real `redis-server` (Debian's, installed by scripts/setup.sh) on a
+// A real `redis-server` (Debian's, installed by scripts/test.sh) on a
 // loopback port, without persistence, for the tests of the shared state.
 // Started by the constructor; killed and reaped by the destructor.
 
