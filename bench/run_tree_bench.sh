@@ -2,8 +2,8 @@
 # `run` of one skill in a generated tree of N skills (default 2,000) on the
 # built-in simulated provider: the first run (a full load, which writes the
 # tree's index), the median of 5 runs after it (the index used), and, for
-# comparison, the median of 3 full loads (--no-tree-cache). Wall time and
-# peak RSS of the process.
+# comparison, the median of 3 full loads (--no-tree-cache): wall time and the
+# process's CPU time (user + system).
 #   bench/run_tree_bench.sh [N]     (BIN=path/to/skillrunner)
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -17,25 +17,31 @@ export XDG_CACHE_HOME="$WORK/cache"
 SKILL=s7; [ "$N" -gt 7 ] || SKILL=s0
 INPUT='{"subject": "Site down", "body": "Every page answers 502 since 09:00."}'
 
-# One run of $SKILL: "<wall ms> <CPU ms> <max RSS MB>" (the run must succeed).
-once() {
-  local start end cpu rss
-  start=$(date +%s%N)
-  (cd "$WORK/tree" && /usr/bin/time -o "$WORK/time" -f "%U %S %M" "$BIN" run "$SKILL" --seed 1 --input "$INPUT" "$@" >/dev/null)
-  end=$(date +%s%N)
-  read -r cpu rss < <(awk '{printf "%d %d\n", ($1 + $2) * 1000, $3 / 1024}' "$WORK/time")
-  echo "$(( (end - start) / 1000000 )) $cpu $rss"
-}
-# "<wall> ms wall, <cpu> ms CPU, <rss> MB": the median of each column.
-summary() {
-  local runs="$1"
-  echo "$(echo "$runs" | cut -d' ' -f1 | median) ms wall, $(echo "$runs" | cut -d' ' -f2 | median) ms CPU, $(echo "$runs" | cut -d' ' -f3 | median) MB"
-}
-median() { sort -n | awk '{a[NR]=$0} END {print a[int((NR + 1) / 2)]}'; }
+# The runs, timed by Python (wall clock and the child's rusage, in µs).
+python3 - "$BIN" "$WORK/tree" "$SKILL" "$INPUT" "$N" <<'PY'
+import resource, statistics, subprocess, sys, time
+binary, tree, skill, text, n = sys.argv[1:]
 
-cold=$(once)
-warm=$(for _ in 1 2 3 4 5; do once; done)
-full=$(for _ in 1 2 3; do once --no-tree-cache; done)
-echo "run $SKILL, tree of $N skills, first run (full load, writes the index): $(summary "$cold")"
-echo "run $SKILL, tree of $N skills, median of 5 runs with the index:        $(summary "$warm")"
-echo "run $SKILL, tree of $N skills, median of 3 with --no-tree-cache:       $(summary "$full")"
+def once(*extra):
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    subprocess.run([binary, "run", skill, "--seed", "1", "--input", text, *extra], cwd=tree, check=True,
+                   stdout=subprocess.DEVNULL)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall * 1000, cpu * 1000, after.ru_maxrss / 1024
+
+def show(label, runs):
+    wall, cpu = statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs)
+    print(f"run {skill}, tree of {n} skills, {label + ':':<42} {wall:7.1f} ms wall, {cpu:6.1f} ms CPU")
+
+cold = [once()]
+warm = [once() for _ in range(5)]
+show("first run (full load, writes the index)", cold)
+show("median of 5 runs with the index", warm)
+# (A binary older than the index has no --no-tree-cache: its runs above are all full loads.)
+help = subprocess.run([binary, "run", "--help"], capture_output=True, text=True).stdout
+if "--no-tree-cache" in help:
+    show("median of 3 with --no-tree-cache", [once("--no-tree-cache") for _ in range(3)])
+PY

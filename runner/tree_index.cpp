@@ -1,9 +1,12 @@
 #include "runner/tree_index.h"
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <time.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <set>
@@ -124,20 +127,59 @@ std::optional<std::vector<FileStamp>> StampAll(const std::vector<std::string>& p
   return out;
 }
 
+// Path strings sorted as strings: the order of the index's lists.
 std::vector<std::string> Strings(const std::vector<fs::path>& paths) {
   std::vector<std::string> out;
   out.reserve(paths.size());
   for (const auto& p : paths) out.push_back(p.string());
+  std::sort(out.begin(), out.end());
   return out;
 }
 
-// "" when `now` lists the same files as `then` and each has its stamp.
-std::string CompareStamps(const std::vector<FileStamp>& then, const std::vector<std::string>& now) {
+std::int64_t MtimeNs(const struct stat& st) {
+  return static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
+}
+
+// The files of `dir` that SkillRegistry::ListTree would list, stamped, sorted
+// by path: with `skill_folders`, `ENTRY/skill.yaml` of each entry (a folder
+// or a link to one) that has one; else the regular `*.yaml|*.yml` files.
+// One stat per file, relative to the open folder (this runs on every `run`).
+// Nullopt when a folder that must be listed cannot be.
+std::optional<std::vector<FileStamp>> StampListing(const fs::path& dir, bool skill_folders) {
+  std::vector<FileStamp> out;
+  DIR* stream = ::opendir(dir.c_str());
+  if (stream == nullptr) {
+    if (!skill_folders && (errno == ENOENT || errno == ENOTDIR)) return out;  // rubrics are optional
+    return std::nullopt;
+  }
+  const int fd = ::dirfd(stream);
+  // `dir / name` as text, without building a path per entry (names hold no '/').
+  std::string prefix = (dir / "x").string();
+  prefix.pop_back();
+  while (const dirent* entry = ::readdir(stream)) {
+    const std::string name = entry->d_name;
+    if (name == "." || name == "..") continue;
+    if (skill_folders && entry->d_type != DT_DIR && entry->d_type != DT_LNK && entry->d_type != DT_UNKNOWN) continue;
+    if (!skill_folders) {
+      const fs::path extension = fs::path(name).extension();
+      if (extension != ".yaml" && extension != ".yml") continue;
+    }
+    const std::string rel = skill_folders ? name + "/skill.yaml" : name;
+    struct stat st{};
+    if (::fstatat(fd, rel.c_str(), &st, 0) != 0 || (!skill_folders && !S_ISREG(st.st_mode))) continue;
+    out.push_back({prefix + rel, static_cast<std::int64_t>(st.st_size), MtimeNs(st)});
+  }
+  ::closedir(stream);
+  std::sort(out.begin(), out.end(), [](const FileStamp& a, const FileStamp& b) { return a.path < b.path; });
+  return out;
+}
+
+// "" when `now` are the files of `then` with the same stamps.
+std::string CompareStamps(const std::vector<FileStamp>& then, const std::vector<FileStamp>& now) {
   if (then.size() != now.size()) return "the number of files changed";
   for (std::size_t i = 0; i < now.size(); ++i) {
-    if (then[i].path != now[i]) return now[i] + " came or went";
-    auto stamp = StampOf(now[i]);
-    if (!stamp || *stamp != then[i]) return now[i] + " changed";
+    if (then[i].path != now[i].path) return now[i].path + " came or went";
+    if (then[i] != now[i]) return now[i].path + " changed";
   }
   return "";
 }
@@ -153,8 +195,7 @@ std::int64_t CoarseNowNs() {
 std::optional<FileStamp> StampOf(const std::string& path) {
   struct stat st{};
   if (::stat(path.c_str(), &st) != 0) return std::nullopt;
-  return FileStamp{path, static_cast<std::int64_t>(st.st_size),
-                   static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec};
+  return FileStamp{path, static_cast<std::int64_t>(st.st_size), MtimeNs(st)};
 }
 
 std::optional<TreeIndex> IndexTree(const RegistryOptions& options, const SkillRegistry::LoadResult& loaded,
@@ -235,14 +276,17 @@ std::optional<TreeIndex> TreeIndexFromJson(std::string_view text) {
 }
 
 std::string TreeChange(const TreeIndex& index, const RegistryOptions& options) {
-  std::vector<Diagnostic> listing;
-  TreeFiles files = SkillRegistry::ListTree(options, listing);
-  if (!listing.empty()) return listing.front().ToString();
-  if (auto why = CompareStamps(index.skill_files, Strings(files.skill_files)); !why.empty()) return why;
-  if (auto why = CompareStamps(index.rubric_files, Strings(files.rubric_files)); !why.empty()) return why;
-  std::vector<std::string> others;
-  for (const auto& stamp : index.other_files) others.push_back(stamp.path);
-  return CompareStamps(index.other_files, others);
+  auto skills = StampListing(options.skills_dir, true);
+  if (!skills) return "cannot list " + options.skills_dir.string();
+  if (auto why = CompareStamps(index.skill_files, *skills); !why.empty()) return why;
+  auto rubrics = StampListing(options.rubrics_dir, false);
+  if (!rubrics) return "cannot list " + options.rubrics_dir.string();
+  if (auto why = CompareStamps(index.rubric_files, *rubrics); !why.empty()) return why;
+  for (const auto& then : index.other_files) {
+    auto now = StampOf(then.path);
+    if (!now || *now != then) return then.path + " changed";
+  }
+  return "";
 }
 
 std::optional<SkillRegistry::LoadResult> LoadFromIndex(const TreeIndex& index, const RegistryOptions& options,
