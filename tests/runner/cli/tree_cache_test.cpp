@@ -242,6 +242,31 @@ TEST_F(TreeCacheTest, AnotherBinaryNeverTrustsTheIndex) {
       << err;
 }
 
+// A skill the index does not know gets today's answer from a full load,
+// with the ids it may have meant.
+TEST_F(TreeCacheTest, AnUnknownSkillLoadsTheWholeTreeForItsHint) {
+  Prime();
+  auto run = Run("run aa --log-level debug" + std::string(kInput));
+  EXPECT_EQ(run.status, 2);
+  EXPECT_NE(run.out.find("\"code\":\"SKILL_NOT_FOUND\",\"message\":\"unknown skill \\\"aa\\\" (did you mean"),
+            std::string::npos)
+      << run.out;
+  EXPECT_NE(run.err.find("tree index: it does not know a skill \"aa\"; loading the whole tree"), std::string::npos)
+      << run.err;
+}
+
+// A file whose mtime is not before the run began could still change within
+// the same clock tick without a new stamp: such a tree is never indexed.
+TEST_F(TreeCacheTest, AFileStampedAfterTheRunBeganIsNeverTrusted) {
+  fs::last_write_time(tree_.Path("skills/b/skill.yaml"), fs::file_time_type::clock::now() + std::chrono::hours(1));
+  for (int i = 0; i < 2; ++i) {
+    auto run = RunA();
+    EXPECT_EQ(run.status, 0);
+    EXPECT_EQ(run.err.find(kIndexUsed), std::string::npos) << run.err;
+    EXPECT_NE(run.err.find("tree index: not written"), std::string::npos) << run.err;
+  }
+}
+
 TEST_F(TreeCacheTest, TheIndexCanBeTurnedOff) {
   auto flag = RunA(" --no-tree-cache");
   auto env = Run("run a --log-level debug" + std::string(kInput), "SKILLRUNNER_NO_TREE_CACHE=1");
