@@ -100,11 +100,39 @@ std::vector<fs::path> ListFolder(const fs::path& dir, bool want_dirs,
 
 }  // namespace
 
-void SkillRegistry::LoadRubrics(const RegistryOptions& options, std::vector<Diagnostic>& diagnostics) {
-  std::map<std::string, std::string> rubric_files;
-  for (const auto& file : ListFolder(options.rubrics_dir, false, diagnostics, false)) {
+namespace {
+
+std::vector<fs::path> ListSkillFiles(const RegistryOptions& options, std::vector<Diagnostic>& diagnostics) {
+  std::vector<fs::path> files;
+  for (const auto& dir : ListFolder(options.skills_dir, true, diagnostics, true)) {
+    fs::path file = dir / "skill.yaml";
+    std::error_code ec;
+    if (fs::exists(file, ec)) files.push_back(std::move(file));  // folders without one are not skills
+  }
+  return files;
+}
+
+std::vector<fs::path> ListRubricFiles(const RegistryOptions& options, std::vector<Diagnostic>& diagnostics) {
+  std::vector<fs::path> files;
+  for (auto& file : ListFolder(options.rubrics_dir, false, diagnostics, false)) {
     auto ext = file.extension();
-    if (ext != ".yaml" && ext != ".yml") continue;
+    if (ext == ".yaml" || ext == ".yml") files.push_back(std::move(file));
+  }
+  return files;
+}
+
+}  // namespace
+
+TreeFiles SkillRegistry::ListTree(const RegistryOptions& options, std::vector<Diagnostic>& diagnostics) {
+  TreeFiles files;
+  files.rubric_files = ListRubricFiles(options, diagnostics);
+  files.skill_files = ListSkillFiles(options, diagnostics);
+  return files;
+}
+
+void SkillRegistry::LoadRubrics(const std::vector<fs::path>& files, std::vector<Diagnostic>& diagnostics) {
+  std::map<std::string, std::string> rubric_files;
+  for (const auto& file : files) {
     auto rubric = LoadRubricFile(file.string());
     if (!rubric) {
       diagnostics.insert(diagnostics.end(), rubric.error().begin(), rubric.error().end());
@@ -127,9 +155,11 @@ void SkillRegistry::LoadRubrics(const RegistryOptions& options, std::vector<Diag
 // the judges they allow. False when the skill cannot be registered.
 bool SkillRegistry::LinkSkill(Skill& skill, const RegistryOptions& options, const std::string& file,
                               const ReviewerLookup& reviewers, std::vector<Diagnostic>& diagnostics) const {
-  auto doc_positions = LoadYamlFile(file);  // cheap; for cross-file errors
+  // Positions only for cross-file errors: the file is parsed again only then.
+  std::optional<std::expected<YamlDocument, Diagnostic>> doc_positions;
   auto where = [&](const std::string& pointer) {
-    return doc_positions ? doc_positions->positions.Find(pointer) : SourcePosition{};
+    if (!doc_positions) doc_positions = LoadYamlFile(file);
+    return *doc_positions ? (*doc_positions)->positions.Find(pointer) : SourcePosition{};
   };
   bool ok = true;
   auto check_rubric = [&](const std::string& pointer, const std::string& id) {
@@ -246,12 +276,10 @@ struct SkillSet {
 // Skills load in two passes: every file first, then the checks across files
 // (rubrics, review skills for gates, unique ids), review skills before the
 // skills they gate. Each file's diagnostics stay together, in file order.
-void SkillRegistry::LoadSkills(const RegistryOptions& options, std::vector<Diagnostic>& diagnostics) {
+void SkillRegistry::LoadSkills(const RegistryOptions& options, const std::vector<fs::path>& files,
+                               std::vector<Diagnostic>& diagnostics) {
   SkillSet set;
-  for (const auto& dir : ListFolder(options.skills_dir, true, diagnostics, true)) {
-    fs::path file = dir / "skill.yaml";
-    std::error_code ec;
-    if (!fs::exists(file, ec)) continue;  // folders without a descriptor are not skills
+  for (const auto& file : files) {
     SkillEntry& entry = set.entries.emplace_back();
     entry.file = file.string();
     auto skill = LoadSkillFile(entry.file, config_, options.is_known_handler, entry.diagnostics);
@@ -301,8 +329,18 @@ SkillRegistry::LoadResult SkillRegistry::Load(const RegistryOptions& options, Co
   auto registry = std::make_shared<SkillRegistry>();
   std::vector<Diagnostic> diagnostics;
   registry->config_ = std::move(config);
-  registry->LoadRubrics(options, diagnostics);
-  registry->LoadSkills(options, diagnostics);
+  registry->LoadRubrics(ListRubricFiles(options, diagnostics), diagnostics);
+  registry->LoadSkills(options, ListSkillFiles(options, diagnostics), diagnostics);
+  return LoadResult{std::move(registry), std::move(diagnostics)};
+}
+
+SkillRegistry::LoadResult SkillRegistry::LoadFiles(const RegistryOptions& options, Config config,
+                                                   const TreeFiles& files) {
+  auto registry = std::make_shared<SkillRegistry>();
+  std::vector<Diagnostic> diagnostics;
+  registry->config_ = std::move(config);
+  registry->LoadRubrics(files.rubric_files, diagnostics);
+  registry->LoadSkills(options, files.skill_files, diagnostics);
   return LoadResult{std::move(registry), std::move(diagnostics)};
 }
 

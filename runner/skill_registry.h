@@ -21,6 +21,13 @@ using review::Rubric;
 
 struct SkillEntry;  // skill_registry.cpp: one skill file while a tree loads
 
+// The files a tree's load reads first: `skills_dir/*/skill.yaml` (folders
+// without one are not skills) and `rubrics_dir/*.yaml|yml`, each sorted.
+struct TreeFiles {
+  std::vector<std::filesystem::path> skill_files;
+  std::vector<std::filesystem::path> rubric_files;
+};
+
 struct RegistryOptions {
   std::filesystem::path skills_dir = "skills";
   std::filesystem::path rubrics_dir = "rubrics";
@@ -40,6 +47,13 @@ class SkillRegistry {
   // Loads `skills_dir/*/skill.yaml` and `rubrics_dir/*.yaml`. A broken file
   // never stops the others: it is reported and left out.
   static LoadResult Load(const RegistryOptions& options, Config config);
+  // Loads exactly `files` (a subset of a tree's, e.g. one skill with the
+  // rubrics and review skill it names), with the same checks as Load.
+  // Listing problems are Load's alone.
+  static LoadResult LoadFiles(const RegistryOptions& options, Config config, const TreeFiles& files);
+  // The files of the tree `options` names; a missing or unlistable skills
+  // folder is a diagnostic (a missing rubrics folder is not).
+  static TreeFiles ListTree(const RegistryOptions& options, std::vector<Diagnostic>& diagnostics);
 
   const Skill* FindSkill(std::string_view id) const;
   const Rubric* FindRubric(std::string_view id) const;
@@ -56,10 +70,11 @@ class SkillRegistry {
   std::vector<std::string> SimilarSkillIds(std::string_view id) const;
 
  private:
-  void LoadRubrics(const RegistryOptions& options, std::vector<Diagnostic>& diagnostics);
+  void LoadRubrics(const std::vector<std::filesystem::path>& files, std::vector<Diagnostic>& diagnostics);
   // The LLM_REVIEW skill a gate names, or why it cannot judge.
   using ReviewerLookup = std::function<std::expected<const Skill*, std::string>(std::string_view)>;
-  void LoadSkills(const RegistryOptions& options, std::vector<Diagnostic>& diagnostics);
+  void LoadSkills(const RegistryOptions& options, const std::vector<std::filesystem::path>& files,
+                  std::vector<Diagnostic>& diagnostics);
   // Adds the skills that loaded and linked, in id order; remembers why the
   // others did not.
   void Register(std::vector<SkillEntry>& entries, std::map<std::string, std::string, std::less<>>& unloaded,

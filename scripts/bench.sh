@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds and runs the benchmarks (programs, not tests): HttpClient round trips
-# against a loopback server, the runner's own overhead per invocation, the
-# socket server under load, and eval runs (with promptfoo from npm when
-# PF=1, the default of bench/eval_bench.sh).
+# against a loopback server, the runner's own overhead per invocation, `run`
+# of one skill in a 2,000-skill tree, the socket server under load, and eval
+# runs (with promptfoo from npm when PF=1, the default of bench/eval_bench.sh).
 #   scripts/bench.sh [requests]
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -11,13 +11,16 @@ if ! command -v jq >/dev/null; then
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
   $SUDO apt-get install -y -qq --no-install-recommends jq >&2
 fi
-cmake --build "$ROOT/build" -j"${JOBS:-$(nproc)}" --target http_client_bench runner_bench server_bench >&2
+cmake --build "$ROOT/build" -j"${JOBS:-$(nproc)}" --target skillrunner http_client_bench runner_bench server_bench >&2
 N="${1:-20000}"
 echo "## HttpClient against a loopback server"
 "$ROOT/build/http_client_bench" "$N"
 echo
 echo "## Runner overhead per LLM_JSON_GENERATION invocation"
 "$ROOT/build/runner_bench" "$N"
+echo
+echo "## run of one skill in a generated tree of 2,000 skills (its index cached after the first)"
+"$ROOT/bench/run_tree_bench.sh" 2000
 echo
 echo "## The socket server"
 "$ROOT/build/server_bench" 5

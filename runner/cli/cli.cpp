@@ -17,11 +17,13 @@
 #include "runner/cli/eval_command.h"
 #include "runner/cli/providers_command.h"
 #include "runner/cli/serve_command.h"
+#include "runner/cli/tree_cache.h"
 #include "runner/key_reference.h"
 #include "runner/lint_codes.h"
 #include "services/common/json_text.h"
 #include "runner/logging.h"
 #include "runner/skill_json.h"
+#include "runner/tree_index.h"
 
 namespace skillrunner::cli {
 namespace json = boost::json;
@@ -39,6 +41,7 @@ struct RunOptions {
   std::string session;
   bool show_request = false;
   std::string traceparent;
+  bool no_tree_cache = false;
 };
 
 void PrintJson(const json::value& value, bool pretty) {
@@ -101,11 +104,13 @@ std::expected<json::value, std::string> ReadInput(const RunOptions& options) {
 int Run(const CommonOptions& common, const RunOptions& options) {
   auto input = ReadInput(options);
   if (!input) return PrintFailure(ErrorCode::kInputInvalid, input.error(), options.pretty);
+  const std::int64_t started_ns = CoarseNowNs();
   auto config = ResolveConfig(common);
   if (!config) {
     return PrintFailure(ErrorCode::kConfigInvalid, JoinDiagnostics(config.error()), options.pretty);
   }
-  auto loaded = LoadRegistry(common, std::move(*config));
+  auto cache_dir = options.no_tree_cache ? std::nullopt : TreeCacheDir(ProcessEnv);
+  auto loaded = LoadRegistryForRun(common, std::move(*config), options.skill, cache_dir, started_ns);
   LogDiagnostics(loaded.diagnostics);
   if (!loaded.registry->FindSkill(options.skill) && HasErrors(loaded.diagnostics)) {
     spdlog::warn("some skill files failed to load; `skillrunner validate` lists them");
@@ -265,6 +270,9 @@ CLI::App* AddRunCommand(CLI::App& app, RunOptions& run) {
         std::string why;
         return ParseTraceparent(text, &why) ? std::string() : "not a W3C traceparent: " + why;
       });
+  run_cmd->add_flag("--no-tree-cache", run.no_tree_cache,
+                    "Load and check the whole tree, neither using nor writing its cached index "
+                    "(also SKILLRUNNER_NO_TREE_CACHE=1)");
   return run_cmd;
 }
 

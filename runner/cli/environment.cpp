@@ -38,12 +38,16 @@ std::expected<Config, std::vector<Diagnostic>> ResolveConfig(const CommonOptions
   return config;
 }
 
-SkillRegistry::LoadResult LoadRegistry(const CommonOptions& options, Config config) {
+RegistryOptions RegistryOptionsFor(const CommonOptions& options) {
   RegistryOptions registry_options;
   registry_options.skills_dir = options.skills_dir;
   registry_options.rubrics_dir = options.rubrics_dir;
   registry_options.is_known_handler = handler::IsKnownHandler;
-  return SkillRegistry::Load(registry_options, std::move(config));
+  return registry_options;
+}
+
+SkillRegistry::LoadResult LoadRegistry(const CommonOptions& options, Config config) {
+  return SkillRegistry::Load(RegistryOptionsFor(options), std::move(config));
 }
 
 struct Runtime::Parts {

@@ -32,6 +32,9 @@ std::expected<Config, std::vector<Diagnostic>> ResolveConfig(const CommonOptions
 // the fault scripts).
 std::map<std::string, providers::SkillSimulation, std::less<>> SkillSimulations(const SkillRegistry& registry);
 
+// The registry options for the directories in `options`.
+RegistryOptions RegistryOptionsFor(const CommonOptions& options);
+
 // Loads the registry from the directories in `options`.
 SkillRegistry::LoadResult LoadRegistry(const CommonOptions& options, Config config);
 
