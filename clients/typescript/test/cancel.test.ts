@@ -63,7 +63,7 @@ describe("cancellation", () => {
   });
 
   it("past the deadline plus grace the client sends $/cancel and rejects TIMEOUT", async () => {
-    server.signal("SIGSTOP"); // the server cannot answer, not even its own TIMEOUT
+    await server.freeze(); // the server cannot answer, not even its own TIMEOUT
     const start = Date.now();
     let error: unknown;
     try {

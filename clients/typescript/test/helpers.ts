@@ -156,6 +156,21 @@ export class Server {
     this.proc.kill(sig);
   }
 
+  /**
+   * Freezes the server (SIGSTOP) and resolves once it is really stopped: kill() returns before the
+   * process is, and a server still running for a moment can read a request sent just after.
+   */
+  async freeze(): Promise<void> {
+    this.proc.kill("SIGSTOP");
+    const stat = `/proc/${this.proc.pid}/stat`;
+    for (const end = Date.now() + 5_000; Date.now() < end; ) {
+      const fields = fs.readFileSync(stat, "utf8");
+      if (fields.slice(fields.lastIndexOf(")") + 2).startsWith("T")) return;
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    throw new Error("the server did not stop within 5 s of SIGSTOP");
+  }
+
   /** Stops the server (SIGTERM drains; SIGKILL drops every connection at once) and waits for it. */
   async stop(sig: NodeJS.Signals = "SIGTERM"): Promise<number | null> {
     if (this.proc.exitCode === null && this.proc.signalCode === null) {
