@@ -1,7 +1,9 @@
 #include "runner/skill_runner.h"
 
 #include <boost/asio/as_tuple.hpp>
-#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -9,7 +11,6 @@
 namespace skillrunner {
 namespace asio = boost::asio;
 namespace json = boost::json;
-using namespace asio::experimental::awaitable_operators;
 
 namespace {
 
@@ -71,6 +72,22 @@ std::optional<Error> CheckAndRecord(const Skill& skill, const SkillService& serv
   return error;
 }
 
+// The race of a service against its deadline. The service runs as a child
+// coroutine with a cancellation signal of its own, emitted by whichever of
+// the deadline and the caller's cancellation comes first; a parallel group
+// (`||`) would cost every invocation in flight two more frames. Shared with
+// the timer's handler, which may run after the race is over; touched on the
+// invocation's executor only.
+struct DeadlineRace {
+  asio::cancellation_signal signal;
+  bool expired = false;
+  bool cancelled = false;
+  void Stop(bool& why) {
+    why = true;
+    signal.emit(asio::cancellation_type::terminal);
+  }
+};
+
 }  // namespace
 
 SkillRunner::SkillRunner(std::shared_ptr<const SkillRegistry> registry, Clock& clock)
@@ -84,18 +101,37 @@ asio::awaitable<Result<Produced>> SkillRunner::RunBeforeDeadline(SkillService& s
                                                                  const json::value& input, InvocationContext& ctx,
                                                                  std::chrono::milliseconds limit) {
   const bool is_handler = skill.template_type == TemplateType::kHandler;
-  asio::steady_timer timer(co_await asio::this_coro::executor);
+  const auto executor = co_await asio::this_coro::executor;
+  asio::cancellation_state outer = co_await asio::this_coro::cancellation_state;
+  if (outer.cancelled() != asio::cancellation_type::none) co_return Fail(ErrorCode::kCancelled, "invocation cancelled");
+  auto race = std::make_shared<DeadlineRace>();
+  asio::steady_timer timer(executor);
   timer.expires_at(ctx.deadline() + (is_handler ? kHandlerGrace : std::chrono::milliseconds(0)));
-  auto raced = co_await (service.Run(skill, input, ctx) || timer.async_wait(asio::as_tuple(asio::use_awaitable)));
-  if (raced.index() == 0) co_return std::move(std::get<0>(raced));
-  // The timer ends early only when the caller cancelled (a client that went
-  // away, `$/cancel`, a drain that ran out of time): not a timeout.
-  if (std::get<0>(std::get<1>(raced)) == asio::error::operation_aborted) {
-    co_return Fail(ErrorCode::kCancelled, "invocation cancelled");
+  timer.async_wait([race](const boost::system::error_code& ec) {
+    if (!ec && !race->cancelled) race->Stop(race->expired);
+  });
+  // The caller's cancellation (a client that went away, `$/cancel`, a drain
+  // that ran out of time) reaches the service the same way: not a timeout.
+  // (A caller without cancellation has no slot to hear it on.)
+  asio::cancellation_slot caller = outer.slot();
+  if (caller.is_connected()) {
+    caller.assign([race](asio::cancellation_type) {
+      if (!race->expired) race->Stop(race->cancelled);
+    });
   }
-  co_return Fail(is_handler ? ErrorCode::kHandlerFailed : ErrorCode::kTimeout,
-                 std::string(is_handler ? "handler timed out" : "invocation timed out") + " after " +
-                     std::to_string(limit.count()) + " ms");
+  auto [thrown, produced] = co_await asio::co_spawn(
+      executor, service.Run(skill, input, ctx),
+      asio::bind_cancellation_slot(race->signal.slot(), asio::as_tuple(asio::use_awaitable)));
+  if (caller.is_connected()) caller.clear();
+  timer.cancel();
+  if (race->cancelled) co_return Fail(ErrorCode::kCancelled, "invocation cancelled");
+  if (race->expired) {
+    co_return Fail(is_handler ? ErrorCode::kHandlerFailed : ErrorCode::kTimeout,
+                   std::string(is_handler ? "handler timed out" : "invocation timed out") + " after " +
+                       std::to_string(limit.count()) + " ms");
+  }
+  if (thrown) std::rethrow_exception(thrown);
+  co_return std::move(produced);
 }
 
 InvocationTrace SkillRunner::BeginTrace(std::string skill, InvocationOptions& options, bool& show_request) const {
