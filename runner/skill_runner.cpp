@@ -72,6 +72,45 @@ std::optional<Error> CheckAndRecord(const Skill& skill, const SkillService& serv
   return error;
 }
 
+// Why the invocation cannot run (an unknown skill, one that did not load,
+// an input that fails its schema, no service for its template_type), or
+// nullopt with `service` set.
+std::optional<Error> Admit(const SkillRegistry& registry, std::string_view skill_id, const Skill* skill,
+                           const json::value& input,
+                           const std::map<TemplateType, std::shared_ptr<SkillService>>& services,
+                           InvocationContext& ctx, SkillService*& service) {
+  if (skill == nullptr) {
+    if (auto why = registry.FailedSkill(skill_id)) {
+      return Error{ErrorCode::kConfigInvalid, "skill \"" + std::string(skill_id) + "\" did not load: " + *why, {}, {}};
+    }
+    return UnknownSkill(registry, skill_id);
+  }
+  if (skill->template_type == TemplateType::kHandler) ctx.metrics().mode = RunMode::kHandler;
+  if (auto invalid = CheckInput(*skill, input)) return invalid;
+  auto found = services.find(skill->template_type);
+  if (found == services.end()) {
+    return Error{ErrorCode::kConfigInvalid,
+                 "no service is registered for template_type " + std::string(TemplateTypeName(skill->template_type)) +
+                     " (skill \"" + skill->id + "\"): this build of skillrunner cannot run it",
+                 {}, {}};
+  }
+  service = found->second.get();
+  return std::nullopt;
+}
+
+// The outcome of a service's run: its output checked (when it did not
+// check it itself) and its held attempt recorded.
+InvocationOutcome Finish(const Skill& skill, const SkillService& service, Result<Produced> produced,
+                         InvocationContext& ctx, Clock::TimePoint start) {
+  if (!produced) return std::unexpected(Failure(std::move(produced.error()), ctx, start));
+  if (auto bad = CheckAndRecord(skill, service, *produced, ctx)) {
+    return std::unexpected(Failure(std::move(*bad), ctx, start));
+  }
+  ctx.metrics().duration_ms = ctx.clock().ElapsedMs(start);
+  return InvocationResult{skill.id, std::move(produced->value), std::move(ctx.review()), ctx.TakeAttempts(),
+                          ctx.metrics()};
+}
+
 // The race of a service against its deadline. The service runs as a child
 // coroutine with a cancellation signal of its own, emitted by whichever of
 // the deadline and the caller's cancellation comes first; a parallel group
@@ -162,18 +201,14 @@ void SkillRunner::EndTrace(InvocationTrace& trace, InvocationOutcome& outcome, b
   for (Attempt& attempt : outcome ? outcome->attempts : outcome.error().attempts) attempt.request.reset();
 }
 
+// One coroutine for the whole invocation (its frame is what an invocation
+// in flight holds, with the deadline race and the service's): the checks
+// before the service and the result after it are plain functions.
 asio::awaitable<InvocationOutcome> SkillRunner::Invoke(std::string_view skill_id, json::value input,
                                                        InvocationOptions options) {
   bool show_request = false;
   InvocationTrace trace = BeginTrace(std::string(skill_id), options, show_request);
   if (tracing_.capture_content) trace.input = &input;
-  InvocationOutcome outcome = co_await Run(skill_id, input, std::move(options), trace);
-  EndTrace(trace, outcome, show_request);
-  co_return outcome;
-}
-
-asio::awaitable<InvocationOutcome> SkillRunner::Run(std::string_view skill_id, const json::value& input,
-                                                    InvocationOptions options, InvocationTrace& trace) {
   const auto start = trace.started;
   std::shared_ptr<const SkillRegistry> registry = registry_.load();
   const Skill* skill = registry->FindSkill(skill_id);
@@ -185,34 +220,15 @@ asio::awaitable<InvocationOutcome> SkillRunner::Run(std::string_view skill_id, c
   ctx.set_started(start);
   trace.invocation_id = ctx.invocation_id();
   if (!trace.ids.trace_id.empty()) ctx.set_trace(trace.ids);
-  if (skill == nullptr) {
-    if (auto why = registry->FailedSkill(skill_id)) {
-      co_return std::unexpected(Failure(
-          {ErrorCode::kConfigInvalid, "skill \"" + std::string(skill_id) + "\" did not load: " + *why, {}, {}}, ctx,
-          start));
-    }
-    co_return std::unexpected(Failure(UnknownSkill(*registry, skill_id), ctx, start));
+  SkillService* service = nullptr;
+  InvocationOutcome outcome;
+  if (auto refused = Admit(*registry, skill_id, skill, input, services_, ctx, service)) {
+    outcome = std::unexpected(Failure(std::move(*refused), ctx, start));
+  } else {
+    outcome = Finish(*skill, *service, co_await RunBeforeDeadline(*service, *skill, input, ctx, limit), ctx, start);
   }
-  if (skill->template_type == TemplateType::kHandler) ctx.metrics().mode = RunMode::kHandler;
-  if (auto invalid = CheckInput(*skill, input)) co_return std::unexpected(Failure(std::move(*invalid), ctx, start));
-
-  auto service = services_.find(skill->template_type);
-  if (service == services_.end()) {
-    co_return std::unexpected(Failure(
-        {ErrorCode::kConfigInvalid,
-         "no service is registered for template_type " + std::string(TemplateTypeName(skill->template_type)) +
-             " (skill \"" + skill->id + "\"): this build of skillrunner cannot run it",
-         {}, {}},
-        ctx, start));
-  }
-  Result<Produced> produced = co_await RunBeforeDeadline(*service->second, *skill, input, ctx, limit);
-  if (!produced) co_return std::unexpected(Failure(std::move(produced.error()), ctx, start));
-  if (auto bad = CheckAndRecord(*skill, *service->second, *produced, ctx)) {
-    co_return std::unexpected(Failure(std::move(*bad), ctx, start));
-  }
-  ctx.metrics().duration_ms = clock_.ElapsedMs(start);
-  co_return InvocationResult{skill->id, std::move(produced->value), std::move(ctx.review()), ctx.TakeAttempts(),
-                             ctx.metrics()};
+  EndTrace(trace, outcome, show_request);
+  co_return outcome;
 }
 
 asio::awaitable<InvocationOutcome> SkillRunner::Judge(const review::JudgeSpec& judge, const json::value& subject,
