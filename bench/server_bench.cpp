@@ -2,11 +2,13 @@
 // serve` as its own process on a Unix socket and drives it from this one:
 //   1. invocations/s on the simulated provider (no latency) with 1, 64 and
 //      1000 concurrent clients, each a connection with one request in flight;
-//   2. the server's resident memory with 10,000 invocations in flight against
-//      a simulated provider that answers after 1 s (100 connections x 100
-//      pipelined requests), and how long all 10,000 answers take.
+//   2. the server's resident memory with 100,000 invocations in flight
+//      against a simulated provider that answers after 2 s (1,000
+//      connections x 100 pipelined requests), and how long all the answers
+//      take.
 //
-//   build/server_bench [seconds-per-level]
+//   build/server_bench [seconds-per-level [in-flight [connections [latency-ms]]]]
+//   (seconds 0 skips the throughput levels)
 #include <signal.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -46,11 +48,11 @@ std::string Invoke(std::uint64_t id) {
 
 class ServeProcess {
  public:
-  ServeProcess(const skillrunner::testing::TempTree& tree, const std::string& socket)
+  ServeProcess(const skillrunner::testing::TempTree& tree, const std::string& socket, std::size_t max_in_flight)
       : process_(SKILLRUNNER_BINARY,
                  {"serve", "--socket", socket, "--config", tree.Path("skillrunner.yaml").string(), "--skills",
                   tree.Path("skills").string(), "--rubrics", tree.Path("rubrics").string(), "--max-in-flight",
-                  "20000"},
+                  std::to_string(max_in_flight)},
                  skillrunner::test_support::CleanEnvironment()),
         pid_(process_.pid()) {}
   ~ServeProcess() {
@@ -151,45 +153,77 @@ void Throughput(const std::string& path, const ServeProcess& server, int clients
               static_cast<unsigned long long>(totals.errors.load()));
 }
 
-// 100 connections, each writes 100 requests at once and then reads 100 answers.
-void TenThousandInFlight(const std::string& path, const ServeProcess& server) {
+// The server's count of invocations in flight, asked over a connection of
+// its own (0 when it cannot tell).
+long ServerInFlight(local::socket& socket) {
+  const std::string ask = R"({"jsonrpc":"2.0","id":0,"method":"metrics"})" "\n";
+  boost::system::error_code ec;
+  asio::write(socket, asio::buffer(ask), ec);
+  std::string answer;
+  if (!ec) asio::read_until(socket, asio::dynamic_buffer(answer), '\n', ec);
+  const std::string key = "\"in_flight\":";
+  auto at = answer.rfind(key);
+  return ec || at == std::string::npos ? 0 : std::atol(answer.c_str() + at + key.size());
+}
+
+// `connections` connections, each writes its share of `total` requests at
+// once and then reads as many answers.
+void InFlight(const std::string& path, const ServeProcess& server, int latency_ms, std::size_t total,
+              std::size_t connections) {
   asio::io_context io;
   std::atomic<std::uint64_t> answered{0};
+  std::atomic<std::uint64_t> errors{0};
   long idle_rss = server.RssKiB();
   std::atomic<long> peak_rss{idle_rss};
   auto start = Clock::now();
-  for (int c = 0; c < 100; ++c) {
+  for (std::size_t c = 0; c < connections; ++c) {
+    const std::size_t share = total / connections + (c < total % connections ? 1 : 0);
     asio::co_spawn(
         io,
-        [&, c]() -> asio::awaitable<void> {
+        [&, c, share]() -> asio::awaitable<void> {
           local::socket socket(co_await asio::this_coro::executor);
           co_await socket.async_connect(local::endpoint(path), asio::use_awaitable);
           std::string batch;
-          for (int i = 0; i < 100; ++i) batch += Invoke(static_cast<std::uint64_t>(c * 100 + i));
+          for (std::size_t i = 0; i < share; ++i) batch += Invoke(c * share + i);
           co_await asio::async_write(socket, asio::buffer(batch), asio::use_awaitable);
           std::string buffer;
-          for (int i = 0; i < 100; ++i) {
+          for (std::size_t i = 0; i < share; ++i) {
             std::size_t n = co_await asio::async_read_until(socket, asio::dynamic_buffer(buffer), '\n', asio::use_awaitable);
+            if (!std::string_view(buffer).substr(0, n).starts_with(R"({"jsonrpc":"2.0","id":)") ||
+                buffer.find("\"result\"") > n) {
+              ++errors;
+            }
             buffer.erase(0, n);
             ++answered;
           }
         },
-        asio::detached);
+        [&](std::exception_ptr e) {
+          if (e) ++errors;
+        });
   }
+  long peak_in_flight = 0;
   std::thread sampler([&] {
-    while (answered.load() < 10000 && Clock::now() - start < std::chrono::seconds(60)) {
+    asio::io_context sampler_io;
+    local::socket metrics(sampler_io);
+    boost::system::error_code ec;
+    metrics.connect(local::endpoint(path), ec);
+    for (int tick = 0; answered.load() + errors.load() < total && Clock::now() - start < std::chrono::seconds(120);
+         ++tick) {
       peak_rss = std::max(peak_rss.load(), server.RssKiB());
+      if (tick % 5 == 0 && !ec) peak_in_flight = std::max(peak_in_flight, ServerInFlight(metrics));
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
   });
   io.run();
   sampler.join();
   double wall = std::chrono::duration<double>(Clock::now() - start).count();
-  std::printf("10,000 in flight (provider answers after 1 s): server RSS idle %ld MiB, peak %ld MiB "
-              "(%.1f KiB per invocation in flight); all %llu answered in %.2f s\n",
-              idle_rss / 1024, peak_rss.load() / 1024,
-              static_cast<double>(peak_rss.load() - idle_rss) / 10000.0,
-              static_cast<unsigned long long>(answered.load()), wall);
+  std::printf("%zu in flight on %zu connections (provider answers after %d ms): server RSS idle %ld MiB, "
+              "peak %ld MiB (%.1f KiB per invocation in flight; at most %ld in flight at once); %llu answered in %.2f s, "
+              "errors %llu\n",
+              total, connections, latency_ms, idle_rss / 1024, peak_rss.load() / 1024,
+              static_cast<double>(peak_rss.load() - idle_rss) / static_cast<double>(total), peak_in_flight,
+              static_cast<unsigned long long>(answered.load()), wall,
+              static_cast<unsigned long long>(errors.load()));
 }
 
 void WriteTree(const skillrunner::testing::TempTree& tree, int latency_ms) {
@@ -205,26 +239,36 @@ void WriteTree(const skillrunner::testing::TempTree& tree, int latency_ms) {
 
 int main(int argc, char** argv) {
   double seconds = argc > 1 ? std::atof(argv[1]) : 5.0;
+  std::size_t in_flight = argc > 2 ? std::stoul(argv[2]) : 100000;
+  std::size_t connections = argc > 3 ? std::stoul(argv[3]) : 1000;
+  int latency_ms = argc > 4 ? std::atoi(argv[4]) : 2000;
   rlimit files{};
   getrlimit(RLIMIT_NOFILE, &files);
   files.rlim_cur = files.rlim_max;
-  setrlimit(RLIMIT_NOFILE, &files);  // 1000 clients; the server inherits it
-  {
+  setrlimit(RLIMIT_NOFILE, &files);  // 1000 clients on each side; the server inherits it
+  if (files.rlim_cur < 2 * connections + 64) {
+    std::fprintf(stderr, "RLIMIT_NOFILE %llu is too low for %zu connections\n",
+                 static_cast<unsigned long long>(files.rlim_cur), connections);
+    return 1;
+  }
+  if (seconds > 0) {
     skillrunner::testing::TempTree tree;
     WriteTree(tree, 0);
     std::string socket = tree.Path("s.sock").string();
-    ServeProcess server(tree, socket);
+    ServeProcess server(tree, socket, 20000);
     WaitForSocket(socket);
     std::printf("skills.invoke on the simulated provider (no latency), one request in flight per client:\n");
     for (int clients : {1, 64, 1000}) Throughput(socket, server, clients, seconds);
   }
-  {
+  if (in_flight > 0) {
     skillrunner::testing::TempTree tree;
-    WriteTree(tree, 1000);
+    WriteTree(tree, latency_ms);
     std::string socket = tree.Path("s.sock").string();
-    ServeProcess server(tree, socket);
+    // The bench raises the server's limit; the per-connection one (1024)
+    // already holds 100 per connection.
+    ServeProcess server(tree, socket, in_flight + 1000);
     WaitForSocket(socket);
-    TenThousandInFlight(socket, server);
+    InFlight(socket, server, latency_ms, in_flight, connections);
   }
   return 0;
 }

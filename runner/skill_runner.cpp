@@ -1,7 +1,9 @@
 #include "runner/skill_runner.h"
 
 #include <boost/asio/as_tuple.hpp>
-#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -9,7 +11,6 @@
 namespace skillrunner {
 namespace asio = boost::asio;
 namespace json = boost::json;
-using namespace asio::experimental::awaitable_operators;
 
 namespace {
 
@@ -71,6 +72,61 @@ std::optional<Error> CheckAndRecord(const Skill& skill, const SkillService& serv
   return error;
 }
 
+// Why the invocation cannot run (an unknown skill, one that did not load,
+// an input that fails its schema, no service for its template_type), or
+// nullopt with `service` set.
+std::optional<Error> Admit(const SkillRegistry& registry, std::string_view skill_id, const Skill* skill,
+                           const json::value& input,
+                           const std::map<TemplateType, std::shared_ptr<SkillService>>& services,
+                           InvocationContext& ctx, SkillService*& service) {
+  if (skill == nullptr) {
+    if (auto why = registry.FailedSkill(skill_id)) {
+      return Error{ErrorCode::kConfigInvalid, "skill \"" + std::string(skill_id) + "\" did not load: " + *why, {}, {}};
+    }
+    return UnknownSkill(registry, skill_id);
+  }
+  if (skill->template_type == TemplateType::kHandler) ctx.metrics().mode = RunMode::kHandler;
+  if (auto invalid = CheckInput(*skill, input)) return invalid;
+  auto found = services.find(skill->template_type);
+  if (found == services.end()) {
+    return Error{ErrorCode::kConfigInvalid,
+                 "no service is registered for template_type " + std::string(TemplateTypeName(skill->template_type)) +
+                     " (skill \"" + skill->id + "\"): this build of skillrunner cannot run it",
+                 {}, {}};
+  }
+  service = found->second.get();
+  return std::nullopt;
+}
+
+// The outcome of a service's run: its output checked (when it did not
+// check it itself) and its held attempt recorded.
+InvocationOutcome Finish(const Skill& skill, const SkillService& service, Result<Produced> produced,
+                         InvocationContext& ctx, Clock::TimePoint start) {
+  if (!produced) return std::unexpected(Failure(std::move(produced.error()), ctx, start));
+  if (auto bad = CheckAndRecord(skill, service, *produced, ctx)) {
+    return std::unexpected(Failure(std::move(*bad), ctx, start));
+  }
+  ctx.metrics().duration_ms = ctx.clock().ElapsedMs(start);
+  return InvocationResult{skill.id, std::move(produced->value), std::move(ctx.review()), ctx.TakeAttempts(),
+                          ctx.metrics()};
+}
+
+// The race of a service against its deadline. The service runs as a child
+// coroutine with a cancellation signal of its own, emitted by whichever of
+// the deadline and the caller's cancellation comes first; a parallel group
+// (`||`) would cost every invocation in flight two more frames. Shared with
+// the timer's handler, which may run after the race is over; touched on the
+// invocation's executor only.
+struct DeadlineRace {
+  asio::cancellation_signal signal;
+  bool expired = false;
+  bool cancelled = false;
+  void Stop(bool& why) {
+    why = true;
+    signal.emit(asio::cancellation_type::terminal);
+  }
+};
+
 }  // namespace
 
 SkillRunner::SkillRunner(std::shared_ptr<const SkillRegistry> registry, Clock& clock)
@@ -84,18 +140,37 @@ asio::awaitable<Result<Produced>> SkillRunner::RunBeforeDeadline(SkillService& s
                                                                  const json::value& input, InvocationContext& ctx,
                                                                  std::chrono::milliseconds limit) {
   const bool is_handler = skill.template_type == TemplateType::kHandler;
-  asio::steady_timer timer(co_await asio::this_coro::executor);
+  const auto executor = co_await asio::this_coro::executor;
+  asio::cancellation_state outer = co_await asio::this_coro::cancellation_state;
+  if (outer.cancelled() != asio::cancellation_type::none) co_return Fail(ErrorCode::kCancelled, "invocation cancelled");
+  auto race = std::make_shared<DeadlineRace>();
+  asio::steady_timer timer(executor);
   timer.expires_at(ctx.deadline() + (is_handler ? kHandlerGrace : std::chrono::milliseconds(0)));
-  auto raced = co_await (service.Run(skill, input, ctx) || timer.async_wait(asio::as_tuple(asio::use_awaitable)));
-  if (raced.index() == 0) co_return std::move(std::get<0>(raced));
-  // The timer ends early only when the caller cancelled (a client that went
-  // away, `$/cancel`, a drain that ran out of time): not a timeout.
-  if (std::get<0>(std::get<1>(raced)) == asio::error::operation_aborted) {
-    co_return Fail(ErrorCode::kCancelled, "invocation cancelled");
+  timer.async_wait([race](const boost::system::error_code& ec) {
+    if (!ec && !race->cancelled) race->Stop(race->expired);
+  });
+  // The caller's cancellation (a client that went away, `$/cancel`, a drain
+  // that ran out of time) reaches the service the same way: not a timeout.
+  // (A caller without cancellation has no slot to hear it on.)
+  asio::cancellation_slot caller = outer.slot();
+  if (caller.is_connected()) {
+    caller.assign([race](asio::cancellation_type) {
+      if (!race->expired) race->Stop(race->cancelled);
+    });
   }
-  co_return Fail(is_handler ? ErrorCode::kHandlerFailed : ErrorCode::kTimeout,
-                 std::string(is_handler ? "handler timed out" : "invocation timed out") + " after " +
-                     std::to_string(limit.count()) + " ms");
+  auto [thrown, produced] = co_await asio::co_spawn(
+      executor, service.Run(skill, input, ctx),
+      asio::bind_cancellation_slot(race->signal.slot(), asio::as_tuple(asio::use_awaitable)));
+  if (caller.is_connected()) caller.clear();
+  timer.cancel();
+  if (race->cancelled) co_return Fail(ErrorCode::kCancelled, "invocation cancelled");
+  if (race->expired) {
+    co_return Fail(is_handler ? ErrorCode::kHandlerFailed : ErrorCode::kTimeout,
+                   std::string(is_handler ? "handler timed out" : "invocation timed out") + " after " +
+                       std::to_string(limit.count()) + " ms");
+  }
+  if (thrown) std::rethrow_exception(thrown);
+  co_return std::move(produced);
 }
 
 InvocationTrace SkillRunner::BeginTrace(std::string skill, InvocationOptions& options, bool& show_request) const {
@@ -126,18 +201,14 @@ void SkillRunner::EndTrace(InvocationTrace& trace, InvocationOutcome& outcome, b
   for (Attempt& attempt : outcome ? outcome->attempts : outcome.error().attempts) attempt.request.reset();
 }
 
+// One coroutine for the whole invocation (its frame is what an invocation
+// in flight holds, with the deadline race and the service's): the checks
+// before the service and the result after it are plain functions.
 asio::awaitable<InvocationOutcome> SkillRunner::Invoke(std::string_view skill_id, json::value input,
                                                        InvocationOptions options) {
   bool show_request = false;
   InvocationTrace trace = BeginTrace(std::string(skill_id), options, show_request);
   if (tracing_.capture_content) trace.input = &input;
-  InvocationOutcome outcome = co_await Run(skill_id, input, std::move(options), trace);
-  EndTrace(trace, outcome, show_request);
-  co_return outcome;
-}
-
-asio::awaitable<InvocationOutcome> SkillRunner::Run(std::string_view skill_id, const json::value& input,
-                                                    InvocationOptions options, InvocationTrace& trace) {
   const auto start = trace.started;
   std::shared_ptr<const SkillRegistry> registry = registry_.load();
   const Skill* skill = registry->FindSkill(skill_id);
@@ -149,34 +220,15 @@ asio::awaitable<InvocationOutcome> SkillRunner::Run(std::string_view skill_id, c
   ctx.set_started(start);
   trace.invocation_id = ctx.invocation_id();
   if (!trace.ids.trace_id.empty()) ctx.set_trace(trace.ids);
-  if (skill == nullptr) {
-    if (auto why = registry->FailedSkill(skill_id)) {
-      co_return std::unexpected(Failure(
-          {ErrorCode::kConfigInvalid, "skill \"" + std::string(skill_id) + "\" did not load: " + *why, {}, {}}, ctx,
-          start));
-    }
-    co_return std::unexpected(Failure(UnknownSkill(*registry, skill_id), ctx, start));
+  SkillService* service = nullptr;
+  InvocationOutcome outcome;
+  if (auto refused = Admit(*registry, skill_id, skill, input, services_, ctx, service)) {
+    outcome = std::unexpected(Failure(std::move(*refused), ctx, start));
+  } else {
+    outcome = Finish(*skill, *service, co_await RunBeforeDeadline(*service, *skill, input, ctx, limit), ctx, start);
   }
-  if (skill->template_type == TemplateType::kHandler) ctx.metrics().mode = RunMode::kHandler;
-  if (auto invalid = CheckInput(*skill, input)) co_return std::unexpected(Failure(std::move(*invalid), ctx, start));
-
-  auto service = services_.find(skill->template_type);
-  if (service == services_.end()) {
-    co_return std::unexpected(Failure(
-        {ErrorCode::kConfigInvalid,
-         "no service is registered for template_type " + std::string(TemplateTypeName(skill->template_type)) +
-             " (skill \"" + skill->id + "\"): this build of skillrunner cannot run it",
-         {}, {}},
-        ctx, start));
-  }
-  Result<Produced> produced = co_await RunBeforeDeadline(*service->second, *skill, input, ctx, limit);
-  if (!produced) co_return std::unexpected(Failure(std::move(produced.error()), ctx, start));
-  if (auto bad = CheckAndRecord(*skill, *service->second, *produced, ctx)) {
-    co_return std::unexpected(Failure(std::move(*bad), ctx, start));
-  }
-  ctx.metrics().duration_ms = clock_.ElapsedMs(start);
-  co_return InvocationResult{skill->id, std::move(produced->value), std::move(ctx.review()), ctx.TakeAttempts(),
-                             ctx.metrics()};
+  EndTrace(trace, outcome, show_request);
+  co_return outcome;
 }
 
 asio::awaitable<InvocationOutcome> SkillRunner::Judge(const review::JudgeSpec& judge, const json::value& subject,

@@ -51,9 +51,7 @@ class SkillRunner {
                                                   const boost::json::value* context, InvocationOptions options);
 
  private:
-  // Invoke and Judge without the trace.
-  boost::asio::awaitable<InvocationOutcome> Run(std::string_view skill_id, const boost::json::value& input,
-                                                InvocationOptions options, InvocationTrace& trace);
+  // Judge without the trace.
   boost::asio::awaitable<InvocationOutcome> RunJudge(const review::JudgeSpec& judge, const boost::json::value& subject,
                                                      const boost::json::value* context, InvocationOptions options,
                                                      InvocationTrace& trace);

@@ -64,8 +64,16 @@ boost::asio::awaitable<Result<json::value>> GenerationSkills::ReviewAndRecord(co
 
 boost::asio::awaitable<Result<Produced>> GenerationSkills::Run(const Skill& skill, const json::value& input,
                                                                InvocationContext& ctx) {
+  // No coroutine: the generation's awaitable is handed back as it is.
+  if (!skill.judge || !skill.review) return generation_->Generate(*skill.generation, input, nullptr, ctx);
+  return GenerateAndReview(skill, input, ctx);
+}
+
+boost::asio::awaitable<Result<Produced>> GenerationSkills::GenerateAndReview(const Skill& skill,
+                                                                             const json::value& input,
+                                                                             InvocationContext& ctx) {
   auto first = co_await generation_->Generate(*skill.generation, input, nullptr, ctx);
-  if (!first || !skill.judge || !skill.review) co_return first;
+  if (!first) co_return first;
   const bool retry_once = skill.review->retry_once;
   auto verdict = co_await ReviewAndRecord(skill, *first, input, retry_once, ctx);
   if (!verdict) co_return std::unexpected(std::move(verdict.error()));

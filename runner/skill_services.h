@@ -45,6 +45,11 @@ class GenerationSkills : public SkillService {
   bool ValidatesOutput() const override { return true; }
 
  private:
+  // A skill with a review gate: generate, review, maybe regenerate. Run is
+  // no coroutine of its own (an ungated skill's invocation in flight holds
+  // no frame for the gate); this one runs only for gated skills.
+  boost::asio::awaitable<Result<Produced>> GenerateAndReview(const Skill& skill, const boost::json::value& input,
+                                                             InvocationContext& ctx);
   // Reviews `produced` and records its attempt (kind ok, or review when a
   // regeneration follows) before the judge's; the verdict, or the judge's error.
   boost::asio::awaitable<Result<boost::json::value>> ReviewAndRecord(const Skill& skill, Produced& produced,

@@ -18,7 +18,9 @@ namespace json = boost::json;
 
 namespace {
 
-constexpr std::size_t kReadChunk = 64 * 1024;
+// Per connection for its whole life: small, so that a thousand connections
+// cost little (a longer line is gathered by the framer).
+constexpr std::size_t kReadChunk = 16 * 1024;
 
 // A Unix peer that closed its end entirely (not just its writing half).
 bool PeerHungUp(int fd) {

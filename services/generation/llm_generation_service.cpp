@@ -17,16 +17,18 @@ Result<std::string> RenderPart(const GenerationSpec& spec, std::string_view whic
   return std::move(*rendered);
 }
 
+// An awaitable that only hands back `error`.
+boost::asio::awaitable<Result<Produced>> Failed(Error error) { co_return std::unexpected(std::move(error)); }
+
 }  // namespace
 
 LlmGenerationService::LlmGenerationService(ProviderLookup providers, ModelDowngrades& downgrades,
                                            SessionMemory& sessions, providers::RetryingProviderOptions options,
                                            std::shared_ptr<RuleRunner> rules)
-    : providers_(std::move(providers)),
-      downgrades_(downgrades),
+    : providers_(providers),
       sessions_(sessions),
-      options_(std::move(options)),
-      rules_(std::move(rules)) {}
+      rules_(std::move(rules)),
+      generator_(std::move(providers), downgrades, std::move(options), rules_.get()) {}
 
 Result<Prompt> RenderPrompt(const GenerationSpec& spec, const json::value& input) {
   const PromptTemplate& t = spec.prompt;
@@ -37,35 +39,46 @@ Result<Prompt> RenderPrompt(const GenerationSpec& spec, const json::value& input
   return Prompt{std::move(*system), std::move(*user), {}, {}, {}};
 }
 
-boost::asio::awaitable<Result<Produced>> LlmGenerationService::Generate(const GenerationSpec& spec,
-                                                                        const json::value& input,
-                                                                        const Regeneration* regeneration,
-                                                                        InvocationContext& ctx) {
-  providers::Provider* provider = providers_(spec.provider);
-  if (provider == nullptr) {
-    co_return Fail(ErrorCode::kConfigInvalid, "skill \"" + spec.skill_id + "\" runs on provider \"" +
-                                                  spec.provider + "\", which this process has not configured");
+Result<Prompt> LlmGenerationService::Prepare(const GenerationSpec& spec, const json::value& input,
+                                             const Regeneration* regeneration) const {
+  if (providers_(spec.provider) == nullptr) {
+    return std::unexpected(Error{ErrorCode::kConfigInvalid,
+                                 "skill \"" + spec.skill_id + "\" runs on provider \"" + spec.provider +
+                                     "\", which this process has not configured",
+                                 {}, {}});
   }
   auto prompt = RenderPrompt(spec, input);
-  if (!prompt) co_return std::unexpected(std::move(prompt.error()));
+  if (!prompt) return prompt;
   if (regeneration != nullptr && spec.retry.strategy == RetryStrategy::kFresh) {
     prompt->user += "\n\n" + regeneration->critique;
   } else if (regeneration != nullptr) {
     prompt->rejected_answer = regeneration->rejected_answer;
     prompt->critique = regeneration->critique;
   }
-  const auto& session = ctx.options().session;
-  if (session) prompt->avoid = co_await sessions_.Recall(*session, spec.skill_id, ctx.clock().Now());
+  return prompt;
+}
 
-  StructuredGenerator generator(providers_, downgrades_, options_, rules_.get());
+boost::asio::awaitable<Result<Produced>> LlmGenerationService::Generate(const GenerationSpec& spec,
+                                                                        const json::value& input,
+                                                                        const Regeneration* regeneration,
+                                                                        InvocationContext& ctx) {
+  auto prompt = Prepare(spec, input, regeneration);
+  if (!prompt) return Failed(std::move(prompt.error()));
+  if (ctx.options().session) return GenerateInSession(spec, std::move(*prompt), ctx);
+  return generator_.Generate(spec, std::move(*prompt), ctx);
+}
+
+boost::asio::awaitable<Result<Produced>> LlmGenerationService::GenerateInSession(const GenerationSpec& spec,
+                                                                                 Prompt prompt,
+                                                                                 InvocationContext& ctx) {
+  const std::string& session = *ctx.options().session;
+  prompt.avoid = co_await sessions_.Recall(session, spec.skill_id, ctx.clock().Now());
   std::size_t first_attempt = ctx.attempts().size();
-  auto result = co_await generator.Generate(spec, *prompt, ctx);
-  if (session) {
-    for (std::size_t i = first_attempt; i < ctx.attempts().size(); ++i) {
-      const Attempt& attempt = ctx.attempts()[i];
-      if (attempt.kind == AttemptKind::kValidation || attempt.kind == AttemptKind::kRule) {
-        sessions_.Remember(*session, spec.skill_id, attempt.errors, ctx.clock().Now());
-      }
+  auto result = co_await generator_.Generate(spec, std::move(prompt), ctx);
+  for (std::size_t i = first_attempt; i < ctx.attempts().size(); ++i) {
+    const Attempt& attempt = ctx.attempts()[i];
+    if (attempt.kind == AttemptKind::kValidation || attempt.kind == AttemptKind::kRule) {
+      sessions_.Remember(session, spec.skill_id, attempt.errors, ctx.clock().Now());
     }
   }
   co_return result;

@@ -34,16 +34,25 @@ class LlmGenerationService {
   LlmGenerationService(ProviderLookup providers, ModelDowngrades& downgrades, SessionMemory& sessions,
                        providers::RetryingProviderOptions options = {}, std::shared_ptr<RuleRunner> rules = nullptr);
 
-  // `regeneration` (null for a first generation): see Regeneration.
+  // `regeneration` (null for a first generation): see Regeneration. The
+  // prompt is rendered when this is called; without a session it hands back
+  // the generator's own awaitable (no frame of its own in flight).
   boost::asio::awaitable<Result<Produced>> Generate(const GenerationSpec& spec, const boost::json::value& input,
                                                     const Regeneration* regeneration, InvocationContext& ctx);
 
  private:
+  // The prompt for `spec` (with `regeneration`'s critique), or why not.
+  Result<Prompt> Prepare(const GenerationSpec& spec, const boost::json::value& input,
+                         const Regeneration* regeneration) const;
+  // With a session: what it remembers goes into the prompt, and the
+  // validation errors of this generation are remembered.
+  boost::asio::awaitable<Result<Produced>> GenerateInSession(const GenerationSpec& spec, Prompt prompt,
+                                                             InvocationContext& ctx);
+
   ProviderLookup providers_;
-  ModelDowngrades& downgrades_;
   SessionMemory& sessions_;
-  providers::RetryingProviderOptions options_;
   std::shared_ptr<RuleRunner> rules_;
+  StructuredGenerator generator_;
 };
 
 // Renders the prompt of `spec` for `input`; INPUT_INVALID naming the missing

@@ -303,9 +303,8 @@ StructuredGenerator::StructuredGenerator(ProviderLookup providers, ModelDowngrad
                                          providers::RetryingProviderOptions options, RuleRunner* rules)
     : providers_(std::move(providers)), downgrades_(downgrades), options_(std::move(options)), rules_(rules) {}
 
-boost::asio::awaitable<Result<Produced>> StructuredGenerator::Generate(const GenerationSpec& spec,
-                                                                       const Prompt& prompt,
-                                                                       InvocationContext& ctx, int sample) {
+boost::asio::awaitable<Result<Produced>> StructuredGenerator::Generate(const GenerationSpec& spec, Prompt prompt,
+                                                                       InvocationContext& ctx, int sample) const {
   Conversation c = Begin(spec, prompt, sample, downgrades_, ctx);
   std::size_t next_fallback = 0;
   bool escalated = false;

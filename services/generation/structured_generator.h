@@ -50,8 +50,10 @@ class StructuredGenerator {
                       providers::RetryingProviderOptions options = {}, RuleRunner* rules = nullptr);
 
   // `sample` numbers the judge samples of one review (request metadata).
-  boost::asio::awaitable<Result<Produced>> Generate(const GenerationSpec& spec, const Prompt& prompt,
-                                                    InvocationContext& ctx, int sample = 0);
+  // The prompt is kept for the generation's life (a fallback or a downgrade
+  // asks again from it).
+  boost::asio::awaitable<Result<Produced>> Generate(const GenerationSpec& spec, Prompt prompt,
+                                                    InvocationContext& ctx, int sample = 0) const;
 
  private:
   ProviderLookup providers_;

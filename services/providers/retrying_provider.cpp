@@ -200,6 +200,39 @@ std::optional<Error> OverBudget(const ChatRequest& request, const InvocationCont
   return error;
 }
 
+// Readies `request` for its next try: the deadline and the budget still
+// allow it, its number and trace parent; `span` starts. The error when not.
+std::optional<Error> BeforeRequest(ChatRequest& request, AttemptSpan& span, InvocationContext& ctx) {
+  const auto started = ctx.clock().Now();
+  if (started >= ctx.deadline()) {
+    return Error{ErrorCode::kTimeout, "the invocation deadline passed before the provider answered", {}, {}};
+  }
+  request.timeout = std::min(request.timeout, std::chrono::duration_cast<milliseconds>(ctx.deadline() - started));
+  if (auto over = OverBudget(request, ctx)) return over;
+  request.metadata.attempt = ctx.NextRequestNumber();
+  span = AttemptSpan{};
+  span.started = started;
+  span.validation_retry = request.metadata.validation_retry;
+  if (const auto& trace = ctx.trace()) {
+    span.span_id = NewSpanId();
+    request.metadata.traceparent = FormatTraceparent({trace->trace_id, span.span_id, "", trace->sampled});
+  }
+  if (spdlog::should_log(spdlog::level::debug)) {
+    spdlog::debug("skill {}: request {} to {} ({}): {}", ctx.skill_id(), request.metadata.attempt,
+                  request.metadata.provider, request.model, CompactJson(RequestForDisplay(request)));
+  }
+  return std::nullopt;
+}
+
+// An answer: its timing (the rate-limit queue is part of the wait before the
+// request, not of its time) and span.
+void Answered(ChatResponse& response, AttemptSpan span, InvocationContext& ctx) {
+  response.timing = ctx.TimeRequest(span.started + milliseconds(response.queued_ms), span.ended);
+  response.span = std::move(span);
+  response.span.response_model = response.model;
+  response.span.finish_reason = FinishReasonName(response.finish_reason);
+}
+
 }  // namespace
 
 Error ToError(const ProviderError& error, ErrorCode code, std::string message) {
@@ -229,66 +262,55 @@ milliseconds RetryingProvider::Backoff(const TransientRetryPolicy& policy, int r
   return milliseconds(static_cast<std::int64_t>(std::llround(base * (1.0 - 0.25 * u))));
 }
 
+// The coroutine keeps only what crosses a request (its frame is part of
+// every invocation in flight); the rest is done in plain functions.
 boost::asio::awaitable<Result<ChatResponse>> RetryingProvider::Chat(
-    ChatRequest request, const TransientRetryPolicy& policy, InvocationContext& ctx) {
-  Clock& clock = ctx.clock();
-  int retries = 0;
-  int rate_limit_retries = 0;
+    ChatRequest& request, const TransientRetryPolicy& policy, InvocationContext& ctx) {
+  Spent spent;
+  AttemptSpan span;
   for (;;) {
-    auto started = clock.Now();
-    if (started >= ctx.deadline()) {
-      co_return Fail(ErrorCode::kTimeout, "the invocation deadline passed before the provider answered");
-    }
-    request.timeout = std::min(request.timeout, std::chrono::duration_cast<milliseconds>(ctx.deadline() - started));
-    if (auto over = OverBudget(request, ctx)) co_return std::unexpected(std::move(*over));
-    request.metadata.attempt = ctx.NextRequestNumber();
-    std::string span_id;
-    if (const auto& trace = ctx.trace()) {
-      span_id = NewSpanId();
-      request.metadata.traceparent = FormatTraceparent({trace->trace_id, span_id, "", trace->sampled});
-    }
-    if (spdlog::should_log(spdlog::level::debug)) {
-      spdlog::debug("skill {}: request {} to {} ({}): {}", ctx.skill_id(), request.metadata.attempt,
-                    request.metadata.provider, request.model, CompactJson(RequestForDisplay(request)));
-    }
+    if (auto refused = BeforeRequest(request, span, ctx)) co_return std::unexpected(std::move(*refused));
     auto response = co_await inner_.Chat(request);
-    const AttemptSpan span{span_id, started, clock.Now(), "", "", request.metadata.validation_retry};
-    // The rate-limit queue is part of the wait before the request, not of its time.
-    const std::int64_t queued_ms = response ? response->queued_ms : response.error().queued_ms;
-    const RequestTiming timing = ctx.TimeRequest(started + milliseconds(queued_ms), span.ended);
+    span.ended = ctx.clock().Now();
     if (response) {
-      response->timing = timing;
-      response->span = span;
-      response->span.response_model = response->model;
-      response->span.finish_reason = FinishReasonName(response->finish_reason);
+      Answered(*response, std::move(span), ctx);
       co_return std::move(*response);
     }
-
-    const ProviderError& error = response.error();
-    Attempt attempt = FailedAttempt(request, error, timing);
-    attempt.span = span;
-    if (ctx.options().show_request) attempt.request = RequestForDisplay(request);
-    std::optional<Stop> stop = Permanent(error, request, attempt);
-    if (!stop) {
-      const bool rate_limited = RateLimited(error);
-      int& used = rate_limited ? rate_limit_retries : retries;
-      Budget budget{rate_limited, used, rate_limited ? policy.max_rate_limit_retries : policy.max_retries};
-      auto next = NextDelay(error, policy, budget, options_.random(), options_.spread(), ctx);
-      if (auto* delay = std::get_if<milliseconds>(&next)) {
-        ++used;
-        attempt.delay_ms = delay->count();
-        spdlog::info("skill {}: provider request failed ({}); retry {} of {} in {} ms", ctx.skill_id(),
-                     Describe(error), used, budget.allowed, delay->count());
-        ctx.AddAttempt(std::move(attempt));
-        ++ctx.metrics().transient_retries;
-        if (!co_await clock.Sleep(*delay)) co_return Fail(ErrorCode::kCancelled, "cancelled");
-        continue;
-      }
-      stop = std::move(std::get<Stop>(next));
+    auto next = AfterFailure(response.error(), request, policy, spent, span, ctx);
+    if (auto* error = std::get_if<Error>(&next)) co_return std::unexpected(std::move(*error));
+    if (!co_await ctx.clock().Sleep(std::get<milliseconds>(next))) {
+      co_return Fail(ErrorCode::kCancelled, "cancelled");
     }
-    if (stop->record) ctx.AddAttempt(std::move(attempt));
-    co_return std::unexpected(std::move(stop->error));
   }
+}
+
+std::variant<milliseconds, Error> RetryingProvider::AfterFailure(const ProviderError& error,
+                                                                 const ChatRequest& request,
+                                                                 const TransientRetryPolicy& policy, Spent& spent,
+                                                                 const AttemptSpan& span, InvocationContext& ctx) {
+  const RequestTiming timing = ctx.TimeRequest(span.started + milliseconds(error.queued_ms), span.ended);
+  Attempt attempt = FailedAttempt(request, error, timing);
+  attempt.span = span;
+  if (ctx.options().show_request) attempt.request = RequestForDisplay(request);
+  std::optional<Stop> stop = Permanent(error, request, attempt);
+  if (!stop) {
+    const bool rate_limited = RateLimited(error);
+    int& used = rate_limited ? spent.rate_limit_retries : spent.retries;
+    Budget budget{rate_limited, used, rate_limited ? policy.max_rate_limit_retries : policy.max_retries};
+    auto next = NextDelay(error, policy, budget, options_.random(), options_.spread(), ctx);
+    if (auto* delay = std::get_if<milliseconds>(&next)) {
+      ++used;
+      attempt.delay_ms = delay->count();
+      spdlog::info("skill {}: provider request failed ({}); retry {} of {} in {} ms", ctx.skill_id(),
+                   Describe(error), used, budget.allowed, delay->count());
+      ctx.AddAttempt(std::move(attempt));
+      ++ctx.metrics().transient_retries;
+      return *delay;
+    }
+    stop = std::move(std::get<Stop>(next));
+  }
+  if (stop->record) ctx.AddAttempt(std::move(attempt));
+  return std::move(stop->error);
 }
 
 }  // namespace skillrunner::providers

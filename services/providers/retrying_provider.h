@@ -3,6 +3,7 @@
 #include <boost/asio/awaitable.hpp>
 #include <chrono>
 #include <functional>
+#include <variant>
 
 #include "services/common/error.h"
 #include "services/common/invocation.h"
@@ -52,8 +53,10 @@ class RetryingProvider {
   // {http_status, provider_type, request_id, retry_after_ms} where known, and
   // `unsupported_response_format: true` when the model cannot take the
   // request's response format (the caller falls back to the validation loop).
-  // request.metadata.attempt is set from the invocation for every request.
-  boost::asio::awaitable<Result<ChatResponse>> Chat(ChatRequest request,
+  // The caller's `request` is sent as it is (no copy), and must outlive the
+  // call: its metadata.attempt (and traceparent) are set from the invocation
+  // for every request, and its timeout is capped at the deadline.
+  boost::asio::awaitable<Result<ChatResponse>> Chat(ChatRequest& request,
                                                     const TransientRetryPolicy& policy,
                                                     InvocationContext& ctx);
 
@@ -61,6 +64,16 @@ class RetryingProvider {
   static std::chrono::milliseconds Backoff(const TransientRetryPolicy& policy, int retry, double u);
 
  private:
+  // How many retries of each budget were spent.
+  struct Spent {
+    int retries = 0;
+    int rate_limit_retries = 0;
+  };
+  // After a failed request: the wait before the next, or the error to end with.
+  std::variant<std::chrono::milliseconds, Error> AfterFailure(const ProviderError& error, const ChatRequest& request,
+                                                              const TransientRetryPolicy& policy, Spent& spent,
+                                                              const AttemptSpan& span, InvocationContext& ctx);
+
   Provider& inner_;
   RetryingProviderOptions options_;
 };

@@ -63,7 +63,7 @@ class ProviderLoopbackTest : public ::testing::Test {
                             std::chrono::milliseconds deadline = std::chrono::minutes(5)) {
     RetryingProvider retrying(provider, RetryingProviderOptions{[] { return 0.0; }, {}});
     ctx_ = std::make_unique<InvocationContext>("s", InvocationOptions{}, sleeper_.Now() + deadline, sleeper_);
-    auto future = boost::asio::co_spawn(io_, retrying.Chat(std::move(request), policy_, *ctx_),
+    auto future = boost::asio::co_spawn(io_, retrying.Chat(request, policy_, *ctx_),
                                         boost::asio::use_future);
     io_.restart();
     io_.run();

@@ -56,7 +56,8 @@ class RetryingProviderTest : public ::testing::Test {
     options.spread = [this] { return spread_; };
     RetryingProvider retrying(provider_, options);
     ctx_ = std::make_unique<InvocationContext>("s", InvocationOptions{}, sleeper_.Now() + budget, sleeper_);
-    return test_support::RunAwaitable(retrying.Chat(ChatRequest{}, policy_, *ctx_));
+    ChatRequest request;
+    return test_support::RunAwaitable(retrying.Chat(request, policy_, *ctx_));
   }
   ScriptedProvider provider_;
   test_support::FakeClock sleeper_;
