@@ -163,7 +163,12 @@ asio::awaitable<Result<Produced>> SkillRunner::RunBeforeDeadline(SkillService& s
       asio::bind_cancellation_slot(race->signal.slot(), asio::as_tuple(asio::use_awaitable)));
   if (caller.is_connected()) caller.clear();
   timer.cancel();
-  if (race->cancelled) co_return Fail(ErrorCode::kCancelled, "invocation cancelled");
+  // Cancelled, the service's own answer stands when it gave one (its CANCELLED
+  // names what was cut short, or it finished first), as when the two raced.
+  if (race->cancelled) {
+    if (!thrown) co_return std::move(produced);
+    co_return Fail(ErrorCode::kCancelled, "invocation cancelled");
+  }
   if (race->expired) {
     co_return Fail(is_handler ? ErrorCode::kHandlerFailed : ErrorCode::kTimeout,
                    std::string(is_handler ? "handler timed out" : "invocation timed out") + " after " +
