@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include "runner/cli/codegen_command.h"
@@ -299,6 +300,28 @@ CLI::App* AddProvidersCheckCommand(CLI::App& app, ProvidersCheckOptions& check) 
   return check_cmd;
 }
 
+namespace {
+
+// Parses the command line; the exit status when that is all there is to do
+// (--help, --version, a usage error).
+std::optional<int> Parse(CLI::App& app, int argc, char** argv) {
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return kUsageStatus;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 int RunCli(int argc, char** argv) {
   CLI::App app{"skillrunner: runs LLM skills registered as YAML and returns JSON that matches "
                "their schemas, or a typed error that shows every attempt."};
@@ -331,18 +354,7 @@ int RunCli(int argc, char** argv) {
 
   EvalCommand eval_command(app);
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    app.exit(e);
-    return kUsageStatus;
-  }
+  if (auto status = Parse(app, argc, argv)) return *status;
   if (auto logging = ConfigureLogging(common.log_level, common.log_format); !logging) {
     std::fprintf(stderr, "skillrunner: %s\n", logging.error().c_str());
     return kUsageStatus;
