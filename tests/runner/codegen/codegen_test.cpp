@@ -209,6 +209,13 @@ TEST_F(CodegenCliTest, ATreeWithAnErrorWritesNothingAndExits2) {
   EXPECT_FALSE(std::filesystem::exists(tree_.Path("gen/skillrunner_skills.py")));
 }
 
+TEST_F(CodegenCliTest, AnOutFolderThatCannotBeMadeIsAnErrorNamingTheFile) {
+  tree_.Write("taken", "a file where the folder would go\n");
+  auto result = Skillrunner(tree_.Path(""), "codegen python --out taken/gen", "2>&1");
+  EXPECT_EQ(result.status, 2);
+  EXPECT_EQ(result.out, "skillrunner codegen: cannot write taken/gen/skillrunner_skills.py\n");
+}
+
 TEST_F(CodegenCliTest, AnUnknownLanguageIsAUsageError) {
   auto result = Skillrunner(tree_.Path(""), "codegen rust --out gen", "2>&1");
   EXPECT_EQ(result.status, 2);
