@@ -4,7 +4,7 @@
 #   SANITIZE=1 scripts/test.sh   runs it under address+undefined sanitizers
 #   SANITIZE=thread scripts/test.sh   runs it under ThreadSanitizer (build-tsan/)
 #   REALLLM=1 scripts/test.sh    first builds llama.cpp's llama-server and its tiny model into
-#                                .deps/realllm (../shared/realllm/setup.sh: 4-8 minutes once, then
+#                                .deps/realllm (scripts/realllm/setup.sh: 4-8 minutes once, then
 #                                cached) so that the llama-server suite runs instead of skipping
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -19,7 +19,7 @@ unset OPENAI_API_KEY OPENAI_BASE_URL ANTHROPIC_API_KEY ANTHROPIC_BASE_URL GEMINI
 while IFS= read -r name; do unset "$name"; done < <(env | sed -n 's/^\(OTEL_[A-Z_]*\)=.*/\1/p')
 REALLLM_DIR="${SKILLRUNNER_REALLLM_DIR:-$ROOT/.deps/realllm}"
 if [ "${REALLLM:-0}" = "1" ]; then
-  bash "$ROOT/../shared/realllm/setup.sh" "$REALLLM_DIR" >/dev/null
+  bash "$ROOT/scripts/realllm/setup.sh" "$REALLLM_DIR" >/dev/null
 fi
 if [ -x "$REALLLM_DIR/bin/llama-server" ]; then
   echo "llama-server suite: runs against $REALLLM_DIR/bin/llama-server" >&2

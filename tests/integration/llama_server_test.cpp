@@ -1,6 +1,6 @@
 // The integration suite against a real OpenAI-compatible server nobody on the
 // project wrote: llama.cpp's llama-server with a tiny random-weight model
-// (tests/support/llama_server.h; ../shared/realllm builds it). Every test
+// (tests/support/llama_server.h; scripts/realllm/setup.sh builds it). Every test
 // skips, saying why, where the server has not been built.
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -210,15 +210,16 @@ TEST_F(LlamaServerTest, ASmallBudgetIsTruncatedWithTheTokensThatCame) {
 
 // A context window the prompt and answer fill before the budget: `length`
 // after fewer tokens than the budget, and the message says what may have
-// happened. (At temperature 0 the tiny model never ends a turn by itself.)
+// happened. (The grammar of 300 numbers cannot end within 256 tokens.)
 TEST_F(LlamaServerTest, AFullContextWindowIsTruncatedBeforeTheBudgetAndSaysSo) {
   LlamaServer small(tree_.Path("small"), 256);
   ASSERT_TRUE(small.started()) << small.why();
   tree_.Write("skillrunner.yaml", Config(small));
-  tree_.Write("skills/ticket/skill.yaml", TicketSkill("tiny-loop", 1024, "", 0.0));
-  std::string long_text;
-  for (int i = 0; i < 40; ++i) long_text += "word ";
-  json::value answer = Run("run ticket --input '{\"text\": \"" + long_text + "\"}'", false);
+  tree_.Write("skills/numbers/skill.yaml",
+              "id: numbers\ntemplate_type: LLM_JSON_GENERATION\nmodel: tiny-native\nmax_output_tokens: 1024\n"
+              "prompt: { user: \"Count.\" }\ninput_schema: {}\n"
+              "output_schema: { type: array, minItems: 300, items: { type: integer } }\n");
+  json::value answer = Run("run numbers --input '{}'", false);
   const std::string message(answer.at("error").at("message").as_string());
   EXPECT_EQ(answer.at("error").at("code"), "TRUNCATED") << message;
   EXPECT_NE(message.find("(max_output_tokens 1024); the prompt and answer may have filled the model's context window"),

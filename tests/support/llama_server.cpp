@@ -22,7 +22,7 @@ std::string LlamaServer::Missing() {
   const auto dir = Dir();
   for (const auto& need : {dir / "bin" / "llama-server", dir / "tiny-qwen2vocab-llama.gguf"}) {
     if (!std::filesystem::exists(need)) {
-      return "no " + need.string() + ": run ../shared/realllm/setup.sh " + dir.string() +
+      return "no " + need.string() + ": run scripts/realllm/setup.sh " + dir.string() +
              " (4-8 minutes, once) or set SKILLRUNNER_REALLLM_DIR";
     }
   }

@@ -1,7 +1,7 @@
 #pragma once
 
 // A real llama.cpp `llama-server` with the tiny random-weight model, built by
-// ../shared/realllm/setup.sh into .deps/realllm (or SKILLRUNNER_REALLLM_DIR),
+// scripts/realllm/setup.sh into .deps/realllm (or SKILLRUNNER_REALLLM_DIR),
 // on a loopback port, for the integration suite (tests/integration). Started
 // by the constructor; killed and reaped by the destructor.
 

@@ -1,11 +1,15 @@
 #pragma once
 
-// OpenAI's own JSON Schemas for chat-completions requests and responses, from
-// ../shared/spec (never copied into the project). Their `$schema` says
-// 2020-12; they use only draft-7 keywords, so they are checked as draft 7.
+// JSON Schemas for chat-completions requests and responses. By default the
+// project's own (tests/data/openai: what skillrunner sends, closed; what it
+// reads). SKILLRUNNER_OPENAI_SPEC_DIR names a folder holding OpenAI's full
+// schemas under the same file names instead; their `$schema` may say 2020-12
+// while they use only draft-7 keywords, so it is dropped and they are checked
+// as draft 7.
 
 #include <boost/json/parse.hpp>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -16,13 +20,14 @@
 
 namespace skillrunner::test_support {
 
-inline std::filesystem::path SharedSpecDir() {
-  return std::filesystem::path(SKILLRUNNER_SOURCE_DIR) / ".." / "shared" / "spec";
+inline std::filesystem::path OpenAiSpecDir() {
+  if (const char* dir = std::getenv("SKILLRUNNER_OPENAI_SPEC_DIR"); dir != nullptr && *dir != '\0') return dir;
+  return std::filesystem::path(SKILLRUNNER_SOURCE_DIR) / "tests" / "data" / "openai";
 }
 
-// nullptr when ../shared/spec is absent (tests then GTEST_SKIP with a message).
+// nullptr when the file is absent or does not compile.
 inline std::shared_ptr<const validation::CompiledSchema> LoadOpenAiSpec(const std::string& file) {
-  std::ifstream in(SharedSpecDir() / file);
+  std::ifstream in(OpenAiSpecDir() / file);
   if (!in) return nullptr;
   std::stringstream text;
   text << in.rdbuf();
@@ -33,18 +38,13 @@ inline std::shared_ptr<const validation::CompiledSchema> LoadOpenAiSpec(const st
 }
 
 inline const validation::CompiledSchema* OpenAiRequestSchema() {
-  static auto schema = LoadOpenAiSpec("openai_chat_request.schema.json");
+  static auto schema = LoadOpenAiSpec("chat_request.schema.json");
   return schema.get();
 }
 
 inline const validation::CompiledSchema* OpenAiResponseSchema() {
-  static auto schema = LoadOpenAiSpec("openai_chat_response.schema.json");
+  static auto schema = LoadOpenAiSpec("chat_response.schema.json");
   return schema.get();
 }
-
-#define SKILLRUNNER_SKIP_WITHOUT_SPEC()                                                  \
-  if (::skillrunner::test_support::OpenAiRequestSchema() == nullptr) {                  \
-    GTEST_SKIP() << "../shared/spec is absent: the OpenAI spec checks need it (CI has it)"; \
-  }
 
 }  // namespace skillrunner::test_support

@@ -54,7 +54,7 @@ json::value Continued(json::value request, const std::string& answer, const std:
 constexpr const char* kAnswerAgain = "Answer again with the corrected JSON only: one JSON value, no prose, no code fence.";
 
 void ExpectValidAgainstSpec(const LlmTestBed& bed) {
-  if (test_support::OpenAiRequestSchema() == nullptr) return;
+  ASSERT_NE(test_support::OpenAiRequestSchema(), nullptr) << test_support::OpenAiSpecDir();
   for (const auto& body : bed.Bodies()) {
     for (const auto& e : test_support::OpenAiRequestSchema()->Validate(body)) {
       ADD_FAILURE() << "request not valid against the OpenAI spec: " << e.path << ": " << e.message;

@@ -1,5 +1,5 @@
-// Every request body the openai provider builds is valid against OpenAI's own
-// request schema (../shared/spec).
+// Every request body the openai provider builds is valid against the schema of
+// what we send (tests/support/openai_spec.h).
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <gtest/gtest.h>
@@ -32,7 +32,7 @@ ChatRequest Request(ResponseFormat::Kind kind) {
 }
 
 TEST(OpenAiRequestSpecTest, EveryRequestShapeIsValidAgainstTheSpec) {
-  SKILLRUNNER_SKIP_WITHOUT_SPEC();
+  ASSERT_NE(test_support::OpenAiRequestSchema(), nullptr) << test_support::OpenAiSpecDir();
   for (const std::string field : {"max_completion_tokens", "max_tokens"}) {
     OpenAiOptions options;
     options.max_tokens_field = field;
@@ -48,11 +48,19 @@ TEST(OpenAiRequestSpecTest, EveryRequestShapeIsValidAgainstTheSpec) {
 }
 
 TEST(OpenAiRequestSpecTest, TheSpecCatchesABadRequest) {
-  SKILLRUNNER_SKIP_WITHOUT_SPEC();
+  ASSERT_NE(test_support::OpenAiRequestSchema(), nullptr) << test_support::OpenAiSpecDir();
   auto errors = test_support::OpenAiRequestSchema()->Validate(
       json::parse(R"({"model":"m","messages":[{"role":"user","content":"x"}],"temperature":"hot"})"));
   ASSERT_FALSE(errors.empty());
   EXPECT_EQ(errors[0].path, "/temperature");
+}
+
+TEST(OpenAiRequestSpecTest, AMemberWeDoNotMeanToSendIsCaught) {
+  ASSERT_NE(test_support::OpenAiRequestSchema(), nullptr) << test_support::OpenAiSpecDir();
+  auto errors = test_support::OpenAiRequestSchema()->Validate(
+      json::parse(R"({"model":"m","messages":[{"role":"user","content":"x"}],"max_token":5})"));
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].path, "/max_token") << errors[0].message;
 }
 
 TEST(OpenAiRequestSpecTest, StrictSchemaRequestHasTheDocumentedShape) {

@@ -216,10 +216,10 @@ TEST_F(ProviderLoopbackTest, OpenAiRequestIsExactlyTheDocumentedShape) {
   EXPECT_EQ(result->usage.output_tokens, 2);
   EXPECT_FALSE(result->usage.estimated);
   EXPECT_EQ(result->usage.cached_input_tokens, 0);
-  if (test_support::OpenAiRequestSchema()) {
-    EXPECT_TRUE(test_support::OpenAiRequestSchema()->Validate(json::parse(requests[0].body)).empty());
-    EXPECT_TRUE(test_support::OpenAiResponseSchema()->Validate(json::parse(OpenAiAnswer("{}"))).empty());
-  }
+  ASSERT_NE(test_support::OpenAiRequestSchema(), nullptr) << test_support::OpenAiSpecDir();
+  ASSERT_NE(test_support::OpenAiResponseSchema(), nullptr) << test_support::OpenAiSpecDir();
+  EXPECT_TRUE(test_support::OpenAiRequestSchema()->Validate(json::parse(requests[0].body)).empty());
+  EXPECT_TRUE(test_support::OpenAiResponseSchema()->Validate(json::parse(OpenAiAnswer("{}"))).empty());
 }
 
 // Azure OpenAI (DESIGN 9.3): a deployment URL, the key in api-key, the

@@ -8,6 +8,8 @@
 #include <sstream>
 #include <thread>
 
+#include "tests/support/openai_spec.h"
+
 namespace skillrunner::validation {
 namespace {
 
@@ -294,13 +296,12 @@ std::optional<boost::json::value> ReadJson(const std::filesystem::path& path) {
 }
 
 TEST(CompiledSchemaTest, OpenAiChatSchemasCompile) {
-  const std::filesystem::path spec = SKILLRUNNER_SOURCE_DIR "/../shared/spec";
-  if (!std::filesystem::exists(spec)) GTEST_SKIP() << spec << " is absent; the OpenAI schemas are not checked";
-  auto request = ReadJson(spec / "openai_chat_request.schema.json");
-  auto response = ReadJson(spec / "openai_chat_response.schema.json");
-  ASSERT_TRUE(request && response);
-  // The spec files declare draft 2020-12, which Compile refuses (DESIGN §8),
-  // but use only keywords draft 7 reads the same way: check them as draft 7.
+  const std::filesystem::path spec = test_support::OpenAiSpecDir();
+  auto request = ReadJson(spec / "chat_request.schema.json");
+  auto response = ReadJson(spec / "chat_response.schema.json");
+  ASSERT_TRUE(request && response) << spec;
+  // OpenAI's full schemas (SKILLRUNNER_OPENAI_SPEC_DIR) declare draft 2020-12,
+  // which Compile refuses, but use only keywords draft 7 reads the same way.
   for (auto* document : {&*request, &*response}) document->as_object().erase("$schema");
   auto response_schema = CompiledSchema::Compile(*response);
   EXPECT_TRUE(response_schema.has_value()) << response_schema.error();
