@@ -13,7 +13,7 @@
 # DELAY_MS=100 server latency of the slow runs, PF=1 run promptfoo,
 # PF_CASES=$CASES tests per promptfoo eval (fewer: the table says so and
 # scales nothing), PF_DIR=/tmp/promptfoo-bench (npm install there),
-# PF_VERSION=0.121.20 (the version ../shared/peers measured), BENCH_TMP
+# PF_VERSION=0.121.20 (the version the README's comparison table measured), BENCH_TMP
 # (scratch, default a new /tmp/eval-bench.XXXXXX, removed unless KEEP=1),
 # STEP_TIMEOUT=900 seconds per timed step, BUILD=1 build first.
 #
@@ -263,7 +263,7 @@ EOF
     write_pf_config "$URL" "$rubric" "$cfg"
     s0=$(server_cpu)
     log "promptfoo: $label ($PF_CASES tests, --max-concurrency $CONC)"
-    # No PROMPTFOO_DISABLE_SHARING: with it 0.121.20 crashes at exit ("write after end"; ../shared/peers).
+    # No PROMPTFOO_DISABLE_SHARING: with it 0.121.20 crashes at exit ("write after end", seen when it was measured).
     timed env OPENAI_API_KEY=sk-bench PROMPTFOO_DISABLE_TELEMETRY=1 PROMPTFOO_DISABLE_UPDATE=1 \
       PROMPTFOO_CONFIG_DIR="$T/pf-home" "$PFB" eval -c "$cfg" --no-cache --no-progress-bar --no-table \
       --max-concurrency "$CONC" -o "$out" >"$T/pf/$label.log" 2>&1

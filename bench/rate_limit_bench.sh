@@ -323,7 +323,7 @@ run_promptfoo() { # CONC
   start_nginx "$label"
   write_pf_config "$cfg"
   log "promptfoo eval ($CASES tests, --max-concurrency $conc, nginx 127.0.0.1:$NG_PORT)"
-  # No PROMPTFOO_DISABLE_SHARING: with it 0.121.20 crashes at exit ("write after end"; ../shared/peers).
+  # No PROMPTFOO_DISABLE_SHARING: with it 0.121.20 crashes at exit ("write after end", seen when it was measured).
   timed env OPENAI_API_KEY=sk-rate-limit-bench PROMPTFOO_DISABLE_TELEMETRY=1 PROMPTFOO_DISABLE_UPDATE=1 \
     PROMPTFOO_CONFIG_DIR="$T/pf-home" "$PFB" eval -c "$cfg" --no-cache --no-progress-bar --no-table \
     --max-concurrency "$conc" -o "$out" >"$T/$label.log" 2>&1

@@ -1,4 +1,4 @@
-// Size limits of the wire copy: OpenAI's (PROVIDERS.md §1) and Anthropic's
+// Size limits of the wire copy: OpenAI's (docs/development/providers-notes.md §1) and Anthropic's
 // complexity caps and recursion ban (§2). Counted on the wire copy, since that
 // is what the provider checks.
 

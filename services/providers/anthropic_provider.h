@@ -16,7 +16,7 @@ struct AnthropicOptions {
   std::string anthropic_version = "2023-06-01";
 };
 
-// The `anthropic` kind: POST {base_url}/v1/messages (PROVIDERS.md §2):
+// The `anthropic` kind: POST {base_url}/v1/messages (docs/development/providers-notes.md §2):
 // top-level `system`, `max_tokens` always set, native structured output via
 // `output_config.format`; text and tool_use answers both understood.
 class AnthropicProvider : public Provider {

@@ -20,7 +20,7 @@ struct OpenAiOptions {
   std::string base_url = "https://api.openai.com/v1";
   std::string api_key_env = "OPENAI_API_KEY";
   // "max_completion_tokens" (OpenAI) or "max_tokens" (Ollama and other
-  // compatible servers that ignore the newer name; PROVIDERS.md §4).
+  // compatible servers that ignore the newer name; docs/development/providers-notes.md §4).
   std::string max_tokens_field = "max_completion_tokens";
   // How the key is sent (DESIGN 9.3): "authorization" (Bearer KEY) or
   // "api-key" (KEY; Azure OpenAI).
@@ -29,9 +29,9 @@ struct OpenAiOptions {
   std::vector<std::pair<std::string, std::string>> query;
 };
 
-// The `openai` kind: POST {base_url}/chat/completions (PROVIDERS.md §1). The
-// key is read from the environment at request time; a server on loopback may
-// run without one.
+// The `openai` kind: POST {base_url}/chat/completions
+// (docs/development/providers-notes.md §1). The key is read from the
+// environment at request time; a server on loopback may run without one.
 class OpenAiProvider : public Provider {
  public:
   OpenAiProvider(OpenAiOptions options, std::shared_ptr<http::HttpClient> client, EnvLookup env);

@@ -59,7 +59,7 @@ struct RequestMetadata {
   bool validation_retry = false;  // the request feeds back a rejected answer's errors
 };
 
-// Provider-neutral request (DESIGN §5, PROVIDERS.md).
+// Provider-neutral request (DESIGN §5, docs/development/providers-notes.md).
 struct ChatRequest {
   std::string model;
   std::vector<ChatMessage> messages;
