@@ -1,7 +1,7 @@
 #pragma once
 
 // Provider strict modes (OpenAI `strict: true`, Anthropic `output_config`)
-// accept only a subset of JSON Schema (docs/providers.md, strict mode). This unit
+// accept only a subset of JSON Schema (docs/development/providers-notes.md §1, §2). This unit
 // turns a skill's schema into that subset, lists what only client-side
 // validation still enforces, and maps a strict answer back so that it can be
 // validated against the ORIGINAL schema (DESIGN §5.1, §8). Pure: no I/O,
@@ -15,7 +15,7 @@
 namespace skillrunner::generation {
 
 // OpenAI response_format strict, Anthropic output_config, Gemini
-// generationConfig.responseJsonSchema (PROVIDERS.md §1-3).
+// generationConfig.responseJsonSchema (docs/development/providers-notes.md §1-3).
 enum class StrictDialect { kOpenAi, kAnthropic, kGemini };
 
 struct StrictSchema {
