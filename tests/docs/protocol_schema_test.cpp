@@ -71,6 +71,47 @@ void CollectProperties(const json::value& schema, std::set<std::string>& out) {
   }
 }
 
+// The lines of every ```json block of `doc`.
+std::vector<std::string> JsonExampleLines(const std::string& doc) {
+  std::vector<std::string> lines;
+  std::istringstream in(doc);
+  std::string line;
+  bool in_json = false;
+  while (std::getline(in, line)) {
+    if (line.rfind("```", 0) == 0) {
+      in_json = !in_json && line == "```json";
+    } else if (in_json && !line.empty()) {
+      lines.push_back(line);
+    }
+  }
+  return lines;
+}
+
+// What is wrong with one example message: a request's or notification's
+// params under its method's params schema, an error's data under
+// error-data, a result under one of the result schemas. Messages that are
+// not JSON-RPC 2.0 (shown as invalid on purpose) are skipped.
+std::string ExampleViolations(const json::object& message) {
+  if (message.if_contains("jsonrpc") == nullptr || message.at("jsonrpc") != "2.0") return "";
+  if (const json::value* method = message.if_contains("method")) {
+    const json::value* params = message.if_contains("params");
+    if (params == nullptr) return "";
+    return testing::SchemaViolations(FileStem(std::string(method->as_string())) + ".params.schema.json", *params);
+  }
+  if (const json::value* error = message.if_contains("error")) {
+    const json::value* data = error->as_object().if_contains("data");
+    return data ? testing::SchemaViolations("error-data.schema.json", *data) : "";
+  }
+  std::string all;
+  for (const auto& name : SchemaFiles()) {
+    if (name.find(".result.") == std::string::npos) continue;
+    std::string violations = testing::SchemaViolations(name, message.at("result"));
+    if (violations.empty()) return "";
+    all += name + ": " + violations + "\n";
+  }
+  return "no result schema takes it:\n" + all;
+}
+
 TEST(ProtocolSchemaTest, SchemasAreTheMethodsNotificationsAndErrorDataEachAValidDraft07Schema) {
   std::vector<std::string> expected = {"error-data.schema.json", "skills.partial.params.schema.json",
                                        "skills.reset.params.schema.json"};
@@ -129,6 +170,26 @@ TEST(ProtocolSchemaTest, TheReferenceNamesEveryMethodCodeKindAndMember) {
   // Exact shapes: an elided member is not documentation. (The one "…" is
   // part of the server's UNAUTHORIZED message, quoted as it is.)
   EXPECT_EQ(doc.find("..."), std::string::npos);
+}
+
+TEST(ProtocolSchemaTest, TheReferencesJsonExamplesHoldToTheSchemas) {
+  std::size_t checked = 0;
+  for (const auto& line : JsonExampleLines(ProtocolDoc())) {
+    boost::system::error_code ec;
+    json::value example = json::parse(line, ec);
+    ASSERT_FALSE(ec) << "not JSON: " << line;
+    std::vector<json::value> messages;
+    if (example.is_array()) {
+      messages.assign(example.as_array().begin(), example.as_array().end());
+    } else {
+      messages.push_back(example);
+    }
+    for (const auto& message : messages) {
+      EXPECT_EQ(ExampleViolations(message.as_object()), "") << line;
+      ++checked;
+    }
+  }
+  EXPECT_GE(checked, 15u);
 }
 
 }  // namespace
