@@ -22,6 +22,9 @@ install(DIRECTORY ${CMAKE_SOURCE_DIR}/docs/ DESTINATION ${SR_DOC_DIR}/docs
 set(SR_DOC_SCHEMAS ${EMBEDDED_SCHEMAS})
 list(FILTER SR_DOC_SCHEMAS EXCLUDE REGEX "/metaschemas/")
 install(FILES ${SR_DOC_SCHEMAS} DESTINATION ${SR_DOC_DIR}/schemas)
+# The socket protocol's JSON Schemas (docs/protocol.md), for clients to validate against.
+install(DIRECTORY ${CMAKE_SOURCE_DIR}/schemas/ DESTINATION ${SR_DOC_DIR}/protocol-schemas
+  FILES_MATCHING PATTERN "*.schema.json")
 
 # systemd units and the nightly eval's wrapper (it names the run folder by
 # the UTC date, which a unit file cannot compute).

@@ -1,4 +1,4 @@
-// The README quotes the fault-script documentation; keep the two equal.
+// docs/simulated.md quotes the fault-script documentation; keep the two equal.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -9,12 +9,12 @@
 namespace skillrunner::providers {
 namespace {
 
-TEST(FaultScriptDocsTest, ReadmeQuotesTheDocumentationVerbatim) {
-  std::ifstream in(SKILLRUNNER_SOURCE_DIR "/README.md");
+TEST(FaultScriptDocsTest, TheDocsQuoteTheDocumentationVerbatim) {
+  std::ifstream in(SKILLRUNNER_SOURCE_DIR "/docs/simulated.md");
   std::stringstream readme;
   readme << in.rdbuf();
   EXPECT_NE(readme.str().find(std::string(FaultScriptDocumentation())), std::string::npos)
-      << "README.md's fault-script section differs from FaultScriptDocumentation()";
+      << "docs/simulated.md's fault-script section differs from FaultScriptDocumentation()";
 }
 
 }  // namespace
