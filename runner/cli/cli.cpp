@@ -22,6 +22,7 @@
 #include "runner/key_reference.h"
 #include "runner/lint_codes.h"
 #include "services/common/json_text.h"
+#include "services/common/stream_events.h"
 #include "runner/logging.h"
 #include "runner/skill_json.h"
 #include "runner/tree_index.h"
@@ -43,6 +44,7 @@ struct RunOptions {
   bool show_request = false;
   std::string traceparent;
   bool no_tree_cache = false;
+  bool stream = false;
 };
 
 void PrintJson(const json::value& value, bool pretty) {
@@ -80,6 +82,16 @@ std::string JoinDiagnostics(const std::vector<Diagnostic>& diagnostics) {
     out += d.ToString();
   }
   return out;
+}
+
+// `run --stream`: each event as the socket's notification would be, with
+// "id": null, on a line of its own as soon as it happens.
+void PrintStreamEvent(std::string_view method, json::object params) {
+  params["id"] = nullptr;
+  std::string line = CompactJson(json::object{{"jsonrpc", "2.0"}, {"method", method}, {"params", std::move(params)}});
+  line.push_back('\n');
+  std::fwrite(line.data(), 1, line.size(), stdout);
+  std::fflush(stdout);
 }
 
 std::expected<json::value, std::string> ReadInput(const RunOptions& options) {
@@ -127,6 +139,8 @@ int Run(const CommonOptions& common, const RunOptions& options) {
   if (!options.session.empty()) invocation.session = options.session;
   invocation.show_request = options.show_request;
   if (!options.traceparent.empty()) invocation.traceparent = ParseTraceparent(options.traceparent);
+  StreamEvents events(PrintStreamEvent);
+  if (options.stream) invocation.stream = &events;
 
   std::optional<InvocationOutcome> outcome;
   std::exception_ptr failure;
@@ -265,6 +279,8 @@ CLI::App* AddRunCommand(CLI::App& app, RunOptions& run) {
   run_cmd->add_option("--timeout-ms", run.timeout_ms, "Override the skill's timeout_ms")->check(CLI::PositiveNumber);
   run_cmd->add_option("--seed", run.seed, "Seed for the simulated provider")->check(CLI::NonNegativeNumber);
   run_cmd->add_option("--session", run.session, "Session id: earlier validation errors of this skill in the session are fed forward");
+  run_cmd->add_flag("--stream", run.stream,
+                    "Print skills.partial and skills.reset events as JSON lines while the answer is generated");
   run_cmd->add_flag("--show-request", run.show_request, "Each LLM attempt carries the request it made (messages, response format)");
   run_cmd->add_option("--traceparent", run.traceparent, "W3C traceparent: the invocation's span is a child of this one")
       ->check([](const std::string& text) {

@@ -21,6 +21,10 @@
 #include "runner/server/line_framer.h"
 #include "runner/server/server_state.h"
 
+namespace skillrunner {
+class StreamEvents;  // services/common/stream_events.h
+}  // namespace skillrunner
+
 namespace skillrunner::server {
 
 class Connection : public std::enable_shared_from_this<Connection> {
@@ -48,6 +52,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
         std::make_shared<boost::asio::cancellation_signal>();
     boost::asio::strand<boost::asio::io_context::executor_type> strand;
     std::string skill;
+    std::shared_ptr<StreamEvents> events;  // options.stream: its notifications
     void Cancel();
   };
   // The answers of one batch line, sent as one array when the last arrives.
@@ -69,6 +74,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void HandleLine(std::string_view line);
   void HandleCall(Call call, Reply reply);
   void StartInvoke(Call call, Reply reply, const std::string& tenant);
+  // DESIGN 10.7: events that go out as skills.partial / skills.reset
+  // notifications carrying `id`, before the invocation's answer.
+  StreamEvents* StartStream(InFlight& flight, const boost::json::value& id);
   void Answer(const Reply& reply, boost::json::object answer);
   void AnswerText(const Reply& reply, std::string line);
   void Send(std::string line);

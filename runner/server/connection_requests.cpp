@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include "services/common/json_text.h"
+#include "services/common/stream_events.h"
 #include "runner/logging.h"
 #include "runner/server/connection.h"
 #include "runner/server/methods.h"
@@ -61,6 +62,11 @@ struct CallerQuota {
   std::string tenant;  // "": the admin, no quota
   state::TenantQuotas* quotas = nullptr;
 };
+
+// DESIGN 10.8: a batch is answered as one array, so its members cannot stream.
+std::vector<FieldError> StreamInBatch() {
+  return {{"/options/stream", "streaming is not available inside a batch: send the request on a line of its own"}};
+}
 
 // A tenant's slot longer than any invocation it could hold.
 constexpr std::chrono::minutes kLongestLease{15};
@@ -271,8 +277,23 @@ void Connection::HandleCall(Call call, Reply reply) {
   Answer(reply, HandleSimpleMethod(*state_, call));
 }
 
+StreamEvents* Connection::StartStream(InFlight& flight, const json::value& id) {
+  std::weak_ptr<Connection> weak = shared_from_this();
+  auto emit = [weak, id, executor = socket_.get_executor()](std::string_view method, json::object params) {
+    params["id"] = id;
+    std::string line =
+        CompactJson(json::object{{"jsonrpc", "2.0"}, {"method", method}, {"params", std::move(params)}});
+    asio::post(executor, [weak, line = std::move(line)]() mutable {
+      if (auto self = weak.lock()) self->Send(std::move(line));
+    });
+  };
+  flight.events = std::make_shared<StreamEvents>(std::move(emit));
+  return flight.events.get();
+}
+
 void Connection::StartInvoke(Call call, Reply reply, const std::string& tenant) {
   auto params = ReadInvokeParams(call.params);
+  if (params && params->stream && reply.batch) params = std::unexpected(StreamInBatch());
   if (!params) {
     Answer(reply, InvalidParamsAnswer(call.id, params.error()));
     return;
@@ -306,7 +327,8 @@ void Connection::StartInvoke(Call call, Reply reply, const std::string& tenant) 
   std::shared_ptr<SkillRunner> runner = state_->host.Current();
   // Metrics are labelled by skill: a client must not be able to mint labels.
   std::string label = runner->registry()->FindSkill(params->skill) ? params->skill : std::string(kUnknownSkill);
-  auto flight = std::make_shared<InFlight>(InFlight{.strand = asio::make_strand(state_->io), .skill = std::move(label)});
+  auto flight = std::make_shared<InFlight>(
+      InFlight{.strand = asio::make_strand(state_->io), .skill = std::move(label), .events = nullptr});
   in_flight_.emplace(key, flight);
   state_->metrics.AddInFlight(1);
 
@@ -344,6 +366,7 @@ void Connection::StartInvoke(Call call, Reply reply, const std::string& tenant) 
   std::string skill = params->skill;
   json::value input = std::move(params->input);
   InvocationOptions options = std::move(params->options);
+  if (params->stream) options.stream = StartStream(*flight, call.id);
   asio::co_spawn(flight->strand,
                  RunInvocation(std::move(runner), std::move(skill), std::move(input), std::move(options),
                                call.id, serialize, CallerQuota{tenant, state_->options.quotas}),

@@ -26,9 +26,16 @@ namespace {
 constexpr std::int64_t kMaxTimeoutMs = 24LL * 3600 * 1000;
 
 // One member of `options`, into `options`; a bad one is an error at `path`.
-void ReadOption(std::string_view key, const json::value& value, const std::string& path, InvocationOptions& options,
+void ReadOption(std::string_view key, const json::value& value, const std::string& path, InvokeParams& params,
                 std::vector<FieldError>& errors) {
-  if (key == "timeout_ms") {
+  InvocationOptions& options = params.options;
+  if (key == "stream") {
+    if (value.is_bool()) {
+      params.stream = value.as_bool();
+    } else {
+      errors.push_back({path, "expected true or false"});
+    }
+  } else if (key == "timeout_ms") {
     if (value.is_int64() && value.as_int64() > 0 && value.as_int64() <= kMaxTimeoutMs) {
       options.timeout = std::chrono::milliseconds(value.as_int64());
     } else {
@@ -65,7 +72,7 @@ void ReadOption(std::string_view key, const json::value& value, const std::strin
     if (value.is_string()) options.traceparent = ParseTraceparent(value.as_string(), &why);
     if (!options.traceparent) errors.push_back({path, "not a W3C traceparent: " + why});
   } else {
-    errors.push_back({path, "unknown option (expected timeout_ms, seed, session, show_request, max_cost_usd, traceparent)"});
+    errors.push_back({path, "unknown option (expected timeout_ms, seed, session, show_request, max_cost_usd, traceparent, stream)"});
   }
 }
 
@@ -98,10 +105,10 @@ std::expected<InvokeParams, std::vector<FieldError>> ReadInvokeParams(json::valu
   }
   if (const json::value* options = ParamMember(params, "options"); options && !options->is_null()) {
     if (!options->is_object()) {
-      errors.push_back({"/options", "expected an object {timeout_ms?, seed?, session?, show_request?, max_cost_usd?, traceparent?}"});
+      errors.push_back({"/options", "expected an object {timeout_ms?, seed?, session?, show_request?, max_cost_usd?, traceparent?, stream?}"});
     } else {
       for (const auto& [key, value] : options->as_object()) {
-        ReadOption(key, value, "/options/" + std::string(key), out.options, errors);
+        ReadOption(key, value, "/options/" + std::string(key), out, errors);
       }
     }
   }

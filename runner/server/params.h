@@ -24,10 +24,11 @@ struct InvokeParams {
   std::string skill;
   boost::json::value input;
   InvocationOptions options;
+  bool stream = false;  // options.stream (DESIGN 10.7): partials and resets as notifications
 };
 
 // skills.invoke params: {skill: string, input: any JSON, options?: {timeout_ms,
-// seed, session, show_request, max_cost_usd, traceparent}}. Errors name the
+// seed, session, show_request, max_cost_usd, traceparent, stream}}. Errors name the
 // JSON pointer of each bad member. The input is moved out of `params`.
 std::expected<InvokeParams, std::vector<FieldError>> ReadInvokeParams(boost::json::value& params);
 

@@ -191,6 +191,7 @@ json::value ToJson(const Attempt& a) {
   if (!a.model.empty()) out["cost_usd"] = a.cost_usd ? json::value(*a.cost_usd) : json::value(nullptr);
   if (a.tokens_estimated) out["tokens_estimated"] = true;
   if (a.from_cache) out["from_cache"] = true;
+  if (a.aborted_early) out["aborted_early"] = true;
   out["duration_ms"] = a.duration_ms;
   if (a.request) out["request"] = *a.request;
   return out;

@@ -20,6 +20,8 @@
 
 namespace skillrunner {
 
+class StreamEvents;  // services/common/stream_events.h
+
 // What one attempt came to (DESIGN 6.1 "attempt.kind").
 enum class AttemptKind {
   kOk,
@@ -115,6 +117,9 @@ struct Attempt {
   std::optional<double> cost_usd;  // at the model's price; none when the model has no price
   bool tokens_estimated = false;
   bool from_cache = false;  // eval --cache answered it: no request was made, nothing was paid
+  // DESIGN 10.7: a streamed answer stopped as soon as a complete member broke
+  // the schema (its tokens are the part that arrived).
+  bool aborted_early = false;
   std::int64_t duration_ms = 0;  // the request's own time, from when it went out to its answer
   AttemptSpan span;  // LLM attempts of a traced invocation
 };
@@ -154,6 +159,9 @@ struct InvocationOptions {
   std::optional<double> max_cost_usd;
   // DESIGN 9.4: the caller's W3C traceparent; the invocation's span is its child.
   std::optional<TraceContext> traceparent;
+  // DESIGN 10.7: the output streams to these events as it is generated (the
+  // skill's own generations only); not owned, outlives the invocation.
+  StreamEvents* stream = nullptr;
 };
 
 // How long one request waited before it went out and how long it took.

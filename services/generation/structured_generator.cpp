@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "services/generation/answer_check.h"
+#include "services/generation/answer_stream.h"
 #include "services/generation/prompt_builder.h"
 
 namespace skillrunner::generation {
@@ -220,6 +221,7 @@ std::vector<FieldError> AsTheModelAnswered(const Conversation& c, const std::vec
 // (continuation); or the original messages, then every error (fresh).
 std::optional<Error> Retry(Conversation& c, const std::string& answer_text, const Attempt& failed,
                            InvocationContext& ctx) {
+  // A stream stopped early was cut: it is never shown back (DESIGN 10.8).
   if (c.retries_left <= 0) {
     std::string after = " after " + Count(static_cast<std::size_t>(c.spec.retry.validation_retries), "retry", "retries");
     std::string message = "the answer is still not JSON" + after;
@@ -232,7 +234,7 @@ std::optional<Error> Retry(Conversation& c, const std::string& answer_text, cons
   }
   --c.retries_left;
   ++ctx.metrics().validation_retries;
-  const bool fresh = c.spec.retry.strategy == RetryStrategy::kFresh;
+  const bool fresh = c.spec.retry.strategy == RetryStrategy::kFresh || failed.aborted_early;
   std::string turn = RetryTurn(AsTheModelAnswered(c, failed.errors), failed.kind, fresh,
                                c.mode == OutputMode::kTool ? std::string_view(c.spec.schema_name) : "");
   if (fresh) {
@@ -297,6 +299,54 @@ bool FallsBack(const Error& error) {
   return error.code == ErrorCode::kProviderUnavailable || error.code == ErrorCode::kOverloaded;
 }
 
+// Parse and schema (Check), then the skill's rules that need no process;
+// the value when it stands so far.
+std::optional<json::value> CheckAnswerAndRules(const Conversation& c, const ChatResponse& answer, Attempt& attempt) {
+  std::optional<json::value> value = Check(c, answer, attempt);
+  if (value && !c.spec.rules.empty() && !HasExecRules(c.spec.rules)) {
+    if (Rejected(CheckNonEmpty(c.spec.rules, *value), attempt)) value.reset();
+  }
+  return value;
+}
+
+// The skill's rules with exec validators, on a schema-valid answer: the value
+// when it stands; an error when a validator itself failed (its attempt
+// recorded).
+boost::asio::awaitable<Result<std::optional<json::value>>> CheckExecRules(const GenerationSpec& spec, json::value value,
+                                                                           Attempt& attempt, RuleRunner* rules,
+                                                                           InvocationContext& ctx) {
+  Result<std::vector<FieldError>> broken = co_await CheckRules(spec.rules, value, rules, ctx);
+  if (!broken) {
+    // A validator that fails is never a pass: the answer it was given stays on record.
+    attempt.kind = AttemptKind::kHandler;
+    attempt.errors = {{"", broken.error().message}};
+    ctx.AddAttempt(std::move(attempt));
+    co_return std::unexpected(std::move(broken.error()));
+  }
+  if (Rejected(std::move(*broken), attempt)) co_return std::nullopt;
+  co_return std::optional<json::value>(std::move(value));
+}
+
+// Streams the next request's answer (DESIGN 10.7): complete members are
+// checked against the skill's schema as the model writes it, except where the
+// wire schema wraps the root (strict providers hold their answers to it).
+void ArmStream(AnswerStream& stream, Conversation& c) {
+  const AnswerSchema& schema = *c.schema;
+  const bool strict = UsesStrictWire(c.mode) && !schema.strict_wire.is_null();
+  const bool wrapped = strict && schema.wrapped;
+  stream.Arm(c.request, wrapped ? nullptr : &schema.original, strict, wrapped);
+}
+
+// A stream stopped because a complete member broke the schema: a validation
+// failure of a cut answer, with the tokens that arrived.
+Attempt AbortedAttempt(const Conversation& c, const ChatResponse& answer, const AnswerStream& stream) {
+  Attempt attempt = AnsweredAttempt(c, answer);
+  attempt.kind = AttemptKind::kValidation;
+  attempt.errors = stream.abort_errors();
+  attempt.aborted_early = true;
+  return attempt;
+}
+
 }  // namespace
 
 StructuredGenerator::StructuredGenerator(ProviderLookup providers, ModelDowngrades& downgrades,
@@ -306,6 +356,8 @@ StructuredGenerator::StructuredGenerator(ProviderLookup providers, ModelDowngrad
 boost::asio::awaitable<Result<Produced>> StructuredGenerator::Generate(const GenerationSpec& spec, Prompt prompt,
                                                                        InvocationContext& ctx, int sample) const {
   Conversation c = Begin(spec, prompt, sample, downgrades_, ctx);
+  std::optional<AnswerStream> stream;
+  if (ctx.options().stream != nullptr && spec.role == AttemptRole::kGeneration) stream.emplace(*ctx.options().stream, ctx);
   std::size_t next_fallback = 0;
   bool escalated = false;
   for (;;) {
@@ -315,9 +367,11 @@ boost::asio::awaitable<Result<Produced>> StructuredGenerator::Generate(const Gen
                                                     std::string(c.provider) + "\", which this process has not configured");
     }
     providers::RetryingProvider retrying(*provider, options_);
+    if (stream) ArmStream(*stream, c);
     auto response = co_await retrying.Chat(c.request, spec.retry.transient, ctx);
     if (!response) {
       if (FallsBack(response.error()) && next_fallback < spec.fallbacks.size()) {
+        if (stream) stream->OverrideReason("fallback");
         FallBack(c, spec.fallbacks[next_fallback++], response.error(), downgrades_, ctx);
         continue;
       }
@@ -327,26 +381,21 @@ boost::asio::awaitable<Result<Produced>> StructuredGenerator::Generate(const Gen
       Downgrade(c, response.error(), downgrades_, ctx);
       continue;
     }
-    Attempt attempt = AnsweredAttempt(c, *response);
-    if (ctx.options().show_request) attempt.request = providers::RequestForDisplay(c.request);
-    if (auto stopped = Stopped(c, *response, attempt, ctx)) {
-      if (*stopped) co_return std::unexpected(std::move(**stopped));
-      continue;
-    }
-    std::optional<json::value> value = Check(c, *response, attempt);
-    if (value && !spec.rules.empty()) {
-      if (!HasExecRules(spec.rules)) {
-        if (Rejected(CheckNonEmpty(spec.rules, *value), attempt)) value.reset();
-      } else {
-        Result<std::vector<FieldError>> broken = co_await CheckRules(spec.rules, *value, rules_, ctx);
-        if (!broken) {
-          // A validator that fails is never a pass: the answer it was given stays on record.
-          attempt.kind = AttemptKind::kHandler;
-          attempt.errors = {{"", broken.error().message}};
-          ctx.AddAttempt(std::move(attempt));
-          co_return std::unexpected(std::move(broken.error()));
-        }
-        if (Rejected(std::move(*broken), attempt)) value.reset();
+    if (stream) stream->Answered(*response);
+    const bool aborted = stream && response->stopped_early;
+    Attempt attempt = aborted ? AbortedAttempt(c, *response, *stream) : AnsweredAttempt(c, *response);
+    std::optional<json::value> value;
+    if (!aborted) {
+      if (ctx.options().show_request) attempt.request = providers::RequestForDisplay(c.request);
+      if (auto stopped = Stopped(c, *response, attempt, ctx)) {
+        if (*stopped) co_return std::unexpected(std::move(**stopped));
+        continue;
+      }
+      value = CheckAnswerAndRules(c, *response, attempt);
+      if (value && HasExecRules(spec.rules)) {
+        auto ruled = co_await CheckExecRules(spec, std::move(*value), attempt, rules_, ctx);
+        if (!ruled) co_return std::unexpected(std::move(ruled.error()));
+        value = std::move(*ruled);
       }
     }
     if (value) co_return Produced{std::move(*value), std::move(attempt)};

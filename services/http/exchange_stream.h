@@ -19,7 +19,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <expected>
+#include <functional>
 #include <string>
+#include <string_view>
 
 #include "services/http/exchange.h"
 #include "services/http/http_error.h"
@@ -43,6 +45,72 @@ HttpResponse ToResponse(boost::beast::http::response<boost::beast::http::string_
 inline void LimitParser(ResponseParser& parser, std::size_t max_response_bytes) {
   parser.body_limit(max_response_bytes);
   parser.header_limit(static_cast<std::uint32_t>(std::min(kMaxHeaderBytes, max_response_bytes)));
+}
+
+// Fills `outcome` for a response read that failed with `read_ec`.
+inline void ReadFailed(const boost::system::error_code& read_ec, const ResponseParser& parser,
+                       const boost::beast::flat_buffer& buffer, std::size_t max_response_bytes,
+                       ExchangeOutcome& outcome) {
+  namespace beast_http = boost::beast::http;
+  outcome.nothing_received = !parser.got_some() && buffer.size() == 0;
+  if (read_ec == boost::asio::error::operation_aborted) {
+    outcome.response = Cancelled();
+  } else if (read_ec == beast_http::error::body_limit || read_ec == beast_http::error::header_limit) {
+    outcome.response = Fail(HttpErrorKind::kTooLarge,
+                            "response exceeds " + std::to_string(max_response_bytes) + " bytes");
+  } else if (IsDisconnect(read_ec)) {
+    outcome.response = Fail(HttpErrorKind::kDropped, "connection closed before the response was complete");
+  } else {
+    outcome.response = Fail(HttpErrorKind::kProtocol, "invalid HTTP response: " + read_ec.message());
+  }
+}
+
+// Fills `outcome` with the whole response `parser` read.
+inline void Finished(ResponseParser& parser, const boost::beast::flat_buffer& buffer, ExchangeOutcome& outcome) {
+  auto& response = parser.get();
+  outcome.keep_alive = response.keep_alive() && !parser.need_eof() && buffer.size() == 0;
+  outcome.response = ToResponse(parser.release());
+}
+
+// HttpRequest::on_body: the header first; a 2xx body is handed over as it
+// arrives, and a `false` from on_body ends the read (the connection is not
+// kept, so it closes); any other status is read whole.
+template <class Stream>
+boost::asio::awaitable<void> ReadStreamed(Stream& stream, boost::beast::flat_buffer& buffer, ResponseParser& parser,
+                                          const std::function<bool(std::string_view)>& on_body,
+                                          std::size_t max_response_bytes, ExchangeOutcome& outcome) {
+  namespace asio = boost::asio;
+  namespace beast_http = boost::beast::http;
+  auto [header_ec, header_read] =
+      co_await beast_http::async_read_header(stream, buffer, parser, asio::as_tuple(asio::use_awaitable));
+  (void)header_read;
+  if (header_ec) {
+    ReadFailed(header_ec, parser, buffer, max_response_bytes, outcome);
+    co_return;
+  }
+  const unsigned status = parser.get().result_int();
+  const bool streamed = status >= 200 && status < 300;
+  std::size_t delivered = 0;
+  while (!parser.is_done()) {
+    auto [read_ec, read] =
+        co_await beast_http::async_read_some(stream, buffer, parser, asio::as_tuple(asio::use_awaitable));
+    (void)read;
+    if (read_ec) {
+      ReadFailed(read_ec, parser, buffer, max_response_bytes, outcome);
+      co_return;
+    }
+    const std::string& body = parser.get().body();
+    if (!streamed || body.size() == delivered) continue;
+    const bool more = on_body(std::string_view(body).substr(delivered));
+    delivered = body.size();
+    if (!more) {
+      outcome.keep_alive = false;
+      outcome.response = ToResponse(parser.release());
+      outcome.response->stopped = true;
+      co_return;
+    }
+  }
+  Finished(parser, buffer, outcome);
 }
 
 // Writes `request` on `stream` and reads its response, with `buffer` holding
@@ -73,29 +141,18 @@ boost::asio::awaitable<ExchangeOutcome> ExchangeOn(Stream& stream, boost::beast:
   ResponseParser parser;
   LimitParser(parser, max_response_bytes);
   if (message->method() == beast_http::verb::head) parser.skip(true);
+  if (request.on_body) {
+    co_await ReadStreamed(stream, buffer, parser, request.on_body, max_response_bytes, outcome);
+    co_return outcome;
+  }
   auto [read_ec, read] =
       co_await beast_http::async_read(stream, buffer, parser, asio::as_tuple(asio::use_awaitable));
   (void)read;
   if (read_ec) {
-    outcome.nothing_received = !parser.got_some() && buffer.size() == 0;
-    if (read_ec == asio::error::operation_aborted) {
-      outcome.response = Cancelled();
-    } else if (read_ec == beast_http::error::body_limit ||
-               read_ec == beast_http::error::header_limit) {
-      outcome.response = Fail(HttpErrorKind::kTooLarge,
-                              "response exceeds " + std::to_string(max_response_bytes) + " bytes");
-    } else if (IsDisconnect(read_ec)) {
-      outcome.response =
-          Fail(HttpErrorKind::kDropped, "connection closed before the response was complete");
-    } else {
-      outcome.response =
-          Fail(HttpErrorKind::kProtocol, "invalid HTTP response: " + read_ec.message());
-    }
+    ReadFailed(read_ec, parser, buffer, max_response_bytes, outcome);
     co_return outcome;
   }
-  auto& response = parser.get();
-  outcome.keep_alive = response.keep_alive() && !parser.need_eof() && buffer.size() == 0;
-  outcome.response = ToResponse(parser.release());
+  Finished(parser, buffer, outcome);
   co_return outcome;
 }
 

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstddef>
 #include <expected>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -25,12 +26,18 @@ struct HttpRequest {
   // Bound on the whole exchange (waiting for a connection, connect, TLS,
   // write, read). The caller's own cancellation also ends it.
   std::chrono::milliseconds timeout{600'000};
+  // Streaming (server-sent events): when set, the body of a 2xx answer is
+  // handed over piece by piece as it arrives (and still collected in `body`);
+  // `false` stops reading it: the connection is closed and the response comes
+  // back with what arrived and `stopped` set. Other answers are read whole.
+  std::function<bool(std::string_view)> on_body;
 };
 
 struct HttpResponse {
   int status = 0;
   std::vector<std::pair<std::string, std::string>> headers;  // names lower-cased
   std::string body;
+  bool stopped = false;  // HttpRequest::on_body asked to stop before the body ended
 
   // The first header with this name (case-insensitive), if any.
   std::optional<std::string_view> Header(std::string_view name) const;

@@ -7,6 +7,7 @@
 
 #include "services/common/json_text.h"
 #include "services/providers/http_errors.h"
+#include "services/providers/other_streams.h"
 
 namespace skillrunner::providers {
 namespace json = boost::json;
@@ -80,6 +81,7 @@ json::object AnthropicProvider::RequestBody(const ChatRequest& request) const {
                                              {"strict", request.response_format.strict}}};
     body["tool_choice"] = json::object{{"type", "tool"}, {"name", name}};
   }
+  if (request.on_text) body["stream"] = true;
   return body;
 }
 
@@ -88,6 +90,7 @@ boost::asio::awaitable<std::expected<ChatResponse, ProviderError>> AnthropicProv
   ChatCall call{JoinUrl(options_.base_url, "/v1/messages"),
                 {{"anthropic-version", options_.anthropic_version}},
                 "x-api-key", "", ParseAnthropicError, ParseAnthropicResponse};
+  if (request.on_text) call.stream = MakeAnthropicChatStream(request);
   KeySource source{env_, options_.api_key_env, options_.name, options_.base_url};
   co_return co_await PostChat(*client_, source, std::move(call), CompactJson(RequestBody(request)), request);
 }

@@ -8,6 +8,7 @@
 
 #include "services/common/json_text.h"
 #include "services/providers/http_errors.h"
+#include "services/providers/other_streams.h"
 
 namespace skillrunner::providers {
 namespace json = boost::json;
@@ -70,8 +71,11 @@ json::object GeminiProvider::RequestBody(const ChatRequest& request) const {
 boost::asio::awaitable<std::expected<ChatResponse, ProviderError>> GeminiProvider::Chat(const ChatRequest& request) {
   // The model name is one path segment: percent-encode what would break it.
   std::string model = boost::urls::encode(request.model, boost::urls::pchars);
-  ChatCall call{JoinUrl(options_.base_url, "/v1beta/models/" + model + ":generateContent"), {}, "x-goog-api-key",
+  // DESIGN 10.7: streamed as server-sent events when the caller streams.
+  const std::string method = request.on_text ? ":streamGenerateContent?alt=sse" : ":generateContent";
+  ChatCall call{JoinUrl(options_.base_url, "/v1beta/models/" + model + method), {}, "x-goog-api-key",
                 "", ParseGeminiError, ParseGeminiResponse};
+  if (request.on_text) call.stream = MakeGeminiChatStream(request);
   KeySource source{env_, options_.api_key_env, options_.name, options_.base_url};
   co_return co_await PostChat(*client_, source, std::move(call), CompactJson(RequestBody(request)), request);
 }

@@ -163,7 +163,8 @@ boost::asio::awaitable<std::expected<ChatResponse, ProviderError>> PostChat(
   request.timeout = chat.timeout;
   request.method = "POST";
   request.headers.emplace_back("content-type", "application/json");
-  request.headers.emplace_back("accept", "application/json");
+  request.headers.emplace_back("accept", call.stream ? "text/event-stream" : "application/json");
+  if (call.stream) request.on_body = [stream = call.stream.get()](std::string_view bytes) { return stream->Feed(bytes); };
   request.headers.emplace_back("user-agent", "skillrunner/" SKILLRUNNER_VERSION);
   if (!chat.metadata.traceparent.empty()) request.headers.emplace_back("traceparent", chat.metadata.traceparent);
   auto response = co_await client.Send(std::move(request));
@@ -172,6 +173,9 @@ boost::asio::awaitable<std::expected<ChatResponse, ProviderError>> PostChat(
     ProviderError error = call.parse_error(*response);
     RedactError(error, key.value_or(""));
     co_return std::unexpected(std::move(error));
+  }
+  if (call.stream && response->Header("content-type").value_or("").starts_with("text/event-stream")) {
+    co_return call.stream->Finish(*response, chat);
   }
   co_return call.parse_answer(*response, chat);
 }

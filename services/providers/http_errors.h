@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <expected>
 #include <functional>
+#include <memory>
 #include <string>
 #include <optional>
 #include <string_view>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "services/http/http_client.h"
+#include "services/providers/chat_stream.h"
 #include "services/providers/provider.h"
 
 namespace skillrunner::providers {
@@ -61,6 +63,9 @@ struct ChatCall {
   ProviderError (*parse_error)(const http::HttpResponse&) = nullptr;
   std::expected<ChatResponse, ProviderError> (*parse_answer)(const http::HttpResponse&,
                                                              const ChatRequest&) = nullptr;
+  // Set when the request asks for a stream: the body is read through it (an
+  // answer that is not text/event-stream still goes to parse_answer).
+  std::unique_ptr<ChatStream> stream = nullptr;
 };
 
 // Where the key of a provider comes from (LookUpKey).
@@ -75,7 +80,7 @@ struct KeySource {
 // set here, after the provider's own headers) within request.timeout, and maps
 // every failure to a ProviderError: no answer -> ErrorFromTransport; a non-2xx
 // answer -> call.parse_error, with the key redacted from it; a 2xx answer ->
-// call.parse_answer.
+// call.parse_answer (call.stream's Finish for an event stream).
 boost::asio::awaitable<std::expected<ChatResponse, ProviderError>> PostChat(
     http::HttpClient& client, const KeySource& source, ChatCall call, std::string body, const ChatRequest& request);
 

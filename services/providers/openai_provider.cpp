@@ -6,6 +6,7 @@
 
 #include "services/common/json_text.h"
 #include "services/providers/http_errors.h"
+#include "services/providers/openai_stream.h"
 
 namespace skillrunner::providers {
 namespace json = boost::json;
@@ -60,6 +61,10 @@ json::object OpenAiProvider::RequestBody(const ChatRequest& request) const {
       break;
     }
   }
+  if (request.on_text) {
+    body["stream"] = true;
+    body["stream_options"] = json::object{{"include_usage", true}};
+  }
   return body;
 }
 
@@ -68,6 +73,7 @@ boost::asio::awaitable<std::expected<ChatResponse, ProviderError>> OpenAiProvide
   const bool bearer = options_.auth_header == "authorization";
   ChatCall call{WithQuery(JoinUrl(options_.base_url, "/chat/completions"), options_.query), {},
                 options_.auth_header, bearer ? "Bearer " : "", ParseOpenAiError, ParseOpenAiResponse};
+  if (request.on_text) call.stream = MakeOpenAiChatStream(request);
   KeySource source{env_, options_.api_key_env, options_.name, options_.base_url};
   co_return co_await PostChat(*client_, source, std::move(call), CompactJson(RequestBody(request)), request);
 }

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdint>
 #include <expected>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -69,6 +70,12 @@ struct ChatRequest {
   RequestMetadata metadata;
   // Bound on this one request (the invocation deadline also applies).
   std::chrono::milliseconds timeout{600'000};
+  // Streaming (DESIGN 10.7): when set, a provider that can stream asks for
+  // the answer as a stream and calls it with each piece of the answer's text
+  // (content, or a tool call's arguments) as it arrives; `false` stops the
+  // stream (the answer comes back cut, with stopped_early set). Providers
+  // that cannot stream ignore it.
+  std::function<bool(std::string_view)> on_text;
 };
 
 enum class FinishReason { kStop, kLength, kRefusal, kContentFilter, kOther };
@@ -99,6 +106,7 @@ struct ChatResponse {
   AttemptSpan span;  // the request's span (RetryingProvider fills in its id and times)
   RequestTiming timing;  // RetryingProvider: the wait before it went out and its own time
   bool from_cache = false;  // answered by eval --cache's store, not the provider (DESIGN 9.5)
+  bool stopped_early = false;  // ChatRequest::on_text stopped the stream: `text` is cut
 };
 
 // A failed request, as a value. `retryable` follows DESIGN §5.2.

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <sstream>
 #include <thread>
 
 #include "runner/config.h"
@@ -246,6 +247,63 @@ TEST_F(LlamaServerTest, ATimedOutInvocationFreesTheServersSlot) {
   // The slot is free: the next invocation is answered.
   tree_.Write("skills/ticket/skill.yaml", TicketSkill("tiny-native"));
   Run("run ticket --input '{\"text\": \"refund\"}'", true);
+}
+
+// `run --stream` of each line: the notifications before the last line, and
+// the last line (the result or the error).
+std::pair<std::vector<json::value>, json::value> StreamLines(const std::string& out) {
+  std::vector<json::value> lines;
+  std::stringstream in(out);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty()) lines.push_back(json::parse(line));
+  }
+  if (lines.empty()) return {};
+  json::value last = lines.back();
+  lines.pop_back();
+  return {lines, last};
+}
+
+// Streaming with native json_schema: the server's SSE chunks grow the answer
+// token by token; the last partial is the output, usage is the server's.
+TEST_F(LlamaServerTest, StreamingNativeStrictOutputGrowsToTheResult) {
+  tree_.Write("skills/ticket/skill.yaml", TicketSkill("tiny-native", 400));
+  auto result = Skillrunner(tree_.root(), "run ticket --seed 7 --stream --input '{\"text\": \"login broken\"}'");
+  ASSERT_EQ(result.status, 0) << result.out;
+  auto [events, answer] = StreamLines(result.out);
+  ASSERT_GE(events.size(), 2u) << result.out;  // more than one piece: it streamed
+  for (const json::value& event : events) {
+    EXPECT_EQ(event.at("method"), "skills.partial") << json::serialize(event);
+    EXPECT_EQ(event.at("params").at("id"), json::value(nullptr));
+    EXPECT_EQ(event.at("params").at("attempt"), json::value(1));
+  }
+  EXPECT_EQ(events.back().at("params").at("value"), answer.at("output"));
+  EXPECT_EQ(events.back().at("params").at("complete").as_array().back(), "");
+  const json::value& attempt = answer.at("attempts").at(0);
+  EXPECT_GT(attempt.at("output_tokens").as_int64(), 0);
+  EXPECT_FALSE(attempt.as_object().contains("tokens_estimated")) << json::serialize(attempt);
+}
+
+// Streaming the validation loop: whatever the model writes, each attempt's
+// partials come before its reset, and the retry's after it.
+TEST_F(LlamaServerTest, StreamingTheLoopResetsBeforeTheRetrysPartials) {
+  tree_.Write("skills/ticket/skill.yaml", TicketSkill("tiny-loop", 200));
+  auto result = Skillrunner(tree_.root(), "run ticket --stream --input '{\"text\": \"refund\"}'");
+  auto [events, answer] = StreamLines(result.out);
+  ASSERT_TRUE(answer.is_object()) << result.out;
+  int shown = 0;
+  for (const json::value& event : events) {
+    const std::int64_t attempt = event.at("params").at("attempt").as_int64();
+    if (event.at("method") == "skills.reset") {
+      EXPECT_EQ(attempt, shown) << result.out;
+      shown = 0;
+    } else {
+      EXPECT_TRUE(shown == 0 || shown == attempt) << result.out;
+      shown = static_cast<int>(attempt);
+    }
+  }
+  if (result.status != 0) {
+    EXPECT_TRUE(answer.as_object().contains("error")) << result.out;
+  }
 }
 
 // A small eval run end to end: every case recorded, no run error.

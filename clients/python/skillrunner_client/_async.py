@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from types import TracebackType
+from collections.abc import AsyncIterator
 from typing import Any
 
 from ._errors import (
@@ -29,6 +30,9 @@ from ._protocol import (
 )
 from ._sync import JsonObject, SkillSummaries, _check_size, _timeout_error
 
+# A skills.partial or skills.reset notification: {"jsonrpc", "method", "params"}.
+StreamEvent = JsonObject
+
 _log = logging.getLogger("skillrunner_client")
 
 
@@ -45,6 +49,7 @@ class _AsyncConnection:
         self._reader = reader
         self._writer = writer
         self._pending: dict[int, asyncio.Future[JsonObject]] = {}
+        self._streams: dict[int, asyncio.Queue[JsonObject]] = {}
         self._task = asyncio.get_running_loop().create_task(self._read_loop())
 
     def register(self, req_id: int) -> asyncio.Future[JsonObject]:
@@ -58,6 +63,13 @@ class _AsyncConnection:
     def forget(self, req_id: int) -> None:
         """Stop tracking a call."""
         self._pending.pop(req_id, None)
+        self._streams.pop(req_id, None)
+
+    def listen(self, req_id: int) -> asyncio.Queue[JsonObject]:
+        """Collect the ``skills.partial``/``skills.reset`` notifications of a call."""
+        queue: asyncio.Queue[JsonObject] = asyncio.Queue()
+        self._streams[req_id] = queue
+        return queue
 
     async def send(self, line: bytes) -> None:
         """Write one whole line and wait for the buffer to drain."""
@@ -92,6 +104,13 @@ class _AsyncConnection:
         if not line.strip():
             return
         req_id, msg = decode_line(line)
+        if req_id is None and "method" in msg:
+            params = msg.get("params")
+            stream_id = params.get("id") if isinstance(params, dict) else None
+            queue = self._streams.get(stream_id) if isinstance(stream_id, int) else None
+            if queue is not None:
+                queue.put_nowait(msg)
+            return
         if req_id is None:
             _log.warning("skillrunner: an answer without id: %s", msg.get("error"))
             return
@@ -184,6 +203,45 @@ class AsyncClient:
                           skill, retries, round(delay_s * 1000))
                 await asyncio.sleep(delay_s)
 
+    async def stream(self, skill: str, input: Any, *,
+                     timeout_ms: int | None = None) -> AsyncIterator[StreamEvent | InvokeResult]:
+        """Invoke ``skill`` with ``"stream": true``: yield each event, then the result.
+
+        Events are ``{"method": "skills.partial", "params": {id, attempt, value,
+        complete}}`` while the answer grows and ``{"method": "skills.reset", "params":
+        {id, attempt, reason, errors}}`` when an attempt is abandoned (drop what was
+        shown for it); the last item is the InvokeResult, as ``invoke`` returns it.
+        Errors raise as from ``invoke`` (no OVERLOADED retry: events may have been
+        shown). Closing the iterator early sends ``$/cancel``.
+        """
+        deadline = Deadline(timeout_ms)
+        conn = await self._connection()
+        params = invoke_params(skill, input, deadline)
+        params.setdefault("options", {})["stream"] = True
+        req_id = self._ids.take()
+        line = encode_request(req_id, "skills.invoke", params, self._token)
+        _check_size(line, self._max_line_bytes)
+        fut = conn.register(req_id)
+        events = conn.listen(req_id)
+        done = False
+        try:
+            await conn.send(line)
+            while True:
+                item = await _next_event(events, fut, deadline)
+                if item is None:
+                    break
+                yield item
+            done = True
+            while not events.empty():
+                yield events.get_nowait()
+            yield invoke_result(result_of(fut.result()))
+        except TimeoutError:
+            raise _timeout_error(params, deadline) from None
+        finally:
+            if not done:
+                conn.send_nowait(encode_cancel(req_id, self._token))
+            conn.forget(req_id)
+
     async def health(self) -> JsonObject:
         """The server's ``health`` (status, in_flight, connections, limits, ...)."""
         result: JsonObject = await self._call("health", None)
@@ -270,6 +328,25 @@ class AsyncClient:
         except OSError as exc:
             raise ConnectionLostError(f"cannot connect to {self._address}: {exc}",
                                       details={"address": self._address}) from exc
+
+
+async def _next_event(events: asyncio.Queue[JsonObject], fut: asyncio.Future[JsonObject],
+                      deadline: Deadline) -> JsonObject | None:
+    """The next queued notification, or None once the answer came (events first)."""
+    if not events.empty():
+        return events.get_nowait()
+    if fut.done():
+        return None
+    getter = asyncio.ensure_future(events.get())
+    try:
+        async with asyncio.timeout(deadline.wait_s()):
+            await asyncio.wait({getter, fut}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        if not getter.done():
+            getter.cancel()
+    if getter.done() and not getter.cancelled():
+        return getter.result()
+    return None if events.empty() else events.get_nowait()
 
 
 async def _wait(fut: asyncio.Future[JsonObject], deadline: Deadline | None) -> JsonObject:

@@ -1,3 +1,9 @@
+/**
+ * The skillrunner client: one lazily opened connection (Unix socket or TCP)
+ * that pipelines every call, deadlines that send `$/cancel`, AbortSignal
+ * cancellation, OVERLOADED retried after the server's hint, and typed errors.
+ */
+import { Notification } from "./connection";
 import { Attempt } from "./errors";
 /** How to reach the server: `{socket}` or `{host, port, token?}`, plus tuning. */
 export interface ClientOptions {
@@ -41,6 +47,12 @@ export interface InvokeResult<O = unknown> {
     attempts: Attempt[];
     metrics: Record<string, unknown>;
 }
+/**
+ * An event of a streamed invocation: `skills.partial` ({id, attempt, value,
+ * complete}) as the answer grows, `skills.reset` ({id, attempt, reason,
+ * errors}) when an attempt is abandoned (drop what was shown for it).
+ */
+export type StreamEvent = Notification;
 /** A client for one server; safe to share: all calls pipeline over one connection. */
 export declare class Client {
     private readonly endpoint;
@@ -62,6 +74,13 @@ export declare class Client {
      * (without one: at most `maxOverloadedRetries` times).
      */
     invoke<O = unknown>(skill: string, input: unknown, options?: InvokeOptions): Promise<InvokeResult<O>>;
+    /**
+     * Invokes a skill with `"stream": true`: yields each StreamEvent as it
+     * arrives, then the InvokeResult (tell them apart by `"method" in item`).
+     * Errors reject as from `invoke` (no OVERLOADED retry: events may have been
+     * shown). Leaving the loop early sends `$/cancel`.
+     */
+    stream<O = unknown>(skill: string, input: unknown, options?: InvokeOptions): AsyncGenerator<StreamEvent | InvokeResult<O>, void, undefined>;
     /** The server's `health` answer (status, in_flight, connections, limits, ...). */
     health(options?: CallOptions): Promise<Record<string, unknown>>;
     /** `skills.list`: one summary per loaded skill (`id`, `version`, `schema_hash`, ...). */

@@ -51,6 +51,48 @@ class Client {
             }
         }
     }
+    /**
+     * Invokes a skill with `"stream": true`: yields each StreamEvent as it
+     * arrives, then the InvokeResult (tell them apart by `"method" in item`).
+     * Errors reject as from `invoke` (no OVERLOADED retry: events may have been
+     * shown). Leaving the loop early sends `$/cancel`.
+     */
+    async *stream(skill, input, options = {}) {
+        checkTimeout(options.timeoutMs);
+        const ctl = { signal: options.signal, timeoutMs: options.timeoutMs };
+        const streamOptions = { stream: true };
+        if (options.timeoutMs !== undefined) {
+            ctl.giveUpAt = Date.now() + options.timeoutMs + this.graceMs;
+            streamOptions.timeout_ms = options.timeoutMs;
+        }
+        const conn = await this.connection(ctl);
+        const events = [];
+        let wake;
+        let outcome;
+        const id = this.nextId;
+        const answer = this.send(conn, "skills.invoke", { skill, input, options: streamOptions }, ctl, true, (event) => {
+            events.push(event);
+            wake?.();
+        });
+        answer.then((value) => ((outcome = { ok: true, value }), wake?.()), (error) => ((outcome = { ok: false, error }), wake?.()));
+        try {
+            for (;;) {
+                while (events.length > 0)
+                    yield events.shift();
+                if (outcome)
+                    break;
+                await new Promise((resolve) => (wake = resolve));
+                wake = undefined;
+            }
+            if (!outcome.ok)
+                throw outcome.error;
+            yield toInvokeResult(outcome.value);
+        }
+        finally {
+            if (!outcome)
+                conn.cancel(id);
+        }
+    }
     /** The server's `health` answer (status, in_flight, connections, limits, ...). */
     health(options = {}) {
         return this.call("health", undefined, options);
@@ -146,7 +188,7 @@ class Client {
         throw new errors_1.SchemaChangedError("SCHEMA_CHANGED", `skill "${skill}" changed on the server: generated against ${expected}, server has ${has}`, [], { skill, expected, actual: actual ?? null });
     }
     /** Writes one request on `conn` and waits for its answer within `ctl`. */
-    send(conn, method, params, ctl, cancelOnStop) {
+    send(conn, method, params, ctl, cancelOnStop, onEvent) {
         const id = this.nextId++;
         const request = { jsonrpc: "2.0", id, method };
         if (params !== undefined)
@@ -162,6 +204,8 @@ class Client {
         if (ctl.signal?.aborted)
             return Promise.reject(cancelledError(ctl.signal));
         const stop = () => (cancelOnStop ? conn.cancel(id) : conn.forget(id));
+        if (onEvent)
+            conn.listen(id, onEvent);
         return guard(conn.request(id, line + "\n"), ctl, stop);
     }
 }

@@ -5,6 +5,11 @@ export type Endpoint = {
     host: string;
     port: number;
 };
+/** A notification about one request (`skills.partial`, `skills.reset`); `params.id` names the request. */
+export interface Notification {
+    method: string;
+    params: Record<string, unknown>;
+}
 /** Describes an endpoint for messages. */
 export declare function describeEndpoint(endpoint: Endpoint): string;
 /** A connected socket with its pending calls, keyed by JSON-RPC id. */
@@ -12,6 +17,7 @@ export declare class Connection {
     private readonly socket;
     private readonly where;
     private readonly pending;
+    private readonly listeners;
     private buffer;
     private closedError;
     /** Per-connection cache (the skills.list schema hashes), dropped with the connection. */
@@ -27,6 +33,8 @@ export declare class Connection {
     request(id: number, line: string): Promise<unknown>;
     /** Stops waiting for an id (its answer, if it comes, is dropped) and writes `$/cancel` for it. */
     cancel(id: number): void;
+    /** Hands the notifications whose `params.id` is `id` to `listener` until the id is forgotten. */
+    listen(id: number, listener: (notification: Notification) => void): void;
     /** Stops waiting for an id without telling the server. */
     forget(id: number): void;
     /** Closes the socket; pending calls reject with CONNECTION_LOST. */

@@ -51,6 +51,7 @@ class Connection {
     socket;
     where;
     pending = new Map();
+    listeners = new Map();
     buffer = "";
     closedError;
     /** Per-connection cache (the skills.list schema hashes), dropped with the connection. */
@@ -108,9 +109,14 @@ class Connection {
             return;
         this.socket.write(JSON.stringify({ jsonrpc: "2.0", method: "$/cancel", params: { id } }) + "\n");
     }
+    /** Hands the notifications whose `params.id` is `id` to `listener` until the id is forgotten. */
+    listen(id, listener) {
+        this.listeners.set(id, listener);
+    }
     /** Stops waiting for an id without telling the server. */
     forget(id) {
         this.pending.delete(id);
+        this.listeners.delete(id);
         if (this.pending.size === 0)
             this.socket.unref();
     }
@@ -163,8 +169,14 @@ class Connection {
     }
     /** Resolves or rejects the pending call with the answer's id. */
     settle(answer) {
+        if ((0, errors_1.isObject)(answer) && !("id" in answer) && typeof answer.method === "string" && (0, errors_1.isObject)(answer.params)) {
+            const about = answer.params.id;
+            if (typeof about === "number")
+                this.listeners.get(about)?.({ method: answer.method, params: answer.params });
+            return;
+        }
         if (!(0, errors_1.isObject)(answer) || typeof answer.id !== "number")
-            return; // notifications, id null: nobody to tell
+            return; // id null: nobody to tell
         const call = this.pending.get(answer.id);
         if (!call)
             return; // cancelled or timed out: the late answer is dropped

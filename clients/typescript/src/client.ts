@@ -3,7 +3,7 @@
  * that pipelines every call, deadlines that send `$/cancel`, AbortSignal
  * cancellation, OVERLOADED retried after the server's hint, and typed errors.
  */
-import { Connection, Endpoint } from "./connection";
+import { Connection, Endpoint, Notification } from "./connection";
 import {
   Attempt,
   ConnectionLostError,
@@ -61,6 +61,13 @@ export interface InvokeResult<O = unknown> {
   metrics: Record<string, unknown>;
 }
 
+/**
+ * An event of a streamed invocation: `skills.partial` ({id, attempt, value,
+ * complete}) as the answer grows, `skills.reset` ({id, attempt, reason,
+ * errors}) when an attempt is abandoned (drop what was shown for it).
+ */
+export type StreamEvent = Notification;
+
 /** When to give up on one call, and what stops it early. */
 interface Control {
   giveUpAt?: number;
@@ -110,6 +117,47 @@ export class Client {
         if (wait === undefined) throw withRetries(error, retries);
         await sleep(wait, options.signal);
       }
+    }
+  }
+
+  /**
+   * Invokes a skill with `"stream": true`: yields each StreamEvent as it
+   * arrives, then the InvokeResult (tell them apart by `"method" in item`).
+   * Errors reject as from `invoke` (no OVERLOADED retry: events may have been
+   * shown). Leaving the loop early sends `$/cancel`.
+   */
+  async *stream<O = unknown>(skill: string, input: unknown, options: InvokeOptions = {}): AsyncGenerator<StreamEvent | InvokeResult<O>, void, undefined> {
+    checkTimeout(options.timeoutMs);
+    const ctl: Control = { signal: options.signal, timeoutMs: options.timeoutMs };
+    const streamOptions: Record<string, unknown> = { stream: true };
+    if (options.timeoutMs !== undefined) {
+      ctl.giveUpAt = Date.now() + options.timeoutMs + this.graceMs;
+      streamOptions.timeout_ms = options.timeoutMs;
+    }
+    const conn = await this.connection(ctl);
+    const events: StreamEvent[] = [];
+    let wake: (() => void) | undefined;
+    let outcome: { ok: true; value: unknown } | { ok: false; error: unknown } | undefined;
+    const id = this.nextId;
+    const answer = this.send(conn, "skills.invoke", { skill, input, options: streamOptions }, ctl, true, (event) => {
+      events.push(event);
+      wake?.();
+    });
+    answer.then(
+      (value) => ((outcome = { ok: true, value }), wake?.()),
+      (error: unknown) => ((outcome = { ok: false, error }), wake?.()),
+    );
+    try {
+      for (;;) {
+        while (events.length > 0) yield events.shift() as StreamEvent;
+        if (outcome) break;
+        await new Promise<void>((resolve) => (wake = resolve));
+        wake = undefined;
+      }
+      if (!outcome.ok) throw outcome.error;
+      yield toInvokeResult<O>(outcome.value);
+    } finally {
+      if (!outcome) conn.cancel(id);
     }
   }
 
@@ -215,7 +263,14 @@ export class Client {
   }
 
   /** Writes one request on `conn` and waits for its answer within `ctl`. */
-  private send(conn: Connection, method: string, params: unknown, ctl: Control, cancelOnStop: boolean): Promise<unknown> {
+  private send(
+    conn: Connection,
+    method: string,
+    params: unknown,
+    ctl: Control,
+    cancelOnStop: boolean,
+    onEvent?: (event: StreamEvent) => void,
+  ): Promise<unknown> {
     const id = this.nextId++;
     const request: Record<string, unknown> = { jsonrpc: "2.0", id, method };
     if (params !== undefined) request.params = params;
@@ -228,6 +283,7 @@ export class Client {
     }
     if (ctl.signal?.aborted) return Promise.reject(cancelledError(ctl.signal));
     const stop = (): void => (cancelOnStop ? conn.cancel(id) : conn.forget(id));
+    if (onEvent) conn.listen(id, onEvent);
     return guard(conn.request(id, line + "\n"), ctl, stop);
   }
 }

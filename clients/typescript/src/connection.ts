@@ -16,6 +16,12 @@ interface Pending {
   reject(error: SkillrunnerError): void;
 }
 
+/** A notification about one request (`skills.partial`, `skills.reset`); `params.id` names the request. */
+export interface Notification {
+  method: string;
+  params: Record<string, unknown>;
+}
+
 /** Describes an endpoint for messages. */
 export function describeEndpoint(endpoint: Endpoint): string {
   return "socket" in endpoint ? endpoint.socket : `${endpoint.host}:${endpoint.port}`;
@@ -24,6 +30,7 @@ export function describeEndpoint(endpoint: Endpoint): string {
 /** A connected socket with its pending calls, keyed by JSON-RPC id. */
 export class Connection {
   private readonly pending = new Map<number, Pending>();
+  private readonly listeners = new Map<number, (notification: Notification) => void>();
   private buffer = "";
   private closedError: SkillrunnerError | undefined;
   /** Per-connection cache (the skills.list schema hashes), dropped with the connection. */
@@ -87,9 +94,15 @@ export class Connection {
     this.socket.write(JSON.stringify({ jsonrpc: "2.0", method: "$/cancel", params: { id } }) + "\n");
   }
 
+  /** Hands the notifications whose `params.id` is `id` to `listener` until the id is forgotten. */
+  listen(id: number, listener: (notification: Notification) => void): void {
+    this.listeners.set(id, listener);
+  }
+
   /** Stops waiting for an id without telling the server. */
   forget(id: number): void {
     this.pending.delete(id);
+    this.listeners.delete(id);
     if (this.pending.size === 0) this.socket.unref();
   }
 
@@ -142,7 +155,12 @@ export class Connection {
 
   /** Resolves or rejects the pending call with the answer's id. */
   private settle(answer: unknown): void {
-    if (!isObject(answer) || typeof answer.id !== "number") return; // notifications, id null: nobody to tell
+    if (isObject(answer) && !("id" in answer) && typeof answer.method === "string" && isObject(answer.params)) {
+      const about = answer.params.id;
+      if (typeof about === "number") this.listeners.get(about)?.({ method: answer.method, params: answer.params });
+      return;
+    }
+    if (!isObject(answer) || typeof answer.id !== "number") return; // id null: nobody to tell
     const call = this.pending.get(answer.id);
     if (!call) return; // cancelled or timed out: the late answer is dropped
     this.forget(answer.id);

@@ -121,7 +121,7 @@ TEST_F(ServerTest, BadParamsNameThePointer) {
   EXPECT_EQ(answer.at("error").at("message"), "Invalid params: /options/timeout_ms: expected an integer from 1 to 86400000");
   EXPECT_EQ(answer.at("error").at("data").at("errors").as_array().size(), 2u);
   EXPECT_EQ(answer.at("error").at("data").at("errors").at(1),
-            json::parse(R"J({"path": "/options/colour", "message": "unknown option (expected timeout_ms, seed, session, show_request, max_cost_usd, traceparent)"})J"));
+            json::parse(R"J({"path": "/options/colour", "message": "unknown option (expected timeout_ms, seed, session, show_request, max_cost_usd, traceparent, stream)"})J"));
   auto bad_show = client.Call(InvokeLine(9, "echo", "{}", R"({"show_request": "yes"})"));
   EXPECT_EQ(bad_show.at("error").at("message"), "Invalid params: /options/show_request: expected true or false");
   auto bad_trace = client.Call(InvokeLine(10, "echo", "{}", R"({"traceparent": "00-abc-def-01"})"));

@@ -1,0 +1,175 @@
+// Streaming over the socket and `run --stream` (DESIGN 10.7), with the real
+// program, a real socket client and a loopback SSE server as the provider.
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "tests/runner/server/serve_process.h"
+#include "tests/support/cli_runner.h"
+#include "tests/support/sse_chunks.h"
+#include "tests/support/sse_server.h"
+#include "tests/support/temp_tree.h"
+
+namespace skillrunner {
+namespace {
+namespace json = boost::json;
+using namespace std::chrono_literals;
+using test_support::OpenAiStream;
+using test_support::Streamed;
+using testing::ConnectWhenReady;
+using testing::ServeProcess;
+using testing::SocketClient;
+
+constexpr const char* kTriage = R"(id: triage
+template_type: LLM_JSON_GENERATION
+model: m-loop
+prompt: { user: "Triage: {{input.text}}" }
+input_schema: { type: object, required: [text], properties: { text: { type: string } } }
+output_schema:
+  type: object
+  required: [category, title]
+  properties:
+    category: { enum: [bug, feature] }
+    title: { type: string }
+)";
+
+const std::vector<std::string> kValid = {"{\"category\":\"b", "ug\",\"title\":\"Crash", "\"}"};
+constexpr const char* kInvoke =
+    R"({"jsonrpc":"2.0","id":7,"method":"skills.invoke","params":{"skill":"triage","input":{"text":"it crashes"},"options":{"stream":true}}})"
+    "\n";
+
+class ServeStreamTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    tree_.Write("skillrunner.yaml", "providers:\n  llm: { kind: openai, base_url: \"" + sse_.base_url() +
+                                        "/v1\" }\nmodels:\n  m-loop: { provider: llm, structured_output: none }\n");
+    tree_.Write("skills/triage/skill.yaml", kTriage);
+    tree_.Write("skills/echoer/skill.yaml",
+                "id: echoer\nhandler: echo\ninput_schema: { type: object }\noutput_schema: { type: object }\n");
+    tree_.Write("rubrics/.keep", "");
+    socket_ = tree_.Path("s.sock").string();
+  }
+
+  // The lines up to and including the answer with id 7.
+  std::vector<json::value> ReadUntilAnswer(SocketClient& client) {
+    std::vector<json::value> lines;
+    while (auto line = client.ReadJson(10s)) {
+      lines.push_back(*line);
+      if (line->is_object() && line->as_object().contains("id")) break;
+    }
+    return lines;
+  }
+
+  test_support::SseServer sse_;
+  testing::TempTree tree_;
+  std::string socket_;
+};
+
+TEST_F(ServeStreamTest, StreamedInvokeSendsPartialNotificationsThenTheUsualAnswer) {
+  sse_.Enqueue(Streamed(OpenAiStream(kValid), 3));
+  ServeProcess serve(tree_, {"--socket", socket_});
+  auto client = ConnectWhenReady(socket_);
+  ASSERT_TRUE(client);
+  ASSERT_TRUE(client->Send(kInvoke));
+  std::vector<json::value> lines = ReadUntilAnswer(*client);
+  ASSERT_GE(lines.size(), 2u);
+  const json::value& answer = lines.back();
+  EXPECT_EQ(answer.at("id"), json::value(7));
+  EXPECT_EQ(answer.at("result").at("output"), json::parse(R"({"category":"bug","title":"Crash"})"));
+  std::vector<std::string> shown;
+  for (std::size_t i = 0; i + 1 < lines.size(); ++i) {
+    const json::object& note = lines[i].as_object();
+    EXPECT_FALSE(note.contains("id"));
+    EXPECT_EQ(note.at("jsonrpc"), json::value("2.0"));
+    EXPECT_EQ(note.at("method"), json::value("skills.partial"));
+    EXPECT_EQ(note.at("params").at("id"), json::value(7));
+    EXPECT_EQ(note.at("params").at("attempt"), json::value(1));
+    shown.push_back(json::serialize(note.at("params").at("value")));
+  }
+  EXPECT_EQ(shown.front(), R"({"category":"b"})");
+  EXPECT_EQ(shown.back(), R"({"category":"bug","title":"Crash"})");
+  EXPECT_EQ(lines[lines.size() - 2].at("params").at("complete"), json::parse(R"(["/category","/title",""])"));
+}
+
+TEST_F(ServeStreamTest, AnAbortedAttemptIsFollowedByAResetThenTheRetrysPartials) {
+  const std::string doomed = OpenAiStream({"{\"category\":\"question\",", "\"title\":\"Why\"}"});
+  sse_.Enqueue(Streamed(doomed, 4, doomed.find("\\\"title")));
+  sse_.Enqueue(Streamed(OpenAiStream(kValid)));
+  ServeProcess serve(tree_, {"--socket", socket_});
+  auto client = ConnectWhenReady(socket_);
+  ASSERT_TRUE(client);
+  ASSERT_TRUE(client->Send(kInvoke));
+  std::vector<json::value> lines = ReadUntilAnswer(*client);
+  std::vector<std::string> methods;
+  for (const json::value& line : lines) {
+    if (!line.as_object().contains("method")) continue;
+    methods.push_back(std::string(line.at("method").as_string()) + " " +
+                      json::serialize(line.at("params").at("attempt")));
+  }
+  EXPECT_EQ(methods, (std::vector<std::string>{"skills.partial 1", "skills.reset 1", "skills.partial 2",
+                                               "skills.partial 2", "skills.partial 2"}));
+  const json::value& answer = lines.back();
+  EXPECT_EQ(answer.at("result").at("output"), json::parse(R"({"category":"bug","title":"Crash"})"));
+  EXPECT_EQ(answer.at("result").at("attempts").at(0).at("aborted_early"), json::value(true));
+  EXPECT_EQ(answer.at("result").at("attempts").at(0).at("kind"), json::value("validation"));
+  EXPECT_TRUE(sse_.WaitForHangUps(1));
+}
+
+TEST_F(ServeStreamTest, StreamingInsideABatchIsInvalidParamsAndHandlersSendNoPartials) {
+  ServeProcess serve(tree_, {"--socket", socket_});
+  auto client = ConnectWhenReady(socket_);
+  ASSERT_TRUE(client);
+  std::string line(kInvoke);
+  line.pop_back();
+  json::value batch = client->Call("[" + line + "]\n");
+  ASSERT_TRUE(batch.is_array());
+  EXPECT_EQ(batch.at(0).at("error").at("code"), json::value(-32602));
+  EXPECT_EQ(batch.at(0).at("error").at("message"),
+            json::value("Invalid params: /options/stream: streaming is not available inside a batch: send the "
+                        "request on a line of its own"));
+  json::value echoed = client->Call(
+      R"({"jsonrpc":"2.0","id":8,"method":"skills.invoke","params":{"skill":"echoer","input":{"a":1},"options":{"stream":true}}})"
+      "\n");
+  EXPECT_EQ(echoed.at("id"), json::value(8));
+  EXPECT_EQ(echoed.at("result").at("output"), json::parse(R"({"a":1})"));
+  EXPECT_TRUE(sse_.request_bodies().empty());
+}
+
+TEST_F(ServeStreamTest, AClientThatDisconnectsCancelsTheProviderStream) {
+  const std::string body = OpenAiStream(kValid);
+  auto script = Streamed(body, 0, body.find("Crash"));
+  script.hold_timeout = 8000ms;
+  sse_.Enqueue(script);
+  ServeProcess serve(tree_, {"--socket", socket_});
+  auto client = ConnectWhenReady(socket_);
+  ASSERT_TRUE(client);
+  ASSERT_TRUE(client->Send(kInvoke));
+  auto first = client->ReadJson(10s);
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first->at("method"), json::value("skills.partial"));
+  const auto closed_at = std::chrono::steady_clock::now();
+  client->Close();
+  EXPECT_TRUE(sse_.WaitForHangUps(1, 6s));
+  EXPECT_LT(std::chrono::steady_clock::now() - closed_at, 6s);
+}
+
+TEST_F(ServeStreamTest, RunStreamPrintsTheEventsAsJsonLinesThenTheResult) {
+  sse_.Enqueue(Streamed(OpenAiStream(kValid), 5));
+  auto result = test_support::Skillrunner(tree_.root(), "run triage --input '{\"text\":\"x\"}' --stream --no-tree-cache");
+  EXPECT_EQ(result.status, 0) << result.out;
+  std::vector<std::string> lines;
+  std::stringstream in(result.out);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  ASSERT_EQ(lines.size(), 4u) << result.out;
+  EXPECT_EQ(lines[0],
+            R"({"jsonrpc":"2.0","method":"skills.partial","params":{"attempt":1,"value":{"category":"b"},"complete":[],"id":null}})");
+  EXPECT_EQ(lines[2],
+            R"({"jsonrpc":"2.0","method":"skills.partial","params":{"attempt":1,"value":{"category":"bug","title":"Crash"},)"
+            R"("complete":["/category","/title",""],"id":null}})");
+  EXPECT_EQ(json::parse(lines[3]).at("output"), json::parse(R"({"category":"bug","title":"Crash"})"));
+}
+
+}  // namespace
+}  // namespace skillrunner
