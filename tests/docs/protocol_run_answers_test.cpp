@@ -2,6 +2,8 @@
 // skills.invoke result, a failure's "error" member the error data.
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
@@ -47,6 +49,29 @@ TEST_F(ProtocolRunAnswersTest, AGatedSuccessWithItsFirstReviewIsTheInvokeResult)
   EXPECT_EQ(result.status, 0) << result.out;
   ASSERT_TRUE(printed.at("review").as_object().contains("first")) << result.out;
   EXPECT_EQ(SchemaViolations("skills.invoke.result.schema.json", printed), "");
+}
+
+// `run --stream` on the shipped triage_ticket, whose first answer the
+// simulated provider's script breaks: partials, a reset, the retry's partials,
+// then the result; every notification holds to its params schema.
+TEST_F(ProtocolRunAnswersTest, StreamedNotificationsHoldToTheirSchemas) {
+  auto result = test_support::Skillrunner(
+      SKILLRUNNER_SOURCE_DIR, "--provider simulated run --no-tree-cache --stream triage_ticket --input "
+                              "'{\"subject\":\"Cannot log in\",\"body\":\"The password is refused.\"}'");
+  EXPECT_EQ(result.status, 0) << result.out;
+  std::vector<std::string> methods;
+  std::istringstream lines(result.out);
+  json::value last;
+  for (std::string line; std::getline(lines, line);) {
+    last = json::parse(line);
+    if (!last.as_object().contains("method")) continue;
+    const std::string method(last.at("method").as_string());
+    methods.push_back(method);
+    EXPECT_FALSE(last.as_object().contains("id")) << line;
+    EXPECT_EQ(SchemaViolations(method + ".params.schema.json", last.at("params")), "") << line;
+  }
+  EXPECT_EQ(methods, (std::vector<std::string>{"skills.partial", "skills.reset", "skills.partial"})) << result.out;
+  EXPECT_EQ(SchemaViolations("skills.invoke.result.schema.json", last), "") << result.out;
 }
 
 TEST_F(ProtocolRunAnswersTest, EveryFailureIsTheErrorData) {
