@@ -32,6 +32,10 @@ std::string CapRaw(std::string_view text) {
          " more bytes]";
 }
 
+void ShareWire(AnswerSchema& schema) {
+  schema.wire = std::make_shared<const json::value>(schema.strict_wire.is_null() ? schema.original : schema.strict_wire);
+}
+
 std::string ResponseFormatName(std::string name) {
   for (char& c : name) {
     bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
@@ -88,7 +92,10 @@ void Configure(Conversation& c, OutputMode mode, InvocationContext& ctx) {
     c.request.response_format.kind =
         mode == OutputMode::kTool ? ResponseFormat::Kind::kTool : ResponseFormat::Kind::kJsonSchema;
     c.request.response_format.name = c.spec.schema_name;
-    c.request.response_format.schema = schema.strict_wire.is_null() ? schema.original : schema.strict_wire;
+    c.request.response_format.schema =
+        schema.wire ? schema.wire
+                    : std::make_shared<const json::value>(schema.strict_wire.is_null() ? schema.original
+                                                                                       : schema.strict_wire);
     c.request.response_format.strict = true;
   }
 }
@@ -297,12 +304,83 @@ bool FallsBack(const Error& error) {
   return error.code == ErrorCode::kProviderUnavailable || error.code == ErrorCode::kOverloaded;
 }
 
+// One answer on its way through the checks: on the heap while it is
+// checked, so that the generation's coroutine frame, held while each request
+// is in flight, keeps none of it.
+struct Reply {
+  Attempt attempt;
+  std::optional<json::value> value;  // the answer when it passed the checks so far
+  std::optional<Error> stop;         // set when the generation ends with this error
+};
+
+enum class Verdict { kAskAgain, kStop, kChecked };
+
+// Records what the model answered and checks it: refusal, content filter and
+// truncation (kAskAgain: the same request with room to finish; kStop), then
+// parsing, the schema and the rules that need no process (kChecked, with
+// reply.value when the answer passed).
+Verdict Examine(Conversation& c, const ChatResponse& answer, Reply& reply, InvocationContext& ctx) {
+  reply.attempt = AnsweredAttempt(c, answer);
+  if (ctx.options().show_request) reply.attempt.request = providers::RequestForDisplay(c.request);
+  if (auto stopped = Stopped(c, answer, reply.attempt, ctx)) {
+    if (!*stopped) return Verdict::kAskAgain;
+    reply.stop = std::move(**stopped);
+    return Verdict::kStop;
+  }
+  reply.value = Check(c, answer, reply.attempt);
+  if (reply.value && !c.spec.rules.empty() && !HasExecRules(c.spec.rules)) {
+    if (Rejected(CheckNonEmpty(c.spec.rules, *reply.value), reply.attempt)) reply.value.reset();
+  }
+  return Verdict::kChecked;
+}
+
+// After a rejected answer: the next request (a retry, or the escalation
+// once the retries are spent), with the rejected attempt recorded; false,
+// with reply.stop, when nothing is left to try.
+bool AskAgain(Conversation& c, const std::string& answer_text, Reply& reply, bool& escalated,
+              const ModelDowngrades& downgrades, InvocationContext& ctx) {
+  std::optional<Error> spent = Retry(c, answer_text, reply.attempt, ctx);
+  if (spent && c.spec.escalation && !escalated) {
+    escalated = true;
+    ctx.metrics().escalated = true;
+    spdlog::info("skill {}: model {} spent its retries; escalating to {}", ctx.skill_id(), c.request.model,
+                 c.spec.escalation->model);
+    Escalate(c, *c.spec.escalation, reply.attempt, downgrades, ctx);
+    spent.reset();
+  }
+  ctx.AddAttempt(std::move(reply.attempt));
+  if (!spent) return true;
+  reply.stop = std::move(*spent);
+  return false;
+}
+
+// After a failed request: on to the next fallback, or to the validation
+// loop for a model that cannot take the response format; false when the
+// error ends the generation.
+bool Recover(Conversation& c, const Error& error, std::size_t& next_fallback, ModelDowngrades& downgrades,
+             InvocationContext& ctx) {
+  if (FallsBack(error) && next_fallback < c.spec.fallbacks.size()) {
+    FallBack(c, c.spec.fallbacks[next_fallback++], error, downgrades, ctx);
+    return true;
+  }
+  if (c.mode == OutputMode::kNone || !providers::IsUnsupportedResponseFormat(error)) return false;
+  Downgrade(c, error, downgrades, ctx);
+  return true;
+}
+
+Error Unconfigured(const Conversation& c) {
+  return Terminal(ErrorCode::kConfigInvalid, "model \"" + c.request.model + "\" runs on provider \"" +
+                                                 std::string(c.provider) + "\", which this process has not configured");
+}
+
 }  // namespace
 
 StructuredGenerator::StructuredGenerator(ProviderLookup providers, ModelDowngrades& downgrades,
                                          providers::RetryingProviderOptions options, RuleRunner* rules)
     : providers_(std::move(providers)), downgrades_(downgrades), options_(std::move(options)), rules_(rules) {}
 
+// The coroutine keeps what crosses a request (its frame is part of every
+// invocation in flight); each answer is dealt with in plain functions.
 boost::asio::awaitable<Result<Produced>> StructuredGenerator::Generate(const GenerationSpec& spec, Prompt prompt,
                                                                        InvocationContext& ctx, int sample) const {
   Conversation c = Begin(spec, prompt, sample, downgrades_, ctx);
@@ -310,57 +388,34 @@ boost::asio::awaitable<Result<Produced>> StructuredGenerator::Generate(const Gen
   bool escalated = false;
   for (;;) {
     providers::Provider* provider = providers_(c.provider);
-    if (provider == nullptr) {
-      co_return Fail(ErrorCode::kConfigInvalid, "model \"" + c.request.model + "\" runs on provider \"" +
-                                                    std::string(c.provider) + "\", which this process has not configured");
-    }
+    if (provider == nullptr) co_return std::unexpected(Unconfigured(c));
     providers::RetryingProvider retrying(*provider, options_);
     auto response = co_await retrying.Chat(c.request, spec.retry.transient, ctx);
     if (!response) {
-      if (FallsBack(response.error()) && next_fallback < spec.fallbacks.size()) {
-        FallBack(c, spec.fallbacks[next_fallback++], response.error(), downgrades_, ctx);
-        continue;
+      if (Recover(c, response.error(), next_fallback, downgrades_, ctx)) continue;
+      co_return std::unexpected(std::move(response.error()));
+    }
+    auto reply = std::make_unique<Reply>();
+    const Verdict verdict = Examine(c, *response, *reply, ctx);
+    if (verdict == Verdict::kAskAgain) continue;
+    if (verdict == Verdict::kStop) co_return std::unexpected(std::move(*reply->stop));
+    if (reply->value && HasExecRules(spec.rules)) {
+      Result<std::vector<FieldError>> broken = co_await CheckRules(spec.rules, *reply->value, rules_, ctx);
+      if (!broken) {
+        // A validator that fails is never a pass: the answer it was given stays on record.
+        reply->attempt.kind = AttemptKind::kHandler;
+        reply->attempt.errors = {{"", broken.error().message}};
+        ctx.AddAttempt(std::move(reply->attempt));
+        co_return std::unexpected(std::move(broken.error()));
       }
-      if (c.mode == OutputMode::kNone || !providers::IsUnsupportedResponseFormat(response.error())) {
-        co_return std::unexpected(std::move(response.error()));
-      }
-      Downgrade(c, response.error(), downgrades_, ctx);
-      continue;
+      if (Rejected(std::move(*broken), reply->attempt)) reply->value.reset();
     }
-    Attempt attempt = AnsweredAttempt(c, *response);
-    if (ctx.options().show_request) attempt.request = providers::RequestForDisplay(c.request);
-    if (auto stopped = Stopped(c, *response, attempt, ctx)) {
-      if (*stopped) co_return std::unexpected(std::move(**stopped));
-      continue;
+    if (reply->value) {
+      co_return Produced{std::move(*reply->value), std::make_unique<Attempt>(std::move(reply->attempt))};
     }
-    std::optional<json::value> value = Check(c, *response, attempt);
-    if (value && !spec.rules.empty()) {
-      if (!HasExecRules(spec.rules)) {
-        if (Rejected(CheckNonEmpty(spec.rules, *value), attempt)) value.reset();
-      } else {
-        Result<std::vector<FieldError>> broken = co_await CheckRules(spec.rules, *value, rules_, ctx);
-        if (!broken) {
-          // A validator that fails is never a pass: the answer it was given stays on record.
-          attempt.kind = AttemptKind::kHandler;
-          attempt.errors = {{"", broken.error().message}};
-          ctx.AddAttempt(std::move(attempt));
-          co_return std::unexpected(std::move(broken.error()));
-        }
-        if (Rejected(std::move(*broken), attempt)) value.reset();
-      }
+    if (!AskAgain(c, response->text, *reply, escalated, downgrades_, ctx)) {
+      co_return std::unexpected(std::move(*reply->stop));
     }
-    if (value) co_return Produced{std::move(*value), std::move(attempt)};
-    std::optional<Error> spent = Retry(c, response->text, attempt, ctx);
-    if (spent && spec.escalation && !escalated) {
-      escalated = true;
-      ctx.metrics().escalated = true;
-      spdlog::info("skill {}: model {} spent its retries; escalating to {}", ctx.skill_id(), c.request.model,
-                   spec.escalation->model);
-      Escalate(c, *spec.escalation, attempt, downgrades_, ctx);
-      spent.reset();
-    }
-    ctx.AddAttempt(std::move(attempt));
-    if (spent) co_return std::unexpected(std::move(*spent));
   }
 }
 
