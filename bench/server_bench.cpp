@@ -2,13 +2,14 @@
 // serve` as its own process on a Unix socket and drives it from this one:
 //   1. invocations/s on the simulated provider (no latency) with 1, 64 and
 //      1000 concurrent clients, each a connection with one request in flight;
-//   2. the server's resident memory with 100,000 invocations in flight
-//      against a simulated provider that answers after 2 s (1,000
-//      connections x 100 pipelined requests), and how long all the answers
-//      take.
+//   2. the server's peak resident memory (VmHWM) with 100,000 invocations
+//      in flight at once against a simulated provider that answers after
+//      20 s (1,000 connections x 100 pipelined requests; the latency is long
+//      enough for a 2-core machine to have sent them all before the first
+//      answer), per invocation in flight, and how long all the answers take.
 //
 //   build/server_bench [seconds-per-level [in-flight [connections [latency-ms]]]]
-//   (seconds 0 skips the throughput levels)
+//   (seconds 0 skips the throughput levels; in-flight 0 skips the memory test)
 #include <signal.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -59,14 +60,9 @@ class ServeProcess {
     process_.Signal(SIGTERM);
     process_.Wait(std::chrono::seconds(60));
   }
-  long RssKiB() const {
-    std::ifstream status("/proc/" + std::to_string(pid_) + "/status");
-    std::string line;
-    while (std::getline(status, line)) {
-      if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
-    }
-    return -1;
-  }
+  long RssKiB() const { return StatusKiB("VmRSS:"); }
+  // The peak resident memory since the server started.
+  long PeakRssKiB() const { return StatusKiB("VmHWM:"); }
   double CpuSeconds() const {
     std::ifstream stat("/proc/" + std::to_string(pid_) + "/stat");
     std::string text((std::istreambuf_iterator<char>(stat)), {});
@@ -79,6 +75,15 @@ class ServeProcess {
   }
 
  private:
+  long StatusKiB(const std::string& key) const {
+    std::ifstream status("/proc/" + std::to_string(pid_) + "/status");
+    std::string line;
+    while (std::getline(status, line)) {
+      if (line.rfind(key, 0) == 0) return std::stol(line.substr(key.size()));
+    }
+    return -1;
+  }
+
   skillrunner::test_support::ChildProcess process_;
   pid_t pid_;
 };
@@ -166,40 +171,45 @@ long ServerInFlight(local::socket& socket) {
   return ec || at == std::string::npos ? 0 : std::atol(answer.c_str() + at + key.size());
 }
 
+// One connection of the in-flight test: writes its `share` of requests at
+// once, then reads as many answers.
+asio::awaitable<void> Pipelined(std::string path, std::size_t first_id, std::size_t share,
+                                std::atomic<std::uint64_t>& answered, std::atomic<std::uint64_t>& errors) {
+  local::socket socket(co_await asio::this_coro::executor);
+  co_await socket.async_connect(local::endpoint(path), asio::use_awaitable);
+  std::string batch;
+  for (std::size_t i = 0; i < share; ++i) batch += Invoke(first_id + i);
+  co_await asio::async_write(socket, asio::buffer(batch), asio::use_awaitable);
+  std::string buffer;
+  for (std::size_t i = 0; i < share; ++i) {
+    std::size_t n = co_await asio::async_read_until(socket, asio::dynamic_buffer(buffer), '\n', asio::use_awaitable);
+    if (!std::string_view(buffer).substr(0, n).starts_with(R"({"jsonrpc":"2.0","id":)") ||
+        buffer.find("\"result\"") > n) {
+      ++errors;
+    }
+    buffer.erase(0, n);
+    ++answered;
+  }
+}
+
 // `connections` connections, each writes its share of `total` requests at
-// once and then reads as many answers.
+// once and then reads as many answers. The memory an invocation in flight
+// holds: the server's peak resident memory (VmHWM) less its idle memory,
+// over the most invocations it had in flight at once (asked of its
+// `metrics` method every 100 ms).
 void InFlight(const std::string& path, const ServeProcess& server, int latency_ms, std::size_t total,
               std::size_t connections) {
   asio::io_context io;
   std::atomic<std::uint64_t> answered{0};
   std::atomic<std::uint64_t> errors{0};
-  long idle_rss = server.RssKiB();
-  std::atomic<long> peak_rss{idle_rss};
+  const long idle_rss = server.RssKiB();
   auto start = Clock::now();
-  for (std::size_t c = 0; c < connections; ++c) {
+  for (std::size_t c = 0, first = 0; c < connections; ++c) {
     const std::size_t share = total / connections + (c < total % connections ? 1 : 0);
-    asio::co_spawn(
-        io,
-        [&, c, share]() -> asio::awaitable<void> {
-          local::socket socket(co_await asio::this_coro::executor);
-          co_await socket.async_connect(local::endpoint(path), asio::use_awaitable);
-          std::string batch;
-          for (std::size_t i = 0; i < share; ++i) batch += Invoke(c * share + i);
-          co_await asio::async_write(socket, asio::buffer(batch), asio::use_awaitable);
-          std::string buffer;
-          for (std::size_t i = 0; i < share; ++i) {
-            std::size_t n = co_await asio::async_read_until(socket, asio::dynamic_buffer(buffer), '\n', asio::use_awaitable);
-            if (!std::string_view(buffer).substr(0, n).starts_with(R"({"jsonrpc":"2.0","id":)") ||
-                buffer.find("\"result\"") > n) {
-              ++errors;
-            }
-            buffer.erase(0, n);
-            ++answered;
-          }
-        },
-        [&](std::exception_ptr e) {
-          if (e) ++errors;
-        });
+    asio::co_spawn(io, Pipelined(path, first, share, answered, errors), [&](std::exception_ptr e) {
+      if (e) ++errors;
+    });
+    first += share;
   }
   long peak_in_flight = 0;
   std::thread sampler([&] {
@@ -207,21 +217,22 @@ void InFlight(const std::string& path, const ServeProcess& server, int latency_m
     local::socket metrics(sampler_io);
     boost::system::error_code ec;
     metrics.connect(local::endpoint(path), ec);
-    for (int tick = 0; answered.load() + errors.load() < total && Clock::now() - start < std::chrono::seconds(120);
-         ++tick) {
-      peak_rss = std::max(peak_rss.load(), server.RssKiB());
-      if (tick % 5 == 0 && !ec) peak_in_flight = std::max(peak_in_flight, ServerInFlight(metrics));
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    while (!ec && answered.load() + errors.load() < total && Clock::now() - start < std::chrono::seconds(180)) {
+      peak_in_flight = std::max(peak_in_flight, ServerInFlight(metrics));
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
   });
   io.run();
   sampler.join();
-  double wall = std::chrono::duration<double>(Clock::now() - start).count();
-  std::printf("%zu in flight on %zu connections (provider answers after %d ms): server RSS idle %ld MiB, "
-              "peak %ld MiB (%.1f KiB per invocation in flight; at most %ld in flight at once); %llu answered in %.2f s, "
+  const double wall = std::chrono::duration<double>(Clock::now() - start).count();
+  const long peak_rss = server.PeakRssKiB();
+  std::printf("%zu in flight on %zu connections (provider answers after %d ms): %ld in flight at once at most%s; "
+              "server RSS idle %ld MiB, peak %ld MiB: %.1f KiB per invocation in flight; %llu answered in %.2f s, "
               "errors %llu\n",
-              total, connections, latency_ms, idle_rss / 1024, peak_rss.load() / 1024,
-              static_cast<double>(peak_rss.load() - idle_rss) / static_cast<double>(total), peak_in_flight,
+              total, connections, latency_ms, peak_in_flight,
+              static_cast<std::size_t>(peak_in_flight) < total ? " (raise latency-ms to have them all at once)" : "",
+              idle_rss / 1024, peak_rss / 1024,
+              peak_in_flight > 0 ? static_cast<double>(peak_rss - idle_rss) / static_cast<double>(peak_in_flight) : 0.0,
               static_cast<unsigned long long>(answered.load()), wall,
               static_cast<unsigned long long>(errors.load()));
 }
@@ -241,7 +252,7 @@ int main(int argc, char** argv) {
   double seconds = argc > 1 ? std::atof(argv[1]) : 5.0;
   std::size_t in_flight = argc > 2 ? std::stoul(argv[2]) : 100000;
   std::size_t connections = argc > 3 ? std::stoul(argv[3]) : 1000;
-  int latency_ms = argc > 4 ? std::atoi(argv[4]) : 2000;
+  int latency_ms = argc > 4 ? std::atoi(argv[4]) : 20000;
   rlimit files{};
   getrlimit(RLIMIT_NOFILE, &files);
   files.rlim_cur = files.rlim_max;

@@ -589,6 +589,7 @@ class SkillLoader {
     schema->compiled = skill_.output_schema;
     schema->strict_wire = std::move(strict_wire);
     schema->wrapped = wire_wrapped_;
+    generation::ShareWire(*schema);
     auto spec = std::make_shared<generation::GenerationSpec>();
     spec->skill_id = skill_.id;
     spec->task_id = skill_.id;
@@ -645,6 +646,7 @@ class SkillLoader {
         route.mode = OutputMode::kNone;
       }
     }
+    generation::ShareWire(*schema);
     route.schema = std::move(schema);
     return route;
   }

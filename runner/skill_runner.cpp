@@ -98,6 +98,12 @@ std::optional<Error> Admit(const SkillRegistry& registry, std::string_view skill
   return std::nullopt;
 }
 
+// The rare refusal, boxed: a coroutine's locals are all in its frame, held
+// for as long as the invocation is in flight.
+std::unique_ptr<Error> Boxed(std::optional<Error> error) {
+  return error ? std::make_unique<Error>(std::move(*error)) : nullptr;
+}
+
 // The outcome of a service's run: its output checked (when it did not
 // check it itself) and its held attempt recorded.
 InvocationOutcome Finish(const Skill& skill, const SkillService& service, Result<Produced> produced,
@@ -208,13 +214,22 @@ void SkillRunner::EndTrace(InvocationTrace& trace, InvocationOutcome& outcome, b
 
 // One coroutine for the whole invocation (its frame is what an invocation
 // in flight holds, with the deadline race and the service's): the checks
-// before the service and the result after it are plain functions.
+// before the service and the result after it are plain functions, and the
+// outcome is made in the co_return (a local, or a temporary of the co_await's
+// expression, would be a second and third InvocationOutcome in the frame).
 asio::awaitable<InvocationOutcome> SkillRunner::Invoke(std::string_view skill_id, json::value input,
                                                        InvocationOptions options) {
   bool show_request = false;
-  InvocationTrace trace = BeginTrace(std::string(skill_id), options, show_request);
-  if (tracing_.capture_content) trace.input = &input;
-  const auto start = trace.started;
+  Clock::TimePoint start{};
+  // Only a traced invocation keeps its trace, on the heap.
+  std::unique_ptr<InvocationTrace> trace = [&] {
+    InvocationTrace begun = BeginTrace(std::string(skill_id), options, show_request);
+    start = begun.started;
+    std::unique_ptr<InvocationTrace> kept;
+    if (!begun.ids.trace_id.empty()) kept = std::make_unique<InvocationTrace>(std::move(begun));
+    return kept;
+  }();
+  if (trace && tracing_.capture_content) trace->input = &input;
   std::shared_ptr<const SkillRegistry> registry = registry_.load();
   const Skill* skill = registry->FindSkill(skill_id);
   const auto limit = options.timeout.value_or(skill ? skill->timeout : kDefaultTimeout);
@@ -223,17 +238,20 @@ asio::awaitable<InvocationOutcome> SkillRunner::Invoke(std::string_view skill_id
   }
   InvocationContext ctx(std::string(skill_id), std::move(options), start + limit, clock_);
   ctx.set_started(start);
-  trace.invocation_id = ctx.invocation_id();
-  if (!trace.ids.trace_id.empty()) ctx.set_trace(trace.ids);
-  SkillService* service = nullptr;
-  InvocationOutcome outcome;
-  if (auto refused = Admit(*registry, skill_id, skill, input, services_, ctx, service)) {
-    outcome = std::unexpected(Failure(std::move(*refused), ctx, start));
-  } else {
-    outcome = Finish(*skill, *service, co_await RunBeforeDeadline(*service, *skill, input, ctx, limit), ctx, start);
+  if (trace) {
+    trace->invocation_id = ctx.invocation_id();
+    ctx.set_trace(trace->ids);
   }
-  EndTrace(trace, outcome, show_request);
-  co_return outcome;
+  SkillService* service = nullptr;
+  auto end = [&](InvocationOutcome outcome) {
+    if (trace) EndTrace(*trace, outcome, show_request);
+    return outcome;
+  };
+  if (auto refused = Boxed(Admit(*registry, skill_id, skill, input, services_, ctx, service))) {
+    co_return end(std::unexpected(Failure(std::move(*refused), ctx, start)));
+  }
+  Result<Produced> produced = co_await RunBeforeDeadline(*service, *skill, input, ctx, limit);
+  co_return end(Finish(*skill, *service, std::move(produced), ctx, start));
 }
 
 asio::awaitable<InvocationOutcome> SkillRunner::Judge(const review::JudgeSpec& judge, const json::value& subject,

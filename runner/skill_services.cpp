@@ -45,7 +45,7 @@ boost::asio::awaitable<Result<Produced>> HandlerSkills::Run(const Skill& skill, 
                                                             InvocationContext& ctx) {
   auto output = co_await handlers_->Run(*skill.handler_spec, input, ctx);
   if (!output) co_return std::unexpected(std::move(output.error()));
-  co_return Produced{std::move(*output), std::nullopt};
+  co_return Produced{std::move(*output), nullptr};
 }
 
 boost::asio::awaitable<Result<json::value>> GenerationSkills::ReviewAndRecord(const Skill& skill, Produced& produced,
@@ -79,7 +79,7 @@ boost::asio::awaitable<Result<Produced>> GenerationSkills::GenerateAndReview(con
   if (!verdict) co_return std::unexpected(std::move(verdict.error()));
   if (Passed(*verdict) || !retry_once) {
     ctx.review() = std::move(*verdict);
-    co_return Produced{std::move(first->value), std::nullopt};
+    co_return Produced{std::move(first->value), nullptr};
   }
   const bool fresh = skill.generation->retry.strategy == generation::RetryStrategy::kFresh;
   const generation::Regeneration regeneration{ReviewFeedback(*verdict, !fresh), CompactJson(first->value)};
@@ -91,7 +91,7 @@ boost::asio::awaitable<Result<Produced>> GenerationSkills::GenerateAndReview(con
   if (!final_verdict) co_return std::unexpected(std::move(final_verdict.error()));
   final_verdict->as_object()["first"] = std::move(*verdict);
   ctx.review() = std::move(*final_verdict);
-  co_return Produced{std::move(second->value), std::nullopt};
+  co_return Produced{std::move(second->value), nullptr};
 }
 
 boost::asio::awaitable<Result<Produced>> ReviewSkills::Run(const Skill& skill, const json::value& input,
@@ -104,7 +104,7 @@ boost::asio::awaitable<Result<Produced>> ReviewSkills::Run(const Skill& skill, c
   }
   auto verdict = co_await reviewer_->Review(*skill.judge, *subject, in->if_contains("context"), ctx);
   if (!verdict) co_return std::unexpected(std::move(verdict.error()));
-  co_return Produced{std::move(*verdict), std::nullopt};
+  co_return Produced{std::move(*verdict), nullptr};
 }
 
 void InstallServices(SkillRunner& runner, const ServiceDeps& deps) {

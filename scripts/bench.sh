@@ -23,7 +23,10 @@ echo "## run of one skill in a generated tree of 2,000 skills (its index cached 
 "$ROOT/bench/run_tree_bench.sh" 2000
 echo
 echo "## The socket server"
-"$ROOT/build/server_bench" 5
+# Throughput for 5 s a level, then 100,000 invocations in flight at once (1,000
+# connections x 100 pipelined, the provider answering after 20 s): peak RSS and
+# KiB per invocation in flight.
+"$ROOT/build/server_bench" 5 100000 1000 20000
 echo
 echo "## Eval runs"
 "$ROOT/bench/eval_bench.sh"

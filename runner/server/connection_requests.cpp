@@ -24,7 +24,9 @@ constexpr std::int64_t kOverloadRetryAfterMs = 200;
 constexpr std::string_view kUnknownSkill = "_unknown";
 constexpr int kMaxFailedAuth = 3;
 
-// What one invocation came to, made off the connection's strand.
+// What one invocation came to, made off the connection's strand. Passed up
+// boxed (DonePtr): each coroutine frame and handler it passes through would
+// otherwise hold room for a whole Done while the invocation is in flight.
 struct Done {
   std::string line;     // the serialized answer (single requests)
   json::object answer;  // the answer (batch members)
@@ -32,6 +34,8 @@ struct Done {
   Metrics metrics;
   double seconds = 0;
 };
+
+using DonePtr = std::unique_ptr<Done>;
 
 json::object Overloaded(const json::value& id, std::string message,
                         std::int64_t retry_after_ms = kOverloadRetryAfterMs) {
@@ -89,37 +93,27 @@ struct TenantSlot {
 };
 
 // The answer to an invocation over its tenant's quota.
-Done TenantRefusal(const json::value& id, const std::string& tenant, const state::TenantQuotas::Decision& decision,
-                   bool serialize) {
-  Done refused;
-  refused.outcome = std::string(ErrorCodeName(ErrorCode::kOverloaded));
+DonePtr TenantRefusal(const json::value& id, const std::string& tenant,
+                      const state::TenantQuotas::Decision& decision, bool serialize) {
+  auto refused = std::make_unique<Done>();
+  refused->outcome = std::string(ErrorCodeName(ErrorCode::kOverloaded));
   json::object answer = Overloaded(id, "tenant \"" + tenant + "\" is over its " + decision.reason +
                                            " quota; retry after " + std::to_string(decision.retry_after.count()) +
                                            " ms",
                                    decision.retry_after.count());
   if (serialize) {
-    refused.line = CompactJson(answer);
+    refused->line = CompactJson(answer);
   } else {
-    refused.answer = std::move(answer);
+    refused->answer = std::move(answer);
   }
   return refused;
 }
 
-asio::awaitable<Done> RunInvocation(std::shared_ptr<SkillRunner> runner, std::string skill,
-                                    json::value input, InvocationOptions options, json::value id,
-                                    bool serialize, CallerQuota caller) {
-  // Cancellation (a client gone, `$/cancel`, a drain out of time) must come
-  // back as a CANCELLED answer, not as an exception out of the next co_await.
-  co_await asio::this_coro::throw_if_cancelled(false);
-  const Clock& clock = runner->clock();
-  const auto start = clock.Now();
-  TenantSlot slot{caller};
-  if (caller.quotas != nullptr && !caller.tenant.empty()) {
-    slot.decision = co_await caller.quotas->Admit(caller.tenant, LeaseFor(options));
-    if (!slot.decision.admitted) co_return TenantRefusal(id, caller.tenant, slot.decision, serialize);
-  }
-  InvocationOutcome outcome = co_await runner->Invoke(skill, std::move(input), std::move(options));
-  Done done;
+// The answer an invocation came to (single requests: serialized).
+DonePtr Conclude(InvocationOutcome outcome, const json::value& id, bool serialize, const Clock& clock,
+                 Clock::TimePoint start) {
+  auto box = std::make_unique<Done>();
+  Done& done = *box;
   done.seconds = std::chrono::duration<double>(clock.Now() - start).count();
   json::object answer;
   if (outcome) {
@@ -138,7 +132,28 @@ asio::awaitable<Done> RunInvocation(std::shared_ptr<SkillRunner> runner, std::st
   } else {
     done.answer = std::move(answer);
   }
-  co_return done;
+  return box;
+}
+
+// Its frame is part of every invocation in flight: it keeps only the skill
+// id (SkillRunner::Invoke reads it through a string_view) and what the
+// answer needs; the answer is made in a plain function.
+asio::awaitable<DonePtr> RunInvocation(std::shared_ptr<SkillRunner> runner, std::unique_ptr<InvokeParams> request,
+                                    json::value id, bool serialize, CallerQuota caller) {
+  // Cancellation (a client gone, `$/cancel`, a drain out of time) must come
+  // back as a CANCELLED answer, not as an exception out of the next co_await.
+  co_await asio::this_coro::throw_if_cancelled(false);
+  const Clock& clock = runner->clock();
+  const auto start = clock.Now();
+  TenantSlot slot{std::move(caller)};
+  if (slot.caller.quotas != nullptr && !slot.caller.tenant.empty()) {
+    slot.decision = co_await slot.caller.quotas->Admit(slot.caller.tenant, LeaseFor(request->options));
+    if (!slot.decision.admitted) co_return TenantRefusal(id, slot.caller.tenant, slot.decision, serialize);
+  }
+  const std::string skill = std::move(request->skill);
+  auto invocation = runner->Invoke(skill, std::move(request->input), std::move(request->options));
+  request.reset();
+  co_return Conclude(co_await std::move(invocation), id, serialize, clock, start);
 }
 
 }  // namespace
@@ -335,7 +350,7 @@ void Connection::StartInvoke(Call call, Reply reply, const std::string& tenant) 
   auto self = shared_from_this();
   json::value id = call.id;
   bool serialize = reply.batch == nullptr;
-  auto on_done = [self, key, reply, flight, id, tenant](std::exception_ptr e, Done done) mutable {
+  auto on_done = [self, key, reply, flight, id, tenant](std::exception_ptr e, DonePtr done) mutable {
     asio::post(self->socket_.get_executor(), [self, key = std::move(key), reply = std::move(reply), flight,
                                               id = std::move(id), tenant, e, done = std::move(done)]() mutable {
       self->in_flight_.erase(key);
@@ -348,28 +363,28 @@ void Connection::StartInvoke(Call call, Reply reply, const std::string& tenant) 
         }
         self->Answer(reply, ErrorAnswer(id, kInternalError, "Internal error: the invocation failed unexpectedly"));
       } else {
-        self->state_->metrics.RecordInvocation(flight->skill, done.outcome, done.metrics, done.seconds);
+        self->state_->metrics.RecordInvocation(flight->skill, done->outcome, done->metrics, done->seconds);
         if (spdlog::should_log(spdlog::level::info)) {
           json::object event{{"conn", self->id_}, {"id", id}};
           if (!tenant.empty()) event["tenant"] = tenant;  // the name, never the token
-          LogEvent(spdlog::level::info, "invoke", AccessLogFields(std::move(event), flight->skill, done));
+          LogEvent(spdlog::level::info, "invoke", AccessLogFields(std::move(event), flight->skill, *done));
         }
-        if (!done.line.empty() && !reply.notification) {
-          self->Send(std::move(done.line));
+        if (!done->line.empty() && !reply.notification) {
+          self->Send(std::move(done->line));
         } else {
-          self->Answer(reply, std::move(done.answer));
+          self->Answer(reply, std::move(done->answer));
         }
       }
       self->CloseIfDone();
     });
   };
-  std::string skill = params->skill;
-  json::value input = std::move(params->input);
-  InvocationOptions options = std::move(params->options);
-  if (params->stream) options.stream = StartStream(*flight, call.id);
+  // On the heap until the invocation starts: RunInvocation's frame, held
+  // while the invocation is in flight, keeps none of it.
+  auto request = std::make_unique<InvokeParams>(std::move(*params));
+  if (request->stream) request->options.stream = StartStream(*flight, call.id);
   asio::co_spawn(flight->strand,
-                 RunInvocation(std::move(runner), std::move(skill), std::move(input), std::move(options),
-                               call.id, serialize, CallerQuota{tenant, state_->options.quotas}),
+                 RunInvocation(std::move(runner), std::move(request), call.id, serialize,
+                               CallerQuota{tenant, state_->options.quotas}),
                  asio::bind_cancellation_slot(flight->signal->slot(), std::move(on_done)));
 }
 

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <expected>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -173,10 +174,12 @@ struct RequestTiming {
 // An output with the attempt that produced it, not yet recorded: whoever
 // decides how that attempt ends (accepted, rejected by the output schema or
 // by a review) records it, once. `attempt` is empty when every attempt is
-// recorded already.
+// recorded already. The attempt is boxed: a Result<Produced> passes through
+// every coroutine frame between the service and the runner, and each of
+// them would otherwise hold room for a whole Attempt while it waits.
 struct Produced {
   boost::json::value value;
-  std::optional<Attempt> attempt;
+  std::unique_ptr<Attempt> attempt;
 };
 
 // What the services build up while they work on one invocation. Attempts are

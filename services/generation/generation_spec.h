@@ -53,7 +53,15 @@ struct AnswerSchema {
   // strict_wire holds the root as {"value": ROOT} (strict_schema.h): answers
   // are unwrapped before validation, and errors fed back under /value.
   bool wrapped = false;
+  // What native and tool mode send (strict_wire, or original when it is
+  // null), made once by ShareWire so that requests point at it; when unset
+  // (a schema built by hand), each request gets its own copy.
+  std::shared_ptr<const boost::json::value> wire;
 };
+
+// Sets schema.wire from its strict_wire and original; call after the last
+// change to either.
+void ShareWire(AnswerSchema& schema);
 
 // Where a generation runs (DESIGN 9.3): a model of the models table, its
 // provider, how it gives structured output, and the schema with that

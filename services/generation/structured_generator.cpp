@@ -33,6 +33,10 @@ std::string CapRaw(std::string_view text) {
          " more bytes]";
 }
 
+void ShareWire(AnswerSchema& schema) {
+  schema.wire = std::make_shared<const json::value>(schema.strict_wire.is_null() ? schema.original : schema.strict_wire);
+}
+
 std::string ResponseFormatName(std::string name) {
   for (char& c : name) {
     bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
@@ -89,7 +93,10 @@ void Configure(Conversation& c, OutputMode mode, InvocationContext& ctx) {
     c.request.response_format.kind =
         mode == OutputMode::kTool ? ResponseFormat::Kind::kTool : ResponseFormat::Kind::kJsonSchema;
     c.request.response_format.name = c.spec.schema_name;
-    c.request.response_format.schema = schema.strict_wire.is_null() ? schema.original : schema.strict_wire;
+    c.request.response_format.schema =
+        schema.wire ? schema.wire
+                    : std::make_shared<const json::value>(schema.strict_wire.is_null() ? schema.original
+                                                                                       : schema.strict_wire);
     c.request.response_format.strict = true;
   }
 }
@@ -221,7 +228,6 @@ std::vector<FieldError> AsTheModelAnswered(const Conversation& c, const std::vec
 // (continuation); or the original messages, then every error (fresh).
 std::optional<Error> Retry(Conversation& c, const std::string& answer_text, const Attempt& failed,
                            InvocationContext& ctx) {
-  // A stream stopped early was cut: it is never shown back (DESIGN 10.8).
   if (c.retries_left <= 0) {
     std::string after = " after " + Count(static_cast<std::size_t>(c.spec.retry.validation_retries), "retry", "retries");
     std::string message = "the answer is still not JSON" + after;
@@ -234,6 +240,7 @@ std::optional<Error> Retry(Conversation& c, const std::string& answer_text, cons
   }
   --c.retries_left;
   ++ctx.metrics().validation_retries;
+  // A stream stopped early was cut: it is never shown back (DESIGN 10.8).
   const bool fresh = c.spec.retry.strategy == RetryStrategy::kFresh || failed.aborted_early;
   std::string turn = RetryTurn(AsTheModelAnswered(c, failed.errors), failed.kind, fresh,
                                c.mode == OutputMode::kTool ? std::string_view(c.spec.schema_name) : "");
@@ -299,32 +306,68 @@ bool FallsBack(const Error& error) {
   return error.code == ErrorCode::kProviderUnavailable || error.code == ErrorCode::kOverloaded;
 }
 
-// Parse and schema (Check), then the skill's rules that need no process;
-// the value when it stands so far.
-std::optional<json::value> CheckAnswerAndRules(const Conversation& c, const ChatResponse& answer, Attempt& attempt) {
-  std::optional<json::value> value = Check(c, answer, attempt);
-  if (value && !c.spec.rules.empty() && !HasExecRules(c.spec.rules)) {
-    if (Rejected(CheckNonEmpty(c.spec.rules, *value), attempt)) value.reset();
+// One answer on its way through the checks: on the heap while it is
+// checked, so that the generation's coroutine frame, held while each request
+// is in flight, keeps none of it.
+struct Reply {
+  Attempt attempt;
+  std::optional<json::value> value;  // the answer when it passed the checks so far
+  std::optional<Error> stop;         // set when the generation ends with this error
+};
+
+enum class Verdict { kAskAgain, kStop, kChecked };
+
+// Records what the model answered and checks it: refusal, content filter and
+// truncation (kAskAgain: the same request with room to finish; kStop), then
+// parsing, the schema and the rules that need no process (kChecked, with
+// reply.value when the answer passed).
+Verdict Examine(Conversation& c, const ChatResponse& answer, Reply& reply, InvocationContext& ctx) {
+  reply.attempt = AnsweredAttempt(c, answer);
+  if (ctx.options().show_request) reply.attempt.request = providers::RequestForDisplay(c.request);
+  if (auto stopped = Stopped(c, answer, reply.attempt, ctx)) {
+    if (!*stopped) return Verdict::kAskAgain;
+    reply.stop = std::move(**stopped);
+    return Verdict::kStop;
   }
-  return value;
+  reply.value = Check(c, answer, reply.attempt);
+  if (reply.value && !c.spec.rules.empty() && !HasExecRules(c.spec.rules)) {
+    if (Rejected(CheckNonEmpty(c.spec.rules, *reply.value), reply.attempt)) reply.value.reset();
+  }
+  return Verdict::kChecked;
 }
 
-// The skill's rules with exec validators, on a schema-valid answer: the value
-// when it stands; an error when a validator itself failed (its attempt
-// recorded).
-boost::asio::awaitable<Result<std::optional<json::value>>> CheckExecRules(const GenerationSpec& spec, json::value value,
-                                                                           Attempt& attempt, RuleRunner* rules,
-                                                                           InvocationContext& ctx) {
-  Result<std::vector<FieldError>> broken = co_await CheckRules(spec.rules, value, rules, ctx);
-  if (!broken) {
-    // A validator that fails is never a pass: the answer it was given stays on record.
-    attempt.kind = AttemptKind::kHandler;
-    attempt.errors = {{"", broken.error().message}};
-    ctx.AddAttempt(std::move(attempt));
-    co_return std::unexpected(std::move(broken.error()));
+// After a rejected answer: the next request (a retry, or the escalation
+// once the retries are spent), with the rejected attempt recorded; false,
+// with reply.stop, when nothing is left to try.
+bool AskAgain(Conversation& c, const std::string& answer_text, Reply& reply, bool& escalated,
+              const ModelDowngrades& downgrades, InvocationContext& ctx) {
+  std::optional<Error> spent = Retry(c, answer_text, reply.attempt, ctx);
+  if (spent && c.spec.escalation && !escalated) {
+    escalated = true;
+    ctx.metrics().escalated = true;
+    spdlog::info("skill {}: model {} spent its retries; escalating to {}", ctx.skill_id(), c.request.model,
+                 c.spec.escalation->model);
+    Escalate(c, *c.spec.escalation, reply.attempt, downgrades, ctx);
+    spent.reset();
   }
-  if (Rejected(std::move(*broken), attempt)) co_return std::nullopt;
-  co_return std::optional<json::value>(std::move(value));
+  ctx.AddAttempt(std::move(reply.attempt));
+  if (!spent) return true;
+  reply.stop = std::move(*spent);
+  return false;
+}
+
+// After a failed request: on to the next fallback, or to the validation
+// loop for a model that cannot take the response format; false when the
+// error ends the generation.
+bool Recover(Conversation& c, const Error& error, std::size_t& next_fallback, ModelDowngrades& downgrades,
+             InvocationContext& ctx) {
+  if (FallsBack(error) && next_fallback < c.spec.fallbacks.size()) {
+    FallBack(c, c.spec.fallbacks[next_fallback++], error, downgrades, ctx);
+    return true;
+  }
+  if (c.mode == OutputMode::kNone || !providers::IsUnsupportedResponseFormat(error)) return false;
+  Downgrade(c, error, downgrades, ctx);
+  return true;
 }
 
 // Streams the next request's answer (DESIGN 10.7): complete members are
@@ -339,12 +382,16 @@ void ArmStream(AnswerStream& stream, Conversation& c) {
 
 // A stream stopped because a complete member broke the schema: a validation
 // failure of a cut answer, with the tokens that arrived.
-Attempt AbortedAttempt(const Conversation& c, const ChatResponse& answer, const AnswerStream& stream) {
-  Attempt attempt = AnsweredAttempt(c, answer);
-  attempt.kind = AttemptKind::kValidation;
-  attempt.errors = stream.abort_errors();
-  attempt.aborted_early = true;
-  return attempt;
+void AbortedAttempt(const Conversation& c, const ChatResponse& answer, const AnswerStream& stream, Reply& reply) {
+  reply.attempt = AnsweredAttempt(c, answer);
+  reply.attempt.kind = AttemptKind::kValidation;
+  reply.attempt.errors = stream.abort_errors();
+  reply.attempt.aborted_early = true;
+}
+
+Error Unconfigured(const Conversation& c) {
+  return Terminal(ErrorCode::kConfigInvalid, "model \"" + c.request.model + "\" runs on provider \"" +
+                                                 std::string(c.provider) + "\", which this process has not configured");
 }
 
 }  // namespace
@@ -353,63 +400,54 @@ StructuredGenerator::StructuredGenerator(ProviderLookup providers, ModelDowngrad
                                          providers::RetryingProviderOptions options, RuleRunner* rules)
     : providers_(std::move(providers)), downgrades_(downgrades), options_(std::move(options)), rules_(rules) {}
 
+// The coroutine keeps what crosses a request (its frame is part of every
+// invocation in flight); each answer is dealt with in plain functions.
 boost::asio::awaitable<Result<Produced>> StructuredGenerator::Generate(const GenerationSpec& spec, Prompt prompt,
                                                                        InvocationContext& ctx, int sample) const {
   Conversation c = Begin(spec, prompt, sample, downgrades_, ctx);
-  std::optional<AnswerStream> stream;
-  if (ctx.options().stream != nullptr && spec.role == AttemptRole::kGeneration) stream.emplace(*ctx.options().stream, ctx);
+  std::unique_ptr<AnswerStream> stream;  // on the heap: the frame stays small without one
+  if (ctx.options().stream != nullptr && spec.role == AttemptRole::kGeneration) {
+    stream = std::make_unique<AnswerStream>(*ctx.options().stream, ctx);
+  }
   std::size_t next_fallback = 0;
   bool escalated = false;
   for (;;) {
     providers::Provider* provider = providers_(c.provider);
-    if (provider == nullptr) {
-      co_return Fail(ErrorCode::kConfigInvalid, "model \"" + c.request.model + "\" runs on provider \"" +
-                                                    std::string(c.provider) + "\", which this process has not configured");
-    }
+    if (provider == nullptr) co_return std::unexpected(Unconfigured(c));
     providers::RetryingProvider retrying(*provider, options_);
     if (stream) ArmStream(*stream, c);
     auto response = co_await retrying.Chat(c.request, spec.retry.transient, ctx);
     if (!response) {
-      if (FallsBack(response.error()) && next_fallback < spec.fallbacks.size()) {
-        if (stream) stream->OverrideReason("fallback");
-        FallBack(c, spec.fallbacks[next_fallback++], response.error(), downgrades_, ctx);
-        continue;
+      if (stream && FallsBack(response.error()) && next_fallback < spec.fallbacks.size()) {
+        stream->OverrideReason("fallback");
       }
-      if (c.mode == OutputMode::kNone || !providers::IsUnsupportedResponseFormat(response.error())) {
-        co_return std::unexpected(std::move(response.error()));
-      }
-      Downgrade(c, response.error(), downgrades_, ctx);
-      continue;
+      if (Recover(c, response.error(), next_fallback, downgrades_, ctx)) continue;
+      co_return std::unexpected(std::move(response.error()));
     }
+    auto reply = std::make_unique<Reply>();
     if (stream) stream->Answered(*response);
     const bool aborted = stream && response->stopped_early;
-    Attempt attempt = aborted ? AbortedAttempt(c, *response, *stream) : AnsweredAttempt(c, *response);
-    std::optional<json::value> value;
-    if (!aborted) {
-      if (ctx.options().show_request) attempt.request = providers::RequestForDisplay(c.request);
-      if (auto stopped = Stopped(c, *response, attempt, ctx)) {
-        if (*stopped) co_return std::unexpected(std::move(**stopped));
-        continue;
+    if (aborted) AbortedAttempt(c, *response, *stream, *reply);
+    const Verdict verdict = aborted ? Verdict::kChecked : Examine(c, *response, *reply, ctx);
+    if (verdict == Verdict::kAskAgain) continue;
+    if (verdict == Verdict::kStop) co_return std::unexpected(std::move(*reply->stop));
+    if (reply->value && HasExecRules(spec.rules)) {
+      Result<std::vector<FieldError>> broken = co_await CheckRules(spec.rules, *reply->value, rules_, ctx);
+      if (!broken) {
+        // A validator that fails is never a pass: the answer it was given stays on record.
+        reply->attempt.kind = AttemptKind::kHandler;
+        reply->attempt.errors = {{"", broken.error().message}};
+        ctx.AddAttempt(std::move(reply->attempt));
+        co_return std::unexpected(std::move(broken.error()));
       }
-      value = CheckAnswerAndRules(c, *response, attempt);
-      if (value && HasExecRules(spec.rules)) {
-        auto ruled = co_await CheckExecRules(spec, std::move(*value), attempt, rules_, ctx);
-        if (!ruled) co_return std::unexpected(std::move(ruled.error()));
-        value = std::move(*ruled);
-      }
+      if (Rejected(std::move(*broken), reply->attempt)) reply->value.reset();
     }
-    if (value) co_return Produced{std::move(*value), std::move(attempt)};
-    std::optional<Error> spent = Retry(c, response->text, attempt, ctx);
-    if (spent && spec.escalation && !escalated) {
-      escalated = true;
-      ctx.metrics().escalated = true;
-      spdlog::info("skill {}: model {} spent its retries; escalating to {}", ctx.skill_id(), c.request.model,
-                   spec.escalation->model);
-      Escalate(c, *spec.escalation, attempt, downgrades_, ctx);
-      spent.reset();
+    if (reply->value) {
+      co_return Produced{std::move(*reply->value), std::make_unique<Attempt>(std::move(reply->attempt))};
     }
-    ctx.AddAttempt(std::move(attempt));
-    if (spent) co_return std::unexpected(std::move(*spent));
+    if (!AskAgain(c, response->text, *reply, escalated, downgrades_, ctx)) {
+      co_return std::unexpected(std::move(*reply->stop));
+    }
   }
 }
 

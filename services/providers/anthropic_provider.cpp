@@ -72,12 +72,12 @@ json::object AnthropicProvider::RequestBody(const ChatRequest& request) const {
   if (request.temperature) body["temperature"] = std::clamp(*request.temperature, 0.0, 1.0);
   if (request.response_format.kind == ResponseFormat::Kind::kJsonSchema) {
     body["output_config"] = json::object{
-        {"format", json::object{{"type", "json_schema"}, {"schema", request.response_format.schema}}}};
+        {"format", json::object{{"type", "json_schema"}, {"schema", request.response_format.Schema()}}}};
   }
   if (request.response_format.kind == ResponseFormat::Kind::kTool) {
     const std::string& name = request.response_format.name;
     body["tools"] = json::array{json::object{{"name", name},
-                                             {"input_schema", request.response_format.schema},
+                                             {"input_schema", request.response_format.Schema()},
                                              {"strict", request.response_format.strict}}};
     body["tool_choice"] = json::object{{"type", "tool"}, {"name", name}};
   }

@@ -13,10 +13,10 @@ json::value FormatJson(const ResponseFormat& format) {
     case ResponseFormat::Kind::kNone: return nullptr;
     case ResponseFormat::Kind::kJsonObject: return json::object{{"type", "json_object"}};
     case ResponseFormat::Kind::kJsonSchema:
-      return json::object{{"type", "json_schema"}, {"name", format.name}, {"schema", format.schema},
+      return json::object{{"type", "json_schema"}, {"name", format.name}, {"schema", format.Schema()},
                           {"strict", format.strict}};
     case ResponseFormat::Kind::kTool:
-      return json::object{{"type", "tool"}, {"name", format.name}, {"schema", format.schema}, {"strict", format.strict}};
+      return json::object{{"type", "tool"}, {"name", format.name}, {"schema", format.Schema()}, {"strict", format.strict}};
   }
   return nullptr;
 }

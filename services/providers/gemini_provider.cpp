@@ -63,7 +63,7 @@ json::object GeminiProvider::RequestBody(const ChatRequest& request) const {
   if (format.kind == ResponseFormat::Kind::kJsonObject || format.kind == ResponseFormat::Kind::kJsonSchema) {
     config["responseMimeType"] = "application/json";
   }
-  if (format.kind == ResponseFormat::Kind::kJsonSchema) config["responseJsonSchema"] = format.schema;
+  if (format.kind == ResponseFormat::Kind::kJsonSchema) config["responseJsonSchema"] = format.Schema();
   body["generationConfig"] = std::move(config);
   return body;
 }

@@ -47,7 +47,7 @@ json::object OpenAiProvider::RequestBody(const ChatRequest& request) const {
       body["response_format"] = json::object{
           {"type", "json_schema"},
           {"json_schema", json::object{{"name", request.response_format.name},
-                                       {"schema", request.response_format.schema},
+                                       {"schema", request.response_format.Schema()},
                                        {"strict", request.response_format.strict}}}};
       break;
     case ResponseFormat::Kind::kTool: {
@@ -55,7 +55,7 @@ json::object OpenAiProvider::RequestBody(const ChatRequest& request) const {
       body["tools"] = json::array{json::object{
           {"type", "function"},
           {"function", json::object{{"name", name},
-                                    {"parameters", request.response_format.schema},
+                                    {"parameters", request.response_format.Schema()},
                                     {"strict", request.response_format.strict}}}}};
       body["tool_choice"] = json::object{{"type", "function"}, {"function", json::object{{"name", name}}}};
       break;

@@ -4,6 +4,11 @@
 
 namespace skillrunner::providers {
 
+const boost::json::value& ResponseFormat::Schema() const {
+  static const boost::json::value kNone;
+  return schema ? *schema : kNone;
+}
+
 std::string_view FinishReasonName(FinishReason reason) {
   switch (reason) {
     case FinishReason::kStop:
@@ -40,9 +45,9 @@ boost::json::object RequestForDisplay(const ChatRequest& request) {
     out["response_format"] = boost::json::object{{"type", "json_object"}};
   } else if (format.kind == ResponseFormat::Kind::kJsonSchema) {
     out["response_format"] = boost::json::object{
-        {"type", "json_schema"}, {"name", format.name}, {"schema", format.schema}, {"strict", format.strict}};
+        {"type", "json_schema"}, {"name", format.name}, {"schema", format.Schema()}, {"strict", format.strict}};
   } else if (format.kind == ResponseFormat::Kind::kTool) {
-    out["tool"] = boost::json::object{{"name", format.name}, {"parameters", format.schema}, {"strict", format.strict}};
+    out["tool"] = boost::json::object{{"name", format.name}, {"parameters", format.Schema()}, {"strict", format.strict}};
   }
   if (request.temperature) out["temperature"] = *request.temperature;
   out["max_output_tokens"] = request.max_output_tokens;

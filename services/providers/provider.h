@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <expected>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -30,9 +31,13 @@ struct ResponseFormat {
   // the answer.
   enum class Kind { kNone, kJsonObject, kJsonSchema, kTool };
   Kind kind = Kind::kNone;
-  std::string name;           // json_schema, tool: [a-zA-Z0-9_-]{1,64}
-  boost::json::value schema;  // json_schema, tool: the wire schema (already transformed)
+  std::string name;  // json_schema, tool: [a-zA-Z0-9_-]{1,64}
+  // json_schema, tool: the wire schema (already transformed). Shared with the
+  // skill that owns it: every request of every invocation points at one copy.
+  std::shared_ptr<const boost::json::value> schema;
   bool strict = false;
+  // The schema, or null when there is none.
+  const boost::json::value& Schema() const;
 };
 
 // Facts about a request that any provider may read (the simulated provider

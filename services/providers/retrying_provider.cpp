@@ -233,6 +233,19 @@ void Answered(ChatResponse& response, AttemptSpan span, InvocationContext& ctx) 
   response.span.finish_reason = FinishReasonName(response.finish_reason);
 }
 
+// The rare error, boxed: a coroutine's locals are all in its frame, held
+// for as long as the request is in flight.
+std::unique_ptr<Error> Boxed(std::optional<Error> error) {
+  return error ? std::make_unique<Error>(std::move(*error)) : nullptr;
+}
+
+// The error to end with, or null with `wait` set to the wait before the next try.
+std::unique_ptr<Error> Boxed(std::variant<milliseconds, Error> next, milliseconds& wait) {
+  if (auto* error = std::get_if<Error>(&next)) return std::make_unique<Error>(std::move(*error));
+  wait = std::get<milliseconds>(next);
+  return nullptr;
+}
+
 }  // namespace
 
 Error ToError(const ProviderError& error, ErrorCode code, std::string message) {
@@ -269,16 +282,18 @@ boost::asio::awaitable<Result<ChatResponse>> RetryingProvider::Chat(
   Spent spent;
   AttemptSpan span;
   for (;;) {
-    if (auto refused = BeforeRequest(request, span, ctx)) co_return std::unexpected(std::move(*refused));
+    if (auto refused = Boxed(BeforeRequest(request, span, ctx))) co_return std::unexpected(std::move(*refused));
     auto response = co_await inner_.Chat(request);
     span.ended = ctx.clock().Now();
     if (response) {
       Answered(*response, std::move(span), ctx);
       co_return std::move(*response);
     }
-    auto next = AfterFailure(response.error(), request, policy, spent, span, ctx);
-    if (auto* error = std::get_if<Error>(&next)) co_return std::unexpected(std::move(*error));
-    if (!co_await ctx.clock().Sleep(std::get<milliseconds>(next))) {
+    milliseconds wait{};
+    if (auto error = Boxed(AfterFailure(response.error(), request, policy, spent, span, ctx), wait)) {
+      co_return std::unexpected(std::move(*error));
+    }
+    if (!co_await ctx.clock().Sleep(wait)) {
       co_return Fail(ErrorCode::kCancelled, "cancelled");
     }
   }

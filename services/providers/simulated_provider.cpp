@@ -32,7 +32,7 @@ std::string Hex16(std::uint64_t value) {
 
 const json::value& SchemaOf(const ChatRequest& request) {
   if (request.metadata.answer_schema != nullptr) return *request.metadata.answer_schema;
-  return request.response_format.schema;
+  return request.response_format.Schema();
 }
 
 ProviderError Cancelled() {

@@ -17,6 +17,7 @@ std::shared_ptr<const AnswerSchema> WithWire(const AnswerSchema& plain, generati
     schema->strict_wire = std::move(strict->wire);
     schema->wrapped = strict->wrapped;
   }
+  generation::ShareWire(*schema);
   return schema;
 }
 
@@ -29,6 +30,7 @@ std::expected<std::shared_ptr<const RubricJudge>, std::string> PrepareJudge(cons
   auto compiled = validation::CompiledSchema::Compile(plain.original);
   if (!compiled) return std::unexpected("the verdict schema does not compile: " + compiled.error());
   plain.compiled = *compiled;
+  generation::ShareWire(plain);
   auto judge = std::make_shared<RubricJudge>();
   judge->system_prompt = JudgeSystemPrompt(rubric);
   judge->openai = WithWire(plain, generation::StrictDialect::kOpenAi);

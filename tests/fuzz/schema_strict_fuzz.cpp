@@ -39,7 +39,7 @@ void RequestBodies(generation::StrictDialect dialect, const json::value& wire) {
   request.model = "fuzz-model";
   request.messages.push_back({"user", "Answer."});
   request.response_format.name = "fuzz";
-  request.response_format.schema = wire;
+  request.response_format.schema = std::make_shared<const boost::json::value>(wire);
   request.response_format.strict = true;
   for (auto kind : {providers::ResponseFormat::Kind::kJsonSchema, providers::ResponseFormat::Kind::kTool}) {
     request.response_format.kind = kind;

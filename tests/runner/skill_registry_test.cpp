@@ -317,6 +317,9 @@ output_schema:
   EXPECT_TRUE(listed->generation->schema->wrapped);
   EXPECT_EQ(listed->generation->schema->strict_wire, json::parse(R"({"type":"object","properties":{"value":
       {"type":"array","items":{"type":"string"}}},"required":["value"],"additionalProperties":false})"));
+  // Made once at load: every request of the skill points at it.
+  ASSERT_NE(listed->generation->schema->wire, nullptr);
+  EXPECT_EQ(*listed->generation->schema->wire, listed->generation->schema->strict_wire);
   ASSERT_NE(registry_->FindSkill("loop"), nullptr);
   EXPECT_EQ(registry_->FindSkill("loop")->output_mode, OutputMode::kNone);
   ASSERT_NE(registry_->FindSkill("named"), nullptr);

@@ -32,7 +32,7 @@ class ScriptedService : public SkillService {
     Attempt attempt;
     attempt.kind = AttemptKind::kOk;
     attempt.raw = json::serialize(answer_);
-    co_return Produced{answer_, std::move(attempt)};
+    co_return Produced{answer_, std::make_unique<Attempt>(std::move(attempt))};
   }
   int calls = 0;
   json::value last_input;

@@ -24,9 +24,9 @@ ChatRequest Request(ResponseFormat::Kind kind) {
   if (kind == ResponseFormat::Kind::kJsonSchema) {
     request.response_format.name = "extract_contact";
     request.response_format.strict = true;
-    request.response_format.schema = json::parse(
+    request.response_format.schema = std::make_shared<const json::value>(json::parse(
         R"({"type":"object","additionalProperties":false,"required":["name","phone"],
-            "properties":{"name":{"type":"string"},"phone":{"type":["string","null"]}}})");
+            "properties":{"name":{"type":"string"},"phone":{"type":["string","null"]}}})"));
   }
   return request;
 }

@@ -289,7 +289,7 @@ TEST_F(ProviderLoopbackTest, GeminiRequestAndAnswerFollowGenerateContent) {
   request.metadata.seed = 42;
   request.response_format.kind = ResponseFormat::Kind::kJsonSchema;
   request.response_format.name = "ok";
-  request.response_format.schema = json::parse(R"({"type":"object","properties":{"ok":{"type":"boolean"}}})");
+  request.response_format.schema = std::make_shared<const json::value>(json::parse(R"({"type":"object","properties":{"ok":{"type":"boolean"}}})"));
   auto result = Send(*provider, request);
   ASSERT_TRUE(result) << result.error().message;
   auto requests = server_.requests();
@@ -436,7 +436,7 @@ TEST_F(ProviderLoopbackTest, AnthropicRequestAndAnswerFollowTheMessagesApi) {
                      "usage":{"input_tokens":30,"output_tokens":5,"cache_read_input_tokens":24}})"});
   ChatRequest request = SimpleRequest();
   request.response_format.kind = ResponseFormat::Kind::kJsonSchema;
-  request.response_format.schema = json::parse(R"({"type":"object","additionalProperties":false,"properties":{"ok":{"type":"boolean"}}})");
+  request.response_format.schema = std::make_shared<const json::value>(json::parse(R"({"type":"object","additionalProperties":false,"properties":{"ok":{"type":"boolean"}}})"));
   auto result = Send(*provider, request);
   ASSERT_TRUE(result) << result.error().message;
   auto requests = server_.requests();

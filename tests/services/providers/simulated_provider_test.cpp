@@ -95,7 +95,7 @@ TEST(SimulatedProviderTest, ResponseCarriesEstimatedUsageAndIdentity) {
 TEST(SimulatedProviderTest, FallsBackToResponseFormatSchemaThenEmptyObject) {
   ChatRequest request = TriageRequest();
   request.response_format.kind = ResponseFormat::Kind::kJsonSchema;
-  request.response_format.schema = *request.metadata.answer_schema;
+  request.response_format.schema = std::make_shared<const json::value>(*request.metadata.answer_schema);
   request.metadata.answer_schema = nullptr;
   EXPECT_TRUE(Validate(*Ask(request)).empty());
   request.response_format.schema = nullptr;
