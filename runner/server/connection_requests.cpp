@@ -1,7 +1,8 @@
 // The requests of one connection: reading a line's messages, dispatching
-// each method, and running skills.invoke on a strand of its own.
+// each method, and running skills.invoke on the connection's strand.
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <spdlog/spdlog.h>
@@ -23,7 +24,7 @@ constexpr std::int64_t kOverloadRetryAfterMs = 200;
 constexpr std::string_view kUnknownSkill = "_unknown";
 constexpr int kMaxFailedAuth = 3;
 
-// What one invocation came to, made off the connection's strand.
+// What one invocation came to, made where it ran (before its answer is sent).
 struct Done {
   std::string line;     // the serialized answer (single requests)
   json::object answer;  // the answer (batch members)
@@ -306,7 +307,9 @@ void Connection::StartInvoke(Call call, Reply reply, const std::string& tenant) 
   std::shared_ptr<SkillRunner> runner = state_->host.Current();
   // Metrics are labelled by skill: a client must not be able to mint labels.
   std::string label = runner->registry()->FindSkill(params->skill) ? params->skill : std::string(kUnknownSkill);
-  auto flight = std::make_shared<InFlight>(InFlight{.strand = asio::make_strand(state_->io), .skill = std::move(label)});
+  // The invocation runs on the connection's strand: its answer is written
+  // from there, without a hop to another thread and back.
+  auto flight = std::make_shared<InFlight>(InFlight{.strand = socket_.get_executor(), .skill = std::move(label)});
   in_flight_.emplace(key, flight);
   state_->metrics.AddInFlight(1);
 
@@ -314,7 +317,7 @@ void Connection::StartInvoke(Call call, Reply reply, const std::string& tenant) 
   json::value id = call.id;
   bool serialize = reply.batch == nullptr;
   auto on_done = [self, key, reply, flight, id, tenant](std::exception_ptr e, Done done) mutable {
-    asio::post(self->socket_.get_executor(), [self, key = std::move(key), reply = std::move(reply), flight,
+    asio::dispatch(self->socket_.get_executor(), [self, key = std::move(key), reply = std::move(reply), flight,
                                               id = std::move(id), tenant, e, done = std::move(done)]() mutable {
       self->in_flight_.erase(key);
       self->state_->metrics.AddInFlight(-1);
