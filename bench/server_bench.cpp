@@ -32,6 +32,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -113,7 +114,8 @@ class ServeProcess {
 class FakeOpenAi {
  public:
   explicit FakeOpenAi(const skillrunner::testing::TempTree& tree)
-      : process_(FAKE_OPENAI_SERVER,
+      : err_(tree.Path("fake.err")),
+        process_(FAKE_OPENAI_SERVER,
                  {"0", R"({"priority":2,"category":"bug","summary":"Login rejects the password.","needs_human":false})"},
                  skillrunner::test_support::CleanEnvironment(), {}, tree.Path("fake.out"), tree.Path("fake.err")) {
     for (int i = 0; i < 1000 && url_.empty(); ++i) {
@@ -126,13 +128,17 @@ class FakeOpenAi {
       std::exit(1);
     }
   }
+  // Prints the server's count of requests and connections (the pool's churn shows there).
   ~FakeOpenAi() {
     process_.Signal(SIGTERM);
     process_.Wait(std::chrono::seconds(10));
+    std::ifstream err(err_);
+    for (std::string line; std::getline(err, line);) std::printf("          %s\n", line.c_str());
   }
   const std::string& url() const { return url_; }
 
  private:
+  std::filesystem::path err_;
   skillrunner::test_support::ChildProcess process_;
   std::string url_;
 };
