@@ -307,8 +307,7 @@ void Connection::StartInvoke(Call call, Reply reply, const std::string& tenant) 
   std::shared_ptr<SkillRunner> runner = state_->host.Current();
   // Metrics are labelled by skill: a client must not be able to mint labels.
   std::string label = runner->registry()->FindSkill(params->skill) ? params->skill : std::string(kUnknownSkill);
-  // The invocation runs on the connection's strand: its answer is written
-  // from there, without a hop to another thread and back.
+  // On the connection's strand: the answer is written without a hop to another thread and back.
   auto flight = std::make_shared<InFlight>(InFlight{.strand = socket_.get_executor(), .skill = std::move(label)});
   in_flight_.emplace(key, flight);
   state_->metrics.AddInFlight(1);

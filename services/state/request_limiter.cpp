@@ -14,8 +14,11 @@ RequestLimiter::RequestLimiter(RateLimit limit, Clock& clock)
   UpdateOpenLocked();
 }
 
-bool RequestLimiter::GoUnlimited(Clock::TimePoint now) {
+bool RequestLimiter::GoUnlimited(std::int64_t tokens, Admission& admission) {
+  if (!open_.load(std::memory_order_acquire)) return false;
+  const Clock::TimePoint now = clock_.Now();
   if (now - unlimited_.window_start.load(std::memory_order_relaxed) >= std::chrono::seconds(1)) return false;
+  admission.ticket = Ticket{now, -1, tokens};
   unlimited_.window_sent.fetch_add(1, std::memory_order_relaxed);
   Clock::TimePoint last = unlimited_.last_go.load(std::memory_order_relaxed);
   while (last < now && !unlimited_.last_go.compare_exchange_weak(last, now, std::memory_order_relaxed)) {
@@ -239,13 +242,7 @@ Clock::TimePoint::duration RequestLimiter::TokenTimeLocked(std::int64_t tokens) 
 
 boost::asio::awaitable<Limiter::Admission> RequestLimiter::Acquire(Clock::TimePoint latest, std::int64_t tokens) {
   Admission admission;
-  if (open_.load(std::memory_order_acquire)) {
-    const Clock::TimePoint now = clock_.Now();
-    if (GoUnlimited(now)) {
-      admission.ticket = Ticket{now, -1, tokens};
-      co_return admission;
-    }
-  }
+  if (GoUnlimited(tokens, admission)) co_return admission;
   std::int64_t position = 0;
   Clock::TimePoint token_slot;
   {

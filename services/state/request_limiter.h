@@ -53,9 +53,10 @@ class RequestLimiter final : public Limiter {
   Clock::TimePoint SlotLocked(std::int64_t position, Clock::TimePoint now) const;
   Duration TokenTimeLocked(std::int64_t tokens) const;
 
-  // The lock-free path of an unlimited limiter: counts this request in the
-  // current second's window; false when the window is over (take the lock).
-  bool GoUnlimited(Clock::TimePoint now);
+  // The lock-free path while unlimited: counts this request in the current
+  // second's window and admits it; false when limited or the window is over
+  // (take the lock).
+  bool GoUnlimited(std::int64_t tokens, Admission& admission);
   // The requests the lock-free path let through, folded into the locked state.
   void FoldUnlimitedLocked();
   void UpdateOpenLocked() { open_.store(!rate_ && !limit_.tokens_per_minute, std::memory_order_release); }
