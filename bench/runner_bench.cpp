@@ -5,10 +5,14 @@
 //   2. over loopback HTTP to a server answering a fixed chat.completion at once
 //      (runner + HttpClient + a kernel round trip),
 // sequentially (latency: median and p99 in microseconds) and with 64
-// invocations in flight (throughput and CPU time per invocation); and
+// invocations in flight (throughput and CPU time per invocation: the CPU of
+// the thread that runs the invocations, not the loopback server's); and
+// then the loopback server's own round trip (a raw HTTP/1.1 client on one
+// connection), and what one sequential invocation spends beyond it;
 //   3. the loopback HTTP path with traces exported (DESIGN 9.4) to a collector
 //      that answers, is down (nothing listens), or hangs (never answers):
-//      what tracing costs an invocation, and the spans exported and dropped.
+//      what tracing costs an invocation (the whole process's CPU, the
+//      exporter's thread included), and the spans exported and dropped.
 //
 //   build/runner_bench [invocations]
 #include <boost/asio/co_spawn.hpp>
@@ -17,6 +21,8 @@
 #include <boost/json/parse.hpp>
 #include <spdlog/spdlog.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -41,9 +47,12 @@ namespace json = boost::json;
 using namespace skillrunner;
 using Clock = std::chrono::steady_clock;
 
-double CpuSeconds() {
+// The runner's CPU: this thread's, which runs the io_context (the loopback
+// servers run on threads of their own, as a provider would be elsewhere);
+// `process`: the whole process's (the exporter's thread included).
+double CpuSeconds(bool process) {
   rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
+  getrusage(process ? RUSAGE_SELF : RUSAGE_THREAD, &usage);
   return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
          static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
 }
@@ -94,10 +103,11 @@ boost::asio::awaitable<void> Worker(SkillRunner& runner, int count, std::vector<
   }
 }
 
-void Run(const char* name, Bench& bench, int total, int concurrency, bool end_line = true) {
+// Prints the row; returns the p50 latency in microseconds.
+double Run(const char* name, Bench& bench, int total, int concurrency, bool traced = false) {
   std::vector<std::vector<double>> latencies(static_cast<std::size_t>(concurrency));
   int failures = 0;
-  double cpu0 = CpuSeconds();
+  double cpu0 = CpuSeconds(traced);
   auto start = Clock::now();
   for (int w = 0; w < concurrency; ++w) {
     boost::asio::co_spawn(bench.io, Worker(*bench.runner, total / concurrency, latencies[static_cast<std::size_t>(w)], failures),
@@ -106,7 +116,7 @@ void Run(const char* name, Bench& bench, int total, int concurrency, bool end_li
   bench.io.restart();
   bench.io.run();
   double wall = std::chrono::duration<double>(Clock::now() - start).count();
-  double cpu = CpuSeconds() - cpu0;
+  double cpu = CpuSeconds(traced) - cpu0;
   std::vector<double> all;
   for (auto& l : latencies) all.insert(all.end(), l.begin(), l.end());
   std::sort(all.begin(), all.end());
@@ -114,7 +124,44 @@ void Run(const char* name, Bench& bench, int total, int concurrency, bool end_li
   std::printf("| %-26s | %4d | %7zu | %9.0f | %8.1f | %8.1f | %9.1f | %d |", name, concurrency, all.size(),
               static_cast<double>(all.size()) / wall, pct(0.5), pct(0.99), cpu / static_cast<double>(all.size()) * 1e6,
               failures);
-  if (end_line) std::printf("\n");
+  if (!traced) std::printf("\n");
+  return pct(0.5);
+}
+
+// The loopback server's own round trip, as wrk on one connection measures
+// it: one keep-alive connection, a chat request written and its whole answer
+// read, `count` times in a row; the median in microseconds. What one
+// sequential invocation adds is its p50 beyond this.
+double ServerRoundTripUs(std::uint16_t port, int count) {
+  const std::string body = R"({"model":"bench-model","messages":[{"role":"user","content":"Ticket: hi"}]})";
+  const std::string request = "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
+                              "application/json\r\nContent-Length: " +
+                              std::to_string(body.size()) + "\r\n\r\n" + body;
+  const int fd = test_support::ConnectToLoopback(port);
+  if (fd < 0) return 0;
+  std::vector<double> times;
+  std::string buffer(64 * 1024, '\0');
+  for (int i = 0; i < count; ++i) {
+    auto start = Clock::now();
+    if (::send(fd, request.data(), request.size(), 0) != static_cast<ssize_t>(request.size())) break;
+    std::string answer;
+    std::size_t wanted = std::string::npos;
+    while (wanted == std::string::npos || answer.size() < wanted) {
+      const ssize_t n = ::recv(fd, buffer.data(), buffer.size(), 0);
+      if (n <= 0) break;
+      answer.append(buffer.data(), static_cast<std::size_t>(n));
+      const auto head_end = answer.find("\r\n\r\n");
+      const auto length_at = answer.find("Content-Length: ");
+      if (wanted == std::string::npos && head_end != std::string::npos && length_at != std::string::npos) {
+        wanted = head_end + 4 + std::stoul(answer.substr(length_at + 16));
+      }
+    }
+    times.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count());
+  }
+  ::close(fd);
+  if (times.empty()) return 0;
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
 }
 
 }  // namespace
@@ -137,8 +184,13 @@ int main(int argc, char** argv) {
     server.SetDefault({.body = test_support::OpenAiAnswer(
                            R"({"priority":2,"category":"bug","summary":"Login rejects the password.","needs_human":false})")});
     Bench bench("  p: { kind: openai, base_url: \"" + server.base_url() + "/v1\" }\n", "bench-model");
-    Run("openai over loopback HTTP", bench, total, 1);
+    const double p50 = Run("openai over loopback HTTP", bench, total, 1);
     Run("openai over loopback HTTP", bench, total, 64);
+    const auto port = static_cast<std::uint16_t>(std::stoi(server.base_url().substr(server.base_url().rfind(':') + 1)));
+    const double round_trip = ServerRoundTripUs(port, total);
+    std::printf("\nThe loopback server's own round trip (one connection, p50): %.1f us; one sequential invocation "
+                "over HTTP spends %.1f us beyond it.\n\n",
+                round_trip, p50 - round_trip);
   }
   // TRACE_ONLY="is down" (say) runs only that row: the rows vary by 10-15%
   // from run to run on a small VM, so compare them over several processes.
@@ -172,7 +224,7 @@ int main(int argc, char** argv) {
       exporter = std::make_shared<telemetry::OtlpExporter>(options);
       bench.runner->SetTracing(TraceSettings{exporter, false, {}});
     }
-    Run(name, bench, total, 64, false);
+    Run(name, bench, total, 64, true);
     std::uint64_t exported = 0, dropped = 0;
     if (exporter) {
       exporter->Shutdown();

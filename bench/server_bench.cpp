@@ -1,15 +1,22 @@
 // The socket server under load (not a test). Starts the real `skillrunner
-// serve` as its own process on a Unix socket and drives it from this one:
-//   1. invocations/s on the simulated provider (no latency) with 1, 64 and
-//      1000 concurrent clients, each a connection with one request in flight;
+// serve` as its own process on a Unix socket and drives it from this one, so
+// that the server's CPU (its own rusage) is apart from the load's:
+//   1. for each io thread count of --threads (default 1,2):
+//      a. invocations/s on the simulated provider (no latency) with 1, 64 and
+//         1000 concurrent clients, each a connection with one request in
+//         flight, and with 32 connections x 8 pipelined;
+//      b. the same 32 x 8 through the OpenAI provider over loopback HTTP to
+//         build/fake_openai_server (its own process, answering at once):
+//         the HTTP client, the provider's limiter and its connection pool;
+//      each with the server's CPU per invocation;
 //   2. the server's peak resident memory (VmHWM) with 100,000 invocations
 //      in flight at once against a simulated provider that answers after
 //      20 s (1,000 connections x 100 pipelined requests; the latency is long
 //      enough for a 2-core machine to have sent them all before the first
 //      answer), per invocation in flight, and how long all the answers take.
 //
-//   build/server_bench [seconds-per-level [in-flight [connections [latency-ms]]]]
-//   (seconds 0 skips the throughput levels; in-flight 0 skips the memory test)
+//   build/server_bench [seconds-per-level [in-flight [connections [latency-ms]]]] [--threads N,M,...]
+//   (seconds 0 skips the throughput levels; in-flight 0 skips the memory test; SKILLRUNNER_BIN=PATH serves with another build)
 #include <signal.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -25,10 +32,13 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "bench/triage_skill.h"
@@ -49,12 +59,11 @@ std::string Invoke(std::uint64_t id) {
 
 class ServeProcess {
  public:
-  ServeProcess(const skillrunner::testing::TempTree& tree, const std::string& socket, std::size_t max_in_flight)
-      : process_(SKILLRUNNER_BINARY,
-                 {"serve", "--socket", socket, "--config", tree.Path("skillrunner.yaml").string(), "--skills",
-                  tree.Path("skills").string(), "--rubrics", tree.Path("rubrics").string(), "--max-in-flight",
-                  std::to_string(max_in_flight)},
-                 skillrunner::test_support::CleanEnvironment()),
+  // `threads` 0: serve's default (one per core).
+  ServeProcess(const skillrunner::testing::TempTree& tree, const std::string& socket, std::size_t max_in_flight,
+               unsigned threads = 0)
+      : process_(Binary(), Args(tree, socket, max_in_flight, threads),
+                 skillrunner::test_support::CleanEnvironment({"OPENAI_API_KEY=sk-bench"})),
         pid_(process_.pid()) {}
   ~ServeProcess() {
     process_.Signal(SIGTERM);
@@ -84,8 +93,59 @@ class ServeProcess {
     return -1;
   }
 
+  // SKILLRUNNER_BIN runs another build of the program (a before and after, back to back).
+  static std::string Binary() {
+    const char* other = std::getenv("SKILLRUNNER_BIN");
+    return other != nullptr && *other != '\0' ? other : SKILLRUNNER_BINARY;
+  }
+  static std::vector<std::string> Args(const skillrunner::testing::TempTree& tree, const std::string& socket,
+                                       std::size_t max_in_flight, unsigned threads) {
+    std::vector<std::string> args{"serve", "--socket", socket, "--config", tree.Path("skillrunner.yaml").string(),
+                                  "--skills", tree.Path("skills").string(), "--rubrics",
+                                  tree.Path("rubrics").string(), "--max-in-flight", std::to_string(max_in_flight)};
+    if (threads > 0) {
+      args.push_back("--threads");
+      args.push_back(std::to_string(threads));
+    }
+    return args;
+  }
+
   skillrunner::test_support::ChildProcess process_;
   pid_t pid_;
+};
+
+// build/fake_openai_server in its own process, answering every request at
+// once with the triage skill's answer.
+class FakeOpenAi {
+ public:
+  explicit FakeOpenAi(const skillrunner::testing::TempTree& tree)
+      : err_(tree.Path("fake.err")),
+        process_(FAKE_OPENAI_SERVER,
+                 {"0", R"({"priority":2,"category":"bug","summary":"Login rejects the password.","needs_human":false})"},
+                 skillrunner::test_support::CleanEnvironment(), {}, tree.Path("fake.out"), tree.Path("fake.err")) {
+    for (int i = 0; i < 1000 && url_.empty(); ++i) {
+      std::ifstream out(tree.Path("fake.out"));
+      std::getline(out, url_);
+      if (url_.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    if (url_.empty()) {
+      std::fprintf(stderr, "fake_openai_server did not start\n");
+      std::exit(1);
+    }
+  }
+  // Prints the server's count of requests and connections (the pool's churn shows there).
+  ~FakeOpenAi() {
+    process_.Signal(SIGTERM);
+    process_.Wait(std::chrono::seconds(10));
+    std::ifstream err(err_);
+    for (std::string line; std::getline(err, line);) std::printf("          %s\n", line.c_str());
+  }
+  const std::string& url() const { return url_; }
+
+ private:
+  std::filesystem::path err_;
+  skillrunner::test_support::ChildProcess process_;
+  std::string url_;
 };
 
 void WaitForSocket(const std::string& path) {
@@ -155,6 +215,55 @@ void Throughput(const std::string& path, const ServeProcess& server, int clients
   std::printf("clients=%-5d invocations=%-8.0f %9.0f/s  p50 %7.0f us  p99 %7.0f us  server CPU %.1f us/invocation  RSS %ld MiB  errors %llu\n",
               clients, done, done / wall, Percentile(totals.latencies_us, 0.5), Percentile(totals.latencies_us, 0.99),
               done > 0 ? cpu / done * 1e6 : 0.0, server.RssKiB() / 1024,
+              static_cast<unsigned long long>(totals.errors.load()));
+}
+
+// One connection with `depth` requests in flight: each answer read sends the
+// next request, until `until`; then it reads what is still in flight.
+asio::awaitable<void> PipelinedClient(std::string path, std::size_t depth, Clock::time_point until, Totals& totals) {
+  local::socket socket(co_await asio::this_coro::executor);
+  auto [connect_ec] = co_await socket.async_connect(local::endpoint(path), asio::as_tuple(asio::use_awaitable));
+  if (connect_ec) {
+    ++totals.errors;
+    co_return;
+  }
+  std::uint64_t id = 0;
+  std::string batch;
+  for (std::size_t i = 0; i < depth; ++i) batch += Invoke(++id);
+  std::string buffer;
+  std::size_t in_flight = depth;
+  auto [write_ec, w] = co_await asio::async_write(socket, asio::buffer(batch), asio::as_tuple(asio::use_awaitable));
+  while (!write_ec && in_flight > 0) {
+    auto [read_ec, n] = co_await asio::async_read_until(socket, asio::dynamic_buffer(buffer), '\n',
+                                                        asio::as_tuple(asio::use_awaitable));
+    if (read_ec) break;
+    if (buffer.find("\"result\"") > n) ++totals.errors;
+    buffer.erase(0, n);
+    ++totals.done;
+    --in_flight;
+    if (Clock::now() >= until) continue;
+    std::string request = Invoke(++id);
+    std::tie(write_ec, w) = co_await asio::async_write(socket, asio::buffer(request), asio::as_tuple(asio::use_awaitable));
+    ++in_flight;
+  }
+  if (in_flight > 0) ++totals.errors;
+}
+
+void Pipelined(const std::string& label, const std::string& path, const ServeProcess& server, std::size_t connections,
+               std::size_t depth, double seconds) {
+  asio::io_context io;
+  Totals totals;
+  auto until = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+  double cpu_before = server.CpuSeconds();
+  auto start = Clock::now();
+  for (std::size_t i = 0; i < connections; ++i) asio::co_spawn(io, PipelinedClient(path, depth, until, totals), asio::detached);
+  io.run();
+  double wall = std::chrono::duration<double>(Clock::now() - start).count();
+  double cpu = server.CpuSeconds() - cpu_before;
+  double done = static_cast<double>(totals.done.load());
+  std::printf("%-9s %zu connections x %zu pipelined: invocations=%-8.0f %9.0f/s  server CPU %.1f us/invocation  "
+              "errors %llu\n",
+              label.c_str(), connections, depth, done, done / wall, done > 0 ? cpu / done * 1e6 : 0.0,
               static_cast<unsigned long long>(totals.errors.load()));
 }
 
@@ -237,22 +346,66 @@ void InFlight(const std::string& path, const ServeProcess& server, int latency_m
               static_cast<unsigned long long>(errors.load()));
 }
 
-void WriteTree(const skillrunner::testing::TempTree& tree, int latency_ms) {
-  tree.Write("skillrunner.yaml", "providers:\n  sim: { kind: simulated, latency_ms: " + std::to_string(latency_ms) +
-                                     " }\nmodels:\n  m: { provider: sim, structured_output: native }\n"
+// The simulated provider answering after `latency_ms`, or (with `openai_url`)
+// the OpenAI provider at that server.
+void WriteTree(const skillrunner::testing::TempTree& tree, int latency_ms, const std::string& openai_url = "") {
+  const std::string provider = openai_url.empty()
+                                   ? "  sim: { kind: simulated, latency_ms: " + std::to_string(latency_ms) + " }\n"
+                                   : "  sim: { kind: openai, base_url: \"" + openai_url + "/v1\" }\n";
+  tree.Write("skillrunner.yaml", "providers:\n" + provider +
+                                     "models:\n  m: { provider: sim, structured_output: native }\n"
                                      "default_provider: sim\n");
   std::string skill = kSkill;
   skill.replace(skill.find("MODEL"), 5, "m");
   tree.Write("skills/triage/skill.yaml", skill);
 }
 
+// The throughput levels at `threads` io threads (0: serve's default).
+void ThroughputLevels(double seconds, unsigned threads) {
+  constexpr std::size_t kConnections = 32, kDepth = 8;
+  std::printf("serve --threads %s:\n", threads > 0 ? std::to_string(threads).c_str() : "(default)");
+  {
+    skillrunner::testing::TempTree tree;
+    WriteTree(tree, 0);
+    std::string socket = tree.Path("s.sock").string();
+    ServeProcess server(tree, socket, 20000, threads);
+    WaitForSocket(socket);
+    std::printf("skills.invoke on the simulated provider (no latency), one request in flight per client:\n");
+    for (int clients : {1, 64, 1000}) Throughput(socket, server, clients, seconds);
+    Pipelined("simulated", socket, server, kConnections, kDepth, seconds);
+  }
+  skillrunner::testing::TempTree tree;
+  FakeOpenAi fake(tree);
+  WriteTree(tree, 0, fake.url());
+  std::string socket = tree.Path("s.sock").string();
+  ServeProcess server(tree, socket, 20000, threads);
+  WaitForSocket(socket);
+  Pipelined("HTTP", socket, server, kConnections, kDepth, seconds);
+}
+
+std::vector<unsigned> ParseThreads(const std::string& list) {
+  std::vector<unsigned> threads;
+  std::stringstream in(list);
+  for (std::string item; std::getline(in, item, ',');) threads.push_back(static_cast<unsigned>(std::stoul(item)));
+  return threads;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  double seconds = argc > 1 ? std::atof(argv[1]) : 5.0;
-  std::size_t in_flight = argc > 2 ? std::stoul(argv[2]) : 100000;
-  std::size_t connections = argc > 3 ? std::stoul(argv[3]) : 1000;
-  int latency_ms = argc > 4 ? std::atoi(argv[4]) : 20000;
+  std::vector<std::string> positional;
+  std::vector<unsigned> threads{1, 2};
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) == "--threads" && i + 1 < argc) {
+      threads = ParseThreads(argv[++i]);
+    } else {
+      positional.emplace_back(argv[i]);
+    }
+  }
+  double seconds = positional.size() > 0 ? std::stod(positional[0]) : 5.0;
+  std::size_t in_flight = positional.size() > 1 ? std::stoul(positional[1]) : 100000;
+  std::size_t connections = positional.size() > 2 ? std::stoul(positional[2]) : 1000;
+  int latency_ms = positional.size() > 3 ? std::stoi(positional[3]) : 20000;
   rlimit files{};
   getrlimit(RLIMIT_NOFILE, &files);
   files.rlim_cur = files.rlim_max;
@@ -263,13 +416,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   if (seconds > 0) {
-    skillrunner::testing::TempTree tree;
-    WriteTree(tree, 0);
-    std::string socket = tree.Path("s.sock").string();
-    ServeProcess server(tree, socket, 20000);
-    WaitForSocket(socket);
-    std::printf("skills.invoke on the simulated provider (no latency), one request in flight per client:\n");
-    for (int clients : {1, 64, 1000}) Throughput(socket, server, clients, seconds);
+    for (unsigned t : threads) ThroughputLevels(seconds, t);
   }
   if (in_flight > 0) {
     skillrunner::testing::TempTree tree;

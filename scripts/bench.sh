@@ -11,22 +11,23 @@ if ! command -v jq >/dev/null; then
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
   $SUDO apt-get install -y -qq --no-install-recommends jq >&2
 fi
-cmake --build "$ROOT/build" -j"${JOBS:-$(nproc)}" --target skillrunner http_client_bench runner_bench server_bench >&2
+cmake --build "$ROOT/build" -j"${JOBS:-$(nproc)}" --target skillrunner http_client_bench runner_bench server_bench fake_openai_server >&2
 N="${1:-20000}"
 echo "## HttpClient against a loopback server"
 "$ROOT/build/http_client_bench" "$N"
 echo
-echo "## Runner overhead per LLM_JSON_GENERATION invocation"
+echo "## Runner overhead per LLM_JSON_GENERATION invocation (the library path; CPU per call at c=64, and"
+echo "## one sequential call beyond the loopback server's own round trip)"
 "$ROOT/build/runner_bench" "$N"
 echo
 echo "## run of one skill in a generated tree of 2,000 skills (its index cached after the first)"
 "$ROOT/bench/run_tree_bench.sh" 2000
 echo
-echo "## The socket server"
-# Throughput for 5 s a level, then 100,000 invocations in flight at once (1,000
-# connections x 100 pipelined, the provider answering after 20 s): peak RSS and
-# KiB per invocation in flight.
-"$ROOT/build/server_bench" 5 100000 1000 20000
+echo "## The socket server at 1 and 2 io threads (the load in this process, serve in its own: the CPU per"
+echo "## invocation is serve's own rusage), simulated and over HTTP to bench/fake_openai_server; then"
+echo "## 100,000 invocations in flight at once (1,000 connections x 100 pipelined, the provider answering"
+echo "## after 20 s): peak RSS and KiB per invocation in flight"
+"$ROOT/build/server_bench" 5 100000 1000 20000 --threads 1,2
 echo
 echo "## Eval runs"
 "$ROOT/bench/eval_bench.sh"

@@ -3,11 +3,15 @@
 #include <sys/resource.h>
 
 #include <CLI/CLI.hpp>
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
+#include <memory>
+#include <mutex>
 #include <thread>
+#include <vector>
 
 #include "runner/cli/reloading_host.h"
 #include "runner/server/server.h"
@@ -52,6 +56,45 @@ bool LoadTree(ReloadingHost& host) {
   return false;
 }
 
+// The io threads of `serve --threads N`: an io_context each, so that a
+// connection, its invocations and their HTTP requests stay on one thread (one
+// io_context run by N threads hopped between them and doubled the CPU of an
+// invocation over HTTP at two threads). The first is the main one (listeners,
+// signals, metrics, reloads, and its share of connections); the others are
+// kept running until the server has stopped.
+class IoThreads {
+ public:
+  explicit IoThreads(unsigned threads) {
+    for (unsigned i = 1; i < threads; ++i) {
+      contexts_.push_back(std::make_unique<asio::io_context>(1));
+      guards_.emplace_back(contexts_.back()->get_executor());
+    }
+  }
+  std::vector<asio::io_context*> Workers(asio::io_context& main) const {
+    std::vector<asio::io_context*> workers{&main};
+    for (const auto& context : contexts_) workers.push_back(context.get());
+    return workers;
+  }
+  // Lets the other io_contexts end once their work is done (any thread).
+  void Release() {
+    std::lock_guard lock(mutex_);
+    guards_.clear();
+  }
+  // Runs them all, `main` on this thread; returns when every one has ended.
+  void Run(asio::io_context& main) {
+    std::vector<std::thread> threads;
+    for (auto& context : contexts_) threads.emplace_back([io = context.get()] { io->run(); });
+    main.run();
+    Release();
+    for (auto& thread : threads) thread.join();
+  }
+
+ private:
+  std::vector<std::unique_ptr<asio::io_context>> contexts_;
+  std::mutex mutex_;
+  std::vector<asio::executor_work_guard<asio::io_context::executor_type>> guards_;
+};
+
 }  // namespace
 
 int Serve(const CommonOptions& common, ServeOptions options) {
@@ -59,7 +102,9 @@ int Serve(const CommonOptions& common, ServeOptions options) {
   if (options.idle_timeout_ms > 0) options.server.limits.idle_timeout = std::chrono::milliseconds(options.idle_timeout_ms);
   if (options.drain_timeout_ms > 0) options.server.limits.drain_timeout = std::chrono::milliseconds(options.drain_timeout_ms);
   RaiseOpenFileLimit();
-  asio::io_context io;
+  const unsigned threads = options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
+  asio::io_context io(threads == 1 ? 1 : BOOST_ASIO_CONCURRENCY_HINT_DEFAULT);
+  IoThreads io_threads(threads);  // before the host: its pooled connections live on them
   ReloadingHost host(common, io.get_executor(), options.allow_broken);
   if (!LoadTree(host)) return kUsageStatus;
   const Config& config = host.Current()->registry()->config();
@@ -75,7 +120,8 @@ int Serve(const CommonOptions& common, ServeOptions options) {
   if (!options.server.tenants.empty()) options.server.quotas = &tenant_quotas;
   options.server.shared_state = host.shared_state();
   options.server.tracing = host.tracing();
-  server::Server server(io, options.server, host);
+  server::Server server(io, options.server, host, io_threads.Workers(io));
+  server.OnStopped([&io_threads] { io_threads.Release(); });
   if (auto started = server.Start(); !started) {
     std::fprintf(stderr, "skillrunner serve: %s\n", started.error().c_str());
     return kUsageStatus;
@@ -89,11 +135,7 @@ int Serve(const CommonOptions& common, ServeOptions options) {
   spdlog::info("serving {} skill(s) on {}", host.Current()->registry()->skills().size(), where);
   std::fprintf(stderr, "skillrunner: listening on %s\n", where.c_str());
 
-  unsigned threads = options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
-  std::vector<std::thread> workers;
-  for (unsigned i = 1; i < threads; ++i) workers.emplace_back([&io] { io.run(); });
-  io.run();
-  for (auto& worker : workers) worker.join();
+  io_threads.Run(io);
   if (host.tracing()) host.tracing()->Shutdown();  // the last spans go out before the process does
   return 0;
 }

@@ -45,12 +45,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void Abort(std::string reason);
 
  private:
-  // An invocation in flight: the signal that cancels it, emitted on its own
-  // strand, and its metrics label.
+  // An invocation in flight: the signal that cancels it, emitted on the
+  // strand it runs on (the connection's), and its metrics label.
   struct InFlight {
     std::shared_ptr<boost::asio::cancellation_signal> signal =
         std::make_shared<boost::asio::cancellation_signal>();
-    boost::asio::strand<boost::asio::io_context::executor_type> strand;
+    boost::asio::any_io_executor strand;
     std::string skill;
     std::shared_ptr<StreamEvents> events;  // options.stream: its notifications
     void Cancel();

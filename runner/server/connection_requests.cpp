@@ -1,7 +1,8 @@
 // The requests of one connection: reading a line's messages, dispatching
-// each method, and running skills.invoke on a strand of its own.
+// each method, and running skills.invoke on the connection's strand.
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <spdlog/spdlog.h>
@@ -24,9 +25,9 @@ constexpr std::int64_t kOverloadRetryAfterMs = 200;
 constexpr std::string_view kUnknownSkill = "_unknown";
 constexpr int kMaxFailedAuth = 3;
 
-// What one invocation came to, made off the connection's strand. Passed up
-// boxed (DonePtr): each coroutine frame and handler it passes through would
-// otherwise hold room for a whole Done while the invocation is in flight.
+// What one invocation came to, made where it ran (before its answer is sent).
+// Passed up boxed (DonePtr): each coroutine frame and handler it passes
+// through would otherwise hold room for a whole Done while it is in flight.
 struct Done {
   std::string line;     // the serialized answer (single requests)
   json::object answer;  // the answer (batch members)
@@ -342,8 +343,9 @@ void Connection::StartInvoke(Call call, Reply reply, const std::string& tenant) 
   std::shared_ptr<SkillRunner> runner = state_->host.Current();
   // Metrics are labelled by skill: a client must not be able to mint labels.
   std::string label = runner->registry()->FindSkill(params->skill) ? params->skill : std::string(kUnknownSkill);
+  // On the connection's strand: the answer is written without a hop to another thread and back.
   auto flight = std::make_shared<InFlight>(
-      InFlight{.strand = asio::make_strand(state_->io), .skill = std::move(label), .events = nullptr});
+      InFlight{.strand = socket_.get_executor(), .skill = std::move(label), .events = nullptr});
   in_flight_.emplace(key, flight);
   state_->metrics.AddInFlight(1);
 
@@ -351,7 +353,7 @@ void Connection::StartInvoke(Call call, Reply reply, const std::string& tenant) 
   json::value id = call.id;
   bool serialize = reply.batch == nullptr;
   auto on_done = [self, key, reply, flight, id, tenant](std::exception_ptr e, DonePtr done) mutable {
-    asio::post(self->socket_.get_executor(), [self, key = std::move(key), reply = std::move(reply), flight,
+    asio::dispatch(self->socket_.get_executor(), [self, key = std::move(key), reply = std::move(reply), flight,
                                               id = std::move(id), tenant, e, done = std::move(done)]() mutable {
       self->in_flight_.erase(key);
       self->state_->metrics.AddInFlight(-1);

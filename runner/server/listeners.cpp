@@ -61,7 +61,7 @@ std::expected<void, std::string> ClearStaleSocket(const std::string& path) {
 asio::awaitable<void> AcceptUnix(std::shared_ptr<Server::State> state) {
   std::string peer = "unix:" + state->options.socket_path;
   while (state->unix_acceptor && state->unix_acceptor->is_open()) {
-    auto [ec, socket] = co_await state->unix_acceptor->async_accept(asio::make_strand(state->io),
+    auto [ec, socket] = co_await state->unix_acceptor->async_accept(asio::make_strand(state->NextWorker()),
                                                                     asio::as_tuple(asio::use_awaitable));
     if (ec == asio::error::operation_aborted || state->draining) break;
     if (ec) {
@@ -76,7 +76,7 @@ asio::awaitable<void> AcceptUnix(std::shared_ptr<Server::State> state) {
 
 asio::awaitable<void> AcceptTcp(std::shared_ptr<Server::State> state, std::size_t index) {
   while (index < state->tcp_acceptors.size() && state->tcp_acceptors[index].is_open()) {
-    auto [ec, socket] = co_await state->tcp_acceptors[index].async_accept(asio::make_strand(state->io),
+    auto [ec, socket] = co_await state->tcp_acceptors[index].async_accept(asio::make_strand(state->NextWorker()),
                                                                           asio::as_tuple(asio::use_awaitable));
     if (ec == asio::error::operation_aborted || state->draining) break;
     if (ec) {
@@ -205,7 +205,8 @@ void StartAccepting(const std::shared_ptr<Server::State>& state) {
 
 namespace {
 
-// Every accepted socket, Unix or TCP, becomes a Connection on its own strand.
+// Every accepted socket, Unix or TCP, becomes a Connection on its own strand
+// of the next worker io_context.
 void Adopt(const std::shared_ptr<Server::State>& state, Connection::Socket socket, bool is_unix, std::string peer) {
   if (static_cast<std::size_t>(state->metrics.connections()) >= state->options.limits.max_connections) {
     state->metrics.RecordRejected("max_connections");

@@ -39,8 +39,10 @@ json::object LimitsJson(const ServerLimits& limits) {
 
 }  // namespace
 
-Server::State::State(asio::io_context& io_context, ServerOptions server_options, SkillHost& skill_host)
+Server::State::State(asio::io_context& io_context, ServerOptions server_options, SkillHost& skill_host,
+                     std::vector<asio::io_context*> worker_contexts)
     : io(io_context),
+      workers(worker_contexts.empty() ? std::vector<asio::io_context*>{&io_context} : std::move(worker_contexts)),
       options(std::move(server_options)),
       host(skill_host),
       clock(*options.clock),
@@ -48,6 +50,10 @@ Server::State::State(asio::io_context& io_context, ServerOptions server_options,
       strand(asio::make_strand(io_context)),
       drain_timer(strand) {
   metrics.Attach(options.quotas, options.shared_state, options.tracing);
+}
+
+asio::io_context& Server::State::NextWorker() {
+  return *workers[next_worker.fetch_add(1, std::memory_order_relaxed) % workers.size()];
 }
 
 void Server::State::AddConnection(const std::shared_ptr<Connection>& connection, std::uint64_t id) {
@@ -198,8 +204,8 @@ void Server::State::FinishIfDrained() {
   if (on_stopped) on_stopped();
 }
 
-Server::Server(asio::io_context& io, ServerOptions options, SkillHost& host)
-    : state_(std::make_shared<State>(io, std::move(options), host)) {}
+Server::Server(asio::io_context& io, ServerOptions options, SkillHost& host, std::vector<asio::io_context*> workers)
+    : state_(std::make_shared<State>(io, std::move(options), host, std::move(workers))) {}
 
 Server::~Server() {
   // A server that never drained (a failed start, a test) leaves no socket file.

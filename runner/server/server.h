@@ -20,7 +20,12 @@ namespace skillrunner::server {
 class Server {
  public:
   // `io` may be run by any number of threads; `host` must outlive the server.
-  Server(boost::asio::io_context& io, ServerOptions options, SkillHost& host);
+  // Connections (and what they run) are spread over `workers` (none: `io`
+  // alone); give one io_context per thread, each run by that thread only, so
+  // that an invocation never hops between threads. They must outlive the
+  // server, and be kept running (a work guard) until OnStopped.
+  Server(boost::asio::io_context& io, ServerOptions options, SkillHost& host,
+         std::vector<boost::asio::io_context*> workers = {});
   ~Server();
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;

@@ -36,11 +36,48 @@ std::uint64_t& Slot(Map& map, std::string_view key) {
 
 }  // namespace
 
+ServerMetrics::Shard& ServerMetrics::ThisThreadsShard() {
+  static std::atomic<std::size_t> threads{0};
+  thread_local const std::size_t index = threads.fetch_add(1, std::memory_order_relaxed) % kShards;
+  return shards_[index];
+}
+
+void ServerMetrics::Figures::Add(const Figures& other) {
+  for (const auto& [name, f] : other.skills) {
+    SkillFigures& sum = skills[name];
+    for (const auto& [outcome, n] : f.outcomes) sum.outcomes[outcome] += n;
+    sum.attempts += f.attempts;
+    sum.transient_retries += f.transient_retries;
+    sum.validation_retries += f.validation_retries;
+    sum.fallbacks += f.fallbacks;
+    sum.escalations += f.escalations;
+    for (const auto& [model, cost] : f.cost_by_model) sum.cost_by_model[model] += cost;
+    sum.input_tokens += f.input_tokens;
+    sum.output_tokens += f.output_tokens;
+    for (std::size_t i = 0; i < f.buckets.size(); ++i) sum.buckets[i] += f.buckets[i];
+    sum.seconds_sum += f.seconds_sum;
+    sum.count += f.count;
+  }
+  for (const auto& [method, n] : other.requests) requests[method] += n;
+  for (const auto& [reason, n] : other.rejected) rejected[reason] += n;
+}
+
+ServerMetrics::Figures ServerMetrics::Sum() const {
+  Figures all;
+  for (const Shard& shard : shards_) {
+    std::lock_guard lock(shard.mutex);
+    all.Add(shard.figures);
+  }
+  return all;
+}
+
 void ServerMetrics::RecordInvocation(std::string_view skill, std::string_view outcome,
                                      const Metrics& metrics, double seconds) {
-  std::lock_guard lock(mutex_);
-  auto it = skills_.find(skill);
-  if (it == skills_.end()) it = skills_.emplace(std::string(skill), SkillFigures{}).first;
+  Shard& shard = ThisThreadsShard();
+  std::lock_guard lock(shard.mutex);
+  auto& skills = shard.figures.skills;
+  auto it = skills.find(skill);
+  if (it == skills.end()) it = skills.emplace(std::string(skill), SkillFigures{}).first;
   SkillFigures& figures = it->second;
   ++Slot(figures.outcomes, outcome);
   figures.attempts += static_cast<std::uint64_t>(metrics.attempts);
@@ -59,13 +96,15 @@ void ServerMetrics::RecordInvocation(std::string_view skill, std::string_view ou
 }
 
 void ServerMetrics::RecordRequest(std::string_view method) {
-  std::lock_guard lock(mutex_);
-  ++Slot(requests_, method);
+  Shard& shard = ThisThreadsShard();
+  std::lock_guard lock(shard.mutex);
+  ++Slot(shard.figures.requests, method);
 }
 
 void ServerMetrics::RecordRejected(std::string_view reason) {
-  std::lock_guard lock(mutex_);
-  ++Slot(rejected_, reason);
+  Shard& shard = ThisThreadsShard();
+  std::lock_guard lock(shard.mutex);
+  ++Slot(shard.figures.rejected, reason);
 }
 
 void ServerMetrics::Attach(const state::TenantQuotas* quotas, std::shared_ptr<const state::SharedState> shared,
@@ -134,8 +173,8 @@ boost::json::object CostJson(const std::map<std::string, double, std::less<>>& b
 
 }  // namespace
 
-void ServerMetrics::AppendCosts(std::string& out) const {
-  for (const auto& [skill, f] : skills_) {
+void ServerMetrics::AppendCosts(std::string& out, const Figures& all) {
+  for (const auto& [skill, f] : all.skills) {
     for (const auto& [model, cost] : f.cost_by_model) {
       out += fmt::format("skillrunner_cost_usd_total{{skill=\"{}\",model=\"{}\"}} {}\n", Label(skill), Label(model),
                          cost);
@@ -144,13 +183,13 @@ void ServerMetrics::AppendCosts(std::string& out) const {
 }
 
 std::string ServerMetrics::Prometheus() const {
-  std::lock_guard lock(mutex_);
+  const Figures all = Sum();
   std::string out;
   auto header = [&out](std::string_view name, std::string_view type, std::string_view help) {
     out += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
   };
   header("skillrunner_invocations_total", "counter", "Finished invocations by skill and outcome (ok or the error code).");
-  for (const auto& [skill, f] : skills_) {
+  for (const auto& [skill, f] : all.skills) {
     for (const auto& [outcome, n] : f.outcomes) {
       out += fmt::format("skillrunner_invocations_total{{skill=\"{}\",outcome=\"{}\"}} {}\n", Label(skill),
                          Label(outcome), n);
@@ -158,7 +197,7 @@ std::string ServerMetrics::Prometheus() const {
   }
   auto per_skill = [&](std::string_view name, std::string_view help, auto field) {
     header(name, "counter", help);
-    for (const auto& [skill, f] : skills_) {
+    for (const auto& [skill, f] : all.skills) {
       out += fmt::format("{}{{skill=\"{}\"}} {}\n", name, Label(skill), f.*field);
     }
   };
@@ -168,14 +207,14 @@ std::string ServerMetrics::Prometheus() const {
   per_skill("skillrunner_fallbacks_total", "Models given up on for their next fallback (transient budget spent).", &SkillFigures::fallbacks);
   per_skill("skillrunner_escalations_total", "Invocations that ran one more generation on the escalate_to model.", &SkillFigures::escalations);
   header("skillrunner_cost_usd_total", "counter", "What the attempts cost at the models' prices (priced models only).");
-  AppendCosts(out);
+  AppendCosts(out, all);
   header("skillrunner_tokens_total", "counter", "Tokens of every attempt, by direction.");
-  for (const auto& [skill, f] : skills_) {
+  for (const auto& [skill, f] : all.skills) {
     out += fmt::format("skillrunner_tokens_total{{skill=\"{}\",direction=\"input\"}} {}\n", Label(skill), f.input_tokens);
     out += fmt::format("skillrunner_tokens_total{{skill=\"{}\",direction=\"output\"}} {}\n", Label(skill), f.output_tokens);
   }
   header("skillrunner_invocation_duration_seconds", "histogram", "Invocation latency.");
-  for (const auto& [skill, f] : skills_) {
+  for (const auto& [skill, f] : all.skills) {
     std::uint64_t cumulative = 0;
     for (std::size_t i = 0; i < kBuckets.size(); ++i) {
       cumulative += f.buckets[i];
@@ -189,11 +228,11 @@ std::string ServerMetrics::Prometheus() const {
     out += fmt::format("skillrunner_invocation_duration_seconds_count{{skill=\"{}\"}} {}\n", Label(skill), f.count);
   }
   header("skillrunner_requests_total", "counter", "JSON-RPC requests by method.");
-  for (const auto& [method, n] : requests_) {
+  for (const auto& [method, n] : all.requests) {
     out += fmt::format("skillrunner_requests_total{{method=\"{}\"}} {}\n", Label(method), n);
   }
   header("skillrunner_rejected_total", "counter", "Requests refused before running, by reason.");
-  for (const auto& [reason, n] : rejected_) {
+  for (const auto& [reason, n] : all.rejected) {
     out += fmt::format("skillrunner_rejected_total{{reason=\"{}\"}} {}\n", Label(reason), n);
   }
   header("skillrunner_in_flight", "gauge", "Invocations accepted and not yet answered.");
@@ -205,9 +244,9 @@ std::string ServerMetrics::Prometheus() const {
 }
 
 json::object ServerMetrics::ToJson() const {
-  std::lock_guard lock(mutex_);
+  const Figures all = Sum();
   json::object skills;
-  for (const auto& [skill, f] : skills_) {
+  for (const auto& [skill, f] : all.skills) {
     json::object outcomes;
     for (const auto& [outcome, n] : f.outcomes) outcomes[outcome] = n;
     json::array buckets;
@@ -230,9 +269,9 @@ json::object ServerMetrics::ToJson() const {
                                  {"duration_buckets", std::move(buckets)}};
   }
   json::object requests;
-  for (const auto& [method, n] : requests_) requests[method] = n;
+  for (const auto& [method, n] : all.requests) requests[method] = n;
   json::object rejected;
-  for (const auto& [reason, n] : rejected_) rejected[reason] = n;
+  for (const auto& [reason, n] : all.rejected) rejected[reason] = n;
   return json::object{{"skills", std::move(skills)},
                       {"requests", std::move(requests)},
                       {"rejected", std::move(rejected)},

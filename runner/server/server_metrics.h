@@ -1,7 +1,9 @@
 #pragma once
 
 // Counters of the socket server, for the `metrics` method and the Prometheus
-// endpoint. Thread-safe: invocations finish on any io thread.
+// endpoint. Thread-safe: invocations finish on any io thread. Each thread
+// records into a shard of its own (its own lock and cache lines), summed when
+// the figures are read, so that io threads never wait on each other here.
 
 #include <boost/json/value.hpp>
 #include <boost/json/object.hpp>
@@ -53,8 +55,6 @@ class ServerMetrics {
   boost::json::object ToJson() const;
 
  private:
-  // skillrunner_cost_usd_total{skill,model} lines (mutex_ held).
-  void AppendCosts(std::string& out) const;
 
   struct SkillFigures {
     std::map<std::string, std::uint64_t, std::less<>> outcomes;
@@ -71,16 +71,29 @@ class ServerMetrics {
     std::uint64_t count = 0;
   };
 
+  struct Figures {
+    std::map<std::string, SkillFigures, std::less<>> skills;
+    std::map<std::string, std::uint64_t, std::less<>> requests;
+    std::map<std::string, std::uint64_t, std::less<>> rejected;
+    void Add(const Figures& other);
+  };
+  static constexpr std::size_t kShards = 8;
+  struct alignas(64) Shard {
+    mutable std::mutex mutex;
+    Figures figures;
+  };
+
   // Tenants' usage and the shared state's health, for Prometheus().
   template <typename Header>
   void AppendTenantsAndState(std::string& out, const Header& header) const;
+  // skillrunner_cost_usd_total{skill,model} lines.
+  static void AppendCosts(std::string& out, const Figures& all);
+  Shard& ThisThreadsShard();
+  Figures Sum() const;
 
-  mutable std::mutex mutex_;
-  std::map<std::string, SkillFigures, std::less<>> skills_;
-  std::map<std::string, std::uint64_t, std::less<>> requests_;
-  std::map<std::string, std::uint64_t, std::less<>> rejected_;
-  std::atomic<std::int64_t> in_flight_{0};
-  std::atomic<std::int64_t> connections_{0};
+  std::array<Shard, kShards> shards_;
+  alignas(64) std::atomic<std::int64_t> in_flight_{0};
+  alignas(64) std::atomic<std::int64_t> connections_{0};
   const state::TenantQuotas* quotas_ = nullptr;
   std::shared_ptr<const state::SharedState> shared_;
   std::shared_ptr<const telemetry::OtlpExporter> tracing_;

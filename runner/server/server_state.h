@@ -30,9 +30,15 @@ class MetricsEndpoint;
 struct Server::State : std::enable_shared_from_this<Server::State> {
   using Strand = boost::asio::strand<boost::asio::io_context::executor_type>;
 
-  State(boost::asio::io_context& io, ServerOptions options, SkillHost& host);
+  State(boost::asio::io_context& io, ServerOptions options, SkillHost& host,
+        std::vector<boost::asio::io_context*> workers);
 
   boost::asio::io_context& io;
+  // Where connections live (round robin): each connection, its invocations
+  // and their HTTP requests stay on one of them. Never empty.
+  const std::vector<boost::asio::io_context*> workers;
+  std::atomic<std::size_t> next_worker{0};
+  boost::asio::io_context& NextWorker();
   ServerOptions options;
   SkillHost& host;
   ServerMetrics metrics;

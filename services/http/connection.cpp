@@ -9,7 +9,9 @@
 #include <boost/asio/connect.hpp>
 #include <boost/asio/deferred.hpp>
 #include <boost/asio/experimental/parallel_group.hpp>
+#include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/address.hpp>
+#include <boost/asio/strand.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/this_coro.hpp>
@@ -117,6 +119,15 @@ asio::awaitable<std::expected<void, HttpError>> Handshake(Connection& connection
   co_return std::expected<void, HttpError>{};
 }
 
+// The io_context under the calling coroutine's executor (a strand's, say):
+// the socket belongs there, so its completions come back on that context's
+// thread and the pool gives it only to requests on the same context.
+asio::any_io_executor HomeExecutor(const asio::any_io_executor& executor) {
+  using IoExecutor = asio::io_context::executor_type;
+  if (const auto* strand = executor.target<asio::strand<IoExecutor>>()) return strand->get_inner_executor();
+  return executor;
+}
+
 }  // namespace
 
 void Connection::Close() {
@@ -142,7 +153,8 @@ asio::awaitable<Opened> OpenConnection(const ParsedUrl& url, const ConnectSettin
   const ParsedUrl& dial = via_proxy ? *settings.proxy : url;
   std::string label = (via_proxy ? "proxy " : "") + dial.Authority();
 
-  auto connection = std::make_shared<Connection>(settings.io_executor);
+  const asio::any_io_executor caller = co_await asio::this_coro::executor;
+  auto connection = std::make_shared<Connection>(HomeExecutor(caller));
   auto endpoints = co_await Resolve(dial, label);
   if (!endpoints) co_return std::unexpected(std::move(endpoints.error()));
   auto connected =

@@ -60,7 +60,6 @@ class Connection {
 
 // How to open connections; fixed for a client's lifetime.
 struct ConnectSettings {
-  boost::asio::any_io_executor io_executor;  // sockets are bound to it
   std::chrono::milliseconds connect_timeout{5'000};
   std::shared_ptr<boost::asio::ssl::context> tls;  // null: tls_error says why
   std::string tls_error;
@@ -73,7 +72,8 @@ struct ConnectSettings {
 
 // Resolves, connects (bounded by connect_timeout), tunnels through the proxy
 // when the settings ask for it, and does the TLS handshake for https URLs.
-// Runs on the calling coroutine's executor; per-operation cancellation ends it.
+// Runs on the calling coroutine's executor, and the socket belongs to that
+// executor's io_context; per-operation cancellation ends it.
 boost::asio::awaitable<std::expected<std::shared_ptr<Connection>, HttpError>> OpenConnection(
     const ParsedUrl& url, const ConnectSettings& settings);
 

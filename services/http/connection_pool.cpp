@@ -1,6 +1,8 @@
 #include "services/http/connection_pool.h"
 
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/execution/context.hpp>
+#include <boost/asio/query.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <exception>
@@ -58,6 +60,12 @@ void CloseAll(const std::vector<std::shared_ptr<Connection>>& connections) {
   for (const auto& connection : connections) connection->Close();
 }
 
+const void* ContextOf(const asio::any_io_executor& executor) {
+  return &asio::query(executor, asio::execution::context);
+}
+
+const void* ContextOf(Connection& connection) { return ContextOf(connection.socket().get_executor()); }
+
 }  // namespace
 
 ConnectionPool::ConnectionPool(std::size_t max_per_host, std::chrono::milliseconds idle_timeout, const Clock& clock)
@@ -73,9 +81,9 @@ asio::awaitable<Lease> ConnectionPool::Acquire(std::string key) {
     std::lock_guard lock(mutex_);
     HostState& host = hosts_[key];
     CloseExpiredLocked(host, closing);
-    grant = TryTakeLocked(host, closing);
+    grant = TryTakeLocked(host, ContextOf(executor), closing);
     if (!grant.slot && state.cancelled() == asio::cancellation_type::none) {
-      waiter = std::make_shared<Waiter>(executor);
+      waiter = std::make_shared<Waiter>(executor, ContextOf(executor));
       host.waiters.push_back(waiter);
     }
   }
@@ -107,11 +115,17 @@ asio::awaitable<Lease> ConnectionPool::Wait(std::string key, std::shared_ptr<Wai
   co_return lease;
 }
 
-ConnectionPool::Grant ConnectionPool::TryTakeLocked(HostState& host, std::vector<std::shared_ptr<Connection>>& closing) {
+ConnectionPool::Grant ConnectionPool::TryTakeLocked(HostState& host, const void* context,
+                                                    std::vector<std::shared_ptr<Connection>>& closing) {
   if (!host.waiters.empty()) return {};
-  if (auto idle = TakeIdleLocked(host, closing)) {
+  if (auto idle = TakeIdleLocked(host, context, closing)) {
     ++host.leased;
     return {true, std::move(idle)};
+  }
+  if (host.leased + host.idle.size() >= max_per_host_ && !host.idle.empty()) {
+    // At the cap with only other contexts' connections idle: the oldest makes room.
+    closing.push_back(std::move(host.idle.front()));
+    host.idle.erase(host.idle.begin());
   }
   if (host.leased + host.idle.size() < max_per_host_) {
     ++host.leased;
@@ -120,15 +134,25 @@ ConnectionPool::Grant ConnectionPool::TryTakeLocked(HostState& host, std::vector
   return {};
 }
 
-std::shared_ptr<Connection> ConnectionPool::TakeIdleLocked(HostState& host,
+std::shared_ptr<Connection> ConnectionPool::TakeIdleLocked(HostState& host, const void* context,
                                                            std::vector<std::shared_ptr<Connection>>& closing) {
-  while (!host.idle.empty()) {
-    std::shared_ptr<Connection> connection = std::move(host.idle.back());
-    host.idle.pop_back();
+  for (std::size_t i = host.idle.size(); i-- > 0;) {
+    if (ContextOf(*host.idle[i]) != context) continue;
+    std::shared_ptr<Connection> connection = std::move(host.idle[i]);
+    host.idle.erase(host.idle.begin() + static_cast<std::ptrdiff_t>(i));
     if (connection->LooksReusable()) return connection;
     closing.push_back(std::move(connection));
   }
   return nullptr;
+}
+
+std::shared_ptr<ConnectionPool::Waiter> ConnectionPool::PopWaiterLocked(HostState& host, const void* context) {
+  auto it = std::find_if(host.waiters.begin(), host.waiters.end(),
+                         [context](const auto& waiter) { return waiter->context == context; });
+  if (it == host.waiters.end()) it = host.waiters.begin();
+  std::shared_ptr<Waiter> waiter = std::move(*it);
+  host.waiters.erase(it);
+  return waiter;
 }
 
 void ConnectionPool::CloseExpiredLocked(HostState& host, std::vector<std::shared_ptr<Connection>>& closing) {
@@ -152,11 +176,12 @@ void ConnectionPool::Release(std::string key, std::shared_ptr<Connection> connec
     }
     CloseExpiredLocked(host, closing);
     if (!host.waiters.empty()) {
-      // The slot passes to the oldest waiter, with this connection if healthy.
-      woken = std::move(host.waiters.front());
-      host.waiters.pop_front();
+      // The slot passes to the oldest waiter on the connection's context, with
+      // the connection; or to the oldest waiter, with an idle one of its own.
+      woken = PopWaiterLocked(host, connection ? ContextOf(*connection) : nullptr);
       woken->granted = true;
-      woken->connection = connection ? std::move(connection) : TakeIdleLocked(host, closing);
+      if (connection && ContextOf(*connection) != woken->context) closing.push_back(std::move(connection));
+      woken->connection = connection ? std::move(connection) : TakeIdleLocked(host, woken->context, closing);
     } else {
       --host.leased;
       if (connection) {

@@ -54,7 +54,12 @@ class Lease {
 };
 
 // Keep-alive connections per (scheme, host, port), at most max_per_host each
-// (idle ones included). Beyond the cap requests wait in FIFO order. The state
+// (idle ones included). Beyond the cap requests wait in FIFO order. A
+// connection's socket belongs to the io_context of the request that opened it,
+// and is handed only to requests on that context (a pool per io context under
+// one cap): with an io_context per thread, a request never waits on another
+// thread's reactor. At the cap, a request on a context with no idle
+// connection of its own closes another context's oldest idle one. The state
 // is behind one mutex held for a few lines: a request that finds a slot takes
 // it on its own thread, without a hop to another executor (a strand here cost
 // two cross-thread posts and a coroutine per request). Only a request that
@@ -79,9 +84,10 @@ class ConnectionPool : public std::enable_shared_from_this<ConnectionPool> {
   // A request queued beyond the cap. Its timer lives on the request's own
   // executor; a release grants under the mutex and wakes it there.
   struct Waiter {
-    explicit Waiter(const boost::asio::any_io_executor& executor)
-        : timer(executor, boost::asio::steady_timer::time_point::max()) {}
+    Waiter(const boost::asio::any_io_executor& executor, const void* home)
+        : timer(executor, boost::asio::steady_timer::time_point::max()), context(home) {}
     boost::asio::steady_timer timer;
+    const void* context;  // the io context the request runs on
     bool granted = false;  // under the pool's mutex
     std::shared_ptr<Connection> connection;
   };
@@ -99,8 +105,13 @@ class ConnectionPool : public std::enable_shared_from_this<ConnectionPool> {
   // Under the mutex: a free slot (with an idle connection when one is healthy),
   // or nothing when the request must queue. Closed connections come back in
   // `closing`, to be closed after the mutex is released.
-  Grant TryTakeLocked(HostState& host, std::vector<std::shared_ptr<Connection>>& closing);
-  std::shared_ptr<Connection> TakeIdleLocked(HostState& host, std::vector<std::shared_ptr<Connection>>& closing);
+  Grant TryTakeLocked(HostState& host, const void* context, std::vector<std::shared_ptr<Connection>>& closing);
+  // The most recently used healthy idle connection of `context`.
+  std::shared_ptr<Connection> TakeIdleLocked(HostState& host, const void* context,
+                                             std::vector<std::shared_ptr<Connection>>& closing);
+  // The waiter a connection of `context` goes to: the oldest on that context,
+  // else the oldest (whose slot then comes without the connection).
+  std::shared_ptr<Waiter> PopWaiterLocked(HostState& host, const void* context);
   void CloseExpiredLocked(HostState& host, std::vector<std::shared_ptr<Connection>>& closing);
   boost::asio::awaitable<Lease> Wait(std::string key, std::shared_ptr<Waiter> waiter);
   void Release(std::string key, std::shared_ptr<Connection> connection);

@@ -79,8 +79,10 @@ HttpClientOptions WithProxyFromEnvironment(HttpClientOptions options);
 
 // One asynchronous HTTP/1.1 client (Beast + OpenSSL) with keep-alive pools per
 // (scheme, host, port). Send may be called concurrently from coroutines on any
-// thread of the executor's context. Cancellation (per-operation cancellation
-// slot of the awaiting coroutine) aborts the request and closes its connection.
+// thread, each on an executor that runs one handler at a time (a strand, or
+// an io_context run by one thread): the request runs there, on the caller's
+// executor, without a hop. Cancellation (per-operation cancellation slot of
+// the awaiting coroutine) aborts the request and closes its connection.
 class HttpClient {
  public:
   virtual ~HttpClient() = default;

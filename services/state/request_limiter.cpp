@@ -9,7 +9,25 @@ namespace skillrunner::state {
 
 RequestLimiter::RequestLimiter(RateLimit limit, Clock& clock)
     : clock_(clock), limit_(limit), rate_(limit.requests_per_minute) {
-  last_creep_ = last_cut_ = anchor_time_ = changed_ = window_start_ = clock_.Now();
+  last_creep_ = last_cut_ = anchor_time_ = changed_ = clock_.Now();
+  unlimited_.window_start.store(last_creep_);
+  UpdateOpenLocked();
+}
+
+bool RequestLimiter::GoUnlimited(std::int64_t tokens, Admission& admission) {
+  if (!open_.load(std::memory_order_acquire)) return false;
+  const Clock::TimePoint now = clock_.Now();
+  if (now - unlimited_.window_start.load(std::memory_order_relaxed) >= std::chrono::seconds(1)) return false;
+  admission.ticket = Ticket{now, -1, tokens};
+  unlimited_.window_sent.fetch_add(1, std::memory_order_relaxed);
+  Clock::TimePoint last = unlimited_.last_go.load(std::memory_order_relaxed);
+  while (last < now && !unlimited_.last_go.compare_exchange_weak(last, now, std::memory_order_relaxed)) {
+  }
+  return true;
+}
+
+void RequestLimiter::FoldUnlimitedLocked() {
+  last_go_ = std::max(last_go_, unlimited_.last_go.load(std::memory_order_relaxed));
 }
 
 // How long `places` (requests or tokens) take at `per_minute`.
@@ -38,10 +56,12 @@ void RequestLimiter::SetRateLocked(std::optional<double> rate, Clock::TimePoint 
     }
   }
   // And one interval after the last request that went (the first place would wait for it anyway).
+  FoldUnlimitedLocked();
   if (rate && last_go_ != Clock::TimePoint{}) {
     start = std::max(start, last_go_ + Span(1, *rate));
   }
   rate_ = rate;
+  UpdateOpenLocked();
   anchor_position_ = first_waiting;
   anchor_time_ = start;
   // What the provider makes of the new rate is a new sample.
@@ -53,13 +73,12 @@ void RequestLimiter::SetRateLocked(std::optional<double> rate, Clock::TimePoint 
 }
 
 void RequestLimiter::CountUnlimitedLocked(Clock::TimePoint now) {
-  const double seconds = std::chrono::duration<double>(now - window_start_).count();
+  const double seconds = std::chrono::duration<double>(now - unlimited_.window_start.load()).count();
   if (seconds >= 1) {
-    last_window_per_second_ = window_sent_ / seconds;
-    window_start_ = now;
-    window_sent_ = 0;
+    last_window_per_second_ = unlimited_.window_sent.exchange(0) / seconds;
+    unlimited_.window_start.store(now);
   }
-  ++window_sent_;
+  unlimited_.window_sent.fetch_add(1);
 }
 
 void RequestLimiter::CreepLocked(Clock::TimePoint now) {
@@ -150,8 +169,8 @@ double RequestLimiter::RateBeforeCutLocked(Clock::TimePoint now) const {
   // counted as 120 a minute, the shared limiter halved that to 60, and the
   // rest of the burst found no slot before its deadline), or twice what it
   // took before it was unlimited again.
-  const double window = std::max(1.0, std::chrono::duration<double>(now - window_start_).count());
-  return std::max({60.0 * window_sent_ / window, 60.0 * last_window_per_second_, 60.0 * kMinSample,
+  const double window = std::max(1.0, std::chrono::duration<double>(now - unlimited_.window_start.load()).count());
+  return std::max({60.0 * unlimited_.window_sent.load() / window, 60.0 * last_window_per_second_, 60.0 * kMinSample,
                    2 * accepted_at_cut_});
 }
 
@@ -223,6 +242,7 @@ Clock::TimePoint::duration RequestLimiter::TokenTimeLocked(std::int64_t tokens) 
 
 boost::asio::awaitable<Limiter::Admission> RequestLimiter::Acquire(Clock::TimePoint latest, std::int64_t tokens) {
   Admission admission;
+  if (GoUnlimited(tokens, admission)) co_return admission;
   std::int64_t position = 0;
   Clock::TimePoint token_slot;
   {
@@ -280,6 +300,8 @@ boost::asio::awaitable<Limiter::Admission> RequestLimiter::Acquire(Clock::TimePo
 }
 
 void RequestLimiter::Report(const Ticket& ticket, bool rate_limited, std::int64_t used_tokens) {
+  // Unlimited, a request taken teaches nothing (no tokens to correct, no grace after a cut).
+  if (!rate_limited && open_.load(std::memory_order_acquire)) return;
   std::lock_guard lock(mutex_);
   if (used_tokens != ticket.tokens) {
     // Charge what was really used: a later slot for more, an earlier one for less.

@@ -6,8 +6,11 @@
 // (each one interval after the last), so a wait is a sleep until one's own
 // slot. A tokens_per_minute limit paces
 // the estimated tokens the same way, corrected by what was really used.
-// Thread-safe.
+// Thread-safe. While it is unlimited (no rate learned or configured, no
+// tokens_per_minute), Acquire and a Report without a 429 take no lock: they
+// count the request in atomics of their own cache line.
 
+#include <atomic>
 #include <chrono>
 #include <deque>
 #include <mutex>
@@ -50,9 +53,25 @@ class RequestLimiter final : public Limiter {
   Clock::TimePoint SlotLocked(std::int64_t position, Clock::TimePoint now) const;
   Duration TokenTimeLocked(std::int64_t tokens) const;
 
+  // The lock-free path while unlimited: counts this request in the current
+  // second's window and admits it; false when limited or the window is over
+  // (take the lock).
+  bool GoUnlimited(std::int64_t tokens, Admission& admission);
+  // The requests the lock-free path let through, folded into the locked state.
+  void FoldUnlimitedLocked();
+  void UpdateOpenLocked() { open_.store(!rate_ && !limit_.tokens_per_minute, std::memory_order_release); }
+
   Clock& clock_;
   const RateLimit limit_;
-  mutable std::mutex mutex_;
+  // Apart from the mutex: written by every request while unlimited.
+  struct alignas(64) Unlimited {
+    std::atomic<Clock::TimePoint> window_start{};
+    std::atomic<int> window_sent{0};
+    std::atomic<Clock::TimePoint> last_go{};
+  };
+  std::atomic<bool> open_{false};  // unlimited: the lock-free path is on
+  Unlimited unlimited_;
+  alignas(64) mutable std::mutex mutex_;
   std::optional<double> rate_;  // per minute; nullopt: unlimited
   // The queue: callers take places in arrival order; place p starts at
   // anchor_time_ + (p - anchor_position_) / rate. A rate change re-anchors
@@ -87,8 +106,7 @@ class RequestLimiter final : public Limiter {
   // Unlimited, the pace requests go at, counted a second at a time: what a
   // first 429 is judged by (CutLocked), so that after an idle hour it is the
   // last second's requests, not the hour's.
-  Clock::TimePoint window_start_{};
-  int window_sent_ = 0;
+  // (window_start and window_sent are in unlimited_.)
   double last_window_per_second_ = 0;
 };
 

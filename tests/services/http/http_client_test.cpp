@@ -193,5 +193,28 @@ TEST(HttpClientTest, PeerThatDoesNotSpeakHttpIsAProtocolError) {
       << result.error().message;
 }
 
+// The client remembers the last URL it parsed on a thread: requests that
+// alternate between servers (and paths) still go where each one says.
+TEST(HttpClientTest, RequestsAlternatingBetweenUrlsEachReachTheirOwnServer) {
+  LoopbackServer a;
+  a.SetDefault({.body = "{\"from\":\"a\"}"});
+  LoopbackServer b;
+  b.SetDefault({.body = "{\"from\":\"b\"}"});
+  auto results = SendSequentially({}, {Get(a.base_url() + "/x"), Get(b.base_url() + "/y"), Get(a.base_url() + "/z"),
+                                       Get("http://[::1:bad"), Get(a.base_url() + "/x")});
+  ASSERT_EQ(results.size(), 5u);
+  EXPECT_EQ(results[0]->body, "{\"from\":\"a\"}");
+  EXPECT_EQ(results[1]->body, "{\"from\":\"b\"}");
+  EXPECT_EQ(results[2]->body, "{\"from\":\"a\"}");
+  ASSERT_FALSE(results[3]);
+  EXPECT_EQ(results[3].error().kind, HttpErrorKind::kInvalidUrl);
+  EXPECT_EQ(results[4]->body, "{\"from\":\"a\"}");
+  ASSERT_EQ(a.requests().size(), 3u);
+  EXPECT_EQ(a.requests()[0].target, "/x");
+  EXPECT_EQ(a.requests()[1].target, "/z");
+  ASSERT_EQ(b.requests().size(), 1u);
+  EXPECT_EQ(b.requests()[0].target, "/y");
+}
+
 }  // namespace
 }  // namespace skillrunner::http

@@ -9,6 +9,7 @@
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/use_future.hpp>
 #include <future>
@@ -270,8 +271,10 @@ TEST(HttpPoolTest, TwoHundredRequestsFromSixtyFourCoroutinesOnTwoThreads) {
   std::atomic<int> next{0};
   std::atomic<int> succeeded{0};
 
+  // Each on a strand: the client's contract for an io_context run by several threads.
   for (int i = 0; i < 64; ++i) {
-    asio::co_spawn(io, Worker(client, server.base_url(), &next, &succeeded, 200), RethrowIfFailed);
+    asio::co_spawn(asio::make_strand(io), Worker(client, server.base_url(), &next, &succeeded, 200),
+                   RethrowIfFailed);
   }
   std::thread second([&] { io.run(); });
   io.run();
@@ -280,6 +283,71 @@ TEST(HttpPoolTest, TwoHundredRequestsFromSixtyFourCoroutinesOnTwoThreads) {
   EXPECT_EQ(succeeded.load(), 200);
   EXPECT_EQ(server.request_count(), 200u);
   EXPECT_LE(server.connections_accepted(), 16);
+}
+
+// A request runs where it is awaited: the client's own executor (here an
+// io_context nobody runs) is not in its way, so `serve`'s io threads, an
+// io_context each, never hop to another thread for a request.
+TEST(HttpPoolTest, RequestRunsOnTheCallersIoContextNotTheClients) {
+  LoopbackServer server;
+  server.SetDefault({.body = "{\"ok\":1}"});
+  asio::io_context idle;
+  asio::io_context io;
+  auto client = MakeHttpClient(idle.get_executor());
+  auto future = asio::co_spawn(io, client->Send(Get(server.base_url() + "/a")), asio::use_future);
+  io.run_for(5s);
+  ASSERT_EQ(future.wait_for(0s), std::future_status::ready) << "the request waited for the client's io_context";
+  Result result = future.get();
+  ASSERT_TRUE(result) << result.error().message;
+  EXPECT_EQ(result->body, "{\"ok\":1}");
+}
+
+// Pooled connections stay on the io_context that opened them: a request on
+// another one opens its own, and each context reuses its own afterwards.
+TEST(HttpPoolTest, PooledConnectionsAreReusedOnlyOnTheirOwnIoContext) {
+  LoopbackServer server;
+  server.SetDefault({.body = "{\"ok\":1}"});
+  asio::io_context first;
+  asio::io_context second;
+  auto client = MakeHttpClient(first.get_executor());
+  auto send_on = [&](asio::io_context& io) {
+    auto future = asio::co_spawn(io, client->Send(Get(server.base_url() + "/a")), asio::use_future);
+    io.restart();
+    io.run_for(5s);
+    EXPECT_EQ(future.wait_for(0s), std::future_status::ready);
+    Result result = future.get();
+    EXPECT_TRUE(result && result->status == 200);
+  };
+  send_on(first);
+  send_on(second);
+  EXPECT_EQ(server.connections_accepted(), 2);
+  send_on(first);
+  send_on(second);
+  send_on(second);
+  EXPECT_EQ(server.connections_accepted(), 2);
+  EXPECT_EQ(server.request_count(), 5u);
+}
+
+// At the cap, a request on a context with no idle connection of its own
+// closes another context's idle one instead of waiting for it.
+TEST(HttpPoolTest, AtTheCapAnotherContextsIdleConnectionMakesRoom) {
+  LoopbackServer server;
+  server.SetDefault({.body = "{\"ok\":1}"});
+  asio::io_context first;
+  asio::io_context second;
+  HttpClientOptions options;
+  options.max_connections_per_host = 1;
+  auto client = MakeHttpClient(first.get_executor(), options);
+  for (asio::io_context* io : {&first, &second, &first}) {
+    auto future = asio::co_spawn(*io, client->Send(Get(server.base_url() + "/a")), asio::use_future);
+    io->restart();
+    io->run_for(5s);
+    ASSERT_EQ(future.wait_for(0s), std::future_status::ready);
+    Result result = future.get();
+    ASSERT_TRUE(result) << result.error().message;
+  }
+  EXPECT_EQ(server.connections_accepted(), 3);
+  EXPECT_TRUE(server.WaitForClosedConnections(2, 5s));
 }
 
 }  // namespace
