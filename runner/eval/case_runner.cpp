@@ -15,9 +15,8 @@ struct JudgeOutcome {
 
 boost::asio::awaitable<JudgeOutcome> JudgeOnce(const review::JudgeSpec& judge, std::uint64_t seed,
                                                const json::value& output, const json::value& input,
-                                               const CaseDeps& deps, std::chrono::milliseconds timeout) {
-  InvocationOptions options;
-  options.timeout = timeout;
+                                               const CaseDeps& deps, const InvocationOptions& invoked) {
+  InvocationOptions options = invoked;
   options.seed = seed;
   InvocationOutcome verdict = co_await deps.runner.Judge(judge, output, &input, options);
   JudgeOutcome out;
@@ -44,15 +43,15 @@ void CheckExpected(const CaseTask& task, const json::value& output, json::object
 // suite judges with the skill's own gate), re-judges it when sampled, and
 // puts the verdicts and the judges' usage in `record`.
 boost::asio::awaitable<void> JudgeCase(const CaseTask& task, const json::value& output,
-                                       const std::optional<json::value>& gate_review, std::uint64_t seed,
+                                       const std::optional<json::value>& gate_review, const InvocationOptions& invoked,
                                        const CaseDeps& deps, json::object& record) {
-  const Skill& skill = *task.entry->skill;
+  const std::uint64_t seed = invoked.seed.value_or(0);
   record["rubric"] = task.entry->rubric;
   Metrics judge_usage;
   if (task.entry->judge_is_gate && gate_review) {
     record["review"] = *gate_review;
   } else {
-    JudgeOutcome judged = co_await JudgeOnce(*task.entry->judge, seed, output, task.eval_case->input, deps, skill.timeout);
+    JudgeOutcome judged = co_await JudgeOnce(*task.entry->judge, seed, output, task.eval_case->input, deps, invoked);
     judge_usage = judged.metrics;
     for (auto& [key, value] : judged.record_fields) record[key] = std::move(value);
   }
@@ -61,7 +60,7 @@ boost::asio::awaitable<void> JudgeCase(const CaseTask& task, const json::value& 
     // A different seed per judging: a judge that only agrees with itself
     // because it saw the same request would prove nothing.
     JudgeOutcome again = co_await JudgeOnce(*task.entry->judge, seed + 1000 * static_cast<std::uint64_t>(k), output,
-                                            task.eval_case->input, deps, skill.timeout);
+                                            task.eval_case->input, deps, invoked);
     judge_usage.input_tokens += again.metrics.input_tokens;
     judge_usage.output_tokens += again.metrics.output_tokens;
     judge_usage.cached_input_tokens += again.metrics.cached_input_tokens;
@@ -91,6 +90,9 @@ boost::asio::awaitable<json::object> RunCase(const CaseTask& task, const CaseDep
   Clock::TimePoint started = clock.Now();  // rate-limit waits are not the case's latency
   InvocationOptions options;
   if (task.repeat > 0) options.seed = static_cast<std::uint64_t>(task.repeat);
+  options.eval_case = task.eval_case->id;
+  options.eval_repeat = task.repeat;
+  if (deps.batch && task.entry->batch) options.timeout = kBatchCaseTimeout;
   std::optional<json::value> output, gate_review;
   if (task.stored != nullptr) {
     // --rejudge-from: the stored output (or error) as it was; today's judge.
@@ -112,7 +114,9 @@ boost::asio::awaitable<json::object> RunCase(const CaseTask& task, const CaseDep
   }
   if (output) CheckExpected(task, *output, record);
   if (output && !task.entry->rubric.empty()) {
-    co_await JudgeCase(task, *output, gate_review, options.seed.value_or(0), deps, record);
+    InvocationOptions judging = options;
+    judging.timeout = deps.batch && task.entry->batch ? options.timeout : skill.timeout;
+    co_await JudgeCase(task, *output, gate_review, judging, deps, record);
   }
   record["duration_ms"] = clock.ElapsedMs(started);
   co_return record;

@@ -154,6 +154,9 @@ struct InvocationOptions {
   std::optional<double> max_cost_usd;
   // DESIGN 9.4: the caller's W3C traceparent; the invocation's span is its child.
   std::optional<TraceContext> traceparent;
+  // An eval's case and repeat (DESIGN 10.6: batch requests are recorded by them).
+  std::string eval_case;
+  int eval_repeat = 0;
 };
 
 // How long one request waited before it went out and how long it took.

@@ -1,0 +1,120 @@
+// DESIGN 10.6 eval --batch against a loopback OpenAI that implements the
+// Files and Batches wire format: the same request bodies as an online run
+// (native strict schemas included), each submitted once, the same results.
+
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <map>
+#include <string>
+
+#include "tests/runner/eval/eval_cli_support.h"
+#include "tests/support/llm_test_bed.h"
+#include "tests/support/openai_batch_server.h"
+#include "tests/support/temp_tree.h"
+
+namespace skillrunner {
+namespace {
+namespace json = boost::json;
+using eval_test::ReadFile;
+using eval_test::ReadRecords;
+using eval_test::Skillrunner;
+
+// Case i's label: ham when i is a multiple of 3, else spam; the judge passes ham.
+std::string Answer(const json::object& body) {
+  const std::string text = json::serialize(body);
+  if (text.find("criteria_results") != std::string::npos) {
+    const std::string verdict = text.find("ham") != std::string::npos ? "pass" : "fail";
+    return test_support::OpenAiAnswer(R"({"criteria_results":[{"criterion_id":"a","reasoning":"r","verdict":")" +
+                                      verdict + R"(","confidence":90}],"issues":[],"suggested_fixes":[]})");
+  }
+  const std::size_t at = text.find("Label t");
+  const int i = at == std::string::npos ? 0 : std::stoi(text.substr(at + 7));
+  return test_support::OpenAiAnswer(std::string(R"({"label":")") + (i % 3 == 0 ? "ham" : "spam") + R"("})");
+}
+
+class BatchEvalTest : public ::testing::Test {
+ protected:
+  void WriteTree(const std::string& base_url, int cases) {
+    tree_.Write("skillrunner.yaml", "providers:\n  llm: { kind: openai, base_url: \"" + base_url +
+                                        "\", api_key_env: NO_KEY_NEEDED }\n"
+                                        "models:\n  m: { provider: llm, structured_output: native, "
+                                        "price: { input: 2, output: 8 } }\n");
+    tree_.Write("skills/label/skill.yaml", R"(id: label
+template_type: LLM_JSON_GENERATION
+model: m
+prompt: { user: "Label t{{input.n}}" }
+input_schema: { type: object, required: [n], properties: { n: { type: integer } } }
+output_schema: { type: object, required: [label], additionalProperties: false, properties: { label: { type: string } } }
+)");
+    std::string lines;
+    for (int i = 1; i <= cases; ++i) {
+      lines += R"({"id":"c)" + std::to_string(i) + R"(","input":{"n":)" + std::to_string(i) + "}}\n";
+    }
+    tree_.Write("skills/label/cases.jsonl", lines);
+    tree_.Write("rubrics/quality.yaml", "id: quality\ncriteria:\n  - { id: a, description: Ham., required: true }\n");
+    const std::string skills = "skills:\n  - skill: label\n    rubric: quality\n    judge_model: m\n";
+    tree_.Write("online.yaml", "id: night\n" + skills);
+    tree_.Write("batch.yaml", "id: night\nbatch: { send_after_s: 0.2, poll_interval_s: 0.05 }\n" + skills);
+  }
+
+  eval_test::Ran Eval(const std::string& args) {
+    return Skillrunner(tree_.root(), "--config skillrunner.yaml --skills skills --rubrics rubrics eval " + args);
+  }
+
+  // Each case's output and verdict, by case id.
+  static std::map<std::string, std::string> Outcomes(const std::filesystem::path& results) {
+    std::map<std::string, std::string> out;
+    for (const json::object& record : ReadRecords(results)) {
+      std::string outcome;
+      if (const auto* result = record.if_contains("result")) outcome += json::serialize(result->at("output"));
+      if (const auto* error = record.if_contains("error")) outcome += json::serialize(*error);
+      if (const auto* review = record.if_contains("review")) outcome += json::serialize(review->at("pass"));
+      out[std::string(record.at("case").as_string())] = outcome;
+    }
+    return out;
+  }
+
+  testing::TempTree tree_;
+};
+
+// 200 cases with a judge: the batch run asks the same 400 requests (bodies
+// equal to the online run's, strict json_schema and all), each once, none
+// online, and records the same outputs and verdicts.
+TEST_F(BatchEvalTest, TwoHundredCasesWithAJudgeEqualTheOnlineRunEachRequestSubmittedOnce) {
+  test_support::OpenAiBatchServer online(Answer);
+  WriteTree(online.base_url(), 200);
+  auto ran_online = Eval("online.yaml --out runs/online");
+  ASSERT_EQ(ran_online.status, 0) << ran_online.err;
+  ASSERT_EQ(online.online_requests(), 400u);
+
+  test_support::OpenAiBatchServer batch(Answer);
+  WriteTree(batch.base_url(), 200);
+  const auto started = std::chrono::steady_clock::now();
+  auto ran_batch = Eval("batch.yaml --out runs/batch");
+  const auto took = std::chrono::steady_clock::now() - started;
+  ASSERT_EQ(ran_batch.status, 0) << ran_batch.err;
+  std::printf("200 cases with a judge in batch mode: %lld ms, %zu batch(es)\n",
+              static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(took).count()),
+              batch.batches_created());
+
+  EXPECT_EQ(batch.online_requests(), 0u);
+  EXPECT_EQ(batch.submitted(), 400u);
+  EXPECT_EQ(batch.submissions(), online.online_bodies());  // the same bodies, each once
+  EXPECT_GE(batch.batches_created(), 2u);  // the judges wait for the outputs: a later round
+  const auto online_outcomes = Outcomes(tree_.Path("runs/online/results.jsonl"));
+  ASSERT_EQ(online_outcomes.size(), 200u);
+  EXPECT_EQ(Outcomes(tree_.Path("runs/batch/results.jsonl")), online_outcomes);
+  EXPECT_NE(ran_batch.err.find("batch mode"), std::string::npos) << ran_batch.err;
+  EXPECT_NE(ran_batch.err.find("): completed, "), std::string::npos) << ran_batch.err;
+  // Every request is in the run folder's journal by custom_id, before its batch.
+  const std::string journal = ReadFile(tree_.Path("runs/batch/batches.jsonl"));
+  EXPECT_NE(journal.find(R"("event":"request","provider":"llm","round":1,"custom_id":"r1-1")"), std::string::npos);
+  EXPECT_NE(journal.find(R"("role":"judge")"), std::string::npos);
+  EXPECT_NE(journal.find(R"("event":"batch","provider":"llm","round":1,"batch_id":"batch_1")"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace skillrunner
