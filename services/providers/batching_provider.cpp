@@ -185,7 +185,8 @@ asio::awaitable<void> BatchingProvider::State::Flush(std::vector<SlotPtr> slots)
     tracker->polling = true;
     ++counts.batches;
   }
-  journal.Append(json::object{{"event", "batch"}, {"provider", name}, {"round", round}, {"batch_id", *created}});
+  const json::object recorded{{"event", "batch"}, {"provider", name}, {"round", round}, {"batch_id", *created}};
+  journal.Append(recorded);
   say("batch " + *created + " (round " + std::to_string(round) + ", provider " + name + "): sent " +
       std::to_string(slots.size()) + " request(s)");
   co_await Poll(tracker);
@@ -416,11 +417,14 @@ asio::awaitable<void> BatchingProvider::State::Recover() {
   for (auto& [number, round] : rounds) {
     if (round.refused || !round.intent) continue;
     if (round.batch_id.empty()) {
-      auto found = co_await api->FindTagged(BatchTag{settings.run_id, number});
+      // A named tag: g++ 12 moves a braced temporary argument bitwise inside a coroutine.
+      const BatchTag tag{settings.run_id, number};
+      auto found = co_await api->FindTagged(tag);
       if (!found || !*found) continue;  // never created: its requests are sent again
       round.batch_id = **found;
-      journal.Append(json::object{{"event", "batch"}, {"provider", name}, {"round", number},
-                                  {"batch_id", round.batch_id}, {"adopted", true}});
+      const json::object adopted{{"event", "batch"}, {"provider", name}, {"round", number},
+                                 {"batch_id", round.batch_id}, {"adopted", true}};
+      journal.Append(adopted);
       say("batch " + round.batch_id + " (round " + std::to_string(number) + ", provider " + name +
           "): created before the crash, found by its tag");
     }

@@ -88,6 +88,8 @@ struct OpenAiBatchServer::State {
   int refuse_create = 0;
   bool fail_validation = false;
   int polls_per_stage = 1;
+  int hold_from = 0;
+  std::chrono::milliseconds create_delay{0};
   std::size_t online = 0, uploads = 0;
 
   ScriptedResponse Route(const RecordedRequest& request);
@@ -182,7 +184,9 @@ ScriptedResponse OpenAiBatchServer::State::Create(const std::string& text) {
     start = end + 1;
   }
   batches.push_back(std::move(batch));
-  return Json(200, BatchObject(batches.back()));
+  ScriptedResponse created = Json(200, BatchObject(batches.back()));
+  created.delay = create_delay;
+  return created;
 }
 
 json::object OpenAiBatchServer::State::BatchObject(const Batch& batch) const {
@@ -219,7 +223,8 @@ void OpenAiBatchServer::State::Advance(Batch& batch) {
   if (batch.status == "validating") {
     batch.status = fail_validation ? "failed" : "in_progress";
   } else if (batch.status == "in_progress") {
-    batch.status = "finalizing";
+    const int number = std::stoi(batch.id.substr(6));
+    if (hold_from == 0 || number < hold_from) batch.status = "finalizing";
   } else if (batch.status == "finalizing") {
     Finish(batch);
   }
@@ -275,6 +280,14 @@ void OpenAiBatchServer::RefuseCreate(int status) {
 void OpenAiBatchServer::FailValidation() {
   std::lock_guard lock(state_->mutex);
   state_->fail_validation = true;
+}
+void OpenAiBatchServer::HoldBatchesFrom(int n) {
+  std::lock_guard lock(state_->mutex);
+  state_->hold_from = n;
+}
+void OpenAiBatchServer::DelayCreate(std::chrono::milliseconds delay) {
+  std::lock_guard lock(state_->mutex);
+  state_->create_delay = delay;
 }
 void OpenAiBatchServer::SetPollsPerStage(int polls) {
   std::lock_guard lock(state_->mutex);

@@ -12,6 +12,7 @@
 
 #include <boost/json/object.hpp>
 
+#include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
@@ -42,6 +43,12 @@ class OpenAiBatchServer {
   void RefuseCreate(int status);
   // Batches go validating -> failed (the file refused, errors.data set).
   void FailValidation();
+  // Batches from the n-th created on (1-based) stay in_progress until
+  // HoldBatchesFrom(0).
+  void HoldBatchesFrom(int n);
+  // Batch create answers only after `delay` (the batch exists at once), as
+  // when a client dies between create and reading its answer.
+  void DelayCreate(std::chrono::milliseconds delay);
   // Polls each batch spends in validating and in_progress before moving on (default 1).
   void SetPollsPerStage(int polls);
 

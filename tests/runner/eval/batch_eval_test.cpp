@@ -6,9 +6,13 @@
 #include <boost/json/serialize.hpp>
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <sys/wait.h>
+
 #include <chrono>
 #include <map>
 #include <string>
+#include <thread>
 
 #include "tests/runner/eval/eval_cli_support.h"
 #include "tests/support/llm_test_bed.h"
@@ -114,6 +118,88 @@ TEST_F(BatchEvalTest, TwoHundredCasesWithAJudgeEqualTheOnlineRunEachRequestSubmi
   EXPECT_NE(journal.find(R"("event":"request","provider":"llm","round":1,"custom_id":"r1-1")"), std::string::npos);
   EXPECT_NE(journal.find(R"("role":"judge")"), std::string::npos);
   EXPECT_NE(journal.find(R"("event":"batch","provider":"llm","round":1,"batch_id":"batch_1")"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace skillrunner
+
+namespace skillrunner {
+namespace {
+
+class BatchResumeTest : public BatchEvalTest {
+ protected:
+  static constexpr int kCases = 20;
+
+  // Starts the batch run and kills it (-9) once `ready` holds; false when it never did.
+  template <class Ready>
+  bool KillWhen(Ready ready) {
+    pid_t pid = eval_test::Spawn(tree_.root(), {"--config", "skillrunner.yaml", "--skills", "skills", "--rubrics",
+                                                "rubrics", "eval", "batch.yaml", "--out", "runs/b"});
+    if (pid <= 0) return false;
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (!ready() && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    const bool was_ready = ready();
+    kill(pid, SIGKILL);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return was_ready && WIFSIGNALED(status);
+  }
+
+  // The run completes with every case recorded once and every request body submitted once.
+  void ExpectCompletedEachRequestOnce(const test_support::OpenAiBatchServer& server) {
+    const auto records = ReadRecords(tree_.Path("runs/b/results.jsonl"));
+    std::map<std::string, int> cases;
+    for (const json::object& record : records) ++cases[std::string(record.at("case").as_string())];
+    EXPECT_EQ(cases.size(), static_cast<std::size_t>(kCases));
+    for (const auto& [id, times] : cases) EXPECT_EQ(times, 1) << id;
+    EXPECT_EQ(server.submitted(), static_cast<std::size_t>(2 * kCases));
+    for (const auto& [body, times] : server.submissions()) EXPECT_EQ(times, 1) << body;
+    EXPECT_EQ(server.online_requests(), 0u);
+  }
+};
+
+// Killed while the judges' batch is in progress (the outputs' batch done):
+// --resume takes the outputs from the first batch's results and the
+// verdicts from the second, submitting nothing again.
+TEST_F(BatchResumeTest, KillNineWhileABatchIsInProgressThenResumeSubmitsNothingTwice) {
+  test_support::OpenAiBatchServer server(Answer);
+  WriteTree(server.base_url(), kCases);
+  server.HoldBatchesFrom(2);
+  const auto journal = tree_.Path("runs/b/batches.jsonl");
+  ASSERT_TRUE(KillWhen([&] { return ReadFile(journal).find(R"("batch_id":"batch_2")") != std::string::npos; }));
+  EXPECT_EQ(eval_test::CountLines(tree_.Path("runs/b/results.jsonl")), 0u);
+  server.HoldBatchesFrom(0);
+
+  auto resumed = Eval("batch.yaml --out runs/b --resume");
+  ASSERT_EQ(resumed.status, 0) << resumed.err;
+  EXPECT_NE(resumed.err.find("resuming with 40 request(s) held by 2 recorded batch(es) of provider llm; they are not "
+                             "sent again"),
+            std::string::npos)
+      << resumed.err;
+  EXPECT_EQ(server.batches_created(), 2u);
+  ExpectCompletedEachRequestOnce(server);
+}
+
+// Killed after the batch was created but before its id was written down:
+// --resume finds it by the run id and round in its metadata and adopts it.
+TEST_F(BatchResumeTest, ABatchCreatedJustBeforeTheCrashIsAdoptedThroughItsMetadataTag) {
+  test_support::OpenAiBatchServer server(Answer);
+  WriteTree(server.base_url(), kCases);
+  server.DelayCreate(std::chrono::seconds(30));
+  ASSERT_TRUE(KillWhen([&] { return server.batches_created() == 1; }));
+  ASSERT_EQ(ReadFile(tree_.Path("runs/b/batches.jsonl")).find(R"("event":"batch")"), std::string::npos);
+  server.DelayCreate(std::chrono::milliseconds(0));
+
+  auto resumed = Eval("batch.yaml --out runs/b --resume");
+  ASSERT_EQ(resumed.status, 0) << resumed.err;
+  EXPECT_NE(resumed.err.find("batch batch_1 (round 1, provider llm): created before the crash, found by its tag"),
+            std::string::npos)
+      << resumed.err;
+  EXPECT_NE(ReadFile(tree_.Path("runs/b/batches.jsonl")).find(R"("batch_id":"batch_1","adopted":true)"),
+            std::string::npos);
+  ExpectCompletedEachRequestOnce(server);
 }
 
 }  // namespace
