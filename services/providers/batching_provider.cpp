@@ -301,7 +301,8 @@ void BatchingProvider::State::Refuse(const TrackerPtr& tracker, ProviderError er
                                                       : "; its cases fail (batch.fallback: online would send them online)"));
   error.kind = ProviderError::Kind::kHttp;
   error.retryable = false;
-  error.message = message;
+  // The retry layer puts "HTTP <status>: " before it.
+  error.message = "the batch API of provider \"" + name + "\" refused batch " + label + ": " + error.message;
   tracker->refusal = error;
   for (auto& [custom_id, slot] : waiting) {
     if (!settings.fallback_online) {

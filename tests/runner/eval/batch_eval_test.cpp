@@ -11,8 +11,10 @@
 
 #include <chrono>
 #include <map>
+#include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "tests/runner/eval/eval_cli_support.h"
 #include "tests/support/llm_test_bed.h"
@@ -200,6 +202,125 @@ TEST_F(BatchResumeTest, ABatchCreatedJustBeforeTheCrashIsAdoptedThroughItsMetada
   EXPECT_NE(ReadFile(tree_.Path("runs/b/batches.jsonl")).find(R"("batch_id":"batch_1","adopted":true)"),
             std::string::npos);
   ExpectCompletedEachRequestOnce(server);
+}
+
+}  // namespace
+}  // namespace skillrunner
+
+namespace skillrunner {
+namespace {
+
+class BatchFailureTest : public BatchEvalTest {
+ protected:
+  static constexpr int kCases = 5;
+
+  std::vector<json::object> Journal(const std::string& run) {
+    std::vector<json::object> lines;
+    std::istringstream in(ReadFile(tree_.Path(run + "/batches.jsonl")));
+    for (std::string line; std::getline(in, line);) lines.push_back(json::parse(line).as_object());
+    return lines;
+  }
+};
+
+// Case c2's first answer breaks the schema: its retry (the rejected answer
+// and the errors fed back, as online) goes out in round 2, beside the judges.
+TEST_F(BatchFailureTest, AnAnswerThatFailsValidationIsRetriedInTheNextRoundWithTheUsualFeedback) {
+  test_support::OpenAiBatchServer server([](const json::object& body) {
+    const std::string text = json::serialize(body);
+    if (text.find("Label t2") != std::string::npos && text.find("\"assistant\"") == std::string::npos) {
+      return test_support::OpenAiAnswer(R"({"label":5})");
+    }
+    return Answer(body);
+  });
+  WriteTree(server.base_url(), kCases);
+  auto ran = Eval("batch.yaml --out runs/b");
+  ASSERT_EQ(ran.status, 0) << ran.err;
+  int retries = 0;
+  for (const json::object& line : Journal("runs/b")) {
+    if (line.at("event") != "request" || line.at("case") != "c2" || line.at("role") != "generation") continue;
+    EXPECT_EQ(line.at("attempt").as_int64(), line.at("round").as_int64()) << json::serialize(line);
+    retries += line.at("attempt") == 2 ? 1 : 0;
+  }
+  EXPECT_EQ(retries, 1);
+  int fed_back = 0;
+  for (const auto& [body, times] : server.submissions()) {
+    if (body.find("Label t2") == std::string::npos || body.find("\"assistant\"") == std::string::npos) continue;
+    ++fed_back;
+    EXPECT_NE(body.find(R"({\"label\":5})"), std::string::npos) << body;
+    EXPECT_NE(body.find("/label"), std::string::npos) << body;  // the validation error's path
+  }
+  EXPECT_EQ(fed_back, 1);
+  for (const json::object& record : ReadRecords(tree_.Path("runs/b/results.jsonl"))) {
+    if (record.at("case") != "c2") continue;
+    const auto& attempts = record.at("result").at("attempts").as_array();
+    ASSERT_EQ(attempts.size(), 2u);
+    EXPECT_EQ(attempts[0].at("kind"), "validation");
+    EXPECT_EQ(record.at("result").at("output"), json::parse(R"({"label":"spam"})"));
+  }
+}
+
+// The first batch expires with c3's request unfinished (in its error file
+// as batch_expired): the request goes into the next round, counted once.
+TEST_F(BatchFailureTest, AnExpiredRequestIsResubmittedInTheNextRound) {
+  test_support::OpenAiBatchServer server(Answer);
+  server.ExpireOnce([](const json::object& body) {
+    const std::string text = json::serialize(body);
+    return text.find("Label t3") != std::string::npos && text.find("criteria_results") == std::string::npos;
+  });
+  WriteTree(server.base_url(), kCases);
+  auto ran = Eval("batch.yaml --out runs/b");
+  ASSERT_EQ(ran.status, 0) << ran.err;
+  EXPECT_NE(ran.err.find("(round 1, provider llm): expired, 5 request(s): 4 completed, 1 failed"), std::string::npos)
+      << ran.err;
+  EXPECT_EQ(server.submitted(), static_cast<std::size_t>(2 * kCases + 1));
+  int resubmitted = 0;
+  for (const json::object& line : Journal("runs/b")) {
+    if (line.at("event") != "resubmitted") continue;
+    ++resubmitted;
+    EXPECT_EQ(line.at("why"), "batch_expired");
+    EXPECT_EQ(line.at("round"), 1);
+  }
+  EXPECT_EQ(resubmitted, 1);
+  EXPECT_EQ(ReadRecords(tree_.Path("runs/b/results.jsonl")).size(), static_cast<std::size_t>(kCases));
+  for (const json::object& record : ReadRecords(tree_.Path("runs/b/results.jsonl"))) {
+    EXPECT_TRUE(record.contains("result")) << json::serialize(record);
+  }
+}
+
+// A server without the Batch API (404 on /v1/batches): with `fallback:
+// online` every request goes online and the run equals an online run;
+// without it each case fails with a PROVIDER_ERROR naming the batch.
+TEST_F(BatchFailureTest, ARefusedBatchFallsBackOnlineWhenConfiguredAndFailsItsCasesWhenNot) {
+  test_support::OpenAiBatchServer server(Answer);
+  server.RefuseCreate(404);
+  WriteTree(server.base_url(), kCases);
+  tree_.Write("fallback.yaml", "id: night\nbatch: { send_after_s: 0.2, poll_interval_s: 0.05, fallback: online }\n"
+                               "skills:\n  - skill: label\n    rubric: quality\n    judge_model: m\n");
+  auto online = Eval("fallback.yaml --out runs/online");
+  ASSERT_EQ(online.status, 0) << online.err;
+  EXPECT_NE(online.err.find("refused batch round 1: HTTP 404: Invalid URL (POST /v1/batches); sending its 5 "
+                            "request(s) online (batch.fallback: online)"),
+            std::string::npos)
+      << online.err;
+  EXPECT_EQ(server.online_requests(), static_cast<std::size_t>(2 * kCases));
+  for (const json::object& record : ReadRecords(tree_.Path("runs/online/results.jsonl"))) {
+    EXPECT_TRUE(record.contains("review")) << json::serialize(record);
+  }
+
+  auto failed = Eval("batch.yaml --out runs/failed");
+  EXPECT_EQ(failed.status, 1) << failed.err;
+  const auto records = ReadRecords(tree_.Path("runs/failed/results.jsonl"));
+  ASSERT_EQ(records.size(), static_cast<std::size_t>(kCases));
+  for (const json::object& record : records) {
+    ASSERT_TRUE(record.contains("error")) << json::serialize(record);
+    EXPECT_EQ(record.at("error").at("code"), "PROVIDER_ERROR");
+    EXPECT_NE(json::serialize(record.at("error").at("message")).find(
+                  "the provider refused the request: HTTP 404: the batch API of provider \\\"llm\\\" refused batch round 1: "
+                  "Invalid URL (POST /v1/batches)"),
+              std::string::npos)
+        << json::serialize(record.at("error"));
+  }
+  EXPECT_EQ(server.online_requests(), static_cast<std::size_t>(2 * kCases));  // none more
 }
 
 }  // namespace
