@@ -29,6 +29,12 @@ boost::asio::awaitable<JudgeOutcome> JudgeOnce(const review::JudgeSpec& judge, s
   co_return out;
 }
 
+void AddBatchUsage(Metrics& sum, const Metrics& more) {
+  sum.batched = sum.batched || more.batched;
+  if (more.batch_cost_usd) sum.batch_cost_usd = sum.batch_cost_usd.value_or(0) + *more.batch_cost_usd;
+  if (more.online_cost_usd) sum.online_cost_usd = sum.online_cost_usd.value_or(0) + *more.online_cost_usd;
+}
+
 void CheckExpected(const CaseTask& task, const json::value& output, json::object& record) {
   if (task.entry->expected == ExpectedMode::kNone || !task.eval_case->expected) return;
   std::vector<FieldError> mismatches = CompareExpected(task.entry->expected, *task.eval_case->expected, output);
@@ -65,6 +71,7 @@ boost::asio::awaitable<void> JudgeCase(const CaseTask& task, const json::value& 
     judge_usage.output_tokens += again.metrics.output_tokens;
     judge_usage.cached_input_tokens += again.metrics.cached_input_tokens;
     if (again.metrics.cost_usd) judge_usage.cost_usd = judge_usage.cost_usd.value_or(0) + *again.metrics.cost_usd;
+    AddBatchUsage(judge_usage, again.metrics);
     // A verdict as it is; a failed judging as {"judge_error": ...}.
     json::value* verdict = again.record_fields.if_contains("review");
     rejudges.push_back(verdict ? std::move(*verdict) : json::value(std::move(again.record_fields)));
@@ -74,6 +81,10 @@ boost::asio::awaitable<void> JudgeCase(const CaseTask& task, const json::value& 
                      {"cached_input_tokens", judge_usage.cached_input_tokens},
                      {"output_tokens", judge_usage.output_tokens}};
   if (judge_usage.cost_usd) usage["cost_usd"] = *judge_usage.cost_usd;
+  if (judge_usage.batched) {
+    usage["batch_cost_usd"] = judge_usage.batch_cost_usd ? json::value(*judge_usage.batch_cost_usd) : nullptr;
+    usage["online_cost_usd"] = judge_usage.online_cost_usd ? json::value(*judge_usage.online_cost_usd) : nullptr;
+  }
   record["judge_usage"] = std::move(usage);
 }
 

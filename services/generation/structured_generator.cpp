@@ -131,6 +131,14 @@ Attempt AnsweredAttempt(const Conversation& c, const ChatResponse& answer) {
     attempt.cost_usd = CostUsd(*price, answer.usage.input_tokens, answer.usage.cached_input_tokens,
                                answer.usage.cache_write_tokens, answer.usage.output_tokens);
   }
+  if (!answer.batch_id.empty()) {  // DESIGN 10.6: the batch price, and the online price it replaced
+    attempt.batch_id = answer.batch_id;
+    if (const auto& price = c.request.metadata.price) {
+      attempt.online_cost_usd = attempt.cost_usd;
+      attempt.cost_usd = CostUsd(BatchPrice(*price), answer.usage.input_tokens, answer.usage.cached_input_tokens,
+                                 answer.usage.cache_write_tokens, answer.usage.output_tokens);
+    }
+  }
   attempt.output_tokens = answer.usage.output_tokens;
   attempt.tokens_estimated = answer.usage.estimated;
   attempt.waited_ms = answer.timing.waited_ms;

@@ -281,6 +281,7 @@ TEST_F(BatchFailureTest, AnExpiredRequestIsResubmittedInTheNextRound) {
     EXPECT_EQ(line.at("round"), 1);
   }
   EXPECT_EQ(resubmitted, 1);
+  EXPECT_EQ(json::parse(ReadFile(tree_.Path("runs/b/summary.json"))).at("resubmitted"), 1);
   EXPECT_EQ(ReadRecords(tree_.Path("runs/b/results.jsonl")).size(), static_cast<std::size_t>(kCases));
   for (const json::object& record : ReadRecords(tree_.Path("runs/b/results.jsonl"))) {
     EXPECT_TRUE(record.contains("result")) << json::serialize(record);
@@ -321,6 +322,48 @@ TEST_F(BatchFailureTest, ARefusedBatchFallsBackOnlineWhenConfiguredAndFailsItsCa
         << json::serialize(record.at("error"));
   }
   EXPECT_EQ(server.online_requests(), static_cast<std::size_t>(2 * kCases));  // none more
+}
+
+}  // namespace
+}  // namespace skillrunner
+
+namespace skillrunner {
+namespace {
+
+// DESIGN 10.6 cost: each request (20 input, 10 output tokens) at the batch
+// price (half the online price by default, or price.batch_input/output),
+// and the online cost it replaced, in summary.json and in each attempt.
+TEST_F(BatchFailureTest, TheSummaryShowsTheBatchCostAndTheOnlineCostItReplaced) {
+  test_support::OpenAiBatchServer server(Answer);
+  WriteTree(server.base_url(), kCases);
+  auto ran = Eval("batch.yaml --out runs/half");
+  ASSERT_EQ(ran.status, 0) << ran.err;
+  const json::object half = json::parse(ReadFile(tree_.Path("runs/half/summary.json"))).as_object();
+  // Online: (20 x 2 + 10 x 8) / 1e6 per request, 10 requests.
+  EXPECT_NEAR(half.at("online_cost_usd").to_number<double>(), 10 * 120e-6, 1e-12) << json::serialize(half);
+  EXPECT_NEAR(half.at("batch_cost_usd").to_number<double>(), 10 * 60e-6, 1e-12);
+  EXPECT_NEAR(half.at("totals").at("cost_usd").to_number<double>(), 10 * 60e-6, 1e-12);
+  EXPECT_NEAR(half.at("skills").at("label").at("online_cost_usd").to_number<double>(), 10 * 120e-6, 1e-12);
+  const std::string report = ReadFile(tree_.Path("runs/half/report.html"));
+  EXPECT_NE(report.find("Batch mode"), std::string::npos);
+  EXPECT_NE(report.find("in 2 batch(es); online it would have cost"), std::string::npos);
+  EXPECT_EQ(half.at("resubmitted"), 0);
+  EXPECT_EQ(half.at("batches"), 2);
+  const json::object record = ReadRecords(tree_.Path("runs/half/results.jsonl")).front();
+  const json::value& attempt = record.at("result").at("attempts").at(0);
+  EXPECT_EQ(attempt.at("batch"), "batch_1");
+  EXPECT_NEAR(attempt.at("cost_usd").to_number<double>(), 60e-6, 1e-12);
+  EXPECT_NEAR(attempt.at("online_cost_usd").to_number<double>(), 120e-6, 1e-12);
+
+  tree_.Write("skillrunner.yaml", "providers:\n  llm: { kind: openai, base_url: \"" + server.base_url() +
+                                      "\", api_key_env: NO_KEY_NEEDED }\nmodels:\n  m: { provider: llm, "
+                                      "structured_output: native, price: { input: 2, output: 8, batch_input: 1, "
+                                      "batch_output: 2 } }\n");
+  auto priced = Eval("batch.yaml --out runs/priced");
+  ASSERT_EQ(priced.status, 0) << priced.err;
+  const json::object own = json::parse(ReadFile(tree_.Path("runs/priced/summary.json"))).as_object();
+  EXPECT_NEAR(own.at("batch_cost_usd").to_number<double>(), 10 * 40e-6, 1e-12) << json::serialize(own);
+  EXPECT_NEAR(own.at("online_cost_usd").to_number<double>(), 10 * 120e-6, 1e-12);
 }
 
 }  // namespace
