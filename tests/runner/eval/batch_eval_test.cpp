@@ -368,3 +368,23 @@ TEST_F(BatchFailureTest, TheSummaryShowsTheBatchCostAndTheOnlineCostItReplaced) 
 
 }  // namespace
 }  // namespace skillrunner
+
+namespace skillrunner {
+namespace {
+
+// The simulated provider has no batch API: in batch mode it answers online.
+TEST_F(BatchEvalTest, TheSimulatedProviderAnswersOnlineInBatchMode) {
+  WriteTree("http://127.0.0.1:9", 3);
+  tree_.Write("skillrunner.yaml", "providers:\n  sim: { kind: simulated }\nmodels:\n  m: { provider: sim }\n");
+  auto ran = Eval("batch.yaml --out runs/sim");
+  ASSERT_LT(ran.status, 2) << ran.err;  // 0 or 1 as the simulated judge rules; never a run error
+  EXPECT_NE(ran.err.find("batch mode"), std::string::npos) << ran.err;
+  EXPECT_EQ(ran.err.find("batch batch_"), std::string::npos) << ran.err;
+  EXPECT_EQ(ReadFile(tree_.Path("runs/sim/batches.jsonl")), "");
+  const auto records = ReadRecords(tree_.Path("runs/sim/results.jsonl"));
+  ASSERT_EQ(records.size(), 3u);
+  for (const json::object& record : records) EXPECT_TRUE(record.contains("result")) << json::serialize(record);
+}
+
+}  // namespace
+}  // namespace skillrunner
