@@ -197,7 +197,7 @@ std::expected<Config, std::vector<Diagnostic>> LoadConfig(const std::string& pat
     if (auto* price = m.if_contains("price"); price && price->is_object()) {
       const json::object& p = price->as_object();
       model.price = Price{NumberAt(p, "input").value_or(0), NumberAt(p, "cached_input"), NumberAt(p, "output").value_or(0),
-                          NumberAt(p, "cache_write")};
+                          NumberAt(p, "cache_write"), NumberAt(p, "batch_input"), NumberAt(p, "batch_output")};
     }
     config.models.emplace(model.name, std::move(model));
   }

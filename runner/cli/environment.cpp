@@ -59,6 +59,8 @@ struct Runtime::Parts {
   bool owns_shared = false;
   // eval --cache: each provider behind its cache (DESIGN 9.5), by name.
   std::map<std::string, std::unique_ptr<providers::CachingProvider>, std::less<>> cached;
+  // eval --batch: each provider with a batch API behind it (DESIGN 10.6), by name.
+  std::map<std::string, std::unique_ptr<providers::BatchingProvider>, std::less<>> batched;
 };
 
 std::shared_ptr<state::SharedState> StartSharedState(const Config& config, boost::asio::any_io_executor executor) {
@@ -123,6 +125,20 @@ std::map<std::string, std::string, std::less<>> ProviderSystems(const Config& co
 
 }  // namespace
 
+// Each provider with a batch API behind a BatchingProvider (the simulated
+// provider answers online).
+void Runtime::AddBatching(Parts& parts, const Config& config, boost::asio::any_io_executor executor,
+                          const BatchRun& batch) {
+  for (const auto& [name, settings] : config.providers) {
+    providers::Provider* online = parts.providers->Find(name);
+    auto api = providers::MakeBatchApi(name, settings, executor, ProcessEnv);
+    if (online == nullptr || !api) continue;
+    parts.batched.emplace(name, std::make_unique<providers::BatchingProvider>(
+                                    name, settings.kind, *online, std::move(api), *batch.journal, batch.settings,
+                                    RealClock(), executor, batch.say));
+  }
+}
+
 std::expected<std::unique_ptr<Runtime>, std::string> Runtime::Create(
     std::shared_ptr<const SkillRegistry> registry, boost::asio::any_io_executor executor, RuntimeOptions options) {
   std::unique_ptr<Runtime> runtime(new Runtime());
@@ -154,16 +170,21 @@ std::expected<std::unique_ptr<Runtime>, std::string> Runtime::Create(
   runtime->runner_ = std::make_unique<SkillRunner>(std::move(registry), RealClock());
   const Config& config = runtime->runner_->registry()->config();
   runtime->runner_->SetTracing(TraceSettings{options.spans, config.telemetry.capture_content, ProviderSystems(config)});
+  if (options.batch != nullptr) AddBatching(parts, config, executor, *options.batch);
   if (options.responses != nullptr) {
     for (const auto& [name, settings] : runtime->runner_->registry()->config().providers) {
-      if (providers::Provider* inner = parts.providers->Find(name)) {
+      providers::Provider* inner = parts.providers->Find(name);
+      if (auto batched = parts.batched.find(name); batched != parts.batched.end()) inner = batched->second.get();
+      if (inner != nullptr) {
         parts.cached.emplace(name, std::make_unique<providers::CachingProvider>(*inner, settings.kind, settings.base_url,
                                                                                *options.responses));
       }
     }
   }
-  auto lookup = [set = parts.providers.get(), cached = &parts.cached](std::string_view name) -> providers::Provider* {
+  auto lookup = [set = parts.providers.get(), cached = &parts.cached,
+                 batched = &parts.batched](std::string_view name) -> providers::Provider* {
     if (auto it = cached->find(name); it != cached->end()) return it->second.get();
+    if (auto it = batched->find(name); it != batched->end()) return it->second.get();
     return set->Find(name);
   };
   InstallServices(*runtime->runner_, ServiceDeps{lookup, parts.process_runner, parts.downgrades, parts.sessions});

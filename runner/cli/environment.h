@@ -1,6 +1,7 @@
 #pragma once
 
 #include <boost/asio/any_io_executor.hpp>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -8,6 +9,7 @@
 #include "runner/config.h"
 #include "runner/skill_registry.h"
 #include "runner/skill_runner.h"
+#include "services/providers/batching_provider.h"
 #include "services/providers/simulated_provider.h"
 #include "services/common/response_store.h"
 #include "services/state/shared_state.h"
@@ -48,6 +50,14 @@ std::shared_ptr<state::SharedState> StartSharedState(const Config& config, boost
 std::expected<std::shared_ptr<telemetry::OtlpExporter>, std::string> StartTracing(const Config& config,
                                                                                 const EnvLookup& env);
 
+// eval --batch (DESIGN 10.6): how the HTTP providers batch, and the run
+// folder's journal (which outlives the runtime).
+struct BatchRun {
+  providers::BatchSettings settings;
+  providers::BatchJournal* journal = nullptr;
+  std::function<void(const std::string&)> say;
+};
+
 struct RuntimeOptions {
   // Limits, quotas and session memory shared through Redis; null: the
   // runtime starts its own when the config's `state.redis` asks for it.
@@ -59,6 +69,8 @@ struct RuntimeOptions {
   // eval --cache: answers are looked up here first and stored here (DESIGN
   // 9.5); must outlive the runtime. Null: no cache.
   ResponseStore* responses = nullptr;
+  // eval --batch: each HTTP provider with a batch API sends through it. Null: online.
+  const BatchRun* batch = nullptr;
 };
 
 // Everything an invocation needs, wired with the real implementations: the
@@ -79,6 +91,8 @@ class Runtime {
  private:
   Runtime() = default;
   struct Parts;
+  static void AddBatching(Parts& parts, const Config& config, boost::asio::any_io_executor executor,
+                          const BatchRun& batch);
   std::unique_ptr<Parts> parts_;
   std::unique_ptr<SkillRunner> runner_;
 };

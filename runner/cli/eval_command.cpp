@@ -10,6 +10,7 @@
 #include <boost/asio/io_context.hpp>
 #include <spdlog/spdlog.h>
 
+#include <cmath>
 #include <cstdio>
 #include <set>
 
@@ -33,17 +34,70 @@ eval::FinishRequest FinishRequestFor(const EvalOptions& options) {
                              options.fail_on == "regressions", nullptr};
 }
 
+// Batch mode's settings from the suite's `batch:` block (its defaults under
+// --batch alone); the run id is filled in when the run folder has one.
+struct BatchPlan {
+  providers::BatchSettings settings;
+  fs::path out;
+};
+
+std::shared_ptr<const BatchPlan> BatchPlanFor(const eval::Suite& suite, const EvalOptions& options) {
+  if (!options.batch && !suite.batch) return nullptr;
+  const eval::SuiteBatch block = suite.batch.value_or(eval::SuiteBatch{});
+  auto plan = std::make_shared<BatchPlan>();
+  auto ms = [](double seconds) { return std::chrono::milliseconds(std::llround(seconds * 1000)); };
+  plan->settings.max_requests = block.max_requests;
+  plan->settings.send_after = ms(block.send_after_s);
+  plan->settings.poll_interval = ms(block.poll_interval_s);
+  plan->settings.fallback_online = block.fallback_online;
+  for (const eval::SuiteSkill& entry : suite.skills) {
+    if (!entry.batch) plan->settings.opted_out.insert(entry.skill->id);
+  }
+  plan->out = options.out;
+  return plan;
+}
+
+// The runtime and, in batch mode, the journal its providers write (declared
+// first: it outlives the runtime).
+struct RunRuntime {
+  std::unique_ptr<providers::BatchJournal> journal;
+  std::unique_ptr<Runtime> runtime;
+};
+
+std::expected<std::shared_ptr<RunRuntime>, std::string> OpenBatchJournal(const BatchPlan& plan, BatchRun& run) {
+  auto meta = eval::ReadRunMeta(plan.out / "run.json");
+  if (!meta) return std::unexpected(meta.error());
+  auto journal = providers::BatchJournal::Open(plan.out / "batches.jsonl");
+  if (!journal) return std::unexpected(journal.error());
+  auto owner = std::make_shared<RunRuntime>();
+  owner->journal = std::move(*journal);
+  run.settings = plan.settings;
+  run.settings.run_id = meta->run_id;
+  run.journal = owner->journal.get();
+  run.say = [](const std::string& line) { SayToStderr("skillrunner eval: " + line); };
+  return owner;
+}
+
 // The runtime of a run, built on the run's io_context; the runner keeps it alive.
 // The suite's rate_limits win over the config's.
 eval::RunnerFactory RunnerFor(std::shared_ptr<const SkillRegistry> registry,
                               std::map<std::string, state::RateLimit, std::less<>> rate_limits,
-                              std::shared_ptr<telemetry::SpanSink> spans, std::shared_ptr<eval::ResponseCache> cache) {
-  return [registry, rate_limits, spans, cache](boost::asio::any_io_executor executor)
+                              std::shared_ptr<telemetry::SpanSink> spans, std::shared_ptr<eval::ResponseCache> cache,
+                              std::shared_ptr<const BatchPlan> batch = nullptr) {
+  return [registry, rate_limits, spans, cache, batch](boost::asio::any_io_executor executor)
              -> std::expected<std::shared_ptr<SkillRunner>, std::string> {
-    auto runtime = Runtime::Create(registry, executor, RuntimeOptions{nullptr, rate_limits, spans, cache.get()});
+    auto owner = std::make_shared<RunRuntime>();
+    BatchRun run;
+    if (batch) {
+      auto opened = OpenBatchJournal(*batch, run);
+      if (!opened) return std::unexpected(opened.error());
+      owner = std::move(*opened);
+    }
+    auto runtime = Runtime::Create(registry, executor,
+                                   RuntimeOptions{nullptr, rate_limits, spans, cache.get(), batch ? &run : nullptr});
     if (!runtime) return std::unexpected(runtime.error());
-    std::shared_ptr<Runtime> owner = std::move(*runtime);
-    return std::shared_ptr<SkillRunner>(owner, &owner->runner());
+    owner->runtime = std::move(*runtime);
+    return std::shared_ptr<SkillRunner>(owner, &owner->runtime->runner());
   };
 }
 
@@ -121,6 +175,8 @@ int RunEval(const CommonOptions& common, const EvalOptions& options) {
   request.suite_file = options.suite;
   request.finish = FinishRequestFor(options);
   request.resume = options.resume;
+  auto batch = BatchPlanFor(loaded->suite, options);
+  request.batch = batch != nullptr;
   request.rejudge = options.rejudge;
   request.rejudge_sample = static_cast<std::size_t>(options.rejudge_sample);
   request.concurrency = options.concurrency;
@@ -133,7 +189,7 @@ int RunEval(const CommonOptions& common, const EvalOptions& options) {
   if (!cache) return Fail(cache.error());
   request.finish.cache = *cache;
   const int status = eval::ExecuteRun(
-      *loaded, request, RunnerFor(loaded->registry, loaded->suite.rate_limits, *tracing, *cache), SayToStderr);
+      *loaded, request, RunnerFor(loaded->registry, loaded->suite.rate_limits, *tracing, *cache, batch), SayToStderr);
   if (*tracing) (*tracing)->Shutdown();
   return status;
 }
@@ -191,6 +247,9 @@ EvalCommand::EvalCommand(CLI::App& app) {
       ->check(CLI::PositiveNumber);
   eval_->add_option("--threads", options_.threads, "Threads driving the cases (default: min(4, cores))")
       ->check(CLI::PositiveNumber);
+  eval_->add_flag("--batch", options_.batch,
+                  "Send the requests through the providers' batch APIs at their batch price (the suite's batch: "
+                  "block turns it on too); answers come within the provider's completion window (up to 24 h)");
   eval_->add_flag("--resume", options_.resume, "Continue the run in --out: skip the cases already recorded");
   eval_->add_option("--shard", options_.shard, "Run slice I of N (0-based), e.g. 0/4; auto: from JOB_COMPLETION_INDEX and JOB_COMPLETIONS (a "
                     "Kubernetes Indexed Job), else CI_NODE_INDEX and CI_NODE_TOTAL (GitLab parallel:, 1-based)");

@@ -24,6 +24,7 @@ struct EvalOptions {
   int concurrency = 0;  // 0: the suite's, else 16
   int threads = 0;      // 0: min(4, cores)
   bool resume = false;
+  bool batch = false;  // --batch: through the providers' batch APIs (DESIGN 10.6)
   std::string shard;
   int rejudge = 0;
   std::int64_t rejudge_sample = 20;

@@ -15,9 +15,8 @@ struct JudgeOutcome {
 
 boost::asio::awaitable<JudgeOutcome> JudgeOnce(const review::JudgeSpec& judge, std::uint64_t seed,
                                                const json::value& output, const json::value& input,
-                                               const CaseDeps& deps, std::chrono::milliseconds timeout) {
-  InvocationOptions options;
-  options.timeout = timeout;
+                                               const CaseDeps& deps, const InvocationOptions& invoked) {
+  InvocationOptions options = invoked;
   options.seed = seed;
   InvocationOutcome verdict = co_await deps.runner.Judge(judge, output, &input, options);
   JudgeOutcome out;
@@ -28,6 +27,12 @@ boost::asio::awaitable<JudgeOutcome> JudgeOnce(const review::JudgeSpec& judge, s
     out.record_fields["judge_error"] = ErrorToJson(verdict.error());
   }
   co_return out;
+}
+
+void AddBatchUsage(Metrics& sum, const Metrics& more) {
+  sum.batched = sum.batched || more.batched;
+  if (more.batch_cost_usd) sum.batch_cost_usd = sum.batch_cost_usd.value_or(0) + *more.batch_cost_usd;
+  if (more.online_cost_usd) sum.online_cost_usd = sum.online_cost_usd.value_or(0) + *more.online_cost_usd;
 }
 
 void CheckExpected(const CaseTask& task, const json::value& output, json::object& record) {
@@ -44,15 +49,15 @@ void CheckExpected(const CaseTask& task, const json::value& output, json::object
 // suite judges with the skill's own gate), re-judges it when sampled, and
 // puts the verdicts and the judges' usage in `record`.
 boost::asio::awaitable<void> JudgeCase(const CaseTask& task, const json::value& output,
-                                       const std::optional<json::value>& gate_review, std::uint64_t seed,
+                                       const std::optional<json::value>& gate_review, const InvocationOptions& invoked,
                                        const CaseDeps& deps, json::object& record) {
-  const Skill& skill = *task.entry->skill;
+  const std::uint64_t seed = invoked.seed.value_or(0);
   record["rubric"] = task.entry->rubric;
   Metrics judge_usage;
   if (task.entry->judge_is_gate && gate_review) {
     record["review"] = *gate_review;
   } else {
-    JudgeOutcome judged = co_await JudgeOnce(*task.entry->judge, seed, output, task.eval_case->input, deps, skill.timeout);
+    JudgeOutcome judged = co_await JudgeOnce(*task.entry->judge, seed, output, task.eval_case->input, deps, invoked);
     judge_usage = judged.metrics;
     for (auto& [key, value] : judged.record_fields) record[key] = std::move(value);
   }
@@ -61,11 +66,12 @@ boost::asio::awaitable<void> JudgeCase(const CaseTask& task, const json::value& 
     // A different seed per judging: a judge that only agrees with itself
     // because it saw the same request would prove nothing.
     JudgeOutcome again = co_await JudgeOnce(*task.entry->judge, seed + 1000 * static_cast<std::uint64_t>(k), output,
-                                            task.eval_case->input, deps, skill.timeout);
+                                            task.eval_case->input, deps, invoked);
     judge_usage.input_tokens += again.metrics.input_tokens;
     judge_usage.output_tokens += again.metrics.output_tokens;
     judge_usage.cached_input_tokens += again.metrics.cached_input_tokens;
     if (again.metrics.cost_usd) judge_usage.cost_usd = judge_usage.cost_usd.value_or(0) + *again.metrics.cost_usd;
+    AddBatchUsage(judge_usage, again.metrics);
     // A verdict as it is; a failed judging as {"judge_error": ...}.
     json::value* verdict = again.record_fields.if_contains("review");
     rejudges.push_back(verdict ? std::move(*verdict) : json::value(std::move(again.record_fields)));
@@ -75,6 +81,10 @@ boost::asio::awaitable<void> JudgeCase(const CaseTask& task, const json::value& 
                      {"cached_input_tokens", judge_usage.cached_input_tokens},
                      {"output_tokens", judge_usage.output_tokens}};
   if (judge_usage.cost_usd) usage["cost_usd"] = *judge_usage.cost_usd;
+  if (judge_usage.batched) {
+    usage["batch_cost_usd"] = judge_usage.batch_cost_usd ? json::value(*judge_usage.batch_cost_usd) : nullptr;
+    usage["online_cost_usd"] = judge_usage.online_cost_usd ? json::value(*judge_usage.online_cost_usd) : nullptr;
+  }
   record["judge_usage"] = std::move(usage);
 }
 
@@ -91,6 +101,9 @@ boost::asio::awaitable<json::object> RunCase(const CaseTask& task, const CaseDep
   Clock::TimePoint started = clock.Now();  // rate-limit waits are not the case's latency
   InvocationOptions options;
   if (task.repeat > 0) options.seed = static_cast<std::uint64_t>(task.repeat);
+  options.eval_case = task.eval_case->id;
+  options.eval_repeat = task.repeat;
+  if (deps.batch && task.entry->batch) options.timeout = kBatchCaseTimeout;
   std::optional<json::value> output, gate_review;
   if (task.stored != nullptr) {
     // --rejudge-from: the stored output (or error) as it was; today's judge.
@@ -112,7 +125,9 @@ boost::asio::awaitable<json::object> RunCase(const CaseTask& task, const CaseDep
   }
   if (output) CheckExpected(task, *output, record);
   if (output && !task.entry->rubric.empty()) {
-    co_await JudgeCase(task, *output, gate_review, options.seed.value_or(0), deps, record);
+    InvocationOptions judging = options;
+    judging.timeout = deps.batch && task.entry->batch ? options.timeout : skill.timeout;
+    co_await JudgeCase(task, *output, gate_review, judging, deps, record);
   }
   record["duration_ms"] = clock.ElapsedMs(started);
   co_return record;

@@ -8,6 +8,7 @@
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/json/object.hpp>
+#include <chrono>
 #include <functional>
 #include <string>
 
@@ -38,7 +39,14 @@ struct CaseDeps {
   // --cache-mode replay: a case whose record names a cache miss is not
   // recorded (RunCases lists the misses instead).
   bool replay_only = false;
+  // Batch mode (DESIGN 10.6): a batched skill's case and judge wait for their
+  // batches without the skill's timeout.
+  bool batch = false;
 };
+
+// How long a batched case may wait: past the providers' 24 h completion
+// window and a resubmission or two.
+inline constexpr std::chrono::hours kBatchCaseTimeout{96};
 
 // Runs one case and returns its record. Never throws for failures of the
 // skill or the judge: those are in the record.

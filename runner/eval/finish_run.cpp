@@ -1,5 +1,7 @@
 #include "runner/eval/finish_run.h"
 
+#include <fstream>
+
 #include <algorithm>
 #include <limits>
 #include <map>
@@ -60,6 +62,27 @@ bool Failing(const json::object& summary, const FinishOptions& options) {
   return false;
 }
 
+// Batch mode (DESIGN 10.6): the batches of the run folder's journal and the
+// requests resubmitted because a batch left them unanswered.
+void AddBatchFacts(json::object& summary, const std::filesystem::path& journal) {
+  std::ifstream in(journal);
+  if (!in) return;
+  std::int64_t batches = 0;
+  std::int64_t resubmitted = 0;
+  for (std::string line; std::getline(in, line);) {
+    batches += line.starts_with(R"({"event":"batch",)") ? 1 : 0;
+    resubmitted += line.starts_with(R"({"event":"resubmitted",)") ? 1 : 0;
+  }
+  summary["batches"] = batches;
+  summary["resubmitted"] = resubmitted;
+  // The run's, beside each skill's in "skills" (null: no model had a price).
+  const json::value* totals = summary.if_contains("totals");
+  for (const char* key : {"batch_cost_usd", "online_cost_usd"}) {
+    const json::value* cost = totals && totals->is_object() ? totals->as_object().if_contains(key) : nullptr;
+    summary[key] = cost ? *cost : json::value(nullptr);
+  }
+}
+
 // What the summary says about how the run was made: --fail-on, the cache's
 // hits, and where its records are (--rejudge-from RUN_ID finds them by it).
 void AddRunFacts(json::object& summary, const FinishOptions& options) {
@@ -71,6 +94,7 @@ void AddRunFacts(json::object& summary, const FinishOptions& options) {
                                     {"misses", options.cache->misses()}};
   }
   summary["out"] = std::filesystem::absolute(options.out_dir).lexically_normal().string();
+  AddBatchFacts(summary, options.out_dir / "batches.jsonl");
 }
 
 }  // namespace

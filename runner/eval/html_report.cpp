@@ -108,6 +108,12 @@ std::string Header(const json::object& summary) {
     if (auto cost = NumberAt(totals, "cost_usd")) {
       row("Cost", FormatUsd(cost) + " (judges " + FormatUsd(NumberAt(totals, "judge_cost_usd")) + ")");
     }
+    if (summary.contains("batches")) {  // DESIGN 10.6
+      row("Batch mode", FormatUsd(NumberAt(&summary, "batch_cost_usd")) + " in " +
+                            FormatValue(summary.if_contains("batches")) + " batch(es); online it would have cost " +
+                            FormatUsd(NumberAt(&summary, "online_cost_usd")) + "; " +
+                            FormatValue(summary.if_contains("resubmitted")) + " request(s) resubmitted");
+    }
   }
   html +=
       "</dl><nav><a href=\"#skills\">Skills</a><a href=\"#criteria\">Criteria</a>"

@@ -150,13 +150,16 @@ std::expected<RunStats, std::string> RunPlanned(const LoadedSuite& loaded, const
     EvalIoContext& io;
     ~DestroyQueuedHandlersFirst() { io.DestroyQueuedHandlers(); }
   } teardown{io};
-  CaseDeps deps{**runner, request.finish.cache && request.finish.cache->mode() == CacheMode::kReplay};
+  CaseDeps deps{**runner, request.finish.cache && request.finish.cache->mode() == CacheMode::kReplay, request.batch};
+  // Batch mode: a batch gathers the requests of every case at once.
+  const int in_flight = request.batch ? static_cast<int>(std::max<std::size_t>(1, plan.tasks.size())) : concurrency;
   Progress progress(request.progress, isatty(fileno(request.progress)) == 1, plan.tasks.size(), plan.already);
   say("skillrunner eval: run " + meta.run_id + " of suite \"" + suite.id + "\": " +
       std::to_string(plan.tasks.size()) + " case(s) to run" +
-      (plan.already == 0 ? "" : " (" + std::to_string(plan.already) + " already recorded)") + ", concurrency " +
-      std::to_string(concurrency));
-  RunStats stats = RunCases(plan.tasks, deps, **writer, progress, io, concurrency, threads);
+      (plan.already == 0 ? "" : " (" + std::to_string(plan.already) + " already recorded)") +
+      (request.batch ? ", batch mode (every case in flight; answers within the provider's completion window)"
+                     : ", concurrency " + std::to_string(concurrency)));
+  RunStats stats = RunCases(plan.tasks, deps, **writer, progress, io, in_flight, threads);
   progress.Finish();
   return stats;
 }

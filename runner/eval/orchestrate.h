@@ -64,6 +64,9 @@ struct RunRequest {
   std::filesystem::path suite_file;
   FinishRequest finish;
   bool resume = false;
+  // DESIGN 10.6 batch mode: every case in flight at once (a batch gathers
+  // them) and no case timeout bounds the wait for a batch.
+  bool batch = false;
   std::optional<Shard> shard;
   int rejudge = 0;
   std::size_t rejudge_sample = 20;

@@ -228,6 +228,21 @@ const SuiteSkill* Suite::Find(std::string_view skill_id) const {
 
 namespace {
 
+// The suite's `batch:` block (checked against the schema already).
+std::optional<SuiteBatch> ReadBatch(const json::object& root) {
+  const json::value* block = root.if_contains("batch");
+  if (block == nullptr || !block->is_object()) return std::nullopt;
+  const json::object& b = block->as_object();
+  SuiteBatch out;
+  if (const json::value* v = b.if_contains("max_requests"); v && JsonInteger(*v)) {
+    out.max_requests = static_cast<std::size_t>(*JsonInteger(*v));
+  }
+  if (const json::value* v = b.if_contains("send_after_s")) out.send_after_s = v->to_number<double>();
+  if (const json::value* v = b.if_contains("poll_interval_s")) out.poll_interval_s = v->to_number<double>();
+  if (const json::value* v = b.if_contains("fallback")) out.fallback_online = v->as_string() == "online";
+  return out;
+}
+
 // The suite's `rate_limits`, with a warning for each provider the config does not have.
 void ReadRateLimits(const json::object& root, const YamlDocument& doc, const std::string& file,
                     const SkillRegistry& registry, Suite& suite) {
@@ -278,6 +293,7 @@ std::expected<Suite, std::vector<Diagnostic>> LoadSuiteDocument(const std::files
   if (const json::value* a = root.if_contains("regression_alpha")) suite.regression_alpha = a->to_number<double>();
   if (const json::value* k = root.if_contains("min_judge_kappa")) suite.min_judge_kappa = k->to_number<double>();
   ReadRateLimits(root, *doc, file, registry, suite);
+  suite.batch = ReadBatch(root);
   Thresholds thresholds = ParseThresholds(root.if_contains("thresholds"));
   suite.max_cost_usd = thresholds.max_cost_usd;
   EntryChecker checker(*doc, file, registry, problems);
@@ -292,7 +308,10 @@ std::expected<Suite, std::vector<Diagnostic>> LoadSuiteDocument(const std::files
                                     pointer + "/skill: skill \"" + id + "\" is listed twice"});
       continue;
     }
-    if (auto checked = checker.Check(entry, pointer, thresholds)) suite.skills.push_back(std::move(*checked));
+    if (auto checked = checker.Check(entry, pointer, thresholds)) {
+      if (const json::value* batch = entry.if_contains("batch")) checked->batch = batch->as_bool();
+      suite.skills.push_back(std::move(*checked));
+    }
   }
   if (!problems.empty()) return std::unexpected(std::move(problems));
   return suite;

@@ -66,6 +66,15 @@ struct SuiteSkill {
   std::set<std::string> counted_criteria;  // the rubric's criteria that decide a pass
   ExpectedMode expected = ExpectedMode::kNone;
   Thresholds thresholds;  // the suite's, overlaid with the entry's own
+  bool batch = true;      // false: online even in batch mode (`batch: false`)
+};
+
+// The suite's `batch:` block (DESIGN 10.6); its presence turns batch mode on.
+struct SuiteBatch {
+  std::size_t max_requests = 50'000;
+  double send_after_s = 15;
+  double poll_interval_s = 30;
+  bool fallback_online = false;
 };
 
 struct Suite {
@@ -82,6 +91,7 @@ struct Suite {
   // less than this (Cohen's kappa) are uncalibrated and left out of gates.
   std::optional<double> min_judge_kappa;
   std::map<std::string, RateLimit, std::less<>> rate_limits;  // by provider name
+  std::optional<SuiteBatch> batch;
   std::vector<SuiteSkill> skills;
   std::vector<Diagnostic> warnings;  // e.g. rate limits for providers the config lacks
 

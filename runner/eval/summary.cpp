@@ -80,6 +80,7 @@ class Tally {
     judge_output_tokens_ += IntAt(judge_usage, "output_tokens").value_or(0);
     AddCost(At(*metrics_or_empty(metrics), "cost_usd"), cost_);
     AddCost(judge_usage ? judge_usage->if_contains("cost_usd") : nullptr, judge_cost_);
+    AddBatchCosts(metrics_or_empty(metrics), judge_usage);
     // The invocation's own latency; the record's wall time (judging included)
     // only when there are no metrics.
     std::optional<std::int64_t> latency = IntAt(metrics, "duration_ms");
@@ -124,6 +125,10 @@ class Tally {
     const bool priced = cost_ || judge_cost_;
     out["cost_usd"] = priced ? json::value(cost_.value_or(0) + judge_cost_.value_or(0)) : json::value(nullptr);
     out["judge_cost_usd"] = judge_cost_ ? json::value(*judge_cost_) : json::value(nullptr);
+    if (batched_) {  // DESIGN 10.6: what the batches cost, and what the same run would have cost online
+      out["batch_cost_usd"] = batch_cost_ ? json::value(*batch_cost_) : json::value(nullptr);
+      out["online_cost_usd"] = online_cost_ ? json::value(*online_cost_) : json::value(nullptr);
+    }
     out["latency_ms"] = Percentiles();
     json::object histogram;
     for (const auto& [attempts, n] : attempts_histogram_) histogram[std::to_string(attempts)] = n;
@@ -133,6 +138,21 @@ class Tally {
   }
 
  private:
+  // A record's metrics and judge usage: their batch costs, and their online
+  // counterfactual (the cost itself where nothing was batched).
+  void AddBatchCosts(const json::object* metrics, const json::object* judge_usage) {
+    for (const json::object* usage : {metrics, judge_usage}) {
+      if (usage == nullptr) continue;
+      if (usage->contains("batch_cost_usd")) batched_ = true;
+      AddCost(usage->if_contains("batch_cost_usd"), batch_cost_);
+      const json::value* online = usage->if_contains("online_cost_usd");
+      AddCost(online ? online : usage->if_contains("cost_usd"), online_cost_);
+    }
+  }
+
+  bool batched_ = false;
+  std::optional<double> batch_cost_;
+  std::optional<double> online_cost_;
   static const json::object* metrics_or_empty(const json::object* metrics) {
     static const json::object empty;
     return metrics ? metrics : &empty;

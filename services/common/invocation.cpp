@@ -85,6 +85,26 @@ double CostUsd(const Price& price, std::int64_t input, std::int64_t cached, std:
          1e6;
 }
 
+Price BatchPrice(const Price& price) {
+  Price batch = price;
+  batch.input = price.batch_input.value_or(price.input / 2);
+  batch.output = price.batch_output.value_or(price.output / 2);
+  const double ratio = price.input > 0 ? batch.input / price.input : 0.5;
+  if (price.cached_input) batch.cached_input = *price.cached_input * ratio;
+  if (price.cache_write) batch.cache_write = *price.cache_write * ratio;
+  return batch;
+}
+
+// A batched attempt's share of the batch and online costs (DESIGN 10.6).
+void AddBatchCosts(Metrics& metrics, const Attempt& attempt) {
+  if (!attempt.batch_id.empty()) metrics.batched = true;
+  auto add = [](std::optional<double>& sum, std::optional<double> usd) {
+    if (usd) sum = sum.value_or(0) + *usd;
+  };
+  if (!attempt.batch_id.empty()) add(metrics.batch_cost_usd, attempt.cost_usd);
+  add(metrics.online_cost_usd, attempt.batch_id.empty() ? attempt.cost_usd : attempt.online_cost_usd);
+}
+
 void InvocationContext::AddAttempt(Attempt attempt) {
   attempt.n = first_number_ + static_cast<int>(attempts_.size());
   metrics_.attempts = attempt.n;
@@ -94,6 +114,7 @@ void InvocationContext::AddAttempt(Attempt attempt) {
     metrics_.cost_usd = metrics_.cost_usd.value_or(0) + *attempt.cost_usd;
     metrics_.cost_by_model[attempt.model] += *attempt.cost_usd;
   }
+  AddBatchCosts(metrics_, attempt);
   metrics_.output_tokens += attempt.output_tokens;
   metrics_.tokens_estimated = metrics_.tokens_estimated || attempt.tokens_estimated;
   if (!attempt.model.empty()) {
@@ -192,6 +213,10 @@ json::value ToJson(const Attempt& a) {
   if (a.tokens_estimated) out["tokens_estimated"] = true;
   if (a.from_cache) out["from_cache"] = true;
   if (a.aborted_early) out["aborted_early"] = true;
+  if (!a.batch_id.empty()) {
+    out["batch"] = a.batch_id;
+    out["online_cost_usd"] = a.online_cost_usd ? json::value(*a.online_cost_usd) : json::value(nullptr);
+  }
   out["duration_ms"] = a.duration_ms;
   if (a.request) out["request"] = *a.request;
   return out;
@@ -211,6 +236,10 @@ json::value ToJson(const Metrics& m) {
   if (m.cached_input_tokens > 0) out["cached_input_tokens"] = m.cached_input_tokens;
   out["output_tokens"] = m.output_tokens;
   out["cost_usd"] = m.cost_usd ? json::value(*m.cost_usd) : json::value(nullptr);
+  if (m.batched) {
+    out["batch_cost_usd"] = m.batch_cost_usd ? json::value(*m.batch_cost_usd) : json::value(nullptr);
+    out["online_cost_usd"] = m.online_cost_usd ? json::value(*m.online_cost_usd) : json::value(nullptr);
+  }
   out["tokens_estimated"] = m.tokens_estimated;
   out["duration_ms"] = m.duration_ms;
   return out;

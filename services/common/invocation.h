@@ -70,7 +70,15 @@ struct Price {
   std::optional<double> cached_input;  // input tokens read from the provider's cache (default: input)
   double output = 0;
   std::optional<double> cache_write;   // input tokens written to the cache (Anthropic; default: input)
+  // DESIGN 10.6: inside a provider's batch (default: half of input and output).
+  std::optional<double> batch_input;
+  std::optional<double> batch_output;
 };
+
+// The price of a request answered inside a batch: batch_input and
+// batch_output (default half the online ones); cached input and cache writes
+// at their online price x batch_input / input.
+Price BatchPrice(const Price& price);
 
 // What `input` tokens (of which `cached` were read from the cache and
 // `cache_write` written to it) and `output` tokens cost at `price`, in USD.
@@ -123,6 +131,8 @@ struct Attempt {
   bool aborted_early = false;
   std::int64_t duration_ms = 0;  // the request's own time, from when it went out to its answer
   AttemptSpan span;  // LLM attempts of a traced invocation
+  std::string batch_id;                   // answered inside this batch (DESIGN 10.6)
+  std::optional<double> online_cost_usd;  // batched: what it would have cost online
 };
 
 struct Metrics {
@@ -138,6 +148,11 @@ struct Metrics {
   std::int64_t cached_input_tokens = 0;  // of input_tokens, served from the provider's prompt cache
   std::int64_t output_tokens = 0;
   std::optional<double> cost_usd;  // the sum over priced attempts; none when no model used had a price
+  // DESIGN 10.6: set when an attempt was answered inside a batch: what the
+  // batched attempts cost, and what every attempt would have cost online.
+  bool batched = false;
+  std::optional<double> batch_cost_usd;
+  std::optional<double> online_cost_usd;
   std::map<std::string, double, std::less<>> cost_by_model;  // the same, per model (Prometheus)
   bool tokens_estimated = false;
   std::int64_t duration_ms = 0;
@@ -163,6 +178,9 @@ struct InvocationOptions {
   // DESIGN 10.7: the output streams to these events as it is generated (the
   // skill's own generations only); not owned, outlives the invocation.
   StreamEvents* stream = nullptr;
+  // An eval's case and repeat (DESIGN 10.6: batch requests are recorded by them).
+  std::string eval_case;
+  int eval_repeat = 0;
 };
 
 // How long one request waited before it went out and how long it took.

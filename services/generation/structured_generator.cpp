@@ -115,6 +115,8 @@ Conversation Begin(const GenerationSpec& spec, const Prompt& prompt, int sample,
   c.request.metadata.task_id = spec.task_id;
   c.request.metadata.sample = sample;
   c.request.metadata.seed = ctx.options().seed;
+  c.request.metadata.eval_case = ctx.options().eval_case;
+  c.request.metadata.eval_repeat = ctx.options().eval_repeat;
   c.request.metadata.answer_schema = &spec.schema->original;
   c.request.metadata.price = spec.price;
   OutputMode mode = spec.mode;
@@ -136,6 +138,14 @@ Attempt AnsweredAttempt(const Conversation& c, const ChatResponse& answer) {
   if (const auto& price = c.request.metadata.price) {
     attempt.cost_usd = CostUsd(*price, answer.usage.input_tokens, answer.usage.cached_input_tokens,
                                answer.usage.cache_write_tokens, answer.usage.output_tokens);
+  }
+  if (!answer.batch_id.empty()) {  // DESIGN 10.6: the batch price, and the online price it replaced
+    attempt.batch_id = answer.batch_id;
+    if (const auto& price = c.request.metadata.price) {
+      attempt.online_cost_usd = attempt.cost_usd;
+      attempt.cost_usd = CostUsd(BatchPrice(*price), answer.usage.input_tokens, answer.usage.cached_input_tokens,
+                                 answer.usage.cache_write_tokens, answer.usage.output_tokens);
+    }
   }
   attempt.output_tokens = answer.usage.output_tokens;
   attempt.tokens_estimated = answer.usage.estimated;

@@ -63,6 +63,8 @@ struct RequestMetadata {
   // DESIGN 9.4: sent as the `traceparent` header when not empty (the span of this request).
   std::string traceparent;
   bool validation_retry = false;  // the request feeds back a rejected answer's errors
+  std::string eval_case;  // an eval's case and repeat (InvocationOptions)
+  int eval_repeat = 0;
 };
 
 // Provider-neutral request (DESIGN §5, docs/development/providers-notes.md).
@@ -112,6 +114,7 @@ struct ChatResponse {
   RequestTiming timing;  // RetryingProvider: the wait before it went out and its own time
   bool from_cache = false;  // answered by eval --cache's store, not the provider (DESIGN 9.5)
   bool stopped_early = false;  // ChatRequest::on_text stopped the stream: `text` is cut
+  std::string batch_id;     // answered inside this batch (DESIGN 10.6), not online
 };
 
 // A failed request, as a value. `retryable` follows DESIGN §5.2.

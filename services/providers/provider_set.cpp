@@ -1,5 +1,7 @@
 #include "services/providers/provider_set.h"
 
+#include "services/providers/openai_batch_api.h"
+
 #include "services/http/http_client.h"
 #include "services/providers/anthropic_provider.h"
 #include "services/providers/limited_provider.h"
@@ -65,6 +67,40 @@ state::RateLimit AccountLimit(const std::map<std::string, state::RateLimit, std:
   return out;
 }
 
+static OpenAiOptions OpenAiOptionsFor(const std::string& name, const ProviderSettings& provider) {
+  const json::object& settings = provider.settings;
+  OpenAiOptions options;
+  options.name = name;
+  options.base_url = provider.base_url;
+  options.api_key_env = provider.api_key_env;
+  if (auto* v = settings.if_contains("max_tokens_field"); v && v->is_string()) {
+    options.max_tokens_field = std::string(v->as_string());
+  }
+  if (auto* v = settings.if_contains("auth_header"); v && v->is_string()) {
+    options.auth_header = std::string(v->as_string());
+  }
+  if (auto* v = settings.if_contains("query"); v && v->is_object()) {
+    for (const auto& [key, value] : v->as_object()) {
+      if (value.is_string()) options.query.emplace_back(std::string(key), std::string(value.as_string()));
+    }
+  }
+  return options;
+}
+
+std::shared_ptr<BatchApi> MakeBatchApi(const std::string& name, const ProviderSettings& provider,
+                                       boost::asio::any_io_executor executor,
+                                       EnvLookup env) {
+  auto client = http::MakeHttpClient(executor, HttpOptions(provider.settings));
+  if (provider.kind == "openai") {
+    OpenAiOptions options = OpenAiOptionsFor(name, provider);
+    const bool bearer = options.auth_header == "authorization";
+    BatchEndpoint endpoint{client, env, options.api_key_env, options.name, options.base_url, options.auth_header,
+                           bearer ? "Bearer " : "", {}, options.query, ParseOpenAiError};
+    return std::make_shared<OpenAiBatchApi>(std::move(endpoint), OpenAiProvider(options, client, env));
+  }
+  return nullptr;
+}
+
 std::expected<std::unique_ptr<ProviderSet>, std::string> ProviderSet::Create(
     const ProviderSettingsMap& providers, boost::asio::any_io_executor executor, EnvLookup env, Clock& clock,
     LimiterFactory limiters) {
@@ -77,23 +113,8 @@ std::expected<std::unique_ptr<ProviderSet>, std::string> ProviderSet::Create(
       set->providers_[name] = *simulated;
       set->simulated_.push_back(*simulated);
     } else if (provider.kind == "openai") {
-      OpenAiOptions options;
-      options.name = name;
-      options.base_url = provider.base_url;
-      options.api_key_env = provider.api_key_env;
-      if (auto* v = settings.if_contains("max_tokens_field"); v && v->is_string()) {
-        options.max_tokens_field = std::string(v->as_string());
-      }
-      if (auto* v = settings.if_contains("auth_header"); v && v->is_string()) {
-        options.auth_header = std::string(v->as_string());
-      }
-      if (auto* v = settings.if_contains("query"); v && v->is_object()) {
-        for (const auto& [key, value] : v->as_object()) {
-          if (value.is_string()) options.query.emplace_back(std::string(key), std::string(value.as_string()));
-        }
-      }
       set->providers_[name] = std::make_shared<OpenAiProvider>(
-          options, http::MakeHttpClient(executor, HttpOptions(settings)), env);
+          OpenAiOptionsFor(name, provider), http::MakeHttpClient(executor, HttpOptions(settings)), env);
     } else if (provider.kind == "gemini") {
       GeminiOptions options;
       options.name = name;

@@ -27,6 +27,14 @@ namespace skillrunner::providers {
 state::RateLimit AccountLimit(const std::map<std::string, state::RateLimit, std::less<>>& limits,
                               const std::vector<std::string>& entries);
 
+class BatchApi;
+
+// The batch API of a configured provider (DESIGN 10.6) with its own HTTP
+// client on `executor`; null for kinds without one (simulated).
+std::shared_ptr<BatchApi> MakeBatchApi(const std::string& name, const ProviderSettings& provider,
+                                       boost::asio::any_io_executor executor,
+                                       EnvLookup env);
+
 class ProviderSet {
  public:
   // Fails naming the provider and the setting that is wrong.

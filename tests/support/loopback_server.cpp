@@ -88,6 +88,7 @@ struct LoopbackServer::Impl {
   std::deque<ScriptedResponse> script;
   ScriptedResponse fallback;
   std::function<std::optional<ScriptedResponse>(const std::string&)> responder;
+  std::function<std::optional<ScriptedResponse>(const RecordedRequest&)> router;
   bool recording = true;
   std::vector<RecordedRequest> recorded;
   std::atomic<std::size_t> request_count{0};
@@ -128,15 +129,14 @@ struct LoopbackServer::Impl {
     const auto now = std::chrono::steady_clock::now();
     std::optional<ScriptedResponse> refusal = RateLimitedLocked(now);
     std::optional<ScriptedResponse> computed;
-    if (!refusal && script.empty() && responder) computed = responder(request.body());
-    if (recording) {
-      RecordedRequest record{std::string(request.method_string()), std::string(request.target()),
-                             {}, std::move(request.body()), now, refusal ? refusal->status : 0};
-      for (const auto& field : request) {
-        record.headers.emplace_back(Lower(field.name_string()), std::string(field.value()));
-      }
-      recorded.push_back(std::move(record));
+    RecordedRequest record{std::string(request.method_string()), std::string(request.target()),
+                           {}, std::move(request.body()), now, refusal ? refusal->status : 0};
+    for (const auto& field : request) {
+      record.headers.emplace_back(Lower(field.name_string()), std::string(field.value()));
     }
+    if (!refusal && router) computed = router(record);
+    if (!refusal && !computed && script.empty() && responder) computed = responder(record.body);
+    if (recording) recorded.push_back(std::move(record));
     if (refusal) return *refusal;
     if (computed) return *computed;
     if (script.empty()) return fallback;
@@ -312,6 +312,12 @@ void LoopbackServer::Enqueue(ScriptedResponse response) {
 void LoopbackServer::SetDefault(ScriptedResponse response) {
   std::lock_guard lock(impl_->mutex);
   impl_->fallback = std::move(response);
+}
+
+void LoopbackServer::SetRouter(
+    std::function<std::optional<ScriptedResponse>(const RecordedRequest& request)> router) {
+  std::lock_guard lock(impl_->mutex);
+  impl_->router = std::move(router);
 }
 
 void LoopbackServer::SetResponder(

@@ -75,6 +75,10 @@ class LoopbackServer {
   // the rate limit leave (nullopt: the default). Called under the server's
   // lock, one request at a time.
   void SetResponder(std::function<std::optional<ScriptedResponse>(const std::string& body)> responder);
+  // Answers computed from the whole request (method, target, headers, body),
+  // before the script and the responder; nullopt passes the request on.
+  // Called under the server's lock, one request at a time.
+  void SetRouter(std::function<std::optional<ScriptedResponse>(const RecordedRequest& request)> router);
   // Off: requests are counted but not stored (benchmarks).
   void SetRecording(bool on);
   // Enforces a rate as nginx `limit_req` with no burst does: a request that

@@ -223,3 +223,41 @@ TEST_F(SuiteTest, AnUnreadableSuiteFileSaysSo) {
 
 }  // namespace
 }  // namespace skillrunner::eval
+
+namespace skillrunner::eval {
+namespace {
+
+// DESIGN 10.6: the batch block's keys, with the defaults for those left out,
+// and a skill's `batch: false`.
+TEST_F(SuiteTest, TheBatchBlockReadsItsKeysWithDefaultsAndASkillCanOptOut) {
+  auto suite = LoadSuite(tree_.Write("suite.yaml", "id: nightly\nbatch: { max_requests: 500, poll_interval_s: 2.5, "
+                                                   "fallback: online }\nskills:\n  - skill: gen\n    batch: false\n"
+                                                   "  - skill: echo_skill\n"),
+                         *registry_);
+  ASSERT_TRUE(suite) << suite.error().front().ToString();
+  ASSERT_TRUE(suite->batch);
+  EXPECT_EQ(suite->batch->max_requests, 500u);
+  EXPECT_EQ(suite->batch->send_after_s, 15);
+  EXPECT_EQ(suite->batch->poll_interval_s, 2.5);
+  EXPECT_TRUE(suite->batch->fallback_online);
+  EXPECT_FALSE(suite->skills[0].batch);
+  EXPECT_TRUE(suite->skills[1].batch);
+  auto online = LoadSuite(tree_.Write("suite.yaml", "id: nightly\nskills:\n  - skill: gen\n"), *registry_);
+  ASSERT_TRUE(online);
+  EXPECT_FALSE(online->batch);
+}
+
+TEST_F(SuiteTest, BadBatchValuesNameTheKeyAndWhatIsAllowed) {
+  EXPECT_EQ(Errors("id: nightly\nbatch:\n  max_requests: 0\n  poll_interval_s: 0\n  fallback: retry\n"
+                   "  send_after: 3\nskills:\n  - skill: gen\n    batch: sometimes\n"),
+            (std::vector<std::string>{
+                "suite.yaml:3:17: /batch/max_requests: expected at least 1, found 0",
+                "suite.yaml:4:20: /batch/poll_interval_s: expected more than 0, found 0",
+                "suite.yaml:5:13: /batch/fallback: expected one of [\"fail\",\"online\"], found \"retry\"",
+                "suite.yaml:6:3: /batch/send_after: unexpected property \"send_after\" (did you mean \"send_after_s\"?)",
+                "suite.yaml:9:12: /skills/0/batch: expected boolean, found string \"sometimes\"",
+            }));
+}
+
+}  // namespace
+}  // namespace skillrunner::eval
