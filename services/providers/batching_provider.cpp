@@ -3,6 +3,7 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/strand.hpp>
 #include <boost/asio/experimental/concurrent_channel.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -98,7 +99,11 @@ struct BatchingProvider::State : std::enable_shared_from_this<BatchingProvider::
 
   std::size_t Limit() const { return std::max<std::size_t>(1, std::min(settings.max_requests, api->MaxRequests())); }
 
-  void Spawn(asio::awaitable<void> work) { asio::co_spawn(executor, std::move(work), asio::detached); }
+  // Each on a strand of its own: the HTTP client asks for an executor that runs
+  // one handler at a time, and the eval's io context has several threads.
+  void Spawn(asio::awaitable<void> work) {
+    asio::co_spawn(asio::make_strand(executor), std::move(work), asio::detached);
+  }
 
   bool OptedOut(const ChatRequest& request) const {
     const std::string& task = request.metadata.task_id;
