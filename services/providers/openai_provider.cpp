@@ -1,6 +1,7 @@
 #include "services/providers/openai_provider.h"
 
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/json/monotonic_resource.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
@@ -155,8 +156,12 @@ boost::asio::awaitable<std::expected<ChatResponse, ProviderError>> OpenAiProvide
 
 std::expected<ChatResponse, ProviderError> ParseOpenAiResponse(const http::HttpResponse& response,
                                                               const ChatRequest& request) {
+  // The parsed answer lives only in this function: its nodes come from one
+  // block (on the stack for a small answer), freed at once.
+  unsigned char buffer[4096];
+  json::monotonic_resource memory(buffer, sizeof buffer);
   boost::system::error_code ec;
-  json::value body = json::parse(response.body, ec);
+  json::value body = json::parse(response.body, ec, &memory);
   if (ec || !body.is_object()) {
     return std::unexpected(ProtocolError(response, "the answer is not a JSON object", "x-request-id"));
   }
