@@ -24,6 +24,13 @@ void WriteDouble(double d, std::string& out) {
   if (text.find_first_of(".eE") == std::string_view::npos) out += ".0";
 }
 
+template <class Int>
+void WriteInteger(Int n, std::string& out) {
+  char buffer[24];
+  auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, n);
+  out.append(buffer, static_cast<std::size_t>(end - buffer));
+}
+
 void Write(const boost::json::value& v, std::string& out, int indent) {
   const bool pretty = indent >= 0;
   auto newline = [&](int level) {
@@ -38,7 +45,7 @@ void Write(const boost::json::value& v, std::string& out, int indent) {
       if (!first) out.push_back(',');
       first = false;
       newline(indent + 1);
-      out += boost::json::serialize(boost::json::string(key));
+      AppendJsonString(key, out);
       out += pretty ? ": " : ":";
       Write(member, out, pretty ? indent + 1 : -1);
     }
@@ -57,12 +64,50 @@ void Write(const boost::json::value& v, std::string& out, int indent) {
     out.push_back(']');
   } else if (v.is_double()) {
     WriteDouble(v.get_double(), out);
+  } else if (const auto* text = v.if_string()) {
+    AppendJsonString(*text, out);
+  } else if (v.is_int64()) {
+    WriteInteger(v.get_int64(), out);
+  } else if (v.is_uint64()) {
+    WriteInteger(v.get_uint64(), out);
   } else {
-    out += boost::json::serialize(v);
+    out += boost::json::serialize(v);  // null, true, false, {} and []
   }
 }
 
 }  // namespace
+
+void AppendJsonString(std::string_view text, std::string& out) {
+  // Boost.JSON's escapes, byte for byte: '"', '\\' and control characters
+  // (\b \t \n \f \r, others \u00xx); everything else as it is.
+  static constexpr char kHex[] = "0123456789abcdef";
+  out.push_back('"');
+  std::size_t run = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x20 && c != '"' && c != '\\') continue;
+    out.append(text.data() + run, i - run);
+    run = i + 1;
+    out.push_back('\\');
+    switch (c) {
+      case '"': out.push_back('"'); break;
+      case '\\': out.push_back('\\'); break;
+      case '\b': out.push_back('b'); break;
+      case '\t': out.push_back('t'); break;
+      case '\n': out.push_back('n'); break;
+      case '\f': out.push_back('f'); break;
+      case '\r': out.push_back('r'); break;
+      default:
+        out.append("u00", 3);
+        out.push_back(kHex[c >> 4]);
+        out.push_back(kHex[c & 15]);
+    }
+  }
+  out.append(text.data() + run, text.size() - run);
+  out.push_back('"');
+}
+
+void AppendCompactJson(const boost::json::value& value, std::string& out) { Write(value, out, -1); }
 
 std::string CompactJson(const boost::json::value& value) {
   std::string out;

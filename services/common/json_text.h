@@ -12,6 +12,10 @@ namespace skillrunner {
 // Compact JSON with numbers as people write them (0.2, not Boost.JSON's
 // 2E-1): doubles in the shortest form that reads back exactly.
 std::string CompactJson(const boost::json::value& value);
+// The same, appended to `out`.
+void AppendCompactJson(const boost::json::value& value, std::string& out);
+// `text` as a JSON string (quoted, escaped as Boost.JSON escapes), appended.
+void AppendJsonString(std::string_view text, std::string& out);
 
 // The same, indented by two spaces, for `--pretty` and human-facing files.
 std::string PrettyJson(const boost::json::value& value);

@@ -1,11 +1,13 @@
 #include "services/http/connection_pool.h"
 
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/associated_cancellation_slot.hpp>
+#include <boost/asio/error.hpp>
 #include <boost/asio/execution/context.hpp>
 #include <boost/asio/query.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/this_coro.hpp>
-#include <exception>
 #include <boost/asio/use_awaitable.hpp>
 #include <algorithm>
 
@@ -76,43 +78,69 @@ asio::awaitable<Lease> ConnectionPool::Acquire(std::string key) {
   const asio::any_io_executor executor = co_await asio::this_coro::executor;
   std::vector<std::shared_ptr<Connection>> closing;
   Grant grant;
-  std::shared_ptr<Waiter> waiter;
+  HostState* host = nullptr;
   {
     std::lock_guard lock(mutex_);
-    HostState& host = hosts_[key];
-    CloseExpiredLocked(host, closing);
-    grant = TryTakeLocked(host, ContextOf(executor), closing);
-    if (!grant.slot && state.cancelled() == asio::cancellation_type::none) {
-      waiter = std::make_shared<Waiter>(executor, ContextOf(executor));
-      host.waiters.push_back(waiter);
-    }
+    host = &hosts_[key];  // a node of the map: the address stays
+    CloseExpiredLocked(*host, closing);
+    grant = TryTakeLocked(*host, ContextOf(executor), closing);
   }
   CloseAll(closing);
   if (grant.slot) co_return Lease(shared_from_this(), std::move(key), std::move(grant.connection));
-  if (!waiter) co_return Lease();  // cancelled before it queued
-  co_return co_await Wait(std::move(key), std::move(waiter));
+  if (state.cancelled() != asio::cancellation_type::none) co_return Lease();
+  auto token = asio::as_tuple(asio::use_awaitable);
+  auto [ec, connection] = co_await asio::async_initiate<decltype(token), WaitSignature>(
+      [this, host, &executor](auto handler) {
+        asio::cancellation_slot slot = asio::get_associated_cancellation_slot(handler);
+        Enqueue(*host, executor, std::move(handler), slot);
+      },
+      token);
+  // Cancelled while queued: the slot was never granted.
+  if (ec) co_return Lease();
+  co_return Lease(shared_from_this(), std::move(key), std::move(connection));
 }
 
-asio::awaitable<Lease> ConnectionPool::Wait(std::string key, std::shared_ptr<Waiter> waiter) {
-  // Release() grants under the mutex, then cancels the timer; the caller's
-  // cancellation cancels it without granting. An exception (cancelled just
-  // as it began to wait) must not leave the waiter queued.
-  std::exception_ptr failure;
-  try {
-    co_await waiter->timer.async_wait(asio::as_tuple(asio::use_awaitable));
-  } catch (...) {
-    failure = std::current_exception();
-  }
-  bool granted = false;
+void ConnectionPool::Enqueue(HostState& host, const asio::any_io_executor& executor,
+                             asio::any_completion_handler<WaitSignature> handler, asio::cancellation_slot slot) {
+  auto waiter = std::make_shared<Waiter>(Waiter{executor, ContextOf(executor), std::move(handler)});
+  std::vector<std::shared_ptr<Connection>> closing;
+  Grant grant;
   {
     std::lock_guard lock(mutex_);
-    granted = waiter->granted;
-    if (!granted) std::erase(hosts_[key].waiters, waiter);
+    grant = TryTakeLocked(host, waiter->context, closing);  // a release since the fast path looked
+    if (!grant.slot) host.waiters.push_back(waiter);
   }
-  // A slot granted to a caller that is unwinding goes back when its lease ends.
-  Lease lease = granted ? Lease(shared_from_this(), std::move(key), std::move(waiter->connection)) : Lease();
-  if (failure) std::rethrow_exception(failure);
-  co_return lease;
+  CloseAll(closing);
+  if (grant.slot) return Complete(std::move(waiter), {}, std::move(grant.connection));
+  // The handler (posted when completed) clears the slot before it runs, and
+  // until then the waiter is alive: `raw` never names another waiter. The
+  // pool is held weakly (the queue holds the handler, which holds the slot).
+  if (slot.is_connected()) {
+    slot.assign([pool = weak_from_this(), host = &host, raw = waiter.get()](asio::cancellation_type) {
+      if (auto self = pool.lock()) self->CancelWaiter(*host, raw);
+    });
+  }
+}
+
+void ConnectionPool::CancelWaiter(HostState& host, const Waiter* target) {
+  std::shared_ptr<Waiter> waiter;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = std::find_if(host.waiters.begin(), host.waiters.end(),
+                           [target](const auto& queued) { return queued.get() == target; });
+    if (it == host.waiters.end()) return;  // granted already: the lease is on its way
+    waiter = std::move(*it);
+    host.waiters.erase(it);
+  }
+  Complete(std::move(waiter), asio::error::operation_aborted, nullptr);
+}
+
+void ConnectionPool::Complete(std::shared_ptr<Waiter> waiter, boost::system::error_code ec,
+                              std::shared_ptr<Connection> connection) {
+  // Runs on the waiting request's own executor, never inline.
+  asio::post(waiter->executor, [handler = std::move(waiter->handler), ec, connection = std::move(connection)]() mutable {
+    std::move(handler)(ec, std::move(connection));
+  });
 }
 
 ConnectionPool::Grant ConnectionPool::TryTakeLocked(HostState& host, const void* context,
@@ -167,6 +195,7 @@ void ConnectionPool::CloseExpiredLocked(HostState& host, std::vector<std::shared
 void ConnectionPool::Release(std::string key, std::shared_ptr<Connection> connection) {
   std::vector<std::shared_ptr<Connection>> closing;
   std::shared_ptr<Waiter> woken;
+  std::shared_ptr<Connection> handed;
   {
     std::lock_guard lock(mutex_);
     HostState& host = hosts_[key];
@@ -179,9 +208,8 @@ void ConnectionPool::Release(std::string key, std::shared_ptr<Connection> connec
       // The slot passes to the oldest waiter on the connection's context, with
       // the connection; or to the oldest waiter, with an idle one of its own.
       woken = PopWaiterLocked(host, connection ? ContextOf(*connection) : nullptr);
-      woken->granted = true;
       if (connection && ContextOf(*connection) != woken->context) closing.push_back(std::move(connection));
-      woken->connection = connection ? std::move(connection) : TakeIdleLocked(host, woken->context, closing);
+      handed = connection ? std::move(connection) : TakeIdleLocked(host, woken->context, closing);
     } else {
       --host.leased;
       if (connection) {
@@ -191,8 +219,7 @@ void ConnectionPool::Release(std::string key, std::shared_ptr<Connection> connec
     }
   }
   CloseAll(closing);
-  // The timer is the waiter's: cancelled on its own executor.
-  if (woken) asio::post(woken->timer.get_executor(), [woken] { woken->timer.cancel(); });
+  if (woken) Complete(std::move(woken), {}, std::move(handed));
 }
 
 void ConnectionPool::Shutdown() {

@@ -3,9 +3,11 @@
 // Internal to services/http (includes Asio): never include it from a header
 // outside services/http.
 
+#include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
-#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/system/error_code.hpp>
 #include <chrono>
 #include <cstddef>
 #include <deque>
@@ -62,9 +64,11 @@ class Lease {
 // connection of its own closes another context's oldest idle one. The state
 // is behind one mutex held for a few lines: a request that finds a slot takes
 // it on its own thread, without a hop to another executor (a strand here cost
-// two cross-thread posts and a coroutine per request). Only a request that
-// waits is woken through its own executor. Acquire may be awaited from any
-// executor, Lease released from any thread.
+// two cross-thread posts and a coroutine per request). A request that waits
+// leaves its completion handler in the queue; a release hands the slot (and
+// the connection) straight to it, posted once to the waiter's executor (no
+// timer per wait: the request's own deadline cancels the wait). Acquire may be
+// awaited from any executor, Lease released from any thread.
 class ConnectionPool : public std::enable_shared_from_this<ConnectionPool> {
  public:
   // `clock` times idle connections and must outlive the pool.
@@ -81,15 +85,16 @@ class ConnectionPool : public std::enable_shared_from_this<ConnectionPool> {
 
  private:
   friend class Lease;
-  // A request queued beyond the cap. Its timer lives on the request's own
-  // executor; a release grants under the mutex and wakes it there.
+  // What a waiter is completed with: success and the slot (with the
+  // connection, if any), or operation_aborted when it was cancelled.
+  using WaitSignature = void(boost::system::error_code, std::shared_ptr<Connection>);
+  // A request queued beyond the cap. Whoever takes it out of the queue under
+  // the mutex (a release, or the request's cancellation) completes it,
+  // posted to the request's own executor.
   struct Waiter {
-    Waiter(const boost::asio::any_io_executor& executor, const void* home)
-        : timer(executor, boost::asio::steady_timer::time_point::max()), context(home) {}
-    boost::asio::steady_timer timer;
+    boost::asio::any_io_executor executor;
     const void* context;  // the io context the request runs on
-    bool granted = false;  // under the pool's mutex
-    std::shared_ptr<Connection> connection;
+    boost::asio::any_completion_handler<WaitSignature> handler;
   };
   struct HostState {
     std::size_t leased = 0;  // slots handed out (with or without a connection)
@@ -113,7 +118,13 @@ class ConnectionPool : public std::enable_shared_from_this<ConnectionPool> {
   // else the oldest (whose slot then comes without the connection).
   std::shared_ptr<Waiter> PopWaiterLocked(HostState& host, const void* context);
   void CloseExpiredLocked(HostState& host, std::vector<std::shared_ptr<Connection>>& closing);
-  boost::asio::awaitable<Lease> Wait(std::string key, std::shared_ptr<Waiter> waiter);
+  // Queues `handler` (or completes it at once when a slot came free since the
+  // fast path looked).
+  void Enqueue(HostState& host, const boost::asio::any_io_executor& executor,
+               boost::asio::any_completion_handler<WaitSignature> handler, boost::asio::cancellation_slot slot);
+  void CancelWaiter(HostState& host, const Waiter* waiter);
+  static void Complete(std::shared_ptr<Waiter> waiter, boost::system::error_code ec,
+                       std::shared_ptr<Connection> connection);
   void Release(std::string key, std::shared_ptr<Connection> connection);
 
   std::mutex mutex_;

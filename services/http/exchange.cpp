@@ -46,7 +46,7 @@ std::expected<Request, HttpError> BuildRequest(const HttpRequest& request, const
     }
     out.insert(name, value);
   }
-  out.body() = request.body;
+  out.body() = boost::beast::span<const char>(request.body.data(), request.body.size());
   out.keep_alive(true);
   out.prepare_payload();
   return out;

@@ -13,6 +13,7 @@
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/read.hpp>
+#include <boost/beast/http/span_body.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
 #include <algorithm>
@@ -28,7 +29,8 @@
 
 namespace skillrunner::http::exchange_detail {
 
-using Request = boost::beast::http::request<boost::beast::http::string_body>;
+// The body points into HttpRequest::body (no copy): the HttpRequest outlives it.
+using Request = boost::beast::http::request<boost::beast::http::span_body<const char>>;
 using ResponseParser = boost::beast::http::response_parser<boost::beast::http::string_body>;
 
 inline constexpr std::size_t kMaxHeaderBytes = 1024 * 1024;

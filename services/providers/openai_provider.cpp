@@ -1,6 +1,7 @@
 #include "services/providers/openai_provider.h"
 
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/json/monotonic_resource.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
@@ -19,6 +20,51 @@ FinishReason MapFinishReason(std::string_view reason) {
   if (reason == "length") return FinishReason::kLength;
   if (reason == "content_filter") return FinishReason::kContentFilter;
   return FinishReason::kOther;
+}
+
+// The schema's compact text: the last one written on this thread is reused
+// (each skill's wire schema is one shared value, sent with every request; the
+// cache holds it, so its address never names another schema).
+const std::string& SchemaText(const ResponseFormat& format) {
+  thread_local std::shared_ptr<const json::value> last;
+  thread_local std::string text;
+  if (!format.schema) {
+    static const std::string null_text = "null";
+    return null_text;
+  }
+  if (last != format.schema) {
+    text.clear();
+    AppendCompactJson(*format.schema, text);
+    last = format.schema;
+  }
+  return text;
+}
+
+void AppendResponseFormat(const ResponseFormat& format, std::string& out) {
+  switch (format.kind) {
+    case ResponseFormat::Kind::kNone:
+      break;
+    case ResponseFormat::Kind::kJsonObject:
+      out += R"(,"response_format":{"type":"json_object"})";
+      break;
+    case ResponseFormat::Kind::kJsonSchema:
+      out += R"(,"response_format":{"type":"json_schema","json_schema":{"name":)";
+      AppendJsonString(format.name, out);
+      out += R"(,"schema":)";
+      out += SchemaText(format);
+      out += format.strict ? R"(,"strict":true}})" : R"(,"strict":false}})";
+      break;
+    case ResponseFormat::Kind::kTool:
+      out += R"(,"tools":[{"type":"function","function":{"name":)";
+      AppendJsonString(format.name, out);
+      out += R"(,"parameters":)";
+      out += SchemaText(format);
+      out += format.strict ? R"(,"strict":true}}])" : R"(,"strict":false}}])";
+      out += R"(,"tool_choice":{"type":"function","function":{"name":)";
+      AppendJsonString(format.name, out);
+      out += "}}";
+      break;
+  }
 }
 
 }  // namespace
@@ -68,6 +114,36 @@ json::object OpenAiProvider::RequestBody(const ChatRequest& request) const {
   return body;
 }
 
+std::string OpenAiProvider::RequestBodyText(const ChatRequest& request) const {
+  const std::string& field = options_.max_tokens_field;
+  if (field == "model" || field == "messages" || field == "temperature") return CompactJson(RequestBody(request));
+  std::string out;
+  out.reserve(256 + request.model.size() + (request.response_format.schema ? SchemaText(request.response_format).size() : 0));
+  out += R"({"model":)";
+  AppendJsonString(request.model, out);
+  out += R"(,"messages":[)";
+  for (std::size_t i = 0; i < request.messages.size(); ++i) {
+    out += i == 0 ? R"({"role":)" : R"(,{"role":)";
+    AppendJsonString(request.messages[i].role, out);
+    out += R"(,"content":)";
+    AppendJsonString(request.messages[i].content, out);
+    out.push_back('}');
+  }
+  out.push_back(']');
+  if (request.temperature) {
+    out += R"(,"temperature":)";
+    AppendCompactJson(json::value(*request.temperature), out);
+  }
+  out.push_back(',');
+  AppendJsonString(field, out);
+  out.push_back(':');
+  out += std::to_string(request.max_output_tokens);
+  AppendResponseFormat(request.response_format, out);
+  if (request.on_text) out += R"(,"stream":true,"stream_options":{"include_usage":true})";
+  out.push_back('}');
+  return out;
+}
+
 boost::asio::awaitable<std::expected<ChatResponse, ProviderError>> OpenAiProvider::Chat(
     const ChatRequest& request) {
   const bool bearer = options_.auth_header == "authorization";
@@ -75,13 +151,17 @@ boost::asio::awaitable<std::expected<ChatResponse, ProviderError>> OpenAiProvide
                 options_.auth_header, bearer ? "Bearer " : "", ParseOpenAiError, ParseOpenAiResponse};
   if (request.on_text) call.stream = MakeOpenAiChatStream(request);
   KeySource source{env_, options_.api_key_env, options_.name, options_.base_url};
-  co_return co_await PostChat(*client_, source, std::move(call), CompactJson(RequestBody(request)), request);
+  co_return co_await PostChat(*client_, source, std::move(call), RequestBodyText(request), request);
 }
 
 std::expected<ChatResponse, ProviderError> ParseOpenAiResponse(const http::HttpResponse& response,
                                                               const ChatRequest& request) {
+  // The parsed answer lives only in this function: its nodes come from one
+  // block (on the stack for a small answer), freed at once.
+  unsigned char buffer[4096];
+  json::monotonic_resource memory(buffer, sizeof buffer);
   boost::system::error_code ec;
-  json::value body = json::parse(response.body, ec);
+  json::value body = json::parse(response.body, ec, &memory);
   if (ec || !body.is_object()) {
     return std::unexpected(ProtocolError(response, "the answer is not a JSON object", "x-request-id"));
   }

@@ -41,6 +41,9 @@ class OpenAiProvider : public Provider {
 
   // The JSON body Chat sends (exposed so tests can check it against the spec).
   boost::json::object RequestBody(const ChatRequest& request) const;
+  // The same body as compact JSON text (CompactJson(RequestBody(request)),
+  // byte for byte), written without building the object or copying the schema.
+  std::string RequestBodyText(const ChatRequest& request) const;
 
  private:
   OpenAiOptions options_;

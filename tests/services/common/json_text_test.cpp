@@ -1,6 +1,7 @@
 #include "services/common/json_text.h"
 
 #include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -31,6 +32,18 @@ TEST(JsonTextTest, IntegersAreReadAsJsonSchemaCountsThem) {
 TEST(JsonTextTest, PrettyIndentsByTwoAndKeepsEmptyContainersShort) {
   auto value = boost::json::parse(R"({"a":[1,{}],"b":[]})");
   EXPECT_EQ(PrettyJson(value), "{\n  \"a\": [\n    1,\n    {}\n  ],\n  \"b\": []\n}");
+}
+
+TEST(JsonTextTest, StringsAreEscapedExactlyAsBoostJsonEscapesThem) {
+  std::string every_byte;
+  for (int c = 0; c < 256; ++c) every_byte.push_back(static_cast<char>(c));
+  for (std::string text : {every_byte, std::string("plain"), std::string(""), std::string("caf\xc3\xa9 \"q\" \\ /\x7f")}) {
+    std::string out = "[";
+    AppendJsonString(text, out);
+    EXPECT_EQ(out, "[" + boost::json::serialize(boost::json::string(text)));
+    boost::json::value value = {{"k\n" + text, text}, {"n", -7}, {"u", 18446744073709551615ULL}, {"b", true}};
+    EXPECT_EQ(CompactJson(value), boost::json::serialize(value));
+  }
 }
 
 }  // namespace

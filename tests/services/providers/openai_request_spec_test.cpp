@@ -4,6 +4,7 @@
 #include <boost/json/serialize.hpp>
 #include <gtest/gtest.h>
 
+#include "services/common/json_text.h"
 #include "services/providers/openai_provider.h"
 #include "tests/support/openai_spec.h"
 
@@ -67,6 +68,28 @@ TEST(OpenAiRequestSpecTest, StrictSchemaRequestHasTheDocumentedShape) {
   OpenAiProvider provider(OpenAiOptions{}, nullptr, [](std::string_view) { return std::nullopt; });
   EXPECT_EQ(json::serialize(provider.RequestBody(Request(ResponseFormat::Kind::kJsonSchema)).at("response_format")),
             R"({"type":"json_schema","json_schema":{"name":"extract_contact","schema":{"type":"object","additionalProperties":false,"required":["name","phone"],"properties":{"name":{"type":"string"},"phone":{"type":["string","null"]}}},"strict":true}})");
+}
+
+TEST(OpenAiRequestSpecTest, TheBodySentIsTheRequestBodyByteForByte) {
+  for (const std::string field : {"max_completion_tokens", "max_tokens", "model"}) {
+    OpenAiOptions options;
+    options.max_tokens_field = field;
+    OpenAiProvider provider(options, nullptr, [](std::string_view) { return std::nullopt; });
+    for (auto kind : {ResponseFormat::Kind::kNone, ResponseFormat::Kind::kJsonObject,
+                      ResponseFormat::Kind::kJsonSchema, ResponseFormat::Kind::kTool}) {
+      for (int variant = 0; variant < 4; ++variant) {
+        ChatRequest request = Request(kind == ResponseFormat::Kind::kTool ? ResponseFormat::Kind::kJsonSchema : kind);
+        request.response_format.kind = kind;
+        request.response_format.strict = variant % 2 == 0;
+        if (variant >= 2) request.temperature.reset();
+        if (variant == 1) request.temperature = 1.0;
+        if (variant == 3) request.on_text = [](std::string_view) { return true; };
+        request.messages.push_back({"user", "quote \" backslash \\ newline \n tab \t bell \x07 caf\xc3\xa9"});
+        EXPECT_EQ(provider.RequestBodyText(request), CompactJson(provider.RequestBody(request)))
+            << field << " kind " << static_cast<int>(kind) << " variant " << variant;
+      }
+    }
+  }
 }
 
 }  // namespace
