@@ -123,8 +123,21 @@ struct BatchingProvider::State : std::enable_shared_from_this<BatchingProvider::
       }
     }
     auto self = shared_from_this();
-    if (!full.empty()) Spawn(self->Flush(std::move(full)));
+    if (!full.empty()) FlushGroups(std::move(full));
     if (timer_for >= 0) Spawn(self->SendLater(timer_for));
+  }
+
+  // Sends `slots`, one round per group of the API (in the order of their first request).
+  void FlushGroups(std::vector<SlotPtr> slots) {
+    std::vector<std::pair<std::string, std::vector<SlotPtr>>> groups;
+    for (SlotPtr& slot : slots) {
+      std::string group = api->GroupOf(slot->request);
+      auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == group; });
+      if (it == groups.end()) it = groups.insert(groups.end(), {std::move(group), {}});
+      it->second.push_back(std::move(slot));
+    }
+    auto self = shared_from_this();
+    for (auto& [group, members] : groups) Spawn(self->Flush(std::move(members)));
   }
 
   asio::awaitable<void> SendLater(int gen) {
@@ -137,7 +150,7 @@ struct BatchingProvider::State : std::enable_shared_from_this<BatchingProvider::
       due.swap(pending);
       ++generation;
     }
-    co_await Flush(std::move(due));
+    FlushGroups(std::move(due));
   }
 
   asio::awaitable<void> Flush(std::vector<SlotPtr> slots);

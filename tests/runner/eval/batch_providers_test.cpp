@@ -1,0 +1,219 @@
+// DESIGN 10.6 eval --batch through Anthropic's Message Batches and Gemini's
+// batchGenerateContent, against loopback servers that implement each wire
+// format: the same request bodies as an online run (native strict output
+// included), each submitted once, the same results; kill -9 and --resume
+// submit nothing twice; a request a batch left unanswered goes into the next
+// round.
+
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <chrono>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/runner/eval/eval_cli_support.h"
+#include "tests/support/anthropic_batch_server.h"
+#include "tests/support/temp_tree.h"
+
+namespace skillrunner {
+namespace {
+namespace json = boost::json;
+using eval_test::ReadFile;
+using eval_test::ReadRecords;
+
+// Case i's label: ham when i is a multiple of 3, else spam; the judge passes ham.
+std::string Label(const json::object& body) {
+  const std::string text = json::serialize(body);
+  if (text.find("criteria_results") != std::string::npos) {
+    const std::string verdict = text.find("ham") != std::string::npos ? "pass" : "fail";
+    return R"({"criteria_results":[{"criterion_id":"a","reasoning":"r","verdict":")" + verdict +
+           R"(","confidence":90}],"issues":[],"suggested_fixes":[]})";
+  }
+  const std::size_t at = text.find("Label t");
+  const int i = at == std::string::npos ? 0 : std::stoi(text.substr(at + 7));
+  return std::string(R"({"label":")") + (i % 3 == 0 ? "ham" : "spam") + R"("})";
+}
+
+std::string AnthropicLabel(const json::object& params) { return test_support::AnthropicAnswer(Label(params)); }
+
+class ProviderBatchTest : public ::testing::Test {
+ protected:
+  void WriteTree(const std::string& kind, const std::string& base_url, int cases) {
+    tree_.Write("skillrunner.yaml", "providers:\n  llm: { kind: " + kind + ", base_url: \"" + base_url +
+                                        "\", api_key_env: NO_KEY_NEEDED }\n"
+                                        "models:\n  m: { provider: llm, structured_output: native, "
+                                        "price: { input: 2, output: 8 } }\n");
+    tree_.Write("skills/label/skill.yaml", R"(id: label
+template_type: LLM_JSON_GENERATION
+model: m
+prompt: { user: "Label t{{input.n}}" }
+input_schema: { type: object, required: [n], properties: { n: { type: integer } } }
+output_schema: { type: object, required: [label], additionalProperties: false, properties: { label: { type: string } } }
+)");
+    std::string lines;
+    for (int i = 1; i <= cases; ++i) {
+      lines += R"({"id":"c)" + std::to_string(i) + R"(","input":{"n":)" + std::to_string(i) + "}}\n";
+    }
+    tree_.Write("skills/label/cases.jsonl", lines);
+    tree_.Write("rubrics/quality.yaml", "id: quality\ncriteria:\n  - { id: a, description: Ham., required: true }\n");
+    const std::string skills = "skills:\n  - skill: label\n    rubric: quality\n    judge_model: m\n";
+    tree_.Write("online.yaml", "id: night\n" + skills);
+    tree_.Write("batch.yaml", "id: night\nbatch: { send_after_s: 0.2, poll_interval_s: 0.05 }\n" + skills);
+  }
+
+  eval_test::Ran Eval(const std::string& args) {
+    return eval_test::Skillrunner(tree_.root(), "--config skillrunner.yaml --skills skills --rubrics rubrics eval " + args);
+  }
+
+  // Each case's output and verdict, by case id.
+  std::map<std::string, std::string> Outcomes(const std::string& run) {
+    std::map<std::string, std::string> out;
+    for (const json::object& record : ReadRecords(tree_.Path(run + "/results.jsonl"))) {
+      std::string outcome;
+      if (const auto* result = record.if_contains("result")) outcome += json::serialize(result->at("output"));
+      if (const auto* error = record.if_contains("error")) outcome += json::serialize(*error);
+      if (const auto* review = record.if_contains("review")) outcome += json::serialize(review->at("pass"));
+      out[std::string(record.at("case").as_string())] = outcome;
+    }
+    return out;
+  }
+
+  // Starts the batch run into runs/b and kills it (-9) once `ready` holds; false when it never did.
+  template <class Ready>
+  bool KillWhen(Ready ready) {
+    pid_t pid = eval_test::Spawn(tree_.root(), {"--config", "skillrunner.yaml", "--skills", "skills", "--rubrics",
+                                                "rubrics", "eval", "batch.yaml", "--out", "runs/b"});
+    if (pid <= 0) return false;
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (!ready() && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    const bool was_ready = ready();
+    kill(pid, SIGKILL);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return was_ready && WIFSIGNALED(status);
+  }
+
+  // runs/b holds each of `cases` cases once; the server got every request body once, none online.
+  template <class Server>
+  void ExpectCompletedEachRequestOnce(const Server& server, int cases) {
+    std::map<std::string, int> seen;
+    for (const json::object& record : ReadRecords(tree_.Path("runs/b/results.jsonl"))) {
+      ++seen[std::string(record.at("case").as_string())];
+      EXPECT_TRUE(record.contains("review")) << json::serialize(record);
+    }
+    EXPECT_EQ(seen.size(), static_cast<std::size_t>(cases));
+    for (const auto& [id, times] : seen) EXPECT_EQ(times, 1) << id;
+    EXPECT_EQ(server.submitted(), static_cast<std::size_t>(2 * cases));
+    for (const auto& [body, times] : server.submissions()) EXPECT_EQ(times, 1) << body;
+    EXPECT_EQ(server.online_requests(), 0u);
+  }
+
+  std::vector<json::object> Journal(const std::string& run) {
+    std::vector<json::object> lines;
+    std::istringstream in(ReadFile(tree_.Path(run + "/batches.jsonl")));
+    for (std::string line; std::getline(in, line);) lines.push_back(json::parse(line).as_object());
+    return lines;
+  }
+
+  testing::TempTree tree_;
+};
+
+// 200 cases with a judge through Message Batches: the same 400 Messages
+// bodies as the online run (output_config with the strict schema), each
+// submitted once, none online, the same outputs and verdicts.
+TEST_F(ProviderBatchTest, AnthropicTwoHundredCasesWithAJudgeEqualTheOnlineRunEachRequestSubmittedOnce) {
+  test_support::AnthropicBatchServer online(AnthropicLabel);
+  WriteTree("anthropic", online.base_url(), 200);
+  auto ran_online = Eval("online.yaml --out runs/online");
+  ASSERT_EQ(ran_online.status, 0) << ran_online.err;
+  ASSERT_EQ(online.online_requests(), 400u);
+
+  test_support::AnthropicBatchServer batch(AnthropicLabel);
+  WriteTree("anthropic", batch.base_url(), 200);
+  auto ran = Eval("batch.yaml --out runs/batch");
+  ASSERT_EQ(ran.status, 0) << ran.err;
+  EXPECT_EQ(batch.online_requests(), 0u);
+  EXPECT_EQ(batch.submitted(), 400u);
+  EXPECT_EQ(batch.submissions(), online.online_bodies());  // the same bodies, each once
+  EXPECT_GE(batch.batches_created(), 2u);
+  for (const auto& [body, times] : batch.submissions()) {
+    EXPECT_NE(body.find(R"("output_config":{"format":{"schema":)"), std::string::npos) << body;
+  }
+  const auto online_outcomes = Outcomes("runs/online");
+  ASSERT_EQ(online_outcomes.size(), 200u);
+  EXPECT_EQ(Outcomes("runs/batch"), online_outcomes);
+  EXPECT_NE(ran.err.find("batch msgbatch_1 (round 1, provider llm): sent 200 request(s)"), std::string::npos) << ran.err;
+  EXPECT_NE(ran.err.find("batch msgbatch_1 (round 1, provider llm): ended, 200 request(s): 200 completed, 0 failed"),
+            std::string::npos)
+      << ran.err;
+  const std::string journal = ReadFile(tree_.Path("runs/batch/batches.jsonl"));
+  EXPECT_NE(journal.find(R"("event":"batch","provider":"llm","round":1,"batch_id":"msgbatch_1")"), std::string::npos);
+  for (const auto& request : batch.requests()) {
+    if (request.target == "/v1/messages/batches") {
+      EXPECT_EQ(request.Header("anthropic-version"), "2023-06-01");
+    }
+  }
+}
+
+// Killed while the judges' batch is in progress: --resume polls the
+// recorded batches and submits nothing again.
+TEST_F(ProviderBatchTest, AnthropicKillNineWhileABatchIsInProgressThenResumeSubmitsNothingTwice) {
+  test_support::AnthropicBatchServer server(AnthropicLabel);
+  WriteTree("anthropic", server.base_url(), 20);
+  server.HoldBatchesFrom(2);
+  const auto journal = tree_.Path("runs/b/batches.jsonl");
+  ASSERT_TRUE(KillWhen([&] { return ReadFile(journal).find(R"("batch_id":"msgbatch_2")") != std::string::npos; }));
+  EXPECT_EQ(eval_test::CountLines(tree_.Path("runs/b/results.jsonl")), 0u);
+  server.HoldBatchesFrom(0);
+
+  auto resumed = Eval("batch.yaml --out runs/b --resume");
+  ASSERT_EQ(resumed.status, 0) << resumed.err;
+  EXPECT_NE(resumed.err.find("resuming with 40 request(s) held by 2 recorded batch(es) of provider llm"),
+            std::string::npos)
+      << resumed.err;
+  EXPECT_EQ(server.batches_created(), 2u);
+  ExpectCompletedEachRequestOnce(server, 20);
+}
+
+// In the first batch c3's request expires and c4's errors (overloaded): both
+// go into the next round, each counted once in `resubmitted`.
+TEST_F(ProviderBatchTest, AnthropicExpiredAndErroredRequestsAreResubmittedInTheNextRound) {
+  test_support::AnthropicBatchServer server(AnthropicLabel);
+  server.FailOnce([](const json::object& params) -> std::string {
+    const std::string text = json::serialize(params);
+    if (text.find("criteria_results") != std::string::npos) return "";
+    if (text.find("Label t3") != std::string::npos) return "expired";
+    return text.find("Label t4") != std::string::npos ? "errored" : "";
+  });
+  WriteTree("anthropic", server.base_url(), 5);
+  auto ran = Eval("batch.yaml --out runs/b");
+  ASSERT_EQ(ran.status, 0) << ran.err;
+  EXPECT_NE(ran.err.find("(round 1, provider llm): ended, 5 request(s): 3 completed, 2 failed"), std::string::npos)
+      << ran.err;
+  EXPECT_EQ(server.submitted(), 12u);
+  std::multiset<std::string> why;
+  for (const json::object& line : Journal("runs/b")) {
+    if (line.at("event") != "resubmitted") continue;
+    why.insert(std::string(line.at("why").as_string()));
+    EXPECT_EQ(line.at("round"), 1);
+  }
+  EXPECT_EQ(why, (std::multiset<std::string>{"expired", "overloaded_error"}));
+  EXPECT_EQ(json::parse(ReadFile(tree_.Path("runs/b/summary.json"))).at("resubmitted"), 2);
+  const auto records = ReadRecords(tree_.Path("runs/b/results.jsonl"));
+  EXPECT_EQ(records.size(), 5u);
+  for (const json::object& record : records) EXPECT_TRUE(record.contains("review")) << json::serialize(record);
+}
+
+}  // namespace
+}  // namespace skillrunner
