@@ -22,6 +22,7 @@
 
 #include "tests/runner/eval/eval_cli_support.h"
 #include "tests/support/anthropic_batch_server.h"
+#include "tests/support/gemini_batch_server.h"
 #include "tests/support/temp_tree.h"
 
 namespace skillrunner {
@@ -44,13 +45,17 @@ std::string Label(const json::object& body) {
 }
 
 std::string AnthropicLabel(const json::object& params) { return test_support::AnthropicAnswer(Label(params)); }
+std::string GeminiLabel(const json::object& request) { return test_support::GeminiAnswer(Label(request)); }
 
 class ProviderBatchTest : public ::testing::Test {
  protected:
-  void WriteTree(const std::string& kind, const std::string& base_url, int cases) {
+  // The judge on model `judge` (m, or j: a second model of the same provider).
+  void WriteTree(const std::string& kind, const std::string& base_url, int cases, const std::string& judge = "m") {
     tree_.Write("skillrunner.yaml", "providers:\n  llm: { kind: " + kind + ", base_url: \"" + base_url +
                                         "\", api_key_env: NO_KEY_NEEDED }\n"
                                         "models:\n  m: { provider: llm, structured_output: native, "
+                                        "price: { input: 2, output: 8 } }\n"
+                                        "  j: { provider: llm, structured_output: native, "
                                         "price: { input: 2, output: 8 } }\n");
     tree_.Write("skills/label/skill.yaml", R"(id: label
 template_type: LLM_JSON_GENERATION
@@ -65,7 +70,7 @@ output_schema: { type: object, required: [label], additionalProperties: false, p
     }
     tree_.Write("skills/label/cases.jsonl", lines);
     tree_.Write("rubrics/quality.yaml", "id: quality\ncriteria:\n  - { id: a, description: Ham., required: true }\n");
-    const std::string skills = "skills:\n  - skill: label\n    rubric: quality\n    judge_model: m\n";
+    const std::string skills = "skills:\n  - skill: label\n    rubric: quality\n    judge_model: " + judge + "\n";
     tree_.Write("online.yaml", "id: night\n" + skills);
     tree_.Write("batch.yaml", "id: night\nbatch: { send_after_s: 0.2, poll_interval_s: 0.05 }\n" + skills);
   }
@@ -213,6 +218,127 @@ TEST_F(ProviderBatchTest, AnthropicExpiredAndErroredRequestsAreResubmittedInTheN
   const auto records = ReadRecords(tree_.Path("runs/b/results.jsonl"));
   EXPECT_EQ(records.size(), 5u);
   for (const json::object& record : records) EXPECT_TRUE(record.contains("review")) << json::serialize(record);
+}
+
+// 200 cases with a judge on a second model through batchGenerateContent:
+// each batch of one model (in its path), the same generateContent bodies as
+// online (responseJsonSchema included), each once, the same results.
+TEST_F(ProviderBatchTest, GeminiTwoHundredCasesWithAJudgeEqualTheOnlineRunEachRequestSubmittedOnce) {
+  test_support::GeminiBatchServer online(GeminiLabel);
+  WriteTree("gemini", online.base_url(), 200, "j");
+  auto ran_online = Eval("online.yaml --out runs/online");
+  ASSERT_EQ(ran_online.status, 0) << ran_online.err;
+  ASSERT_EQ(online.online_requests(), 400u);
+
+  test_support::GeminiBatchServer batch(GeminiLabel);
+  WriteTree("gemini", batch.base_url(), 200, "j");
+  auto ran = Eval("batch.yaml --out runs/batch");
+  ASSERT_EQ(ran.status, 0) << ran.err;
+  EXPECT_EQ(batch.online_requests(), 0u);
+  EXPECT_EQ(batch.submitted(), 400u);
+  EXPECT_EQ(batch.submissions(), online.online_bodies());  // the same bodies to the same models, each once
+  EXPECT_EQ(batch.batches_created(), 2u);
+  for (const auto& [body, times] : batch.submissions()) {
+    EXPECT_NE(body.find(R"("responseJsonSchema":)"), std::string::npos) << body;
+  }
+  const auto online_outcomes = Outcomes("runs/online");
+  ASSERT_EQ(online_outcomes.size(), 200u);
+  EXPECT_EQ(Outcomes("runs/batch"), online_outcomes);
+  EXPECT_NE(ran.err.find("batch batches/1 (round 1, provider llm): BATCH_STATE_SUCCEEDED, 200 request(s): 200 "
+                         "completed, 0 failed"),
+            std::string::npos)
+      << ran.err;
+  std::size_t creates = 0;
+  for (const auto& request : batch.requests()) {
+    creates += request.target == "/v1beta/models/m:batchGenerateContent" ? 1 : 0;
+    creates += request.target == "/v1beta/models/j:batchGenerateContent" ? 1 : 0;
+  }
+  EXPECT_EQ(creates, 2u);
+}
+
+// Killed while the judges' batch runs: --resume polls the recorded
+// operations and submits nothing again.
+TEST_F(ProviderBatchTest, GeminiKillNineWhileABatchIsInProgressThenResumeSubmitsNothingTwice) {
+  test_support::GeminiBatchServer server(GeminiLabel);
+  WriteTree("gemini", server.base_url(), 20);
+  server.HoldBatchesFrom(2);
+  const auto journal = tree_.Path("runs/b/batches.jsonl");
+  ASSERT_TRUE(KillWhen([&] { return ReadFile(journal).find(R"("batch_id":"batches/2")") != std::string::npos; }));
+  EXPECT_EQ(eval_test::CountLines(tree_.Path("runs/b/results.jsonl")), 0u);
+  server.HoldBatchesFrom(0);
+
+  auto resumed = Eval("batch.yaml --out runs/b --resume");
+  ASSERT_EQ(resumed.status, 0) << resumed.err;
+  EXPECT_NE(resumed.err.find("resuming with 40 request(s) held by 2 recorded batch(es) of provider llm"),
+            std::string::npos)
+      << resumed.err;
+  EXPECT_EQ(server.batches_created(), 2u);
+  ExpectCompletedEachRequestOnce(server, 20);
+}
+
+// Killed after the batch was created but before its name was written down:
+// --resume finds it by its display name (run id and round) and adopts it.
+TEST_F(ProviderBatchTest, GeminiABatchCreatedJustBeforeTheCrashIsAdoptedThroughItsDisplayName) {
+  test_support::GeminiBatchServer server(GeminiLabel);
+  WriteTree("gemini", server.base_url(), 20);
+  server.DelayCreate(std::chrono::seconds(30));
+  ASSERT_TRUE(KillWhen([&] { return server.batches_created() == 1; }));
+  ASSERT_EQ(ReadFile(tree_.Path("runs/b/batches.jsonl")).find(R"("event":"batch")"), std::string::npos);
+  server.DelayCreate(std::chrono::milliseconds(0));
+
+  auto resumed = Eval("batch.yaml --out runs/b --resume");
+  ASSERT_EQ(resumed.status, 0) << resumed.err;
+  EXPECT_NE(resumed.err.find("batch batches/1 (round 1, provider llm): created before the crash, found by its tag"),
+            std::string::npos)
+      << resumed.err;
+  ExpectCompletedEachRequestOnce(server, 20);
+}
+
+// The first batch expires (BATCH_STATE_EXPIRED, no responses): its five
+// requests go into the next round, each counted once.
+TEST_F(ProviderBatchTest, GeminiAnExpiredBatchsRequestsAreResubmittedInTheNextRound) {
+  test_support::GeminiBatchServer server(GeminiLabel);
+  server.ExpireBatch(1);
+  WriteTree("gemini", server.base_url(), 5);
+  auto ran = Eval("batch.yaml --out runs/b");
+  ASSERT_EQ(ran.status, 0) << ran.err;
+  EXPECT_NE(ran.err.find("batch batches/1 (round 1, provider llm): BATCH_STATE_EXPIRED"), std::string::npos) << ran.err;
+  EXPECT_EQ(server.submitted(), 15u);
+  int resubmitted = 0;
+  for (const json::object& line : Journal("runs/b")) resubmitted += line.at("event") == "resubmitted" ? 1 : 0;
+  EXPECT_EQ(resubmitted, 5);
+  EXPECT_EQ(json::parse(ReadFile(tree_.Path("runs/b/summary.json"))).at("resubmitted"), 5);
+  const auto records = ReadRecords(tree_.Path("runs/b/results.jsonl"));
+  EXPECT_EQ(records.size(), 5u);
+  for (const json::object& record : records) EXPECT_TRUE(record.contains("review")) << json::serialize(record);
+}
+
+// c2's first answer breaks the schema: round 2 holds its retry (model m)
+// and the judges (model j); Gemini takes one model per batch, so they go in
+// two batches, each request to its own model's path.
+TEST_F(ProviderBatchTest, GeminiARoundOfTwoModelsIsSentAsOneBatchPerModel) {
+  test_support::GeminiBatchServer server([](const json::object& request) {
+    const std::string text = json::serialize(request);
+    if (text.find("Label t2") != std::string::npos && text.find("\"model\"") == std::string::npos) {
+      return test_support::GeminiAnswer(R"({"label":5})");
+    }
+    return GeminiLabel(request);
+  });
+  WriteTree("gemini", server.base_url(), 5, "j");
+  auto ran = Eval("batch.yaml --out runs/b");
+  ASSERT_EQ(ran.status, 0) << ran.err;
+  EXPECT_EQ(server.batches_created(), 4u);  // 5 outputs; 1 retry and 4 judges; 1 judge
+  int retries = 0, judges = 0;
+  for (const auto& [body, times] : server.submissions()) {
+    EXPECT_EQ(times, 1) << body;
+    const bool judge = body.find("criteria_results") != std::string::npos;
+    EXPECT_EQ(body.substr(0, 2), judge ? "j " : "m ") << body;
+    judges += judge ? 1 : 0;
+    retries += !judge && body.find(R"({\"label\":5})") != std::string::npos ? 1 : 0;
+  }
+  EXPECT_EQ(judges, 5);
+  EXPECT_EQ(retries, 1);
+  EXPECT_EQ(ReadRecords(tree_.Path("runs/b/results.jsonl")).size(), 5u);
 }
 
 }  // namespace
