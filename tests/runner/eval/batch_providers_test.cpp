@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 
 #include <chrono>
+#include <filesystem>
 #include <map>
 #include <set>
 #include <sstream>
@@ -20,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "runner/eval/history.h"
 #include "tests/runner/eval/eval_cli_support.h"
 #include "tests/support/anthropic_batch_server.h"
 #include "tests/support/gemini_batch_server.h"
@@ -124,6 +126,17 @@ output_schema: { type: object, required: [label], additionalProperties: false, p
     EXPECT_EQ(server.online_requests(), 0u);
   }
 
+  // The batches the history DB (runs/eval-history.sqlite) holds for `run_id`: "provider round id, " each.
+  std::string HistoryBatchIds(const std::string& run_id) {
+    auto history = eval::History::Open(tree_.Path("runs/eval-history.sqlite"));
+    if (!history) return history.error();
+    auto batches = (*history)->Batches(run_id);
+    if (!batches) return batches.error();
+    std::string out;
+    for (const eval::HistoryBatch& b : *batches) out += b.provider + " " + std::to_string(b.round) + " " + b.batch_id + ", ";
+    return out;
+  }
+
   std::vector<json::object> Journal(const std::string& run) {
     std::vector<json::object> lines;
     std::istringstream in(ReadFile(tree_.Path(run + "/batches.jsonl")));
@@ -178,8 +191,20 @@ TEST_F(ProviderBatchTest, AnthropicKillNineWhileABatchIsInProgressThenResumeSubm
   WriteTree("anthropic", server.base_url(), 20);
   server.HoldBatchesFrom(2);
   const auto journal = tree_.Path("runs/b/batches.jsonl");
-  ASSERT_TRUE(KillWhen([&] { return ReadFile(journal).find(R"("batch_id":"msgbatch_2")") != std::string::npos; }));
+  // Killed once the history DB names both batches of the unfinished run (DESIGN 10.6).
+  const std::string both = "llm 1 msgbatch_1, llm 2 msgbatch_2, ";
+  std::string run_id;
+  ASSERT_TRUE(KillWhen([&] {
+    if (ReadFile(journal).find(R"("batch_id":"msgbatch_2")") == std::string::npos) return false;
+    run_id = json::parse(ReadFile(tree_.Path("runs/b/run.json"))).at("run_id").as_string();
+    return HistoryBatchIds(run_id) == both;
+  }));
   EXPECT_EQ(eval_test::CountLines(tree_.Path("runs/b/results.jsonl")), 0u);
+  // A history lost (or written after the journal when the kill came between
+  // the two) is filled in from batches.jsonl by --resume.
+  for (const char* file : {"runs/eval-history.sqlite", "runs/eval-history.sqlite-wal", "runs/eval-history.sqlite-shm"}) {
+    std::filesystem::remove(tree_.Path(file));
+  }
   server.HoldBatchesFrom(0);
 
   auto resumed = Eval("batch.yaml --out runs/b --resume");
@@ -189,6 +214,7 @@ TEST_F(ProviderBatchTest, AnthropicKillNineWhileABatchIsInProgressThenResumeSubm
       << resumed.err;
   EXPECT_EQ(server.batches_created(), 2u);
   ExpectCompletedEachRequestOnce(server, 20);
+  EXPECT_EQ(HistoryBatchIds(run_id), both);
 }
 
 // In the first batch c3's request expires and c4's errors (overloaded): both
@@ -292,6 +318,13 @@ TEST_F(ProviderBatchTest, GeminiABatchCreatedJustBeforeTheCrashIsAdoptedThroughI
             std::string::npos)
       << resumed.err;
   ExpectCompletedEachRequestOnce(server, 20);
+  const std::string run_id(json::parse(ReadFile(tree_.Path("runs/b/run.json"))).at("run_id").as_string());
+  auto history = eval::History::Open(tree_.Path("runs/eval-history.sqlite"));
+  ASSERT_TRUE(history.has_value()) << history.error();
+  auto batches = (*history)->Batches(run_id);
+  ASSERT_TRUE(batches.has_value() && batches->size() == 2u);
+  EXPECT_TRUE(batches->at(0).adopted);  // batches/1, found after the crash
+  EXPECT_FALSE(batches->at(1).adopted);
 }
 
 // The first batch expires (BATCH_STATE_EXPIRED, no responses): its five
