@@ -374,5 +374,37 @@ TEST_F(ProviderBatchTest, GeminiARoundOfTwoModelsIsSentAsOneBatchPerModel) {
   EXPECT_EQ(ReadRecords(tree_.Path("runs/b/results.jsonl")).size(), 5u);
 }
 
+// An Anthropic without Message Batches (404 on create): with `fallback:
+// online` the requests go to /v1/messages; without it each case fails with
+// a PROVIDER_ERROR naming the batch.
+TEST_F(ProviderBatchTest, AnthropicARefusedBatchFallsBackOnlineWhenConfiguredAndFailsItsCasesWhenNot) {
+  test_support::AnthropicBatchServer server(AnthropicLabel);
+  server.RefuseCreate(404);
+  WriteTree("anthropic", server.base_url(), 3);
+  tree_.Write("fallback.yaml", "id: night\nbatch: { send_after_s: 0.2, poll_interval_s: 0.05, fallback: online }\n"
+                               "skills:\n  - skill: label\n    rubric: quality\n    judge_model: m\n");
+  auto online = Eval("fallback.yaml --out runs/online");
+  ASSERT_EQ(online.status, 0) << online.err;
+  EXPECT_NE(online.err.find("refused batch round 1: HTTP 404: Not found: POST /v1/messages/batches; sending its 3 "
+                            "request(s) online (batch.fallback: online)"),
+            std::string::npos)
+      << online.err;
+  EXPECT_EQ(server.online_requests(), 6u);
+
+  auto failed = Eval("batch.yaml --out runs/failed");
+  EXPECT_EQ(failed.status, 1) << failed.err;
+  const auto records = ReadRecords(tree_.Path("runs/failed/results.jsonl"));
+  ASSERT_EQ(records.size(), 3u);
+  for (const json::object& record : records) {
+    ASSERT_TRUE(record.contains("error")) << json::serialize(record);
+    EXPECT_EQ(record.at("error").at("code"), "PROVIDER_ERROR");
+    EXPECT_NE(json::serialize(record.at("error").at("message"))
+                  .find("the batch API of provider \\\"llm\\\" refused batch round 1: Not found: POST /v1/messages/batches"),
+              std::string::npos)
+        << json::serialize(record.at("error"));
+  }
+  EXPECT_EQ(server.online_requests(), 6u);  // none more
+}
+
 }  // namespace
 }  // namespace skillrunner
