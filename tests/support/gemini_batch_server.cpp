@@ -77,6 +77,8 @@ struct GeminiBatchServer::State {
   std::deque<Batch> batches;
   std::map<std::string, int> submissions, online_bodies;
   int expire = 0, hold_from = 0;
+  std::function<std::pair<int, std::string>(const json::object&)> fail;
+  std::set<std::string> failed_once;
   std::chrono::milliseconds create_delay{0};
   std::size_t online = 0;
 
@@ -167,8 +169,14 @@ void GeminiBatchServer::State::Advance(Batch& batch) {
       return;
     }
     for (auto it = batch.items.rbegin(); it != batch.items.rend(); ++it) {  // any order
-      batch.responses.push_back(json::object{{"response", json::parse(answer(it->at("request").as_object()))},
-                                             {"metadata", it->at("metadata")}});
+      const json::object& request = it->at("request").as_object();
+      auto [code, message] = fail ? fail(request) : std::pair<int, std::string>{0, ""};
+      if (code != 0 && failed_once.insert(CanonicalJson(request)).second) {
+        batch.responses.push_back(json::object{{"error", json::object{{"code", code}, {"message", message}}},
+                                               {"metadata", it->at("metadata")}});
+        continue;
+      }
+      batch.responses.push_back(json::object{{"response", json::parse(answer(request))}, {"metadata", it->at("metadata")}});
     }
     batch.state = "BATCH_STATE_SUCCEEDED";
   }
@@ -185,6 +193,10 @@ GeminiBatchServer::~GeminiBatchServer() = default;
 
 std::string GeminiBatchServer::base_url() const { return server_.base_url(); }
 
+void GeminiBatchServer::FailOnce(std::function<std::pair<int, std::string>(const json::object& request)> fail) {
+  std::lock_guard lock(state_->mutex);
+  state_->fail = std::move(fail);
+}
 void GeminiBatchServer::ExpireBatch(int n) {
   std::lock_guard lock(state_->mutex);
   state_->expire = n;

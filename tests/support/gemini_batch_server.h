@@ -34,6 +34,10 @@ class GeminiBatchServer {
 
   std::string base_url() const;  // http://127.0.0.1:PORT
 
+  // The google.rpc.Status (code, message) a request gets instead of a
+  // response the first time it is run (code 0: an answer); each body fails
+  // at most once.
+  void FailOnce(std::function<std::pair<int, std::string>(const boost::json::object& request)> fail);
   // The n-th batch created (1-based) ends BATCH_STATE_EXPIRED with no responses.
   void ExpireBatch(int n);
   // Batches from the n-th created on (1-based) stay RUNNING until HoldBatchesFrom(0).

@@ -406,5 +406,39 @@ TEST_F(ProviderBatchTest, AnthropicARefusedBatchFallsBackOnlineWhenConfiguredAnd
   EXPECT_EQ(server.online_requests(), 6u);  // none more
 }
 
+// Inside a Gemini batch c3's request gets UNAVAILABLE (14): it goes into the
+// next round; c4's gets INVALID_ARGUMENT (3): its attempt fails as an online
+// 400 would, with the provider's message, and is not sent again.
+TEST_F(ProviderBatchTest, GeminiATransientRequestErrorIsResubmittedAndAFinalOneFailsTheCase) {
+  test_support::GeminiBatchServer server(GeminiLabel);
+  server.FailOnce([](const json::object& request) -> std::pair<int, std::string> {
+    const std::string text = json::serialize(request);
+    if (text.find("criteria_results") != std::string::npos) return {0, ""};
+    if (text.find("Label t3") != std::string::npos) return {14, "The service is currently unavailable."};
+    if (text.find("Label t4") != std::string::npos) return {3, "Request contains an invalid argument."};
+    return {0, ""};
+  });
+  WriteTree("gemini", server.base_url(), 5);
+  auto ran = Eval("batch.yaml --out runs/b");
+  EXPECT_EQ(ran.status, 1) << ran.err;
+  std::vector<std::string> why;
+  for (const json::object& line : Journal("runs/b")) {
+    if (line.at("event") == "resubmitted") why.push_back(std::string(line.at("why").as_string()));
+  }
+  EXPECT_EQ(why, (std::vector<std::string>{"code 14: The service is currently unavailable."}));
+  std::map<std::string, std::string> errors;
+  for (const json::object& record : ReadRecords(tree_.Path("runs/b/results.jsonl"))) {
+    if (record.contains("error")) errors[std::string(record.at("case").as_string())] = json::serialize(record.at("error"));
+  }
+  ASSERT_EQ(errors.size(), 1u) << ran.err;
+  EXPECT_NE(errors["c4"].find(R"("code":"PROVIDER_ERROR")"), std::string::npos) << errors["c4"];
+  EXPECT_NE(errors["c4"].find("Request contains an invalid argument."), std::string::npos) << errors["c4"];
+  std::size_t c4_sent = 0;
+  for (const auto& [body, times] : server.submissions()) {
+    c4_sent += body.find("Label t4") != std::string::npos && body.find("criteria_results") == std::string::npos ? times : 0;
+  }
+  EXPECT_EQ(c4_sent, 1u);
+}
+
 }  // namespace
 }  // namespace skillrunner
