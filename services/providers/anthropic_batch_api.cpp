@@ -71,6 +71,10 @@ BatchItemResult AnthropicResultLine(const json::object& line) {
   return out;
 }
 
+std::size_t AnthropicBatchApi::RequestBytes(const ChatRequest& request) const {
+  return json::serialize(builder_.RequestBody(request)).size() + 100;  // + its {custom_id, params} wrapper
+}
+
 std::string AnthropicBatchApi::CreateBody(const std::vector<BatchItem>& items) const {
   json::array requests;
   requests.reserve(items.size());

@@ -24,6 +24,9 @@ class AnthropicBatchApi : public BatchApi {
       : endpoint_(std::move(endpoint)), builder_(std::move(builder)) {}
 
   std::size_t MaxRequests() const override { return 100'000; }
+  // The create body is limited to 256 MB.
+  std::size_t MaxBytes() const override { return 250'000'000; }
+  std::size_t RequestBytes(const ChatRequest& request) const override;
   boost::asio::awaitable<std::expected<std::string, ProviderError>> Create(const std::vector<BatchItem>& items,
                                                                           const BatchTag& tag) override;
   boost::asio::awaitable<std::expected<BatchStatus, ProviderError>> Poll(const std::string& id) override;

@@ -137,7 +137,28 @@ struct BatchingProvider::State : std::enable_shared_from_this<BatchingProvider::
       it->second.push_back(std::move(slot));
     }
     auto self = shared_from_this();
-    for (auto& [group, members] : groups) Spawn(self->Flush(std::move(members)));
+    for (auto& [group, members] : groups) {
+      for (auto& part : SplitBySize(std::move(members))) Spawn(self->Flush(std::move(part)));
+    }
+  }
+
+  // `slots` in parts of at most the API's MaxBytes of request bodies (a
+  // request bigger than that alone: the provider says what it thinks of it).
+  std::vector<std::vector<SlotPtr>> SplitBySize(std::vector<SlotPtr> slots) const {
+    const std::size_t limit = api->MaxBytes();
+    if (limit == 0) return {std::move(slots)};
+    std::vector<std::vector<SlotPtr>> parts(1);
+    std::size_t bytes = 0;
+    for (SlotPtr& slot : slots) {
+      const std::size_t size = api->RequestBytes(slot->request);
+      if (!parts.back().empty() && bytes + size > limit) {
+        parts.emplace_back();
+        bytes = 0;
+      }
+      bytes += size;
+      parts.back().push_back(std::move(slot));
+    }
+    return parts;
   }
 
   asio::awaitable<void> SendLater(int gen) {

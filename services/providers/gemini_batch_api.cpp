@@ -61,6 +61,10 @@ BatchItemResult InlinedResult(const json::object& item) {
 
 }  // namespace
 
+std::size_t GeminiBatchApi::RequestBytes(const ChatRequest& request) const {
+  return json::serialize(builder_.RequestBody(request)).size() + 64;  // + its {request, metadata: {key}} wrapper
+}
+
 std::string GeminiDisplayName(const BatchTag& tag) {
   return "skillrunner " + tag.run_id + " round " + std::to_string(tag.round);
 }

@@ -27,6 +27,9 @@ class GeminiBatchApi : public BatchApi {
 
   std::size_t MaxRequests() const override { return 10'000; }
   std::string GroupOf(const ChatRequest& request) const override { return request.model; }
+  // Inline requests: the whole create body is limited to 20 MB.
+  std::size_t MaxBytes() const override { return 19'000'000; }
+  std::size_t RequestBytes(const ChatRequest& request) const override;
   boost::asio::awaitable<std::expected<std::string, ProviderError>> Create(const std::vector<BatchItem>& items,
                                                                           const BatchTag& tag) override;
   boost::asio::awaitable<std::expected<BatchStatus, ProviderError>> Poll(const std::string& id) override;

@@ -121,6 +121,7 @@ ScriptedResponse GeminiBatchServer::State::Route(const RecordedRequest& request)
 }
 
 ScriptedResponse GeminiBatchServer::State::Create(const std::string& model, const std::string& text) {
+  if (text.size() > 20'000'000) return Error(400, "INVALID_ARGUMENT", "Request payload size exceeds the limit: 20000000 bytes.");
   boost::system::error_code ec;
   json::value body = json::parse(text, ec);
   const std::string invalid = ec ? std::string("the body is not JSON") : Invalid(body);

@@ -4,7 +4,7 @@
 // (PROVIDERS.md §7) beside :generateContent: POST
 // /v1beta/models/{model}:batchGenerateContent {batch: {displayName,
 // inputConfig: {requests: {requests: [{request, metadata: {key}}]}}}} (keys
-// unique) answered by an operation named batches/N; GET /v1beta/batches/N
+// unique, the body at most 20 MB) answered by an operation named batches/N; GET /v1beta/batches/N
 // moves it BATCH_STATE_PENDING -> RUNNING -> SUCCEEDED one poll at a time
 // (or EXPIRED), and once done the operation holds
 // response.inlinedResponses.inlinedResponses[] {response | error, metadata};

@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <map>
@@ -438,6 +439,37 @@ TEST_F(ProviderBatchTest, GeminiATransientRequestErrorIsResubmittedAndAFinalOneF
     c4_sent += body.find("Label t4") != std::string::npos && body.find("criteria_results") == std::string::npos ? times : 0;
   }
   EXPECT_EQ(c4_sent, 1u);
+}
+
+// Gemini takes at most 20 MB of inline requests in one batch: 200 cases of
+// 110 KB each (22 MB a round) go out as two batches a round, none refused.
+TEST_F(ProviderBatchTest, GeminiARoundOverTheInlineSizeLimitIsSplitIntoBatchesUnderIt) {
+  test_support::GeminiBatchServer server(GeminiLabel);
+  WriteTree("gemini", server.base_url(), 0);
+  tree_.Write("skills/label/skill.yaml", R"(id: label
+template_type: LLM_JSON_GENERATION
+model: m
+prompt: { user: "Label t{{input.n}} {{input.text}}" }
+input_schema: { type: object, required: [n, text], properties: { n: { type: integer }, text: { type: string } } }
+output_schema: { type: object, required: [label], additionalProperties: false, properties: { label: { type: string } } }
+)");
+  const std::string text(110'000, 'x');
+  std::string lines;
+  for (int i = 1; i <= 200; ++i) {
+    lines += R"({"id":"c)" + std::to_string(i) + R"(","input":{"n":)" + std::to_string(i) + R"(,"text":")" + text + "\"}}\n";
+  }
+  tree_.Write("skills/label/cases.jsonl", lines);
+  auto ran = Eval("batch.yaml --out runs/b");
+  ASSERT_EQ(ran.status, 0) << ran.err.substr(0, 2000);
+  EXPECT_EQ(ran.err.find("refused"), std::string::npos) << ran.err.substr(0, 2000);
+  EXPECT_EQ(server.batches_created(), 4u);  // the outputs in 2, the judges in 2
+  EXPECT_EQ(server.submitted(), 400u);
+  std::size_t biggest = 0;
+  for (const auto& request : server.requests()) {
+    if (request.target.ends_with(":batchGenerateContent")) biggest = std::max(biggest, request.body.size());
+  }
+  EXPECT_LE(biggest, 20'000'000u);
+  EXPECT_EQ(ReadRecords(tree_.Path("runs/b/results.jsonl")).size(), 200u);
 }
 
 }  // namespace
