@@ -2,6 +2,7 @@
 
 #include "runner/eval/compare_runs.h"
 #include "runner/eval/finish_run.h"
+#include "runner/eval/history.h"
 #include "runner/eval/run_meta.h"
 #include "runner/eval/shard.h"
 #include "runner/eval/stored_runs.h"
@@ -39,6 +40,7 @@ eval::FinishRequest FinishRequestFor(const EvalOptions& options) {
 struct BatchPlan {
   providers::BatchSettings settings;
   fs::path out;
+  fs::path history;  // each batch id is recorded here too
 };
 
 std::shared_ptr<const BatchPlan> BatchPlanFor(const eval::Suite& suite, const EvalOptions& options) {
@@ -54,6 +56,7 @@ std::shared_ptr<const BatchPlan> BatchPlanFor(const eval::Suite& suite, const Ev
     if (!entry.batch) plan->settings.opted_out.insert(entry.skill->id);
   }
   plan->out = options.out;
+  plan->history = options.history.empty() ? eval::DefaultHistoryFile(options.out) : fs::path(options.history);
   return plan;
 }
 
@@ -64,6 +67,31 @@ struct RunRuntime {
   std::unique_ptr<Runtime> runtime;
 };
 
+// Records each batch id the journal records in the history DB as well
+// (DESIGN 10.6), and those an earlier process recorded (it may have died
+// between the two writes); a history that cannot be written is said, never
+// fatal.
+void RecordBatchesInHistory(providers::BatchJournal& journal, fs::path history, std::string run_id) {
+  auto record = [history = std::move(history), run_id = std::move(run_id)](const boost::json::object& line) {
+    const auto* event = line.if_contains("event");
+    if (event == nullptr || *event != "batch") return;
+    const auto text = [&](std::string_view key) {
+      const auto* v = line.if_contains(key);
+      return v && v->is_string() ? std::string(v->as_string()) : std::string();
+    };
+    const auto* round = line.if_contains("round");
+    const auto* adopted = line.if_contains("adopted");
+    eval::HistoryBatch batch{text("provider"), round && round->is_int64() ? static_cast<int>(round->as_int64()) : 0,
+                             text("batch_id"), adopted && adopted->is_bool() && adopted->as_bool(),
+                             eval::IsoUtc(std::chrono::system_clock::now())};
+    auto opened = eval::History::Open(history);
+    auto recorded = opened ? (*opened)->RecordBatch(run_id, batch) : std::unexpected(opened.error());
+    if (!recorded) SayToStderr("skillrunner eval: warning: batch " + batch.batch_id + ": " + recorded.error());
+  };
+  for (const boost::json::object& line : journal.recorded()) record(line);
+  journal.SetObserver(std::move(record));
+}
+
 std::expected<std::shared_ptr<RunRuntime>, std::string> OpenBatchJournal(const BatchPlan& plan, BatchRun& run) {
   auto meta = eval::ReadRunMeta(plan.out / "run.json");
   if (!meta) return std::unexpected(meta.error());
@@ -71,6 +99,7 @@ std::expected<std::shared_ptr<RunRuntime>, std::string> OpenBatchJournal(const B
   if (!journal) return std::unexpected(journal.error());
   auto owner = std::make_shared<RunRuntime>();
   owner->journal = std::move(*journal);
+  RecordBatchesInHistory(*owner->journal, plan.history, meta->run_id);
   run.settings = plan.settings;
   run.settings.run_id = meta->run_id;
   run.journal = owner->journal.get();

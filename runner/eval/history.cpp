@@ -16,7 +16,7 @@ namespace json = boost::json;
 namespace {
 
 // Bump when the schema changes, and add a migration step in Migrate.
-constexpr int kSchemaVersion = 3;
+constexpr int kSchemaVersion = 4;
 // Shards writing the same file wait this long for each other's transaction.
 constexpr int kBusyTimeoutMs = 30'000;
 
@@ -67,6 +67,20 @@ ALTER TABLE case_outcomes ADD COLUMN rubric_ok INTEGER;
 // of its own when the suite judges with another rubric.
 constexpr const char* kSchemaV3 = R"sql(
 ALTER TABLE case_outcomes ADD COLUMN review_gate_ok INTEGER;
+)sql";
+
+// Version 4 (DESIGN 10.6): every provider batch of a batch-mode run, written
+// when the batch is created (a run killed before it ends still has them).
+constexpr const char* kSchemaV4 = R"sql(
+CREATE TABLE IF NOT EXISTS batches (
+  run_id TEXT NOT NULL,
+  provider TEXT NOT NULL,
+  round INTEGER NOT NULL,
+  batch_id TEXT NOT NULL,
+  adopted INTEGER NOT NULL,
+  recorded_at TEXT NOT NULL,
+  PRIMARY KEY (run_id, provider, batch_id)
+);
 )sql";
 
 std::optional<std::int64_t> AsInt(std::optional<bool> gate) {
@@ -157,6 +171,9 @@ std::expected<void, std::string> Migrate(sqlite::Database& db) {
   }
   if (*version < 3) {
     if (auto altered = db.Exec(kSchemaV3); !altered) return altered;
+  }
+  if (*version < 4) {
+    if (auto created = db.Exec(kSchemaV4); !created) return created;
   }
   if (*version < kSchemaVersion) {
     // Not a value from outside: the compiled-in version number.
@@ -412,6 +429,39 @@ std::expected<std::vector<TrendPoint>, std::string> History::Trend(std::string_v
   }
   std::reverse(points.begin(), points.end());
   return points;
+}
+
+std::expected<void, std::string> History::RecordBatch(std::string_view run_id, const HistoryBatch& batch) {
+  const std::string prefix = "cannot record batch " + batch.batch_id + " in " + impl_->db.name() + ": ";
+  auto stmt = impl_->db.Prepare(
+      "INSERT OR IGNORE INTO batches (run_id, provider, round, batch_id, adopted, recorded_at) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+  if (!stmt) return std::unexpected(prefix + stmt.error());
+  stmt->Bind(1, run_id);
+  stmt->Bind(2, std::string_view(batch.provider));
+  stmt->Bind(3, static_cast<std::int64_t>(batch.round));
+  stmt->Bind(4, std::string_view(batch.batch_id));
+  stmt->Bind(5, static_cast<std::int64_t>(batch.adopted ? 1 : 0));
+  stmt->Bind(6, std::string_view(batch.recorded_at));
+  if (auto done = stmt->Run(); !done) return std::unexpected(prefix + done.error());
+  return {};
+}
+
+std::expected<std::vector<HistoryBatch>, std::string> History::Batches(std::string_view run_id) {
+  auto stmt = impl_->db.Prepare(
+      "SELECT provider, round, batch_id, adopted, recorded_at FROM batches WHERE run_id = ?1 "
+      "ORDER BY round, provider, batch_id");
+  if (!stmt) return std::unexpected(stmt.error());
+  stmt->Bind(1, run_id);
+  std::vector<HistoryBatch> out;
+  while (true) {
+    auto row = stmt->Step();
+    if (!row) return std::unexpected(row.error());
+    if (!*row) break;
+    out.push_back(HistoryBatch{stmt->Text(0), static_cast<int>(stmt->Int(1)), stmt->Text(2), stmt->Int(3) != 0,
+                               stmt->Text(4)});
+  }
+  return out;
 }
 
 }  // namespace skillrunner::eval

@@ -2,8 +2,9 @@
 
 // The eval history: one SQLite file that every nightly run is recorded in, so
 // that a run can be compared with an earlier one (--baseline) and the report
-// can draw trends. Tables: runs, case_outcomes, criterion_verdicts; the
-// schema version is kept in PRAGMA user_version.
+// can draw trends. Tables: runs, case_outcomes, criterion_verdicts, batches
+// (each provider batch a batch-mode run created, recorded when it is created,
+// before the run ends); the schema version is kept in PRAGMA user_version.
 //
 // Several shards on one machine may write the same file at once: the
 // database runs in WAL mode with a busy timeout, and each RecordRun is one
@@ -61,6 +62,16 @@ struct TrendPoint {
   boost::json::object summary;
 };
 
+// One provider batch of a run (DESIGN 10.6).
+struct HistoryBatch {
+  std::string provider;
+  int round = 0;
+  std::string batch_id;
+  bool adopted = false;  // found after a crash rather than recorded at create
+  std::string recorded_at;  // UTC, ISO 8601
+  bool operator==(const HistoryBatch&) const = default;
+};
+
 class History {
  public:
   // Opens (creating when absent) the database at `file` and brings its
@@ -95,6 +106,13 @@ class History {
 
   std::expected<std::vector<TrendPoint>, std::string> Trend(std::string_view suite_id,
                                                             std::size_t limit);
+
+  // Records a batch of run `run_id` (once: a batch id already recorded for
+  // the run is left as it is). Unlike RecordRun, written while the run goes
+  // on, so that a run that never finishes still names the batches it paid for.
+  std::expected<void, std::string> RecordBatch(std::string_view run_id, const HistoryBatch& batch);
+  // The batches of run `run_id`, by round.
+  std::expected<std::vector<HistoryBatch>, std::string> Batches(std::string_view run_id);
 
  private:
   struct Impl;

@@ -64,6 +64,13 @@ class BatchApi {
   virtual ~BatchApi() = default;
   // The provider's most requests in one batch.
   virtual std::size_t MaxRequests() const = 0;
+  // Requests of different groups never share a batch (Gemini: one model per
+  // batch); each group of a round becomes a round of its own.
+  virtual std::string GroupOf(const ChatRequest&) const { return {}; }
+  // The most bytes of request bodies one batch may carry (0: no limit of
+  // its own), and what one request adds to it: a round over it is split.
+  virtual std::size_t MaxBytes() const { return 0; }
+  virtual std::size_t RequestBytes(const ChatRequest&) const { return 0; }
   // Creates the batch; its id. A 4xx (404 included) is the batch refused whole.
   virtual boost::asio::awaitable<std::expected<std::string, ProviderError>> Create(
       const std::vector<BatchItem>& items, const BatchTag& tag) = 0;

@@ -48,10 +48,16 @@ bool BatchJournal::Append(const json::object& line) { return AppendAll({line}); 
 bool BatchJournal::AppendAll(const std::vector<json::object>& lines) {
   std::string text;
   for (const json::object& line : lines) text += json::serialize(line) + "\n";
-  std::lock_guard lock(mutex_);
-  if (std::fwrite(text.data(), 1, text.size(), out_) != text.size()) return false;
-  if (std::fflush(out_) != 0) return false;
-  return ::fdatasync(fileno(out_)) == 0;
+  {
+    std::lock_guard lock(mutex_);
+    if (std::fwrite(text.data(), 1, text.size(), out_) != text.size()) return false;
+    if (std::fflush(out_) != 0) return false;
+    if (::fdatasync(fileno(out_)) != 0) return false;
+  }
+  if (observer_) {
+    for (const json::object& line : lines) observer_(line);
+  }
+  return true;
 }
 
 }  // namespace skillrunner::providers

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <expected>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -35,6 +36,9 @@ class BatchJournal {
   // Appends every line, then syncs once.
   bool AppendAll(const std::vector<boost::json::object>& lines);
   const std::filesystem::path& file() const { return file_; }
+  // Called with each line once it is on disk (the history records batch ids
+  // this way); set before the first Append.
+  void SetObserver(std::function<void(const boost::json::object&)> observer) { observer_ = std::move(observer); }
 
  private:
   BatchJournal(std::filesystem::path file, std::FILE* out, std::vector<boost::json::object> recorded, int last_round);
@@ -44,6 +48,7 @@ class BatchJournal {
   std::FILE* out_;
   std::vector<boost::json::object> recorded_;
   int last_round_;
+  std::function<void(const boost::json::object&)> observer_;
 };
 
 }  // namespace skillrunner::providers

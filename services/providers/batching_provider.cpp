@@ -128,8 +128,42 @@ struct BatchingProvider::State : std::enable_shared_from_this<BatchingProvider::
       }
     }
     auto self = shared_from_this();
-    if (!full.empty()) Spawn(self->Flush(std::move(full)));
+    if (!full.empty()) FlushGroups(std::move(full));
     if (timer_for >= 0) Spawn(self->SendLater(timer_for));
+  }
+
+  // Sends `slots`, one round per group of the API (in the order of their first request).
+  void FlushGroups(std::vector<SlotPtr> slots) {
+    std::vector<std::pair<std::string, std::vector<SlotPtr>>> groups;
+    for (SlotPtr& slot : slots) {
+      std::string group = api->GroupOf(slot->request);
+      auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == group; });
+      if (it == groups.end()) it = groups.insert(groups.end(), {std::move(group), {}});
+      it->second.push_back(std::move(slot));
+    }
+    auto self = shared_from_this();
+    for (auto& [group, members] : groups) {
+      for (auto& part : SplitBySize(std::move(members))) Spawn(self->Flush(std::move(part)));
+    }
+  }
+
+  // `slots` in parts of at most the API's MaxBytes of request bodies (a
+  // request bigger than that alone: the provider says what it thinks of it).
+  std::vector<std::vector<SlotPtr>> SplitBySize(std::vector<SlotPtr> slots) const {
+    const std::size_t limit = api->MaxBytes();
+    if (limit == 0) return {std::move(slots)};
+    std::vector<std::vector<SlotPtr>> parts(1);
+    std::size_t bytes = 0;
+    for (SlotPtr& slot : slots) {
+      const std::size_t size = api->RequestBytes(slot->request);
+      if (!parts.back().empty() && bytes + size > limit) {
+        parts.emplace_back();
+        bytes = 0;
+      }
+      bytes += size;
+      parts.back().push_back(std::move(slot));
+    }
+    return parts;
   }
 
   asio::awaitable<void> SendLater(int gen) {
@@ -142,7 +176,7 @@ struct BatchingProvider::State : std::enable_shared_from_this<BatchingProvider::
       due.swap(pending);
       ++generation;
     }
-    co_await Flush(std::move(due));
+    FlushGroups(std::move(due));
   }
 
   asio::awaitable<void> Flush(std::vector<SlotPtr> slots);

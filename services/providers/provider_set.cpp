@@ -1,5 +1,7 @@
 #include "services/providers/provider_set.h"
 
+#include "services/providers/anthropic_batch_api.h"
+#include "services/providers/gemini_batch_api.h"
 #include "services/providers/openai_batch_api.h"
 
 #include "services/http/http_client.h"
@@ -87,6 +89,25 @@ static OpenAiOptions OpenAiOptionsFor(const std::string& name, const ProviderSet
   return options;
 }
 
+static AnthropicOptions AnthropicOptionsFor(const std::string& name, const ProviderSettings& provider) {
+  AnthropicOptions options;
+  options.name = name;
+  options.base_url = provider.base_url;
+  options.api_key_env = provider.api_key_env;
+  if (auto* v = provider.settings.if_contains("anthropic_version"); v && v->is_string()) {
+    options.anthropic_version = std::string(v->as_string());
+  }
+  return options;
+}
+
+static GeminiOptions GeminiOptionsFor(const std::string& name, const ProviderSettings& provider) {
+  GeminiOptions options;
+  options.name = name;
+  options.base_url = provider.base_url;
+  options.api_key_env = provider.api_key_env;
+  return options;
+}
+
 std::shared_ptr<BatchApi> MakeBatchApi(const std::string& name, const ProviderSettings& provider,
                                        boost::asio::any_io_executor executor,
                                        EnvLookup env) {
@@ -97,6 +118,18 @@ std::shared_ptr<BatchApi> MakeBatchApi(const std::string& name, const ProviderSe
     BatchEndpoint endpoint{client, env, options.api_key_env, options.name, options.base_url, options.auth_header,
                            bearer ? "Bearer " : "", {}, options.query, ParseOpenAiError};
     return std::make_shared<OpenAiBatchApi>(std::move(endpoint), OpenAiProvider(options, client, env));
+  }
+  if (provider.kind == "anthropic") {
+    AnthropicOptions options = AnthropicOptionsFor(name, provider);
+    BatchEndpoint endpoint{client, env, options.api_key_env, options.name, options.base_url, "x-api-key", "",
+                           {{"anthropic-version", options.anthropic_version}}, {}, ParseAnthropicError};
+    return std::make_shared<AnthropicBatchApi>(std::move(endpoint), AnthropicProvider(options, client, env));
+  }
+  if (provider.kind == "gemini") {
+    GeminiOptions options = GeminiOptionsFor(name, provider);
+    BatchEndpoint endpoint{client, env, options.api_key_env, options.name, options.base_url, "x-goog-api-key", "",
+                           {}, {}, ParseGeminiError};
+    return std::make_shared<GeminiBatchApi>(std::move(endpoint), GeminiProvider(options, client, env));
   }
   return nullptr;
 }
@@ -116,22 +149,11 @@ std::expected<std::unique_ptr<ProviderSet>, std::string> ProviderSet::Create(
       set->providers_[name] = std::make_shared<OpenAiProvider>(
           OpenAiOptionsFor(name, provider), http::MakeHttpClient(executor, HttpOptions(settings)), env);
     } else if (provider.kind == "gemini") {
-      GeminiOptions options;
-      options.name = name;
-      options.base_url = provider.base_url;
-      options.api_key_env = provider.api_key_env;
       set->providers_[name] = std::make_shared<GeminiProvider>(
-          options, http::MakeHttpClient(executor, HttpOptions(settings)), env);
+          GeminiOptionsFor(name, provider), http::MakeHttpClient(executor, HttpOptions(settings)), env);
     } else if (provider.kind == "anthropic") {
-      AnthropicOptions options;
-      options.name = name;
-      options.base_url = provider.base_url;
-      options.api_key_env = provider.api_key_env;
-      if (auto* v = settings.if_contains("anthropic_version"); v && v->is_string()) {
-        options.anthropic_version = std::string(v->as_string());
-      }
       set->providers_[name] = std::make_shared<AnthropicProvider>(
-          options, http::MakeHttpClient(executor, HttpOptions(settings)), env);
+          AnthropicOptionsFor(name, provider), http::MakeHttpClient(executor, HttpOptions(settings)), env);
     } else {
       return std::unexpected("provider \"" + name + "\": unknown kind \"" + provider.kind + "\"");
     }

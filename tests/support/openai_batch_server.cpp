@@ -17,22 +17,7 @@ ScriptedResponse Error(int status, const std::string& message, const std::string
                                                            {"code", nullptr}}}});
 }
 
-// Sorted members, so that one request body has one text.
-std::string Canonical(const json::value& value) {
-  if (value.is_object()) {
-    std::map<std::string, std::string> members;
-    for (const auto& [key, member] : value.as_object()) members[std::string(key)] = Canonical(member);
-    std::string out = "{";
-    for (const auto& [key, text] : members) out += (out.size() > 1 ? "," : "") + json::serialize(json::value(key)) + ":" + text;
-    return out + "}";
-  }
-  if (value.is_array()) {
-    std::string out = "[";
-    for (const auto& item : value.as_array()) out += (out.size() > 1 ? "," : "") + Canonical(item);
-    return out + "]";
-  }
-  return json::serialize(value);
-}
+std::string Canonical(const json::value& value) { return CanonicalJson(value); }
 
 std::string Trim(const std::string& s) {
   std::size_t a = s.find_first_not_of(" \t");
@@ -41,6 +26,22 @@ std::string Trim(const std::string& s) {
 }
 
 }  // namespace
+
+std::string CanonicalJson(const json::value& value) {
+  if (value.is_object()) {
+    std::map<std::string, std::string> members;
+    for (const auto& [key, member] : value.as_object()) members[std::string(key)] = CanonicalJson(member);
+    std::string out = "{";
+    for (const auto& [key, text] : members) out += (out.size() > 1 ? "," : "") + json::serialize(json::value(key)) + ":" + text;
+    return out + "}";
+  }
+  if (value.is_array()) {
+    std::string out = "[";
+    for (const auto& item : value.as_array()) out += (out.size() > 1 ? "," : "") + CanonicalJson(item);
+    return out + "]";
+  }
+  return json::serialize(value);
+}
 
 std::map<std::string, std::string> ParseMultipart(const std::string& content_type, const std::string& body) {
   std::map<std::string, std::string> parts;

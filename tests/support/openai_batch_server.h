@@ -70,6 +70,9 @@ class OpenAiBatchServer {
   LoopbackServer server_;
 };
 
+// `value` with every object's members sorted, so that one request body has one text.
+std::string CanonicalJson(const boost::json::value& value);
+
 // The parts of a multipart/form-data body: name -> content. Empty when the
 // body is not one (no boundary, a part without its name).
 std::map<std::string, std::string> ParseMultipart(const std::string& content_type, const std::string& body);

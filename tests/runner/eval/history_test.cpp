@@ -187,7 +187,7 @@ TEST_F(HistoryTest, SummaryWithoutRunIdIsRefused) {
 }
 
 // Reads the file with Python's own sqlite3 module: the tables and columns are
-// what DESIGN promises, in WAL mode, at schema version 3.
+// what DESIGN promises, in WAL mode, at schema version 4.
 TEST_F(HistoryTest, FileHoldsRunsOutcomesAndVerdictsInWalMode) {
   {
     auto history = OpenHistory();
@@ -207,7 +207,7 @@ print(db.execute('select case_id, "repeat", criterion_id, verdict from criterion
                                           file_);
   EXPECT_EQ(
       output,
-      "wal 3\n"
+      "wal 4\n"
       "[('r1', 'nightly', '2025-01-01T02:00:00Z', 'pass')]\n"
       "[('extract', 'c1', 0, 'pass', 300, 100, 20, None), ('extract', 'c2', 3, 'fail', 300, 100, 20, 0.0015)]\n"
       "[('c1', 0, 'complete', 'pass'), ('c1', 0, 'faithful', 'pass'), "
@@ -224,7 +224,7 @@ TEST_F(HistoryTest, SchemaNewerThanTheProgramIsRefused) {
   ASSERT_FALSE(history.has_value());
   EXPECT_EQ(history.error(),
             "cannot open eval history " + file_.string() +
-                ": schema version 7 is newer than this skillrunner understands (3)");
+                ": schema version 7 is newer than this skillrunner understands (4)");
 }
 
 // A file an older skillrunner wrote (schema version 1) gains the cost column
@@ -258,7 +258,40 @@ print(db.execute("pragma user_version").fetchone()[0])
 print(db.execute('select run_id, case_id, cost_usd from case_outcomes order by run_id').fetchall())
 )",
                                           file_);
-  EXPECT_EQ(output, "3\n[('r0', 'c1', None), ('r1', 'c1', None)]\n");
+  EXPECT_EQ(output, "4\n[('r0', 'c1', None), ('r1', 'c1', None)]\n");
+}
+
+// DESIGN 10.6: each batch id of a run is recorded as its batch is created
+// (once, however often it is recorded), read back by run, kept when the
+// finished run is recorded over it; a version-3 file gains the table.
+TEST_F(HistoryTest, BatchIdsAreRecordedOnceAndReadBackByRun) {
+  { OpenHistory(); }
+  testing::RunPython(tree_,
+                     "import sqlite3, sys\ndb = sqlite3.connect(sys.argv[1])\n"
+                     "db.executescript('DROP TABLE batches; PRAGMA user_version = 3;')\n",
+                     file_);
+  auto history = History::Open(file_);
+  ASSERT_TRUE(history.has_value()) << history.error();
+  const HistoryBatch first{"llm", 1, "msgbatch_1", false, "2026-01-01T00:00:01Z"};
+  const HistoryBatch adopted{"llm", 2, "msgbatch_2", true, "2026-01-01T00:00:02Z"};
+  ASSERT_TRUE((*history)->RecordBatch("r1", adopted).has_value());
+  ASSERT_TRUE((*history)->RecordBatch("r1", first).has_value());
+  ASSERT_TRUE((*history)->RecordBatch("r1", first).has_value());
+  ASSERT_TRUE((*history)->RecordBatch("r2", HistoryBatch{"g", 1, "batches/9", false, "x"}).has_value());
+  Record(**history, Summary("r1", "2025-01-01T02:00:00Z"), {PassRecord("extract", "c1")});
+  auto batches = (*history)->Batches("r1");
+  ASSERT_TRUE(batches.has_value()) << batches.error();
+  EXPECT_EQ(*batches, (std::vector<HistoryBatch>{first, adopted}));
+  EXPECT_TRUE((*history)->Batches("r3")->empty());
+  history->reset();
+  EXPECT_EQ(testing::RunPython(tree_, R"(
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+print(db.execute("pragma user_version").fetchone()[0])
+print(db.execute("select run_id, provider, round, batch_id, adopted from batches order by run_id, round").fetchall())
+)",
+                               file_),
+            "4\n[('r1', 'llm', 1, 'msgbatch_1', 0), ('r1', 'llm', 2, 'msgbatch_2', 1), ('r2', 'g', 1, 'batches/9', 0)]\n");
 }
 
 // Shards on one machine write the same file at once; WAL and the busy
