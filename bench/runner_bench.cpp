@@ -95,7 +95,10 @@ boost::asio::awaitable<void> Worker(SkillRunner& runner, int count, std::vector<
   json::value input = json::parse(R"({"text":"The login page rejects my password since this morning."})");
   for (int i = 0; i < count; ++i) {
     auto start = Clock::now();
-    auto outcome = co_await runner.Invoke("triage", input);
+    // Named: inside a coroutine g++ 12 moves a defaulted class-type argument
+    // bitwise, and InvocationOptions' strings then free a pointer into the frame.
+    InvocationOptions options;
+    auto outcome = co_await runner.Invoke("triage", input, std::move(options));
     latencies_us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count());
     if (!outcome && failures++ == 0) {
       std::fprintf(stderr, "first failure: %s\n", outcome.error().error.message.c_str());
