@@ -159,6 +159,14 @@ struct Metrics {
 };
 
 // Per-call options from the CLI, the socket or an eval case.
+// Which case of an eval, and which repeat of it, an invocation runs. Shared by
+// the invocation's options and each of its requests: most invocations are no
+// eval's, and a pointer is all they carry.
+struct EvalTag {
+  std::string case_id;
+  int repeat = 0;
+};
+
 struct InvocationOptions {
   std::optional<std::chrono::milliseconds> timeout;  // overrides the skill's
   // Sent to providers as request metadata; the simulated provider seeds its
@@ -178,9 +186,9 @@ struct InvocationOptions {
   // DESIGN 10.7: the output streams to these events as it is generated (the
   // skill's own generations only); not owned, outlives the invocation.
   StreamEvents* stream = nullptr;
-  // An eval's case and repeat (DESIGN 10.6: batch requests are recorded by them).
-  std::string eval_case;
-  int eval_repeat = 0;
+  // An eval's case and repeat (DESIGN 10.6: batch requests are recorded by
+  // them); null outside evals.
+  std::shared_ptr<const EvalTag> eval;
 };
 
 // How long one request waited before it went out and how long it took.

@@ -115,8 +115,7 @@ Conversation Begin(const GenerationSpec& spec, const Prompt& prompt, int sample,
   c.request.metadata.task_id = spec.task_id;
   c.request.metadata.sample = sample;
   c.request.metadata.seed = ctx.options().seed;
-  c.request.metadata.eval_case = ctx.options().eval_case;
-  c.request.metadata.eval_repeat = ctx.options().eval_repeat;
+  c.request.metadata.eval = ctx.options().eval;
   c.request.metadata.answer_schema = &spec.schema->original;
   c.request.metadata.price = spec.price;
   OutputMode mode = spec.mode;

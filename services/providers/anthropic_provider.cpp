@@ -85,7 +85,7 @@ json::object AnthropicProvider::RequestBody(const ChatRequest& request) const {
   return body;
 }
 
-boost::asio::awaitable<std::expected<ChatResponse, ProviderError>> AnthropicProvider::Chat(
+boost::asio::awaitable<ChatResult> AnthropicProvider::Chat(
     const ChatRequest& request) {
   ChatCall call{JoinUrl(options_.base_url, "/v1/messages"),
                 {{"anthropic-version", options_.anthropic_version}},

@@ -23,7 +23,7 @@ class AnthropicProvider : public Provider {
  public:
   AnthropicProvider(AnthropicOptions options, std::shared_ptr<http::HttpClient> client, EnvLookup env);
 
-  boost::asio::awaitable<std::expected<ChatResponse, ProviderError>> Chat(
+  boost::asio::awaitable<ChatResult> Chat(
       const ChatRequest& request) override;
 
   boost::json::object RequestBody(const ChatRequest& request) const;

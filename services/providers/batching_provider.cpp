@@ -57,8 +57,8 @@ json::object RequestLine(const std::string& provider, const Slot& slot) {
   json::object line{{"event", "request"},     {"provider", provider},      {"round", slot.round},
                     {"custom_id", slot.custom_id}, {"hash", slot.hash},    {"skill", m.skill_id},
                     {"task", m.task_id},       {"role", AttemptRoleName(m.role)}, {"attempt", m.attempt}};
-  if (!m.eval_case.empty()) line["case"] = m.eval_case;
-  if (m.eval_repeat > 0) line["repeat"] = m.eval_repeat;
+  if (m.eval && !m.eval->case_id.empty()) line["case"] = m.eval->case_id;
+  if (m.eval && m.eval->repeat > 0) line["repeat"] = m.eval->repeat;
   if (m.sample > 0) line["sample"] = m.sample;
   return line;
 }
@@ -501,7 +501,7 @@ BatchCounts BatchingProvider::counts() const {
   return state_->counts;
 }
 
-asio::awaitable<std::expected<ChatResponse, ProviderError>> BatchingProvider::Chat(const ChatRequest& request) {
+asio::awaitable<ChatResult> BatchingProvider::Chat(const ChatRequest& request) {
   if (state_->OptedOut(request)) co_return co_await state_->online.Chat(request);
   co_await state_->Recover();
   auto slot = std::make_shared<Slot>();

@@ -63,7 +63,7 @@ class BatchingProvider : public Provider {
                    Say say);
   ~BatchingProvider() override;
 
-  boost::asio::awaitable<std::expected<ChatResponse, ProviderError>> Chat(const ChatRequest& request) override;
+  boost::asio::awaitable<ChatResult> Chat(const ChatRequest& request) override;
 
   BatchCounts counts() const;
 

@@ -85,7 +85,7 @@ std::string CachingProvider::Key(const std::string& kind, const std::string& bas
   return json::serialize(key);
 }
 
-boost::asio::awaitable<std::expected<ChatResponse, ProviderError>> CachingProvider::Chat(const ChatRequest& request) {
+boost::asio::awaitable<ChatResult> CachingProvider::Chat(const ChatRequest& request) {
   const std::string key = Key(kind_, base_url_, request);
   if (std::optional<std::string> stored = store_.Get(key)) {
     if (std::optional<ChatResponse> cached = Deserialize(*stored)) {

@@ -20,7 +20,7 @@ class CachingProvider : public Provider {
   CachingProvider(Provider& inner, std::string kind, std::string base_url, ResponseStore& store)
       : inner_(inner), kind_(std::move(kind)), base_url_(std::move(base_url)), store_(store) {}
 
-  boost::asio::awaitable<std::expected<ChatResponse, ProviderError>> Chat(const ChatRequest& request) override;
+  boost::asio::awaitable<ChatResult> Chat(const ChatRequest& request) override;
 
   // The request's identity as canonical JSON text (the store's key).
   static std::string Key(const std::string& kind, const std::string& base_url, const ChatRequest& request);

@@ -68,7 +68,7 @@ json::object GeminiProvider::RequestBody(const ChatRequest& request) const {
   return body;
 }
 
-boost::asio::awaitable<std::expected<ChatResponse, ProviderError>> GeminiProvider::Chat(const ChatRequest& request) {
+boost::asio::awaitable<ChatResult> GeminiProvider::Chat(const ChatRequest& request) {
   // The model name is one path segment: percent-encode what would break it.
   std::string model = boost::urls::encode(request.model, boost::urls::pchars);
   // DESIGN 10.7: streamed as server-sent events when the caller streams.

@@ -31,7 +31,7 @@ class GeminiProvider : public Provider {
  public:
   GeminiProvider(GeminiOptions options, std::shared_ptr<http::HttpClient> client, EnvLookup env);
 
-  boost::asio::awaitable<std::expected<ChatResponse, ProviderError>> Chat(const ChatRequest& request) override;
+  boost::asio::awaitable<ChatResult> Chat(const ChatRequest& request) override;
 
   boost::json::object RequestBody(const ChatRequest& request) const;
 

@@ -46,7 +46,7 @@ LimitedProvider::LimitedProvider(std::shared_ptr<Provider> inner, std::shared_pt
                                  Clock& clock)
     : inner_(std::move(inner)), limiter_(std::move(limiter)), clock_(clock) {}
 
-boost::asio::awaitable<std::expected<ChatResponse, ProviderError>> LimitedProvider::Chat(const ChatRequest& request) {
+boost::asio::awaitable<ChatResult> LimitedProvider::Chat(const ChatRequest& request) {
   const Clock::TimePoint arrived = clock_.Now();
   const std::int64_t estimate = EstimatedTokens(request);
   state::Limiter::Admission admission = co_await limiter_->Acquire(LatestSlot(arrived, request.timeout), estimate);

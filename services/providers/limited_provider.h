@@ -17,7 +17,7 @@ class LimitedProvider final : public Provider {
  public:
   LimitedProvider(std::shared_ptr<Provider> inner, std::shared_ptr<state::Limiter> limiter, Clock& clock);
 
-  boost::asio::awaitable<std::expected<ChatResponse, ProviderError>> Chat(const ChatRequest& request) override;
+  boost::asio::awaitable<ChatResult> Chat(const ChatRequest& request) override;
 
   const state::Limiter& limiter() const { return *limiter_; }
 

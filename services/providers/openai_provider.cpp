@@ -144,7 +144,7 @@ std::string OpenAiProvider::RequestBodyText(const ChatRequest& request) const {
   return out;
 }
 
-boost::asio::awaitable<std::expected<ChatResponse, ProviderError>> OpenAiProvider::Chat(
+boost::asio::awaitable<ChatResult> OpenAiProvider::Chat(
     const ChatRequest& request) {
   const bool bearer = options_.auth_header == "authorization";
   ChatCall call{WithQuery(JoinUrl(options_.base_url, "/chat/completions"), options_.query), {},

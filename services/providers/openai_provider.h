@@ -36,7 +36,7 @@ class OpenAiProvider : public Provider {
  public:
   OpenAiProvider(OpenAiOptions options, std::shared_ptr<http::HttpClient> client, EnvLookup env);
 
-  boost::asio::awaitable<std::expected<ChatResponse, ProviderError>> Chat(
+  boost::asio::awaitable<ChatResult> Chat(
       const ChatRequest& request) override;
 
   // The JSON body Chat sends (exposed so tests can check it against the spec).

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "services/common/boxed_expected.h"
 #include "services/common/invocation.h"
 
 namespace skillrunner::providers {
@@ -63,8 +64,7 @@ struct RequestMetadata {
   // DESIGN 9.4: sent as the `traceparent` header when not empty (the span of this request).
   std::string traceparent;
   bool validation_retry = false;  // the request feeds back a rejected answer's errors
-  std::string eval_case;  // an eval's case and repeat (InvocationOptions)
-  int eval_repeat = 0;
+  std::shared_ptr<const EvalTag> eval;  // an eval's case and repeat (InvocationOptions); null outside evals
 };
 
 // Provider-neutral request (DESIGN §5, docs/development/providers-notes.md).
@@ -142,12 +142,17 @@ struct ProviderError {
   std::int64_t queued_ms = 0;  // waited for the provider's rate limit before it was sent
 };
 
+// What Chat comes back with, boxed: the answer passes up through the frames
+// of several coroutines (the provider's, its wrappers', the retry loop's),
+// each of which reserves room for it for as long as the request is in flight.
+using ChatResult = BoxedExpected<ChatResponse, ProviderError>;
+
 // One LLM backend. Chat may be called concurrently. Implementations never
 // retry: RetryingProvider does (DESIGN §5.2).
 class Provider {
  public:
   virtual ~Provider() = default;
-  virtual boost::asio::awaitable<std::expected<ChatResponse, ProviderError>> Chat(
+  virtual boost::asio::awaitable<ChatResult> Chat(
       const ChatRequest& request) = 0;
 };
 

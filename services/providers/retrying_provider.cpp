@@ -277,7 +277,7 @@ milliseconds RetryingProvider::Backoff(const TransientRetryPolicy& policy, int r
 
 // The coroutine keeps only what crosses a request (its frame is part of
 // every invocation in flight); the rest is done in plain functions.
-boost::asio::awaitable<Result<ChatResponse>> RetryingProvider::Chat(
+boost::asio::awaitable<BoxedExpected<ChatResponse, Error>> RetryingProvider::Chat(
     ChatRequest& request, const TransientRetryPolicy& policy, InvocationContext& ctx) {
   Spent spent;
   AttemptSpan span;

@@ -55,10 +55,11 @@ class RetryingProvider {
   // request's response format (the caller falls back to the validation loop).
   // The caller's `request` is sent as it is (no copy), and must outlive the
   // call: its metadata.attempt (and traceparent) are set from the invocation
-  // for every request, and its timeout is capped at the deadline.
-  boost::asio::awaitable<Result<ChatResponse>> Chat(ChatRequest& request,
-                                                    const TransientRetryPolicy& policy,
-                                                    InvocationContext& ctx);
+  // for every request, and its timeout is capped at the deadline. The answer
+  // comes back boxed (see ChatResult); it unboxes into a Result<ChatResponse>.
+  boost::asio::awaitable<BoxedExpected<ChatResponse, Error>> Chat(ChatRequest& request,
+                                                                  const TransientRetryPolicy& policy,
+                                                                  InvocationContext& ctx);
 
   // The backoff before retry number `retry` (0-based) for a random draw u.
   static std::chrono::milliseconds Backoff(const TransientRetryPolicy& policy, int retry, double u);

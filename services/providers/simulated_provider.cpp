@@ -72,7 +72,7 @@ SimulatedProvider::SimulatedProvider(SimulatedProviderOptions options) : options
   config_faults_ = std::move(*faults);
 }
 
-asio::awaitable<std::expected<ChatResponse, ProviderError>> SimulatedProvider::Chat(
+asio::awaitable<ChatResult> SimulatedProvider::Chat(
     const ChatRequest& request) {
   if (options_.latency.count() > 0) {
     asio::steady_timer timer(co_await asio::this_coro::executor, options_.latency);

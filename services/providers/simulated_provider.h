@@ -62,7 +62,7 @@ class SimulatedProvider final : public Provider {
 
   // Waits `latency` on the calling coroutine's executor (cancellation ends
   // the wait with ProviderError::Kind::kCancelled), then answers.
-  boost::asio::awaitable<std::expected<ChatResponse, ProviderError>> Chat(
+  boost::asio::awaitable<ChatResult> Chat(
       const ChatRequest& request) override;
 
   // The answer without the wait.

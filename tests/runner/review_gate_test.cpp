@@ -22,7 +22,7 @@ namespace json = boost::json;
 class RecordingProvider : public providers::Provider {
  public:
   explicit RecordingProvider(providers::SimulatedProvider& inner) : inner_(inner) {}
-  boost::asio::awaitable<std::expected<providers::ChatResponse, providers::ProviderError>> Chat(
+  boost::asio::awaitable<providers::ChatResult> Chat(
       const providers::ChatRequest& request) override {
     {
       std::lock_guard lock(mutex_);

@@ -19,7 +19,7 @@ namespace json = boost::json;
 // Answers every request with {"ok": true} and keeps the schema each sent.
 class SchemaRecorder : public providers::Provider {
  public:
-  asio::awaitable<std::expected<providers::ChatResponse, providers::ProviderError>> Chat(
+  asio::awaitable<providers::ChatResult> Chat(
       const providers::ChatRequest& request) override {
     sent.push_back(request.response_format.schema);
     providers::ChatResponse answer;

@@ -21,7 +21,7 @@ class ScriptedProvider : public Provider {
   std::vector<ChatRequest> requests;
   test_support::FakeClock* clock = nullptr;
   milliseconds request_time{0};
-  boost::asio::awaitable<std::expected<ChatResponse, ProviderError>> Chat(
+  boost::asio::awaitable<ChatResult> Chat(
       const ChatRequest& request) override {
     requests.push_back(request);
     if (clock != nullptr) clock->Advance(request_time);

@@ -503,7 +503,7 @@ class ScriptedProvider : public providers::Provider {
  public:
   std::deque<std::expected<providers::ChatResponse, providers::ProviderError>> script;
   int requests = 0;
-  boost::asio::awaitable<std::expected<providers::ChatResponse, providers::ProviderError>> Chat(
+  boost::asio::awaitable<providers::ChatResult> Chat(
       const providers::ChatRequest&) override {
     ++requests;
     auto next = script.front();
