@@ -52,6 +52,7 @@ std::shared_ptr<const BatchPlan> BatchPlanFor(const eval::Suite& suite, const Ev
   plan->settings.send_after = ms(block.send_after_s);
   plan->settings.poll_interval = ms(block.poll_interval_s);
   plan->settings.fallback_online = block.fallback_online;
+  plan->settings.quorum = std::make_shared<BatchQuorum>();
   for (const eval::SuiteSkill& entry : suite.skills) {
     if (!entry.batch) plan->settings.opted_out.insert(entry.skill->id);
   }
@@ -206,6 +207,7 @@ int RunEval(const CommonOptions& common, const EvalOptions& options) {
   request.resume = options.resume;
   auto batch = BatchPlanFor(loaded->suite, options);
   request.batch = batch != nullptr;
+  if (batch) request.batch_quorum = batch->settings.quorum;
   request.rejudge = options.rejudge;
   request.rejudge_sample = static_cast<std::size_t>(options.rejudge_sample);
   request.concurrency = options.concurrency;

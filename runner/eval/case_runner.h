@@ -15,6 +15,7 @@
 #include "runner/eval/suite.h"
 #include "runner/skill_runner.h"
 #include "runner/judges.h"
+#include "services/common/batch_quorum.h"
 
 namespace skillrunner::eval {
 
@@ -42,6 +43,8 @@ struct CaseDeps {
   // Batch mode (DESIGN 10.6): a batched skill's case and judge wait for their
   // batches without the skill's timeout.
   bool batch = false;
+  // Batch mode: the providers' count of running cases (RunCases keeps it).
+  BatchQuorum* quorum = nullptr;
 };
 
 // How long a batched case may wait: past the providers' 24 h completion

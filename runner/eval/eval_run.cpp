@@ -79,6 +79,8 @@ boost::asio::awaitable<void> Worker(WorkQueue* queue) {
     ++queue->stats.finished;
     queue->progress.CaseDone(OutcomeOf(record), RecordTokens(record));
   }
+  // A worker with no case left is one running case fewer.
+  if (queue->deps.quorum != nullptr) queue->deps.quorum->CaseFinished();
   // The last worker out stops the context: idle provider connections would
   // otherwise keep it running.
   if (queue->active.fetch_sub(1) == 1) queue->io.stop();
@@ -138,6 +140,7 @@ RunStats RunCases(const std::vector<CaseTask>& tasks, const CaseDeps& deps, Resu
   if (tasks.empty()) return queue.stats;
   int workers = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(std::max(1, concurrency)), tasks.size()));
   queue.active.store(workers);
+  if (deps.quorum != nullptr) deps.quorum->SetRunning(static_cast<std::size_t>(workers));
   for (int i = 0; i < workers; ++i) {
     // Each worker on its own strand: io runs on several threads, and a case's
     // handlers (SkillRunner::Invoke's parallel groups and their cancellation

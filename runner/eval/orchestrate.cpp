@@ -150,7 +150,8 @@ std::expected<RunStats, std::string> RunPlanned(const LoadedSuite& loaded, const
     EvalIoContext& io;
     ~DestroyQueuedHandlersFirst() { io.DestroyQueuedHandlers(); }
   } teardown{io};
-  CaseDeps deps{**runner, request.finish.cache && request.finish.cache->mode() == CacheMode::kReplay, request.batch};
+  CaseDeps deps{**runner, request.finish.cache && request.finish.cache->mode() == CacheMode::kReplay, request.batch,
+                request.batch_quorum.get()};
   // Batch mode: a batch gathers the requests of every case at once.
   const int in_flight = request.batch ? static_cast<int>(std::max<std::size_t>(1, plan.tasks.size())) : concurrency;
   Progress progress(request.progress, isatty(fileno(request.progress)) == 1, plan.tasks.size(), plan.already);

@@ -23,6 +23,7 @@
 #include "runner/eval/summary.h"
 #include "runner/eval/suite.h"
 #include "runner/skill_runner.h"
+#include "services/common/batch_quorum.h"
 
 namespace skillrunner::eval {
 
@@ -67,6 +68,8 @@ struct RunRequest {
   // DESIGN 10.6 batch mode: every case in flight at once (a batch gathers
   // them) and no case timeout bounds the wait for a batch.
   bool batch = false;
+  // Batch mode: tells the batching providers when every running case waits.
+  std::shared_ptr<BatchQuorum> batch_quorum;
   std::optional<Shard> shard;
   int rejudge = 0;
   std::size_t rejudge_sample = 20;

@@ -10,6 +10,7 @@
 #include <boost/json/object.hpp>
 
 #include <algorithm>
+#include <atomic>
 
 #include "services/common/digest.h"
 #include "services/providers/caching_provider.h"
@@ -30,8 +31,26 @@ struct Slot {
   int round = 0;
   int resubmits = 0;
   std::shared_ptr<Channel> channel;
+  // The eval's count of waiting cases (null outside an eval) and this case.
+  BatchQuorum* quorum = nullptr;
+  const void* case_key = nullptr;
+  std::atomic<bool> held{false};
+  std::atomic<bool> answered{false};
 
+  // The case waits on a batch from now: counted once the request is in a
+  // round or a batch, never before (a case counted waiting whose request is
+  // not gathered yet would let a round go without it); the caller then
+  // Checks.
+  void Hold() {
+    if (quorum != nullptr && !answered.load() && !held.exchange(true)) quorum->Waiting(case_key);
+  }
+  // It does not any more: its answer is on the way (or it was cancelled).
+  void Release() {
+    if (quorum != nullptr && held.exchange(false)) quorum->Answered(case_key);
+  }
   void Deliver(Outcome outcome) {
+    answered.store(true);
+    Release();
     channel->try_send(boost::system::error_code{}, std::make_shared<Outcome>(std::move(outcome)));
   }
 };
@@ -166,6 +185,18 @@ struct BatchingProvider::State : std::enable_shared_from_this<BatchingProvider::
     return parts;
   }
 
+  // Sends the round being gathered now (every running case waits).
+  void SendGathered() {
+    std::vector<SlotPtr> due;
+    {
+      std::lock_guard lock(mutex);
+      if (pending.empty()) return;
+      due.swap(pending);
+      ++generation;
+    }
+    FlushGroups(std::move(due));
+  }
+
   asio::awaitable<void> SendLater(int gen) {
     auto self = shared_from_this();
     if (!co_await clock.Sleep(settings.send_after)) co_return;
@@ -285,6 +316,9 @@ asio::awaitable<void> BatchingProvider::State::Poll(TrackerPtr tracker) {
     tracker->done = true;
     waiting.swap(tracker->slots);
   }
+  // Every case of the batch is answered before the first goes on: a case
+  // that asks again at once must not find the others still counted waiting.
+  for (const auto& [custom_id, slot] : waiting) slot->Release();
   for (const auto& [custom_id, slot] : waiting) Deliver(tracker, slot);
 }
 
@@ -317,6 +351,8 @@ void BatchingProvider::State::Resubmit(const SlotPtr& slot, const std::string& w
   }
   ++slot->resubmits;
   Enqueue(slot);
+  slot->Hold();  // still waiting, now on the next round
+  if (settings.quorum) settings.quorum->Check();
 }
 
 void BatchingProvider::State::Refuse(const TrackerPtr& tracker, ProviderError error) {
@@ -343,6 +379,10 @@ void BatchingProvider::State::Refuse(const TrackerPtr& tracker, ProviderError er
   // The retry layer puts "HTTP <status>: " before it.
   error.message = "the batch API of provider \"" + name + "\" refused batch " + label + ": " + error.message;
   tracker->refusal = error;
+  // Cases that fail go on at once; those sent online wait for their answer.
+  if (!settings.fallback_online) {
+    for (auto& [custom_id, slot] : waiting) slot->Release();
+  }
   for (auto& [custom_id, slot] : waiting) {
     if (!settings.fallback_online) {
       slot->Deliver(std::unexpected(error));
@@ -492,7 +532,12 @@ BatchingProvider::BatchingProvider(std::string name, std::string kind, Provider&
                                    BatchJournal& journal, BatchSettings settings, Clock& clock,
                                    asio::any_io_executor executor, Say say)
     : state_(std::make_shared<State>(std::move(name), std::move(kind), online, std::move(api), journal,
-                                     std::move(settings), clock, std::move(executor), std::move(say))) {}
+                                     std::move(settings), clock, std::move(executor), std::move(say))) {
+  if (!state_->settings.quorum) return;
+  state_->settings.quorum->OnAllWaiting([weak = std::weak_ptr<State>(state_)] {
+    if (auto state = weak.lock()) state->SendGathered();
+  });
+}
 
 BatchingProvider::~BatchingProvider() = default;
 
@@ -508,7 +553,18 @@ asio::awaitable<ChatResult> BatchingProvider::Chat(const ChatRequest& request) {
   slot->request = request;
   slot->hash = Sha256Hex(CachingProvider::Key(state_->kind, state_->name, request));
   slot->channel = std::make_shared<Channel>(co_await asio::this_coro::executor, 1);
+  if (request.metadata.eval) {
+    slot->quorum = state_->settings.quorum.get();
+    slot->case_key = request.metadata.eval.get();
+  }
+  // Released when the answer comes, or here when the wait is cancelled.
+  struct Release {
+    Slot& slot;
+    ~Release() { slot.Release(); }
+  } release{*slot};
   if (!state_->Claim(slot)) state_->Enqueue(slot);
+  slot->Hold();
+  if (slot->quorum != nullptr) slot->quorum->Check();
   auto [ec, outcome] = co_await slot->channel->async_receive(asio::as_tuple(asio::use_awaitable));
   if (ec || !outcome) co_return std::unexpected(Cancelled());
   co_return std::move(*outcome);

@@ -2,9 +2,10 @@
 
 // DESIGN 10.6: a provider that sends its requests through the provider's
 // batch API. Each Chat joins the round being gathered; a round is sent when
-// it holds max_requests (or the API's limit) or send_after after its first
-// request, and each batch is polled every poll_interval, backing off to 10x
-// it. A request that a batch left unanswered (expired, a 5xx or 429 inside
+// it holds max_requests (or the API's limit), when every running case of the
+// eval waits on a batch (`quorum`: nothing more can come), or send_after
+// after its first request, whichever is first. Each batch is polled every
+// poll_interval, backing off to 10x it. A request that a batch left unanswered (expired, a 5xx or 429 inside
 // it, missing) joins the next round (counted as resubmitted); a batch
 // refused whole (a 4xx on create, a 404 while polling, status failed) sends
 // its requests online with `fallback_online`, else fails them with a
@@ -28,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "services/common/batch_quorum.h"
 #include "services/common/clock.h"
 #include "services/providers/batch_api.h"
 #include "services/providers/batch_journal.h"
@@ -43,6 +45,9 @@ struct BatchSettings {
   std::set<std::string, std::less<>> opted_out;  // skills answered online (suite `batch: false`)
   std::string run_id;                            // the tag of each batch
   int max_resubmits = 3;                         // per request, then it fails
+  // The eval's running cases (every provider of the run shares it); null:
+  // rounds are sent on max_requests and send_after only.
+  std::shared_ptr<BatchQuorum> quorum;
 };
 
 // What happened to the requests of one provider so far (progress, summary).

@@ -63,7 +63,7 @@ output_schema: { type: object, required: [label], additionalProperties: false, p
     tree_.Write("rubrics/quality.yaml", "id: quality\ncriteria:\n  - { id: a, description: Ham., required: true }\n");
     const std::string skills = "skills:\n  - skill: label\n    rubric: quality\n    judge_model: m\n";
     tree_.Write("online.yaml", "id: night\n" + skills);
-    tree_.Write("batch.yaml", "id: night\nbatch: { send_after_s: 0.2, poll_interval_s: 0.05 }\n" + skills);
+    tree_.Write("batch.yaml", "id: night\nbatch: { send_after_s: 3600, poll_interval_s: 0.05 }\n" + skills);
   }
 
   eval_test::Ran Eval(const std::string& args) {
@@ -295,7 +295,7 @@ TEST_F(BatchFailureTest, ARefusedBatchFallsBackOnlineWhenConfiguredAndFailsItsCa
   test_support::OpenAiBatchServer server(Answer);
   server.RefuseCreate(404);
   WriteTree(server.base_url(), kCases);
-  tree_.Write("fallback.yaml", "id: night\nbatch: { send_after_s: 0.2, poll_interval_s: 0.05, fallback: online }\n"
+  tree_.Write("fallback.yaml", "id: night\nbatch: { send_after_s: 3600, poll_interval_s: 0.05, fallback: online }\n"
                                "skills:\n  - skill: label\n    rubric: quality\n    judge_model: m\n");
   auto online = Eval("fallback.yaml --out runs/online");
   ASSERT_EQ(online.status, 0) << online.err;
