@@ -11,6 +11,11 @@ struct Counted {
   Counted() {
     quorum.OnAllWaiting([this] { ++flushes; });
   }
+  // A request of `key` gathered, as a provider says it.
+  void Wait(const void* key) {
+    quorum.Waiting(key);
+    quorum.Check();
+  }
 };
 
 // Three cases: the round is sent when the third waits, not before.
@@ -18,13 +23,10 @@ TEST(BatchQuorumTest, FlushesWhenTheLastRunningCaseWaits) {
   Counted c;
   c.quorum.SetRunning(3);
   int a = 0, b = 0, d = 0;
-  c.quorum.Waiting(&a);
-  c.quorum.Check();
-  c.quorum.Waiting(&b);
-  c.quorum.Check();
+  c.Wait(&a);
+  c.Wait(&b);
   EXPECT_EQ(c.flushes, 0);
-  c.quorum.Waiting(&d);
-  c.quorum.Check();
+  c.Wait(&d);
   EXPECT_EQ(c.flushes, 1);
 }
 
@@ -34,16 +36,12 @@ TEST(BatchQuorumTest, ACaseCountsOnceHoweverManyOfItsRequestsWait) {
   Counted c;
   c.quorum.SetRunning(3);
   int a = 0, b = 0, d = 0;
-  c.quorum.Waiting(&a);
-  c.quorum.Check();
-  c.quorum.Waiting(&a);
-  c.quorum.Check();
-  c.quorum.Waiting(&b);
-  c.quorum.Check();
+  c.Wait(&a);
+  c.Wait(&a);
+  c.Wait(&b);
   EXPECT_EQ(c.flushes, 0);
   c.quorum.Answered(&a);  // one of a's two came back: a still waits
-  c.quorum.Waiting(&d);
-  c.quorum.Check();
+  c.Wait(&d);
   EXPECT_EQ(c.flushes, 1);
 }
 
@@ -53,10 +51,8 @@ TEST(BatchQuorumTest, ACaseThatFinishesLeavesTheOthersWaitingAndFlushes) {
   Counted c;
   c.quorum.SetRunning(2);
   int a = 0, b = 0;
-  c.quorum.Waiting(&a);
-  c.quorum.Check();
-  c.quorum.Waiting(&b);
-  c.quorum.Check();
+  c.Wait(&a);
+  c.Wait(&b);
   EXPECT_EQ(c.flushes, 1);
   c.quorum.Answered(&b);
   c.quorum.Check();  // a resubmission while b works: b is not waiting
@@ -71,8 +67,7 @@ TEST(BatchQuorumTest, NoRunningCaseFlushesNothing) {
   c.quorum.SetRunning(1);
   int a = 0;
   c.quorum.CaseFinished();
-  c.quorum.Waiting(&a);
-  c.quorum.Check();
+  c.Wait(&a);
   c.quorum.Check();
   EXPECT_EQ(c.flushes, 0);
 }
