@@ -167,43 +167,41 @@ double ServerRoundTripUs(std::uint16_t port, int count) {
   return times[times.size() / 2];
 }
 
-}  // namespace
+// The loopback server answering every chat with one triage.
+void AnswerTriage(test_support::LoopbackServer& server) {
+  server.SetRecording(false);
+  server.SetDefault({.body = test_support::OpenAiAnswer(
+                         R"({"priority":2,"category":"bug","summary":"Login rejects the password.","needs_human":false})")});
+}
 
-int main(int argc, char** argv) {
-  int total = argc > 1 ? std::atoi(argv[1]) : 20000;
-  const bool skip_basics = std::getenv("TRACE_ONLY") != nullptr;
-  spdlog::set_level(spdlog::level::warn);
-  std::printf("| %-26s | %4s | %7s | %9s | %8s | %8s | %9s | %s |\n", "path", "c", "calls", "calls/s",
-              "p50 us", "p99 us", "CPU us/call", "failed");
-  std::printf("|%s|------|---------|-----------|----------|----------|-----------|---|\n", std::string(28, '-').c_str());
-  if (!skip_basics) {
+// The simulated and loopback HTTP rows, then the server's own round trip.
+void RunBasics(int total) {
+  {
     Bench bench("  p: { kind: simulated }\n", "bench-model");
     Run("simulated, zero latency", bench, total, 1);
     Run("simulated, zero latency", bench, total, 64);
   }
-  if (!skip_basics) {
-    test_support::LoopbackServer server;
-    server.SetRecording(false);
-    server.SetDefault({.body = test_support::OpenAiAnswer(
-                           R"({"priority":2,"category":"bug","summary":"Login rejects the password.","needs_human":false})")});
-    Bench bench("  p: { kind: openai, base_url: \"" + server.base_url() + "/v1\" }\n", "bench-model");
-    const double p50 = Run("openai over loopback HTTP", bench, total, 1);
-    Run("openai over loopback HTTP", bench, total, 64);
-    const auto port = static_cast<std::uint16_t>(std::stoi(server.base_url().substr(server.base_url().rfind(':') + 1)));
-    const double round_trip = ServerRoundTripUs(port, total);
-    std::printf("\nThe loopback server's own round trip (one connection, p50): %.1f us; one sequential invocation "
-                "over HTTP spends %.1f us beyond it.\n\n",
-                round_trip, p50 - round_trip);
-  }
-  // TRACE_ONLY="is down" (say) runs only that row: the rows vary by 10-15%
-  // from run to run on a small VM, so compare them over several processes.
+  test_support::LoopbackServer server;
+  AnswerTriage(server);
+  Bench bench("  p: { kind: openai, base_url: \"" + server.base_url() + "/v1\" }\n", "bench-model");
+  const double p50 = Run("openai over loopback HTTP", bench, total, 1);
+  Run("openai over loopback HTTP", bench, total, 64);
+  const auto port = static_cast<std::uint16_t>(std::stoi(server.base_url().substr(server.base_url().rfind(':') + 1)));
+  const double round_trip = ServerRoundTripUs(port, total);
+  std::printf("\nThe loopback server's own round trip (one connection, p50): %.1f us; one sequential invocation "
+              "over HTTP spends %.1f us beyond it.\n\n",
+              round_trip, p50 - round_trip);
+}
+
+// One row per collector: none, one that answers, one that is down, one that
+// hangs. TRACE_ONLY="is down" (say) runs only that row: the rows vary by
+// 10-15% from run to run on a small VM, so compare them over several processes.
+void RunTracing(int total) {
   std::printf("\n| %-26s | %4s | %7s | %9s | %8s | %8s | %9s | %s | %s | %s |\n", "traces to a collector that", "c",
               "calls", "calls/s", "p50 us", "p99 us", "CPU us/call", "failed", "exported", "dropped");
   std::printf("|%s|------|---------|-----------|----------|----------|-----------|---|---|---|\n", std::string(28, '-').c_str());
   test_support::LoopbackServer server;
-  server.SetRecording(false);
-  server.SetDefault({.body = test_support::OpenAiAnswer(
-                         R"({"priority":2,"category":"bug","summary":"Login rejects the password.","needs_human":false})")});
+  AnswerTriage(server);
   test_support::LoopbackServer collector;
   collector.SetRecording(false);
   collector.SetDefault({.body = "{}"});
@@ -236,5 +234,17 @@ int main(int argc, char** argv) {
     }
     std::printf(" %llu | %llu |\n", static_cast<unsigned long long>(exported), static_cast<unsigned long long>(dropped));
   }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int total = argc > 1 ? std::atoi(argv[1]) : 20000;
+  spdlog::set_level(spdlog::level::warn);
+  std::printf("| %-26s | %4s | %7s | %9s | %8s | %8s | %9s | %s |\n", "path", "c", "calls", "calls/s",
+              "p50 us", "p99 us", "CPU us/call", "failed");
+  std::printf("|%s|------|---------|-----------|----------|----------|-----------|---|\n", std::string(28, '-').c_str());
+  if (std::getenv("TRACE_ONLY") == nullptr) RunBasics(total);
+  RunTracing(total);
   return 0;
 }

@@ -162,6 +162,27 @@ ProviderConfig ReadProvider(std::string_view name, const json::object& p, const 
   return provider;
 }
 
+// One entry of `models:`; a provider the config does not define is a problem.
+ModelConfig ReadModel(std::string_view name, const json::object& m, const Config& config, const std::string& path,
+                      const YamlDocument& doc, std::vector<Diagnostic>& problems) {
+  ModelConfig model{std::string(name), StringAt(m, "provider"),
+                    ParseOutputMode(StringAt(m, "structured_output")).value_or(OutputMode::kNone), {}, {}, {}};
+  if (!config.providers.contains(model.provider)) {
+    std::string pointer = AppendPointer(AppendPointer("/models", name), "provider");
+    problems.push_back({path, doc.positions.Find(pointer), pointer + ": unknown provider \"" + model.provider + "\""});
+  }
+  if (auto* list = m.if_contains("fallbacks"); list && list->is_array()) {
+    for (const auto& fallback : list->as_array()) model.fallbacks.emplace_back(fallback.as_string());
+  }
+  model.escalate_to = StringAt(m, "escalate_to");
+  if (auto* price = m.if_contains("price"); price && price->is_object()) {
+    const json::object& p = price->as_object();
+    model.price = Price{NumberAt(p, "input").value_or(0), NumberAt(p, "cached_input"), NumberAt(p, "output").value_or(0),
+                        NumberAt(p, "cache_write"), NumberAt(p, "batch_input"), NumberAt(p, "batch_output")};
+  }
+  return model;
+}
+
 }  // namespace
 
 std::expected<Config, std::vector<Diagnostic>> LoadConfig(const std::string& path,
@@ -182,23 +203,7 @@ std::expected<Config, std::vector<Diagnostic>> LoadConfig(const std::string& pat
     config.providers.emplace(std::string(name), ReadProvider(name, value.as_object(), env, path, *doc, problems));
   }
   for (const auto& [name, value] : section("models")) {
-    const json::object& m = value.as_object();
-    ModelConfig model{std::string(name), StringAt(m, "provider"),
-                      ParseOutputMode(StringAt(m, "structured_output")).value_or(OutputMode::kNone), {}, {}, {}};
-    if (!config.providers.contains(model.provider)) {
-      std::string pointer = AppendPointer(AppendPointer("/models", name), "provider");
-      problems.push_back({path, doc->positions.Find(pointer),
-                          pointer + ": unknown provider \"" + model.provider + "\""});
-    }
-    if (auto* list = m.if_contains("fallbacks"); list && list->is_array()) {
-      for (const auto& fallback : list->as_array()) model.fallbacks.emplace_back(fallback.as_string());
-    }
-    model.escalate_to = StringAt(m, "escalate_to");
-    if (auto* price = m.if_contains("price"); price && price->is_object()) {
-      const json::object& p = price->as_object();
-      model.price = Price{NumberAt(p, "input").value_or(0), NumberAt(p, "cached_input"), NumberAt(p, "output").value_or(0),
-                          NumberAt(p, "cache_write"), NumberAt(p, "batch_input"), NumberAt(p, "batch_output")};
-    }
+    ModelConfig model = ReadModel(name, value.as_object(), config, path, *doc, problems);
     config.models.emplace(model.name, std::move(model));
   }
   CheckModelRoutes(config, path, *doc, problems);

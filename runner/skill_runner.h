@@ -39,9 +39,14 @@ class SkillRunner {
   void SwapRegistry(std::shared_ptr<const SkillRegistry> registry) { registry_.store(std::move(registry)); }
   Clock& clock() const { return clock_; }
 
-  boost::asio::awaitable<InvocationOutcome> Invoke(std::string_view skill_id,
-                                                   boost::json::value input,
-                                                   InvocationOptions options = {});
+  boost::asio::awaitable<InvocationOutcome> Invoke(std::string_view skill_id, boost::json::value input,
+                                                   InvocationOptions options);
+  // With default options. An overload, not a default argument: g++ 12 moves
+  // a defaulted class-type argument bitwise inside a calling coroutine, which
+  // freed an invalid pointer once the options held a string.
+  boost::asio::awaitable<InvocationOutcome> Invoke(std::string_view skill_id, boost::json::value input) {
+    return Invoke(skill_id, std::move(input), InvocationOptions{});
+  }
 
   // Judges `subject` (with `context`, when not null) as its own invocation
   // named judge.review_id(): the verdict as the output, the judge's attempts

@@ -311,6 +311,11 @@ EvalCommand::EvalCommand(CLI::App& app) {
                     "Which breaches exit 1: any (default), or regressions (against --baseline) only")
       ->check(CLI::IsMember({"any", "regressions"}));
   eval_->add_option("--run-id", options_.run_id, "Run id (default: a new one; shards of one night may share it)");
+  AddMerge();
+  AddCompare();
+}
+
+void EvalCommand::AddMerge() {
   merge_ = eval_->add_subcommand("merge", "Combine shard folders into one run in --out, with its reports");
   merge_->add_option("sources", options_.merge_sources, "Shard output folders")->required();
   merge_->add_option("--out", options_.out, "Folder for the merged run")->required();
@@ -321,6 +326,9 @@ EvalCommand::EvalCommand(CLI::App& app) {
                    "With --baseline: exit 2 before merging when the history has no run to compare with");
   merge_->add_option("--fail-on", options_.fail_on, "Which breaches exit 1: any (default) or regressions")
       ->check(CLI::IsMember({"any", "regressions"}));
+}
+
+void EvalCommand::AddCompare() {
   compare_ = eval_->add_subcommand(
       "compare", "Judge two runs' outputs case by case, twice with the order swapped: wins, losses, ties, sign test");
   compare_->add_option("run_a", options_.compare_a, "Run A: its folder or run id")->required();

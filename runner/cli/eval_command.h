@@ -51,6 +51,8 @@ class EvalCommand {
   int Run(const CommonOptions& common);
 
  private:
+  void AddMerge();    // eval merge
+  void AddCompare();  // eval compare
   CLI::App* eval_ = nullptr;
   CLI::App* merge_ = nullptr;
   CLI::App* compare_ = nullptr;

@@ -97,6 +97,24 @@ void AddRunFacts(json::object& summary, const FinishOptions& options) {
   AddBatchFacts(summary, options.out_dir / "batches.jsonl");
 }
 
+// The comparison with the baseline run, or why there is none.
+void AddBaseline(History& history, const Suite& suite, const std::string& run_id,
+                 const std::vector<json::object>& records, const FinishOptions& options, json::object& summary,
+                 std::vector<std::string>& problems) {
+  auto baseline = history.LoadBaseline(suite.id, options.baseline, run_id);
+  if (!baseline) {
+    problems.push_back("baseline: " + baseline.error());
+  } else if (*baseline) {
+    summary["baseline"] = CompareWithBaseline(summary, records, **baseline, suite.regression_alpha);
+  } else {
+    // DESIGN 10.1: said in the summary (and the report), not only on stderr.
+    summary["baseline"] =
+        json::object{{"status", "none"},
+                     {"reason", NoBaselineReason(suite.id)},
+                     {"history", std::filesystem::absolute(options.history_file).lexically_normal().string()}};
+  }
+}
+
 }  // namespace
 
 FinishResult FinishRun(const Suite& suite, SummaryHeader header, std::vector<json::object>& records,
@@ -119,18 +137,7 @@ FinishResult FinishRun(const Suite& suite, SummaryHeader header, std::vector<jso
     result.problems.push_back("history: " + opened.error());
   }
   if (history && !options.baseline.empty()) {
-    auto baseline = history->LoadBaseline(suite.id, options.baseline, header.run_id);
-    if (!baseline) {
-      result.problems.push_back("baseline: " + baseline.error());
-    } else if (*baseline) {
-      summary["baseline"] = CompareWithBaseline(summary, records, **baseline, suite.regression_alpha);
-    } else {
-      // DESIGN 10.1: said in the summary (and the report), not only on stderr.
-      summary["baseline"] =
-          json::object{{"status", "none"},
-                       {"reason", NoBaselineReason(suite.id)},
-                       {"history", std::filesystem::absolute(options.history_file).lexically_normal().string()}};
-    }
+    AddBaseline(*history, suite, header.run_id, records, options, summary, result.problems);
   }
   json::array breaches = CheckThresholds(summary, suite);
   summary["status"] = breaches.empty() ? "pass" : "breached";

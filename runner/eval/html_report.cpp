@@ -59,6 +59,42 @@ std::string Cell(const std::string& text, std::string_view css_class = "") {
   return td + EscapeMarkup(text) + "</td>";
 }
 
+void MetaRow(std::string& html, std::string_view name, const std::string& value) {
+  html += "<dt>" + EscapeMarkup(name) + "</dt><dd>" + EscapeMarkup(value) + "</dd>";
+}
+
+// The whole run at a glance; the per-skill table below has the rest.
+void TotalsRows(std::string& html, const json::object& summary, const json::object& run_totals) {
+  auto row = [&](std::string_view name, const std::string& value) { MetaRow(html, name, value); };
+  const json::object* totals = &run_totals;
+  row("Cases", FormatValue(totals->if_contains("cases")));
+  // The progress line's figure: every gate passed, of the cases not lost to a judge error.
+  if (totals->contains("case_pass_rate")) row("Cases passed", FormatRate(NumberAt(totals, "case_pass_rate")));
+  row("Schema compliance", FormatRate(NumberAt(totals, "schema_compliance")));
+  if (totals->contains("rubric_pass_rate")) {
+    row("Rubric pass rate", FormatRate(NumberAt(totals, "rubric_pass_rate")) + " of " +
+                                FormatValue(totals->if_contains("decided")) + " decided");
+  }
+  if (totals->contains("judge_errors")) row("Judge errors", FormatValue(totals->if_contains("judge_errors")));
+  if (totals->contains("indeterminate")) {
+    row("Left out as indeterminate", FormatValue(totals->if_contains("indeterminate")));
+  }
+  if (totals->contains("expected_match")) row("Expected match", FormatRate(NumberAt(totals, "expected_match")));
+  if (totals->contains("input_tokens")) {
+    row("Tokens in / out", FormatValue(totals->if_contains("input_tokens")) + " / " +
+                               FormatValue(totals->if_contains("output_tokens")));
+  }
+  if (auto cost = NumberAt(totals, "cost_usd")) {
+    row("Cost", FormatUsd(cost) + " (judges " + FormatUsd(NumberAt(totals, "judge_cost_usd")) + ")");
+  }
+  if (summary.contains("batches")) {  // DESIGN 10.6
+    row("Batch mode", FormatUsd(NumberAt(&summary, "batch_cost_usd")) + " in " +
+                          FormatValue(summary.if_contains("batches")) + " batch(es); online it would have cost " +
+                          FormatUsd(NumberAt(&summary, "online_cost_usd")) + "; " +
+                          FormatValue(summary.if_contains("resubmitted")) + " request(s) resubmitted");
+  }
+}
+
 std::string Header(const json::object& summary) {
   std::string_view run_id = TextAt(&summary, "run_id");
   std::string_view suite = TextAt(&summary, "suite");
@@ -70,9 +106,7 @@ std::string Header(const json::object& summary) {
                      EscapeMarkup(suite.empty() ? kDash : suite) + " <span class=\"badge " + badge +
                      "\">" + EscapeMarkup(status.empty() ? std::string(kDash) : status) +
                      "</span></h1><dl class=\"meta\">";
-  auto row = [&](std::string_view name, const std::string& value) {
-    html += "<dt>" + EscapeMarkup(name) + "</dt><dd>" + EscapeMarkup(value) + "</dd>";
-  };
+  auto row = [&](std::string_view name, const std::string& value) { MetaRow(html, name, value); };
   row("Run", FormatValue(summary.if_contains("run_id")));
   row("Suite", FormatValue(summary.if_contains("suite")));
   row("Started", FormatValue(summary.if_contains("started_at")));
@@ -86,35 +120,7 @@ std::string Header(const json::object& summary) {
   }
   row("Concurrency", FormatValue(summary.if_contains("concurrency")));
   if (summary.contains("shard")) row("Shard", FormatValue(summary.if_contains("shard")));
-  // The whole run at a glance; the per-skill table below has the rest.
-  if (const json::object* totals = ObjectAt(&summary, "totals")) {
-    row("Cases", FormatValue(totals->if_contains("cases")));
-    // The progress line's figure: every gate passed, of the cases not lost to a judge error.
-    if (totals->contains("case_pass_rate")) row("Cases passed", FormatRate(NumberAt(totals, "case_pass_rate")));
-    row("Schema compliance", FormatRate(NumberAt(totals, "schema_compliance")));
-    if (totals->contains("rubric_pass_rate")) {
-      row("Rubric pass rate", FormatRate(NumberAt(totals, "rubric_pass_rate")) + " of " +
-                                  FormatValue(totals->if_contains("decided")) + " decided");
-    }
-    if (totals->contains("judge_errors")) row("Judge errors", FormatValue(totals->if_contains("judge_errors")));
-    if (totals->contains("indeterminate")) {
-      row("Left out as indeterminate", FormatValue(totals->if_contains("indeterminate")));
-    }
-    if (totals->contains("expected_match")) row("Expected match", FormatRate(NumberAt(totals, "expected_match")));
-    if (totals->contains("input_tokens")) {
-      row("Tokens in / out", FormatValue(totals->if_contains("input_tokens")) + " / " +
-                                 FormatValue(totals->if_contains("output_tokens")));
-    }
-    if (auto cost = NumberAt(totals, "cost_usd")) {
-      row("Cost", FormatUsd(cost) + " (judges " + FormatUsd(NumberAt(totals, "judge_cost_usd")) + ")");
-    }
-    if (summary.contains("batches")) {  // DESIGN 10.6
-      row("Batch mode", FormatUsd(NumberAt(&summary, "batch_cost_usd")) + " in " +
-                            FormatValue(summary.if_contains("batches")) + " batch(es); online it would have cost " +
-                            FormatUsd(NumberAt(&summary, "online_cost_usd")) + "; " +
-                            FormatValue(summary.if_contains("resubmitted")) + " request(s) resubmitted");
-    }
-  }
+  if (const json::object* totals = ObjectAt(&summary, "totals")) TotalsRows(html, summary, *totals);
   html +=
       "</dl><nav><a href=\"#skills\">Skills</a><a href=\"#criteria\">Criteria</a>"
       "<a href=\"#histograms\">Histograms</a><a href=\"#baseline\">Baseline</a>"

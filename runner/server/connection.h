@@ -74,6 +74,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void HandleLine(std::string_view line);
   void HandleCall(Call call, Reply reply);
   void StartInvoke(Call call, Reply reply, const std::string& tenant);
+  // Answers -32001 OVERLOADED while draining or at a limit of invocations
+  // in flight; true when it did.
+  bool RefusedForLoad(const Call& call, const Reply& reply);
   // DESIGN 10.7: events that go out as skills.partial / skills.reset
   // notifications carrying `id`, before the invocation's answer.
   StreamEvents* StartStream(InFlight& flight, const boost::json::value& id);

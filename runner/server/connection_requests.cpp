@@ -139,6 +139,15 @@ DonePtr Conclude(InvocationOutcome outcome, const json::value& id, bool serializ
 // Its frame is part of every invocation in flight: it keeps only the skill
 // id (SkillRunner::Invoke reads it through a string_view) and what the
 // answer needs; the answer is made in a plain function.
+// An invocation a bug stopped: logged with what it said, answered as -32603.
+void LogInternalError(const std::string& key, const std::string& skill, std::exception_ptr e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const std::exception& ex) {
+    spdlog::error("invoke id={} skill={}: internal error: {}", key, skill, ex.what());
+  }
+}
+
 asio::awaitable<DonePtr> RunInvocation(std::shared_ptr<SkillRunner> runner, std::unique_ptr<InvokeParams> request,
                                     json::value id, bool serialize, CallerQuota caller) {
   // Cancellation (a client gone, `$/cancel`, a drain out of time) must come
@@ -307,6 +316,30 @@ StreamEvents* Connection::StartStream(InFlight& flight, const json::value& id) {
   return flight.events.get();
 }
 
+bool Connection::RefusedForLoad(const Call& call, const Reply& reply) {
+  const ServerLimits& limits = state_->options.limits;
+  if (draining_ || state_->draining.load()) {
+    state_->metrics.RecordRejected("draining");
+    Answer(reply, Overloaded(call.id, "the server is shutting down and takes no new invocations"));
+    return true;
+  }
+  if (in_flight_.size() >= limits.max_in_flight_per_connection) {
+    state_->metrics.RecordRejected("overloaded");
+    Answer(reply, Overloaded(call.id, "overloaded: this connection already has " +
+                                          std::to_string(in_flight_.size()) +
+                                          " invocations in flight (max_in_flight_per_connection)"));
+    return true;
+  }
+  if (state_->metrics.in_flight() >= static_cast<std::int64_t>(limits.max_in_flight_total)) {
+    state_->metrics.RecordRejected("overloaded");
+    Answer(reply, Overloaded(call.id, "overloaded: the server has " +
+                                          std::to_string(limits.max_in_flight_total) +
+                                          " invocations in flight (max_in_flight_total)"));
+    return true;
+  }
+  return false;
+}
+
 void Connection::StartInvoke(Call call, Reply reply, const std::string& tenant) {
   auto params = ReadInvokeParams(call.params);
   if (params && params->stream && reply.batch) params = std::unexpected(StreamInBatch());
@@ -314,26 +347,7 @@ void Connection::StartInvoke(Call call, Reply reply, const std::string& tenant) 
     Answer(reply, InvalidParamsAnswer(call.id, params.error()));
     return;
   }
-  const ServerLimits& limits = state_->options.limits;
-  if (draining_ || state_->draining.load()) {
-    state_->metrics.RecordRejected("draining");
-    Answer(reply, Overloaded(call.id, "the server is shutting down and takes no new invocations"));
-    return;
-  }
-  if (in_flight_.size() >= limits.max_in_flight_per_connection) {
-    state_->metrics.RecordRejected("overloaded");
-    Answer(reply, Overloaded(call.id, "overloaded: this connection already has " +
-                                          std::to_string(in_flight_.size()) +
-                                          " invocations in flight (max_in_flight_per_connection)"));
-    return;
-  }
-  if (state_->metrics.in_flight() >= static_cast<std::int64_t>(limits.max_in_flight_total)) {
-    state_->metrics.RecordRejected("overloaded");
-    Answer(reply, Overloaded(call.id, "overloaded: the server has " +
-                                          std::to_string(limits.max_in_flight_total) +
-                                          " invocations in flight (max_in_flight_total)"));
-    return;
-  }
+  if (RefusedForLoad(call, reply)) return;
   std::string key = call.notification ? "#" + std::to_string(++anonymous_) : IdKey(call.id);
   if (in_flight_.contains(key)) {
     Answer(reply, ErrorAnswer(call.id, kInvalidRequest,
@@ -358,11 +372,7 @@ void Connection::StartInvoke(Call call, Reply reply, const std::string& tenant) 
       self->in_flight_.erase(key);
       self->state_->metrics.AddInFlight(-1);
       if (e) {
-        try {
-          std::rethrow_exception(e);
-        } catch (const std::exception& ex) {
-          spdlog::error("invoke id={} skill={}: internal error: {}", key, flight->skill, ex.what());
-        }
+        LogInternalError(key, flight->skill, e);
         self->Answer(reply, ErrorAnswer(id, kInternalError, "Internal error: the invocation failed unexpectedly"));
       } else {
         self->state_->metrics.RecordInvocation(flight->skill, done->outcome, done->metrics, done->seconds);

@@ -167,6 +167,20 @@ TEST_F(SharedStateTest, TwoEvalShardsKeepTheirCombinedRateWithinTenPercentOfTheS
   EXPECT_EQ(llm_.request_count(), 60u);
 }
 
+// " n1 n2 ...": how many requests arrived in each 250 ms from the first.
+template <typename Requests>
+std::string CountsEach250ms(const Requests& requests) {
+  std::vector<int> counts;
+  for (const auto& r : requests) {
+    auto slot = static_cast<std::size_t>((r.arrived - requests.front().arrived) / 250ms);
+    if (counts.size() <= slot) counts.resize(slot + 1);
+    ++counts[slot];
+  }
+  std::string text;
+  for (int n : counts) text += " " + std::to_string(n);
+  return text;
+}
+
 TEST_F(SharedStateTest, A429BurstSlowsBothReplicasAndNoInvocationIsLost) {
   WriteConfig("");  // no rate_limits: learned, and shared
   llm_.SetRateLimit(20, 1);
@@ -207,14 +221,7 @@ TEST_F(SharedStateTest, A429BurstSlowsBothReplicasAndNoInvocationIsLost) {
   std::string trace = "each 250 ms (o: all taken, x: some refused): " + test_support::RefusalTimeline(requests);
   trace += "\nthe shared rate a minute each 250 ms once all were sent:";
   for (double rate : rates) trace += " " + std::to_string(std::llround(rate));
-  std::vector<int> counts;
-  for (const auto& r : requests) {
-    auto slot = static_cast<std::size_t>((r.arrived - requests.front().arrived) / 250ms);
-    if (counts.size() <= slot) counts.resize(slot + 1);
-    ++counts[slot];
-  }
-  trace += "\nrequests each 250 ms:";
-  for (int n : counts) trace += " " + std::to_string(n);
+  trace += "\nrequests each 250 ms:" + CountsEach250ms(requests);
   // After the first three seconds the shared pace holds: at most 10% refused (timer jitter
   // of two processes on a busy machine against a server that spaces requests strictly).
   test_support::RefusalCount later = test_support::RefusedAfter(requests, 3s);

@@ -88,6 +88,22 @@ TEST_F(SkillRunnerTest, UnknownSkillIsSkillNotFoundWithAHint) {
             R"J({"error":{"code":"SKILL_NOT_FOUND","message":"unknown skill \"echoes\" (did you mean \"echoer\"?)","attempts":[],"metrics":{"mode":"","attempts":0,"validation_retries":0,"transient_retries":0,"fallbacks":0,"escalated":false,"input_tokens":0,"output_tokens":0,"cost_usd":null,"tokens_estimated":false,"duration_ms":0}}})J");
 }
 
+// Called with its default options from inside a coroutine, as a skill's own
+// code would (g++ 12 once freed an invalid pointer here when the options
+// were a default argument).
+TEST_F(SkillRunnerTest, DefaultOptionsFromInsideACoroutine) {
+  auto service = std::make_shared<ScriptedService>(json::parse(R"({"n":1})"));
+  runner_->RegisterService(TemplateType::kHandler, service);
+  auto outcome = test_support::RunAwaitable([](SkillRunner& runner) -> boost::asio::awaitable<InvocationOutcome> {
+    auto first = co_await runner.Invoke("echoer", json::parse(R"({"n": 1})"));
+    if (!first) co_return first;
+    co_return co_await runner.Invoke("echoer", json::parse(R"({"n": 2})"));
+  }(*runner_));
+  ASSERT_TRUE(outcome) << json::serialize(ToJson(outcome));
+  EXPECT_EQ(outcome->output, json::parse(R"({"n":1})"));
+  EXPECT_EQ(service->calls, 2);
+}
+
 TEST_F(SkillRunnerTest, BadInputIsInputInvalidWithEveryPointerAndNoWork) {
   auto service = std::make_shared<ScriptedService>(json::parse(R"({"n":1})"));
   runner_->RegisterService(TemplateType::kHandler, service);

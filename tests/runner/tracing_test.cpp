@@ -111,6 +111,46 @@ class TracingTest : public ::testing::Test {
     return options;
   }
 
+  // The chat spans of `spans`, in attempt order.
+  static std::vector<ReceivedSpan> ChatsByAttempt(const std::vector<ReceivedSpan>& spans) {
+    std::vector<ReceivedSpan> chats;
+    for (const auto& s : spans) {
+      if (s.Str("name") != "invoke_skill summarize") chats.push_back(s);
+    }
+    std::sort(chats.begin(), chats.end(), [](const auto& a, const auto& b) {
+      return a.Attr("skillrunner.attempt.n").at("intValue").as_string() <
+             b.Attr("skillrunner.attempt.n").at("intValue").as_string();
+    });
+    return chats;
+  }
+
+  // Attempt `n`'s chat span: a client span of the invoke span, inside it in
+  // time, with the GenAI request attributes.
+  static void ExpectChatSpanUnder(const ReceivedSpan& invoke, const ReceivedSpan& chat, std::size_t n) {
+    const std::regex span_id("[0-9a-f]{16}"), nanos("[1-9][0-9]{18}");
+    EXPECT_EQ(chat.Str("name"), "chat m-priced");
+    EXPECT_EQ(chat.Str("traceId"), kCallerTrace);
+    EXPECT_EQ(chat.Str("parentSpanId"), invoke.Str("spanId"));
+    EXPECT_TRUE(std::regex_match(chat.Str("spanId"), span_id)) << chat.Str("spanId");
+    EXPECT_EQ(chat.span.at("kind"), 3);
+    const std::string start = chat.Str("startTimeUnixNano"), end = chat.Str("endTimeUnixNano");
+    EXPECT_TRUE(std::regex_match(start, nanos) && std::regex_match(end, nanos)) << start << " " << end;
+    EXPECT_TRUE(invoke.Str("startTimeUnixNano") <= start && start <= end && end <= invoke.Str("endTimeUnixNano")) << n;
+    EXPECT_EQ(chat.Attr("gen_ai.operation.name"), Text("chat"));
+    EXPECT_EQ(chat.Attr("gen_ai.provider.name"), Text("openai"));
+    EXPECT_EQ(chat.Attr("gen_ai.request.model"), Text("m-priced"));
+    EXPECT_EQ(chat.Attr("skillrunner.attempt.n"), Int(static_cast<std::int64_t>(n)));
+  }
+
+  // No input, output or prompt text in anything the collector received.
+  void ExpectNoContentSent() {
+    for (const auto& request : receiver_.requests()) {
+      for (const char* text : {"Rain all day", "Cold rain", "You summarize", "One sentence"}) {
+        EXPECT_EQ(request.body.find(text), std::string::npos) << text;
+      }
+    }
+  }
+
   LoopbackServer receiver_;
   LlmTestBed bed_;
 };
@@ -139,32 +179,12 @@ TEST_F(TracingTest, ARetriedReviewedInvocationIsOneInvokeSpanWithAChatSpanPerReq
   EXPECT_EQ(invoke->Attr("gen_ai.usage.input_tokens"), Int(60));  // 3 answers x 20
   EXPECT_EQ(invoke->Attr("skillrunner.cost_usd"), json::parse(R"({"doubleValue":4.2E-4})"));
 
-  std::vector<ReceivedSpan> chats;
-  for (const auto& s : spans) {
-    if (s.Str("name") != "invoke_skill summarize") chats.push_back(s);
-  }
-  std::sort(chats.begin(), chats.end(), [](const auto& a, const auto& b) {
-    return a.Attr("skillrunner.attempt.n").at("intValue").as_string() <
-           b.Attr("skillrunner.attempt.n").at("intValue").as_string();
-  });
-  const std::regex span_id("[0-9a-f]{16}"), nanos("[1-9][0-9]{18}");
-  const std::string invoke_start = invoke->Str("startTimeUnixNano"), invoke_end = invoke->Str("endTimeUnixNano");
-  ASSERT_TRUE(std::regex_match(invoke_start, nanos)) << invoke_start;
+  std::vector<ReceivedSpan> chats = ChatsByAttempt(spans);
+  ASSERT_TRUE(std::regex_match(invoke->Str("startTimeUnixNano"), std::regex("[1-9][0-9]{18}")));
   std::vector<std::string> kinds, roles, retries;
   for (std::size_t i = 0; i < chats.size(); ++i) {
     const ReceivedSpan& chat = chats[i];
-    EXPECT_EQ(chat.Str("name"), "chat m-priced");
-    EXPECT_EQ(chat.Str("traceId"), kCallerTrace);
-    EXPECT_EQ(chat.Str("parentSpanId"), invoke->Str("spanId"));
-    EXPECT_TRUE(std::regex_match(chat.Str("spanId"), span_id)) << chat.Str("spanId");
-    EXPECT_EQ(chat.span.at("kind"), 3);
-    const std::string start = chat.Str("startTimeUnixNano"), end = chat.Str("endTimeUnixNano");
-    EXPECT_TRUE(std::regex_match(start, nanos) && std::regex_match(end, nanos)) << start << " " << end;
-    EXPECT_TRUE(invoke_start <= start && start <= end && end <= invoke_end) << i;
-    EXPECT_EQ(chat.Attr("gen_ai.operation.name"), Text("chat"));
-    EXPECT_EQ(chat.Attr("gen_ai.provider.name"), Text("openai"));
-    EXPECT_EQ(chat.Attr("gen_ai.request.model"), Text("m-priced"));
-    EXPECT_EQ(chat.Attr("skillrunner.attempt.n"), Int(static_cast<std::int64_t>(i) + 1));
+    ExpectChatSpanUnder(*invoke, chat, i + 1);
     kinds.emplace_back(chat.Attr("skillrunner.attempt.kind").at("stringValue").as_string());
     roles.emplace_back(chat.Attr("skillrunner.attempt.role").at("stringValue").as_string());
     retries.push_back(json::serialize(chat.Attr("skillrunner.validation_retry")));
@@ -193,12 +213,7 @@ TEST_F(TracingTest, ARetriedReviewedInvocationIsOneInvokeSpanWithAChatSpanPerReq
   EXPECT_EQ(chats[1].Attr("http.response.status_code"), Int(500));
   EXPECT_EQ(chats[1].Attr("error.type"), Text("transient"));
   EXPECT_TRUE(chats[1].Attr("gen_ai.usage.input_tokens").is_null());
-  // No input, output or prompt text anywhere.
-  for (const auto& request : receiver_.requests()) {
-    for (const char* text : {"Rain all day", "Cold rain", "You summarize", "One sentence"}) {
-      EXPECT_EQ(request.body.find(text), std::string::npos) << text;
-    }
-  }
+  ExpectNoContentSent();
 }
 
 TEST_F(TracingTest, CapturedContentIsInTheSpansButTheAnswerCarriesNoRequestsUnlessAsked) {
