@@ -136,9 +136,6 @@ DonePtr Conclude(InvocationOutcome outcome, const json::value& id, bool serializ
   return box;
 }
 
-// Its frame is part of every invocation in flight: it keeps only the skill
-// id (SkillRunner::Invoke reads it through a string_view) and what the
-// answer needs; the answer is made in a plain function.
 // An invocation a bug stopped: logged with what it said, answered as -32603.
 void LogInternalError(const std::string& key, const std::string& skill, std::exception_ptr e) {
   try {
@@ -148,6 +145,9 @@ void LogInternalError(const std::string& key, const std::string& skill, std::exc
   }
 }
 
+// Its frame is part of every invocation in flight: it keeps only the skill
+// id (SkillRunner::Invoke reads it through a string_view) and what the
+// answer needs; the answer is made in a plain function.
 asio::awaitable<DonePtr> RunInvocation(std::shared_ptr<SkillRunner> runner, std::unique_ptr<InvokeParams> request,
                                     json::value id, bool serialize, CallerQuota caller) {
   // Cancellation (a client gone, `$/cancel`, a drain out of time) must come

@@ -10,7 +10,6 @@
 #include <boost/json/object.hpp>
 
 #include <algorithm>
-#include <atomic>
 
 #include "services/common/digest.h"
 #include "services/providers/caching_provider.h"
@@ -34,25 +33,51 @@ struct Slot {
   // The eval's count of waiting cases (null outside an eval) and this case.
   BatchQuorum* quorum = nullptr;
   const void* case_key = nullptr;
-  std::atomic<bool> held{false};
-  std::atomic<bool> answered{false};
 
   // The case waits on a batch from now: counted once the request is in a
   // round or a batch, never before (a case counted waiting whose request is
   // not gathered yet would let a round go without it); the caller then
-  // Checks.
+  // Checks. Not once it is answered or its Chat is gone.
   void Hold() {
-    if (quorum != nullptr && !answered.load() && !held.exchange(true)) quorum->Waiting(case_key);
+    if (quorum == nullptr) return;
+    std::lock_guard lock(wait_mutex_);
+    if (held_ || answered_ || abandoned_) return;
+    held_ = true;
+    quorum->Waiting(case_key);
   }
-  // It does not any more: its answer is on the way (or it was cancelled).
+  // It does not wait any more: its answer is on the way (a resubmission
+  // Holds again).
   void Release() {
-    if (quorum != nullptr && held.exchange(false)) quorum->Answered(case_key);
+    std::lock_guard lock(wait_mutex_);
+    ReleaseLocked();
+  }
+  // Its Chat was cancelled: never counted again, even if resubmitted.
+  void Abandon() {
+    std::lock_guard lock(wait_mutex_);
+    abandoned_ = true;
+    ReleaseLocked();
   }
   void Deliver(Outcome outcome) {
-    answered.store(true);
-    Release();
+    {
+      std::lock_guard lock(wait_mutex_);
+      answered_ = true;
+      ReleaseLocked();
+    }
     channel->try_send(boost::system::error_code{}, std::make_shared<Outcome>(std::move(outcome)));
   }
+
+ private:
+  void ReleaseLocked() {
+    if (!held_) return;
+    held_ = false;
+    quorum->Answered(case_key);
+  }
+  // The flags and the quorum's count change together (a Hold racing a
+  // Deliver on another strand must not leave the case counted).
+  std::mutex wait_mutex_;
+  bool held_ = false;
+  bool answered_ = false;
+  bool abandoned_ = false;
 };
 using SlotPtr = std::shared_ptr<Slot>;
 
@@ -558,10 +583,10 @@ asio::awaitable<ChatResult> BatchingProvider::Chat(const ChatRequest& request) {
     slot->case_key = request.metadata.eval.get();
   }
   // Released when the answer comes, or here when the wait is cancelled.
-  struct Release {
+  struct Abandon {
     Slot& slot;
-    ~Release() { slot.Release(); }
-  } release{*slot};
+    ~Abandon() { slot.Abandon(); }
+  } abandon{*slot};
   if (!state_->Claim(slot)) state_->Enqueue(slot);
   slot->Hold();
   if (slot->quorum != nullptr) slot->quorum->Check();
