@@ -1,22 +1,15 @@
 // A skill's generation streamed (DESIGN 10.7): partials per attempt, a reset
 // when an attempt is abandoned, early abort that closes the provider's
 // stream, against a loopback SSE server behind a real openai provider.
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/use_future.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <gtest/gtest.h>
 
 #include "runner/skill_runner.h"
-#include "runner/skill_services.h"
 #include "services/common/stream_events.h"
-#include "services/handler/process_runner.h"
-#include "services/providers/provider_set.h"
 #include "tests/support/llm_test_bed.h"
 #include "tests/support/sse_chunks.h"
 #include "tests/support/sse_server.h"
-#include "tests/support/temp_tree.h"
 
 namespace skillrunner {
 namespace {
@@ -26,20 +19,6 @@ using test_support::JsonAnswer;
 using test_support::Streamed;
 using test_support::SseServer;
 
-constexpr const char* kTriage = R"(id: triage
-template_type: LLM_JSON_GENERATION
-model: m-loop
-prompt: { user: "Triage: {{input.text}}" }
-input_schema: { type: object, required: [text], properties: { text: { type: string } } }
-output_schema:
-  type: object
-  required: [category, title]
-  additionalProperties: false
-  properties:
-    category: { enum: [bug, feature] }
-    title: { type: string }
-)";
-
 struct Event {
   std::string method;
   json::object params;
@@ -48,45 +27,18 @@ struct Event {
 class StreamingTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    tree_.Write("skills/triage/skill.yaml", kTriage);
-    tree_.Write("skillrunner.yaml", "providers:\n  llm: { kind: openai, base_url: \"" + server_.base_url() +
-                                        "/v1\" }\nmodels:\n  m-loop: { provider: llm, structured_output: none }\n");
-    auto env = [](std::string_view) -> std::optional<std::string> { return std::nullopt; };
-    auto config = LoadConfig(tree_.Path("skillrunner.yaml").string(), env);
-    ASSERT_TRUE(config) << config.error()[0].ToString();
-    RegistryOptions options;
-    options.skills_dir = tree_.Path("skills");
-    options.rubrics_dir = tree_.Path("rubrics");
-    auto loaded = SkillRegistry::Load(options, *config);
-    for (const auto& d : loaded.diagnostics) {
-      if (d.severity == Diagnostic::Severity::kError) ADD_FAILURE() << d.ToString();
-    }
-    auto set = providers::ProviderSet::Create(config->providers, io_.get_executor(), env);
-    ASSERT_TRUE(set) << set.error();
-    providers_ = std::move(*set);
-    runner_ = std::make_unique<SkillRunner>(loaded.registry, sleeper_);
-    auto lookup = [set = providers_.get()](std::string_view name) { return set->Find(name); };
-    InstallServices(*runner_, ServiceDeps{lookup, process_runner_, downgrades_, sessions_});
+    bed_.AddSkill("triage", test_support::kStreamedTriageSkill);
+    bed_.Start();
   }
 
   InvocationOutcome Invoke(bool stream) {
     InvocationOptions options;
     if (stream) options.stream = &events_;
-    auto future = boost::asio::co_spawn(
-        io_, runner_->Invoke("triage", json::parse(R"({"text":"it crashes"})"), options), boost::asio::use_future);
-    io_.run();
-    return future.get();
+    return bed_.Invoke("triage", R"({"text":"it crashes"})", options);
   }
 
-  SseServer server_;
-  testing::TempTree tree_;
-  boost::asio::io_context io_;
-  test_support::RecordingSleeper sleeper_;
-  handler::AsioProcessRunner process_runner_;
-  generation::ModelDowngrades downgrades_;
-  generation::SessionMemory sessions_;
-  std::unique_ptr<providers::ProviderSet> providers_;
-  std::unique_ptr<SkillRunner> runner_;
+  test_support::BasicLlmTestBed<SseServer> bed_;
+  SseServer& server_ = bed_.server();
   std::vector<Event> received_;
   StreamEvents events_{[this](std::string_view method, json::object params) {
     received_.push_back({std::string(method), std::move(params)});

@@ -1,7 +1,8 @@
 #pragma once
 
 // A SkillRunner whose LLM skills run on a real openai- or anthropic-kind
-// provider that talks over loopback to a scripted LoopbackServer; the
+// provider that talks over loopback to a scripted LoopbackServer (or another
+// test server with a base_url(), such as SseServer); the
 // transient backoff's sleeper records the delays asked of it instead of
 // sleeping. Skills and the config are real YAML in a temporary tree.
 
@@ -76,11 +77,12 @@ inline std::string OpenAiError(const std::string& message, const std::string& ty
   return boost::json::serialize(boost::json::object{{"error", error}});
 }
 
-class LlmTestBed {
+template <typename Server>
+class BasicLlmTestBed {
  public:
-  LlmTestBed() = default;
+  BasicLlmTestBed() = default;
 
-  LoopbackServer& server() { return server_; }
+  Server& server() { return server_; }
   RecordingSleeper& sleeper() { return sleeper_; }
   testing::TempTree& tree() { return tree_; }
 
@@ -143,7 +145,7 @@ class LlmTestBed {
   }
 
  private:
-  LoopbackServer server_;
+  Server server_;
   testing::TempTree tree_;
   boost::asio::io_context io_;
   RecordingSleeper sleeper_;
@@ -153,5 +155,7 @@ class LlmTestBed {
   std::unique_ptr<providers::ProviderSet> providers_;
   std::unique_ptr<SkillRunner> runner_;
 };
+
+using LlmTestBed = BasicLlmTestBed<LoopbackServer>;
 
 }  // namespace skillrunner::test_support

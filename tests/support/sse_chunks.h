@@ -9,6 +9,22 @@
 
 namespace skillrunner::test_support {
 
+// The streaming tests' skill: a loop-mode (model m-loop) triage whose
+// category is an enum, so a wrong one is a verdict that cannot change.
+inline constexpr const char* kStreamedTriageSkill = R"(id: triage
+template_type: LLM_JSON_GENERATION
+model: m-loop
+prompt: { user: "Triage: {{input.text}}" }
+input_schema: { type: object, required: [text], properties: { text: { type: string } } }
+output_schema:
+  type: object
+  required: [category, title]
+  additionalProperties: false
+  properties:
+    category: { enum: [bug, feature] }
+    title: { type: string }
+)";
+
 // One `data:` event whose delta carries `content`.
 inline std::string OpenAiContentEvent(const std::string& content) {
   boost::json::object delta{{"content", content}};

@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "tests/runner/eval/batch_fixture.h"
 #include "tests/runner/eval/eval_cli_support.h"
 #include "tests/support/llm_test_bed.h"
 #include "tests/support/openai_batch_server.h"
@@ -28,62 +29,12 @@ using eval_test::ReadFile;
 using eval_test::ReadRecords;
 using eval_test::Skillrunner;
 
-// Case i's label: ham when i is a multiple of 3, else spam; the judge passes ham.
-std::string Answer(const json::object& body) {
-  const std::string text = json::serialize(body);
-  if (text.find("criteria_results") != std::string::npos) {
-    const std::string verdict = text.find("ham") != std::string::npos ? "pass" : "fail";
-    return test_support::OpenAiAnswer(R"({"criteria_results":[{"criterion_id":"a","reasoning":"r","verdict":")" +
-                                      verdict + R"(","confidence":90}],"issues":[],"suggested_fixes":[]})");
-  }
-  const std::size_t at = text.find("Label t");
-  const int i = at == std::string::npos ? 0 : std::stoi(text.substr(at + 7));
-  return test_support::OpenAiAnswer(std::string(R"({"label":")") + (i % 3 == 0 ? "ham" : "spam") + R"("})");
-}
+// The loopback OpenAI's chat.completion for a request: eval_test::BatchLabel.
+std::string Answer(const json::object& body) { return test_support::OpenAiAnswer(eval_test::BatchLabel(body)); }
 
-class BatchEvalTest : public ::testing::Test {
+class BatchEvalTest : public eval_test::BatchFixture {
  protected:
-  void WriteTree(const std::string& base_url, int cases) {
-    tree_.Write("skillrunner.yaml", "providers:\n  llm: { kind: openai, base_url: \"" + base_url +
-                                        "\", api_key_env: NO_KEY_NEEDED }\n"
-                                        "models:\n  m: { provider: llm, structured_output: native, "
-                                        "price: { input: 2, output: 8 } }\n");
-    tree_.Write("skills/label/skill.yaml", R"(id: label
-template_type: LLM_JSON_GENERATION
-model: m
-prompt: { user: "Label t{{input.n}}" }
-input_schema: { type: object, required: [n], properties: { n: { type: integer } } }
-output_schema: { type: object, required: [label], additionalProperties: false, properties: { label: { type: string } } }
-)");
-    std::string lines;
-    for (int i = 1; i <= cases; ++i) {
-      lines += R"({"id":"c)" + std::to_string(i) + R"(","input":{"n":)" + std::to_string(i) + "}}\n";
-    }
-    tree_.Write("skills/label/cases.jsonl", lines);
-    tree_.Write("rubrics/quality.yaml", "id: quality\ncriteria:\n  - { id: a, description: Ham., required: true }\n");
-    const std::string skills = "skills:\n  - skill: label\n    rubric: quality\n    judge_model: m\n";
-    tree_.Write("online.yaml", "id: night\n" + skills);
-    tree_.Write("batch.yaml", "id: night\nbatch: { send_after_s: 3600, poll_interval_s: 0.05 }\n" + skills);
-  }
-
-  eval_test::Ran Eval(const std::string& args) {
-    return Skillrunner(tree_.root(), "--config skillrunner.yaml --skills skills --rubrics rubrics eval " + args);
-  }
-
-  // Each case's output and verdict, by case id.
-  static std::map<std::string, std::string> Outcomes(const std::filesystem::path& results) {
-    std::map<std::string, std::string> out;
-    for (const json::object& record : ReadRecords(results)) {
-      std::string outcome;
-      if (const auto* result = record.if_contains("result")) outcome += json::serialize(result->at("output"));
-      if (const auto* error = record.if_contains("error")) outcome += json::serialize(*error);
-      if (const auto* review = record.if_contains("review")) outcome += json::serialize(review->at("pass"));
-      out[std::string(record.at("case").as_string())] = outcome;
-    }
-    return out;
-  }
-
-  testing::TempTree tree_;
+  void WriteTree(const std::string& base_url, int cases) { BatchFixture::WriteTree("openai", base_url, cases); }
 };
 
 // 200 cases with a judge: the batch run asks the same 400 requests (bodies
@@ -110,9 +61,9 @@ TEST_F(BatchEvalTest, TwoHundredCasesWithAJudgeEqualTheOnlineRunEachRequestSubmi
   EXPECT_EQ(batch.submitted(), 400u);
   EXPECT_EQ(batch.submissions(), online.online_bodies());  // the same bodies, each once
   EXPECT_GE(batch.batches_created(), 2u);  // the judges wait for the outputs: a later round
-  const auto online_outcomes = Outcomes(tree_.Path("runs/online/results.jsonl"));
+  const auto online_outcomes = Outcomes("runs/online");
   ASSERT_EQ(online_outcomes.size(), 200u);
-  EXPECT_EQ(Outcomes(tree_.Path("runs/batch/results.jsonl")), online_outcomes);
+  EXPECT_EQ(Outcomes("runs/batch"), online_outcomes);
   EXPECT_NE(ran_batch.err.find("batch mode"), std::string::npos) << ran_batch.err;
   EXPECT_NE(ran_batch.err.find("): completed, "), std::string::npos) << ran_batch.err;
   // Every request is in the run folder's journal by custom_id, before its batch.
@@ -132,33 +83,8 @@ class BatchResumeTest : public BatchEvalTest {
  protected:
   static constexpr int kCases = 20;
 
-  // Starts the batch run and kills it (-9) once `ready` holds; false when it never did.
-  template <class Ready>
-  bool KillWhen(Ready ready) {
-    pid_t pid = eval_test::Spawn(tree_.root(), {"--config", "skillrunner.yaml", "--skills", "skills", "--rubrics",
-                                                "rubrics", "eval", "batch.yaml", "--out", "runs/b"});
-    if (pid <= 0) return false;
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (!ready() && std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    const bool was_ready = ready();
-    kill(pid, SIGKILL);
-    int status = 0;
-    waitpid(pid, &status, 0);
-    return was_ready && WIFSIGNALED(status);
-  }
-
-  // The run completes with every case recorded once and every request body submitted once.
   void ExpectCompletedEachRequestOnce(const test_support::OpenAiBatchServer& server) {
-    const auto records = ReadRecords(tree_.Path("runs/b/results.jsonl"));
-    std::map<std::string, int> cases;
-    for (const json::object& record : records) ++cases[std::string(record.at("case").as_string())];
-    EXPECT_EQ(cases.size(), static_cast<std::size_t>(kCases));
-    for (const auto& [id, times] : cases) EXPECT_EQ(times, 1) << id;
-    EXPECT_EQ(server.submitted(), static_cast<std::size_t>(2 * kCases));
-    for (const auto& [body, times] : server.submissions()) EXPECT_EQ(times, 1) << body;
-    EXPECT_EQ(server.online_requests(), 0u);
+    BatchFixture::ExpectCompletedEachRequestOnce(server, kCases);
   }
 };
 

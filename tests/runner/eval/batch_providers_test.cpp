@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "runner/eval/history.h"
+#include "tests/runner/eval/batch_fixture.h"
 #include "tests/runner/eval/eval_cli_support.h"
 #include "tests/support/anthropic_batch_server.h"
 #include "tests/support/gemini_batch_server.h"
@@ -34,99 +35,13 @@ namespace json = boost::json;
 using eval_test::ReadFile;
 using eval_test::ReadRecords;
 
-// Case i's label: ham when i is a multiple of 3, else spam; the judge passes ham.
-std::string Label(const json::object& body) {
-  const std::string text = json::serialize(body);
-  if (text.find("criteria_results") != std::string::npos) {
-    const std::string verdict = text.find("ham") != std::string::npos ? "pass" : "fail";
-    return R"({"criteria_results":[{"criterion_id":"a","reasoning":"r","verdict":")" + verdict +
-           R"(","confidence":90}],"issues":[],"suggested_fixes":[]})";
-  }
-  const std::size_t at = text.find("Label t");
-  const int i = at == std::string::npos ? 0 : std::stoi(text.substr(at + 7));
-  return std::string(R"({"label":")") + (i % 3 == 0 ? "ham" : "spam") + R"("})";
+std::string AnthropicLabel(const json::object& params) {
+  return test_support::AnthropicAnswer(eval_test::BatchLabel(params));
 }
+std::string GeminiLabel(const json::object& request) { return test_support::GeminiAnswer(eval_test::BatchLabel(request)); }
 
-std::string AnthropicLabel(const json::object& params) { return test_support::AnthropicAnswer(Label(params)); }
-std::string GeminiLabel(const json::object& request) { return test_support::GeminiAnswer(Label(request)); }
-
-class ProviderBatchTest : public ::testing::Test {
+class ProviderBatchTest : public eval_test::BatchFixture {
  protected:
-  // The judge on model `judge` (m, or j: a second model of the same provider).
-  void WriteTree(const std::string& kind, const std::string& base_url, int cases, const std::string& judge = "m") {
-    tree_.Write("skillrunner.yaml", "providers:\n  llm: { kind: " + kind + ", base_url: \"" + base_url +
-                                        "\", api_key_env: NO_KEY_NEEDED }\n"
-                                        "models:\n  m: { provider: llm, structured_output: native, "
-                                        "price: { input: 2, output: 8 } }\n"
-                                        "  j: { provider: llm, structured_output: native, "
-                                        "price: { input: 2, output: 8 } }\n");
-    tree_.Write("skills/label/skill.yaml", R"(id: label
-template_type: LLM_JSON_GENERATION
-model: m
-prompt: { user: "Label t{{input.n}}" }
-input_schema: { type: object, required: [n], properties: { n: { type: integer } } }
-output_schema: { type: object, required: [label], additionalProperties: false, properties: { label: { type: string } } }
-)");
-    std::string lines;
-    for (int i = 1; i <= cases; ++i) {
-      lines += R"({"id":"c)" + std::to_string(i) + R"(","input":{"n":)" + std::to_string(i) + "}}\n";
-    }
-    tree_.Write("skills/label/cases.jsonl", lines);
-    tree_.Write("rubrics/quality.yaml", "id: quality\ncriteria:\n  - { id: a, description: Ham., required: true }\n");
-    const std::string skills = "skills:\n  - skill: label\n    rubric: quality\n    judge_model: " + judge + "\n";
-    tree_.Write("online.yaml", "id: night\n" + skills);
-    tree_.Write("batch.yaml", "id: night\nbatch: { send_after_s: 3600, poll_interval_s: 0.05 }\n" + skills);
-  }
-
-  eval_test::Ran Eval(const std::string& args) {
-    return eval_test::Skillrunner(tree_.root(), "--config skillrunner.yaml --skills skills --rubrics rubrics eval " + args);
-  }
-
-  // Each case's output and verdict, by case id.
-  std::map<std::string, std::string> Outcomes(const std::string& run) {
-    std::map<std::string, std::string> out;
-    for (const json::object& record : ReadRecords(tree_.Path(run + "/results.jsonl"))) {
-      std::string outcome;
-      if (const auto* result = record.if_contains("result")) outcome += json::serialize(result->at("output"));
-      if (const auto* error = record.if_contains("error")) outcome += json::serialize(*error);
-      if (const auto* review = record.if_contains("review")) outcome += json::serialize(review->at("pass"));
-      out[std::string(record.at("case").as_string())] = outcome;
-    }
-    return out;
-  }
-
-  // Starts the batch run into runs/b and kills it (-9) once `ready` holds; false when it never did.
-  template <class Ready>
-  bool KillWhen(Ready ready) {
-    pid_t pid = eval_test::Spawn(tree_.root(), {"--config", "skillrunner.yaml", "--skills", "skills", "--rubrics",
-                                                "rubrics", "eval", "batch.yaml", "--out", "runs/b"});
-    if (pid <= 0) return false;
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (!ready() && std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    const bool was_ready = ready();
-    kill(pid, SIGKILL);
-    int status = 0;
-    waitpid(pid, &status, 0);
-    return was_ready && WIFSIGNALED(status);
-  }
-
-  // runs/b holds each of `cases` cases once; the server got every request body once, none online.
-  template <class Server>
-  void ExpectCompletedEachRequestOnce(const Server& server, int cases) {
-    std::map<std::string, int> seen;
-    for (const json::object& record : ReadRecords(tree_.Path("runs/b/results.jsonl"))) {
-      ++seen[std::string(record.at("case").as_string())];
-      EXPECT_TRUE(record.contains("review")) << json::serialize(record);
-    }
-    EXPECT_EQ(seen.size(), static_cast<std::size_t>(cases));
-    for (const auto& [id, times] : seen) EXPECT_EQ(times, 1) << id;
-    EXPECT_EQ(server.submitted(), static_cast<std::size_t>(2 * cases));
-    for (const auto& [body, times] : server.submissions()) EXPECT_EQ(times, 1) << body;
-    EXPECT_EQ(server.online_requests(), 0u);
-  }
-
   // The batches the history DB (runs/eval-history.sqlite) holds for `run_id`: "provider round id, " each.
   std::string HistoryBatchIds(const std::string& run_id) {
     auto history = eval::History::Open(tree_.Path("runs/eval-history.sqlite"));
@@ -144,8 +59,6 @@ output_schema: { type: object, required: [label], additionalProperties: false, p
     for (std::string line; std::getline(in, line);) lines.push_back(json::parse(line).as_object());
     return lines;
   }
-
-  testing::TempTree tree_;
 };
 
 // 200 cases with a judge through Message Batches: the same 400 Messages

@@ -22,19 +22,6 @@ using testing::ConnectWhenReady;
 using testing::ServeProcess;
 using testing::SocketClient;
 
-constexpr const char* kTriage = R"(id: triage
-template_type: LLM_JSON_GENERATION
-model: m-loop
-prompt: { user: "Triage: {{input.text}}" }
-input_schema: { type: object, required: [text], properties: { text: { type: string } } }
-output_schema:
-  type: object
-  required: [category, title]
-  properties:
-    category: { enum: [bug, feature] }
-    title: { type: string }
-)";
-
 const std::vector<std::string> kValid = {"{\"category\":\"b", "ug\",\"title\":\"Crash", "\"}"};
 constexpr const char* kInvoke =
     R"({"jsonrpc":"2.0","id":7,"method":"skills.invoke","params":{"skill":"triage","input":{"text":"it crashes"},"options":{"stream":true}}})"
@@ -45,7 +32,7 @@ class ServeStreamTest : public ::testing::Test {
   void SetUp() override {
     tree_.Write("skillrunner.yaml", "providers:\n  llm: { kind: openai, base_url: \"" + sse_.base_url() +
                                         "/v1\" }\nmodels:\n  m-loop: { provider: llm, structured_output: none }\n");
-    tree_.Write("skills/triage/skill.yaml", kTriage);
+    tree_.Write("skills/triage/skill.yaml", test_support::kStreamedTriageSkill);
     tree_.Write("skills/echoer/skill.yaml",
                 "id: echoer\nhandler: echo\ninput_schema: { type: object }\noutput_schema: { type: object }\n");
     tree_.Write("rubrics/.keep", "");
