@@ -51,8 +51,19 @@ class StreamBase : public ChatStream {
     return !stop_;
   }
 
+  // The error that ended the stream, the cut answer of a stream stopped on
+  // purpose, else the whole answer (Complete).
+  std::expected<ChatResponse, ProviderError> Finish(const http::HttpResponse& response,
+                                                    const ChatRequest& request) final {
+    if (error_) return std::unexpected(std::move(*error_));
+    if (response.stopped) return Cut(response, request);
+    return Complete(response, request);
+  }
+
  protected:
   virtual void Event(const SseEvent& event) = 0;
+  virtual std::expected<ChatResponse, ProviderError> Complete(const http::HttpResponse& response,
+                                                              const ChatRequest& request) = 0;
   void Piece(std::string_view piece) {
     text_.append(piece);
     if (!piece.empty() && request_.on_text && !request_.on_text(piece)) stop_ = true;
@@ -85,10 +96,8 @@ class AnthropicStream final : public StreamBase {
  public:
   using StreamBase::StreamBase;
 
-  std::expected<ChatResponse, ProviderError> Finish(const http::HttpResponse& response,
-                                                    const ChatRequest& request) override {
-    if (error_) return std::unexpected(std::move(*error_));
-    if (response.stopped) return Cut(response, request);
+  std::expected<ChatResponse, ProviderError> Complete(const http::HttpResponse& response,
+                                                      const ChatRequest& request) override {
     if (!stopped_) return std::unexpected(Dropped(response.status));
     json::array content;
     for (auto& [index, block] : blocks_) content.push_back(std::move(block));
@@ -169,10 +178,8 @@ class GeminiStream final : public StreamBase {
  public:
   using StreamBase::StreamBase;
 
-  std::expected<ChatResponse, ProviderError> Finish(const http::HttpResponse& response,
-                                                    const ChatRequest& request) override {
-    if (error_) return std::unexpected(std::move(*error_));
-    if (response.stopped) return Cut(response, request);
+  std::expected<ChatResponse, ProviderError> Complete(const http::HttpResponse& response,
+                                                      const ChatRequest& request) override {
     if (!last_ || !finished_) return std::unexpected(Dropped(response.status));
     ChatResponse out = std::move(*last_);
     out.text = text_;

@@ -139,6 +139,18 @@ class StreamLoopbackTest : public ::testing::Test {
   }
   static std::optional<std::string> Env(std::string_view) { return std::string("sk-test"); }
 
+  // A streamed request of `model`, each piece of text kept in pieces_.
+  ChatRequest Streaming(const std::string& model) {
+    ChatRequest request;
+    request.model = model;
+    request.messages = {{"user", "Triage."}};
+    request.on_text = [this](std::string_view piece) {
+      pieces_.append(piece);
+      return true;
+    };
+    return request;
+  }
+
   SseServer server_;
   boost::asio::io_context io_;
   std::string pieces_;
@@ -149,13 +161,7 @@ TEST_F(StreamLoopbackTest, AnthropicAskedToStreamReadsEveryByteInItsOwnWrite) {
   AnthropicOptions options;
   options.base_url = server_.base_url();
   AnthropicProvider provider(options, http::MakeHttpClient(io_.get_executor()), Env);
-  ChatRequest request;
-  request.model = "claude-sonnet-4-5";
-  request.messages = {{"user", "Triage."}};
-  request.on_text = [this](std::string_view piece) {
-    pieces_.append(piece);
-    return true;
-  };
+  ChatRequest request = Streaming("claude-sonnet-4-5");
   auto answer = Send(provider, request);
   ASSERT_TRUE(answer) << answer.error().message;
   EXPECT_EQ(pieces_, kAnswer);
@@ -170,13 +176,7 @@ TEST_F(StreamLoopbackTest, GeminiAskedToStreamUsesStreamGenerateContentWithAltSs
   GeminiOptions options;
   options.base_url = server_.base_url();
   GeminiProvider provider(options, http::MakeHttpClient(io_.get_executor()), Env);
-  ChatRequest request;
-  request.model = "gemini-2.5-flash";
-  request.messages = {{"user", "Triage."}};
-  request.on_text = [this](std::string_view piece) {
-    pieces_.append(piece);
-    return true;
-  };
+  ChatRequest request = Streaming("gemini-2.5-flash");
   auto answer = Send(provider, request);
   ASSERT_TRUE(answer) << answer.error().message;
   EXPECT_EQ(pieces_, kAnswer);
