@@ -22,16 +22,15 @@
 // choose its answer by request, so one body serves generation and judging.
 #include <signal.h>
 
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
-#include <string>
-
-#include <boost/json/parse.hpp>
-#include <boost/json/serialize.hpp>
 #include <functional>
 #include <mutex>
+#include <string>
 #include <unordered_set>
 
 #include "tests/support/llm_test_bed.h"
@@ -133,19 +132,21 @@ int main(int argc, char** argv) {
     server.SetDefault(answer);
     // Counted in both modes, so that the runs with and without caching see the same prompt_tokens.
     auto cache = std::make_shared<PromptCache>(prompt_cache);
-    if (prompt_tokens) server.SetResponder([cache, answer, content](const std::string& body) -> std::optional<skillrunner::test_support::ScriptedResponse> {
-      auto [tokens, cached] = cache->Count(body);
-      skillrunner::test_support::ScriptedResponse computed = answer;
-      computed.body = CachedAnswer(content, tokens, cached);
-      return computed;
-    });
+    if (prompt_tokens)
+      server.SetResponder([cache, answer, content](
+                              const std::string& body) -> std::optional<skillrunner::test_support::ScriptedResponse> {
+        auto [tokens, cached] = cache->Count(body);
+        skillrunner::test_support::ScriptedResponse computed = answer;
+        computed.body = CachedAnswer(content, tokens, cached);
+        return computed;
+      });
     std::printf("%s\n", server.base_url().c_str());
     std::fflush(stdout);
 
     int signal_number = 0;
     sigwait(&stop, &signal_number);
-    std::fprintf(stderr, "fake_openai_server: %zu requests, %d connections (at most %d open)\n",
-                 server.request_count(), server.connections_accepted(), server.max_open_connections());
+    std::fprintf(stderr, "fake_openai_server: %zu requests, %d connections (at most %d open)\n", server.request_count(),
+                 server.connections_accepted(), server.max_open_connections());
   } catch (const std::exception& error) {
     std::fprintf(stderr, "fake_openai_server: %s\n", error.what());
     return 1;

@@ -36,10 +36,9 @@ constexpr const char* kBody =
     R"("completion_tokens_details":{"reasoning_tokens":0,"audio_tokens":0}},)"
     R"("system_fingerprint":"fp_0ba0d124f1","service_tier":"default"})";
 
-constexpr const char* kRequestBody =
-    R"({"model":"gpt-4o-mini","temperature":0.7,"max_tokens":1024,"messages":[)"
-    R"({"role":"system","content":"You extract contact records."},)"
-    R"({"role":"user","content":"Text: Ada Lovelace, ada@example.com"}]})";
+constexpr const char* kRequestBody = R"({"model":"gpt-4o-mini","temperature":0.7,"max_tokens":1024,"messages":[)"
+                                     R"({"role":"system","content":"You extract contact records."},)"
+                                     R"({"role":"user","content":"Text: Ada Lovelace, ada@example.com"}]})";
 
 struct Shared {
   std::shared_ptr<http::HttpClient> client;
@@ -85,8 +84,7 @@ void Run(const std::string& url, int concurrency, int total, int threads) {
   Shared shared;
   shared.client = http::MakeHttpClient(io.get_executor(), options);
   shared.request.url = url + "/v1/chat/completions";
-  shared.request.headers = {{"Content-Type", "application/json"},
-                            {"Authorization", "Bearer sk-bench"}};
+  shared.request.headers = {{"Content-Type", "application/json"}, {"Authorization", "Bearer sk-bench"}};
   shared.request.body = kRequestBody;
   shared.total = total;
   shared.latencies_us.assign(static_cast<std::size_t>(total), 0.0);
@@ -109,9 +107,8 @@ void Run(const std::string& url, int concurrency, int total, int threads) {
   std::vector<double>& lat = shared.latencies_us;
   std::sort(lat.begin(), lat.end());
   auto pct = [&](double p) { return lat[static_cast<std::size_t>(p * (lat.size() - 1))]; };
-  std::printf("| %11d | %8d | %9.0f | %8.1f | %8.1f | %8.1f | %13.1f | %8d |\n", concurrency,
-              total, total / seconds, pct(0.50), pct(0.99), pct(0.999),
-              cpu * 1e6 / total, shared.failures);
+  std::printf("| %11d | %8d | %9.0f | %8.1f | %8.1f | %8.1f | %13.1f | %8d |\n", concurrency, total, total / seconds,
+              pct(0.50), pct(0.99), pct(0.999), cpu * 1e6 / total, shared.failures);
 }
 
 }  // namespace
@@ -122,8 +119,8 @@ int main(int argc, char** argv) {
   test_support::LoopbackServer server;
   server.SetRecording(false);
   server.SetDefault({.body = kBody});
-  std::printf("http_client_bench: %d requests per row, %d client thread(s), body %zu bytes\n",
-              total, threads, std::string(kBody).size());
+  std::printf("http_client_bench: %d requests per row, %d client thread(s), body %zu bytes\n", total, threads,
+              std::string(kBody).size());
   std::printf("| concurrency | requests | req/s     | p50 us   | p99 us   | p99.9 us | CPU us/req*   | failures |\n");
   std::printf("|-------------|----------|-----------|----------|----------|----------|---------------|----------|\n");
   Run(server.base_url(), 1, std::min(total, 2'000), threads);  // warm-up, also printed

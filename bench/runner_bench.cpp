@@ -15,21 +15,22 @@
 //      exporter's thread included), and the spans exported and dropped.
 //
 //   build/runner_bench [invocations]
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/json/parse.hpp>
 #include <spdlog/spdlog.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/json/parse.hpp>
 #include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "bench/triage_skill.h"
 #include "runner/skill_runner.h"
 #include "runner/skill_services.h"
 #include "services/handler/process_runner.h"
@@ -39,7 +40,6 @@
 #include "tests/support/child_process.h"
 #include "tests/support/llm_test_bed.h"
 #include "tests/support/loopback_server.h"
-#include "bench/triage_skill.h"
 #include "tests/support/temp_tree.h"
 
 namespace {
@@ -72,8 +72,8 @@ struct Bench {
     std::string skill = kSkill;
     skill.replace(skill.find("MODEL"), 5, model);
     tree.Write("skills/triage/skill.yaml", skill);
-    tree.Write("skillrunner.yaml", "providers:\n" + provider_yaml +
-                                       "models:\n  bench-model: { provider: p, structured_output: none }\n");
+    tree.Write("skillrunner.yaml",
+               "providers:\n" + provider_yaml + "models:\n  bench-model: { provider: p, structured_output: none }\n");
     auto env = [](std::string_view name) -> std::optional<std::string> {
       if (name == "OPENAI_API_KEY") return "sk-bench";
       return std::nullopt;
@@ -90,8 +90,7 @@ struct Bench {
   }
 };
 
-boost::asio::awaitable<void> Worker(SkillRunner& runner, int count, std::vector<double>& latencies_us,
-                                    int& failures) {
+boost::asio::awaitable<void> Worker(SkillRunner& runner, int count, std::vector<double>& latencies_us, int& failures) {
   json::value input = json::parse(R"({"text":"The login page rejects my password since this morning."})");
   for (int i = 0; i < count; ++i) {
     auto start = Clock::now();
@@ -113,7 +112,8 @@ double Run(const char* name, Bench& bench, int total, int concurrency, bool trac
   double cpu0 = CpuSeconds(traced);
   auto start = Clock::now();
   for (int w = 0; w < concurrency; ++w) {
-    boost::asio::co_spawn(bench.io, Worker(*bench.runner, total / concurrency, latencies[static_cast<std::size_t>(w)], failures),
+    boost::asio::co_spawn(bench.io,
+                          Worker(*bench.runner, total / concurrency, latencies[static_cast<std::size_t>(w)], failures),
                           boost::asio::detached);
   }
   bench.io.restart();
@@ -123,7 +123,9 @@ double Run(const char* name, Bench& bench, int total, int concurrency, bool trac
   std::vector<double> all;
   for (auto& l : latencies) all.insert(all.end(), l.begin(), l.end());
   std::sort(all.begin(), all.end());
-  auto pct = [&](double p) { return all.empty() ? 0.0 : all[static_cast<std::size_t>(p * static_cast<double>(all.size() - 1))]; };
+  auto pct = [&](double p) {
+    return all.empty() ? 0.0 : all[static_cast<std::size_t>(p * static_cast<double>(all.size() - 1))];
+  };
   std::printf("| %-26s | %4d | %7zu | %9.0f | %8.1f | %8.1f | %9.1f | %d |", name, concurrency, all.size(),
               static_cast<double>(all.size()) / wall, pct(0.5), pct(0.99), cpu / static_cast<double>(all.size()) * 1e6,
               failures);
@@ -137,9 +139,10 @@ double Run(const char* name, Bench& bench, int total, int concurrency, bool trac
 // sequential invocation adds is its p50 beyond this.
 double ServerRoundTripUs(std::uint16_t port, int count) {
   const std::string body = R"({"model":"bench-model","messages":[{"role":"user","content":"Ticket: hi"}]})";
-  const std::string request = "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
-                              "application/json\r\nContent-Length: " +
-                              std::to_string(body.size()) + "\r\n\r\n" + body;
+  const std::string request =
+      "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
+      "application/json\r\nContent-Length: " +
+      std::to_string(body.size()) + "\r\n\r\n" + body;
   const int fd = test_support::ConnectToLoopback(port);
   if (fd < 0) return 0;
   std::vector<double> times;
@@ -170,8 +173,9 @@ double ServerRoundTripUs(std::uint16_t port, int count) {
 // The loopback server answering every chat with one triage.
 void AnswerTriage(test_support::LoopbackServer& server) {
   server.SetRecording(false);
-  server.SetDefault({.body = test_support::OpenAiAnswer(
-                         R"({"priority":2,"category":"bug","summary":"Login rejects the password.","needs_human":false})")});
+  server.SetDefault(
+      {.body = test_support::OpenAiAnswer(
+           R"({"priority":2,"category":"bug","summary":"Login rejects the password.","needs_human":false})")});
 }
 
 // The simulated and loopback HTTP rows, then the server's own round trip.
@@ -188,9 +192,10 @@ void RunBasics(int total) {
   Run("openai over loopback HTTP", bench, total, 64);
   const auto port = static_cast<std::uint16_t>(std::stoi(server.base_url().substr(server.base_url().rfind(':') + 1)));
   const double round_trip = ServerRoundTripUs(port, total);
-  std::printf("\nThe loopback server's own round trip (one connection, p50): %.1f us; one sequential invocation "
-              "over HTTP spends %.1f us beyond it.\n\n",
-              round_trip, p50 - round_trip);
+  std::printf(
+      "\nThe loopback server's own round trip (one connection, p50): %.1f us; one sequential invocation "
+      "over HTTP spends %.1f us beyond it.\n\n",
+      round_trip, p50 - round_trip);
 }
 
 // One row per collector: none, one that answers, one that is down, one that
@@ -199,7 +204,8 @@ void RunBasics(int total) {
 void RunTracing(int total) {
   std::printf("\n| %-26s | %4s | %7s | %9s | %8s | %8s | %9s | %s | %s | %s |\n", "traces to a collector that", "c",
               "calls", "calls/s", "p50 us", "p99 us", "CPU us/call", "failed", "exported", "dropped");
-  std::printf("|%s|------|---------|-----------|----------|----------|-----------|---|---|---|\n", std::string(28, '-').c_str());
+  std::printf("|%s|------|---------|-----------|----------|----------|-----------|---|---|---|\n",
+              std::string(28, '-').c_str());
   test_support::LoopbackServer server;
   AnswerTriage(server);
   test_support::LoopbackServer collector;
@@ -232,7 +238,8 @@ void RunTracing(int total) {
       exported = exporter->Stats().exported_spans;
       dropped = exporter->Stats().dropped_spans;
     }
-    std::printf(" %llu | %llu |\n", static_cast<unsigned long long>(exported), static_cast<unsigned long long>(dropped));
+    std::printf(" %llu | %llu |\n", static_cast<unsigned long long>(exported),
+                static_cast<unsigned long long>(dropped));
   }
 }
 
@@ -241,9 +248,10 @@ void RunTracing(int total) {
 int main(int argc, char** argv) {
   int total = argc > 1 ? std::atoi(argv[1]) : 20000;
   spdlog::set_level(spdlog::level::warn);
-  std::printf("| %-26s | %4s | %7s | %9s | %8s | %8s | %9s | %s |\n", "path", "c", "calls", "calls/s",
-              "p50 us", "p99 us", "CPU us/call", "failed");
-  std::printf("|%s|------|---------|-----------|----------|----------|-----------|---|\n", std::string(28, '-').c_str());
+  std::printf("| %-26s | %4s | %7s | %9s | %8s | %8s | %9s | %s |\n", "path", "c", "calls", "calls/s", "p50 us",
+              "p99 us", "CPU us/call", "failed");
+  std::printf("|%s|------|---------|-----------|----------|----------|-----------|---|\n",
+              std::string(28, '-').c_str());
   if (std::getenv("TRACE_ONLY") == nullptr) RunBasics(total);
   RunTracing(total);
   return 0;

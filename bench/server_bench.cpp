@@ -16,11 +16,14 @@
 //      answer), per invocation in flight, and how long all the answers take.
 //
 //   build/server_bench [seconds-per-level [in-flight [connections [latency-ms]]]] [--threads N,M,...]
-//   (seconds 0 skips the throughput levels; in-flight 0 skips the memory test; SKILLRUNNER_BIN=PATH serves with another build)
+//   (seconds 0 skips the throughput levels; in-flight 0 skips the memory test; SKILLRUNNER_BIN=PATH serves with another
+//   build)
 #include <signal.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -29,8 +32,6 @@
 #include <boost/asio/read_until.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
-#include <algorithm>
-#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -54,7 +55,8 @@ constexpr const char* kSkill = skillrunner::bench::kTriageSkill;
 
 std::string Invoke(std::uint64_t id) {
   return R"({"jsonrpc":"2.0","id":)" + std::to_string(id) +
-         R"(,"method":"skills.invoke","params":{"skill":"triage","input":{"text":"The invoice total is wrong"}}})" "\n";
+         R"(,"method":"skills.invoke","params":{"skill":"triage","input":{"text":"The invoice total is wrong"}}})"
+         "\n";
 }
 
 class ServeProcess {
@@ -100,9 +102,17 @@ class ServeProcess {
   }
   static std::vector<std::string> Args(const skillrunner::testing::TempTree& tree, const std::string& socket,
                                        std::size_t max_in_flight, unsigned threads) {
-    std::vector<std::string> args{"serve", "--socket", socket, "--config", tree.Path("skillrunner.yaml").string(),
-                                  "--skills", tree.Path("skills").string(), "--rubrics",
-                                  tree.Path("rubrics").string(), "--max-in-flight", std::to_string(max_in_flight)};
+    std::vector<std::string> args{"serve",
+                                  "--socket",
+                                  socket,
+                                  "--config",
+                                  tree.Path("skillrunner.yaml").string(),
+                                  "--skills",
+                                  tree.Path("skills").string(),
+                                  "--rubrics",
+                                  tree.Path("rubrics").string(),
+                                  "--max-in-flight",
+                                  std::to_string(max_in_flight)};
     if (threads > 0) {
       args.push_back("--threads");
       args.push_back(std::to_string(threads));
@@ -120,9 +130,10 @@ class FakeOpenAi {
  public:
   explicit FakeOpenAi(const skillrunner::testing::TempTree& tree)
       : err_(tree.Path("fake.err")),
-        process_(FAKE_OPENAI_SERVER,
-                 {"0", R"({"priority":2,"category":"bug","summary":"Login rejects the password.","needs_human":false})"},
-                 skillrunner::test_support::CleanEnvironment(), {}, tree.Path("fake.out"), tree.Path("fake.err")) {
+        process_(
+            FAKE_OPENAI_SERVER,
+            {"0", R"({"priority":2,"category":"bug","summary":"Login rejects the password.","needs_human":false})"},
+            skillrunner::test_support::CleanEnvironment(), {}, tree.Path("fake.out"), tree.Path("fake.err")) {
     for (int i = 0; i < 1000 && url_.empty(); ++i) {
       std::ifstream out(tree.Path("fake.out"));
       std::getline(out, url_);
@@ -212,10 +223,11 @@ void Throughput(const std::string& path, const ServeProcess& server, int clients
   double wall = std::chrono::duration<double>(Clock::now() - start).count();
   double cpu = server.CpuSeconds() - cpu_before;
   double done = static_cast<double>(totals.done.load());
-  std::printf("clients=%-5d invocations=%-8.0f %9.0f/s  p50 %7.0f us  p99 %7.0f us  server CPU %.1f us/invocation  RSS %ld MiB  errors %llu\n",
-              clients, done, done / wall, Percentile(totals.latencies_us, 0.5), Percentile(totals.latencies_us, 0.99),
-              done > 0 ? cpu / done * 1e6 : 0.0, server.RssKiB() / 1024,
-              static_cast<unsigned long long>(totals.errors.load()));
+  std::printf(
+      "clients=%-5d invocations=%-8.0f %9.0f/s  p50 %7.0f us  p99 %7.0f us  server CPU %.1f us/invocation  RSS %ld MiB "
+      " errors %llu\n",
+      clients, done, done / wall, Percentile(totals.latencies_us, 0.5), Percentile(totals.latencies_us, 0.99),
+      done > 0 ? cpu / done * 1e6 : 0.0, server.RssKiB() / 1024, static_cast<unsigned long long>(totals.errors.load()));
 }
 
 // One connection with `depth` requests in flight: each answer read sends the
@@ -243,7 +255,8 @@ asio::awaitable<void> PipelinedClient(std::string path, std::size_t depth, Clock
     --in_flight;
     if (Clock::now() >= until) continue;
     std::string request = Invoke(++id);
-    std::tie(write_ec, w) = co_await asio::async_write(socket, asio::buffer(request), asio::as_tuple(asio::use_awaitable));
+    std::tie(write_ec, w) =
+        co_await asio::async_write(socket, asio::buffer(request), asio::as_tuple(asio::use_awaitable));
     ++in_flight;
   }
   if (in_flight > 0) ++totals.errors;
@@ -256,21 +269,24 @@ void Pipelined(const std::string& label, const std::string& path, const ServePro
   auto until = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
   double cpu_before = server.CpuSeconds();
   auto start = Clock::now();
-  for (std::size_t i = 0; i < connections; ++i) asio::co_spawn(io, PipelinedClient(path, depth, until, totals), asio::detached);
+  for (std::size_t i = 0; i < connections; ++i)
+    asio::co_spawn(io, PipelinedClient(path, depth, until, totals), asio::detached);
   io.run();
   double wall = std::chrono::duration<double>(Clock::now() - start).count();
   double cpu = server.CpuSeconds() - cpu_before;
   double done = static_cast<double>(totals.done.load());
-  std::printf("%-9s %zu connections x %zu pipelined: invocations=%-8.0f %9.0f/s  server CPU %.1f us/invocation  "
-              "errors %llu\n",
-              label.c_str(), connections, depth, done, done / wall, done > 0 ? cpu / done * 1e6 : 0.0,
-              static_cast<unsigned long long>(totals.errors.load()));
+  std::printf(
+      "%-9s %zu connections x %zu pipelined: invocations=%-8.0f %9.0f/s  server CPU %.1f us/invocation  "
+      "errors %llu\n",
+      label.c_str(), connections, depth, done, done / wall, done > 0 ? cpu / done * 1e6 : 0.0,
+      static_cast<unsigned long long>(totals.errors.load()));
 }
 
 // The server's count of invocations in flight, asked over a connection of
 // its own (0 when it cannot tell).
 long ServerInFlight(local::socket& socket) {
-  const std::string ask = R"({"jsonrpc":"2.0","id":0,"method":"metrics"})" "\n";
+  const std::string ask = R"({"jsonrpc":"2.0","id":0,"method":"metrics"})"
+                          "\n";
   boost::system::error_code ec;
   asio::write(socket, asio::buffer(ask), ec);
   std::string answer;
@@ -335,15 +351,15 @@ void InFlight(const std::string& path, const ServeProcess& server, int latency_m
   sampler.join();
   const double wall = std::chrono::duration<double>(Clock::now() - start).count();
   const long peak_rss = server.PeakRssKiB();
-  std::printf("%zu in flight on %zu connections (provider answers after %d ms): %ld in flight at once at most%s; "
-              "server RSS idle %ld MiB, peak %ld MiB: %.1f KiB per invocation in flight; %llu answered in %.2f s, "
-              "errors %llu\n",
-              total, connections, latency_ms, peak_in_flight,
-              static_cast<std::size_t>(peak_in_flight) < total ? " (raise latency-ms to have them all at once)" : "",
-              idle_rss / 1024, peak_rss / 1024,
-              peak_in_flight > 0 ? static_cast<double>(peak_rss - idle_rss) / static_cast<double>(peak_in_flight) : 0.0,
-              static_cast<unsigned long long>(answered.load()), wall,
-              static_cast<unsigned long long>(errors.load()));
+  std::printf(
+      "%zu in flight on %zu connections (provider answers after %d ms): %ld in flight at once at most%s; "
+      "server RSS idle %ld MiB, peak %ld MiB: %.1f KiB per invocation in flight; %llu answered in %.2f s, "
+      "errors %llu\n",
+      total, connections, latency_ms, peak_in_flight,
+      static_cast<std::size_t>(peak_in_flight) < total ? " (raise latency-ms to have them all at once)" : "",
+      idle_rss / 1024, peak_rss / 1024,
+      peak_in_flight > 0 ? static_cast<double>(peak_rss - idle_rss) / static_cast<double>(peak_in_flight) : 0.0,
+      static_cast<unsigned long long>(answered.load()), wall, static_cast<unsigned long long>(errors.load()));
 }
 
 // The simulated provider answering after `latency_ms`, or (with `openai_url`)

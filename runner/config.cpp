@@ -39,9 +39,13 @@ Config BuiltinConfig() {
 namespace {
 
 // Provider settings that only one kind takes.
-constexpr std::pair<std::string_view, std::string_view> kKindKeys[] = {
-    {"max_tokens_field", "openai"}, {"auth_header", "openai"}, {"query", "openai"},
-    {"anthropic_version", "anthropic"}, {"faults", "simulated"}, {"latency_ms", "simulated"}, {"seed", "simulated"}};
+constexpr std::pair<std::string_view, std::string_view> kKindKeys[] = {{"max_tokens_field", "openai"},
+                                                                       {"auth_header", "openai"},
+                                                                       {"query", "openai"},
+                                                                       {"anthropic_version", "anthropic"},
+                                                                       {"faults", "simulated"},
+                                                                       {"latency_ms", "simulated"},
+                                                                       {"seed", "simulated"}};
 
 // Every fallback and escalation is a model of the table, and not the model itself.
 void CheckModelRoutes(const Config& config, const std::string& path, const YamlDocument& doc,
@@ -51,7 +55,7 @@ void CheckModelRoutes(const Config& config, const std::string& path, const YamlD
     const std::string& name = entry.first;
     const ModelConfig& model = entry.second;
     auto check = [&](const std::string& pointer, const std::string& other) {
-      std::string why = other == name ? "a model cannot fall back or escalate to itself"
+      std::string why = other == name                   ? "a model cannot fall back or escalate to itself"
                         : config.models.contains(other) ? ""
                                                         : "unknown model \"" + other + "\" (not in the models table)";
       if (!why.empty()) problems.push_back({path, doc.positions.Find(pointer), pointer + ": " + why});
@@ -75,8 +79,7 @@ std::optional<KindDefaults> DefaultsFor(std::string_view kind) {
     return KindDefaults{"https://api.openai.com/v1", "OPENAI_API_KEY", "OPENAI_BASE_URL"};
   }
   if (kind == "anthropic") {
-    return KindDefaults{"https://api.anthropic.com", "ANTHROPIC_API_KEY",
-                        "ANTHROPIC_BASE_URL"};
+    return KindDefaults{"https://api.anthropic.com", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"};
   }
   if (kind == "gemini") {
     return KindDefaults{"https://generativelanguage.googleapis.com", "GEMINI_API_KEY", "GEMINI_BASE_URL"};
@@ -97,8 +100,7 @@ std::optional<double> NumberAt(const json::object& obj, std::string_view key) {
 
 // `state:` and `tenants:` (shapes checked by the schema); the problem with
 // state.redis, if it has one.
-std::optional<std::string> ReadStateAndTenants(const json::object& state, const json::object& tenants,
-                                               Config& config) {
+std::optional<std::string> ReadStateAndTenants(const json::object& state, const json::object& tenants, Config& config) {
   config.state.redis = StringAt(state, "redis");
   if (auto hint = NumberAt(state, "replicas_hint")) config.state.replicas_hint = static_cast<int>(*hint);
   if (auto ns = StringAt(state, "namespace"); !ns.empty()) config.state.key_namespace = ns;
@@ -106,11 +108,11 @@ std::optional<std::string> ReadStateAndTenants(const json::object& state, const 
   for (const auto& [name, value] : tenants) {
     const json::object& t = value.as_object();
     std::optional<double> in_flight = NumberAt(t, "max_in_flight");
-    config.tenants.emplace(std::string(name),
-                           TenantConfig{std::string(name), StringAt(t, "token_env"),
-                                        state::Quota{NumberAt(t, "requests_per_minute"),
-                                                     in_flight ? std::optional<int>(static_cast<int>(*in_flight))
-                                                               : std::nullopt}});
+    config.tenants.emplace(
+        std::string(name),
+        TenantConfig{std::string(name), StringAt(t, "token_env"),
+                     state::Quota{NumberAt(t, "requests_per_minute"),
+                                  in_flight ? std::optional<int>(static_cast<int>(*in_flight)) : std::nullopt}});
   }
   if (config.state.redis.empty()) return std::nullopt;
   auto url = state::ParseRedisUrl(config.state.redis);
@@ -131,10 +133,10 @@ TelemetryConfig ReadTelemetry(const json::object& telemetry) {
 
 // One entry of `providers:`, with its kind's defaults and the environment's
 // base URL; settings of another kind and a bad fault script are problems.
-ProviderConfig ReadProvider(std::string_view name, const json::object& p, const EnvLookup& env,
-                            const std::string& path, const YamlDocument& doc, std::vector<Diagnostic>& problems) {
-  ProviderConfig provider{std::string(name), StringAt(p, "kind"), StringAt(p, "base_url"),
-                          StringAt(p, "api_key_env"), p};
+ProviderConfig ReadProvider(std::string_view name, const json::object& p, const EnvLookup& env, const std::string& path,
+                            const YamlDocument& doc, std::vector<Diagnostic>& problems) {
+  ProviderConfig provider{std::string(name), StringAt(p, "kind"), StringAt(p, "base_url"), StringAt(p, "api_key_env"),
+                          p};
   if (auto defaults = DefaultsFor(provider.kind)) {
     if (auto over = env(defaults->base_url_env); over && !over->empty()) {
       provider.base_url = *over;
@@ -147,9 +149,9 @@ ProviderConfig ReadProvider(std::string_view name, const json::object& p, const 
   for (const auto& [key, kind] : kKindKeys) {
     if (p.contains(key) && provider.kind != kind) {
       std::string pointer = AppendPointer(at, key);
-      problems.push_back({path, doc.positions.FindKey(pointer), pointer + ": only " + std::string(kind) +
-                                                                    " providers take \"" + std::string(key) +
-                                                                    "\" (this one is " + provider.kind + ")"});
+      problems.push_back({path, doc.positions.FindKey(pointer),
+                          pointer + ": only " + std::string(kind) + " providers take \"" + std::string(key) +
+                              "\" (this one is " + provider.kind + ")"});
     }
   }
   if (auto* faults = p.if_contains("faults"); faults && provider.kind == "simulated") {
@@ -165,8 +167,12 @@ ProviderConfig ReadProvider(std::string_view name, const json::object& p, const 
 // One entry of `models:`; a provider the config does not define is a problem.
 ModelConfig ReadModel(std::string_view name, const json::object& m, const Config& config, const std::string& path,
                       const YamlDocument& doc, std::vector<Diagnostic>& problems) {
-  ModelConfig model{std::string(name), StringAt(m, "provider"),
-                    ParseOutputMode(StringAt(m, "structured_output")).value_or(OutputMode::kNone), {}, {}, {}};
+  ModelConfig model{std::string(name),
+                    StringAt(m, "provider"),
+                    ParseOutputMode(StringAt(m, "structured_output")).value_or(OutputMode::kNone),
+                    {},
+                    {},
+                    {}};
   if (!config.providers.contains(model.provider)) {
     std::string pointer = AppendPointer(AppendPointer("/models", name), "provider");
     problems.push_back({path, doc.positions.Find(pointer), pointer + ": unknown provider \"" + model.provider + "\""});
@@ -177,16 +183,16 @@ ModelConfig ReadModel(std::string_view name, const json::object& m, const Config
   model.escalate_to = StringAt(m, "escalate_to");
   if (auto* price = m.if_contains("price"); price && price->is_object()) {
     const json::object& p = price->as_object();
-    model.price = Price{NumberAt(p, "input").value_or(0), NumberAt(p, "cached_input"), NumberAt(p, "output").value_or(0),
-                        NumberAt(p, "cache_write"), NumberAt(p, "batch_input"), NumberAt(p, "batch_output")};
+    model.price =
+        Price{NumberAt(p, "input").value_or(0), NumberAt(p, "cached_input"), NumberAt(p, "output").value_or(0),
+              NumberAt(p, "cache_write"),       NumberAt(p, "batch_input"),  NumberAt(p, "batch_output")};
   }
   return model;
 }
 
 }  // namespace
 
-std::expected<Config, std::vector<Diagnostic>> LoadConfig(const std::string& path,
-                                                          const EnvLookup& env) {
+std::expected<Config, std::vector<Diagnostic>> LoadConfig(const std::string& path, const EnvLookup& env) {
   auto doc = LoadYamlFile(path);
   if (!doc) return std::unexpected(std::vector<Diagnostic>{doc.error()});
   std::vector<Diagnostic> problems = CheckAgainstEmbeddedSchema(*doc, path, "config.schema.json");
@@ -210,8 +216,8 @@ std::expected<Config, std::vector<Diagnostic>> LoadConfig(const std::string& pat
   for (const auto& [name, value] : section("rate_limits")) {
     if (!config.providers.contains(name)) {
       std::string pointer = AppendPointer("/rate_limits", name);
-      problems.push_back({path, doc->positions.FindKey(pointer), pointer + ": unknown provider \"" +
-                                                                     std::string(name) + "\""});
+      problems.push_back(
+          {path, doc->positions.FindKey(pointer), pointer + ": unknown provider \"" + std::string(name) + "\""});
       continue;
     }
     const json::object& limit = value.as_object();
@@ -232,12 +238,11 @@ std::expected<Config, std::vector<Diagnostic>> LoadConfig(const std::string& pat
   return config;
 }
 
-std::expected<void, std::string> ApplyProviderOverride(Config& config,
-                                                       const std::string& name) {
+std::expected<void, std::string> ApplyProviderOverride(Config& config, const std::string& name) {
   if (!config.providers.contains(name)) {
     if (name != "simulated") {
-      return std::unexpected("--provider: unknown provider \"" + name + "\" (the config " +
-                             config.source + " defines none by that name)");
+      return std::unexpected("--provider: unknown provider \"" + name + "\" (the config " + config.source +
+                             " defines none by that name)");
     }
     config.providers[name] = ProviderConfig{name, "simulated", "", "", {}};
   }

@@ -64,7 +64,7 @@ struct Config {
   StateConfig state;
   std::map<std::string, TenantConfig, std::less<>> tenants;
   TelemetryConfig telemetry;
-  std::string source;            // the file it came from, or "(built-in)"
+  std::string source;              // the file it came from, or "(built-in)"
   bool provider_override = false;  // --provider: every model goes to default_provider
   // No config file: every model runs on the simulator by design, so a model
   // missing from the (empty) table is worth no warning.
@@ -86,12 +86,10 @@ Config BuiltinConfig();
 
 // Loads and checks a config file; every problem is a diagnostic with a
 // position. `env` looks up environment variables (OPENAI_BASE_URL, ...).
-std::expected<Config, std::vector<Diagnostic>> LoadConfig(const std::string& path,
-                                                          const EnvLookup& env);
+std::expected<Config, std::vector<Diagnostic>> LoadConfig(const std::string& path, const EnvLookup& env);
 
 // Routes every model to the provider named `name` (a name from `providers:` or
 // a kind: "simulated" adds a simulated provider if the config has none).
-std::expected<void, std::string> ApplyProviderOverride(Config& config,
-                                                       const std::string& name);
+std::expected<void, std::string> ApplyProviderOverride(Config& config, const std::string& name);
 
 }  // namespace skillrunner

@@ -1,8 +1,7 @@
 #include "runner/diagnostic.h"
 
-#include <boost/json/parse.hpp>
-
 #include <algorithm>
+#include <boost/json/parse.hpp>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -42,10 +41,14 @@ boost::json::array DiagnosticsToJson(const std::vector<Diagnostic>& diagnostics)
       pointer = message.substr(0, colon);
       message = message.substr(colon + 2);
     }
-    items.push_back(boost::json::object{
-        {"file", d.file}, {"line", d.position.line}, {"col", d.position.column}, {"pointer", pointer},
-        {"severity", d.severity == Diagnostic::Severity::kError ? "error" : "warning"},
-        {"code", d.code}, {"allowed", d.acknowledged}, {"message", message}});
+    items.push_back(boost::json::object{{"file", d.file},
+                                        {"line", d.position.line},
+                                        {"col", d.position.column},
+                                        {"pointer", pointer},
+                                        {"severity", d.severity == Diagnostic::Severity::kError ? "error" : "warning"},
+                                        {"code", d.code},
+                                        {"allowed", d.acknowledged},
+                                        {"message", message}});
   }
   return items;
 }
@@ -71,8 +74,11 @@ std::expected<YamlDocument, Diagnostic> LoadYamlFile(const std::string& path) {
   }
   const auto size = std::filesystem::file_size(path, ec);
   if (!ec && size > kMaxYamlFileBytes) {
-    return std::unexpected(Diagnostic{path, {}, "larger than " + std::to_string(kMaxYamlFileBytes >> 20) + " MiB",
-                                      Diagnostic::Severity::kError, "file-unreadable"});
+    return std::unexpected(Diagnostic{path,
+                                      {},
+                                      "larger than " + std::to_string(kMaxYamlFileBytes >> 20) + " MiB",
+                                      Diagnostic::Severity::kError,
+                                      "file-unreadable"});
   }
   std::ostringstream text;
   text << in.rdbuf();
@@ -82,26 +88,22 @@ std::expected<YamlDocument, Diagnostic> LoadYamlFile(const std::string& path) {
 std::expected<YamlDocument, Diagnostic> ParseYamlText(const std::string& path, std::string_view text) {
   auto doc = ParseYaml(text);
   if (!doc) {
-    return std::unexpected(Diagnostic{path, doc.error().position,
-                                      "YAML syntax error: " + doc.error().message, Diagnostic::Severity::kError,
-                                      "yaml-syntax"});
+    return std::unexpected(Diagnostic{path, doc.error().position, "YAML syntax error: " + doc.error().message,
+                                      Diagnostic::Severity::kError, "yaml-syntax"});
   }
   return std::move(*doc);
 }
 
 const validation::CompiledSchema& EmbeddedCompiledSchema(std::string_view name) {
   static std::mutex mutex;
-  static std::map<std::string, std::shared_ptr<const validation::CompiledSchema>,
-                  std::less<>>
-      cache;
+  static std::map<std::string, std::shared_ptr<const validation::CompiledSchema>, std::less<>> cache;
   std::lock_guard lock(mutex);
   if (auto it = cache.find(name); it != cache.end()) return *it->second;
   std::string_view text = EmbeddedSchema(name);
   if (text.empty()) throw std::logic_error("no embedded schema " + std::string(name));
   auto compiled = validation::CompiledSchema::Compile(boost::json::parse(text));
   if (!compiled) {
-    throw std::logic_error("embedded schema " + std::string(name) +
-                           " does not compile: " + compiled.error());
+    throw std::logic_error("embedded schema " + std::string(name) + " does not compile: " + compiled.error());
   }
   return *cache.emplace(std::string(name), *compiled).first->second;
 }
@@ -168,8 +170,7 @@ std::string DidYouMean(const boost::json::value& schema, std::string_view pointe
 
 }  // namespace
 
-std::vector<Diagnostic> CheckAgainstEmbeddedSchema(const YamlDocument& doc,
-                                                   const std::string& file,
+std::vector<Diagnostic> CheckAgainstEmbeddedSchema(const YamlDocument& doc, const std::string& file,
                                                    std::string_view schema_name) {
   std::vector<Diagnostic> out;
   for (const auto& e : EmbeddedCompiledSchema(schema_name).Validate(doc.value)) {

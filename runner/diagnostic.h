@@ -61,8 +61,7 @@ std::expected<YamlDocument, Diagnostic> ParseYamlText(const std::string& path, s
 // Checks a loaded YAML document against one of the embedded schemas
 // (EmbeddedSchema name) and returns one diagnostic per failure, placed at the
 // failing value ("unexpected property" failures at the key).
-std::vector<Diagnostic> CheckAgainstEmbeddedSchema(const YamlDocument& doc,
-                                                   const std::string& file,
+std::vector<Diagnostic> CheckAgainstEmbeddedSchema(const YamlDocument& doc, const std::string& file,
                                                    std::string_view schema_name);
 
 // A nested checker's "/pointer: message" placed under `base` (the pointer of
@@ -72,7 +71,6 @@ struct PlacedMessage {
   std::string message;
 };
 PlacedMessage PlaceUnder(std::string base, std::string_view text);
-
 
 // The embedded schema compiled once (throws std::logic_error if a shipped
 // schema fails to compile: a build defect, not a user error).

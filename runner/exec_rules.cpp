@@ -30,7 +30,8 @@ std::expected<std::vector<FieldError>, std::string> ParseRejections(const json::
     const json::object* item = (*list)[i].if_object();
     if (item == nullptr) return std::unexpected(at + " is not an object");
     for (const auto& [key, value] : *item) {
-      if (key != "path" && key != "message") return std::unexpected(at + " has an unknown key \"" + std::string(key) + "\"");
+      if (key != "path" && key != "message")
+        return std::unexpected(at + " has an unknown key \"" + std::string(key) + "\"");
     }
     const json::value* path = item->if_contains("path");
     const json::value* message = item->if_contains("message");
@@ -51,7 +52,8 @@ boost::asio::awaitable<Result<std::vector<FieldError>>> ExecRules::Run(const gen
                                                                        InvocationContext& ctx) {
   const std::string who = "validator \"" + rule.name + "\"";
   std::chrono::milliseconds timeout = handler::TimeoutWithin(rule.timeout, ctx);
-  if (timeout <= std::chrono::milliseconds(0)) co_return std::unexpected(Named(handler::TimedOutBeforeStart(who), rule));
+  if (timeout <= std::chrono::milliseconds(0))
+    co_return std::unexpected(Named(handler::TimedOutBeforeStart(who), rule));
   // A named request: g++ 12 mis-destroys aggregate temporaries passed by
   // value into a coroutine inside a co_await expression.
   handler::ProcessRequest request{
@@ -72,7 +74,9 @@ boost::asio::awaitable<Result<std::vector<FieldError>>> ExecRules::Run(const gen
   auto rejections = ParseRejections(*printed);
   if (!rejections) {
     Error error{ErrorCode::kHandlerFailed,
-                who + " must print a list of {\"path\", \"message\"}: " + rejections.error(), {}, {}};
+                who + " must print a list of {\"path\", \"message\"}: " + rejections.error(),
+                {},
+                {}};
     error.details["exit_status"] = outcome->exit_status;
     error.details["stderr_tail"] = SanitizeUtf8(outcome->stderr_tail);
     co_return std::unexpected(Named(std::move(error), rule));

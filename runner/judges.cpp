@@ -49,9 +49,8 @@ review::JudgeSpec JudgeForReviewSkill(const Skill& skill, std::shared_ptr<const 
   }
   review::JudgeRoute route{skill.model, skill.provider, skill.provider_kind, skill.output_mode,
                            RouteOf(skill.model, config).price};
-  review::JudgeSpec judge = review::MakeJudgeSpec(std::move(rubric), route,
-                                                  JudgeBase(skill, skill.id, temperature, skill.max_output_tokens),
-                                                  samples);
+  review::JudgeSpec judge = review::MakeJudgeSpec(
+      std::move(rubric), route, JudgeBase(skill, skill.id, temperature, skill.max_output_tokens), samples);
   AddRoutes(judge, skill.model, config);
   return judge;
 }
@@ -59,8 +58,7 @@ review::JudgeSpec JudgeForReviewSkill(const Skill& skill, std::shared_ptr<const 
 Result<review::JudgeSpec> JudgeOnModel(const Skill& skill, const std::string& model, const Config& config,
                                        std::shared_ptr<const review::Rubric> rubric, std::string review_id,
                                        int samples) {
-  review::JudgeRoute route{model, skill.provider, skill.provider_kind, skill.output_mode,
-                           RouteOf(model, config).price};
+  review::JudgeRoute route{model, skill.provider, skill.provider_kind, skill.output_mode, RouteOf(model, config).price};
   if (model != skill.model) {
     auto provider = config.ProviderFor(model);
     if (!provider) {
@@ -81,8 +79,8 @@ Result<review::JudgeSpec> JudgeOnModel(const Skill& skill, const std::string& mo
 Result<review::JudgeSpec> JudgeForGate(const Skill& skill, const Config& config,
                                        std::shared_ptr<const review::Rubric> rubric) {
   const ReviewGate& gate = *skill.review;
-  auto judge = JudgeOnModel(skill, gate.model.value_or(skill.model), config, std::move(rubric),
-                            skill.id + ".review", gate.samples);
+  auto judge = JudgeOnModel(skill, gate.model.value_or(skill.model), config, std::move(rubric), skill.id + ".review",
+                            gate.samples);
   if (!judge) return std::unexpected(std::move(judge.error().WithContext("review gate of skill \"" + skill.id + "\"")));
   return judge;
 }

@@ -60,7 +60,8 @@ std::string Takes(const json::value& node) {
 
 std::string Description(const json::value& declared, const json::value& resolved) {
   for (const json::value* node : {&declared, &resolved}) {
-    if (const auto* d = node->as_object().if_contains("description"); d && d->is_string()) return std::string(d->as_string());
+    if (const auto* d = node->as_object().if_contains("description"); d && d->is_string())
+      return std::string(d->as_string());
   }
   return {};
 }

@@ -1,16 +1,16 @@
 #include "runner/logging.h"
 
-#include "services/common/json_text.h"
-
-#include <boost/json/serialize.hpp>
-#include <boost/json/string.hpp>
 #include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include <atomic>
+#include <boost/json/serialize.hpp>
+#include <boost/json/string.hpp>
 #include <chrono>
 #include <ctime>
+
+#include "services/common/json_text.h"
 
 namespace skillrunner {
 namespace {
@@ -47,15 +47,12 @@ class JsonFormatter final : public spdlog::formatter {
     }
     dest.append(line.data(), line.data() + line.size());
   }
-  std::unique_ptr<spdlog::formatter> clone() const override {
-    return std::make_unique<JsonFormatter>();
-  }
+  std::unique_ptr<spdlog::formatter> clone() const override { return std::make_unique<JsonFormatter>(); }
 };
 
 }  // namespace
 
-std::expected<void, std::string> ConfigureLogging(std::string_view level,
-                                                  std::string_view format) {
+std::expected<void, std::string> ConfigureLogging(std::string_view level, std::string_view format) {
   auto parsed = spdlog::level::from_str(std::string(level));
   if (parsed == spdlog::level::off && level != "off") {
     return std::unexpected("unknown log level \"" + std::string(level) +
@@ -64,8 +61,7 @@ std::expected<void, std::string> ConfigureLogging(std::string_view level,
   if (format != "text" && format != "json") {
     return std::unexpected("unknown log format \"" + std::string(format) + "\" (text, json)");
   }
-  auto logger = std::make_shared<spdlog::logger>(
-      "skillrunner", std::make_shared<spdlog::sinks::stderr_sink_mt>());
+  auto logger = std::make_shared<spdlog::logger>("skillrunner", std::make_shared<spdlog::sinks::stderr_sink_mt>());
   if (format == "json") {
     logger->set_formatter(std::make_unique<JsonFormatter>());
   } else {

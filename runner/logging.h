@@ -1,8 +1,8 @@
 #pragma once
 
-#include <boost/json/object.hpp>
 #include <spdlog/common.h>
 
+#include <boost/json/object.hpp>
 #include <expected>
 #include <string>
 #include <string_view>
@@ -12,8 +12,7 @@ namespace skillrunner {
 // Sends spdlog's default logger to stderr at `level` (trace, debug, info,
 // warn, error, critical, off) in `format` "text" or "json" (one object per
 // line: ts, level, msg). Never log secrets: callers pass no keys to the log.
-std::expected<void, std::string> ConfigureLogging(std::string_view level,
-                                                  std::string_view format);
+std::expected<void, std::string> ConfigureLogging(std::string_view level, std::string_view format);
 
 // An event with fields, such as the socket server's access log. In the json
 // format the fields are members of the line's object

@@ -53,7 +53,7 @@ struct Skill {
   std::vector<generation::Rule> rules;  // validators:
   double temperature = 0.7;
   int max_output_tokens = 1024;
-  std::optional<double> max_cost_usd;  // DESIGN 9.4: the whole invocation's budget in USD
+  std::optional<double> max_cost_usd;           // DESIGN 9.4: the whole invocation's budget in USD
   std::optional<OutputMode> structured_output;  // as the descriptor says
   std::chrono::milliseconds timeout{60000};
 
@@ -71,14 +71,14 @@ struct Skill {
   std::string handler;               // "exec" or a built-in name
   std::vector<std::string> command;  // exec: argv
 
-  std::filesystem::path dir;   // the skill folder
-  std::filesystem::path file;  // its skill.yaml
+  std::filesystem::path dir;      // the skill folder
+  std::filesystem::path file;     // its skill.yaml
   boost::json::value descriptor;  // the descriptor as loaded, for describe
 
   // What the services run, made at load (null where the kind has none).
   std::shared_ptr<const generation::GenerationSpec> generation;  // LLM_JSON_GENERATION
-  std::shared_ptr<const review::JudgeSpec> judge;  // LLM_REVIEW: its judge; generation: the review gate's
-  std::shared_ptr<const handler::HandlerSpec> handler_spec;  // handler skills
+  std::shared_ptr<const review::JudgeSpec> judge;                // LLM_REVIEW: its judge; generation: the review gate's
+  std::shared_ptr<const handler::HandlerSpec> handler_spec;      // handler skills
 };
 
 }  // namespace skillrunner

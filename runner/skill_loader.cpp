@@ -1,19 +1,17 @@
 // Loads and checks one skill descriptor (DESIGN §3, §8 "Descriptors").
+#include <algorithm>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
-
-#include <algorithm>
-#include <map>
-
 #include <fstream>
+#include <map>
 #include <sstream>
 
-#include "services/common/json_pointer.h"
-#include "services/common/json_text.h"
 #include "runner/embedded_schemas.h"
 #include "runner/lint_codes.h"
 #include "runner/schema_lint.h"
 #include "runner/skill_registry.h"
+#include "services/common/json_pointer.h"
+#include "services/common/json_text.h"
 #include "services/generation/strict_schema.h"
 #include "services/generation/structured_generator.h"
 #include "services/providers/fault_script.h"
@@ -23,9 +21,12 @@ namespace json = boost::json;
 
 std::string_view TemplateTypeName(TemplateType type) {
   switch (type) {
-    case TemplateType::kLlmJsonGeneration: return "LLM_JSON_GENERATION";
-    case TemplateType::kLlmReview: return "LLM_REVIEW";
-    case TemplateType::kHandler: return "handler";
+    case TemplateType::kLlmJsonGeneration:
+      return "LLM_JSON_GENERATION";
+    case TemplateType::kLlmReview:
+      return "LLM_REVIEW";
+    case TemplateType::kHandler:
+      return "handler";
   }
   return "handler";
 }
@@ -62,7 +63,8 @@ std::vector<FieldError> MetaschemaErrors(const validation::CompiledSchema& meta,
     bool branch = error.message.find("anyOf branch") != std::string::npos ||
                   error.message.find("oneOf branch") != std::string::npos;
     boost::system::error_code ec;
-    const json::value* node = branch && depth < 32 && !error.path.empty() ? schema.find_pointer(error.path, ec) : nullptr;
+    const json::value* node =
+        branch && depth < 32 && !error.path.empty() ? schema.find_pointer(error.path, ec) : nullptr;
     if (node != nullptr && node->is_object()) {
       auto inner = MetaschemaErrors(meta, *node, depth + 1);
       if (!inner.empty()) {
@@ -77,13 +79,10 @@ std::vector<FieldError> MetaschemaErrors(const validation::CompiledSchema& meta,
 
 class SkillLoader {
  public:
-  SkillLoader(const std::string& path, const YamlDocument& doc, const Config& config,
-              std::vector<Diagnostic>& warnings)
-      : path_(path), doc_(doc), root_(doc.value.as_object()), config_(config),
-        warnings_(warnings) {}
+  SkillLoader(const std::string& path, const YamlDocument& doc, const Config& config, std::vector<Diagnostic>& warnings)
+      : path_(path), doc_(doc), root_(doc.value.as_object()), config_(config), warnings_(warnings) {}
 
-  std::expected<Skill, std::vector<Diagnostic>> Load(
-      const std::function<bool(std::string_view)>& is_known_handler) {
+  std::expected<Skill, std::vector<Diagnostic>> Load(const std::function<bool(std::string_view)>& is_known_handler) {
     skill_.file = path_;
     skill_.dir = std::filesystem::path(path_).parent_path();
     skill_.descriptor = doc_.value;
@@ -152,8 +151,8 @@ class SkillLoader {
   }
   void Warn(const std::string& pointer, const std::string& message, std::string code) {
     warnings_.push_back({path_, doc_.positions.Find(pointer),
-                         (pointer.empty() ? std::string() : pointer + ": ") + message,
-                         Diagnostic::Severity::kWarning, std::move(code)});
+                         (pointer.empty() ? std::string() : pointer + ": ") + message, Diagnostic::Severity::kWarning,
+                         std::move(code)});
   }
 
   // `lint: {allow: [code, ...]}`: the warnings of this skill it acknowledges.
@@ -276,8 +275,8 @@ class SkillLoader {
     } else if (!gate.skill.empty()) {
       for (const char* key : {"model", "samples"}) {
         if (r.contains(key)) {
-          Error("/review/" + std::string(key), "a gate judged by skill \"" + gate.skill + "\" takes its " +
-                                                   std::string(key) + " from that skill");
+          Error("/review/" + std::string(key),
+                "a gate judged by skill \"" + gate.skill + "\" takes its " + std::string(key) + " from that skill");
         }
       }
     }
@@ -293,7 +292,8 @@ class SkillLoader {
       if (!Has(key)) Error("/" + std::string(key), std::string(who) + " need \"" + std::string(key) + "\"");
     };
     auto refuse = [&](std::string_view key, std::string_view who, std::string_view why) {
-      if (Has(key)) Error("/" + std::string(key), std::string(who) + " take no \"" + std::string(key) + "\"" + std::string(why));
+      if (Has(key))
+        Error("/" + std::string(key), std::string(who) + " take no \"" + std::string(key) + "\"" + std::string(why));
     };
     switch (skill_.template_type) {
       case TemplateType::kLlmJsonGeneration:
@@ -316,14 +316,15 @@ class SkillLoader {
         break;
       case TemplateType::kHandler:
         if (!Has("handler")) {
-          Error("", "a skill without template_type needs a \"handler\" (or set template_type to "
-                    "LLM_JSON_GENERATION or LLM_REVIEW)");
+          Error("",
+                "a skill without template_type needs a \"handler\" (or set template_type to "
+                "LLM_JSON_GENERATION or LLM_REVIEW)");
           return;
         }
         need("input_schema", "handler skills");
         need("output_schema", "handler skills");
-        for (auto key : {"model", "prompt", "review", "rubric", "temperature", "max_output_tokens",
-                         "structured_output", "samples", "retry", "coercion", "validators"}) {
+        for (auto key : {"model", "prompt", "review", "rubric", "temperature", "max_output_tokens", "structured_output",
+                         "samples", "retry", "coercion", "validators"}) {
           refuse(key, "handler skills", "");
         }
         if (skill_.handler == "exec") {
@@ -357,8 +358,7 @@ class SkillLoader {
     parse("user", skill_.prompt.user, skill_.prompt.user_placeholders);
   }
 
-  std::optional<json::value> ReadSchemaFile(const std::string& pointer, const std::string& rel,
-                                            std::string& shown) {
+  std::optional<json::value> ReadSchemaFile(const std::string& pointer, const std::string& rel, std::string& shown) {
     std::filesystem::path file = skill_.dir / rel;
     shown = file.string();
     auto doc = LoadYamlFile(shown);
@@ -371,8 +371,7 @@ class SkillLoader {
   }
 
   // Loads, checks against the draft metaschema, and compiles one schema.
-  std::shared_ptr<const validation::CompiledSchema> LoadSchema(const std::string& key,
-                                                               json::value& out) {
+  std::shared_ptr<const validation::CompiledSchema> LoadSchema(const std::string& key, json::value& out) {
     std::string pointer = "/" + key;
     auto* v = root_.if_contains(key);
     if (!v) return nullptr;
@@ -397,10 +396,10 @@ class SkillLoader {
     }
     bool bad = false;
     for (const auto& e : MetaschemaErrors(EmbeddedCompiledSchema(meta), out)) {
-      errors_.push_back({file, positions->Find(prefix + e.path),
-                         key + (e.path.empty() ? "" : " at " + e.path) +
-                             " is not a valid JSON Schema: " + MetaschemaMessage(e, out),
-                         Diagnostic::Severity::kError, "schema-invalid"});
+      errors_.push_back(
+          {file, positions->Find(prefix + e.path),
+           key + (e.path.empty() ? "" : " at " + e.path) + " is not a valid JSON Schema: " + MetaschemaMessage(e, out),
+           Diagnostic::Severity::kError, "schema-invalid"});
       bad = true;
     }
     if (bad) return nullptr;
@@ -408,7 +407,8 @@ class SkillLoader {
     static const json::value kDraft4 = json::parse(EmbeddedSchema("draft-04.schema.json"));
     const bool draft4 = meta == "draft-04.schema.json";
     for (auto& finding : LintSchema(out, draft4 ? kDraft4 : kDraft7, draft4)) {
-      SourcePosition pos = finding.at_key ? positions->FindKey(prefix + finding.path) : positions->Find(prefix + finding.path);
+      SourcePosition pos =
+          finding.at_key ? positions->FindKey(prefix + finding.path) : positions->Find(prefix + finding.path);
       (finding.error ? errors_ : warnings_)
           .push_back({file, pos, key + " at " + finding.path + ": " + finding.message,
                       finding.error ? Diagnostic::Severity::kError : Diagnostic::Severity::kWarning,
@@ -548,17 +548,17 @@ class SkillLoader {
     auto dialect = generation::DialectOf(skill_.provider_kind);
     auto strict = generation::MakeStrictSchema(skill_.output_schema_json, dialect);
     if (!strict) {
-      Error("/output_schema", "the " + skill_.provider_kind + " strict mode of model \"" + skill_.model +
-                                  "\" cannot take this schema: " + strict.error() +
-                                  " (set `structured_output: none` to use the validation loop)",
+      Error("/output_schema",
+            "the " + skill_.provider_kind + " strict mode of model \"" + skill_.model + "\" cannot take this schema: " +
+                strict.error() + " (set `structured_output: none` to use the validation loop)",
             "strict-unsupported");
       return nullptr;
     }
     for (const auto& note : strict->client_only) {
       // A note starts with the pointer into the schema it is about.
       std::string at = PlaceUnder("/output_schema", note).pointer;
-      SourcePosition pos = root_.at("output_schema").is_object() ? doc_.positions.Find(at)
-                                                                 : doc_.positions.Find("/output_schema");
+      SourcePosition pos =
+          root_.at("output_schema").is_object() ? doc_.positions.Find(at) : doc_.positions.Find("/output_schema");
       warnings_.push_back({path_, pos, "/output_schema: " + note + " (" + skill_.provider_kind + " strict mode)",
                            Diagnostic::Severity::kWarning, "strict-unenforced"});
     }
@@ -706,16 +706,14 @@ std::expected<Skill, std::vector<Diagnostic>> LoadSkillDocument(
 }  // namespace
 
 std::expected<Skill, std::vector<Diagnostic>> LoadSkillFile(
-    const std::string& path, const Config& config,
-    const std::function<bool(std::string_view)>& is_known_handler,
+    const std::string& path, const Config& config, const std::function<bool(std::string_view)>& is_known_handler,
     std::vector<Diagnostic>& warnings) {
   return LoadSkillDocument(path, LoadYamlFile(path), config, is_known_handler, warnings);
 }
 
 std::expected<Skill, std::vector<Diagnostic>> LoadSkillText(
     const std::string& path, std::string_view text, const Config& config,
-    const std::function<bool(std::string_view)>& is_known_handler,
-    std::vector<Diagnostic>& warnings) {
+    const std::function<bool(std::string_view)>& is_known_handler, std::vector<Diagnostic>& warnings) {
   return LoadSkillDocument(path, ParseYamlText(path, text), config, is_known_handler, warnings);
 }
 

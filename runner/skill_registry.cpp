@@ -37,8 +37,8 @@ std::expected<Rubric, std::vector<Diagnostic>> LoadRubricFile(const std::string&
     if (auto* v = c.if_contains("examples")) criterion.examples = v->as_array();
     if (!seen.insert(criterion.id).second) {
       std::string pointer = "/criteria/" + std::to_string(i) + "/id";
-      problems.push_back({path, doc->positions.Find(pointer),
-                          pointer + ": duplicate criterion id \"" + criterion.id + "\""});
+      problems.push_back(
+          {path, doc->positions.Find(pointer), pointer + ": duplicate criterion id \"" + criterion.id + "\""});
     }
     rubric.criteria.push_back(std::move(criterion));
   }
@@ -77,12 +77,13 @@ std::string Joined(const std::vector<std::string>& names) {
 }
 
 // Sorted entries of a folder; a missing folder is reported once.
-std::vector<fs::path> ListFolder(const fs::path& dir, bool want_dirs,
-                                 std::vector<Diagnostic>& diagnostics, bool required) {
+std::vector<fs::path> ListFolder(const fs::path& dir, bool want_dirs, std::vector<Diagnostic>& diagnostics,
+                                 bool required) {
   std::vector<fs::path> out;
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) {
-    if (required) diagnostics.push_back({dir.string(), {}, "not a directory", Diagnostic::Severity::kError, "file-unreadable"});
+    if (required)
+      diagnostics.push_back({dir.string(), {}, "not a directory", Diagnostic::Severity::kError, "file-unreadable"});
     return out;
   }
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
@@ -92,7 +93,8 @@ std::vector<fs::path> ListFolder(const fs::path& dir, bool want_dirs,
     }
   }
   if (ec) {
-    diagnostics.push_back({dir.string(), {}, "cannot list: " + ec.message(), Diagnostic::Severity::kError, "file-unreadable"});
+    diagnostics.push_back(
+        {dir.string(), {}, "cannot list: " + ec.message(), Diagnostic::Severity::kError, "file-unreadable"});
   }
   std::sort(out.begin(), out.end());
   return out;
@@ -141,9 +143,11 @@ void SkillRegistry::LoadRubrics(const std::vector<fs::path>& files, std::vector<
       continue;
     }
     if (auto [it, fresh] = rubric_files.emplace(rubric->id, file.string()); !fresh) {
-      diagnostics.push_back({file.string(), {1, 1},
+      diagnostics.push_back({file.string(),
+                             {1, 1},
                              "duplicate rubric id \"" + rubric->id + "\" (also in " + it->second + ")",
-                             Diagnostic::Severity::kError, "duplicate-id"});
+                             Diagnostic::Severity::kError,
+                             "duplicate-id"});
       continue;
     }
     rubrics_.push_back(std::make_shared<const Rubric>(std::move(*rubric)));
@@ -181,7 +185,8 @@ bool SkillRegistry::LinkSkill(Skill& skill, const RegistryOptions& options, cons
   if (!ok) return false;
   if (skill.review && !skill.review->skill.empty()) return LinkGateSkill(skill, file, reviewers, where, diagnostics);
   if (skill.template_type == TemplateType::kLlmReview) {
-    skill.judge = std::make_shared<const review::JudgeSpec>(JudgeForReviewSkill(skill, FindRubricShared(skill.rubric), config_));
+    skill.judge =
+        std::make_shared<const review::JudgeSpec>(JudgeForReviewSkill(skill, FindRubricShared(skill.rubric), config_));
   }
   if (skill.review) {
     auto gate = JudgeForGate(skill, config_, FindRubricShared(skill.review->rubric));
@@ -233,8 +238,8 @@ namespace {
 // The files of a tree's skills, in one set, and what the gates may ask of it.
 struct SkillSet {
   std::vector<SkillEntry> entries;
-  std::map<std::string, SkillEntry*, std::less<>> by_id;       // the first file of each id
-  std::map<std::string, std::string, std::less<>> unloaded;    // id -> why, files that did not load
+  std::map<std::string, SkillEntry*, std::less<>> by_id;     // the first file of each id
+  std::map<std::string, std::string, std::less<>> unloaded;  // id -> why, files that did not load
   std::vector<std::string> review_ids;
 
   void Index() {
@@ -259,9 +264,9 @@ struct SkillSet {
       return std::unexpected("the review skill \"" + std::string(id) + "\" did not load: " + failed->second);
     }
     if (it == by_id.end()) {
-      return std::unexpected("unknown skill \"" + std::string(id) + "\"" + DidYouMean(ClosestNames(id, review_ids)) +
-                             " (LLM_REVIEW skills in this tree: " +
-                             (review_ids.empty() ? std::string("none") : Joined(review_ids)) + ")");
+      return std::unexpected(
+          "unknown skill \"" + std::string(id) + "\"" + DidYouMean(ClosestNames(id, review_ids)) +
+          " (LLM_REVIEW skills in this tree: " + (review_ids.empty() ? std::string("none") : Joined(review_ids)) + ")");
     }
     if (it->second->skill->template_type != TemplateType::kLlmReview) {
       return std::unexpected("skill \"" + std::string(id) + "\" is not an LLM_REVIEW skill, so it cannot judge");
@@ -296,15 +301,16 @@ void SkillRegistry::LoadSkills(const RegistryOptions& options, const std::vector
     for (SkillEntry& entry : set.entries) {
       if (!entry.skill || (entry.skill->template_type == TemplateType::kLlmReview) != review_pass) continue;
       const std::size_t before = entry.diagnostics.size();
-      entry.ok = LinkSkill(*entry.skill, options, entry.file, reviewers, entry.diagnostics) &&
-                 entry.duplicate_of.empty();
+      entry.ok =
+          LinkSkill(*entry.skill, options, entry.file, reviewers, entry.diagnostics) && entry.duplicate_of.empty();
       StampCode(entry.diagnostics, before, "reference-unknown");
     }
   }
   Register(set.entries, set.unloaded, diagnostics);
 }
 
-void SkillRegistry::Register(std::vector<SkillEntry>& entries, std::map<std::string, std::string, std::less<>>& unloaded,
+void SkillRegistry::Register(std::vector<SkillEntry>& entries,
+                             std::map<std::string, std::string, std::less<>>& unloaded,
                              std::vector<Diagnostic>& diagnostics) {
   for (SkillEntry& entry : entries) {
     diagnostics.insert(diagnostics.end(), entry.diagnostics.begin(), entry.diagnostics.end());

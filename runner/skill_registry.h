@@ -11,8 +11,8 @@
 
 #include "runner/config.h"
 #include "runner/diagnostic.h"
-#include "services/review/rubric.h"
 #include "runner/skill.h"
+#include "services/review/rubric.h"
 
 namespace skillrunner {
 
@@ -79,8 +79,8 @@ class SkillRegistry {
   // others did not.
   void Register(std::vector<SkillEntry>& entries, std::map<std::string, std::string, std::less<>>& unloaded,
                 std::vector<Diagnostic>& diagnostics);
-  bool LinkSkill(Skill& skill, const RegistryOptions& options, const std::string& file,
-                 const ReviewerLookup& reviewers, std::vector<Diagnostic>& diagnostics) const;
+  bool LinkSkill(Skill& skill, const RegistryOptions& options, const std::string& file, const ReviewerLookup& reviewers,
+                 std::vector<Diagnostic>& diagnostics) const;
   bool LinkGateSkill(Skill& skill, const std::string& file, const ReviewerLookup& reviewers,
                      const std::function<SourcePosition(const std::string&)>& where,
                      std::vector<Diagnostic>& diagnostics) const;
@@ -101,14 +101,12 @@ std::expected<Rubric, std::vector<Diagnostic>> LoadRubricFile(const std::string&
 // Loads one skill file without the cross-file checks (rubric references and
 // id uniqueness). Warnings are appended to `warnings`.
 std::expected<Skill, std::vector<Diagnostic>> LoadSkillFile(
-    const std::string& path, const Config& config,
-    const std::function<bool(std::string_view)>& is_known_handler,
+    const std::string& path, const Config& config, const std::function<bool(std::string_view)>& is_known_handler,
     std::vector<Diagnostic>& warnings);
 // The same for `text` already read from `path` (the file it names in
 // diagnostics; schema files given by path are read beside it).
 std::expected<Skill, std::vector<Diagnostic>> LoadSkillText(
     const std::string& path, std::string_view text, const Config& config,
-    const std::function<bool(std::string_view)>& is_known_handler,
-    std::vector<Diagnostic>& warnings);
+    const std::function<bool(std::string_view)>& is_known_handler, std::vector<Diagnostic>& warnings);
 
 }  // namespace skillrunner

@@ -24,9 +24,7 @@ InvocationFailure Failure(Error error, InvocationContext& ctx, Clock::TimePoint 
   return InvocationFailure{std::move(error), ctx.TakeAttempts(), ctx.metrics()};
 }
 
-std::string PluralErrors(std::size_t n) {
-  return std::to_string(n) + (n == 1 ? " error" : " errors");
-}
+std::string PluralErrors(std::size_t n) { return std::to_string(n) + (n == 1 ? " error" : " errors"); }
 
 Error UnknownSkill(const SkillRegistry& registry, std::string_view skill_id) {
   std::string message = "unknown skill \"" + std::string(skill_id) + "\"";
@@ -43,10 +41,11 @@ std::optional<Error> CheckInput(const Skill& skill, const json::value& input) {
   if (!skill.input_schema) return std::nullopt;
   auto errors = skill.input_schema->Validate(input);
   if (errors.empty()) return std::nullopt;
-  return Error{ErrorCode::kInputInvalid,
-               "input does not match the input_schema of skill \"" + skill.id + "\" (" +
-                   PluralErrors(errors.size()) + ")",
-               std::move(errors), {}};
+  return Error{
+      ErrorCode::kInputInvalid,
+      "input does not match the input_schema of skill \"" + skill.id + "\" (" + PluralErrors(errors.size()) + ")",
+      std::move(errors),
+      {}};
 }
 
 // Checks an output the service did not validate and records its attempt
@@ -67,7 +66,8 @@ std::optional<Error> CheckAndRecord(const Skill& skill, const SkillService& serv
   Error error{is_handler ? ErrorCode::kHandlerFailed : ErrorCode::kMaxRetriesExceeded,
               std::string(is_handler ? "handler" : "service") + " output does not match the output_schema of skill \"" +
                   skill.id + "\" (" + PluralErrors(errors.size()) + ")",
-              std::move(errors), {}};
+              std::move(errors),
+              {}};
   if (is_handler) error.details = ctx.details();
   return error;
 }
@@ -92,7 +92,8 @@ std::optional<Error> Admit(const SkillRegistry& registry, std::string_view skill
     return Error{ErrorCode::kConfigInvalid,
                  "no service is registered for template_type " + std::string(TemplateTypeName(skill->template_type)) +
                      " (skill \"" + skill->id + "\"): this build of skillrunner cannot run it",
-                 {}, {}};
+                 {},
+                 {}};
   }
   service = found->second.get();
   return std::nullopt;
@@ -164,9 +165,9 @@ asio::awaitable<Result<Produced>> SkillRunner::RunBeforeDeadline(SkillService& s
       if (!race->expired) race->Stop(race->cancelled);
     });
   }
-  auto [thrown, produced] = co_await asio::co_spawn(
-      executor, service.Run(skill, input, ctx),
-      asio::bind_cancellation_slot(race->signal.slot(), asio::as_tuple(asio::use_awaitable)));
+  auto [thrown, produced] =
+      co_await asio::co_spawn(executor, service.Run(skill, input, ctx),
+                              asio::bind_cancellation_slot(race->signal.slot(), asio::as_tuple(asio::use_awaitable)));
   if (caller.is_connected()) caller.clear();
   timer.cancel();
   // Cancelled, the service's own answer stands when it gave one (its CANCELLED

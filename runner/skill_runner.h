@@ -1,8 +1,8 @@
 #pragma once
 
+#include <atomic>
 #include <boost/asio/awaitable.hpp>
 #include <boost/json/value.hpp>
-#include <atomic>
 #include <map>
 #include <memory>
 #include <string_view>
@@ -67,8 +67,8 @@ class SkillRunner {
 
   // Runs the service against the invocation's deadline; the raced outcome.
   boost::asio::awaitable<Result<Produced>> RunBeforeDeadline(SkillService& service, const Skill& skill,
-                                                             const boost::json::value& input,
-                                                             InvocationContext& ctx, std::chrono::milliseconds limit);
+                                                             const boost::json::value& input, InvocationContext& ctx,
+                                                             std::chrono::milliseconds limit);
 
   std::atomic<std::shared_ptr<const SkillRegistry>> registry_;
   Clock& clock_;

@@ -33,9 +33,9 @@ std::string ReviewFeedback(const json::value& verdict, bool answer_shown) {
     }
     return out;
   };
-  std::string out = std::string(answer_shown ? "A reviewer rejected this answer:\n"
-                                             : "A reviewer rejected an earlier answer:\n") +
-                    list("issues");
+  std::string out =
+      std::string(answer_shown ? "A reviewer rejected this answer:\n" : "A reviewer rejected an earlier answer:\n") +
+      list("issues");
   if (std::string fixes = list("suggested_fixes"); !fixes.empty()) out += "Suggested fixes:\n" + fixes;
   out += "Answer again with these fixed.";
   return out;
@@ -99,8 +99,8 @@ boost::asio::awaitable<Result<Produced>> ReviewSkills::Run(const Skill& skill, c
   const json::object* in = input.if_object();
   const json::value* subject = in ? in->if_contains("subject") : nullptr;
   if (subject == nullptr) {
-    co_return std::unexpected(Error{ErrorCode::kInputInvalid, "a review needs a \"subject\"",
-                                    {{"", "missing required property \"subject\""}}, {}});
+    co_return std::unexpected(Error{
+        ErrorCode::kInputInvalid, "a review needs a \"subject\"", {{"", "missing required property \"subject\""}}, {}});
   }
   auto verdict = co_await reviewer_->Review(*skill.judge, *subject, in->if_contains("context"), ctx);
   if (!verdict) co_return std::unexpected(std::move(verdict.error()));
@@ -109,9 +109,9 @@ boost::asio::awaitable<Result<Produced>> ReviewSkills::Run(const Skill& skill, c
 
 void InstallServices(SkillRunner& runner, const ServiceDeps& deps) {
   auto handlers = std::make_shared<handler::HandlerService>(deps.process_runner);
-  auto generation = std::make_shared<generation::LlmGenerationService>(deps.providers, deps.downgrades,
-                                                                       deps.sessions, deps.retry_options,
-                                                                       std::make_shared<ExecRules>(deps.process_runner));
+  auto generation = std::make_shared<generation::LlmGenerationService>(
+      deps.providers, deps.downgrades, deps.sessions, deps.retry_options,
+      std::make_shared<ExecRules>(deps.process_runner));
   auto reviewer = std::make_shared<review::Reviewer>(deps.providers, deps.downgrades, deps.retry_options);
   runner.RegisterService(TemplateType::kHandler, std::make_shared<HandlerSkills>(handlers));
   runner.RegisterService(TemplateType::kLlmJsonGeneration, std::make_shared<GenerationSkills>(generation, reviewer));

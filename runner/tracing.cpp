@@ -1,9 +1,9 @@
 #include "runner/tracing.h"
 
+#include <algorithm>
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 #include <boost/json/serialize.hpp>
-#include <algorithm>
 
 namespace skillrunner {
 namespace json = boost::json;
@@ -44,11 +44,17 @@ std::string OutputMessages(const Attempt& attempt) {
   return json::serialize(json::array{std::move(message)});
 }
 
-Span ChatSpan(const InvocationTrace& trace, const Attempt& attempt, const TraceSettings& settings,
-              const Clock& clock) {
-  Span span{trace.ids.trace_id, attempt.span.span_id, trace.ids.span_id, "chat " + attempt.model,
-            telemetry::SpanKind::kClient, clock.UnixNanos(attempt.span.started),
-            clock.UnixNanos(attempt.span.ended), {}, telemetry::SpanStatus::kUnset, ""};
+Span ChatSpan(const InvocationTrace& trace, const Attempt& attempt, const TraceSettings& settings, const Clock& clock) {
+  Span span{trace.ids.trace_id,
+            attempt.span.span_id,
+            trace.ids.span_id,
+            "chat " + attempt.model,
+            telemetry::SpanKind::kClient,
+            clock.UnixNanos(attempt.span.started),
+            clock.UnixNanos(attempt.span.ended),
+            {},
+            telemetry::SpanStatus::kUnset,
+            ""};
   Add(span, "gen_ai.operation.name", std::string("chat"));
   auto system = settings.provider_systems.find(attempt.provider);
   Add(span, "gen_ai.provider.name", system != settings.provider_systems.end() ? system->second : attempt.provider);
@@ -87,9 +93,16 @@ Span ChatSpan(const InvocationTrace& trace, const Attempt& attempt, const TraceS
 
 Span InvokeSpan(const InvocationTrace& trace, const InvocationOutcome& outcome, const TraceSettings& settings,
                 const Clock& clock) {
-  Span span{trace.ids.trace_id, trace.ids.span_id, trace.ids.parent_span_id, "invoke_skill " + trace.skill,
-            telemetry::SpanKind::kInternal, clock.UnixNanos(trace.started), clock.UnixNanos(trace.ended),
-            {}, telemetry::SpanStatus::kOk, ""};
+  Span span{trace.ids.trace_id,
+            trace.ids.span_id,
+            trace.ids.parent_span_id,
+            "invoke_skill " + trace.skill,
+            telemetry::SpanKind::kInternal,
+            clock.UnixNanos(trace.started),
+            clock.UnixNanos(trace.ended),
+            {},
+            telemetry::SpanStatus::kOk,
+            ""};
   const Metrics& metrics = outcome ? outcome->metrics : outcome.error().metrics;
   Add(span, "skillrunner.skill", trace.skill);
   Add(span, "skillrunner.invocation_id", trace.invocation_id);

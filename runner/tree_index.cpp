@@ -6,9 +6,9 @@
 #include <time.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
+#include <cerrno>
 #include <set>
 
 namespace skillrunner {
@@ -165,7 +165,7 @@ std::optional<std::vector<FileStamp>> StampListing(const fs::path& dir, bool ski
       if (extension != ".yaml" && extension != ".yml") continue;
     }
     const std::string rel = skill_folders ? name + "/skill.yaml" : name;
-    struct stat st{};
+    struct stat st {};
     if (::fstatat(fd, rel.c_str(), &st, 0) != 0 || (!skill_folders && !S_ISREG(st.st_mode))) continue;
     out.push_back({prefix + rel, static_cast<std::int64_t>(st.st_size), MtimeNs(st)});
   }
@@ -193,7 +193,7 @@ std::int64_t CoarseNowNs() {
 }
 
 std::optional<FileStamp> StampOf(const std::string& path) {
-  struct stat st{};
+  struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return std::nullopt;
   return FileStamp{path, static_cast<std::int64_t>(st.st_size), MtimeNs(st)};
 }

@@ -1,6 +1,4 @@
 #include "runner/yaml_json.h"
-#include "services/common/utf8.h"
-#include "services/validation/error_paths.h"
 
 #include <yaml-cpp/yaml.h>
 
@@ -10,11 +8,13 @@
 #include <unordered_set>
 #include <vector>
 
+#include "services/common/utf8.h"
+#include "services/validation/error_paths.h"
+
 namespace skillrunner {
 namespace json = boost::json;
 
-void SourceMap::Add(std::string pointer, SourcePosition value,
-                    SourcePosition key) {
+void SourceMap::Add(std::string pointer, SourcePosition value, SourcePosition key) {
   entries_[std::move(pointer)] = Entry{value, key};
 }
 
@@ -28,8 +28,7 @@ SourcePosition SourceMap::Find(std::string_view pointer) const {
 }
 
 SourcePosition SourceMap::FindKey(std::string_view pointer) const {
-  if (auto it = entries_.find(std::string(pointer));
-      it != entries_.end() && it->second.key.line > 0) {
+  if (auto it = entries_.find(std::string(pointer)); it != entries_.end() && it->second.key.line > 0) {
     return it->second.key;
   }
   return Find(pointer);
@@ -64,14 +63,12 @@ json::value ResolvePlainScalar(const std::string& text, SourcePosition pos) {
   static const std::regex kInt("[-+]?[0-9]+");
   static const std::regex kOct("0o[0-7]+");
   static const std::regex kHex("0x[0-9a-fA-F]+");
-  static const std::regex kFloat(
-      "[-+]?(\\.[0-9]+|[0-9]+(\\.[0-9]*)?)([eE][-+]?[0-9]+)?");
+  static const std::regex kFloat("[-+]?(\\.[0-9]+|[0-9]+(\\.[0-9]*)?)([eE][-+]?[0-9]+)?");
   static const std::regex kSpecial("[-+]?\\.(inf|Inf|INF)|\\.nan|\\.NaN|\\.NAN");
 
   // Most scalars are words: only these first characters can start a
   // non-string core-schema value.
-  if (!text.empty() && std::string_view("0123456789+-.~nNtTfF").find(text[0]) ==
-                           std::string_view::npos) {
+  if (!text.empty() && std::string_view("0123456789+-.~nNtTfF").find(text[0]) == std::string_view::npos) {
     return json::string(text);
   }
   if (std::regex_match(text, kNull)) return nullptr;
@@ -83,8 +80,7 @@ json::value ResolvePlainScalar(const std::string& text, SourcePosition pos) {
       digits.remove_prefix(1);
     }
     std::uint64_t magnitude = 0;
-    auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(),
-                                     magnitude, base);
+    auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), magnitude, base);
     if (ec == std::errc() && ptr == digits.data() + digits.size()) {
       if (!negative) {
         if (magnitude <= static_cast<std::uint64_t>(INT64_MAX)) {
@@ -112,17 +108,14 @@ class Converter {
  public:
   Converter(const YamlLimits& limits, SourceMap& map) : limits_(limits), map_(map) {}
 
-  json::value Convert(const YAML::Node& node, const std::string& pointer,
-                      std::size_t depth, SourcePosition key_pos) {
+  json::value Convert(const YAML::Node& node, const std::string& pointer, std::size_t depth, SourcePosition key_pos) {
     SourcePosition pos = PositionOf(node.Mark());
     if (++nodes_ > limits_.max_nodes) {
-      throw ConvertError{{pos, "document has more than " +
-                                   std::to_string(limits_.max_nodes) +
-                                   " nodes (after expanding aliases)"}};
+      throw ConvertError{
+          {pos, "document has more than " + std::to_string(limits_.max_nodes) + " nodes (after expanding aliases)"}};
     }
     if (depth > limits_.max_depth) {
-      throw ConvertError{{pos, "document nests deeper than " +
-                                   std::to_string(limits_.max_depth) + " levels"}};
+      throw ConvertError{{pos, "document nests deeper than " + std::to_string(limits_.max_depth) + " levels"}};
     }
     map_.Add(pointer, pos, key_pos);
     switch (node.Type()) {
@@ -136,8 +129,7 @@ class Converter {
         out.reserve(node.size());
         std::size_t i = 0;
         for (const auto& item : node) {
-          out.push_back(Convert(item, AppendPointer(pointer, std::to_string(i++)),
-                                depth + 1, {}));
+          out.push_back(Convert(item, AppendPointer(pointer, std::to_string(i++)), depth + 1, {}));
         }
         return out;
       }
@@ -178,8 +170,7 @@ class Converter {
 
 }  // namespace
 
-std::expected<YamlDocument, YamlError> ParseYaml(std::string_view text,
-                                                 const YamlLimits& limits) {
+std::expected<YamlDocument, YamlError> ParseYaml(std::string_view text, const YamlLimits& limits) {
   YamlDocument doc;
   try {
     // Load would read the first node and drop whatever follows it (`{...}` then `key: 1` on the

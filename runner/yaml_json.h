@@ -56,7 +56,6 @@ struct YamlLimits {
 // floats become those types; everything else (yes, on, 0x1F as text) stays a
 // string. Duplicate keys, non-scalar keys and documents over the limits are
 // errors with a position.
-std::expected<YamlDocument, YamlError> ParseYaml(std::string_view text,
-                                                 const YamlLimits& limits = {});
+std::expected<YamlDocument, YamlError> ParseYaml(std::string_view text, const YamlLimits& limits = {});
 
 }  // namespace skillrunner

@@ -48,8 +48,7 @@ struct LayerTable {
 
 // "FILE:LINE: FOLDER may not include TARGET (it may include: ...)" for each
 // forbidden include of `text`, the file at `path`.
-std::vector<std::string> ForbiddenIncludes(const LayerTable& table, const std::string& path,
-                                           const std::string& text) {
+std::vector<std::string> ForbiddenIncludes(const LayerTable& table, const std::string& path, const std::string& text) {
   static const std::regex kInclude(R"re(^\s*#\s*include\s+"([^"]+)")re");
   std::vector<std::string> out;
   const std::string from = table.FolderOf(path);

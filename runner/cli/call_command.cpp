@@ -5,13 +5,12 @@
 #include <boost/asio/read_until.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/json/parse.hpp>
-
 #include <cstdio>
 #include <cstdlib>
 
 #include "runner/cli/serve_command.h"
-#include "services/common/json_text.h"
 #include "runner/server/address.h"
+#include "services/common/json_text.h"
 
 namespace skillrunner::cli {
 namespace asio = boost::asio;

@@ -1,12 +1,12 @@
 #include "runner/cli/cli.h"
 
+#include <spdlog/spdlog.h>
+
 #include <CLI/CLI.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
-#include <spdlog/spdlog.h>
-
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -21,11 +21,11 @@
 #include "runner/cli/tree_cache.h"
 #include "runner/key_reference.h"
 #include "runner/lint_codes.h"
-#include "services/common/json_text.h"
-#include "services/common/stream_events.h"
 #include "runner/logging.h"
 #include "runner/skill_json.h"
 #include "runner/tree_index.h"
+#include "services/common/json_text.h"
+#include "services/common/stream_events.h"
 
 namespace skillrunner::cli {
 namespace json = boost::json;
@@ -55,8 +55,7 @@ void PrintJson(const json::value& value, bool pretty) {
 }
 
 // A front-door failure before any skill ran (bad --input, broken config).
-int PrintFailure(ErrorCode code, std::string message, bool pretty,
-                 std::vector<FieldError> errors = {}) {
+int PrintFailure(ErrorCode code, std::string message, bool pretty, std::vector<FieldError> errors = {}) {
   InvocationFailure failure{Error{code, std::move(message), std::move(errors), {}}, {}, {}};
   PrintJson(json::object{{"error", ErrorToJson(failure)}}, pretty);
   return ExitStatusFor(code);
@@ -210,7 +209,9 @@ int Validate(const CommonOptions& common, const ValidateOptions& options) {
   std::size_t skills = registry ? registry->skills().size() : 0;
   std::size_t rubrics = registry ? registry->rubrics().size() : 0;
   if (options.as_json) {
-    PrintJson(json::object{{"ok", tally.errors == 0 && !strict_fails}, {"skills", skills}, {"rubrics", rubrics},
+    PrintJson(json::object{{"ok", tally.errors == 0 && !strict_fails},
+                           {"skills", skills},
+                           {"rubrics", rubrics},
                            {"diagnostics", DiagnosticsToJson(diagnostics)}},
               false);
   } else {
@@ -278,10 +279,12 @@ CLI::App* AddRunCommand(CLI::App& app, RunOptions& run) {
   run_cmd->add_flag("--pretty", run.pretty, "Indent the JSON output");
   run_cmd->add_option("--timeout-ms", run.timeout_ms, "Override the skill's timeout_ms")->check(CLI::PositiveNumber);
   run_cmd->add_option("--seed", run.seed, "Seed for the simulated provider")->check(CLI::NonNegativeNumber);
-  run_cmd->add_option("--session", run.session, "Session id: earlier validation errors of this skill in the session are fed forward");
+  run_cmd->add_option("--session", run.session,
+                      "Session id: earlier validation errors of this skill in the session are fed forward");
   run_cmd->add_flag("--stream", run.stream,
                     "Print skills.partial and skills.reset events as JSON lines while the answer is generated");
-  run_cmd->add_flag("--show-request", run.show_request, "Each LLM attempt carries the request it made (messages, response format)");
+  run_cmd->add_flag("--show-request", run.show_request,
+                    "Each LLM attempt carries the request it made (messages, response format)");
   run_cmd->add_option("--traceparent", run.traceparent, "W3C traceparent: the invocation's span is a child of this one")
       ->check([](const std::string& text) {
         std::string why;
@@ -297,8 +300,9 @@ CLI::App* AddValidateCommand(CLI::App& app, ValidateOptions& validate) {
   auto* validate_cmd = app.add_subcommand("validate", "Check every skill, rubric and the config; exit 2 on any error");
   validate_cmd->add_flag("--json", validate.as_json, "Print the diagnostics as JSON");
   validate_cmd->add_flag("--strict", validate.strict, "Warnings fail too (exit 2), except the allowed ones");
-  validate_cmd->add_option("--allow", validate.allow,
-                           "Acknowledge the warnings of this code (repeatable; see `skillrunner schema`, Lint codes)")
+  validate_cmd
+      ->add_option("--allow", validate.allow,
+                   "Acknowledge the warnings of this code (repeatable; see `skillrunner schema`, Lint codes)")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   return validate_cmd;
@@ -311,7 +315,8 @@ CLI::App* AddProvidersCheckCommand(CLI::App& app, ProvidersCheckOptions& check) 
   auto* check_cmd = providers_cmd->add_subcommand(
       "check", "Send one tiny request through each provider (or NAME) and print latency, model and usage");
   check_cmd->add_option("name", check.name, "Provider name from the config");
-  check_cmd->add_option("--model", check.model, "Model to ask (default: the first in the models table on that provider)");
+  check_cmd->add_option("--model", check.model,
+                        "Model to ask (default: the first in the models table on that provider)");
   check_cmd->add_flag("--json", check.as_json, "One JSON object per provider");
   return check_cmd;
 }
@@ -339,8 +344,9 @@ std::optional<int> Parse(CLI::App& app, int argc, char** argv) {
 }  // namespace
 
 int RunCli(int argc, char** argv) {
-  CLI::App app{"skillrunner: runs LLM skills registered as YAML and returns JSON that matches "
-               "their schemas, or a typed error that shows every attempt."};
+  CLI::App app{
+      "skillrunner: runs LLM skills registered as YAML and returns JSON that matches "
+      "their schemas, or a typed error that shows every attempt."};
   app.set_version_flag("--version", std::string("skillrunner ") + SKILLRUNNER_VERSION);
   app.require_subcommand(1);
   app.fallthrough();

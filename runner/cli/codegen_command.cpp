@@ -1,7 +1,6 @@
 #include "runner/cli/codegen_command.h"
 
 #include <CLI/CLI.hpp>
-
 #include <cstdio>
 #include <fstream>
 #include <memory>

@@ -1,12 +1,11 @@
 #include "runner/cli/environment.h"
 
-#include "services/providers/caching_provider.h"
-
 #include <filesystem>
 
 #include "runner/skill_services.h"
 #include "services/handler/builtin_handlers.h"
 #include "services/handler/process_runner.h"
+#include "services/providers/caching_provider.h"
 #include "services/providers/provider_set.h"
 #include "services/state/request_limiter.h"
 #include "services/state/shared_limiter.h"
@@ -31,8 +30,8 @@ std::expected<Config, std::vector<Diagnostic>> ResolveConfig(const CommonOptions
   if (provider.empty()) provider = ProcessEnv("SKILLRUNNER_PROVIDER").value_or("");
   if (!provider.empty()) {
     if (auto applied = ApplyProviderOverride(config, provider); !applied) {
-      return std::unexpected(
-          std::vector<Diagnostic>{{config.source, {}, applied.error(), Diagnostic::Severity::kError, "config-invalid"}});
+      return std::unexpected(std::vector<Diagnostic>{
+          {config.source, {}, applied.error(), Diagnostic::Severity::kError, "config-invalid"}});
     }
   }
   return config;
@@ -90,7 +89,7 @@ std::map<std::string, providers::SkillSimulation, std::less<>> SkillSimulations(
 }
 
 std::expected<std::shared_ptr<telemetry::OtlpExporter>, std::string> StartTracing(const Config& config,
-                                                                                const EnvLookup& env) {
+                                                                                  const EnvLookup& env) {
   telemetry::OtlpExporterOptions options;
   if (!config.telemetry.otlp_endpoint.empty()) options.endpoint = telemetry::TracesUrl(config.telemetry.otlp_endpoint);
   options.resource.service_name = config.telemetry.service_name;
@@ -139,8 +138,9 @@ void Runtime::AddBatching(Parts& parts, const Config& config, boost::asio::any_i
   }
 }
 
-std::expected<std::unique_ptr<Runtime>, std::string> Runtime::Create(
-    std::shared_ptr<const SkillRegistry> registry, boost::asio::any_io_executor executor, RuntimeOptions options) {
+std::expected<std::unique_ptr<Runtime>, std::string> Runtime::Create(std::shared_ptr<const SkillRegistry> registry,
+                                                                     boost::asio::any_io_executor executor,
+                                                                     RuntimeOptions options) {
   std::unique_ptr<Runtime> runtime(new Runtime());
   runtime->parts_ = std::make_unique<Parts>();
   Parts& parts = *runtime->parts_;
@@ -162,8 +162,8 @@ std::expected<std::unique_ptr<Runtime>, std::string> Runtime::Create(
     if (shared) return std::make_shared<state::SharedLimiter>(shared, bucket, limit, RealClock());
     return std::make_shared<state::RequestLimiter>(limit, RealClock());
   };
-  auto set = providers::ProviderSet::Create(registry->config().providers, executor, ProcessEnv, RealClock(),
-                                            make_limiter);
+  auto set =
+      providers::ProviderSet::Create(registry->config().providers, executor, ProcessEnv, RealClock(), make_limiter);
   if (!set) return std::unexpected(set.error());
   parts.providers = std::move(*set);
   parts.providers->SetSkillSimulations(SkillSimulations(*registry));
@@ -176,8 +176,8 @@ std::expected<std::unique_ptr<Runtime>, std::string> Runtime::Create(
       providers::Provider* inner = parts.providers->Find(name);
       if (auto batched = parts.batched.find(name); batched != parts.batched.end()) inner = batched->second.get();
       if (inner != nullptr) {
-        parts.cached.emplace(name, std::make_unique<providers::CachingProvider>(*inner, settings.kind, settings.base_url,
-                                                                               *options.responses));
+        parts.cached.emplace(name, std::make_unique<providers::CachingProvider>(*inner, settings.kind,
+                                                                                settings.base_url, *options.responses));
       }
     }
   }

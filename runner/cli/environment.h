@@ -9,9 +9,9 @@
 #include "runner/config.h"
 #include "runner/skill_registry.h"
 #include "runner/skill_runner.h"
+#include "services/common/response_store.h"
 #include "services/providers/batching_provider.h"
 #include "services/providers/simulated_provider.h"
-#include "services/common/response_store.h"
 #include "services/state/shared_state.h"
 #include "services/telemetry/otlp_exporter.h"
 
@@ -48,7 +48,7 @@ std::shared_ptr<state::SharedState> StartSharedState(const Config& config, boost
 // variables ask for, started; null when they name no endpoint. An error names
 // the setting that is wrong.
 std::expected<std::shared_ptr<telemetry::OtlpExporter>, std::string> StartTracing(const Config& config,
-                                                                                const EnvLookup& env);
+                                                                                  const EnvLookup& env);
 
 // eval --batch (DESIGN 10.6): how the HTTP providers batch, and the run
 // folder's journal (which outlives the runtime).
@@ -80,9 +80,9 @@ struct RuntimeOptions {
 class Runtime {
  public:
   // Fails when a provider's settings are unusable.
-  static std::expected<std::unique_ptr<Runtime>, std::string> Create(
-      std::shared_ptr<const SkillRegistry> registry, boost::asio::any_io_executor executor,
-      RuntimeOptions options = {});
+  static std::expected<std::unique_ptr<Runtime>, std::string> Create(std::shared_ptr<const SkillRegistry> registry,
+                                                                     boost::asio::any_io_executor executor,
+                                                                     RuntimeOptions options = {});
   ~Runtime();
   SkillRunner& runner() { return *runner_; }
   // Null without `state.redis`.

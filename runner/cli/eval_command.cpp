@@ -1,22 +1,21 @@
 #include "runner/cli/eval_command.h"
 
-#include "runner/eval/compare_runs.h"
-#include "runner/eval/finish_run.h"
-#include "runner/eval/history.h"
-#include "runner/eval/run_meta.h"
-#include "runner/eval/shard.h"
-#include "runner/eval/stored_runs.h"
+#include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
 #include <boost/asio/io_context.hpp>
-#include <spdlog/spdlog.h>
-
 #include <cmath>
 #include <cstdio>
 #include <set>
 
 #include "runner/cli/eval_support.h"
+#include "runner/eval/compare_runs.h"
+#include "runner/eval/finish_run.h"
+#include "runner/eval/history.h"
 #include "runner/eval/orchestrate.h"
+#include "runner/eval/run_meta.h"
+#include "runner/eval/shard.h"
+#include "runner/eval/stored_runs.h"
 
 namespace skillrunner::cli {
 namespace json = boost::json;
@@ -31,8 +30,9 @@ int Fail(const std::string& message) {
 }
 
 eval::FinishRequest FinishRequestFor(const EvalOptions& options) {
-  return eval::FinishRequest{options.out, options.history, options.baseline, options.require_baseline,
-                             options.fail_on == "regressions", nullptr};
+  return eval::FinishRequest{
+      options.out, options.history, options.baseline, options.require_baseline, options.fail_on == "regressions",
+      nullptr};
 }
 
 // Batch mode's settings from the suite's `batch:` block (its defaults under
@@ -114,8 +114,8 @@ eval::RunnerFactory RunnerFor(std::shared_ptr<const SkillRegistry> registry,
                               std::map<std::string, state::RateLimit, std::less<>> rate_limits,
                               std::shared_ptr<telemetry::SpanSink> spans, std::shared_ptr<eval::ResponseCache> cache,
                               std::shared_ptr<const BatchPlan> batch = nullptr) {
-  return [registry, rate_limits, spans, cache, batch](boost::asio::any_io_executor executor)
-             -> std::expected<std::shared_ptr<SkillRunner>, std::string> {
+  return [registry, rate_limits, spans, cache,
+          batch](boost::asio::any_io_executor executor) -> std::expected<std::shared_ptr<SkillRunner>, std::string> {
     auto owner = std::make_shared<RunRuntime>();
     BatchRun run;
     if (batch) {
@@ -162,7 +162,8 @@ std::optional<std::string> UsageError(const EvalOptions& options) {
     return "--require-baseline needs --baseline (last or a run id)";
   }
   if (!options.cache && !options.cache_ttl.empty()) return "--cache-ttl needs --cache";
-  if (!options.cache && options.cache_mode != "read-write") return "--cache-mode " + options.cache_mode + " needs --cache";
+  if (!options.cache && options.cache_mode != "read-write")
+    return "--cache-mode " + options.cache_mode + " needs --cache";
   return std::nullopt;
 }
 
@@ -282,7 +283,8 @@ EvalCommand::EvalCommand(CLI::App& app) {
                   "Send the requests through the providers' batch APIs at their batch price (the suite's batch: "
                   "block turns it on too); answers come within the provider's completion window (up to 24 h)");
   eval_->add_flag("--resume", options_.resume, "Continue the run in --out: skip the cases already recorded");
-  eval_->add_option("--shard", options_.shard, "Run slice I of N (0-based), e.g. 0/4; auto: from JOB_COMPLETION_INDEX and JOB_COMPLETIONS (a "
+  eval_->add_option("--shard", options_.shard,
+                    "Run slice I of N (0-based), e.g. 0/4; auto: from JOB_COMPLETION_INDEX and JOB_COMPLETIONS (a "
                     "Kubernetes Indexed Job), else CI_NODE_INDEX and CI_NODE_TOTAL (GitLab parallel:, 1-based)");
   eval_->add_option("--rejudge", options_.rejudge, "Judge a sample of cases K more times and report agreement")
       ->check(CLI::NonNegativeNumber);
@@ -297,18 +299,22 @@ EvalCommand::EvalCommand(CLI::App& app) {
   eval_->add_option("--rejudge-from", options_.rejudge_from,
                     "Judge the stored outputs of an earlier run (its folder or run id) with today's rubrics and "
                     "judges: a new run, no generation request");
-  eval_->add_option("--cache", options_.cache,
-                    "Reuse provider answers to the same requests (SQLite; default FILE: eval-cache.sqlite next to "
-                    "the history)")
+  eval_
+      ->add_option("--cache", options_.cache,
+                   "Reuse provider answers to the same requests (SQLite; default FILE: eval-cache.sqlite next to "
+                   "the history)")
       ->expected(0, 1);
-  eval_->add_option("--cache-ttl", options_.cache_ttl, "With --cache: answers older than this are asked again (90s, 30m, 12h, 7d)");
-  eval_->add_option("--cache-mode", options_.cache_mode,
-                    "With --cache: read-write (default: hits from the cache, misses asked and stored), replay (answers "
-                    "only from the cache; a miss exits 2 naming skill, case and request hash), refresh (ask every "
-                    "request again and store it)")
+  eval_->add_option("--cache-ttl", options_.cache_ttl,
+                    "With --cache: answers older than this are asked again (90s, 30m, 12h, 7d)");
+  eval_
+      ->add_option("--cache-mode", options_.cache_mode,
+                   "With --cache: read-write (default: hits from the cache, misses asked and stored), replay (answers "
+                   "only from the cache; a miss exits 2 naming skill, case and request hash), refresh (ask every "
+                   "request again and store it)")
       ->check(CLI::IsMember({"read-write", "replay", "refresh"}));
-  eval_->add_option("--fail-on", options_.fail_on,
-                    "Which breaches exit 1: any (default), or regressions (against --baseline) only")
+  eval_
+      ->add_option("--fail-on", options_.fail_on,
+                   "Which breaches exit 1: any (default), or regressions (against --baseline) only")
       ->check(CLI::IsMember({"any", "regressions"}));
   eval_->add_option("--run-id", options_.run_id, "Run id (default: a new one; shards of one night may share it)");
   AddMerge();
@@ -336,8 +342,10 @@ void EvalCommand::AddCompare() {
   compare_->add_option("--rubric", options_.compare_rubric, "The rubric to compare by")->required();
   compare_->add_option("--judge-model", options_.compare_judge_model, "The judge (default: each skill's model)");
   compare_->add_option("--out", options_.out, "Folder for compare.json and compare.html")->required();
-  compare_->add_option("--history", options_.history, "History database, for run ids (default DIR/../eval-history.sqlite)");
-  compare_->add_option("--concurrency", options_.concurrency, "Pairs judged at once (default 8)")->check(CLI::PositiveNumber);
+  compare_->add_option("--history", options_.history,
+                       "History database, for run ids (default DIR/../eval-history.sqlite)");
+  compare_->add_option("--concurrency", options_.concurrency, "Pairs judged at once (default 8)")
+      ->check(CLI::PositiveNumber);
 }
 
 bool EvalCommand::parsed() const { return eval_->parsed(); }

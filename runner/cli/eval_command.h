@@ -28,15 +28,15 @@ struct EvalOptions {
   std::string shard;
   int rejudge = 0;
   std::int64_t rejudge_sample = 20;
-  std::string history;   // empty: DIR/../eval-history.sqlite
-  std::string baseline;  // last | RUN_ID
-  bool require_baseline = false;  // no baseline found: exit 2 before any case runs
-  std::string fail_on = "any";  // any | regressions
-  std::string rejudge_from;     // RUN_ID | DIR
-  std::optional<std::string> cache;  // --cache [FILE]: "" for the default file
-  std::string cache_ttl;             // --cache-ttl
+  std::string history;                    // empty: DIR/../eval-history.sqlite
+  std::string baseline;                   // last | RUN_ID
+  bool require_baseline = false;          // no baseline found: exit 2 before any case runs
+  std::string fail_on = "any";            // any | regressions
+  std::string rejudge_from;               // RUN_ID | DIR
+  std::optional<std::string> cache;       // --cache [FILE]: "" for the default file
+  std::string cache_ttl;                  // --cache-ttl
   std::string cache_mode = "read-write";  // --cache-mode read-write | replay | refresh
-  std::string run_id;    // empty: a new one (kept across --resume)
+  std::string run_id;                     // empty: a new one (kept across --resume)
   std::vector<std::string> merge_sources;
   std::string merge_suite;  // merge: the suite file, default the shards' run.json
   // compare (DESIGN 9.5): two runs, the rubric, the judge model.

@@ -3,7 +3,6 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_future.hpp>
-
 #include <cstdio>
 
 #include "runner/cli/serve_command.h"
@@ -18,7 +17,7 @@ constexpr int kHealthy = 0;
 constexpr int kUnhealthy = 1;  // Docker reserves 2: every failure is 1
 
 asio::awaitable<std::expected<http::HttpResponse, http::HttpError>> Get(asio::any_io_executor executor,
-                                                                       http::HttpRequest request) {
+                                                                        http::HttpRequest request) {
   http::HttpClientOptions options;  // no proxy: a probe asks the process beside it
   options.connect_timeout = request.timeout;
   auto client = http::MakeHttpClient(executor, options);
@@ -41,8 +40,8 @@ int Probe(const ProbeOptions& options) {
     return kUnhealthy;
   }
   const bool healthy = response->status >= 200 && response->status < 300;
-  std::fprintf(healthy ? stdout : stderr, "%s%s: HTTP %d\n", healthy ? "" : "skillrunner probe: ",
-               options.url.c_str(), response->status);
+  std::fprintf(healthy ? stdout : stderr, "%s%s: HTTP %d\n", healthy ? "" : "skillrunner probe: ", options.url.c_str(),
+               response->status);
   return healthy ? kHealthy : kUnhealthy;
 }
 

@@ -4,7 +4,6 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_future.hpp>
 #include <boost/json/serialize.hpp>
-
 #include <cstdio>
 
 #include "services/common/clock.h"
@@ -36,13 +35,13 @@ struct CheckResult {
 };
 
 boost::asio::awaitable<std::expected<ChatResponse, ProviderError>> Ask(providers::Provider& provider,
-                                                                      ChatRequest request) {
+                                                                       ChatRequest request) {
   co_return co_await provider.Chat(request);
 }
 
 json::object ToJson(const CheckResult& r) {
-  json::object out{{"provider", r.provider}, {"model", r.model}, {"latency_ms", r.latency_ms},
-                   {"ok", r.answer.has_value()}};
+  json::object out{
+      {"provider", r.provider}, {"model", r.model}, {"latency_ms", r.latency_ms}, {"ok", r.answer.has_value()}};
   if (r.answer) {
     out["answer_model"] = r.answer->model;
     out["input_tokens"] = r.answer->usage.input_tokens;
@@ -103,9 +102,9 @@ int ProvidersCheck(const CommonOptions& common, const ProvidersCheckOptions& opt
     if (options.as_json) {
       std::printf("%s\n", json::serialize(ToJson(r)).c_str());
     } else if (r.answer) {
-      std::printf("%-12s %-24s ok      %5lld ms  model %s, %lld input + %lld output tokens%s\n",
-                  r.provider.c_str(), r.model.c_str(), static_cast<long long>(r.latency_ms),
-                  r.answer->model.c_str(), static_cast<long long>(r.answer->usage.input_tokens),
+      std::printf("%-12s %-24s ok      %5lld ms  model %s, %lld input + %lld output tokens%s\n", r.provider.c_str(),
+                  r.model.c_str(), static_cast<long long>(r.latency_ms), r.answer->model.c_str(),
+                  static_cast<long long>(r.answer->usage.input_tokens),
                   static_cast<long long>(r.answer->usage.output_tokens),
                   r.answer->usage.estimated ? " (estimated)" : "");
     } else {

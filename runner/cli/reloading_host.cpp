@@ -21,8 +21,8 @@ std::vector<Diagnostic> Errors(const std::vector<Diagnostic>& diagnostics) {
 json::array FailedJson(const std::vector<Diagnostic>& diagnostics) {
   json::array failed;
   for (const auto& d : Errors(diagnostics)) {
-    failed.push_back(json::object{
-        {"file", d.file}, {"line", d.position.line}, {"col", d.position.column}, {"message", d.message}});
+    failed.push_back(
+        json::object{{"file", d.file}, {"line", d.position.line}, {"col", d.position.column}, {"message", d.message}});
   }
   return failed;
 }

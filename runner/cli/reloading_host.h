@@ -1,7 +1,7 @@
 #pragma once
 
-#include <boost/asio/any_io_executor.hpp>
 #include <atomic>
+#include <boost/asio/any_io_executor.hpp>
 #include <expected>
 #include <memory>
 #include <mutex>

@@ -1,12 +1,11 @@
 #include "runner/cli/serve_command.h"
 
+#include <spdlog/spdlog.h>
 #include <sys/resource.h>
 
 #include <CLI/CLI.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
-#include <spdlog/spdlog.h>
-
 #include <cstdio>
 #include <memory>
 #include <mutex>
@@ -99,8 +98,10 @@ class IoThreads {
 
 int Serve(const CommonOptions& common, ServeOptions options) {
   if (const char* token = std::getenv("SKILLRUNNER_TOKEN")) options.server.token = token;
-  if (options.idle_timeout_ms > 0) options.server.limits.idle_timeout = std::chrono::milliseconds(options.idle_timeout_ms);
-  if (options.drain_timeout_ms > 0) options.server.limits.drain_timeout = std::chrono::milliseconds(options.drain_timeout_ms);
+  if (options.idle_timeout_ms > 0)
+    options.server.limits.idle_timeout = std::chrono::milliseconds(options.idle_timeout_ms);
+  if (options.drain_timeout_ms > 0)
+    options.server.limits.drain_timeout = std::chrono::milliseconds(options.drain_timeout_ms);
   RaiseOpenFileLimit();
   const unsigned threads = options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
   asio::io_context io(threads == 1 ? 1 : BOOST_ASIO_CONCURRENCY_HINT_DEFAULT);
@@ -142,24 +143,45 @@ int Serve(const CommonOptions& common, ServeOptions options) {
 
 void AddServeCommands(CLI::App& app, const CommonOptions& common, std::function<int()>& run) {
   auto serve = std::make_shared<ServeOptions>();
-  auto* serve_cmd = app.add_subcommand("serve", "Serve skills over newline-delimited JSON-RPC 2.0 on a Unix socket and/or TCP");
+  auto* serve_cmd =
+      app.add_subcommand("serve", "Serve skills over newline-delimited JSON-RPC 2.0 on a Unix socket and/or TCP");
   auto& s = serve->server;
   serve_cmd->add_option("--socket", s.socket_path, "Unix socket path (created mode 0600)");
   serve_cmd->add_option("--socket-group", s.socket_group, "Group that may also connect (socket mode 0660)");
   serve_cmd->add_option("--listen", s.listen, "TCP HOST:PORT (loopback unless --allow-remote; repeatable)");
-  serve_cmd->add_flag("--allow-remote", s.allow_remote, "Allow non-loopback --listen addresses (SKILLRUNNER_TOKEN required)");
+  serve_cmd->add_flag("--allow-remote", s.allow_remote,
+                      "Allow non-loopback --listen addresses (SKILLRUNNER_TOKEN required)");
   serve_cmd->add_option("--metrics-listen", s.metrics_listen, "HOST:PORT for GET /metrics (Prometheus text)");
   serve_cmd->add_option("--threads", serve->threads, "io threads (default: one per core)");
-  serve_cmd->add_option("--max-line-bytes", s.limits.max_line_bytes, "Longest request line (default 1 MiB)")->check(CLI::PositiveNumber);
-  serve_cmd->add_option("--max-depth", s.limits.max_depth, "Deepest JSON nesting of a request (default 64)")->check(CLI::PositiveNumber);
-  serve_cmd->add_option("--max-in-flight-per-connection", s.limits.max_in_flight_per_connection, "default 1024")->check(CLI::PositiveNumber);
-  serve_cmd->add_option("--max-in-flight", s.limits.max_in_flight_total, "Invocations in flight in all (default 16384); beyond: -32000 overloaded")->check(CLI::PositiveNumber);
-  serve_cmd->add_option("--max-connections", s.limits.max_connections, "Open connections at once (default 4096)")->check(CLI::PositiveNumber);
-  serve_cmd->add_option("--max-batch", s.limits.max_batch, "Requests in one batch (default 1000)")->check(CLI::PositiveNumber);
-  serve_cmd->add_option("--idle-timeout-ms", serve->idle_timeout_ms, "Close idle connections, and ones whose answers go unread, after this (default 300000)")->check(CLI::Range(1, 86400000));
-  serve_cmd->add_option("--max-write-queue-bytes", s.limits.max_write_queue_bytes, "Unread answers a client may leave queued (default 16 MiB)")->check(CLI::PositiveNumber);
-  serve_cmd->add_option("--drain-timeout-ms", serve->drain_timeout_ms, "On SIGTERM, wait this long for in-flight invocations (default 30000)")->check(CLI::Range(1, 86400000));
-  serve_cmd->add_flag("--allow-broken", serve->allow_broken, "Serve the skills that load when others do not (health: degraded); a broken config still exits 2");
+  serve_cmd->add_option("--max-line-bytes", s.limits.max_line_bytes, "Longest request line (default 1 MiB)")
+      ->check(CLI::PositiveNumber);
+  serve_cmd->add_option("--max-depth", s.limits.max_depth, "Deepest JSON nesting of a request (default 64)")
+      ->check(CLI::PositiveNumber);
+  serve_cmd->add_option("--max-in-flight-per-connection", s.limits.max_in_flight_per_connection, "default 1024")
+      ->check(CLI::PositiveNumber);
+  serve_cmd
+      ->add_option("--max-in-flight", s.limits.max_in_flight_total,
+                   "Invocations in flight in all (default 16384); beyond: -32000 overloaded")
+      ->check(CLI::PositiveNumber);
+  serve_cmd->add_option("--max-connections", s.limits.max_connections, "Open connections at once (default 4096)")
+      ->check(CLI::PositiveNumber);
+  serve_cmd->add_option("--max-batch", s.limits.max_batch, "Requests in one batch (default 1000)")
+      ->check(CLI::PositiveNumber);
+  serve_cmd
+      ->add_option("--idle-timeout-ms", serve->idle_timeout_ms,
+                   "Close idle connections, and ones whose answers go unread, after this (default 300000)")
+      ->check(CLI::Range(1, 86400000));
+  serve_cmd
+      ->add_option("--max-write-queue-bytes", s.limits.max_write_queue_bytes,
+                   "Unread answers a client may leave queued (default 16 MiB)")
+      ->check(CLI::PositiveNumber);
+  serve_cmd
+      ->add_option("--drain-timeout-ms", serve->drain_timeout_ms,
+                   "On SIGTERM, wait this long for in-flight invocations (default 30000)")
+      ->check(CLI::Range(1, 86400000));
+  serve_cmd->add_flag(
+      "--allow-broken", serve->allow_broken,
+      "Serve the skills that load when others do not (health: degraded); a broken config still exits 2");
   serve_cmd->callback([&run, &common, serve] { run = [&common, serve] { return Serve(common, *serve); }; });
 
   auto call = std::make_shared<CallOptions>();
@@ -167,15 +189,19 @@ void AddServeCommands(CLI::App& app, const CommonOptions& common, std::function<
   call_cmd->add_option("method", call->method, "e.g. skills.invoke, skills.list, health")->required();
   call_cmd->add_option("params", call->params, "params as JSON text");
   auto* socket = call_cmd->add_option("--socket", call->socket, "Unix socket of the server");
-  auto* connect = call_cmd->add_option("--connect", call->connect, "TCP HOST:PORT of the server (token from SKILLRUNNER_TOKEN)");
+  auto* connect =
+      call_cmd->add_option("--connect", call->connect, "TCP HOST:PORT of the server (token from SKILLRUNNER_TOKEN)");
   socket->excludes(connect);
-  call_cmd->add_option("--timeout-ms", call->timeout_ms, "Give up waiting after this (default: none)")->check(CLI::PositiveNumber);
+  call_cmd->add_option("--timeout-ms", call->timeout_ms, "Give up waiting after this (default: none)")
+      ->check(CLI::PositiveNumber);
   call_cmd->callback([&run, call] { run = [call] { return Call(*call); }; });
 
   auto probe = std::make_shared<ProbeOptions>();
-  auto* probe_cmd = app.add_subcommand("probe", "GET a URL (e.g. http://127.0.0.1:9464/readyz); exit 0 on a 2xx, else 1");
+  auto* probe_cmd =
+      app.add_subcommand("probe", "GET a URL (e.g. http://127.0.0.1:9464/readyz); exit 0 on a 2xx, else 1");
   probe_cmd->add_option("url", probe->url, "http://HOST:PORT/PATH")->required();
-  probe_cmd->add_option("--timeout-ms", probe->timeout_ms, "Give up after this (default 5000)")->check(CLI::PositiveNumber);
+  probe_cmd->add_option("--timeout-ms", probe->timeout_ms, "Give up after this (default 5000)")
+      ->check(CLI::PositiveNumber);
   probe_cmd->callback([&run, probe] { run = [probe] { return Probe(*probe); }; });
 }
 

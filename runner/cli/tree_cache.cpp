@@ -132,8 +132,8 @@ SkillRegistry::LoadResult LoadRegistryForRun(const CommonOptions& options, Confi
   if (identity) {
     auto indexed = LoadIndexed(file, *identity, registry_options, config, skill);
     if (indexed) {
-      spdlog::debug("tree index: the tree is unchanged since {} was written; loaded skill \"{}\" alone",
-                    file.string(), skill);
+      spdlog::debug("tree index: the tree is unchanged since {} was written; loaded skill \"{}\" alone", file.string(),
+                    skill);
       return std::move(*indexed);
     }
     spdlog::debug("tree index: {}; loading the whole tree", indexed.error());

@@ -17,27 +17,28 @@ bool IsIdentifier(const std::string& name) {
 }
 
 const std::set<std::string>& PythonKeywords() {
-  static const std::set<std::string> words = {
-      "False", "None",   "True",  "and",    "as",       "assert", "async", "await",  "break",
-      "class", "continue", "def", "del",    "elif",     "else",   "except", "finally", "for",
-      "from",  "global", "if",    "import", "in",       "is",     "lambda", "nonlocal", "not",
-      "or",    "pass",   "raise", "return", "try",      "while",  "with",   "yield"};
+  static const std::set<std::string> words = {"False",  "None",   "True",    "and",      "as",       "assert", "async",
+                                              "await",  "break",  "class",   "continue", "def",      "del",    "elif",
+                                              "else",   "except", "finally", "for",      "from",     "global", "if",
+                                              "import", "in",     "is",      "lambda",   "nonlocal", "not",    "or",
+                                              "pass",   "raise",  "return",  "try",      "while",    "with",   "yield"};
   return words;
 }
 
 const std::set<std::string>& TypeScriptReserved() {
   static const std::set<std::string> words = {
-      "await",   "break",    "case",      "catch",   "class",     "const",   "continue", "debugger",
-      "default", "delete",   "do",        "else",    "enum",      "export",  "extends",  "false",
-      "finally", "for",      "function",  "if",      "implements", "import", "in",       "instanceof",
-      "interface", "let",    "new",       "null",    "package",   "private", "protected", "public",
-      "return",  "static",   "super",     "switch",  "this",      "throw",   "true",     "try",
-      "typeof",  "var",      "void",      "while",   "with",      "yield"};
+      "await",     "break",  "case",     "catch",  "class",      "const",   "continue",  "debugger",
+      "default",   "delete", "do",       "else",   "enum",       "export",  "extends",   "false",
+      "finally",   "for",    "function", "if",     "implements", "import",  "in",        "instanceof",
+      "interface", "let",    "new",      "null",   "package",    "private", "protected", "public",
+      "return",    "static", "super",    "switch", "this",       "throw",   "true",      "try",
+      "typeof",    "var",    "void",     "while",  "with",       "yield"};
   return words;
 }
 
 // Each function name to the skill id that takes it; the second id is an error.
-std::expected<void, std::string> CheckNames(Language language, const std::vector<std::shared_ptr<const Skill>>& skills) {
+std::expected<void, std::string> CheckNames(Language language,
+                                            const std::vector<std::shared_ptr<const Skill>>& skills) {
   std::map<std::string, std::string> owner;
   const char* word = language == Language::kPython ? "python" : "typescript";
   for (const auto& skill : skills) {

@@ -34,7 +34,8 @@ std::optional<std::string> PyLiteral(const json::value& value) {
   if (value.is_bool()) return value.get_bool() ? "True" : "False";
   if (value.is_null()) return "None";
   if (value.is_int64() || value.is_uint64()) return CompactJson(value);
-  if (value.is_double() && std::trunc(value.get_double()) == value.get_double() && std::abs(value.get_double()) < 1e15) {
+  if (value.is_double() && std::trunc(value.get_double()) == value.get_double() &&
+      std::abs(value.get_double()) < 1e15) {
     return std::to_string(static_cast<long long>(value.get_double()));
   }
   return std::nullopt;
@@ -72,21 +73,31 @@ std::string PyLiterals(const std::vector<json::value>& values, Imports& imports)
 
 std::string PyType(const TypeRef& type, Imports& imports) {
   switch (type.kind) {
-    case TypeKind::kString: return "str";
-    case TypeKind::kInteger: return "int";
-    case TypeKind::kNumber: return "float";
-    case TypeKind::kBoolean: return "bool";
-    case TypeKind::kNull: return "None";
-    case TypeKind::kLiterals: return PyLiterals(type.literals, imports);
-    case TypeKind::kArray: return "list[" + PyType(type.members.at(0), imports) + "]";
-    case TypeKind::kMap: return "dict[str, " + PyType(type.members.at(0), imports) + "]";
-    case TypeKind::kObject: return type.object == imports.writing ? PyString(type.object) : type.object;
+    case TypeKind::kString:
+      return "str";
+    case TypeKind::kInteger:
+      return "int";
+    case TypeKind::kNumber:
+      return "float";
+    case TypeKind::kBoolean:
+      return "bool";
+    case TypeKind::kNull:
+      return "None";
+    case TypeKind::kLiterals:
+      return PyLiterals(type.literals, imports);
+    case TypeKind::kArray:
+      return "list[" + PyType(type.members.at(0), imports) + "]";
+    case TypeKind::kMap:
+      return "dict[str, " + PyType(type.members.at(0), imports) + "]";
+    case TypeKind::kObject:
+      return type.object == imports.writing ? PyString(type.object) : type.object;
     case TypeKind::kUnion: {
       std::vector<std::string> members;
       for (const auto& member : type.members) members.push_back(PyType(member, imports));
       return PyUnion(members, imports);
     }
-    case TypeKind::kAny: break;
+    case TypeKind::kAny:
+      break;
   }
   imports.typing.insert("Any");
   return "Any";
@@ -96,9 +107,12 @@ std::string PyType(const TypeRef& type, Imports& imports) {
 std::string PyDocText(const std::string& text) {
   std::string escaped;
   for (char c : text) {
-    if (c == '\\') escaped += "\\\\";
-    else if (c == '"') escaped += "\\\"";
-    else escaped.push_back(c);
+    if (c == '\\')
+      escaped += "\\\\";
+    else if (c == '"')
+      escaped += "\\\"";
+    else
+      escaped.push_back(c);
   }
   while (!escaped.empty() && (escaped.back() == '\n' || escaped.back() == ' ')) escaped.pop_back();
   return escaped;
@@ -165,11 +179,13 @@ void PyFunctions(std::ostringstream& out, const SkillTypes& types) {
   const std::string name = PythonFunctionName(skill.id);
   std::string doc = skill.description.empty() ? "Invoke skill " + skill.id + "." : skill.description;
   doc += "\n\nSkill " + skill.id + " version " + std::to_string(skill.version) + " (" +
-         std::string(TemplateTypeName(skill.template_type)) + ").\nRaises SchemaChangedError when the server's skill "
-         "no longer has the schemas\n" + types.schema_hash + ".";
+         std::string(TemplateTypeName(skill.template_type)) +
+         ").\nRaises SchemaChangedError when the server's skill "
+         "no longer has the schemas\n" +
+         types.schema_hash + ".";
   for (bool async : {false, true}) {
-    out << (async ? "async def " : "def ") << name << (async ? "_async" : "") << "(\n    client: "
-        << (async ? "AsyncClient" : "Client") << ", input: " << types.input_name
+    out << (async ? "async def " : "def ") << name << (async ? "_async" : "")
+        << "(\n    client: " << (async ? "AsyncClient" : "Client") << ", input: " << types.input_name
         << ", *, timeout_ms: int | None = None\n) -> " << types.output_name << ":\n";
     PyDocstring(out, doc, "    ");
     out << "    result = " << (async ? "await " : "") << "client.invoke(\n        " << PyString(skill.id)
@@ -191,7 +207,8 @@ void PyHeader(std::ostringstream& out, const std::vector<SkillTypes>& skills, co
   for (const auto& name : typing) names += (names.empty() ? "" : ", ") + name;
   out << "from typing import " << names << "\n\nfrom skillrunner_client import AsyncClient, Client\n\n";
   out << "SCHEMA_HASHES: dict[str, str] = {\n";
-  for (const auto& types : skills) out << "    " << PyString(types.skill->id) << ": " << PyString(types.schema_hash) << ",\n";
+  for (const auto& types : skills)
+    out << "    " << PyString(types.skill->id) << ": " << PyString(types.schema_hash) << ",\n";
   out << "}\n\n\n";
 }
 

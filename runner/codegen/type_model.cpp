@@ -1,9 +1,8 @@
 #include "runner/codegen/type_model.h"
 
+#include <boost/json/parse.hpp>
 #include <cctype>
 #include <map>
-
-#include <boost/json/parse.hpp>
 
 #include "runner/embedded_schemas.h"
 #include "runner/skill_json.h"
@@ -34,7 +33,8 @@ class Builder {
         return Union(branches->get_array(), name, depth);
       }
     }
-    if (const auto* all = s.if_contains("allOf"); all && all->is_array()) return AllOf(s, all->get_array(), name, depth);
+    if (const auto* all = s.if_contains("allOf"); all && all->is_array())
+      return AllOf(s, all->get_array(), name, depth);
     const json::value* type = s.if_contains("type");
     if (type && type->is_array()) return TypeList(s, type->get_array(), name, depth);
     if (type && type->is_string()) return Typed(s, std::string(type->get_string()), name, depth);
@@ -87,7 +87,8 @@ class Builder {
     TypeRef type{TypeKind::kUnion, {}, {}, {}};
     int n = 0;
     for (const auto& branch : branches) {
-      type.members.push_back(Type(branch, name + (branches.size() > 1 ? "Option" + std::to_string(++n) : ""), depth + 1));
+      type.members.push_back(
+          Type(branch, name + (branches.size() > 1 ? "Option" + std::to_string(++n) : ""), depth + 1));
     }
     return type;
   }

@@ -37,11 +37,15 @@ std::string TsUnion(const std::vector<std::string>& members) {
 
 std::string TsType(const TypeRef& type) {
   switch (type.kind) {
-    case TypeKind::kString: return "string";
+    case TypeKind::kString:
+      return "string";
     case TypeKind::kInteger:
-    case TypeKind::kNumber: return "number";
-    case TypeKind::kBoolean: return "boolean";
-    case TypeKind::kNull: return "null";
+    case TypeKind::kNumber:
+      return "number";
+    case TypeKind::kBoolean:
+      return "boolean";
+    case TypeKind::kNull:
+      return "null";
     case TypeKind::kLiterals: {
       std::vector<std::string> members;
       for (const auto& value : type.literals) {
@@ -50,15 +54,19 @@ std::string TsType(const TypeRef& type) {
       }
       return TsUnion(members);
     }
-    case TypeKind::kArray: return "Array<" + TsType(type.members.at(0)) + ">";
-    case TypeKind::kMap: return "Record<string, " + TsType(type.members.at(0)) + ">";
-    case TypeKind::kObject: return type.object;
+    case TypeKind::kArray:
+      return "Array<" + TsType(type.members.at(0)) + ">";
+    case TypeKind::kMap:
+      return "Record<string, " + TsType(type.members.at(0)) + ">";
+    case TypeKind::kObject:
+      return type.object;
     case TypeKind::kUnion: {
       std::vector<std::string> members;
       for (const auto& member : type.members) members.push_back(TsType(member));
       return TsUnion(members);
     }
-    case TypeKind::kAny: break;
+    case TypeKind::kAny:
+      break;
   }
   return "unknown";
 }
@@ -97,11 +105,14 @@ void TsFunction(std::ostringstream& out, const SkillTypes& types) {
   const Skill& skill = *types.skill;
   std::string doc = skill.description.empty() ? "Invoke skill " + skill.id + "." : skill.description;
   doc += "\n\nSkill " + skill.id + " version " + std::to_string(skill.version) + " (" +
-         std::string(TemplateTypeName(skill.template_type)) + ").\nRejects with SchemaChangedError when the server's "
-         "skill no longer has the schemas\n" + types.schema_hash + ".";
+         std::string(TemplateTypeName(skill.template_type)) +
+         ").\nRejects with SchemaChangedError when the server's "
+         "skill no longer has the schemas\n" +
+         types.schema_hash + ".";
   TsDoc(out, doc, "");
-  out << "export async function " << TypeScriptFunctionName(skill.id) << "(\n  client: Client,\n  input: "
-      << types.input_name << ",\n  options: SkillCallOptions = {},\n): Promise<" << types.output_name << "> {\n"
+  out << "export async function " << TypeScriptFunctionName(skill.id)
+      << "(\n  client: Client,\n  input: " << types.input_name << ",\n  options: SkillCallOptions = {},\n): Promise<"
+      << types.output_name << "> {\n"
       << "  const result = await client.invoke<" << types.output_name << ">(" << TsString(skill.id)
       << ", input, {\n    ...options,\n    schemaHash: " << TsString(types.schema_hash) << ",\n  });\n"
       << "  return result.output;\n}\n\n";
@@ -116,7 +127,8 @@ void TsHeader(std::ostringstream& out, const std::vector<SkillTypes>& skills) {
       << "/** A generated call's options: a deadline and an AbortSignal that cancels the call. */\n"
       << "export interface SkillCallOptions {\n  timeoutMs?: number;\n  signal?: AbortSignal;\n}\n\n"
       << "export const schemaHashes: Readonly<Record<string, string>> = {\n";
-  for (const auto& types : skills) out << "  " << TsString(types.skill->id) << ": " << TsString(types.schema_hash) << ",\n";
+  for (const auto& types : skills)
+    out << "  " << TsString(types.skill->id) << ": " << TsString(types.schema_hash) << ",\n";
   out << "};\n\n";
 }
 

@@ -9,10 +9,14 @@ namespace json = boost::json;
 
 std::string_view CaseOutcomeName(CaseOutcome outcome) {
   switch (outcome) {
-    case CaseOutcome::kPass: return "pass";
-    case CaseOutcome::kFail: return "fail";
-    case CaseOutcome::kError: return "error";
-    case CaseOutcome::kJudgeError: return "judge_error";
+    case CaseOutcome::kPass:
+      return "pass";
+    case CaseOutcome::kFail:
+      return "fail";
+    case CaseOutcome::kError:
+      return "error";
+    case CaseOutcome::kJudgeError:
+      return "judge_error";
   }
   return "error";
 }
@@ -26,8 +30,7 @@ CaseOutcome OutcomeOf(const json::object& record) {
     if (!pass || !pass->is_bool()) return CaseOutcome::kJudgeError;  // fail closed
     if (!pass->as_bool()) return CaseOutcome::kFail;
   }
-  if (const auto* match = record.if_contains("expected_match"); match && match->is_bool() &&
-                                                                 !match->as_bool()) {
+  if (const auto* match = record.if_contains("expected_match"); match && match->is_bool() && !match->as_bool()) {
     return CaseOutcome::kFail;
   }
   return CaseOutcome::kPass;

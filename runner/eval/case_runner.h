@@ -13,8 +13,8 @@
 #include <string>
 
 #include "runner/eval/suite.h"
-#include "runner/skill_runner.h"
 #include "runner/judges.h"
+#include "runner/skill_runner.h"
 #include "services/common/batch_quorum.h"
 
 namespace skillrunner::eval {

@@ -1,12 +1,11 @@
 #include "runner/eval/compare_runs.h"
 
+#include <algorithm>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/json/serialize.hpp>
 #include <boost/json/value_to.hpp>
-
-#include <algorithm>
 #include <cmath>
 
 #include "runner/eval/case_outcome.h"
@@ -51,9 +50,12 @@ asio::awaitable<std::string> Judge(SkillRunner& runner, const Pair& pair, bool a
     co_return "error";
   }
   switch (PreferenceOf(verdict->output)) {
-    case Preference::kFirst: co_return a_first ? "a" : "b";
-    case Preference::kSecond: co_return a_first ? "b" : "a";
-    case Preference::kTie: co_return "tie";
+    case Preference::kFirst:
+      co_return a_first ? "a" : "b";
+    case Preference::kSecond:
+      co_return a_first ? "b" : "a";
+    case Preference::kTie:
+      co_return "tie";
   }
   co_return "tie";
 }
@@ -65,8 +67,8 @@ asio::awaitable<void> Worker(SkillRunner& runner, std::vector<Pair>& pairs, std:
     pair.swapped = co_await Judge(runner, pair, false, pair.error);
     // A judge that changes its mind when the order changes has no preference.
     pair.result = pair.first == "error" || pair.swapped == "error" ? "error"
-                  : pair.first == pair.swapped                    ? pair.first
-                                                                  : "tie";
+                  : pair.first == pair.swapped                     ? pair.first
+                                                                   : "tie";
   }
 }
 
@@ -85,8 +87,11 @@ json::object Summarise(const StoredRun& a, const StoredRun& b, const CompareRequ
     t.ties += pair.result == "tie";
     t.errors += pair.result == "error";
     t.disagreements += pair.result == "tie" && pair.first != pair.swapped;
-    json::object entry{{"skill", pair.skill}, {"case", pair.case_id}, {"a_first", pair.first},
-                       {"b_first", pair.swapped}, {"result", pair.result}};
+    json::object entry{{"skill", pair.skill},
+                       {"case", pair.case_id},
+                       {"a_first", pair.first},
+                       {"b_first", pair.swapped},
+                       {"result", pair.result}};
     if (!pair.error.empty()) entry["judge_error"] = pair.error;
     cases.push_back(std::move(entry));
   }
@@ -100,8 +105,8 @@ json::object Summarise(const StoredRun& a, const StoredRun& b, const CompareRequ
                                  {"judge_errors", t.errors},
                                  {"sign_test_p", std::round(stats::SignTestP(t.a, t.b) * 1e9) / 1e9}};
   }
-  return json::object{{"run_a", a.run_id},         {"run_b", b.run_id},
-                      {"rubric", request.rubric},  {"judge_model", request.judge_model},
+  return json::object{{"run_a", a.run_id},           {"run_b", b.run_id},
+                      {"rubric", request.rubric},    {"judge_model", request.judge_model},
                       {"skills", std::move(skills)}, {"cases", std::move(cases)}};
 }
 
@@ -150,8 +155,17 @@ std::expected<void, std::string> MakePairs(const SkillRegistry& registry, const 
       if (!judge) return std::unexpected(judge.error().message);
       judges.emplace(skill_id, std::move(*judge));
     }
-    Pair pair{skill_id, json::value_to<std::string>(record.at("case")), CaseKey(record), OutputOf(record),
-              OutputOf(*other->second), &judges.at(skill_id), nullptr, "", "", "", ""};
+    Pair pair{skill_id,
+              json::value_to<std::string>(record.at("case")),
+              CaseKey(record),
+              OutputOf(record),
+              OutputOf(*other->second),
+              &judges.at(skill_id),
+              nullptr,
+              "",
+              "",
+              "",
+              ""};
     if (auto input = request.inputs.find(pair.key); input != request.inputs.end()) pair.input = &input->second;
     pairs.push_back(std::move(pair));
   }
@@ -204,8 +218,8 @@ int CompareRuns(const SkillRegistry& registry, const CompareRequest& request, co
     say("skillrunner eval compare: " + std::string(skill) + ": A wins " + json::serialize(s.at("a_wins")) +
         ", B wins " + json::serialize(s.at("b_wins")) + ", ties " + json::serialize(s.at("ties")) + " (" +
         json::serialize(s.at("order_disagreements")) + " from the order), judge errors " +
-        json::serialize(s.at("judge_errors")) + "; sign test p = " +
-        report::FormatSignificant(s.at("sign_test_p").to_number<double>()));
+        json::serialize(s.at("judge_errors")) +
+        "; sign test p = " + report::FormatSignificant(s.at("sign_test_p").to_number<double>()));
   }
   say("skillrunner eval compare: reports in " + request.out.string() + " (compare.json, compare.html)");
   return 0;

@@ -1,7 +1,6 @@
 #include "runner/eval/dataset.h"
 
 #include <boost/json/parse.hpp>
-
 #include <fstream>
 #include <map>
 
@@ -13,7 +12,8 @@ constexpr std::string_view kAllowedKeys[] = {"id", "input", "expected", "tags", 
 
 // Checks one parsed line; returns the problem, or an empty string.
 std::string CheckCase(const json::value& value, EvalCase& out) {
-  if (!value.is_object()) return "a case must be a JSON object {\"id\", \"input\", \"expected\"?, \"tags\"?, \"human\"?}";
+  if (!value.is_object())
+    return "a case must be a JSON object {\"id\", \"input\", \"expected\"?, \"tags\"?, \"human\"?}";
   const json::object& obj = value.as_object();
   for (const auto& [key, unused] : obj) {
     bool known = false;
@@ -36,7 +36,8 @@ std::string CheckCase(const json::value& value, EvalCase& out) {
     out.tags = tags->as_array();
   }
   if (const json::value* human = obj.if_contains("human")) {
-    const std::string expected = "case \"" + out.id + "\": \"human\" must be an object of criterion ids to \"pass\" or \"fail\"";
+    const std::string expected =
+        "case \"" + out.id + "\": \"human\" must be an object of criterion ids to \"pass\" or \"fail\"";
     if (!human->is_object()) return expected;
     for (const auto& [criterion, verdict] : human->as_object()) {
       if (!verdict.is_string() || (verdict.as_string() != "pass" && verdict.as_string() != "fail")) {
@@ -50,8 +51,7 @@ std::string CheckCase(const json::value& value, EvalCase& out) {
 
 }  // namespace
 
-std::expected<std::vector<EvalCase>, std::vector<Diagnostic>> LoadDataset(
-    const std::filesystem::path& file) {
+std::expected<std::vector<EvalCase>, std::vector<Diagnostic>> LoadDataset(const std::filesystem::path& file) {
   std::ifstream in(file, std::ios::binary);
   if (!in) return std::unexpected(std::vector<Diagnostic>{{file.string(), {}, "cannot read dataset"}});
   std::vector<EvalCase> cases;
@@ -70,8 +70,7 @@ std::expected<std::vector<EvalCase>, std::vector<Diagnostic>> LoadDataset(
     if (problem.empty()) {
       auto [it, inserted] = first_line.emplace(c.id, line);
       if (!inserted) {
-        problem = "duplicate case id \"" + c.id + "\" (first used on line " +
-                  std::to_string(it->second) + ")";
+        problem = "duplicate case id \"" + c.id + "\" (first used on line " + std::to_string(it->second) + ")";
       }
     }
     if (!problem.empty()) {

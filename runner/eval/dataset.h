@@ -26,13 +26,12 @@ struct EvalCase {
   std::optional<boost::json::value> expected;
   boost::json::array tags;
   boost::json::object human;  // criterion id -> "pass" | "fail"
-  int line = 0;  // 1-based line in the dataset file
+  int line = 0;               // 1-based line in the dataset file
 };
 
 // Reads and checks a dataset. Errors (one per bad line, and one per duplicate
 // case id naming the line of its first use): "FILE:LINE:COL: message".
 // An unreadable file is one error without a position.
-std::expected<std::vector<EvalCase>, std::vector<Diagnostic>> LoadDataset(
-    const std::filesystem::path& file);
+std::expected<std::vector<EvalCase>, std::vector<Diagnostic>> LoadDataset(const std::filesystem::path& file);
 
 }  // namespace skillrunner::eval

@@ -1,12 +1,12 @@
 #include "runner/eval/eval_run.h"
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/strand.hpp>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <atomic>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/strand.hpp>
+#include <cstdio>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -134,11 +134,12 @@ std::string PlanHash(const Suite& suite) {
   return hex;
 }
 
-RunStats RunCases(const std::vector<CaseTask>& tasks, const CaseDeps& deps, ResultsWriter& writer,
-                  Progress& progress, boost::asio::io_context& io, int concurrency, int threads) {
+RunStats RunCases(const std::vector<CaseTask>& tasks, const CaseDeps& deps, ResultsWriter& writer, Progress& progress,
+                  boost::asio::io_context& io, int concurrency, int threads) {
   WorkQueue queue(tasks, deps, writer, progress, io);
   if (tasks.empty()) return queue.stats;
-  int workers = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(std::max(1, concurrency)), tasks.size()));
+  int workers =
+      static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(std::max(1, concurrency)), tasks.size()));
   queue.active.store(workers);
   if (deps.quorum != nullptr) deps.quorum->SetRunning(static_cast<std::size_t>(workers));
   for (int i = 0; i < workers; ++i) {

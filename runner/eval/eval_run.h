@@ -20,7 +20,7 @@ namespace skillrunner::eval {
 
 struct PlanOptions {
   Shard shard;
-  int rejudge = 0;                 // --rejudge K: extra judgings of sampled cases
+  int rejudge = 0;                  // --rejudge K: extra judgings of sampled cases
   std::size_t rejudge_sample = 20;  // cases per skill to re-judge
 };
 
@@ -29,8 +29,7 @@ struct PlanOptions {
 // sample is the `rejudge_sample` cases of each skill with the smallest
 // StableHash of their key, chosen over the whole suite so that shards and
 // resumed runs agree on it.
-std::vector<CaseTask> PlanCases(const Suite& suite, const PlanOptions& options,
-                                const std::set<std::string>& done);
+std::vector<CaseTask> PlanCases(const Suite& suite, const PlanOptions& options, const std::set<std::string>& done);
 
 // A fingerprint of everything the suite plans to run, whatever the shard:
 // every case key (skill, case id, repeat) with the case's input and expected
@@ -54,7 +53,7 @@ struct RunStats {
 // `threads` threads, appending each record to `writer` and counting it in
 // `progress`. Returns when every task is done (or writing failed). `io` must
 // be the context the runtime's providers were created on.
-RunStats RunCases(const std::vector<CaseTask>& tasks, const CaseDeps& deps, ResultsWriter& writer,
-                  Progress& progress, boost::asio::io_context& io, int concurrency, int threads);
+RunStats RunCases(const std::vector<CaseTask>& tasks, const CaseDeps& deps, ResultsWriter& writer, Progress& progress,
+                  boost::asio::io_context& io, int concurrency, int threads);
 
 }  // namespace skillrunner::eval

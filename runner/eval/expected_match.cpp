@@ -2,9 +2,9 @@
 
 #include <boost/json/serialize.hpp>
 
-#include "services/common/utf8.h"
 #include "runner/yaml_json.h"
 #include "services/common/json_text.h"
+#include "services/common/utf8.h"
 
 namespace skillrunner::eval {
 namespace json = boost::json;
@@ -89,8 +89,7 @@ void Subset(const json::value& expected, const json::value& output, const std::s
 
 }  // namespace
 
-std::vector<FieldError> CompareExpected(ExpectedMode mode, const json::value& expected,
-                                        const json::value& output) {
+std::vector<FieldError> CompareExpected(ExpectedMode mode, const json::value& expected, const json::value& output) {
   std::vector<FieldError> out;
   if (mode == ExpectedMode::kSubset) {
     Subset(expected, output, "", out);

@@ -13,8 +13,8 @@
 #include <boost/json/value.hpp>
 #include <vector>
 
-#include "services/common/error.h"
 #include "runner/eval/suite.h"
+#include "services/common/error.h"
 
 namespace skillrunner::eval {
 

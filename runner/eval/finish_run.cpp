@@ -1,8 +1,7 @@
 #include "runner/eval/finish_run.h"
 
-#include <fstream>
-
 #include <algorithm>
+#include <fstream>
 #include <limits>
 #include <map>
 #include <tuple>
@@ -45,8 +44,8 @@ void SortRecords(const Suite& suite, std::vector<json::object>& records) {
     std::int64_t repeat = r.contains("repeat") && r.at("repeat").is_int64() ? r.at("repeat").as_int64() : 0;
     std::size_t unknown = suite.skills.size() + 1;
     return std::make_tuple(s == skill_order.end() ? unknown : s->second,
-                           c == case_order.end() ? std::numeric_limits<std::size_t>::max() : c->second,
-                           CaseKey(r), repeat);
+                           c == case_order.end() ? std::numeric_limits<std::size_t>::max() : c->second, CaseKey(r),
+                           repeat);
   };
   std::stable_sort(records.begin(), records.end(),
                    [&](const json::object& a, const json::object& b) { return rank(a) < rank(b); });

@@ -9,16 +9,15 @@
 // the reports are still written so that the night's results can be read.
 
 #include <boost/json/object.hpp>
-#include <memory>
-
-#include "runner/eval/response_cache.h"
 #include <expected>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
-#include "runner/eval/summary.h"
+#include "runner/eval/response_cache.h"
 #include "runner/eval/suite.h"
+#include "runner/eval/summary.h"
 
 namespace skillrunner::eval {
 
@@ -27,7 +26,7 @@ struct FinishOptions {
   std::filesystem::path history_file;
   std::string baseline;  // "last", a run id, or empty for no comparison
   std::size_t trend_runs = 30;
-  bool fail_on_regressions_only = false;  // --fail-on regressions
+  bool fail_on_regressions_only = false;       // --fail-on regressions
   std::shared_ptr<const ResponseCache> cache;  // --cache
 };
 

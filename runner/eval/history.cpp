@@ -88,8 +88,7 @@ std::optional<std::int64_t> AsInt(std::optional<bool> gate) {
   return *gate ? 1 : 0;
 }
 
-void BindOptionalText(sqlite::Statement& stmt, int index, const json::object& object,
-                      std::string_view key) {
+void BindOptionalText(sqlite::Statement& stmt, int index, const json::object& object, std::string_view key) {
   const json::value* value = object.if_contains(key);
   if (value != nullptr && value->is_string()) {
     stmt.Bind(index, std::string_view(value->as_string()));
@@ -99,8 +98,7 @@ void BindOptionalText(sqlite::Statement& stmt, int index, const json::object& ob
 }
 
 std::optional<CaseOutcome> OutcomeNamed(std::string_view name) {
-  for (CaseOutcome outcome :
-       {CaseOutcome::kPass, CaseOutcome::kFail, CaseOutcome::kError, CaseOutcome::kJudgeError}) {
+  for (CaseOutcome outcome : {CaseOutcome::kPass, CaseOutcome::kFail, CaseOutcome::kError, CaseOutcome::kJudgeError}) {
     if (CaseOutcomeName(outcome) == name) return outcome;
   }
   return std::nullopt;
@@ -160,8 +158,7 @@ std::expected<void, std::string> Migrate(sqlite::Database& db) {
   if (!version) return std::unexpected(version.error());
   if (*version > kSchemaVersion) {
     return std::unexpected("schema version " + std::to_string(*version) +
-                           " is newer than this skillrunner understands (" +
-                           std::to_string(kSchemaVersion) + ")");
+                           " is newer than this skillrunner understands (" + std::to_string(kSchemaVersion) + ")");
   }
   if (*version < 1) {
     if (auto created = db.Exec(kSchemaV1); !created) return created;
@@ -185,8 +182,7 @@ std::expected<void, std::string> Migrate(sqlite::Database& db) {
 
 }  // namespace
 
-std::expected<std::unique_ptr<History>, std::string> History::Open(
-    const std::filesystem::path& file) {
+std::expected<std::unique_ptr<History>, std::string> History::Open(const std::filesystem::path& file) {
   const std::string prefix = "cannot open eval history " + file.string() + ": ";
   std::filesystem::path folder = file.parent_path();
   std::error_code ec;
@@ -207,9 +203,8 @@ std::expected<std::unique_ptr<History>, std::string> History::Open(
 namespace {
 
 std::expected<void, std::string> DeleteRun(sqlite::Database& db, std::string_view run_id) {
-  for (const char* sql :
-       {"DELETE FROM criterion_verdicts WHERE run_id = ?1",
-        "DELETE FROM case_outcomes WHERE run_id = ?1", "DELETE FROM runs WHERE run_id = ?1"}) {
+  for (const char* sql : {"DELETE FROM criterion_verdicts WHERE run_id = ?1",
+                          "DELETE FROM case_outcomes WHERE run_id = ?1", "DELETE FROM runs WHERE run_id = ?1"}) {
     auto stmt = db.Prepare(sql);
     if (!stmt) return std::unexpected(stmt.error());
     stmt->Bind(1, run_id);
@@ -218,8 +213,8 @@ std::expected<void, std::string> DeleteRun(sqlite::Database& db, std::string_vie
   return {};
 }
 
-std::expected<void, std::string> InsertRun(sqlite::Database& db, const json::object& summary,
-                                           std::string_view run_id, std::string_view suite) {
+std::expected<void, std::string> InsertRun(sqlite::Database& db, const json::object& summary, std::string_view run_id,
+                                           std::string_view suite) {
   auto stmt = db.Prepare(
       "INSERT INTO runs (run_id, suite, started_at, finished_at, summary, status) "
       "VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
@@ -300,8 +295,7 @@ std::expected<void, std::string> History::RecordRun(const json::object& summary,
     return std::unexpected("cannot record run in " + impl_->db.name() +
                            ": the summary has no \"run_id\" or no \"suite\"");
   }
-  const std::string prefix =
-      "cannot record run " + std::string(run_id) + " in " + impl_->db.name() + ": ";
+  const std::string prefix = "cannot record run " + std::string(run_id) + " in " + impl_->db.name() + ": ";
   auto transaction = sqlite::Transaction::Begin(impl_->db);
   if (!transaction) return std::unexpected(prefix + transaction.error());
   if (auto deleted = DeleteRun(impl_->db, run_id); !deleted) {
@@ -322,10 +316,10 @@ std::expected<void, std::string> History::RecordRun(const json::object& summary,
 namespace {
 
 std::expected<void, std::string> LoadOutcomes(sqlite::Database& db, BaselineRun& run) {
-  auto stmt =
-      db.Prepare("SELECT skill, case_id, \"repeat\", outcome, schema_ok, expected_ok, rubric_ok, review_gate_ok "
-                 "FROM case_outcomes "
-                 "WHERE run_id = ?1");
+  auto stmt = db.Prepare(
+      "SELECT skill, case_id, \"repeat\", outcome, schema_ok, expected_ok, rubric_ok, review_gate_ok "
+      "FROM case_outcomes "
+      "WHERE run_id = ?1");
   if (!stmt) return std::unexpected(stmt.error());
   stmt->Bind(1, std::string_view(run.run_id));
   while (true) {
@@ -346,8 +340,8 @@ std::expected<void, std::string> LoadOutcomes(sqlite::Database& db, BaselineRun&
     CaseGates gates{gate(4), gate(5), gate(6), gate(7)};
     if (gates.schema || gates.expected || gates.rubric || gates.review_gate) run.gates[key] = gates;
   }
-  auto verdicts = db.Prepare(
-      "SELECT skill, case_id, \"repeat\", criterion_id, verdict FROM criterion_verdicts WHERE run_id = ?1");
+  auto verdicts =
+      db.Prepare("SELECT skill, case_id, \"repeat\", criterion_id, verdict FROM criterion_verdicts WHERE run_id = ?1");
   if (!verdicts) return std::unexpected(verdicts.error());
   verdicts->Bind(1, std::string_view(run.run_id));
   while (true) {
@@ -363,17 +357,16 @@ std::expected<void, std::string> LoadOutcomes(sqlite::Database& db, BaselineRun&
 
 }  // namespace
 
-std::expected<std::optional<BaselineRun>, std::string> History::LoadBaseline(
-    std::string_view suite_id, std::string_view which, std::string_view current_run_id) {
+std::expected<std::optional<BaselineRun>, std::string> History::LoadBaseline(std::string_view suite_id,
+                                                                             std::string_view which,
+                                                                             std::string_view current_run_id) {
   const bool last = which == "last";
-  const std::string prefix =
-      "cannot load baseline " + std::string(which) + " from " + impl_->db.name() + ": ";
+  const std::string prefix = "cannot load baseline " + std::string(which) + " from " + impl_->db.name() + ": ";
   auto stmt = last ? impl_->db.Prepare(
                          "SELECT run_id, started_at, summary, suite FROM runs "
                          "WHERE suite = ?1 AND run_id <> ?2 AND json_extract(summary, '$.shard') IS NULL "
                          "ORDER BY started_at DESC, rowid DESC LIMIT 1")
-                   : impl_->db.Prepare(
-                         "SELECT run_id, started_at, summary, suite FROM runs WHERE run_id = ?1");
+                   : impl_->db.Prepare("SELECT run_id, started_at, summary, suite FROM runs WHERE run_id = ?1");
   if (!stmt) return std::unexpected(prefix + stmt.error());
   if (last) {
     stmt->Bind(1, suite_id);
@@ -385,12 +378,11 @@ std::expected<std::optional<BaselineRun>, std::string> History::LoadBaseline(
   if (!row) return std::unexpected(prefix + row.error());
   if (!*row) {
     if (last) return std::optional<BaselineRun>();
-    return std::unexpected("baseline run " + std::string(which) + " is not in the eval history " +
-                           impl_->db.name());
+    return std::unexpected("baseline run " + std::string(which) + " is not in the eval history " + impl_->db.name());
   }
   if (std::string suite = stmt->Text(3); suite != suite_id) {
-    return std::unexpected("baseline run " + std::string(which) + " belongs to suite " + suite +
-                           ", not " + std::string(suite_id));
+    return std::unexpected("baseline run " + std::string(which) + " belongs to suite " + suite + ", not " +
+                           std::string(suite_id));
   }
   BaselineRun run{stmt->Text(0), stmt->Text(1), ParseSummary(stmt->Text(2)), {}, {}};
   if (auto loaded = LoadOutcomes(impl_->db, run); !loaded) {
@@ -410,8 +402,7 @@ std::expected<std::optional<json::object>, std::string> History::FindRun(std::st
   return std::optional<json::object>(ParseSummary(stmt->Text(0)));
 }
 
-std::expected<std::vector<TrendPoint>, std::string> History::Trend(std::string_view suite_id,
-                                                                   std::size_t limit) {
+std::expected<std::vector<TrendPoint>, std::string> History::Trend(std::string_view suite_id, std::size_t limit) {
   const std::string prefix = "cannot read the trend from " + impl_->db.name() + ": ";
   auto stmt = impl_->db.Prepare(
       "SELECT run_id, started_at, summary FROM runs WHERE suite = ?1 "
@@ -458,8 +449,8 @@ std::expected<std::vector<HistoryBatch>, std::string> History::Batches(std::stri
     auto row = stmt->Step();
     if (!row) return std::unexpected(row.error());
     if (!*row) break;
-    out.push_back(HistoryBatch{stmt->Text(0), static_cast<int>(stmt->Int(1)), stmt->Text(2), stmt->Int(3) != 0,
-                               stmt->Text(4)});
+    out.push_back(
+        HistoryBatch{stmt->Text(0), static_cast<int>(stmt->Int(1)), stmt->Text(2), stmt->Int(3) != 0, stmt->Text(4)});
   }
   return out;
 }

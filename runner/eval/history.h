@@ -67,7 +67,7 @@ struct HistoryBatch {
   std::string provider;
   int round = 0;
   std::string batch_id;
-  bool adopted = false;  // found after a crash rather than recorded at create
+  bool adopted = false;     // found after a crash rather than recorded at create
   std::string recorded_at;  // UTC, ISO 8601
   bool operator==(const HistoryBatch&) const = default;
 };
@@ -78,8 +78,7 @@ class History {
   // schema up to date. Fails with a message naming the file when it cannot
   // be opened (e.g. its folder does not exist) or its schema is newer than
   // this program knows.
-  static std::expected<std::unique_ptr<History>, std::string> Open(
-      const std::filesystem::path& file);
+  static std::expected<std::unique_ptr<History>, std::string> Open(const std::filesystem::path& file);
   ~History();
   History(const History&) = delete;
   History& operator=(const History&) = delete;
@@ -96,16 +95,15 @@ class History {
   // nullopt when "last" finds no earlier run (the first night); an explicit
   // run id that is not in the history, or that belongs to another suite, is
   // an error that names it, because the user asked for that exact run.
-  std::expected<std::optional<BaselineRun>, std::string> LoadBaseline(
-      std::string_view suite_id, std::string_view which, std::string_view current_run_id);
+  std::expected<std::optional<BaselineRun>, std::string> LoadBaseline(std::string_view suite_id, std::string_view which,
+                                                                      std::string_view current_run_id);
 
   // The newest `limit` whole runs (no shard runs) of `suite_id`, oldest first.
   // The summary of run `run_id`, whatever its suite; nullopt when the
   // history has no such run.
   std::expected<std::optional<boost::json::object>, std::string> FindRun(std::string_view run_id);
 
-  std::expected<std::vector<TrendPoint>, std::string> Trend(std::string_view suite_id,
-                                                            std::size_t limit);
+  std::expected<std::vector<TrendPoint>, std::string> Trend(std::string_view suite_id, std::size_t limit);
 
   // Records a batch of run `run_id` (once: a batch id already recorded for
   // the run is left as it is). Unlike RecordRun, written while the run goes

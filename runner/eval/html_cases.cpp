@@ -37,14 +37,13 @@ std::string List(const std::vector<std::string>& lines) {
 }
 
 std::string Fact(std::string_view name, const std::string& value) {
-  return "<span class=\"fact\">" + EscapeMarkup(name) + " <b>" + EscapeMarkup(value) +
-         "</b></span>";
+  return "<span class=\"fact\">" + EscapeMarkup(name) + " <b>" + EscapeMarkup(value) + "</b></span>";
 }
 
 std::string Attempts(const json::array* attempts, std::string_view heading) {
   if (attempts == nullptr || attempts->empty()) return {};
-  std::string html = "<h4>" + EscapeMarkup(heading) + " (" + std::to_string(attempts->size()) +
-                     ")</h4><ol class=\"attempts\">";
+  std::string html =
+      "<h4>" + EscapeMarkup(heading) + " (" + std::to_string(attempts->size()) + ")</h4><ol class=\"attempts\">";
   for (const json::value& value : *attempts) {
     const json::object* attempt = value.is_object() ? &value.as_object() : nullptr;
     std::string_view kind = TextAt(attempt, "kind");
@@ -61,10 +60,8 @@ std::string Attempts(const json::array* attempts, std::string_view heading) {
     html += Fact("took", FormatMs(NumberAt(attempt, "duration_ms")));
     html += "</div>";
     html += List(ErrorLines(ArrayAt(attempt, "errors")));
-    if (const json::value* raw = attempt ? attempt->if_contains("raw") : nullptr;
-        raw != nullptr && !raw->is_null()) {
-      html += Pre(raw->is_string() ? std::string_view(raw->as_string())
-                                   : std::string_view(CompactJson(*raw)));
+    if (const json::value* raw = attempt ? attempt->if_contains("raw") : nullptr; raw != nullptr && !raw->is_null()) {
+      html += Pre(raw->is_string() ? std::string_view(raw->as_string()) : std::string_view(CompactJson(*raw)));
     }
     html += "</li>";
   }
@@ -86,8 +83,7 @@ std::string Review(const json::object* review) {
   std::string html = "<h4>Review</h4>";
   const json::value* pass = review->if_contains("pass");
   html += "<p>" + Fact("pass", FormatValue(pass)) + "</p>";
-  if (const json::array* results = ArrayAt(review, "criteria_results");
-      results && !results->empty()) {
+  if (const json::array* results = ArrayAt(review, "criteria_results"); results && !results->empty()) {
     html +=
         "<table><thead><tr><th>Criterion</th><th>Verdict</th><th>Confidence</th>"
         "<th>Reasoning</th></tr></thead><tbody>";
@@ -95,9 +91,8 @@ std::string Review(const json::object* review) {
       const json::object* result = value.is_object() ? &value.as_object() : nullptr;
       std::string verdict(TextAt(result, "verdict"));
       html += "<tr><td>" + EscapeMarkup(TextAt(result, "criterion_id")) + "</td><td class=\"v-" +
-              EscapeMarkup(verdict, true) + "\">" +
-              EscapeMarkup(verdict.empty() ? std::string(kDash) : verdict) + "</td><td>" +
-              FormatNumber(NumberAt(result, "confidence")) + "</td><td>" +
+              EscapeMarkup(verdict, true) + "\">" + EscapeMarkup(verdict.empty() ? std::string(kDash) : verdict) +
+              "</td><td>" + FormatNumber(NumberAt(result, "confidence")) + "</td><td>" +
               EscapeMarkup(TextAt(result, "reasoning")) + "</td></tr>";
     }
     html += "</tbody></table>";
@@ -117,26 +112,22 @@ std::string Headline(const json::object& record, CaseOutcome outcome) {
     headline = reasons.empty() ? "failed" : reasons.front();
     if (reasons.size() > 1) headline += " (+" + std::to_string(reasons.size() - 1) + " more)";
   } else {
-    const json::object* error =
-        outcome == CaseOutcome::kError ? ObjectAt(&record, "error") : JudgeErrorOf(record);
-    headline = FormatValue(error ? error->if_contains("code") : nullptr) + ": " +
-               std::string(TextAt(error, "message"));
+    const json::object* error = outcome == CaseOutcome::kError ? ObjectAt(&record, "error") : JudgeErrorOf(record);
+    headline = FormatValue(error ? error->if_contains("code") : nullptr) + ": " + std::string(TextAt(error, "message"));
   }
   std::string_view cut = TruncateUtf8(headline, kMaxHeadlineBytes);
   return std::string(cut) + (cut.size() < headline.size() ? "…" : "");
 }
 
 std::string CaseDetails(const json::object& record, CaseOutcome outcome) {
-  std::string name =
-      std::string(TextAt(&record, "skill")) + " / " + std::string(TextAt(&record, "case"));
+  std::string name = std::string(TextAt(&record, "skill")) + " / " + std::string(TextAt(&record, "case"));
   if (auto repeat = NumberAt(&record, "repeat")) name += " #" + FormatNumber(repeat);
   std::string outcome_name(CaseOutcomeName(outcome));
-  std::string html = "<details><summary><span class=\"tag " + outcome_name + "\">" + outcome_name +
-                     "</span> <b>" + EscapeMarkup(name) + "</b> — " +
-                     EscapeMarkup(Headline(record, outcome)) + "</summary><div class=\"case\">";
+  std::string html = "<details><summary><span class=\"tag " + outcome_name + "\">" + outcome_name + "</span> <b>" +
+                     EscapeMarkup(name) + "</b> — " + EscapeMarkup(Headline(record, outcome)) +
+                     "</summary><div class=\"case\">";
   html += "<div class=\"facts\">" + Fact("took", FormatMs(CaseDurationMs(record))) + "</div>";
-  if (outcome == CaseOutcome::kFail)
-    html += "<h4>Why it failed</h4>" + List(FailureReasons(record));
+  if (outcome == CaseOutcome::kFail) html += "<h4>Why it failed</h4>" + List(FailureReasons(record));
   // A review-gate judge error is the record's "error"; show it once, as the
   // judge's.
   bool gate_judge_error = IsGateJudgeError(record);
@@ -157,15 +148,13 @@ std::string CaseDetails(const json::object& record, CaseOutcome outcome) {
 
 std::string CaseList(std::string_view id, std::string_view title, std::string_view note,
                      const std::vector<const json::object*>& cases, CaseOutcome outcome) {
-  std::string html = "<h3 id=\"" + std::string(id) + "\">" + EscapeMarkup(title) + " (" +
-                     std::to_string(cases.size()) + ")</h3><p class=\"muted\">" +
-                     EscapeMarkup(note) + "</p>";
+  std::string html = "<h3 id=\"" + std::string(id) + "\">" + EscapeMarkup(title) + " (" + std::to_string(cases.size()) +
+                     ")</h3><p class=\"muted\">" + EscapeMarkup(note) + "</p>";
   if (cases.empty()) return html + "<p>None.</p>";
   std::size_t shown = std::min(cases.size(), kMaxCasesPerList);
   for (std::size_t i = 0; i < shown; ++i) html += CaseDetails(*cases[i], outcome);
   if (shown < cases.size()) {
-    html += "<p class=\"muted\">" + std::to_string(cases.size() - shown) +
-            " more not shown; see results.jsonl.</p>";
+    html += "<p class=\"muted\">" + std::to_string(cases.size() - shown) + " more not shown; see results.jsonl.</p>";
   }
   return html;
 }
@@ -197,11 +186,9 @@ std::string FailingCasesSection(const std::vector<json::object>& records) {
     std::stable_sort(list->begin(), list->end(), by_identity);
   }
   std::string html = "<section id=\"failures\"><h2>Failing cases</h2>";
-  html += CaseList("failed", "Failed",
-                   "Valid output, but the review failed or the expected values did not match.",
+  html += CaseList("failed", "Failed", "Valid output, but the review failed or the expected values did not match.",
                    failed, CaseOutcome::kFail);
-  html += CaseList("errors", "Errors", "No valid output: the invocation itself failed.", errors,
-                   CaseOutcome::kError);
+  html += CaseList("errors", "Errors", "No valid output: the invocation itself failed.", errors, CaseOutcome::kError);
   html += CaseList("judge-errors", "Judge errors",
                    "The judge gave no usable verdict. These cases count neither as passed nor as "
                    "failed; the rubric pass rate leaves them out.",

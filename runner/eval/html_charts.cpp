@@ -21,17 +21,14 @@ std::string Num(double value) {
   return buffer;
 }
 
-std::string Text(double x, double y, std::string_view anchor, std::string_view text,
-                 std::string_view extra = "") {
-  return "<text x=\"" + Num(x) + "\" y=\"" + Num(y) + "\" text-anchor=\"" + std::string(anchor) +
-         "\"" + std::string(extra) + ">" + EscapeMarkup(text) + "</text>";
+std::string Text(double x, double y, std::string_view anchor, std::string_view text, std::string_view extra = "") {
+  return "<text x=\"" + Num(x) + "\" y=\"" + Num(y) + "\" text-anchor=\"" + std::string(anchor) + "\"" +
+         std::string(extra) + ">" + EscapeMarkup(text) + "</text>";
 }
 
-std::string Rect(double x, double y, double width, double height, std::string_view colour,
-                 std::string_view tooltip) {
-  return "<rect x=\"" + Num(x) + "\" y=\"" + Num(y) + "\" width=\"" + Num(width) + "\" height=\"" +
-         Num(height) + "\" fill=\"" + std::string(colour) + "\"><title>" + EscapeMarkup(tooltip) +
-         "</title></rect>";
+std::string Rect(double x, double y, double width, double height, std::string_view colour, std::string_view tooltip) {
+  return "<rect x=\"" + Num(x) + "\" y=\"" + Num(y) + "\" width=\"" + Num(width) + "\" height=\"" + Num(height) +
+         "\" fill=\"" + std::string(colour) + "\"><title>" + EscapeMarkup(tooltip) + "</title></rect>";
 }
 
 }  // namespace
@@ -44,17 +41,16 @@ std::string SvgHistogram(std::string_view caption, const std::vector<Bar>& bars)
   // Wide enough for the caption under even one or two bars.
   double width = std::max(200.0, kGap + static_cast<double>(bars.size()) * (kBarWidth + kGap));
   double height = kTop + kPlotHeight + kBottom;
-  std::string svg = "<svg class=\"chart\" role=\"img\" width=\"" + Num(width) + "\" height=\"" +
-                    Num(height) + "\" viewBox=\"0 0 " + Num(width) + " " + Num(height) +
-                    "\"><title>" + EscapeMarkup(caption) + "</title>";
+  std::string svg = "<svg class=\"chart\" role=\"img\" width=\"" + Num(width) + "\" height=\"" + Num(height) +
+                    "\" viewBox=\"0 0 " + Num(width) + " " + Num(height) + "\"><title>" + EscapeMarkup(caption) +
+                    "</title>";
   double x = kGap;
   for (const Bar& bar : bars) {
     double h = max > 0 ? bar.value / max * kPlotHeight : 0;
     double y = kTop + kPlotHeight - h;
     svg += Rect(x, y, kBarWidth, h, "#1565c0", bar.label + ": " + FormatNumber(bar.value));
     svg += Text(x + kBarWidth / 2, y - 4, "middle", FormatNumber(bar.value));
-    svg +=
-        Text(x + kBarWidth / 2, kTop + kPlotHeight + 14, "middle", bar.label, " font-size=\"10\"");
+    svg += Text(x + kBarWidth / 2, kTop + kPlotHeight + 14, "middle", bar.label, " font-size=\"10\"");
     x += kBarWidth + kGap;
   }
   svg += "<line x1=\"0\" y1=\"" + Num(kTop + kPlotHeight) + "\" x2=\"" + Num(width) + "\" y2=\"" +
@@ -65,8 +61,8 @@ std::string SvgHistogram(std::string_view caption, const std::vector<Bar>& bars)
 
 std::string SvgStackedBar(double passed, double failed, double indeterminate) {
   constexpr double kWidth = 240, kHeight = 16;
-  std::string svg = "<svg class=\"bar\" width=\"" + Num(kWidth) + "\" height=\"" + Num(kHeight) +
-                    "\" viewBox=\"0 0 " + Num(kWidth) + " " + Num(kHeight) + "\">";
+  std::string svg = "<svg class=\"bar\" width=\"" + Num(kWidth) + "\" height=\"" + Num(kHeight) + "\" viewBox=\"0 0 " +
+                    Num(kWidth) + " " + Num(kHeight) + "\">";
   double total = passed + failed + indeterminate;
   if (total <= 0) {
     return svg + Rect(0, 0, kWidth, kHeight, "#eeeeee", "nothing judged") + "</svg>";
@@ -84,8 +80,7 @@ std::string SvgStackedBar(double passed, double failed, double indeterminate) {
   return svg + "</svg>";
 }
 
-std::string SvgRateLines(const std::vector<std::string>& run_labels,
-                         const std::vector<Series>& series) {
+std::string SvgRateLines(const std::vector<std::string>& run_labels, const std::vector<Series>& series) {
   constexpr double kWidth = 640, kHeight = 200, kLeft = 44, kRight = 12, kTop = 10, kBottom = 30;
   const double plot_width = kWidth - kLeft - kRight;
   const double plot_height = kHeight - kTop - kBottom;
@@ -95,26 +90,23 @@ std::string SvgRateLines(const std::vector<std::string>& run_labels,
                      : kLeft + plot_width * static_cast<double>(i) / static_cast<double>(runs - 1);
   };
   auto y_of = [&](double rate) { return kTop + plot_height * (1.0 - std::clamp(rate, 0.0, 1.0)); };
-  std::string svg = "<svg class=\"chart\" role=\"img\" width=\"" + Num(kWidth) + "\" height=\"" +
-                    Num(kHeight) + "\" viewBox=\"0 0 " + Num(kWidth) + " " + Num(kHeight) + "\">";
+  std::string svg = "<svg class=\"chart\" role=\"img\" width=\"" + Num(kWidth) + "\" height=\"" + Num(kHeight) +
+                    "\" viewBox=\"0 0 " + Num(kWidth) + " " + Num(kHeight) + "\">";
   for (double rate : {0.0, 0.5, 1.0}) {
-    svg += "<line x1=\"" + Num(kLeft) + "\" y1=\"" + Num(y_of(rate)) + "\" x2=\"" +
-           Num(kWidth - kRight) + "\" y2=\"" + Num(y_of(rate)) + "\" stroke=\"#ddd\"/>";
+    svg += "<line x1=\"" + Num(kLeft) + "\" y1=\"" + Num(y_of(rate)) + "\" x2=\"" + Num(kWidth - kRight) + "\" y2=\"" +
+           Num(y_of(rate)) + "\" stroke=\"#ddd\"/>";
     svg += Text(kLeft - 6, y_of(rate) + 4, "end", FormatRate(rate), " font-size=\"10\"");
   }
   if (runs > 0) {
-    svg += Text(x_of(0), kHeight - 8, runs == 1 ? "middle" : "start", run_labels.front(),
-                " font-size=\"10\"");
-    if (runs > 1)
-      svg += Text(x_of(runs - 1), kHeight - 8, "end", run_labels.back(), " font-size=\"10\"");
+    svg += Text(x_of(0), kHeight - 8, runs == 1 ? "middle" : "start", run_labels.front(), " font-size=\"10\"");
+    if (runs > 1) svg += Text(x_of(runs - 1), kHeight - 8, "end", run_labels.back(), " font-size=\"10\"");
   }
   for (const Series& line : series) {
     std::string points;
     std::size_t count = 0;  // one point alone is drawn by its circle
     auto flush = [&] {
       if (count >= 2) {
-        svg += "<polyline fill=\"none\" stroke-width=\"2\" stroke=\"" + line.colour +
-               "\" points=\"" + points + "\"/>";
+        svg += "<polyline fill=\"none\" stroke-width=\"2\" stroke=\"" + line.colour + "\" points=\"" + points + "\"/>";
       }
       points.clear();
       count = 0;
@@ -128,10 +120,8 @@ std::string SvgRateLines(const std::vector<std::string>& run_labels,
       if (!points.empty()) points += " ";
       points += Num(x) + "," + Num(y);
       ++count;
-      svg += "<circle cx=\"" + Num(x) + "\" cy=\"" + Num(y) + "\" r=\"3\" fill=\"" + line.colour +
-             "\"><title>" +
-             EscapeMarkup(run_labels[i] + " · " + line.name + ": " + FormatRate(line.values[i])) +
-             "</title></circle>";
+      svg += "<circle cx=\"" + Num(x) + "\" cy=\"" + Num(y) + "\" r=\"3\" fill=\"" + line.colour + "\"><title>" +
+             EscapeMarkup(run_labels[i] + " · " + line.name + ": " + FormatRate(line.values[i])) + "</title></circle>";
     }
     flush();
   }
@@ -143,8 +133,7 @@ namespace {
 // Up to kMaxBuckets + 1 buckets of one round width (1, 2 or 5 times a power
 // of ten, so labels stay legible) covering [0, max]; `smallest` bounds the
 // width from below (1 ms: no sub-millisecond latency buckets).
-std::vector<Bar> EvenBuckets(const std::vector<double>& values, double smallest,
-                             std::string (*label)(double)) {
+std::vector<Bar> EvenBuckets(const std::vector<double>& values, double smallest, std::string (*label)(double)) {
   std::vector<Bar> bars;
   if (values.empty()) return bars;
   double max = *std::max_element(values.begin(), values.end());
@@ -179,8 +168,6 @@ std::vector<Bar> LatencyBuckets(const std::vector<double>& durations_ms) {
   return EvenBuckets(durations_ms, 10.0, MsLabel);
 }
 
-std::vector<Bar> CostBuckets(const std::vector<double>& costs_usd) {
-  return EvenBuckets(costs_usd, 1e-9, UsdLabel);
-}
+std::vector<Bar> CostBuckets(const std::vector<double>& costs_usd) { return EvenBuckets(costs_usd, 1e-9, UsdLabel); }
 
 }  // namespace skillrunner::eval::report

@@ -33,8 +33,7 @@ struct Series {
 // Rate lines over runs (x: run, oldest left; y: 0-100 %). A missing value
 // breaks the line. `run_labels` (one per run) become point tooltips, the
 // first and last also axis labels.
-std::string SvgRateLines(const std::vector<std::string>& run_labels,
-                         const std::vector<Series>& series);
+std::string SvgRateLines(const std::vector<std::string>& run_labels, const std::vector<Series>& series);
 
 // Up to 10 equal-width latency buckets covering [0, max], labelled in ms/s.
 std::vector<Bar> LatencyBuckets(const std::vector<double>& durations_ms);

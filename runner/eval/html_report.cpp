@@ -81,8 +81,8 @@ void TotalsRows(std::string& html, const json::object& summary, const json::obje
   }
   if (totals->contains("expected_match")) row("Expected match", FormatRate(NumberAt(totals, "expected_match")));
   if (totals->contains("input_tokens")) {
-    row("Tokens in / out", FormatValue(totals->if_contains("input_tokens")) + " / " +
-                               FormatValue(totals->if_contains("output_tokens")));
+    row("Tokens in / out",
+        FormatValue(totals->if_contains("input_tokens")) + " / " + FormatValue(totals->if_contains("output_tokens")));
   }
   if (auto cost = NumberAt(totals, "cost_usd")) {
     row("Cost", FormatUsd(cost) + " (judges " + FormatUsd(NumberAt(totals, "judge_cost_usd")) + ")");
@@ -100,12 +100,11 @@ std::string Header(const json::object& summary) {
   std::string_view suite = TextAt(&summary, "suite");
   std::string status(TextAt(&summary, "status"));
   std::string badge = status == "pass" || status == "breached" ? status : "unknown";
-  std::string html = "<title>" +
-                     EscapeMarkup("Eval " + std::string(suite) + " · " + std::string(run_id)) +
-                     "</title>\n</head>\n<body>\n<header><h1>Eval report: " +
-                     EscapeMarkup(suite.empty() ? kDash : suite) + " <span class=\"badge " + badge +
-                     "\">" + EscapeMarkup(status.empty() ? std::string(kDash) : status) +
-                     "</span></h1><dl class=\"meta\">";
+  std::string html =
+      "<title>" + EscapeMarkup("Eval " + std::string(suite) + " · " + std::string(run_id)) +
+      "</title>\n</head>\n<body>\n<header><h1>Eval report: " + EscapeMarkup(suite.empty() ? kDash : suite) +
+      " <span class=\"badge " + badge + "\">" + EscapeMarkup(status.empty() ? std::string(kDash) : status) +
+      "</span></h1><dl class=\"meta\">";
   auto row = [&](std::string_view name, const std::string& value) { MetaRow(html, name, value); };
   row("Run", FormatValue(summary.if_contains("run_id")));
   row("Suite", FormatValue(summary.if_contains("suite")));
@@ -132,13 +131,11 @@ std::string Breaches(const json::object& summary) {
   const json::array* breaches = ArrayAt(&summary, "breaches");
   std::string html = "<section id=\"breaches\"><h2>Thresholds</h2>";
   if (breaches == nullptr || breaches->empty()) {
-    return html + "<p>" +
-           (TextAt(&summary, "status") == "pass" ? "All thresholds held."
-                                                 : "No breaches recorded.") +
+    return html + "<p>" + (TextAt(&summary, "status") == "pass" ? "All thresholds held." : "No breaches recorded.") +
            "</p></section>\n";
   }
-  html += "<p><b>" + std::to_string(breaches->size()) + " breach" +
-          (breaches->size() == 1 ? "" : "es") + "</b></p><ul class=\"breaches\">";
+  html += "<p><b>" + std::to_string(breaches->size()) + " breach" + (breaches->size() == 1 ? "" : "es") +
+          "</b></p><ul class=\"breaches\">";
   for (const json::value& value : *breaches) {
     const json::object* breach = value.is_object() ? &value.as_object() : nullptr;
     // The message says it all ("triage: rubric pass rate 0.800 is below the
@@ -183,8 +180,7 @@ std::string ErrorCodes(const json::object* errors) {
 
 std::string SkillTable(const json::object& summary, const json::object* skills) {
   std::string html = "<section id=\"skills\"><h2>Skills</h2>";
-  if (skills == nullptr || skills->empty())
-    return html + "<p>No skills in this run.</p></section>\n";
+  if (skills == nullptr || skills->empty()) return html + "<p>No skills in this run.</p></section>\n";
   html +=
       "<div class=\"scroll\"><table><thead><tr><th class=\"name\">Skill</th><th>Cases</th>"
       "<th>Schema compliance</th><th>First try</th><th>Retry rate</th>"
@@ -202,31 +198,27 @@ std::string SkillTable(const json::object& summary, const json::object* skills) 
       return FormatNumber(judged ? std::optional<double>(*judged - NumberAt(skill, "indeterminate").value_or(0))
                                  : std::nullopt);
     };
-    auto breach_class = [&](std::string_view threshold) {
-      return Breached(summary, id, threshold) ? "breach" : "";
-    };
-    html +=
-        "<tr><td class=\"name\">" + EscapeMarkup(id) + "</td>" + Cell(count("cases")) +
-        Cell(FormatRate(NumberAt(skill, "schema_compliance")), breach_class("schema_compliance")) +
-        Cell(FormatRate(NumberAt(skill, "first_try_rate"))) +
-        Cell(FormatRate(NumberAt(skill, "retry_rate"))) + Cell(count("transient_retries")) +
-        Cell(count("truncations") + " / " + count("refusals")) +
-        Cell(ErrorCodes(ObjectAt(skill, "errors"))) + Cell(count("judge_errors")) +
-        // The pass rate is over decided cases; the judged cases it leaves
-        // out (passed with an indeterminate counted criterion) are shown
-        // right next to it.
-        Cell(FormatRate(NumberAt(skill, "rubric_pass_rate")) + " (" + decided() + " decided, " +
-                 count("indeterminate") + " left out)",
-             breach_class("rubric_pass_rate")) +
-        Cell(count("indeterminate") + " (" + FormatRate(NumberAt(skill, "indeterminate_rate")) + ")",
-             breach_class("max_indeterminate_rate")) +
-        Cell(FormatRate(NumberAt(skill, "expected_match")), breach_class("expected_match")) +
-        Cell(count("input_tokens") + " / " + count("output_tokens")) +
-        Cell(count("judge_input_tokens") + " / " + count("judge_output_tokens")) +
-        Cell(FormatUsd(NumberAt(skill, "cost_usd")), breach_class("max_cost_usd")) +
-        Cell(FormatMs(NumberAt(latency, "p50")) + " / " + FormatMs(NumberAt(latency, "p95")) +
-             " / " + FormatMs(NumberAt(latency, "p99"))) +
-        "</tr>";
+    auto breach_class = [&](std::string_view threshold) { return Breached(summary, id, threshold) ? "breach" : ""; };
+    html += "<tr><td class=\"name\">" + EscapeMarkup(id) + "</td>" + Cell(count("cases")) +
+            Cell(FormatRate(NumberAt(skill, "schema_compliance")), breach_class("schema_compliance")) +
+            Cell(FormatRate(NumberAt(skill, "first_try_rate"))) + Cell(FormatRate(NumberAt(skill, "retry_rate"))) +
+            Cell(count("transient_retries")) + Cell(count("truncations") + " / " + count("refusals")) +
+            Cell(ErrorCodes(ObjectAt(skill, "errors"))) + Cell(count("judge_errors")) +
+            // The pass rate is over decided cases; the judged cases it leaves
+            // out (passed with an indeterminate counted criterion) are shown
+            // right next to it.
+            Cell(FormatRate(NumberAt(skill, "rubric_pass_rate")) + " (" + decided() + " decided, " +
+                     count("indeterminate") + " left out)",
+                 breach_class("rubric_pass_rate")) +
+            Cell(count("indeterminate") + " (" + FormatRate(NumberAt(skill, "indeterminate_rate")) + ")",
+                 breach_class("max_indeterminate_rate")) +
+            Cell(FormatRate(NumberAt(skill, "expected_match")), breach_class("expected_match")) +
+            Cell(count("input_tokens") + " / " + count("output_tokens")) +
+            Cell(count("judge_input_tokens") + " / " + count("judge_output_tokens")) +
+            Cell(FormatUsd(NumberAt(skill, "cost_usd")), breach_class("max_cost_usd")) +
+            Cell(FormatMs(NumberAt(latency, "p50")) + " / " + FormatMs(NumberAt(latency, "p95")) + " / " +
+                 FormatMs(NumberAt(latency, "p99"))) +
+            "</tr>";
   }
   return html + "</tbody></table></div></section>\n";
 }
@@ -251,12 +243,14 @@ std::string Stability(const json::object* c) {
   const json::value* counted = c ? c->if_contains("counted") : nullptr;
   std::string out;
   if (counted && counted->is_bool() && !counted->as_bool()) {
-    out += "<span title=\"The rubric's pass_rule decides a case's pass by other criteria; this one's verdicts "
-           "and threshold still count.\">not counted in a case's pass (pass_rule)</span> ";
+    out +=
+        "<span title=\"The rubric's pass_rule decides a case's pass by other criteria; this one's verdicts "
+        "and threshold still count.\">not counted in a case's pass (pass_rule)</span> ";
   }
   if (uncalibrated && uncalibrated->is_bool() && uncalibrated->as_bool()) {
-    out += "<span class=\"tag unstable\">uncalibrated</span> its judge disagrees with the human labels "
-           "(kappa below min_judge_kappa): excluded from gates ";
+    out +=
+        "<span class=\"tag unstable\">uncalibrated</span> its judge disagrees with the human labels "
+        "(kappa below min_judge_kappa): excluded from gates ";
   }
   if (unstable && unstable->is_bool() && unstable->as_bool()) {
     out += "<span class=\"tag unstable\">unstable</span> excluded from regression gates";
@@ -284,23 +278,20 @@ std::string CriteriaSection(const json::object& summary, const json::object* ski
       "<span><i class=\"swatch\" style=\"background:#9e9e9e\"></i>indeterminate</span></p>";
   bool any = false;
   for (const auto& [id, value] : skills ? *skills : json::object()) {
-    const json::object* criteria =
-        ObjectAt(value.is_object() ? &value.as_object() : nullptr, "criteria");
+    const json::object* criteria = ObjectAt(value.is_object() ? &value.as_object() : nullptr, "criteria");
     if (criteria == nullptr || criteria->empty()) continue;
     any = true;
-    html +=
-        "<h3>" + EscapeMarkup(id) +
-        "</h3><table><thead><tr><th class=\"name\">Criterion</th>"
-        "<th class=\"name\">Verdicts</th><th>Passed</th><th>Failed</th><th>Indeterminate</th>"
-        "<th>Pass rate</th><th>Agreement</th><th>Judge vs human: kappa</th>"
-        "<th>Judge pass/fail vs human pass/fail</th><th class=\"name\">Stability</th></tr></thead><tbody>";
+    html += "<h3>" + EscapeMarkup(id) +
+            "</h3><table><thead><tr><th class=\"name\">Criterion</th>"
+            "<th class=\"name\">Verdicts</th><th>Passed</th><th>Failed</th><th>Indeterminate</th>"
+            "<th>Pass rate</th><th>Agreement</th><th>Judge vs human: kappa</th>"
+            "<th>Judge pass/fail vs human pass/fail</th><th class=\"name\">Stability</th></tr></thead><tbody>";
     for (const auto& [cid, entry] : *criteria) {
       const json::object* c = entry.is_object() ? &entry.as_object() : nullptr;
       html += "<tr><td class=\"name\">" + EscapeMarkup(cid) + "</td><td class=\"name\">" +
               SvgStackedBar(NumberAt(c, "passed").value_or(0), NumberAt(c, "failed").value_or(0),
                             NumberAt(c, "indeterminate").value_or(0)) +
-              "</td>" + Cell(FormatNumber(NumberAt(c, "passed"))) +
-              Cell(FormatNumber(NumberAt(c, "failed"))) +
+              "</td>" + Cell(FormatNumber(NumberAt(c, "passed"))) + Cell(FormatNumber(NumberAt(c, "failed"))) +
               Cell(FormatNumber(NumberAt(c, "indeterminate"))) +
               Cell(FormatRate(NumberAt(c, "pass_rate")), CriterionBreached(summary, id, cid) ? "breach" : "") +
               Cell(FormatNumber(NumberAt(c, "agreement"))) + CalibrationCells(c) + "<td class=\"name\">" +
@@ -315,13 +306,11 @@ std::string CriteriaSection(const json::object& summary, const json::object* ski
 std::string Histograms(const json::object* skills, const std::vector<json::object>& records) {
   std::map<std::string, std::vector<double>, std::less<>> durations, costs;
   for (const json::object& record : records) {
-    if (auto ms = CaseDurationMs(record))
-      durations[std::string(TextAt(&record, "skill"))].push_back(*ms);
+    if (auto ms = CaseDurationMs(record)) durations[std::string(TextAt(&record, "skill"))].push_back(*ms);
     if (auto usd = CaseCostUsd(record)) costs[std::string(TextAt(&record, "skill"))].push_back(*usd);
   }
   std::string html = "<section id=\"histograms\"><h2>Attempts, latency and cost</h2>";
-  if (skills == nullptr || skills->empty())
-    return html + "<p>No skills in this run.</p></section>\n";
+  if (skills == nullptr || skills->empty()) return html + "<p>No skills in this run.</p></section>\n";
   for (const auto& [id, value] : *skills) {
     std::vector<Bar> attempts;
     if (const json::object* histogram =
@@ -336,14 +325,13 @@ std::string Histograms(const json::object* skills, const std::vector<json::objec
     auto found = durations.find(std::string_view(id));
     html += "<h3>" + EscapeMarkup(id) + "</h3><div class=\"charts\"><figure>" +
             SvgHistogram("cases by number of attempts", attempts) + "</figure><figure>" +
-            SvgHistogram(
-                "cases by latency",
-                LatencyBuckets(found == durations.end() ? std::vector<double>() : found->second)) +
+            SvgHistogram("cases by latency",
+                         LatencyBuckets(found == durations.end() ? std::vector<double>() : found->second)) +
             "</figure>";
     // Only priced skills have a cost to draw (DESIGN 9.4).
     if (auto cost = costs.find(std::string_view(id)); cost != costs.end()) {
-      html += "<figure>" + SvgHistogram("cases by cost (USD, judging included)", CostBuckets(cost->second)) +
-              "</figure>";
+      html +=
+          "<figure>" + SvgHistogram("cases by cost (USD, judging included)", CostBuckets(cost->second)) + "</figure>";
     }
     html += "</div>";
   }
@@ -383,8 +371,8 @@ std::string GateFlipsList(const json::object& baseline) {
         if (const json::value* repeat = o ? o->if_contains("repeat") : nullptr) names += "#" + FormatValue(repeat);
       }
       const std::string css = !cases || cases->empty() ? "same" : way == "pass_to_fail" ? "down" : "up";
-      html += "<li class=\"" + css + "\">" + EscapeMarkup(gate) + ": " +
-              std::to_string(cases ? cases->size() : 0) + (way == "pass_to_fail" ? " pass → fail" : " fail → pass") +
+      html += "<li class=\"" + css + "\">" + EscapeMarkup(gate) + ": " + std::to_string(cases ? cases->size() : 0) +
+              (way == "pass_to_fail" ? " pass → fail" : " fail → pass") +
               (names.empty() ? "" : " (" + EscapeMarkup(names) + ")") + "</li>";
     }
   }
@@ -471,16 +459,12 @@ std::string DeltasTable(const json::object& baseline) {
               CountDeltaCell(NumberAt(skill, "cost_usd_delta"), "$") +
               CountDeltaCell(NumberAt(skill, "latency_p50_ms_delta"), " ms") +
               CountDeltaCell(NumberAt(skill, "latency_p95_ms_delta"), " ms") + "<td class=\"name\">";
-      for (const auto& [cid, entry] :
-           ObjectAt(skill, "criteria") ? *ObjectAt(skill, "criteria") : json::object()) {
+      for (const auto& [cid, entry] : ObjectAt(skill, "criteria") ? *ObjectAt(skill, "criteria") : json::object()) {
         const json::object* c = entry.is_object() ? &entry.as_object() : nullptr;
         std::optional<double> delta = NumberAt(c, "pass_rate_delta");
-        std::string css = !delta             ? "same"
-                          : *delta > 0.0005  ? "up"
-                          : *delta < -0.0005 ? "down"
-                                             : "same";
-        html += "<span class=\"" + css + "\">" + EscapeMarkup(cid) + " " +
-                EscapeMarkup(FormatDeltaPoints(delta)) + "</span> ";
+        std::string css = !delta ? "same" : *delta > 0.0005 ? "up" : *delta < -0.0005 ? "down" : "same";
+        html += "<span class=\"" + css + "\">" + EscapeMarkup(cid) + " " + EscapeMarkup(FormatDeltaPoints(delta)) +
+                "</span> ";
       }
       html += "</td></tr>";
     }
@@ -501,8 +485,8 @@ std::string BaselineSection(const json::object& summary) {
     return html + "<p class=\"down\"><b>No baseline:</b> " + EscapeMarkup(std::string(TextAt(baseline, "reason"))) +
            ". No regression was checked in this run.</p></section>\n";
   }
-  html += "<p>Baseline: run <b>" + EscapeMarkup(FormatValue(baseline->if_contains("run_id"))) +
-          "</b> started " + EscapeMarkup(FormatValue(baseline->if_contains("started_at"))) +
+  html += "<p>Baseline: run <b>" + EscapeMarkup(FormatValue(baseline->if_contains("run_id"))) + "</b> started " +
+          EscapeMarkup(FormatValue(baseline->if_contains("started_at"))) +
           "</p><p class=\"muted\">Deltas are this run minus the baseline, in percentage "
           "points.</p>";
   html += DeltasTable(*baseline);
@@ -540,13 +524,11 @@ std::string TrendSection(const json::object* skills, const std::vector<TrendPoin
   std::string html = "<section id=\"trends\"><h2>Trends</h2>";
   if (trend.size() < 2) {
     return html + "<p>Trends need at least two runs of this suite; so far there " +
-           (trend.size() == 1 ? "is 1" : "are " + std::to_string(trend.size())) +
-           ".</p></section>\n";
+           (trend.size() == 1 ? "is 1" : "are " + std::to_string(trend.size())) + ".</p></section>\n";
   }
   std::vector<std::string> labels;
   for (const TrendPoint& point : trend) {
-    labels.push_back(point.started_at.empty() ? point.run_id
-                                              : point.started_at + " " + point.run_id);
+    labels.push_back(point.started_at.empty() ? point.run_id : point.started_at + " " + point.run_id);
   }
   html +=
       "<p class=\"legend\"><span><i class=\"swatch\" style=\"background:#2e7d32\"></i>rubric "

@@ -78,8 +78,8 @@ std::string TestCase(const json::object& record, Counts& counts) {
   counts.tests++;
   counts.seconds += seconds;
 
-  std::string xml = "    <testcase" + Attribute("classname", skill) + Attribute("name", name) +
-                    Attribute("time", Seconds(seconds));
+  std::string xml =
+      "    <testcase" + Attribute("classname", skill) + Attribute("name", name) + Attribute("time", Seconds(seconds));
   std::string body;
   switch (OutcomeOf(record)) {
     case CaseOutcome::kPass:
@@ -91,8 +91,7 @@ std::string TestCase(const json::object& record, Counts& counts) {
       const json::value* pass = review ? review->if_contains("pass") : nullptr;
       bool review_failed = pass != nullptr && pass->is_bool() && !pass->as_bool();
       if (reasons.empty()) reasons.push_back(review_failed ? "review failed" : "expected mismatch");
-      body = Problem("failure", review_failed ? "REVIEW_FAILED" : "EXPECTED_MISMATCH",
-                     Join(reasons, "; "), reasons);
+      body = Problem("failure", review_failed ? "REVIEW_FAILED" : "EXPECTED_MISMATCH", Join(reasons, "; "), reasons);
       break;
     }
     case CaseOutcome::kError:
@@ -122,8 +121,7 @@ std::string TestCase(const json::object& record, Counts& counts) {
 }
 
 std::string Counted(const Counts& counts) {
-  return Attribute("tests", std::to_string(counts.tests)) +
-         Attribute("failures", std::to_string(counts.failures)) +
+  return Attribute("tests", std::to_string(counts.tests)) + Attribute("failures", std::to_string(counts.failures)) +
          Attribute("errors", std::to_string(counts.errors)) + Attribute("skipped", "0") +
          Attribute("time", Seconds(counts.seconds));
 }
@@ -131,8 +129,8 @@ std::string Counted(const Counts& counts) {
 // Records grouped by skill (skills of the summary included even without a
 // record), each group in case order: results.jsonl is in completion order,
 // which differs between runs.
-std::map<std::string, std::vector<const json::object*>> BySkill(
-    const json::object& summary, const std::vector<json::object>& records) {
+std::map<std::string, std::vector<const json::object*>> BySkill(const json::object& summary,
+                                                                const std::vector<json::object>& records) {
   std::map<std::string, std::vector<const json::object*>> groups;
   if (const json::object* skills = report::ObjectAt(&summary, "skills")) {
     for (const auto& entry : *skills) groups[std::string(entry.key())];
@@ -146,8 +144,7 @@ std::map<std::string, std::vector<const json::object*>> BySkill(
   };
   for (auto& [skill, group] : groups) {
     std::stable_sort(group.begin(), group.end(), [&](const json::object* a, const json::object* b) {
-      return std::make_tuple(TextAt(a, "case"), repeat_of(a)) <
-             std::make_tuple(TextAt(b, "case"), repeat_of(b));
+      return std::make_tuple(TextAt(a, "case"), repeat_of(a)) < std::make_tuple(TextAt(b, "case"), repeat_of(b));
     });
   }
   return groups;
@@ -159,9 +156,8 @@ std::string JunitXml(const json::object& summary, const std::vector<json::object
   std::string_view run_id = TextAt(&summary, "run_id");
   std::string_view suite = TextAt(&summary, "suite");
   std::string properties = "    <properties>\n      <property" + Attribute("name", "run_id") +
-                           Attribute("value", run_id) + "/>\n      <property" +
-                           Attribute("name", "suite") + Attribute("value", suite) +
-                           "/>\n    </properties>\n";
+                           Attribute("value", run_id) + "/>\n      <property" + Attribute("name", "suite") +
+                           Attribute("value", suite) + "/>\n    </properties>\n";
 
   Counts total;
   std::string suites;
@@ -169,8 +165,8 @@ std::string JunitXml(const json::object& summary, const std::vector<json::object
     Counts counts;
     std::string cases;
     for (const json::object* record : group) cases += TestCase(*record, counts);
-    suites += "  <testsuite" + Attribute("name", skill) + Counted(counts) + ">\n" + properties +
-              cases + "  </testsuite>\n";
+    suites +=
+        "  <testsuite" + Attribute("name", skill) + Counted(counts) + ">\n" + properties + cases + "  </testsuite>\n";
     total.tests += counts.tests;
     total.failures += counts.failures;
     total.errors += counts.errors;
@@ -181,8 +177,8 @@ std::string JunitXml(const json::object& summary, const std::vector<json::object
   if (std::optional<double> ms = report::NumberAt(&summary, "duration_ms")) {
     total.seconds = *ms / 1000.0;
   }
-  return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites" + Attribute("name", suite) +
-         Counted(total) + ">\n" + suites + "</testsuites>\n";
+  return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites" + Attribute("name", suite) + Counted(total) + ">\n" +
+         suites + "</testsuites>\n";
 }
 
 }  // namespace skillrunner::eval

@@ -15,7 +15,6 @@
 
 namespace skillrunner::eval {
 
-std::string JunitXml(const boost::json::object& summary,
-                     const std::vector<boost::json::object>& records);
+std::string JunitXml(const boost::json::object& summary, const std::vector<boost::json::object>& records);
 
 }  // namespace skillrunner::eval

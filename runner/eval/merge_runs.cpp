@@ -5,8 +5,8 @@
 
 #include "runner/eval/case_outcome.h"
 #include "runner/eval/dir_lock.h"
-#include "runner/eval/finish_run.h"
 #include "runner/eval/eval_run.h"
+#include "runner/eval/finish_run.h"
 #include "runner/eval/orchestrate.h"
 #include "runner/eval/results_log.h"
 
@@ -77,8 +77,8 @@ std::expected<void, std::string> CheckShardSet(const std::vector<ShardRun>& shar
       shard = *parsed;
     }
     if (count && *count != shard.count) {
-      return std::unexpected(s.dir.string() + " is shard " + shard.ToString() + " but " +
-                             shards.front().dir.string() + " is one of " + std::to_string(*count) +
+      return std::unexpected(s.dir.string() + " is shard " + shard.ToString() + " but " + shards.front().dir.string() +
+                             " is one of " + std::to_string(*count) +
                              " shards: the sources must be the shards of one split");
     }
     count = shard.count;
@@ -94,7 +94,8 @@ std::expected<void, std::string> CheckShardSet(const std::vector<ShardRun>& shar
     if (by_index.contains(i)) continue;
     missing += (missing.empty() ? "" : ", ") + std::to_string(i) + "/" + std::to_string(*count);
   }
-  if (!missing.empty()) return std::unexpected("shard(s) " + missing + " missing: merge needs every shard of the split");
+  if (!missing.empty())
+    return std::unexpected("shard(s) " + missing + " missing: merge needs every shard of the split");
   for (const ShardRun& s : shards) {
     if (s.meta.plan_hash && shards.front().meta.plan_hash && *s.meta.plan_hash != *shards.front().meta.plan_hash) {
       return std::unexpected(s.dir.string() + " and " + shards.front().dir.string() +
@@ -191,8 +192,8 @@ int MergeRuns(const MergeRequest& request, const SuiteLoader& load_suite, const 
   SummaryHeader header = MakeSummaryHeader(meta, std::chrono::system_clock::now(),
                                            loaded->suite.concurrency.value_or(kDefaultConcurrency));
   header.shard.reset();
-  say("skillrunner eval merge: " + std::to_string(records.size()) + " record(s) from " +
-      std::to_string(shards.size()) + " shard folder(s) into run " + meta.run_id);
+  say("skillrunner eval merge: " + std::to_string(records.size()) + " record(s) from " + std::to_string(shards.size()) +
+      " shard folder(s) into run " + meta.run_id);
   return FinishEval(loaded->suite, std::move(header), std::move(records), request.finish, say);
 }
 

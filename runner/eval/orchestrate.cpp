@@ -1,9 +1,9 @@
 #include "runner/eval/orchestrate.h"
 
-#include <boost/asio/io_context.hpp>
 #include <unistd.h>
 
 #include <algorithm>
+#include <boost/asio/io_context.hpp>
 #include <map>
 #include <set>
 #include <thread>
@@ -83,9 +83,9 @@ struct Plan {
 // run has no record of (said once).
 std::expected<void, std::string> AttachStored(Plan& plan, const RunRequest& request, const Suite& suite,
                                               const Say& say) {
-  auto source = LoadStoredRun(request.rejudge_from, request.finish.history.empty()
-                                                      ? DefaultHistoryFile(request.finish.out)
-                                                      : request.finish.history);
+  auto source =
+      LoadStoredRun(request.rejudge_from,
+                    request.finish.history.empty() ? DefaultHistoryFile(request.finish.out) : request.finish.history);
   if (!source) return std::unexpected("--rejudge-from: " + source.error());
   if (source->suite != suite.id) {
     return std::unexpected("--rejudge-from: run " + source->run_id + " is of suite \"" + source->suite + "\", not \"" +
@@ -136,8 +136,8 @@ std::expected<RunStats, std::string> RunPlanned(const LoadedSuite& loaded, const
   const Suite& suite = loaded.suite;
   auto writer = ResultsWriter::Open(request.finish.out / "results.jsonl");
   if (!writer) return std::unexpected(writer.error());
-  int threads = request.threads > 0 ? request.threads
-                                    : static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 4u));
+  int threads =
+      request.threads > 0 ? request.threads : static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 4u));
   // Teardown order (see EvalIoContext): `io` is declared before the runner,
   // so the runner (its providers, connection pools, sockets and timers) is
   // destroyed first and `io` last, as Asio requires of I/O objects. The last
@@ -155,9 +155,8 @@ std::expected<RunStats, std::string> RunPlanned(const LoadedSuite& loaded, const
   // Batch mode: a batch gathers the requests of every case at once.
   const int in_flight = request.batch ? static_cast<int>(std::max<std::size_t>(1, plan.tasks.size())) : concurrency;
   Progress progress(request.progress, isatty(fileno(request.progress)) == 1, plan.tasks.size(), plan.already);
-  say("skillrunner eval: run " + meta.run_id + " of suite \"" + suite.id + "\": " +
-      std::to_string(plan.tasks.size()) + " case(s) to run" +
-      (plan.already == 0 ? "" : " (" + std::to_string(plan.already) + " already recorded)") +
+  say("skillrunner eval: run " + meta.run_id + " of suite \"" + suite.id + "\": " + std::to_string(plan.tasks.size()) +
+      " case(s) to run" + (plan.already == 0 ? "" : " (" + std::to_string(plan.already) + " already recorded)") +
       (request.batch ? ", batch mode (every case in flight; answers within the provider's completion window)"
                      : ", concurrency " + std::to_string(concurrency)));
   RunStats stats = RunCases(plan.tasks, deps, **writer, progress, io, in_flight, threads);
@@ -178,7 +177,7 @@ int ReplayMissed(const RunStats& stats, const FinishRequest& request, const Say&
 }  // namespace
 
 std::expected<void, std::string> CheckBaselineFirst(const FinishRequest& request, const Suite& suite,
-                                                   const std::string& run_id, const Say& say) {
+                                                    const std::string& run_id, const Say& say) {
   if (request.baseline.empty() || (request.baseline == "last" && !request.require_baseline)) return {};
   const fs::path file = request.history.empty() ? DefaultHistoryFile(request.out) : request.history;
   auto history = History::Open(file);
@@ -187,8 +186,10 @@ std::expected<void, std::string> CheckBaselineFirst(const FinishRequest& request
   if (!baseline) return std::unexpected("baseline: " + baseline.error());
   if (!*baseline) {
     say("no baseline: " + NoBaselineReason(suite.id));
-    return std::unexpected("--require-baseline: there is nothing to compare with, so nothing ran; keep the history "
-                           "DB (" + fs::absolute(file).lexically_normal().string() + ") between runs");
+    return std::unexpected(
+        "--require-baseline: there is nothing to compare with, so nothing ran; keep the history "
+        "DB (" +
+        fs::absolute(file).lexically_normal().string() + ") between runs");
   }
   return {};
 }
@@ -198,7 +199,8 @@ std::expected<RunMeta, std::string> PrepareRunMeta(const RunRequest& request, co
   const fs::path& dir = request.finish.out;
   std::error_code ec;
   if (fs::file_size(dir / "results.jsonl", ec) > 0 && !ec) {
-    return std::unexpected(dir.string() + " already holds a run (results.jsonl); continue it with --resume or "
+    return std::unexpected(dir.string() +
+                           " already holds a run (results.jsonl); continue it with --resume or "
                            "choose another --out");
   }
   RunMeta meta;
@@ -227,8 +229,7 @@ SummaryHeader MakeSummaryHeader(const RunMeta& meta, std::chrono::system_clock::
   return header;
 }
 
-int ExecuteRun(const LoadedSuite& loaded, const RunRequest& request, const RunnerFactory& make_runner,
-               const Say& say) {
+int ExecuteRun(const LoadedSuite& loaded, const RunRequest& request, const RunnerFactory& make_runner, const Say& say) {
   const Suite& suite = loaded.suite;
   std::error_code ec;
   fs::create_directories(request.finish.out, ec);

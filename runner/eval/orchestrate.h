@@ -20,8 +20,8 @@
 #include "runner/eval/response_cache.h"
 #include "runner/eval/run_meta.h"
 #include "runner/eval/shard.h"
-#include "runner/eval/summary.h"
 #include "runner/eval/suite.h"
+#include "runner/eval/summary.h"
 #include "runner/skill_runner.h"
 #include "services/common/batch_quorum.h"
 
@@ -83,8 +83,7 @@ struct RunRequest {
 };
 
 // Runs `loaded.suite` as `request` says; the exit status.
-int ExecuteRun(const LoadedSuite& loaded, const RunRequest& request, const RunnerFactory& make_runner,
-               const Say& say);
+int ExecuteRun(const LoadedSuite& loaded, const RunRequest& request, const RunnerFactory& make_runner, const Say& say);
 
 // run.json for this run: a new one, or (--resume) the one already in the
 // folder, which must be of this suite, plan and shard.
@@ -102,7 +101,7 @@ int FinishEval(const Suite& suite, SummaryHeader header, std::vector<boost::json
 // run of the history, and under --require-baseline "last" must find one
 // (the "no baseline: ..." line is said first). Why not, or nothing.
 std::expected<void, std::string> CheckBaselineFirst(const FinishRequest& request, const Suite& suite,
-                                                   const std::string& run_id, const Say& say);
+                                                    const std::string& run_id, const Say& say);
 
 // Loads a suite file with the tree a run uses; nullopt after saying why.
 using SuiteLoader = std::function<std::optional<LoadedSuite>(const std::string& suite_file)>;

@@ -4,8 +4,8 @@
 
 namespace skillrunner::eval {
 
-Progress::Progress(std::FILE* out, bool terminal, std::size_t total, std::size_t already,
-                   Duration line_interval, const Clock& clock)
+Progress::Progress(std::FILE* out, bool terminal, std::size_t total, std::size_t already, Duration line_interval,
+                   const Clock& clock)
     : out_(out),
       terminal_(terminal),
       total_(total),
@@ -51,10 +51,18 @@ void Progress::CaseDone(CaseOutcome outcome, std::int64_t tokens) {
   ++done_;
   tokens_ += tokens;
   switch (outcome) {
-    case CaseOutcome::kPass: ++passed_; break;
-    case CaseOutcome::kFail: ++failed_; break;
-    case CaseOutcome::kError: ++errors_; break;
-    case CaseOutcome::kJudgeError: ++judge_errors_; break;
+    case CaseOutcome::kPass:
+      ++passed_;
+      break;
+    case CaseOutcome::kFail:
+      ++failed_;
+      break;
+    case CaseOutcome::kError:
+      ++errors_;
+      break;
+    case CaseOutcome::kJudgeError:
+      ++judge_errors_;
+      break;
   }
   Clock::TimePoint now = clock_.Now();
   if (now - last_draw_ >= Interval()) DrawLocked(now, false);
@@ -88,8 +96,9 @@ std::string Progress::Line(Clock::TimePoint now) const {
     eta = "0s";
   }
   char line[256];
-  std::snprintf(line, sizeof line, "%zu/%zu cases, cases passed %s, %zu failed, %zu errors, %zu judge errors, %lld tokens, ETA %s",
-                done, all, rate, failed_, errors_, judge_errors_, static_cast<long long>(tokens_), eta.c_str());
+  std::snprintf(line, sizeof line,
+                "%zu/%zu cases, cases passed %s, %zu failed, %zu errors, %zu judge errors, %lld tokens, ETA %s", done,
+                all, rate, failed_, errors_, judge_errors_, static_cast<long long>(tokens_), eta.c_str());
   if (!terminal_) return std::string("eval: ") + line;
   constexpr int kWidth = 24;
   int filled = all == 0 ? kWidth : static_cast<int>(kWidth * done / all);

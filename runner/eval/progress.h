@@ -8,15 +8,14 @@
 // the end. Thread-safe.
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <cstdio>
-#include <condition_variable>
 #include <mutex>
-#include <thread>
 #include <string>
+#include <thread>
 
 #include "runner/eval/case_outcome.h"
-
 #include "services/common/clock.h"
 
 namespace skillrunner::eval {
@@ -64,7 +63,7 @@ class Progress {
   std::size_t judge_errors_ = 0;
   std::int64_t tokens_ = 0;
   Duration line_interval_;
-  bool finished_ = false;    // the ticker stops
+  bool finished_ = false;  // the ticker stops
   bool drawn_final_ = false;
   std::condition_variable wake_;
   std::thread ticker_;

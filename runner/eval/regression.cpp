@@ -34,8 +34,8 @@ json::object SkillDeltas(const json::object& current, const json::object* baseli
   deltas["schema_compliance_delta"] = Delta(&current, baseline, "schema_compliance");
   deltas["rubric_pass_rate_delta"] = Delta(&current, baseline, "rubric_pass_rate");
   // DESIGN 9.5 "what changed": the rest of the skill's figures.
-  for (std::string_view key : {"first_try_rate", "retry_rate", "expected_match", "input_tokens", "output_tokens",
-                               "cost_usd"}) {
+  for (std::string_view key :
+       {"first_try_rate", "retry_rate", "expected_match", "input_tokens", "output_tokens", "cost_usd"}) {
     deltas[std::string(key) + "_delta"] = Delta(&current, baseline, key);
   }
   for (std::string_view p : {"p50", "p95"}) {
@@ -48,8 +48,7 @@ json::object SkillDeltas(const json::object& current, const json::object* baseli
     for (const auto& [id, criterion] : *current_criteria) {
       if (!criterion.is_object()) continue;
       json::object entry;
-      entry["pass_rate_delta"] =
-          Delta(&criterion.as_object(), ObjectAt(baseline_criteria, id), "pass_rate");
+      entry["pass_rate_delta"] = Delta(&criterion.as_object(), ObjectAt(baseline_criteria, id), "pass_rate");
       criteria[id] = std::move(entry);
     }
   }
@@ -257,8 +256,8 @@ std::vector<Flip> Flips(const std::vector<json::object>& records, const Baseline
     CaseOutcome now = OutcomeOf(record);
     // A judge error says nothing about the output, so it is no flip.
     if (now != CaseOutcome::kFail && now != CaseOutcome::kError) continue;
-    Flip flip{std::string(report::TextAt(&record, "skill")),
-              std::string(report::TextAt(&record, "case")), std::nullopt, now};
+    Flip flip{std::string(report::TextAt(&record, "skill")), std::string(report::TextAt(&record, "case")), std::nullopt,
+              now};
     if (const json::value* repeat = record.if_contains("repeat"); repeat && repeat->is_int64()) {
       flip.repeat = repeat->as_int64();
     }
@@ -276,8 +275,8 @@ json::object GateFlips(const std::vector<json::object>& records, const BaselineR
     const char* name;
     std::optional<bool> CaseGates::*field;
   };
-  const Gate gates[] = {{"schema", &CaseGates::schema}, {"expected", &CaseGates::expected},
-                        {"rubric", &CaseGates::rubric}};
+  const Gate gates[] = {
+      {"schema", &CaseGates::schema}, {"expected", &CaseGates::expected}, {"rubric", &CaseGates::rubric}};
   json::object out;
   for (const Gate& gate : gates) {
     json::array down, up;
@@ -299,8 +298,7 @@ json::object GateFlips(const std::vector<json::object>& records, const BaselineR
 
 }  // namespace
 
-json::object CompareWithBaseline(const json::object& summary,
-                                 const std::vector<json::object>& records,
+json::object CompareWithBaseline(const json::object& summary, const std::vector<json::object>& records,
                                  const BaselineRun& baseline, double alpha) {
   json::object comparison;
   comparison["status"] = "compared";

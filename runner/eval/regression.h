@@ -36,7 +36,7 @@ namespace skillrunner::eval {
 // the gate on both sides); a criterion's on a pass verdict (indeterminate
 // left out).
 boost::json::object CompareWithBaseline(const boost::json::object& summary,
-                                        const std::vector<boost::json::object>& records,
-                                        const BaselineRun& baseline, double alpha = 0.05);
+                                        const std::vector<boost::json::object>& records, const BaselineRun& baseline,
+                                        double alpha = 0.05);
 
 }  // namespace skillrunner::eval

@@ -1,7 +1,6 @@
 #include "runner/eval/report_markup.h"
 
 #include <algorithm>
-
 #include <cmath>
 #include <cstdint>
 #include <cstdio>

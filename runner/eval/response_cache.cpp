@@ -1,7 +1,6 @@
 #include "runner/eval/response_cache.h"
 
 #include <boost/json/serialize.hpp>
-
 #include <charconv>
 
 #include "runner/eval/sqlite_db.h"
@@ -34,8 +33,9 @@ ResponseCache::ResponseCache(std::unique_ptr<Impl> impl, std::filesystem::path f
 
 ResponseCache::~ResponseCache() = default;
 
-std::expected<std::unique_ptr<ResponseCache>, std::string> ResponseCache::Open(
-    const std::filesystem::path& file, std::optional<std::chrono::seconds> ttl, CacheMode mode) {
+std::expected<std::unique_ptr<ResponseCache>, std::string> ResponseCache::Open(const std::filesystem::path& file,
+                                                                               std::optional<std::chrono::seconds> ttl,
+                                                                               CacheMode mode) {
   const std::string prefix = "cannot open the response cache " + file.string() + ": ";
   auto db = sqlite::Database::Open(file, kBusyTimeoutMs);
   if (!db) return std::unexpected(prefix + db.error());
@@ -46,8 +46,8 @@ std::expected<std::unique_ptr<ResponseCache>, std::string> ResponseCache::Open(
   }
   auto get = db->Prepare("SELECT request, answer, stored_at FROM responses WHERE key_hash = ?1");
   if (!get) return std::unexpected(prefix + get.error());
-  auto put = db->Prepare(
-      "INSERT OR REPLACE INTO responses (key_hash, request, answer, stored_at) VALUES (?1, ?2, ?3, ?4)");
+  auto put =
+      db->Prepare("INSERT OR REPLACE INTO responses (key_hash, request, answer, stored_at) VALUES (?1, ?2, ?3, ?4)");
   if (!put) return std::unexpected(prefix + put.error());
   auto impl = std::make_unique<Impl>(std::move(*db), std::move(*get), std::move(*put));
   return std::unique_ptr<ResponseCache>(new ResponseCache(std::move(impl), file, ttl, mode));
@@ -88,9 +88,12 @@ std::optional<std::string> ResponseCache::MissRefusal(const std::string& key) {
 
 std::string_view CacheModeName(CacheMode mode) {
   switch (mode) {
-    case CacheMode::kReadWrite: return "read-write";
-    case CacheMode::kReplay: return "replay";
-    case CacheMode::kRefresh: return "refresh";
+    case CacheMode::kReadWrite:
+      return "read-write";
+    case CacheMode::kReplay:
+      return "replay";
+    case CacheMode::kRefresh:
+      return "refresh";
   }
   return "read-write";
 }

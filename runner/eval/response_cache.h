@@ -6,6 +6,7 @@
 // with an optional time to live. Counts its hits and misses. Thread-safe.
 
 #include <atomic>
+#include <boost/json/object.hpp>
 #include <chrono>
 #include <expected>
 #include <filesystem>
@@ -15,8 +16,6 @@
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <boost/json/object.hpp>
 
 #include "services/common/response_store.h"
 
@@ -38,9 +37,9 @@ inline constexpr std::string_view kCacheMissPrefix = "cache miss: request sha256
 class ResponseCache : public ResponseStore {
  public:
   // Opens or creates the file. `ttl`: answers older than this are misses.
-  static std::expected<std::unique_ptr<ResponseCache>, std::string> Open(
-      const std::filesystem::path& file, std::optional<std::chrono::seconds> ttl,
-      CacheMode mode = CacheMode::kReadWrite);
+  static std::expected<std::unique_ptr<ResponseCache>, std::string> Open(const std::filesystem::path& file,
+                                                                         std::optional<std::chrono::seconds> ttl,
+                                                                         CacheMode mode = CacheMode::kReadWrite);
   ~ResponseCache() override;
 
   // refresh: always nullopt (a miss), without reading the file.

@@ -1,18 +1,18 @@
 #include "runner/eval/results_log.h"
 
-#include <boost/json/parse.hpp>
-#include <boost/json/serialize.hpp>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 
-#include "services/common/utf8.h"
 #include "services/common/json_text.h"
+#include "services/common/utf8.h"
 
 namespace skillrunner::eval {
 namespace json = boost::json;
@@ -34,8 +34,8 @@ std::expected<void, std::string> WriteAll(int fd, std::string_view text, const s
   return {};
 }
 
-std::expected<std::unique_ptr<ResultsWriter>, std::string> ResultsWriter::Open(
-    const std::filesystem::path& file, const Clock& clock) {
+std::expected<std::unique_ptr<ResultsWriter>, std::string> ResultsWriter::Open(const std::filesystem::path& file,
+                                                                               const Clock& clock) {
   int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0) return std::unexpected(Errno("open", file));
   return std::unique_ptr<ResultsWriter>(new ResultsWriter(fd, file, clock));
@@ -46,8 +46,7 @@ ResultsWriter::~ResultsWriter() {
   ::close(fd_);
 }
 
-std::expected<void, std::string> WriteLineOrTruncate(int fd, std::string_view line,
-                                                     const std::filesystem::path& file) {
+std::expected<void, std::string> WriteLineOrTruncate(int fd, std::string_view line, const std::filesystem::path& file) {
   struct stat st {};
   if (::fstat(fd, &st) != 0) return std::unexpected(Errno("stat", file));
   off_t before = st.st_size;  // O_APPEND: the line goes here
@@ -57,8 +56,7 @@ std::expected<void, std::string> WriteLineOrTruncate(int fd, std::string_view li
   // whole line, as if this write had never begun.
   int saved = errno;
   if (::ftruncate(fd, before) != 0) {
-    return std::unexpected(written.error() + "; cutting the partial line back off failed too: " +
-                           std::strerror(errno));
+    return std::unexpected(written.error() + "; cutting the partial line back off failed too: " + std::strerror(errno));
   }
   errno = saved;
   return written;

@@ -25,8 +25,8 @@ class ResultsWriter {
 
   // Opens `file` for appending, creating it when absent. `clock` times the
   // syncs and must outlive the writer.
-  static std::expected<std::unique_ptr<ResultsWriter>, std::string> Open(
-      const std::filesystem::path& file, const Clock& clock = RealClock());
+  static std::expected<std::unique_ptr<ResultsWriter>, std::string> Open(const std::filesystem::path& file,
+                                                                         const Clock& clock = RealClock());
   ~ResultsWriter();  // flushes; errors are lost, so call Flush first
   ResultsWriter(const ResultsWriter&) = delete;
   ResultsWriter& operator=(const ResultsWriter&) = delete;
@@ -56,7 +56,7 @@ class ResultsWriter {
 
 struct LoadedResults {
   std::vector<boost::json::object> records;
-  std::size_t torn_bytes = 0;  // bytes of a torn last line that were cut away
+  std::size_t torn_bytes = 0;      // bytes of a torn last line that were cut away
   std::size_t repaired_lines = 0;  // lines kept with U+FFFD for bytes that were not UTF-8
 };
 
@@ -75,11 +75,9 @@ std::expected<void, std::string> WriteAll(int fd, std::string_view text, const s
 // Appends `line` to `fd` (opened O_APPEND); when the write fails, truncates
 // the file back to its size before the write, so no partial line stays.
 // Exposed for tests.
-std::expected<void, std::string> WriteLineOrTruncate(int fd, std::string_view line,
-                                                     const std::filesystem::path& file);
+std::expected<void, std::string> WriteLineOrTruncate(int fd, std::string_view line, const std::filesystem::path& file);
 // Writes `text` to `file` through a temporary file and a rename, so readers
 // never see half of it.
-std::expected<void, std::string> WriteFileAtomically(const std::filesystem::path& file,
-                                                     std::string_view text);
+std::expected<void, std::string> WriteFileAtomically(const std::filesystem::path& file, std::string_view text);
 
 }  // namespace skillrunner::eval

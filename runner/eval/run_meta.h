@@ -18,7 +18,7 @@ struct RunMeta {
   std::string run_id;
   std::string suite;
   std::string suite_file;
-  std::string started_at;  // ISO-8601 UTC
+  std::string started_at;            // ISO-8601 UTC
   std::optional<std::string> shard;  // "I/N"
   std::optional<std::string> plan_hash;
 

@@ -24,8 +24,7 @@ struct ShardVariables {
 constexpr ShardVariables kKubernetes{"JOB_COMPLETION_INDEX", "JOB_COMPLETIONS", 0,
                                      "Kubernetes sets it in the pods of a Job with completionMode: Indexed",
                                      "set it in the Job's pod template to the Job's spec.completions"};
-constexpr ShardVariables kGitLab{"CI_NODE_INDEX", "CI_NODE_TOTAL", 1,
-                                 "GitLab sets it only in a job with parallel:",
+constexpr ShardVariables kGitLab{"CI_NODE_INDEX", "CI_NODE_TOTAL", 1, "GitLab sets it only in a job with parallel:",
                                  "GitLab sets both in a job with parallel:"};
 
 std::expected<Shard, std::string> FromPair(const ShardVariables& names, const std::string& index_text,
@@ -59,8 +58,7 @@ std::uint64_t StableHash(std::string_view text) {
 }
 
 bool Shard::Contains(std::string_view case_key) const {
-  return count <= 1 || StableHash(case_key) % static_cast<std::uint64_t>(count) ==
-                           static_cast<std::uint64_t>(index);
+  return count <= 1 || StableHash(case_key) % static_cast<std::uint64_t>(count) == static_cast<std::uint64_t>(index);
 }
 
 std::expected<Shard, std::string> ParseShard(std::string_view text) {
@@ -76,7 +74,6 @@ std::expected<Shard, std::string> ParseShard(std::string_view text) {
   }
   return shard;
 }
-
 
 std::expected<Shard, std::string> ShardFromEnvironment(const EnvLookup& env) {
   for (const ShardVariables* names : {&kKubernetes, &kGitLab}) {

@@ -12,8 +12,7 @@ Statement::Statement(Statement&& other) noexcept
     : stmt_(std::exchange(other.stmt_, nullptr)), bind_rc_(other.bind_rc_) {}
 
 void Statement::Bind(int index, std::string_view text) {
-  int rc =
-      sqlite3_bind_text(stmt_, index, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
+  int rc = sqlite3_bind_text(stmt_, index, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
   if (bind_rc_ == SQLITE_OK) bind_rc_ = rc;
 }
 
@@ -86,12 +85,9 @@ std::int64_t Statement::Int(int column) const { return sqlite3_column_int64(stmt
 
 double Statement::Real(int column) const { return sqlite3_column_double(stmt_, column); }
 
-bool Statement::IsNull(int column) const {
-  return sqlite3_column_type(stmt_, column) == SQLITE_NULL;
-}
+bool Statement::IsNull(int column) const { return sqlite3_column_type(stmt_, column) == SQLITE_NULL; }
 
-std::expected<Database, std::string> Database::Open(const std::filesystem::path& file,
-                                                    int busy_timeout_ms) {
+std::expected<Database, std::string> Database::Open(const std::filesystem::path& file, int busy_timeout_ms) {
   sqlite3* db = nullptr;
   int rc = sqlite3_open_v2(file.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
   if (rc != SQLITE_OK) {
@@ -107,8 +103,7 @@ Database::~Database() {
   if (db_ != nullptr) sqlite3_close_v2(db_);
 }
 
-Database::Database(Database&& other) noexcept
-    : db_(std::exchange(other.db_, nullptr)), name_(std::move(other.name_)) {}
+Database::Database(Database&& other) noexcept : db_(std::exchange(other.db_, nullptr)), name_(std::move(other.name_)) {}
 
 std::string Database::Failure() const { return sqlite3_errmsg(db_); }
 

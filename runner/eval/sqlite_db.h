@@ -57,8 +57,7 @@ class Database {
  public:
   // Opens (creating) the file read-write, with a busy timeout so that other
   // writers make this one wait instead of fail.
-  static std::expected<Database, std::string> Open(const std::filesystem::path& file,
-                                                   int busy_timeout_ms);
+  static std::expected<Database, std::string> Open(const std::filesystem::path& file, int busy_timeout_ms);
   ~Database();
   Database(Database&& other) noexcept;
   Database& operator=(Database&&) = delete;
@@ -85,9 +84,7 @@ class Transaction {
  public:
   static std::expected<Transaction, std::string> Begin(Database& db);
   ~Transaction();
-  Transaction(Transaction&& other) noexcept : db_(other.db_), done_(other.done_) {
-    other.done_ = true;
-  }
+  Transaction(Transaction&& other) noexcept : db_(other.db_), done_(other.done_) { other.done_ = true; }
   Transaction& operator=(Transaction&&) = delete;
   Transaction(const Transaction&) = delete;
   Transaction& operator=(const Transaction&) = delete;

@@ -34,8 +34,8 @@ double SignTestP(std::size_t wins, std::size_t losses);
 // 1 = fail (a: the judge, b: the human).
 struct Agreement {
   std::size_t n = 0;
-  double observed = 0;                  // the share they agree on
-  std::optional<double> kappa;          // (po - pe) / (1 - pe); nullopt when pe = 1
+  double observed = 0;          // the share they agree on
+  std::optional<double> kappa;  // (po - pe) / (1 - pe); nullopt when pe = 1
 };
 Agreement CohenKappa(const std::size_t counts[2][2]);
 

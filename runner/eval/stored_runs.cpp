@@ -16,7 +16,8 @@ std::expected<StoredRun, std::string> LoadStoredRun(const std::string& from, con
     if (!history) return std::unexpected(history.error());
     auto found = (*history)->FindRun(from);
     if (!found) return std::unexpected(found.error());
-    if (!*found) return std::unexpected("\"" + from + "\" is neither a run folder nor a run in " + history_file.string());
+    if (!*found)
+      return std::unexpected("\"" + from + "\" is neither a run folder nor a run in " + history_file.string());
     const boost::json::value* out = (*found)->if_contains("out");
     if (out == nullptr || !out->is_string()) {
       return std::unexpected("run " + from + " does not say where its results are; give its folder");

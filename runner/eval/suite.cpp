@@ -7,7 +7,6 @@
 #include "runner/judges.h"
 #include "services/common/json_text.h"
 
-
 namespace skillrunner::eval {
 namespace json = boost::json;
 namespace {
@@ -41,8 +40,8 @@ Thresholds ParseThresholds(const json::value* value) {
 // The criteria that decide a review's pass (services/review/aggregate.h):
 // the required ones under the "required" rule, else all.
 std::set<std::string> CountedCriteria(const Rubric& rubric) {
-  bool any_required = std::any_of(rubric.criteria.begin(), rubric.criteria.end(),
-                                  [](const Criterion& c) { return c.required; });
+  bool any_required =
+      std::any_of(rubric.criteria.begin(), rubric.criteria.end(), [](const Criterion& c) { return c.required; });
   bool only_required = rubric.pass_rule == "required" || (rubric.pass_rule.empty() && any_required);
   std::set<std::string> counted;
   for (const Criterion& c : rubric.criteria) {
@@ -162,8 +161,9 @@ class EntryChecker {
     const json::value* model = entry.if_contains("judge_model");
     out.rubric = rubric ? std::string(rubric->as_string()) : skill.review ? skill.review->rubric : "";
     if (out.rubric.empty()) {
-      if (model) Report(pointer + "/judge_model", "judge_model without a rubric (skill \"" + skill.id +
-                                                     "\" has no review gate to take one from)");
+      if (model)
+        Report(pointer + "/judge_model",
+               "judge_model without a rubric (skill \"" + skill.id + "\" has no review gate to take one from)");
       return !model;
     }
     if (!registry_.FindRubric(out.rubric)) {
@@ -249,8 +249,8 @@ void ReadRateLimits(const json::object& root, const YamlDocument& doc, const std
   const json::value* limits = root.if_contains("rate_limits");
   if (!limits) return;
   for (const auto& [name, limit] : limits->as_object()) {
-    suite.rate_limits[std::string(name)] = RateLimit{RateAt(limit.as_object(), "requests_per_minute"),
-                                                     RateAt(limit.as_object(), "tokens_per_minute")};
+    suite.rate_limits[std::string(name)] =
+        RateLimit{RateAt(limit.as_object(), "requests_per_minute"), RateAt(limit.as_object(), "tokens_per_minute")};
     if (registry.config().providers.contains(name)) continue;
     std::vector<std::string> names;
     for (const auto& [n, unused] : registry.config().providers) names.push_back(n);
@@ -263,8 +263,8 @@ void ReadRateLimits(const json::object& root, const YamlDocument& doc, const std
 }
 
 std::expected<Suite, std::vector<Diagnostic>> LoadSuiteDocument(const std::filesystem::path& path,
-                                                                 std::expected<YamlDocument, Diagnostic> doc,
-                                                                 const SkillRegistry& registry) {
+                                                                std::expected<YamlDocument, Diagnostic> doc,
+                                                                const SkillRegistry& registry) {
   std::string file = path.string();
   if (!doc) {
     if (doc.error().message == "cannot read file") doc.error().message = "cannot read suite file";
@@ -320,12 +320,12 @@ std::expected<Suite, std::vector<Diagnostic>> LoadSuiteDocument(const std::files
 }  // namespace
 
 std::expected<Suite, std::vector<Diagnostic>> LoadSuite(const std::filesystem::path& path,
-                                                         const SkillRegistry& registry) {
+                                                        const SkillRegistry& registry) {
   return LoadSuiteDocument(path, LoadYamlFile(path.string()), registry);
 }
 
 std::expected<Suite, std::vector<Diagnostic>> LoadSuiteText(const std::filesystem::path& path, std::string_view text,
-                                                             const SkillRegistry& registry) {
+                                                            const SkillRegistry& registry) {
   return LoadSuiteDocument(path, ParseYamlText(path.string(), text), registry);
 }
 

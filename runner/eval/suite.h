@@ -43,7 +43,7 @@ struct Thresholds {
   std::optional<double> max_indeterminate_rate;
   // The skill's cases' cost in USD (a skill entry's own; the suite's applies to the whole run).
   std::optional<double> max_cost_usd;
-  std::map<std::string, double> criteria;     // per-criterion minimums (override)
+  std::map<std::string, double> criteria;  // per-criterion minimums (override)
 
   // `over`'s values where it sets them, else these.
   Thresholds Overlay(const Thresholds& over) const;
@@ -57,8 +57,8 @@ struct SuiteSkill {
   const Skill* skill = nullptr;  // owned by the registry the suite was loaded with
   std::filesystem::path cases_file;
   std::vector<EvalCase> cases;
-  std::string rubric;       // empty: outputs are not judged
-  std::string judge_model;  // resolved (never empty when rubric is set)
+  std::string rubric;          // empty: outputs are not judged
+  std::string judge_model;     // resolved (never empty when rubric is set)
   bool judge_is_gate = false;  // the rubric and model are the skill's own review gate
   // How the eval judges this entry ("<skill>.eval", the rubric, the judge
   // model's provider and mode), prepared at load; a case only sets the seed.
@@ -104,10 +104,10 @@ struct Suite {
 // relative to the skill folder; default cases.jsonl there). The registry must
 // outlive the suite.
 std::expected<Suite, std::vector<Diagnostic>> LoadSuite(const std::filesystem::path& path,
-                                                         const SkillRegistry& registry);
+                                                        const SkillRegistry& registry);
 // The same for `text` already read from `path` (the file it names in
 // diagnostics; datasets are still read from the skills' folders).
 std::expected<Suite, std::vector<Diagnostic>> LoadSuiteText(const std::filesystem::path& path, std::string_view text,
-                                                             const SkillRegistry& registry);
+                                                            const SkillRegistry& registry);
 
 }  // namespace skillrunner::eval

@@ -1,13 +1,12 @@
 #include "runner/eval/summary.h"
 
-#include "runner/eval/statistics.h"
-
 #include <algorithm>
 #include <cmath>
 #include <map>
 
 #include "runner/eval/case_outcome.h"
 #include "runner/eval/record_fields.h"
+#include "runner/eval/statistics.h"
 
 namespace skillrunner::eval {
 namespace json = boost::json;
@@ -34,7 +33,8 @@ std::string VerdictOf(const json::value& verdict, std::string_view criterion) {
     if (!r.is_object()) continue;
     const json::value* id = r.as_object().if_contains("criterion_id");
     const json::value* v = r.as_object().if_contains("verdict");
-    if (id && id->is_string() && id->as_string() == criterion && v && v->is_string()) return std::string(v->as_string());
+    if (id && id->is_string() && id->as_string() == criterion && v && v->is_string())
+      return std::string(v->as_string());
   }
   return "";
 }
@@ -75,8 +75,8 @@ class Tally {
     judge_output_tokens_ += gate_out;
     const json::object* judge_usage = ObjectAt(&record, "judge_usage");
     judge_input_tokens_ += IntAt(judge_usage, "input_tokens").value_or(0);
-    cached_input_tokens_ += IntAt(metrics, "cached_input_tokens").value_or(0) +
-                            IntAt(judge_usage, "cached_input_tokens").value_or(0);
+    cached_input_tokens_ +=
+        IntAt(metrics, "cached_input_tokens").value_or(0) + IntAt(judge_usage, "cached_input_tokens").value_or(0);
     judge_output_tokens_ += IntAt(judge_usage, "output_tokens").value_or(0);
     AddCost(At(*metrics_or_empty(metrics), "cost_usd"), cost_);
     AddCost(judge_usage ? judge_usage->if_contains("cost_usd") : nullptr, judge_cost_);
@@ -232,9 +232,13 @@ class Tally {
   json::object CriteriaJson() const {
     json::object out;
     for (const auto& [id, t] : criteria_) {
-      json::object c{{"judged", t.judged}, {"passed", t.passed}, {"failed", t.failed},
-                     {"indeterminate", t.indeterminate}, {"pass_rate", Rate(t.passed, t.passed + t.failed)},
-                     {"indeterminate_rate", Rate(t.indeterminate, t.judged)}, {"counted", Counts(id)}};
+      json::object c{{"judged", t.judged},
+                     {"passed", t.passed},
+                     {"failed", t.failed},
+                     {"indeterminate", t.indeterminate},
+                     {"pass_rate", Rate(t.passed, t.passed + t.failed)},
+                     {"indeterminate_rate", Rate(t.indeterminate, t.judged)},
+                     {"counted", Counts(id)}};
       if (t.rejudged > 0) {
         double agreement = static_cast<double>(t.agreed) / static_cast<double>(t.rejudged);
         c["agreement"] = agreement;
@@ -251,14 +255,13 @@ class Tally {
     const stats::Agreement agreement = stats::CohenKappa(t.labels);
     json::value kappa = nullptr;
     if (agreement.kappa) kappa = std::round(*agreement.kappa * 1e6) / 1e6;
-    c["calibration"] = json::object{
-        {"labelled", t.labelled},
-        {"agreement", std::round(agreement.observed * 1e6) / 1e6},
-        {"kappa", kappa},
-        {"confusion", json::object{{"judge_pass_human_pass", t.labels[0][0]},
-                                   {"judge_pass_human_fail", t.labels[0][1]},
-                                   {"judge_fail_human_pass", t.labels[1][0]},
-                                   {"judge_fail_human_fail", t.labels[1][1]}}}};
+    c["calibration"] = json::object{{"labelled", t.labelled},
+                                    {"agreement", std::round(agreement.observed * 1e6) / 1e6},
+                                    {"kappa", kappa},
+                                    {"confusion", json::object{{"judge_pass_human_pass", t.labels[0][0]},
+                                                               {"judge_pass_human_fail", t.labels[0][1]},
+                                                               {"judge_fail_human_pass", t.labels[1][0]},
+                                                               {"judge_fail_human_fail", t.labels[1][1]}}}};
     if (min_kappa_) c["uncalibrated"] = !agreement.kappa || *agreement.kappa < *min_kappa_;
   }
 
@@ -292,8 +295,10 @@ class Tally {
 }  // namespace
 
 json::object BuildSummary(const SummaryHeader& header, const std::vector<json::object>& records) {
-  json::object summary{{"run_id", header.run_id},         {"suite", header.suite},
-                       {"started_at", header.started_at}, {"finished_at", header.finished_at},
+  json::object summary{{"run_id", header.run_id},
+                       {"suite", header.suite},
+                       {"started_at", header.started_at},
+                       {"finished_at", header.finished_at},
                        {"duration_ms", header.duration_ms}};
   if (header.shard) summary["shard"] = *header.shard;
   summary["concurrency"] = header.concurrency;
@@ -303,8 +308,8 @@ json::object BuildSummary(const SummaryHeader& header, const std::vector<json::o
     if (it != by_skill.end()) return it->second;
     auto counted = header.counted_criteria.find(id);
     return by_skill
-        .emplace(id, Tally(counted == header.counted_criteria.end() ? nullptr : &counted->second,
-                           header.min_judge_kappa))
+        .emplace(id,
+                 Tally(counted == header.counted_criteria.end() ? nullptr : &counted->second, header.min_judge_kappa))
         .first->second;
   };
   Tally totals;

@@ -39,7 +39,8 @@ class Checker {
     if (!limit) return;
     std::optional<double> value = AsNumber(actual);
     if (!value) {
-      if (!missing_why.empty()) Add(threshold, criterion, *limit, nullptr, what + " could not be measured: " + missing_why);
+      if (!missing_why.empty())
+        Add(threshold, criterion, *limit, nullptr, what + " could not be measured: " + missing_why);
       return;
     }
     if (*value + kEpsilon < *limit) {
@@ -72,9 +73,9 @@ class Checker {
     char test[96];
     std::snprintf(test, sizeof test, "McNemar p = %.3g < %.3g", *p, alpha);
     Add("max_regression", criterion, max_drop, *value,
-        what + " fell by " + Fixed(-*value) + " against the baseline, more than the allowed " + Fixed(max_drop) +
-            " (" + count("pass_to_fail") + " pass->fail, " + count("fail_to_pass") + " fail->pass of " +
-            count("cases") + " paired cases; " + test + ")",
+        what + " fell by " + Fixed(-*value) + " against the baseline, more than the allowed " + Fixed(max_drop) + " (" +
+            count("pass_to_fail") + " pass->fail, " + count("fail_to_pass") + " fail->pass of " + count("cases") +
+            " paired cases; " + test + ")",
         measure);
   }
 
@@ -199,7 +200,8 @@ void CheckSkill(const SuiteSkill& entry, const json::value& stats, const json::v
   if (!t.schema_compliance && !t.rubric_pass_rate && !t.expected_match) check.NonModelErrors(Get(&stats, "errors"));
   std::int64_t cases = Get(&stats, "cases") ? Get(&stats, "cases")->to_number<std::int64_t>() : 0;
   if (cases == 0) return;  // e.g. a shard that drew none of this skill's cases
-  check.Minimum("schema_compliance", "", "schema compliance", t.schema_compliance, Get(&stats, "schema_compliance"), "");
+  check.Minimum("schema_compliance", "", "schema compliance", t.schema_compliance, Get(&stats, "schema_compliance"),
+                "");
   if (!entry.rubric.empty()) {
     check.Minimum("rubric_pass_rate", "", "rubric pass rate", t.rubric_pass_rate, Get(&stats, "rubric_pass_rate"),
                   "no case was judged (" +
@@ -217,10 +219,9 @@ void CheckSkill(const SuiteSkill& entry, const json::value& stats, const json::v
                                                             AsNumber(Get(&stats, "judge_errors")).value_or(0))) +
                       " case(s) sent to the judge");
     if (t.max_indeterminate_rate) {
-      check.Maximum("max_indeterminate_rate", "indeterminate rate", *t.max_indeterminate_rate,
-                    Get(&stats, "indeterminate_rate"),
-                    count("indeterminate") + " of " + count("judged") +
-                        " judged case(s) passed with an indeterminate criterion");
+      check.Maximum(
+          "max_indeterminate_rate", "indeterminate rate", *t.max_indeterminate_rate, Get(&stats, "indeterminate_rate"),
+          count("indeterminate") + " of " + count("judged") + " judged case(s) passed with an indeterminate criterion");
     }
   }
   if (t.max_cost_usd) {

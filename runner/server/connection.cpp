@@ -1,6 +1,7 @@
 #include "runner/server/connection.h"
 
 #include <poll.h>
+#include <spdlog/spdlog.h>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -8,7 +9,6 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
-#include <spdlog/spdlog.h>
 
 #include "services/common/json_text.h"
 
@@ -34,7 +34,6 @@ void Connection::InFlight::Cancel() {
   // A signal may only be emitted where its operation runs: on its strand.
   asio::post(strand, [signal = signal] { signal->emit(asio::cancellation_type::terminal); });
 }
-
 
 Connection::Connection(std::shared_ptr<Server::State> state, Socket socket, bool is_unix, std::string peer,
                        std::uint64_t id)
@@ -103,8 +102,8 @@ asio::awaitable<void> Connection::ReadLoop() {
   auto self = shared_from_this();
   boost::system::error_code ec;
   while (!closed_) {
-    auto [read_ec, n] = co_await socket_.async_read_some(asio::buffer(read_buffer_),
-                                                         asio::as_tuple(asio::use_awaitable));
+    auto [read_ec, n] =
+        co_await socket_.async_read_some(asio::buffer(read_buffer_), asio::as_tuple(asio::use_awaitable));
     if (read_ec) {
       ec = read_ec;
       break;
@@ -125,11 +124,10 @@ asio::awaitable<void> Connection::ReadLoop() {
         [this] {
           state_->metrics.RecordRejected("line_too_long");
           const auto limit = state_->options.limits.max_line_bytes;
-          Send(CompactJson(ErrorAnswer(
-              nullptr, kInvalidRequest,
-              "Invalid Request: line longer than the " + std::to_string(limit) +
-                  "-byte limit; it was skipped up to the next newline",
-              json::object{{"max_line_bytes", limit}})));
+          Send(CompactJson(ErrorAnswer(nullptr, kInvalidRequest,
+                                       "Invalid Request: line longer than the " + std::to_string(limit) +
+                                           "-byte limit; it was skipped up to the next newline",
+                                       json::object{{"max_line_bytes", limit}})));
         });
   }
   read_done_ = true;

@@ -10,16 +10,15 @@
 #include <boost/json/object.hpp>
 #include <deque>
 #include <map>
-#include <optional>
 #include <memory>
+#include <optional>
 #include <string>
-
-#include "services/common/clock.h"
 #include <vector>
 
 #include "runner/server/json_rpc.h"
 #include "runner/server/line_framer.h"
 #include "runner/server/server_state.h"
+#include "services/common/clock.h"
 
 namespace skillrunner {
 class StreamEvents;  // services/common/stream_events.h
@@ -32,8 +31,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   using Socket = boost::asio::generic::stream_protocol::socket;
 
   // `socket` must be bound to a strand of its own.
-  Connection(std::shared_ptr<Server::State> state, Socket socket, bool is_unix, std::string peer,
-             std::uint64_t id);
+  Connection(std::shared_ptr<Server::State> state, Socket socket, bool is_unix, std::string peer, std::uint64_t id);
   ~Connection();
 
   void Start();
@@ -48,8 +46,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // An invocation in flight: the signal that cancels it, emitted on the
   // strand it runs on (the connection's), and its metrics label.
   struct InFlight {
-    std::shared_ptr<boost::asio::cancellation_signal> signal =
-        std::make_shared<boost::asio::cancellation_signal>();
+    std::shared_ptr<boost::asio::cancellation_signal> signal = std::make_shared<boost::asio::cancellation_signal>();
     boost::asio::any_io_executor strand;
     std::string skill;
     std::shared_ptr<StreamEvents> events;  // options.stream: its notifications

@@ -1,18 +1,19 @@
 // The requests of one connection: reading a line's messages, dispatching
 // each method, and running skills.invoke on the connection's strand.
+#include <spdlog/spdlog.h>
+
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/this_coro.hpp>
-#include <spdlog/spdlog.h>
 
-#include "services/common/json_text.h"
-#include "services/common/stream_events.h"
 #include "runner/logging.h"
 #include "runner/server/connection.h"
 #include "runner/server/methods.h"
 #include "runner/server/token.h"
+#include "services/common/json_text.h"
+#include "services/common/stream_events.h"
 #include "services/state/tenant_quota.h"
 
 namespace skillrunner::server {
@@ -40,10 +41,10 @@ using DonePtr = std::unique_ptr<Done>;
 
 json::object Overloaded(const json::value& id, std::string message,
                         std::int64_t retry_after_ms = kOverloadRetryAfterMs) {
-  return ErrorAnswer(id, JsonRpcCodeFor(ErrorCode::kOverloaded), message,
-                     json::object{{"code", ErrorCodeName(ErrorCode::kOverloaded)},
-                                  {"message", message},
-                                  {"retry_after_ms", retry_after_ms}});
+  return ErrorAnswer(
+      id, JsonRpcCodeFor(ErrorCode::kOverloaded), message,
+      json::object{
+          {"code", ErrorCodeName(ErrorCode::kOverloaded)}, {"message", message}, {"retry_after_ms", retry_after_ms}});
 }
 
 // The access log's line of one invocation: who asked for what and what it
@@ -94,13 +95,13 @@ struct TenantSlot {
 };
 
 // The answer to an invocation over its tenant's quota.
-DonePtr TenantRefusal(const json::value& id, const std::string& tenant,
-                      const state::TenantQuotas::Decision& decision, bool serialize) {
+DonePtr TenantRefusal(const json::value& id, const std::string& tenant, const state::TenantQuotas::Decision& decision,
+                      bool serialize) {
   auto refused = std::make_unique<Done>();
   refused->outcome = std::string(ErrorCodeName(ErrorCode::kOverloaded));
-  json::object answer = Overloaded(id, "tenant \"" + tenant + "\" is over its " + decision.reason +
-                                           " quota; retry after " + std::to_string(decision.retry_after.count()) +
-                                           " ms",
+  json::object answer = Overloaded(id,
+                                   "tenant \"" + tenant + "\" is over its " + decision.reason + " quota; retry after " +
+                                       std::to_string(decision.retry_after.count()) + " ms",
                                    decision.retry_after.count());
   if (serialize) {
     refused->line = CompactJson(answer);
@@ -125,8 +126,7 @@ DonePtr Conclude(InvocationOutcome outcome, const json::value& id, bool serializ
     const InvocationFailure& failure = outcome.error();
     done.outcome = std::string(ErrorCodeName(failure.error.code));
     done.metrics = failure.metrics;
-    answer = ErrorAnswer(id, JsonRpcCodeFor(failure.error.code), failure.error.message,
-                         ErrorToJson(failure));
+    answer = ErrorAnswer(id, JsonRpcCodeFor(failure.error.code), failure.error.message, ErrorToJson(failure));
   }
   if (serialize) {
     done.line = CompactJson(answer);
@@ -149,7 +149,7 @@ void LogInternalError(const std::string& key, const std::string& skill, std::exc
 // id (SkillRunner::Invoke reads it through a string_view) and what the
 // answer needs; the answer is made in a plain function.
 asio::awaitable<DonePtr> RunInvocation(std::shared_ptr<SkillRunner> runner, std::unique_ptr<InvokeParams> request,
-                                    json::value id, bool serialize, CallerQuota caller) {
+                                       json::value id, bool serialize, CallerQuota caller) {
   // Cancellation (a client gone, `$/cancel`, a drain out of time) must come
   // back as a CANCELLED answer, not as an exception out of the next co_await.
   co_await asio::this_coro::throw_if_cancelled(false);
@@ -280,8 +280,9 @@ void Connection::HandleCall(Call call, Reply reply) {
   std::optional<std::string> caller = Caller(call);
   if (!caller) {
     state_->metrics.RecordRejected("unauthorized");
-    Answer(reply, UnauthorizedAnswer(call.id, "this listener needs a token: send {\"method\":\"auth\","
-                                              "\"params\":{\"token\":…}} first, or \"auth\" in each request"));
+    Answer(reply, UnauthorizedAnswer(call.id,
+                                     "this listener needs a token: send {\"method\":\"auth\","
+                                     "\"params\":{\"token\":…}} first, or \"auth\" in each request"));
     return;
   }
   if (call.method == "skills.invoke") {
@@ -306,8 +307,7 @@ StreamEvents* Connection::StartStream(InFlight& flight, const json::value& id) {
   std::weak_ptr<Connection> weak = shared_from_this();
   auto emit = [weak, id, executor = socket_.get_executor()](std::string_view method, json::object params) {
     params["id"] = id;
-    std::string line =
-        CompactJson(json::object{{"jsonrpc", "2.0"}, {"method", method}, {"params", std::move(params)}});
+    std::string line = CompactJson(json::object{{"jsonrpc", "2.0"}, {"method", method}, {"params", std::move(params)}});
     asio::post(executor, [weak, line = std::move(line)]() mutable {
       if (auto self = weak.lock()) self->Send(std::move(line));
     });
@@ -325,15 +325,13 @@ bool Connection::RefusedForLoad(const Call& call, const Reply& reply) {
   }
   if (in_flight_.size() >= limits.max_in_flight_per_connection) {
     state_->metrics.RecordRejected("overloaded");
-    Answer(reply, Overloaded(call.id, "overloaded: this connection already has " +
-                                          std::to_string(in_flight_.size()) +
+    Answer(reply, Overloaded(call.id, "overloaded: this connection already has " + std::to_string(in_flight_.size()) +
                                           " invocations in flight (max_in_flight_per_connection)"));
     return true;
   }
   if (state_->metrics.in_flight() >= static_cast<std::int64_t>(limits.max_in_flight_total)) {
     state_->metrics.RecordRejected("overloaded");
-    Answer(reply, Overloaded(call.id, "overloaded: the server has " +
-                                          std::to_string(limits.max_in_flight_total) +
+    Answer(reply, Overloaded(call.id, "overloaded: the server has " + std::to_string(limits.max_in_flight_total) +
                                           " invocations in flight (max_in_flight_total)"));
     return true;
   }
@@ -368,7 +366,7 @@ void Connection::StartInvoke(Call call, Reply reply, const std::string& tenant) 
   bool serialize = reply.batch == nullptr;
   auto on_done = [self, key, reply, flight, id, tenant](std::exception_ptr e, DonePtr done) mutable {
     asio::dispatch(self->socket_.get_executor(), [self, key = std::move(key), reply = std::move(reply), flight,
-                                              id = std::move(id), tenant, e, done = std::move(done)]() mutable {
+                                                  id = std::move(id), tenant, e, done = std::move(done)]() mutable {
       self->in_flight_.erase(key);
       self->state_->metrics.AddInFlight(-1);
       if (e) {

@@ -61,13 +61,11 @@ std::variant<ParsedLine, json::object> ParseLine(std::string_view line, std::siz
     std::size_t rest = line.find_first_not_of(" \t\r", used);
     if (rest != std::string_view::npos) {
       return ErrorAnswer(nullptr, kParseError,
-                         "Parse error at byte " + std::to_string(rest + 1) +
-                             ": unexpected text after the JSON value");
+                         "Parse error at byte " + std::to_string(rest + 1) + ": unexpected text after the JSON value");
     }
   }
   if (ec) {
-    return ErrorAnswer(nullptr, kParseError,
-                       "Parse error at byte " + std::to_string(used + 1) + ": " + ec.message());
+    return ErrorAnswer(nullptr, kParseError, "Parse error at byte " + std::to_string(used + 1) + ": " + ec.message());
   }
   json::value value = parser.release();
   ParsedLine parsed;

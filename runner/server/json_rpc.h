@@ -22,7 +22,7 @@ inline constexpr int kInternalError = -32603;
 
 // One well-formed request of a line.
 struct Call {
-  boost::json::value id;  // string, number or null; meaningless for a notification
+  boost::json::value id;      // string, number or null; meaningless for a notification
   bool notification = false;  // no "id" member: never answered
   std::string method;
   boost::json::value params;  // object, array or null (absent)

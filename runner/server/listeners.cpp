@@ -1,4 +1,7 @@
+#include "runner/server/listeners.h"
+
 #include <grp.h>
+#include <spdlog/spdlog.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -9,13 +12,10 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <spdlog/spdlog.h>
-
 #include <cerrno>
 #include <cstring>
 
 #include "runner/server/connection.h"
-#include "runner/server/listeners.h"
 
 namespace skillrunner::server {
 namespace asio = boost::asio;
@@ -96,12 +96,14 @@ std::expected<tcp::endpoint, std::string> ParseListenAddress(std::string_view te
   std::string_view port;
   if (!text.empty() && text.front() == '[') {
     auto close = text.find("]:");
-    if (close == std::string_view::npos) return std::unexpected("expected [IPv6]:PORT, got \"" + std::string(text) + "\"");
+    if (close == std::string_view::npos)
+      return std::unexpected("expected [IPv6]:PORT, got \"" + std::string(text) + "\"");
     host = text.substr(1, close - 1);
     port = text.substr(close + 2);
   } else {
     auto colon = text.rfind(':');
-    if (colon == std::string_view::npos) return std::unexpected("expected HOST:PORT, got \"" + std::string(text) + "\"");
+    if (colon == std::string_view::npos)
+      return std::unexpected("expected HOST:PORT, got \"" + std::string(text) + "\"");
     host = text.substr(0, colon);
     port = text.substr(colon + 1);
   }
@@ -178,8 +180,7 @@ std::expected<void, std::string> OpenTcpListener(Server::State& state, std::stri
   return {};
 }
 
-std::function<void(std::exception_ptr)> StopServerIfLoopFails(std::shared_ptr<Server::State> state,
-                                                              std::string loop) {
+std::function<void(std::exception_ptr)> StopServerIfLoopFails(std::shared_ptr<Server::State> state, std::string loop) {
   return [state = std::move(state), loop = std::move(loop)](std::exception_ptr failure) {
     if (!failure) return;
     std::string what = "an unknown exception";

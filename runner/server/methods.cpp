@@ -9,12 +9,11 @@ namespace json = boost::json;
 
 namespace {
 
-constexpr std::array<std::string_view, 9> kMethods = {
-    "skills.invoke", "skills.list", "skills.describe", "skills.reload", "health",
-    "metrics",       "$/cancel",    "auth",            "rpc.discover"};
+constexpr std::array<std::string_view, 9> kMethods = {"skills.invoke", "skills.list", "skills.describe",
+                                                      "skills.reload", "health",      "metrics",
+                                                      "$/cancel",      "auth",        "rpc.discover"};
 
-json::object ApplicationError(const json::value& id, ErrorCode code, std::string message,
-                              json::object extra = {}) {
+json::object ApplicationError(const json::value& id, ErrorCode code, std::string message, json::object extra = {}) {
   json::object data{{"code", ErrorCodeName(code)}, {"message", message}};
   for (auto& [key, value] : extra) data[key] = value;
   return ErrorAnswer(id, JsonRpcCodeFor(code), message, std::move(data));
@@ -44,8 +43,7 @@ json::object Reload(Server::State& state, const Call& call) {
                       {"diagnostics", report.diagnostics},
                       {"failed", report.failed}};
   if (report.ok) return ResultAnswer(call.id, std::move(result));
-  return ApplicationError(call.id, ErrorCode::kConfigInvalid,
-                          "reload failed; the previous skills stay in service",
+  return ApplicationError(call.id, ErrorCode::kConfigInvalid, "reload failed; the previous skills stay in service",
                           json::object{{"diagnostics", report.diagnostics}});
 }
 

@@ -10,11 +10,11 @@
 #include <string_view>
 #include <vector>
 
-#include "services/common/error.h"
-#include "services/common/invocation.h"
 #include "runner/server/json_rpc.h"
 #include "runner/server/params.h"
 #include "runner/server/server_state.h"
+#include "services/common/error.h"
+#include "services/common/invocation.h"
 
 namespace skillrunner::server {
 

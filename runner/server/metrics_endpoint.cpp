@@ -21,8 +21,7 @@ namespace {
 constexpr std::size_t kMaxRequestBytes = 8 * 1024;
 constexpr std::chrono::seconds kRequestTimeout{10};
 
-void Answer(http::response<http::string_body>& response, http::status status, std::string_view type,
-            std::string body) {
+void Answer(http::response<http::string_body>& response, http::status status, std::string_view type, std::string body) {
   response.result(status);
   response.set(http::field::content_type, type);
   response.body() = std::move(body);
@@ -90,8 +89,8 @@ void MetricsEndpoint::Start(std::function<void(std::exception_ptr)> on_failure) 
       acceptor_.get_executor(),
       [self = shared_from_this()]() -> asio::awaitable<void> {
         while (true) {
-          auto [ec, socket] = co_await self->acceptor_.async_accept(asio::make_strand(self->io_),
-                                                                    asio::as_tuple(asio::use_awaitable));
+          auto [ec, socket] =
+              co_await self->acceptor_.async_accept(asio::make_strand(self->io_), asio::as_tuple(asio::use_awaitable));
           if (ec == asio::error::operation_aborted || !self->acceptor_.is_open()) break;
           if (ec) continue;
           auto session = std::make_shared<Session>(std::move(socket));

@@ -7,16 +7,15 @@
 //                 (readiness).
 // The probes answer the JSON body of Probe. Anything else is 404.
 
+#include <atomic>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
-#include <atomic>
-#include <map>
+#include <boost/json/object.hpp>
 #include <exception>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
-
-#include <boost/json/object.hpp>
 
 #include "runner/server/server_metrics.h"
 

@@ -72,7 +72,8 @@ void ReadOption(std::string_view key, const json::value& value, const std::strin
     if (value.is_string()) options.traceparent = ParseTraceparent(value.as_string(), &why);
     if (!options.traceparent) errors.push_back({path, "not a W3C traceparent: " + why});
   } else {
-    errors.push_back({path, "unknown option (expected timeout_ms, seed, session, show_request, max_cost_usd, traceparent, stream)"});
+    errors.push_back(
+        {path, "unknown option (expected timeout_ms, seed, session, show_request, max_cost_usd, traceparent, stream)"});
   }
 }
 
@@ -105,7 +106,9 @@ std::expected<InvokeParams, std::vector<FieldError>> ReadInvokeParams(json::valu
   }
   if (const json::value* options = ParamMember(params, "options"); options && !options->is_null()) {
     if (!options->is_object()) {
-      errors.push_back({"/options", "expected an object {timeout_ms?, seed?, session?, show_request?, max_cost_usd?, traceparent?, stream?}"});
+      errors.push_back(
+          {"/options",
+           "expected an object {timeout_ms?, seed?, session?, show_request?, max_cost_usd?, traceparent?, stream?}"});
     } else {
       for (const auto& [key, value] : options->as_object()) {
         ReadOption(key, value, "/options/" + std::string(key), out, errors);

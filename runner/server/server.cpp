@@ -1,5 +1,6 @@
 #include "runner/server/server.h"
 
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <boost/asio/as_tuple.hpp>
@@ -7,7 +8,6 @@
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <spdlog/spdlog.h>
 
 #include "runner/server/connection.h"
 #include "runner/server/listeners.h"
@@ -91,8 +91,7 @@ SkillHost::ReloadReport Server::State::Reload() {
       spdlog::warn("serving without what did not load (--allow-broken): {} problem(s)", report.failed.size());
     }
   } else {
-    spdlog::warn("reload failed with {} diagnostic(s); the previous skills stay in service",
-                 report.diagnostics.size());
+    spdlog::warn("reload failed with {} diagnostic(s); the previous skills stay in service", report.diagnostics.size());
   }
   return report;
 }
@@ -104,9 +103,8 @@ json::object TenantsJson(const state::TenantQuotas* quotas) {
   json::object out;
   if (quotas == nullptr) return out;
   for (const auto& [name, usage] : quotas->usage()) {
-    out[name] = json::object{{"invocations", usage.requests},
-                             {"overloaded", usage.overloaded},
-                             {"in_flight", usage.in_flight}};
+    out[name] =
+        json::object{{"invocations", usage.requests}, {"overloaded", usage.overloaded}, {"in_flight", usage.in_flight}};
   }
   return out;
 }
@@ -145,7 +143,8 @@ json::object Server::State::Health() {
       {"skills", registry->skills().size()},
       {"rubrics", registry->rubrics().size()},
       {"reloads", reloads.load()},
-      {"listeners", json::object{{"socket", options.socket_path}, {"tcp", std::move(tcp)}, {"metrics", options.metrics_listen}}},
+      {"listeners",
+       json::object{{"socket", options.socket_path}, {"tcp", std::move(tcp)}, {"metrics", options.metrics_listen}}},
       {"limits", LimitsJson(options.limits)},
       {"state", StateStatus(options.shared_state.get())},
       {"tenants", TenantsJson(options.quotas)},
@@ -262,9 +261,7 @@ std::vector<unsigned short> Server::tcp_ports() const {
   return ports;
 }
 
-unsigned short Server::metrics_port() const {
-  return state_->metrics_endpoint ? state_->metrics_endpoint->port() : 0;
-}
+unsigned short Server::metrics_port() const { return state_->metrics_endpoint ? state_->metrics_endpoint->port() : 0; }
 
 void Server::HandleSignals() {
   asio::dispatch(state_->strand, [state = state_] {

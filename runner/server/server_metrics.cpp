@@ -71,8 +71,8 @@ ServerMetrics::Figures ServerMetrics::Sum() const {
   return all;
 }
 
-void ServerMetrics::RecordInvocation(std::string_view skill, std::string_view outcome,
-                                     const Metrics& metrics, double seconds) {
+void ServerMetrics::RecordInvocation(std::string_view skill, std::string_view outcome, const Metrics& metrics,
+                                     double seconds) {
   Shard& shard = ThisThreadsShard();
   std::lock_guard lock(shard.mutex);
   auto& skills = shard.figures.skills;
@@ -176,8 +176,8 @@ boost::json::object CostJson(const std::map<std::string, double, std::less<>>& b
 void ServerMetrics::AppendCosts(std::string& out, const Figures& all) {
   for (const auto& [skill, f] : all.skills) {
     for (const auto& [model, cost] : f.cost_by_model) {
-      out += fmt::format("skillrunner_cost_usd_total{{skill=\"{}\",model=\"{}\"}} {}\n", Label(skill), Label(model),
-                         cost);
+      out +=
+          fmt::format("skillrunner_cost_usd_total{{skill=\"{}\",model=\"{}\"}} {}\n", Label(skill), Label(model), cost);
     }
   }
 }
@@ -188,7 +188,8 @@ std::string ServerMetrics::Prometheus() const {
   auto header = [&out](std::string_view name, std::string_view type, std::string_view help) {
     out += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
   };
-  header("skillrunner_invocations_total", "counter", "Finished invocations by skill and outcome (ok or the error code).");
+  header("skillrunner_invocations_total", "counter",
+         "Finished invocations by skill and outcome (ok or the error code).");
   for (const auto& [skill, f] : all.skills) {
     for (const auto& [outcome, n] : f.outcomes) {
       out += fmt::format("skillrunner_invocations_total{{skill=\"{}\",outcome=\"{}\"}} {}\n", Label(skill),
@@ -201,29 +202,36 @@ std::string ServerMetrics::Prometheus() const {
       out += fmt::format("{}{{skill=\"{}\"}} {}\n", name, Label(skill), f.*field);
     }
   };
-  per_skill("skillrunner_attempts_total", "Provider or handler attempts, every retry included.", &SkillFigures::attempts);
-  per_skill("skillrunner_transient_retries_total", "Retries after transient provider errors (429, 5xx, timeouts).", &SkillFigures::transient_retries);
-  per_skill("skillrunner_validation_retries_total", "Retries after unparseable or invalid output.", &SkillFigures::validation_retries);
-  per_skill("skillrunner_fallbacks_total", "Models given up on for their next fallback (transient budget spent).", &SkillFigures::fallbacks);
-  per_skill("skillrunner_escalations_total", "Invocations that ran one more generation on the escalate_to model.", &SkillFigures::escalations);
+  per_skill("skillrunner_attempts_total", "Provider or handler attempts, every retry included.",
+            &SkillFigures::attempts);
+  per_skill("skillrunner_transient_retries_total", "Retries after transient provider errors (429, 5xx, timeouts).",
+            &SkillFigures::transient_retries);
+  per_skill("skillrunner_validation_retries_total", "Retries after unparseable or invalid output.",
+            &SkillFigures::validation_retries);
+  per_skill("skillrunner_fallbacks_total", "Models given up on for their next fallback (transient budget spent).",
+            &SkillFigures::fallbacks);
+  per_skill("skillrunner_escalations_total", "Invocations that ran one more generation on the escalate_to model.",
+            &SkillFigures::escalations);
   header("skillrunner_cost_usd_total", "counter", "What the attempts cost at the models' prices (priced models only).");
   AppendCosts(out, all);
   header("skillrunner_tokens_total", "counter", "Tokens of every attempt, by direction.");
   for (const auto& [skill, f] : all.skills) {
-    out += fmt::format("skillrunner_tokens_total{{skill=\"{}\",direction=\"input\"}} {}\n", Label(skill), f.input_tokens);
-    out += fmt::format("skillrunner_tokens_total{{skill=\"{}\",direction=\"output\"}} {}\n", Label(skill), f.output_tokens);
+    out +=
+        fmt::format("skillrunner_tokens_total{{skill=\"{}\",direction=\"input\"}} {}\n", Label(skill), f.input_tokens);
+    out += fmt::format("skillrunner_tokens_total{{skill=\"{}\",direction=\"output\"}} {}\n", Label(skill),
+                       f.output_tokens);
   }
   header("skillrunner_invocation_duration_seconds", "histogram", "Invocation latency.");
   for (const auto& [skill, f] : all.skills) {
     std::uint64_t cumulative = 0;
     for (std::size_t i = 0; i < kBuckets.size(); ++i) {
       cumulative += f.buckets[i];
-      out += fmt::format("skillrunner_invocation_duration_seconds_bucket{{skill=\"{}\",le=\"{}\"}} {}\n",
-                         Label(skill), kBuckets[i], cumulative);
+      out += fmt::format("skillrunner_invocation_duration_seconds_bucket{{skill=\"{}\",le=\"{}\"}} {}\n", Label(skill),
+                         kBuckets[i], cumulative);
     }
     cumulative += f.buckets.back();
-    out += fmt::format("skillrunner_invocation_duration_seconds_bucket{{skill=\"{}\",le=\"+Inf\"}} {}\n",
-                       Label(skill), cumulative);
+    out += fmt::format("skillrunner_invocation_duration_seconds_bucket{{skill=\"{}\",le=\"+Inf\"}} {}\n", Label(skill),
+                       cumulative);
     out += fmt::format("skillrunner_invocation_duration_seconds_sum{{skill=\"{}\"}} {}\n", Label(skill), f.seconds_sum);
     out += fmt::format("skillrunner_invocation_duration_seconds_count{{skill=\"{}\"}} {}\n", Label(skill), f.count);
   }

@@ -5,10 +5,10 @@
 // records into a shard of its own (its own lock and cache lines), summed when
 // the figures are read, so that io threads never wait on each other here.
 
-#include <boost/json/value.hpp>
-#include <boost/json/object.hpp>
 #include <array>
 #include <atomic>
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -29,12 +29,10 @@ namespace skillrunner::server {
 class ServerMetrics {
  public:
   // Upper bounds (seconds) of the latency histogram's buckets; +Inf is implied.
-  static constexpr std::array<double, 13> kBuckets = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
-                                                      1,     2.5,  5,     10,   30,  60};
+  static constexpr std::array<double, 13> kBuckets = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60};
 
   // One finished invocation: `outcome` is "ok" or the error code.
-  void RecordInvocation(std::string_view skill, std::string_view outcome, const Metrics& metrics,
-                        double seconds);
+  void RecordInvocation(std::string_view skill, std::string_view outcome, const Metrics& metrics, double seconds);
   void RecordRequest(std::string_view method);
   // A request refused before it ran: "overloaded", "unauthorized", "draining", ...
   void RecordRejected(std::string_view reason);
@@ -55,7 +53,6 @@ class ServerMetrics {
   boost::json::object ToJson() const;
 
  private:
-
   struct SkillFigures {
     std::map<std::string, std::uint64_t, std::less<>> outcomes;
     std::uint64_t attempts = 0;

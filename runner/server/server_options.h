@@ -41,18 +41,18 @@ struct ServerLimits {
 };
 
 struct ServerOptions {
-  std::string socket_path;   // Unix socket; empty: none
-  std::string socket_group;  // chgrp the socket and make it 0660
-  std::vector<std::string> listen;  // TCP HOST:PORT listeners
-  bool allow_remote = false;        // permit non-loopback TCP addresses (token required)
-  std::string token;                // SKILLRUNNER_TOKEN; empty: TCP needs no auth (loopback only, no tenants)
-  std::vector<TenantToken> tenants;  // TCP tokens whose invocations count against `quotas`
+  std::string socket_path;                // Unix socket; empty: none
+  std::string socket_group;               // chgrp the socket and make it 0660
+  std::vector<std::string> listen;        // TCP HOST:PORT listeners
+  bool allow_remote = false;              // permit non-loopback TCP addresses (token required)
+  std::string token;                      // SKILLRUNNER_TOKEN; empty: TCP needs no auth (loopback only, no tenants)
+  std::vector<TenantToken> tenants;       // TCP tokens whose invocations count against `quotas`
   state::TenantQuotas* quotas = nullptr;  // must outlive the server; null: no tenants
   // Shared through Redis (health says whether it is reachable); null: none.
   std::shared_ptr<state::SharedState> shared_state;
   // The trace exporter (health and Prometheus report its drops); null: none.
   std::shared_ptr<telemetry::OtlpExporter> tracing;
-  std::string metrics_listen;       // HOST:PORT of the Prometheus endpoint; empty: none
+  std::string metrics_listen;  // HOST:PORT of the Prometheus endpoint; empty: none
   ServerLimits limits;
   // Idle and write-progress times, uptime, invocation durations; must outlive
   // the server.

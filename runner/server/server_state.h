@@ -3,13 +3,13 @@
 // Internals shared by the server's listeners and connections (not a public
 // header: only runner/server/*.cpp include it).
 
+#include <atomic>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
-#include <atomic>
 #include <chrono>
 #include <functional>
 #include <map>
@@ -86,7 +86,6 @@ void StartAccepting(const std::shared_ptr<Server::State>& state);
 // The completion handler of the server's long-lived loops (accepting,
 // signals): a loop that ends by an exception logs it and shuts the server down
 // cleanly (drain, socket removed) instead of leaving it deaf.
-std::function<void(std::exception_ptr)> StopServerIfLoopFails(std::shared_ptr<Server::State> state,
-                                                              std::string loop);
+std::function<void(std::exception_ptr)> StopServerIfLoopFails(std::shared_ptr<Server::State> state, std::string loop);
 
 }  // namespace skillrunner::server

@@ -4,22 +4,38 @@ namespace skillrunner {
 
 std::string_view ErrorCodeName(ErrorCode code) {
   switch (code) {
-    case ErrorCode::kInputInvalid: return "INPUT_INVALID";
-    case ErrorCode::kSkillNotFound: return "SKILL_NOT_FOUND";
-    case ErrorCode::kMaxRetriesExceeded: return "MAX_RETRIES_EXCEEDED";
-    case ErrorCode::kTruncated: return "TRUNCATED";
-    case ErrorCode::kRefused: return "REFUSED";
-    case ErrorCode::kContentFiltered: return "CONTENT_FILTERED";
-    case ErrorCode::kProviderError: return "PROVIDER_ERROR";
-    case ErrorCode::kProviderUnavailable: return "PROVIDER_UNAVAILABLE";
-    case ErrorCode::kTimeout: return "TIMEOUT";
-    case ErrorCode::kHandlerFailed: return "HANDLER_FAILED";
-    case ErrorCode::kJudgeError: return "JUDGE_ERROR";
-    case ErrorCode::kCancelled: return "CANCELLED";
-    case ErrorCode::kConfigInvalid: return "CONFIG_INVALID";
-    case ErrorCode::kOverloaded: return "OVERLOADED";
-    case ErrorCode::kUnauthorized: return "UNAUTHORIZED";
-    case ErrorCode::kBudgetExceeded: return "BUDGET_EXCEEDED";
+    case ErrorCode::kInputInvalid:
+      return "INPUT_INVALID";
+    case ErrorCode::kSkillNotFound:
+      return "SKILL_NOT_FOUND";
+    case ErrorCode::kMaxRetriesExceeded:
+      return "MAX_RETRIES_EXCEEDED";
+    case ErrorCode::kTruncated:
+      return "TRUNCATED";
+    case ErrorCode::kRefused:
+      return "REFUSED";
+    case ErrorCode::kContentFiltered:
+      return "CONTENT_FILTERED";
+    case ErrorCode::kProviderError:
+      return "PROVIDER_ERROR";
+    case ErrorCode::kProviderUnavailable:
+      return "PROVIDER_UNAVAILABLE";
+    case ErrorCode::kTimeout:
+      return "TIMEOUT";
+    case ErrorCode::kHandlerFailed:
+      return "HANDLER_FAILED";
+    case ErrorCode::kJudgeError:
+      return "JUDGE_ERROR";
+    case ErrorCode::kCancelled:
+      return "CANCELLED";
+    case ErrorCode::kConfigInvalid:
+      return "CONFIG_INVALID";
+    case ErrorCode::kOverloaded:
+      return "OVERLOADED";
+    case ErrorCode::kUnauthorized:
+      return "UNAUTHORIZED";
+    case ErrorCode::kBudgetExceeded:
+      return "BUDGET_EXCEEDED";
   }
   return "UNKNOWN";
 }
@@ -51,9 +67,12 @@ int ExitStatusFor(ErrorCode code) {
 
 int JsonRpcCodeFor(ErrorCode code) {
   switch (code) {
-    case ErrorCode::kOverloaded: return -32000;
-    case ErrorCode::kUnauthorized: return -32001;
-    default: return -32000 - ExitStatusFor(code);
+    case ErrorCode::kOverloaded:
+      return -32000;
+    case ErrorCode::kUnauthorized:
+      return -32001;
+    default:
+      return -32000 - ExitStatusFor(code);
   }
 }
 

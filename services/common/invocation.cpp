@@ -1,7 +1,6 @@
 #include "services/common/invocation.h"
 
 #include <algorithm>
-
 #include <atomic>
 
 namespace skillrunner {
@@ -9,40 +8,62 @@ namespace json = boost::json;
 
 std::string_view AttemptKindName(AttemptKind kind) {
   switch (kind) {
-    case AttemptKind::kOk: return "ok";
-    case AttemptKind::kTransient: return "transient";
-    case AttemptKind::kParse: return "parse";
-    case AttemptKind::kValidation: return "validation";
-    case AttemptKind::kRule: return "rule";
-    case AttemptKind::kReview: return "review";
-    case AttemptKind::kTruncated: return "truncated";
-    case AttemptKind::kRefusal: return "refusal";
-    case AttemptKind::kContentFilter: return "content_filter";
-    case AttemptKind::kProviderError: return "provider_error";
-    case AttemptKind::kDowngrade: return "downgrade";
-    case AttemptKind::kTimeout: return "timeout";
-    case AttemptKind::kHandler: return "handler";
-    case AttemptKind::kOverloaded: return "overloaded";
-    case AttemptKind::kCancelled: return "cancelled";
+    case AttemptKind::kOk:
+      return "ok";
+    case AttemptKind::kTransient:
+      return "transient";
+    case AttemptKind::kParse:
+      return "parse";
+    case AttemptKind::kValidation:
+      return "validation";
+    case AttemptKind::kRule:
+      return "rule";
+    case AttemptKind::kReview:
+      return "review";
+    case AttemptKind::kTruncated:
+      return "truncated";
+    case AttemptKind::kRefusal:
+      return "refusal";
+    case AttemptKind::kContentFilter:
+      return "content_filter";
+    case AttemptKind::kProviderError:
+      return "provider_error";
+    case AttemptKind::kDowngrade:
+      return "downgrade";
+    case AttemptKind::kTimeout:
+      return "timeout";
+    case AttemptKind::kHandler:
+      return "handler";
+    case AttemptKind::kOverloaded:
+      return "overloaded";
+    case AttemptKind::kCancelled:
+      return "cancelled";
   }
   return "ok";
 }
 
 std::string_view AttemptRoleName(AttemptRole role) {
   switch (role) {
-    case AttemptRole::kNone: return "";
-    case AttemptRole::kGeneration: return "generation";
-    case AttemptRole::kJudge: return "judge";
+    case AttemptRole::kNone:
+      return "";
+    case AttemptRole::kGeneration:
+      return "generation";
+    case AttemptRole::kJudge:
+      return "judge";
   }
   return "";
 }
 
 std::string_view OutputModeName(OutputMode mode) {
   switch (mode) {
-    case OutputMode::kNative: return "native";
-    case OutputMode::kJsonObject: return "json_object";
-    case OutputMode::kNone: return "none";
-    case OutputMode::kTool: return "tool";
+    case OutputMode::kNative:
+      return "native";
+    case OutputMode::kJsonObject:
+      return "json_object";
+    case OutputMode::kNone:
+      return "none";
+    case OutputMode::kTool:
+      return "tool";
   }
   return "none";
 }
@@ -56,22 +77,32 @@ std::optional<OutputMode> ParseOutputMode(std::string_view word) {
 
 std::string_view RunModeName(RunMode mode) {
   switch (mode) {
-    case RunMode::kUnset: return "";
-    case RunMode::kNativeStrict: return "native_strict";
-    case RunMode::kJsonObject: return "json_object";
-    case RunMode::kValidationLoop: return "validation_loop";
-    case RunMode::kHandler: return "handler";
-    case RunMode::kTool: return "tool";
+    case RunMode::kUnset:
+      return "";
+    case RunMode::kNativeStrict:
+      return "native_strict";
+    case RunMode::kJsonObject:
+      return "json_object";
+    case RunMode::kValidationLoop:
+      return "validation_loop";
+    case RunMode::kHandler:
+      return "handler";
+    case RunMode::kTool:
+      return "tool";
   }
   return "";
 }
 
 RunMode RunModeFor(OutputMode mode) {
   switch (mode) {
-    case OutputMode::kNative: return RunMode::kNativeStrict;
-    case OutputMode::kJsonObject: return RunMode::kJsonObject;
-    case OutputMode::kNone: return RunMode::kValidationLoop;
-    case OutputMode::kTool: return RunMode::kTool;
+    case OutputMode::kNative:
+      return RunMode::kNativeStrict;
+    case OutputMode::kJsonObject:
+      return RunMode::kJsonObject;
+    case OutputMode::kNone:
+      return RunMode::kValidationLoop;
+    case OutputMode::kTool:
+      return RunMode::kTool;
   }
   return RunMode::kValidationLoop;
 }
@@ -124,8 +155,7 @@ void InvocationContext::AddAttempt(Attempt attempt) {
   attempts_.push_back(std::move(attempt));
 }
 
-InvocationContext::InvocationContext(std::string skill_id, InvocationOptions options, TimePoint deadline,
-                                     Clock& clock)
+InvocationContext::InvocationContext(std::string skill_id, InvocationOptions options, TimePoint deadline, Clock& clock)
     : skill_id_(std::move(skill_id)),
       options_(std::move(options)),
       deadline_(deadline),

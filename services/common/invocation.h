@@ -69,7 +69,7 @@ struct Price {
   double input = 0;
   std::optional<double> cached_input;  // input tokens read from the provider's cache (default: input)
   double output = 0;
-  std::optional<double> cache_write;   // input tokens written to the cache (Anthropic; default: input)
+  std::optional<double> cache_write;  // input tokens written to the cache (Anthropic; default: input)
   // DESIGN 10.6: inside a provider's batch (default: half of input and output).
   std::optional<double> batch_input;
   std::optional<double> batch_output;
@@ -91,8 +91,8 @@ struct AttemptSpan {
   std::string span_id;  // 16 hex digits, also sent in `traceparent`; empty when not traced
   Clock::TimePoint started{};
   Clock::TimePoint ended{};
-  std::string response_model;  // as the provider reported it
-  std::string finish_reason;   // stop|length|...; empty when no answer came
+  std::string response_model;     // as the provider reported it
+  std::string finish_reason;      // stop|length|...; empty when no answer came
   bool validation_retry = false;  // the request fed back a rejected answer's errors
 };
 
@@ -101,9 +101,9 @@ struct Attempt {
   int n = 0;
   AttemptKind kind = AttemptKind::kOk;
   AttemptRole role = AttemptRole::kNone;
-  std::string model;     // what answered; empty for handlers
-  std::string provider;  // the provider name of the config; empty for handlers
-  std::optional<bool> pass;  // judge attempts that gave a verdict: the pass it came to
+  std::string model;                          // what answered; empty for handlers
+  std::string provider;                       // the provider name of the config; empty for handlers
+  std::optional<bool> pass;                   // judge attempts that gave a verdict: the pass it came to
   std::optional<boost::json::value> request;  // with InvocationOptions::show_request
   std::optional<double> temperature;
   std::vector<FieldError> errors;
@@ -117,8 +117,8 @@ struct Attempt {
   std::int64_t waited_ms = 0;
   std::optional<std::int64_t> delay_ms;   // the backoff this attempt's failure asked for before the next
   std::optional<std::int64_t> queued_ms;  // waited for the provider's rate limit before the request went out
-  std::optional<std::string> repair;  // fence|prose|coerce (fence,coerce: both)
-  std::vector<std::string> coerced;   // repair coerce: the pointers of the values converted
+  std::optional<std::string> repair;      // fence|prose|coerce (fence,coerce: both)
+  std::vector<std::string> coerced;       // repair coerce: the pointers of the values converted
   std::optional<int> max_output_tokens;
   std::int64_t input_tokens = 0;
   std::int64_t cached_input_tokens = 0;  // of input_tokens, served from the provider's prompt cache
@@ -129,8 +129,8 @@ struct Attempt {
   // DESIGN 10.7: a streamed answer stopped as soon as a complete member broke
   // the schema (its tokens are the part that arrived).
   bool aborted_early = false;
-  std::int64_t duration_ms = 0;  // the request's own time, from when it went out to its answer
-  AttemptSpan span;  // LLM attempts of a traced invocation
+  std::int64_t duration_ms = 0;           // the request's own time, from when it went out to its answer
+  AttemptSpan span;                       // LLM attempts of a traced invocation
   std::string batch_id;                   // answered inside this batch (DESIGN 10.6)
   std::optional<double> online_cost_usd;  // batched: what it would have cost online
 };

@@ -1,9 +1,8 @@
 #include "services/common/json_text.h"
 
+#include <algorithm>
 #include <boost/json/serialize.hpp>
 #include <boost/json/stream_parser.hpp>
-
-#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <limits>
@@ -90,13 +89,27 @@ void AppendJsonString(std::string_view text, std::string& out) {
     run = i + 1;
     out.push_back('\\');
     switch (c) {
-      case '"': out.push_back('"'); break;
-      case '\\': out.push_back('\\'); break;
-      case '\b': out.push_back('b'); break;
-      case '\t': out.push_back('t'); break;
-      case '\n': out.push_back('n'); break;
-      case '\f': out.push_back('f'); break;
-      case '\r': out.push_back('r'); break;
+      case '"':
+        out.push_back('"');
+        break;
+      case '\\':
+        out.push_back('\\');
+        break;
+      case '\b':
+        out.push_back('b');
+        break;
+      case '\t':
+        out.push_back('t');
+        break;
+      case '\n':
+        out.push_back('n');
+        break;
+      case '\f':
+        out.push_back('f');
+        break;
+      case '\r':
+        out.push_back('r');
+        break;
       default:
         out.append("u00", 3);
         out.push_back(kHex[c >> 4]);

@@ -59,13 +59,18 @@ bool PartialJson::TakeChanged() {
 
 void PartialJson::Step(char c) {
   switch (state_) {
-    case State::kString: return StepString(c);
-    case State::kEscape: return StepEscape(c);
-    case State::kUnicode: return StepUnicode(c);
+    case State::kString:
+      return StepString(c);
+    case State::kEscape:
+      return StepEscape(c);
+    case State::kUnicode:
+      return StepUnicode(c);
     case State::kNumber:
-    case State::kLiteral: return StepScalar(c);
+    case State::kLiteral:
+      return StepScalar(c);
     case State::kDone:
-    case State::kFailed: return;
+    case State::kFailed:
+      return;
     case State::kBeforeRoot:
       if (IsSpace(c)) return;
       if (c == '{' || c == '[' || c == '"' || c == '-' || IsDigit(c)) return StepValueStart(c);
@@ -85,7 +90,8 @@ void PartialJson::StepStructural(char c) {
     case State::kValueOrEnd:
       if (c == ']') return CloseContainer(false);
       return StepValueStart(c);
-    case State::kValue: return StepValueStart(c);
+    case State::kValue:
+      return StepValueStart(c);
     case State::kKeyOrEnd:
       if (c == '}') return CloseContainer(true);
       if (c == '"') return StartString(true);
@@ -106,7 +112,8 @@ void PartialJson::StepStructural(char c) {
       }
       if (c == '}' || c == ']') return CloseContainer(c == '}');
       return Fail();
-    default: return Fail();
+    default:
+      return Fail();
   }
 }
 

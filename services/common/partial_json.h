@@ -50,8 +50,21 @@ class PartialJson {
 
  private:
   enum class State {
-    kBeforeRoot, kSkipProse, kValue, kValueOrEnd, kKeyOrEnd, kKey, kColon, kCommaOrEnd,
-    kString, kEscape, kUnicode, kNumber, kLiteral, kDone, kFailed,
+    kBeforeRoot,
+    kSkipProse,
+    kValue,
+    kValueOrEnd,
+    kKeyOrEnd,
+    kKey,
+    kColon,
+    kCommaOrEnd,
+    kString,
+    kEscape,
+    kUnicode,
+    kNumber,
+    kLiteral,
+    kDone,
+    kFailed,
   };
   struct Frame {
     boost::json::object* object = nullptr;  // one of the two

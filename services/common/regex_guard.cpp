@@ -23,7 +23,7 @@ bool RegexNumbersFit(std::string_view pattern) {
   for (std::size_t i = 0; i < pattern.size(); ++i) {
     if (pattern[i] == '\\') {
       if (Digits(pattern, i + 1) > kMostDigits) return false;  // \N
-      ++i;  // the escaped character (a backslash too) is not a start
+      ++i;                                                     // the escaped character (a backslash too) is not a start
     } else if (pattern[i] == '{') {
       std::size_t low = Digits(pattern, i + 1);
       std::size_t high = i + 1 + low < pattern.size() && pattern[i + 1 + low] == ',' ? Digits(pattern, i + 2 + low) : 0;

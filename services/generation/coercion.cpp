@@ -1,8 +1,7 @@
 #include "services/generation/coercion.h"
 
-#include <boost/json/serialize.hpp>
-
 #include <algorithm>
+#include <boost/json/serialize.hpp>
 #include <charconv>
 #include <cmath>
 #include <optional>

@@ -12,8 +12,8 @@
 
 #include "services/common/error.h"
 #include "services/common/invocation.h"
-#include "services/generation/prompt_template.h"
 #include "services/generation/coercion.h"
+#include "services/generation/prompt_template.h"
 #include "services/generation/rules.h"
 #include "services/providers/retrying_provider.h"
 #include "services/validation/compiled_schema.h"
@@ -44,8 +44,8 @@ struct PromptTemplate {
 
 // The schema an answer must match, in every form the loop needs.
 struct AnswerSchema {
-  boost::json::value original;                                // as written
-  std::string text;                                           // compact JSON, for prompts
+  boost::json::value original;                                 // as written
+  std::string text;                                            // compact JSON, for prompts
   std::shared_ptr<const validation::CompiledSchema> compiled;  // for validation
   // The provider's strict copy (native mode), or null when the provider
   // cannot take it (the generation then runs the validation loop).
@@ -80,7 +80,7 @@ struct GenerationSpec {
   std::string skill_id;  // the skill whose invocation runs it
   std::string task_id;   // what it produces (RequestMetadata::task_id)
   std::string model;
-  std::string provider;  // a provider name of the config
+  std::string provider;        // a provider name of the config
   std::optional<Price> price;  // the model's (DESIGN 9.4), for each attempt's cost_usd
   AttemptRole role = AttemptRole::kGeneration;
   OutputMode mode = OutputMode::kNone;

@@ -9,10 +9,11 @@ Result<std::string> RenderPart(const GenerationSpec& spec, std::string_view whic
                                const std::vector<Placeholder>& placeholders, const json::value& input) {
   auto rendered = RenderTemplate(text, placeholders, input);
   if (!rendered) {
-    return std::unexpected(Error{ErrorCode::kInputInvalid,
-                                 rendered.error() + " (prompt." + std::string(which) + " of skill \"" +
-                                     spec.skill_id + "\")",
-                                 {}, {}});
+    return std::unexpected(
+        Error{ErrorCode::kInputInvalid,
+              rendered.error() + " (prompt." + std::string(which) + " of skill \"" + spec.skill_id + "\")",
+              {},
+              {}});
   }
   return std::move(*rendered);
 }
@@ -45,7 +46,8 @@ Result<Prompt> LlmGenerationService::Prepare(const GenerationSpec& spec, const j
     return std::unexpected(Error{ErrorCode::kConfigInvalid,
                                  "skill \"" + spec.skill_id + "\" runs on provider \"" + spec.provider +
                                      "\", which this process has not configured",
-                                 {}, {}});
+                                 {},
+                                 {}});
   }
   auto prompt = RenderPrompt(spec, input);
   if (!prompt) return prompt;

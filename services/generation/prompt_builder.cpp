@@ -4,9 +4,7 @@
 
 namespace skillrunner::generation {
 
-std::string ShownPointer(const std::string& pointer) {
-  return pointer.empty() ? "(root)" : pointer;
-}
+std::string ShownPointer(const std::string& pointer) { return pointer.empty() ? "(root)" : pointer; }
 
 std::vector<providers::ChatMessage> FirstMessages(const std::string& system, const std::string& user,
                                                   const std::string* schema_in_prompt,
@@ -18,7 +16,8 @@ std::vector<providers::ChatMessage> FirstMessages(const std::string& system, con
   };
   if (schema_in_prompt != nullptr) {
     add("Answer with one JSON value only (no prose, no Markdown code fence) that is valid against "
-        "this JSON Schema:\n" + *schema_in_prompt);
+        "this JSON Schema:\n" +
+        *schema_in_prompt);
   } else {
     add("Answer with JSON only.");
   }

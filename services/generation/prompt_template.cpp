@@ -1,14 +1,14 @@
 #include "services/generation/prompt_template.h"
 
 #include <boost/json/serialize.hpp>
+
 #include "services/common/json_text.h"
 
 namespace skillrunner {
 namespace {
 
 bool IsSegmentChar(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-         c == '_' || c == '-';
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
 }
 
 std::string_view Trim(std::string_view s) {
@@ -25,8 +25,7 @@ std::string PlaceholderName(const Placeholder& placeholder) {
   return name;
 }
 
-std::expected<std::vector<Placeholder>, TemplateError> ParsePlaceholders(
-    std::string_view text) {
+std::expected<std::vector<Placeholder>, TemplateError> ParsePlaceholders(std::string_view text) {
   std::vector<Placeholder> out;
   std::size_t pos = 0;
   while ((pos = text.find("{{", pos)) != std::string_view::npos) {
@@ -40,18 +39,23 @@ std::expected<std::vector<Placeholder>, TemplateError> ParsePlaceholders(
     bool ok = rest.starts_with("input");
     rest.remove_prefix(ok ? 5 : 0);
     while (ok && !rest.empty()) {
-      if (rest.front() != '.') { ok = false; break; }
+      if (rest.front() != '.') {
+        ok = false;
+        break;
+      }
       rest.remove_prefix(1);
       std::size_t n = 0;
       while (n < rest.size() && IsSegmentChar(rest[n])) ++n;
-      if (n == 0) { ok = false; break; }
+      if (n == 0) {
+        ok = false;
+        break;
+      }
       placeholder.path.emplace_back(rest.substr(0, n));
       rest.remove_prefix(n);
     }
     if (!ok) {
       return std::unexpected(TemplateError{
-          pos, "malformed placeholder \"{{" + std::string(inner) +
-                   "}}\": expected {{input}} or {{input.field.path}}"});
+          pos, "malformed placeholder \"{{" + std::string(inner) + "}}\": expected {{input}} or {{input.field.path}}"});
     }
     out.push_back(std::move(placeholder));
     pos = close + 2;
@@ -59,9 +63,9 @@ std::expected<std::vector<Placeholder>, TemplateError> ParsePlaceholders(
   return out;
 }
 
-std::expected<std::string, std::string> RenderTemplate(
-    std::string_view text, const std::vector<Placeholder>& placeholders,
-    const boost::json::value& input) {
+std::expected<std::string, std::string> RenderTemplate(std::string_view text,
+                                                       const std::vector<Placeholder>& placeholders,
+                                                       const boost::json::value& input) {
   std::string out;
   out.reserve(text.size() + 64);
   std::size_t copied = 0;

@@ -1,8 +1,7 @@
 #include "services/generation/rules.h"
 
-#include <boost/json/serialize.hpp>
-
 #include <algorithm>
+#include <boost/json/serialize.hpp>
 
 #include "services/generation/prompt_builder.h"
 
@@ -37,8 +36,8 @@ void CheckNonEmpty(const Rule& rule, const json::value& answer, std::vector<Fiel
     if (auto why = Emptiness(At(answer, pointer))) {
       std::string message = "must not be empty, found " + *why;
       if (rule.when) {
-        message += " (required when " + ShownPointer(rule.when->path) + " is " +
-                   json::serialize(rule.when->equals) + ")";
+        message +=
+            " (required when " + ShownPointer(rule.when->path) + " is " + json::serialize(rule.when->equals) + ")";
       }
       errors.push_back({pointer, std::move(message)});
     }

@@ -31,7 +31,7 @@ struct ExecRule {
   std::vector<std::string> argv;  // resolved as handler commands are (in `dir`, else on PATH)
   std::filesystem::path dir;      // the skill folder
   std::chrono::milliseconds timeout{2000};
-  std::string name;               // how errors name it: the argv as written, space-separated
+  std::string name;  // how errors name it: the argv as written, space-separated
 };
 
 // One entry of `validators:`: non_empty pointers or an exec program.
@@ -65,7 +65,7 @@ bool HasExecRules(const std::vector<Rule>& rules);
 // rules run on `runner` (CONFIG_INVALID when there is none), and the first
 // one that fails ends the check with its error.
 boost::asio::awaitable<Result<std::vector<FieldError>>> CheckRules(const std::vector<Rule>& rules,
-                                                                   const boost::json::value& answer,
-                                                                   RuleRunner* runner, InvocationContext& ctx);
+                                                                   const boost::json::value& answer, RuleRunner* runner,
+                                                                   InvocationContext& ctx);
 
 }  // namespace skillrunner::generation

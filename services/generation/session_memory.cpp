@@ -1,9 +1,9 @@
 #include "services/generation/session_memory.h"
 
-#include "services/generation/prompt_builder.h"
-
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+
+#include "services/generation/prompt_builder.h"
 
 namespace skillrunner::generation {
 
@@ -69,8 +69,8 @@ void SessionMemory::Remember(const std::string& session, const std::string& skil
 }
 
 boost::asio::awaitable<std::vector<std::string>> SessionMemory::Recall(const std::string& session,
-                                                                      const std::string& skill,
-                                                                      Clock::time_point now) {
+                                                                       const std::string& skill,
+                                                                       Clock::time_point now) {
   if (shared_) {
     std::vector<std::string> command{"LRANGE", SharedKey(session, skill), "0", "-1"};
     auto reply = co_await shared_->Run(std::move(command));

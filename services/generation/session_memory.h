@@ -25,15 +25,14 @@ class SessionMemory {
  public:
   using Clock = std::chrono::steady_clock;  // time points of skillrunner::Clock
 
-  explicit SessionMemory(std::size_t max_sessions = 10'000,
-                         std::chrono::seconds ttl = std::chrono::hours(1),
+  explicit SessionMemory(std::size_t max_sessions = 10'000, std::chrono::seconds ttl = std::chrono::hours(1),
                          std::size_t per_skill = 3);
 
   // Keeps sessions in `shared` as well from now on.
   void Share(std::shared_ptr<state::SharedState> shared);
 
-  void Remember(const std::string& session, const std::string& skill,
-                const std::vector<FieldError>& errors, Clock::time_point now);
+  void Remember(const std::string& session, const std::string& skill, const std::vector<FieldError>& errors,
+                Clock::time_point now);
   // "pointer: message" lines, oldest first; empty when nothing is known.
   boost::asio::awaitable<std::vector<std::string>> Recall(const std::string& session, const std::string& skill,
                                                           Clock::time_point now);

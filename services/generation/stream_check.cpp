@@ -12,8 +12,8 @@ namespace {
 constexpr int kMaxRefHops = 32;
 
 // The keywords whose verdict on a complete value is final.
-constexpr std::string_view kFinalKeywords[] = {"enum",    "const",            "minimum",          "maximum",
-                                               "required", "exclusiveMinimum", "exclusiveMaximum"};
+constexpr std::string_view kFinalKeywords[] = {
+    "enum", "const", "minimum", "maximum", "required", "exclusiveMinimum", "exclusiveMaximum"};
 
 }  // namespace
 

@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <boost/json/array.hpp>
-#include <limits>
 #include <boost/json/object.hpp>
+#include <limits>
 
 #include "services/generation/strict_schema.h"
 #include "services/generation/strict_schema_internal.h"

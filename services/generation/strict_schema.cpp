@@ -58,8 +58,9 @@ std::expected<StrictSchema, std::string> Transformer::Run() {
   if (wrap) {
     for (const Edge& edge : edges_) {
       if (!edge.to.empty()) continue;
-      Fail(edge.pointer, "$ref \"#\" makes the root recursive, and a root that is not one object goes on the "
-                         "wire inside {\"value\": ...}, where \"#\" would mean that wrapper");
+      Fail(edge.pointer,
+           "$ref \"#\" makes the root recursive, and a root that is not one object goes on the "
+           "wire inside {\"value\": ...}, where \"#\" would mean that wrapper");
       return std::unexpected(*error_);
     }
     // DESIGN 9.2: any root, as the one required property of a closed object.
@@ -156,8 +157,7 @@ std::optional<std::string> Transformer::DefName(std::string_view ref) const {
   return std::nullopt;
 }
 
-json::value Transformer::Ref(const json::object& schema, const std::string& ptr, int depth,
-                             bool force_inline) {
+json::value Transformer::Ref(const json::object& schema, const std::string& ptr, int depth, bool force_inline) {
   const json::value& ref_value = schema.at("$ref");
   if (!ref_value.is_string()) {
     Fail(ptr, "$ref must be a string, found " + ValueText(ref_value));
@@ -169,8 +169,8 @@ json::value Transformer::Ref(const json::object& schema, const std::string& ptr,
     Fail(ptr, quoted + " is not local; strict mode takes only references inside the schema (\"#...\")");
     return nullptr;
   }
-  bool has_siblings = std::any_of(schema.begin(), schema.end(),
-                                  [](const auto& member) { return !IsSilentKey(member.key()); });
+  bool has_siblings =
+      std::any_of(schema.begin(), schema.end(), [](const auto& member) { return !IsSilentKey(member.key()); });
   if (!has_siblings && !force_inline) {
     if (ref == "#") {
       if (!openai()) {
@@ -260,8 +260,10 @@ bool Transformer::MergeBranch(const json::object& branch, const std::string& bpt
   for (const auto& [key, value] : branch) {
     if (!IsPlainAllOfKey(key) || (key == "additionalProperties" && !value.is_bool()) ||
         (key == "type" && value != json::value("object"))) {
-      Fail(bptr, "openai strict mode takes allOf only as plain object schemas (type, properties, required) "
-                 "that can be merged into one; this branch has \"" + std::string(key) + "\"");
+      Fail(bptr,
+           "openai strict mode takes allOf only as plain object schemas (type, properties, required) "
+           "that can be merged into one; this branch has \"" +
+               std::string(key) + "\"");
       return false;
     }
     if (key == "type") {
@@ -312,8 +314,7 @@ StrictDialect DialectOf(std::string_view provider_kind) {
   return StrictDialect::kOpenAi;
 }
 
-std::expected<StrictSchema, std::string> MakeStrictSchema(const boost::json::value& original,
-                                                          StrictDialect dialect) {
+std::expected<StrictSchema, std::string> MakeStrictSchema(const boost::json::value& original, StrictDialect dialect) {
   return strict_detail::Transformer(original, dialect).Run();
 }
 

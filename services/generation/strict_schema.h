@@ -40,8 +40,7 @@ struct StrictSchema {
 // Anthropic: recursion, over the complexity caps; both: an external $ref).
 // The caller decides what follows (refuse the skill at load, or use the
 // prompt-and-validate path instead).
-std::expected<StrictSchema, std::string> MakeStrictSchema(const boost::json::value& original,
-                                                          StrictDialect dialect);
+std::expected<StrictSchema, std::string> MakeStrictSchema(const boost::json::value& original, StrictDialect dialect);
 
 // The dialect of a provider kind: anthropic, gemini, else openai.
 StrictDialect DialectOf(std::string_view provider_kind);
@@ -56,7 +55,6 @@ StrictDialect DialectOf(std::string_view provider_kind);
 // {"value": X}; anything else unchanged, for validation to report.
 boost::json::value UnwrapStrictAnswer(boost::json::value answer);
 
-boost::json::value MapBackStrictAnswer(const boost::json::value& answer,
-                                       const boost::json::value& original);
+boost::json::value MapBackStrictAnswer(const boost::json::value& answer, const boost::json::value& original);
 
 }  // namespace skillrunner::generation

@@ -49,7 +49,7 @@ class Transformer {
     const json::value* schema = nullptr;
     bool from_definitions = false;
   };
-  struct Edge {  // a kept $ref, for the recursion check
+  struct Edge {        // a kept $ref, for the recursion check
     std::string from;  // def name, "" for the root
     std::string to;    // def name, "" for "#"
     std::string pointer;
@@ -58,9 +58,7 @@ class Transformer {
 
   bool openai() const { return dialect_ == StrictDialect::kOpenAi; }
   bool gemini() const { return dialect_ == StrictDialect::kGemini; }
-  std::string_view DialectName() const {
-    return openai() ? "openai" : gemini() ? "gemini" : "anthropic";
-  }
+  std::string_view DialectName() const { return openai() ? "openai" : gemini() ? "gemini" : "anthropic"; }
   void Fail(std::string_view pointer, std::string_view message);
 
   // strict_schema.cpp
@@ -80,8 +78,8 @@ class Transformer {
 
   // strict_schema_keywords.cpp
   json::value Keywords(const json::object& in, const std::string& ptr, int depth);
-  void Keyword(std::string_view key, const json::value& value, const json::object& in,
-               const std::string& ptr, int depth, json::object& out, std::vector<std::string>& notes);
+  void Keyword(std::string_view key, const json::value& value, const json::object& in, const std::string& ptr,
+               int depth, json::object& out, std::vector<std::string>& notes);
   void ObjectRules(const json::object& in, const std::string& ptr, int depth, json::object& out);
   void EnumKeyword(std::string_view key, const json::value& value, const json::object& in, const std::string& ptr,
                    json::object& out, std::vector<std::string>& notes);
@@ -101,18 +99,16 @@ class Transformer {
   void CheckOpenAiLimits(const json::value& wire);
   void CheckAnthropicCaps(const json::value& wire);
   void CheckRecursion();
-  std::pair<int, std::string> ObjectDepth(const json::value& node, const std::string& ptr,
-                                          const json::object& defs,
-                                          std::map<std::string, std::pair<int, std::string>>& memo,
-                                          int guard);
+  std::pair<int, std::string> ObjectDepth(const json::value& node, const std::string& ptr, const json::object& defs,
+                                          std::map<std::string, std::pair<int, std::string>>& memo, int guard);
 
   const json::value& root_;
   StrictDialect dialect_;
   std::optional<std::string> error_;
   std::vector<std::string> client_only_;
-  std::map<std::string, Def> defs_;        // root definitions/$defs by name
-  std::vector<std::string> def_order_;     // names in original order
-  std::vector<std::string> needed_;        // defs reached by a kept $ref, in discovery order
+  std::map<std::string, Def> defs_;     // root definitions/$defs by name
+  std::vector<std::string> def_order_;  // names in original order
+  std::vector<std::string> needed_;     // defs reached by a kept $ref, in discovery order
   std::map<std::string, json::value> wire_defs_;
   std::vector<std::string> inline_stack_;  // refs being inlined (recursion guard)
   std::string current_def_;                // "" while transforming the root

@@ -15,8 +15,8 @@ namespace {
 bool IsTypeName(const json::value& name) {
   if (!name.is_string()) return false;
   std::string_view n = name.get_string();
-  return n == "object" || n == "array" || n == "string" || n == "integer" || n == "number" ||
-         n == "boolean" || n == "null";
+  return n == "object" || n == "array" || n == "string" || n == "integer" || n == "number" || n == "boolean" ||
+         n == "null";
 }
 
 bool ValidType(const json::value& type) {
@@ -45,7 +45,7 @@ bool HasShape(const json::object& out) {
 
 bool IsFormat(StrictDialect dialect, std::string_view format) {
   static const std::set<std::string_view> kOpenAi = {"date-time", "time", "date", "duration", "email",
-                                                     "hostname", "ipv4", "ipv6", "uuid"};
+                                                     "hostname",  "ipv4", "ipv6", "uuid"};
   // Gemini documents the date and time formats only.
   if (dialect == StrictDialect::kGemini) return format == "date-time" || format == "date" || format == "time";
   if (format == "uri") return dialect == StrictDialect::kAnthropic;
@@ -54,11 +54,27 @@ bool IsFormat(StrictDialect dialect, std::string_view format) {
 
 // Enforced only client-side by both dialects (and noted in the description).
 bool IsDroppedKeyword(std::string_view key) {
-  static const std::set<std::string_view> kKeys = {
-      "minLength", "maxLength", "uniqueItems", "minProperties", "maxProperties", "patternProperties",
-      "propertyNames", "contains", "minContains", "maxContains", "dependencies", "dependentRequired",
-      "dependentSchemas", "not", "if", "then", "else", "unevaluatedProperties", "unevaluatedItems",
-      "contentEncoding", "contentMediaType"};
+  static const std::set<std::string_view> kKeys = {"minLength",
+                                                   "maxLength",
+                                                   "uniqueItems",
+                                                   "minProperties",
+                                                   "maxProperties",
+                                                   "patternProperties",
+                                                   "propertyNames",
+                                                   "contains",
+                                                   "minContains",
+                                                   "maxContains",
+                                                   "dependencies",
+                                                   "dependentRequired",
+                                                   "dependentSchemas",
+                                                   "not",
+                                                   "if",
+                                                   "then",
+                                                   "else",
+                                                   "unevaluatedProperties",
+                                                   "unevaluatedItems",
+                                                   "contentEncoding",
+                                                   "contentMediaType"};
   return kKeys.contains(key);
 }
 
@@ -117,8 +133,7 @@ json::value Transformer::Keywords(const json::object& in, const std::string& ptr
 }
 
 void Transformer::Keyword(std::string_view key, const json::value& value, const json::object& in,
-                          const std::string& ptr, int depth, json::object& out,
-                          std::vector<std::string>& notes) {
+                          const std::string& ptr, int depth, json::object& out, std::vector<std::string>& notes) {
   if (key == "type") {
     if (!ValidType(value)) return Fail(ptr, "type " + ValueText(value) + " is not a JSON Schema type");
     out["type"] = value;
@@ -253,8 +268,8 @@ void Transformer::ObjectRules(const json::object& in, const std::string& ptr, in
   const json::object& declared = properties != nullptr ? properties->get_object() : empty;
   for (const auto& name : required_names) {
     if (!declared.contains(name)) {
-      return Fail(ptr, "required property \"" + name +
-                           "\" is not declared in properties; strict mode cannot produce it");
+      return Fail(ptr,
+                  "required property \"" + name + "\" is not declared in properties; strict mode cannot produce it");
     }
   }
   json::object wire_properties;
@@ -315,9 +330,9 @@ json::value Transformer::Nullable(json::value wire, const json::value& original)
   json::value* type = o.if_contains("type");
   json::value* values = o.if_contains("enum");
   if (!blocked && type != nullptr && !o.contains("anyOf")) {
-    bool primitive = type->is_string() ? IsPrimitiveType(*type)
-                                       : std::all_of(type->get_array().begin(), type->get_array().end(),
-                                                     IsPrimitiveType);
+    bool primitive = type->is_string()
+                         ? IsPrimitiveType(*type)
+                         : std::all_of(type->get_array().begin(), type->get_array().end(), IsPrimitiveType);
     if (primitive) {
       if (type->is_string()) {
         *type = json::array{*type, "null"};

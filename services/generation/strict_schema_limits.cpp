@@ -48,8 +48,8 @@ void CountEnum(const json::array& values, const std::string& ptr, Tally& tally) 
   if (strings > kOpenAiBigEnumValues && string_chars > kOpenAiBigEnumChars && tally.big_enum.empty()) {
     tally.big_enum = Where(ptr) + ": a string enum of " + std::to_string(strings) + " values totals " +
                      std::to_string(string_chars) + " characters; openai strict mode allows at most " +
-                     std::to_string(kOpenAiBigEnumChars) + " for an enum over " +
-                     std::to_string(kOpenAiBigEnumValues) + " values";
+                     std::to_string(kOpenAiBigEnumChars) + " for an enum over " + std::to_string(kOpenAiBigEnumValues) +
+                     " values";
   }
 }
 
@@ -103,8 +103,8 @@ void CountAnthropic(const json::value& node, int& optional, int& unions, int gua
     const json::value* required = o.if_contains("required");
     for (const auto& [name, schema] : properties->get_object()) {
       bool is_required = required != nullptr && required->is_array() &&
-                         std::find(required->get_array().begin(), required->get_array().end(),
-                                   json::value(name)) != required->get_array().end();
+                         std::find(required->get_array().begin(), required->get_array().end(), json::value(name)) !=
+                             required->get_array().end();
       if (!is_required) ++optional;
       if (IsUnion(schema)) ++unions;
       CountAnthropic(schema, optional, unions, guard + 1);
@@ -171,8 +171,8 @@ void Transformer::CheckOpenAiLimits(const json::value& wire) {
   } else if (tally.enum_values > kOpenAiMaxEnumValues) {
     Fail("", TooMany(tally.enum_values, "enum values in total", "openai", kOpenAiMaxEnumValues));
   } else if (tally.chars > kOpenAiMaxChars) {
-    Fail("", TooMany(tally.chars, "characters of property names, definition names, enum and const values",
-                     "openai", kOpenAiMaxChars));
+    Fail("", TooMany(tally.chars, "characters of property names, definition names, enum and const values", "openai",
+                     kOpenAiMaxChars));
   }
   if (error_) return;
   static const json::object kNoDefs;

@@ -4,15 +4,14 @@
 #include <boost/json/serialize.hpp>
 #include <charconv>
 
+#include "services/common/json_text.h"
 #include "services/generation/strict_schema_internal.h"
 #include "services/validation/error_paths.h"
-#include "services/common/json_text.h"
 
 namespace skillrunner::generation::strict_detail {
 namespace {
 
 constexpr std::size_t kValueTextBytes = 80;
-
 
 bool ArrayIndex(std::string_view token, std::size_t& index) {
   if (token.empty() || (token.size() > 1 && token[0] == '0')) return false;
@@ -39,9 +38,7 @@ bool EnumHasNull(const json::value& values) {
 
 }  // namespace
 
-std::string Where(std::string_view pointer) {
-  return pointer.empty() ? std::string("(root)") : std::string(pointer);
-}
+std::string Where(std::string_view pointer) { return pointer.empty() ? std::string("(root)") : std::string(pointer); }
 
 std::string ValueText(const json::value& value) {
   std::string text = CompactJson(value);

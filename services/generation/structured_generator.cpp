@@ -29,12 +29,12 @@ std::string CapRaw(std::string_view text) {
   if (text.size() <= kMaxRawBytes) return std::string(text);
   std::size_t keep = kMaxRawBytes;
   while (keep > 0 && (static_cast<unsigned char>(text[keep]) & 0xC0) == 0x80) --keep;  // UTF-8 boundary
-  return std::string(text.substr(0, keep)) + "…[" + std::to_string(text.size() - keep) +
-         " more bytes]";
+  return std::string(text.substr(0, keep)) + "…[" + std::to_string(text.size() - keep) + " more bytes]";
 }
 
 void ShareWire(AnswerSchema& schema) {
-  schema.wire = std::make_shared<const json::value>(schema.strict_wire.is_null() ? schema.original : schema.strict_wire);
+  schema.wire =
+      std::make_shared<const json::value>(schema.strict_wire.is_null() ? schema.original : schema.strict_wire);
 }
 
 std::string ResponseFormatName(std::string name) {
@@ -79,8 +79,8 @@ void Configure(Conversation& c, OutputMode mode, InvocationContext& ctx) {
   const AnswerSchema& schema = *c.schema;
   c.mode = mode;
   ctx.metrics().mode = RunModeFor(mode);
-  c.request.messages = FirstMessages(c.prompt.system, c.prompt.user, UsesStrictWire(mode) ? nullptr : &schema.text,
-                                     c.prompt.avoid);
+  c.request.messages =
+      FirstMessages(c.prompt.system, c.prompt.user, UsesStrictWire(mode) ? nullptr : &schema.text, c.prompt.avoid);
   if (!c.prompt.rejected_answer.empty()) {
     // A regeneration after a failed review: a fresh validation retry keeps it.
     c.request.messages.push_back({"assistant", c.prompt.rejected_answer, 0});
@@ -94,16 +94,23 @@ void Configure(Conversation& c, OutputMode mode, InvocationContext& ctx) {
         mode == OutputMode::kTool ? ResponseFormat::Kind::kTool : ResponseFormat::Kind::kJsonSchema;
     c.request.response_format.name = c.spec.schema_name;
     c.request.response_format.schema =
-        schema.wire ? schema.wire
-                    : std::make_shared<const json::value>(schema.strict_wire.is_null() ? schema.original
-                                                                                       : schema.strict_wire);
+        schema.wire
+            ? schema.wire
+            : std::make_shared<const json::value>(schema.strict_wire.is_null() ? schema.original : schema.strict_wire);
     c.request.response_format.strict = true;
   }
 }
 
-Conversation Begin(const GenerationSpec& spec, const Prompt& prompt, int sample,
-                   const ModelDowngrades& downgrades, InvocationContext& ctx) {
-  Conversation c{spec,   prompt, spec.provider, spec.schema.get(), spec.mode, {}, 0, spec.retry.validation_retries,
+Conversation Begin(const GenerationSpec& spec, const Prompt& prompt, int sample, const ModelDowngrades& downgrades,
+                   InvocationContext& ctx) {
+  Conversation c{spec,
+                 prompt,
+                 spec.provider,
+                 spec.schema.get(),
+                 spec.mode,
+                 {},
+                 0,
+                 spec.retry.validation_retries,
                  spec.retry_truncated};
   c.request.model = spec.model;
   c.request.temperature = spec.temperature;
@@ -166,9 +173,9 @@ Attempt AnsweredAttempt(const Conversation& c, const ChatResponse& answer) {
 std::string TruncationMessage(const providers::Usage& usage, int max_output_tokens) {
   const std::string budget = "max_output_tokens " + std::to_string(max_output_tokens);
   if (usage.estimated || usage.output_tokens <= 0) return "the answer was cut off (" + budget + ")";
-  std::string message = "the answer was cut off after " + Count(static_cast<std::size_t>(usage.output_tokens),
-                                                                "output token", "output tokens") +
-                        " (" + budget + ")";
+  std::string message = "the answer was cut off after " +
+                        Count(static_cast<std::size_t>(usage.output_tokens), "output token", "output tokens") + " (" +
+                        budget + ")";
   if (usage.output_tokens < max_output_tokens) {
     message += "; the prompt and answer may have filled the model's context window";
   }
@@ -238,7 +245,8 @@ std::vector<FieldError> AsTheModelAnswered(const Conversation& c, const std::vec
 std::optional<Error> Retry(Conversation& c, const std::string& answer_text, const Attempt& failed,
                            InvocationContext& ctx) {
   if (c.retries_left <= 0) {
-    std::string after = " after " + Count(static_cast<std::size_t>(c.spec.retry.validation_retries), "retry", "retries");
+    std::string after =
+        " after " + Count(static_cast<std::size_t>(c.spec.retry.validation_retries), "retry", "retries");
     std::string message = "the answer is still not JSON" + after;
     if (failed.kind != AttemptKind::kParse) {
       message = (failed.kind == AttemptKind::kRule ? "the answer still breaks the skill's validators"
@@ -303,8 +311,8 @@ void FallBack(Conversation& c, const ModelRoute& fallback, const Error& why, con
 // rest of the process.
 void Downgrade(Conversation& c, const Error& why, ModelDowngrades& downgrades, InvocationContext& ctx) {
   if (downgrades.Downgrade(c.request.model)) {
-    spdlog::warn("model {} rejected response_format ({}); it uses the validation loop from now on",
-                 c.request.model, why.message);
+    spdlog::warn("model {} rejected response_format ({}); it uses the validation loop from now on", c.request.model,
+                 why.message);
   }
   Configure(c, OutputMode::kNone, ctx);
 }

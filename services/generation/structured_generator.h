@@ -52,8 +52,8 @@ class StructuredGenerator {
   // `sample` numbers the judge samples of one review (request metadata).
   // The prompt is kept for the generation's life (a fallback or a downgrade
   // asks again from it).
-  boost::asio::awaitable<Result<Produced>> Generate(const GenerationSpec& spec, Prompt prompt,
-                                                    InvocationContext& ctx, int sample = 0) const;
+  boost::asio::awaitable<Result<Produced>> Generate(const GenerationSpec& spec, Prompt prompt, InvocationContext& ctx,
+                                                    int sample = 0) const;
 
  private:
   ProviderLookup providers_;

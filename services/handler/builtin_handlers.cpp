@@ -47,9 +47,7 @@ BuiltinHandler FindBuiltinHandler(std::string_view name) {
   return nullptr;
 }
 
-bool IsKnownHandler(std::string_view name) {
-  return name == kExec || FindBuiltinHandler(name) != nullptr;
-}
+bool IsKnownHandler(std::string_view name) { return name == kExec || FindBuiltinHandler(name) != nullptr; }
 
 HandlerService::HandlerService(ProcessRunner& runner)
     : owned_exec_(std::make_unique<ExecHandler>(runner)), exec_(*owned_exec_) {}
@@ -58,8 +56,7 @@ HandlerService::HandlerService(Handler& exec) : exec_(exec) {}
 
 HandlerService::~HandlerService() = default;
 
-boost::asio::awaitable<Result<json::value>> HandlerService::Run(const HandlerSpec& spec,
-                                                                const json::value& input,
+boost::asio::awaitable<Result<json::value>> HandlerService::Run(const HandlerSpec& spec, const json::value& input,
                                                                 InvocationContext& ctx) {
   Attempt attempt;
   Result<json::value> result;

@@ -36,8 +36,7 @@ class HandlerService {
   explicit HandlerService(Handler& exec);
   ~HandlerService();
 
-  boost::asio::awaitable<Result<boost::json::value>> Run(const HandlerSpec& spec,
-                                                         const boost::json::value& input,
+  boost::asio::awaitable<Result<boost::json::value>> Run(const HandlerSpec& spec, const boost::json::value& input,
                                                          InvocationContext& ctx);
 
  private:

@@ -34,9 +34,7 @@ void UniqueFd::Reset() {
   fd_ = -1;
 }
 
-std::string ErrnoMessage(int error) {
-  return std::error_code(error, std::generic_category()).message();
-}
+std::string ErrnoMessage(int error) { return std::error_code(error, std::generic_category()).message(); }
 
 namespace {
 
@@ -103,15 +101,13 @@ class SpawnSetup {
   SpawnSetup(const SpawnSetup&) = delete;
   SpawnSetup& operator=(const SpawnSetup&) = delete;
 
-  int Configure(const Pipe& in, const Pipe& out, const Pipe& err,
-                const std::filesystem::path& working_dir) {
+  int Configure(const Pipe& in, const Pipe& out, const Pipe& err, const std::filesystem::path& working_dir) {
     // The pipes are close-on-exec; dup2 gives the child its copies on 0/1/2.
     if (int rc = ::posix_spawn_file_actions_adddup2(&actions_, in.read.get(), 0)) return rc;
     if (int rc = ::posix_spawn_file_actions_adddup2(&actions_, out.write.get(), 1)) return rc;
     if (int rc = ::posix_spawn_file_actions_adddup2(&actions_, err.write.get(), 2)) return rc;
     if (!working_dir.empty()) {
-      if (int rc = ::posix_spawn_file_actions_addchdir_np(&actions_, working_dir.c_str()))
-        return rc;
+      if (int rc = ::posix_spawn_file_actions_addchdir_np(&actions_, working_dir.c_str())) return rc;
     }
     if (int rc = ::posix_spawn_file_actions_addclosefrom_np(&actions_, 3)) return rc;
     return ConfigureAttributes();
@@ -133,8 +129,8 @@ class SpawnSetup {
     if (int rc = ::posix_spawnattr_setsigmask(&attr_, &mask)) return rc;
     sigset_t defaults;
     sigemptyset(&defaults);
-    for (int sig : {SIGPIPE, SIGCHLD, SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGALRM,
-                    SIGTSTP, SIGTTIN, SIGTTOU}) {
+    for (int sig :
+         {SIGPIPE, SIGCHLD, SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGALRM, SIGTSTP, SIGTTIN, SIGTTOU}) {
       sigaddset(&defaults, sig);
     }
     return ::posix_spawnattr_setsigdefault(&attr_, &defaults);
@@ -146,8 +142,7 @@ class SpawnSetup {
 
 }  // namespace
 
-std::expected<SpawnedChild, int> SpawnChild(const std::filesystem::path& program,
-                                            const std::vector<std::string>& argv,
+std::expected<SpawnedChild, int> SpawnChild(const std::filesystem::path& program, const std::vector<std::string>& argv,
                                             const std::filesystem::path& working_dir) {
   Pipe in, out, err;
   for (Pipe* pipe : {&in, &out, &err}) {

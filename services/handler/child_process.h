@@ -52,8 +52,7 @@ struct SpawnedChild {
 // descriptor inherited, an empty signal mask and the usual signals at their
 // default. Safe in a multi-threaded process (no fork). On failure, an errno
 // value (exec failures such as ENOENT, EACCES, ENOEXEC included).
-std::expected<SpawnedChild, int> SpawnChild(const std::filesystem::path& program,
-                                            const std::vector<std::string>& argv,
+std::expected<SpawnedChild, int> SpawnChild(const std::filesystem::path& program, const std::vector<std::string>& argv,
                                             const std::filesystem::path& working_dir);
 
 // A pidfd for `pid`, or an invalid fd where the kernel has none.

@@ -22,8 +22,7 @@ constexpr int kCannotStartStatus = 127;
 // The stderr tail may begin inside a multi-byte character: skip its rest.
 std::string_view SkipPartialCharacter(std::string_view tail) {
   std::size_t skip = 0;
-  while (skip < 3 && skip < tail.size() &&
-         (static_cast<unsigned char>(tail[skip]) & 0xC0) == 0x80) {
+  while (skip < 3 && skip < tail.size() && (static_cast<unsigned char>(tail[skip]) & 0xC0) == 0x80) {
     ++skip;
   }
   return tail.substr(skip);
@@ -48,8 +47,8 @@ milliseconds TimeoutWithin(milliseconds timeout, const InvocationContext& ctx) {
   return std::max(milliseconds(0), std::min(timeout, left));
 }
 
-Result<json::value> InterpretOutcome(const ProcessOutcome& outcome, milliseconds timeout,
-                                     std::size_t max_output_bytes, std::string_view who) {
+Result<json::value> InterpretOutcome(const ProcessOutcome& outcome, milliseconds timeout, std::size_t max_output_bytes,
+                                     std::string_view who) {
   json::object details = Details(outcome);
   const std::string name(who);
   if (outcome.timed_out) {
@@ -97,8 +96,7 @@ std::expected<json::value, std::string> ParseSingleJsonValue(std::string_view te
   return parser.release();
 }
 
-ExecHandler::ExecHandler(ProcessRunner& runner, ExecHandlerOptions options)
-    : runner_(runner), options_(options) {}
+ExecHandler::ExecHandler(ProcessRunner& runner, ExecHandlerOptions options) : runner_(runner), options_(options) {}
 
 boost::asio::awaitable<Result<json::value>> ExecHandler::Run(const HandlerSpec& spec, const json::value& input,
                                                              InvocationContext& ctx) {
@@ -115,10 +113,8 @@ boost::asio::awaitable<Result<json::value>> ExecHandler::Execute(const HandlerSp
   co_return co_await RunCommand(spec, input, timeout, ctx, attempt);
 }
 
-boost::asio::awaitable<Result<json::value>> ExecHandler::RunCommand(const HandlerSpec& spec,
-                                                                    const json::value& input,
-                                                                    milliseconds timeout,
-                                                                    InvocationContext& ctx,
+boost::asio::awaitable<Result<json::value>> ExecHandler::RunCommand(const HandlerSpec& spec, const json::value& input,
+                                                                    milliseconds timeout, InvocationContext& ctx,
                                                                     Attempt& attempt) {
   auto started_at = ctx.clock().Now();
   // A named request: g++ 12 mis-destroys aggregate temporaries that are

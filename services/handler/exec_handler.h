@@ -45,8 +45,7 @@ class ExecHandler : public Handler {
   boost::asio::awaitable<Result<boost::json::value>> Run(const HandlerSpec& spec, const boost::json::value& input,
                                                          InvocationContext& ctx);
 
-  boost::asio::awaitable<Result<boost::json::value>> Execute(const HandlerSpec& spec,
-                                                             const boost::json::value& input,
+  boost::asio::awaitable<Result<boost::json::value>> Execute(const HandlerSpec& spec, const boost::json::value& input,
                                                              InvocationContext& ctx, Attempt& attempt) override;
 
  private:
@@ -55,8 +54,7 @@ class ExecHandler : public Handler {
   boost::asio::awaitable<Result<boost::json::value>> RunCommand(const HandlerSpec& spec,
                                                                 const boost::json::value& input,
                                                                 std::chrono::milliseconds timeout,
-                                                                InvocationContext& ctx,
-                                                                Attempt& attempt);
+                                                                InvocationContext& ctx, Attempt& attempt);
 
   ProcessRunner& runner_;
   ExecHandlerOptions options_;

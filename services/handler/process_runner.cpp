@@ -195,8 +195,7 @@ Result<SpawnedChild> Start(const ProcessRequest& request) {
   const std::string& name = request.argv.front();
   std::error_code ec;
   if (!request.working_dir.empty() && !std::filesystem::is_directory(request.working_dir, ec)) {
-    return std::unexpected(
-        CannotStart(name, "no working directory " + request.working_dir.string()));
+    return std::unexpected(CannotStart(name, "no working directory " + request.working_dir.string()));
   }
   auto program = ResolveProgram(name, request.working_dir);
   if (!program) return std::unexpected(CannotStart(name, ErrnoMessage(program.error())));

@@ -1,19 +1,18 @@
 #include "services/http/connection.h"
 
-#include <boost/algorithm/string/predicate.hpp>
-
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 #include <sys/socket.h>
 
+#include <boost/algorithm/string/predicate.hpp>
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/deferred.hpp>
 #include <boost/asio/experimental/parallel_group.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/address.hpp>
-#include <boost/asio/strand.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/strand.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <cerrno>
@@ -38,15 +37,13 @@ bool IsIpLiteral(const std::string& host) {
   return !ec;
 }
 
-asio::awaitable<std::expected<Endpoints, HttpError>> Resolve(const ParsedUrl& where,
-                                                             const std::string& label) {
+asio::awaitable<std::expected<Endpoints, HttpError>> Resolve(const ParsedUrl& where, const std::string& label) {
   error_code ec;
   asio::ip::address address = asio::ip::make_address(where.host, ec);
   if (!ec) co_return Endpoints{Tcp::endpoint(address, where.port)};
   // "localhost" is loopback by definition (RFC 6761 §6.3), whatever /etc/hosts
   // or DNS say (minimal containers have no /etc/hosts); like curl, never ask.
-  if (boost::algorithm::iequals(where.host, "localhost") ||
-      boost::algorithm::iends_with(where.host, ".localhost")) {
+  if (boost::algorithm::iequals(where.host, "localhost") || boost::algorithm::iends_with(where.host, ".localhost")) {
     co_return Endpoints{Tcp::endpoint(asio::ip::address_v4::loopback(), where.port),
                         Tcp::endpoint(asio::ip::address_v6::loopback(), where.port)};
   }
@@ -59,16 +56,14 @@ asio::awaitable<std::expected<Endpoints, HttpError>> Resolve(const ParsedUrl& wh
       co_await resolver.async_resolve(where.host, service, asio::as_tuple(asio::use_awaitable));
   if (resolve_ec == asio::error::operation_aborted) co_return Cancelled();
   if (resolve_ec) {
-    co_return Fail(HttpErrorKind::kConnect,
-                   "connect to " + label + " failed: " + resolve_ec.message());
+    co_return Fail(HttpErrorKind::kConnect, "connect to " + label + " failed: " + resolve_ec.message());
   }
   Endpoints endpoints;
   for (const auto& entry : results) endpoints.push_back(entry.endpoint());
   co_return endpoints;
 }
 
-asio::awaitable<std::expected<void, HttpError>> ConnectSocket(Tcp::socket& socket,
-                                                              const Endpoints& endpoints,
+asio::awaitable<std::expected<void, HttpError>> ConnectSocket(Tcp::socket& socket, const Endpoints& endpoints,
                                                               std::chrono::milliseconds timeout,
                                                               const std::string& label) {
   auto executor = co_await asio::this_coro::executor;
@@ -80,21 +75,19 @@ asio::awaitable<std::expected<void, HttpError>> ConnectSocket(Tcp::socket& socke
       co_await group.async_wait(asio::experimental::wait_for_one(), asio::use_awaitable);
   (void)endpoint;
   if (order[0] == 1 && !timer_ec) {
-    co_return Fail(HttpErrorKind::kTimeout, "connect to " + label + " timed out after " +
-                                                std::to_string(timeout.count()) + " ms");
+    co_return Fail(HttpErrorKind::kTimeout,
+                   "connect to " + label + " timed out after " + std::to_string(timeout.count()) + " ms");
   }
   if (connect_ec == asio::error::operation_aborted) co_return Cancelled();
   if (connect_ec) {
-    co_return Fail(HttpErrorKind::kConnect,
-                   "connect to " + label + " failed: " + connect_ec.message());
+    co_return Fail(HttpErrorKind::kConnect, "connect to " + label + " failed: " + connect_ec.message());
   }
   error_code ignored;
   socket.set_option(Tcp::no_delay(true), ignored);
   co_return std::expected<void, HttpError>{};
 }
 
-asio::awaitable<std::expected<void, HttpError>> Handshake(Connection& connection,
-                                                          const ParsedUrl& url,
+asio::awaitable<std::expected<void, HttpError>> Handshake(Connection& connection, const ParsedUrl& url,
                                                           const ConnectSettings& settings) {
   connection.WrapInTls(*settings.tls);
   TlsStream& tls = connection.tls();
@@ -108,13 +101,12 @@ asio::awaitable<std::expected<void, HttpError>> Handshake(Connection& connection
     SSL_set_tlsext_host_name(ssl, url.host.c_str());
     SSL_set1_host(ssl, url.host.c_str());
   }
-  auto [ec] = co_await tls.async_handshake(asio::ssl::stream_base::client,
-                                           asio::as_tuple(asio::use_awaitable));
+  auto [ec] = co_await tls.async_handshake(asio::ssl::stream_base::client, asio::as_tuple(asio::use_awaitable));
   if (ec == asio::error::operation_aborted) co_return Cancelled();
   if (ec) {
     long verify_result = SSL_get_verify_result(tls.native_handle());
-    co_return Fail(HttpErrorKind::kTls, "TLS handshake with " + url.Authority() +
-                                            " failed: " + DescribeTlsError(ec, verify_result));
+    co_return Fail(HttpErrorKind::kTls,
+                   "TLS handshake with " + url.Authority() + " failed: " + DescribeTlsError(ec, verify_result));
   }
   co_return std::expected<void, HttpError>{};
 }
@@ -157,8 +149,7 @@ asio::awaitable<Opened> OpenConnection(const ParsedUrl& url, const ConnectSettin
   auto connection = std::make_shared<Connection>(HomeExecutor(caller));
   auto endpoints = co_await Resolve(dial, label);
   if (!endpoints) co_return std::unexpected(std::move(endpoints.error()));
-  auto connected =
-      co_await ConnectSocket(connection->socket(), *endpoints, settings.connect_timeout, label);
+  auto connected = co_await ConnectSocket(connection->socket(), *endpoints, settings.connect_timeout, label);
   if (!connected) co_return std::unexpected(std::move(connected.error()));
   if (via_proxy) {
     auto tunnel = co_await OpenTunnel(*connection, url, *settings.proxy);

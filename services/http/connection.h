@@ -15,10 +15,9 @@
 #include <optional>
 #include <string>
 
+#include "services/common/clock.h"
 #include "services/http/http_client.h"
 #include "services/http/http_url.h"
-
-#include "services/common/clock.h"
 
 namespace skillrunner::http {
 

@@ -1,22 +1,21 @@
 #include "services/http/connection_pool.h"
 
+#include <algorithm>
 #include <boost/asio/as_tuple.hpp>
-#include <boost/asio/async_result.hpp>
 #include <boost/asio/associated_cancellation_slot.hpp>
+#include <boost/asio/async_result.hpp>
 #include <boost/asio/error.hpp>
 #include <boost/asio/execution/context.hpp>
-#include <boost/asio/query.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/query.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <algorithm>
 
 namespace skillrunner::http {
 
 namespace asio = boost::asio;
 
-Lease::Lease(std::shared_ptr<ConnectionPool> pool, std::string key,
-             std::shared_ptr<Connection> conn)
+Lease::Lease(std::shared_ptr<ConnectionPool> pool, std::string key, std::shared_ptr<Connection> conn)
     : pool_(std::move(pool)), key_(std::move(key)), connection_(std::move(conn)) {}
 
 Lease::Lease(Lease&& other) noexcept
@@ -138,9 +137,10 @@ void ConnectionPool::CancelWaiter(HostState& host, const Waiter* target) {
 void ConnectionPool::Complete(std::shared_ptr<Waiter> waiter, boost::system::error_code ec,
                               std::shared_ptr<Connection> connection) {
   // Runs on the waiting request's own executor, never inline.
-  asio::post(waiter->executor, [handler = std::move(waiter->handler), ec, connection = std::move(connection)]() mutable {
-    std::move(handler)(ec, std::move(connection));
-  });
+  asio::post(waiter->executor,
+             [handler = std::move(waiter->handler), ec, connection = std::move(connection)]() mutable {
+               std::move(handler)(ec, std::move(connection));
+             });
 }
 
 ConnectionPool::Grant ConnectionPool::TryTakeLocked(HostState& host, const void* context,
@@ -185,9 +185,8 @@ std::shared_ptr<ConnectionPool::Waiter> ConnectionPool::PopWaiterLocked(HostStat
 
 void ConnectionPool::CloseExpiredLocked(HostState& host, std::vector<std::shared_ptr<Connection>>& closing) {
   auto now = clock_.Now();
-  auto fresh = std::find_if(host.idle.begin(), host.idle.end(), [&](const auto& connection) {
-    return now - connection->idle_since < idle_timeout_;
-  });
+  auto fresh = std::find_if(host.idle.begin(), host.idle.end(),
+                            [&](const auto& connection) { return now - connection->idle_since < idle_timeout_; });
   for (auto it = host.idle.begin(); it != fresh; ++it) closing.push_back(std::move(*it));
   host.idle.erase(host.idle.begin(), fresh);
 }

@@ -17,9 +17,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "services/http/connection.h"
-
 #include "services/common/clock.h"
+#include "services/http/connection.h"
 
 namespace skillrunner::http {
 
@@ -72,8 +71,7 @@ class Lease {
 class ConnectionPool : public std::enable_shared_from_this<ConnectionPool> {
  public:
   // `clock` times idle connections and must outlive the pool.
-  ConnectionPool(std::size_t max_per_host, std::chrono::milliseconds idle_timeout,
-                 const Clock& clock = RealClock());
+  ConnectionPool(std::size_t max_per_host, std::chrono::milliseconds idle_timeout, const Clock& clock = RealClock());
 
   // A slot for `key`, with the most recently used healthy idle connection if
   // there is one. Cancellation of the awaiting coroutine leaves the queue and
@@ -97,7 +95,7 @@ class ConnectionPool : public std::enable_shared_from_this<ConnectionPool> {
     boost::asio::any_completion_handler<WaitSignature> handler;
   };
   struct HostState {
-    std::size_t leased = 0;  // slots handed out (with or without a connection)
+    std::size_t leased = 0;                         // slots handed out (with or without a connection)
     std::vector<std::shared_ptr<Connection>> idle;  // oldest first
     std::deque<std::shared_ptr<Waiter>> waiters;
   };

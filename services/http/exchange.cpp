@@ -15,9 +15,7 @@ using boost::system::error_code;
 
 namespace {
 
-bool HasLineBreak(std::string_view text) {
-  return text.find_first_of("\r\n") != std::string_view::npos;
-}
+bool HasLineBreak(std::string_view text) { return text.find_first_of("\r\n") != std::string_view::npos; }
 
 std::string Lower(std::string_view text) { return boost::algorithm::to_lower_copy(std::string(text)); }
 
@@ -28,8 +26,7 @@ std::expected<Request, HttpError> BuildRequest(const HttpRequest& request, const
   out.version(11);
   beast_http::verb verb = beast_http::string_to_verb(request.method);
   if (verb == beast_http::verb::unknown) {
-    if (request.method.empty() || HasLineBreak(request.method) ||
-        request.method.find(' ') != std::string::npos) {
+    if (request.method.empty() || HasLineBreak(request.method) || request.method.find(' ') != std::string::npos) {
       return Fail(HttpErrorKind::kProtocol, "invalid HTTP method");
     }
     out.method_string(request.method);
@@ -53,10 +50,9 @@ std::expected<Request, HttpError> BuildRequest(const HttpRequest& request, const
 }
 
 bool IsDisconnect(const error_code& ec) {
-  return ec == beast_http::error::end_of_stream || ec == beast_http::error::partial_message ||
-         ec == asio::error::eof || ec == asio::error::connection_reset ||
-         ec == asio::error::connection_aborted || ec == asio::error::broken_pipe ||
-         ec == asio::error::not_connected || ec == asio::ssl::error::stream_truncated;
+  return ec == beast_http::error::end_of_stream || ec == beast_http::error::partial_message || ec == asio::error::eof ||
+         ec == asio::error::connection_reset || ec == asio::error::connection_aborted ||
+         ec == asio::error::broken_pipe || ec == asio::error::not_connected || ec == asio::ssl::error::stream_truncated;
 }
 
 HttpResponse ToResponse(beast_http::response<beast_http::string_body>&& message) {

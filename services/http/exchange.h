@@ -25,9 +25,7 @@ struct ExchangeOutcome {
 // Writes one request and reads its response on an open connection. The
 // response body is capped at max_response_bytes. Per-operation cancellation
 // of the calling coroutine ends it with kCancelled.
-boost::asio::awaitable<ExchangeOutcome> Exchange(Connection& connection,
-                                                 const HttpRequest& request,
-                                                 const ParsedUrl& url,
-                                                 std::size_t max_response_bytes);
+boost::asio::awaitable<ExchangeOutcome> Exchange(Connection& connection, const HttpRequest& request,
+                                                 const ParsedUrl& url, std::size_t max_response_bytes);
 
 }  // namespace skillrunner::http

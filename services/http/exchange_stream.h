@@ -5,6 +5,7 @@
 // connection's socket or TLS stream; tests/fuzz/http_response_fuzz.cpp on an
 // in-memory stream, so that the parser limits fuzzed are the client's own.
 
+#include <algorithm>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -16,7 +17,6 @@
 #include <boost/beast/http/span_body.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <expected>
@@ -58,8 +58,8 @@ inline void ReadFailed(const boost::system::error_code& read_ec, const ResponseP
   if (read_ec == boost::asio::error::operation_aborted) {
     outcome.response = Cancelled();
   } else if (read_ec == beast_http::error::body_limit || read_ec == beast_http::error::header_limit) {
-    outcome.response = Fail(HttpErrorKind::kTooLarge,
-                            "response exceeds " + std::to_string(max_response_bytes) + " bytes");
+    outcome.response =
+        Fail(HttpErrorKind::kTooLarge, "response exceeds " + std::to_string(max_response_bytes) + " bytes");
   } else if (IsDisconnect(read_ec)) {
     outcome.response = Fail(HttpErrorKind::kDropped, "connection closed before the response was complete");
   } else {
@@ -129,15 +129,13 @@ boost::asio::awaitable<ExchangeOutcome> ExchangeOn(Stream& stream, boost::beast:
     outcome.response = std::unexpected(std::move(message.error()));
     co_return outcome;
   }
-  auto [write_ec, written] =
-      co_await beast_http::async_write(stream, *message, asio::as_tuple(asio::use_awaitable));
+  auto [write_ec, written] = co_await beast_http::async_write(stream, *message, asio::as_tuple(asio::use_awaitable));
   (void)written;
   if (write_ec) {
     outcome.nothing_received = true;
     outcome.response = write_ec == asio::error::operation_aborted
                            ? Cancelled()
-                           : Fail(HttpErrorKind::kDropped,
-                                  "sending the request failed: " + write_ec.message());
+                           : Fail(HttpErrorKind::kDropped, "sending the request failed: " + write_ec.message());
     co_return outcome;
   }
   ResponseParser parser;
@@ -147,8 +145,7 @@ boost::asio::awaitable<ExchangeOutcome> ExchangeOn(Stream& stream, boost::beast:
     co_await ReadStreamed(stream, buffer, parser, request.on_body, max_response_bytes, outcome);
     co_return outcome;
   }
-  auto [read_ec, read] =
-      co_await beast_http::async_read(stream, buffer, parser, asio::as_tuple(asio::use_awaitable));
+  auto [read_ec, read] = co_await beast_http::async_read(stream, buffer, parser, asio::as_tuple(asio::use_awaitable));
   (void)read;
   if (read_ec) {
     ReadFailed(read_ec, parser, buffer, max_response_bytes, outcome);

@@ -24,9 +24,7 @@ namespace {
 namespace asio = boost::asio;
 using Result = std::expected<HttpResponse, HttpError>;
 
-std::string PoolKey(const ParsedUrl& url) {
-  return (url.https ? "https://" : "http://") + url.Authority();
-}
+std::string PoolKey(const ParsedUrl& url) { return (url.https ? "https://" : "http://") + url.Authority(); }
 
 // A provider sends every request to one URL: the last URL parsed on this
 // thread is reused (parsing it was ~5% of a call's CPU over loopback HTTP).
@@ -41,8 +39,7 @@ std::expected<std::shared_ptr<const ParsedUrl>, std::string> ParseRemembered(con
   return last;
 }
 
-class HttpClientImpl final : public HttpClient,
-                             public std::enable_shared_from_this<HttpClientImpl> {
+class HttpClientImpl final : public HttpClient, public std::enable_shared_from_this<HttpClientImpl> {
  public:
   HttpClientImpl(asio::any_io_executor executor, HttpClientOptions options)
       : executor_(executor),
@@ -98,9 +95,9 @@ class HttpClientImpl final : public HttpClient,
       });
     }
     auto attempt = self->Attempt(*url, request);
-    auto [thrown, result] = co_await asio::co_spawn(
-        executor, std::move(attempt),
-        asio::bind_cancellation_slot(race->signal.slot(), asio::as_tuple(asio::use_awaitable)));
+    auto [thrown, result] =
+        co_await asio::co_spawn(executor, std::move(attempt),
+                                asio::bind_cancellation_slot(race->signal.slot(), asio::as_tuple(asio::use_awaitable)));
     if (caller.is_connected()) caller.clear();
     deadline.cancel();
     if (race->expired) {
@@ -137,8 +134,7 @@ class HttpClientImpl final : public HttpClient,
           if (!opened) co_return std::unexpected(std::move(opened.error()));
           lease.Set(std::move(*opened));
         }
-        ExchangeOutcome outcome =
-            co_await Exchange(*lease.connection(), request, url, options_.max_response_bytes);
+        ExchangeOutcome outcome = co_await Exchange(*lease.connection(), request, url, options_.max_response_bytes);
         if (outcome.response) {
           if (outcome.keep_alive) lease.Keep();
           co_return std::move(outcome.response);
@@ -180,8 +176,7 @@ class HttpClientImpl final : public HttpClient,
 
 }  // namespace
 
-std::shared_ptr<HttpClient> MakeHttpClient(asio::any_io_executor executor,
-                                           HttpClientOptions options) {
+std::shared_ptr<HttpClient> MakeHttpClient(asio::any_io_executor executor, HttpClientOptions options) {
   return std::make_shared<HttpClientImpl>(std::move(executor), std::move(options));
 }
 

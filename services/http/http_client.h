@@ -44,14 +44,14 @@ struct HttpResponse {
 };
 
 enum class HttpErrorKind {
-  kInvalidUrl,   // not an http(s) URL we can reach
-  kConnect,      // DNS, refused, unreachable, proxy refused CONNECT
-  kTls,          // handshake or certificate verification failed
-  kTimeout,      // the request's timeout passed
-  kDropped,      // the connection closed before a whole response arrived
-  kProtocol,     // the peer spoke something that is not HTTP/1.1
-  kTooLarge,     // the response exceeded max_response_bytes
-  kCancelled,    // the caller cancelled
+  kInvalidUrl,  // not an http(s) URL we can reach
+  kConnect,     // DNS, refused, unreachable, proxy refused CONNECT
+  kTls,         // handshake or certificate verification failed
+  kTimeout,     // the request's timeout passed
+  kDropped,     // the connection closed before a whole response arrived
+  kProtocol,    // the peer spoke something that is not HTTP/1.1
+  kTooLarge,    // the response exceeded max_response_bytes
+  kCancelled,   // the caller cancelled
 };
 
 struct HttpError {
@@ -67,11 +67,11 @@ struct HttpClientOptions {
   std::chrono::milliseconds idle_timeout{60'000};  // pooled connections close after this
   const Clock* clock = &RealClock();               // idle times; must outlive the client
   std::size_t max_response_bytes = 64 * 1024 * 1024;
-  bool tls_verify = true;       // off only when a user says so explicitly
-  std::string ca_file;          // extra CA bundle (PEM), added to the system store
+  bool tls_verify = true;  // off only when a user says so explicitly
+  std::string ca_file;     // extra CA bundle (PEM), added to the system store
   // Proxy for https:// URLs (CONNECT), normally from HTTPS_PROXY / NO_PROXY.
-  std::string https_proxy;      // http://host:port; empty = none
-  std::string no_proxy;         // comma list of hosts/domains/IPs; "*" = all
+  std::string https_proxy;  // http://host:port; empty = none
+  std::string no_proxy;     // comma list of hosts/domains/IPs; "*" = all
 };
 
 // HTTPS_PROXY/https_proxy and NO_PROXY/no_proxy from the environment.
@@ -86,13 +86,11 @@ HttpClientOptions WithProxyFromEnvironment(HttpClientOptions options);
 class HttpClient {
  public:
   virtual ~HttpClient() = default;
-  virtual boost::asio::awaitable<std::expected<HttpResponse, HttpError>> Send(
-      HttpRequest request) = 0;
+  virtual boost::asio::awaitable<std::expected<HttpResponse, HttpError>> Send(HttpRequest request) = 0;
 };
 
 // The client must be destroyed before its io_context.
-std::shared_ptr<HttpClient> MakeHttpClient(boost::asio::any_io_executor executor,
-                                           HttpClientOptions options);
+std::shared_ptr<HttpClient> MakeHttpClient(boost::asio::any_io_executor executor, HttpClientOptions options);
 // The same with default options. An overload, not a default argument: inside
 // a coroutine, g++ 12 moves a defaulted (or `{}`) class-type argument
 // bitwise, and the strings in it then free a pointer into the coroutine

@@ -13,8 +13,6 @@ inline std::unexpected<HttpError> Fail(HttpErrorKind kind, std::string message) 
   return std::unexpected(HttpError{kind, std::move(message)});
 }
 
-inline std::unexpected<HttpError> Cancelled() {
-  return Fail(HttpErrorKind::kCancelled, "request cancelled");
-}
+inline std::unexpected<HttpError> Cancelled() { return Fail(HttpErrorKind::kCancelled, "request cancelled"); }
 
 }  // namespace skillrunner::http

@@ -10,8 +10,7 @@ std::optional<std::string_view> HttpResponse::Header(std::string_view name) cons
     if (key.size() != name.size()) continue;
     bool same = true;
     for (std::size_t i = 0; i < key.size() && same; ++i) {
-      same = std::tolower(static_cast<unsigned char>(key[i])) ==
-             std::tolower(static_cast<unsigned char>(name[i]));
+      same = std::tolower(static_cast<unsigned char>(key[i])) == std::tolower(static_cast<unsigned char>(name[i]));
     }
     if (same) return std::string_view(value);
   }
@@ -20,14 +19,22 @@ std::optional<std::string_view> HttpResponse::Header(std::string_view name) cons
 
 std::string_view HttpErrorKindName(HttpErrorKind kind) {
   switch (kind) {
-    case HttpErrorKind::kInvalidUrl: return "invalid_url";
-    case HttpErrorKind::kConnect: return "connect";
-    case HttpErrorKind::kTls: return "tls";
-    case HttpErrorKind::kTimeout: return "timeout";
-    case HttpErrorKind::kDropped: return "dropped";
-    case HttpErrorKind::kProtocol: return "protocol";
-    case HttpErrorKind::kTooLarge: return "too_large";
-    case HttpErrorKind::kCancelled: return "cancelled";
+    case HttpErrorKind::kInvalidUrl:
+      return "invalid_url";
+    case HttpErrorKind::kConnect:
+      return "connect";
+    case HttpErrorKind::kTls:
+      return "tls";
+    case HttpErrorKind::kTimeout:
+      return "timeout";
+    case HttpErrorKind::kDropped:
+      return "dropped";
+    case HttpErrorKind::kProtocol:
+      return "protocol";
+    case HttpErrorKind::kTooLarge:
+      return "too_large";
+    case HttpErrorKind::kCancelled:
+      return "cancelled";
   }
   return "unknown";
 }

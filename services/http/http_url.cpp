@@ -1,11 +1,9 @@
 #include "services/http/http_url.h"
 
+#include <algorithm>
 #include <boost/algorithm/string/case_conv.hpp>
-
 #include <boost/url/parse.hpp>
 #include <boost/url/url_view.hpp>
-
-#include <algorithm>
 #include <cctype>
 #include <charconv>
 
@@ -14,15 +12,11 @@ namespace {
 
 std::string Lower(std::string_view text) { return boost::algorithm::to_lower_copy(std::string(text)); }
 
-std::string Bracketed(const std::string& host) {
-  return host.find(':') == std::string::npos ? host : "[" + host + "]";
-}
+std::string Bracketed(const std::string& host) { return host.find(':') == std::string::npos ? host : "[" + host + "]"; }
 
 }  // namespace
 
-std::string ParsedUrl::Authority() const {
-  return Bracketed(host) + ":" + std::to_string(port);
-}
+std::string ParsedUrl::Authority() const { return Bracketed(host) + ":" + std::to_string(port); }
 
 std::string ParsedUrl::HostHeader() const {
   bool default_port = (https && port == 443) || (!https && port == 80);
@@ -55,8 +49,7 @@ std::expected<ParsedUrl, std::string> ParseHttpUrl(std::string_view url) {
     std::string_view port = view.port();
     unsigned value = 0;
     auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
-    if (port.empty() || ec != std::errc() || end != port.data() + port.size() || value == 0 ||
-        value > 65535) {
+    if (port.empty() || ec != std::errc() || end != port.data() + port.size() || value == 0 || value > 65535) {
       return std::unexpected("invalid port '" + std::string(port) + "'");
     }
     out.port = static_cast<std::uint16_t>(value);

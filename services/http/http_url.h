@@ -12,7 +12,7 @@ namespace skillrunner::http {
 
 struct ParsedUrl {
   bool https = false;
-  std::string host;    // without IPv6 brackets, lower-cased
+  std::string host;  // without IPv6 brackets, lower-cased
   std::uint16_t port = 0;
   std::string target;  // path and query, at least "/"
 

@@ -11,15 +11,13 @@ namespace skillrunner::http {
 namespace {
 
 bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  return a.size() == b.size() &&
-         std::equal(a.begin(), a.end(), b.begin(), [](unsigned char x, unsigned char y) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](unsigned char x, unsigned char y) {
            return std::tolower(x) == std::tolower(y);
          });
 }
 
 bool EndsWithIgnoreCase(std::string_view text, std::string_view suffix) {
-  return text.size() >= suffix.size() &&
-         EqualsIgnoreCase(text.substr(text.size() - suffix.size()), suffix);
+  return text.size() >= suffix.size() && EqualsIgnoreCase(text.substr(text.size() - suffix.size()), suffix);
 }
 
 std::string_view Trim(std::string_view text) {
@@ -55,8 +53,7 @@ bool EntryMatches(std::string_view host, std::string_view entry) {
   }
   if (entry.empty()) return false;
   if (EqualsIgnoreCase(host, entry)) return true;
-  return host.size() > entry.size() && EndsWithIgnoreCase(host, entry) &&
-         host[host.size() - entry.size() - 1] == '.';
+  return host.size() > entry.size() && EndsWithIgnoreCase(host, entry) && host[host.size() - entry.size() - 1] == '.';
 }
 
 std::string GetEnv(const char* upper, const char* lower) {
@@ -68,8 +65,7 @@ std::string GetEnv(const char* upper, const char* lower) {
 }  // namespace
 
 bool IsLoopbackHost(std::string_view host) {
-  return EqualsIgnoreCase(host, "localhost") || EndsWithIgnoreCase(host, ".localhost") ||
-         host == "::1" ||
+  return EqualsIgnoreCase(host, "localhost") || EndsWithIgnoreCase(host, ".localhost") || host == "::1" ||
          (host.starts_with("127.") && host.find_first_not_of("0123456789.") == std::string_view::npos);
 }
 

@@ -15,8 +15,7 @@ namespace skillrunner::http {
 // `CONNECT host:port HTTP/1.1` and expects a 2xx answer; afterwards the
 // socket carries the TLS session with the target. Proxy authentication is
 // not supported (a 407 is reported as a refusal).
-boost::asio::awaitable<std::expected<void, HttpError>> OpenTunnel(Connection& connection,
-                                                                  const ParsedUrl& target,
+boost::asio::awaitable<std::expected<void, HttpError>> OpenTunnel(Connection& connection, const ParsedUrl& target,
                                                                   const ParsedUrl& proxy);
 
 }  // namespace skillrunner::http

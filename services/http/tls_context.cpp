@@ -10,13 +10,11 @@ namespace skillrunner::http {
 
 namespace ssl = boost::asio::ssl;
 
-std::expected<std::shared_ptr<ssl::context>, std::string> MakeTlsContext(
-    const HttpClientOptions& options) {
+std::expected<std::shared_ptr<ssl::context>, std::string> MakeTlsContext(const HttpClientOptions& options) {
   auto context = std::make_shared<ssl::context>(ssl::context::tls_client);
   boost::system::error_code ec;
-  context->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
-                           ssl::context::no_sslv3 | ssl::context::no_tlsv1 |
-                           ssl::context::no_tlsv1_1,
+  context->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 | ssl::context::no_sslv3 |
+                           ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1,
                        ec);
   if (!options.tls_verify) {
     context->set_verify_mode(ssl::verify_none, ec);
@@ -28,8 +26,7 @@ std::expected<std::shared_ptr<ssl::context>, std::string> MakeTlsContext(
   if (!options.ca_file.empty()) {
     context->load_verify_file(options.ca_file, ec);
     if (ec) {
-      return std::unexpected("cannot load CA file " + options.ca_file + ": " +
-                             DescribeTlsError(ec, X509_V_OK));
+      return std::unexpected("cannot load CA file " + options.ca_file + ": " + DescribeTlsError(ec, X509_V_OK));
     }
   }
   return context;

@@ -128,13 +128,14 @@ boost::asio::awaitable<std::expected<BatchStatus, ProviderError>> AnthropicBatch
   co_return status;
 }
 
-boost::asio::awaitable<std::expected<std::map<std::string, BatchItemResult>, ProviderError>>
-AnthropicBatchApi::Results(const BatchStatus& status) {
+boost::asio::awaitable<std::expected<std::map<std::string, BatchItemResult>, ProviderError>> AnthropicBatchApi::Results(
+    const BatchStatus& status) {
   // The key goes only to the provider's own base URL: a results_url elsewhere
   // is read at the documented path instead.
   std::string path = std::string(kBatches) + "/" + status.id + "/results";
-  const std::string base = endpoint_.base_url.ends_with('/') ? endpoint_.base_url.substr(0, endpoint_.base_url.size() - 1)
-                                                              : endpoint_.base_url;
+  const std::string base = endpoint_.base_url.ends_with('/')
+                               ? endpoint_.base_url.substr(0, endpoint_.base_url.size() - 1)
+                               : endpoint_.base_url;
   if (status.output_ref.starts_with(base + "/")) path = status.output_ref.substr(base.size());
   std::string get = "GET";
   auto content = co_await BatchSend(endpoint_, get, path);

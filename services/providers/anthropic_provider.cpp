@@ -1,9 +1,8 @@
 #include "services/providers/anthropic_provider.h"
 
+#include <algorithm>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
-
-#include <algorithm>
 
 #include "services/common/json_text.h"
 #include "services/providers/http_errors.h"
@@ -27,8 +26,7 @@ FinishReason MapStopReason(std::string_view reason) {
 
 }  // namespace
 
-AnthropicProvider::AnthropicProvider(AnthropicOptions options,
-                                     std::shared_ptr<http::HttpClient> client, EnvLookup env)
+AnthropicProvider::AnthropicProvider(AnthropicOptions options, std::shared_ptr<http::HttpClient> client, EnvLookup env)
     : options_(std::move(options)), client_(std::move(client)), env_(std::move(env)) {}
 
 json::object AnthropicProvider::RequestBody(const ChatRequest& request) const {
@@ -57,9 +55,8 @@ json::object AnthropicProvider::RequestBody(const ChatRequest& request) const {
   if (stable > 0) {
     // DESIGN 9.4: the part that stays the same across calls, marked for the
     // prompt cache; what varies (session mistakes) in a block after it.
-    json::array blocks{json::object{{"type", "text"},
-                                    {"text", system.substr(0, stable)},
-                                    {"cache_control", json::object{{"type", "ephemeral"}}}}};
+    json::array blocks{json::object{
+        {"type", "text"}, {"text", system.substr(0, stable)}, {"cache_control", json::object{{"type", "ephemeral"}}}}};
     std::string rest = system.substr(stable);
     if (rest.starts_with("\n\n")) rest.erase(0, 2);
     if (!rest.empty()) blocks.push_back(json::object{{"type", "text"}, {"text", std::move(rest)}});
@@ -71,8 +68,8 @@ json::object AnthropicProvider::RequestBody(const ChatRequest& request) const {
   // Anthropic's temperature runs from 0 to 1.
   if (request.temperature) body["temperature"] = std::clamp(*request.temperature, 0.0, 1.0);
   if (request.response_format.kind == ResponseFormat::Kind::kJsonSchema) {
-    body["output_config"] = json::object{
-        {"format", json::object{{"type", "json_schema"}, {"schema", request.response_format.Schema()}}}};
+    body["output_config"] =
+        json::object{{"format", json::object{{"type", "json_schema"}, {"schema", request.response_format.Schema()}}}};
   }
   if (request.response_format.kind == ResponseFormat::Kind::kTool) {
     const std::string& name = request.response_format.name;
@@ -85,18 +82,20 @@ json::object AnthropicProvider::RequestBody(const ChatRequest& request) const {
   return body;
 }
 
-boost::asio::awaitable<ChatResult> AnthropicProvider::Chat(
-    const ChatRequest& request) {
+boost::asio::awaitable<ChatResult> AnthropicProvider::Chat(const ChatRequest& request) {
   ChatCall call{JoinUrl(options_.base_url, "/v1/messages"),
                 {{"anthropic-version", options_.anthropic_version}},
-                "x-api-key", "", ParseAnthropicError, ParseAnthropicResponse};
+                "x-api-key",
+                "",
+                ParseAnthropicError,
+                ParseAnthropicResponse};
   if (request.on_text) call.stream = MakeAnthropicChatStream(request);
   KeySource source{env_, options_.api_key_env, options_.name, options_.base_url};
   co_return co_await PostChat(*client_, source, std::move(call), CompactJson(RequestBody(request)), request);
 }
 
-std::expected<ChatResponse, ProviderError> ParseAnthropicResponse(
-    const http::HttpResponse& response, const ChatRequest& request) {
+std::expected<ChatResponse, ProviderError> ParseAnthropicResponse(const http::HttpResponse& response,
+                                                                  const ChatRequest& request) {
   boost::system::error_code ec;
   json::value body = json::parse(response.body, ec);
   if (ec || !body.is_object()) {

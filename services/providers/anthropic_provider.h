@@ -23,8 +23,7 @@ class AnthropicProvider : public Provider {
  public:
   AnthropicProvider(AnthropicOptions options, std::shared_ptr<http::HttpClient> client, EnvLookup env);
 
-  boost::asio::awaitable<ChatResult> Chat(
-      const ChatRequest& request) override;
+  boost::asio::awaitable<ChatResult> Chat(const ChatRequest& request) override;
 
   boost::json::object RequestBody(const ChatRequest& request) const;
 
@@ -34,8 +33,8 @@ class AnthropicProvider : public Provider {
   EnvLookup env_;
 };
 
-std::expected<ChatResponse, ProviderError> ParseAnthropicResponse(
-    const http::HttpResponse& response, const ChatRequest& request);
+std::expected<ChatResponse, ProviderError> ParseAnthropicResponse(const http::HttpResponse& response,
+                                                                  const ChatRequest& request);
 ProviderError ParseAnthropicError(const http::HttpResponse& response);
 
 }  // namespace skillrunner::providers

@@ -33,7 +33,7 @@ struct BatchTag {
 
 struct BatchStatus {
   std::string id;
-  std::string state;  // the provider's word (validating, in_progress, ended, BATCH_STATE_RUNNING, ...)
+  std::string state;   // the provider's word (validating, in_progress, ended, BATCH_STATE_RUNNING, ...)
   bool ended = false;  // results (if any) can be read
   // Ended without results for any request: refused whole (validation failed,
   // cancelled); `refusal` says why.
@@ -72,8 +72,8 @@ class BatchApi {
   virtual std::size_t MaxBytes() const { return 0; }
   virtual std::size_t RequestBytes(const ChatRequest&) const { return 0; }
   // Creates the batch; its id. A 4xx (404 included) is the batch refused whole.
-  virtual boost::asio::awaitable<std::expected<std::string, ProviderError>> Create(
-      const std::vector<BatchItem>& items, const BatchTag& tag) = 0;
+  virtual boost::asio::awaitable<std::expected<std::string, ProviderError>> Create(const std::vector<BatchItem>& items,
+                                                                                   const BatchTag& tag) = 0;
   virtual boost::asio::awaitable<std::expected<BatchStatus, ProviderError>> Poll(const std::string& id) = 0;
   // The results of an ended batch, by custom_id.
   virtual boost::asio::awaitable<std::expected<std::map<std::string, BatchItemResult>, ProviderError>> Results(

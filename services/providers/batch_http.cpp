@@ -7,9 +7,10 @@
 namespace skillrunner::providers {
 namespace json = boost::json;
 
-boost::asio::awaitable<std::expected<http::HttpResponse, ProviderError>> BatchSend(
-    const BatchEndpoint& endpoint, std::string method, std::string path, std::string body,
-    std::string content_type) {
+boost::asio::awaitable<std::expected<http::HttpResponse, ProviderError>> BatchSend(const BatchEndpoint& endpoint,
+                                                                                   std::string method, std::string path,
+                                                                                   std::string body,
+                                                                                   std::string content_type) {
   auto found = LookUpKey(endpoint.env, endpoint.api_key_env, endpoint.provider_name, endpoint.base_url);
   if (!found) co_return std::unexpected(std::move(found.error()));
   const std::optional<std::string>& key = *found;
@@ -34,7 +35,8 @@ boost::asio::awaitable<std::expected<http::HttpResponse, ProviderError>> BatchSe
 }
 
 boost::asio::awaitable<std::expected<http::HttpResponse, ProviderError>> BatchSend(const BatchEndpoint& endpoint,
-                                                                                 std::string method, std::string path) {
+                                                                                   std::string method,
+                                                                                   std::string path) {
   return BatchSend(endpoint, std::move(method), std::move(path), std::string(), std::string());
 }
 

@@ -37,12 +37,15 @@ struct BatchEndpoint {
 
 // METHOD base_url + path (with the endpoint's query); `content_type` empty
 // for a request without a body.
-boost::asio::awaitable<std::expected<http::HttpResponse, ProviderError>> BatchSend(
-    const BatchEndpoint& endpoint, std::string method, std::string path, std::string body, std::string content_type);
+boost::asio::awaitable<std::expected<http::HttpResponse, ProviderError>> BatchSend(const BatchEndpoint& endpoint,
+                                                                                   std::string method, std::string path,
+                                                                                   std::string body,
+                                                                                   std::string content_type);
 // The same without a body (GET). An overload, not default arguments: g++ 12
 // moves defaulted class-type arguments bitwise inside coroutines.
 boost::asio::awaitable<std::expected<http::HttpResponse, ProviderError>> BatchSend(const BatchEndpoint& endpoint,
-                                                                                 std::string method, std::string path);
+                                                                                   std::string method,
+                                                                                   std::string path);
 
 // A 2xx body as a JSON object, or a kProtocol error saying what `what` is.
 std::expected<boost::json::object, ProviderError> BatchJson(const http::HttpResponse& response, std::string_view what);

@@ -1,10 +1,10 @@
 #include "services/providers/batch_journal.h"
 
-#include <boost/json/parse.hpp>
-#include <boost/json/serialize.hpp>
 #include <unistd.h>
 
 #include <algorithm>
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
 #include <fstream>
 #include <sstream>
 

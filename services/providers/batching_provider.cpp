@@ -1,15 +1,14 @@
 #include "services/providers/batching_provider.h"
 
+#include <algorithm>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
-#include <boost/asio/strand.hpp>
 #include <boost/asio/experimental/concurrent_channel.hpp>
+#include <boost/asio/strand.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json/object.hpp>
-
-#include <algorithm>
 
 #include "services/common/digest.h"
 #include "services/providers/caching_provider.h"
@@ -98,9 +97,10 @@ using TrackerPtr = std::shared_ptr<Tracker>;
 // role and attempt by custom_id).
 json::object RequestLine(const std::string& provider, const Slot& slot) {
   const RequestMetadata& m = slot.request.metadata;
-  json::object line{{"event", "request"},     {"provider", provider},      {"round", slot.round},
-                    {"custom_id", slot.custom_id}, {"hash", slot.hash},    {"skill", m.skill_id},
-                    {"task", m.task_id},       {"role", AttemptRoleName(m.role)}, {"attempt", m.attempt}};
+  json::object line{
+      {"event", "request"},  {"provider", provider}, {"round", slot.round}, {"custom_id", slot.custom_id},
+      {"hash", slot.hash},   {"skill", m.skill_id},  {"task", m.task_id},   {"role", AttemptRoleName(m.role)},
+      {"attempt", m.attempt}};
   if (m.eval && !m.eval->case_id.empty()) line["case"] = m.eval->case_id;
   if (m.eval && m.eval->repeat > 0) line["repeat"] = m.eval->repeat;
   if (m.sample > 0) line["sample"] = m.sample;
@@ -130,7 +130,7 @@ struct BatchingProvider::State : std::enable_shared_from_this<BatchingProvider::
   std::mutex mutex;
   std::vector<SlotPtr> pending;
   int generation = 0;
-  std::map<int, TrackerPtr> trackers;                   // by round
+  std::map<int, TrackerPtr> trackers;                            // by round
   std::multimap<std::string, std::pair<int, std::string>> live;  // hash -> recorded (round, custom_id)
   bool recovered = false;
   bool recovering = false;
@@ -138,8 +138,15 @@ struct BatchingProvider::State : std::enable_shared_from_this<BatchingProvider::
 
   State(std::string n, std::string k, Provider& o, std::shared_ptr<BatchApi> a, BatchJournal& j, BatchSettings s,
         Clock& c, asio::any_io_executor e, Say y)
-      : name(std::move(n)), kind(std::move(k)), online(o), api(std::move(a)), journal(j), settings(std::move(s)),
-        clock(c), executor(std::move(e)), say(std::move(y)) {}
+      : name(std::move(n)),
+        kind(std::move(k)),
+        online(o),
+        api(std::move(a)),
+        journal(j),
+        settings(std::move(s)),
+        clock(c),
+        executor(std::move(e)),
+        say(std::move(y)) {}
 
   std::size_t Limit() const { return std::max<std::size_t>(1, std::min(settings.max_requests, api->MaxRequests())); }
 
@@ -236,7 +243,8 @@ struct BatchingProvider::State : std::enable_shared_from_this<BatchingProvider::
   }
 
   asio::awaitable<void> Flush(std::vector<SlotPtr> slots);
-  asio::awaitable<std::expected<std::string, ProviderError>> CreateBatch(const std::vector<BatchItem>& items, int round);
+  asio::awaitable<std::expected<std::string, ProviderError>> CreateBatch(const std::vector<BatchItem>& items,
+                                                                         int round);
   asio::awaitable<void> Poll(TrackerPtr tracker);
   void Refuse(const TrackerPtr& tracker, ProviderError error);
   void Deliver(const TrackerPtr& tracker, const SlotPtr& slot);
@@ -261,9 +269,13 @@ asio::awaitable<void> BatchingProvider::State::Flush(std::vector<SlotPtr> slots)
     items.push_back(BatchItem{slot->custom_id, &slot->request});
     tracker->slots[slot->custom_id] = slot;
   }
-  lines.push_back(json::object{{"event", "intent"}, {"provider", name}, {"round", round},
+  lines.push_back(json::object{{"event", "intent"},
+                               {"provider", name},
+                               {"round", round},
                                {"requests", static_cast<std::int64_t>(slots.size())}});
-  if (!journal.AppendAll(lines)) say("batch: cannot write " + journal.file().string() + "; a crash now would lose track of round " + std::to_string(round));
+  if (!journal.AppendAll(lines))
+    say("batch: cannot write " + journal.file().string() + "; a crash now would lose track of round " +
+        std::to_string(round));
   {
     std::lock_guard lock(mutex);
     trackers[round] = tracker;
@@ -368,8 +380,11 @@ void BatchingProvider::State::Resubmit(const SlotPtr& slot, const std::string& w
                     " batches (last: " + why + ")";
     return slot->Deliver(std::unexpected(std::move(error)));
   }
-  journal.Append(json::object{{"event", "resubmitted"}, {"provider", name}, {"round", slot->round},
-                              {"custom_id", slot->custom_id}, {"why", why}});
+  journal.Append(json::object{{"event", "resubmitted"},
+                              {"provider", name},
+                              {"round", slot->round},
+                              {"custom_id", slot->custom_id},
+                              {"why", why}});
   {
     std::lock_guard lock(mutex);
     ++counts.resubmitted;
@@ -382,10 +397,12 @@ void BatchingProvider::State::Resubmit(const SlotPtr& slot, const std::string& w
 
 void BatchingProvider::State::Refuse(const TrackerPtr& tracker, ProviderError error) {
   auto self = shared_from_this();
-  const std::string label = tracker->batch_id.empty() ? "round " + std::to_string(tracker->round)
-                                                      : tracker->batch_id + " (round " + std::to_string(tracker->round) + ")";
+  const std::string label = tracker->batch_id.empty()
+                                ? "round " + std::to_string(tracker->round)
+                                : tracker->batch_id + " (round " + std::to_string(tracker->round) + ")";
   std::string message = "the batch API of provider \"" + name + "\" refused batch " + label + ": " +
-                        (error.http_status > 0 ? "HTTP " + std::to_string(error.http_status) + ": " : "") + error.message;
+                        (error.http_status > 0 ? "HTTP " + std::to_string(error.http_status) + ": " : "") +
+                        error.message;
   json::object line{{"event", "refused"}, {"provider", name}, {"round", tracker->round}, {"message", message}};
   if (!tracker->batch_id.empty()) line["batch_id"] = tracker->batch_id;
   journal.Append(line);
@@ -396,9 +413,10 @@ void BatchingProvider::State::Refuse(const TrackerPtr& tracker, ProviderError er
     waiting.swap(tracker->slots);
     if (settings.fallback_online) counts.fallback_online += static_cast<int>(waiting.size());
   }
-  say("batch: " + message + (settings.fallback_online ? "; sending its " + std::to_string(waiting.size()) +
-                                                            " request(s) online (batch.fallback: online)"
-                                                      : "; its cases fail (batch.fallback: online would send them online)"));
+  say("batch: " + message +
+      (settings.fallback_online
+           ? "; sending its " + std::to_string(waiting.size()) + " request(s) online (batch.fallback: online)"
+           : "; its cases fail (batch.fallback: online would send them online)"));
   error.kind = ProviderError::Kind::kHttp;
   error.retryable = false;
   // The retry layer puts "HTTP <status>: " before it.
@@ -421,8 +439,9 @@ void BatchingProvider::State::Refuse(const TrackerPtr& tracker, ProviderError er
 
 void BatchingProvider::State::Progress(Tracker& tracker, const BatchStatus& status) {
   std::string line = "batch " + tracker.batch_id + " (round " + std::to_string(tracker.round) + ", provider " + name +
-                     "): " + status.state + ", " + std::to_string(status.total) + " request(s): " +
-                     std::to_string(status.completed) + " completed, " + std::to_string(status.failed) + " failed";
+                     "): " + status.state + ", " + std::to_string(status.total) +
+                     " request(s): " + std::to_string(status.completed) + " completed, " +
+                     std::to_string(status.failed) + " failed";
   {
     std::lock_guard lock(mutex);
     if (line == tracker.last_progress) return;
@@ -527,8 +546,8 @@ asio::awaitable<void> BatchingProvider::State::Recover() {
       auto found = co_await api->FindTagged(tag);
       if (!found || !*found) continue;  // never created: its requests are sent again
       round.batch_id = **found;
-      const json::object adopted{{"event", "batch"}, {"provider", name}, {"round", number},
-                                 {"batch_id", round.batch_id}, {"adopted", true}};
+      const json::object adopted{
+          {"event", "batch"}, {"provider", name}, {"round", number}, {"batch_id", round.batch_id}, {"adopted", true}};
       journal.Append(adopted);
       say("batch " + round.batch_id + " (round " + std::to_string(number) + ", provider " + name +
           "): created before the crash, found by its tag");

@@ -10,13 +10,16 @@ namespace {
 
 json::value FormatJson(const ResponseFormat& format) {
   switch (format.kind) {
-    case ResponseFormat::Kind::kNone: return nullptr;
-    case ResponseFormat::Kind::kJsonObject: return json::object{{"type", "json_object"}};
+    case ResponseFormat::Kind::kNone:
+      return nullptr;
+    case ResponseFormat::Kind::kJsonObject:
+      return json::object{{"type", "json_object"}};
     case ResponseFormat::Kind::kJsonSchema:
-      return json::object{{"type", "json_schema"}, {"name", format.name}, {"schema", format.Schema()},
-                          {"strict", format.strict}};
+      return json::object{
+          {"type", "json_schema"}, {"name", format.name}, {"schema", format.Schema()}, {"strict", format.strict}};
     case ResponseFormat::Kind::kTool:
-      return json::object{{"type", "tool"}, {"name", format.name}, {"schema", format.Schema()}, {"strict", format.strict}};
+      return json::object{
+          {"type", "tool"}, {"name", format.name}, {"schema", format.Schema()}, {"strict", format.strict}};
   }
   return nullptr;
 }
@@ -72,7 +75,8 @@ std::optional<ChatResponse> Deserialize(const std::string& text) {
 
 std::string CachingProvider::Key(const std::string& kind, const std::string& base_url, const ChatRequest& request) {
   json::array messages;
-  for (const ChatMessage& m : request.messages) messages.push_back(json::object{{"role", m.role}, {"content", m.content}});
+  for (const ChatMessage& m : request.messages)
+    messages.push_back(json::object{{"role", m.role}, {"content", m.content}});
   json::object key{{"kind", kind},
                    {"base_url", base_url},
                    {"model", request.model},

@@ -22,8 +22,8 @@ constexpr std::string_view kRefusal = "I can't help with that.";
 bool Has(const Fault& fault, FaultKind kind) { return fault.kind == kind; }
 
 std::string Spell(const json::value& number) {
-  static constexpr std::array<std::string_view, 11> kWords = {
-      "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"};
+  static constexpr std::array<std::string_view, 11> kWords = {"zero", "one",   "two",   "three", "four", "five",
+                                                              "six",  "seven", "eight", "nine",  "ten"};
   double v = number.to_number<double>();
   if (v >= 0 && v <= 10 && std::floor(v) == v) return std::string(kWords[static_cast<std::size_t>(v)]);
   return json::serialize(number);
@@ -48,8 +48,8 @@ json::value OtherType(const json::value& current, const std::vector<std::string>
   }
   candidates.emplace_back(json::array{});
   for (auto& candidate : candidates) {
-    std::string_view type = candidate.is_string() ? "string"
-                            : candidate.is_bool() ? "boolean"
+    std::string_view type = candidate.is_string()  ? "string"
+                            : candidate.is_bool()  ? "boolean"
                             : candidate.is_array() ? "array"
                                                    : "integer";
     bool accepted_here = allows(type) || (type == "integer" && allows("number"));
@@ -63,8 +63,8 @@ void WrongType(const Tokens& tokens, json::value& answer, InstanceGenerator& gen
   json::value* target = Find(answer, tokens);
   json::value current = target != nullptr ? *target : json::value(nullptr);
   if (target == nullptr && schema != nullptr) current = generator.GenerateFor(*schema, "", 0);
-  std::vector<std::string> accepted = schema != nullptr ? AcceptedTypes(generator.walker(), *schema)
-                                                        : std::vector<std::string>{};
+  std::vector<std::string> accepted =
+      schema != nullptr ? AcceptedTypes(generator.walker(), *schema) : std::vector<std::string>{};
   Put(answer, tokens, OtherType(current, accepted));
 }
 
@@ -108,8 +108,8 @@ bool BreakBound(const json::object& schema, json::value& value) {
 }
 
 // Depth first, the first value whose schema bounds it.
-bool BreakFirstBound(const SchemaWalker& walker, const json::value& schema, json::value& value,
-                     Tokens& tokens, int depth) {
+bool BreakFirstBound(const SchemaWalker& walker, const json::value& schema, json::value& value, Tokens& tokens,
+                     int depth) {
   json::object storage;
   const json::object* effective = walker.Effective(schema, storage);
   if (effective == nullptr || depth > kMaxDepth) return false;
@@ -183,10 +183,11 @@ void Verdict(const Fault& fault, json::value& answer) {
     result["confidence"] = std::floor(confidence) == confidence ? json::value(static_cast<std::int64_t>(confidence))
                                                                 : json::value(confidence);
     if (result.contains("reasoning")) {
-      result["reasoning"] = fault.verdict == "pass" ? "The output satisfies \"" + name + "\"."
-                            : fault.verdict == "fail"
-                                ? "The output does not satisfy \"" + name + "\": a detail is not supported by the input."
-                                : "It cannot be decided from the input whether the output satisfies \"" + name + "\".";
+      result["reasoning"] =
+          fault.verdict == "pass" ? "The output satisfies \"" + name + "\"."
+          : fault.verdict == "fail"
+              ? "The output does not satisfy \"" + name + "\": a detail is not supported by the input."
+              : "It cannot be decided from the input whether the output satisfies \"" + name + "\".";
     }
   }
   SummariseVerdict(answer);
@@ -215,12 +216,15 @@ std::optional<ProviderError> ErrorFault(const std::vector<Fault>& faults) {
       error.retry_after = fault.retry_after;
     }
     int s = error.http_status;
-    error.type = s == 429 ? "rate_limit_error" : s == 529 ? "overloaded_error" : s == 408 ? "timeout_error"
-                 : s == 409 ? "conflict_error" : "server_error";
+    error.type = s == 429   ? "rate_limit_error"
+                 : s == 529 ? "overloaded_error"
+                 : s == 408 ? "timeout_error"
+                 : s == 409 ? "conflict_error"
+                            : "server_error";
     error.message = s == 429 ? "Rate limit reached (simulated fault)."
                              : "Service unavailable (simulated fault, HTTP " + std::to_string(s) + ").";
-    error.raw_body = json::serialize(json::object{
-        {"error", json::object{{"type", error.type}, {"message", error.message}}}});
+    error.raw_body =
+        json::serialize(json::object{{"error", json::object{{"type", error.type}, {"message", error.message}}}});
     return error;
   }
   return std::nullopt;

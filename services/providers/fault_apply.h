@@ -22,8 +22,7 @@ std::optional<ProviderError> ErrorFault(const std::vector<Fault>& faults);
 // Applies missing_field, wrong_type, out_of_range, extra_field and verdict
 // faults, in order, to `answer`; others are ignored. The generator supplies
 // the schema (for defaults and bounds) and fresh values.
-void ApplyValueFaults(const std::vector<Fault>& faults, boost::json::value& answer,
-                      InstanceGenerator& generator);
+void ApplyValueFaults(const std::vector<Fault>& faults, boost::json::value& answer, InstanceGenerator& generator);
 
 // Judges: sets pass, issues, suggested_fixes and indeterminate (those of them
 // the answer has) from the answer's criteria results.

@@ -1,14 +1,13 @@
 #include "services/providers/fault_script.h"
 
-#include "services/common/json_pointer.h"
-#include "services/common/text.h"
-
 #include <algorithm>
 #include <array>
 #include <boost/json/serialize.hpp>
 #include <cmath>
 #include <utility>
 
+#include "services/common/json_pointer.h"
+#include "services/common/text.h"
 #include "services/providers/schema_walk.h"
 
 namespace skillrunner::providers {
@@ -32,9 +31,9 @@ constexpr std::array<std::pair<std::string_view, FaultKind>, 13> kKinds = {{
     {"verdict", FaultKind::kVerdict},
 }};
 
-constexpr std::array<std::string_view, 11> kKeys = {
-    "attempt", "fault", "path", "retry_after_ms", "retry_after_s", "status",
-    "criterion", "verdict", "confidence", "skill", "comment"};
+constexpr std::array<std::string_view, 11> kKeys = {"attempt",       "fault",  "path",      "retry_after_ms",
+                                                    "retry_after_s", "status", "criterion", "verdict",
+                                                    "confidence",    "skill",  "comment"};
 
 constexpr std::string_view kDocumentation = R"doc(Fault scripts (simulated provider)
 
@@ -137,7 +136,7 @@ std::optional<std::int64_t> AsInteger(const json::value& value) {
   if (value.is_int64()) return value.get_int64();
   if (value.is_uint64()) {
     return value.get_uint64() > static_cast<std::uint64_t>(INT64_MAX) ? std::nullopt
-                                                                        : std::optional<std::int64_t>(value.get_uint64());
+                                                                      : std::optional<std::int64_t>(value.get_uint64());
   }
   if (value.is_double() && std::floor(value.get_double()) == value.get_double() &&
       std::fabs(value.get_double()) < 9e15) {
@@ -147,8 +146,8 @@ std::optional<std::int64_t> AsInteger(const json::value& value) {
 }
 
 bool UsesPath(FaultKind kind) {
-  return kind == FaultKind::kMissingField || kind == FaultKind::kWrongType ||
-         kind == FaultKind::kOutOfRange || kind == FaultKind::kExtraField;
+  return kind == FaultKind::kMissingField || kind == FaultKind::kWrongType || kind == FaultKind::kOutOfRange ||
+         kind == FaultKind::kExtraField;
 }
 bool IsHttpError(FaultKind kind) { return kind == FaultKind::kRateLimit || kind == FaultKind::kUnavailable; }
 
@@ -214,10 +213,9 @@ Parsed ParseMember(std::string_view key, const json::value& value, const std::st
     }
     (key == "skill" ? fault.skill : fault.criterion) = std::string(value.get_string());
   } else if (key == "verdict") {
-    if (!value.is_string() || (value.get_string() != "pass" && value.get_string() != "fail" &&
-                               value.get_string() != "indeterminate")) {
-      return std::unexpected(at + ": expected one of \"pass\", \"fail\", \"indeterminate\", found " +
-                             Describe(value));
+    if (!value.is_string() ||
+        (value.get_string() != "pass" && value.get_string() != "fail" && value.get_string() != "indeterminate")) {
+      return std::unexpected(at + ": expected one of \"pass\", \"fail\", \"indeterminate\", found " + Describe(value));
     }
     fault.verdict = std::string(value.get_string());
   } else if (key == "confidence") {
@@ -229,8 +227,7 @@ Parsed ParseMember(std::string_view key, const json::value& value, const std::st
   return {};
 }
 
-std::expected<Fault, std::string> ParseEntry(const json::value& entry, const std::string& at,
-                                             FaultScriptScope scope) {
+std::expected<Fault, std::string> ParseEntry(const json::value& entry, const std::string& at, FaultScriptScope scope) {
   if (!entry.is_object()) return std::unexpected(at + ": expected an object, found " + Describe(entry));
   const json::object& object = entry.get_object();
   for (const auto& member : object) {
@@ -280,8 +277,7 @@ bool Fault::Applies(int attempt) const {
   return std::find(attempts.begin(), attempts.end(), attempt) != attempts.end();
 }
 
-std::expected<std::vector<Fault>, std::string> ParseFaultScript(const json::value& script,
-                                                                FaultScriptScope scope) {
+std::expected<std::vector<Fault>, std::string> ParseFaultScript(const json::value& script, FaultScriptScope scope) {
   std::vector<Fault> faults;
   if (script.is_null()) return faults;
   if (!script.is_array()) {
@@ -296,8 +292,7 @@ std::expected<std::vector<Fault>, std::string> ParseFaultScript(const json::valu
   return faults;
 }
 
-std::vector<Fault> FaultsForAttempt(const std::vector<Fault>& skill_faults,
-                                    const std::vector<Fault>& config_faults,
+std::vector<Fault> FaultsForAttempt(const std::vector<Fault>& skill_faults, const std::vector<Fault>& config_faults,
                                     std::string_view skill_id, int attempt) {
   std::vector<Fault> out;
   for (const auto& fault : skill_faults) {

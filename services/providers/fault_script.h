@@ -41,7 +41,7 @@ std::string_view FaultKindName(FaultKind kind);
 
 // One checked script entry.
 struct Fault {
-  std::vector<int> attempts;                             // 1-based attempt numbers
+  std::vector<int> attempts;  // 1-based attempt numbers
   FaultKind kind = FaultKind::kMissingField;
   std::optional<std::string> path;                       // RFC 6901 pointer into the answer
   std::optional<std::chrono::milliseconds> retry_after;  // rate_limit, unavailable
@@ -62,14 +62,13 @@ enum class FaultScriptScope {
 // Checks a script (null = no faults). Errors name the entry by JSON pointer
 // relative to the script: `/0/fault: unknown fault "wrng_type" (did you mean
 // "wrong_type"?)`, `/1: missing key "attempt"`.
-std::expected<std::vector<Fault>, std::string> ParseFaultScript(
-    const boost::json::value& script, FaultScriptScope scope = FaultScriptScope::kSkill);
+std::expected<std::vector<Fault>, std::string> ParseFaultScript(const boost::json::value& script,
+                                                                FaultScriptScope scope = FaultScriptScope::kSkill);
 
 // The faults for `attempt` of `skill_id`: the skill's entries that name the
 // attempt if any, else the config entries that name it and target the skill
 // (or no skill). Script order is kept.
-std::vector<Fault> FaultsForAttempt(const std::vector<Fault>& skill_faults,
-                                    const std::vector<Fault>& config_faults,
+std::vector<Fault> FaultsForAttempt(const std::vector<Fault>& skill_faults, const std::vector<Fault>& config_faults,
                                     std::string_view skill_id, int attempt);
 
 // The user documentation of the script format (plain text, for the README

@@ -68,8 +68,8 @@ bool IsEmpty(const json::value& value) {
 
 // A new value for what an error named: one that differs from `current` (when
 // there is one) and is not empty, if a few tries find one.
-json::value Regenerate(const std::vector<std::string>& tokens, const json::value& schema,
-                       InstanceGenerator& generator, const json::value* current = nullptr) {
+json::value Regenerate(const std::vector<std::string>& tokens, const json::value& schema, InstanceGenerator& generator,
+                       const json::value* current = nullptr) {
   constexpr int kTries = 8;
   json::value value;
   for (int i = 0; i < kTries; ++i) {

@@ -44,7 +44,6 @@ std::optional<boost::json::value> ExtractJson(std::string_view text);
 // Regenerates what `errors` name in `answer` from the generator's schema: a
 // missing property is added, an unexpected one removed, anything else
 // regenerated; a root error regenerates everything. The rest is kept as is.
-void Repair(boost::json::value& answer, const std::vector<FeedbackError>& errors,
-            InstanceGenerator& generator);
+void Repair(boost::json::value& answer, const std::vector<FeedbackError>& errors, InstanceGenerator& generator);
 
 }  // namespace skillrunner::providers::simulation

@@ -31,7 +31,7 @@ class GeminiBatchApi : public BatchApi {
   std::size_t MaxBytes() const override { return 19'000'000; }
   std::size_t RequestBytes(const ChatRequest& request) const override;
   boost::asio::awaitable<std::expected<std::string, ProviderError>> Create(const std::vector<BatchItem>& items,
-                                                                          const BatchTag& tag) override;
+                                                                           const BatchTag& tag) override;
   boost::asio::awaitable<std::expected<BatchStatus, ProviderError>> Poll(const std::string& id) override;
   boost::asio::awaitable<std::expected<std::map<std::string, BatchItemResult>, ProviderError>> Results(
       const BatchStatus& status) override;

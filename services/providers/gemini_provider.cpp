@@ -3,7 +3,6 @@
 #include <boost/json/parse.hpp>
 #include <boost/url/encode.hpp>
 #include <boost/url/rfc/pchars.hpp>
-
 #include <cmath>
 
 #include "services/common/json_text.h"
@@ -73,15 +72,19 @@ boost::asio::awaitable<ChatResult> GeminiProvider::Chat(const ChatRequest& reque
   std::string model = boost::urls::encode(request.model, boost::urls::pchars);
   // DESIGN 10.7: streamed as server-sent events when the caller streams.
   const std::string method = request.on_text ? ":streamGenerateContent?alt=sse" : ":generateContent";
-  ChatCall call{JoinUrl(options_.base_url, "/v1beta/models/" + model + method), {}, "x-goog-api-key",
-                "", ParseGeminiError, ParseGeminiResponse};
+  ChatCall call{JoinUrl(options_.base_url, "/v1beta/models/" + model + method),
+                {},
+                "x-goog-api-key",
+                "",
+                ParseGeminiError,
+                ParseGeminiResponse};
   if (request.on_text) call.stream = MakeGeminiChatStream(request);
   KeySource source{env_, options_.api_key_env, options_.name, options_.base_url};
   co_return co_await PostChat(*client_, source, std::move(call), CompactJson(RequestBody(request)), request);
 }
 
 std::expected<ChatResponse, ProviderError> ParseGeminiResponse(const http::HttpResponse& response,
-                                                              const ChatRequest& request) {
+                                                               const ChatRequest& request) {
   boost::system::error_code ec;
   json::value body = json::parse(response.body, ec);
   if (ec || !body.is_object()) {
@@ -110,7 +113,8 @@ std::expected<ChatResponse, ProviderError> ParseGeminiResponse(const http::HttpR
     if (auto* content = candidate.if_contains("content"); content && content->is_object()) {
       if (auto* parts = content->as_object().if_contains("parts"); parts && parts->is_array()) {
         for (const auto& part : parts->as_array()) {
-          if (part.is_object() && !part.as_object().contains("thought")) out.text += JsonString(part.as_object(), "text");
+          if (part.is_object() && !part.as_object().contains("thought"))
+            out.text += JsonString(part.as_object(), "text");
         }
       }
     }
@@ -118,8 +122,9 @@ std::expected<ChatResponse, ProviderError> ParseGeminiResponse(const http::HttpR
   }
   if (auto* usage = root.if_contains("usageMetadata"); usage && usage->is_object()) {
     const json::object& u = usage->as_object();
-    out.usage = {JsonCount(u, "promptTokenCount"), JsonCount(u, "candidatesTokenCount") + JsonCount(u, "thoughtsTokenCount"),
-                 false, JsonCount(u, "cachedContentTokenCount"), 0};
+    out.usage = {JsonCount(u, "promptTokenCount"),
+                 JsonCount(u, "candidatesTokenCount") + JsonCount(u, "thoughtsTokenCount"), false,
+                 JsonCount(u, "cachedContentTokenCount"), 0};
   } else {
     out.usage = EstimatedUsage(request, out.text);
   }

@@ -42,7 +42,7 @@ class GeminiProvider : public Provider {
 };
 
 std::expected<ChatResponse, ProviderError> ParseGeminiResponse(const http::HttpResponse& response,
-                                                              const ChatRequest& request);
+                                                               const ChatRequest& request);
 ProviderError ParseGeminiError(const http::HttpResponse& response);
 
 }  // namespace skillrunner::providers

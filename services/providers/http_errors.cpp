@@ -3,7 +3,6 @@
 #include <boost/json/serialize.hpp>
 #include <boost/url/parse.hpp>
 #include <boost/url/url.hpp>
-
 #include <charconv>
 #include <cmath>
 #include <ctime>
@@ -57,9 +56,7 @@ std::optional<milliseconds> ParseRetryAfter(const http::HttpResponse& response,
   return std::nullopt;
 }
 
-bool IsTransientStatus(int status) {
-  return status == 408 || status == 409 || status == 429 || status >= 500;
-}
+bool IsTransientStatus(int status) { return status == 408 || status == 409 || status == 429 || status >= 500; }
 
 ProviderError ErrorFromStatus(const http::HttpResponse& response) {
   ProviderError error;
@@ -127,15 +124,15 @@ void RedactError(ProviderError& error, std::string_view secret) {
 }
 
 std::expected<std::optional<std::string>, ProviderError> LookUpKey(
-    const std::function<std::optional<std::string>(std::string_view)>& env,
-    const std::string& api_key_env, const std::string& provider_name, const std::string& base_url) {
+    const std::function<std::optional<std::string>(std::string_view)>& env, const std::string& api_key_env,
+    const std::string& provider_name, const std::string& base_url) {
   std::optional<std::string> key = env(api_key_env);
   if (key && !key->empty()) return key;
   if (IsLoopbackUrl(base_url)) return std::nullopt;
   ProviderError error;
   error.kind = ProviderError::Kind::kConfig;
-  error.message = "the environment variable " + api_key_env + " (the API key of provider \"" +
-                  provider_name + "\") is not set";
+  error.message =
+      "the environment variable " + api_key_env + " (the API key of provider \"" + provider_name + "\") is not set";
   return std::unexpected(std::move(error));
 }
 
@@ -150,8 +147,9 @@ ProviderError ProtocolError(const http::HttpResponse& response, std::string mess
   return error;
 }
 
-boost::asio::awaitable<std::expected<ChatResponse, ProviderError>> PostChat(
-    http::HttpClient& client, const KeySource& source, ChatCall call, std::string body, const ChatRequest& chat) {
+boost::asio::awaitable<std::expected<ChatResponse, ProviderError>> PostChat(http::HttpClient& client,
+                                                                            const KeySource& source, ChatCall call,
+                                                                            std::string body, const ChatRequest& chat) {
   auto found = LookUpKey(source.env, source.api_key_env, source.provider_name, source.base_url);
   if (!found) co_return std::unexpected(std::move(found.error()));
   const std::optional<std::string>& key = *found;
@@ -164,7 +162,8 @@ boost::asio::awaitable<std::expected<ChatResponse, ProviderError>> PostChat(
   request.method = "POST";
   request.headers.emplace_back("content-type", "application/json");
   request.headers.emplace_back("accept", call.stream ? "text/event-stream" : "application/json");
-  if (call.stream) request.on_body = [stream = call.stream.get()](std::string_view bytes) { return stream->Feed(bytes); };
+  if (call.stream)
+    request.on_body = [stream = call.stream.get()](std::string_view bytes) { return stream->Feed(bytes); };
   request.headers.emplace_back("user-agent", "skillrunner/" SKILLRUNNER_VERSION);
   if (!chat.metadata.traceparent.empty()) request.headers.emplace_back("traceparent", chat.metadata.traceparent);
   auto response = co_await client.Send(std::move(request));

@@ -6,8 +6,8 @@
 #include <expected>
 #include <functional>
 #include <memory>
-#include <string>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -22,8 +22,7 @@ namespace skillrunner::providers {
 // `retry-after` as seconds (fractions allowed) or as an HTTP date relative to
 // `now`. Negative or unparsable values are ignored (docs/development/providers-notes.md §5).
 std::optional<std::chrono::milliseconds> ParseRetryAfter(
-    const http::HttpResponse& response,
-    std::chrono::system_clock::time_point now = std::chrono::system_clock::now());
+    const http::HttpResponse& response, std::chrono::system_clock::time_point now = std::chrono::system_clock::now());
 
 // 408, 409, 429 and every 5xx (529 included) are transient (DESIGN §5.2).
 bool IsTransientStatus(int status);
@@ -45,8 +44,8 @@ void RedactError(ProviderError& error, std::string_view secret);
 // The API key from `api_key_env`, or nothing for a keyless server on
 // loopback; a missing key elsewhere is a kConfig error naming the variable.
 std::expected<std::optional<std::string>, ProviderError> LookUpKey(
-    const std::function<std::optional<std::string>(std::string_view)>& env,
-    const std::string& api_key_env, const std::string& provider_name, const std::string& base_url);
+    const std::function<std::optional<std::string>(std::string_view)>& env, const std::string& api_key_env,
+    const std::string& provider_name, const std::string& base_url);
 
 // A 2xx answer whose body cannot be understood; `request_id_header` names the
 // provider's request-id header.
@@ -61,8 +60,7 @@ struct ChatCall {
   std::string key_header;  // the key is sent as key_prefix + key
   std::string key_prefix;
   ProviderError (*parse_error)(const http::HttpResponse&) = nullptr;
-  std::expected<ChatResponse, ProviderError> (*parse_answer)(const http::HttpResponse&,
-                                                             const ChatRequest&) = nullptr;
+  std::expected<ChatResponse, ProviderError> (*parse_answer)(const http::HttpResponse&, const ChatRequest&) = nullptr;
   // Set when the request asks for a stream: the body is read through it (an
   // answer that is not text/event-stream still goes to parse_answer).
   std::unique_ptr<ChatStream> stream = nullptr;
@@ -81,8 +79,10 @@ struct KeySource {
 // every failure to a ProviderError: no answer -> ErrorFromTransport; a non-2xx
 // answer -> call.parse_error, with the key redacted from it; a 2xx answer ->
 // call.parse_answer (call.stream's Finish for an event stream).
-boost::asio::awaitable<std::expected<ChatResponse, ProviderError>> PostChat(
-    http::HttpClient& client, const KeySource& source, ChatCall call, std::string body, const ChatRequest& request);
+boost::asio::awaitable<std::expected<ChatResponse, ProviderError>> PostChat(http::HttpClient& client,
+                                                                            const KeySource& source, ChatCall call,
+                                                                            std::string body,
+                                                                            const ChatRequest& request);
 
 // `base_url` without trailing slashes, then `path`.
 std::string JoinUrl(std::string_view base_url, std::string_view path);

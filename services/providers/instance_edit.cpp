@@ -30,20 +30,26 @@ void AddType(std::vector<std::string>& types, std::string_view type) {
 
 std::string_view TypeOf(const json::value& value) {
   switch (value.kind()) {
-    case json::kind::null: return "null";
-    case json::kind::bool_: return "boolean";
+    case json::kind::null:
+      return "null";
+    case json::kind::bool_:
+      return "boolean";
     case json::kind::int64:
-    case json::kind::uint64: return "integer";
-    case json::kind::double_: return "number";
-    case json::kind::string: return "string";
-    case json::kind::array: return "array";
-    case json::kind::object: break;
+    case json::kind::uint64:
+      return "integer";
+    case json::kind::double_:
+      return "number";
+    case json::kind::string:
+      return "string";
+    case json::kind::array:
+      return "array";
+    case json::kind::object:
+      break;
   }
   return "object";
 }
 
-void CollectTypes(const SchemaWalker& walker, const json::value& schema, std::vector<std::string>& types,
-                  int depth) {
+void CollectTypes(const SchemaWalker& walker, const json::value& schema, std::vector<std::string>& types, int depth) {
   json::object storage;
   const json::object* effective = walker.Effective(schema, storage);
   if (effective == nullptr || depth > 8) return;

@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "services/common/utf8.h"
-
 #include "services/providers/schema_walk.h"
 
 namespace skillrunner::providers::simulation {

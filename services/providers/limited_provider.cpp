@@ -26,8 +26,8 @@ ProviderError NoSlot(const state::Limiter::Admission& admission, const state::Li
   std::optional<double> rate = limiter.rate_per_minute();
   error.message = "the provider's rate limit" +
                   (rate ? " (" + std::to_string(std::llround(*rate)) + " requests a minute)" : std::string()) +
-                  " leaves no slot before the deadline; the next is free in " +
-                  std::to_string(admission.wait.count()) + " ms";
+                  " leaves no slot before the deadline; the next is free in " + std::to_string(admission.wait.count()) +
+                  " ms";
   return error;
 }
 
@@ -42,8 +42,7 @@ Clock::TimePoint LatestSlot(Clock::TimePoint arrived, std::chrono::milliseconds 
 
 }  // namespace
 
-LimitedProvider::LimitedProvider(std::shared_ptr<Provider> inner, std::shared_ptr<state::Limiter> limiter,
-                                 Clock& clock)
+LimitedProvider::LimitedProvider(std::shared_ptr<Provider> inner, std::shared_ptr<state::Limiter> limiter, Clock& clock)
     : inner_(std::move(inner)), limiter_(std::move(limiter)), clock_(clock) {}
 
 boost::asio::awaitable<ChatResult> LimitedProvider::Chat(const ChatRequest& request) {
@@ -58,8 +57,8 @@ boost::asio::awaitable<ChatResult> LimitedProvider::Chat(const ChatRequest& requ
   }
   auto response = co_await inner_->Chat(request);
   bool rate_limited = !response && (response.error().http_status == 429 || response.error().http_status == 529);
-  std::int64_t used = response ? response->usage.input_tokens + response->usage.output_tokens
-                               : (rate_limited ? 0 : estimate);
+  std::int64_t used =
+      response ? response->usage.input_tokens + response->usage.output_tokens : (rate_limited ? 0 : estimate);
   limiter_->Report(admission.ticket, rate_limited, used);
   if (response) {
     response->queued_ms = queued_ms;

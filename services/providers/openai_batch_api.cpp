@@ -2,7 +2,6 @@
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
-
 #include <random>
 
 #include "services/common/json_text.h"
@@ -60,8 +59,8 @@ std::string MultipartBody(const std::string& boundary, const std::vector<std::pa
   for (const auto& [name, value] : fields) {
     body += "--" + boundary + "\r\nContent-Disposition: form-data; name=\"" + name + "\"\r\n\r\n" + value + "\r\n";
   }
-  body += "--" + boundary + "\r\nContent-Disposition: form-data; name=\"" + file_field + "\"; filename=\"" +
-          file_name + "\"\r\nContent-Type: application/jsonl\r\n\r\n" + content + "\r\n";
+  body += "--" + boundary + "\r\nContent-Disposition: form-data; name=\"" + file_field + "\"; filename=\"" + file_name +
+          "\"\r\nContent-Type: application/jsonl\r\n\r\n" + content + "\r\n";
   body += "--" + boundary + "--\r\n";
   return body;
 }
@@ -89,10 +88,11 @@ boost::asio::awaitable<std::expected<std::string, ProviderError>> OpenAiBatchApi
   if (!uploaded) co_return std::unexpected(std::move(uploaded.error()));
   auto file = BatchJson(*uploaded, "the uploaded file object");
   if (!file) co_return std::unexpected(std::move(file.error()));
-  json::object create{{"input_file_id", JsonString(*file, "id")},
-                      {"endpoint", "/v1/chat/completions"},
-                      {"completion_window", "24h"},
-                      {"metadata", json::object{{kBatchRunKey, tag.run_id}, {kBatchRoundKey, std::to_string(tag.round)}}}};
+  json::object create{
+      {"input_file_id", JsonString(*file, "id")},
+      {"endpoint", "/v1/chat/completions"},
+      {"completion_window", "24h"},
+      {"metadata", json::object{{kBatchRunKey, tag.run_id}, {kBatchRoundKey, std::to_string(tag.round)}}}};
   std::string batches_path = "/batches";
   std::string json_type = "application/json";
   auto created = co_await BatchSend(endpoint_, post, batches_path, json::serialize(create), json_type);
@@ -201,8 +201,7 @@ boost::asio::awaitable<std::expected<std::optional<std::string>, ProviderError>>
   co_return std::nullopt;
 }
 
-boost::asio::awaitable<std::expected<std::optional<std::string>, ProviderError>> BatchApi::FindTagged(
-    const BatchTag&) {
+boost::asio::awaitable<std::expected<std::optional<std::string>, ProviderError>> BatchApi::FindTagged(const BatchTag&) {
   co_return std::nullopt;
 }
 

@@ -21,7 +21,7 @@ class OpenAiBatchApi : public BatchApi {
 
   std::size_t MaxRequests() const override { return 50'000; }
   boost::asio::awaitable<std::expected<std::string, ProviderError>> Create(const std::vector<BatchItem>& items,
-                                                                          const BatchTag& tag) override;
+                                                                           const BatchTag& tag) override;
   boost::asio::awaitable<std::expected<BatchStatus, ProviderError>> Poll(const std::string& id) override;
   boost::asio::awaitable<std::expected<std::map<std::string, BatchItemResult>, ProviderError>> Results(
       const BatchStatus& status) override;

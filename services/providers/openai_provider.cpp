@@ -14,7 +14,6 @@ namespace json = boost::json;
 
 namespace {
 
-
 FinishReason MapFinishReason(std::string_view reason) {
   if (reason == "stop") return FinishReason::kStop;
   if (reason == "length") return FinishReason::kLength;
@@ -69,8 +68,7 @@ void AppendResponseFormat(const ResponseFormat& format, std::string& out) {
 
 }  // namespace
 
-OpenAiProvider::OpenAiProvider(OpenAiOptions options, std::shared_ptr<http::HttpClient> client,
-                               EnvLookup env)
+OpenAiProvider::OpenAiProvider(OpenAiOptions options, std::shared_ptr<http::HttpClient> client, EnvLookup env)
     : options_(std::move(options)), client_(std::move(client)), env_(std::move(env)) {}
 
 json::object OpenAiProvider::RequestBody(const ChatRequest& request) const {
@@ -90,19 +88,18 @@ json::object OpenAiProvider::RequestBody(const ChatRequest& request) const {
       body["response_format"] = json::object{{"type", "json_object"}};
       break;
     case ResponseFormat::Kind::kJsonSchema:
-      body["response_format"] = json::object{
-          {"type", "json_schema"},
-          {"json_schema", json::object{{"name", request.response_format.name},
-                                       {"schema", request.response_format.Schema()},
-                                       {"strict", request.response_format.strict}}}};
+      body["response_format"] = json::object{{"type", "json_schema"},
+                                             {"json_schema", json::object{{"name", request.response_format.name},
+                                                                          {"schema", request.response_format.Schema()},
+                                                                          {"strict", request.response_format.strict}}}};
       break;
     case ResponseFormat::Kind::kTool: {
       const std::string& name = request.response_format.name;
-      body["tools"] = json::array{json::object{
-          {"type", "function"},
-          {"function", json::object{{"name", name},
-                                    {"parameters", request.response_format.Schema()},
-                                    {"strict", request.response_format.strict}}}}};
+      body["tools"] =
+          json::array{json::object{{"type", "function"},
+                                   {"function", json::object{{"name", name},
+                                                             {"parameters", request.response_format.Schema()},
+                                                             {"strict", request.response_format.strict}}}}};
       body["tool_choice"] = json::object{{"type", "function"}, {"function", json::object{{"name", name}}}};
       break;
     }
@@ -118,7 +115,8 @@ std::string OpenAiProvider::RequestBodyText(const ChatRequest& request) const {
   const std::string& field = options_.max_tokens_field;
   if (field == "model" || field == "messages" || field == "temperature") return CompactJson(RequestBody(request));
   std::string out;
-  out.reserve(256 + request.model.size() + (request.response_format.schema ? SchemaText(request.response_format).size() : 0));
+  out.reserve(256 + request.model.size() +
+              (request.response_format.schema ? SchemaText(request.response_format).size() : 0));
   out += R"({"model":)";
   AppendJsonString(request.model, out);
   out += R"(,"messages":[)";
@@ -144,18 +142,21 @@ std::string OpenAiProvider::RequestBodyText(const ChatRequest& request) const {
   return out;
 }
 
-boost::asio::awaitable<ChatResult> OpenAiProvider::Chat(
-    const ChatRequest& request) {
+boost::asio::awaitable<ChatResult> OpenAiProvider::Chat(const ChatRequest& request) {
   const bool bearer = options_.auth_header == "authorization";
-  ChatCall call{WithQuery(JoinUrl(options_.base_url, "/chat/completions"), options_.query), {},
-                options_.auth_header, bearer ? "Bearer " : "", ParseOpenAiError, ParseOpenAiResponse};
+  ChatCall call{WithQuery(JoinUrl(options_.base_url, "/chat/completions"), options_.query),
+                {},
+                options_.auth_header,
+                bearer ? "Bearer " : "",
+                ParseOpenAiError,
+                ParseOpenAiResponse};
   if (request.on_text) call.stream = MakeOpenAiChatStream(request);
   KeySource source{env_, options_.api_key_env, options_.name, options_.base_url};
   co_return co_await PostChat(*client_, source, std::move(call), RequestBodyText(request), request);
 }
 
 std::expected<ChatResponse, ProviderError> ParseOpenAiResponse(const http::HttpResponse& response,
-                                                              const ChatRequest& request) {
+                                                               const ChatRequest& request) {
   // The parsed answer lives only in this function: its nodes come from one
   // block (on the stack for a small answer), freed at once.
   unsigned char buffer[4096];
@@ -167,8 +168,7 @@ std::expected<ChatResponse, ProviderError> ParseOpenAiResponse(const http::HttpR
   }
   const json::object& root = body.as_object();
   auto* choices = root.if_contains("choices");
-  if (!choices || !choices->is_array() || choices->as_array().empty() ||
-      !choices->as_array()[0].is_object()) {
+  if (!choices || !choices->is_array() || choices->as_array().empty() || !choices->as_array()[0].is_object()) {
     return std::unexpected(ProtocolError(response, "the answer has no choices", "x-request-id"));
   }
   const json::object& choice = choices->as_array()[0].as_object();
@@ -181,12 +181,11 @@ std::expected<ChatResponse, ProviderError> ParseOpenAiResponse(const http::HttpR
   out.http_status = response.status;
   out.raw_body = response.body;
   out.text = JsonString(msg, "content");
-  if (auto* calls = msg.if_contains("tool_calls"); out.text.empty() && calls && calls->is_array() &&
-                                                  !calls->as_array().empty()) {
+  if (auto* calls = msg.if_contains("tool_calls");
+      out.text.empty() && calls && calls->is_array() && !calls->as_array().empty()) {
     // A forced function call carries its JSON as a string.
     const json::value& call = calls->as_array()[0];
-    if (auto* fn = call.is_object() ? call.as_object().if_contains("function") : nullptr;
-        fn && fn->is_object()) {
+    if (auto* fn = call.is_object() ? call.as_object().if_contains("function") : nullptr; fn && fn->is_object()) {
       out.text = JsonString(fn->as_object(), "arguments");
       out.tool_call = true;
     }

@@ -8,12 +8,11 @@
 #include <utility>
 #include <vector>
 
-#include "services/http/http_client.h"
 #include "services/common/env.h"
+#include "services/http/http_client.h"
 #include "services/providers/provider.h"
 
 namespace skillrunner::providers {
-
 
 struct OpenAiOptions {
   std::string name = "openai";  // the provider's name in the config, for messages
@@ -36,8 +35,7 @@ class OpenAiProvider : public Provider {
  public:
   OpenAiProvider(OpenAiOptions options, std::shared_ptr<http::HttpClient> client, EnvLookup env);
 
-  boost::asio::awaitable<ChatResult> Chat(
-      const ChatRequest& request) override;
+  boost::asio::awaitable<ChatResult> Chat(const ChatRequest& request) override;
 
   // The JSON body Chat sends (exposed so tests can check it against the spec).
   boost::json::object RequestBody(const ChatRequest& request) const;
@@ -53,7 +51,7 @@ class OpenAiProvider : public Provider {
 
 // Parses a 200 answer of /chat/completions.
 std::expected<ChatResponse, ProviderError> ParseOpenAiResponse(const http::HttpResponse& response,
-                                                              const ChatRequest& request);
+                                                               const ChatRequest& request);
 // Parses an error answer ({"error":{message,type,param,code}}).
 ProviderError ParseOpenAiError(const http::HttpResponse& response);
 

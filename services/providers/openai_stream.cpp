@@ -1,7 +1,6 @@
 #include "services/providers/openai_stream.h"
 
 #include <boost/json/parse.hpp>
-
 #include <optional>
 
 #include "services/providers/http_errors.h"

@@ -3,7 +3,6 @@
 // length equals code-point length.
 
 #include <array>
-
 #include <boost/algorithm/string/case_conv.hpp>
 #include <cstdio>
 #include <string>
@@ -26,31 +25,28 @@ constexpr std::array<Person, 8> kPeople = {{{"Ada", "Lovelace"},
                                             {"Barbara", "Liskov"},
                                             {"Donald", "Knuth"},
                                             {"Frances", "Allen"}}};
-constexpr std::array<std::string_view, 6> kCompanies = {
-    "Analytical Engines Ltd", "Harvard Computation Lab", "Bletchley Systems",
-    "Langley Research", "Mathematisch Centrum", "Eckert Data Corp"};
-constexpr std::array<std::string_view, 6> kCities = {"London", "New York", "Manchester",
+constexpr std::array<std::string_view, 6> kCompanies = {"Analytical Engines Ltd", "Harvard Computation Lab",
+                                                        "Bletchley Systems",      "Langley Research",
+                                                        "Mathematisch Centrum",   "Eckert Data Corp"};
+constexpr std::array<std::string_view, 6> kCities = {"London",  "New York",  "Manchester",
                                                      "Hampton", "Amsterdam", "Boston"};
 constexpr std::array<std::string_view, 6> kCountries = {"United Kingdom", "United States", "Netherlands",
-                                                        "France", "Germany", "Canada"};
-constexpr std::array<std::string_view, 8> kSubjects = {
-    "The request", "The customer", "The report", "The team",
-    "The record", "The ticket", "The summary", "The input"};
-constexpr std::array<std::string_view, 8> kPredicates = {
-    "describes a billing question about the last invoice",
-    "asks for help resetting an account password",
-    "reports an error shown after the latest update",
-    "mentions a follow-up meeting next week",
-    "contains the contact details of one person",
-    "requests a refund for a duplicate charge",
-    "explains the steps taken so far",
-    "needs a short reply with the next steps"};
-constexpr std::array<std::string_view, 12> kWords = {
-    "alpha", "bravo", "delta", "harbor", "summit", "cedar",
-    "orbit", "signal", "ledger", "meadow", "vector", "copper"};
-constexpr std::array<std::string_view, 8> kTitles = {
-    "Invoice question", "Password reset", "Error after update", "Meeting follow-up",
-    "Refund request", "Account access", "Feature idea", "Data export"};
+                                                        "France",         "Germany",       "Canada"};
+constexpr std::array<std::string_view, 8> kSubjects = {"The request", "The customer", "The report",  "The team",
+                                                       "The record",  "The ticket",   "The summary", "The input"};
+constexpr std::array<std::string_view, 8> kPredicates = {"describes a billing question about the last invoice",
+                                                         "asks for help resetting an account password",
+                                                         "reports an error shown after the latest update",
+                                                         "mentions a follow-up meeting next week",
+                                                         "contains the contact details of one person",
+                                                         "requests a refund for a duplicate charge",
+                                                         "explains the steps taken so far",
+                                                         "needs a short reply with the next steps"};
+constexpr std::array<std::string_view, 12> kWords = {"alpha", "bravo",  "delta",  "harbor", "summit", "cedar",
+                                                     "orbit", "signal", "ledger", "meadow", "vector", "copper"};
+constexpr std::array<std::string_view, 8> kTitles = {"Invoice question",  "Password reset", "Error after update",
+                                                     "Meeting follow-up", "Refund request", "Account access",
+                                                     "Feature idea",      "Data export"};
 
 template <std::size_t N>
 std::string_view Pick(const std::array<std::string_view, N>& table, Rng& rng) {
@@ -82,8 +78,8 @@ std::string Uuid(Rng& rng) {
   for (int i = 0; i < 32; ++i) {
     std::uint64_t word = i < 16 ? high : low;
     int nibble = static_cast<int>((word >> (4 * (15 - i % 16))) & 0xF);
-    if (i == 12) nibble = 4;                      // version 4
-    if (i == 16) nibble = 8 + (nibble & 0x3);     // variant 10xx
+    if (i == 12) nibble = 4;                   // version 4
+    if (i == 16) nibble = 8 + (nibble & 0x3);  // variant 10xx
     if (i == 8 || i == 12 || i == 16 || i == 20) out.push_back('-');
     out.push_back(kHex[nibble]);
   }
@@ -96,8 +92,8 @@ std::string Date(Rng& rng) {
 }
 
 std::string Time(Rng& rng) {
-  return TwoDigits(rng.Between(0, 23)) + ":" + TwoDigits(rng.Between(0, 59)) + ":" +
-         TwoDigits(rng.Between(0, 59)) + "Z";
+  return TwoDigits(rng.Between(0, 23)) + ":" + TwoDigits(rng.Between(0, 59)) + ":" + TwoDigits(rng.Between(0, 59)) +
+         "Z";
 }
 
 }  // namespace
@@ -110,8 +106,7 @@ std::string Word(Rng& rng) { return std::string(Pick(kWords, rng)); }
 
 std::optional<std::string> FormatSample(std::string_view format, std::string_view /*name*/, Rng& rng) {
   if (format == "email" || format == "idn-email") return Email(rng);
-  if (format == "uri" || format == "iri" || format == "uri-reference" || format == "iri-reference" ||
-      format == "url") {
+  if (format == "uri" || format == "iri" || format == "uri-reference" || format == "iri-reference" || format == "url") {
     return "https://example.com/" + std::string(Pick(kWords, rng)) + "/" + std::to_string(rng.Between(1, 999));
   }
   if (format == "hostname" || format == "idn-hostname") {
@@ -145,8 +140,8 @@ std::optional<std::string> PlausibleText(std::string_view raw_name, Rng& rng) {
   if (Has(name, "company") || Has(name, "organization") || Has(name, "organisation") || name == "employer") {
     return std::string(Pick(kCompanies, rng));
   }
-  if (name == "name" || Has(name, "full_name") || Has(name, "contact") || name == "author" ||
-      name == "person" || name == "assignee" || name == "customer") {
+  if (name == "name" || Has(name, "full_name") || Has(name, "contact") || name == "author" || name == "person" ||
+      name == "assignee" || name == "customer") {
     const Person& p = PickPerson(rng);
     return std::string(p.first) + " " + std::string(p.last);
   }
@@ -165,11 +160,12 @@ std::optional<std::string> PlausibleText(std::string_view raw_name, Rng& rng) {
   if (Has(name, "title") || Has(name, "subject") || Has(name, "headline") || Has(name, "label")) {
     return std::string(Pick(kTitles, rng));
   }
-  for (std::string_view prose : {"summary", "description", "reason", "explanation", "note", "comment",
-                                 "message", "text", "body", "content", "detail", "issue", "fix"}) {
+  for (std::string_view prose : {"summary", "description", "reason", "explanation", "note", "comment", "message",
+                                 "text", "body", "content", "detail", "issue", "fix"}) {
     if (Has(name, prose)) return Sentence(rng);
   }
-  if (name == "id" || name.ends_with("_id")) return std::string(Pick(kWords, rng)) + "-" + std::to_string(rng.Between(100, 999));
+  if (name == "id" || name.ends_with("_id"))
+    return std::string(Pick(kWords, rng)) + "-" + std::to_string(rng.Between(100, 999));
   if (Has(name, "word") || Has(name, "tag") || Has(name, "keyword")) return std::string(Pick(kWords, rng));
   return std::nullopt;
 }

@@ -25,9 +25,7 @@ std::string_view FinishReasonName(FinishReason reason) {
   return "other";
 }
 
-std::int64_t EstimateTokens(std::string_view utf8) {
-  return (CodePoints(utf8) + 3) / 4;
-}
+std::int64_t EstimateTokens(std::string_view utf8) { return (CodePoints(utf8) + 3) / 4; }
 
 Usage EstimatedUsage(const ChatRequest& request, std::string_view answer) {
   std::string prompt;
@@ -38,7 +36,8 @@ Usage EstimatedUsage(const ChatRequest& request, std::string_view answer) {
 boost::json::object RequestForDisplay(const ChatRequest& request) {
   boost::json::object out;
   boost::json::array messages;
-  for (const auto& m : request.messages) messages.push_back(boost::json::object{{"role", m.role}, {"content", m.content}});
+  for (const auto& m : request.messages)
+    messages.push_back(boost::json::object{{"role", m.role}, {"content", m.content}});
   out["messages"] = std::move(messages);
   const ResponseFormat& format = request.response_format;
   if (format.kind == ResponseFormat::Kind::kJsonObject) {
@@ -47,7 +46,8 @@ boost::json::object RequestForDisplay(const ChatRequest& request) {
     out["response_format"] = boost::json::object{
         {"type", "json_schema"}, {"name", format.name}, {"schema", format.Schema()}, {"strict", format.strict}};
   } else if (format.kind == ResponseFormat::Kind::kTool) {
-    out["tool"] = boost::json::object{{"name", format.name}, {"parameters", format.Schema()}, {"strict", format.strict}};
+    out["tool"] =
+        boost::json::object{{"name", format.name}, {"parameters", format.Schema()}, {"strict", format.strict}};
   }
   if (request.temperature) out["temperature"] = *request.temperature;
   out["max_output_tokens"] = request.max_output_tokens;

@@ -48,13 +48,13 @@ struct RequestMetadata {
   std::string invocation_id;  // InvocationContext::invocation_id()
   std::string provider;       // the config's name of the provider it goes to
   AttemptRole role = AttemptRole::kGeneration;
-  std::string skill_id;       // the invoked skill
+  std::string skill_id;  // the invoked skill
   // What this request produces: the skill's id for its output, the review
   // skill's id, "<skill>.review" for a gate's judge, "<skill>.eval" for an
   // eval's judge.
   std::string task_id;
-  int attempt = 1;  // the invocation's provider request number, from 1
-  int sample = 0;   // judges with `samples` > 1: which sample, from 0
+  int attempt = 1;                    // the invocation's provider request number, from 1
+  int sample = 0;                     // judges with `samples` > 1: which sample, from 0
   std::optional<std::uint64_t> seed;  // the caller's seed, if it gave one
   // The JSON Schema the caller validates the answer against (before any
   // strict transform); null for free text. Owned by the caller's skill or
@@ -63,7 +63,7 @@ struct RequestMetadata {
   std::optional<Price> price;  // the model's (DESIGN 9.4), for each attempt's cost_usd
   // DESIGN 9.4: sent as the `traceparent` header when not empty (the span of this request).
   std::string traceparent;
-  bool validation_retry = false;  // the request feeds back a rejected answer's errors
+  bool validation_retry = false;        // the request feeds back a rejected answer's errors
   std::shared_ptr<const EvalTag> eval;  // an eval's case and repeat (InvocationOptions); null outside evals
 };
 
@@ -110,11 +110,11 @@ struct ChatResponse {
   std::string raw_body;  // the HTTP body as received
   int http_status = 200;
   std::int64_t queued_ms = 0;  // waited for the provider's rate limit before it was sent
-  AttemptSpan span;  // the request's span (RetryingProvider fills in its id and times)
-  RequestTiming timing;  // RetryingProvider: the wait before it went out and its own time
-  bool from_cache = false;  // answered by eval --cache's store, not the provider (DESIGN 9.5)
+  AttemptSpan span;            // the request's span (RetryingProvider fills in its id and times)
+  RequestTiming timing;        // RetryingProvider: the wait before it went out and its own time
+  bool from_cache = false;     // answered by eval --cache's store, not the provider (DESIGN 9.5)
   bool stopped_early = false;  // ChatRequest::on_text stopped the stream: `text` is cut
-  std::string batch_id;     // answered inside this batch (DESIGN 10.6), not online
+  std::string batch_id;        // answered inside this batch (DESIGN 10.6), not online
 };
 
 // A failed request, as a value. `retryable` follows DESIGN §5.2.
@@ -129,14 +129,14 @@ struct ProviderError {
     kOverloaded,  // not sent: the rate limit leaves no slot before the deadline (retry_after: when one is free)
   };
   Kind kind = Kind::kHttp;
-  int http_status = 0;         // 0 when no response arrived
-  std::string type;            // provider error type, e.g. rate_limit_error
-  std::string code;            // provider error code, if any
-  std::string param;           // OpenAI `param`, e.g. response_format
-  std::string message;         // the provider's message, or ours
+  int http_status = 0;  // 0 when no response arrived
+  std::string type;     // provider error type, e.g. rate_limit_error
+  std::string code;     // provider error code, if any
+  std::string param;    // OpenAI `param`, e.g. response_format
+  std::string message;  // the provider's message, or ours
   bool retryable = false;
   std::optional<std::chrono::milliseconds> retry_after;  // retry-after-ms / retry-after
-  std::optional<bool> should_retry;                       // x-should-retry
+  std::optional<bool> should_retry;                      // x-should-retry
   std::string request_id;
   std::string raw_body;
   std::int64_t queued_ms = 0;  // waited for the provider's rate limit before it was sent
@@ -152,8 +152,7 @@ using ChatResult = BoxedExpected<ChatResponse, ProviderError>;
 class Provider {
  public:
   virtual ~Provider() = default;
-  virtual boost::asio::awaitable<ChatResult> Chat(
-      const ChatRequest& request) = 0;
+  virtual boost::asio::awaitable<ChatResult> Chat(const ChatRequest& request) = 0;
 };
 
 // Token estimate for text a provider did not count: code points / 4, rounded up.

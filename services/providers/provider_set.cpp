@@ -1,19 +1,18 @@
 #include "services/providers/provider_set.h"
 
-#include "services/providers/anthropic_batch_api.h"
-#include "services/providers/gemini_batch_api.h"
-#include "services/providers/openai_batch_api.h"
+#include <optional>
+#include <tuple>
 
 #include "services/http/http_client.h"
+#include "services/providers/anthropic_batch_api.h"
 #include "services/providers/anthropic_provider.h"
-#include "services/providers/limited_provider.h"
+#include "services/providers/gemini_batch_api.h"
 #include "services/providers/gemini_provider.h"
+#include "services/providers/limited_provider.h"
+#include "services/providers/openai_batch_api.h"
 #include "services/providers/openai_provider.h"
 #include "services/providers/simulated_provider.h"
 #include "services/state/request_limiter.h"
-
-#include <optional>
-#include <tuple>
 
 namespace skillrunner::providers {
 namespace json = boost::json;
@@ -28,12 +27,11 @@ std::int64_t IntSetting(const json::object& settings, std::string_view key, std:
 http::HttpClientOptions HttpOptions(const json::object& settings) {
   http::HttpClientOptions options = http::WithProxyFromEnvironment({});
   options.max_connections_per_host = static_cast<std::size_t>(
-      IntSetting(settings, "max_connections_per_host",
-                 static_cast<std::int64_t>(options.max_connections_per_host)));
-  options.connect_timeout = std::chrono::milliseconds(
-      IntSetting(settings, "connect_timeout_ms", options.connect_timeout.count()));
-  options.max_response_bytes = static_cast<std::size_t>(IntSetting(
-      settings, "max_response_bytes", static_cast<std::int64_t>(options.max_response_bytes)));
+      IntSetting(settings, "max_connections_per_host", static_cast<std::int64_t>(options.max_connections_per_host)));
+  options.connect_timeout =
+      std::chrono::milliseconds(IntSetting(settings, "connect_timeout_ms", options.connect_timeout.count()));
+  options.max_response_bytes = static_cast<std::size_t>(
+      IntSetting(settings, "max_response_bytes", static_cast<std::int64_t>(options.max_response_bytes)));
   if (auto* v = settings.if_contains("tls_verify"); v && v->is_bool()) options.tls_verify = v->as_bool();
   if (auto* v = settings.if_contains("ca_file"); v && v->is_string()) {
     options.ca_file = std::string(v->as_string());
@@ -109,34 +107,50 @@ static GeminiOptions GeminiOptionsFor(const std::string& name, const ProviderSet
 }
 
 std::shared_ptr<BatchApi> MakeBatchApi(const std::string& name, const ProviderSettings& provider,
-                                       boost::asio::any_io_executor executor,
-                                       EnvLookup env) {
+                                       boost::asio::any_io_executor executor, EnvLookup env) {
   auto client = http::MakeHttpClient(executor, HttpOptions(provider.settings));
   if (provider.kind == "openai") {
     OpenAiOptions options = OpenAiOptionsFor(name, provider);
     const bool bearer = options.auth_header == "authorization";
-    BatchEndpoint endpoint{client, env, options.api_key_env, options.name, options.base_url, options.auth_header,
-                           bearer ? "Bearer " : "", {}, options.query, ParseOpenAiError};
+    BatchEndpoint endpoint{client,
+                           env,
+                           options.api_key_env,
+                           options.name,
+                           options.base_url,
+                           options.auth_header,
+                           bearer ? "Bearer " : "",
+                           {},
+                           options.query,
+                           ParseOpenAiError};
     return std::make_shared<OpenAiBatchApi>(std::move(endpoint), OpenAiProvider(options, client, env));
   }
   if (provider.kind == "anthropic") {
     AnthropicOptions options = AnthropicOptionsFor(name, provider);
-    BatchEndpoint endpoint{client, env, options.api_key_env, options.name, options.base_url, "x-api-key", "",
-                           {{"anthropic-version", options.anthropic_version}}, {}, ParseAnthropicError};
+    BatchEndpoint endpoint{client,
+                           env,
+                           options.api_key_env,
+                           options.name,
+                           options.base_url,
+                           "x-api-key",
+                           "",
+                           {{"anthropic-version", options.anthropic_version}},
+                           {},
+                           ParseAnthropicError};
     return std::make_shared<AnthropicBatchApi>(std::move(endpoint), AnthropicProvider(options, client, env));
   }
   if (provider.kind == "gemini") {
     GeminiOptions options = GeminiOptionsFor(name, provider);
     BatchEndpoint endpoint{client, env, options.api_key_env, options.name, options.base_url, "x-goog-api-key", "",
-                           {}, {}, ParseGeminiError};
+                           {},     {},  ParseGeminiError};
     return std::make_shared<GeminiBatchApi>(std::move(endpoint), GeminiProvider(options, client, env));
   }
   return nullptr;
 }
 
-std::expected<std::unique_ptr<ProviderSet>, std::string> ProviderSet::Create(
-    const ProviderSettingsMap& providers, boost::asio::any_io_executor executor, EnvLookup env, Clock& clock,
-    LimiterFactory limiters) {
+std::expected<std::unique_ptr<ProviderSet>, std::string> ProviderSet::Create(const ProviderSettingsMap& providers,
+                                                                             boost::asio::any_io_executor executor,
+                                                                             EnvLookup env, Clock& clock,
+                                                                             LimiterFactory limiters) {
   auto set = std::unique_ptr<ProviderSet>(new ProviderSet());
   for (const auto& [name, provider] : providers) {
     const json::object& settings = provider.settings;

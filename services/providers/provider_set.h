@@ -9,9 +9,9 @@
 #include <string_view>
 #include <vector>
 
+#include "services/common/clock.h"
 #include "services/common/env.h"
 #include "services/providers/provider.h"
-#include "services/common/clock.h"
 #include "services/providers/provider_settings.h"
 #include "services/providers/simulated_provider.h"
 #include "services/state/limiter.h"
@@ -32,8 +32,7 @@ class BatchApi;
 // The batch API of a configured provider (DESIGN 10.6) with its own HTTP
 // client on `executor`; null for kinds without one (simulated).
 std::shared_ptr<BatchApi> MakeBatchApi(const std::string& name, const ProviderSettings& provider,
-                                       boost::asio::any_io_executor executor,
-                                       EnvLookup env);
+                                       boost::asio::any_io_executor executor, EnvLookup env);
 
 class ProviderSet {
  public:
@@ -43,11 +42,11 @@ class ProviderSet {
   // learned from 429s. Entries on one account (the same kind, base_url and
   // api_key_env) share one limiter: `limiters` is called once per account
   // with its entries' names, sorted. `clock` must outlive the set.
-  using LimiterFactory =
-      std::function<std::shared_ptr<state::Limiter>(const std::vector<std::string>& entries)>;
-  static std::expected<std::unique_ptr<ProviderSet>, std::string> Create(
-      const ProviderSettingsMap& providers, boost::asio::any_io_executor executor, EnvLookup env,
-      Clock& clock = RealClock(), LimiterFactory limiters = {});
+  using LimiterFactory = std::function<std::shared_ptr<state::Limiter>(const std::vector<std::string>& entries)>;
+  static std::expected<std::unique_ptr<ProviderSet>, std::string> Create(const ProviderSettingsMap& providers,
+                                                                         boost::asio::any_io_executor executor,
+                                                                         EnvLookup env, Clock& clock = RealClock(),
+                                                                         LimiterFactory limiters = {});
 
   // nullptr for a name the config does not define.
   Provider* Find(std::string_view name) const;

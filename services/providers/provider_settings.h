@@ -10,9 +10,9 @@ namespace skillrunner::providers {
 // One entry of the config's `providers:` (DESIGN 6.2), as the core checked it.
 struct ProviderSettings {
   std::string name;
-  std::string kind;         // openai | anthropic | simulated
-  std::string base_url;     // defaulted per kind; *_BASE_URL env overrides
-  std::string api_key_env;  // defaulted per kind; the key itself is never stored
+  std::string kind;              // openai | anthropic | simulated
+  std::string base_url;          // defaulted per kind; *_BASE_URL env overrides
+  std::string api_key_env;       // defaulted per kind; the key itself is never stored
   boost::json::object settings;  // every key as written, for provider kinds
 };
 

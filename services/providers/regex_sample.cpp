@@ -121,15 +121,24 @@ class Parser {
     if (AtEnd()) return std::nullopt;
     char c = text_[pos_++];
     switch (c) {
-      case 'd': return Chars(kDigits);
-      case 'D': return Chars(kDigits, true);
-      case 'w': return Chars(kWord);
-      case 'W': return Chars(kWord, true);
-      case 's': return Chars(kSpace);
-      case 'S': return Chars(kSpace, true);
-      case 'n': return Chars({{'\n', '\n'}});
-      case 't': return Chars({{'\t', '\t'}});
-      case 'r': return Chars({{'\r', '\r'}});
+      case 'd':
+        return Chars(kDigits);
+      case 'D':
+        return Chars(kDigits, true);
+      case 'w':
+        return Chars(kWord);
+      case 'W':
+        return Chars(kWord, true);
+      case 's':
+        return Chars(kSpace);
+      case 'S':
+        return Chars(kSpace, true);
+      case 'n':
+        return Chars({{'\n', '\n'}});
+      case 't':
+        return Chars({{'\t', '\t'}});
+      case 'r':
+        return Chars({{'\r', '\r'}});
       default:
         break;
     }
@@ -148,8 +157,7 @@ class Parser {
     while (!AtEnd() && Peek() != ']') {
       auto low = ClassAtom();
       if (!low) return std::nullopt;
-      bool single = low->ranges.size() == 1 && low->ranges[0].first == low->ranges[0].second &&
-                    !low->negated;
+      bool single = low->ranges.size() == 1 && low->ranges[0].first == low->ranges[0].second && !low->negated;
       if (single && pos_ + 1 < text_.size() && Peek() == '-' && text_[pos_ + 1] != ']') {
         ++pos_;
         auto high = ClassAtom();
@@ -251,7 +259,8 @@ char PickChar(const Node& node, Rng& rng) {
     return allowed[rng.Below(allowed.size())];
   }
   std::uint64_t total = 0;
-  for (const auto& [low, high] : node.ranges) total += static_cast<unsigned char>(high) - static_cast<unsigned char>(low) + 1U;
+  for (const auto& [low, high] : node.ranges)
+    total += static_cast<unsigned char>(high) - static_cast<unsigned char>(low) + 1U;
   if (total == 0) return 'a';
   std::uint64_t pick = rng.Below(total);
   for (const auto& [low, high] : node.ranges) {
@@ -274,8 +283,7 @@ void Generate(const Node& node, Rng& rng, std::string& out) {
       Generate(node.children[rng.Below(node.children.size())], rng, out);
       return;
     case Node::Kind::kRepeat: {
-      int high = node.max < 0 ? node.min + kMaxExtraRepeats
-                              : std::min(node.max, node.min + kMaxBoundedSpread);
+      int high = node.max < 0 ? node.min + kMaxExtraRepeats : std::min(node.max, node.min + kMaxBoundedSpread);
       auto count = rng.Between(node.min, high);
       for (std::int64_t i = 0; i < count; ++i) Generate(node.children.front(), rng, out);
       return;

@@ -44,9 +44,12 @@ bool NamesResponseFormat(const ProviderError& error, const ResponseFormat& forma
 
 std::string_view StructuredModeName(const ResponseFormat& format) {
   switch (format.kind) {
-    case ResponseFormat::Kind::kJsonSchema: return "native_strict";
-    case ResponseFormat::Kind::kTool: return "tool";
-    default: return "json_object";
+    case ResponseFormat::Kind::kJsonSchema:
+      return "native_strict";
+    case ResponseFormat::Kind::kTool:
+      return "tool";
+    default:
+      return "json_object";
   }
 }
 
@@ -150,8 +153,8 @@ std::variant<milliseconds, Stop> NextDelay(const ProviderError& error, const Tra
     if (*error.retry_after > policy.max_server_delay) {
       return Stop{ToError(error, ErrorCode::kProviderUnavailable,
                           "the provider asked to retry after " + std::to_string(error.retry_after->count()) +
-                              " ms, more than max_server_delay_ms (" +
-                              std::to_string(policy.max_server_delay.count()) + "): " + Describe(error))};
+                              " ms, more than max_server_delay_ms (" + std::to_string(policy.max_server_delay.count()) +
+                              "): " + Describe(error))};
     }
     delay = *error.retry_after;
   }
@@ -277,8 +280,9 @@ milliseconds RetryingProvider::Backoff(const TransientRetryPolicy& policy, int r
 
 // The coroutine keeps only what crosses a request (its frame is part of
 // every invocation in flight); the rest is done in plain functions.
-boost::asio::awaitable<BoxedExpected<ChatResponse, Error>> RetryingProvider::Chat(
-    ChatRequest& request, const TransientRetryPolicy& policy, InvocationContext& ctx) {
+boost::asio::awaitable<BoxedExpected<ChatResponse, Error>> RetryingProvider::Chat(ChatRequest& request,
+                                                                                  const TransientRetryPolicy& policy,
+                                                                                  InvocationContext& ctx) {
   Spent spent;
   AttemptSpan span;
   for (;;) {
@@ -299,8 +303,7 @@ boost::asio::awaitable<BoxedExpected<ChatResponse, Error>> RetryingProvider::Cha
   }
 }
 
-std::variant<milliseconds, Error> RetryingProvider::AfterFailure(const ProviderError& error,
-                                                                 const ChatRequest& request,
+std::variant<milliseconds, Error> RetryingProvider::AfterFailure(const ProviderError& error, const ChatRequest& request,
                                                                  const TransientRetryPolicy& policy, Spent& spent,
                                                                  const AttemptSpan& span, InvocationContext& ctx) {
   const RequestTiming timing = ctx.TimeRequest(span.started + milliseconds(error.queued_ms), span.ended);
@@ -316,8 +319,8 @@ std::variant<milliseconds, Error> RetryingProvider::AfterFailure(const ProviderE
     if (auto* delay = std::get_if<milliseconds>(&next)) {
       ++used;
       attempt.delay_ms = delay->count();
-      spdlog::info("skill {}: provider request failed ({}); retry {} of {} in {} ms", ctx.skill_id(),
-                   Describe(error), used, budget.allowed, delay->count());
+      spdlog::info("skill {}: provider request failed ({}); retry {} of {} in {} ms", ctx.skill_id(), Describe(error),
+                   used, budget.allowed, delay->count());
       ctx.AddAttempt(std::move(attempt));
       ++ctx.metrics().transient_retries;
       return *delay;

@@ -10,7 +10,7 @@ namespace {
 
 namespace json = boost::json;
 
-constexpr int kOptionalDepth = 4;     // optional properties only this close to the root
+constexpr int kOptionalDepth = 4;  // optional properties only this close to the root
 constexpr int kHardDepth = 2 * kMaxDepth;
 constexpr std::int64_t kDefaultExtraItems = 3;
 constexpr int kUniqueTries = 8;
@@ -23,9 +23,7 @@ constexpr int kUniqueTries = 8;
 // ones before it, which 10,000 keeps within milliseconds.
 constexpr std::int64_t kMaxValues = 10'000;
 
-const json::value* Member(const json::object& object, std::string_view key) {
-  return object.if_contains(key);
-}
+const json::value* Member(const json::object& object, std::string_view key) { return object.if_contains(key); }
 
 std::optional<std::int64_t> Count(const json::object& schema, std::string_view key) {
   const json::value* value = Member(schema, key);
@@ -60,8 +58,8 @@ std::optional<json::value> UnusedOption(const SchemaWalker& walker, const json::
   json::array options;
   if (const json::value* values = Member(*effective, "enum"); values && values->is_array()) {
     options = values->get_array();
-  } else if (const json::value* type = Member(*effective, "type"); type && type->is_string() &&
-                                                                   type->get_string() == "boolean") {
+  } else if (const json::value* type = Member(*effective, "type");
+             type && type->is_string() && type->get_string() == "boolean") {
     options = {false, true};
   }
   for (const auto& option : options) {
@@ -72,9 +70,8 @@ std::optional<json::value> UnusedOption(const SchemaWalker& walker, const json::
 
 // Only annotations: the schema accepts anything.
 bool SaysNothing(const json::object& schema) {
-  static constexpr std::string_view kAnnotations[] = {"$schema", "$id", "id", "title", "description",
-                                                      "default", "examples", "definitions", "$defs",
-                                                      "$comment"};
+  static constexpr std::string_view kAnnotations[] = {"$schema", "$id",      "id",          "title", "description",
+                                                      "default", "examples", "definitions", "$defs", "$comment"};
   for (const auto& member : schema) {
     if (std::find(std::begin(kAnnotations), std::end(kAnnotations), member.key()) == std::end(kAnnotations)) {
       return false;
@@ -94,8 +91,7 @@ json::value Minimal(std::string_view type) {
 
 }  // namespace
 
-InstanceGenerator::InstanceGenerator(const json::value& root_schema, Rng& rng,
-                                     std::vector<std::string> criteria)
+InstanceGenerator::InstanceGenerator(const json::value& root_schema, Rng& rng, std::vector<std::string> criteria)
     : root_(root_schema), walker_(root_schema), rng_(rng), criteria_(std::move(criteria)), left_(kMaxValues) {}
 
 json::value InstanceGenerator::Generate() {
@@ -106,8 +102,7 @@ json::value InstanceGenerator::Generate() {
   return GenerateFor(root_, "", 0);
 }
 
-json::value InstanceGenerator::GenerateFor(const json::value& schema, std::string_view name,
-                                           int depth) {
+json::value InstanceGenerator::GenerateFor(const json::value& schema, std::string_view name, int depth) {
   json::object storage;
   const json::object* effective = walker_.Effective(schema, storage);
   if (effective == nullptr) return nullptr;
@@ -117,11 +112,10 @@ json::value InstanceGenerator::GenerateFor(const json::value& schema, std::strin
   return value;
 }
 
-json::value InstanceGenerator::FromEffective(const json::object& schema, std::string_view name,
-                                             int depth) {
+json::value InstanceGenerator::FromEffective(const json::object& schema, std::string_view name, int depth) {
   if (const json::value* constant = Member(schema, "const")) return *constant;
-  if (const json::value* options = Member(schema, "enum"); options && options->is_array() &&
-                                                          !options->get_array().empty()) {
+  if (const json::value* options = Member(schema, "enum");
+      options && options->is_array() && !options->get_array().empty()) {
     const json::array& values = options->get_array();
     if (name == "verdict") {
       for (const auto& v : values) {
@@ -186,8 +180,8 @@ std::string InstanceGenerator::PickType(const json::object& schema) {
       if (has_null) return "null";
     }
   }
-  for (const char* key : {"properties", "required", "additionalProperties", "minProperties",
-                          "maxProperties", "patternProperties"}) {
+  for (const char* key :
+       {"properties", "required", "additionalProperties", "minProperties", "maxProperties", "patternProperties"}) {
     if (Member(schema, key) != nullptr) return "object";
   }
   for (const char* key : {"items", "minItems", "maxItems", "uniqueItems", "contains"}) {
@@ -315,8 +309,7 @@ json::value InstanceGenerator::Array(const json::object& schema, std::string_vie
       item_schema = items;
     }
     json::value item = GenerateFor(*item_schema, item_name, depth + 1);
-    for (int tries = 0; unique && tries < kUniqueTries &&
-                        std::find(out.begin(), out.end(), item) != out.end();
+    for (int tries = 0; unique && tries < kUniqueTries && std::find(out.begin(), out.end(), item) != out.end();
          ++tries) {
       item = GenerateFor(*item_schema, item_name, depth + 1);
     }
@@ -368,8 +361,7 @@ std::optional<json::value> InstanceGenerator::JudgeArray(const json::object& sch
   return json::value(std::move(out));
 }
 
-json::value InstanceGenerator::JudgeItem(const json::object& item_schema, const std::string& id,
-                                         int depth) {
+json::value InstanceGenerator::JudgeItem(const json::object& item_schema, const std::string& id, int depth) {
   static constexpr std::string_view kJudgeKeys[] = {"criterion_id", "verdict", "reasoning", "confidence"};
   const json::object& props = Member(item_schema, "properties")->get_object();
   std::vector<std::string> required;

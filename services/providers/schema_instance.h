@@ -33,8 +33,7 @@ class InstanceGenerator {
  public:
   // `root_schema` and `rng` must outlive the generator. `criteria` are the
   // judge's criterion ids (used when the schema names none).
-  InstanceGenerator(const boost::json::value& root_schema, Rng& rng,
-                    std::vector<std::string> criteria = {});
+  InstanceGenerator(const boost::json::value& root_schema, Rng& rng, std::vector<std::string> criteria = {});
   InstanceGenerator(const boost::json::value&& root_schema, Rng& rng,
                     std::vector<std::string> criteria = {}) = delete;  // would dangle
 
@@ -43,8 +42,7 @@ class InstanceGenerator {
 
   // An instance of `schema` (a sub-schema of the root), for a value named
   // `name` (its property name, or "" for none), `depth` levels down.
-  boost::json::value GenerateFor(const boost::json::value& schema, std::string_view name,
-                                 int depth);
+  boost::json::value GenerateFor(const boost::json::value& schema, std::string_view name, int depth);
 
   // Whether some array was filled in judge mode (one item per criterion).
   bool judged() const { return judged_; }
@@ -53,8 +51,7 @@ class InstanceGenerator {
   Rng& rng() { return rng_; }
 
  private:
-  boost::json::value FromEffective(const boost::json::object& schema, std::string_view name,
-                                   int depth);
+  boost::json::value FromEffective(const boost::json::object& schema, std::string_view name, int depth);
   boost::json::value PickBranch(const boost::json::object& schema, const boost::json::value& branches,
                                 std::string_view name, int depth);
   std::string PickType(const boost::json::object& schema);
@@ -65,8 +62,7 @@ class InstanceGenerator {
   std::vector<std::string> ChooseKeys(const boost::json::object& schema, const boost::json::object& props, int depth);
   boost::json::value Array(const boost::json::object& schema, std::string_view name, int depth);
   std::optional<boost::json::value> JudgeArray(const boost::json::object& schema, int depth);
-  boost::json::value JudgeItem(const boost::json::object& item_schema, const std::string& id,
-                               int depth);
+  boost::json::value JudgeItem(const boost::json::object& item_schema, const std::string& id, int depth);
 
   const boost::json::value& root_;
   SchemaWalker walker_;
@@ -80,8 +76,7 @@ class InstanceGenerator {
 
 // Scalars (schema_scalars.cpp). `name` is the property name, for plausibility.
 boost::json::value GenerateString(const boost::json::object& schema, std::string_view name, Rng& rng);
-boost::json::value GenerateNumber(const boost::json::object& schema, bool integer,
-                                  std::string_view name, Rng& rng);
+boost::json::value GenerateNumber(const boost::json::object& schema, bool integer, std::string_view name, Rng& rng);
 
 // A plausible text for a property name ("name" -> a person's name, "summary"
 // -> a sentence, "email" -> an address), or nullopt (plausible_text.cpp).

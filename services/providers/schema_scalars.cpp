@@ -1,13 +1,13 @@
 // Strings and numbers for InstanceGenerator: schema bounds first, then a
 // plausible value for the property name.
 
-#include <boost/json/object.hpp>
 #include <algorithm>
+#include <boost/json/object.hpp>
 #include <cmath>
 #include <limits>
 
-#include "services/providers/regex_sample.h"
 #include "services/providers/instance_edit.h"
+#include "services/providers/regex_sample.h"
 #include "services/providers/schema_instance.h"
 
 namespace skillrunner::providers::simulation {
@@ -19,9 +19,7 @@ constexpr int kPatternTries = 12;
 constexpr double kMagnitude = 1e15;  // keeps integers exact in a double
 constexpr std::string_view kFiller = " lorem ipsum dolor sit amet consectetur adipiscing elit";
 
-const json::value* Member(const json::object& object, std::string_view key) {
-  return object.if_contains(key);
-}
+const json::value* Member(const json::object& object, std::string_view key) { return object.if_contains(key); }
 
 std::optional<std::int64_t> Length(const json::object& schema, std::string_view key) {
   const json::value* value = Member(schema, key);

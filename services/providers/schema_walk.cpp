@@ -1,11 +1,11 @@
 #include "services/providers/schema_walk.h"
-#include "services/validation/error_paths.h"
 
 #include <algorithm>
 #include <boost/json/array.hpp>
 #include <charconv>
 
 #include "services/providers/regex_sample.h"
+#include "services/validation/error_paths.h"
 
 namespace skillrunner::providers::simulation {
 namespace {
@@ -15,10 +15,7 @@ namespace json = boost::json;
 constexpr int kMaxRefHops = 32;
 constexpr int kMaxMergeDepth = 16;
 
-const json::value* Member(const json::object& object, std::string_view key) {
-  return object.if_contains(key);
-}
-
+const json::value* Member(const json::object& object, std::string_view key) { return object.if_contains(key); }
 
 bool IsIndex(std::string_view token, std::size_t& index) {
   if (token.empty() || (token.size() > 1 && token[0] == '0')) return false;
@@ -110,8 +107,7 @@ void SchemaWalker::MergeInto(json::object& into, const json::value& schema, int 
   }
 }
 
-const json::object* SchemaWalker::Effective(const json::value& schema,
-                                            json::object& storage) const {
+const json::object* SchemaWalker::Effective(const json::value& schema, json::object& storage) const {
   static const json::object kEmpty;
   const json::value* resolved = Resolve(schema);
   if (resolved == nullptr) return nullptr;
@@ -180,8 +176,7 @@ SchemaWalker::Found SchemaWalker::Child(const json::value& parent, std::string_v
   return Found::kAny;
 }
 
-const json::value* SchemaWalker::ChildSchema(const json::value& parent,
-                                             std::string_view token) const {
+const json::value* SchemaWalker::ChildSchema(const json::value& parent, std::string_view token) const {
   const json::value* out = nullptr;
   switch (Child(parent, token, 0, out)) {
     case Found::kSpecific:

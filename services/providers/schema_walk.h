@@ -29,16 +29,14 @@ class SchemaWalker {
   // (into `storage` when a merge is needed). `true` and objects without
   // keywords give an empty object; `false`, a broken ref or a non-schema give
   // nullptr.
-  const boost::json::object* Effective(const boost::json::value& schema,
-                                       boost::json::object& storage) const;
+  const boost::json::object* Effective(const boost::json::value& schema, boost::json::object& storage) const;
 
   // The schema a child of an instance governed by `parent` must match:
   // properties / patternProperties / additionalProperties for an object key,
   // items / additionalItems for an array index. nullptr when the child is not
   // allowed (additionalProperties: false); `true`-like empty schema when
   // anything goes. anyOf/oneOf branches are searched for the key.
-  const boost::json::value* ChildSchema(const boost::json::value& parent,
-                                        std::string_view token) const;
+  const boost::json::value* ChildSchema(const boost::json::value& parent, std::string_view token) const;
 
   // The schema for `tokens` below the root; nullptr when a step is not allowed.
   const boost::json::value* SchemaAt(const std::vector<std::string>& tokens) const;

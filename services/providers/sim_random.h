@@ -59,9 +59,7 @@ class Rng {
   double Unit() { return static_cast<double>(Next() >> 11) * 0x1.0p-53; }
 
   // True with probability numerator/denominator.
-  bool Chance(std::uint64_t numerator, std::uint64_t denominator) {
-    return Below(denominator) < numerator;
-  }
+  bool Chance(std::uint64_t numerator, std::uint64_t denominator) { return Below(denominator) < numerator; }
 
  private:
   std::uint64_t state_;

@@ -1,13 +1,12 @@
 #include "services/providers/simulated_provider.h"
 
-#include <span>
-
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json/serialize.hpp>
 #include <cstdio>
+#include <span>
 #include <stdexcept>
 
 #include "services/providers/fault_apply.h"
@@ -72,8 +71,7 @@ SimulatedProvider::SimulatedProvider(SimulatedProviderOptions options) : options
   config_faults_ = std::move(*faults);
 }
 
-asio::awaitable<ChatResult> SimulatedProvider::Chat(
-    const ChatRequest& request) {
+asio::awaitable<ChatResult> SimulatedProvider::Chat(const ChatRequest& request) {
   if (options_.latency.count() > 0) {
     asio::steady_timer timer(co_await asio::this_coro::executor, options_.latency);
     auto [ec] = co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
@@ -157,7 +155,9 @@ std::expected<SimulatedProviderOptions, std::string> SimulatedProviderOptionsFro
   }
   if (const json::value* faults = settings.if_contains("faults")) {
     auto parsed = ParseFaultScript(*faults, FaultScriptScope::kConfig);
-    if (!parsed) return std::unexpected("faults" + (parsed.error().starts_with("(root)") ? parsed.error().substr(6) : parsed.error()));
+    if (!parsed)
+      return std::unexpected("faults" +
+                             (parsed.error().starts_with("(root)") ? parsed.error().substr(6) : parsed.error()));
     options.faults = *faults;
   }
   return options;
@@ -183,8 +183,7 @@ std::expected<SkillSimulation, std::string> ParseSkillSimulation(const json::val
   return out;
 }
 
-std::expected<std::shared_ptr<SimulatedProvider>, std::string> MakeSimulatedProvider(
-    const json::object& settings) {
+std::expected<std::shared_ptr<SimulatedProvider>, std::string> MakeSimulatedProvider(const json::object& settings) {
   auto options = SimulatedProviderOptionsFromSettings(settings);
   if (!options) return std::unexpected(options.error());
   return std::make_shared<SimulatedProvider>(std::move(*options));

@@ -28,8 +28,8 @@
 #include <cstdint>
 #include <expected>
 #include <map>
-#include <optional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -62,8 +62,7 @@ class SimulatedProvider final : public Provider {
 
   // Waits `latency` on the calling coroutine's executor (cancellation ends
   // the wait with ProviderError::Kind::kCancelled), then answers.
-  boost::asio::awaitable<ChatResult> Chat(
-      const ChatRequest& request) override;
+  boost::asio::awaitable<ChatResult> Chat(const ChatRequest& request) override;
 
   // The answer without the wait.
   std::expected<ChatResponse, ProviderError> Answer(const ChatRequest& request) const;

@@ -1,9 +1,8 @@
 #include "services/review/aggregate.h"
 
+#include <array>
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
-
-#include <array>
 #include <cmath>
 #include <string>
 
@@ -118,8 +117,8 @@ json::object ResultEntry(const std::string& criterion_id, const std::vector<Vote
     reasoning = "the judges split:";
     for (std::size_t k = 0; k < kVerdicts.size(); ++k) {
       if (tally.counts[k] == 0) continue;
-      reasoning += (reasoning.back() == ':' ? " " : ", ") + std::to_string(tally.counts[k]) + " " +
-                   std::string(kVerdicts[k]);
+      reasoning +=
+          (reasoning.back() == ':' ? " " : ", ") + std::to_string(tally.counts[k]) + " " + std::string(kVerdicts[k]);
     }
   }
   json::object entry;
@@ -147,7 +146,8 @@ json::value Aggregate(const Rubric& rubric, const std::vector<json::value>& answ
   bool pass = true;
   for (const auto& criterion : rubric.criteria) {
     std::vector<Vote> votes;
-    for (const auto& answer : answers) votes.push_back(VoteOf(answer, criterion.id, rubric.indeterminate_below_confidence));
+    for (const auto& answer : answers)
+      votes.push_back(VoteOf(answer, criterion.id, rubric.indeterminate_below_confidence));
     Tally tally = Count(votes);
     json::object entry = ResultEntry(criterion.id, votes, tally, answers.size());
     if (tally.verdict == "fail") {

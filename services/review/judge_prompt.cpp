@@ -1,6 +1,7 @@
 #include "services/review/judge_prompt.h"
 
 #include <boost/json/serialize.hpp>
+
 #include "services/common/json_text.h"
 
 namespace skillrunner::review {
@@ -32,8 +33,10 @@ std::string Example(const json::value& example) {
 }  // namespace
 
 std::string JudgeSystemPrompt(const Rubric& rubric) {
-  std::string out = "You are a careful, impartial reviewer. Judge the subject the user gives you against "
-                    "each criterion of the rubric \"" + rubric.id + "\"";
+  std::string out =
+      "You are a careful, impartial reviewer. Judge the subject the user gives you against "
+      "each criterion of the rubric \"" +
+      rubric.id + "\"";
   if (!rubric.description.empty()) out += " (" + rubric.description + ")";
   out += ". Use the context, when one is given, as the source of truth.\n\nCriteria:\n";
   for (const auto& criterion : rubric.criteria) {

@@ -36,8 +36,8 @@ std::shared_ptr<const generation::AnswerSchema> SchemaFor(const RubricJudge& pre
 
 }  // namespace
 
-JudgeSpec MakeJudgeSpec(std::shared_ptr<const Rubric> rubric, const JudgeRoute& route,
-                        generation::GenerationSpec base, int samples) {
+JudgeSpec MakeJudgeSpec(std::shared_ptr<const Rubric> rubric, const JudgeRoute& route, generation::GenerationSpec base,
+                        int samples) {
   JudgeSpec judge;
   judge.generation = std::move(base);
   generation::GenerationSpec& g = judge.generation;
@@ -77,7 +77,8 @@ boost::asio::awaitable<Result<json::value>> Reviewer::Review(const JudgeSpec& ju
   providers::Provider* provider = providers_(judge.generation.provider);
   if (provider == nullptr) {
     co_return Fail(ErrorCode::kConfigInvalid, "\"" + judge.review_id() + "\" runs on provider \"" +
-                                                  judge.generation.provider + "\", which this process has not configured");
+                                                  judge.generation.provider +
+                                                  "\", which this process has not configured");
   }
   const generation::Prompt prompt{judge.rubric->judge->system_prompt, JudgeUserPrompt(subject, context), {}, {}, {}};
   // A gate's judge must not change how the generation reports its mode.
@@ -91,7 +92,8 @@ boost::asio::awaitable<Result<json::value>> Reviewer::Review(const JudgeSpec& ju
       // A setup problem (no API key, unknown provider) or a cancelled call is
       // not the judge's doing: it keeps its own code (still neither pass nor fail).
       if (answer.error().code == ErrorCode::kConfigInvalid || answer.error().code == ErrorCode::kCancelled) {
-        co_return std::unexpected(std::move(answer.error().WithContext("judge of rubric \"" + judge.rubric->id + "\"")));
+        co_return std::unexpected(
+            std::move(answer.error().WithContext("judge of rubric \"" + judge.rubric->id + "\"")));
       }
       Error error = JudgeError(judge, std::move(answer.error()));
       if (judge.samples > 1) {

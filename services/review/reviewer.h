@@ -46,8 +46,8 @@ struct JudgeRoute {
 void SetJudgeRoutes(JudgeSpec& judge, const std::vector<JudgeRoute>& fallbacks,
                     const std::optional<JudgeRoute>& escalation);
 
-JudgeSpec MakeJudgeSpec(std::shared_ptr<const Rubric> rubric, const JudgeRoute& route,
-                        generation::GenerationSpec base, int samples);
+JudgeSpec MakeJudgeSpec(std::shared_ptr<const Rubric> rubric, const JudgeRoute& route, generation::GenerationSpec base,
+                        int samples);
 
 class Reviewer {
  public:
@@ -62,10 +62,8 @@ class Reviewer {
   // cause's field errors and details (plus details.cause = the cause's code).
   // CONFIG_INVALID and CANCELLED from the judge's provider keep their code,
   // with "judge of rubric \"<r>\": " before the message.
-  boost::asio::awaitable<Result<boost::json::value>> Review(const JudgeSpec& judge,
-                                                            const boost::json::value& subject,
-                                                            const boost::json::value* context,
-                                                            InvocationContext& ctx);
+  boost::asio::awaitable<Result<boost::json::value>> Review(const JudgeSpec& judge, const boost::json::value& subject,
+                                                            const boost::json::value* context, InvocationContext& ctx);
 
  private:
   generation::ProviderLookup providers_;

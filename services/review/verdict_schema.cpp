@@ -2,7 +2,6 @@
 
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
-
 #include <set>
 #include <string>
 
@@ -46,8 +45,7 @@ std::vector<FieldError> CheckEveryCriterionOnce(const Rubric& rubric, const json
     if (id == nullptr || !id->is_string()) continue;
     std::string text(id->get_string());
     if (!seen.insert(text).second) {
-      errors.push_back({"/criteria_results/" + std::to_string(i),
-                        "criterion \"" + text + "\" appears more than once"});
+      errors.push_back({"/criteria_results/" + std::to_string(i), "criterion \"" + text + "\" appears more than once"});
     }
   }
   for (const auto& criterion : rubric.criteria) {

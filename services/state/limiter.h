@@ -98,9 +98,9 @@ class Limiter {
   enum class Outcome { kGo, kCancelled, kTooLate };
   // What a request was given. `ticket` goes back with its report.
   struct Ticket {
-    Clock::TimePoint admitted{};  // this process's clock
+    Clock::TimePoint admitted{};           // this process's clock
     std::int64_t shared_admitted_ms = -1;  // the shared clock's, when shared
-    std::int64_t tokens = 0;      // the estimate charged
+    std::int64_t tokens = 0;               // the estimate charged
   };
   struct Admission {
     Outcome outcome = Outcome::kGo;

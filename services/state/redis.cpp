@@ -3,19 +3,18 @@
 #include <hiredis/async.h>
 #include <hiredis/hiredis.h>
 
+#include <atomic>
 #include <boost/asio/any_completion_handler.hpp>
-#include <boost/asio/this_coro.hpp>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/post.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
+#include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/url/parse.hpp>
-
-#include <atomic>
 #include <charconv>
 #include <optional>
 
@@ -55,12 +54,25 @@ namespace {
 RedisReply Convert(const redisReply* reply) {
   RedisReply out;
   switch (reply->type) {
-    case REDIS_REPLY_INTEGER: out.type = RedisReply::Type::kInteger; out.integer = reply->integer; break;
-    case REDIS_REPLY_STRING: out.type = RedisReply::Type::kString; break;
-    case REDIS_REPLY_STATUS: out.type = RedisReply::Type::kStatus; break;
-    case REDIS_REPLY_ERROR: out.type = RedisReply::Type::kError; break;
-    case REDIS_REPLY_ARRAY: out.type = RedisReply::Type::kArray; break;
-    default: out.type = RedisReply::Type::kNil; break;
+    case REDIS_REPLY_INTEGER:
+      out.type = RedisReply::Type::kInteger;
+      out.integer = reply->integer;
+      break;
+    case REDIS_REPLY_STRING:
+      out.type = RedisReply::Type::kString;
+      break;
+    case REDIS_REPLY_STATUS:
+      out.type = RedisReply::Type::kStatus;
+      break;
+    case REDIS_REPLY_ERROR:
+      out.type = RedisReply::Type::kError;
+      break;
+    case REDIS_REPLY_ARRAY:
+      out.type = RedisReply::Type::kArray;
+      break;
+    default:
+      out.type = RedisReply::Type::kNil;
+      break;
   }
   if (reply->str != nullptr) out.text.assign(reply->str, reply->len);
   for (std::size_t i = 0; i < reply->elements; ++i) out.elements.push_back(Convert(reply->element[i]));
@@ -87,7 +99,7 @@ struct Pending {
     // Held by pointer: any_completion_handler is move-only, but its
     // converting constructor would let a lambda holding it look copyable.
     auto held = std::make_shared<asio::any_completion_handler<void(Value)>>(std::move(handler));
-    asio::post(resume_on, [held, value = std::move(value)]() mutable { std::move(*held)(std::move(value)); });
+    asio::post(resume_on, [held, value = std::move(value)]() mutable { std::move (*held)(std::move(value)); });
   }
 };
 
@@ -125,12 +137,12 @@ void RedisConnection::Impl::Arm(bool read) {
   if (armed || !socket) return;
   armed = true;
   auto wait = read ? asio::posix::descriptor_base::wait_read : asio::posix::descriptor_base::wait_write;
-  socket->async_wait(wait, asio::bind_executor(strand, [weak = weak_from_this(), read, generation = generation](
-                                                              boost::system::error_code ec) {
-    auto self = weak.lock();
-    if (!self || generation != self->generation) return;  // a wait of a connection that is gone
-    self->OnReady(read, ec);
-  }));
+  socket->async_wait(wait, asio::bind_executor(strand, [weak = weak_from_this(), read,
+                                                        generation = generation](boost::system::error_code ec) {
+                       auto self = weak.lock();
+                       if (!self || generation != self->generation) return;  // a wait of a connection that is gone
+                       self->OnReady(read, ec);
+                     }));
 }
 
 void RedisConnection::Impl::OnReady(bool read, boost::system::error_code ec) {
@@ -191,9 +203,17 @@ void RedisConnection::Impl::Attach(redisAsyncContext* fresh) {
   context = fresh;
   ++generation;
   context->ev.data = this;
-  context->ev.addRead = [](void* data) { auto* s = static_cast<Impl*>(data); s->want_read = true; s->Arm(true); };
+  context->ev.addRead = [](void* data) {
+    auto* s = static_cast<Impl*>(data);
+    s->want_read = true;
+    s->Arm(true);
+  };
   context->ev.delRead = [](void* data) { static_cast<Impl*>(data)->want_read = false; };
-  context->ev.addWrite = [](void* data) { auto* s = static_cast<Impl*>(data); s->want_write = true; s->Arm(false); };
+  context->ev.addWrite = [](void* data) {
+    auto* s = static_cast<Impl*>(data);
+    s->want_write = true;
+    s->Arm(false);
+  };
   context->ev.delWrite = [](void* data) { static_cast<Impl*>(data)->want_write = false; };
   context->ev.cleanup = [](void* data) { static_cast<Impl*>(data)->Drop(); };
   socket.emplace(strand, context->c.fd);
@@ -223,7 +243,7 @@ boost::asio::awaitable<std::expected<void, std::string>> RedisConnection::Connec
   auto self = shared_from_this();
   asio::ip::tcp::resolver resolver(impl_->strand);
   auto [ec, endpoints] = co_await resolver.async_resolve(impl_->url.host, std::to_string(impl_->url.port),
-                                                          asio::as_tuple(asio::use_awaitable));
+                                                         asio::as_tuple(asio::use_awaitable));
   if (ec || endpoints.empty()) {
     co_return std::unexpected("cannot resolve " + impl_->url.host + ": " + (ec ? ec.message() : "no address"));
   }
@@ -232,33 +252,33 @@ boost::asio::awaitable<std::expected<void, std::string>> RedisConnection::Connec
   // Named, not a temporary in the co_await expression (GCC 12 destroys such
   // a lambda's captures twice).
   auto initiation = [self, ip, timeout, resume_on](auto handler) {
+    Impl& impl = *self->impl_;
+    asio::post(impl.strand, [self, ip, timeout, resume_on, handler = std::move(handler)]() mutable {
+      Impl& impl = *self->impl_;
+      if (impl.context != nullptr) {
+        redisAsyncContext* old = impl.context;
+        redisAsyncFree(old);  // → cleanup → Drop
+      }
+      auto pending = std::make_shared<Pending<ConnectResult>>(std::move(handler), resume_on);
+      redisAsyncContext* context = redisAsyncConnect(ip.c_str(), impl.url.port);
+      if (context == nullptr || context->err != 0) {
+        std::string why = context != nullptr ? context->errstr : "out of memory";
+        if (context != nullptr) redisAsyncFree(context);
+        pending->Complete(std::unexpected(why));
+        return;
+      }
+      impl.connecting = pending;
+      pending->timer.emplace(impl.strand);
+      pending->timer->expires_after(timeout);
+      pending->timer->async_wait([self, pending, timeout](boost::system::error_code ec) {
+        if (ec || !pending->handler) return;
         Impl& impl = *self->impl_;
-        asio::post(impl.strand, [self, ip, timeout, resume_on, handler = std::move(handler)]() mutable {
-          Impl& impl = *self->impl_;
-          if (impl.context != nullptr) {
-            redisAsyncContext* old = impl.context;
-            redisAsyncFree(old);  // → cleanup → Drop
-          }
-          auto pending = std::make_shared<Pending<ConnectResult>>(std::move(handler), resume_on);
-          redisAsyncContext* context = redisAsyncConnect(ip.c_str(), impl.url.port);
-          if (context == nullptr || context->err != 0) {
-            std::string why = context != nullptr ? context->errstr : "out of memory";
-            if (context != nullptr) redisAsyncFree(context);
-            pending->Complete(std::unexpected(why));
-            return;
-          }
-          impl.connecting = pending;
-          pending->timer.emplace(impl.strand);
-          pending->timer->expires_after(timeout);
-          pending->timer->async_wait([self, pending, timeout](boost::system::error_code ec) {
-            if (ec || !pending->handler) return;
-            Impl& impl = *self->impl_;
-            if (impl.context != nullptr) redisAsyncFree(impl.context);
-            pending->Complete(std::unexpected("no connection within " + std::to_string(timeout.count()) + " ms"));
-          });
-          impl.Attach(context);
-        });
-      };
+        if (impl.context != nullptr) redisAsyncFree(impl.context);
+        pending->Complete(std::unexpected("no connection within " + std::to_string(timeout.count()) + " ms"));
+      });
+      impl.Attach(context);
+    });
+  };
   ConnectResult result = co_await asio::async_initiate<decltype(asio::use_awaitable), void(ConnectResult)>(
       std::move(initiation), asio::use_awaitable);
   if (!result) co_return std::unexpected("cannot connect to " + impl_->url.Display() + ": " + result.error());
@@ -281,35 +301,35 @@ boost::asio::awaitable<RedisConnection::Answer> RedisConnection::Command(std::ve
   auto self = shared_from_this();
   asio::any_io_executor resume_on = co_await asio::this_coro::executor;
   auto initiation = [self, args = std::move(args), timeout, resume_on](auto handler) mutable {
-        asio::post(self->impl_->strand, [self, args = std::move(args), timeout, resume_on,
-                                         handler = std::move(handler)]() mutable {
-          Impl& impl = *self->impl_;
-          auto pending = std::make_shared<Pending<Answer>>(std::move(handler), resume_on);
-          if (impl.context == nullptr) {
-            pending->Complete(std::unexpected(std::string("not connected to redis")));
-            return;
-          }
-          std::vector<const char*> argv;
-          std::vector<std::size_t> lengths;
-          for (const auto& arg : args) {
-            argv.push_back(arg.data());
-            lengths.push_back(arg.size());
-          }
-          auto* privdata = new std::shared_ptr<Pending<Answer>>(pending);
-          if (redisAsyncCommandArgv(impl.context, &Impl::OnReply, privdata, static_cast<int>(argv.size()),
-                                    argv.data(), lengths.data()) != REDIS_OK) {
-            delete privdata;
-            pending->Complete(std::unexpected(std::string("redis refused the command: the connection is closing")));
-            return;
-          }
-          pending->timer.emplace(impl.strand);
-          pending->timer->expires_after(timeout);
-          pending->timer->async_wait([pending, timeout](boost::system::error_code ec) {
-            if (ec) return;
-            pending->Complete(std::unexpected("no answer from redis within " + std::to_string(timeout.count()) + " ms"));
-          });
-        });
-      };
+    asio::post(self->impl_->strand, [self, args = std::move(args), timeout, resume_on,
+                                     handler = std::move(handler)]() mutable {
+      Impl& impl = *self->impl_;
+      auto pending = std::make_shared<Pending<Answer>>(std::move(handler), resume_on);
+      if (impl.context == nullptr) {
+        pending->Complete(std::unexpected(std::string("not connected to redis")));
+        return;
+      }
+      std::vector<const char*> argv;
+      std::vector<std::size_t> lengths;
+      for (const auto& arg : args) {
+        argv.push_back(arg.data());
+        lengths.push_back(arg.size());
+      }
+      auto* privdata = new std::shared_ptr<Pending<Answer>>(pending);
+      if (redisAsyncCommandArgv(impl.context, &Impl::OnReply, privdata, static_cast<int>(argv.size()), argv.data(),
+                                lengths.data()) != REDIS_OK) {
+        delete privdata;
+        pending->Complete(std::unexpected(std::string("redis refused the command: the connection is closing")));
+        return;
+      }
+      pending->timer.emplace(impl.strand);
+      pending->timer->expires_after(timeout);
+      pending->timer->async_wait([pending, timeout](boost::system::error_code ec) {
+        if (ec) return;
+        pending->Complete(std::unexpected("no answer from redis within " + std::to_string(timeout.count()) + " ms"));
+      });
+    });
+  };
   Answer answer = co_await asio::async_initiate<decltype(asio::use_awaitable), void(Answer)>(std::move(initiation),
                                                                                              asio::use_awaitable);
   co_return answer;

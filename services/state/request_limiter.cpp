@@ -104,8 +104,8 @@ void RequestLimiter::CreepLocked(Clock::TimePoint now) {
   }
   std::optional<double> rate = *rate_;
   const std::optional<double>& ceiling = limit_.requests_per_minute;
-  clean_at_ = std::max(clean_at_, *rate);  // it ran clean
-  grace_until_ = {};                       // and the provider's window after the cut is over
+  clean_at_ = std::max(clean_at_, *rate);            // it ran clean
+  grace_until_ = {};                                 // and the provider's window after the cut is over
   if (clean_at_ >= refused_at_) lone_refusals_ = 0;  // past the rate refused: that was jitter
   // Whether the pace held anyone back: a request waited at it, or one waits now.
   const bool binding = waited_since_change_ > 0 || (tail_ > 0 && SlotLocked(tail_ - 1, now) > now);
@@ -325,8 +325,7 @@ void RequestLimiter::Report(const Ticket& ticket, bool rate_limited, std::int64_
     CutLocked(now, false);  // a burst while unlimited: nothing to sample
   } else if (clean_at_ > 0 && *rate_ > clean_at_) {
     // A step up from a rate that ran clean, refused: back to that at once.
-    spdlog::debug("rate limit: a 429 at {:.0f} a minute, above {:.0f} that ran clean; back to that", *rate_,
-                  clean_at_);
+    spdlog::debug("rate limit: a 429 at {:.0f} a minute, above {:.0f} that ran clean; back to that", *rate_, clean_at_);
     refused_at_ = *rate_;
     ++lone_refusals_;
     accepted_at_cut_ = std::max(accepted_at_cut_, clean_at_);

@@ -102,7 +102,7 @@ class RequestLimiter final : public Limiter {
   int sent_since_change_ = 0;
   int refused_since_change_ = 0;
   int forgiven_since_change_ = 0;  // of those, held as jitter (CutLocked): they do not stop a rise
-  int waited_since_change_ = 0;  // times a request went to sleep for its place
+  int waited_since_change_ = 0;    // times a request went to sleep for its place
   // Unlimited, the pace requests go at, counted a second at a time: what a
   // first 429 is judged by (CutLocked), so that after an idle hour it is the
   // last second's requests, not the hour's.

@@ -3,7 +3,6 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/this_coro.hpp>
-
 #include <cmath>
 
 namespace skillrunner::state {
@@ -258,11 +257,23 @@ std::string Number(double value) { return std::to_string(value); }
 }  // namespace
 
 std::vector<std::string> SharedLimiter::Constants() const {
-  return {Number(limit_.requests_per_minute.value_or(0)), Number(kMinPerMinute), Number(kBackoff), Number(kMaxCut),
-          std::to_string(kMinSample), Number(kMaxSampledCut), Number(kProbeFactor), Number(kStepShare),
-          Number(kNearRefused), Number(kTargetOver), Number(kSearchStep), Number(kProbeSeconds * 1000),
-          std::to_string(std::chrono::milliseconds(kKeyTtl).count()), std::to_string(kSettleSeconds * 1000),
-          Number(kStrayShare), std::to_string(kLoneSettleSeconds * 1000), Number(kSearchGrowth)};
+  return {Number(limit_.requests_per_minute.value_or(0)),
+          Number(kMinPerMinute),
+          Number(kBackoff),
+          Number(kMaxCut),
+          std::to_string(kMinSample),
+          Number(kMaxSampledCut),
+          Number(kProbeFactor),
+          Number(kStepShare),
+          Number(kNearRefused),
+          Number(kTargetOver),
+          Number(kSearchStep),
+          Number(kProbeSeconds * 1000),
+          std::to_string(std::chrono::milliseconds(kKeyTtl).count()),
+          std::to_string(kSettleSeconds * 1000),
+          Number(kStrayShare),
+          std::to_string(kLoneSettleSeconds * 1000),
+          Number(kSearchGrowth)};
 }
 
 RateLimit ShareOf(const RateLimit& limit, int replicas) {
@@ -274,8 +285,11 @@ RateLimit ShareOf(const RateLimit& limit, int replicas) {
 }
 
 SharedLimiter::SharedLimiter(std::shared_ptr<SharedState> state, std::string provider, RateLimit limit, Clock& clock)
-    : state_(std::move(state)), key_(state_->Key("limit", provider)),
-      limit_(limit), clock_(clock), local_(ShareOf(limit, state_->replicas_hint()), clock) {}
+    : state_(std::move(state)),
+      key_(state_->Key("limit", provider)),
+      limit_(limit),
+      clock_(clock),
+      local_(ShareOf(limit, state_->replicas_hint()), clock) {}
 
 boost::asio::awaitable<Limiter::Admission> SharedLimiter::Acquire(Clock::TimePoint latest, std::int64_t tokens) {
   static const std::string acquire = std::string(kPrelude) + std::string(kAcquire);
@@ -339,7 +353,7 @@ boost::asio::awaitable<Limiter::Admission> SharedLimiter::OneIntervalAfterTheLas
       double rate = shared_rate_;
       if (rate > 0) {
         next = std::max(now, last_go_ + std::chrono::duration_cast<Clock::TimePoint::duration>(
-                                             std::chrono::duration<double>(60.0 / rate)));
+                                            std::chrono::duration<double>(60.0 / rate)));
       }
       if (next <= now) {
         last_go_ = now;
@@ -384,7 +398,8 @@ void SharedLimiter::Report(const Ticket& ticket, bool rate_limited, std::int64_t
   // Reports are not awaited by the request that made them.
   boost::asio::co_spawn(
       state_->executor(),
-      [](std::shared_ptr<SharedState> state, std::vector<std::vector<std::string>> commands) -> boost::asio::awaitable<void> {
+      [](std::shared_ptr<SharedState> state,
+         std::vector<std::vector<std::string>> commands) -> boost::asio::awaitable<void> {
         for (auto& command : commands) co_await state->Run(std::move(command));
       }(state_, std::move(commands)),
       boost::asio::detached);

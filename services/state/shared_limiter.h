@@ -8,8 +8,8 @@
 // the limit (limit / replicas_hint) applies, learned locally.
 
 #include <atomic>
-#include <mutex>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -39,7 +39,7 @@ class SharedLimiter final : public Limiter {
   std::string key_;
   RateLimit limit_;
   Clock& clock_;
-  RequestLimiter local_;  // this process's share, while degraded
+  RequestLimiter local_;                 // this process's share, while degraded
   std::atomic<double> shared_rate_{-1};  // the last rate Redis reported; < 0: unlimited
   std::atomic<bool> in_grace_{false};    // Redis said a cut's grace was on (limiter.h, kCutGrace)
   std::mutex mutex_;

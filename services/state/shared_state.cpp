@@ -8,7 +8,9 @@
 namespace skillrunner::state {
 
 SharedState::SharedState(boost::asio::any_io_executor executor, SharedStateOptions options, Clock& clock)
-    : executor_(executor), options_(std::move(options)), clock_(clock),
+    : executor_(executor),
+      options_(std::move(options)),
+      clock_(clock),
       connection_(RedisConnection::Create(executor, options_.url)) {}
 
 std::shared_ptr<SharedState> SharedState::Start(boost::asio::any_io_executor executor, SharedStateOptions options,
@@ -34,9 +36,10 @@ std::string SharedState::Key(std::string_view kind, std::string_view name) const
 void SharedState::Degrade(const std::string& why) {
   if (healthy_.exchange(false)) {
     ++degradations_;
-    spdlog::warn("state: {} is unreachable or slow ({}); each limit falls back to this process's share "
-                 "(1/{}) until it answers again",
-                 options_.url.Display(), why, options_.replicas_hint);
+    spdlog::warn(
+        "state: {} is unreachable or slow ({}); each limit falls back to this process's share "
+        "(1/{}) until it answers again",
+        options_.url.Display(), why, options_.replicas_hint);
   }
 }
 
@@ -62,9 +65,10 @@ boost::asio::awaitable<void> SharedState::Probe() {
       }
       if (problem) {
         if (first) {
-          spdlog::warn("state: cannot reach {} ({}); each limit falls back to this process's share (1/{}) "
-                       "until it answers",
-                       options_.url.Display(), *problem, options_.replicas_hint);
+          spdlog::warn(
+              "state: cannot reach {} ({}); each limit falls back to this process's share (1/{}) "
+              "until it answers",
+              options_.url.Display(), *problem, options_.replicas_hint);
         }
         Degrade(*problem);
       } else if (!healthy_.exchange(true)) {
@@ -96,8 +100,8 @@ boost::asio::awaitable<std::optional<RedisReply>> SharedState::Run(std::vector<s
 }
 
 boost::asio::awaitable<std::optional<RedisReply>> SharedState::Eval(std::string_view script,
-                                                                   std::vector<std::string> keys,
-                                                                   std::vector<std::string> args) {
+                                                                    std::vector<std::string> keys,
+                                                                    std::vector<std::string> args) {
   std::vector<std::string> command{"EVAL", std::string(script), std::to_string(keys.size())};
   for (auto& key : keys) command.push_back(std::move(key));
   for (auto& arg : args) command.push_back(std::move(arg));

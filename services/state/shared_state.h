@@ -10,9 +10,9 @@
 // first connection is still being tried wait for it (a process must not
 // start on its own share only because it was fast).
 
+#include <atomic>
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
-#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -47,7 +47,7 @@ class SharedState : public std::enable_shared_from_this<SharedState> {
   // Runs a Lua script atomically; nullopt (and degraded) when Redis did not
   // answer in time. A script error is a bug of ours: logged, nullopt.
   boost::asio::awaitable<std::optional<RedisReply>> Eval(std::string_view script, std::vector<std::string> keys,
-                                                        std::vector<std::string> args);
+                                                         std::vector<std::string> args);
   // A plain command, with the same degraded handling.
   boost::asio::awaitable<std::optional<RedisReply>> Run(std::vector<std::string> command);
 

@@ -2,7 +2,6 @@
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
-
 #include <cmath>
 #include <random>
 
@@ -79,8 +78,8 @@ TenantQuotas::Decision TenantQuotas::AdmitLocally(Tenant& tenant) {
         interval * std::max(1.0, *quota.requests_per_minute / 60));
     Clock::TimePoint tat = std::max(tenant.tat, now) + interval;
     if (tat - now > burst) {
-      return Decision{false, std::chrono::ceil<std::chrono::milliseconds>(tat - now - burst), "requests_per_minute",
-                      "", false};
+      return Decision{false, std::chrono::ceil<std::chrono::milliseconds>(tat - now - burst), "requests_per_minute", "",
+                      false};
     }
     tenant.tat = tat;
   }
@@ -88,7 +87,7 @@ TenantQuotas::Decision TenantQuotas::AdmitLocally(Tenant& tenant) {
 }
 
 boost::asio::awaitable<TenantQuotas::Decision> TenantQuotas::Admit(const std::string& name,
-                                                                  std::chrono::milliseconds lease_for) {
+                                                                   std::chrono::milliseconds lease_for) {
   Tenant* tenant = nullptr;
   std::string lease;
   {
@@ -103,7 +102,8 @@ boost::asio::awaitable<TenantQuotas::Decision> TenantQuotas::Admit(const std::st
     const Quota& quota = tenant->quota;
     std::vector<std::string> keys{shared_->Key("tenant", name), shared_->Key("tenant", name) + ":in_flight"};
     std::vector<std::string> args{std::to_string(quota.requests_per_minute.value_or(0)),
-                                  std::to_string(quota.max_in_flight.value_or(0)), lease,
+                                  std::to_string(quota.max_in_flight.value_or(0)),
+                                  lease,
                                   std::to_string(lease_for.count()),
                                   std::to_string(std::chrono::milliseconds(kKeyTtl).count()),
                                   std::to_string(kInFlightRetryAfter.count())};

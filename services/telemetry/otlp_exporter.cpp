@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -10,15 +11,13 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <algorithm>
+#include <boost/url/pct_string_view.hpp>
 #include <charconv>
 #include <deque>
 #include <functional>
 #include <mutex>
 #include <optional>
 #include <thread>
-
-#include <boost/url/pct_string_view.hpp>
 
 #include "services/http/http_client.h"
 
@@ -88,7 +87,8 @@ struct OtlpExporter::Worker {
       // collector gets retry_delay to come back (a timer Shutdown cuts short).
       const bool backing_off = failing;
       if (!stop && (backing_off || Queued() < options.max_batch_spans)) {
-        timer.expires_after(backing_off ? std::max(options.retry_delay, options.schedule_delay) : options.schedule_delay);
+        timer.expires_after(backing_off ? std::max(options.retry_delay, options.schedule_delay)
+                                        : options.schedule_delay);
         co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
       }
       std::vector<Span> batch = Take(stop);

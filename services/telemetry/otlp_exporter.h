@@ -23,13 +23,13 @@
 namespace skillrunner::telemetry {
 
 struct OtlpExporterOptions {
-  std::string endpoint;  // the whole URL spans are POSTed to (…/v1/traces)
+  std::string endpoint;                                      // the whole URL spans are POSTed to (…/v1/traces)
   std::vector<std::pair<std::string, std::string>> headers;  // OTEL_EXPORTER_OTLP_HEADERS; never logged
   Resource resource;
-  std::size_t max_queue_spans = 2048;     // OTEL_BSP_MAX_QUEUE_SIZE
-  std::size_t max_batch_spans = 512;      // OTEL_BSP_MAX_EXPORT_BATCH_SIZE
-  std::chrono::milliseconds schedule_delay{5000};   // OTEL_BSP_SCHEDULE_DELAY
-  std::chrono::milliseconds export_timeout{10000};  // OTEL_EXPORTER_OTLP_TIMEOUT
+  std::size_t max_queue_spans = 2048;                // OTEL_BSP_MAX_QUEUE_SIZE
+  std::size_t max_batch_spans = 512;                 // OTEL_BSP_MAX_EXPORT_BATCH_SIZE
+  std::chrono::milliseconds schedule_delay{5000};    // OTEL_BSP_SCHEDULE_DELAY
+  std::chrono::milliseconds export_timeout{10000};   // OTEL_EXPORTER_OTLP_TIMEOUT
   std::chrono::milliseconds shutdown_timeout{5000};  // the most Shutdown waits to flush
   // After a failed export, the least wait before the next (spans that come
   // meanwhile queue, and drop when the queue is full).

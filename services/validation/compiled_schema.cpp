@@ -64,8 +64,8 @@ std::optional<std::string> Populate(CompiledSchemaImpl& impl, const CompileOptio
   Parser parser(impl.draft == Draft::k4 ? Parser::kDraft4 : Parser::kDraft7);
   AddCustomConstraints(parser);
   try {
-    parser.populateSchema(Adapter(*impl.documents.front()), impl.schema,
-                          MakeFetcher(impl, rewriter, options), [](const boost::json::value*) {});
+    parser.populateSchema(Adapter(*impl.documents.front()), impl.schema, MakeFetcher(impl, rewriter, options),
+                          [](const boost::json::value*) {});
   } catch (const std::exception& e) {
     return std::string("invalid schema: ") + e.what();
   }

@@ -15,8 +15,7 @@ namespace skillrunner::validation {
 
 // Resolves a remote `$ref` document by URI (no network: callers map URIs to
 // local files). Returns nullopt when the document is unknown.
-using DocumentFetcher =
-    std::function<std::optional<boost::json::value>(std::string_view uri)>;
+using DocumentFetcher = std::function<std::optional<boost::json::value>(std::string_view uri)>;
 
 struct CompileOptions {
   DocumentFetcher fetch;  // optional; without it remote refs fail to compile
@@ -31,8 +30,8 @@ class CompiledSchema {
  public:
   // Fails with a message naming what is wrong with the schema (an unsupported
   // `$schema`, a keyword with a value of the wrong type, an unresolvable ref).
-  static std::expected<std::shared_ptr<const CompiledSchema>, std::string>
-  Compile(const boost::json::value& schema, const CompileOptions& options = {});
+  static std::expected<std::shared_ptr<const CompiledSchema>, std::string> Compile(const boost::json::value& schema,
+                                                                                   const CompileOptions& options = {});
 
   ~CompiledSchema();
   CompiledSchema(const CompiledSchema&) = delete;

@@ -47,8 +47,7 @@ class MarkConstraint : public Cloneable<MarkConstraint> {
 class FormatConstraint : public Cloneable<FormatConstraint> {
  public:
   explicit FormatConstraint(std::string format) : format_(std::move(format)) {}
-  bool validate(const Adapter& target, const Context& context,
-                ValidationResults* results) const override {
+  bool validate(const Adapter& target, const Context& context, ValidationResults* results) const override {
     std::string text;
     if (!target.isString() || !target.getString(text)) return true;
     if (CheckFormat(format_, text)) return true;
@@ -64,8 +63,7 @@ class FormatConstraint : public Cloneable<FormatConstraint> {
 // an integer (valijson only accepts int64 values).
 class IntegerConstraint : public Cloneable<IntegerConstraint> {
  public:
-  bool validate(const Adapter& target, const Context& context,
-                ValidationResults* results) const override {
+  bool validate(const Adapter& target, const Context& context, ValidationResults* results) const override {
     if (!target.isNumber() || target.isInteger()) return true;
     double value = 0;
     if (target.getDouble(value) && std::isfinite(value) && std::trunc(value) == value) {
@@ -82,8 +80,7 @@ class MultipleOfConstraint : public Cloneable<MultipleOfConstraint> {
  public:
   MultipleOfConstraint(bool is_integer, int64_t int_divisor, double divisor)
       : is_integer_(is_integer), int_divisor_(int_divisor), divisor_(divisor) {}
-  bool validate(const Adapter& target, const Context& context,
-                ValidationResults* results) const override {
+  bool validate(const Adapter& target, const Context& context, ValidationResults* results) const override {
     if (!target.isNumber() || Passes(target)) return true;
     if (results != nullptr) results->pushError(context, std::string(kMultipleOfTag));
     return false;
@@ -159,8 +156,7 @@ void AppendCanonical(const Adapter& value, std::string& out) {
 class UniqueItemsConstraint : public Cloneable<UniqueItemsConstraint> {
  public:
   explicit UniqueItemsConstraint(bool unique) : unique_(unique) {}
-  bool validate(const Adapter& target, const Context& context,
-                ValidationResults* results) const override {
+  bool validate(const Adapter& target, const Context& context, ValidationResults* results) const override {
     if (!unique_ || !target.isArray()) return true;
     std::unordered_map<std::string, std::size_t> seen;
     std::size_t index = 0;
@@ -175,8 +171,8 @@ class UniqueItemsConstraint : public Cloneable<UniqueItemsConstraint> {
     });
     if (!repeat) return true;
     if (results != nullptr) {
-      results->pushError(context, std::string(kUniqueItemsTag) + std::to_string(repeat->first) + " " +
-                                      std::to_string(repeat->second));
+      results->pushError(
+          context, std::string(kUniqueItemsTag) + std::to_string(repeat->first) + " " + std::to_string(repeat->second));
     }
     return false;
   }
@@ -209,9 +205,7 @@ class FormatBuilder : public valijson::ConstraintBuilder {
 
 class IntegerBuilder : public valijson::ConstraintBuilder {
  public:
-  valijson::constraints::Constraint* make(const Adapter&) const override {
-    return new IntegerConstraint();
-  }
+  valijson::constraints::Constraint* make(const Adapter&) const override { return new IntegerConstraint(); }
 };
 
 class MultipleOfBuilder : public valijson::ConstraintBuilder {

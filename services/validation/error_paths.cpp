@@ -2,7 +2,6 @@
 
 #include <boost/url/decode_view.hpp>
 #include <boost/url/pct_string_view.hpp>
-
 #include <charconv>
 
 namespace skillrunner::validation {
@@ -30,8 +29,7 @@ std::vector<std::string> ContextTokens(const std::vector<std::string>& context) 
   return tokens;
 }
 
-const boost::json::value* FindByTokens(const boost::json::value& root,
-                                       const std::vector<std::string>& tokens) {
+const boost::json::value* FindByTokens(const boost::json::value& root, const std::vector<std::string>& tokens) {
   const boost::json::value* current = &root;
   for (const auto& token : tokens) {
     if (const auto* object = current->if_object()) {

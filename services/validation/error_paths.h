@@ -18,7 +18,6 @@ std::string DecodeUriFragment(std::string_view text);
 std::vector<std::string> ContextTokens(const std::vector<std::string>& context);
 
 // The value at `tokens` inside `root`, or nullptr when there is none.
-const boost::json::value* FindByTokens(const boost::json::value& root,
-                                       const std::vector<std::string>& tokens);
+const boost::json::value* FindByTokens(const boost::json::value& root, const std::vector<std::string>& tokens);
 
 }  // namespace skillrunner::validation

@@ -1,7 +1,7 @@
 #include "services/validation/error_report.h"
 
-#include <boost/json/serialize.hpp>
 #include <algorithm>
+#include <boost/json/serialize.hpp>
 #include <charconv>
 #include <cmath>
 #include <optional>
@@ -58,8 +58,7 @@ std::string CollapsedMessage(Collapse collapse, const boost::json::value* found)
     case Collapse::kOneOfNone:
       return "expected a value matching exactly one oneOf branch, found " + what + " matching none";
     default:
-      return "expected a value matching exactly one oneOf branch, found " + what +
-             " matching more than one";
+      return "expected a value matching exactly one oneOf branch, found " + what + " matching more than one";
   }
 }
 
@@ -97,8 +96,7 @@ std::optional<std::string> BranchTypes(const boost::json::object* owner, const b
 
 class Reporter {
  public:
-  Reporter(const std::vector<const boost::json::object*>& nodes, const boost::json::value& instance,
-           bool draft4)
+  Reporter(const std::vector<const boost::json::object*>& nodes, const boost::json::value& instance, bool draft4)
       : nodes_(nodes), instance_(instance), draft4_(draft4) {}
 
   void Add(const valijson::ValidationResults::Error& error) {
@@ -161,8 +159,7 @@ class Reporter {
   // Whether the subschema for `child` reported its own errors: its leave mark
   // comes right before the wrapper. If not, it was the `false` schema.
   bool ChildReported(const Tokens& child) const {
-    return std::string_view(previous_.description).starts_with(kLeaveTag) &&
-           ContextTokens(previous_.context) == child;
+    return std::string_view(previous_.description).starts_with(kLeaveTag) && ContextTokens(previous_.context) == child;
   }
 
   // Drops valijson's per-level wrappers; reports a `false` subschema, which
@@ -172,8 +169,8 @@ class Reporter {
     if (d.starts_with("Failed to validate against schema associated with property name")) {
       child.push_back(PropertyName(d));
       if (!ChildReported(child)) {
-        out_.push_back({MakePointer(child), "unexpected property " +
-                                                boost::json::serialize(boost::json::value(child.back()))});
+        out_.push_back(
+            {MakePointer(child), "unexpected property " + boost::json::serialize(boost::json::value(child.back()))});
       }
       return true;
     }
@@ -194,8 +191,8 @@ class Reporter {
 
   void NotAllowed(const Tokens& at) {
     const boost::json::value* found = FindByTokens(instance_, at);
-    out_.push_back({MakePointer(at), "no value is allowed here, found " +
-                                         (found != nullptr ? DescribeTypedValue(*found) : "a value")});
+    out_.push_back({MakePointer(at),
+                    "no value is allowed here, found " + (found != nullptr ? DescribeTypedValue(*found) : "a value")});
   }
 
   const std::vector<const boost::json::object*>& nodes_;

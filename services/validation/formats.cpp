@@ -108,8 +108,8 @@ bool ValijsonFormat(std::string_view format, std::string_view text) {
   std::string copy(text);
   valijson::adapters::StdStringAdapter adapter(copy);
   std::unordered_map<std::string, std::regex> regexes;
-  valijson::ValidationVisitor<valijson::adapters::StdStringAdapter> visitor(
-      adapter, {"<root>"}, true, nullptr, regexes);
+  valijson::ValidationVisitor<valijson::adapters::StdStringAdapter> visitor(adapter, {"<root>"}, true, nullptr,
+                                                                            regexes);
   valijson::constraints::FormatConstraint constraint;
   constraint.setFormat(std::string(format));
   return visitor.visit(constraint);

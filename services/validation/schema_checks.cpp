@@ -12,8 +12,7 @@ using boost::json::value;
 
 bool IsTypeName(const value& v) {
   if (!v.is_string()) return false;
-  static constexpr std::string_view kNames[] = {"array", "boolean", "integer", "null",
-                                                "number", "object", "string"};
+  static constexpr std::string_view kNames[] = {"array", "boolean", "integer", "null", "number", "object", "string"};
   for (auto name : kNames) {
     if (v.get_string() == name) return true;
   }
@@ -21,8 +20,7 @@ bool IsTypeName(const value& v) {
 }
 
 std::string Problem(std::string_view key, std::string_view expected, const value& found) {
-  return "\"" + std::string(key) + "\" must be " + std::string(expected) + ", found " +
-         DescribeTypedValue(found);
+  return "\"" + std::string(key) + "\" must be " + std::string(expected) + ", found " + DescribeTypedValue(found);
 }
 
 // nullopt for a pattern std::regex takes; else what to add to the message
@@ -60,8 +58,7 @@ bool IsSchema(const value& v) { return v.is_object() || v.is_bool(); }
 }  // namespace
 
 std::optional<std::string> CheckKeywords(boost::json::object& schema, bool draft4) {
-  for (const char* key : {"maxLength", "minLength", "maxItems", "minItems", "maxProperties",
-                          "minProperties"}) {
+  for (const char* key : {"maxLength", "minLength", "maxItems", "minItems", "maxProperties", "minProperties"}) {
     if (auto problem = CheckCount(schema, key)) return problem;
   }
   for (const auto& member : schema) {
@@ -76,8 +73,8 @@ std::optional<std::string> CheckKeywords(boost::json::object& schema, bool draft
       if (!v.is_bool()) return Problem(key, "a boolean in draft 4", v);
     } else if (key == "multipleOf") {
       if (!v.is_number() || !(v.to_number<double>() > 0)) return Problem(key, "a number greater than 0", v);
-    } else if (key == "properties" || key == "patternProperties" || key == "definitions" ||
-               key == "$defs" || key == "dependencies") {
+    } else if (key == "properties" || key == "patternProperties" || key == "definitions" || key == "$defs" ||
+               key == "dependencies") {
       if (!v.is_object()) return Problem(key, "an object", v);
       for (const auto& inner : v.get_object()) {
         if (auto why = key == "patternProperties" ? InvalidRegex(inner.key()) : std::nullopt) {
@@ -104,9 +101,8 @@ std::optional<std::string> CheckKeywords(boost::json::object& schema, bool draft
       if (!v.is_string()) return Problem(key, "a string", v);
     } else if (key == "allOf" || key == "anyOf" || key == "oneOf") {
       if (!v.is_array() || v.get_array().empty()) return Problem(key, "a non-empty array of schemas", v);
-    } else if (key == "not" || key == "additionalProperties" || key == "additionalItems" ||
-               key == "contains" || key == "propertyNames" || key == "if" || key == "then" ||
-               key == "else") {
+    } else if (key == "not" || key == "additionalProperties" || key == "additionalItems" || key == "contains" ||
+               key == "propertyNames" || key == "if" || key == "then" || key == "else") {
       if (!IsSchema(v)) return Problem(key, "a schema", v);
     } else if (key == "items") {
       if (!IsSchema(v) && !v.is_array()) return Problem(key, "a schema or an array of schemas", v);

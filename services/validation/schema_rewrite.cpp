@@ -118,9 +118,7 @@ struct SchemaRewriter::Walk {
     return Children(schema, path, depth);
   }
 
-  static std::string Where(const std::string& path) {
-    return path.empty() ? std::string("the root") : path;
-  }
+  static std::string Where(const std::string& path) { return path.empty() ? std::string("the root") : path; }
 
   // allOf: [enter, ...allOf, {anyOf}, {oneOf}] and a leave mark: valijson
   // applies allOf first and custom constraints last.
@@ -161,8 +159,7 @@ struct SchemaRewriter::Walk {
     return Node(*target, pointer, depth + 1);
   }
 
-  bool Child(boost::json::object& schema, std::string_view key, const std::string& path, int depth,
-             bool progress) {
+  bool Child(boost::json::object& schema, std::string_view key, const std::string& path, int depth, bool progress) {
     auto it = schema.find(key);
     if (it == schema.end()) return true;
     std::string child = path + "/" + EscapePointerToken(key);
@@ -170,8 +167,7 @@ struct SchemaRewriter::Walk {
     return Node(it->value(), child, depth + 1);
   }
 
-  bool ChildList(boost::json::object& schema, std::string_view key, const std::string& path,
-                 int depth, bool progress) {
+  bool ChildList(boost::json::object& schema, std::string_view key, const std::string& path, int depth, bool progress) {
     auto it = schema.find(key);
     if (it == schema.end() || !it->value().is_array()) return Child(schema, key, path, depth, progress);
     auto& list = it->value().get_array();
@@ -183,8 +179,7 @@ struct SchemaRewriter::Walk {
     return true;
   }
 
-  bool ChildMap(boost::json::object& schema, std::string_view key, const std::string& path,
-                int depth, bool progress) {
+  bool ChildMap(boost::json::object& schema, std::string_view key, const std::string& path, int depth, bool progress) {
     auto it = schema.find(key);
     if (it == schema.end()) return true;
     for (auto& member : it->value().get_object()) {
@@ -238,8 +233,7 @@ struct SchemaRewriter::Walk {
   }
 };
 
-std::optional<std::string> SchemaRewriter::Rewrite(boost::json::value& document,
-                                                   std::size_t document_index) {
+std::optional<std::string> SchemaRewriter::Rewrite(boost::json::value& document, std::size_t document_index) {
   Walk walk{*this, document, document_index, {}, {}, {}, document_index == 0};
   if (!walk.Node(document, "", 0) || !walk.CheckCycles()) return walk.error;
   return std::nullopt;

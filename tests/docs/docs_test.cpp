@@ -7,7 +7,6 @@
 #include <sys/wait.h>
 
 #include <boost/json/parse.hpp>
-
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -118,7 +117,8 @@ class ShippedTree {
     const std::string command =
         "cd " + test_support::ShellQuote(tree_.root().string()) +
         " && env -u SKILLRUNNER_PROVIDER -u OPENAI_API_KEY -u ANTHROPIC_API_KEY -u GEMINI_API_KEY"
-        " -u OTEL_EXPORTER_OTLP_ENDPOINT XDG_CACHE_HOME=" + test_support::ShellQuote((tree_.root() / ".cache").string()) +
+        " -u OTEL_EXPORTER_OTLP_ENDPOINT XDG_CACHE_HOME=" +
+        test_support::ShellQuote((tree_.root() / ".cache").string()) +
         " PATH=" + test_support::ShellQuote(fs::path(SKILLRUNNER_BINARY).parent_path().string()) + ":$PATH" +
         " timeout 120 bash " + test_support::ShellQuote(script.string()) + " 2>" +
         test_support::ShellQuote((tree_.root() / "stderr.txt").string());
@@ -155,13 +155,15 @@ TEST(DocsTest, EveryShBlockRunsAndPrintsWhatTheDocsShow) {
       if (blocks[i].tag != "sh") continue;
       auto result = tree.Run(blocks[i].text, static_cast<int>(i));
       ++ran;
-      EXPECT_EQ(result.status, 0) << file.string() << ":" << blocks[i].line << "\n" << blocks[i].text
-                                  << "\nstdout:\n" << result.out << "\nstderr:\n" << tree.Stderr();
+      EXPECT_EQ(result.status, 0) << file.string() << ":" << blocks[i].line << "\n"
+                                  << blocks[i].text << "\nstdout:\n"
+                                  << result.out << "\nstderr:\n"
+                                  << tree.Stderr();
       if (i + 1 < blocks.size() && ShowsOnlyOutput(blocks[i + 1])) {
         const std::string printed = result.out + tree.Stderr();
-        EXPECT_TRUE(Matches(printed, blocks[i + 1].text))
-            << file.string() << ":" << blocks[i + 1].line << " shows\n" << blocks[i + 1].text << "but it printed\n"
-            << printed;
+        EXPECT_TRUE(Matches(printed, blocks[i + 1].text)) << file.string() << ":" << blocks[i + 1].line << " shows\n"
+                                                          << blocks[i + 1].text << "but it printed\n"
+                                                          << printed;
       }
     }
   }
@@ -236,8 +238,8 @@ std::set<std::string> FlagsOf(const std::string& help) {
 TEST(DocsTest, EveryFlagOfEveryHelpIsInTheDocs) {
   const std::string docs = AllDocs();
   std::set<std::string> flags;
-  for (const char* command : {"", "run", "validate", "list", "schema", "providers", "providers check", "serve",
-                              "call", "probe", "codegen", "eval", "eval merge", "eval compare"}) {
+  for (const char* command : {"", "run", "validate", "list", "schema", "providers", "providers check", "serve", "call",
+                              "probe", "codegen", "eval", "eval merge", "eval compare"}) {
     auto help = test_support::Skillrunner(kSource, std::string(command) + " --help");
     ASSERT_EQ(help.status, 0) << command;
     for (const std::string& flag : FlagsOf(help.out)) flags.insert(flag);

@@ -2,10 +2,9 @@
 // skills.invoke result, a failure's "error" member the error data.
 #include <gtest/gtest.h>
 
-#include <sstream>
-
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
+#include <sstream>
 
 #include "tests/docs/protocol_schemas.h"
 #include "tests/docs/protocol_tree.h"
@@ -22,8 +21,8 @@ class ProtocolRunAnswersTest : public ::testing::Test {
 
   // `run SKILL --input INPUT ARGS`: its exit status and what it printed.
   std::pair<int, json::value> Run(const std::string& skill, const std::string& input, const std::string& args = "") {
-    auto result = test_support::Skillrunner(tree_.root(), "run --no-tree-cache " + skill + " --input " +
-                                                             test_support::ShellQuote(input) + " " + args);
+    auto result = test_support::Skillrunner(
+        tree_.root(), "run --no-tree-cache " + skill + " --input " + test_support::ShellQuote(input) + " " + args);
     boost::system::error_code ec;
     json::value printed = json::parse(result.out, ec);
     EXPECT_FALSE(ec) << "not JSON: " << result.out;
@@ -42,9 +41,9 @@ TEST_F(ProtocolRunAnswersTest, ASuccessWithItsRequestsIsTheInvokeResult) {
 
 TEST_F(ProtocolRunAnswersTest, AGatedSuccessWithItsFirstReviewIsTheInvokeResult) {
   // The shipped tree's demo: the first review fails, the regeneration passes.
-  auto result = test_support::Skillrunner(
-      SKILLRUNNER_SOURCE_DIR, "--provider simulated run --no-tree-cache extract_contact --input "
-                              "'{\"text\":\"Write to Ann Lee at ann@example.com\"}'");
+  auto result = test_support::Skillrunner(SKILLRUNNER_SOURCE_DIR,
+                                          "--provider simulated run --no-tree-cache extract_contact --input "
+                                          "'{\"text\":\"Write to Ann Lee at ann@example.com\"}'");
   json::value printed = json::parse(result.out);
   EXPECT_EQ(result.status, 0) << result.out;
   ASSERT_TRUE(printed.at("review").as_object().contains("first")) << result.out;
@@ -55,9 +54,9 @@ TEST_F(ProtocolRunAnswersTest, AGatedSuccessWithItsFirstReviewIsTheInvokeResult)
 // simulated provider's script breaks: partials, a reset, the retry's partials,
 // then the result; every notification holds to its params schema.
 TEST_F(ProtocolRunAnswersTest, StreamedNotificationsHoldToTheirSchemas) {
-  auto result = test_support::Skillrunner(
-      SKILLRUNNER_SOURCE_DIR, "--provider simulated run --no-tree-cache --stream triage_ticket --input "
-                              "'{\"subject\":\"Cannot log in\",\"body\":\"The password is refused.\"}'");
+  auto result = test_support::Skillrunner(SKILLRUNNER_SOURCE_DIR,
+                                          "--provider simulated run --no-tree-cache --stream triage_ticket --input "
+                                          "'{\"subject\":\"Cannot log in\",\"body\":\"The password is refused.\"}'");
   EXPECT_EQ(result.status, 0) << result.out;
   std::vector<std::string> methods;
   std::istringstream lines(result.out);

@@ -24,8 +24,9 @@ using testing::SchemaJson;
 
 // The methods the server dispatches (runner/server/methods.cpp); the
 // answers test checks this list against the server's own rpc.discover.
-const std::vector<std::string> kMethods = {"skills.invoke", "skills.list", "skills.describe", "skills.reload", "health",
-                                           "metrics",       "$/cancel",    "auth",            "rpc.discover"};
+const std::vector<std::string> kMethods = {"skills.invoke", "skills.list", "skills.describe",
+                                           "skills.reload", "health",      "metrics",
+                                           "$/cancel",      "auth",        "rpc.discover"};
 
 // `$/cancel`'s files are named cancel.*: "$" and "/" do not belong in a file name.
 std::string FileStem(const std::string& method) { return method == "$/cancel" ? "cancel" : method; }
@@ -122,7 +123,8 @@ TEST(ProtocolSchemaTest, SchemasAreTheMethodsNotificationsAndErrorDataEachAValid
   std::sort(expected.begin(), expected.end());
   EXPECT_EQ(SchemaFiles(), expected);
 
-  std::ifstream in(std::filesystem::path(SKILLRUNNER_SOURCE_DIR) / "services/validation/metaschemas/draft-07.schema.json");
+  std::ifstream in(std::filesystem::path(SKILLRUNNER_SOURCE_DIR) /
+                   "services/validation/metaschemas/draft-07.schema.json");
   std::stringstream text;
   text << in.rdbuf();
   auto meta = validation::CompiledSchema::Compile(json::parse(text.str()));

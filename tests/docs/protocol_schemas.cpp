@@ -77,7 +77,8 @@ std::string SchemaViolations(const std::string& name, const json::value& instanc
   const Compiled& compiled = CompiledFor(name);
   if (!compiled) return name + " does not compile: " + compiled.error();
   std::string out;
-  for (const auto& e : (*compiled)->Validate(instance)) out += (e.path.empty() ? "(root)" : e.path) + ": " + e.message + "\n";
+  for (const auto& e : (*compiled)->Validate(instance))
+    out += (e.path.empty() ? "(root)" : e.path) + ": " + e.message + "\n";
   if (!out.empty()) out += "in " + json::serialize(instance);
   return out;
 }

@@ -50,7 +50,8 @@ std::string Violations(const std::string& method, const json::value& answer) {
   if (!error.at("code").is_int64() || !error.at("message").is_string()) return "error: " + json::serialize(error);
   const json::value* data = error.if_contains("data");
   if (data == nullptr) return "";
-  if (const json::value* message = data->as_object().if_contains("message"); message && *message != error.at("message")) {
+  if (const json::value* message = data->as_object().if_contains("message");
+      message && *message != error.at("message")) {
     return "data.message differs from message: " + json::serialize(error);
   }
   return SchemaViolations("error-data.schema.json", *data);
@@ -67,8 +68,8 @@ class ProtocolSocketAnswersTest : public ::testing::Test {
     port_ = test_support::FreeLoopbackPort();
     serve_.emplace(tree_,
                    std::vector<std::string>{"--socket", socket_, "--listen", "127.0.0.1:" + std::to_string(port_),
-                                            "--allow-broken", "--max-in-flight-per-connection", "2", "--max-batch",
-                                            "5", "--max-line-bytes", "65536"},
+                                            "--allow-broken", "--max-in-flight-per-connection", "2", "--max-batch", "5",
+                                            "--max-line-bytes", "65536"},
                    std::vector<std::string>{std::string("SKILLRUNNER_TOKEN=") + kToken});
     auto client = testing::ConnectWhenReady(socket_);
     ASSERT_TRUE(client) << serve_->Stderr();
@@ -122,8 +123,9 @@ TEST_F(ProtocolSocketAnswersTest, InvokeResultsAndEachInvocationErrorHoldToTheSc
   }
   // PROVIDER_ERROR carries what the provider said.
   json::value remote = client_->Call(Line(3, "skills.invoke", R"({"skill":"remote","input":{"text":"x"}})"));
-  EXPECT_EQ(remote.at_pointer("/error/data/details"),
-            json::parse(R"({"http_status":400,"provider_type":"invalid_request_error","provider_param":"temperature"})"))
+  EXPECT_EQ(
+      remote.at_pointer("/error/data/details"),
+      json::parse(R"({"http_status":400,"provider_type":"invalid_request_error","provider_param":"temperature"})"))
       << json::serialize(remote);
 }
 
@@ -138,7 +140,8 @@ TEST_F(ProtocolSocketAnswersTest, CancelAsARequestAndAsANotificationAndTheRefusa
   json::value cancel = client_->Call(Line(10, "$/cancel", R"({"id":1})"));
   EXPECT_EQ(Violations("$/cancel", cancel), "");
   EXPECT_EQ(cancel.at("result"), json::parse(R"({"cancelled":true})"));
-  ASSERT_TRUE(client_->Send(R"({"jsonrpc":"2.0","method":"$/cancel","params":{"id":2}})" "\n"));
+  ASSERT_TRUE(client_->Send(R"({"jsonrpc":"2.0","method":"$/cancel","params":{"id":2}})"
+                            "\n"));
   ASSERT_TRUE(client_->Send(Line(11, "$/cancel", R"({"id":99})") + "\n"));
   auto answers = AnswersFor({1, 2, 11});
   ASSERT_EQ(answers.size(), 3u);  // nothing for the notification
@@ -152,10 +155,10 @@ TEST_F(ProtocolSocketAnswersTest, CancelAsARequestAndAsANotificationAndTheRefusa
 }
 
 TEST_F(ProtocolSocketAnswersTest, BatchArraysAndProtocolErrorsHoldToTheSchemas) {
-  json::value batch = client_->Call(
-      "[" + Line(1, "skills.invoke", R"({"skill":"echo","input":{"a":1}})") + "," +
-      Line(2, "skills.invoke", R"({"skill":"nobody","input":{}})") + R"(,{"jsonrpc":"1.0","id":3},)" +
-      R"({"jsonrpc":"2.0","method":"health"},)" + Line(4, "skills.list") + "]");
+  json::value batch =
+      client_->Call("[" + Line(1, "skills.invoke", R"({"skill":"echo","input":{"a":1}})") + "," +
+                    Line(2, "skills.invoke", R"({"skill":"nobody","input":{}})") + R"(,{"jsonrpc":"1.0","id":3},)" +
+                    R"({"jsonrpc":"2.0","method":"health"},)" + Line(4, "skills.list") + "]");
   ASSERT_TRUE(batch.is_array()) << json::serialize(batch);
   ASSERT_EQ(batch.as_array().size(), 4u) << json::serialize(batch);
   const std::vector<std::string> methods = {"skills.invoke", "skills.invoke", "", "skills.list"};

@@ -17,7 +17,8 @@ void Generation(const TempTree& tree, const std::string& id, const std::string& 
 }  // namespace
 
 void WriteProtocolTree(const TempTree& tree, const std::string& llm_base_url) {
-  std::string providers = "providers:\n  sim: { kind: simulated, latency_ms: 5 }\n  slow: { kind: simulated, latency_ms: 5000 }\n";
+  std::string providers =
+      "providers:\n  sim: { kind: simulated, latency_ms: 5 }\n  slow: { kind: simulated, latency_ms: 5000 }\n";
   std::string models = R"(models:
   sim-model: { provider: sim, structured_output: native }
   slow-model: { provider: slow, structured_output: native }
@@ -64,8 +65,8 @@ description: Is the name right?
 criteria:
   - { id: faithful, description: The name is in the text., required: true }
 )");
-  tree.Write("skills/broken/skill.yaml", "id: broken\nmodel: sim-model\nretry: { max_retries: 1 }\n" +
-                                             std::string(kGeneration));
+  tree.Write("skills/broken/skill.yaml",
+             "id: broken\nmodel: sim-model\nretry: { max_retries: 1 }\n" + std::string(kGeneration));
 }
 
 }  // namespace skillrunner::testing

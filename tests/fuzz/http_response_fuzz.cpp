@@ -14,7 +14,6 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/beast/_experimental/test/stream.hpp>
-
 #include <cstddef>
 #include <cstdint>
 #include <string_view>

@@ -6,7 +6,6 @@
 //   scripts/fuzz.sh jsonrpc SECONDS
 
 #include <boost/json/serialize.hpp>
-
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -27,7 +26,8 @@ using server::ParsedLine;
 json::object Dispatch(Call& call) {
   (void)server::IdKey(call.id);
   if (call.method == "auth") {
-    return server::ResultAnswer(call.id, json::object{{"authenticated", !server::ParamString(call.params, "token").empty()}});
+    return server::ResultAnswer(call.id,
+                                json::object{{"authenticated", !server::ParamString(call.params, "token").empty()}});
   }
   if (call.method == "$/cancel") {
     const json::value* id = server::ParamMember(call.params, "id");

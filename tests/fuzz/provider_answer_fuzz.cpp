@@ -12,9 +12,8 @@
 // the wire wraps as {"value": ...}).
 //   scripts/fuzz.sh provider_answer SECONDS
 
-#include <boost/json/parse.hpp>
-
 #include <array>
+#include <boost/json/parse.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -107,8 +106,8 @@ struct Fixture {
 };
 
 std::expected<providers::ChatResponse, providers::ProviderError> Parse(unsigned provider,
-                                                                      const skillrunner::http::HttpResponse& response,
-                                                                      const providers::ChatRequest& request) {
+                                                                       const skillrunner::http::HttpResponse& response,
+                                                                       const providers::ChatRequest& request) {
   skillrunner::http::HttpResponse refused = response;
   refused.status = 429;
   switch (provider) {

@@ -10,7 +10,6 @@
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
-
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -44,8 +43,12 @@ void RequestBodies(generation::StrictDialect dialect, const json::value& wire) {
   for (auto kind : {providers::ResponseFormat::Kind::kJsonSchema, providers::ResponseFormat::Kind::kTool}) {
     request.response_format.kind = kind;
     switch (dialect) {
-      case generation::StrictDialect::kOpenAi: (void)json::serialize(openai.RequestBody(request)); break;
-      case generation::StrictDialect::kAnthropic: (void)json::serialize(anthropic.RequestBody(request)); break;
+      case generation::StrictDialect::kOpenAi:
+        (void)json::serialize(openai.RequestBody(request));
+        break;
+      case generation::StrictDialect::kAnthropic:
+        (void)json::serialize(anthropic.RequestBody(request));
+        break;
       case generation::StrictDialect::kGemini:
         if (kind == providers::ResponseFormat::Kind::kJsonSchema) (void)json::serialize(gemini.RequestBody(request));
         break;

@@ -41,8 +41,8 @@ std::shared_ptr<const skillrunner::SkillRegistry> LoadTree() {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   static const std::shared_ptr<const skillrunner::SkillRegistry> registry = LoadTree();
   static const std::string path = SKILLRUNNER_SOURCE_DIR "/evals/fuzz.yaml";
-  auto suite = skillrunner::eval::LoadSuiteText(path, std::string_view(reinterpret_cast<const char*>(data), size),
-                                                *registry);
+  auto suite =
+      skillrunner::eval::LoadSuiteText(path, std::string_view(reinterpret_cast<const char*>(data), size), *registry);
   if (!suite) {
     (void)skillrunner::DiagnosticsToJson(suite.error());
   } else {

@@ -2,10 +2,12 @@
 // project wrote: llama.cpp's llama-server with a tiny random-weight model
 // (tests/support/llama_server.h; scripts/realllm/setup.sh builds it). Every test
 // skips, saying why, where the server has not been built.
-#include <boost/json/parse.hpp>
-#include <boost/json/serialize.hpp>
+#include "tests/support/llama_server.h"
+
 #include <gtest/gtest.h>
 
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -13,7 +15,6 @@
 #include "runner/config.h"
 #include "runner/skill_registry.h"
 #include "tests/support/cli_runner.h"
-#include "tests/support/llama_server.h"
 #include "tests/support/temp_tree.h"
 
 namespace skillrunner {
@@ -48,7 +49,8 @@ std::string TicketSkill(const std::string& model, int max_output_tokens = 48, co
          "\ntemperature: " + std::to_string(temperature) + "\nmax_output_tokens: " + std::to_string(max_output_tokens) +
          "\nprompt: { system: \"You triage tickets.\", user: \"Ticket: {{input.text}}\" }\n"
          "input_schema: { type: object, required: [text], properties: { text: { type: string } } }\n"
-         "output_schema: " + std::string(kTicketSchema) + "\n" + extra;
+         "output_schema: " +
+         std::string(kTicketSchema) + "\n" + extra;
 }
 
 class LlamaServerTest : public ::testing::Test {
@@ -65,7 +67,8 @@ class LlamaServerTest : public ::testing::Test {
     logs_ = nullptr;
   }
   void SetUp() override {
-    if (std::string missing = LlamaServer::Missing(); !missing.empty()) GTEST_SKIP() << "llama-server suite skipped: " << missing;
+    if (std::string missing = LlamaServer::Missing(); !missing.empty())
+      GTEST_SKIP() << "llama-server suite skipped: " << missing;
     ASSERT_TRUE(server_->started()) << server_->why();
     tree_.Write("skillrunner.yaml", Config(*server_));
   }
@@ -137,10 +140,9 @@ output_schema:
     json::object body{{"model", "tiny"},
                       {"messages", json::array{json::object{{"role", "user"}, {"content", "Answer."}}}},
                       {"max_tokens", 4},
-                      {"response_format", json::object{{"type", "json_schema"},
-                                                       {"json_schema", json::object{{"name", "t"},
-                                                                                    {"schema", wire},
-                                                                                    {"strict", true}}}}}};
+                      {"response_format",
+                       json::object{{"type", "json_schema"},
+                                    {"json_schema", json::object{{"name", "t"}, {"schema", wire}, {"strict", true}}}}}};
     auto answer = test_support::PlainHttp(server_->port(), "POST", "/v1/chat/completions", json::serialize(body));
     EXPECT_EQ(answer.status, 200) << json::serialize(wire) << "\n" << answer.body;
   }

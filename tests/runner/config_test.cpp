@@ -47,11 +47,11 @@ rate_limits:
   EXPECT_EQ(config->rate_limits.at("openai"), (state::RateLimit{120, 90000}));
   EXPECT_FALSE(config->rate_limits.contains("other"));
   boost::asio::io_context io;
-  auto set = providers::ProviderSet::Create(
-      config->providers, io.get_executor(), NoEnv, RealClock(), [&](const std::vector<std::string>& entries) {
-        return std::make_shared<state::RequestLimiter>(providers::AccountLimit(config->rate_limits, entries),
-                                                       RealClock());
-      });
+  auto set = providers::ProviderSet::Create(config->providers, io.get_executor(), NoEnv, RealClock(),
+                                            [&](const std::vector<std::string>& entries) {
+                                              return std::make_shared<state::RequestLimiter>(
+                                                  providers::AccountLimit(config->rate_limits, entries), RealClock());
+                                            });
   ASSERT_TRUE(set) << set.error();
   auto* limited = dynamic_cast<providers::LimitedProvider*>((*set)->Find("openai"));
   ASSERT_NE(limited, nullptr);
@@ -60,10 +60,14 @@ rate_limits:
   ASSERT_NE(learned, nullptr);
   EXPECT_FALSE(learned->limiter().rate_per_minute().has_value());
 
-  auto bad = LoadConfig(tree.Write("bad.yaml", "providers:\n  openai: { kind: openai }\nrate_limits:\n"
-                                               "  opena: { requests_per_minute: 60 }\n").string(), NoEnv);
+  auto bad = LoadConfig(tree.Write("bad.yaml",
+                                   "providers:\n  openai: { kind: openai }\nrate_limits:\n"
+                                   "  opena: { requests_per_minute: 60 }\n")
+                            .string(),
+                        NoEnv);
   ASSERT_FALSE(bad);
-  EXPECT_EQ(bad.error()[0].ToString(), tree.Path("bad.yaml").string() + ":4:3: /rate_limits/opena: unknown provider \"opena\"");
+  EXPECT_EQ(bad.error()[0].ToString(),
+            tree.Path("bad.yaml").string() + ":4:3: /rate_limits/opena: unknown provider \"opena\"");
 }
 
 TEST(ConfigTest, StateAndTenantsAreReadAndABadRedisUrlIsPlaced) {
@@ -93,8 +97,11 @@ tenants:
   EXPECT_EQ(url->Display(), "redis://127.0.0.1:6390/2");  // never the password
   EXPECT_EQ(url->password, "secret");
 
-  auto bad = LoadConfig(tree.Write("bad.yaml", "providers:\n  openai: { kind: openai }\nstate:\n"
-                                               "  redis: redis://127.0.0.1:6379/zero\n").string(), NoEnv);
+  auto bad = LoadConfig(tree.Write("bad.yaml",
+                                   "providers:\n  openai: { kind: openai }\nstate:\n"
+                                   "  redis: redis://127.0.0.1:6379/zero\n")
+                            .string(),
+                        NoEnv);
   ASSERT_FALSE(bad);
   EXPECT_EQ(bad.error()[0].ToString(), tree.Path("bad.yaml").string() +
                                            ":4:10: /state/redis: the redis URL's path must be a database number, "
@@ -124,9 +131,9 @@ default_provider: missing
   auto config = LoadConfig(path.string(), NoEnv);
   ASSERT_FALSE(config);
   ASSERT_EQ(config.error().size(), 1u);
-  EXPECT_EQ(config.error()[0].ToString(),
-            path.string() + ":2:19: /providers/openai/kind: expected one of "
-                            "[\"openai\",\"anthropic\",\"gemini\",\"simulated\"], found \"opnai\"");
+  EXPECT_EQ(config.error()[0].ToString(), path.string() +
+                                              ":2:19: /providers/openai/kind: expected one of "
+                                              "[\"openai\",\"anthropic\",\"gemini\",\"simulated\"], found \"opnai\"");
 }
 
 TEST(ConfigTest, AzureSettingsAreOpenAiKindOnlyAndEachMisplacedKeyIsPlaced) {
@@ -147,9 +154,8 @@ TEST(ConfigTest, AzureSettingsAreOpenAiKindOnlyAndEachMisplacedKeyIsPlaced) {
   ASSERT_FALSE(refused);
   std::vector<std::string> lines;
   for (const auto& d : refused.error()) lines.push_back(d.ToString());
-  EXPECT_EQ(lines, (std::vector<std::string>{
-                       bad.string() + ":4:36: /providers/gw/auth_header: expected one of "
-                                      "[\"authorization\",\"api-key\"], found \"x-key\""}));
+  EXPECT_EQ(lines, (std::vector<std::string>{bad.string() + ":4:36: /providers/gw/auth_header: expected one of "
+                                                            "[\"authorization\",\"api-key\"], found \"x-key\""}));
   auto misplaced = tree.Write("misplaced.yaml", R"(providers:
   claude: { kind: anthropic, auth_header: api-key }
   sim: { kind: simulated, query: { a: b } }
@@ -203,10 +209,11 @@ models:
   ASSERT_FALSE(refused);
   std::vector<std::string> lines;
   for (const auto& d : refused.error()) lines.push_back(d.ToString());
-  EXPECT_EQ(lines, (std::vector<std::string>{
-                       bad.string() + ":4:42: /models/small/fallbacks/0: a model cannot fall back or escalate to itself",
-                       bad.string() + ":4:49: /models/small/fallbacks/1: unknown model \"bakcup\" (not in the models table)",
-                       bad.string() + ":4:71: /models/small/escalate_to: unknown model \"huge\" (not in the models table)"}));
+  EXPECT_EQ(lines,
+            (std::vector<std::string>{
+                bad.string() + ":4:42: /models/small/fallbacks/0: a model cannot fall back or escalate to itself",
+                bad.string() + ":4:49: /models/small/fallbacks/1: unknown model \"bakcup\" (not in the models table)",
+                bad.string() + ":4:71: /models/small/escalate_to: unknown model \"huge\" (not in the models table)"}));
 }
 
 TEST(ConfigTest, UnknownProviderReferencesAreErrors) {
@@ -220,10 +227,8 @@ default_provider: missing
   auto config = LoadConfig(path.string(), NoEnv);
   ASSERT_FALSE(config);
   ASSERT_EQ(config.error().size(), 2u);
-  EXPECT_EQ(config.error()[0].ToString(),
-            path.string() + ":4:18: /models/m/provider: unknown provider \"nowhere\"");
-  EXPECT_EQ(config.error()[1].ToString(),
-            path.string() + ":5:19: /default_provider: unknown provider \"missing\"");
+  EXPECT_EQ(config.error()[0].ToString(), path.string() + ":4:18: /models/m/provider: unknown provider \"nowhere\"");
+  EXPECT_EQ(config.error()[1].ToString(), path.string() + ":5:19: /default_provider: unknown provider \"missing\"");
 }
 
 TEST(ConfigTest, SimulatedFaultScriptsAreCheckedWithTheirPointer) {
@@ -237,7 +242,8 @@ TEST(ConfigTest, SimulatedFaultScriptsAreCheckedWithTheirPointer) {
   auto config = LoadConfig(path.string(), NoEnv);
   ASSERT_FALSE(config);
   ASSERT_EQ(config.error().size(), 1u);
-  EXPECT_EQ(config.error()[0].ToString().substr(path.string().size()), ":5:60: /providers/sim/faults/0/status: not used by fault \"rate_limit\"");
+  EXPECT_EQ(config.error()[0].ToString().substr(path.string().size()),
+            ":5:60: /providers/sim/faults/0/status: not used by fault \"rate_limit\"");
 }
 
 TEST(ConfigTest, ProviderOverrideRoutesEveryModel) {

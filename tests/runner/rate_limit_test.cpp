@@ -52,8 +52,8 @@ prompt: { user: "Say a name." }
   std::filesystem::create_directories(tree.Path("rubrics"));
   test_support::ChildProcess eval(
       SKILLRUNNER_BINARY,
-      {"eval", tree.Path("suite.yaml").string(), "--out", tree.Path("out").string(), "--concurrency", "16",
-       "--config", tree.Path("skillrunner.yaml").string(), "--skills", tree.Path("skills").string(), "--rubrics",
+      {"eval", tree.Path("suite.yaml").string(), "--out", tree.Path("out").string(), "--concurrency", "16", "--config",
+       tree.Path("skillrunner.yaml").string(), "--skills", tree.Path("skills").string(), "--rubrics",
        tree.Path("rubrics").string()},
       test_support::CleanEnvironment({"TEST_LLM_KEY=sk-test-key"}), {}, {}, tree.Path("eval.stderr"));
   ASSERT_EQ(eval.Wait(60s), 0) << ReadFile(tree.Path("eval.stderr"));
@@ -72,9 +72,9 @@ prompt: { user: "Say a name." }
   auto requests = llm.requests();
   ASSERT_FALSE(requests.empty());
   test_support::RefusalCount later = test_support::RefusedAfter(requests, 1s);
-  EXPECT_LE(later.refused * 20, later.requests) << later.refused << " of " << later.requests
-                                                << " refused after the first second; each 250 ms: "
-                                                << test_support::RefusalTimeline(requests);
+  EXPECT_LE(later.refused * 20, later.requests)
+      << later.refused << " of " << later.requests
+      << " refused after the first second; each 250 ms: " << test_support::RefusalTimeline(requests);
   EXPECT_EQ(requests.size() - llm.refused_count(), 500u);  // each case's request taken once
 }
 

@@ -2,9 +2,9 @@
 // appended once per attempt, in the order the requests were made, and every
 // provider request carries the invocation's metadata.
 
-#include <boost/json/parse.hpp>
 #include <gtest/gtest.h>
 
+#include <boost/json/parse.hpp>
 #include <mutex>
 
 #include "runner/skill_runner.h"
@@ -22,8 +22,7 @@ namespace json = boost::json;
 class RecordingProvider : public providers::Provider {
  public:
   explicit RecordingProvider(providers::SimulatedProvider& inner) : inner_(inner) {}
-  boost::asio::awaitable<providers::ChatResult> Chat(
-      const providers::ChatRequest& request) override {
+  boost::asio::awaitable<providers::ChatResult> Chat(const providers::ChatRequest& request) override {
     {
       std::lock_guard lock(mutex_);
       seen.push_back(request.metadata);
@@ -40,7 +39,8 @@ class RecordingProvider : public providers::Provider {
 class GateAttemptLogTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    tree_.Write("rubrics/quality.yaml", "id: quality\ncriteria:\n  - { id: good, description: It is good., required: true }\n");
+    tree_.Write("rubrics/quality.yaml",
+                "id: quality\ncriteria:\n  - { id: good, description: It is good., required: true }\n");
     tree_.Write("skills/gated/skill.yaml", R"(id: gated
 template_type: LLM_JSON_GENERATION
 model: sim-model
@@ -58,8 +58,7 @@ simulation:
     options.rubrics_dir = tree_.Path("rubrics");
     auto loaded = SkillRegistry::Load(options, BuiltinConfig());
     ASSERT_TRUE(loaded.diagnostics.empty()) << loaded.diagnostics[0].ToString();
-    auto simulation = providers::ParseSkillSimulation(
-        loaded.registry->FindSkill("gated")->descriptor.at("simulation"));
+    auto simulation = providers::ParseSkillSimulation(loaded.registry->FindSkill("gated")->descriptor.at("simulation"));
     ASSERT_TRUE(simulation) << simulation.error();
     std::map<std::string, providers::SkillSimulation, std::less<>> skills;
     skills.emplace("gated", std::move(*simulation));
@@ -95,10 +94,11 @@ TEST_F(GateAttemptLogTest, AttemptsAreRecordedOnceInRequestOrderWithTheirFinalKi
                                              AttemptKind::kOk, AttemptKind::kOk}));
   EXPECT_EQ(numbers, (std::vector<int>{1, 2, 3, 4, 5}));
   EXPECT_EQ(outcome->attempts[1].errors,
-            (std::vector<FieldError>{{"", "review: The output does not satisfy \"good\"."},
-                                     {"", "review: good: " +
-                                              std::string(outcome->review->at("first").at("criteria_results").at(0)
-                                                              .at("reasoning").as_string())}}));
+            (std::vector<FieldError>{
+                {"", "review: The output does not satisfy \"good\"."},
+                {"", "review: good: " +
+                         std::string(
+                             outcome->review->at("first").at("criteria_results").at(0).at("reasoning").as_string())}}));
   EXPECT_EQ(outcome->review->at("pass"), true);
   EXPECT_EQ(outcome->review->at("first").at("pass"), false);
   EXPECT_EQ(outcome->metrics.attempts, 5);

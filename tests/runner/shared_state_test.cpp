@@ -5,10 +5,10 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
-#include <boost/json/parse.hpp>
-#include <boost/json/serialize.hpp>
 #include <algorithm>
 #include <atomic>
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
 #include <regex>
 #include <thread>
 
@@ -23,14 +23,14 @@ namespace {
 namespace json = boost::json;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
+using test_support::LoopbackServer;
+using test_support::OpenAiAnswer;
+using test_support::RedisServer;
 using testing::ConnectWhenReady;
 using testing::InvokeLine;
 using testing::ServeProcess;
 using testing::SocketClient;
 using testing::TempTree;
-using test_support::LoopbackServer;
-using test_support::OpenAiAnswer;
-using test_support::RedisServer;
 
 constexpr const char* kNameSkill = R"(id: name
 model: gpt-test
@@ -73,7 +73,8 @@ class SharedStateTest : public ::testing::Test {
                                         "/v1\", api_key_env: TEST_LLM_KEY }\n  sim: { kind: simulated }\n"
                                         "models:\n  gpt-test: { provider: openai, structured_output: native }\n"
                                         "  sim-model: { provider: sim, structured_output: native }\n"
-                                        "state:\n  redis: " + redis_->url() + "\n" + extra);
+                                        "state:\n  redis: " +
+                                        redis_->url() + "\n" + extra);
   }
 
   std::vector<std::string> Env(std::vector<std::string> more = {}) const {
@@ -312,8 +313,9 @@ TEST_F(SharedStateTest, ATenantOverItsSharedQuotaIsOverloadedWithRetryAfterWhile
   team-a: { token_env: TEAM_A_TOKEN, requests_per_minute: 60, max_in_flight: 4 }
   team-b: { token_env: TEAM_B_TOKEN }
 )");
-  tree_.Write("skills/sim_name/skill.yaml", std::regex_replace(std::string(kNameSkill), std::regex("id: name\nmodel: gpt-test"),
-                                                                 "id: sim_name\nmodel: sim-model"));
+  tree_.Write("skills/sim_name/skill.yaml",
+              std::regex_replace(std::string(kNameSkill), std::regex("id: name\nmodel: gpt-test"),
+                                 "id: sim_name\nmodel: sim-model"));
   std::vector<std::string> env = Env({"TEAM_A_TOKEN=token-a-0123456789", "TEAM_B_TOKEN=token-b-0123456789"});
   ServeProcess a(tree_, {"--listen", "127.0.0.1:0"}, env, "a");
   ServeProcess b(tree_, {"--listen", "127.0.0.1:0"}, env, "b");
@@ -337,9 +339,9 @@ TEST_F(SharedStateTest, ATenantOverItsSharedQuotaIsOverloadedWithRetryAfterWhile
   std::int64_t retry_after = data.at("retry_after_ms").as_int64();
   EXPECT_GT(retry_after, 0);
   EXPECT_LE(retry_after, 1000);
-  EXPECT_EQ(std::string(data.at("message").as_string()),
-            "tenant \"team-a\" is over its requests_per_minute quota; retry after " + std::to_string(retry_after) +
-                " ms");
+  EXPECT_EQ(
+      std::string(data.at("message").as_string()),
+      "tenant \"team-a\" is over its requests_per_minute quota; retry after " + std::to_string(retry_after) + " ms");
   // Another tenant is served meanwhile, on the same replica.
   json::value other = Ask(*client_b, AuthedInvoke(4, "token-b-0123456789"));
   EXPECT_TRUE(other.as_object().contains("result")) << json::serialize(other);
@@ -348,13 +350,11 @@ TEST_F(SharedStateTest, ATenantOverItsSharedQuotaIsOverloadedWithRetryAfterWhile
   json::value later = Ask(*client_b, AuthedInvoke(5, "token-a-0123456789"));
   EXPECT_TRUE(later.as_object().contains("result")) << json::serialize(later);
 
-  json::value health =
-      client_b->Call(R"({"jsonrpc":"2.0","id":"h","auth":"token-b-0123456789","method":"health"})");
+  json::value health = client_b->Call(R"({"jsonrpc":"2.0","id":"h","auth":"token-b-0123456789","method":"health"})");
   EXPECT_EQ(health.at("result").at("tenants"),
             json::parse(R"({"team-a": {"invocations": 1, "overloaded": 1, "in_flight": 0},
                             "team-b": {"invocations": 1, "overloaded": 0, "in_flight": 0}})"));
-  json::value metrics =
-      client_b->Call(R"({"jsonrpc":"2.0","id":"m","auth":"token-b-0123456789","method":"metrics"})");
+  json::value metrics = client_b->Call(R"({"jsonrpc":"2.0","id":"m","auth":"token-b-0123456789","method":"metrics"})");
   std::string prometheus(metrics.at("result").at("prometheus").as_string());
   EXPECT_NE(prometheus.find("skillrunner_tenant_overloaded_total{tenant=\"team-a\"} 1\n"), std::string::npos);
   EXPECT_NE(prometheus.find("skillrunner_state_degraded 0\n"), std::string::npos);
@@ -436,8 +436,7 @@ TEST_F(SharedStateTest, RedisKilledMidRunFailsNoInvocationAndSharingResumesAfter
   EXPECT_EQ(exists, "1");
   std::string log = a.Stderr();
   EXPECT_NE(log.find("is unreachable or slow"), std::string::npos) << log;
-  EXPECT_NE(log.find("state: sharing limits, quotas and session memory through redis://127.0.0.1:"),
-            std::string::npos)
+  EXPECT_NE(log.find("state: sharing limits, quotas and session memory through redis://127.0.0.1:"), std::string::npos)
       << log;
 }
 

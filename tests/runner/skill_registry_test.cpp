@@ -2,9 +2,8 @@
 
 #include <gtest/gtest.h>
 
-#include <filesystem>
-
 #include <boost/json/parse.hpp>
+#include <filesystem>
 
 #include "tests/support/temp_tree.h"
 
@@ -60,16 +59,18 @@ template_type: LLM_JSON_GENERATION
 modle: gpt-4o-mini
 )");
 
-  EXPECT_EQ(Load(), (std::vector<std::string>{
-      "skills/bad_schema/skill.yaml:7:19: output_schema at /properties/name/type is not a valid "
-      "JSON Schema: unknown type \"strin\" (expected array, boolean, integer, null, number, object or string)",
-      "skills/bad_schema/skill.yaml:8:21: output_schema at /properties/age/minimum is not a valid "
-      "JSON Schema: expected number, found string \"zero\"",
-      "skills/broken_yaml/skill.yaml:4:14: YAML syntax error: end of map flow not found",
-      "skills/magic/skill.yaml:3:16: /template_type: expected one of "
-      "[\"LLM_JSON_GENERATION\",\"LLM_REVIEW\"], found \"LLM_MAGIC\"",
-      "skills/typo/skill.yaml:3:1: /modle: unexpected property \"modle\" (did you mean \"model\"?)",
-  }));
+  EXPECT_EQ(
+      Load(),
+      (std::vector<std::string>{
+          "skills/bad_schema/skill.yaml:7:19: output_schema at /properties/name/type is not a valid "
+          "JSON Schema: unknown type \"strin\" (expected array, boolean, integer, null, number, object or string)",
+          "skills/bad_schema/skill.yaml:8:21: output_schema at /properties/age/minimum is not a valid "
+          "JSON Schema: expected number, found string \"zero\"",
+          "skills/broken_yaml/skill.yaml:4:14: YAML syntax error: end of map flow not found",
+          "skills/magic/skill.yaml:3:16: /template_type: expected one of "
+          "[\"LLM_JSON_GENERATION\",\"LLM_REVIEW\"], found \"LLM_MAGIC\"",
+          "skills/typo/skill.yaml:3:1: /modle: unexpected property \"modle\" (did you mean \"model\"?)",
+      }));
   ASSERT_EQ(registry_->skills().size(), 1u);
   EXPECT_EQ(registry_->skills()[0]->id, "good");
   EXPECT_NE(registry_->FindSkill("good"), nullptr);
@@ -93,27 +94,31 @@ TEST_F(SkillRegistryTest, SchemaFilesResolveRelativeToTheSkillFolderWithPosition
 // Found by the skill_yaml fuzzer: `$ref: object` (for `type: object`) as the
 // whole output schema made `validate` overflow its stack.
 TEST_F(SkillRegistryTest, ARootRefToARelativeDocumentIsAnErrorAndTheOtherSkillsLoad) {
-  tree_.Write("skills/ref/skill.yaml", "id: ref\nhandler: echo\ninput_schema: { type: object }\n"
-                                       "output_schema:\n  $ref: object\n");
-  tree_.Write("skills/good/skill.yaml", "id: good\nhandler: echo\ninput_schema: { type: object }\n"
-                                        "output_schema: { type: object }\n");
-  EXPECT_EQ(Load(), (std::vector<std::string>{
-      "skills/ref/skill.yaml:5:3: output_schema is not a valid JSON Schema: unresolvable $ref \"object\" at "
-      "the root: a relative URI names no document here (a place in this schema is \"#/...\")"}));
+  tree_.Write("skills/ref/skill.yaml",
+              "id: ref\nhandler: echo\ninput_schema: { type: object }\n"
+              "output_schema:\n  $ref: object\n");
+  tree_.Write("skills/good/skill.yaml",
+              "id: good\nhandler: echo\ninput_schema: { type: object }\n"
+              "output_schema: { type: object }\n");
+  EXPECT_EQ(Load(),
+            (std::vector<std::string>{
+                "skills/ref/skill.yaml:5:3: output_schema is not a valid JSON Schema: unresolvable $ref \"object\" at "
+                "the root: a relative URI names no document here (a place in this schema is \"#/...\")"}));
   ASSERT_EQ(registry_->skills().size(), 1u);
   EXPECT_EQ(registry_->skills()[0]->id, "good");
 }
 
 TEST_F(SkillRegistryTest, ASchemaFileThatIsADeviceOrADirectoryIsAnErrorNotAnEndlessRead) {
-  tree_.Write("skills/s/skill.yaml",
-              "id: s\nhandler: echo\ninput_schema: /dev/zero\noutput_schema: schemas\n");
+  tree_.Write("skills/s/skill.yaml", "id: s\nhandler: echo\ninput_schema: /dev/zero\noutput_schema: schemas\n");
   tree_.Write("skills/s/schemas/out.json", "{}\n");
   auto diagnostics = Load();
   ASSERT_EQ(diagnostics.size(), 2u);
-  EXPECT_EQ(diagnostics[0], "skills/s/skill.yaml:3:15: /input_schema: cannot load schema file "
-                            "/dev/zero: not a regular file");
-  EXPECT_EQ(diagnostics[1], "skills/s/skill.yaml:4:16: /output_schema: cannot load schema file "
-                            "skills/s/schemas: not a regular file");
+  EXPECT_EQ(diagnostics[0],
+            "skills/s/skill.yaml:3:15: /input_schema: cannot load schema file "
+            "/dev/zero: not a regular file");
+  EXPECT_EQ(diagnostics[1],
+            "skills/s/skill.yaml:4:16: /output_schema: cannot load schema file "
+            "skills/s/schemas: not a regular file");
 }
 
 TEST_F(SkillRegistryTest, ASchemaFileOverSixteenMebibytesIsRefusedUnread) {
@@ -128,31 +133,28 @@ TEST_F(SkillRegistryTest, EachKindOfSkillNeedsItsKeys) {
   tree_.Write("skills/a/skill.yaml", "id: a\ninput_schema: {}\noutput_schema: {}\n");
   tree_.Write("skills/b/skill.yaml", "id: b\nhandler: exec\ninput_schema: {}\noutput_schema: {}\n");
   tree_.Write("skills/c/skill.yaml", "id: c\nhandler: magic\ninput_schema: {}\noutput_schema: {}\n");
-  tree_.Write("skills/d/skill.yaml",
-              "id: d\ntemplate_type: LLM_REVIEW\nmodel: m\nrubric: r\ninput_schema: {}\n");
-  tree_.Write("skills/e/skill.yaml",
-              "id: e\nhandler: echo\nmodel: m\ninput_schema: {}\noutput_schema: {}\n");
+  tree_.Write("skills/d/skill.yaml", "id: d\ntemplate_type: LLM_REVIEW\nmodel: m\nrubric: r\ninput_schema: {}\n");
+  tree_.Write("skills/e/skill.yaml", "id: e\nhandler: echo\nmodel: m\ninput_schema: {}\noutput_schema: {}\n");
   tree_.Write("skills/f/skill.yaml", "id: f\ntemplate_type: LLM_JSON_GENERATION\nmodel: m\n");
   tree_.Write("rubrics/r.yaml", "id: r\ncriteria:\n  - { id: ok, description: fine }\n");
   EXPECT_EQ(Load(), (std::vector<std::string>{
-      "skills/a/skill.yaml:1:1: a skill without template_type needs a \"handler\" (or set "
-      "template_type to LLM_JSON_GENERATION or LLM_REVIEW)",
-      "skills/b/skill.yaml:1:1: /command: exec handler skills need \"command\"",
-      "skills/c/skill.yaml:2:10: /handler: unknown handler \"magic\"",
-      "skills/d/skill.yaml:5:15: /input_schema: LLM_REVIEW skills take no \"input_schema\" (their "
-      "input is {subject, context?} and their output the verdict)",
-      "skills/e/skill.yaml:3:8: /model: handler skills take no \"model\"",
-      "skills/f/skill.yaml:1:1: /prompt: LLM_JSON_GENERATION skills need \"prompt\"",
-      "skills/f/skill.yaml:1:1: /input_schema: LLM_JSON_GENERATION skills need \"input_schema\"",
-      "skills/f/skill.yaml:1:1: /output_schema: LLM_JSON_GENERATION skills need \"output_schema\"",
-  }));
+                        "skills/a/skill.yaml:1:1: a skill without template_type needs a \"handler\" (or set "
+                        "template_type to LLM_JSON_GENERATION or LLM_REVIEW)",
+                        "skills/b/skill.yaml:1:1: /command: exec handler skills need \"command\"",
+                        "skills/c/skill.yaml:2:10: /handler: unknown handler \"magic\"",
+                        "skills/d/skill.yaml:5:15: /input_schema: LLM_REVIEW skills take no \"input_schema\" (their "
+                        "input is {subject, context?} and their output the verdict)",
+                        "skills/e/skill.yaml:3:8: /model: handler skills take no \"model\"",
+                        "skills/f/skill.yaml:1:1: /prompt: LLM_JSON_GENERATION skills need \"prompt\"",
+                        "skills/f/skill.yaml:1:1: /input_schema: LLM_JSON_GENERATION skills need \"input_schema\"",
+                        "skills/f/skill.yaml:1:1: /output_schema: LLM_JSON_GENERATION skills need \"output_schema\"",
+                    }));
   EXPECT_TRUE(registry_->skills().empty());
 }
 
 TEST_F(SkillRegistryTest, CrossFileRulesUniqueIdsRubricsAndModels) {
   WriteGoodSkill();
-  tree_.Write("skills/good_copy/skill.yaml",
-              "id: good\nhandler: echo\ninput_schema: {}\noutput_schema: {}\n");
+  tree_.Write("skills/good_copy/skill.yaml", "id: good\nhandler: echo\ninput_schema: {}\noutput_schema: {}\n");
   tree_.Write("skills/gated/skill.yaml", R"(id: gated
 template_type: LLM_JSON_GENERATION
 model: m
@@ -167,12 +169,13 @@ criteria:
   - { id: a, description: again }
 )");
   tree_.Write("rubrics/fine.yaml", "id: fine\ncriteria:\n  - { id: ok, description: fine }\n");
-  EXPECT_EQ(Load(), (std::vector<std::string>{
-      "rubrics/quality.yaml:4:11: /criteria/1/id: duplicate criterion id \"a\"",
-      "skills/gated/skill.yaml:7:19: /review/rubric: unknown rubric \"nope\" (rubrics in " +
-          tree_.Path("rubrics").string().substr(tree_.root().string().size() + 1) + ": fine)",
-      "skills/good_copy/skill.yaml:1:5: /id: duplicate skill id \"good\" (also in skills/good/skill.yaml)",
-  }));
+  EXPECT_EQ(Load(),
+            (std::vector<std::string>{
+                "rubrics/quality.yaml:4:11: /criteria/1/id: duplicate criterion id \"a\"",
+                "skills/gated/skill.yaml:7:19: /review/rubric: unknown rubric \"nope\" (rubrics in " +
+                    tree_.Path("rubrics").string().substr(tree_.root().string().size() + 1) + ": fine)",
+                "skills/good_copy/skill.yaml:1:5: /id: duplicate skill id \"good\" (also in skills/good/skill.yaml)",
+            }));
   EXPECT_EQ(registry_->skills().size(), 1u);
   EXPECT_EQ(registry_->rubrics().size(), 1u);
 }
@@ -189,15 +192,17 @@ output_schema: {}
   config.source = "skillrunner.yaml";
   config.providers["openai"] = ProviderConfig{"openai", "openai", "", "", {}};
   config.models["unknown-model-2"] = ModelConfig{"unknown-model-2", "openai", OutputMode::kNone, {}, {}, {}};
-  EXPECT_EQ(Load(config), (std::vector<std::string>{
-      "skills/g/skill.yaml:3:8: /model: model \"unknown-model\" is not in the models table of "
-      "skillrunner.yaml (did you mean \"unknown-model-2\"?); add it there (or set default_provider)"}));
+  EXPECT_EQ(Load(config),
+            (std::vector<std::string>{
+                "skills/g/skill.yaml:3:8: /model: model \"unknown-model\" is not in the models table of "
+                "skillrunner.yaml (did you mean \"unknown-model-2\"?); add it there (or set default_provider)"}));
   // With a default_provider the model falls back to it, and validate says so.
   config.default_provider = "openai";
-  EXPECT_EQ(Load(config), (std::vector<std::string>{
-      "skills/g/skill.yaml:3:8: warning: /model: model \"unknown-model\" is not in the models table of "
-      "skillrunner.yaml (did you mean \"unknown-model-2\"?), so it runs on the default_provider \"openai\" "
-      "[model-unlisted]"}));
+  EXPECT_EQ(Load(config),
+            (std::vector<std::string>{
+                "skills/g/skill.yaml:3:8: warning: /model: model \"unknown-model\" is not in the models table of "
+                "skillrunner.yaml (did you mean \"unknown-model-2\"?), so it runs on the default_provider \"openai\" "
+                "[model-unlisted]"}));
   EXPECT_EQ(registry_->FindSkill("g")->provider, "openai");
   // Without a config file every model runs on the simulator, by design.
   EXPECT_EQ(Load(BuiltinConfig()), std::vector<std::string>{});
@@ -222,11 +227,11 @@ input_schema: {}
 output_schema: {}
 )");
   EXPECT_EQ(Load(), (std::vector<std::string>{
-      "skills/p/skill.yaml:6:9: /prompt/user: placeholder {{input.nme}} names a property "
-      "input_schema does not declare",
-      "skills/q/skill.yaml:4:17: /prompt/user: malformed placeholder \"{{name}}\": expected "
-      "{{input}} or {{input.field.path}}",
-  }));
+                        "skills/p/skill.yaml:6:9: /prompt/user: placeholder {{input.nme}} names a property "
+                        "input_schema does not declare",
+                        "skills/q/skill.yaml:4:17: /prompt/user: malformed placeholder \"{{name}}\": expected "
+                        "{{input}} or {{input.field.path}}",
+                    }));
 }
 
 // DESIGN 9.3: tool mode is for openai and anthropic kinds; a fallback whose
@@ -253,13 +258,16 @@ output_schema: { type: object, properties: { tags: { type: array } } }
   config.models["gem"] = ModelConfig{"gem", "gemini", OutputMode::kNative, {}, {}, {}};
   config.models["primary"] = ModelConfig{"primary", "openai", OutputMode::kNone, {"strict"}, {}, {}};
   config.models["strict"] = ModelConfig{"strict", "openai", OutputMode::kNative, {}, {}, {}};
-  EXPECT_EQ(Load(config), (std::vector<std::string>{
-      "skills/fb/skill.yaml:3:8: warning: /model: fallback or escalation model \"strict\" cannot take this schema in "
-      "openai strict mode (/properties/tags: array has no items schema; openai strict mode needs typed items); it "
-      "runs the validation loop [fallback-unstrict]",
-      "skills/tool/skill.yaml:4:20: /structured_output: tool mode needs an openai or anthropic provider; model "
-      "\"gem\" runs on a gemini one",
-  }));
+  EXPECT_EQ(
+      Load(config),
+      (std::vector<std::string>{
+          "skills/fb/skill.yaml:3:8: warning: /model: fallback or escalation model \"strict\" cannot take this schema "
+          "in "
+          "openai strict mode (/properties/tags: array has no items schema; openai strict mode needs typed items); it "
+          "runs the validation loop [fallback-unstrict]",
+          "skills/tool/skill.yaml:4:20: /structured_output: tool mode needs an openai or anthropic provider; model "
+          "\"gem\" runs on a gemini one",
+      }));
   const Skill* fb = registry_->FindSkill("fb");
   ASSERT_NE(fb, nullptr);
   ASSERT_EQ(fb->generation->fallbacks.size(), 1u);
@@ -302,13 +310,14 @@ output_schema:
   Config config = BuiltinConfig();
   config.providers["openai"] = ProviderConfig{"openai", "openai", "", "", {}};
   config.models["strict-model"] = ModelConfig{"strict-model", "openai", OutputMode::kNative, {}, {}, {}};
-  EXPECT_EQ(Load(config), (std::vector<std::string>{
-      "skills/list/skill.yaml:6:16: /output_schema: the openai strict mode of model \"strict-model\" "
-      "cannot take this schema: /properties/tags: array has no items schema; openai strict mode needs typed "
-      "items (set `structured_output: none` to use the validation loop)",
-      "skills/named/skill.yaml:9:23: warning: /output_schema: /properties/name: maxLength 20 is enforced "
-      "only by client-side validation (openai strict mode) [strict-unenforced]",
-  }));
+  EXPECT_EQ(Load(config),
+            (std::vector<std::string>{
+                "skills/list/skill.yaml:6:16: /output_schema: the openai strict mode of model \"strict-model\" "
+                "cannot take this schema: /properties/tags: array has no items schema; openai strict mode needs typed "
+                "items (set `structured_output: none` to use the validation loop)",
+                "skills/named/skill.yaml:9:23: warning: /output_schema: /properties/name: maxLength 20 is enforced "
+                "only by client-side validation (openai strict mode) [strict-unenforced]",
+            }));
   EXPECT_EQ(registry_->FindSkill("list"), nullptr);
   // Any root runs on the strict model too, wrapped as {"value": ...} on the wire.
   const Skill* listed = registry_->FindSkill("listed");
@@ -339,8 +348,8 @@ simulation:
     - { attempt: 1, fault: wrng_type }
 )");
   EXPECT_EQ(Load(), (std::vector<std::string>{
-      "skills/sim/skill.yaml:9:28: /simulation/faults/0/fault: unknown fault \"wrng_type\" "
-      "(did you mean \"wrong_type\"?)"}));
+                        "skills/sim/skill.yaml:9:28: /simulation/faults/0/fault: unknown fault \"wrng_type\" "
+                        "(did you mean \"wrong_type\"?)"}));
 }
 
 TEST_F(SkillRegistryTest, ARetryStrategyIsContinuationOrFresh) {
@@ -360,8 +369,8 @@ input_schema: {}
 output_schema: {}
 retry: { strategy: fresh }
 )");
-  EXPECT_EQ(Load(), (std::vector<std::string>{
-      "skills/typo/skill.yaml:7:20: /retry/strategy: expected one of [\"continuation\",\"fresh\"], found \"frseh\""}));
+  EXPECT_EQ(Load(), (std::vector<std::string>{"skills/typo/skill.yaml:7:20: /retry/strategy: expected one of "
+                                              "[\"continuation\",\"fresh\"], found \"frseh\""}));
   ASSERT_NE(registry_->FindSkill("fresh"), nullptr);
   EXPECT_EQ(registry_->FindSkill("fresh")->generation->retry.strategy, generation::RetryStrategy::kFresh);
 }
@@ -428,15 +437,20 @@ validators:
   - when: { path: /x, equals: 1 }
 )");
   EXPECT_EQ(Load(), (std::vector<std::string>{
-      "skills/rules/skill.yaml:8:25: /validators/0/non_empty/1: \"intro\" is not a JSON pointer (\"\" for the whole answer, else /key/...)",
-      "skills/rules/skill.yaml:9:19: /validators/1/when/path: \"response_type\" is not a JSON pointer (\"\" for the whole answer, else /key/...)",
-      "skills/rules/skill.yaml:11:5: /validators/2/non_emtpy: unexpected property \"non_emtpy\" (did you mean \"non_empty\"?)",
-      "skills/rules/skill.yaml:12:11: /validators/3/exec: expected at least 1 item(s), found 0",
-      "skills/rules/skill.yaml:13:5: /validators/4: a validator is one rule: give non_empty and exec separate entries",
-      "skills/rules/skill.yaml:16:17: /validators/5/timeout_ms: only exec validators take a timeout",
-      "skills/rules/skill.yaml:18:17: /validators/6/timeout_ms: expected at least 1, found 0",
-      "skills/rules/skill.yaml:19:5: /validators/7: a validator needs a rule: non_empty: [pointers] or exec: [program, args...]",
-  }));
+                        "skills/rules/skill.yaml:8:25: /validators/0/non_empty/1: \"intro\" is not a JSON pointer "
+                        "(\"\" for the whole answer, else /key/...)",
+                        "skills/rules/skill.yaml:9:19: /validators/1/when/path: \"response_type\" is not a JSON "
+                        "pointer (\"\" for the whole answer, else /key/...)",
+                        "skills/rules/skill.yaml:11:5: /validators/2/non_emtpy: unexpected property \"non_emtpy\" (did "
+                        "you mean \"non_empty\"?)",
+                        "skills/rules/skill.yaml:12:11: /validators/3/exec: expected at least 1 item(s), found 0",
+                        "skills/rules/skill.yaml:13:5: /validators/4: a validator is one rule: give non_empty and exec "
+                        "separate entries",
+                        "skills/rules/skill.yaml:16:17: /validators/5/timeout_ms: only exec validators take a timeout",
+                        "skills/rules/skill.yaml:18:17: /validators/6/timeout_ms: expected at least 1, found 0",
+                        "skills/rules/skill.yaml:19:5: /validators/7: a validator needs a rule: non_empty: [pointers] "
+                        "or exec: [program, args...]",
+                    }));
 }
 
 TEST_F(SkillRegistryTest, AnExecValidatorRunsInTheSkillFolderWithItsTimeout) {
@@ -494,12 +508,12 @@ validators: [{ non_empty: [/x] }]
 )");
   tree_.Write("rubrics/r.yaml", "id: r\ncriteria:\n  - { id: c, description: d }\n");
   EXPECT_EQ(Load(), (std::vector<std::string>{
-      "skills/judge/skill.yaml:5:11: /coercion: LLM_REVIEW skills take no \"coercion\"",
-      "skills/judge/skill.yaml:6:13: /validators: LLM_REVIEW skills take no \"validators\"",
-      "skills/lax/skill.yaml:7:11: /coercion: expected one of [\"strict\",\"lax\"], found \"lxa\"",
-      "skills/tool/skill.yaml:5:11: /coercion: handler skills take no \"coercion\"",
-      "skills/tool/skill.yaml:6:13: /validators: handler skills take no \"validators\"",
-  }));
+                        "skills/judge/skill.yaml:5:11: /coercion: LLM_REVIEW skills take no \"coercion\"",
+                        "skills/judge/skill.yaml:6:13: /validators: LLM_REVIEW skills take no \"validators\"",
+                        "skills/lax/skill.yaml:7:11: /coercion: expected one of [\"strict\",\"lax\"], found \"lxa\"",
+                        "skills/tool/skill.yaml:5:11: /coercion: handler skills take no \"coercion\"",
+                        "skills/tool/skill.yaml:6:13: /validators: handler skills take no \"validators\"",
+                    }));
 }
 
 TEST_F(SkillRegistryTest, ShippedTreeLoadsCleanly) {
@@ -507,8 +521,7 @@ TEST_F(SkillRegistryTest, ShippedTreeLoadsCleanly) {
   options.skills_dir = SKILLRUNNER_SOURCE_DIR "/skills";
   options.rubrics_dir = SKILLRUNNER_SOURCE_DIR "/rubrics";
   options.is_known_handler = [](std::string_view name) { return name == "echo"; };
-  auto config = LoadConfig(SKILLRUNNER_SOURCE_DIR "/skillrunner.yaml",
-                           [](std::string_view) { return std::nullopt; });
+  auto config = LoadConfig(SKILLRUNNER_SOURCE_DIR "/skillrunner.yaml", [](std::string_view) { return std::nullopt; });
   ASSERT_TRUE(config);
   auto loaded = SkillRegistry::Load(options, *config);
   std::vector<std::string> warnings;
@@ -518,9 +531,11 @@ TEST_F(SkillRegistryTest, ShippedTreeLoadsCleanly) {
   }
   // extract_contact runs on OpenAI strict mode, which cannot enforce these.
   EXPECT_EQ(warnings, (std::vector<std::string>{
-      "/output_schema: /properties/name: minLength 1 is enforced only by client-side validation (openai strict mode)",
-      "/output_schema: /properties/name: maxLength 200 is enforced only by client-side validation (openai strict mode)",
-  }));
+                          "/output_schema: /properties/name: minLength 1 is enforced only by client-side validation "
+                          "(openai strict mode)",
+                          "/output_schema: /properties/name: maxLength 200 is enforced only by client-side validation "
+                          "(openai strict mode)",
+                      }));
   EXPECT_GE(loaded.registry->skills().size(), 4u);
   const Skill* extract = loaded.registry->FindSkill("extract_contact");
   ASSERT_NE(extract, nullptr);

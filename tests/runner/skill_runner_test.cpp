@@ -1,11 +1,12 @@
 #include "runner/skill_runner.h"
 
+#include <gtest/gtest.h>
+
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
-#include <gtest/gtest.h>
 
 #include "tests/support/run_awaitable.h"
 #include "tests/support/temp_tree.h"
@@ -18,15 +19,12 @@ namespace json = boost::json;
 // its answer's attempt is left for the runner to record.
 class ScriptedService : public SkillService {
  public:
-  explicit ScriptedService(json::value answer, bool hang = false)
-      : answer_(std::move(answer)), hang_(hang) {}
-  boost::asio::awaitable<Result<Produced>> Run(const Skill&, const json::value& input,
-                                               InvocationContext&) override {
+  explicit ScriptedService(json::value answer, bool hang = false) : answer_(std::move(answer)), hang_(hang) {}
+  boost::asio::awaitable<Result<Produced>> Run(const Skill&, const json::value& input, InvocationContext&) override {
     ++calls;
     last_input = input;
     if (hang_) {
-      boost::asio::steady_timer timer(co_await boost::asio::this_coro::executor,
-                                      std::chrono::hours(1));
+      boost::asio::steady_timer timer(co_await boost::asio::this_coro::executor, std::chrono::hours(1));
       co_await timer.async_wait(boost::asio::use_awaitable);
     }
     Attempt attempt;
@@ -84,8 +82,9 @@ TEST_F(SkillRunnerTest, UnknownSkillIsSkillNotFoundWithAHint) {
   auto outcome = Invoke("echoes", "{}");
   ASSERT_FALSE(outcome);
   outcome.error().metrics.duration_ms = 0;  // the one field that depends on the clock
-  EXPECT_EQ(json::serialize(ToJson(outcome)),
-            R"J({"error":{"code":"SKILL_NOT_FOUND","message":"unknown skill \"echoes\" (did you mean \"echoer\"?)","attempts":[],"metrics":{"mode":"","attempts":0,"validation_retries":0,"transient_retries":0,"fallbacks":0,"escalated":false,"input_tokens":0,"output_tokens":0,"cost_usd":null,"tokens_estimated":false,"duration_ms":0}}})J");
+  EXPECT_EQ(
+      json::serialize(ToJson(outcome)),
+      R"J({"error":{"code":"SKILL_NOT_FOUND","message":"unknown skill \"echoes\" (did you mean \"echoer\"?)","attempts":[],"metrics":{"mode":"","attempts":0,"validation_retries":0,"transient_retries":0,"fallbacks":0,"escalated":false,"input_tokens":0,"output_tokens":0,"cost_usd":null,"tokens_estimated":false,"duration_ms":0}}})J");
 }
 
 // Called with its default options from inside a coroutine, as a skill's own
@@ -129,13 +128,11 @@ TEST_F(SkillRunnerTest, DispatchesToTheServiceAndChecksItsOutput) {
             "handler output does not match the output_schema of skill \"echoer\" (1 error)");
   ASSERT_EQ(outcome.error().attempts.size(), 1u);
   EXPECT_EQ(outcome.error().attempts[0].kind, AttemptKind::kHandler);
-  EXPECT_EQ(outcome.error().attempts[0].errors[0],
-            (FieldError{"/n", "expected integer, found string \"three\""}));
+  EXPECT_EQ(outcome.error().attempts[0].errors[0], (FieldError{"/n", "expected integer, found string \"three\""}));
 }
 
 TEST_F(SkillRunnerTest, SuccessCarriesOutputAttemptsAndMetrics) {
-  runner_->RegisterService(TemplateType::kHandler,
-                           std::make_shared<ScriptedService>(json::parse(R"({"n":3})")));
+  runner_->RegisterService(TemplateType::kHandler, std::make_shared<ScriptedService>(json::parse(R"({"n":3})")));
   auto outcome = Invoke("echoer", R"({"n": 3})");
   ASSERT_TRUE(outcome);
   EXPECT_EQ(outcome->skill, "echoer");

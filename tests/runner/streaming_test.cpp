@@ -1,9 +1,10 @@
 // A skill's generation streamed (DESIGN 10.7): partials per attempt, a reset
 // when an attempt is abandoned, early abort that closes the provider's
 // stream, against a loopback SSE server behind a real openai provider.
+#include <gtest/gtest.h>
+
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
-#include <gtest/gtest.h>
 
 #include "runner/skill_runner.h"
 #include "services/common/stream_events.h"
@@ -14,10 +15,10 @@
 namespace skillrunner {
 namespace {
 namespace json = boost::json;
-using test_support::OpenAiStream;
 using test_support::JsonAnswer;
-using test_support::Streamed;
+using test_support::OpenAiStream;
 using test_support::SseServer;
+using test_support::Streamed;
 
 struct Event {
   std::string method;
@@ -58,11 +59,10 @@ TEST_F(StreamingTest, PartialsGrowTowardsTheAnswerWithCompletePointersAndUsage) 
     ASSERT_EQ(e.params.at("attempt"), json::value(1));
     values.push_back(json::serialize(e.params.at("value")) + " " + json::serialize(e.params.at("complete")));
   }
-  EXPECT_EQ(values, (std::vector<std::string>{
-                        R"({"category":"b"} [])",
-                        R"({"category":"bug"} ["/category"])",
-                        R"({"category":"bug","title":"Crash on sa"} ["/category"])",
-                        R"({"category":"bug","title":"Crash on save"} ["/category","/title",""])"}));
+  EXPECT_EQ(values,
+            (std::vector<std::string>{R"({"category":"b"} [])", R"({"category":"bug"} ["/category"])",
+                                      R"({"category":"bug","title":"Crash on sa"} ["/category"])",
+                                      R"({"category":"bug","title":"Crash on save"} ["/category","/title",""])"}));
   ASSERT_EQ(outcome->attempts.size(), 1u);
   EXPECT_EQ(outcome->attempts[0].output_tokens, 12);
   EXPECT_EQ(outcome->attempts[0].input_tokens, 30);
@@ -97,8 +97,9 @@ TEST_F(StreamingTest, AWrongEnumAbortsTheStreamAndTheRetryStartsFreshWithTheErro
     EXPECT_EQ(sequence[i], i < reset ? "skills.partial 1" : i == reset ? "skills.reset 1" : "skills.partial 2");
   }
   EXPECT_EQ(received_[reset].params.at("reason"), json::value("validation"));
-  EXPECT_EQ(received_[reset].params.at("errors"),
-            json::parse(R"([{"path":"/category","message":"expected one of [\"bug\",\"feature\"], found \"question\""}])"));
+  EXPECT_EQ(
+      received_[reset].params.at("errors"),
+      json::parse(R"([{"path":"/category","message":"expected one of [\"bug\",\"feature\"], found \"question\""}])"));
   // Fed back fresh-style: the cut text is not shown to the model again.
   const json::array first = json::parse(server_.request_bodies()[0]).at("messages").as_array();
   const json::array second = json::parse(server_.request_bodies()[1]).at("messages").as_array();

@@ -3,14 +3,15 @@
 // traceparent each provider request carries, content kept out of spans
 // unless asked for, and an exporter whose collector is down or hanging.
 
-#include <boost/json/parse.hpp>
-#include <boost/json/serialize.hpp>
+#include "runner/tracing.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
 #include <regex>
 
-#include "runner/tracing.h"
 #include "services/telemetry/otlp_exporter.h"
 #include "tests/support/child_process.h"
 #include "tests/support/cli_runner.h"
@@ -166,7 +167,8 @@ TEST_F(TracingTest, ARetriedReviewedInvocationIsOneInvokeSpanWithAChatSpanPerReq
 
   std::vector<ReceivedSpan> spans = Received(receiver_, "checkout-skills");
   ASSERT_EQ(spans.size(), 5u);
-  auto invoke = std::find_if(spans.begin(), spans.end(), [](const auto& s) { return s.Str("name") == "invoke_skill summarize"; });
+  auto invoke =
+      std::find_if(spans.begin(), spans.end(), [](const auto& s) { return s.Str("name") == "invoke_skill summarize"; });
   ASSERT_NE(invoke, spans.end());
   EXPECT_EQ(invoke->Str("traceId"), kCallerTrace);
   EXPECT_EQ(invoke->Str("parentSpanId"), kCallerSpan);
@@ -235,11 +237,12 @@ TEST_F(TracingTest, CapturedContentIsInTheSpansButTheAnswerCarriesNoRequestsUnle
       "You summarize.\n\nAnswer with one JSON value only (no prose, no Markdown code fence) that is valid against "
       "this JSON Schema:\n"
       R"({"type":"object","required":["summary"],"additionalProperties":false,"properties":{"summary":{"type":"string"}}})";
-  EXPECT_EQ(spans[1].Attr("gen_ai.input.messages"),
-            Text(json::serialize(json::array{
-                json::object{{"role", "system"}, {"parts", json::array{json::object{{"type", "text"}, {"content", system}}}}},
-                json::object{{"role", "user"},
-                             {"parts", json::array{json::object{{"type", "text"}, {"content", "Text: Rain."}}}}}})));
+  EXPECT_EQ(
+      spans[1].Attr("gen_ai.input.messages"),
+      Text(json::serialize(json::array{
+          json::object{{"role", "system"}, {"parts", json::array{json::object{{"type", "text"}, {"content", system}}}}},
+          json::object{{"role", "user"},
+                       {"parts", json::array{json::object{{"type", "text"}, {"content", "Text: Rain."}}}}}})));
   EXPECT_EQ(spans[1].Attr("gen_ai.output.messages"),
             Text(R"([{"role":"assistant","parts":[{"type":"text","content":"{\"summary\":\"Cold rain.\"}"}],)"
                  R"("finish_reason":"stop"}])"));
@@ -276,9 +279,9 @@ TEST_F(TracingTest, ACollectorThatIsDownOrHangsCostsTheInvocationsNothingAndItsD
     SCOPED_TRACE(hanging ? "hanging" : "down");
     LoopbackServer slow;
     slow.SetDefault({.body = "{}", .delay = std::chrono::milliseconds(10'000)});
-    const std::string endpoint = hanging ? slow.base_url() + "/v1/traces"
-                                         : "http://127.0.0.1:" + std::to_string(test_support::FreeLoopbackPort()) +
-                                               "/v1/traces";
+    const std::string endpoint =
+        hanging ? slow.base_url() + "/v1/traces"
+                : "http://127.0.0.1:" + std::to_string(test_support::FreeLoopbackPort()) + "/v1/traces";
     auto exporter = Exporter(endpoint);
     for (int i = 0; i < 3; ++i) {
       bed_.server().Enqueue({.body = OpenAiAnswer(R"({"summary":"Cold rain."})")});
@@ -358,12 +361,13 @@ output_schema: { type: object, required: [priority], properties: { priority: { e
 )");
   LoopbackServer receiver;
   receiver.SetDefault({.body = "{}"});
-  auto result = test_support::Skillrunner(
-      tree.root(),
-      std::string("run triage --input '{\"text\":\"disk full\"}' --traceparent 00-") + kCallerTrace + "-" + kCallerSpan +
-          "-01",
-      "2>/dev/null",
-      "OTEL_EXPORTER_OTLP_ENDPOINT=" + receiver.base_url() + " OTEL_SERVICE_NAME=night-shift OTEL_BSP_SCHEDULE_DELAY=60000");
+  auto result =
+      test_support::Skillrunner(tree.root(),
+                                std::string("run triage --input '{\"text\":\"disk full\"}' --traceparent 00-") +
+                                    kCallerTrace + "-" + kCallerSpan + "-01",
+                                "2>/dev/null",
+                                "OTEL_EXPORTER_OTLP_ENDPOINT=" + receiver.base_url() +
+                                    " OTEL_SERVICE_NAME=night-shift OTEL_BSP_SCHEDULE_DELAY=60000");
   EXPECT_EQ(result.status, 0) << result.out;
   std::vector<ReceivedSpan> spans = Received(receiver, "night-shift");
   ASSERT_EQ(spans.size(), 2u);

@@ -1,7 +1,8 @@
 #include "runner/yaml_json.h"
 
-#include <boost/json/serialize.hpp>
 #include <gtest/gtest.h>
+
+#include <boost/json/serialize.hpp>
 
 namespace skillrunner {
 namespace {
@@ -93,13 +94,12 @@ TEST(YamlJsonTest, AliasBombsHitTheNodeLimit) {
   std::string yaml = "a: &a [x, x, x, x, x, x, x, x, x, x]\n";
   char prev = 'a';
   for (char c = 'b'; c <= 'i'; ++c, ++prev) {
-    yaml += std::string(1, c) + ": &" + c + " [*" + prev + ", *" + prev + ", *" + prev +
-            ", *" + prev + ", *" + prev + ", *" + prev + ", *" + prev + ", *" + prev + "]\n";
+    yaml += std::string(1, c) + ": &" + c + " [*" + prev + ", *" + prev + ", *" + prev + ", *" + prev + ", *" + prev +
+            ", *" + prev + ", *" + prev + ", *" + prev + "]\n";
   }
   auto doc = ParseYaml(yaml);
   ASSERT_FALSE(doc);
-  EXPECT_EQ(doc.error().message,
-            "document has more than 1000000 nodes (after expanding aliases)");
+  EXPECT_EQ(doc.error().message, "document has more than 1000000 nodes (after expanding aliases)");
 }
 
 TEST(YamlJsonTest, InfinityHasNoJsonEquivalent) {
@@ -109,9 +109,7 @@ TEST(YamlJsonTest, InfinityHasNoJsonEquivalent) {
   EXPECT_EQ(doc.error().position.line, 1);
 }
 
-TEST(YamlJsonTest, PointerTokensAreEscaped) {
-  EXPECT_EQ(AppendPointer("/a", "b/c~d"), "/a/b~1c~0d");
-}
+TEST(YamlJsonTest, PointerTokensAreEscaped) { EXPECT_EQ(AppendPointer("/a", "b/c~d"), "/a/b~1c~0d"); }
 
 }  // namespace
 }  // namespace skillrunner

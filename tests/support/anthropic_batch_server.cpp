@@ -2,7 +2,6 @@
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
-
 #include <deque>
 #include <mutex>
 #include <regex>
@@ -15,7 +14,9 @@ namespace json = boost::json;
 
 namespace {
 
-ScriptedResponse Json(int status, const json::value& body) { return ScriptedResponse{status, {}, json::serialize(body)}; }
+ScriptedResponse Json(int status, const json::value& body) {
+  return ScriptedResponse{status, {}, json::serialize(body)};
+}
 
 ScriptedResponse Error(int status, const std::string& type, const std::string& message) {
   return Json(status, json::object{{"type", "error"}, {"error", json::object{{"type", type}, {"message", message}}}});
@@ -56,9 +57,13 @@ std::string Invalid(const json::value& body) {
 }  // namespace
 
 std::string AnthropicAnswer(const std::string& text) {
-  return json::serialize(json::object{{"id", "msg_test"}, {"type", "message"}, {"role", "assistant"},
-                                      {"model", "m"}, {"content", json::array{json::object{{"type", "text"}, {"text", text}}}},
-                                      {"stop_reason", "end_turn"}, {"stop_sequence", nullptr},
+  return json::serialize(json::object{{"id", "msg_test"},
+                                      {"type", "message"},
+                                      {"role", "assistant"},
+                                      {"model", "m"},
+                                      {"content", json::array{json::object{{"type", "text"}, {"text", text}}}},
+                                      {"stop_reason", "end_turn"},
+                                      {"stop_sequence", nullptr},
                                       {"usage", json::object{{"input_tokens", 20}, {"output_tokens", 10}}}});
 }
 
@@ -153,14 +158,19 @@ ScriptedResponse AnthropicBatchServer::State::Create(const std::string& text) {
 
 json::object AnthropicBatchServer::State::BatchObject(const Batch& batch) const {
   const int processing = batch.ended ? 0 : static_cast<int>(batch.requests.size());
-  json::object out{{"id", batch.id}, {"type", "message_batch"},
+  json::object out{{"id", batch.id},
+                   {"type", "message_batch"},
                    {"processing_status", batch.ended ? "ended" : "in_progress"},
-                   {"request_counts", json::object{{"processing", processing}, {"succeeded", batch.succeeded},
-                                                   {"errored", batch.errored}, {"canceled", 0},
+                   {"request_counts", json::object{{"processing", processing},
+                                                   {"succeeded", batch.succeeded},
+                                                   {"errored", batch.errored},
+                                                   {"canceled", 0},
                                                    {"expired", batch.expired}}},
                    {"ended_at", batch.ended ? json::value(Rfc3339(batch.created + 1)) : json::value(nullptr)},
-                   {"created_at", Rfc3339(batch.created)}, {"expires_at", "2026-01-02T00:00:00.000000Z"},
-                   {"archived_at", nullptr}, {"cancel_initiated_at", nullptr},
+                   {"created_at", Rfc3339(batch.created)},
+                   {"expires_at", "2026-01-02T00:00:00.000000Z"},
+                   {"archived_at", nullptr},
+                   {"cancel_initiated_at", nullptr},
                    {"results_url", batch.ended ? json::value(base + "/v1/messages/batches/" + batch.id + "/results")
                                                : json::value(nullptr)}};
   return out;
@@ -178,9 +188,10 @@ void AnthropicBatchServer::State::End(Batch& batch) {
       result = {{"type", "expired"}};
       ++batch.expired;
     } else if (failure == "errored") {
-      result = {{"type", "errored"},
-                {"error", json::object{{"type", "error"},
-                                       {"error", json::object{{"type", "overloaded_error"}, {"message", "Overloaded"}}}}}};
+      result = {
+          {"type", "errored"},
+          {"error", json::object{{"type", "error"},
+                                 {"error", json::object{{"type", "overloaded_error"}, {"message", "Overloaded"}}}}}};
       ++batch.errored;
     } else {
       result = {{"type", "succeeded"}, {"message", json::parse(answer(params))}};

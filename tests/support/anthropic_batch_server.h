@@ -12,7 +12,6 @@
 // submitted in a batch is counted. Thread-safe.
 
 #include <boost/json/object.hpp>
-
 #include <chrono>
 #include <functional>
 #include <map>

@@ -34,9 +34,9 @@ pid_t SpawnProcess(const std::string& program, const std::vector<std::string>& a
 // while it still runs.
 class ChildProcess {
  public:
-  ChildProcess(const std::string& program, const std::vector<std::string>& args,
-               const std::vector<std::string>& env, const std::filesystem::path& dir = {},
-               const std::filesystem::path& stdout_file = {}, const std::filesystem::path& stderr_file = {})
+  ChildProcess(const std::string& program, const std::vector<std::string>& args, const std::vector<std::string>& env,
+               const std::filesystem::path& dir = {}, const std::filesystem::path& stdout_file = {},
+               const std::filesystem::path& stderr_file = {})
       : pid_(SpawnProcess(program, args, env, dir, stdout_file, stderr_file)) {}
   ~ChildProcess();
   ChildProcess(const ChildProcess&) = delete;

@@ -29,11 +29,11 @@ inline std::string ShellQuote(std::string_view s) {
 // "2>&1" to capture it too). `env_vars`: NAME=value words to set.
 inline CommandResult Skillrunner(const std::filesystem::path& dir, const std::string& args,
                                  const std::string& redirect = "2>/dev/null", const std::string& env_vars = "") {
-  std::string command = "cd " + ShellQuote(dir.string()) +
-                        " && env -u SKILLRUNNER_PROVIDER -u OPENAI_API_KEY -u ANTHROPIC_API_KEY " +
-                        "-u OTEL_EXPORTER_OTLP_ENDPOINT -u OTEL_EXPORTER_OTLP_TRACES_ENDPOINT -u OTEL_EXPORTER_OTLP_HEADERS "
-                        "-u OTEL_SERVICE_NAME -u GEMINI_API_KEY " + env_vars + " " +
-                        ShellQuote(SKILLRUNNER_BINARY) + " " + args + " " + redirect;
+  std::string command =
+      "cd " + ShellQuote(dir.string()) + " && env -u SKILLRUNNER_PROVIDER -u OPENAI_API_KEY -u ANTHROPIC_API_KEY " +
+      "-u OTEL_EXPORTER_OTLP_ENDPOINT -u OTEL_EXPORTER_OTLP_TRACES_ENDPOINT -u OTEL_EXPORTER_OTLP_HEADERS "
+      "-u OTEL_SERVICE_NAME -u GEMINI_API_KEY " +
+      env_vars + " " + ShellQuote(SKILLRUNNER_BINARY) + " " + args + " " + redirect;
   CommandResult result;
   FILE* pipe = popen(command.c_str(), "r");
   if (!pipe) return result;

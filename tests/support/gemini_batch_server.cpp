@@ -2,7 +2,6 @@
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
-
 #include <deque>
 #include <mutex>
 #include <set>
@@ -18,10 +17,13 @@ constexpr const char* kBatchType = "type.googleapis.com/google.ai.generativelang
 constexpr const char* kOutputType =
     "type.googleapis.com/google.ai.generativelanguage.v1beta.GenerateContentBatchOutput";
 
-ScriptedResponse Json(int status, const json::value& body) { return ScriptedResponse{status, {}, json::serialize(body)}; }
+ScriptedResponse Json(int status, const json::value& body) {
+  return ScriptedResponse{status, {}, json::serialize(body)};
+}
 
 ScriptedResponse Error(int status, const std::string& grpc_status, const std::string& message) {
-  return Json(status, json::object{{"error", json::object{{"code", status}, {"message", message}, {"status", grpc_status}}}});
+  return Json(status,
+              json::object{{"error", json::object{{"code", status}, {"message", message}, {"status", grpc_status}}}});
 }
 
 // The requests of a create body, or why it is not one.
@@ -121,7 +123,8 @@ ScriptedResponse GeminiBatchServer::State::Route(const RecordedRequest& request)
 }
 
 ScriptedResponse GeminiBatchServer::State::Create(const std::string& model, const std::string& text) {
-  if (text.size() > 20'000'000) return Error(400, "INVALID_ARGUMENT", "Request payload size exceeds the limit: 20000000 bytes.");
+  if (text.size() > 20'000'000)
+    return Error(400, "INVALID_ARGUMENT", "Request payload size exceeds the limit: 20000000 bytes.");
   boost::system::error_code ec;
   json::value body = json::parse(text, ec);
   const std::string invalid = ec ? std::string("the body is not JSON") : Invalid(body);
@@ -149,14 +152,18 @@ json::object GeminiBatchServer::State::Operation(const Batch& batch) const {
   json::object stats{{"requestCount", count(batch.items.size())},
                      {"successfulRequestCount", count(done_count)},
                      {"pendingRequestCount", count(batch.items.size() - done_count)}};
-  json::object metadata{{"@type", kBatchType}, {"model", "models/" + batch.model}, {"displayName", batch.display_name},
-                        {"name", batch.name}, {"state", batch.state}, {"batchStats", stats},
+  json::object metadata{{"@type", kBatchType},
+                        {"model", "models/" + batch.model},
+                        {"displayName", batch.display_name},
+                        {"name", batch.name},
+                        {"state", batch.state},
+                        {"batchStats", stats},
                         {"createTime", "2026-01-01T00:00:00Z"}};
   json::object out{{"name", batch.name}, {"metadata", metadata}};
   if (succeeded || batch.state == "BATCH_STATE_EXPIRED") out["done"] = true;
   if (succeeded) {
-    out["response"] = json::object{{"@type", kOutputType},
-                                   {"inlinedResponses", json::object{{"inlinedResponses", batch.responses}}}};
+    out["response"] =
+        json::object{{"@type", kOutputType}, {"inlinedResponses", json::object{{"inlinedResponses", batch.responses}}}};
   }
   return out;
 }
@@ -177,7 +184,8 @@ void GeminiBatchServer::State::Advance(Batch& batch) {
                                                {"metadata", it->at("metadata")}});
         continue;
       }
-      batch.responses.push_back(json::object{{"response", json::parse(answer(request))}, {"metadata", it->at("metadata")}});
+      batch.responses.push_back(
+          json::object{{"response", json::parse(answer(request))}, {"metadata", it->at("metadata")}});
     }
     batch.state = "BATCH_STATE_SUCCEEDED";
   }

@@ -14,7 +14,6 @@
 // with the model it was sent to. Thread-safe.
 
 #include <boost/json/object.hpp>
-
 #include <chrono>
 #include <functional>
 #include <map>

@@ -34,9 +34,13 @@ LlamaServer::LlamaServer(const std::filesystem::path& log_dir, int context, cons
   if (why_ = Missing(); !why_.empty()) return;
   std::filesystem::create_directories(log_dir);
   port_ = FreeLoopbackPort();
-  std::vector<std::string> args = {"-m", (Dir() / "tiny-qwen2vocab-llama.gguf").string(),
-                                   "--host", "127.0.0.1", "--port", std::to_string(port_),
-                                   "-c", std::to_string(context), "-np", "1", "-t", "1", "--no-webui"};
+  std::vector<std::string> args = {"-m",        (Dir() / "tiny-qwen2vocab-llama.gguf").string(),
+                                   "--host",    "127.0.0.1",
+                                   "--port",    std::to_string(port_),
+                                   "-c",        std::to_string(context),
+                                   "-np",       "1",
+                                   "-t",        "1",
+                                   "--no-webui"};
   args.insert(args.end(), extra.begin(), extra.end());
   process_ = std::make_unique<ChildProcess>((Dir() / "bin" / "llama-server").string(), args, CleanEnvironment(),
                                             log_dir, log_, log_);
@@ -67,7 +71,8 @@ PlainHttpAnswer PlainHttp(std::uint16_t port, const std::string& method, const s
   int fd = ConnectToLoopback(port);
   if (fd < 0) return answer;
   std::string request = method + " " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n";
-  if (!body.empty()) request += "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\n";
+  if (!body.empty())
+    request += "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\n";
   request += "\r\n" + body;
   if (::send(fd, request.data(), request.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(request.size())) {
     ::close(fd);

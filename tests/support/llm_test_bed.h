@@ -6,13 +6,13 @@
 // transient backoff's sleeper records the delays asked of it instead of
 // sleeping. Skills and the config are real YAML in a temporary tree.
 
+#include <gtest/gtest.h>
+
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_future.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
-#include <gtest/gtest.h>
-
 #include <memory>
 #include <string>
 #include <vector>
@@ -47,11 +47,13 @@ class RecordingSleeper : public Clock {
 };
 
 // A chat.completion body (valid against OpenAI's response schema).
-inline std::string OpenAiAnswer(const std::string& content, const std::string& finish = "stop",
-                                int prompt_tokens = 20, int completion_tokens = 10) {
+inline std::string OpenAiAnswer(const std::string& content, const std::string& finish = "stop", int prompt_tokens = 20,
+                                int completion_tokens = 10) {
   boost::json::object message{{"role", "assistant"}, {"content", content}, {"refusal", nullptr}};
   boost::json::object body{
-      {"id", "chatcmpl-test"}, {"object", "chat.completion"}, {"created", 1767225600},
+      {"id", "chatcmpl-test"},
+      {"object", "chat.completion"},
+      {"created", 1767225600},
       {"model", "test-model"},
       {"choices", boost::json::array{boost::json::object{
                       {"index", 0}, {"message", message}, {"logprobs", nullptr}, {"finish_reason", finish}}}},
@@ -69,9 +71,9 @@ inline std::string OpenAiRefusal(const std::string& refusal) {
   return boost::json::serialize(body);
 }
 
-inline std::string OpenAiError(const std::string& message, const std::string& type,
-                               const std::string& param = "") {
-  boost::json::object error{{"message", message}, {"type", type},
+inline std::string OpenAiError(const std::string& message, const std::string& type, const std::string& param = "") {
+  boost::json::object error{{"message", message},
+                            {"type", type},
                             {"param", param.empty() ? boost::json::value(nullptr) : boost::json::value(param)},
                             {"code", nullptr}};
   return boost::json::serialize(boost::json::object{{"error", error}});
@@ -86,22 +88,19 @@ class BasicLlmTestBed {
   RecordingSleeper& sleeper() { return sleeper_; }
   testing::TempTree& tree() { return tree_; }
 
-  void AddSkill(const std::string& id, const std::string& yaml) {
-    tree_.Write("skills/" + id + "/skill.yaml", yaml);
-  }
+  void AddSkill(const std::string& id, const std::string& yaml) { tree_.Write("skills/" + id + "/skill.yaml", yaml); }
 
   // Loads the tree with a config whose models m-loop, m-json, m-native and m-tool
   // run on one provider of `kind` at the loopback server.
   // `more_models`: further lines of the models table.
   void Start(const std::string& kind = "openai", const std::string& more_models = "") {
-    tree_.Write("skillrunner.yaml",
-                "providers:\n  llm: { kind: " + kind + ", base_url: \"" + server_.base_url() +
-                    (kind == "openai" ? "/v1" : "") +
-                    "\" }\nmodels:\n  m-loop: { provider: llm, structured_output: none }\n"
-                    "  m-json: { provider: llm, structured_output: json_object }\n"
-                    "  m-native: { provider: llm, structured_output: native }\n"
-                    "  m-tool: { provider: llm, structured_output: tool }\n" +
-                    more_models);
+    tree_.Write("skillrunner.yaml", "providers:\n  llm: { kind: " + kind + ", base_url: \"" + server_.base_url() +
+                                        (kind == "openai" ? "/v1" : "") +
+                                        "\" }\nmodels:\n  m-loop: { provider: llm, structured_output: none }\n"
+                                        "  m-json: { provider: llm, structured_output: json_object }\n"
+                                        "  m-native: { provider: llm, structured_output: native }\n"
+                                        "  m-tool: { provider: llm, structured_output: tool }\n" +
+                                        more_models);
     auto env = [](std::string_view name) -> std::optional<std::string> {
       if (name == "OPENAI_API_KEY" || name == "ANTHROPIC_API_KEY" || name == "GEMINI_API_KEY") {
         return std::string(kTestApiKey);
@@ -127,11 +126,9 @@ class BasicLlmTestBed {
 
   SkillRunner& runner() { return *runner_; }
 
-  InvocationOutcome Invoke(const std::string& skill, const std::string& input,
-                           InvocationOptions options = {}) {
-    auto future = boost::asio::co_spawn(
-        io_, runner_->Invoke(skill, boost::json::parse(input), std::move(options)),
-        boost::asio::use_future);
+  InvocationOutcome Invoke(const std::string& skill, const std::string& input, InvocationOptions options = {}) {
+    auto future = boost::asio::co_spawn(io_, runner_->Invoke(skill, boost::json::parse(input), std::move(options)),
+                                        boost::asio::use_future);
     io_.restart();
     io_.run();
     return future.get();

@@ -1,11 +1,10 @@
 #include "tests/support/loopback_server.h"
 
-#include <boost/algorithm/string/case_conv.hpp>
-
 #include <sys/socket.h>
 
 #include <algorithm>
 #include <atomic>
+#include <boost/algorithm/string/case_conv.hpp>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/deferred.hpp>
@@ -48,8 +47,7 @@ bool HasHeader(const ScriptedResponse& response, std::string_view name) {
 
 std::string StatusLineAndHeaders(const ScriptedResponse& response, bool keep_alive) {
   std::string head = "HTTP/1.1 " + std::to_string(response.status) + " " +
-                     std::string(beast_http::obsolete_reason(
-                         static_cast<beast_http::status>(response.status))) +
+                     std::string(beast_http::obsolete_reason(static_cast<beast_http::status>(response.status))) +
                      "\r\n";
   for (const auto& [name, value] : response.headers) head += name + ": " + value + "\r\n";
   if (!HasHeader(response, "content-type")) head += "Content-Type: application/json\r\n";
@@ -113,7 +111,8 @@ struct LoopbackServer::Impl {
       return std::nullopt;
     }
     ++refused;
-    return ScriptedResponse{429, {{"Retry-After", std::to_string(retry_after_s)}},
+    return ScriptedResponse{429,
+                            {{"Retry-After", std::to_string(retry_after_s)}},
                             R"({"error":{"message":"Rate limit reached for requests","type":"requests",)"
                             R"("param":null,"code":"rate_limit_exceeded"}})"};
   }
@@ -129,8 +128,9 @@ struct LoopbackServer::Impl {
     const auto now = std::chrono::steady_clock::now();
     std::optional<ScriptedResponse> refusal = RateLimitedLocked(now);
     std::optional<ScriptedResponse> computed;
-    RecordedRequest record{std::string(request.method_string()), std::string(request.target()),
-                           {}, std::move(request.body()), now, refusal ? refusal->status : 0};
+    RecordedRequest record{
+        std::string(request.method_string()), std::string(request.target()), {}, std::move(request.body()), now,
+        refusal ? refusal->status : 0};
     for (const auto& field : request) {
       record.headers.emplace_back(Lower(field.name_string()), std::string(field.value()));
     }
@@ -157,8 +157,7 @@ asio::awaitable<bool> DelayUnlessClosed(Tcp::socket& socket, std::chrono::millis
   auto expiry = timer.async_wait(asio::deferred);
   auto hang_up = socket.async_wait(Tcp::socket::wait_read, asio::deferred);
   auto group = asio::experimental::make_parallel_group(std::move(expiry), std::move(hang_up));
-  auto [order, timer_ec, wait_ec] =
-      co_await group.async_wait(asio::experimental::wait_for_one(), asio::use_awaitable);
+  auto [order, timer_ec, wait_ec] = co_await group.async_wait(asio::experimental::wait_for_one(), asio::use_awaitable);
   (void)timer_ec;
   if (order[0] == 0) co_return false;
   char byte = 0;
@@ -176,8 +175,7 @@ asio::awaitable<void> Serve(Impl* impl, Stream& stream, Tcp::socket& socket) {
   for (;;) {
     beast_http::request_parser<beast_http::string_body> parser;
     parser.body_limit(256 * 1024 * 1024);
-    auto [read_ec, read] =
-        co_await beast_http::async_read(stream, buffer, parser, asio::as_tuple(asio::use_awaitable));
+    auto [read_ec, read] = co_await beast_http::async_read(stream, buffer, parser, asio::as_tuple(asio::use_awaitable));
     (void)read;
     if (read_ec) co_return;
     auto request = parser.release();
@@ -190,14 +188,12 @@ asio::awaitable<void> Serve(Impl* impl, Stream& stream, Tcp::socket& socket) {
     std::string raw = StatusLineAndHeaders(response, keep_alive);
     if (response.truncate_body) {
       response.chunked = false;
-      raw = StatusLineAndHeaders(response, keep_alive) +
-            response.body.substr(0, response.body.size() / 2);
+      raw = StatusLineAndHeaders(response, keep_alive) + response.body.substr(0, response.body.size() / 2);
     } else {
       raw += response.chunked ? ChunkedBody(response.body) : response.body;
     }
     auto bytes = asio::buffer(raw);
-    auto [write_ec, written] =
-        co_await asio::async_write(stream, bytes, asio::as_tuple(asio::use_awaitable));
+    auto [write_ec, written] = co_await asio::async_write(stream, bytes, asio::as_tuple(asio::use_awaitable));
     (void)written;
     if (write_ec || response.truncate_body || !keep_alive || response.close_after_response) {
       co_return;
@@ -212,8 +208,7 @@ asio::awaitable<void> Session(Impl* impl, Tcp::socket socket) {
   }
   if (impl->tls) {
     asio::ssl::stream<Tcp::socket> stream(std::move(socket), *impl->tls_context);
-    auto [ec] = co_await stream.async_handshake(asio::ssl::stream_base::server,
-                                                asio::as_tuple(asio::use_awaitable));
+    auto [ec] = co_await stream.async_handshake(asio::ssl::stream_base::server, asio::as_tuple(asio::use_awaitable));
     if (!ec) co_await Serve(impl, stream, stream.next_layer());
     boost::system::error_code ignored;
     stream.next_layer().close(ignored);
@@ -235,8 +230,7 @@ asio::awaitable<void> Listen(Impl* impl) {
     boost::system::error_code ignored;
     socket.set_option(Tcp::no_delay(true), ignored);
     ++impl->accepted;
-    asio::co_spawn(impl->acceptor->get_executor(), Session(impl, std::move(socket)),
-                   [](std::exception_ptr) {});
+    asio::co_spawn(impl->acceptor->get_executor(), Session(impl, std::move(socket)), [](std::exception_ptr) {});
   }
 }
 
@@ -314,14 +308,12 @@ void LoopbackServer::SetDefault(ScriptedResponse response) {
   impl_->fallback = std::move(response);
 }
 
-void LoopbackServer::SetRouter(
-    std::function<std::optional<ScriptedResponse>(const RecordedRequest& request)> router) {
+void LoopbackServer::SetRouter(std::function<std::optional<ScriptedResponse>(const RecordedRequest& request)> router) {
   std::lock_guard lock(impl_->mutex);
   impl_->router = std::move(router);
 }
 
-void LoopbackServer::SetResponder(
-    std::function<std::optional<ScriptedResponse>(const std::string& body)> responder) {
+void LoopbackServer::SetResponder(std::function<std::optional<ScriptedResponse>(const std::string& body)> responder) {
   std::lock_guard lock(impl_->mutex);
   impl_->responder = std::move(responder);
 }

@@ -2,7 +2,6 @@
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
-
 #include <deque>
 
 namespace skillrunner::test_support {
@@ -10,11 +9,14 @@ namespace json = boost::json;
 
 namespace {
 
-ScriptedResponse Json(int status, const json::value& body) { return ScriptedResponse{status, {}, json::serialize(body)}; }
+ScriptedResponse Json(int status, const json::value& body) {
+  return ScriptedResponse{status, {}, json::serialize(body)};
+}
 
 ScriptedResponse Error(int status, const std::string& message, const std::string& type = "invalid_request_error") {
-  return Json(status, json::object{{"error", json::object{{"message", message}, {"type", type}, {"param", nullptr},
-                                                           {"code", nullptr}}}});
+  return Json(status, json::object{
+                          {"error",
+                           json::object{{"message", message}, {"type", type}, {"param", nullptr}, {"code", nullptr}}}});
 }
 
 std::string Canonical(const json::value& value) { return CanonicalJson(value); }
@@ -32,7 +34,8 @@ std::string CanonicalJson(const json::value& value) {
     std::map<std::string, std::string> members;
     for (const auto& [key, member] : value.as_object()) members[std::string(key)] = CanonicalJson(member);
     std::string out = "{";
-    for (const auto& [key, text] : members) out += (out.size() > 1 ? "," : "") + json::serialize(json::value(key)) + ":" + text;
+    for (const auto& [key, text] : members)
+      out += (out.size() > 1 ? "," : "") + json::serialize(json::value(key)) + ":" + text;
     return out + "}";
   }
   if (value.is_array()) {
@@ -155,8 +158,12 @@ ScriptedResponse OpenAiBatchServer::State::Upload(const RecordedRequest& request
   ++uploads;
   std::string id = "file-" + std::to_string(files.size() + 1);
   files[id] = content;
-  return Json(200, json::object{{"id", id}, {"object", "file"}, {"bytes", content.size()}, {"created_at", 1767225600},
-                                {"filename", "requests.jsonl"}, {"purpose", "batch"}});
+  return Json(200, json::object{{"id", id},
+                                {"object", "file"},
+                                {"bytes", content.size()},
+                                {"created_at", 1767225600},
+                                {"filename", "requests.jsonl"},
+                                {"purpose", "batch"}});
 }
 
 ScriptedResponse OpenAiBatchServer::State::Create(const std::string& text) {
@@ -192,19 +199,26 @@ ScriptedResponse OpenAiBatchServer::State::Create(const std::string& text) {
 
 json::object OpenAiBatchServer::State::BatchObject(const Batch& batch) const {
   auto file = [](const std::string& id) { return id.empty() ? json::value(nullptr) : json::value(id); };
-  json::object out{{"id", batch.id}, {"object", "batch"}, {"endpoint", "/v1/chat/completions"},
-                   {"errors", nullptr}, {"input_file_id", "file-in"}, {"completion_window", "24h"},
-                   {"status", batch.status}, {"output_file_id", file(batch.output_file)},
-                   {"error_file_id", file(batch.error_file)}, {"created_at", batch.created_at},
-                   {"metadata", batch.metadata},
-                   {"request_counts", json::object{{"total", batch.lines.size()},
-                                                   {"completed", batch.completed},
-                                                   {"failed", batch.failed}}}};
+  json::object out{
+      {"id", batch.id},
+      {"object", "batch"},
+      {"endpoint", "/v1/chat/completions"},
+      {"errors", nullptr},
+      {"input_file_id", "file-in"},
+      {"completion_window", "24h"},
+      {"status", batch.status},
+      {"output_file_id", file(batch.output_file)},
+      {"error_file_id", file(batch.error_file)},
+      {"created_at", batch.created_at},
+      {"metadata", batch.metadata},
+      {"request_counts",
+       json::object{{"total", batch.lines.size()}, {"completed", batch.completed}, {"failed", batch.failed}}}};
   if (batch.status == "failed") {
-    out["errors"] = json::object{{"object", "list"},
-                                 {"data", json::array{json::object{{"code", "invalid_request"},
-                                                                   {"message", "the file was refused"},
-                                                                   {"line", 1}, {"param", nullptr}}}}};
+    out["errors"] = json::object{
+        {"object", "list"},
+        {"data",
+         json::array{json::object{
+             {"code", "invalid_request"}, {"message", "the file was refused"}, {"line", 1}, {"param", nullptr}}}}};
   }
   return out;
 }
@@ -242,14 +256,15 @@ void OpenAiBatchServer::State::Finish(Batch& batch) {
     json::object out{{"id", request_id}, {"custom_id", line.at("custom_id")}};
     if (expire && expire(body) && expired_once.insert(Canonical(body)).second) {
       out["response"] = nullptr;
-      out["error"] = json::object{{"code", "batch_expired"},
-                                  {"message", "This request could not be executed before the completion window expired."}};
+      out["error"] =
+          json::object{{"code", "batch_expired"},
+                       {"message", "This request could not be executed before the completion window expired."}};
       errors += json::serialize(out) + "\n";
       ++batch.failed;
       continue;
     }
-    out["response"] = json::object{{"status_code", 200}, {"request_id", request_id},
-                                   {"body", json::parse(answer(body))}};
+    out["response"] =
+        json::object{{"status_code", 200}, {"request_id", request_id}, {"body", json::parse(answer(body))}};
     out["error"] = nullptr;
     output += json::serialize(out) + "\n";
     ++batch.completed;

@@ -11,7 +11,6 @@
 // twice. Thread-safe.
 
 #include <boost/json/object.hpp>
-
 #include <chrono>
 #include <functional>
 #include <map>

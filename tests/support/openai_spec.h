@@ -8,7 +8,6 @@
 // as draft 7.
 
 #include <boost/json/parse.hpp>
-
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>

@@ -1,19 +1,17 @@
 #include "tests/support/redis_server.h"
 
 #include <arpa/inet.h>
-#include <csignal>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdlib>
 #include <thread>
 
 namespace skillrunner::test_support {
 namespace {
-
-
 
 // Reads one RESP reply from `in` at `pos` as text (see Command).
 std::optional<std::string> ParseReply(const std::string& in, std::size_t& pos) {
@@ -68,8 +66,8 @@ bool RedisServer::Start() {
   std::filesystem::create_directories(dir_);
   process_ = std::make_unique<ChildProcess>(
       Binary(),
-      std::vector<std::string>{"--port", std::to_string(port_), "--bind", "127.0.0.1", "--save", "",
-                               "--appendonly", "no", "--dir", dir_.string(), "--daemonize", "no"},
+      std::vector<std::string>{"--port", std::to_string(port_), "--bind", "127.0.0.1", "--save", "", "--appendonly",
+                               "no", "--dir", dir_.string(), "--daemonize", "no"},
       CleanEnvironment(), dir_, dir_ / "redis.stdout", dir_ / "redis.stderr");
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   while (std::chrono::steady_clock::now() < deadline) {

@@ -17,8 +17,7 @@ namespace skillrunner::test_support {
 template <class T>
 T RunAwaitable(boost::asio::awaitable<T> awaitable) {
   boost::asio::io_context io;
-  std::future<T> result =
-      boost::asio::co_spawn(io, std::move(awaitable), boost::asio::use_future);
+  std::future<T> result = boost::asio::co_spawn(io, std::move(awaitable), boost::asio::use_future);
   io.run();
   return result.get();
 }

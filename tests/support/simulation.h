@@ -4,10 +4,10 @@
 // it as the composition root hands over a skill's `simulation:` block, and
 // schemas that live as long as the requests that point at them.
 
-#include <boost/json/parse.hpp>
-#include <boost/json/value.hpp>
 #include <gtest/gtest.h>
 
+#include <boost/json/parse.hpp>
+#include <boost/json/value.hpp>
 #include <map>
 #include <mutex>
 #include <string>

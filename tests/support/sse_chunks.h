@@ -28,11 +28,11 @@ output_schema:
 // One `data:` event whose delta carries `content`.
 inline std::string OpenAiContentEvent(const std::string& content) {
   boost::json::object delta{{"content", content}};
-  boost::json::object chunk{{"id", "chatcmpl-s"},
-                            {"object", "chat.completion.chunk"},
-                            {"model", "test-model"},
-                            {"choices", boost::json::array{boost::json::object{
-                                            {"index", 0}, {"delta", delta}, {"finish_reason", nullptr}}}}};
+  boost::json::object chunk{
+      {"id", "chatcmpl-s"},
+      {"object", "chat.completion.chunk"},
+      {"model", "test-model"},
+      {"choices", boost::json::array{boost::json::object{{"index", 0}, {"delta", delta}, {"finish_reason", nullptr}}}}};
   return "data: " + boost::json::serialize(chunk) + "\n\n";
 }
 

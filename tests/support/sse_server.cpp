@@ -103,7 +103,8 @@ void SseServer::Impl::Answer(int fd) {
   const std::size_t piece = script.piece_bytes == 0 ? script.body.size() : script.piece_bytes;
   const std::size_t hold = script.hold_at.value_or(std::string::npos);
   for (std::size_t at = 0; at < script.body.size();) {
-    std::size_t end = std::min({at + std::max<std::size_t>(piece, 1), script.body.size(), at < hold ? hold : script.body.size()});
+    std::size_t end =
+        std::min({at + std::max<std::size_t>(piece, 1), script.body.size(), at < hold ? hold : script.body.size()});
     if (!SendChunk(fd, std::string_view(script.body).substr(at, end - at))) return;
     at = end;
     if (at == hold && PeerHungUp(fd, script.hold_timeout)) {
@@ -135,8 +136,7 @@ SseServer::SseServer() : impl_(std::make_unique<Impl>()) {
   address.sin_family = AF_INET;
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   socklen_t size = sizeof address;
-  if (::bind(impl_->listener, reinterpret_cast<sockaddr*>(&address), size) != 0 ||
-      ::listen(impl_->listener, 16) != 0 ||
+  if (::bind(impl_->listener, reinterpret_cast<sockaddr*>(&address), size) != 0 || ::listen(impl_->listener, 16) != 0 ||
       ::getsockname(impl_->listener, reinterpret_cast<sockaddr*>(&address), &size) != 0) {
     throw std::runtime_error("SseServer: cannot listen");
   }

@@ -18,7 +18,7 @@ namespace skillrunner::test_support {
 struct SseScript {
   int status = 200;
   std::string content_type = "text/event-stream";
-  std::string body;  // the exact bytes of the stream (or an error body)
+  std::string body;             // the exact bytes of the stream (or an error body)
   std::size_t piece_bytes = 0;  // 0: the body in one write; n: writes of n bytes
   // Sends the first `hold_at` bytes, then waits (up to hold_timeout) for the
   // client to hang up before sending the rest.

@@ -12,8 +12,7 @@ namespace skillrunner::testing {
 class TempTree {
  public:
   TempTree() {
-    std::string pattern =
-        (std::filesystem::temp_directory_path() / "skillrunner-test-XXXXXX").string();
+    std::string pattern = (std::filesystem::temp_directory_path() / "skillrunner-test-XXXXXX").string();
     root_ = mkdtemp(pattern.data());
   }
   ~TempTree() {

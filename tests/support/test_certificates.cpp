@@ -12,8 +12,12 @@
 namespace skillrunner::test_support {
 namespace {
 
-struct KeyFree { void operator()(EVP_PKEY* key) const { EVP_PKEY_free(key); } };
-struct CertFree { void operator()(X509* cert) const { X509_free(cert); } };
+struct KeyFree {
+  void operator()(EVP_PKEY* key) const { EVP_PKEY_free(key); }
+};
+struct CertFree {
+  void operator()(X509* cert) const { X509_free(cert); }
+};
 using KeyPtr = std::unique_ptr<EVP_PKEY, KeyFree>;
 using CertPtr = std::unique_ptr<X509, CertFree>;
 
@@ -46,10 +50,9 @@ CertPtr NewCert(EVP_PKEY* key, const char* common_name, long serial) {
   X509_gmtime_adj(X509_getm_notAfter(cert.get()), 7 * 24 * 3600);
   X509_set_pubkey(cert.get(), key);
   X509_NAME* name = X509_get_subject_name(cert.get());
-  X509_NAME_add_entry_by_txt(name, "O", MBSTRING_ASC,
-                             reinterpret_cast<const unsigned char*>("skillrunner tests"), -1, -1, 0);
-  X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC,
-                             reinterpret_cast<const unsigned char*>(common_name), -1, -1, 0);
+  X509_NAME_add_entry_by_txt(name, "O", MBSTRING_ASC, reinterpret_cast<const unsigned char*>("skillrunner tests"), -1,
+                             -1, 0);
+  X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, reinterpret_cast<const unsigned char*>(common_name), -1, -1, 0);
   return cert;
 }
 
@@ -57,16 +60,14 @@ void WritePem(const std::filesystem::path& path, X509* cert, EVP_PKEY* key) {
   FILE* file = std::fopen(path.c_str(), "w");
   Check(file != nullptr, "opening a PEM file");
   bool ok = cert != nullptr ? PEM_write_X509(file, cert) == 1
-                            : PEM_write_PrivateKey(file, key, nullptr, nullptr, 0, nullptr,
-                                                   nullptr) == 1;
+                            : PEM_write_PrivateKey(file, key, nullptr, nullptr, 0, nullptr, nullptr) == 1;
   std::fclose(file);
   Check(ok, "writing PEM");
 }
 
 }  // namespace
 
-TestCertificates GenerateTestCertificates(const std::filesystem::path& dir,
-                                          const std::vector<std::string>& alt_names) {
+TestCertificates GenerateTestCertificates(const std::filesystem::path& dir, const std::vector<std::string>& alt_names) {
   KeyPtr ca_key = NewKey();
   CertPtr ca = NewCert(ca_key.get(), "skillrunner test CA", 1);
   X509_set_issuer_name(ca.get(), X509_get_subject_name(ca.get()));
@@ -87,8 +88,7 @@ TestCertificates GenerateTestCertificates(const std::filesystem::path& dir,
   AddExtension(server.get(), ca.get(), NID_authority_key_identifier, "keyid:always");
   Check(X509_sign(server.get(), ca_key.get(), EVP_sha256()) > 0, "signing the server certificate");
 
-  TestCertificates out{(dir / "ca.pem").string(), (dir / "server.pem").string(),
-                       (dir / "server.key").string()};
+  TestCertificates out{(dir / "ca.pem").string(), (dir / "server.pem").string(), (dir / "server.key").string()};
   WritePem(out.ca_file, ca.get(), nullptr);
   WritePem(out.cert_file, server.get(), nullptr);
   WritePem(out.key_file, nullptr, server_key.get());

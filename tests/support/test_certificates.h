@@ -19,8 +19,8 @@ struct TestCertificates {
 // Writes ca.pem, server.pem and server.key into `dir` (which must exist).
 // Throws std::runtime_error when OpenSSL fails.
 // `alt_names` are OpenSSL SAN entries ("DNS:name", "IP:address").
-TestCertificates GenerateTestCertificates(
-    const std::filesystem::path& dir,
-    const std::vector<std::string>& alt_names = {"DNS:localhost", "IP:127.0.0.1", "IP:::1"});
+TestCertificates GenerateTestCertificates(const std::filesystem::path& dir,
+                                          const std::vector<std::string>& alt_names = {"DNS:localhost", "IP:127.0.0.1",
+                                                                                       "IP:::1"});
 
 }  // namespace skillrunner::test_support

@@ -5,12 +5,12 @@
 // due, until nothing sleeps. For tests of many concurrent waiters (a limiter's
 // queue) without real sleeping. Single-threaded: one io_context, run by Run().
 
+#include <algorithm>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <algorithm>
 #include <memory>
 #include <vector>
 

@@ -1,11 +1,11 @@
 // Runs the real `skillrunner` program as a user would and checks what it
 // prints and its exit status.
-#include <boost/json/parse.hpp>
-#include <boost/json/serialize.hpp>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
 #include <array>
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
 #include <cstdio>
 
 #include "tests/support/cli_runner.h"
@@ -213,7 +213,8 @@ TEST_F(CliTest, ProvidersCheckSendsOneRequestPerProvider) {
   EXPECT_EQ(unknown.out, "skillrunner: the config (built-in) defines no provider \"nope\"\n");
   auto typo = Skillrunner(tree_.root(), "providers check simulatd", "2>&1");
   EXPECT_EQ(typo.status, 2);
-  EXPECT_EQ(typo.out, "skillrunner: the config (built-in) defines no provider \"simulatd\" (did you mean \"simulated\"?)\n");
+  EXPECT_EQ(typo.out,
+            "skillrunner: the config (built-in) defines no provider \"simulatd\" (did you mean \"simulated\"?)\n");
 }
 
 TEST_F(CliTest, JsonLogsAreOneObjectPerLine) {

@@ -36,7 +36,8 @@ std::string Rel(const fs::path& file) { return fs::relative(file, kRoot).string(
 std::vector<fs::path> DeployFiles(const std::set<std::string>& extensions) {
   std::vector<fs::path> files;
   for (const auto& entry : fs::recursive_directory_iterator(kRoot / "deploy")) {
-    if (entry.is_regular_file() && extensions.contains(entry.path().extension().string())) files.push_back(entry.path());
+    if (entry.is_regular_file() && extensions.contains(entry.path().extension().string()))
+      files.push_back(entry.path());
   }
   std::sort(files.begin(), files.end());
   return files;
@@ -128,9 +129,11 @@ void FindInShell(const std::string& file, std::string text, std::vector<Invocati
       const bool command_position = i == 0 || kStops.contains(tokens[i - 1]) || tokens[i - 1] == "exec";
       if (tokens[i] != "skillrunner" || !command_position) continue;
       Invocation call{file, {}};
-      for (std::size_t j = i + 1; j < tokens.size() && !kStops.contains(tokens[j]) && !tokens[j].starts_with('>'); ++j) {
+      for (std::size_t j = i + 1; j < tokens.size() && !kStops.contains(tokens[j]) && !tokens[j].starts_with('>');
+           ++j) {
         std::string w = tokens[j];
-        if (w.size() >= 2 && (w.front() == '"' || w.front() == '\'') && w.back() == w.front()) w = w.substr(1, w.size() - 2);
+        if (w.size() >= 2 && (w.front() == '"' || w.front() == '\'') && w.back() == w.front())
+          w = w.substr(1, w.size() - 2);
         call.words.push_back(w);
       }
       found.push_back(call);
@@ -227,10 +230,11 @@ TEST(DeployFilesTest, EverySkillrunnerCommandUsesRealSubcommandsAndFlags) {
   for (const auto& call : found) seen.insert(call.file + ": " + CheckInvocation(call));
   // What each recipe must run, so that a scanner that found nothing fails.
   for (const std::string expected :
-       {"deploy/docker/Dockerfile: serve", "deploy/docker/Dockerfile: probe", "deploy/kubernetes/deployment.yaml: serve",
-        "deploy/kubernetes/eval-cronjob.yaml: eval", "deploy/kubernetes/eval-cronjob.yaml: eval merge",
-        "deploy/ci/github-actions.yml: eval", "deploy/ci/github-actions.yml: eval merge",
-        "deploy/ci/gitlab-ci.yml: eval", "deploy/ci/gitlab-ci.yml: eval merge"}) {
+       {"deploy/docker/Dockerfile: serve", "deploy/docker/Dockerfile: probe",
+        "deploy/kubernetes/deployment.yaml: serve", "deploy/kubernetes/eval-cronjob.yaml: eval",
+        "deploy/kubernetes/eval-cronjob.yaml: eval merge", "deploy/ci/github-actions.yml: eval",
+        "deploy/ci/github-actions.yml: eval merge", "deploy/ci/gitlab-ci.yml: eval",
+        "deploy/ci/gitlab-ci.yml: eval merge"}) {
     EXPECT_TRUE(seen.contains(expected)) << "no `skillrunner` command found for " << expected;
   }
 }
@@ -271,7 +275,8 @@ TEST(DeployFilesTest, TheSkillTreeAsThePodsMountItValidatesAndRunsItsSuite) {
     std::set<std::string> mapped;
     for (const auto& [key, path] : volume.items) mapped.insert(key);
     for (const auto& key : keys) EXPECT_TRUE(mapped.contains(key)) << volume.file << ": no items entry mounts " << key;
-    for (const auto& key : mapped) EXPECT_TRUE(keys.contains(key)) << volume.file << ": items name " << key << ", which " << name << " lacks";
+    for (const auto& key : mapped)
+      EXPECT_TRUE(keys.contains(key)) << volume.file << ": items name " << key << ", which " << name << " lacks";
   }
   testing::TempTree tree;
   for (const auto& [key, path] : volumes.front().items) {
@@ -316,7 +321,8 @@ TEST(DeployFilesTest, TheShardCountAgreesWhereverItIsWritten) {
   const YAML::Node github = YAML::LoadFile((kRoot / "deploy/ci/github-actions.yml").string());
   const int github_shards = IntOf(github["env"]["SHARDS"]);
   ASSERT_EQ(github["jobs"]["shard"]["strategy"]["matrix"]["shard"].size(), static_cast<std::size_t>(github_shards));
-  for (int i = 0; i < github_shards; ++i) EXPECT_EQ(IntOf(github["jobs"]["shard"]["strategy"]["matrix"]["shard"][i]), i);
+  for (int i = 0; i < github_shards; ++i)
+    EXPECT_EQ(IntOf(github["jobs"]["shard"]["strategy"]["matrix"]["shard"][i]), i);
 }
 
 }  // namespace

@@ -1,8 +1,8 @@
 // The first hour of a new user (DESIGN 9.8, issue 12), each trap reproduced
 // with the real program as the user met it.
-#include <boost/json/parse.hpp>
 #include <gtest/gtest.h>
 
+#include <boost/json/parse.hpp>
 #include <fstream>
 #include <sstream>
 
@@ -66,7 +66,8 @@ TEST_F(FirstHourTest, ADefaultProviderFallbackIsAWarningAndTheResultNamesWhatAns
             "of skillrunner.yaml (did you mean \"gpt-4o-mini\"?), so it runs on the default_provider \"sim\" "
             "[model-unlisted]\n"
             "1 skill(s) and 0 rubric(s) loaded; 0 error(s), 1 warning(s)\n");
-  auto run = Skillrunner(tree_.Path(""), "run extract_order --input '{\"text\": \"2 mugs for Ada\", \"tier\": \"pro\"}'");
+  auto run =
+      Skillrunner(tree_.Path(""), "run extract_order --input '{\"text\": \"2 mugs for Ada\", \"tier\": \"pro\"}'");
   ASSERT_EQ(run.status, 0) << run.out;
   json::value result = json::parse(run.out);
   EXPECT_EQ(result.at("metrics").at("provider"), "sim");
@@ -100,8 +101,9 @@ TEST_F(FirstHourTest, OptionalPlaceholdersRenderEmptyAndUndeclaredOnesAreLoadErr
 //    judge attempts say so and carry the pass their verdict came to.
 TEST_F(FirstHourTest, AnLlmReviewSkillGatesAGenerationSkill) {
   tree_.Write("skillrunner.yaml", kConfig);
-  tree_.Write("rubrics/order_quality.yaml",
-              "id: order_quality\ncriteria:\n  - { id: faithful, description: Every field is in the text., required: true }\n");
+  tree_.Write(
+      "rubrics/order_quality.yaml",
+      "id: order_quality\ncriteria:\n  - { id: faithful, description: Every field is in the text., required: true }\n");
   tree_.Write("skills/review_order/skill.yaml",
               "id: review_order\ntemplate_type: LLM_REVIEW\nrubric: order_quality\nmodel: local-sim\n");
   std::string skill = kOrderSkill;
@@ -128,19 +130,24 @@ TEST_F(FirstHourTest, AnLlmReviewSkillGatesAGenerationSkill) {
   const std::string loaded = "1 skill(s) and 1 rubric(s) loaded; 1 error(s), 0 warning(s)\n";
   EXPECT_EQ(gated_by("review: { skill: extract_order }"),
             "skills/extract_order/skill.yaml:15:18: /review/skill: skill \"extract_order\" is not an LLM_REVIEW "
-            "skill, so it cannot judge\n" + loaded);
+            "skill, so it cannot judge\n" +
+                loaded);
   EXPECT_EQ(gated_by("review: { skill: review_ordr }"),
             "skills/extract_order/skill.yaml:15:18: /review/skill: unknown skill \"review_ordr\" (did you mean "
-            "\"review_order\"?) (LLM_REVIEW skills in this tree: review_order)\n" + loaded);
+            "\"review_order\"?) (LLM_REVIEW skills in this tree: review_order)\n" +
+                loaded);
   EXPECT_EQ(gated_by("review: { retry_once: true }"),
             "skills/extract_order/skill.yaml:15:9: /review: a review gate needs the rubric to judge against "
-            "(rubric: ID) or an LLM_REVIEW skill to judge with (skill: ID)\n" + loaded);
+            "(rubric: ID) or an LLM_REVIEW skill to judge with (skill: ID)\n" +
+                loaded);
   EXPECT_EQ(gated_by("review: { skill: review_order, rubric: order_quality }"),
             "skills/extract_order/skill.yaml:15:9: /review: give the gate a rubric or an LLM_REVIEW skill, not "
-            "both (the skill brings its own rubric and model)\n" + loaded);
+            "both (the skill brings its own rubric and model)\n" +
+                loaded);
   EXPECT_EQ(gated_by("review: { skill: review_order, samples: 3 }"),
             "skills/extract_order/skill.yaml:15:41: /review/samples: a gate judged by skill \"review_order\" "
-            "takes its samples from that skill\n" + loaded);
+            "takes its samples from that skill\n" +
+                loaded);
   // A review skill whose file did not load says why.
   tree_.Write("skills/review_order/skill.yaml",
               "id: review_order\ntemplate_type: LLM_REVIEW\nrubric: order_quality\nmodel: nope-model\n");
@@ -157,14 +164,15 @@ TEST_F(FirstHourTest, AnLlmReviewSkillGatesAGenerationSkill) {
 //    provider: the rendered messages, the retry's feedback, the judge's prompt.
 TEST_F(FirstHourTest, ShowRequestPutsTheRequestOfEachAttemptInTheResult) {
   std::string config = kConfig;
-  config.replace(config.find("sim: { kind: simulated }"), 24,
-                 "sim: { kind: simulated, faults: [{ skill: extract_order, attempt: 1, fault: wrong_type, path: /total }] }");
+  config.replace(
+      config.find("sim: { kind: simulated }"), 24,
+      "sim: { kind: simulated, faults: [{ skill: extract_order, attempt: 1, fault: wrong_type, path: /total }] }");
   tree_.Write("skillrunner.yaml", config);
   std::string skill = kOrderSkill;
   skill.replace(skill.find("gpt-4o-mni"), 10, "local-sim");
   tree_.Write("skills/extract_order/skill.yaml", skill);
-  auto run = Skillrunner(tree_.Path(""),
-                         "run extract_order --show-request --input '{\"text\": \"2 mugs for Ada\", \"tier\": \"pro\"}'");
+  auto run = Skillrunner(
+      tree_.Path(""), "run extract_order --show-request --input '{\"text\": \"2 mugs for Ada\", \"tier\": \"pro\"}'");
   ASSERT_EQ(run.status, 0) << run.out;
   json::value result = json::parse(run.out);
   const json::array& attempts = result.at("attempts").as_array();
@@ -224,19 +232,21 @@ output_schema:
   auto validate = Skillrunner(tree_.Path(""), "validate", "2>&1");
   EXPECT_EQ(validate.status, 2);
   EXPECT_EQ(validate.out,
-            first + "\n"
-            "skills/order/skill.yaml:4:1: /temprature: unexpected property \"temprature\" (did you mean "
-            "\"temperature\"?)\n"
-            "skills/order/skill.yaml:5:17: /prompt/user: placeholder {{input.txt}} names a property input_schema "
-            "does not declare (did you mean \"{{input.text}}\"?)\n"
-            "skills/order/skill.yaml:15:24: output_schema at /properties/items/items/properties/qty/type is not a "
-            "valid JSON Schema: unknown type \"int\" (expected array, boolean, integer, null, number, object or "
-            "string)\n"
-            "0 skill(s) and 0 rubric(s) loaded; 4 error(s), 0 warning(s)\n");
+            first +
+                "\n"
+                "skills/order/skill.yaml:4:1: /temprature: unexpected property \"temprature\" (did you mean "
+                "\"temperature\"?)\n"
+                "skills/order/skill.yaml:5:17: /prompt/user: placeholder {{input.txt}} names a property input_schema "
+                "does not declare (did you mean \"{{input.text}}\"?)\n"
+                "skills/order/skill.yaml:15:24: output_schema at /properties/items/items/properties/qty/type is not a "
+                "valid JSON Schema: unknown type \"int\" (expected array, boolean, integer, null, number, object or "
+                "string)\n"
+                "0 skill(s) and 0 rubric(s) loaded; 4 error(s), 0 warning(s)\n");
   auto run = Skillrunner(tree_.Path(""), "run order --input '{}'");
   EXPECT_EQ(run.status, 2);
   EXPECT_EQ(json::parse(run.out).at("error").at("code"), "CONFIG_INVALID");
-  EXPECT_EQ(std::string(json::parse(run.out).at("error").at("message").as_string()), "skill \"order\" did not load: " + first);
+  EXPECT_EQ(std::string(json::parse(run.out).at("error").at("message").as_string()),
+            "skill \"order\" did not load: " + first);
   auto list = Skillrunner(tree_.Path(""), "list --json");
   EXPECT_EQ(list.status, 2);
   json::value listed = json::parse(list.out);
@@ -310,7 +320,8 @@ output_schema:
 )");
   const std::string warnings =
       "skills/order/skill.yaml:11:40: warning: output_schema at /properties/total/maxi: unknown keyword \"maxi\" "
-      "[unknown-keyword]\n" + undeclared;
+      "[unknown-keyword]\n" +
+      undeclared;
   auto validate = Skillrunner(tree_.Path(""), "validate", "2>&1");
   EXPECT_EQ(validate.status, 0);
   EXPECT_EQ(validate.out, warnings + "1 skill(s) and 0 rubric(s) loaded; 0 error(s), 2 warning(s)\n");
@@ -377,10 +388,12 @@ prompt: { user: "{{input.text}}" }
 input_schema: { type: object, required: [text], properties: { text: { type: string } } }
 output_schema: { type: object, required: [total], properties: { total: { type: number } } }
 )");
-  tree_.Write("skills/order/cases.jsonl", "{\"id\": \"a\", \"input\": {\"text\": \"2 mugs\"}}\n"
-                                          "{\"id\": \"b\", \"input\": {\"text\": \"3 cups\"}}\n");
-  tree_.Write("suite.yaml", "id: night\nthresholds: { max_cost_usd: 0.001 }\n"
-                            "skills:\n  - { skill: order, thresholds: { max_cost_usd: 0.0001 } }\n");
+  tree_.Write("skills/order/cases.jsonl",
+              "{\"id\": \"a\", \"input\": {\"text\": \"2 mugs\"}}\n"
+              "{\"id\": \"b\", \"input\": {\"text\": \"3 cups\"}}\n");
+  tree_.Write("suite.yaml",
+              "id: night\nthresholds: { max_cost_usd: 0.001 }\n"
+              "skills:\n  - { skill: order, thresholds: { max_cost_usd: 0.0001 } }\n");
   auto run = Skillrunner(tree_.Path(""), "eval suite.yaml --out out", "2>&1");
   EXPECT_EQ(run.status, 1) << run.out;
   std::ifstream file(tree_.Path("out/summary.json"));

@@ -1,9 +1,9 @@
 // `run`'s fast path (DESIGN 10.8): the index of a tree in the cache folder,
 // used while every file keeps its (path, size, mtime) and dropped on any
 // change; checked with the real program and its --log-level debug lines.
-#include <boost/json/parse.hpp>
 #include <gtest/gtest.h>
 
+#include <boost/json/parse.hpp>
 #include <chrono>
 #include <fstream>
 #include <sstream>
@@ -36,10 +36,12 @@ template_type: LLM_JSON_GENERATION
 model: local-sim
 prompt: { system: "Answer.", user: "{{input.text}}" }
 input_schema: { type: object, required: [text], properties: { text: { type: string } } }
-)" + rest + "\n";
+)" + rest +
+         "\n";
 }
 
-constexpr const char* kIntegerOutput = "output_schema: { type: object, required: [n], properties: { n: { type: integer } } }";
+constexpr const char* kIntegerOutput =
+    "output_schema: { type: object, required: [n], properties: { n: { type: integer } } }";
 constexpr const char* kIndexUsed = "loaded skill \"a\" alone";
 constexpr const char* kInput = " --seed 7 --input '{\"text\": \"hi\"}'";
 // The warning of skill w, replayed from the index on every run.
@@ -80,8 +82,9 @@ class TreeCacheTest : public ::testing::Test {
     tree_.Write("skills/b/out.json", R"({"type":"object","required":["s"],"properties":{"s":{"type":"string"}}})");
     tree_.Write("skills/g/skill.yaml", GenerationSkill("g", std::string(kIntegerOutput) + "\nreview: { skill: r }"));
     tree_.Write("skills/r/skill.yaml", "id: r\ntemplate_type: LLM_REVIEW\nrubric: q\nmodel: local-sim\n");
-    tree_.Write("skills/w/skill.yaml",
-                GenerationSkill("w", "output_schema: { type: object, properties: { n: { type: integer, frobnicate: 2 } } }"));
+    tree_.Write(
+        "skills/w/skill.yaml",
+        GenerationSkill("w", "output_schema: { type: object, properties: { n: { type: integer, frobnicate: 2 } } }"));
     Age();
   }
 
@@ -227,8 +230,8 @@ TEST_F(TreeCacheTest, AnotherBinaryNeverTrustsTheIndex) {
   std::error_code ec;
   fs::create_hard_link(SKILLRUNNER_BINARY, copy, ec);
   if (ec) fs::copy_file(SKILLRUNNER_BINARY, copy);
-  std::string command = "cd " + ShellQuote(tree_.root().string()) + " && XDG_CACHE_HOME=" +
-                        ShellQuote(cache_.string()) + " " + ShellQuote(copy.string()) +
+  std::string command = "cd " + ShellQuote(tree_.root().string()) +
+                        " && XDG_CACHE_HOME=" + ShellQuote(cache_.string()) + " " + ShellQuote(copy.string()) +
                         " run a --log-level debug" + kInput + " 2>&1 >/dev/null";
   std::string err;
   FILE* pipe = popen(command.c_str(), "r");

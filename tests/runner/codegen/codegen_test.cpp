@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 
 #include <boost/json/parse.hpp>
-
 #include <fstream>
 
 #include "tests/runner/cli/cli_config.h"
@@ -52,39 +51,44 @@ TEST(CodegenTest, PythonWritesTypedDictsAndASyncAndAnAsyncFunctionPerSkill) {
   auto file = Generate(Language::kPython, Tree());
   ASSERT_TRUE(file) << file.error();
   EXPECT_EQ(file->name, "skillrunner_skills.py");
-  ExpectContains(file->text, "from typing import Any, Literal, NotRequired, TypeAlias, TypedDict, cast\n\n"
-                             "from skillrunner_client import AsyncClient, Client\n\n"
-                             "SCHEMA_HASHES: dict[str, str] = {\n"
-                             "    \"route.incident-v2\": \"sha256:");
+  ExpectContains(file->text,
+                 "from typing import Any, Literal, NotRequired, TypeAlias, TypedDict, cast\n\n"
+                 "from skillrunner_client import AsyncClient, Client\n\n"
+                 "SCHEMA_HASHES: dict[str, str] = {\n"
+                 "    \"route.incident-v2\": \"sha256:");
   // `from` is a keyword: the functional form keeps the property's own name.
-  ExpectContains(file->text, "# The input of skill route.incident-v2.\n"
-                             "RouteIncidentV2Input = TypedDict(\n"
-                             "    \"RouteIncidentV2Input\",\n"
-                             "    {\n"
-                             "        # What happened.\n"
-                             "        \"report\": str,\n"
-                             "        \"from\": NotRequired[str | None],\n"
-                             "    },\n"
-                             ")\n");
-  ExpectContains(file->text, "class RouteIncidentV2Output(TypedDict):\n"
-                             "    \"\"\"The output of skill route.incident-v2.\"\"\"\n\n"
-                             "    severity: Literal[\"sev1\", \"sev2\"]\n"
-                             "    owner: Person\n"
-                             "    backup: NotRequired[Person]\n"
-                             "    tags: NotRequired[list[RouteIncidentV2OutputTagsItem]]\n"
-                             "    scores: NotRequired[dict[str, float]]\n");
-  ExpectContains(file->text, "async def route_incident_v2_async(\n"
-                             "    client: AsyncClient, input: RouteIncidentV2Input, *, timeout_ms: int | None = None\n"
-                             ") -> RouteIncidentV2Output:\n"
-                             "    \"\"\"Route an incident.\n\n"
-                             "    Skill route.incident-v2 version 2 (LLM_JSON_GENERATION).\n");
-  ExpectContains(file->text, "    result = await client.invoke(\n"
-                             "        \"route.incident-v2\",\n"
-                             "        input,\n"
-                             "        timeout_ms=timeout_ms,\n"
-                             "        schema_hash=SCHEMA_HASHES[\"route.incident-v2\"],\n"
-                             "    )\n"
-                             "    return cast(RouteIncidentV2Output, result.output)\n");
+  ExpectContains(file->text,
+                 "# The input of skill route.incident-v2.\n"
+                 "RouteIncidentV2Input = TypedDict(\n"
+                 "    \"RouteIncidentV2Input\",\n"
+                 "    {\n"
+                 "        # What happened.\n"
+                 "        \"report\": str,\n"
+                 "        \"from\": NotRequired[str | None],\n"
+                 "    },\n"
+                 ")\n");
+  ExpectContains(file->text,
+                 "class RouteIncidentV2Output(TypedDict):\n"
+                 "    \"\"\"The output of skill route.incident-v2.\"\"\"\n\n"
+                 "    severity: Literal[\"sev1\", \"sev2\"]\n"
+                 "    owner: Person\n"
+                 "    backup: NotRequired[Person]\n"
+                 "    tags: NotRequired[list[RouteIncidentV2OutputTagsItem]]\n"
+                 "    scores: NotRequired[dict[str, float]]\n");
+  ExpectContains(file->text,
+                 "async def route_incident_v2_async(\n"
+                 "    client: AsyncClient, input: RouteIncidentV2Input, *, timeout_ms: int | None = None\n"
+                 ") -> RouteIncidentV2Output:\n"
+                 "    \"\"\"Route an incident.\n\n"
+                 "    Skill route.incident-v2 version 2 (LLM_JSON_GENERATION).\n");
+  ExpectContains(file->text,
+                 "    result = await client.invoke(\n"
+                 "        \"route.incident-v2\",\n"
+                 "        input,\n"
+                 "        timeout_ms=timeout_ms,\n"
+                 "        schema_hash=SCHEMA_HASHES[\"route.incident-v2\"],\n"
+                 "    )\n"
+                 "    return cast(RouteIncidentV2Output, result.output)\n");
   ExpectContains(file->text, "EchoInput: TypeAlias = dict[str, Any]\n\n\nEchoOutput: TypeAlias = Any\n");
   EXPECT_EQ(file->text.find("class Person2"), std::string::npos) << "one $ref, one type";
 }
@@ -94,28 +98,31 @@ TEST(CodegenTest, TypeScriptWritesInterfacesAndAnAsyncFunctionPerSkill) {
   ASSERT_TRUE(file) << file.error();
   EXPECT_EQ(file->name, "skills.ts");
   ExpectContains(file->text, "import type { Client } from \"skillrunner-client\";\n");
-  ExpectContains(file->text, "/** The input of skill route.incident-v2. */\n"
-                             "export interface RouteIncidentV2Input {\n"
-                             "  /** What happened. */\n"
-                             "  report: string;\n"
-                             "  from?: string | null;\n"
-                             "}\n");
+  ExpectContains(file->text,
+                 "/** The input of skill route.incident-v2. */\n"
+                 "export interface RouteIncidentV2Input {\n"
+                 "  /** What happened. */\n"
+                 "  report: string;\n"
+                 "  from?: string | null;\n"
+                 "}\n");
   ExpectContains(file->text, "export interface RouteIncidentV2OutputTagsItem {\n  \"x-y\"?: number;\n}\n");
-  ExpectContains(file->text, "export interface RouteIncidentV2Output {\n"
-                             "  severity: \"sev1\" | \"sev2\";\n"
-                             "  owner: Person;\n"
-                             "  backup?: Person;\n"
-                             "  tags?: Array<RouteIncidentV2OutputTagsItem>;\n"
-                             "  scores?: Record<string, number>;\n"
-                             "}\n");
-  ExpectContains(file->text, "export async function routeIncidentV2(\n"
-                             "  client: Client,\n"
-                             "  input: RouteIncidentV2Input,\n"
-                             "  options: SkillCallOptions = {},\n"
-                             "): Promise<RouteIncidentV2Output> {\n"
-                             "  const result = await client.invoke<RouteIncidentV2Output>(\"route.incident-v2\", input, {\n"
-                             "    ...options,\n"
-                             "    schemaHash: \"sha256:");
+  ExpectContains(file->text,
+                 "export interface RouteIncidentV2Output {\n"
+                 "  severity: \"sev1\" | \"sev2\";\n"
+                 "  owner: Person;\n"
+                 "  backup?: Person;\n"
+                 "  tags?: Array<RouteIncidentV2OutputTagsItem>;\n"
+                 "  scores?: Record<string, number>;\n"
+                 "}\n");
+  ExpectContains(file->text,
+                 "export async function routeIncidentV2(\n"
+                 "  client: Client,\n"
+                 "  input: RouteIncidentV2Input,\n"
+                 "  options: SkillCallOptions = {},\n"
+                 "): Promise<RouteIncidentV2Output> {\n"
+                 "  const result = await client.invoke<RouteIncidentV2Output>(\"route.incident-v2\", input, {\n"
+                 "    ...options,\n"
+                 "    schemaHash: \"sha256:");
   ExpectContains(file->text, "export type EchoInput = Record<string, unknown>;\n\nexport type EchoOutput = unknown;\n");
 }
 
@@ -192,8 +199,9 @@ TEST_F(CodegenCliTest, WritesTheFileIntoTheOutFolder) {
   auto result = Skillrunner(tree_.Path(""), "codegen python --out gen/py", "2>&1");
   EXPECT_EQ(result.status, 0) << result.out;
   EXPECT_EQ(result.out, "skillrunner codegen: wrote gen/py/skillrunner_skills.py (1 skills)\n");
-  EXPECT_NE(ReadFile(tree_.Path("gen/py/skillrunner_skills.py")).find("def echo_it(\n    client: Client, input: EchoItInput"),
-            std::string::npos);
+  EXPECT_NE(
+      ReadFile(tree_.Path("gen/py/skillrunner_skills.py")).find("def echo_it(\n    client: Client, input: EchoItInput"),
+      std::string::npos);
   result = Skillrunner(tree_.Path(""), "codegen typescript --out gen/ts", "2>&1");
   EXPECT_EQ(result.status, 0) << result.out;
   EXPECT_NE(ReadFile(tree_.Path("gen/ts/skills.ts")).find("export async function echoIt("), std::string::npos);

@@ -2,13 +2,12 @@
 // Files and Batches wire format: the same request bodies as an online run
 // (native strict schemas included), each submitted once, the same results.
 
-#include <boost/json/parse.hpp>
-#include <boost/json/serialize.hpp>
 #include <gtest/gtest.h>
-
 #include <signal.h>
 #include <sys/wait.h>
 
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
 #include <chrono>
 #include <map>
 #include <sstream>
@@ -60,7 +59,7 @@ TEST_F(BatchEvalTest, TwoHundredCasesWithAJudgeEqualTheOnlineRunEachRequestSubmi
   EXPECT_EQ(batch.online_requests(), 0u);
   EXPECT_EQ(batch.submitted(), 400u);
   EXPECT_EQ(batch.submissions(), online.online_bodies());  // the same bodies, each once
-  EXPECT_GE(batch.batches_created(), 2u);  // the judges wait for the outputs: a later round
+  EXPECT_GE(batch.batches_created(), 2u);                  // the judges wait for the outputs: a later round
   const auto online_outcomes = Outcomes("runs/online");
   ASSERT_EQ(online_outcomes.size(), 200u);
   EXPECT_EQ(Outcomes("runs/batch"), online_outcomes);
@@ -221,8 +220,9 @@ TEST_F(BatchFailureTest, ARefusedBatchFallsBackOnlineWhenConfiguredAndFailsItsCa
   test_support::OpenAiBatchServer server(Answer);
   server.RefuseCreate(404);
   WriteTree(server.base_url(), kCases);
-  tree_.Write("fallback.yaml", "id: night\nbatch: { send_after_s: 3600, poll_interval_s: 0.05, fallback: online }\n"
-                               "skills:\n  - skill: label\n    rubric: quality\n    judge_model: m\n");
+  tree_.Write("fallback.yaml",
+              "id: night\nbatch: { send_after_s: 3600, poll_interval_s: 0.05, fallback: online }\n"
+              "skills:\n  - skill: label\n    rubric: quality\n    judge_model: m\n");
   auto online = Eval("fallback.yaml --out runs/online");
   ASSERT_EQ(online.status, 0) << online.err;
   EXPECT_NE(online.err.find("refused batch round 1: HTTP 404: Invalid URL (POST /v1/batches); sending its 5 "
@@ -241,9 +241,10 @@ TEST_F(BatchFailureTest, ARefusedBatchFallsBackOnlineWhenConfiguredAndFailsItsCa
   for (const json::object& record : records) {
     ASSERT_TRUE(record.contains("error")) << json::serialize(record);
     EXPECT_EQ(record.at("error").at("code"), "PROVIDER_ERROR");
-    EXPECT_NE(json::serialize(record.at("error").at("message")).find(
-                  "the provider refused the request: HTTP 404: the batch API of provider \\\"llm\\\" refused batch round 1: "
-                  "Invalid URL (POST /v1/batches)"),
+    EXPECT_NE(json::serialize(record.at("error").at("message"))
+                  .find("the provider refused the request: HTTP 404: the batch API of provider \\\"llm\\\" refused "
+                        "batch round 1: "
+                        "Invalid URL (POST /v1/batches)"),
               std::string::npos)
         << json::serialize(record.at("error"));
   }

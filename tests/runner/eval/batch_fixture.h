@@ -5,13 +5,12 @@
 // loopback batch servers give, running and killing the real program, and
 // what a completed run must hold.
 
-#include <boost/json/object.hpp>
-#include <boost/json/serialize.hpp>
 #include <gtest/gtest.h>
-
 #include <signal.h>
 #include <sys/wait.h>
 
+#include <boost/json/object.hpp>
+#include <boost/json/serialize.hpp>
 #include <chrono>
 #include <map>
 #include <string>

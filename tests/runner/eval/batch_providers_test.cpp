@@ -5,14 +5,13 @@
 // submit nothing twice; a request a batch left unanswered goes into the next
 // round.
 
-#include <boost/json/parse.hpp>
-#include <boost/json/serialize.hpp>
 #include <gtest/gtest.h>
-
 #include <signal.h>
 #include <sys/wait.h>
 
 #include <algorithm>
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
 #include <chrono>
 #include <filesystem>
 #include <map>
@@ -38,7 +37,9 @@ using eval_test::ReadRecords;
 std::string AnthropicLabel(const json::object& params) {
   return test_support::AnthropicAnswer(eval_test::BatchLabel(params));
 }
-std::string GeminiLabel(const json::object& request) { return test_support::GeminiAnswer(eval_test::BatchLabel(request)); }
+std::string GeminiLabel(const json::object& request) {
+  return test_support::GeminiAnswer(eval_test::BatchLabel(request));
+}
 
 class ProviderBatchTest : public eval_test::BatchFixture {
  protected:
@@ -49,7 +50,8 @@ class ProviderBatchTest : public eval_test::BatchFixture {
     auto batches = (*history)->Batches(run_id);
     if (!batches) return batches.error();
     std::string out;
-    for (const eval::HistoryBatch& b : *batches) out += b.provider + " " + std::to_string(b.round) + " " + b.batch_id + ", ";
+    for (const eval::HistoryBatch& b : *batches)
+      out += b.provider + " " + std::to_string(b.round) + " " + b.batch_id + ", ";
     return out;
   }
 
@@ -85,7 +87,8 @@ TEST_F(ProviderBatchTest, AnthropicTwoHundredCasesWithAJudgeEqualTheOnlineRunEac
   const auto online_outcomes = Outcomes("runs/online");
   ASSERT_EQ(online_outcomes.size(), 200u);
   EXPECT_EQ(Outcomes("runs/batch"), online_outcomes);
-  EXPECT_NE(ran.err.find("batch msgbatch_1 (round 1, provider llm): sent 200 request(s)"), std::string::npos) << ran.err;
+  EXPECT_NE(ran.err.find("batch msgbatch_1 (round 1, provider llm): sent 200 request(s)"), std::string::npos)
+      << ran.err;
   EXPECT_NE(ran.err.find("batch msgbatch_1 (round 1, provider llm): ended, 200 request(s): 200 completed, 0 failed"),
             std::string::npos)
       << ran.err;
@@ -116,7 +119,8 @@ TEST_F(ProviderBatchTest, AnthropicKillNineWhileABatchIsInProgressThenResumeSubm
   EXPECT_EQ(eval_test::CountLines(tree_.Path("runs/b/results.jsonl")), 0u);
   // A history lost (or written after the journal when the kill came between
   // the two) is filled in from batches.jsonl by --resume.
-  for (const char* file : {"runs/eval-history.sqlite", "runs/eval-history.sqlite-wal", "runs/eval-history.sqlite-shm"}) {
+  for (const char* file :
+       {"runs/eval-history.sqlite", "runs/eval-history.sqlite-wal", "runs/eval-history.sqlite-shm"}) {
     std::filesystem::remove(tree_.Path(file));
   }
   server.HoldBatchesFrom(0);
@@ -295,8 +299,9 @@ TEST_F(ProviderBatchTest, AnthropicARefusedBatchFallsBackOnlineWhenConfiguredAnd
   test_support::AnthropicBatchServer server(AnthropicLabel);
   server.RefuseCreate(404);
   WriteTree("anthropic", server.base_url(), 3);
-  tree_.Write("fallback.yaml", "id: night\nbatch: { send_after_s: 3600, poll_interval_s: 0.05, fallback: online }\n"
-                               "skills:\n  - skill: label\n    rubric: quality\n    judge_model: m\n");
+  tree_.Write("fallback.yaml",
+              "id: night\nbatch: { send_after_s: 3600, poll_interval_s: 0.05, fallback: online }\n"
+              "skills:\n  - skill: label\n    rubric: quality\n    judge_model: m\n");
   auto online = Eval("fallback.yaml --out runs/online");
   ASSERT_EQ(online.status, 0) << online.err;
   EXPECT_NE(online.err.find("refused batch round 1: HTTP 404: Not found: POST /v1/messages/batches; sending its 3 "
@@ -312,9 +317,10 @@ TEST_F(ProviderBatchTest, AnthropicARefusedBatchFallsBackOnlineWhenConfiguredAnd
   for (const json::object& record : records) {
     ASSERT_TRUE(record.contains("error")) << json::serialize(record);
     EXPECT_EQ(record.at("error").at("code"), "PROVIDER_ERROR");
-    EXPECT_NE(json::serialize(record.at("error").at("message"))
-                  .find("the batch API of provider \\\"llm\\\" refused batch round 1: Not found: POST /v1/messages/batches"),
-              std::string::npos)
+    EXPECT_NE(
+        json::serialize(record.at("error").at("message"))
+            .find("the batch API of provider \\\"llm\\\" refused batch round 1: Not found: POST /v1/messages/batches"),
+        std::string::npos)
         << json::serialize(record.at("error"));
   }
   EXPECT_EQ(server.online_requests(), 6u);  // none more
@@ -342,14 +348,16 @@ TEST_F(ProviderBatchTest, GeminiATransientRequestErrorIsResubmittedAndAFinalOneF
   EXPECT_EQ(why, (std::vector<std::string>{"code 14: The service is currently unavailable."}));
   std::map<std::string, std::string> errors;
   for (const json::object& record : ReadRecords(tree_.Path("runs/b/results.jsonl"))) {
-    if (record.contains("error")) errors[std::string(record.at("case").as_string())] = json::serialize(record.at("error"));
+    if (record.contains("error"))
+      errors[std::string(record.at("case").as_string())] = json::serialize(record.at("error"));
   }
   ASSERT_EQ(errors.size(), 1u) << ran.err;
   EXPECT_NE(errors["c4"].find(R"("code":"PROVIDER_ERROR")"), std::string::npos) << errors["c4"];
   EXPECT_NE(errors["c4"].find("Request contains an invalid argument."), std::string::npos) << errors["c4"];
   std::size_t c4_sent = 0;
   for (const auto& [body, times] : server.submissions()) {
-    c4_sent += body.find("Label t4") != std::string::npos && body.find("criteria_results") == std::string::npos ? times : 0;
+    c4_sent +=
+        body.find("Label t4") != std::string::npos && body.find("criteria_results") == std::string::npos ? times : 0;
   }
   EXPECT_EQ(c4_sent, 1u);
 }
@@ -370,7 +378,8 @@ output_schema: { type: object, required: [label], additionalProperties: false, p
   const std::string text(110'000, 'x');
   std::string lines;
   for (int i = 1; i <= 200; ++i) {
-    lines += R"({"id":"c)" + std::to_string(i) + R"(","input":{"n":)" + std::to_string(i) + R"(,"text":")" + text + "\"}}\n";
+    lines +=
+        R"({"id":"c)" + std::to_string(i) + R"(","input":{"n":)" + std::to_string(i) + R"(,"text":")" + text + "\"}}\n";
   }
   tree_.Write("skills/label/cases.jsonl", lines);
   auto ran = Eval("batch.yaml --out runs/b");

@@ -1,17 +1,17 @@
 #include "tests/runner/eval/eval_cli_support.h"
 
-#include "tests/support/child_process.h"
-
-#include <boost/json/parse.hpp>
 #include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <boost/json/parse.hpp>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
+
+#include "tests/support/child_process.h"
 
 extern char** environ;
 
@@ -20,8 +20,8 @@ namespace {
 
 bool Isolated(std::string_view entry) {
   return entry.starts_with("OPENAI_") || entry.starts_with("ANTHROPIC_") || entry.starts_with("SKILLRUNNER_") ||
-        entry.starts_with("OTEL_") || entry.starts_with("GEMINI_") || entry.starts_with("JOB_COMPLETION") ||
-        entry.starts_with("CI_NODE_");
+         entry.starts_with("OTEL_") || entry.starts_with("GEMINI_") || entry.starts_with("JOB_COMPLETION") ||
+         entry.starts_with("CI_NODE_");
 }
 
 std::string Quote(std::string_view s) {
@@ -61,8 +61,9 @@ Ran Skillrunner(const std::filesystem::path& dir, const std::string& args, const
     if (Isolated(entry)) unset += " -u " + std::string(entry.substr(0, entry.find('=')));
   }
   std::filesystem::path out = dir / ".stdout", err = dir / ".stderr";
-  std::string command = "cd " + Quote(dir.string()) + " && env" + unset + " " + env_vars + " " + Quote(SKILLRUNNER_BINARY) + " " +
-                        args + " >" + Quote(out.string()) + " 2>" + Quote(err.string());
+  std::string command = "cd " + Quote(dir.string()) + " && env" + unset + " " + env_vars + " " +
+                        Quote(SKILLRUNNER_BINARY) + " " + args + " >" + Quote(out.string()) + " 2>" +
+                        Quote(err.string());
   int raw = std::system(command.c_str());
   Ran ran;
   ran.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;

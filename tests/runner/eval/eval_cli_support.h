@@ -4,9 +4,9 @@
 // environment (no OPENAI_*, ANTHROPIC_*, SKILLRUNNER_* variables), stdout
 // and stderr captured apart.
 
-#include <boost/json/object.hpp>
 #include <sys/types.h>
 
+#include <boost/json/object.hpp>
 #include <filesystem>
 #include <string>
 #include <vector>

@@ -1,13 +1,13 @@
 // `skillrunner eval` end to end: the real program on small suites in temp
 // folders (simulated provider, no network), as a nightly job would run it.
-#include <boost/json/parse.hpp>
-#include <boost/json/serialize.hpp>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
 #include <chrono>
 #include <fstream>
 #include <map>
@@ -49,7 +49,8 @@ review: { rubric: quality }
 )");
     std::string gen_cases;
     for (int i = 1; i <= kGenCases; ++i) {
-      gen_cases += "{\"id\": \"g" + std::to_string(i) + "\", \"input\": {\"text\": \"text " + std::to_string(i) + "\"}}\n";
+      gen_cases +=
+          "{\"id\": \"g" + std::to_string(i) + "\", \"input\": {\"text\": \"text " + std::to_string(i) + "\"}}\n";
     }
     tree_.Write("skills/gen/cases.jsonl", gen_cases);
     tree_.Write("skills/echo/skill.yaml",
@@ -66,10 +67,12 @@ review: { rubric: quality }
                 "  - { id: b, description: second }\n");
     tree_.Write("good.yaml", "providers: { sim: { kind: simulated } }\nmodels: { sim-model: { provider: sim } }\n");
     // The judge of gen's review gate (its attempt 2) fails criterion a.
-    tree_.Write("bad.yaml", "providers:\n  sim:\n    kind: simulated\n    faults:\n"
-                            "      - { skill: gen.review, attempt: 2, fault: verdict, criterion: a, verdict: fail }\n"
-                            "models: { sim-model: { provider: sim } }\n");
-    tree_.Write("slow.yaml", "providers: { sim: { kind: simulated, latency_ms: 100 } }\nmodels: { sim-model: { provider: sim } }\n");
+    tree_.Write("bad.yaml",
+                "providers:\n  sim:\n    kind: simulated\n    faults:\n"
+                "      - { skill: gen.review, attempt: 2, fault: verdict, criterion: a, verdict: fail }\n"
+                "models: { sim-model: { provider: sim } }\n");
+    tree_.Write("slow.yaml",
+                "providers: { sim: { kind: simulated, latency_ms: 100 } }\nmodels: { sim-model: { provider: sim } }\n");
     tree_.Write("suite.yaml", R"(id: night
 skills:
   - skill: gen
@@ -92,7 +95,8 @@ thresholds: { schema_compliance: 0.9, rubric_pass_rate: 0.9, max_regression: 0.0
     std::map<std::string, std::string> outcomes;
     for (const auto& record : ReadRecords(tree_.Path(out + "/results.jsonl"))) {
       std::string output = record.contains("result") ? json::serialize(record.at("result").at("output")) : "-";
-      auto [it, inserted] = outcomes.emplace(CaseKey(record), std::string(CaseOutcomeName(OutcomeOf(record))) + " " + output);
+      auto [it, inserted] =
+          outcomes.emplace(CaseKey(record), std::string(CaseOutcomeName(OutcomeOf(record))) + " " + output);
       EXPECT_TRUE(inserted) << "recorded twice: " << it->first;
     }
     return outcomes;
@@ -135,8 +139,9 @@ TEST_F(EvalCliTest, ARunRecordsEveryCaseAndWritesTheReports) {
   // A second run into the same folder is refused rather than mixed in.
   auto again = Eval("good.yaml", "suite.yaml --out out/run1");
   EXPECT_EQ(again.status, 2);
-  EXPECT_EQ(again.err, "skillrunner eval: out/run1 already holds a run (results.jsonl); continue it with --resume or "
-                       "choose another --out\n");
+  EXPECT_EQ(again.err,
+            "skillrunner eval: out/run1 already holds a run (results.jsonl); continue it with --resume or "
+            "choose another --out\n");
 }
 
 TEST_F(EvalCliTest, ShardsMergedEqualTheUnshardedRunCaseForCase) {
@@ -148,8 +153,9 @@ TEST_F(EvalCliTest, ShardsMergedEqualTheUnshardedRunCaseForCase) {
   EXPECT_FALSE(s0.empty());
   EXPECT_FALSE(s1.empty());
   for (const auto& [key, unused] : s0) EXPECT_FALSE(s1.contains(key)) << key;
-  auto merged = Skillrunner(tree_.root(), "--skills skills --rubrics rubrics --config good.yaml eval merge "
-                                          "--out out/merged out/s0 out/s1");
+  auto merged = Skillrunner(tree_.root(),
+                            "--skills skills --rubrics rubrics --config good.yaml eval merge "
+                            "--out out/merged out/s0 out/s1");
   ASSERT_EQ(merged.status, 0) << merged.err;
   EXPECT_EQ(Outcomes("out/merged"), Outcomes("out/full"));
   EXPECT_EQ(Outcomes("out/merged").size(), static_cast<std::size_t>(kGenCases + kEchoCases));
@@ -163,8 +169,9 @@ TEST_F(EvalCliTest, ShardsMergedEqualTheUnshardedRunCaseForCase) {
   }
   EXPECT_EQ(Summary("out/s0").at("shard"), "0/2");
   // Merging a shard with itself would count its cases twice: refused.
-  auto twice = Skillrunner(tree_.root(), "--skills skills --rubrics rubrics --config good.yaml eval merge "
-                                         "--out out/twice out/s0 out/s0");
+  auto twice = Skillrunner(tree_.root(),
+                           "--skills skills --rubrics rubrics --config good.yaml eval merge "
+                           "--out out/twice out/s0 out/s0");
   EXPECT_EQ(twice.status, 2);
   EXPECT_NE(twice.err.find(" is in both out/s0 and out/s0 (overlapping shards, or the same shard twice)"),
             std::string::npos)
@@ -234,18 +241,22 @@ TEST_F(EvalCliTest, AWorsenedRunBreachesThresholdsAndListsTheFlippedCases) {
 // cases that flipped per gate.
 TEST_F(EvalCliTest, BaselinesSayWhatChangedAndFailOnRegressionsIgnoresOldBreaches) {
   // echo's last case expects the wrong value: expected_match 1.0 breaches in every run.
-  tree_.Write("strict.yaml", "id: night\nskills:\n  - skill: gen\n  - skill: echo\n    expected: subset\n"
-                             "thresholds: { expected_match: 1.0, max_regression: 0.05 }\n");
-  tree_.Write("steady.yaml", "providers: { sim: { kind: simulated, latency_ms: 5 } }\n"
-                             "models: { sim-model: { provider: sim } }\n");
+  tree_.Write("strict.yaml",
+              "id: night\nskills:\n  - skill: gen\n  - skill: echo\n    expected: subset\n"
+              "thresholds: { expected_match: 1.0, max_regression: 0.05 }\n");
+  tree_.Write("steady.yaml",
+              "providers: { sim: { kind: simulated, latency_ms: 5 } }\n"
+              "models: { sim-model: { provider: sim } }\n");
   // Every first answer has the wrong type (a validation retry), answers are
   // slower, and the gate's judge (now attempt 3) fails criterion a.
-  tree_.Write("faulty.yaml", "providers:\n  sim:\n    kind: simulated\n    latency_ms: 40\n    faults:\n"
-                             "      - { skill: gen, attempt: 1, fault: wrong_type, path: /label }\n"
-                             "      - { skill: gen.review, attempt: 3, fault: verdict, criterion: a, verdict: fail }\n"
-                             "models: { sim-model: { provider: sim } }\n");
+  tree_.Write("faulty.yaml",
+              "providers:\n  sim:\n    kind: simulated\n    latency_ms: 40\n    faults:\n"
+              "      - { skill: gen, attempt: 1, fault: wrong_type, path: /label }\n"
+              "      - { skill: gen.review, attempt: 3, fault: verdict, criterion: a, verdict: fail }\n"
+              "models: { sim-model: { provider: sim } }\n");
   ASSERT_EQ(Eval("steady.yaml", "strict.yaml --out out/n1 --history h.sqlite").status, 1);
-  auto unchanged = Eval("steady.yaml", "strict.yaml --out out/n2 --history h.sqlite --baseline last --fail-on regressions");
+  auto unchanged =
+      Eval("steady.yaml", "strict.yaml --out out/n2 --history h.sqlite --baseline last --fail-on regressions");
   EXPECT_EQ(unchanged.status, 0) << unchanged.err;
 
   json::object summary = Summary("out/n2");
@@ -258,7 +269,8 @@ TEST_F(EvalCliTest, BaselinesSayWhatChangedAndFailOnRegressionsIgnoresOldBreache
       << unchanged.err;
   EXPECT_EQ(Eval("steady.yaml", "strict.yaml --out out/n3 --history h.sqlite --baseline last").status, 1);
 
-  auto faulty = Eval("faulty.yaml", "strict.yaml --out out/n4 --history h.sqlite --baseline last --fail-on regressions");
+  auto faulty =
+      Eval("faulty.yaml", "strict.yaml --out out/n4 --history h.sqlite --baseline last --fail-on regressions");
   EXPECT_EQ(faulty.status, 1) << faulty.err;
   summary = Summary("out/n4");
   const json::object& gen = summary.at("baseline").at("skills").at("gen").as_object();
@@ -276,7 +288,8 @@ TEST_F(EvalCliTest, BaselinesSayWhatChangedAndFailOnRegressionsIgnoresOldBreache
   EXPECT_EQ(kinds, (std::vector<std::string>{"regression", "regression", "regression", "threshold"}));
   std::vector<std::string> measures;
   for (const auto& b : summary.at("breaches").as_array()) measures.emplace_back(b.at("measure").as_string());
-  EXPECT_EQ(measures, (std::vector<std::string>{"case_pass_rate", "rubric_pass_rate", "criterion:a", "expected_match"}));
+  EXPECT_EQ(measures,
+            (std::vector<std::string>{"case_pass_rate", "rubric_pass_rate", "criterion:a", "expected_match"}));
   const std::string report = ReadFile(tree_.Path("out/n4/report.html"));
   EXPECT_NE(report.find("<td class=\"down\">-100.0 pp</td>"), std::string::npos);  // first try
   EXPECT_NE(report.find("rubric: " + std::to_string(kGenCases) + " pass → fail (gen/g1, gen/g2"), std::string::npos);
@@ -291,9 +304,10 @@ skills:
 thresholds: { rubric_pass_rate: 0.5 }
 )");
   // Every judge answer is broken, the retry too.
-  tree_.Write("broken_judge.yaml", "providers:\n  sim:\n    kind: simulated\n    faults:\n"
-                                   "      - { skill: echo.eval, attempt: [1, 2], fault: invalid_json }\n"
-                                   "models: { sim-model: { provider: sim } }\n");
+  tree_.Write("broken_judge.yaml",
+              "providers:\n  sim:\n    kind: simulated\n    faults:\n"
+              "      - { skill: echo.eval, attempt: [1, 2], fault: invalid_json }\n"
+              "models: { sim-model: { provider: sim } }\n");
   auto ran = Eval("broken_judge.yaml", "judged.yaml --out out/j");
   EXPECT_EQ(ran.status, 1) << ran.err;
   json::object echo = Summary("out/j").at("skills").at("echo").as_object();
@@ -310,9 +324,10 @@ thresholds: { rubric_pass_rate: 0.5 }
 TEST_F(EvalCliTest, AReviewGateThatCannotJudgeIsAJudgeErrorNotAnInvocationError) {
   // gen's own review gate (attempts 2 and 3 of each invocation) answers
   // invalid JSON twice: SkillRunner::Invoke fails with JUDGE_ERROR.
-  tree_.Write("gate_broken.yaml", "providers:\n  sim:\n    kind: simulated\n    faults:\n"
-                                  "      - { skill: gen.review, attempt: [2, 3], fault: invalid_json }\n"
-                                  "models: { sim-model: { provider: sim } }\n");
+  tree_.Write("gate_broken.yaml",
+              "providers:\n  sim:\n    kind: simulated\n    faults:\n"
+              "      - { skill: gen.review, attempt: [2, 3], fault: invalid_json }\n"
+              "models: { sim-model: { provider: sim } }\n");
   ASSERT_EQ(Eval("good.yaml", "suite.yaml --out out/n1 --history hist.sqlite").status, 0);
   auto ran = Eval("gate_broken.yaml", "suite.yaml --out out/n2 --history hist.sqlite --baseline last");
   EXPECT_EQ(ran.status, 1) << ran.err;
@@ -390,8 +405,9 @@ TEST_F(EvalCliTest, ShardRunsAreNeverTheBaselineNorRecordedInTheHistory) {
     EXPECT_EQ(Summary("out/s" + std::to_string(i)).at("baseline").at("run_id").as_string(), night1);
     EXPECT_NE(ran.err.find("shard runs are not recorded in the history"), std::string::npos) << ran.err;
   }
-  auto merged = Skillrunner(tree_.root(), "--skills skills --rubrics rubrics --config good.yaml eval merge "
-                                          "--out out/n2 out/s0 out/s1 --history hist.sqlite --baseline last");
+  auto merged = Skillrunner(tree_.root(),
+                            "--skills skills --rubrics rubrics --config good.yaml eval merge "
+                            "--out out/n2 out/s0 out/s1 --history hist.sqlite --baseline last");
   ASSERT_EQ(merged.status, 0) << merged.err;
   EXPECT_EQ(Summary("out/n2").at("baseline").at("run_id").as_string(), night1);  // not tonight's shard 1
   std::string night2(Summary("out/n2").at("run_id").as_string());
@@ -407,8 +423,9 @@ TEST_F(EvalCliTest, ShardRunsAreNeverTheBaselineNorRecordedInTheHistory) {
   auto history = History::Open(tree_.Path("hist.sqlite"));
   ASSERT_TRUE(history) << history.error();
   EXPECT_FALSE((*history)->LoadBaseline("night", "n3", "x"));  // not recorded
-  ASSERT_EQ(Skillrunner(tree_.root(), "--skills skills --rubrics rubrics --config good.yaml eval merge "
-                                      "--out out/n3 out/t0 out/t1 --history hist.sqlite")
+  ASSERT_EQ(Skillrunner(tree_.root(),
+                        "--skills skills --rubrics rubrics --config good.yaml eval merge "
+                        "--out out/n3 out/t0 out/t1 --history hist.sqlite")
                 .status,
             0);
   auto n3 = (*history)->LoadBaseline("night", "n3", "x");
@@ -474,9 +491,10 @@ TEST_F(EvalCliTest, ResumeRefusesAChangedPlanAndCountsADuplicatedCaseOnce) {
 TEST_F(EvalCliTest, RejudgingFlagsCriteriaWhoseVerdictsDisagree) {
   // The extra judgings (judge id "gen.eval") fail criterion b, which the
   // review gate's own verdict passed: b's verdicts never agree.
-  tree_.Write("flaky.yaml", "providers:\n  sim:\n    kind: simulated\n    faults:\n"
-                            "      - { skill: gen.eval, attempt: 1, fault: verdict, criterion: b, verdict: fail }\n"
-                            "models: { sim-model: { provider: sim } }\n");
+  tree_.Write("flaky.yaml",
+              "providers:\n  sim:\n    kind: simulated\n    faults:\n"
+              "      - { skill: gen.eval, attempt: 1, fault: verdict, criterion: b, verdict: fail }\n"
+              "models: { sim-model: { provider: sim } }\n");
   auto ran = Eval("flaky.yaml", "suite.yaml --out out/r --rejudge 2 --rejudge-sample 5");
   ASSERT_EQ(ran.status, 0) << ran.err;
   int rejudged = 0;
@@ -530,7 +548,7 @@ TEST_F(EvalCliTest, TheShippedNightlySuiteRunsOfflineWithReportsAndHistory) {
   }
   EXPECT_EQ(skills.at("word_stats").at("expected_match"), 1.0);
   EXPECT_GT(skills.at("triage_ticket").at("judge_input_tokens").as_int64(), 0);  // judged by the eval
-  EXPECT_GT(skills.at("extract_contact").at("retry_rate").as_double(), 0);  // the scripted gate failure
+  EXPECT_GT(skills.at("extract_contact").at("retry_rate").as_double(), 0);       // the scripted gate failure
   // JUnit as a JUnit reader sees it: 150 cases in three suites of 50.
   std::string junit = testing::RunPython(tree_, testing::kJunitDescribeScript, tree_.Path("nightly/out/junit.xml"));
   EXPECT_EQ(junit.rfind("testsuites nightly 150 0 0\n", 0), 0u) << junit.substr(0, 300);

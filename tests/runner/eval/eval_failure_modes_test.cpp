@@ -3,16 +3,14 @@
 // UTF-8 in results.jsonl, failed writes, duplicate records, progress lines
 // while nothing finishes, exact numbers, and the
 // regression gate over stable criteria only.
-#include <boost/json/parse.hpp>
-#include <boost/json/serialize.hpp>
 #include <gtest/gtest.h>
-
-#include "tests/support/fake_clock.h"
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -27,9 +25,10 @@
 #include "runner/eval/results_log.h"
 #include "runner/eval/summary.h"
 #include "runner/eval/thresholds.h"
-#include "tests/runner/eval/thresholds_fixture.h"
 #include "services/common/utf8.h"
 #include "tests/runner/eval/report_test_records.h"
+#include "tests/runner/eval/thresholds_fixture.h"
+#include "tests/support/fake_clock.h"
 #include "tests/support/run_awaitable.h"
 #include "tests/support/temp_tree.h"
 
@@ -67,14 +66,16 @@ std::string Verdict(bool pass, std::string_view a, std::string_view b) {
 }
 
 json::object Judged(std::string_view id, bool pass, std::string_view a, std::string_view b) {
-  return ParseObject(R"({"skill":"s","case":")" + std::string(id) +
-                     R"(","result":{"output":{},"metrics":{"attempts":1,"input_tokens":1,"output_tokens":1,"duration_ms":1}},"review":)" +
-                     Verdict(pass, a, b) + "}");
+  return ParseObject(
+      R"({"skill":"s","case":")" + std::string(id) +
+      R"(","result":{"output":{},"metrics":{"attempts":1,"input_tokens":1,"output_tokens":1,"duration_ms":1}},"review":)" +
+      Verdict(pass, a, b) + "}");
 }
 
 json::object EvalJudgeError(std::string_view id) {
-  return ParseObject(R"({"skill":"s","case":")" + std::string(id) +
-                     R"(","result":{"output":{},"metrics":{"attempts":1}},"judge_error":{"code":"JUDGE_ERROR","message":"no verdict"}})");
+  return ParseObject(
+      R"({"skill":"s","case":")" + std::string(id) +
+      R"(","result":{"output":{},"metrics":{"attempts":1}},"judge_error":{"code":"JUDGE_ERROR","message":"no verdict"}})");
 }
 
 SummaryHeader Header() {
@@ -127,9 +128,9 @@ TEST_F(EvalFailClosedTest, ManyJudgeErrorsAndAFewPassesAreABreachNotAGreenNight)
   EXPECT_EQ(s.at("judge_errors"), 95);
   EXPECT_EQ(s.at("judge_error_rate"), 0.95);
   entry_.thresholds.rubric_pass_rate = 0.9;
-  EXPECT_EQ(Messages(summary), (std::vector<std::string>{
-                                   "s: judge error rate 0.950 is above the maximum 0.000 (95 judge error(s) in 100 "
-                                   "case(s) sent to the judge)"}));
+  EXPECT_EQ(Messages(summary),
+            (std::vector<std::string>{"s: judge error rate 0.950 is above the maximum 0.000 (95 judge error(s) in 100 "
+                                      "case(s) sent to the judge)"}));
   // The suite may allow some.
   entry_.thresholds.max_judge_error_rate = 0.96;
   EXPECT_TRUE(Messages(summary).empty());
@@ -177,8 +178,8 @@ TEST(EvalUtf8Test, ExpectedMismatchMessagesNeverCutACharacter) {
   auto errors = CompareExpected(ExpectedMode::kExact, json::value(text), json::value("x"));
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_TRUE(IsValidUtf8(errors[0].message)) << errors[0].message;
-  auto subset = CompareExpected(ExpectedMode::kSubset, json::parse(R"({"a": ")" + text + R"("})"),
-                                json::parse(R"({"a": "x"})"));
+  auto subset =
+      CompareExpected(ExpectedMode::kSubset, json::parse(R"({"a": ")" + text + R"("})"), json::parse(R"({"a": "x"})"));
   ASSERT_EQ(subset.size(), 1u);
   EXPECT_TRUE(IsValidUtf8(subset[0].message)) << subset[0].message;
   EXPECT_EQ(TruncateUtf8("aé", 2), "a");
@@ -291,7 +292,8 @@ TEST(EvalProgressTest, PlainLinesComeWithTimeEvenWhenNoCaseFinishes) {
   std::string text = ReadAll(file);
   std::size_t lines = static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
   EXPECT_GE(lines, 3u) << text;  // at least two periodic lines and the final one
-  EXPECT_EQ(text.rfind("eval: 0/10 cases, cases passed -, 0 failed, 0 errors, 0 judge errors, 0 tokens", 0), 0u) << text;
+  EXPECT_EQ(text.rfind("eval: 0/10 cases, cases passed -, 0 failed, 0 errors, 0 judge errors, 0 tokens", 0), 0u)
+      << text;
 }
 
 // Exact matching ------------------------------------------------------------
@@ -300,9 +302,9 @@ TEST(EvalExpectedMatchTest, ExactComparesNumbersByValueAtEveryDepth) {
   EXPECT_TRUE(CompareExpected(ExpectedMode::kExact, json::parse(R"({"score": 1, "xs": [{"v": 2}]})"),
                               json::parse(R"({"xs": [{"v": 2.0}], "score": 1.0})"))
                   .empty());
-  EXPECT_EQ(CompareExpected(ExpectedMode::kExact, json::parse(R"({"score": 1})"), json::parse(R"({"score": 1.5})"))
-                .size(),
-            1u);
+  EXPECT_EQ(
+      CompareExpected(ExpectedMode::kExact, json::parse(R"({"score": 1})"), json::parse(R"({"score": 1.5})")).size(),
+      1u);
   EXPECT_EQ(CompareExpected(ExpectedMode::kExact, json::parse(R"([1, 2])"), json::parse(R"([2, 1])")).size(), 1u);
 }
 

@@ -4,11 +4,11 @@
 // regression test, a missing baseline is said everywhere a pipeline reads,
 // and a suite recorded once with --cache replays with no provider at all.
 
-#include <boost/json/parse.hpp>
-#include <boost/json/serialize.hpp>
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -35,9 +35,10 @@ class EvalGatesCliTest : public ::testing::Test {
     server_->SetResponder([this](const std::string& body) -> std::optional<test_support::ScriptedResponse> {
       if (body.find("criteria_results") != std::string::npos) {  // the judge: the rubric always passes
         ++judge_requests_;
-        return test_support::ScriptedResponse{.body = test_support::OpenAiAnswer(
-                                                  R"({"criteria_results":[{"criterion_id":"a","reasoning":"fine",)"
-                                                  R"("verdict":"pass","confidence":90}],"issues":[],"suggested_fixes":[]})")};
+        return test_support::ScriptedResponse{
+            .body =
+                test_support::OpenAiAnswer(R"({"criteria_results":[{"criterion_id":"a","reasoning":"fine",)"
+                                           R"("verdict":"pass","confidence":90}],"issues":[],"suggested_fixes":[]})")};
       }
       ++generation_requests_;
       std::smatch n;
@@ -45,8 +46,8 @@ class EvalGatesCliTest : public ::testing::Test {
       int total = std::stoi(n[1]);
       std::lock_guard lock(mutex_);
       if (drifted_.contains(total)) ++total;  // a drifting model: a wrong value, still valid JSON
-      return test_support::ScriptedResponse{.body = test_support::OpenAiAnswer(R"({"total":)" + std::to_string(total) +
-                                                                               "}")};
+      return test_support::ScriptedResponse{
+          .body = test_support::OpenAiAnswer(R"({"total":)" + std::to_string(total) + "}")};
     });
     tree_.Write("skillrunner.yaml", "providers:\n  llm: { kind: openai, base_url: \"" + server_->base_url() +
                                         "/v1\", api_key_env: NO_KEY_NEEDED }\n"
@@ -58,7 +59,8 @@ prompt: { user: "Extract the total of order {{input.n}}" }
 input_schema: { type: object, required: [n], properties: { n: { type: integer } } }
 output_schema: { type: object, required: [total], additionalProperties: false, properties: { total: { type: integer } } }
 )");
-    tree_.Write("rubrics/quality.yaml", "id: quality\ncriteria:\n  - { id: a, description: Plausible., required: true }\n");
+    tree_.Write("rubrics/quality.yaml",
+                "id: quality\ncriteria:\n  - { id: a, description: Plausible., required: true }\n");
     WriteSuite(20);
   }
 
@@ -69,8 +71,9 @@ output_schema: { type: object, required: [total], additionalProperties: false, p
                R"(},"expected":{"total":)" + std::to_string(i) + "}}\n";
     }
     tree_.Write("skills/extract/cases.jsonl", lines);
-    tree_.Write("suite.yaml", "id: night\nskills:\n  - skill: extract\n    rubric: quality\n    judge_model: m\n"
-                              "    expected: exact\nthresholds: { max_regression: 0.05 }\n");
+    tree_.Write("suite.yaml",
+                "id: night\nskills:\n  - skill: extract\n    rubric: quality\n    judge_model: m\n"
+                "    expected: exact\nthresholds: { max_regression: 0.05 }\n");
   }
 
   void Drift(std::set<int> cases) {
@@ -245,7 +248,8 @@ TEST_F(EvalGatesCliTest, ARecordedSuiteReplaysWithTheServerStoppedAndAMissExitsT
 
   // A judge's request missing is a miss too.
   tree_.Write("skills/extract/skill.yaml", skill);
-  tree_.Write("rubrics/quality.yaml", "id: quality\ncriteria:\n  - { id: a, description: Sensible., required: true }\n");
+  tree_.Write("rubrics/quality.yaml",
+              "id: quality\ncriteria:\n  - { id: a, description: Sensible., required: true }\n");
   auto judge_missed = Eval("suite.yaml --out out/r4 --cache c.sqlite --cache-mode replay");
   EXPECT_EQ(judge_missed.status, 2) << judge_missed.err;
   EXPECT_TRUE(std::regex_search(judge_missed.err,

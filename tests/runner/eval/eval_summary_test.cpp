@@ -1,7 +1,8 @@
 // summary.json counters and the thresholds read off records alone.
+#include <gtest/gtest.h>
+
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
-#include <gtest/gtest.h>
 
 #include "runner/eval/summary.h"
 #include "runner/eval/thresholds.h"
@@ -14,8 +15,9 @@ namespace json = boost::json;
 json::object Record(std::string_view text) { return json::parse(text).as_object(); }
 
 std::string Verdict(bool pass, std::string_view a, std::string_view b) {
-  return std::string(R"({"pass":)") + (pass ? "true" : "false") + R"(,"criteria_results":[{"criterion_id":"a","verdict":")" +
-         std::string(a) + R"("},{"criterion_id":"b","verdict":")" + std::string(b) + R"("}]})";
+  return std::string(R"({"pass":)") + (pass ? "true" : "false") +
+         R"(,"criteria_results":[{"criterion_id":"a","verdict":")" + std::string(a) +
+         R"("},{"criterion_id":"b","verdict":")" + std::string(b) + R"("}]})";
 }
 
 std::string Ok(int attempts, int validation_retries, int duration) {
@@ -126,10 +128,11 @@ TEST_F(EvalThresholdsTest, ABrokenJudgeIsABreachNotAPass) {
       Record(R"({"skill":"s","case":"1","result":)" + Ok(1, 0, 1) + R"(,"judge_error":{"code":"JUDGE_ERROR"}})"),
       Record(R"({"skill":"s","case":"2","result":)" + Ok(1, 0, 1) + R"(,"judge_error":{"code":"JUDGE_ERROR"}})"),
   };
-  EXPECT_EQ(Messages(BuildSummary(Header(), records)),
-            (std::vector<std::string>{"s: rubric pass rate could not be measured: no case was judged (2 judge error(s))",
-                                      "s: judge error rate 1.000 is above the maximum 0.000 (2 judge error(s) in 2 "
-                                      "case(s) sent to the judge)"}));
+  EXPECT_EQ(
+      Messages(BuildSummary(Header(), records)),
+      (std::vector<std::string>{"s: rubric pass rate could not be measured: no case was judged (2 judge error(s))",
+                                "s: judge error rate 1.000 is above the maximum 0.000 (2 judge error(s) in 2 "
+                                "case(s) sent to the judge)"}));
 }
 
 TEST_F(EvalThresholdsTest, RegressionsBreachButUnstableCriteriaOnlyWhenTheSuiteSaysSo) {
@@ -141,7 +144,8 @@ TEST_F(EvalThresholdsTest, RegressionsBreachButUnstableCriteriaOnlyWhenTheSuiteS
       "paired":{"outcome":{"cases":30,"pass_to_fail":6,"fail_to_pass":0,"p_value":0.03125}},
       "criteria":{"a":{"pass_rate_delta":-0.04,"paired":{"p_value":0.5}},
                   "b":{"pass_rate_delta":-0.3,"paired":{"cases":30,"pass_to_fail":9,"fail_to_pass":0,
-                                                        "p_value":0.00390625}}}}}}})").as_object();
+                                                        "p_value":0.00390625}}}}}}})")
+                             .as_object();
   const std::string skill_rate =
       "s: rubric pass rate fell by 0.100 against the baseline, more than the allowed 0.050 "
       "(6 pass->fail, 0 fail->pass of 30 paired cases; McNemar p = 0.0312 < 0.05)";

@@ -1,8 +1,9 @@
 // `expected: exact | subset` checks of a case's output.
 #include "runner/eval/expected_match.h"
 
-#include <boost/json/parse.hpp>
 #include <gtest/gtest.h>
+
+#include <boost/json/parse.hpp>
 
 namespace skillrunner::eval {
 namespace {
@@ -13,8 +14,9 @@ std::vector<FieldError> Compare(ExpectedMode mode, std::string_view expected, st
 }
 
 TEST(EvalExpectedMatchTest, SubsetIgnoresExtraMembersAndComparesNumbersByValue) {
-  EXPECT_TRUE(Compare(ExpectedMode::kSubset, R"({"name": "Ada", "n": 1})",
-                      R"({"name": "Ada", "n": 1.0, "email": "a@b.c"})").empty());
+  EXPECT_TRUE(
+      Compare(ExpectedMode::kSubset, R"({"name": "Ada", "n": 1})", R"({"name": "Ada", "n": 1.0, "email": "a@b.c"})")
+          .empty());
   EXPECT_TRUE(Compare(ExpectedMode::kSubset, "{}", R"({"anything": true})").empty());
 }
 
@@ -31,14 +33,15 @@ TEST(EvalExpectedMatchTest, SubsetReportsEveryMismatchingPointer) {
 }
 
 TEST(EvalExpectedMatchTest, NumbersAreShownAsWritten) {
-  EXPECT_EQ(Compare(ExpectedMode::kSubset, R"({"total": 12.5, "items": [0.1]})", R"({"total": 33, "items": 2.5})"),
-            (std::vector<FieldError>{{"/total", "expected 12.5, found 33"},
-                                     {"/items", "expected an array, found 2.5"}}));
+  EXPECT_EQ(
+      Compare(ExpectedMode::kSubset, R"({"total": 12.5, "items": [0.1]})", R"({"total": 33, "items": 2.5})"),
+      (std::vector<FieldError>{{"/total", "expected 12.5, found 33"}, {"/items", "expected an array, found 2.5"}}));
 }
 
 TEST(EvalExpectedMatchTest, SubsetArraysAreSetsInAnyOrder) {
   EXPECT_TRUE(Compare(ExpectedMode::kSubset, R"({"tags": ["b", {"w": "x"}]})",
-                      R"({"tags": [{"w": "x", "count": 2}, "a", "b"]})").empty());
+                      R"({"tags": [{"w": "x", "count": 2}, "a", "b"]})")
+                  .empty());
   EXPECT_EQ(Compare(ExpectedMode::kSubset, R"({"tags": ["b", "z"]})", R"({"tags": ["a", "b"]})"),
             (std::vector<FieldError>{{"/tags", "no element matches \"z\""}}));
 }

@@ -12,11 +12,10 @@ namespace {
 namespace json = boost::json;
 using namespace report_records;
 
-json::object Summary(std::string_view run_id, std::string_view started_at,
-                     std::string_view suite = "nightly", double pass_rate = 0.9) {
-  json::object summary{{"run_id", run_id},         {"suite", suite},
-                       {"started_at", started_at}, {"finished_at", started_at},
-                       {"status", "pass"},         {"breaches", json::array()}};
+json::object Summary(std::string_view run_id, std::string_view started_at, std::string_view suite = "nightly",
+                     double pass_rate = 0.9) {
+  json::object summary{{"run_id", run_id},          {"suite", suite},   {"started_at", started_at},
+                       {"finished_at", started_at}, {"status", "pass"}, {"breaches", json::array()}};
   summary["skills"] = json::object{{"extract", json::object{{"rubric_pass_rate", pass_rate}}}};
   return summary;
 }
@@ -28,8 +27,7 @@ class HistoryTest : public ::testing::Test {
     EXPECT_TRUE(history.has_value()) << history.error();
     return history ? std::move(*history) : nullptr;
   }
-  void Record(History& history, const json::object& summary,
-              const std::vector<json::object>& records = {}) {
+  void Record(History& history, const json::object& summary, const std::vector<json::object>& records = {}) {
     auto recorded = history.RecordRun(summary, records);
     ASSERT_TRUE(recorded.has_value()) << recorded.error();
   }
@@ -50,8 +48,7 @@ TEST_F(HistoryTest, LastBaselineIsTheNewestOtherRunOfTheSuite) {
   EXPECT_EQ((*from_newer)->run_id, "r1");
   EXPECT_EQ((*from_newer)->started_at, "2025-01-01T02:00:00Z");
   EXPECT_EQ((*from_newer)->summary, Summary("r1", "2025-01-01T02:00:00Z"));
-  EXPECT_EQ((*from_newer)->outcomes,
-            (std::map<std::string, CaseOutcome>{{"extract/c1", CaseOutcome::kPass}}));
+  EXPECT_EQ((*from_newer)->outcomes, (std::map<std::string, CaseOutcome>{{"extract/c1", CaseOutcome::kPass}}));
 
   // "Other" means any other run, even one that started later.
   auto from_older = history->LoadBaseline("nightly", "last", "r1");
@@ -83,8 +80,7 @@ TEST_F(HistoryTest, UnknownExplicitRunIdIsAnErrorThatNamesIt) {
   Record(*history, Summary("r1", "2025-01-01T02:00:00Z"));
   auto baseline = history->LoadBaseline("nightly", "2024-12-31-nope", "r1");
   ASSERT_FALSE(baseline.has_value());
-  EXPECT_EQ(baseline.error(),
-            "baseline run 2024-12-31-nope is not in the eval history " + file_.string());
+  EXPECT_EQ(baseline.error(), "baseline run 2024-12-31-nope is not in the eval history " + file_.string());
 }
 
 TEST_F(HistoryTest, ExplicitRunIdOfAnotherSuiteIsAnError) {
@@ -129,24 +125,22 @@ TEST_F(HistoryTest, RecordingARunIdAgainReplacesIt) {
   auto baseline = history->LoadBaseline("nightly", "r1", "r2");
   ASSERT_TRUE(baseline.has_value() && baseline->has_value());
   EXPECT_EQ((*baseline)->summary.at("skills").at("extract").at("rubric_pass_rate"), 0.5);
-  EXPECT_EQ((*baseline)->outcomes,
-            (std::map<std::string, CaseOutcome>{{"extract/c1", CaseOutcome::kFail},
-                                                {"extract/c3", CaseOutcome::kPass}}));
+  EXPECT_EQ((*baseline)->outcomes, (std::map<std::string, CaseOutcome>{{"extract/c1", CaseOutcome::kFail},
+                                                                       {"extract/c3", CaseOutcome::kPass}}));
   EXPECT_EQ(history->Trend("nightly", 10)->size(), 1u);
 }
 
 TEST_F(HistoryTest, OutcomesAreKeyedLikeCaseKeyWithRepeats) {
   auto history = OpenHistory();
   Record(*history, Summary("r1", "2025-01-01T02:00:00Z"),
-         {PassRecord("extract", "c1", 1), FailRecord("extract", "c1", 2),
-          ErrorRecord("extract", "dir/c2"), JudgeErrorRecord("summarise", "c1")});
+         {PassRecord("extract", "c1", 1), FailRecord("extract", "c1", 2), ErrorRecord("extract", "dir/c2"),
+          JudgeErrorRecord("summarise", "c1")});
   auto baseline = history->LoadBaseline("nightly", "last", "r2");
   ASSERT_TRUE(baseline.has_value() && baseline->has_value());
-  EXPECT_EQ((*baseline)->outcomes,
-            (std::map<std::string, CaseOutcome>{{"extract/c1#1", CaseOutcome::kPass},
-                                                {"extract/c1#2", CaseOutcome::kFail},
-                                                {"extract/dir/c2", CaseOutcome::kError},
-                                                {"summarise/c1", CaseOutcome::kJudgeError}}));
+  EXPECT_EQ((*baseline)->outcomes, (std::map<std::string, CaseOutcome>{{"extract/c1#1", CaseOutcome::kPass},
+                                                                       {"extract/c1#2", CaseOutcome::kFail},
+                                                                       {"extract/dir/c2", CaseOutcome::kError},
+                                                                       {"summarise/c1", CaseOutcome::kJudgeError}}));
   EXPECT_EQ(CaseKey(PassRecord("extract", "c1", 2)), "extract/c1#2");
 }
 
@@ -182,8 +176,8 @@ TEST_F(HistoryTest, SummaryWithoutRunIdIsRefused) {
   auto history = OpenHistory();
   auto recorded = history->RecordRun(ParseObject(R"({"suite": "nightly"})"), {});
   ASSERT_FALSE(recorded.has_value());
-  EXPECT_EQ(recorded.error(), "cannot record run in " + file_.string() +
-                                  ": the summary has no \"run_id\" or no \"suite\"");
+  EXPECT_EQ(recorded.error(),
+            "cannot record run in " + file_.string() + ": the summary has no \"run_id\" or no \"suite\"");
 }
 
 // Reads the file with Python's own sqlite3 module: the tables and columns are
@@ -205,26 +199,22 @@ print(db.execute('select skill, case_id, "repeat", outcome, duration_ms, input_t
 print(db.execute('select case_id, "repeat", criterion_id, verdict from criterion_verdicts order by case_id, criterion_id').fetchall())
 )",
                                           file_);
-  EXPECT_EQ(
-      output,
-      "wal 4\n"
-      "[('r1', 'nightly', '2025-01-01T02:00:00Z', 'pass')]\n"
-      "[('extract', 'c1', 0, 'pass', 300, 100, 20, None), ('extract', 'c2', 3, 'fail', 300, 100, 20, 0.0015)]\n"
-      "[('c1', 0, 'complete', 'pass'), ('c1', 0, 'faithful', 'pass'), "
-      "('c2', 3, 'complete', 'indeterminate'), ('c2', 3, 'faithful', 'fail')]\n");
+  EXPECT_EQ(output,
+            "wal 4\n"
+            "[('r1', 'nightly', '2025-01-01T02:00:00Z', 'pass')]\n"
+            "[('extract', 'c1', 0, 'pass', 300, 100, 20, None), ('extract', 'c2', 3, 'fail', 300, 100, 20, 0.0015)]\n"
+            "[('c1', 0, 'complete', 'pass'), ('c1', 0, 'faithful', 'pass'), "
+            "('c2', 3, 'complete', 'indeterminate'), ('c2', 3, 'faithful', 'fail')]\n");
 }
 
 TEST_F(HistoryTest, SchemaNewerThanTheProgramIsRefused) {
   { OpenHistory(); }
-  testing::RunPython(
-      tree_,
-      "import sqlite3, sys\nsqlite3.connect(sys.argv[1]).execute('pragma user_version = 7')\n",
-      file_);
+  testing::RunPython(tree_, "import sqlite3, sys\nsqlite3.connect(sys.argv[1]).execute('pragma user_version = 7')\n",
+                     file_);
   auto history = History::Open(file_);
   ASSERT_FALSE(history.has_value());
-  EXPECT_EQ(history.error(),
-            "cannot open eval history " + file_.string() +
-                ": schema version 7 is newer than this skillrunner understands (4)");
+  EXPECT_EQ(history.error(), "cannot open eval history " + file_.string() +
+                                 ": schema version 7 is newer than this skillrunner understands (4)");
 }
 
 // A file an older skillrunner wrote (schema version 1) gains the cost column
@@ -284,14 +274,15 @@ TEST_F(HistoryTest, BatchIdsAreRecordedOnceAndReadBackByRun) {
   EXPECT_EQ(*batches, (std::vector<HistoryBatch>{first, adopted}));
   EXPECT_TRUE((*history)->Batches("r3")->empty());
   history->reset();
-  EXPECT_EQ(testing::RunPython(tree_, R"(
+  EXPECT_EQ(
+      testing::RunPython(tree_, R"(
 import sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
 print(db.execute("pragma user_version").fetchone()[0])
 print(db.execute("select run_id, provider, round, batch_id, adopted from batches order by run_id, round").fetchall())
 )",
-                               file_),
-            "4\n[('r1', 'llm', 1, 'msgbatch_1', 0), ('r1', 'llm', 2, 'msgbatch_2', 1), ('r2', 'g', 1, 'batches/9', 0)]\n");
+                         file_),
+      "4\n[('r1', 'llm', 1, 'msgbatch_1', 0), ('r1', 'llm', 2, 'msgbatch_2', 1), ('r2', 'g', 1, 'batches/9', 0)]\n");
 }
 
 // Shards on one machine write the same file at once; WAL and the busy
@@ -303,9 +294,8 @@ TEST_F(HistoryTest, TwoWritersOnOneFileBothSucceed) {
     if (!history) return errors->push_back(history.error());
     for (int i = 0; i < 20; ++i) {
       std::string id = prefix + std::to_string(i);
-      auto recorded =
-          (*history)->RecordRun(Summary(id, "2025-01-01T00:00:" + std::to_string(10 + i) + "Z"),
-                                {PassRecord("extract", "c1"), FailRecord("extract", "c2")});
+      auto recorded = (*history)->RecordRun(Summary(id, "2025-01-01T00:00:" + std::to_string(10 + i) + "Z"),
+                                            {PassRecord("extract", "c1"), FailRecord("extract", "c2")});
       if (!recorded) errors->push_back(recorded.error());
     }
   };

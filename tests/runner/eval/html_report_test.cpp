@@ -46,27 +46,24 @@ std::vector<json::object> Records() {
 
 std::vector<TrendPoint> Trend() {
   std::vector<TrendPoint> trend;
-  for (auto [id, pass, compliance] : {std::tuple{"r1", 0.9, 1.0}, std::tuple{"r2", 0.95, 0.99},
-                                      std::tuple{"2025-01-02-ab12", 0.8, 0.98}}) {
-    json::object skills{
-        {"extract", json::object{{"rubric_pass_rate", pass}, {"schema_compliance", compliance}}}};
-    trend.push_back({id, "2025-01-0" + std::to_string(trend.size()) + "T02:00:00Z",
-                     json::object{{"skills", skills}}});
+  for (auto [id, pass, compliance] :
+       {std::tuple{"r1", 0.9, 1.0}, std::tuple{"r2", 0.95, 0.99}, std::tuple{"2025-01-02-ab12", 0.8, 0.98}}) {
+    json::object skills{{"extract", json::object{{"rubric_pass_rate", pass}, {"schema_compliance", compliance}}}};
+    trend.push_back({id, "2025-01-0" + std::to_string(trend.size()) + "T02:00:00Z", json::object{{"skills", skills}}});
   }
   return trend;
 }
 
 json::object WithBaseline(json::object summary, const std::vector<json::object>& records) {
-  BaselineRun baseline{"r2",
-                       "2025-01-01T02:00:00Z",
-                       ParseObject(R"({"skills": {"extract": {"schema_compliance": 1,
+  BaselineRun baseline{
+      "r2",
+      "2025-01-01T02:00:00Z",
+      ParseObject(R"({"skills": {"extract": {"schema_compliance": 1,
                                        "rubric_pass_rate": 0.95, "first_try_rate": 0.9, "input_tokens": 1000,
                                        "latency_ms": {"p50": 100, "p95": 900}, "criteria": {
                                        "faithful": {"pass_rate": 0.9}, "complete": {"pass_rate": 1}}}}})"),
-                       {{"extract/c1", CaseOutcome::kPass},
-                        {"extract/c2", CaseOutcome::kPass},
-                        {"extract/c3", CaseOutcome::kPass}},
-                       {}};
+      {{"extract/c1", CaseOutcome::kPass}, {"extract/c2", CaseOutcome::kPass}, {"extract/c3", CaseOutcome::kPass}},
+      {}};
   summary["baseline"] = CompareWithBaseline(summary, records, baseline);
   return summary;
 }
@@ -90,8 +87,7 @@ TEST_F(HtmlReportTest, IsWellFormedAndSelfContained) {
   std::vector<json::object> records = Records();
   std::string html = HtmlReport(WithBaseline(FullSummary(), records), records, Trend());
   EXPECT_EQ(Check(html), testing::kHtmlClean);
-  for (std::string_view outside :
-       {"http://", "https://", "src=", "<link", "<script", "url(", "@import", "//fonts"}) {
+  for (std::string_view outside : {"http://", "https://", "src=", "<link", "<script", "url(", "@import", "//fonts"}) {
     EXPECT_EQ(html.find(outside), std::string::npos) << outside;
   }
   EXPECT_TRUE(html.starts_with("<!DOCTYPE html>\n<html lang=\"en\">"));
@@ -99,8 +95,7 @@ TEST_F(HtmlReportTest, IsWellFormedAndSelfContained) {
 
 TEST_F(HtmlReportTest, HostileModelOutputIsShownAsText) {
   json::object record = FailRecord("extract", "<img src=x onerror=alert(1)>");
-  record["result"].as_object()["attempts"].as_array()[0].as_object()["raw"] =
-      "<script>alert(1)</script>";
+  record["result"].as_object()["attempts"].as_array()[0].as_object()["raw"] = "<script>alert(1)</script>";
   record["review"].as_object()["issues"] = json::array{"</details></section><b>broken"};
   std::string html = HtmlReport(FullSummary(), {record}, {});
 
@@ -120,9 +115,7 @@ TEST_F(HtmlReportTest, ShowsTheHeaderBreachesAndSkillTable) {
             "2025-01-02T02:00:00Z Finished 2025-01-02T02:03:00Z Duration 3.0 min "
             "Concurrency 16 Cases 5 Schema compliance —"))
       << text_;
-  EXPECT_TRUE(
-      Shows("1 breach rubric pass rate 80.0% is below 90.0%"))
-      << text_;
+  EXPECT_TRUE(Shows("1 breach rubric pass rate 80.0% is below 90.0%")) << text_;
   EXPECT_TRUE(
       Shows("extract 4 98.0% 75.0% 25.0% 3 1 / 0 MAX_RETRIES_EXCEEDED 1 0 80.0% (8 decided, 2 left out) 2 (20.0%) "
             "— 1200 / 300 900 / 90 — 120 ms / 950 ms / 1.5 s"))
@@ -174,14 +167,16 @@ TEST_F(HtmlReportTest, DrawsACostPerCaseHistogramForPricedSkills) {
   for (json::object& record : records) {
     if (record.at("skill") != "extract" || !record.contains("result") || priced >= 3) continue;
     record["result"].as_object()["metrics"].as_object()["cost_usd"] = costs[priced];
-    if (priced == 2) record["judge_usage"] = json::object{{"input_tokens", 10}, {"output_tokens", 1}, {"cost_usd", 0.0002}};
+    if (priced == 2)
+      record["judge_usage"] = json::object{{"input_tokens", 10}, {"output_tokens", 1}, {"cost_usd", 0.0002}};
     ++priced;
   }
   ASSERT_EQ(priced, 3);
   Check(HtmlReport(FullSummary(), records, {}));
   // Cases at $0.0004, $0.0011 and $0.0015 in $0.0002 buckets up to $0.0014.
-  EXPECT_TRUE(Shows("cases by cost (USD, judging included) ≥$0: 0 0 ≥$0 ≥$0.0002: 0 0 ≥$0.0002 "
-                    "≥$0.0004: 1 1 ≥$0.0004"))
+  EXPECT_TRUE(
+      Shows("cases by cost (USD, judging included) ≥$0: 0 0 ≥$0 ≥$0.0002: 0 0 ≥$0.0002 "
+            "≥$0.0004: 1 1 ≥$0.0004"))
       << text_;
   EXPECT_TRUE(Shows("≥$0.001: 1 1 ≥$0.001 ≥$0.0012: 0 0 ≥$0.0012 ≥$0.0014: 1 1 ≥$0.0014 cases by cost")) << text_;
   const std::string html = HtmlReport(FullSummary(), records, {});
@@ -238,8 +233,7 @@ TEST_F(HtmlReportTest, ListsFailuresErrorsAndJudgeErrorsApart) {
             "phone number invented criterion faithful failed: the phone is not in the text"))
       << text_;
   EXPECT_TRUE(Shows("Errors (1)")) << text_;
-  EXPECT_TRUE(Shows("error extract / c2 — MAX_RETRIES_EXCEEDED: output invalid after 2 attempts"))
-      << text_;
+  EXPECT_TRUE(Shows("error extract / c2 — MAX_RETRIES_EXCEEDED: output invalid after 2 attempts")) << text_;
   EXPECT_TRUE(
       Shows("Attempts (2) # 1 kind validation temperature 0.2 tokens in/out 100 / 9 took "
             "120 ms /email: does not match format email {\"email\":\"nope\"}"))
@@ -253,8 +247,7 @@ TEST_F(HtmlReportTest, ListsFailuresErrorsAndJudgeErrorsApart) {
 
 TEST_F(HtmlReportTest, TruncatesLongRawTextToFourKilobytes) {
   json::object record = ErrorRecord("extract", "c2");
-  record["error"].as_object()["attempts"].as_array()[0].as_object()["raw"] =
-      std::string(10000, 'x');
+  record["error"].as_object()["attempts"].as_array()[0].as_object()["raw"] = std::string(10000, 'x');
   std::string html = HtmlReport(FullSummary(), {record}, {});
   Check(html);
   EXPECT_TRUE(Shows("… 5904 more bytes not shown (see results.jsonl).")) << text_;
@@ -274,8 +267,7 @@ TEST_F(HtmlReportTest, DrawsTrendLinesOverPastRunsEndingWithThisRun) {
   std::string html = HtmlReport(FullSummary(), {}, Trend());
   EXPECT_EQ(Check(html), testing::kHtmlClean);
   EXPECT_TRUE(Shows("over the last 3 runs, oldest left.")) << text_;
-  EXPECT_NE(html.find("<title>2025-01-01T02:00:00Z r2 · rubric pass rate: 95.0%</title>"),
-            std::string::npos);
+  EXPECT_NE(html.find("<title>2025-01-01T02:00:00Z r2 · rubric pass rate: 95.0%</title>"), std::string::npos);
   EXPECT_NE(html.find("<title>2025-01-02T02:00:00Z 2025-01-02-ab12 · schema compliance: "
                       "98.0%</title>"),
             std::string::npos);
@@ -299,11 +291,10 @@ TEST_F(HtmlReportTest, DrawsTrendLinesOverPastRunsEndingWithThisRun) {
 TEST_F(HtmlReportTest, OddOrEmptyInputStillRenders) {
   EXPECT_EQ(Check(HtmlReport({}, {}, {})), testing::kHtmlClean);
   EXPECT_TRUE(Shows("Eval report: — — Run — Suite — Started —")) << text_;
-  std::vector<json::object> odd{
-      json::object(),
-      ParseObject(R"({"skill": 1, "case": [], "error": {"code": 5, "attempts": "many"}})"),
-      ParseObject(
-          R"({"skill": "s", "case": "c", "result": {"attempts": [null, 3, {"raw": {"a": 1}}]},
+  std::vector<json::object> odd{json::object(),
+                                ParseObject(R"({"skill": 1, "case": [], "error": {"code": 5, "attempts": "many"}})"),
+                                ParseObject(
+                                    R"({"skill": "s", "case": "c", "result": {"attempts": [null, 3, {"raw": {"a": 1}}]},
                       "review": {"pass": false, "issues": [1, null], "criteria_results": [null, {}]}})")};
   json::object summary = ParseObject(R"({"skills": {"s": null, "t": {"criteria": {"x": 1},
     "latency_ms": [], "attempts_histogram": {"a": "b"}}}, "breaches": [null, 3], "baseline": {

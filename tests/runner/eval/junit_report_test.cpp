@@ -48,17 +48,15 @@ TEST(JunitReportTest, ProblemBodiesCarryTheDetails) {
                      "skipped=\"0\" time=\"4.500\">"),
             std::string::npos)
       << xml;
-  EXPECT_NE(
-      xml.find(">output invalid after 2 attempts\n/email: does not match format email</error>"),
-      std::string::npos)
+  EXPECT_NE(xml.find(">output invalid after 2 attempts\n/email: does not match format email</error>"),
+            std::string::npos)
       << xml;
 }
 
 TEST(JunitReportTest, ExpectedMismatchIsAFailureOfItsOwnType) {
   json::object record = PassRecord("extract", "c1");
   record["expected_match"] = false;
-  record["expected_mismatches"] =
-      json::parse(R"([{"path": "/name", "message": "expected \"Ada\", got \"Bob\""}])");
+  record["expected_mismatches"] = json::parse(R"([{"path": "/name", "message": "expected \"Ada\", got \"Bob\""}])");
   std::string xml = JunitXml(Summary(), {record});
   EXPECT_NE(xml.find("<failure message=\"expected /name: expected &quot;Ada&quot;, got "
                      "&quot;Bob&quot;\" type=\"EXPECTED_MISMATCH\">"),
@@ -85,8 +83,7 @@ TEST(JunitReportTest, EscapesMarkupAndReplacesControlCharacters) {
 
 TEST(JunitReportTest, OddRecordsStillGiveValidJunit) {
   TempTree tree;
-  std::vector<json::object> records{json::object(),
-                                    ParseObject(R"({"skill": 5, "case": null, "error": "x"})"),
+  std::vector<json::object> records{json::object(), ParseObject(R"({"skill": 5, "case": null, "error": "x"})"),
                                     ParseObject(R"({"skill": "s", "case": "c", "result": {},
                                                     "review": {"pass": "maybe"}})")};
   auto file = tree.Write("junit.xml", JunitXml(ParseObject(R"({"skills": [1]})"), records));

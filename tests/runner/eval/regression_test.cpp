@@ -11,9 +11,8 @@ namespace json = boost::json;
 using namespace report_records;
 
 // What pairing finds when no case is in both runs.
-const std::string kNoPairs =
-    R"({"cases":0,"baseline_rate":null,"baseline_interval":null,"rate":null,"interval":null,)"
-    R"("pass_to_fail":0,"fail_to_pass":0,"p_value":1.0,"significant":false})";
+const std::string kNoPairs = R"({"cases":0,"baseline_rate":null,"baseline_interval":null,"rate":null,"interval":null,)"
+                             R"("pass_to_fail":0,"fail_to_pass":0,"p_value":1.0,"significant":false})";
 const std::string kNoFlips =
     R"({"schema":{"pass_to_fail":[],"fail_to_pass":[]},"expected":{"pass_to_fail":[],"fail_to_pass":[]},)"
     R"("rubric":{"pass_to_fail":[],"fail_to_pass":[]}})";
@@ -36,20 +35,29 @@ TEST(RegressionTest, DeltasAreCurrentMinusBaselineAndNullWhereEitherSideIsMissin
   json::object comparison = CompareWithBaseline(summary, {}, baseline);
 
   // Every delta of a skill is there; null where either side has no figure.
-  const std::string kNullDeltas =
-      R"("first_try_rate_delta":null,"retry_rate_delta":null,"expected_match_delta":null,)"
-      R"("input_tokens_delta":null,"output_tokens_delta":null,"cost_usd_delta":null,)"
-      R"("latency_p50_ms_delta":null,"latency_p95_ms_delta":null,)";
-  EXPECT_EQ(CompactJson(comparison),
-            R"({"status":"compared","run_id":"r1","started_at":"2025-01-01T02:00:00Z","regression_alpha":0.05,"skills":{)"
-            R"("extract":{"schema_compliance_delta":0.1,"rubric_pass_rate_delta":-0.1,)" + kNullDeltas +
-                R"("criteria":{)"
-                R"("faithful":{"pass_rate_delta":0.25,"paired":)" + kNoPairs + R"(},)"
-                R"("complete":{"pass_rate_delta":null,"paired":)" + kNoPairs + R"(},)"
-                R"("new_one":{"pass_rate_delta":null,"paired":)" + kNoPairs + R"(}},)" + kNoSkillPairs + R"(},)"
-                R"("summarise":{"schema_compliance_delta":null,"rubric_pass_rate_delta":null,)" + kNullDeltas +
-                R"("criteria":{},)" + kNoSkillPairs + R"(}},)"
-                R"("flipped":[],"flips":)" + kNoFlips + "}");
+  const std::string kNullDeltas = R"("first_try_rate_delta":null,"retry_rate_delta":null,"expected_match_delta":null,)"
+                                  R"("input_tokens_delta":null,"output_tokens_delta":null,"cost_usd_delta":null,)"
+                                  R"("latency_p50_ms_delta":null,"latency_p95_ms_delta":null,)";
+  EXPECT_EQ(
+      CompactJson(comparison),
+      R"({"status":"compared","run_id":"r1","started_at":"2025-01-01T02:00:00Z","regression_alpha":0.05,"skills":{)"
+      R"("extract":{"schema_compliance_delta":0.1,"rubric_pass_rate_delta":-0.1,)" +
+          kNullDeltas +
+          R"("criteria":{)"
+          R"("faithful":{"pass_rate_delta":0.25,"paired":)" +
+          kNoPairs +
+          R"(},)"
+          R"("complete":{"pass_rate_delta":null,"paired":)" +
+          kNoPairs +
+          R"(},)"
+          R"("new_one":{"pass_rate_delta":null,"paired":)" +
+          kNoPairs + R"(}},)" + kNoSkillPairs +
+          R"(},)"
+          R"("summarise":{"schema_compliance_delta":null,"rubric_pass_rate_delta":null,)" +
+          kNullDeltas + R"("criteria":{},)" + kNoSkillPairs +
+          R"(}},)"
+          R"("flipped":[],"flips":)" +
+          kNoFlips + "}");
 }
 
 TEST(RegressionTest, FlippedListsPassedCasesThatNowFailOrErrorSorted) {
@@ -66,15 +74,14 @@ TEST(RegressionTest, FlippedListsPassedCasesThatNowFailOrErrorSorted) {
                         {"summarise/y#1", CaseOutcome::kError}},
                        {}};
   std::vector<json::object> records{
-      ErrorRecord("summarise", "x", 2),   // pass -> error: flipped
-      PassRecord("summarise", "x", 1),    // still passes
-      FailRecord("extract", "c3"),        // failed before too
-      JudgeErrorRecord("extract", "c4"),  // nothing known about it: not a flip
-      FailRecord("extract", "c6"),        // new case: no baseline
-      ErrorRecord("extract", "c2"),       // pass -> error
-      PassRecord("extract", "c5"),
-      FailRecord("summarise", "y", 1),  // error -> fail: not from pass
-      FailRecord("extract", "c1"),      // pass -> fail
+      ErrorRecord("summarise", "x", 2),                                    // pass -> error: flipped
+      PassRecord("summarise", "x", 1),                                     // still passes
+      FailRecord("extract", "c3"),                                         // failed before too
+      JudgeErrorRecord("extract", "c4"),                                   // nothing known about it: not a flip
+      FailRecord("extract", "c6"),                                         // new case: no baseline
+      ErrorRecord("extract", "c2"),                                        // pass -> error
+      PassRecord("extract", "c5"),       FailRecord("summarise", "y", 1),  // error -> fail: not from pass
+      FailRecord("extract", "c1"),                                         // pass -> fail
   };
 
   json::object comparison = CompareWithBaseline({}, records, baseline);
@@ -90,19 +97,20 @@ TEST(RegressionTest, OddInputGivesNullsNotACrash) {
   json::object summary = ParseObject(R"({"skills": {"a": 7, "b": {"schema_compliance": "high",
     "criteria": [1]}, "c": {"criteria": {"x": null}}}})");
   BaselineRun baseline{"r0", "", ParseObject(R"({"skills": []})"), {}, {}};
-  json::object comparison =
-      CompareWithBaseline(summary, {ParseObject(R"({"skill": 3})"), json::object()}, baseline);
-  const std::string kNullDeltas =
-      R"("first_try_rate_delta":null,"retry_rate_delta":null,"expected_match_delta":null,)"
-      R"("input_tokens_delta":null,"output_tokens_delta":null,"cost_usd_delta":null,)"
-      R"("latency_p50_ms_delta":null,"latency_p95_ms_delta":null,)";
+  json::object comparison = CompareWithBaseline(summary, {ParseObject(R"({"skill": 3})"), json::object()}, baseline);
+  const std::string kNullDeltas = R"("first_try_rate_delta":null,"retry_rate_delta":null,"expected_match_delta":null,)"
+                                  R"("input_tokens_delta":null,"output_tokens_delta":null,"cost_usd_delta":null,)"
+                                  R"("latency_p50_ms_delta":null,"latency_p95_ms_delta":null,)";
   EXPECT_EQ(CompactJson(comparison),
             R"({"status":"compared","run_id":"r0","started_at":"","regression_alpha":0.05,"skills":{)"
-            R"("b":{"schema_compliance_delta":null,"rubric_pass_rate_delta":null,)" + kNullDeltas +
-                R"("criteria":{},)" + kNoSkillPairs + R"(},)"
-                R"("c":{"schema_compliance_delta":null,"rubric_pass_rate_delta":null,)" + kNullDeltas +
-                R"("criteria":{},)" + kNoSkillPairs + R"(}},)"
-                R"("flipped":[],"flips":)" + kNoFlips + "}");
+            R"("b":{"schema_compliance_delta":null,"rubric_pass_rate_delta":null,)" +
+                kNullDeltas + R"("criteria":{},)" + kNoSkillPairs +
+                R"(},)"
+                R"("c":{"schema_compliance_delta":null,"rubric_pass_rate_delta":null,)" +
+                kNullDeltas + R"("criteria":{},)" + kNoSkillPairs +
+                R"(}},)"
+                R"("flipped":[],"flips":)" +
+                kNoFlips + "}");
 }
 
 }  // namespace

@@ -2,10 +2,10 @@
 // with today's rubric, as a new run, against a loopback provider that counts
 // what it is asked: judging requests only, never a generation request.
 
-#include <boost/json/parse.hpp>
-#include <boost/json/serialize.hpp>
 #include <gtest/gtest.h>
 
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
 #include <map>
 #include <mutex>
 
@@ -35,18 +35,20 @@ class RejudgeFromTest : public ::testing::Test {
         std::lock_guard lock(labels_mutex_);  // the server's thread reads what the test's thread wrote
         for (const auto& [text, label] : labels_) {
           if (body.find("Label " + text + "\"") != std::string::npos) {
-            return test_support::ScriptedResponse{.body = test_support::OpenAiAnswer(R"({"label":")" + label + R"("})")};
+            return test_support::ScriptedResponse{.body =
+                                                      test_support::OpenAiAnswer(R"({"label":")" + label + R"("})")};
           }
         }
       }
-      std::string verdict = R"({"criteria_results":[{"criterion_id":"a","reasoning":"fine","verdict":"pass","confidence":90})";
+      std::string verdict =
+          R"({"criteria_results":[{"criterion_id":"a","reasoning":"fine","verdict":"pass","confidence":90})";
       if (body.find(R"(\"b\")") != std::string::npos || body.find("criterion b") != std::string::npos ||
           body.find("Second.") != std::string::npos) {
         verdict += R"(,{"criterion_id":"b","reasoning":"too long","verdict":"fail","confidence":90})";
       }
       verdict += R"(],"issues":[],"suggested_fixes":[]})";
-      return test_support::ScriptedResponse{
-          .body = test_support::OpenAiAnswer(judging ? verdict : R"({"label":"spam"})")};
+      return test_support::ScriptedResponse{.body =
+                                                test_support::OpenAiAnswer(judging ? verdict : R"({"label":"spam"})")};
     });
     tree_.Write("skillrunner.yaml", "providers:\n  llm: { kind: openai, base_url: \"" + server_.base_url() +
                                         "/v1\", api_key_env: NO_KEY_NEEDED }\n"
@@ -61,7 +63,9 @@ output_schema: { type: object, required: [label], additionalProperties: false, p
     std::string cases;
     // Distinct inputs: identical requests of one run would share a cache entry.
     for (int i = 1; i <= kCases; ++i) {
-      cases += R"({"id":"c)" + std::to_string(i) + R"(","input":{"text":"t)" + std::to_string(i) + R"("}})" "\n";
+      cases += R"({"id":"c)" + std::to_string(i) + R"(","input":{"text":"t)" + std::to_string(i) +
+               R"("}})"
+               "\n";
     }
     tree_.Write("skills/label/cases.jsonl", cases);
     tree_.Write("rubrics/quality.yaml", "id: quality\ncriteria:\n  - { id: a, description: First., required: true }\n");
@@ -69,7 +73,8 @@ output_schema: { type: object, required: [label], additionalProperties: false, p
   }
 
   eval_test::Ran Eval(const std::string& args) {
-    return Skillrunner(tree_.root(), "--config skillrunner.yaml --skills skills --rubrics rubrics eval suite.yaml " + args);
+    return Skillrunner(tree_.root(),
+                       "--config skillrunner.yaml --skills skills --rubrics rubrics eval suite.yaml " + args);
   }
 
   // A pairwise judge that prefers a "good" label, and A when it cannot tell
@@ -79,7 +84,9 @@ output_schema: { type: object, required: [label], additionalProperties: false, p
     const bool b_good = body.find(R"(\"B\":{\"label\":\"good\"})") != std::string::npos;
     const std::string verdict = a_good == b_good ? "pass" : a_good ? "pass" : "fail";
     return {.body = test_support::OpenAiAnswer(R"({"criteria_results":[{"criterion_id":"a_better","reasoning":"r",)"
-                                               R"("verdict":")" + verdict + R"(","confidence":90}],"issues":[],)"
+                                               R"("verdict":")" +
+                                               verdict +
+                                               R"(","confidence":90}],"issues":[],)"
                                                R"("suggested_fixes":[]})")};
   }
 
@@ -131,17 +138,19 @@ TEST_F(RejudgeFromTest, StoredOutputsAreJudgedWithTodaysRubricAndNothingIsGenera
   auto unknown = Eval("--out out/r4 --rejudge-from no-such-run");
   EXPECT_EQ(unknown.status, 2);
   EXPECT_NE(unknown.err.find("skillrunner eval: --rejudge-from: \"no-such-run\" is neither a run folder nor a run "
-                             "in " + tree_.Path("out/eval-history.sqlite").string() + "\n"),
+                             "in " +
+                             tree_.Path("out/eval-history.sqlite").string() + "\n"),
             std::string::npos)
       << unknown.err;
   // A run of another suite is not today's cases.
   tree_.Write("other.yaml", "id: other\nskills:\n  - skill: label\n    rubric: quality\n    judge_model: m\n");
-  auto other = Skillrunner(tree_.root(), "--config skillrunner.yaml --skills skills --rubrics rubrics eval other.yaml "
-                                         "--out out/r5 --rejudge-from out/r1");
+  auto other = Skillrunner(tree_.root(),
+                           "--config skillrunner.yaml --skills skills --rubrics rubrics eval other.yaml "
+                           "--out out/r5 --rejudge-from out/r1");
   EXPECT_EQ(other.status, 2);
-  EXPECT_NE(other.err.find("skillrunner eval: --rejudge-from: run " + first_run +
-                           " is of suite \"night\", not \"other\""),
-            std::string::npos)
+  EXPECT_NE(
+      other.err.find("skillrunner eval: --rejudge-from: run " + first_run + " is of suite \"night\", not \"other\""),
+      std::string::npos)
       << other.err;
   EXPECT_EQ(judge_requests_, 3 * kCases);
 }
@@ -154,7 +163,8 @@ TEST_F(RejudgeFromTest, AWarmCacheMakesNoProviderRequestAndAnythingChangedMisses
   ASSERT_EQ(generation_requests_, kCases);
   ASSERT_EQ(judge_requests_, kCases);
   EXPECT_EQ(json::parse(ReadFile(tree_.Path("out/c1/summary.json"))).at("cache"),
-            json::parse(R"({"file":")" + tree_.Path("out/eval-cache.sqlite").string() + R"(","mode":"read-write","hits":0,"misses":10})"));
+            json::parse(R"({"file":")" + tree_.Path("out/eval-cache.sqlite").string() +
+                        R"(","mode":"read-write","hits":0,"misses":10})"));
 
   auto warm = Eval("--out out/c2 --cache");
   ASSERT_EQ(warm.status, 0) << warm.err;
@@ -174,8 +184,8 @@ TEST_F(RejudgeFromTest, AWarmCacheMakesNoProviderRequestAndAnythingChangedMisses
       {"model", std::string(skill).replace(skill.find("model: m"), 8, "model: m2")},
       {"schema", std::string(skill).replace(skill.find("label: { type: string }"), 23,
                                             "label: { type: string, maxLength: 40 }")}};
-  tree_.Write("skillrunner.yaml", ReadFile(tree_.Path("skillrunner.yaml")) +
-                                      "  m2: { provider: llm, structured_output: none }\n");
+  tree_.Write("skillrunner.yaml",
+              ReadFile(tree_.Path("skillrunner.yaml")) + "  m2: { provider: llm, structured_output: none }\n");
   int expected_generations = kCases, run = 3;
   for (const auto& [what, yaml] : changes) {
     tree_.Write("skills/label/skill.yaml", yaml);
@@ -215,10 +225,11 @@ TEST_F(RejudgeFromTest, CompareJudgesEachPairBothWaysAndCountsOrderDisagreements
   const int generations = generation_requests_;
   const int judged = judge_requests_;
 
-  auto compared = Skillrunner(tree_.root(), "--config skillrunner.yaml --skills skills --rubrics rubrics eval compare "
-                                            "out/a out/b --rubric quality --out out/cmp");
+  auto compared = Skillrunner(tree_.root(),
+                              "--config skillrunner.yaml --skills skills --rubrics rubrics eval compare "
+                              "out/a out/b --rubric quality --out out/cmp");
   ASSERT_EQ(compared.status, 0) << compared.err;
-  EXPECT_EQ(generation_requests_, generations);  // nothing generated
+  EXPECT_EQ(generation_requests_, generations);     // nothing generated
   EXPECT_EQ(judge_requests_, judged + 2 * kCases);  // every pair twice
   json::object result = json::parse(ReadFile(tree_.Path("out/cmp/compare.json"))).as_object();
   EXPECT_EQ(result.at("skills").at("label"),
@@ -227,11 +238,13 @@ TEST_F(RejudgeFromTest, CompareJudgesEachPairBothWaysAndCountsOrderDisagreements
   const json::array& cases = result.at("cases").as_array();
   EXPECT_EQ(cases.at(4), json::parse(R"({"skill":"label","case":"c5","a_first":"a","b_first":"b","result":"tie"})"));
   EXPECT_EQ(cases.at(3), json::parse(R"({"skill":"label","case":"c4","a_first":"b","b_first":"b","result":"b"})"));
-  EXPECT_NE(compared.err.find("label: A wins 3, B wins 1, ties 1 (1 from the order), judge errors 0; sign test p = 0.625"),
-            std::string::npos)
+  EXPECT_NE(
+      compared.err.find("label: A wins 3, B wins 1, ties 1 (1 from the order), judge errors 0; sign test p = 0.625"),
+      std::string::npos)
       << compared.err;
-  auto unknown_rubric = Skillrunner(tree_.root(), "--config skillrunner.yaml --skills skills --rubrics rubrics eval "
-                                                  "compare out/a out/b --rubric qualty --out out/cmp2");
+  auto unknown_rubric = Skillrunner(tree_.root(),
+                                    "--config skillrunner.yaml --skills skills --rubrics rubrics eval "
+                                    "compare out/a out/b --rubric qualty --out out/cmp2");
   EXPECT_EQ(unknown_rubric.status, 2);
   EXPECT_NE(unknown_rubric.err.find("skillrunner eval compare: unknown rubric \"qualty\"\n"), std::string::npos)
       << unknown_rubric.err;

@@ -1,9 +1,9 @@
 // DESIGN 9.5's report fixes: distinct histogram labels, a failure reason
 // once, review-gate judges' tokens counted as judge tokens.
 
-#include <boost/json/parse.hpp>
 #include <gtest/gtest.h>
 
+#include <boost/json/parse.hpp>
 #include <set>
 
 #include "runner/eval/html_charts.h"

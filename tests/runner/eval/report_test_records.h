@@ -14,9 +14,7 @@
 
 namespace skillrunner::testing {
 
-inline boost::json::object ParseObject(std::string_view text) {
-  return boost::json::parse(text).as_object();
-}
+inline boost::json::object ParseObject(std::string_view text) { return boost::json::parse(text).as_object(); }
 
 // A successful invocation of `skill` on `case_id` whose review passed.
 inline boost::json::object PassRecord(std::string_view skill, std::string_view case_id,
@@ -86,8 +84,7 @@ inline boost::json::object JudgeErrorRecord(std::string_view skill, std::string_
 
 // Runs `python3 -c SCRIPT FILE` and returns what it printed (stdout and
 // stderr), so a test can assert on a real parser's view of a written file.
-inline std::string RunPython(const TempTree& tree, std::string_view script,
-                             const std::filesystem::path& file) {
+inline std::string RunPython(const TempTree& tree, std::string_view script, const std::filesystem::path& file) {
   std::filesystem::path script_file = tree.Write("check.py", script);
   std::string command = "python3 '" + script_file.string() + "' '" + file.string() + "' 2>&1";
   std::string output;

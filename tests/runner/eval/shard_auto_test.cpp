@@ -1,9 +1,9 @@
 // `skillrunner eval --shard auto` (DESIGN 10.8): the real program takes its
 // slice from the variables a Kubernetes Indexed Job or a GitLab `parallel:`
 // job sets, and refuses, naming the variable, anything it cannot use.
-#include <boost/json/parse.hpp>
 #include <gtest/gtest.h>
 
+#include <boost/json/parse.hpp>
 #include <set>
 
 #include "tests/runner/eval/eval_cli_support.h"
@@ -23,7 +23,8 @@ class ShardAutoTest : public ::testing::Test {
     tree_.Write("skills/echo/skill.yaml",
                 "id: echo\nhandler: echo\ninput_schema: { type: object }\noutput_schema: { type: object }\n");
     std::string cases;
-    for (int i = 1; i <= kCases; ++i) cases += "{\"id\": \"c" + std::to_string(i) + "\", \"input\": {\"n\": " + std::to_string(i) + "}}\n";
+    for (int i = 1; i <= kCases; ++i)
+      cases += "{\"id\": \"c" + std::to_string(i) + "\", \"input\": {\"n\": " + std::to_string(i) + "}}\n";
     tree_.Write("skills/echo/cases.jsonl", cases);
     tree_.Write("suite.yaml", "id: night\nskills:\n  - skill: echo\n");
   }
@@ -83,8 +84,8 @@ TEST_F(ShardAutoTest, GitLabsOneBasedNodeIndexIsShardIndexMinusOne) {
 }
 
 TEST_F(ShardAutoTest, TheKubernetesPairWinsOverGitLabs) {
-  auto ran = Eval("--out out/both --shard auto",
-                  "JOB_COMPLETION_INDEX=0 JOB_COMPLETIONS=2 CI_NODE_INDEX=3 CI_NODE_TOTAL=3");
+  auto ran =
+      Eval("--out out/both --shard auto", "JOB_COMPLETION_INDEX=0 JOB_COMPLETIONS=2 CI_NODE_INDEX=3 CI_NODE_TOTAL=3");
   ASSERT_EQ(ran.status, 0) << ran.err;
   EXPECT_EQ(ShardOf("out/both"), "0/2");
 }
@@ -99,7 +100,8 @@ TEST_F(ShardAutoTest, AHalfSetPairIsRefusedNamingTheMissingVariable) {
   // GitLab sets CI_NODE_TOTAL=1 in every job without parallel:.
   ExpectRefused("CI_NODE_TOTAL=1",
                 "CI_NODE_TOTAL is set but CI_NODE_INDEX is not (GitLab sets it only in a job with parallel:)");
-  ExpectRefused("CI_NODE_INDEX=1", "CI_NODE_INDEX is set but CI_NODE_TOTAL is not (GitLab sets both in a job with parallel:)");
+  ExpectRefused("CI_NODE_INDEX=1",
+                "CI_NODE_INDEX is set but CI_NODE_TOTAL is not (GitLab sets both in a job with parallel:)");
   // A half-set Kubernetes pair is not skipped for a whole GitLab one.
   ExpectRefused("JOB_COMPLETION_INDEX=1 CI_NODE_INDEX=1 CI_NODE_TOTAL=2",
                 "JOB_COMPLETION_INDEX is set but JOB_COMPLETIONS is not (set it in the Job's pod template to the "
@@ -107,8 +109,9 @@ TEST_F(ShardAutoTest, AHalfSetPairIsRefusedNamingTheMissingVariable) {
 }
 
 TEST_F(ShardAutoTest, NeitherPairIsRefusedSayingWhichVariablesItReads) {
-  ExpectRefused("", "no shard in the environment: it reads JOB_COMPLETION_INDEX and JOB_COMPLETIONS (a Kubernetes "
-                    "Indexed Job) or CI_NODE_INDEX and CI_NODE_TOTAL (GitLab parallel:)");
+  ExpectRefused("",
+                "no shard in the environment: it reads JOB_COMPLETION_INDEX and JOB_COMPLETIONS (a Kubernetes "
+                "Indexed Job) or CI_NODE_INDEX and CI_NODE_TOTAL (GitLab parallel:)");
 }
 
 TEST_F(ShardAutoTest, IndexesOutOfRangeAndNonNumbersAreRefused) {
@@ -120,7 +123,8 @@ TEST_F(ShardAutoTest, IndexesOutOfRangeAndNonNumbersAreRefused) {
                 "CI_NODE_INDEX=0 with CI_NODE_TOTAL=3: need 1 <= CI_NODE_INDEX <= CI_NODE_TOTAL");
   ExpectRefused("CI_NODE_INDEX=4 CI_NODE_TOTAL=3",
                 "CI_NODE_INDEX=4 with CI_NODE_TOTAL=3: need 1 <= CI_NODE_INDEX <= CI_NODE_TOTAL");
-  ExpectRefused("JOB_COMPLETION_INDEX=1 JOB_COMPLETIONS=three", "JOB_COMPLETIONS must be a whole number, got \"three\"");
+  ExpectRefused("JOB_COMPLETION_INDEX=1 JOB_COMPLETIONS=three",
+                "JOB_COMPLETIONS must be a whole number, got \"three\"");
   ExpectRefused("CI_NODE_INDEX= CI_NODE_TOTAL=2", "CI_NODE_INDEX must be a whole number, got \"\"");
 }
 

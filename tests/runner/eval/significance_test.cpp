@@ -2,9 +2,10 @@
 // against values computed by hand, and a regression gate that tells a real
 // drop from noise.
 
+#include <gtest/gtest.h>
+
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
-#include <gtest/gtest.h>
 
 #include "runner/eval/html_report.h"
 #include "runner/eval/regression.h"
@@ -39,13 +40,13 @@ TEST(StatisticsTest, WilsonIntervalsMatchTheFormulaByHand) {
 }
 
 TEST(StatisticsTest, ExactMcNemarIsTwiceTheBinomialTail) {
-  EXPECT_DOUBLE_EQ(stats::McNemarExactP(3, 0), 0.25);                  // 2 x (1/2)^3
-  EXPECT_DOUBLE_EQ(stats::McNemarExactP(12, 0), 2.0 / 4096);           // 2 x (1/2)^12
-  EXPECT_DOUBLE_EQ(stats::McNemarExactP(10, 2), 2.0 * 79 / 4096);      // 2 x (1 + 12 + 66) / 2^12
-  EXPECT_DOUBLE_EQ(stats::McNemarExactP(2, 10), 2.0 * 79 / 4096);      // two-sided: symmetric
-  EXPECT_DOUBLE_EQ(stats::McNemarExactP(5, 5), 1.0);                   // capped at 1
-  EXPECT_DOUBLE_EQ(stats::McNemarExactP(0, 0), 1.0);                   // no discordant pair
-  EXPECT_DOUBLE_EQ(stats::SignTestP(9, 1), 2.0 * 11 / 1024);           // 2 x (1 + 10) / 2^10
+  EXPECT_DOUBLE_EQ(stats::McNemarExactP(3, 0), 0.25);              // 2 x (1/2)^3
+  EXPECT_DOUBLE_EQ(stats::McNemarExactP(12, 0), 2.0 / 4096);       // 2 x (1/2)^12
+  EXPECT_DOUBLE_EQ(stats::McNemarExactP(10, 2), 2.0 * 79 / 4096);  // 2 x (1 + 12 + 66) / 2^12
+  EXPECT_DOUBLE_EQ(stats::McNemarExactP(2, 10), 2.0 * 79 / 4096);  // two-sided: symmetric
+  EXPECT_DOUBLE_EQ(stats::McNemarExactP(5, 5), 1.0);               // capped at 1
+  EXPECT_DOUBLE_EQ(stats::McNemarExactP(0, 0), 1.0);               // no discordant pair
+  EXPECT_DOUBLE_EQ(stats::SignTestP(9, 1), 2.0 * 11 / 1024);       // 2 x (1 + 10) / 2^10
 }
 
 TEST(StatisticsTest, CohensKappaOfTheTextbookExample) {
@@ -148,7 +149,8 @@ TEST_F(SignificanceGateTest, ReviewGateDropsBreachOnlyWhenTheSuiteJudgesWithAnot
     run.baseline.outcomes["s/" + id] = CaseOutcome::kPass;
     run.baseline.gates["s/" + id] = CaseGates{true, std::nullopt, true, true};
   }
-  run.summary = json::parse(R"({"skills":{"s":{"cases":20,"schema_compliance":1.0,"rubric_pass_rate":1.0}}})").as_object();
+  run.summary =
+      json::parse(R"({"skills":{"s":{"cases":20,"schema_compliance":1.0,"rubric_pass_rate":1.0}}})").as_object();
   run.summary["baseline"] = CompareWithBaseline(run.summary, run.records, run.baseline);
   const json::value& paired = run.summary.at("baseline").at("skills").at("s").at("paired");
   EXPECT_EQ(paired.at("review_gate").at("pass_to_fail"), 8);
@@ -181,10 +183,13 @@ json::object Labelled(int i, std::string_view a, std::string_view b, std::string
   const bool pass = a != "fail" && b != "fail";
   return json::parse(R"({"skill":"s","case":"c)" + std::to_string(i) +
                      R"(","result":{"output":{},"metrics":{"attempts":1,"duration_ms":1}},)"
-                     R"("review":{"pass":)" + (pass ? std::string("true") : std::string("false")) +
+                     R"("review":{"pass":)" +
+                     (pass ? std::string("true") : std::string("false")) +
                      R"(,"criteria_results":[{"criterion_id":"a","verdict":")" + std::string(a) +
-                     R"("},{"criterion_id":"b","verdict":")" + std::string(b) + R"("}]},)"
-                     R"("human":{"a":")" + std::string(human_a) + R"(","b":")" + std::string(human_b) + R"("}})")
+                     R"("},{"criterion_id":"b","verdict":")" + std::string(b) +
+                     R"("}]},)"
+                     R"("human":{"a":")" +
+                     std::string(human_a) + R"(","b":")" + std::string(human_b) + R"("}})")
       .as_object();
 }
 
@@ -220,7 +225,8 @@ TEST_F(CalibrationTest, KappaPerCriterionAndAnUncalibratedCriterionLeftOutOfTheG
 
   entry_.thresholds = Thresholds{};
   entry_.thresholds.criterion_pass_rate = 0.8;
-  EXPECT_EQ(Messages(summary), (std::vector<std::string>{"s: criterion \"b\" pass rate 0.600 is below the minimum 0.800"}));
+  EXPECT_EQ(Messages(summary),
+            (std::vector<std::string>{"s: criterion \"b\" pass rate 0.600 is below the minimum 0.800"}));
   // The report names it, with its kappa and confusion counts.
   const std::string html = HtmlReport(summary, records, {});
   EXPECT_NE(html.find("<td>0 (10 labelled)</td><td>4 / 1 / 4 / 1</td><td class=\"name\"><span class=\"tag "
@@ -233,8 +239,9 @@ TEST_F(CalibrationTest, KappaPerCriterionAndAnUncalibratedCriterionLeftOutOfTheG
   header.min_judge_kappa.reset();
   summary = BuildSummary(header, records);
   EXPECT_FALSE(summary.at("skills").at("s").at("criteria").at("a").as_object().contains("uncalibrated"));
-  EXPECT_EQ(Messages(summary), (std::vector<std::string>{"s: criterion \"a\" pass rate 0.500 is below the minimum 0.800",
-                                                         "s: criterion \"b\" pass rate 0.600 is below the minimum 0.800"}));
+  EXPECT_EQ(Messages(summary),
+            (std::vector<std::string>{"s: criterion \"a\" pass rate 0.500 is below the minimum 0.800",
+                                      "s: criterion \"b\" pass rate 0.600 is below the minimum 0.800"}));
 }
 
 }  // namespace

@@ -15,8 +15,9 @@ class SuiteTest : public ::testing::Test {
   void SetUp() override {
     tree_.Write("skills/echo/skill.yaml",
                 "id: echo_skill\nhandler: echo\ninput_schema: { type: object }\noutput_schema: { type: object }\n");
-    tree_.Write("skills/echo/cases.jsonl", "{\"id\": \"a\", \"input\": {\"x\": 1}, \"expected\": {\"x\": 1}}\n"
-                                           "{\"id\": \"b\", \"input\": {\"x\": 2}, \"tags\": [\"t\"]}\n");
+    tree_.Write("skills/echo/cases.jsonl",
+                "{\"id\": \"a\", \"input\": {\"x\": 1}, \"expected\": {\"x\": 1}}\n"
+                "{\"id\": \"b\", \"input\": {\"x\": 2}, \"tags\": [\"t\"]}\n");
     tree_.Write("skills/gen/skill.yaml", R"(id: gen
 template_type: LLM_JSON_GENERATION
 model: sim-model
@@ -192,8 +193,9 @@ TEST_F(SuiteTest, AMissingDatasetIsNamedAtTheSuiteLine) {
 }
 
 TEST_F(SuiteTest, RateLimitsForAnUnknownProviderAreAWarning) {
-  auto suite = LoadSuite(tree_.Write("suite.yaml", "id: s\nskills:\n  - skill: gen\n"
-                                                   "rate_limits:\n  simulatd: { requests_per_minute: 60 }\n"),
+  auto suite = LoadSuite(tree_.Write("suite.yaml",
+                                     "id: s\nskills:\n  - skill: gen\n"
+                                     "rate_limits:\n  simulatd: { requests_per_minute: 60 }\n"),
                          *registry_);
   ASSERT_TRUE(suite);
   ASSERT_EQ(suite->warnings.size(), 1u);
@@ -230,9 +232,10 @@ namespace {
 // DESIGN 10.6: the batch block's keys, with the defaults for those left out,
 // and a skill's `batch: false`.
 TEST_F(SuiteTest, TheBatchBlockReadsItsKeysWithDefaultsAndASkillCanOptOut) {
-  auto suite = LoadSuite(tree_.Write("suite.yaml", "id: nightly\nbatch: { max_requests: 500, poll_interval_s: 2.5, "
-                                                   "fallback: online }\nskills:\n  - skill: gen\n    batch: false\n"
-                                                   "  - skill: echo_skill\n"),
+  auto suite = LoadSuite(tree_.Write("suite.yaml",
+                                     "id: nightly\nbatch: { max_requests: 500, poll_interval_s: 2.5, "
+                                     "fallback: online }\nskills:\n  - skill: gen\n    batch: false\n"
+                                     "  - skill: echo_skill\n"),
                          *registry_);
   ASSERT_TRUE(suite) << suite.error().front().ToString();
   ASSERT_TRUE(suite->batch);
@@ -248,15 +251,16 @@ TEST_F(SuiteTest, TheBatchBlockReadsItsKeysWithDefaultsAndASkillCanOptOut) {
 }
 
 TEST_F(SuiteTest, BadBatchValuesNameTheKeyAndWhatIsAllowed) {
-  EXPECT_EQ(Errors("id: nightly\nbatch:\n  max_requests: 0\n  poll_interval_s: 0\n  fallback: retry\n"
-                   "  send_after: 3\nskills:\n  - skill: gen\n    batch: sometimes\n"),
-            (std::vector<std::string>{
-                "suite.yaml:3:17: /batch/max_requests: expected at least 1, found 0",
-                "suite.yaml:4:20: /batch/poll_interval_s: expected more than 0, found 0",
-                "suite.yaml:5:13: /batch/fallback: expected one of [\"fail\",\"online\"], found \"retry\"",
-                "suite.yaml:6:3: /batch/send_after: unexpected property \"send_after\" (did you mean \"send_after_s\"?)",
-                "suite.yaml:9:12: /skills/0/batch: expected boolean, found string \"sometimes\"",
-            }));
+  EXPECT_EQ(
+      Errors("id: nightly\nbatch:\n  max_requests: 0\n  poll_interval_s: 0\n  fallback: retry\n"
+             "  send_after: 3\nskills:\n  - skill: gen\n    batch: sometimes\n"),
+      (std::vector<std::string>{
+          "suite.yaml:3:17: /batch/max_requests: expected at least 1, found 0",
+          "suite.yaml:4:20: /batch/poll_interval_s: expected more than 0, found 0",
+          "suite.yaml:5:13: /batch/fallback: expected one of [\"fail\",\"online\"], found \"retry\"",
+          "suite.yaml:6:3: /batch/send_after: unexpected property \"send_after\" (did you mean \"send_after_s\"?)",
+          "suite.yaml:9:12: /skills/0/batch: expected boolean, found string \"sometimes\"",
+      }));
 }
 
 }  // namespace

@@ -18,8 +18,9 @@ std::string ErrorText(std::string_view line, std::size_t depth = 64) {
 TEST(JsonRpcTest, ParseErrorsGiveTheBytePosition) {
   EXPECT_EQ(ErrorText(R"({"a": tru})"),
             R"({"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error at byte 7: syntax error"}})");
-  EXPECT_EQ(ErrorText(R"({"a":1} x)"),
-            R"({"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error at byte 9: unexpected text after the JSON value"}})");
+  EXPECT_EQ(
+      ErrorText(R"({"a":1} x)"),
+      R"({"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error at byte 9: unexpected text after the JSON value"}})");
   std::string deep(100, '[');
   EXPECT_NE(ErrorText(deep + std::string(100, ']'), 64).find("-32700"), std::string::npos);
   EXPECT_EQ(ErrorText("\"\xff\""),
@@ -38,14 +39,17 @@ TEST(JsonRpcTest, RequestsAndNotificationsAreTold) {
   auto note = ParseLine(R"({"jsonrpc":"2.0","method":"x"})", 64);
   EXPECT_TRUE(std::get<Call>(std::get<ParsedLine>(note).messages.at(0)).notification);
   auto bad = ParseLine(R"({"jsonrpc":"2.0","id":4,"method":"x","params":3})", 64);
-  EXPECT_EQ(json::serialize(std::get<json::object>(std::get<ParsedLine>(bad).messages.at(0))),
-            R"({"jsonrpc":"2.0","id":4,"error":{"code":-32600,"message":"Invalid Request: \"params\" must be an object or an array"}})");
+  EXPECT_EQ(
+      json::serialize(std::get<json::object>(std::get<ParsedLine>(bad).messages.at(0))),
+      R"({"jsonrpc":"2.0","id":4,"error":{"code":-32600,"message":"Invalid Request: \"params\" must be an object or an array"}})");
   auto no_method = ParseLine(R"({"jsonrpc":"2.0","id":5,"method":7})", 64);
-  EXPECT_EQ(json::serialize(std::get<json::object>(std::get<ParsedLine>(no_method).messages.at(0))),
-            R"({"jsonrpc":"2.0","id":5,"error":{"code":-32600,"message":"Invalid Request: \"method\" must be a string"}})");
+  EXPECT_EQ(
+      json::serialize(std::get<json::object>(std::get<ParsedLine>(no_method).messages.at(0))),
+      R"({"jsonrpc":"2.0","id":5,"error":{"code":-32600,"message":"Invalid Request: \"method\" must be a string"}})");
   auto bad_auth = ParseLine(R"({"jsonrpc":"2.0","id":6,"method":"health","auth":1})", 64);
-  EXPECT_EQ(json::serialize(std::get<json::object>(std::get<ParsedLine>(bad_auth).messages.at(0))),
-            R"({"jsonrpc":"2.0","id":6,"error":{"code":-32600,"message":"Invalid Request: \"auth\" must be a string"}})");
+  EXPECT_EQ(
+      json::serialize(std::get<json::object>(std::get<ParsedLine>(bad_auth).messages.at(0))),
+      R"({"jsonrpc":"2.0","id":6,"error":{"code":-32600,"message":"Invalid Request: \"auth\" must be a string"}})");
   auto bad_id = ParseLine(R"({"jsonrpc":"2.0","id":{},"method":"x"})", 64);
   EXPECT_EQ(json::serialize(std::get<json::object>(std::get<ParsedLine>(bad_id).messages.at(0)).at("id")), "null");
 }

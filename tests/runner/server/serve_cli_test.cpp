@@ -2,9 +2,9 @@
 // exit status, the socket file, and the client a shell script would use.
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <sys/wait.h>
-#include <sys/un.h>
 #include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <array>
@@ -125,8 +125,9 @@ TEST_F(ServeCliTest, TracedInvocationsReachTheCollectorAndHealthAndMetricsCountT
     if (tracing.at("exported_spans") == 2) break;
     std::this_thread::sleep_for(20ms);
   }
-  EXPECT_EQ(tracing, json::parse(R"({"endpoint":")" + collector.base_url() +
-                                 R"(/v1/traces","exported_spans":2,"dropped_spans":0,"failed_exports":0,"queued_spans":0})"));
+  EXPECT_EQ(tracing,
+            json::parse(R"({"endpoint":")" + collector.base_url() +
+                        R"(/v1/traces","exported_spans":2,"dropped_spans":0,"failed_exports":0,"queued_spans":0})"));
   ASSERT_EQ(collector.request_count(), 1u);
   const json::value body = json::parse(collector.requests()[0].body);
   EXPECT_EQ(body.at("resourceSpans").at(0).at("resource").at("attributes").at(0).at("value").at("stringValue"),

@@ -95,9 +95,10 @@ TEST_F(ServeProbesTest, ABrokenSkillStopsServeBeforeListeningWithExitTwoNamingFi
   ServeProcess serve(tree_, Args());
   ASSERT_EQ(serve.Wait(20s), 2) << serve.Stderr();
   const std::string err = serve.Stderr();
-  EXPECT_EQ(err, hot_file_ + ":3:14: /temperature: expected number, found string \"hot\"\n"
-                 "skillrunner serve: 1 file does not load (every problem above); fix it, or start with "
-                 "--allow-broken to serve the rest\n");
+  EXPECT_EQ(err, hot_file_ +
+                     ":3:14: /temperature: expected number, found string \"hot\"\n"
+                     "skillrunner serve: 1 file does not load (every problem above); fix it, or start with "
+                     "--allow-broken to serve the rest\n");
   EXPECT_EQ(err.find("listening"), std::string::npos) << err;
   EXPECT_FALSE(std::filesystem::exists(socket_));
 }

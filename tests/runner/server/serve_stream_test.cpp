@@ -1,9 +1,9 @@
 // Streaming over the socket and `run --stream` (DESIGN 10.7), with the real
 // program, a real socket client and a loopback SSE server as the provider.
-#include <boost/json/parse.hpp>
-#include <boost/json/serialize.hpp>
 #include <gtest/gtest.h>
 
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
 #include <thread>
 
 #include "tests/runner/server/serve_process.h"
@@ -144,17 +144,20 @@ TEST_F(ServeStreamTest, AClientThatDisconnectsCancelsTheProviderStream) {
 
 TEST_F(ServeStreamTest, RunStreamPrintsTheEventsAsJsonLinesThenTheResult) {
   sse_.Enqueue(Streamed(OpenAiStream(kValid), 5));
-  auto result = test_support::Skillrunner(tree_.root(), "run triage --input '{\"text\":\"x\"}' --stream --no-tree-cache");
+  auto result =
+      test_support::Skillrunner(tree_.root(), "run triage --input '{\"text\":\"x\"}' --stream --no-tree-cache");
   EXPECT_EQ(result.status, 0) << result.out;
   std::vector<std::string> lines;
   std::stringstream in(result.out);
   for (std::string line; std::getline(in, line);) lines.push_back(line);
   ASSERT_EQ(lines.size(), 4u) << result.out;
-  EXPECT_EQ(lines[0],
-            R"({"jsonrpc":"2.0","method":"skills.partial","params":{"attempt":1,"value":{"category":"b"},"complete":[],"id":null}})");
-  EXPECT_EQ(lines[2],
-            R"({"jsonrpc":"2.0","method":"skills.partial","params":{"attempt":1,"value":{"category":"bug","title":"Crash"},)"
-            R"("complete":["/category","/title",""],"id":null}})");
+  EXPECT_EQ(
+      lines[0],
+      R"({"jsonrpc":"2.0","method":"skills.partial","params":{"attempt":1,"value":{"category":"b"},"complete":[],"id":null}})");
+  EXPECT_EQ(
+      lines[2],
+      R"({"jsonrpc":"2.0","method":"skills.partial","params":{"attempt":1,"value":{"category":"bug","title":"Crash"},)"
+      R"("complete":["/category","/title",""],"id":null}})");
   EXPECT_EQ(json::parse(lines[3]).at("output"), json::parse(R"({"category":"bug","title":"Crash"})"));
 }
 

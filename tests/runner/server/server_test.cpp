@@ -1,16 +1,15 @@
 // The socket server, really started on a temp Unix socket, driven by plain
 // socket clients as a user's script would.
+#include <grp.h>
 #include <gtest/gtest.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
-#include <grp.h>
 #include <unistd.h>
-
-#include <cstring>
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
+#include <cstring>
 #include <map>
 #include <thread>
 
@@ -48,9 +47,11 @@ TEST_F(ServerTest, FortyPipelinedInvokesRunConcurrentlyAndBadLinesHarmNoneOfThem
   std::string batch;
   for (int id = 1; id <= 40; ++id) {
     batch += InvokeLine(id, "contact", R"({"text":"Ada Lovelace wrote to us"})");
-    if (id == 10) batch += "{\"jsonrpc\":\"2.0\",\"id\":\n";              // malformed
-    if (id == 20) batch += R"({"jsonrpc":"2.0","id":"u","method":"skills.explode"})" "\n";
-    if (id == 30) batch += std::string(3 << 20, 'x') + "\n";              // 3 MiB line
+    if (id == 10) batch += "{\"jsonrpc\":\"2.0\",\"id\":\n";  // malformed
+    if (id == 20)
+      batch += R"({"jsonrpc":"2.0","id":"u","method":"skills.explode"})"
+               "\n";
+    if (id == 30) batch += std::string(3 << 20, 'x') + "\n";  // 3 MiB line
   }
   auto start = std::chrono::steady_clock::now();
   std::thread writer([&] { ASSERT_TRUE(client.Send(batch)); });
@@ -118,10 +119,13 @@ TEST_F(ServerTest, BadParamsNameThePointer) {
   auto answer = client.Call(InvokeLine(7, "echo", "{}", R"({"timeout_ms": -5, "colour": 1})"));
   EXPECT_EQ(answer.at("id"), 7);
   EXPECT_EQ(answer.at("error").at("code"), -32602);
-  EXPECT_EQ(answer.at("error").at("message"), "Invalid params: /options/timeout_ms: expected an integer from 1 to 86400000");
+  EXPECT_EQ(answer.at("error").at("message"),
+            "Invalid params: /options/timeout_ms: expected an integer from 1 to 86400000");
   EXPECT_EQ(answer.at("error").at("data").at("errors").as_array().size(), 2u);
-  EXPECT_EQ(answer.at("error").at("data").at("errors").at(1),
-            json::parse(R"J({"path": "/options/colour", "message": "unknown option (expected timeout_ms, seed, session, show_request, max_cost_usd, traceparent, stream)"})J"));
+  EXPECT_EQ(
+      answer.at("error").at("data").at("errors").at(1),
+      json::parse(
+          R"J({"path": "/options/colour", "message": "unknown option (expected timeout_ms, seed, session, show_request, max_cost_usd, traceparent, stream)"})J"));
   auto bad_show = client.Call(InvokeLine(9, "echo", "{}", R"({"show_request": "yes"})"));
   EXPECT_EQ(bad_show.at("error").at("message"), "Invalid params: /options/show_request: expected true or false");
   auto bad_trace = client.Call(InvokeLine(10, "echo", "{}", R"({"traceparent": "00-abc-def-01"})"));
@@ -135,8 +139,9 @@ TEST_F(ServerTest, BadParamsNameThePointer) {
   EXPECT_EQ(missing.at("error").at("message"),
             "Invalid params: /input: missing: the skill's input (any JSON value its input_schema accepts)");
   auto not_request = client.Call(R"([1])");
-  EXPECT_EQ(Str(not_request),
-            R"([{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: expected a request object"}}])");
+  EXPECT_EQ(
+      Str(not_request),
+      R"([{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: expected a request object"}}])");
   auto version = client.Call(R"({"jsonrpc":"1.0","id":3,"method":"health"})");
   EXPECT_EQ(version.at("error").at("code"), -32600);
   EXPECT_EQ(version.at("id"), 3);
@@ -149,7 +154,8 @@ TEST_F(ServerTest, BatchesAnswerEveryRequestMemberInOneArrayAndNotificationsNeve
       R"([{"jsonrpc":"2.0","id":1,"method":"skills.invoke","params":{"skill":"contact","input":{"text":"x"}}},)"
       R"({"jsonrpc":"2.0","method":"skills.invoke","params":{"skill":"echo","input":{}}},)"
       R"({"jsonrpc":"2.0","id":2,"method":"skills.list"},)"
-      R"(42])" "\n"));
+      R"(42])"
+      "\n"));
   auto answer = client.ReadJson();
   ASSERT_TRUE(answer && answer->is_array()) << (answer ? Str(*answer) : "nothing");
   const auto& items = answer->as_array();
@@ -160,7 +166,8 @@ TEST_F(ServerTest, BatchesAnswerEveryRequestMemberInOneArrayAndNotificationsNeve
   EXPECT_EQ(items[1].at("result").as_array().size(), 3u);
   EXPECT_EQ(items[2].at("error").at("code"), -32600);
   // A notification alone is never answered: the next answer is the health's.
-  ASSERT_TRUE(client.Send(R"({"jsonrpc":"2.0","method":"health"})" "\n"));
+  ASSERT_TRUE(client.Send(R"({"jsonrpc":"2.0","method":"health"})"
+                          "\n"));
   auto next = client.Call(R"({"jsonrpc":"2.0","id":"h","method":"health"})");
   EXPECT_EQ(next.at("id"), "h");
   auto empty = client.Call("[]");
@@ -170,7 +177,8 @@ TEST_F(ServerTest, BatchesAnswerEveryRequestMemberInOneArrayAndNotificationsNeve
 TEST_F(ServerTest, ShowRequestOptionPutsEachRequestOnItsAttempt) {
   auto server = StartServer();
   SocketClient client = server->Connect();
-  auto shown = client.Call(InvokeLine(1, "contact", R"({"text":"Ada Lovelace wrote to us"})", R"({"show_request": true})"));
+  auto shown =
+      client.Call(InvokeLine(1, "contact", R"({"text":"Ada Lovelace wrote to us"})", R"({"show_request": true})"));
   const json::object& attempt = shown.at("result").at("attempts").at(0).as_object();
   ASSERT_TRUE(attempt.contains("request")) << Str(shown);
   EXPECT_EQ(attempt.at("request").at("messages").as_array().back().at("role"), "user");
@@ -184,7 +192,8 @@ TEST_F(ServerTest, CancelAnswersTheInvocationCancelled) {
   SocketClient client = server->Connect();
   ASSERT_TRUE(client.Send(InvokeLine(5, "stuck", R"({"text":"x"})")));
   std::this_thread::sleep_for(100ms);
-  ASSERT_TRUE(client.Send(R"({"jsonrpc":"2.0","method":"$/cancel","params":{"id":5}})" "\n"));
+  ASSERT_TRUE(client.Send(R"({"jsonrpc":"2.0","method":"$/cancel","params":{"id":5}})"
+                          "\n"));
   auto answer = client.ReadJson(5s);
   ASSERT_TRUE(answer.has_value());
   EXPECT_EQ(answer->at("id"), 5);
@@ -278,8 +287,7 @@ TEST_F(ServerTest, TheSocketIsForItsOwnerOnlyAndAStaleOneIsReplaced) {
   ServerFixture second(tree_);
   auto failure = second.Start();
   ASSERT_TRUE(failure.has_value());
-  EXPECT_EQ(*failure, "another server is listening on " + path.string() +
-                          "; stop it first or pick another --socket");
+  EXPECT_EQ(*failure, "another server is listening on " + path.string() + "; stop it first or pick another --socket");
   server->Stop();
   EXPECT_FALSE(std::filesystem::exists(path));
 }
@@ -413,7 +421,8 @@ TEST_F(ServerTest, AHangUpCancelsDownToTheProvidersHttpRequest) {
   llm.SetDefault(slow);
   testing::WriteServerTree(tree_, "  http: { kind: openai, base_url: \"" + llm.base_url() + "\" }\n");
   std::string config = R"(providers:
-  http: { kind: openai, base_url: ")" + llm.base_url() + R"(" }
+  http: { kind: openai, base_url: ")" +
+                       llm.base_url() + R"(" }
 models:
   http-model: { provider: http, structured_output: native }
 default_provider: http
@@ -473,7 +482,8 @@ TEST_F(ServerTest, HostileRequestsGetErrorsAndTheOthersOnTheConnectionStillSucce
       by_id[Str(answer->at("id"))] += text;
     }
   }
-  EXPECT_NE(by_id["2"].find("/options/timeout_ms: expected an integer from 1 to 86400000"), std::string::npos) << by_id["2"];
+  EXPECT_NE(by_id["2"].find("/options/timeout_ms: expected an integer from 1 to 86400000"), std::string::npos)
+      << by_id["2"];
   EXPECT_NE(by_id["3"].find("/options/seed: expected a non-negative integer"), std::string::npos) << by_id["3"];
   // id 1: the duplicate is refused, the original answered once with its result.
   EXPECT_NE(by_id["1"].find("Invalid Request: id 1 is already in flight on this connection"), std::string::npos);
@@ -489,8 +499,9 @@ TEST_F(ServerTest, OverLongBatchesAndExtraConnectionsAreRefused) {
   options.limits.max_connections = 1;
   auto server = StartServer(options);
   SocketClient client = server->Connect();
-  auto answer = client.Call(R"([{"jsonrpc":"2.0","id":1,"method":"health"},{"jsonrpc":"2.0","id":2,"method":"health"},)"
-                            R"({"jsonrpc":"2.0","id":3,"method":"health"},{"jsonrpc":"2.0","id":4,"method":"health"}])");
+  auto answer =
+      client.Call(R"([{"jsonrpc":"2.0","id":1,"method":"health"},{"jsonrpc":"2.0","id":2,"method":"health"},)"
+                  R"({"jsonrpc":"2.0","id":3,"method":"health"},{"jsonrpc":"2.0","id":4,"method":"health"}])");
   EXPECT_EQ(answer.at("error").at("message"), "Invalid Request: a batch of 4 requests is over the limit of 3");
   SocketClient second = server->Connect();
   EXPECT_TRUE(second.WaitForClose(5s));
@@ -503,7 +514,8 @@ TEST_F(ServerTest, AnInvocationInFlightFinishesOnTheRegistryItStartedWith) {
   SocketClient client = server->Connect();
   std::filesystem::remove_all(tree_.Path("skills/contact"));
   ASSERT_TRUE(client.Send(InvokeLine(1, "contact", R"({"text":"x"})") +
-                          R"({"jsonrpc":"2.0","id":2,"method":"skills.reload"})" "\n"));
+                          R"({"jsonrpc":"2.0","id":2,"method":"skills.reload"})"
+                          "\n"));
   std::map<std::string, json::value> answers;
   for (int i = 0; i < 2; ++i) {
     auto answer = client.ReadJson();
@@ -588,15 +600,16 @@ TEST_F(ServerTest, ListenerMistakesAreNamedAndNothingIsLeftOpen) {
   o.socket_path = tree_.Path("not-a-socket").string();
   EXPECT_EQ(start_error(o), o.socket_path + " exists and is not a socket; refusing to replace it");
   o.socket_path = tree_.Path(std::string(120, 'a')).string();
-  EXPECT_EQ(start_error(o), "--socket path is too long for a Unix socket (" + std::to_string(o.socket_path.size()) +
-                                " bytes)");
+  EXPECT_EQ(start_error(o),
+            "--socket path is too long for a Unix socket (" + std::to_string(o.socket_path.size()) + " bytes)");
   o.socket_path = tree_.Path("no-such-folder/s.sock").string();
   EXPECT_EQ(start_error(o), "cannot bind " + o.socket_path + ": No such file or directory");
   for (auto [listen, message] : std::vector<std::pair<std::string, std::string>>{
            {"8080", "--listen 8080: expected HOST:PORT, got \"8080\""},
            {"[::1]8080", "--listen [::1]8080: expected [IPv6]:PORT, got \"[::1]8080\""},
            {"127.0.0.1:99999", "--listen 127.0.0.1:99999: bad port in \"127.0.0.1:99999\" (0-65535)"},
-           {"example.com:80", "--listen example.com:80: \"example.com\" is not an IP address (give a numeric address)"}}) {
+           {"example.com:80",
+            "--listen example.com:80: \"example.com\" is not an IP address (give a numeric address)"}}) {
     server::ServerOptions bad;
     bad.socket_path = tree_.Path("s.sock").string();
     bad.listen = {listen};
@@ -606,8 +619,9 @@ TEST_F(ServerTest, ListenerMistakesAreNamedAndNothingIsLeftOpen) {
   server::ServerOptions metrics;
   metrics.socket_path = tree_.Path("s.sock").string();
   metrics.metrics_listen = "0.0.0.0:0";
-  EXPECT_EQ(start_error(metrics), "--metrics-listen 0.0.0.0:0 is not a loopback address; add --allow-remote to "
-                                  "expose metrics to other hosts");
+  EXPECT_EQ(start_error(metrics),
+            "--metrics-listen 0.0.0.0:0 is not a loopback address; add --allow-remote to "
+            "expose metrics to other hosts");
   boost::asio::io_context io;
   cli::ReloadingHost host(cli::CommonOptions{}, io.get_executor());
   server::Server bare(io, server::ServerOptions{}, host);

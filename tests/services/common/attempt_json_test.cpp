@@ -1,5 +1,6 @@
-#include <boost/json/serialize.hpp>
 #include <gtest/gtest.h>
+
+#include <boost/json/serialize.hpp>
 
 #include "services/common/invocation.h"
 

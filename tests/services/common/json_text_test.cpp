@@ -1,9 +1,9 @@
 #include "services/common/json_text.h"
 
-#include <boost/json/parse.hpp>
-#include <boost/json/serialize.hpp>
 #include <gtest/gtest.h>
 
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
 #include <cstdint>
 #include <limits>
 
@@ -37,7 +37,8 @@ TEST(JsonTextTest, PrettyIndentsByTwoAndKeepsEmptyContainersShort) {
 TEST(JsonTextTest, StringsAreEscapedExactlyAsBoostJsonEscapesThem) {
   std::string every_byte;
   for (int c = 0; c < 256; ++c) every_byte.push_back(static_cast<char>(c));
-  for (std::string text : {every_byte, std::string("plain"), std::string(""), std::string("caf\xc3\xa9 \"q\" \\ /\x7f")}) {
+  for (std::string text :
+       {every_byte, std::string("plain"), std::string(""), std::string("caf\xc3\xa9 \"q\" \\ /\x7f")}) {
     std::string out = "[";
     AppendJsonString(text, out);
     EXPECT_EQ(out, "[" + boost::json::serialize(boost::json::string(text)));

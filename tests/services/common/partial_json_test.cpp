@@ -2,10 +2,10 @@
 // text split anywhere.
 #include "services/common/partial_json.h"
 
-#include <boost/json/parse.hpp>
-#include <boost/json/serialize.hpp>
 #include <gtest/gtest.h>
 
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
 #include <string>
 #include <vector>
 
@@ -62,8 +62,8 @@ TEST(PartialJsonTest, ProseAndFencesBeforeTheRootAreSkipped) {
 
 TEST(PartialJsonTest, EscapesAndUtf8AreHeldBackUntilWhole) {
   const std::string text = "{\"s\":\"caf\xC3\xA9 \\u00e9 \\ud83d\\ude00 \\\"q\\\"\"}";
-  EXPECT_EQ(Parse(text.substr(0, 10)).value, R"({"s":"caf"})");  // cut inside é
-  EXPECT_EQ(Parse(text.substr(0, 15)).value, "{\"s\":\"caf\xC3\xA9 \"}");  // cut inside \u00e9
+  EXPECT_EQ(Parse(text.substr(0, 10)).value, R"({"s":"caf"})");                     // cut inside é
+  EXPECT_EQ(Parse(text.substr(0, 15)).value, "{\"s\":\"caf\xC3\xA9 \"}");           // cut inside \u00e9
   EXPECT_EQ(Parse(text.substr(0, 25)).value, "{\"s\":\"caf\xC3\xA9 \xC3\xA9 \"}");  // after the high surrogate
   EXPECT_EQ(Parse(text).value, Canonical(text));
 }

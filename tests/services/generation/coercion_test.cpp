@@ -1,9 +1,10 @@
 // coercion: lax (DESIGN 9.2): lossless conversions where the schema asks for another type.
 #include "services/generation/coercion.h"
 
+#include <gtest/gtest.h>
+
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
-#include <gtest/gtest.h>
 
 namespace skillrunner::generation {
 namespace {
@@ -21,9 +22,8 @@ Coerced Coerce(const char* value, const char* schema) {
 }
 
 TEST(CoercionTest, NumbersBooleansTextAndSingleValuesConvertWhereTheSchemaAsks) {
-  auto out = Coerce(
-      R"({"n": "42", "x": "2.5", "b": "false", "s": 7, "t": 2.5, "list": "one", "ok": 3})",
-      R"({"type": "object", "properties": {"n": {"type": "integer"}, "x": {"type": "number"},
+  auto out = Coerce(R"({"n": "42", "x": "2.5", "b": "false", "s": 7, "t": 2.5, "list": "one", "ok": 3})",
+                    R"({"type": "object", "properties": {"n": {"type": "integer"}, "x": {"type": "number"},
           "b": {"type": "boolean"}, "s": {"type": "string"}, "t": {"type": "string"},
           "list": {"type": "array", "items": {"type": "string"}}, "ok": {"type": "integer"}}})");
   EXPECT_EQ(out.value, R"({"n":42,"x":2.5E0,"b":false,"s":"7","t":"2.5","list":["one"],"ok":3})");
@@ -48,8 +48,7 @@ TEST(CoercionTest, ItFollowsItemsPrefixItemsAndAdditionalPropertiesButNotCombina
           "extra": {"additionalProperties": {"type": "integer"}},
           "either": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
           "a/b": {"type": ["integer", "null"]}}})");
-  EXPECT_EQ(out.value,
-            R"({"rows":[{"id":1},{"id":2}],"pair":[3,"4"],"extra":{"k":5},"either":"6","a/b":7})");
+  EXPECT_EQ(out.value, R"({"rows":[{"id":1},{"id":2}],"pair":[3,"4"],"extra":{"k":5},"either":"6","a/b":7})");
   EXPECT_EQ(out.pointers, (std::vector<std::string>{"/rows/0/id", "/rows/1/id", "/pair/0", "/extra/k", "/a~1b"}));
 }
 

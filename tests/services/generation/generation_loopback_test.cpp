@@ -1,9 +1,10 @@
 // LLM_JSON_GENERATION end to end: SkillRunner -> LlmGenerationService ->
 // RetryingProvider -> OpenAiProvider -> HttpClient -> a loopback server.
 // Exact request bodies are asserted.
+#include <gtest/gtest.h>
+
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
-#include <gtest/gtest.h>
 
 #include "tests/support/llm_test_bed.h"
 #include "tests/support/openai_spec.h"
@@ -24,12 +25,14 @@ std::string TriageSkill(const std::string& model, const std::string& extra = "")
          "\ntemperature: 0.7\nmax_output_tokens: 300\n"
          "prompt: { system: \"You triage tickets.\", user: \"Ticket: {{input.text}}\" }\n"
          "input_schema: { type: object, required: [text], properties: { text: { type: string } } }\n"
-         "output_schema: " + std::string(kSchema) + "\n" + extra;
+         "output_schema: " +
+         std::string(kSchema) + "\n" + extra;
 }
 
 std::string SchemaInstruction() {
   return "Answer with one JSON value only (no prose, no Markdown code fence) that is valid against "
-         "this JSON Schema:\n" + json::serialize(json::parse(kSchema));
+         "this JSON Schema:\n" +
+         json::serialize(json::parse(kSchema));
 }
 
 // The first request of the triage skill on m-loop for the ticket "login broken".
@@ -51,7 +54,8 @@ json::value Continued(json::value request, const std::string& answer, const std:
   return request;
 }
 
-constexpr const char* kAnswerAgain = "Answer again with the corrected JSON only: one JSON value, no prose, no code fence.";
+constexpr const char* kAnswerAgain =
+    "Answer again with the corrected JSON only: one JSON value, no prose, no code fence.";
 
 void ExpectValidAgainstSpec(const LlmTestBed& bed) {
   ASSERT_NE(test_support::OpenAiRequestSchema(), nullptr) << test_support::OpenAiSpecDir();
@@ -85,7 +89,8 @@ TEST_F(GenerationLoopbackTest, LoopModelRetriesOnceColderWithEveryErrorFedBack) 
 
   EXPECT_EQ(bodies[1], Continued(first_request, first,
                                  "Your answer does not match the JSON Schema. Every error, by JSON pointer:\n"
-                                 "- /priority: expected integer, found string \"high\"\n" + std::string(kAnswerAgain)));
+                                 "- /priority: expected integer, found string \"high\"\n" +
+                                     std::string(kAnswerAgain)));
 
   EXPECT_EQ(outcome->metrics.mode, RunMode::kValidationLoop);
   EXPECT_EQ(outcome->metrics.attempts, 2);
@@ -121,11 +126,13 @@ TEST_F(GenerationLoopbackTest, FreshRetriesRepeatTheOriginalMessagesWithEveryErr
   // turn with every error of the answer before it; never the invalid answer.
   auto retry = [&](const std::string& errors) {
     json::value request = first_request;
-    request.at("messages").as_array().push_back(json::object{
-        {"role", "user"},
-        {"content", "An earlier answer to this request did not match the JSON Schema. Every error, by JSON pointer:\n" +
-                        errors +
-                        "\nAnswer again with the corrected JSON only: one JSON value, no prose, no code fence."}});
+    request.at("messages")
+        .as_array()
+        .push_back(json::object{
+            {"role", "user"},
+            {"content",
+             "An earlier answer to this request did not match the JSON Schema. Every error, by JSON pointer:\n" +
+                 errors + "\nAnswer again with the corrected JSON only: one JSON value, no prose, no code fence."}});
     request.at("temperature") = 0.2;
     return request;
   };
@@ -151,12 +158,14 @@ TEST_F(GenerationLoopbackTest, AFreshRetryOnANativeModelKeepsItsResponseFormat) 
   auto bodies = bed_.Bodies();
   ASSERT_EQ(bodies.size(), 2u);
   json::value expected = bodies[0];
-  expected.at("messages").as_array().push_back(json::object{
-      {"role", "user"},
-      {"content",
-       "An earlier answer to this request did not match the JSON Schema. Every error, by JSON pointer:\n"
-       "- /priority: expected at most 4, found 7\n"
-       "Answer again with the corrected JSON only: one JSON value, no prose, no code fence."}});
+  expected.at("messages")
+      .as_array()
+      .push_back(json::object{
+          {"role", "user"},
+          {"content",
+           "An earlier answer to this request did not match the JSON Schema. Every error, by JSON pointer:\n"
+           "- /priority: expected at most 4, found 7\n"
+           "Answer again with the corrected JSON only: one JSON value, no prose, no code fence."}});
   expected.at("temperature") = 0.2;
   EXPECT_EQ(bodies[1], expected);
   EXPECT_EQ(bodies[0].at("messages").as_array().size(), 2u);  // system (no schema: it is native) and user
@@ -218,7 +227,8 @@ TEST_F(GenerationLoopbackTest, ASchemaValidAnswerANonEmptyRuleRejectsIsRetriedWi
   ASSERT_EQ(bodies.size(), 2u);
   EXPECT_EQ(bodies[1], Continued(bodies[0], first,
                                  "Your answer matches the JSON Schema but breaks these rules, by JSON pointer:\n"
-                                 "- /note: must not be empty, found an empty string\n" + std::string(kAnswerAgain)));
+                                 "- /note: must not be empty, found an empty string\n" +
+                                     std::string(kAnswerAgain)));
   ASSERT_EQ(outcome->attempts.size(), 2u);
   EXPECT_EQ(outcome->attempts[0].kind, AttemptKind::kRule);
   EXPECT_EQ(outcome->attempts[0].errors,
@@ -246,7 +256,8 @@ TEST_F(GenerationLoopbackTest, ARuleRejectingTwiceIsMaxRetriesExceededAndAGuarde
   const auto& failure = billing.error();
   EXPECT_EQ(failure.error.code, ErrorCode::kMaxRetriesExceeded);
   EXPECT_EQ(failure.error.message, "the answer still breaks the skill's validators after 1 retry (1 error)");
-  const std::vector<FieldError> absent{{"/note", "must not be empty, found absent (required when /category is \"billing\")"}};
+  const std::vector<FieldError> absent{
+      {"/note", "must not be empty, found absent (required when /category is \"billing\")"}};
   const std::vector<FieldError> empty{
       {"/note", "must not be empty, found an empty string (required when /category is \"billing\")"}};
   EXPECT_EQ(failure.error.errors, empty);
@@ -282,7 +293,8 @@ TEST_F(GenerationLoopbackTest, AnExecRuleRejectionIsRetriedWithItsMessageByPoint
   EXPECT_EQ(bodies[0], expected);
   EXPECT_EQ(bodies[1], Continued(expected, first,
                                  "Your answer matches the JSON Schema but breaks these rules, by JSON pointer:\n"
-                                 "- /priority: a billing ticket is at most priority 2\n" + std::string(kAnswerAgain)));
+                                 "- /priority: a billing ticket is at most priority 2\n" +
+                                     std::string(kAnswerAgain)));
   ASSERT_EQ(outcome->attempts.size(), 2u);
   EXPECT_EQ(outcome->attempts[0].kind, AttemptKind::kRule);
   EXPECT_EQ(outcome->attempts[0].errors,
@@ -291,8 +303,8 @@ TEST_F(GenerationLoopbackTest, AnExecRuleRejectionIsRetriedWithItsMessageByPoint
 }
 
 TEST_F(GenerationLoopbackTest, AnExecRuleRejectingTwiceIsMaxRetriesExceededAfterTheNonEmptyRulesBeforeIt) {
-  bed_.AddSkill("triage", TriageSkill("m-loop",
-                                      "validators:\n  - non_empty: [/note]\n  - exec: [python3, rules.py]\n"));
+  bed_.AddSkill("triage",
+                TriageSkill("m-loop", "validators:\n  - non_empty: [/note]\n  - exec: [python3, rules.py]\n"));
   bed_.tree().Write("skills/triage/rules.py", kBillingRule);
   bed_.Start();
   bed_.server().Enqueue({.body = OpenAiAnswer(R"({"priority": 3, "category": "billing", "note": "refund"})")});
@@ -330,16 +342,22 @@ TEST_F(GenerationLoopbackTest, AValidatorThatCrashesHangsOrPrintsGarbageIsHandle
        "python3 -c import sys; sys.stderr.write('boom'); sys.exit(3)",
        "validator \"python3 -c import sys; sys.stderr.write('boom'); sys.exit(3)\" exited with status 3",
        {{"exit_status", 3}, {"stderr_tail", "boom"}}},
-      {"exec: [sleep, \"10\"]\n    timeout_ms: 200", "sleep 10", "validator \"sleep 10\" timed out after 200 ms",
+      {"exec: [sleep, \"10\"]\n    timeout_ms: 200",
+       "sleep 10",
+       "validator \"sleep 10\" timed out after 200 ms",
        {{"exit_status", 137}, {"stderr_tail", ""}, {"signal", 9}, {"timeout_ms", 200}}},
-      {"exec: [echo, all good]", "echo all good", "validator \"echo all good\" output is not JSON: syntax error at offset 0",
+      {"exec: [echo, all good]",
+       "echo all good",
+       "validator \"echo all good\" output is not JSON: syntax error at offset 0",
        {{"exit_status", 0}, {"stderr_tail", ""}}},
       {"exec: [echo, '[{\"path\": \"priority\", \"message\": \"x\"}]']",
        "echo [{\"path\": \"priority\", \"message\": \"x\"}]",
        "validator \"echo [{\"path\": \"priority\", \"message\": \"x\"}]\" must print a list of {\"path\", "
        "\"message\"}: /0/path is not a JSON pointer",
        {{"exit_status", 0}, {"stderr_tail", ""}}},
-      {"exec: [./missing.py]", "./missing.py", "validator \"./missing.py\": cannot start './missing.py': No such file or directory",
+      {"exec: [./missing.py]",
+       "./missing.py",
+       "validator \"./missing.py\": cannot start './missing.py': No such file or directory",
        {{"exit_status", 127}, {"stderr_tail", ""}}},
   };
   for (std::size_t i = 0; i < cases.size(); ++i) {
@@ -456,7 +474,8 @@ TEST_F(GenerationLoopbackTest, AnArrayRootOnANativeOpenAiModelGoesOnTheWireWrapp
             (std::vector<FieldError>{{"", "expected unique items, found item 1 equal to item 0"}}));
   EXPECT_EQ(bodies[1], Continued(expected, first,
                                  "Your answer does not match the JSON Schema. Every error, by JSON pointer:\n"
-                                 "- /value: expected unique items, found item 1 equal to item 0\n" + std::string(kAnswerAgain)));
+                                 "- /value: expected unique items, found item 1 equal to item 0\n" +
+                                     std::string(kAnswerAgain)));
   EXPECT_EQ(outcome->attempts[1].raw, R"({"value":["login","bug"]})");
   ExpectValidAgainstSpec(bed_);
 }
@@ -483,14 +502,16 @@ TEST_F(GenerationLoopbackTest, AnArrayRootOnANativeAnthropicModelGoesOnTheWireWr
 TEST_F(GenerationLoopbackTest, ANativeGeminiModelSendsItsResponseJsonSchema) {
   bed_.AddSkill("triage", TriageSkill("m-native"));
   bed_.Start("gemini");
-  bed_.server().Enqueue({.body = R"({"candidates":[{"content":{"parts":[{"text":"{\"priority\":2,\"category\":\"bug\"}"}]},)"
-                                 R"("finishReason":"STOP"}],"usageMetadata":{"promptTokenCount":30,"candidatesTokenCount":9}})"});
+  bed_.server().Enqueue(
+      {.body = R"({"candidates":[{"content":{"parts":[{"text":"{\"priority\":2,\"category\":\"bug\"}"}]},)"
+               R"("finishReason":"STOP"}],"usageMetadata":{"promptTokenCount":30,"candidatesTokenCount":9}})"});
   auto outcome = bed_.Invoke("triage", R"({"text":"crash"})");
   ASSERT_TRUE(outcome) << json::serialize(ToJson(outcome));
   EXPECT_EQ(json::serialize(outcome->output), R"({"priority":2,"category":"bug"})");
   auto bodies = bed_.Bodies();
   ASSERT_EQ(bodies.size(), 1u);
-  EXPECT_EQ(bodies[0], json::parse(R"({"systemInstruction":{"parts":[{"text":"You triage tickets.\n\nAnswer with JSON only."}]},
+  EXPECT_EQ(bodies[0],
+            json::parse(R"({"systemInstruction":{"parts":[{"text":"You triage tickets.\n\nAnswer with JSON only."}]},
       "contents":[{"role":"user","parts":[{"text":"Ticket: crash"}]}],
       "generationConfig":{"temperature":0.7,"maxOutputTokens":300,"responseMimeType":"application/json",
         "responseJsonSchema":{"type":"object","required":["priority","category"],"properties":{
@@ -520,8 +541,8 @@ std::string OpenAiToolCall(const std::string& name, const std::string& arguments
   json::value body = json::parse(OpenAiAnswer("", "tool_calls"));
   auto& message = body.at("choices").at(0).at("message").as_object();
   message["content"] = nullptr;
-  message["tool_calls"] = json::array{json::object{
-      {"id", "call_1"}, {"type", "function"}, {"function", {{"name", name}, {"arguments", arguments}}}}};
+  message["tool_calls"] = json::array{
+      json::object{{"id", "call_1"}, {"type", "function"}, {"function", {{"name", name}, {"arguments", arguments}}}}};
   return json::serialize(body);
 }
 
@@ -544,10 +565,10 @@ TEST_F(GenerationLoopbackTest, ToolModeOnOpenAiForcesOneToolAndTakesItsArguments
       "temperature":0.7,"max_completion_tokens":300,
       "tools":[{"type":"function","function":{"name":"triage","parameters":null,"strict":true}}],
       "tool_choice":{"type":"function","function":{"name":"triage"}}})");
-  first.at("tools").at(0).at("function").at("parameters") = json::parse(
-      R"({"type":"object","properties":{"priority":{"type":"integer","minimum":1,"maximum":4},)"
-      R"("category":{"enum":["bug","billing"]},"note":{"type":["string","null"]}},)"
-      R"("required":["priority","category","note"],"additionalProperties":false})");
+  first.at("tools").at(0).at("function").at("parameters") =
+      json::parse(R"({"type":"object","properties":{"priority":{"type":"integer","minimum":1,"maximum":4},)"
+                  R"("category":{"enum":["bug","billing"]},"note":{"type":["string","null"]}},)"
+                  R"("required":["priority","category","note"],"additionalProperties":false})");
   EXPECT_EQ(bodies[0], first);
   EXPECT_EQ(bodies[1], Continued(first, text,
                                  "Your answer could not be parsed as JSON:\n"
@@ -588,8 +609,9 @@ TEST_F(GenerationLoopbackTest, ToolModeOnAnthropicForcesOneToolAndTakesItsInputA
 // budget is spent hands the generation to its fallback.
 TEST_F(GenerationLoopbackTest, APrimaryDownForGoodFallsBackAndTheAttemptsShowBothModels) {
   bed_.AddSkill("triage", TriageSkill("m-primary"));
-  bed_.Start("openai", "  m-primary: { provider: llm, structured_output: none, fallbacks: [m-backup] }\n"
-                       "  m-backup: { provider: llm, structured_output: none }\n");
+  bed_.Start("openai",
+             "  m-primary: { provider: llm, structured_output: none, fallbacks: [m-backup] }\n"
+             "  m-backup: { provider: llm, structured_output: none }\n");
   for (int i = 0; i < 4; ++i) {
     bed_.server().Enqueue({.status = 503, .body = test_support::OpenAiError("overloaded", "server_error")});
   }
@@ -620,8 +642,9 @@ TEST_F(GenerationLoopbackTest, APrimaryDownForGoodFallsBackAndTheAttemptsShowBot
 // stronger model with the last errors.
 TEST_F(GenerationLoopbackTest, SpentRetriesEscalateOnceToTheStrongerModelWithTheLastErrors) {
   bed_.AddSkill("triage", TriageSkill("m-small"));
-  bed_.Start("openai", "  m-small: { provider: llm, structured_output: none, escalate_to: m-large }\n"
-                       "  m-large: { provider: llm, structured_output: none }\n");
+  bed_.Start("openai",
+             "  m-small: { provider: llm, structured_output: none, escalate_to: m-large }\n"
+             "  m-large: { provider: llm, structured_output: none }\n");
   bed_.server().Enqueue({.body = OpenAiAnswer(R"({"priority": 9, "category": "bug"})")});
   const std::string second = R"({"priority": 7, "category": "bug"})";
   bed_.server().Enqueue({.body = OpenAiAnswer(second)});
@@ -634,11 +657,14 @@ TEST_F(GenerationLoopbackTest, SpentRetriesEscalateOnceToTheStrongerModelWithThe
   json::value escalation = FirstLoopRequest();
   escalation.at("model") = "m-large";
   escalation.at("temperature") = 0.2;
-  escalation.at("messages").as_array().push_back(json::object{
-      {"role", "user"},
-      {"content",
-       "An earlier answer to this request did not match the JSON Schema. Every error, by JSON pointer:\n"
-       "- /priority: expected at most 4, found 7\n" + std::string(kAnswerAgain)}});
+  escalation.at("messages")
+      .as_array()
+      .push_back(json::object{
+          {"role", "user"},
+          {"content",
+           "An earlier answer to this request did not match the JSON Schema. Every error, by JSON pointer:\n"
+           "- /priority: expected at most 4, found 7\n" +
+               std::string(kAnswerAgain)}});
   EXPECT_EQ(bodies[2], escalation);
   ASSERT_EQ(outcome->attempts.size(), 3u);
   EXPECT_EQ(outcome->attempts[0].kind, AttemptKind::kValidation);
@@ -666,8 +692,9 @@ TEST_F(GenerationLoopbackTest, SpentRetriesEscalateOnceToTheStrongerModelWithThe
 // invocation, cached input at its own price, a failed request at 0.
 TEST_F(GenerationLoopbackTest, APriceTableGivesEachAttemptAndTheInvocationItsCost) {
   bed_.AddSkill("triage", TriageSkill("m-priced"));
-  bed_.Start("openai", "  m-priced: { provider: llm, structured_output: none,\n"
-                       "              price: { input: 2.5, cached_input: 1.25, output: 10 } }\n");
+  bed_.Start("openai",
+             "  m-priced: { provider: llm, structured_output: none,\n"
+             "              price: { input: 2.5, cached_input: 1.25, output: 10 } }\n");
   bed_.server().Enqueue({.status = 503, .body = test_support::OpenAiError("overloaded", "server_error")});
   json::value cached = json::parse(OpenAiAnswer(R"({"priority": 9, "category": "bug"})", "stop", 1200, 30));
   cached.at("usage").as_object()["prompt_tokens_details"] = json::object{{"cached_tokens", 1024}};
@@ -714,7 +741,8 @@ TEST_F(GenerationLoopbackTest, ABudgetThatAllowsTheFirstCallButNotTheRetryStopsA
   EXPECT_EQ(failure.error.details.at("max_cost_usd").as_double(), 0.005);
   const double worst = failure.error.details.at("next_call_worst_usd").as_double();
   EXPECT_GT(first + worst, 0.005);
-  EXPECT_TRUE(failure.error.message.starts_with("the next request to m-priced could cost up to $")) << failure.error.message;
+  EXPECT_TRUE(failure.error.message.starts_with("the next request to m-priced could cost up to $"))
+      << failure.error.message;
   EXPECT_EQ(ExitStatusFor(ErrorCode::kBudgetExceeded), 4);
   EXPECT_EQ(JsonRpcCodeFor(ErrorCode::kBudgetExceeded), -32004);
   // A request may lower the budget, never raise it: with 0.001 not even the first call is made.
@@ -750,7 +778,8 @@ TEST_F(GenerationLoopbackTest, ARetryRepeatsTheFirstRequestsBytesUpToTheEchoedAn
     } else {
       for (const auto& text : {wrong, right}) {
         json::object answer{{"content", json::array{json::object{{"type", "text"}, {"text", text}}}},
-                            {"stop_reason", "end_turn"}, {"usage", {{"input_tokens", 10}, {"output_tokens", 5}}}};
+                            {"stop_reason", "end_turn"},
+                            {"usage", {{"input_tokens", 10}, {"output_tokens", 5}}}};
         bed.server().Enqueue({.body = json::serialize(answer)});
       }
     }
@@ -821,8 +850,9 @@ TEST_F(GenerationLoopbackTest, StrictAnswerBreakingAMaximumIsCaughtAndRetriedOnc
   EXPECT_EQ(json::serialize(outcome->output), R"({"priority":4,"category":"bug","note":"ok"})");
   auto bodies = bed_.Bodies();
   ASSERT_EQ(bodies.size(), 2u);
-  EXPECT_EQ(bodies[1].at("messages").at(3).at("content").as_string().find(
-                "- /priority: expected at most 4, found 7") != json::string::npos, true);
+  EXPECT_EQ(bodies[1].at("messages").at(3).at("content").as_string().find("- /priority: expected at most 4, found 7") !=
+                json::string::npos,
+            true);
   EXPECT_EQ(bodies[1].at("response_format"), bodies[0].at("response_format"));
   EXPECT_EQ(outcome->metrics.validation_retries, 1);
 }
@@ -951,9 +981,14 @@ TEST_F(GenerationLoopbackTest, SessionMemoryFeedsEarlierMistakesForward) {
   ASSERT_TRUE(bed_.Invoke("triage", R"({"text":"b"})", options));
   auto bodies = bed_.Bodies();
   ASSERT_EQ(bodies.size(), 3u);
-  EXPECT_EQ(bodies[2].at("messages").at(0).at("content").as_string().ends_with(
-                "Earlier answers in this session made these mistakes; avoid them:\n"
-                "- /priority: expected at least 1, found 0"), true);
+  EXPECT_EQ(bodies[2]
+                .at("messages")
+                .at(0)
+                .at("content")
+                .as_string()
+                .ends_with("Earlier answers in this session made these mistakes; avoid them:\n"
+                           "- /priority: expected at least 1, found 0"),
+            true);
 }
 
 TEST_F(GenerationLoopbackTest, AttemptsTimeTheirOwnRequestAndTheWaitBeforeItWhichAddUpToTheInvocation) {

@@ -1,7 +1,8 @@
 #include "services/generation/prompt_template.h"
 
-#include <boost/json/parse.hpp>
 #include <gtest/gtest.h>
+
+#include <boost/json/parse.hpp>
 
 namespace skillrunner {
 namespace {

@@ -1,8 +1,9 @@
 // Early abort: completed members checked against the output schema.
 #include "services/generation/stream_check.h"
 
-#include <boost/json/parse.hpp>
 #include <gtest/gtest.h>
+
+#include <boost/json/parse.hpp>
 
 namespace skillrunner::generation {
 namespace {

@@ -132,19 +132,44 @@ class RandomJson {
  public:
   explicit RandomJson(unsigned seed) : rng_(seed) {}
   json::value Value(int depth) {
-    static const char* kKeys[] = {"type", "properties", "required", "items", "enum", "const", "anyOf", "oneOf",
-                                  "allOf", "$ref", "additionalProperties", "definitions", "$defs", "format",
-                                  "minimum", "maxLength", "description", "not", "pattern", "minItems", "x"};
-    static const char* kStrings[] = {"object", "string", "array", "null", "integer", "#", "#/definitions/a",
-                                     "#/$defs/a", "#/properties/a", "a", "b", "uri", "date", "http://x", ""};
+    static const char* kKeys[] = {"type",
+                                  "properties",
+                                  "required",
+                                  "items",
+                                  "enum",
+                                  "const",
+                                  "anyOf",
+                                  "oneOf",
+                                  "allOf",
+                                  "$ref",
+                                  "additionalProperties",
+                                  "definitions",
+                                  "$defs",
+                                  "format",
+                                  "minimum",
+                                  "maxLength",
+                                  "description",
+                                  "not",
+                                  "pattern",
+                                  "minItems",
+                                  "x"};
+    static const char* kStrings[] = {
+        "object", "string", "array", "null", "integer",  "#", "#/definitions/a", "#/$defs/a", "#/properties/a",
+        "a",      "b",      "uri",   "date", "http://x", ""};
     int pick = depth > 5 ? Pick(5) : Pick(8);
     switch (pick) {
-      case 0: return nullptr;
-      case 1: return Pick(2) == 0;
-      case 2: return Pick(7) - 2;
-      case 3: return kStrings[Pick(std::size(kStrings))];
-      case 4: return 1.5;
-      case 5: case 6: {
+      case 0:
+        return nullptr;
+      case 1:
+        return Pick(2) == 0;
+      case 2:
+        return Pick(7) - 2;
+      case 3:
+        return kStrings[Pick(std::size(kStrings))];
+      case 4:
+        return 1.5;
+      case 5:
+      case 6: {
         json::object o;
         for (int i = Pick(5); i > 0; --i) o[kKeys[Pick(std::size(kKeys))]] = Value(depth + 1);
         if (Pick(3) == 0) o["a"] = Value(depth + 1);
@@ -177,11 +202,16 @@ class RandomSchema {
  private:
   json::value Any(int depth) {
     switch (depth > 3 ? 0 : Pick(6)) {
-      case 0: return Leaf();
-      case 1: return Object(depth + 1);
-      case 2: return json::object{{"type", "array"}, {"items", Any(depth + 1)}, {"minItems", Pick(3)}};
-      case 3: return json::object{{"anyOf", json::array{Leaf(), Any(depth + 1)}}};
-      case 4: return json::object{{"$ref", Pick(2) ? "#/definitions/D" : "#/definitions/E"}};
+      case 0:
+        return Leaf();
+      case 1:
+        return Object(depth + 1);
+      case 2:
+        return json::object{{"type", "array"}, {"items", Any(depth + 1)}, {"minItems", Pick(3)}};
+      case 3:
+        return json::object{{"anyOf", json::array{Leaf(), Any(depth + 1)}}};
+      case 4:
+        return json::object{{"$ref", Pick(2) ? "#/definitions/D" : "#/definitions/E"}};
       default:
         return json::object{{"oneOf", json::array{json::object{{"type", "string"}}, json::object{{"type", "integer"}}}},
                             {"description", "d"}};
@@ -189,11 +219,16 @@ class RandomSchema {
   }
   json::value Leaf() {
     switch (Pick(5)) {
-      case 0: return json::object{{"type", "string"}, {"maxLength", 20}, {"format", Pick(2) ? "uri" : "date"}};
-      case 1: return json::object{{"type", "integer"}, {"minimum", 0}, {"maximum", 9}};
-      case 2: return json::object{{"enum", json::array{"a", "b", nullptr}}};
-      case 3: return json::object{{"type", json::array{"boolean", "null"}}};
-      default: return json::object{{"const", 3}};
+      case 0:
+        return json::object{{"type", "string"}, {"maxLength", 20}, {"format", Pick(2) ? "uri" : "date"}};
+      case 1:
+        return json::object{{"type", "integer"}, {"minimum", 0}, {"maximum", 9}};
+      case 2:
+        return json::object{{"enum", json::array{"a", "b", nullptr}}};
+      case 3:
+        return json::object{{"type", json::array{"boolean", "null"}}};
+      default:
+        return json::object{{"const", 3}};
     }
   }
   json::value Object(int depth) {
@@ -219,7 +254,7 @@ json::value StrictAnswer(const json::value& wire, const json::value& root, std::
     return StrictAnswer(root.at("$defs").at(name), root, rng, depth + 1);
   }
   if (depth > 40) return nullptr;  // a required recursion has no finite instance
-  bool deep = depth > 8;              // stop optional recursion (the Def E may refer to itself)
+  bool deep = depth > 8;           // stop optional recursion (the Def E may refer to itself)
   if (const auto* branches = s.if_contains("anyOf")) {
     const auto& list = branches->get_array();
     return StrictAnswer(list[deep ? list.size() - 1 : rng() % list.size()], root, rng, depth + 1);
@@ -268,7 +303,8 @@ TEST(StrictMapBackTest, RandomSchemasRoundTrip) {
       ++answered;
       json::value mapped = MapBackStrictAnswer(answer, schema);
       auto errors = (*original)->Validate(mapped);
-      EXPECT_TRUE(errors.empty()) << json::serialize(schema) << "\n" << json::serialize(mapped) << "\n"
+      EXPECT_TRUE(errors.empty()) << json::serialize(schema) << "\n"
+                                  << json::serialize(mapped) << "\n"
                                   << errors.front().path << ": " << errors.front().message;
     }
   }

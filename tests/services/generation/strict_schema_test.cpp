@@ -129,8 +129,7 @@ TEST(StrictSchemaTest, OpenAiKeepsSupportedBoundsAndDropsOtherFormats) {
       "when":{"type":"string","format":"date-time"},
       "list":{"type":"array","items":{"type":"integer"},"minItems":2,"maxItems":4}},
       "required":["stars","old","site","when","list"],"additionalProperties":false})j"));
-  EXPECT_EQ(strict.client_only,
-            (Lines{"/properties/site: format \"uri\" is enforced only by client-side validation"}));
+  EXPECT_EQ(strict.client_only, (Lines{"/properties/site: format \"uri\" is enforced only by client-side validation"}));
 }
 
 TEST(StrictSchemaTest, OptionalEnumConstRefAndAnyOfBecomeNullable) {
@@ -184,8 +183,7 @@ TEST(StrictSchemaTest, OneOfIsSentAsAnyOfAndReported) {
       {"type":"integer"}]}},"required":["v"]})";
   for (auto dialect : {kOpenAi, kAnthropic}) {
     StrictSchema strict = Ok(schema, dialect);
-    EXPECT_EQ(strict.wire.at("properties").at("v"),
-              json::parse(R"({"anyOf":[{"type":"string"},{"type":"integer"}]})"));
+    EXPECT_EQ(strict.wire.at("properties").at("v"), json::parse(R"({"anyOf":[{"type":"string"},{"type":"integer"}]})"));
     EXPECT_EQ(strict.client_only, (Lines{"/properties/v: oneOf (exactly one branch) is enforced only by "
                                          "client-side validation; sent as anyOf"}));
   }
@@ -226,7 +224,8 @@ TEST(StrictSchemaTest, ARootThatIsNotOneObjectIsWrappedAsTheRequiredValueOfAClos
   }
   // A root union, with its definitions beside the wrapper.
   StrictSchema either = Ok(R"({"anyOf":[{"$ref":"#/$defs/A"},{"type":"string"}],
-      "$defs":{"A":{"type":"object","properties":{"a":{"type":"string"}},"required":["a"]}}})", kOpenAi);
+      "$defs":{"A":{"type":"object","properties":{"a":{"type":"string"}},"required":["a"]}}})",
+                           kOpenAi);
   EXPECT_TRUE(either.wrapped);
   json::value expected = Wrapped(R"({"anyOf":[{"$ref":"#/$defs/A"},{"type":"string"}]})");
   expected.as_object()["$defs"] = json::parse(
@@ -234,7 +233,9 @@ TEST(StrictSchemaTest, ARootThatIsNotOneObjectIsWrappedAsTheRequiredValueOfAClos
   EXPECT_EQ(either.wire, expected);
   // A root ref to an object is one object: not wrapped.
   EXPECT_FALSE(Ok(R"({"$ref":"#/$defs/A","$defs":{"A":{"type":"object","properties":{"a":{"type":"string"}},
-      "required":["a"]}}})", kOpenAi).wrapped);
+      "required":["a"]}}})",
+                  kOpenAi)
+                   .wrapped);
   // "#" would name the wrapper.
   EXPECT_EQ(Refusal(R"({"type":"array","items":{"anyOf":[{"type":"string"},{"$ref":"#"}]}})", kOpenAi),
             "/items/anyOf/1: $ref \"#\" makes the root recursive, and a root that is not one object goes on the "
@@ -249,7 +250,8 @@ TEST(StrictSchemaTest, GeminiKeepsItsKeywordSubsetAndTakesAnyRoot) {
       "tags":{"type":"array","minItems":1,"maxItems":3,"items":{"type":"string","pattern":"^[a-z]+$"}},
       "when":{"type":"string","format":"date"},"mail":{"type":"string","format":"email"},
       "kind":{"const":"x"},"both":{"allOf":[{"type":"object","properties":{"a":{"type":"string"}}},
-                                            {"type":"object","properties":{"b":{"type":"string"}}}]}}})", kGemini);
+                                            {"type":"object","properties":{"b":{"type":"string"}}}]}}})",
+                           kGemini);
   EXPECT_FALSE(strict.wrapped);
   EXPECT_EQ(strict.wire, json::parse(R"j({"type":"object","required":["n"],"properties":{
       "n":{"type":"integer","minimum":1,"maximum":9,"description":"(multipleOf 2)"},
@@ -261,8 +263,9 @@ TEST(StrictSchemaTest, GeminiKeepsItsKeywordSubsetAndTakesAnyRoot) {
   StrictSchema list = Ok(R"({"type":"array","items":{"type":"string"}})", kGemini);
   EXPECT_FALSE(list.wrapped);
   EXPECT_EQ(list.wire, json::parse(R"({"type":"array","items":{"type":"string"}})"));
-  EXPECT_EQ(Refusal(R"({"type":"object","properties":{"next":{"$ref":"#"}}})", kGemini),
-            "/properties/next: $ref \"#\" makes the schema recursive; gemini strict mode does not take recursive schemas");
+  EXPECT_EQ(
+      Refusal(R"({"type":"object","properties":{"next":{"$ref":"#"}}})", kGemini),
+      "/properties/next: $ref \"#\" makes the schema recursive; gemini strict mode does not take recursive schemas");
   EXPECT_EQ(DialectOf("gemini"), kGemini);
   EXPECT_EQ(DialectOf("anthropic"), StrictDialect::kAnthropic);
   EXPECT_EQ(DialectOf("openai"), StrictDialect::kOpenAi);
@@ -281,10 +284,10 @@ TEST(StrictSchemaTest, OpenAiRefusals) {
   EXPECT_EQ(Refusal(R"({"type":"object","properties":{"meta":{"type":"object"}}})", kOpenAi),
             "/properties/meta: object has no properties (a free-form object); strict mode cannot express it");
   EXPECT_EQ(Refusal(R"({"type":"object","properties":{"m":{"type":"object",
-      "additionalProperties":{"type":"integer"}}}})", kOpenAi),
-            "/properties/m: additionalProperties with a schema (a map type) cannot be expressed in strict mode");
-  EXPECT_EQ(Refusal(R"({"type":"object","properties":{"p":{"type":"array","items":[{"type":"string"}]}}})",
+      "additionalProperties":{"type":"integer"}}}})",
                     kOpenAi),
+            "/properties/m: additionalProperties with a schema (a map type) cannot be expressed in strict mode");
+  EXPECT_EQ(Refusal(R"({"type":"object","properties":{"p":{"type":"array","items":[{"type":"string"}]}}})", kOpenAi),
             "/properties/p: items given as an array of schemas (a tuple) cannot be expressed in strict mode");
   EXPECT_EQ(Refusal(R"({"type":"object","properties":{"x":{}}})", kOpenAi),
             "/properties/x: schema has no type (nor enum, const, anyOf or $ref); strict mode needs one");
@@ -292,8 +295,7 @@ TEST(StrictSchemaTest, OpenAiRefusals) {
             "/properties/x: schema true (anything) has no type; strict mode needs one");
   EXPECT_EQ(Refusal(R"({"type":"object","properties":{"a":{"type":"string"}},"required":["a","b"]})", kOpenAi),
             "(root): required property \"b\" is not declared in properties; strict mode cannot produce it");
-  EXPECT_EQ(Refusal(R"({"type":"object","properties":{"n":{"allOf":[{"type":"integer"},{"minimum":1}]}}})",
-                    kOpenAi),
+  EXPECT_EQ(Refusal(R"({"type":"object","properties":{"n":{"allOf":[{"type":"integer"},{"minimum":1}]}}})", kOpenAi),
             "/properties/n/allOf/0: openai strict mode takes allOf only as plain object schemas (type, properties, "
             "required) that can be merged into one; this branch has \"type\"");
 }
@@ -306,7 +308,8 @@ TEST(StrictSchemaTest, RefusalsForBothDialects) {
     EXPECT_EQ(Refusal(R"({"type":"object","properties":{"a":{"$ref":"#/definitions/Nope"}}})", dialect),
               "/properties/a: $ref \"#/definitions/Nope\" does not resolve inside the schema");
     EXPECT_EQ(Refusal(R"({"type":"object","properties":{"m":{"type":"object",
-        "additionalProperties":{"type":"string"}}}})", dialect),
+        "additionalProperties":{"type":"string"}}}})",
+                      dialect),
               "/properties/m: additionalProperties with a schema (a map type) cannot be expressed in strict mode");
     EXPECT_EQ(Refusal(R"({"type":"object","properties":{"e":{"enum":[{"a":1}]}}})", dialect),
               "/properties/e: enum value {\"a\":1} is an object or array; strict mode takes only strings, numbers, "
@@ -315,13 +318,13 @@ TEST(StrictSchemaTest, RefusalsForBothDialects) {
 }
 
 TEST(StrictSchemaTest, AnthropicRefusesRecursion) {
-  EXPECT_EQ(Refusal(R"({"type":"object","properties":{"kids":{"type":"array","items":{"$ref":"#"}}}})",
-                    kAnthropic),
+  EXPECT_EQ(Refusal(R"({"type":"object","properties":{"kids":{"type":"array","items":{"$ref":"#"}}}})", kAnthropic),
             "/properties/kids/items: $ref \"#\" makes the schema recursive; anthropic strict mode does not take "
             "recursive schemas");
   EXPECT_EQ(Refusal(R"({"type":"object","properties":{"root":{"$ref":"#/definitions/Node"}},
       "definitions":{"Node":{"type":"object","properties":{"kids":{"type":"array",
-      "items":{"$ref":"#/definitions/Node"}}}}}})", kAnthropic),
+      "items":{"$ref":"#/definitions/Node"}}}}}})",
+                    kAnthropic),
             "/definitions/Node/properties/kids/items: $ref \"#/definitions/Node\" makes the schema recursive; "
             "anthropic strict mode does not take recursive schemas");
 }
@@ -359,7 +362,8 @@ TEST(StrictSchemaTest, OpenAiSizeLimits) {
   EXPECT_EQ(Refusal(R"({"type":"object","properties":{"e":{"enum":[)" + values + "]}},\"required\":[\"e\"]}", kOpenAi),
             "(root): 1001 enum values in total; openai strict mode allows at most 1000");
   std::string strings;
-  for (int i = 0; i < 300; ++i) strings += (i ? ",\"" : "\"") + std::string(60, 'a' + i % 26) + std::to_string(i) + "\"";
+  for (int i = 0; i < 300; ++i)
+    strings += (i ? ",\"" : "\"") + std::string(60, 'a' + i % 26) + std::to_string(i) + "\"";
   EXPECT_EQ(Refusal(R"({"type":"object","properties":{"e":{"enum":[)" + strings + "]}},\"required\":[\"e\"]}", kOpenAi),
             "/properties/e: a string enum of 300 values totals 18790 characters; openai strict mode allows at most "
             "15000 for an enum over 250 values");

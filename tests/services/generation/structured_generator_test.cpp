@@ -1,11 +1,11 @@
 #include "services/generation/structured_generator.h"
 
+#include <gtest/gtest.h>
+
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_future.hpp>
 #include <boost/json/parse.hpp>
-#include <gtest/gtest.h>
-
 #include <vector>
 
 #include "services/common/clock.h"
@@ -19,8 +19,7 @@ namespace json = boost::json;
 // Answers every request with {"ok": true} and keeps the schema each sent.
 class SchemaRecorder : public providers::Provider {
  public:
-  asio::awaitable<providers::ChatResult> Chat(
-      const providers::ChatRequest& request) override {
+  asio::awaitable<providers::ChatResult> Chat(const providers::ChatRequest& request) override {
     sent.push_back(request.response_format.schema);
     providers::ChatResponse answer;
     answer.text = R"({"ok":true})";

@@ -17,8 +17,8 @@ using test_support::RunAwaitable;
 // Stands in for the exec handler: records that it was asked.
 class FakeExec : public Handler {
  public:
-  boost::asio::awaitable<Result<json::value>> Execute(const HandlerSpec& spec, const json::value&,
-                                                      InvocationContext&, Attempt&) override {
+  boost::asio::awaitable<Result<json::value>> Execute(const HandlerSpec& spec, const json::value&, InvocationContext&,
+                                                      Attempt&) override {
     ++calls;
     co_return json::value(json::object{{"ran", spec.skill_id}});
   }

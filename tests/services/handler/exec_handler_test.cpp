@@ -49,9 +49,7 @@ class ExecHandlerTest : public ::testing::Test {
   }
 
   // A /bin/sh script in the skill folder.
-  void Script(const std::string& name, const std::string& body) {
-    dir_.Write(name, "#!/bin/sh\n" + body, true);
-  }
+  void Script(const std::string& name, const std::string& body) { dir_.Write(name, "#!/bin/sh\n" + body, true); }
 
   TempDir dir_;
   AsioProcessRunner runner_;
@@ -94,8 +92,7 @@ TEST_F(ExecHandlerTest, SuccessLeavesExitStatusAndStderrTailForTheRunner) {
   Script("warn.sh", "echo 'deprecated flag' >&2\necho '{\"n\": 1}'\n");
   auto result = Run(MakeSkill({"./warn.sh"}), json::object{});
   ASSERT_TRUE(result.has_value()) << result.error().message;
-  EXPECT_EQ(json::value(ctx_->details()),
-            json::parse(R"({"exit_status": 0, "stderr_tail": "deprecated flag\n"})"));
+  EXPECT_EQ(json::value(ctx_->details()), json::parse(R"({"exit_status": 0, "stderr_tail": "deprecated flag\n"})"));
 }
 
 TEST_F(ExecHandlerTest, NonZeroExitIsHandlerFailedWithTheStderrTail) {
@@ -109,8 +106,7 @@ TEST_F(ExecHandlerTest, NonZeroExitIsHandlerFailedWithTheStderrTail) {
   ASSERT_EQ(ctx_->attempts().size(), 1u);
   EXPECT_EQ(ctx_->attempts()[0].kind, AttemptKind::kHandler);
   EXPECT_EQ(ctx_->attempts()[0].raw, "{\"partial\": true}\n");
-  EXPECT_EQ(ctx_->attempts()[0].errors,
-            (std::vector<FieldError>{{"", "handler exited with status 3"}}));
+  EXPECT_EQ(ctx_->attempts()[0].errors, (std::vector<FieldError>{{"", "handler exited with status 3"}}));
   EXPECT_EQ(ctx_->metrics().mode, RunMode::kHandler);
 }
 
@@ -188,8 +184,7 @@ TEST_F(ExecHandlerTest, OutputThatIsNotJsonNamesTheParserError) {
   ASSERT_FALSE(result.has_value());
   EXPECT_EQ(result.error().code, ErrorCode::kHandlerFailed);
   EXPECT_EQ(result.error().message, "handler output is not JSON: syntax error at offset 0");
-  EXPECT_EQ(json::value(result.error().details),
-            json::parse(R"({"exit_status": 0, "stderr_tail": ""})"));
+  EXPECT_EQ(json::value(result.error().details), json::parse(R"({"exit_status": 0, "stderr_tail": ""})"));
   EXPECT_EQ(ctx_->attempts()[0].raw, "Here is your answer: 42\n");
 }
 
@@ -226,8 +221,7 @@ TEST_F(ExecHandlerTest, MissingProgramCannotStart) {
   ASSERT_FALSE(result.has_value());
   EXPECT_EQ(result.error().code, ErrorCode::kHandlerFailed);
   EXPECT_EQ(result.error().message, "cannot start 'scripts/missing.py': No such file or directory");
-  EXPECT_EQ(json::value(result.error().details),
-            json::parse(R"({"exit_status": 127, "stderr_tail": ""})"));
+  EXPECT_EQ(json::value(result.error().details), json::parse(R"({"exit_status": 127, "stderr_tail": ""})"));
   ASSERT_EQ(ctx_->attempts().size(), 1u);
   EXPECT_EQ(ctx_->attempts()[0].kind, AttemptKind::kHandler);
 }
@@ -249,8 +243,7 @@ TEST_F(ExecHandlerTest, ProgramWithoutASlashIsLookedUpOnPath) {
 }
 
 TEST_F(ExecHandlerTest, ArgumentsArePassedAsGiven) {
-  auto result = Run(MakeSkill({"sh", "-c", "printf '{\"args\": \"%s %s\"}' \"$0\" \"$1\"",
-                               "first arg", "second"}),
+  auto result = Run(MakeSkill({"sh", "-c", "printf '{\"args\": \"%s %s\"}' \"$0\" \"$1\"", "first arg", "second"}),
                     json::object{});
   ASSERT_TRUE(result.has_value()) << result.error().message;
   EXPECT_EQ(*result, json::parse(R"({"args": "first arg second"})"));
@@ -297,10 +290,9 @@ TEST_F(ExecHandlerTest, ManyConcurrentInvocationsAllAnswerCorrectly) {
   std::vector<Result<json::value>> results(kCount);
   boost::asio::io_context io;
   for (int i = 0; i < kCount; ++i) {
-    boost::asio::co_spawn(io, InvokeOne(handler_, i % 2 ? slow : cat, i, results),
-                          [](std::exception_ptr e) {
-                            if (e) std::rethrow_exception(e);
-                          });
+    boost::asio::co_spawn(io, InvokeOne(handler_, i % 2 ? slow : cat, i, results), [](std::exception_ptr e) {
+      if (e) std::rethrow_exception(e);
+    });
   }
   auto started_at = std::chrono::steady_clock::now();
   io.run();

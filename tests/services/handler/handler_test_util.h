@@ -21,8 +21,7 @@ namespace skillrunner::handler::test_util {
 class TempDir {
  public:
   TempDir() {
-    std::string pattern =
-        (std::filesystem::temp_directory_path() / "skillrunner-handler-XXXXXX").string();
+    std::string pattern = (std::filesystem::temp_directory_path() / "skillrunner-handler-XXXXXX").string();
     path_ = ::mkdtemp(pattern.data());
   }
   ~TempDir() {
@@ -32,8 +31,7 @@ class TempDir {
   const std::filesystem::path& path() const { return path_; }
 
   // Writes `content` to `name` (folders created), executable if asked.
-  std::filesystem::path Write(const std::string& name, const std::string& content,
-                              bool executable = false) const {
+  std::filesystem::path Write(const std::string& name, const std::string& content, bool executable = false) const {
     std::filesystem::path file = path_ / name;
     std::filesystem::create_directories(file.parent_path());
     std::ofstream(file) << content;

@@ -33,9 +33,7 @@ class ProcessRunnerTest : public ::testing::Test {
                           .timeout = milliseconds(20000)};
   }
 
-  Result<ProcessOutcome> Run(ProcessRequest request) {
-    return RunAwaitable(runner_.Run(std::move(request)));
-  }
+  Result<ProcessOutcome> Run(ProcessRequest request) { return RunAwaitable(runner_.Run(std::move(request))); }
 
   TempDir dir_;
   AsioProcessRunner runner_;
@@ -61,8 +59,8 @@ TEST_F(ProcessRunnerTest, RunsInTheWorkingDirectory) {
 
 TEST_F(ProcessRunnerTest, StderrTailKeepsTheLast4KiB) {
   // 100,000 lines "line N" on stderr; the tail ends with the last one.
-  auto outcome = Run(Request(
-      {"python3", "-c", "import sys\nfor i in range(100000): sys.stderr.write(f'line {i}\\n')"}));
+  auto outcome =
+      Run(Request({"python3", "-c", "import sys\nfor i in range(100000): sys.stderr.write(f'line {i}\\n')"}));
   ASSERT_TRUE(outcome.has_value()) << outcome.error().message;
   EXPECT_EQ(outcome->exit_status, 0);
   EXPECT_EQ(outcome->stderr_tail.size(), kStderrTailBytes);
@@ -73,10 +71,8 @@ TEST_F(ProcessRunnerTest, ChildThatNeverReadsStdinAndFloodsStderrDoesNotBlock) {
   // 8 MiB for stdin (far beyond a pipe's buffer) that the child never reads,
   // while it writes 2 MiB to stderr before printing its answer.
   std::string big_input(8 * 1024 * 1024, 'x');
-  auto outcome =
-      Run(Request({"python3", "-c",
-                   "import sys\nsys.stderr.write('e' * (2 * 1024 * 1024) + 'END')\nprint('{}')"},
-                  big_input));
+  auto outcome = Run(Request(
+      {"python3", "-c", "import sys\nsys.stderr.write('e' * (2 * 1024 * 1024) + 'END')\nprint('{}')"}, big_input));
   ASSERT_TRUE(outcome.has_value()) << outcome.error().message;
   EXPECT_EQ(outcome->exit_status, 0);
   EXPECT_FALSE(outcome->timed_out);
@@ -145,9 +141,9 @@ TEST_F(ProcessRunnerTest, CancellationKillsAndReapsTheChild) {
   dir_.Write("hang.sh", "#!/bin/sh\necho $$ > child.pid\nsleep 30\n", true);
   boost::asio::io_context io;
   boost::asio::cancellation_signal cancel;
-  std::future<Result<ProcessOutcome>> outcome = boost::asio::co_spawn(
-      io, runner_.Run(Request({"./hang.sh"})),
-      boost::asio::bind_cancellation_slot(cancel.slot(), boost::asio::use_future));
+  std::future<Result<ProcessOutcome>> outcome =
+      boost::asio::co_spawn(io, runner_.Run(Request({"./hang.sh"})),
+                            boost::asio::bind_cancellation_slot(cancel.slot(), boost::asio::use_future));
   // Cancel once the child is up (it has written its pid).
   boost::asio::steady_timer poll(io);
   std::function<void(boost::system::error_code)> check = [&](boost::system::error_code) {
@@ -176,15 +172,13 @@ TEST_F(ProcessRunnerTest, MissingProgramCannotStart) {
   auto outcome = Run(Request({"./no-such-script.sh"}));
   ASSERT_FALSE(outcome.has_value());
   EXPECT_EQ(outcome.error().code, ErrorCode::kHandlerFailed);
-  EXPECT_EQ(outcome.error().message,
-            "cannot start './no-such-script.sh': No such file or directory");
+  EXPECT_EQ(outcome.error().message, "cannot start './no-such-script.sh': No such file or directory");
 }
 
 TEST_F(ProcessRunnerTest, ProgramNotOnPathCannotStart) {
   auto outcome = Run(Request({"skillrunner-no-such-program"}));
   ASSERT_FALSE(outcome.has_value());
-  EXPECT_EQ(outcome.error().message,
-            "cannot start 'skillrunner-no-such-program': No such file or directory");
+  EXPECT_EQ(outcome.error().message, "cannot start 'skillrunner-no-such-program': No such file or directory");
 }
 
 TEST_F(ProcessRunnerTest, NonExecutableFileCannotStart) {
@@ -199,8 +193,7 @@ TEST_F(ProcessRunnerTest, MissingWorkingDirectoryCannotStart) {
   request.working_dir = dir_.path() / "gone";
   auto outcome = Run(std::move(request));
   ASSERT_FALSE(outcome.has_value());
-  EXPECT_EQ(outcome.error().message,
-            "cannot start 'cat': no working directory " + (dir_.path() / "gone").string());
+  EXPECT_EQ(outcome.error().message, "cannot start 'cat': no working directory " + (dir_.path() / "gone").string());
 }
 
 }  // namespace

@@ -1,17 +1,16 @@
 // The client's exchange on an in-memory stream (exchange_stream.h), as the
 // http_response fuzz target drives it.
-#include "services/http/exchange_stream.h"
-
 #include <gtest/gtest.h>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_future.hpp>
 #include <boost/beast/_experimental/test/stream.hpp>
-
 #include <future>
 #include <string>
 #include <string_view>
+
+#include "services/http/exchange_stream.h"
 
 namespace skillrunner::http {
 namespace {

@@ -2,13 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
-#include <atomic>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -88,8 +88,7 @@ TEST(HttpClientTest, RefusedConnectionIsAConnectError) {
 
   ASSERT_FALSE(result);
   EXPECT_EQ(result.error().kind, HttpErrorKind::kConnect);
-  EXPECT_EQ(result.error().message,
-            "connect to 127.0.0.1:" + std::to_string(port) + " failed: Connection refused");
+  EXPECT_EQ(result.error().message, "connect to 127.0.0.1:" + std::to_string(port) + " failed: Connection refused");
 }
 
 TEST(HttpClientTest, SlowServerHitsTheRequestTimeout) {
@@ -139,8 +138,7 @@ TEST(HttpClientTest, ResponseOverTheCapIsTooLarge) {
   HttpClientOptions options;
   options.max_response_bytes = 1024;
 
-  auto results =
-      SendSequentially(options, {Get(server.base_url() + "/"), Get(server.base_url() + "/")});
+  auto results = SendSequentially(options, {Get(server.base_url() + "/"), Get(server.base_url() + "/")});
 
   for (const Result& result : results) {
     ASSERT_FALSE(result);
@@ -189,8 +187,7 @@ TEST(HttpClientTest, PeerThatDoesNotSpeakHttpIsAProtocolError) {
 
   ASSERT_FALSE(result);
   EXPECT_EQ(result.error().kind, HttpErrorKind::kProtocol);
-  EXPECT_EQ(result.error().message.rfind("invalid HTTP response: ", 0), 0u)
-      << result.error().message;
+  EXPECT_EQ(result.error().message.rfind("invalid HTTP response: ", 0), 0u) << result.error().message;
 }
 
 // The client remembers the last URL it parsed on a thread: requests that

@@ -32,8 +32,7 @@ using test_support::ScriptedResponse;
 
 // The first request's connection is closed by the server once idle; the
 // second request must not fail because of it.
-asio::awaitable<std::vector<Result>> SendAfterServerClosesIdle(std::string url,
-                                                               LoopbackServer* server) {
+asio::awaitable<std::vector<Result>> SendAfterServerClosesIdle(std::string url, LoopbackServer* server) {
   auto executor = co_await asio::this_coro::executor;
   auto client = MakeHttpClient(executor);
   HttpRequest request = Get(url);
@@ -91,8 +90,7 @@ struct Completion {
   int succeeded = 0;
 };
 
-asio::awaitable<void> SendNumbered(std::shared_ptr<HttpClient> client, std::string url, int n,
-                                   Completion* completion) {
+asio::awaitable<void> SendNumbered(std::shared_ptr<HttpClient> client, std::string url, int n, Completion* completion) {
   HttpRequest request = Post(url, std::to_string(n));
   Result result = co_await client->Send(request);
   std::lock_guard lock(completion->mutex);
@@ -234,9 +232,8 @@ TEST(HttpPoolTest, CancellationSignalEndsTheRequestWithCancelled) {
   asio::io_context io;
   auto client = MakeHttpClient(io.get_executor());
   asio::cancellation_signal signal;
-  std::future<Result> future = asio::co_spawn(
-      io, client->Send(Get(server.base_url() + "/")),
-      asio::bind_cancellation_slot(signal.slot(), asio::use_future));
+  std::future<Result> future = asio::co_spawn(io, client->Send(Get(server.base_url() + "/")),
+                                              asio::bind_cancellation_slot(signal.slot(), asio::use_future));
   asio::steady_timer timer(io, 100ms);
   timer.async_wait([&](boost::system::error_code) { signal.emit(asio::cancellation_type::all); });
 
@@ -251,8 +248,8 @@ TEST(HttpPoolTest, CancellationSignalEndsTheRequestWithCancelled) {
   EXPECT_TRUE(server.WaitForClosedConnections(1, 3s));
 }
 
-asio::awaitable<void> Worker(std::shared_ptr<HttpClient> client, std::string url,
-                             std::atomic<int>* next, std::atomic<int>* succeeded, int total) {
+asio::awaitable<void> Worker(std::shared_ptr<HttpClient> client, std::string url, std::atomic<int>* next,
+                             std::atomic<int>* succeeded, int total) {
   for (int n = (*next)++; n < total; n = (*next)++) {
     HttpRequest request = Post(url, std::to_string(n));
     Result result = co_await client->Send(request);
@@ -273,8 +270,7 @@ TEST(HttpPoolTest, TwoHundredRequestsFromSixtyFourCoroutinesOnTwoThreads) {
 
   // Each on a strand: the client's contract for an io_context run by several threads.
   for (int i = 0; i < 64; ++i) {
-    asio::co_spawn(asio::make_strand(io), Worker(client, server.base_url(), &next, &succeeded, 200),
-                   RethrowIfFailed);
+    asio::co_spawn(asio::make_strand(io), Worker(client, server.base_url(), &next, &succeeded, 200), RethrowIfFailed);
   }
   std::thread second([&] { io.run(); });
   io.run();

@@ -38,8 +38,7 @@ using Tcp = asio::ip::tcp;
 // `status`, then pipes bytes both ways until either side closes.
 class ConnectProxy {
  public:
-  explicit ConnectProxy(int status = 200)
-      : status_(status), acceptor_(io_, {asio::ip::make_address("127.0.0.1"), 0}) {
+  explicit ConnectProxy(int status = 200) : status_(status), acceptor_(io_, {asio::ip::make_address("127.0.0.1"), 0}) {
     asio::co_spawn(io_, Listen(), RethrowIfFailed);
     thread_ = std::thread([this] { io_.run(); });
   }
@@ -48,9 +47,7 @@ class ConnectProxy {
     thread_.join();
   }
 
-  std::string url() const {
-    return "http://127.0.0.1:" + std::to_string(acceptor_.local_endpoint().port());
-  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(acceptor_.local_endpoint().port()); }
   std::vector<std::string> connect_lines() const {
     std::lock_guard lock(mutex_);
     return lines_;
@@ -77,7 +74,8 @@ class ConnectProxy {
       lines_.push_back(line);
     }
     if (status_ != 200) {
-      std::string refusal = "HTTP/1.1 " + std::to_string(status_) + " Forbidden\r\n"
+      std::string refusal = "HTTP/1.1 " + std::to_string(status_) +
+                            " Forbidden\r\n"
                             "Content-Length: 0\r\nConnection: close\r\n\r\n";
       co_await asio::async_write(client, asio::buffer(refusal), asio::use_awaitable);
       co_return;
@@ -96,11 +94,10 @@ class ConnectProxy {
   static asio::awaitable<void> Pipe(Tcp::socket& from, Tcp::socket& to) {
     char data[16 * 1024];
     for (;;) {
-      auto [read_ec, n] =
-          co_await from.async_read_some(asio::buffer(data), asio::as_tuple(asio::use_awaitable));
+      auto [read_ec, n] = co_await from.async_read_some(asio::buffer(data), asio::as_tuple(asio::use_awaitable));
       if (read_ec) break;
-      auto [write_ec, written] = co_await asio::async_write(to, asio::buffer(data, n),
-                                                            asio::as_tuple(asio::use_awaitable));
+      auto [write_ec, written] =
+          co_await asio::async_write(to, asio::buffer(data, n), asio::as_tuple(asio::use_awaitable));
       (void)written;
       if (write_ec) break;
     }
@@ -120,8 +117,7 @@ class ConnectProxy {
 class HttpProxyTest : public ::testing::Test {
  protected:
   HttpProxyTest()
-      : certificates_(GenerateTestCertificates(
-            tree_.root(), {"DNS:llm.test", "DNS:localhost", "IP:127.0.0.1"})),
+      : certificates_(GenerateTestCertificates(tree_.root(), {"DNS:llm.test", "DNS:localhost", "IP:127.0.0.1"})),
         server_(LoopbackTls{certificates_.cert_file, certificates_.key_file}) {
     server_.SetDefault({.body = R"({"via":"tunnel"})"});
   }
@@ -179,8 +175,8 @@ TEST_F(HttpProxyTest, RefusedConnectIsAConnectError) {
 
   ASSERT_FALSE(result);
   EXPECT_EQ(result.error().kind, HttpErrorKind::kConnect);
-  EXPECT_EQ(result.error().message, "proxy " + proxy.url().substr(7) +
-                                        " refused CONNECT to llm.test:" + Port() + ": HTTP 403");
+  EXPECT_EQ(result.error().message,
+            "proxy " + proxy.url().substr(7) + " refused CONNECT to llm.test:" + Port() + ": HTTP 403");
 }
 
 TEST_F(HttpProxyTest, UnreachableProxyIsAConnectError) {

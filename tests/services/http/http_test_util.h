@@ -48,8 +48,7 @@ inline std::uint16_t UnusedPort() {
   return port;
 }
 
-inline asio::awaitable<std::vector<Result>> SendAll(HttpClientOptions options,
-                                                    std::vector<HttpRequest> requests) {
+inline asio::awaitable<std::vector<Result>> SendAll(HttpClientOptions options, std::vector<HttpRequest> requests) {
   auto executor = co_await asio::this_coro::executor;
   auto client = MakeHttpClient(executor, std::move(options));
   std::vector<Result> results;
@@ -61,8 +60,7 @@ inline asio::awaitable<std::vector<Result>> SendAll(HttpClientOptions options,
 }
 
 // One client, the requests sent in order, on a fresh io_context.
-inline std::vector<Result> SendSequentially(HttpClientOptions options,
-                                            std::vector<HttpRequest> requests) {
+inline std::vector<Result> SendSequentially(HttpClientOptions options, std::vector<HttpRequest> requests) {
   return test_support::RunAwaitable(SendAll(std::move(options), std::move(requests)));
 }
 

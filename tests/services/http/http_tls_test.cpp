@@ -24,9 +24,7 @@ class HttpTlsTest : public ::testing::Test {
     server_.SetDefault({.body = R"({"tls":true})"});
   }
 
-  std::string LocalhostUrl() const {
-    return "https://localhost:" + std::to_string(server_.port()) + "/v1/models";
-  }
+  std::string LocalhostUrl() const { return "https://localhost:" + std::to_string(server_.port()) + "/v1/models"; }
 
   testing::TempTree tree_;
   TestCertificates certificates_;
@@ -50,9 +48,8 @@ TEST_F(HttpTlsTest, UnknownCaIsRejectedWithTheReason) {
 
   ASSERT_FALSE(result);
   EXPECT_EQ(result.error().kind, HttpErrorKind::kTls);
-  EXPECT_EQ(result.error().message,
-            "TLS handshake with localhost:" + std::to_string(server_.port()) +
-                " failed: certificate verify failed (unable to get local issuer certificate)");
+  EXPECT_EQ(result.error().message, "TLS handshake with localhost:" + std::to_string(server_.port()) +
+                                        " failed: certificate verify failed (unable to get local issuer certificate)");
   EXPECT_EQ(server_.request_count(), 0u);
 }
 
@@ -90,12 +87,10 @@ TEST(HttpTlsNameTest, CertificateForAnotherNameIsRejected) {
 
   ASSERT_FALSE(by_name);
   EXPECT_EQ(by_name.error().kind, HttpErrorKind::kTls);
-  EXPECT_EQ(by_name.error().message, "TLS handshake with localhost:" +
-                                         std::to_string(server.port()) +
+  EXPECT_EQ(by_name.error().message, "TLS handshake with localhost:" + std::to_string(server.port()) +
                                          " failed: certificate verify failed (hostname mismatch)");
   ASSERT_FALSE(by_ip);
-  EXPECT_EQ(by_ip.error().message, "TLS handshake with 127.0.0.1:" +
-                                       std::to_string(server.port()) +
+  EXPECT_EQ(by_ip.error().message, "TLS handshake with 127.0.0.1:" + std::to_string(server.port()) +
                                        " failed: certificate verify failed (IP address mismatch)");
 }
 

@@ -36,8 +36,7 @@ TEST(HttpUrlTest, BracketsIpv6InAuthority) {
 }
 
 TEST(HttpUrlTest, RejectsOtherSchemesAndGarbage) {
-  EXPECT_EQ(ParseHttpUrl("ftp://example.com/").error(),
-            "unsupported URL scheme 'ftp' (want http or https)");
+  EXPECT_EQ(ParseHttpUrl("ftp://example.com/").error(), "unsupported URL scheme 'ftp' (want http or https)");
   EXPECT_FALSE(ParseHttpUrl("not a url"));
   EXPECT_FALSE(ParseHttpUrl("http:///path"));
   EXPECT_EQ(ParseHttpUrl("http://example.com:99999/").error(), "invalid port '99999'");

@@ -1,8 +1,9 @@
 // Every request body the openai provider builds is valid against the schema of
 // what we send (tests/support/openai_spec.h).
+#include <gtest/gtest.h>
+
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
-#include <gtest/gtest.h>
 
 #include "services/common/json_text.h"
 #include "services/providers/openai_provider.h"
@@ -38,11 +39,12 @@ TEST(OpenAiRequestSpecTest, EveryRequestShapeIsValidAgainstTheSpec) {
     OpenAiOptions options;
     options.max_tokens_field = field;
     OpenAiProvider provider(options, nullptr, [](std::string_view) { return std::nullopt; });
-    for (auto kind : {ResponseFormat::Kind::kNone, ResponseFormat::Kind::kJsonObject,
-                      ResponseFormat::Kind::kJsonSchema}) {
+    for (auto kind :
+         {ResponseFormat::Kind::kNone, ResponseFormat::Kind::kJsonObject, ResponseFormat::Kind::kJsonSchema}) {
       json::object body = provider.RequestBody(Request(kind));
       auto errors = test_support::OpenAiRequestSchema()->Validate(body);
-      for (const auto& e : errors) ADD_FAILURE() << field << " " << json::serialize(body) << "\n" << e.path << ": " << e.message;
+      for (const auto& e : errors)
+        ADD_FAILURE() << field << " " << json::serialize(body) << "\n" << e.path << ": " << e.message;
       EXPECT_EQ(body.at(field), 512);
     }
   }
@@ -66,8 +68,9 @@ TEST(OpenAiRequestSpecTest, AMemberWeDoNotMeanToSendIsCaught) {
 
 TEST(OpenAiRequestSpecTest, StrictSchemaRequestHasTheDocumentedShape) {
   OpenAiProvider provider(OpenAiOptions{}, nullptr, [](std::string_view) { return std::nullopt; });
-  EXPECT_EQ(json::serialize(provider.RequestBody(Request(ResponseFormat::Kind::kJsonSchema)).at("response_format")),
-            R"({"type":"json_schema","json_schema":{"name":"extract_contact","schema":{"type":"object","additionalProperties":false,"required":["name","phone"],"properties":{"name":{"type":"string"},"phone":{"type":["string","null"]}}},"strict":true}})");
+  EXPECT_EQ(
+      json::serialize(provider.RequestBody(Request(ResponseFormat::Kind::kJsonSchema)).at("response_format")),
+      R"({"type":"json_schema","json_schema":{"name":"extract_contact","schema":{"type":"object","additionalProperties":false,"required":["name","phone"],"properties":{"name":{"type":"string"},"phone":{"type":["string","null"]}}},"strict":true}})");
 }
 
 TEST(OpenAiRequestSpecTest, TheBodySentIsTheRequestBodyByteForByte) {
@@ -75,8 +78,8 @@ TEST(OpenAiRequestSpecTest, TheBodySentIsTheRequestBodyByteForByte) {
     OpenAiOptions options;
     options.max_tokens_field = field;
     OpenAiProvider provider(options, nullptr, [](std::string_view) { return std::nullopt; });
-    for (auto kind : {ResponseFormat::Kind::kNone, ResponseFormat::Kind::kJsonObject,
-                      ResponseFormat::Kind::kJsonSchema, ResponseFormat::Kind::kTool}) {
+    for (auto kind : {ResponseFormat::Kind::kNone, ResponseFormat::Kind::kJsonObject, ResponseFormat::Kind::kJsonSchema,
+                      ResponseFormat::Kind::kTool}) {
       for (int variant = 0; variant < 4; ++variant) {
         ChatRequest request = Request(kind == ResponseFormat::Kind::kTool ? ResponseFormat::Kind::kJsonSchema : kind);
         request.response_format.kind = kind;

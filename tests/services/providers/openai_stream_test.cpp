@@ -2,11 +2,12 @@
 // sequence split at every byte boundary, and over a loopback SSE server.
 #include "services/providers/openai_stream.h"
 
+#include <gtest/gtest.h>
+
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_future.hpp>
 #include <boost/json/parse.hpp>
-#include <gtest/gtest.h>
 
 #include "services/providers/openai_provider.h"
 #include "tests/support/sse_server.h"
@@ -15,8 +16,8 @@ namespace skillrunner::providers {
 namespace {
 namespace json = boost::json;
 using test_support::JsonAnswer;
-using test_support::Streamed;
 using test_support::SseServer;
+using test_support::Streamed;
 
 std::string Chunk(std::string_view delta, std::string_view finish = "null") {
   return R"(data: {"id":"chatcmpl-1","object":"chat.completion.chunk","model":"gpt-4o-mini-2024","choices":[{"index":0,"delta":)" +
@@ -25,9 +26,9 @@ std::string Chunk(std::string_view delta, std::string_view finish = "null") {
 
 // role, three content pieces (one with a UTF-8 character), finish, usage, [DONE].
 std::string AnswerStream() {
-  return Chunk(R"({"role":"assistant","content":""})") + ": keep-alive\n\n" + Chunk(R"({"content":"{\"title\":\"Caf"})") +
-         Chunk("{\"content\":\"\xC3\xA9\\\",\\\"category\"}") + Chunk(R"({"content":"\":\"bug\"}"})") +
-         Chunk("{}", "\"stop\"") +
+  return Chunk(R"({"role":"assistant","content":""})") + ": keep-alive\n\n" +
+         Chunk(R"({"content":"{\"title\":\"Caf"})") + Chunk("{\"content\":\"\xC3\xA9\\\",\\\"category\"}") +
+         Chunk(R"({"content":"\":\"bug\"}"})") + Chunk("{}", "\"stop\"") +
          R"(data: {"id":"chatcmpl-1","object":"chat.completion.chunk","model":"gpt-4o-mini-2024","choices":[],)"
          R"("usage":{"prompt_tokens":31,"completion_tokens":9,"total_tokens":40,"prompt_tokens_details":{"cached_tokens":8}}})"
          "\n\ndata: [DONE]\n\n";
@@ -81,7 +82,8 @@ TEST(OpenAiStreamTest, ToolCallArgumentsAndRefusalsStream) {
   };
   auto stream = MakeOpenAiChatStream(request);
   const std::string body =
-      Chunk(R"({"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"out","arguments":""}}]})") +
+      Chunk(
+          R"({"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"out","arguments":""}}]})") +
       Chunk(R"({"tool_calls":[{"index":0,"function":{"arguments":"{\"a\":"}}]})") +
       Chunk(R"({"tool_calls":[{"index":0,"function":{"arguments":"1}"}}]})") + Chunk("{}", "\"tool_calls\"") +
       "data: [DONE]\n\n";

@@ -2,11 +2,12 @@
 // sequences split at every byte boundary, and over a loopback SSE server.
 #include "services/providers/other_streams.h"
 
+#include <gtest/gtest.h>
+
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_future.hpp>
 #include <boost/json/parse.hpp>
-#include <gtest/gtest.h>
 
 #include "services/providers/anthropic_provider.h"
 #include "services/providers/gemini_provider.h"
@@ -30,7 +31,9 @@ std::string AnthropicTextStream() {
          "\n\nevent: ping\ndata: {\"type\": \"ping\"}\n\nevent: content_block_delta\n"
          R"(data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"{\"category\":\"bug\","}})"
          "\n\nevent: content_block_delta\n"
-         "data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"\\\"title\\\":\\\"Caf\xC3\xA9\\\"}\"}}"
+         "data: "
+         "{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"\\\"title\\\":"
+         "\\\"Caf\xC3\xA9\\\"}\"}}"
          "\n\nevent: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\nevent: message_delta\n"
          R"(data: {"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":14}})"
          "\n\nevent: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
@@ -57,8 +60,10 @@ std::string GeminiStream() {
   return R"(data: {"candidates": [{"content": {"parts": [{"text": "{\"category\":\"bug\","}],"role": "model"},"index": 0}],)"
          R"("usageMetadata": {"promptTokenCount": 18,"totalTokenCount": 18},"modelVersion": "gemini-2.5-flash","responseId": "r1"})"
          "\r\n\r\n"
-         "data: {\"candidates\": [{\"content\": {\"parts\": [{\"text\": \"\\\"title\\\":\\\"Caf\xC3\xA9\\\"}\"}],\"role\": \"model\"},"
-         "\"finishReason\": \"STOP\",\"index\": 0}],\"usageMetadata\": {\"promptTokenCount\": 18,\"candidatesTokenCount\": 11,"
+         "data: {\"candidates\": [{\"content\": {\"parts\": [{\"text\": "
+         "\"\\\"title\\\":\\\"Caf\xC3\xA9\\\"}\"}],\"role\": \"model\"},"
+         "\"finishReason\": \"STOP\",\"index\": 0}],\"usageMetadata\": {\"promptTokenCount\": "
+         "18,\"candidatesTokenCount\": 11,"
          "\"totalTokenCount\": 29},\"modelVersion\": \"gemini-2.5-flash\",\"responseId\": \"r1\"}\r\n\r\n";
 }
 
@@ -113,7 +118,8 @@ TEST(AnthropicStreamTest, AnErrorEventIsARetryableError) {
   ChatRequest request;
   auto stream = MakeAnthropicChatStream(request);
   const std::string start = AnthropicTextStream();
-  const std::string body = start.substr(0, start.find("\n\n") + 2) + "event: error\n"
+  const std::string body = start.substr(0, start.find("\n\n") + 2) +
+                           "event: error\n"
                            R"(data: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}})"
                            "\n\n";
   stream->Feed(body);

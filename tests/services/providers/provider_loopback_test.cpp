@@ -1,15 +1,14 @@
 // The HTTP providers and the transient policy against a real loopback server.
+#include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
+
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_future.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
-#include <gtest/gtest.h>
-
 #include <set>
-#include <spdlog/sinks/ostream_sink.h>
-#include <spdlog/spdlog.h>
-
 #include <sstream>
 
 #include "services/providers/anthropic_provider.h"
@@ -63,8 +62,7 @@ class ProviderLoopbackTest : public ::testing::Test {
                             std::chrono::milliseconds deadline = std::chrono::minutes(5)) {
     RetryingProvider retrying(provider, RetryingProviderOptions{[] { return 0.0; }, {}});
     ctx_ = std::make_unique<InvocationContext>("s", InvocationOptions{}, sleeper_.Now() + deadline, sleeper_);
-    auto future = boost::asio::co_spawn(io_, retrying.Chat(request, policy_, *ctx_),
-                                        boost::asio::use_future);
+    auto future = boost::asio::co_spawn(io_, retrying.Chat(request, policy_, *ctx_), boost::asio::use_future);
     io_.restart();
     io_.run();
     return future.get();
@@ -79,7 +77,8 @@ class ProviderLoopbackTest : public ::testing::Test {
 
 TEST_F(ProviderLoopbackTest, RateLimitWithRetryAfterMsWaitsThatLongOnce) {
   auto provider = MakeOpenAi();
-  server_.Enqueue({.status = 429, .headers = {{"retry-after-ms", "150"}},
+  server_.Enqueue({.status = 429,
+                   .headers = {{"retry-after-ms", "150"}},
                    .body = test_support::OpenAiError("Rate limit reached", "requests")});
   server_.Enqueue({.body = OpenAiAnswer(R"({"ok":true})")});
   auto result = Send(*provider);
@@ -101,7 +100,8 @@ TEST_F(ProviderLoopbackTest, RateLimitWithRetryAfterMsWaitsThatLongOnce) {
 TEST_F(ProviderLoopbackTest, TwentyRefusedCallsDoNotAllComeBackAtOnce) {
   auto provider = MakeOpenAi();
   for (int i = 0; i < 20; ++i) {
-    server_.Enqueue({.status = 429, .headers = {{"retry-after-ms", "100"}},
+    server_.Enqueue({.status = 429,
+                     .headers = {{"retry-after-ms", "100"}},
                      .body = test_support::OpenAiError("Rate limit reached", "requests")});
     server_.Enqueue({.body = OpenAiAnswer(R"({"ok":true})")});
     ASSERT_TRUE(Send(*provider));
@@ -117,7 +117,8 @@ TEST_F(ProviderLoopbackTest, TwentyRefusedCallsDoNotAllComeBackAtOnce) {
 
 TEST_F(ProviderLoopbackTest, InsufficientQuotaIsOneRequestAndAProviderErrorNamingIt) {
   auto provider = MakeOpenAi();
-  std::string body = R"({"error": {"message": "You exceeded your current quota, please check your plan and billing details.",
+  std::string body =
+      R"({"error": {"message": "You exceeded your current quota, please check your plan and billing details.",
       "type": "insufficient_quota", "param": null, "code": "insufficient_quota"}})";
   server_.SetDefault({.status = 429, .body = body});
   auto result = Send(*provider);
@@ -132,8 +133,8 @@ TEST_F(ProviderLoopbackTest, InsufficientQuotaIsOneRequestAndAProviderErrorNamin
 
 TEST_F(ProviderLoopbackTest, UnauthorizedIsOneRequestAndProviderError) {
   auto provider = MakeOpenAi();
-  server_.SetDefault({.status = 401,
-                      .body = test_support::OpenAiError("Incorrect API key provided", "invalid_request_error")});
+  server_.SetDefault(
+      {.status = 401, .body = test_support::OpenAiError("Incorrect API key provided", "invalid_request_error")});
   auto result = Send(*provider);
   ASSERT_FALSE(result);
   EXPECT_EQ(server_.request_count(), 1u);
@@ -159,8 +160,8 @@ TEST_F(ProviderLoopbackTest, ServiceUnavailableForeverIsFourRequestsThenUnavaila
 
 TEST_F(ProviderLoopbackTest, AnHourLongRetryAfterFailsAtOnce) {
   auto provider = MakeOpenAi();
-  server_.SetDefault({.status = 429, .headers = {{"retry-after", "3600"}},
-                      .body = test_support::OpenAiError("quota", "requests")});
+  server_.SetDefault(
+      {.status = 429, .headers = {{"retry-after", "3600"}}, .body = test_support::OpenAiError("quota", "requests")});
   auto result = Send(*provider);
   ASSERT_FALSE(result);
   EXPECT_EQ(server_.request_count(), 1u);
@@ -269,11 +270,14 @@ TEST_F(ProviderLoopbackTest, OpenAiCachedPromptTokensAreRead) {
 // A generateContent answer with `parts`, `finish` and usage.
 std::string GeminiAnswer(const std::string& text, const std::string& finish = "STOP") {
   json::object body{
-      {"candidates", json::array{json::object{
-                         {"content", {{"role", "model"}, {"parts", json::array{json::object{{"text", text}}}}}},
-                         {"finishReason", finish}}}},
-      {"usageMetadata", {{"promptTokenCount", 40}, {"candidatesTokenCount", 7}, {"cachedContentTokenCount", 32},
-                         {"totalTokenCount", 47}}},
+      {"candidates",
+       json::array{json::object{{"content", {{"role", "model"}, {"parts", json::array{json::object{{"text", text}}}}}},
+                                {"finishReason", finish}}}},
+      {"usageMetadata",
+       {{"promptTokenCount", 40},
+        {"candidatesTokenCount", 7},
+        {"cachedContentTokenCount", 32},
+        {"totalTokenCount", 47}}},
       {"modelVersion", "gemini-2.5-flash-001"},
       {"responseId", "resp-1"}};
   return json::serialize(body);
@@ -289,7 +293,8 @@ TEST_F(ProviderLoopbackTest, GeminiRequestAndAnswerFollowGenerateContent) {
   request.metadata.seed = 42;
   request.response_format.kind = ResponseFormat::Kind::kJsonSchema;
   request.response_format.name = "ok";
-  request.response_format.schema = std::make_shared<const json::value>(json::parse(R"({"type":"object","properties":{"ok":{"type":"boolean"}}})"));
+  request.response_format.schema =
+      std::make_shared<const json::value>(json::parse(R"({"type":"object","properties":{"ok":{"type":"boolean"}}})"));
   auto result = Send(*provider, request);
   ASSERT_TRUE(result) << result.error().message;
   auto requests = server_.requests();
@@ -322,10 +327,14 @@ TEST_F(ProviderLoopbackTest, GeminiRequestAndAnswerFollowGenerateContent) {
 TEST_F(ProviderLoopbackTest, GeminiFinishReasonsAndABlockedPromptMapAsDesignSays) {
   auto provider = MakeGemini();
   const std::vector<std::pair<std::string, FinishReason>> reasons = {
-      {"STOP", FinishReason::kStop},           {"MAX_TOKENS", FinishReason::kLength},
-      {"SAFETY", FinishReason::kContentFilter}, {"PROHIBITED_CONTENT", FinishReason::kContentFilter},
-      {"BLOCKLIST", FinishReason::kContentFilter}, {"SPII", FinishReason::kContentFilter},
-      {"RECITATION", FinishReason::kContentFilter}, {"LANGUAGE", FinishReason::kOther},
+      {"STOP", FinishReason::kStop},
+      {"MAX_TOKENS", FinishReason::kLength},
+      {"SAFETY", FinishReason::kContentFilter},
+      {"PROHIBITED_CONTENT", FinishReason::kContentFilter},
+      {"BLOCKLIST", FinishReason::kContentFilter},
+      {"SPII", FinishReason::kContentFilter},
+      {"RECITATION", FinishReason::kContentFilter},
+      {"LANGUAGE", FinishReason::kOther},
       {"OTHER", FinishReason::kOther}};
   for (const auto& [reason, mapped] : reasons) {
     server_.Enqueue({.body = GeminiAnswer("{}", reason)});
@@ -349,11 +358,13 @@ TEST_F(ProviderLoopbackTest, GeminiFinishReasonsAndABlockedPromptMapAsDesignSays
 
 TEST_F(ProviderLoopbackTest, GeminiErrorEnvelopeRetryInfoIsTheWaitAndABadRequestIsFinal) {
   auto provider = MakeGemini();
-  server_.Enqueue({.status = 429, .body = R"({"error":{"code":429,"message":"You exceeded your current quota, )"
-                                          R"(please check your plan and billing details.","status":"RESOURCE_EXHAUSTED",)"
-                                          R"("details":[{"@type":"type.googleapis.com/google.rpc.QuotaFailure"},)"
-                                          R"({"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"1.5s"}]}})"});
-  server_.Enqueue({.status = 503, .body = R"({"error":{"code":503,"message":"The model is overloaded.","status":"UNAVAILABLE"}})"});
+  server_.Enqueue({.status = 429,
+                   .body = R"({"error":{"code":429,"message":"You exceeded your current quota, )"
+                           R"(please check your plan and billing details.","status":"RESOURCE_EXHAUSTED",)"
+                           R"("details":[{"@type":"type.googleapis.com/google.rpc.QuotaFailure"},)"
+                           R"({"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"1.5s"}]}})"});
+  server_.Enqueue(
+      {.status = 503, .body = R"({"error":{"code":503,"message":"The model is overloaded.","status":"UNAVAILABLE"}})"});
   server_.Enqueue({.body = GeminiAnswer("{}")});
   auto result = Send(*provider);
   ASSERT_TRUE(result) << result.error().message;
@@ -365,16 +376,18 @@ TEST_F(ProviderLoopbackTest, GeminiErrorEnvelopeRetryInfoIsTheWaitAndABadRequest
   EXPECT_GE(sleeper_.delays[0], 1500);  // RetryInfo, plus the rate-limit spread
   EXPECT_LT(sleeper_.delays[0], 2500);
   EXPECT_EQ(sleeper_.delays[1], 2000);  // the backoff (no retry-after)
-  server_.Enqueue({.status = 400, .body = R"({"error":{"code":400,"message":"Invalid JSON payload received.",)"
-                                          R"("status":"INVALID_ARGUMENT"}})"});
+  server_.Enqueue({.status = 400,
+                   .body = R"({"error":{"code":400,"message":"Invalid JSON payload received.",)"
+                           R"("status":"INVALID_ARGUMENT"}})"});
   auto bad = Send(*provider);
   ASSERT_FALSE(bad);
   EXPECT_EQ(bad.error().code, ErrorCode::kProviderError);
   EXPECT_EQ(bad.error().message, "the provider refused the request: HTTP 400: Invalid JSON payload received.");
   EXPECT_EQ(bad.error().details.at("provider_type"), "INVALID_ARGUMENT");
   // A quota with no RetryInfo is spent: waiting will not help.
-  server_.Enqueue({.status = 429, .body = R"({"error":{"code":429,"message":"You exceeded your current quota, )"
-                                          R"(please check your plan and billing details.","status":"RESOURCE_EXHAUSTED"}})"});
+  server_.Enqueue({.status = 429,
+                   .body = R"({"error":{"code":429,"message":"You exceeded your current quota, )"
+                           R"(please check your plan and billing details.","status":"RESOURCE_EXHAUSTED"}})"});
   auto spent = Send(*provider);
   ASSERT_FALSE(spent);
   EXPECT_EQ(spent.error().code, ErrorCode::kProviderError);
@@ -436,7 +449,8 @@ TEST_F(ProviderLoopbackTest, AnthropicRequestAndAnswerFollowTheMessagesApi) {
                      "usage":{"input_tokens":30,"output_tokens":5,"cache_read_input_tokens":24}})"});
   ChatRequest request = SimpleRequest();
   request.response_format.kind = ResponseFormat::Kind::kJsonSchema;
-  request.response_format.schema = std::make_shared<const json::value>(json::parse(R"({"type":"object","additionalProperties":false,"properties":{"ok":{"type":"boolean"}}})"));
+  request.response_format.schema = std::make_shared<const json::value>(
+      json::parse(R"({"type":"object","additionalProperties":false,"properties":{"ok":{"type":"boolean"}}})"));
   auto result = Send(*provider, request);
   ASSERT_TRUE(result) << result.error().message;
   auto requests = server_.requests();
@@ -472,8 +486,12 @@ TEST_F(ProviderLoopbackTest, AnthropicToolUseAnswersAndRefusalsAreUnderstood) {
 
 TEST_F(ProviderLoopbackTest, AnthropicOverloaded529IsTransient) {
   auto provider = MakeAnthropic();
-  server_.Enqueue({.status = 529, .body = R"({"type":"error","error":{"type":"overloaded_error","message":"Overloaded"},"request_id":"req_9"})"});
-  server_.Enqueue({.body = R"({"content":[{"type":"text","text":"{}"}],"stop_reason":"end_turn","usage":{"input_tokens":1,"output_tokens":1}})"});
+  server_.Enqueue(
+      {.status = 529,
+       .body = R"({"type":"error","error":{"type":"overloaded_error","message":"Overloaded"},"request_id":"req_9"})"});
+  server_.Enqueue(
+      {.body =
+           R"({"content":[{"type":"text","text":"{}"}],"stop_reason":"end_turn","usage":{"input_tokens":1,"output_tokens":1}})"});
   auto result = Send(*provider);
   ASSERT_TRUE(result);
   EXPECT_EQ(ctx_->attempts()[0].http_status, 529);
@@ -482,8 +500,8 @@ TEST_F(ProviderLoopbackTest, AnthropicOverloaded529IsTransient) {
 
 TEST_F(ProviderLoopbackTest, TheKeyNeverReachesLogsOrErrors) {
   auto sink_stream = std::make_shared<std::ostringstream>();
-  auto logger = std::make_shared<spdlog::logger>(
-      "capture", std::make_shared<spdlog::sinks::ostream_sink_mt>(*sink_stream));
+  auto logger =
+      std::make_shared<spdlog::logger>("capture", std::make_shared<spdlog::sinks::ostream_sink_mt>(*sink_stream));
   logger->set_level(spdlog::level::trace);
   auto previous = spdlog::default_logger();
   spdlog::set_default_logger(logger);

@@ -1,8 +1,8 @@
 #include "services/providers/retrying_provider.h"
 
-#include <boost/json/serialize.hpp>
 #include <gtest/gtest.h>
 
+#include <boost/json/serialize.hpp>
 #include <deque>
 
 #include "tests/support/fake_clock.h"
@@ -21,8 +21,7 @@ class ScriptedProvider : public Provider {
   std::vector<ChatRequest> requests;
   test_support::FakeClock* clock = nullptr;
   milliseconds request_time{0};
-  boost::asio::awaitable<ChatResult> Chat(
-      const ChatRequest& request) override {
+  boost::asio::awaitable<ChatResult> Chat(const ChatRequest& request) override {
     requests.push_back(request);
     if (clock != nullptr) clock->Advance(request_time);
     auto next = script.front();
@@ -210,8 +209,9 @@ TEST_F(RetryingProviderTest, NoSlotOfTheRateLimitBeforeTheDeadlineIsOverloadedWi
   ProviderError late;
   late.kind = ProviderError::Kind::kOverloaded;
   late.retry_after = std::chrono::milliseconds(9500);
-  late.message = "the provider's rate limit (6 requests a minute) leaves no slot before the deadline; the next is "
-                 "free in 9500 ms";
+  late.message =
+      "the provider's rate limit (6 requests a minute) leaves no slot before the deadline; the next is "
+      "free in 9500 ms";
   provider_.script = {std::unexpected(late), Ok()};
   auto result = Run();
   ASSERT_FALSE(result);
@@ -253,8 +253,7 @@ TEST_F(RetryingProviderTest, PermanentErrorsAreNeverRetried) {
     EXPECT_EQ(provider_.requests.size(), 1u) << status;
     EXPECT_EQ(result.error().code, ErrorCode::kProviderError);
     EXPECT_EQ(result.error().message,
-              "the provider refused the request: HTTP " + std::to_string(status) + ": boom " +
-                  std::to_string(status));
+              "the provider refused the request: HTTP " + std::to_string(status) + ": boom " + std::to_string(status));
     EXPECT_EQ(ctx_->attempts()[0].kind, AttemptKind::kProviderError);
   }
 }
@@ -295,8 +294,7 @@ TEST_F(RetryingProviderTest, ConnectionFailuresAreTransient) {
   provider_.script = {std::unexpected(dropped), Ok()};
   auto result = Run();
   ASSERT_TRUE(result);
-  EXPECT_EQ(ctx_->attempts()[0].errors[0].message,
-            "connection closed before the response was complete");
+  EXPECT_EQ(ctx_->attempts()[0].errors[0].message, "connection closed before the response was complete");
   EXPECT_FALSE(ctx_->attempts()[0].http_status.has_value());
 }
 

@@ -1,8 +1,8 @@
-#include "services/providers/fault_script.h"
-
 #include <gtest/gtest.h>
 
 #include <boost/json/parse.hpp>
+
+#include "services/providers/fault_script.h"
 
 namespace skillrunner::providers {
 namespace {
@@ -59,8 +59,7 @@ TEST(FaultScriptTest, ErrorsNameTheEntryByPointer) {
             "/0/atempt: unknown key \"atempt\" (did you mean \"attempt\"?)");
   EXPECT_EQ(ErrorOf(R"([{"attempt": 1, "fault": "missing_field", "path": "priority"}])"),
             "/0/path: expected a JSON pointer (\"\" or \"/name\"), found \"priority\"");
-  EXPECT_EQ(ErrorOf(R"([{"attempt": 1, "fault": "fence", "path": "/a"}])"),
-            "/0/path: not used by fault \"fence\"");
+  EXPECT_EQ(ErrorOf(R"([{"attempt": 1, "fault": "fence", "path": "/a"}])"), "/0/path: not used by fault \"fence\"");
   EXPECT_EQ(ErrorOf(R"([{"attempt": 1, "fault": "unavailable", "status": 400}])"),
             "/0/status: expected a retryable HTTP status (408, 409, 429 or 500-599), found 400");
   EXPECT_EQ(ErrorOf(R"([{"attempt": 1, "fault": "rate_limit", "retry_after_ms": 1, "retry_after_s": 1}])"),
@@ -99,9 +98,9 @@ TEST(FaultScriptTest, SkillEntriesWinOverConfigEntriesForTheSameAttempt) {
 
 TEST(FaultScriptTest, DocumentationNamesEveryKind) {
   std::string_view doc = FaultScriptDocumentation();
-  for (std::string_view kind : {"missing_field", "wrong_type", "out_of_range", "extra_field", "prose", "fence",
-                                "invalid_json", "truncate", "refusal", "content_filter", "rate_limit",
-                                "unavailable", "verdict"}) {
+  for (std::string_view kind :
+       {"missing_field", "wrong_type", "out_of_range", "extra_field", "prose", "fence", "invalid_json", "truncate",
+        "refusal", "content_filter", "rate_limit", "unavailable", "verdict"}) {
     EXPECT_NE(doc.find(kind), std::string_view::npos) << kind;
   }
 }

@@ -7,9 +7,9 @@
 #include <boost/json/serialize.hpp>
 
 #include "services/providers/simulated_provider.h"
-#include "tests/support/simulation.h"
 #include "services/validation/compiled_schema.h"
 #include "tests/support/run_awaitable.h"
+#include "tests/support/simulation.h"
 
 namespace skillrunner::providers {
 namespace {
@@ -88,10 +88,10 @@ TEST_F(SimulatedFaultTest, OutOfRangeBreaksTheBoundAtPathOrTheFirstBoundedValue)
   auto response = Ask(R"([{"attempt":1,"fault":"out_of_range","path":"/summary"}])");
   json::object answer = json::parse(response->text).as_object();
   EXPECT_EQ(answer["summary"].as_string().size(), 281u);
-  EXPECT_EQ(Errors(response->text), (std::vector<FieldError>{{"/summary", "expected at most 280 characters, found 281"}}));
+  EXPECT_EQ(Errors(response->text),
+            (std::vector<FieldError>{{"/summary", "expected at most 280 characters, found 281"}}));
   // Nothing bounded at the path: acts as wrong_type.
-  EXPECT_EQ(json::parse(Ask(R"([{"attempt":1,"fault":"out_of_range","path":"/needs_human"}])")->text)
-                .at("needs_human"),
+  EXPECT_EQ(json::parse(Ask(R"([{"attempt":1,"fault":"out_of_range","path":"/needs_human"}])")->text).at("needs_human"),
             "yes");
 }
 
@@ -101,9 +101,8 @@ TEST_F(SimulatedFaultTest, ExtraFieldAddsAnUnexpectedProperty) {
   auto response = Ask(R"([{"attempt":1,"fault":"extra_field"}])");
   EXPECT_EQ(json::parse(response->text), expected);
   EXPECT_EQ(Errors(response->text), (std::vector<FieldError>{{"/comment", "unexpected property \"comment\""}}));
-  EXPECT_TRUE(json::parse(Ask(R"([{"attempt":1,"fault":"extra_field","path":"/notes"}])")->text)
-                  .as_object()
-                  .contains("notes"));
+  EXPECT_TRUE(
+      json::parse(Ask(R"([{"attempt":1,"fault":"extra_field","path":"/notes"}])")->text).as_object().contains("notes"));
 }
 
 TEST_F(SimulatedFaultTest, TextFaultsWrapOrCutTheJson) {
@@ -114,8 +113,8 @@ TEST_F(SimulatedFaultTest, TextFaultsWrapOrCutTheJson) {
   auto prose = Ask(R"([{"attempt":1,"fault":"prose"}])");
   EXPECT_EQ(prose->text, "Here is the JSON you asked for:\n" + json_text + "\nLet me know if you need anything else.");
   auto both = Ask(R"([{"attempt":1,"fault":"prose"},{"attempt":1,"fault":"fence"}])");
-  EXPECT_EQ(both->text, "Here is the JSON you asked for:\n```json\n" + json_text +
-                            "\n```\nLet me know if you need anything else.");
+  EXPECT_EQ(both->text,
+            "Here is the JSON you asked for:\n```json\n" + json_text + "\n```\nLet me know if you need anything else.");
   auto invalid = Ask(R"([{"attempt":1,"fault":"invalid_json"}])");
   EXPECT_EQ(invalid->text, json_text.substr(0, json_text.size() / 2));
   EXPECT_EQ(invalid->finish_reason, FinishReason::kStop);

@@ -1,5 +1,4 @@
 #include "services/providers/simulated_provider.h"
-#include "tests/support/simulation.h"
 
 #include <gtest/gtest.h>
 
@@ -14,6 +13,7 @@
 
 #include "services/validation/compiled_schema.h"
 #include "tests/support/run_awaitable.h"
+#include "tests/support/simulation.h"
 
 namespace skillrunner::providers {
 namespace {
@@ -30,8 +30,7 @@ constexpr std::string_view kTriageSchema = R"({"type":"object",
 ChatRequest TriageRequest(std::uint64_t seed = 0) {
   ChatRequest request;
   request.model = "llama3.1:8b";
-  request.messages = {{"system", "You triage support tickets."},
-                      {"user", "Subject: Refund\n\nI was charged twice."}};
+  request.messages = {{"system", "You triage support tickets."}, {"user", "Subject: Refund\n\nI was charged twice."}};
   request.metadata.skill_id = "triage_ticket";
   request.metadata.task_id = "triage_ticket";
   request.metadata.seed = seed;
@@ -79,12 +78,12 @@ TEST(SimulatedProviderTest, ResponseCarriesEstimatedUsageAndIdentity) {
   EXPECT_FALSE(response->refusal);
   ASSERT_EQ(response->request_id.size(), 20u);
   EXPECT_TRUE(response->request_id.starts_with("sim-"));
-  EXPECT_EQ(response->request_id, "sim-" + [&] {
-    char hex[17];
-    std::snprintf(hex, sizeof hex, "%016llx",
-                  static_cast<unsigned long long>(SimulationSeed(request, 0, 0)));
-    return std::string(hex);
-  }());
+  EXPECT_EQ(
+      response->request_id, "sim-" + [&] {
+        char hex[17];
+        std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(SimulationSeed(request, 0, 0)));
+        return std::string(hex);
+      }());
   EXPECT_TRUE(response->usage.estimated);
   // "You triage support tickets." (27) + "Subject: Refund\n\nI was charged twice." (37) = 64 -> 16
   EXPECT_EQ(response->usage.input_tokens, 16);
@@ -120,7 +119,8 @@ TEST(SimulatedProviderTest, FinishReasonNames) {
 
 TEST(SimulatedProviderTest, FactoryReadsSettingsAndRejectsBadOnes) {
   auto ok = MakeSimulatedProvider(json::parse(R"({"kind":"simulated","latency_ms":5,"seed":7,
-      "faults":[{"attempt":1,"fault":"fence","skill":"x"}]})").as_object());
+      "faults":[{"attempt":1,"fault":"fence","skill":"x"}]})")
+                                      .as_object());
   EXPECT_TRUE(ok.has_value());
   auto options = SimulatedProviderOptionsFromSettings(json::parse(R"({"latency_ms":5,"seed":7})").as_object());
   ASSERT_TRUE(options);

@@ -8,9 +8,9 @@
 
 #include "services/providers/feedback_repair.h"
 #include "services/providers/simulated_provider.h"
-#include "tests/support/simulation.h"
 #include "services/validation/compiled_schema.h"
 #include "tests/support/run_awaitable.h"
+#include "tests/support/simulation.h"
 
 namespace skillrunner::providers {
 namespace {
@@ -41,8 +41,8 @@ class SimulatedRepairTest : public ::testing::Test {
   ChatRequest Retry(ChatRequest request, const std::string& previous, const std::string& errors) {
     request.metadata.attempt += 1;
     request.messages.push_back({"assistant", previous});
-    request.messages.push_back({"user", "Your answer did not match the schema:\n" + errors +
-                                            "\nAnswer again with the whole corrected JSON."});
+    request.messages.push_back(
+        {"user", "Your answer did not match the schema:\n" + errors + "\nAnswer again with the whole corrected JSON."});
     return request;
   }
   std::string Answer(const ChatRequest& request) {
@@ -76,8 +76,9 @@ TEST_F(SimulatedRepairTest, WhatARuleNamesChangesToSomethingNotEmptyAndTheRestIs
   json::object before = json::parse(Answer(first)).as_object();
   // A rule rejected a schema-valid answer: the boolean it names flips, the
   // absent list it names comes back with items.
-  std::string errors = "- /needs_human: a priority-1 ticket always needs a human\n"
-                       "- /tags: must not be empty, found absent";
+  std::string errors =
+      "- /needs_human: a priority-1 ticket always needs a human\n"
+      "- /tags: must not be empty, found absent";
   json::object after = json::parse(Answer(Retry(first, json::serialize(before), errors))).as_object();
   EXPECT_EQ(after["needs_human"], json::value(!before["needs_human"].as_bool()));
   ASSERT_TRUE(after["tags"].is_array());
@@ -91,9 +92,10 @@ TEST_F(SimulatedRepairTest, AFreshRetryRepairsTheAnswerTheOriginalMessagesGot) {
   // DESIGN 9.2 fresh: no assistant turn, the errors in one more user turn.
   ChatRequest fresh = first;
   fresh.metadata.attempt += 1;
-  fresh.messages.push_back({"user", "An earlier answer to this request did not match the JSON Schema. "
-                                    "Every error, by JSON pointer:\n- /summary: must not be empty, found an "
-                                    "empty string\nAnswer with the corrected JSON only."});
+  fresh.messages.push_back({"user",
+                            "An earlier answer to this request did not match the JSON Schema. "
+                            "Every error, by JSON pointer:\n- /summary: must not be empty, found an "
+                            "empty string\nAnswer with the corrected JSON only."});
   json::object after = json::parse(Answer(fresh)).as_object();
   EXPECT_NE(after["summary"], before["summary"]);
   EXPECT_NE(after["summary"], json::value(""));
@@ -227,8 +229,8 @@ TEST(SimulatedJudgeTest, EmitsOnePassingResultPerCriterion) {
 
 TEST(SimulatedJudgeTest, VerdictFaultSetsOneCriterionAndTheSummary) {
   SimulatedProvider provider{SimulatedProviderOptions{}};
-  auto response = RunAwaitable(provider.Chat(JudgeRequest(provider, 
-      R"([{"attempt":1,"fault":"verdict","criterion":"complete","verdict":"fail","confidence":80}])")));
+  auto response = RunAwaitable(provider.Chat(JudgeRequest(
+      provider, R"([{"attempt":1,"fault":"verdict","criterion":"complete","verdict":"fail","confidence":80}])")));
   ASSERT_TRUE(response);
   json::value verdict = json::parse(response->text);
   const json::array& results = verdict.at("criteria_results").as_array();
@@ -239,8 +241,8 @@ TEST(SimulatedJudgeTest, VerdictFaultSetsOneCriterionAndTheSummary) {
   EXPECT_EQ(verdict.at("issues"), json::parse(R"(["The output does not satisfy \"complete\"."])"));
   EXPECT_EQ(verdict.at("suggested_fixes").as_array().size(), 1u);
 
-  auto undecided = RunAwaitable(provider.Chat(JudgeRequest(provider, 
-      R"([{"attempt":1,"fault":"verdict","verdict":"indeterminate"}])")));
+  auto undecided = RunAwaitable(
+      provider.Chat(JudgeRequest(provider, R"([{"attempt":1,"fault":"verdict","verdict":"indeterminate"}])")));
   json::value all = json::parse(undecided->text);
   EXPECT_EQ(all.at("indeterminate"), json::parse(R"(["faithful","complete"])"));
   EXPECT_EQ(all.at("pass"), true);

@@ -1,15 +1,14 @@
-#include "services/providers/schema_instance.h"
-
 #include <gtest/gtest.h>
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <filesystem>
-#include <set>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "runner/yaml_json.h"
+#include "services/providers/schema_instance.h"
 #include "services/validation/compiled_schema.h"
 
 namespace skillrunner::providers::simulation {
@@ -153,9 +152,11 @@ TEST(SchemaInstanceTest, AnInstanceStopsAtTenThousandValues) {
   auto errors = (*compiled)->Validate(instance);
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_EQ(errors[0].path, "");
-  EXPECT_EQ(errors[0].message, "expected at least 1000000000 item(s), found " + std::to_string(instance.get_array().size()));
+  EXPECT_EQ(errors[0].message,
+            "expected at least 1000000000 item(s), found " + std::to_string(instance.get_array().size()));
 
-  json::value object = json::parse(R"j({"type":"object","minProperties":1000000,"additionalProperties":{"type":"integer"}})j");
+  json::value object =
+      json::parse(R"j({"type":"object","minProperties":1000000,"additionalProperties":{"type":"integer"}})j");
   instance = InstanceGenerator(object, rng).Generate();
   ASSERT_TRUE(instance.is_object());
   EXPECT_EQ(instance.get_object().size(), 9'999u);  // and the object itself

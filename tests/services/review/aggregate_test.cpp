@@ -1,9 +1,11 @@
 // Aggregation, the verdict schema's extra check and the judge prompt, without I/O.
-#include <boost/json/parse.hpp>
-#include <boost/json/serialize.hpp>
+#include "services/review/aggregate.h"
+
 #include <gtest/gtest.h>
 
-#include "services/review/aggregate.h"
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+
 #include "services/review/judge_prompt.h"
 #include "services/review/verdict_schema.h"
 #include "services/validation/compiled_schema.h"
@@ -25,12 +27,16 @@ Rubric ThreeCriteria(bool faithful_required, std::string pass_rule = "") {
 json::value Answer(const std::string& faithful, const std::string& complete, const std::string& shortv,
                    int confidence = 90) {
   auto item = [&](const char* id, const std::string& verdict) {
-    return json::object{{"criterion_id", id}, {"reasoning", std::string(id) + " is " + verdict},
-                        {"verdict", verdict}, {"confidence", confidence}};
+    return json::object{{"criterion_id", id},
+                        {"reasoning", std::string(id) + " is " + verdict},
+                        {"verdict", verdict},
+                        {"confidence", confidence}};
   };
-  return json::object{{"criteria_results", json::array{item("faithful", faithful), item("complete", complete),
-                                                       item("short", shortv)}},
-                      {"issues", json::array{}}, {"suggested_fixes", json::array{}}, {"pass", true}};
+  return json::object{
+      {"criteria_results", json::array{item("faithful", faithful), item("complete", complete), item("short", shortv)}},
+      {"issues", json::array{}},
+      {"suggested_fixes", json::array{}},
+      {"pass", true}};
 }
 
 bool Pass(const json::value& verdict) { return verdict.at("pass").as_bool(); }
@@ -97,8 +103,8 @@ TEST(AggregateTest, SamplesTakeTheMajorityWithAgreement) {
 
 TEST(AggregateTest, TiesAreIndeterminate) {
   Rubric rubric = ThreeCriteria(true);
-  json::value three_way = Aggregate(
-      rubric, {Answer("pass", "pass", "pass"), Answer("fail", "pass", "pass"), Answer("indeterminate", "pass", "pass")});
+  json::value three_way = Aggregate(rubric, {Answer("pass", "pass", "pass"), Answer("fail", "pass", "pass"),
+                                             Answer("indeterminate", "pass", "pass")});
   const auto& faithful = three_way.at("criteria_results").at(0);
   EXPECT_EQ(faithful.at("verdict"), "indeterminate");
   EXPECT_EQ(faithful.at("reasoning"), "the judges split: 1 pass, 1 fail, 1 indeterminate");
@@ -141,8 +147,8 @@ TEST(VerdictSchemaTest, EveryCriterionExactlyOnce) {
 TEST(JudgePromptTest, ListsCriteriaAndAsksForReasoningFirst) {
   Rubric rubric = ThreeCriteria(true);
   rubric.criteria[2].guidance = "Count sentences only.";
-  rubric.criteria[2].examples = json::array{json::object{{"subject", "One. Two. Three."}, {"verdict", "fail"},
-                                                         {"reason", "three sentences"}}};
+  rubric.criteria[2].examples =
+      json::array{json::object{{"subject", "One. Two. Three."}, {"verdict", "fail"}, {"reason", "three sentences"}}};
   std::string system = JudgeSystemPrompt(rubric);
   EXPECT_NE(system.find("- faithful (required): Supported by the text.\n"
                         "- complete: Nothing left out.\n"

@@ -1,9 +1,10 @@
 // LLM_REVIEW skills and the generate-review-retry gate end to end:
 // SkillRunner -> LlmReviewService / LlmGenerationService -> OpenAiProvider ->
 // a loopback server with scripted answers.
+#include <gtest/gtest.h>
+
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
-#include <gtest/gtest.h>
 
 #include "tests/support/llm_test_bed.h"
 
@@ -26,8 +27,8 @@ std::string JudgeSkill(const std::string& extra = "") {
 }
 
 std::string Item(const std::string& id, const std::string& reasoning, const std::string& verdict, int confidence) {
-  return json::serialize(json::object{{"criterion_id", id}, {"reasoning", reasoning}, {"verdict", verdict},
-                                      {"confidence", confidence}});
+  return json::serialize(
+      json::object{{"criterion_id", id}, {"reasoning", reasoning}, {"verdict", verdict}, {"confidence", confidence}});
 }
 
 std::string Verdict(const std::vector<std::string>& items, const std::string& issues = "[]",
@@ -69,8 +70,8 @@ TEST_F(ReviewLoopbackTest, FailedRequiredCriterionFailsAndLowConfidenceIsIndeter
                                                        Item("short", "One sentence.", "pass", 95)},
                                                       R"(["Invents a date."])", R"(["Drop the date."])", "true"))});
 
-  auto outcome = bed_.Invoke("judge_answer",
-                             R"({"subject":"The meeting is on 3 May.","context":{"notes":"Meeting next week."}})");
+  auto outcome =
+      bed_.Invoke("judge_answer", R"({"subject":"The meeting is on 3 May.","context":{"notes":"Meeting next week."}})");
   ASSERT_TRUE(outcome) << json::serialize(ToJson(outcome));
   EXPECT_EQ(outcome->output, json::parse(R"({"pass":false,
       "issues":["Invents a date.","faithful: The date is not in the context."],
@@ -96,10 +97,12 @@ TEST_F(ReviewLoopbackTest, FailedRequiredCriterionFailsAndLowConfidenceIsIndeter
 // DESIGN 9.3 for judges: a judge model down for good falls back like a
 // generation, and one whose retries are spent escalates.
 TEST_F(ReviewLoopbackTest, AJudgeFallsBackAndEscalatesLikeAGeneration) {
-  bed_.AddSkill("judge_answer", "id: judge_answer\ntemplate_type: LLM_REVIEW\nrubric: answer_quality\nmodel: j-small\n");
-  bed_.Start("openai", "  j-small: { provider: llm, structured_output: none, fallbacks: [j-backup], escalate_to: j-large }\n"
-                       "  j-backup: { provider: llm, structured_output: none }\n"
-                       "  j-large: { provider: llm, structured_output: none }\n");
+  bed_.AddSkill("judge_answer",
+                "id: judge_answer\ntemplate_type: LLM_REVIEW\nrubric: answer_quality\nmodel: j-small\n");
+  bed_.Start("openai",
+             "  j-small: { provider: llm, structured_output: none, fallbacks: [j-backup], escalate_to: j-large }\n"
+             "  j-backup: { provider: llm, structured_output: none }\n"
+             "  j-large: { provider: llm, structured_output: none }\n");
   for (int i = 0; i < 4; ++i) {
     bed_.server().Enqueue({.status = 503, .body = test_support::OpenAiError("overloaded", "server_error")});
   }
@@ -124,7 +127,8 @@ TEST_F(ReviewLoopbackTest, AJudgeFallsBackAndEscalatesLikeAGeneration) {
 
 // DESIGN 9.4: judges' attempts are priced like any other.
 TEST_F(ReviewLoopbackTest, AJudgesAttemptsArePricedAndSummed) {
-  bed_.AddSkill("judge_answer", "id: judge_answer\ntemplate_type: LLM_REVIEW\nrubric: answer_quality\nmodel: j-priced\n");
+  bed_.AddSkill("judge_answer",
+                "id: judge_answer\ntemplate_type: LLM_REVIEW\nrubric: answer_quality\nmodel: j-priced\n");
   bed_.Start("openai", "  j-priced: { provider: llm, structured_output: none, price: { input: 1, output: 4 } }\n");
   bed_.server().Enqueue({.body = OpenAiAnswer("Fine.", "stop", 500, 20)});
   bed_.server().Enqueue({.body = OpenAiAnswer(AllPass(), "stop", 600, 80)});
@@ -186,8 +190,8 @@ TEST_F(ReviewLoopbackTest, OmittedCriterionIsFedBackAndStillOmittedIsJudgeError)
 TEST_F(ReviewLoopbackTest, OmittedCriterionRepairedOnTheRetryGivesAVerdict) {
   bed_.AddSkill("judge_answer", JudgeSkill());
   bed_.Start();
-  bed_.server().Enqueue({.body = OpenAiAnswer(
-                             Verdict({Item("faithful", "Supported.", "pass", 95), Item("complete", "All there.", "pass", 90)}))});
+  bed_.server().Enqueue({.body = OpenAiAnswer(Verdict({Item("faithful", "Supported.", "pass", 95),
+                                                       Item("complete", "All there.", "pass", 90)}))});
   bed_.server().Enqueue({.body = OpenAiAnswer(AllPass())});
   auto outcome = bed_.Invoke("judge_answer", R"({"subject":"It rains."})");
   ASSERT_TRUE(outcome) << json::serialize(ToJson(outcome));
@@ -199,10 +203,10 @@ TEST_F(ReviewLoopbackTest, ThreeSamplesWithOneDissentingJudgeTakeTheMajority) {
   bed_.AddSkill("judge_answer", JudgeSkill("samples: 3\n"));
   bed_.Start();
   bed_.server().Enqueue({.body = OpenAiAnswer(AllPass())});
-  bed_.server().Enqueue({.body = OpenAiAnswer(Verdict({Item("faithful", "Supported.", "pass", 80),
-                                                       Item("complete", "All there.", "pass", 90),
-                                                       Item("short", "Three sentences.", "fail", 70)},
-                                                      R"(["Too long."])"))});
+  bed_.server().Enqueue({.body = OpenAiAnswer(Verdict(
+                             {Item("faithful", "Supported.", "pass", 80), Item("complete", "All there.", "pass", 90),
+                              Item("short", "Three sentences.", "fail", 70)},
+                             R"(["Too long."])"))});
   bed_.server().Enqueue({.body = OpenAiAnswer(AllPass())});
 
   auto outcome = bed_.Invoke("judge_answer", R"({"subject":"It rains."})");
@@ -217,7 +221,8 @@ TEST_F(ReviewLoopbackTest, ThreeSamplesWithOneDissentingJudgeTakeTheMajority) {
 }
 
 TEST_F(ReviewLoopbackTest, NativeJudgeSendsTheStrictVerdictSchemaAndIgnoresANullPass) {
-  bed_.AddSkill("judge_answer", "id: judge_answer\ntemplate_type: LLM_REVIEW\nrubric: answer_quality\nmodel: m-native\n");
+  bed_.AddSkill("judge_answer",
+                "id: judge_answer\ntemplate_type: LLM_REVIEW\nrubric: answer_quality\nmodel: m-native\n");
   bed_.Start();
   std::string answer = AllPass();
   answer.insert(answer.size() - 1, ",\"pass\":null");
@@ -248,7 +253,8 @@ std::string SummarizeSkill(const std::string& review = "review: { rubric: brevit
          "prompt: { system: \"You summarize.\", user: \"Text: {{input.text}}\" }\n"
          "input_schema: { type: object, required: [text], properties: { text: { type: string } } }\n"
          "output_schema: { type: object, required: [summary], additionalProperties: false, "
-         "properties: { summary: { type: string } } }\n" + review;
+         "properties: { summary: { type: string } } }\n" +
+         review;
 }
 
 std::string BrevityVerdict(const std::string& short_verdict, const std::string& reasoning,
@@ -299,7 +305,8 @@ TEST_F(ReviewGateTest, FailedReviewRegeneratesOnceWithIssuesAndFixesAndKeepsBoth
   // request's messages, the rejected answer as the model's turn, then the
   // critique.
   json::array expected = bodies[0].at("messages").as_array();
-  expected.push_back(json::object{{"role", "assistant"}, {"content", R"({"summary":"It rains. It is cold. Take a coat."})"}});
+  expected.push_back(
+      json::object{{"role", "assistant"}, {"content", R"({"summary":"It rains. It is cold. Take a coat."})"}});
   expected.push_back(json::object{{"role", "user"},
                                   {"content",
                                    "A reviewer rejected this answer:\n"
@@ -322,7 +329,8 @@ TEST_F(ReviewGateTest, FailedReviewRegeneratesOnceWithIssuesAndFixesAndKeepsBoth
 // Under retry.strategy fresh the regeneration is the first request again,
 // its user turn carrying the critique alone.
 TEST_F(ReviewGateTest, UnderFreshTheRegenerationShowsTheCritiqueAlone) {
-  bed_.AddSkill("summarize", SummarizeSkill("retry: { strategy: fresh }\nreview: { rubric: brevity, retry_once: true }\n"));
+  bed_.AddSkill("summarize",
+                SummarizeSkill("retry: { strategy: fresh }\nreview: { rubric: brevity, retry_once: true }\n"));
   bed_.Start();
   bed_.server().Enqueue({.body = OpenAiAnswer(R"({"summary":"It rains. It is cold. Take a coat."})")});
   bed_.server().Enqueue({.body = OpenAiAnswer(BrevityVerdict("fail", "Three sentences.", R"(["Too long."])"))});

@@ -3,11 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
-
-#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <deque>
@@ -503,8 +502,7 @@ class ScriptedProvider : public providers::Provider {
  public:
   std::deque<std::expected<providers::ChatResponse, providers::ProviderError>> script;
   int requests = 0;
-  boost::asio::awaitable<providers::ChatResult> Chat(
-      const providers::ChatRequest&) override {
+  boost::asio::awaitable<providers::ChatResult> Chat(const providers::ChatRequest&) override {
     ++requests;
     auto next = script.front();
     if (script.size() > 1) script.pop_front();

@@ -125,10 +125,24 @@ TEST_F(SharedLimiterTest, AStray429HeldAsJitterDoesNotStopTheNextRise) {
   const auto newline = time->find('\n');
   const long long now_ms = std::stoll(time->substr(0, newline)) * 1000 + std::stoll(time->substr(newline + 1)) / 1000;
   const std::string before = std::to_string(now_ms - 600);  // more than a creep (half a second, searching) ago
-  ASSERT_TRUE(redis_->Command({"HSET", "skillrunner:limit:openai", "rate", "2400", "tail", "0", "apos", "0", "atime",
-                               before, "tnext", "0", "cut", before, "creep", before, "changed", before, "sent", "25",
-                               "refused", "1", "accepted", "2400", "probing", "0", "refusedat", "2700", "probecap", "0",
-                               "clean", "2400", "waited", "0", "lone", "1"}));
+  ASSERT_TRUE(redis_->Command({"HSET",      "skillrunner:limit:openai",
+                               "rate",      "2400",
+                               "tail",      "0",
+                               "apos",      "0",
+                               "atime",     before,
+                               "tnext",     "0",
+                               "cut",       before,
+                               "creep",     before,
+                               "changed",   before,
+                               "sent",      "25",
+                               "refused",   "1",
+                               "accepted",  "2400",
+                               "probing",   "0",
+                               "refusedat", "2700",
+                               "probecap",  "0",
+                               "clean",     "2400",
+                               "waited",    "0",
+                               "lone",      "1"}));
   SharedLimiter limiter(state_, "openai", RateLimit{}, RealClock());
   const auto latest = RealClock().Now() + 60s;
   ASSERT_EQ(Await(limiter.Acquire(latest, 0)).outcome, Limiter::Outcome::kGo);
@@ -166,8 +180,8 @@ TEST_F(SharedLimiterTest, AfterACutThe429sUntilTheProviderTakesOneAreNotTheNewRa
   };
   exchange(20, [](int) { return true; });
   ASSERT_EQ(field_once("rate", "1500.000000"), "1500.000000");  // none of 20 taken: a quarter
-  EXPECT_NE(redis_->Command({"HGET", key, "grace"}), "0");       // kCutGrace from the cut
-  exchange(10, [](int) { return true; });                        // 0.4 s of 429s, within the grace
+  EXPECT_NE(redis_->Command({"HGET", key, "grace"}), "0");      // kCutGrace from the cut
+  exchange(10, [](int) { return true; });                       // 0.4 s of 429s, within the grace
   std::this_thread::sleep_for(100ms);
   EXPECT_EQ(redis_->Command({"HGET", key, "rate"}), "1500.000000");  // held
   EXPECT_EQ(redis_->Command({"HGET", key, "refused"}), "0");

@@ -1,8 +1,9 @@
 // The pieces under the exporter: W3C traceparent, the OTLP/JSON encoding,
 // and the OTEL_* variables.
 
-#include <boost/json/parse.hpp>
 #include <gtest/gtest.h>
+
+#include <boost/json/parse.hpp>
 
 #include "services/common/trace_context.h"
 #include "services/telemetry/otlp_exporter.h"
@@ -26,7 +27,8 @@ TEST(TraceparentTest, ParsesTheW3cExampleAndFormatsItBack) {
 
 TEST(TraceparentTest, RejectsWhatW3cSaysToIgnoreAndSaysWhy) {
   const std::pair<const char*, const char*> cases[] = {
-      {"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7", "expected 00-<32 hex digits>-<16 hex digits>-<2 hex digits>"},
+      {"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7",
+       "expected 00-<32 hex digits>-<16 hex digits>-<2 hex digits>"},
       {"00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01", "the ids must be lower-case hex digits"},
       {"00-00000000000000000000000000000000-00f067aa0ba902b7-01", "the trace id is all zeros"},
       {"00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01", "the parent id is all zeros"},
@@ -49,16 +51,30 @@ TEST(TraceparentTest, NewIdsAreLowerCaseHexOfTheRightLengthAndDiffer) {
 }
 
 TEST(OtlpJsonTest, EncodesAnExportTraceServiceRequestAsTheJsonMappingSays) {
-  Span span{"4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7", "b7ad6b7169203331", "chat gpt-4o-mini",
-            SpanKind::kClient, 1767225600000000001, 1767225600250000000,
+  Span span{"4bf92f3577b34da6a3ce929d0e0e4736",
+            "00f067aa0ba902b7",
+            "b7ad6b7169203331",
+            "chat gpt-4o-mini",
+            SpanKind::kClient,
+            1767225600000000001,
+            1767225600250000000,
             {{"gen_ai.request.model", std::string("gpt-4o-mini")},
              {"gen_ai.usage.input_tokens", std::int64_t{1200}},
              {"skillrunner.cost_usd", 0.00042},
              {"skillrunner.validation_retry", true},
              {"gen_ai.response.finish_reasons", std::vector<std::string>{"stop"}}},
-            SpanStatus::kError, "validation"};
-  Span root{"4bf92f3577b34da6a3ce929d0e0e4736", "b7ad6b7169203331", "", "invoke_skill triage", SpanKind::kInternal,
-            5, 6, {}, SpanStatus::kUnset, ""};
+            SpanStatus::kError,
+            "validation"};
+  Span root{"4bf92f3577b34da6a3ce929d0e0e4736",
+            "b7ad6b7169203331",
+            "",
+            "invoke_skill triage",
+            SpanKind::kInternal,
+            5,
+            6,
+            {},
+            SpanStatus::kUnset,
+            ""};
   EXPECT_EQ(json::parse(EncodeOtlpJson({"checkout", "skillrunner", "1.2.3"}, {span, root})), json::parse(R"({
     "resourceSpans": [{
       "resource": {"attributes": [{"key": "service.name", "value": {"stringValue": "checkout"}}]},
@@ -91,17 +107,18 @@ EnvLookup Env(std::map<std::string, std::string> vars) {
 
 TEST(OtelEnvironmentTest, TheStandardVariablesApplyAndTheConfigFileWins) {
   OtlpExporterOptions options;
-  ASSERT_TRUE(ApplyOtelEnvironment(options, Env({{"OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector:4318/"},
-                                                 {"OTEL_SERVICE_NAME", "checkout"},
-                                                 {"OTEL_EXPORTER_OTLP_HEADERS", "Authorization=Basic%20cGs6c2s=, x-tenant = a%2Cb"},
-                                                 {"OTEL_BSP_MAX_QUEUE_SIZE", "100"},
-                                                 {"OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "500"},
-                                                 {"OTEL_BSP_SCHEDULE_DELAY", "250"},
-                                                 {"OTEL_EXPORTER_OTLP_TIMEOUT", "3000"}})));
+  ASSERT_TRUE(ApplyOtelEnvironment(
+      options, Env({{"OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector:4318/"},
+                    {"OTEL_SERVICE_NAME", "checkout"},
+                    {"OTEL_EXPORTER_OTLP_HEADERS", "Authorization=Basic%20cGs6c2s=, x-tenant = a%2Cb"},
+                    {"OTEL_BSP_MAX_QUEUE_SIZE", "100"},
+                    {"OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "500"},
+                    {"OTEL_BSP_SCHEDULE_DELAY", "250"},
+                    {"OTEL_EXPORTER_OTLP_TIMEOUT", "3000"}})));
   EXPECT_EQ(options.endpoint, "http://collector:4318/v1/traces");
   EXPECT_EQ(options.resource.service_name, "checkout");
-  EXPECT_EQ(options.headers, (std::vector<std::pair<std::string, std::string>>{
-                                 {"Authorization", "Basic cGs6c2s="}, {"x-tenant", "a,b"}}));
+  EXPECT_EQ(options.headers, (std::vector<std::pair<std::string, std::string>>{{"Authorization", "Basic cGs6c2s="},
+                                                                               {"x-tenant", "a,b"}}));
   EXPECT_EQ(options.max_queue_spans, 100u);
   EXPECT_EQ(options.max_batch_spans, 100u);  // never more than the queue
   EXPECT_EQ(options.schedule_delay, std::chrono::milliseconds(250));

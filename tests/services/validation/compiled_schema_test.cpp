@@ -59,8 +59,8 @@ TEST(CompiledSchemaTest, AdditionalPropertiesPointsAtEachOffender) {
             One("/modle", "unexpected property \"modle\""));
   auto errors = Check(R"({"properties":{"a":{}},"patternProperties":{"^x":{}},"additionalProperties":false})",
                       R"({"a":1,"xa":2,"b":3,"c":4})");
-  EXPECT_EQ(errors, (std::vector<FieldError>{{"/b", "unexpected property \"b\""},
-                                             {"/c", "unexpected property \"c\""}}));
+  EXPECT_EQ(errors,
+            (std::vector<FieldError>{{"/b", "unexpected property \"b\""}, {"/c", "unexpected property \"c\""}}));
 }
 
 TEST(CompiledSchemaTest, EnumAndConstMessages) {
@@ -74,9 +74,9 @@ TEST(CompiledSchemaTest, NumericBoundMessages) {
   EXPECT_EQ(Check(R"({"minimum":0})", "-1"), One("", "expected at least 0, found -1"));
   EXPECT_EQ(Check(R"({"exclusiveMinimum":0})", "0"), One("", "expected more than 0, found 0"));
   EXPECT_EQ(Check(R"({"exclusiveMaximum":10})", "10"), One("", "expected less than 10, found 10"));
-  EXPECT_EQ(Check(R"({"$schema":"http://json-schema.org/draft-04/schema#","maximum":10,"exclusiveMaximum":true})",
-                  "10"),
-            One("", "expected less than 10, found 10"));
+  EXPECT_EQ(
+      Check(R"({"$schema":"http://json-schema.org/draft-04/schema#","maximum":10,"exclusiveMaximum":true})", "10"),
+      One("", "expected less than 10, found 10"));
   EXPECT_EQ(Check(R"({"multipleOf":2})", "4.5"), One("", "expected a multiple of 2, found 4.5"));
 }
 
@@ -97,7 +97,8 @@ TEST(CompiledSchemaTest, PatternAndFormatMessages) {
 }
 
 TEST(CompiledSchemaTest, OtherKeywordMessages) {
-  EXPECT_EQ(Check(R"({"uniqueItems":true})", "[1,2,1]"), One("", "expected unique items, found item 2 equal to item 0"));
+  EXPECT_EQ(Check(R"({"uniqueItems":true})", "[1,2,1]"),
+            One("", "expected unique items, found item 2 equal to item 0"));
   EXPECT_EQ(Check(R"({"dependencies":{"a":["b"]}})", R"({"a":1})"),
             One("/b", "required property is missing (required when \"a\" is present)"));
   EXPECT_EQ(Check(R"({"contains":{"type":"string"}})", "[1]"),
@@ -128,9 +129,9 @@ TEST(CompiledSchemaTest, UniqueItemsReportsTheFirstRepeatOnlyAndComparesAsJsonSc
 }
 
 TEST(CompiledSchemaTest, AnyOfAndOneOfFailOnceAtTheirLocation) {
-  EXPECT_EQ(Check(R"({"properties":{"a":{"anyOf":[{"type":"string","maxLength":1},{"type":"null"}]}}})",
-                  R"({"a":"long"})"),
-            One("/a", "expected a value matching at least one anyOf branch, found string \"long\""));
+  EXPECT_EQ(
+      Check(R"({"properties":{"a":{"anyOf":[{"type":"string","maxLength":1},{"type":"null"}]}}})", R"({"a":"long"})"),
+      One("/a", "expected a value matching at least one anyOf branch, found string \"long\""));
   EXPECT_EQ(Check(R"({"oneOf":[{"minimum":5},{"maximum":0}]})", "1"),
             One("", "expected a value matching exactly one oneOf branch, found number 1 matching none"));
   // When the branches' types already rule the value out, say so.
@@ -170,7 +171,8 @@ TEST(CompiledSchemaTest, DraftsAreChosenBySchemaKeyword) {
     boost::json::value schema = {{"$schema", uri}};
     EXPECT_TRUE(CompiledSchema::Compile(schema).has_value()) << uri;
   }
-  auto refused = CompiledSchema::Compile(boost::json::parse(R"({"$schema":"https://json-schema.org/draft/2020-12/schema"})"));
+  auto refused =
+      CompiledSchema::Compile(boost::json::parse(R"({"$schema":"https://json-schema.org/draft/2020-12/schema"})"));
   ASSERT_FALSE(refused.has_value());
   EXPECT_NE(refused.error().find("https://json-schema.org/draft/2020-12/schema"), std::string::npos) << refused.error();
 }
@@ -182,10 +184,11 @@ TEST(CompiledSchemaTest, DefsAreReadLikeDefinitions) {
 }
 
 TEST(CompiledSchemaTest, MalformedSchemasAreCompileErrors) {
-  for (const char* bad : {R"({"type":5})", R"({"minimum":"x"})", R"({"properties":[]})", R"({"pattern":"("})",
-                          R"({"$ref":"#/nowhere"})", R"({"$ref":"#"})", R"({"allOf":[{"$ref":"#"}]})",
-                          R"({"definitions":{"a":{"$ref":"#/definitions/b"},"b":{"$ref":"#/definitions/a"}},"$ref":"#/definitions/a"})",
-                          R"({"minLength":-1})", R"({"required":"a"})", "5"}) {
+  for (const char* bad :
+       {R"({"type":5})", R"({"minimum":"x"})", R"({"properties":[]})", R"({"pattern":"("})", R"({"$ref":"#/nowhere"})",
+        R"({"$ref":"#"})", R"({"allOf":[{"$ref":"#"}]})",
+        R"({"definitions":{"a":{"$ref":"#/definitions/b"},"b":{"$ref":"#/definitions/a"}},"$ref":"#/definitions/a"})",
+        R"({"minLength":-1})", R"({"required":"a"})", "5"}) {
     auto compiled = CompiledSchema::Compile(boost::json::parse(bad));
     EXPECT_FALSE(compiled.has_value()) << bad;
     if (!compiled) {
@@ -199,13 +202,15 @@ TEST(CompiledSchemaTest, MalformedSchemasAreCompileErrors) {
 TEST(CompiledSchemaTest, ARelativeRefInTheRootsChainIsAnErrorNotARecursion) {
   auto root = CompiledSchema::Compile(boost::json::parse(R"({"$ref":"object"})"));
   ASSERT_FALSE(root.has_value());
-  EXPECT_EQ(root.error(), "unresolvable $ref \"object\" at the root: a relative URI names no document here "
-                          "(a place in this schema is \"#/...\")");
+  EXPECT_EQ(root.error(),
+            "unresolvable $ref \"object\" at the root: a relative URI names no document here "
+            "(a place in this schema is \"#/...\")");
   auto chained = CompiledSchema::Compile(
       boost::json::parse(R"({"definitions":{"a":{"$ref":"other.json#/x"}},"$ref":"#/definitions/a"})"));
   ASSERT_FALSE(chained.has_value());
-  EXPECT_EQ(chained.error(), "unresolvable $ref \"other.json#/x\" at /definitions/a: a relative URI names no "
-                             "document here (a place in this schema is \"#/...\")");
+  EXPECT_EQ(chained.error(),
+            "unresolvable $ref \"other.json#/x\" at /definitions/a: a relative URI names no "
+            "document here (a place in this schema is \"#/...\")");
   // Below the root a relative document is fetched like any other (here: no fetcher).
   auto nested = CompiledSchema::Compile(boost::json::parse(R"({"properties":{"a":{"$ref":"object"}}})"));
   ASSERT_FALSE(nested.has_value());
@@ -216,14 +221,18 @@ TEST(CompiledSchemaTest, ARelativeRefInTheRootsChainIsAnErrorNotARecursion) {
 // back-reference into a long with no overflow check. More than 9 digits there is refused
 // before std::regex sees it, at the pattern's place.
 TEST(CompiledSchemaTest, APatternWithACountOrBackReferenceOfMoreThanNineDigitsIsRefused) {
-  auto count = CompiledSchema::Compile(boost::json::parse(R"({"properties":{"a":{"pattern":"x{1,99999999999999999999}"}}})"));
+  auto count =
+      CompiledSchema::Compile(boost::json::parse(R"({"properties":{"a":{"pattern":"x{1,99999999999999999999}"}}})"));
   ASSERT_FALSE(count.has_value());
-  EXPECT_EQ(count.error(), "invalid schema at /properties/a: \"pattern\" is an invalid regular expression "
-                           "\"x{1,99999999999999999999}\" (a repetition count or back-reference of more than 9 digits)");
-  auto backref = CompiledSchema::Compile(boost::json::parse(R"({"patternProperties":{"(a)\\4444444444444444444444":{}}})"));
+  EXPECT_EQ(count.error(),
+            "invalid schema at /properties/a: \"pattern\" is an invalid regular expression "
+            "\"x{1,99999999999999999999}\" (a repetition count or back-reference of more than 9 digits)");
+  auto backref =
+      CompiledSchema::Compile(boost::json::parse(R"({"patternProperties":{"(a)\\4444444444444444444444":{}}})"));
   ASSERT_FALSE(backref.has_value());
-  EXPECT_EQ(backref.error(), "invalid schema at the root: \"patternProperties\" has an invalid regular expression "
-                             "\"(a)\\4444444444444444444444\" (a repetition count or back-reference of more than 9 digits)");
+  EXPECT_EQ(backref.error(),
+            "invalid schema at the root: \"patternProperties\" has an invalid regular expression "
+            "\"(a)\\4444444444444444444444\" (a repetition count or back-reference of more than 9 digits)");
   // Long digit runs elsewhere are literals.
   MustCompile(R"({"pattern":"^4111111111111111$"})");
   MustCompile(R"({"pattern":"^\\\\12345678901$"})");

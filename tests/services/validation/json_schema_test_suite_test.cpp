@@ -65,8 +65,7 @@ void RunFile(const fs::path& file, std::string_view draft, Counts& counts) {
     if (draft == "draft4" && schema.is_object() && !schema.as_object().contains("$schema")) {
       schema.as_object()["$schema"] = "http://json-schema.org/draft-04/schema#";
     }
-    const std::string group_name = file.filename().string() + ": " +
-                                   std::string(group.at("description").as_string());
+    const std::string group_name = file.filename().string() + ": " + std::string(group.at("description").as_string());
     const auto& tests = group.at("tests").as_array();
     auto compiled = CompiledSchema::Compile(schema, options);
     if (!compiled) {
@@ -112,9 +111,9 @@ TEST_P(JsonSchemaTestSuiteTest, CoreTestsPassAndOptionalAreReported) {
   if (!fs::exists(tests)) GTEST_SKIP() << tests << " is missing (install json-schema-test-suite)";
   Counts core = RunDirectory(tests, GetParam(), false);
   Counts optional = fs::exists(tests / "optional") ? RunDirectory(tests / "optional", GetParam(), true) : Counts{};
-  std::cout << GetParam() << " core: " << core.passed << " passed, " << core.failed << " failed, "
-            << core.skipped << " skipped (unsupported); optional: " << optional.passed << " passed, "
-            << optional.failed << " failed, " << optional.skipped << " skipped (unsupported)\n";
+  std::cout << GetParam() << " core: " << core.passed << " passed, " << core.failed << " failed, " << core.skipped
+            << " skipped (unsupported); optional: " << optional.passed << " passed, " << optional.failed << " failed, "
+            << optional.skipped << " skipped (unsupported)\n";
   for (const auto& reason : core.skip_reasons) std::cout << "  core skipped: " << reason << "\n";
   for (const auto& failure : optional.failures) std::cout << "  optional wrong: " << failure << "\n";
   for (const auto& reason : optional.skip_reasons) std::cout << "  optional skipped: " << reason << "\n";
