@@ -20,9 +20,9 @@ PACKAGES=(
   libsqlite3-dev openssl libhiredis-dev
 )
 # The tests' own packages (scripts/test.sh sets WITH_TESTS=1): GoogleTest, the JSON-Schema test suite,
-# Redis for the shared-state tests, mypy for the Python client's; Node 18+ and npm for the TypeScript
-# client's: Debian's nodejs and npm, unless a node and an npm are already on PATH.
-TEST_PACKAGES=(libgtest-dev googletest json-schema-test-suite redis-server python3-mypy)
+# Redis for the shared-state tests, mypy for the Python client's, clang-format-15 for FormatTest;
+# Node 18+ and npm for the TypeScript client's: Debian's nodejs and npm, unless a node and an npm are already on PATH.
+TEST_PACKAGES=(libgtest-dev googletest json-schema-test-suite redis-server python3-mypy clang-format-15)
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
   TEST_PACKAGES+=(nodejs npm)
 fi

@@ -141,18 +141,9 @@ int Serve(const CommonOptions& common, ServeOptions options) {
   return 0;
 }
 
-void AddServeCommands(CLI::App& app, const CommonOptions& common, std::function<int()>& run) {
-  auto serve = std::make_shared<ServeOptions>();
-  auto* serve_cmd =
-      app.add_subcommand("serve", "Serve skills over newline-delimited JSON-RPC 2.0 on a Unix socket and/or TCP");
+// The limits a server holds each connection and request to.
+static void AddServeLimits(CLI::App* serve_cmd, ServeOptions* serve) {
   auto& s = serve->server;
-  serve_cmd->add_option("--socket", s.socket_path, "Unix socket path (created mode 0600)");
-  serve_cmd->add_option("--socket-group", s.socket_group, "Group that may also connect (socket mode 0660)");
-  serve_cmd->add_option("--listen", s.listen, "TCP HOST:PORT (loopback unless --allow-remote; repeatable)");
-  serve_cmd->add_flag("--allow-remote", s.allow_remote,
-                      "Allow non-loopback --listen addresses (SKILLRUNNER_TOKEN required)");
-  serve_cmd->add_option("--metrics-listen", s.metrics_listen, "HOST:PORT for GET /metrics (Prometheus text)");
-  serve_cmd->add_option("--threads", serve->threads, "io threads (default: one per core)");
   serve_cmd->add_option("--max-line-bytes", s.limits.max_line_bytes, "Longest request line (default 1 MiB)")
       ->check(CLI::PositiveNumber);
   serve_cmd->add_option("--max-depth", s.limits.max_depth, "Deepest JSON nesting of a request (default 64)")
@@ -179,6 +170,21 @@ void AddServeCommands(CLI::App& app, const CommonOptions& common, std::function<
       ->add_option("--drain-timeout-ms", serve->drain_timeout_ms,
                    "On SIGTERM, wait this long for in-flight invocations (default 30000)")
       ->check(CLI::Range(1, 86400000));
+}
+
+void AddServeCommands(CLI::App& app, const CommonOptions& common, std::function<int()>& run) {
+  auto serve = std::make_shared<ServeOptions>();
+  auto* serve_cmd =
+      app.add_subcommand("serve", "Serve skills over newline-delimited JSON-RPC 2.0 on a Unix socket and/or TCP");
+  auto& s = serve->server;
+  serve_cmd->add_option("--socket", s.socket_path, "Unix socket path (created mode 0600)");
+  serve_cmd->add_option("--socket-group", s.socket_group, "Group that may also connect (socket mode 0660)");
+  serve_cmd->add_option("--listen", s.listen, "TCP HOST:PORT (loopback unless --allow-remote; repeatable)");
+  serve_cmd->add_flag("--allow-remote", s.allow_remote,
+                      "Allow non-loopback --listen addresses (SKILLRUNNER_TOKEN required)");
+  serve_cmd->add_option("--metrics-listen", s.metrics_listen, "HOST:PORT for GET /metrics (Prometheus text)");
+  serve_cmd->add_option("--threads", serve->threads, "io threads (default: one per core)");
+  AddServeLimits(serve_cmd, serve.get());
   serve_cmd->add_flag(
       "--allow-broken", serve->allow_broken,
       "Serve the skills that load when others do not (health: degraded); a broken config still exits 2");

@@ -222,19 +222,7 @@ std::string ServerMetrics::Prometheus() const {
                        f.output_tokens);
   }
   header("skillrunner_invocation_duration_seconds", "histogram", "Invocation latency.");
-  for (const auto& [skill, f] : all.skills) {
-    std::uint64_t cumulative = 0;
-    for (std::size_t i = 0; i < kBuckets.size(); ++i) {
-      cumulative += f.buckets[i];
-      out += fmt::format("skillrunner_invocation_duration_seconds_bucket{{skill=\"{}\",le=\"{}\"}} {}\n", Label(skill),
-                         kBuckets[i], cumulative);
-    }
-    cumulative += f.buckets.back();
-    out += fmt::format("skillrunner_invocation_duration_seconds_bucket{{skill=\"{}\",le=\"+Inf\"}} {}\n", Label(skill),
-                       cumulative);
-    out += fmt::format("skillrunner_invocation_duration_seconds_sum{{skill=\"{}\"}} {}\n", Label(skill), f.seconds_sum);
-    out += fmt::format("skillrunner_invocation_duration_seconds_count{{skill=\"{}\"}} {}\n", Label(skill), f.count);
-  }
+  AppendLatency(out, all);
   header("skillrunner_requests_total", "counter", "JSON-RPC requests by method.");
   for (const auto& [method, n] : all.requests) {
     out += fmt::format("skillrunner_requests_total{{method=\"{}\"}} {}\n", Label(method), n);
@@ -249,6 +237,22 @@ std::string ServerMetrics::Prometheus() const {
   out += fmt::format("skillrunner_connections {}\n", connections());
   AppendTenantsAndState(out, header);
   return out;
+}
+
+void ServerMetrics::AppendLatency(std::string& out, const Figures& all) {
+  for (const auto& [skill, f] : all.skills) {
+    std::uint64_t cumulative = 0;
+    for (std::size_t i = 0; i < kBuckets.size(); ++i) {
+      cumulative += f.buckets[i];
+      out += fmt::format("skillrunner_invocation_duration_seconds_bucket{{skill=\"{}\",le=\"{}\"}} {}\n", Label(skill),
+                         kBuckets[i], cumulative);
+    }
+    cumulative += f.buckets.back();
+    out += fmt::format("skillrunner_invocation_duration_seconds_bucket{{skill=\"{}\",le=\"+Inf\"}} {}\n", Label(skill),
+                       cumulative);
+    out += fmt::format("skillrunner_invocation_duration_seconds_sum{{skill=\"{}\"}} {}\n", Label(skill), f.seconds_sum);
+    out += fmt::format("skillrunner_invocation_duration_seconds_count{{skill=\"{}\"}} {}\n", Label(skill), f.count);
+  }
 }
 
 json::object ServerMetrics::ToJson() const {

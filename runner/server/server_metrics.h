@@ -85,6 +85,8 @@ class ServerMetrics {
   void AppendTenantsAndState(std::string& out, const Header& header) const;
   // skillrunner_cost_usd_total{skill,model} lines.
   static void AppendCosts(std::string& out, const Figures& all);
+  // The invocation latency histogram, per skill.
+  static void AppendLatency(std::string& out, const Figures& all);
   Shard& ThisThreadsShard();
   Figures Sum() const;
 

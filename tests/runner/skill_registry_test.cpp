@@ -274,22 +274,24 @@ output_schema: { type: object, properties: { tags: { type: array } } }
   EXPECT_EQ(fb->generation->fallbacks[0].mode, OutputMode::kNone);
 }
 
-TEST_F(SkillRegistryTest, StrictModelsRefuseSchemasTheProviderCannotTakeAndWarnAboutTheRest) {
-  tree_.Write("skills/list/skill.yaml", R"(id: list
+// Four skills on a strict model: an array without items, an array root, the
+// validation loop asked for, and a maxLength strict mode cannot enforce.
+void WriteStrictModelSkills(testing::TempTree& tree) {
+  tree.Write("skills/list/skill.yaml", R"(id: list
 template_type: LLM_JSON_GENERATION
 model: strict-model
 prompt: { user: "x" }
 input_schema: {}
 output_schema: { type: object, properties: { tags: { type: array } } }
 )");
-  tree_.Write("skills/listed/skill.yaml", R"(id: listed
+  tree.Write("skills/listed/skill.yaml", R"(id: listed
 template_type: LLM_JSON_GENERATION
 model: strict-model
 prompt: { user: "x" }
 input_schema: {}
 output_schema: { type: array, items: { type: string } }
 )");
-  tree_.Write("skills/loop/skill.yaml", R"(id: loop
+  tree.Write("skills/loop/skill.yaml", R"(id: loop
 template_type: LLM_JSON_GENERATION
 model: strict-model
 structured_output: none
@@ -297,7 +299,7 @@ prompt: { user: "x" }
 input_schema: {}
 output_schema: { type: array, items: { type: string } }
 )");
-  tree_.Write("skills/named/skill.yaml", R"(id: named
+  tree.Write("skills/named/skill.yaml", R"(id: named
 template_type: LLM_JSON_GENERATION
 model: strict-model
 prompt: { user: "x" }
@@ -307,6 +309,10 @@ output_schema:
   required: [name]
   properties: { name: { type: string, maxLength: 20 } }
 )");
+}
+
+TEST_F(SkillRegistryTest, StrictModelsRefuseSchemasTheProviderCannotTakeAndWarnAboutTheRest) {
+  WriteStrictModelSkills(tree_);
   Config config = BuiltinConfig();
   config.providers["openai"] = ProviderConfig{"openai", "openai", "", "", {}};
   config.models["strict-model"] = ModelConfig{"strict-model", "openai", OutputMode::kNative, {}, {}, {}};

@@ -156,6 +156,21 @@ class TracingTest : public ::testing::Test {
   LlmTestBed bed_;
 };
 
+// The invoke span of a reviewed invocation retried once for its answer and
+// once for a 500, under the caller's span.
+void ExpectRetriedReviewedInvokeSpan(const ReceivedSpan& invoke) {
+  EXPECT_EQ(invoke.Str("traceId"), kCallerTrace);
+  EXPECT_EQ(invoke.Str("parentSpanId"), kCallerSpan);
+  EXPECT_EQ(invoke.span.at("kind"), 1);
+  EXPECT_EQ(invoke.span.at("status"), json::parse(R"({"code":1})"));
+  EXPECT_EQ(invoke.Attr("skillrunner.skill"), Text("summarize"));
+  EXPECT_EQ(invoke.Attr("skillrunner.attempts"), Int(4));
+  EXPECT_EQ(invoke.Attr("skillrunner.validation_retries"), Int(1));
+  EXPECT_EQ(invoke.Attr("skillrunner.transient_retries"), Int(1));
+  EXPECT_EQ(invoke.Attr("gen_ai.usage.input_tokens"), Int(60));  // 3 answers x 20
+  EXPECT_EQ(invoke.Attr("skillrunner.cost_usd"), json::parse(R"({"doubleValue":4.2E-4})"));
+}
+
 TEST_F(TracingTest, ARetriedReviewedInvocationIsOneInvokeSpanWithAChatSpanPerRequest) {
   auto exporter = Exporter(receiver_.base_url() + "/v1/traces");
   ScriptRetriedAndReviewed();
@@ -170,16 +185,7 @@ TEST_F(TracingTest, ARetriedReviewedInvocationIsOneInvokeSpanWithAChatSpanPerReq
   auto invoke =
       std::find_if(spans.begin(), spans.end(), [](const auto& s) { return s.Str("name") == "invoke_skill summarize"; });
   ASSERT_NE(invoke, spans.end());
-  EXPECT_EQ(invoke->Str("traceId"), kCallerTrace);
-  EXPECT_EQ(invoke->Str("parentSpanId"), kCallerSpan);
-  EXPECT_EQ(invoke->span.at("kind"), 1);
-  EXPECT_EQ(invoke->span.at("status"), json::parse(R"({"code":1})"));
-  EXPECT_EQ(invoke->Attr("skillrunner.skill"), Text("summarize"));
-  EXPECT_EQ(invoke->Attr("skillrunner.attempts"), Int(4));
-  EXPECT_EQ(invoke->Attr("skillrunner.validation_retries"), Int(1));
-  EXPECT_EQ(invoke->Attr("skillrunner.transient_retries"), Int(1));
-  EXPECT_EQ(invoke->Attr("gen_ai.usage.input_tokens"), Int(60));  // 3 answers x 20
-  EXPECT_EQ(invoke->Attr("skillrunner.cost_usd"), json::parse(R"({"doubleValue":4.2E-4})"));
+  ExpectRetriedReviewedInvokeSpan(*invoke);
 
   std::vector<ReceivedSpan> chats = ChatsByAttempt(spans);
   ASSERT_TRUE(std::regex_match(invoke->Str("startTimeUnixNano"), std::regex("[1-9][0-9]{18}")));
