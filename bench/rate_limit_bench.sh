@@ -270,7 +270,7 @@ run_skillrunner() { # CONC KIND LABEL [RUN]
   [ -f "$res" ] || : >"$T/empty.jsonl"
   [ -f "$res" ] || res="$T/empty.jsonl"
   # A case is lost when its record carries an error or a judge error (or no result: what
-  # runner/eval/case_outcome.cpp calls an error), or when it has no record at all.
+  # runner/eval/records/case_outcome.cpp calls an error), or when it has no record at all.
   lost=$(jq -s --argjson n "$CASES" '
     [.[] | select(.error == null and .judge_error == null and .result != null) | .case] | unique | length as $ok
     | $n - $ok' "$res")

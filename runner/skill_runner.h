@@ -7,9 +7,9 @@
 #include <memory>
 #include <string_view>
 
-#include "runner/skill_registry.h"
 #include "runner/skill_service.h"
 #include "runner/tracing.h"
+#include "runner/tree/skill_registry.h"
 #include "services/common/clock.h"
 #include "services/common/invocation.h"
 #include "services/review/reviewer.h"

@@ -3,7 +3,7 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/json/value.hpp>
 
-#include "runner/skill.h"
+#include "runner/tree/skill.h"
 #include "services/common/error.h"
 #include "services/common/invocation.h"
 

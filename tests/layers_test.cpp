@@ -92,22 +92,22 @@ TEST(LayersTest, TheTableParsesAndPlacesFilesInTheirDeepestFolder) {
   LayerTable table = LayerTable::Parse(kTable);
   EXPECT_EQ(table.allowed.size(), 4u);
   EXPECT_EQ(table.FolderOf("runner/cli/cli.cpp"), "runner/cli");
-  EXPECT_EQ(table.FolderOf("runner/skill.h"), "runner");
+  EXPECT_EQ(table.FolderOf("runner/tree/skill.h"), "runner");
   EXPECT_EQ(table.FolderOf("services/common/error.h"), "services/common");
 }
 
 TEST(LayersTest, AForbiddenIncludeIsNamedWithItsFileAndLine) {
   LayerTable table = LayerTable::Parse(kTable);
   const std::string text =
-      "#pragma once\n#include <vector>\n#include \"services/common/error.h\"\n#include \"runner/skill.h\"\n";
+      "#pragma once\n#include <vector>\n#include \"services/common/error.h\"\n#include \"runner/tree/skill.h\"\n";
   EXPECT_EQ(ForbiddenIncludes(table, "services/providers/retrying_provider.h", text),
             std::vector<std::string>{"services/providers/retrying_provider.h:4: services/providers may not include "
-                                     "runner/skill.h (it may include: services/http, services/common)"});
+                                     "runner/tree/skill.h (it may include: services/http, services/common)"});
   EXPECT_EQ(ForbiddenIncludes(table, "services/common/x.h", "#include \"services/providers/provider.h\"\n"),
             std::vector<std::string>{"services/common/x.h:1: services/common may not include "
                                      "services/providers/provider.h (it may include: nothing else of the project)"});
   EXPECT_TRUE(ForbiddenIncludes(table, "runner/cli/main.cpp", "#include \"services/http/x.h\"\n").empty());
-  EXPECT_TRUE(ForbiddenIncludes(table, "runner/skill.h", "#include \"services/providers/provider.h\"\n").empty());
+  EXPECT_TRUE(ForbiddenIncludes(table, "runner/tree/skill.h", "#include \"services/providers/provider.h\"\n").empty());
 }
 
 TEST(LayersTest, EveryIncludeOfRunnerAndServicesFollowsTheLayerTable) {

@@ -6,7 +6,7 @@
 #include "services/handler/builtin_handlers.h"
 #include "services/handler/process_runner.h"
 #include "services/providers/caching_provider.h"
-#include "services/providers/provider_set.h"
+#include "services/providers/set/provider_set.h"
 #include "services/state/request_limiter.h"
 #include "services/state/shared_limiter.h"
 

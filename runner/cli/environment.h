@@ -6,12 +6,12 @@
 #include <string>
 #include <vector>
 
-#include "runner/config.h"
-#include "runner/skill_registry.h"
 #include "runner/skill_runner.h"
+#include "runner/tree/config.h"
+#include "runner/tree/skill_registry.h"
 #include "services/common/response_store.h"
-#include "services/providers/batching_provider.h"
-#include "services/providers/simulated_provider.h"
+#include "services/providers/batch/batching_provider.h"
+#include "services/providers/simulated/simulated_provider.h"
 #include "services/state/shared_state.h"
 #include "services/telemetry/otlp_exporter.h"
 

@@ -11,11 +11,11 @@
 #include "runner/cli/eval_support.h"
 #include "runner/eval/compare_runs.h"
 #include "runner/eval/finish_run.h"
-#include "runner/eval/history.h"
+#include "runner/eval/history/history.h"
+#include "runner/eval/history/stored_runs.h"
 #include "runner/eval/orchestrate.h"
-#include "runner/eval/run_meta.h"
+#include "runner/eval/records/run_meta.h"
 #include "runner/eval/shard.h"
-#include "runner/eval/stored_runs.h"
 
 namespace skillrunner::cli {
 namespace json = boost::json;

@@ -9,7 +9,7 @@
 #include "services/common/clock.h"
 #include "services/common/text.h"
 #include "services/providers/http_errors.h"
-#include "services/providers/provider_set.h"
+#include "services/providers/set/provider_set.h"
 
 namespace skillrunner::cli {
 namespace json = boost::json;

@@ -8,7 +8,7 @@
 #include <sstream>
 #include <system_error>
 
-#include "runner/tree_index.h"
+#include "runner/tree/tree_index.h"
 #include "services/common/digest.h"
 
 namespace skillrunner::cli {

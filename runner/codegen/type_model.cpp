@@ -4,8 +4,8 @@
 #include <cctype>
 #include <map>
 
-#include "runner/embedded_schemas.h"
-#include "runner/skill_json.h"
+#include "runner/tree/embedded_schemas.h"
+#include "runner/tree/skill_json.h"
 #include "services/common/json_pointer.h"
 
 namespace skillrunner::codegen {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "runner/skill.h"
+#include "runner/tree/skill.h"
 
 namespace skillrunner::codegen {
 

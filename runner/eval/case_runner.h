@@ -4,7 +4,7 @@
 // the skill, check `expected`, judge the output (reusing the review gate's
 // verdict when the suite judges with the gate's own rubric and model), re-judge
 // it when sampled, and build the results.jsonl record (the contract in
-// runner/eval/case_outcome.h and the eval README section).
+// runner/eval/records/case_outcome.h and the eval README section).
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/json/object.hpp>
@@ -13,8 +13,8 @@
 #include <string>
 
 #include "runner/eval/suite.h"
-#include "runner/judges.h"
 #include "runner/skill_runner.h"
+#include "runner/tree/judges.h"
 #include "services/common/batch_quorum.h"
 
 namespace skillrunner::eval {

@@ -8,13 +8,13 @@
 #include <boost/json/value_to.hpp>
 #include <cmath>
 
-#include "runner/eval/case_outcome.h"
-#include "runner/eval/report_markup.h"
-#include "runner/eval/results_log.h"
-#include "runner/eval/statistics.h"
-#include "runner/eval/stored_runs.h"
-#include "runner/judges.h"
+#include "runner/eval/history/stored_runs.h"
+#include "runner/eval/records/case_outcome.h"
+#include "runner/eval/records/results_log.h"
+#include "runner/eval/report/report_markup.h"
 #include "runner/pairwise.h"
+#include "runner/stats/statistics.h"
+#include "runner/tree/judges.h"
 #include "services/common/json_text.h"
 
 namespace skillrunner::eval {

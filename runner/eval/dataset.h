@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "runner/diagnostic.h"
+#include "runner/tree/diagnostic.h"
 
 namespace skillrunner::eval {
 

@@ -11,9 +11,9 @@
 #include <mutex>
 #include <thread>
 
-#include "runner/eval/case_outcome.h"
-#include "runner/eval/record_fields.h"
-#include "runner/eval/response_cache.h"
+#include "runner/eval/history/response_cache.h"
+#include "runner/eval/records/case_outcome.h"
+#include "runner/eval/records/record_fields.h"
 #include "services/common/json_text.h"
 
 namespace skillrunner::eval {

@@ -12,7 +12,7 @@
 
 #include "runner/eval/case_runner.h"
 #include "runner/eval/progress.h"
-#include "runner/eval/results_log.h"
+#include "runner/eval/records/results_log.h"
 #include "runner/eval/shard.h"
 #include "runner/eval/suite.h"
 

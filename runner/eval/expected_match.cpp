@@ -2,7 +2,7 @@
 
 #include <boost/json/serialize.hpp>
 
-#include "runner/yaml_json.h"
+#include "runner/tree/yaml_json.h"
 #include "services/common/json_text.h"
 #include "services/common/utf8.h"
 

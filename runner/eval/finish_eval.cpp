@@ -3,7 +3,7 @@
 
 #include "runner/eval/finish_run.h"
 #include "runner/eval/orchestrate.h"
-#include "runner/eval/record_fields.h"
+#include "runner/eval/records/record_fields.h"
 
 namespace skillrunner::eval {
 namespace json = boost::json;

@@ -6,12 +6,12 @@
 #include <map>
 #include <tuple>
 
-#include "runner/eval/case_outcome.h"
-#include "runner/eval/history.h"
-#include "runner/eval/html_report.h"
-#include "runner/eval/junit_report.h"
+#include "runner/eval/history/history.h"
+#include "runner/eval/records/case_outcome.h"
+#include "runner/eval/records/results_log.h"
 #include "runner/eval/regression.h"
-#include "runner/eval/results_log.h"
+#include "runner/eval/report/html_report.h"
+#include "runner/eval/report/junit_report.h"
 #include "runner/eval/thresholds.h"
 #include "services/common/json_text.h"
 

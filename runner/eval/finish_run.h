@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "runner/eval/response_cache.h"
+#include "runner/eval/history/response_cache.h"
 #include "runner/eval/suite.h"
 #include "runner/eval/summary.h"
 

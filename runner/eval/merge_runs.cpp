@@ -3,12 +3,12 @@
 #include <algorithm>
 #include <map>
 
-#include "runner/eval/case_outcome.h"
 #include "runner/eval/dir_lock.h"
 #include "runner/eval/eval_run.h"
 #include "runner/eval/finish_run.h"
 #include "runner/eval/orchestrate.h"
-#include "runner/eval/results_log.h"
+#include "runner/eval/records/case_outcome.h"
+#include "runner/eval/records/results_log.h"
 
 namespace skillrunner::eval {
 namespace json = boost::json;

@@ -11,10 +11,10 @@
 #include "runner/eval/dir_lock.h"
 #include "runner/eval/eval_run.h"
 #include "runner/eval/finish_run.h"
-#include "runner/eval/history.h"
-#include "runner/eval/record_fields.h"
-#include "runner/eval/results_log.h"
-#include "runner/eval/stored_runs.h"
+#include "runner/eval/history/history.h"
+#include "runner/eval/history/stored_runs.h"
+#include "runner/eval/records/record_fields.h"
+#include "runner/eval/records/results_log.h"
 
 namespace skillrunner::eval {
 namespace json = boost::json;

@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "runner/eval/response_cache.h"
-#include "runner/eval/run_meta.h"
+#include "runner/eval/history/response_cache.h"
+#include "runner/eval/records/run_meta.h"
 #include "runner/eval/shard.h"
 #include "runner/eval/suite.h"
 #include "runner/eval/summary.h"

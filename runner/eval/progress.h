@@ -15,7 +15,7 @@
 #include <string>
 #include <thread>
 
-#include "runner/eval/case_outcome.h"
+#include "runner/eval/records/case_outcome.h"
 #include "services/common/clock.h"
 
 namespace skillrunner::eval {

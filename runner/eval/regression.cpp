@@ -8,8 +8,8 @@
 #include <string>
 #include <tuple>
 
-#include "runner/eval/report_markup.h"
-#include "runner/eval/statistics.h"
+#include "runner/eval/report/report_markup.h"
+#include "runner/stats/statistics.h"
 
 namespace skillrunner::eval {
 namespace json = boost::json;

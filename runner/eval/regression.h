@@ -5,7 +5,7 @@
 #include <boost/json/object.hpp>
 #include <vector>
 
-#include "runner/eval/history.h"
+#include "runner/eval/history/history.h"
 
 namespace skillrunner::eval {
 

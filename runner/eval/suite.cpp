@@ -4,7 +4,7 @@
 #include <set>
 #include <utility>
 
-#include "runner/judges.h"
+#include "runner/tree/judges.h"
 #include "services/common/json_text.h"
 
 namespace skillrunner::eval {

@@ -15,9 +15,9 @@
 #include <string_view>
 #include <vector>
 
-#include "runner/diagnostic.h"
 #include "runner/eval/dataset.h"
-#include "runner/skill_registry.h"
+#include "runner/tree/diagnostic.h"
+#include "runner/tree/skill_registry.h"
 
 namespace skillrunner::review {
 struct JudgeSpec;

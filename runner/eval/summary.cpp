@@ -4,9 +4,9 @@
 #include <cmath>
 #include <map>
 
-#include "runner/eval/case_outcome.h"
-#include "runner/eval/record_fields.h"
-#include "runner/eval/statistics.h"
+#include "runner/eval/records/case_outcome.h"
+#include "runner/eval/records/record_fields.h"
+#include "runner/stats/statistics.h"
 
 namespace skillrunner::eval {
 namespace json = boost::json;

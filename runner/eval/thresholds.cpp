@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "runner/eval/record_fields.h"
+#include "runner/eval/records/record_fields.h"
 
 namespace skillrunner::eval {
 namespace json = boost::json;

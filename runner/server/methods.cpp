@@ -2,7 +2,7 @@
 
 #include <array>
 
-#include "runner/skill_json.h"
+#include "runner/tree/skill_json.h"
 
 namespace skillrunner::server {
 namespace json = boost::json;

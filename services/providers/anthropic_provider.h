@@ -33,8 +33,4 @@ class AnthropicProvider : public Provider {
   EnvLookup env_;
 };
 
-std::expected<ChatResponse, ProviderError> ParseAnthropicResponse(const http::HttpResponse& response,
-                                                                  const ChatRequest& request);
-ProviderError ParseAnthropicError(const http::HttpResponse& response);
-
 }  // namespace skillrunner::providers

@@ -41,8 +41,4 @@ class GeminiProvider : public Provider {
   EnvLookup env_;
 };
 
-std::expected<ChatResponse, ProviderError> ParseGeminiResponse(const http::HttpResponse& response,
-                                                               const ChatRequest& request);
-ProviderError ParseGeminiError(const http::HttpResponse& response);
-
 }  // namespace skillrunner::providers

@@ -279,7 +279,7 @@ TEST(DocsTest, EveryKeyOfTheCompiledInSchemasIsInTheDocs) {
   const std::string docs = AllDocs();
   std::set<std::string> keys;
   for (const char* schema : {"skills/skill.schema.json", "rubrics/rubric.schema.json", "rubrics/verdict.schema.json",
-                             "runner/config.schema.json", "runner/eval/suite.schema.json"}) {
+                             "runner/tree/config.schema.json", "runner/eval/suite.schema.json"}) {
     CollectKeys(json::parse(ReadFile(kSource / schema)), keys);
   }
   EXPECT_GE(keys.size(), 100u);

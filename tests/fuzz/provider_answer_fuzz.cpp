@@ -23,7 +23,9 @@
 
 #include "services/generation/answer_check.h"
 #include "services/generation/strict_schema.h"
+#include "services/providers/anthropic_answer.h"
 #include "services/providers/anthropic_provider.h"
+#include "services/providers/gemini_answer.h"
 #include "services/providers/gemini_provider.h"
 #include "services/providers/openai_provider.h"
 

@@ -20,7 +20,7 @@
 #include "services/providers/anthropic_provider.h"
 #include "services/providers/gemini_provider.h"
 #include "services/providers/openai_provider.h"
-#include "services/providers/schema_instance.h"
+#include "services/providers/simulated/schema_instance.h"
 
 namespace {
 

@@ -14,8 +14,8 @@
 #include <string_view>
 #include <vector>
 
-#include "runner/config.h"
-#include "runner/skill_registry.h"
+#include "runner/tree/config.h"
+#include "runner/tree/skill_registry.h"
 #include "services/handler/builtin_handlers.h"
 
 namespace {

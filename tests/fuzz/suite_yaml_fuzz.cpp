@@ -15,9 +15,9 @@
 #include <string>
 #include <string_view>
 
-#include "runner/config.h"
 #include "runner/eval/suite.h"
-#include "runner/skill_registry.h"
+#include "runner/tree/config.h"
+#include "runner/tree/skill_registry.h"
 #include "services/handler/builtin_handlers.h"
 
 namespace {

@@ -12,8 +12,8 @@
 #include <sstream>
 #include <thread>
 
-#include "runner/config.h"
-#include "runner/skill_registry.h"
+#include "runner/tree/config.h"
+#include "runner/tree/skill_registry.h"
 #include "tests/support/cli_runner.h"
 #include "tests/support/temp_tree.h"
 

@@ -10,7 +10,7 @@
 #include "runner/skill_runner.h"
 #include "runner/skill_services.h"
 #include "services/handler/process_runner.h"
-#include "services/providers/simulated_provider.h"
+#include "services/providers/simulated/simulated_provider.h"
 #include "tests/support/run_awaitable.h"
 #include "tests/support/temp_tree.h"
 

@@ -21,7 +21,7 @@
 #include "runner/skill_services.h"
 #include "services/common/clock.h"
 #include "services/handler/process_runner.h"
-#include "services/providers/provider_set.h"
+#include "services/providers/set/provider_set.h"
 #include "tests/support/loopback_server.h"
 #include "tests/support/temp_tree.h"
 

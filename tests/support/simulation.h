@@ -13,7 +13,7 @@
 #include <string>
 #include <string_view>
 
-#include "services/providers/simulated_provider.h"
+#include "services/providers/simulated/simulated_provider.h"
 
 namespace skillrunner::test_support {
 

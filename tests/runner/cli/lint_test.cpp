@@ -6,7 +6,7 @@
 
 #include <boost/json/parse.hpp>
 
-#include "runner/lint_codes.h"
+#include "runner/tree/lint_codes.h"
 #include "tests/runner/cli/cli_config.h"
 #include "tests/support/cli_runner.h"
 #include "tests/support/temp_tree.h"

@@ -21,7 +21,7 @@
 #include <thread>
 #include <vector>
 
-#include "runner/eval/history.h"
+#include "runner/eval/history/history.h"
 #include "tests/runner/eval/batch_fixture.h"
 #include "tests/runner/eval/eval_cli_support.h"
 #include "tests/support/anthropic_batch_server.h"

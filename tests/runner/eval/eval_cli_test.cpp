@@ -14,8 +14,8 @@
 #include <sstream>
 #include <thread>
 
-#include "runner/eval/case_outcome.h"
-#include "runner/eval/history.h"
+#include "runner/eval/history/history.h"
+#include "runner/eval/records/case_outcome.h"
 #include "tests/runner/eval/eval_cli_support.h"
 #include "tests/runner/eval/report_test_records.h"
 #include "tests/support/temp_tree.h"

@@ -16,13 +16,13 @@
 #include <sstream>
 #include <thread>
 
-#include "runner/eval/case_outcome.h"
 #include "runner/eval/expected_match.h"
-#include "runner/eval/junit_report.h"
 #include "runner/eval/progress.h"
-#include "runner/eval/record_fields.h"
+#include "runner/eval/records/case_outcome.h"
+#include "runner/eval/records/record_fields.h"
+#include "runner/eval/records/results_log.h"
 #include "runner/eval/regression.h"
-#include "runner/eval/results_log.h"
+#include "runner/eval/report/junit_report.h"
 #include "runner/eval/summary.h"
 #include "runner/eval/thresholds.h"
 #include "services/common/utf8.h"

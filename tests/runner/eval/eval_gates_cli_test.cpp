@@ -15,7 +15,7 @@
 #include <regex>
 #include <set>
 
-#include "runner/eval/case_outcome.h"
+#include "runner/eval/records/case_outcome.h"
 #include "tests/runner/eval/eval_cli_support.h"
 #include "tests/support/llm_test_bed.h"
 #include "tests/support/loopback_server.h"

@@ -1,4 +1,4 @@
-#include "runner/eval/history.h"
+#include "runner/eval/history/history.h"
 
 #include <gtest/gtest.h>
 

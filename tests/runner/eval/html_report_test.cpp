@@ -1,4 +1,4 @@
-#include "runner/eval/html_report.h"
+#include "runner/eval/report/html_report.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "runner/eval/junit_report.h"
+#include "runner/eval/report/junit_report.h"
 
 #include <gtest/gtest.h>
 

@@ -6,8 +6,8 @@
 #include <boost/json/parse.hpp>
 #include <set>
 
-#include "runner/eval/html_charts.h"
-#include "runner/eval/report_markup.h"
+#include "runner/eval/report/html_charts.h"
+#include "runner/eval/report/report_markup.h"
 #include "runner/eval/summary.h"
 
 namespace skillrunner::eval {

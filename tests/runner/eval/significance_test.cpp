@@ -7,10 +7,10 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
-#include "runner/eval/html_report.h"
 #include "runner/eval/regression.h"
-#include "runner/eval/statistics.h"
+#include "runner/eval/report/html_report.h"
 #include "runner/eval/summary.h"
+#include "runner/stats/statistics.h"
 #include "tests/runner/eval/report_test_records.h"
 #include "tests/runner/eval/thresholds_fixture.h"
 

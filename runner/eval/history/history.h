@@ -1,0 +1,121 @@
+#pragma once
+
+// The eval history: one SQLite file that every nightly run is recorded in, so
+// that a run can be compared with an earlier one (--baseline) and the report
+// can draw trends. Tables: runs, case_outcomes, criterion_verdicts, batches
+// (each provider batch a batch-mode run created, recorded when it is created,
+// before the run ends); the schema version is kept in PRAGMA user_version.
+//
+// Several shards on one machine may write the same file at once: the
+// database runs in WAL mode with a busy timeout, and each RecordRun is one
+// transaction. A History object itself is not thread-safe; use one per
+// thread (or guard it).
+//
+// Shard runs: `skillrunner eval --shard` does not record its run here
+// (FinishRun); the merged run is recorded by `eval merge`. So shards that
+// share a --run-id never replace each other's rows, and LoadBaseline("last")
+// and Trend skip any run whose summary has a "shard" should one be recorded.
+
+#include <boost/json/object.hpp>
+#include <cstddef>
+#include <expected>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "runner/eval/records/case_outcome.h"
+
+namespace skillrunner::eval {
+
+// An earlier run, as far as a comparison needs it.
+// One case's gates (DESIGN 9.5): valid output, expected match, rubric pass
+// (the suite's judge), and the skill's own review gate (its final verdict in
+// the result; DESIGN 10.1); nullopt where the gate did not apply or said
+// nothing.
+struct CaseGates {
+  std::optional<bool> schema;
+  std::optional<bool> expected;
+  std::optional<bool> rubric;
+  std::optional<bool> review_gate = std::nullopt;
+};
+CaseGates GatesOf(const boost::json::object& record);
+
+struct BaselineRun {
+  std::string run_id;
+  std::string started_at;
+  boost::json::object summary;
+  std::map<std::string, CaseOutcome> outcomes;  // by CaseKey
+  // CaseKey -> criterion id -> verdict, for the cases that were judged.
+  std::map<std::string, std::map<std::string, std::string>> verdicts;
+  // CaseKey -> its gates (runs recorded before schema 2 have none).
+  std::map<std::string, CaseGates> gates = {};
+};
+
+// One past run of a suite, for the report's trend lines.
+struct TrendPoint {
+  std::string run_id;
+  std::string started_at;
+  boost::json::object summary;
+};
+
+// One provider batch of a run (DESIGN 10.6).
+struct HistoryBatch {
+  std::string provider;
+  int round = 0;
+  std::string batch_id;
+  bool adopted = false;     // found after a crash rather than recorded at create
+  std::string recorded_at;  // UTC, ISO 8601
+  bool operator==(const HistoryBatch&) const = default;
+};
+
+class History {
+ public:
+  // Opens (creating when absent) the database at `file` and brings its
+  // schema up to date. Fails with a message naming the file when it cannot
+  // be opened (e.g. its folder does not exist) or its schema is newer than
+  // this program knows.
+  static std::expected<std::unique_ptr<History>, std::string> Open(const std::filesystem::path& file);
+  ~History();
+  History(const History&) = delete;
+  History& operator=(const History&) = delete;
+
+  // Records a finished run: `summary` is summary.json (its "run_id" and
+  // "suite" are required), `records` the lines of results.jsonl. Recording a
+  // run id that is already present (a resumed or merged run) replaces it.
+  std::expected<void, std::string> RecordRun(const boost::json::object& summary,
+                                             const std::vector<boost::json::object>& records);
+
+  // The run to compare `current_run_id` with. `which` is "last" (the newest
+  // other whole run of `suite_id`, by started_at: a run whose summary has a
+  // "shard" is never "last") or an explicit run id. Returns
+  // nullopt when "last" finds no earlier run (the first night); an explicit
+  // run id that is not in the history, or that belongs to another suite, is
+  // an error that names it, because the user asked for that exact run.
+  std::expected<std::optional<BaselineRun>, std::string> LoadBaseline(std::string_view suite_id, std::string_view which,
+                                                                      std::string_view current_run_id);
+
+  // The newest `limit` whole runs (no shard runs) of `suite_id`, oldest first.
+  // The summary of run `run_id`, whatever its suite; nullopt when the
+  // history has no such run.
+  std::expected<std::optional<boost::json::object>, std::string> FindRun(std::string_view run_id);
+
+  std::expected<std::vector<TrendPoint>, std::string> Trend(std::string_view suite_id, std::size_t limit);
+
+  // Records a batch of run `run_id` (once: a batch id already recorded for
+  // the run is left as it is). Unlike RecordRun, written while the run goes
+  // on, so that a run that never finishes still names the batches it paid for.
+  std::expected<void, std::string> RecordBatch(std::string_view run_id, const HistoryBatch& batch);
+  // The batches of run `run_id`, by round.
+  std::expected<std::vector<HistoryBatch>, std::string> Batches(std::string_view run_id);
+
+ private:
+  struct Impl;
+  explicit History(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace skillrunner::eval

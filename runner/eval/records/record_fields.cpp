@@ -1,0 +1,98 @@
+#include "runner/eval/records/record_fields.h"
+
+#include <cmath>
+
+namespace skillrunner::eval {
+namespace json = boost::json;
+
+const json::object* ObjectAt(const json::object* object, std::string_view key) {
+  if (object == nullptr) return nullptr;
+  const json::value* value = object->if_contains(key);
+  return value != nullptr && value->is_object() ? &value->as_object() : nullptr;
+}
+
+const json::array* ArrayAt(const json::object* object, std::string_view key) {
+  if (object == nullptr) return nullptr;
+  const json::value* value = object->if_contains(key);
+  return value != nullptr && value->is_array() ? &value->as_array() : nullptr;
+}
+
+std::optional<double> AsNumber(const json::value* value) {
+  if (value == nullptr) return std::nullopt;
+  double number = 0;
+  if (value->is_int64()) {
+    number = static_cast<double>(value->as_int64());
+  } else if (value->is_uint64()) {
+    number = static_cast<double>(value->as_uint64());
+  } else if (value->is_double()) {
+    number = value->as_double();
+  } else {
+    return std::nullopt;
+  }
+  if (!std::isfinite(number)) return std::nullopt;
+  return number;
+}
+
+std::optional<double> NumberAt(const json::object* object, std::string_view key) {
+  return object == nullptr ? std::nullopt : AsNumber(object->if_contains(key));
+}
+
+std::optional<std::int64_t> IntAt(const json::object* object, std::string_view key) {
+  if (object == nullptr) return std::nullopt;
+  const json::value* value = object->if_contains(key);
+  if (value == nullptr) return std::nullopt;
+  if (value->is_int64()) return value->as_int64();
+  if (value->is_uint64()) return static_cast<std::int64_t>(value->as_uint64());
+  if (value->is_double() && std::isfinite(value->as_double())) {
+    return static_cast<std::int64_t>(std::llround(value->as_double()));
+  }
+  return std::nullopt;
+}
+
+std::string_view TextAt(const json::object* object, std::string_view key) {
+  if (object == nullptr) return {};
+  const json::value* value = object->if_contains(key);
+  return value != nullptr && value->is_string() ? std::string_view(value->as_string()) : std::string_view();
+}
+
+const json::object* MetricsOf(const json::object& record) {
+  if (const json::object* metrics = ObjectAt(ObjectAt(&record, "result"), "metrics")) return metrics;
+  return ObjectAt(ObjectAt(&record, "error"), "metrics");
+}
+
+const json::array* AttemptsOf(const json::object& record) {
+  if (const json::array* attempts = ArrayAt(ObjectAt(&record, "result"), "attempts")) return attempts;
+  return ArrayAt(ObjectAt(&record, "error"), "attempts");
+}
+
+std::string_view ErrorCodeOf(const json::object& record) { return TextAt(ObjectAt(&record, "error"), "code"); }
+
+bool IsGateJudgeError(const json::object& record) { return ErrorCodeOf(record) == "JUDGE_ERROR"; }
+
+const json::object* JudgeErrorOf(const json::object& record) {
+  if (const json::object* judge = ObjectAt(&record, "judge_error")) return judge;
+  return IsGateJudgeError(record) ? ObjectAt(&record, "error") : nullptr;
+}
+
+std::int64_t RecordTokens(const json::object& record) {
+  std::int64_t tokens = 0;
+  for (const json::object* usage : {MetricsOf(record), ObjectAt(&record, "judge_usage")}) {
+    tokens += IntAt(usage, "input_tokens").value_or(0) + IntAt(usage, "output_tokens").value_or(0);
+  }
+  return tokens;
+}
+
+std::optional<double> CaseCostUsd(const json::object& record) {
+  std::optional<double> cost;
+  for (const json::object* usage : {MetricsOf(record), ObjectAt(&record, "judge_usage")}) {
+    if (std::optional<double> usd = NumberAt(usage, "cost_usd")) cost = cost.value_or(0) + *usd;
+  }
+  return cost;
+}
+
+std::optional<double> CaseDurationMs(const json::object& record) {
+  if (std::optional<double> ms = NumberAt(&record, "duration_ms")) return ms;
+  return NumberAt(MetricsOf(record), "duration_ms");
+}
+
+}  // namespace skillrunner::eval

@@ -1,0 +1,97 @@
+#pragma once
+
+// The embedded `simulated` provider (DESIGN §6.2): no network, no key.
+//
+// - Deterministic: the answer depends only on the request's task id and
+//   messages, its seed (the caller's, else the skill's `simulation.seed`, plus
+//   the judge sample) and the provider's seed (FNV-1a + splitmix64, the same
+//   bytes on every platform).
+// - Schema-driven: it answers with an instance of the schema the caller
+//   validates against (request.metadata.answer_schema, else the response
+//   format's schema, else `{}`) as compact JSON; judges get one result per
+//   criterion (schema_instance.h).
+// - Scriptable faults per attempt (fault_script.h, FaultScriptDocumentation()):
+//   the provider owns the scripts (its config's `faults`, and each skill's
+//   `simulation:` block handed to it by SetSkillSimulations) and picks the
+//   entries for a request from its metadata (skill, task, attempt number).
+// - Repair on retry: given the previous answer and a user turn listing its
+//   errors ("- /path: message"), it regenerates only those values
+//   (feedback_repair.h).
+// - Usage is estimated (code points / 4) and marked so.
+//
+// Thread-safe: Chat may be called concurrently from any executor.
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
+#include <chrono>
+#include <cstdint>
+#include <expected>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "services/providers/provider.h"
+#include "services/providers/simulated/fault_script.h"
+
+namespace skillrunner::providers {
+
+struct SimulatedProviderOptions {
+  std::chrono::milliseconds latency{0};  // wait before each answer (benchmarks, load tests)
+  boost::json::value faults;             // config-level fault script (array) or null
+  std::uint64_t seed = 0;                // mixed into every request's seed
+};
+
+// A skill's `simulation:` block ({faults?, seed?}), checked.
+struct SkillSimulation {
+  std::vector<Fault> faults;
+  std::optional<std::uint64_t> seed;
+};
+
+// Checks a `simulation:` block; errors name the place by JSON pointer
+// relative to the block ("/faults/0/fault: unknown fault ...").
+std::expected<SkillSimulation, std::string> ParseSkillSimulation(const boost::json::value& block);
+
+class SimulatedProvider final : public Provider {
+ public:
+  // Throws std::invalid_argument when `options.faults` is not a valid config
+  // fault script (MakeSimulatedProvider reports that as an error instead).
+  explicit SimulatedProvider(SimulatedProviderOptions options);
+
+  // Waits `latency` on the calling coroutine's executor (cancellation ends
+  // the wait with ProviderError::Kind::kCancelled), then answers.
+  boost::asio::awaitable<ChatResult> Chat(const ChatRequest& request) override;
+
+  // The answer without the wait.
+  std::expected<ChatResponse, ProviderError> Answer(const ChatRequest& request) const;
+
+  // The skills' `simulation:` blocks, by skill id. Call before the first
+  // Chat (the composition root does, for every skill of its registry).
+  void SetSkillSimulations(std::map<std::string, SkillSimulation, std::less<>> skills);
+
+ private:
+  const SkillSimulation* SimulationFor(std::string_view skill_id) const;
+
+  SimulatedProviderOptions options_;
+  std::vector<Fault> config_faults_;
+  std::map<std::string, SkillSimulation, std::less<>> skills_;
+};
+
+// Options from a `kind: simulated` provider's config settings: optional
+// `latency_ms` (integer >= 0), `faults` (a config fault script), `seed`
+// (integer >= 0); other keys are ignored. Errors name the setting.
+std::expected<SimulatedProviderOptions, std::string> SimulatedProviderOptionsFromSettings(
+    const boost::json::object& settings);
+
+std::expected<std::shared_ptr<SimulatedProvider>, std::string> MakeSimulatedProvider(
+    const boost::json::object& settings);
+
+// The 64-bit seed of a request: FNV-1a over the task id, the role and
+// content of its first `messages` messages (all by default), `request_seed`
+// and `provider_seed`.
+std::uint64_t SimulationSeed(const ChatRequest& request, std::uint64_t request_seed, std::uint64_t provider_seed,
+                             std::size_t messages = SIZE_MAX);
+
+}  // namespace skillrunner::providers
