@@ -135,7 +135,7 @@ TEST_F(ProtocolSocketAnswersTest, CancelAsARequestAndAsANotificationAndTheRefusa
   json::value refused = client_->Call(Line(3, "skills.invoke", R"({"skill":"slow","input":{"text":"x"}})"));
   EXPECT_EQ(Violations("skills.invoke", refused), "");
   EXPECT_EQ(refused.at_pointer("/error/data/code"), "OVERLOADED") << json::serialize(refused);
-  EXPECT_EQ(refused.at_pointer("/error/data/retry_after_ms"), 200) << json::serialize(refused);
+  EXPECT_EQ(refused.at_pointer("/error/data/retry_after_ms"), 1000) << json::serialize(refused);
 
   json::value cancel = client_->Call(Line(10, "$/cancel", R"({"id":1})"));
   EXPECT_EQ(Violations("$/cancel", cancel), "");

@@ -94,6 +94,8 @@ struct LoopbackServer::Impl {
   std::atomic<int> closed{0};
   std::atomic<int> open{0};
   std::atomic<int> max_open{0};
+  std::atomic<int> answering{0};
+  std::atomic<int> max_answering{0};
   std::uint16_t port = 0;
   bool tls = false;
   double rate_per_second = 0;
@@ -150,6 +152,20 @@ namespace {
 
 using Impl = LoopbackServer::Impl;
 
+// A request being answered (read, not yet written back), for max_in_flight().
+struct Answering {
+  explicit Answering(Impl* impl) : impl(impl) {
+    const int now = ++impl->answering;
+    int seen = impl->max_answering.load();
+    while (now > seen && !impl->max_answering.compare_exchange_weak(seen, now)) {
+    }
+  }
+  ~Answering() { --impl->answering; }
+  Answering(const Answering&) = delete;
+  Answering& operator=(const Answering&) = delete;
+  Impl* impl;
+};
+
 // Waits `delay`; true when the client hung up meanwhile.
 asio::awaitable<bool> DelayUnlessClosed(Tcp::socket& socket, std::chrono::milliseconds delay) {
   auto executor = co_await asio::this_coro::executor;
@@ -181,6 +197,7 @@ asio::awaitable<void> Serve(Impl* impl, Stream& stream, Tcp::socket& socket) {
     auto request = parser.release();
     bool keep_alive = request.keep_alive();
     ScriptedResponse response = impl->Next(request);
+    Answering answering(impl);
     if (response.delay.count() > 0 && co_await DelayUnlessClosed(socket, response.delay)) {
       co_return;
     }
@@ -332,6 +349,7 @@ std::size_t LoopbackServer::request_count() const { return impl_->request_count.
 int LoopbackServer::connections_accepted() const { return impl_->accepted.load(); }
 int LoopbackServer::connections_closed() const { return impl_->closed.load(); }
 int LoopbackServer::max_open_connections() const { return impl_->max_open.load(); }
+int LoopbackServer::max_in_flight() const { return impl_->max_answering.load(); }
 
 bool LoopbackServer::WaitForClosedConnections(int count, std::chrono::milliseconds timeout) const {
   auto give_up = std::chrono::steady_clock::now() + timeout;

@@ -93,6 +93,7 @@ class LoopbackServer {
   int connections_accepted() const;
   int connections_closed() const;    // connections that ended, whoever closed them
   int max_open_connections() const;  // the most open at once
+  int max_in_flight() const;         // the most requests being answered at once
   // Polls until connections_closed() >= count; false after `timeout`.
   bool WaitForClosedConnections(int count, std::chrono::milliseconds timeout) const;
 

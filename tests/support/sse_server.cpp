@@ -107,6 +107,7 @@ void SseServer::Impl::Answer(int fd) {
         std::min({at + std::max<std::size_t>(piece, 1), script.body.size(), at < hold ? hold : script.body.size()});
     if (!SendChunk(fd, std::string_view(script.body).substr(at, end - at))) return;
     at = end;
+    if (script.piece_gap.count() > 0 && at < script.body.size()) std::this_thread::sleep_for(script.piece_gap);
     if (at == hold && PeerHungUp(fd, script.hold_timeout)) {
       std::lock_guard lock(mutex);
       ++hung_up;

@@ -24,6 +24,7 @@ struct SseScript {
   // client to hang up before sending the rest.
   std::optional<std::size_t> hold_at;
   std::chrono::milliseconds hold_timeout{3000};
+  std::chrono::milliseconds piece_gap{0};  // a pause after each piece (a model writing at its pace)
 };
 
 // A stream of `body` written `piece_bytes` at a time, held at `hold_at`
