@@ -26,6 +26,7 @@
 #include "runner/tree/tree_index.h"
 #include "services/common/json_text.h"
 #include "services/common/stream_events.h"
+#include "services/common/stream_timer.h"
 
 namespace skillrunner::cli {
 namespace json = boost::json;
@@ -45,6 +46,7 @@ struct RunOptions {
   std::string traceparent;
   bool no_tree_cache = false;
   bool stream = false;
+  std::int64_t partial_interval_ms = kDefaultPartialInterval.count();
 };
 
 void PrintJson(const json::value& value, bool pretty) {
@@ -138,7 +140,8 @@ int Run(const CommonOptions& common, const RunOptions& options) {
   if (!options.session.empty()) invocation.session = options.session;
   invocation.show_request = options.show_request;
   if (!options.traceparent.empty()) invocation.traceparent = ParseTraceparent(options.traceparent);
-  StreamEvents events(PrintStreamEvent);
+  StreamEvents events(PrintStreamEvent, std::chrono::milliseconds(options.partial_interval_ms), RealClock(),
+                      MakeClockTimer(RealClock(), io.get_executor()));
   if (options.stream) invocation.stream = &events;
 
   std::optional<InvocationOutcome> outcome;
@@ -150,6 +153,7 @@ int Run(const CommonOptions& common, const RunOptions& options) {
                         });
   io.run();
   if (failure) std::rethrow_exception(failure);
+  events.Flush();  // a held-back partial before the answer
   PrintJson(ToJson(*outcome), options.pretty);
   if (*tracing) (*tracing)->Shutdown();  // the spans go out before the process does
   if (!*outcome) return ExitStatusFor(outcome->error().error.code);
@@ -283,6 +287,10 @@ CLI::App* AddRunCommand(CLI::App& app, RunOptions& run) {
                       "Session id: earlier validation errors of this skill in the session are fed forward");
   run_cmd->add_flag("--stream", run.stream,
                     "Print skills.partial and skills.reset events as JSON lines while the answer is generated");
+  run_cmd
+      ->add_option("--partial-interval-ms", run.partial_interval_ms,
+                   "With --stream: at most one skills.partial per this many ms (default 25; 0: every one)")
+      ->check(CLI::Range(std::int64_t{0}, kMaxPartialInterval.count()));
   run_cmd->add_flag("--show-request", run.show_request,
                     "Each LLM attempt carries the request it made (messages, response format)");
   run_cmd->add_option("--traceparent", run.traceparent, "W3C traceparent: the invocation's span is a child of this one")

@@ -76,7 +76,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool RefusedForLoad(const Call& call, const Reply& reply);
   // DESIGN 10.7: events that go out as skills.partial / skills.reset
   // notifications carrying `id`, before the invocation's answer.
-  StreamEvents* StartStream(InFlight& flight, const boost::json::value& id);
+  StreamEvents* StartStream(InFlight& flight, const boost::json::value& id, std::chrono::milliseconds interval);
+  // $/cancel {id}: cancels that invocation of this connection (-32602 without an id).
+  void HandleCancel(const Call& call, const Reply& reply);
   void Answer(const Reply& reply, boost::json::object answer);
   void AnswerText(const Reply& reply, std::string line);
   void Send(std::string line);

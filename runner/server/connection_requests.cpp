@@ -2,6 +2,7 @@
 // each method, and running skills.invoke on the connection's strand.
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/dispatch.hpp>
@@ -14,6 +15,7 @@
 #include "runner/server/token.h"
 #include "services/common/json_text.h"
 #include "services/common/stream_events.h"
+#include "services/common/stream_timer.h"
 #include "services/state/tenant_quota.h"
 
 namespace skillrunner::server {
@@ -22,7 +24,13 @@ namespace json = boost::json;
 
 namespace {
 
-constexpr std::int64_t kOverloadRetryAfterMs = 200;
+// OVERLOADED at an in-flight bound: retry after about one invocation's time.
+constexpr std::int64_t kMinRetryAfterMs = 10;
+constexpr std::int64_t kMaxRetryAfterMs = 5000;
+// ... and before any invocation has finished.
+constexpr std::int64_t kNoneFinishedRetryAfterMs = 1000;
+// While draining: the drain's time left, but not sooner than this.
+constexpr std::int64_t kMinDrainRetryAfterMs = 1000;
 constexpr std::string_view kUnknownSkill = "_unknown";
 constexpr int kMaxFailedAuth = 3;
 
@@ -39,8 +47,7 @@ struct Done {
 
 using DonePtr = std::unique_ptr<Done>;
 
-json::object Overloaded(const json::value& id, std::string message,
-                        std::int64_t retry_after_ms = kOverloadRetryAfterMs) {
+json::object Overloaded(const json::value& id, std::string message, std::int64_t retry_after_ms) {
   return ErrorAnswer(
       id, JsonRpcCodeFor(ErrorCode::kOverloaded), message,
       json::object{
@@ -112,8 +119,10 @@ DonePtr TenantRefusal(const json::value& id, const std::string& tenant, const st
 }
 
 // The answer an invocation came to (single requests: serialized).
+// A streamed invocation's held-back partial goes out before its answer.
 DonePtr Conclude(InvocationOutcome outcome, const json::value& id, bool serialize, const Clock& clock,
-                 Clock::TimePoint start) {
+                 Clock::TimePoint start, StreamEvents* events) {
+  if (events != nullptr) events->Flush();
   auto box = std::make_unique<Done>();
   Done& done = *box;
   done.seconds = std::chrono::duration<double>(clock.Now() - start).count();
@@ -161,9 +170,10 @@ asio::awaitable<DonePtr> RunInvocation(std::shared_ptr<SkillRunner> runner, std:
     if (!slot.decision.admitted) co_return TenantRefusal(id, slot.caller.tenant, slot.decision, serialize);
   }
   const std::string skill = std::move(request->skill);
+  StreamEvents* events = request->options.stream;
   auto invocation = runner->Invoke(skill, std::move(request->input), std::move(request->options));
   request.reset();
-  co_return Conclude(co_await std::move(invocation), id, serialize, clock, start);
+  co_return Conclude(co_await std::move(invocation), id, serialize, clock, start, events);
 }
 
 }  // namespace
@@ -290,20 +300,35 @@ void Connection::HandleCall(Call call, Reply reply) {
     return;
   }
   if (call.method == "$/cancel") {
-    bool cancelled = false;
-    if (const json::value* id = ParamMember(call.params, "id")) {
-      if (auto it = in_flight_.find(IdKey(*id)); it != in_flight_.end()) {
-        it->second->Cancel();
-        cancelled = true;
-      }
-    }
-    Answer(reply, ResultAnswer(call.id, json::object{{"cancelled", cancelled}}));
+    HandleCancel(call, reply);
     return;
   }
   Answer(reply, HandleSimpleMethod(*state_, call));
 }
 
-StreamEvents* Connection::StartStream(InFlight& flight, const json::value& id) {
+void Connection::HandleCancel(const Call& call, const Reply& reply) {
+  const json::value* id = ParamMember(call.params, "id");
+  std::optional<FieldError> bad;
+  if (!call.params.is_object()) {
+    bad = FieldError{"", "expected an object {id}: the id of the skills.invoke request to cancel"};
+  } else if (id == nullptr) {
+    bad = FieldError{"/id", "missing: the id of the skills.invoke request to cancel"};
+  } else if (!id->is_string() && !id->is_number() && !id->is_null()) {
+    bad = FieldError{"/id", "expected a string, a number or null (a JSON-RPC id)"};
+  }
+  if (bad) {
+    Answer(reply, InvalidParamsAnswer(call.id, {*bad}));
+    return;
+  }
+  bool cancelled = false;
+  if (auto it = in_flight_.find(IdKey(*id)); it != in_flight_.end()) {
+    it->second->Cancel();
+    cancelled = true;
+  }
+  Answer(reply, ResultAnswer(call.id, json::object{{"cancelled", cancelled}}));
+}
+
+StreamEvents* Connection::StartStream(InFlight& flight, const json::value& id, std::chrono::milliseconds interval) {
   std::weak_ptr<Connection> weak = shared_from_this();
   auto emit = [weak, id, executor = socket_.get_executor()](std::string_view method, json::object params) {
     params["id"] = id;
@@ -312,7 +337,8 @@ StreamEvents* Connection::StartStream(InFlight& flight, const json::value& id) {
       if (auto self = weak.lock()) self->Send(std::move(line));
     });
   };
-  flight.events = std::make_shared<StreamEvents>(std::move(emit));
+  flight.events = std::make_shared<StreamEvents>(std::move(emit), interval, state_->clock,
+                                                 MakeClockTimer(state_->clock, flight.strand));
   return flight.events.get();
 }
 
@@ -320,19 +346,27 @@ bool Connection::RefusedForLoad(const Call& call, const Reply& reply) {
   const ServerLimits& limits = state_->options.limits;
   if (draining_ || state_->draining.load()) {
     state_->metrics.RecordRejected("draining");
-    Answer(reply, Overloaded(call.id, "the server is shutting down and takes no new invocations"));
+    Answer(reply, Overloaded(call.id, "the server is shutting down and takes no new invocations",
+                             std::max(kMinDrainRetryAfterMs, state_->DrainLeftMs())));
     return true;
   }
+  // About one invocation's time: the median of the recent ones.
+  const std::int64_t retry_after = std::clamp(state_->metrics.RecentMedianMs().value_or(kNoneFinishedRetryAfterMs),
+                                              kMinRetryAfterMs, kMaxRetryAfterMs);
   if (in_flight_.size() >= limits.max_in_flight_per_connection) {
     state_->metrics.RecordRejected("overloaded");
-    Answer(reply, Overloaded(call.id, "overloaded: this connection already has " + std::to_string(in_flight_.size()) +
-                                          " invocations in flight (max_in_flight_per_connection)"));
+    Answer(reply, Overloaded(call.id,
+                             "overloaded: this connection already has " + std::to_string(in_flight_.size()) +
+                                 " invocations in flight (max_in_flight_per_connection)",
+                             retry_after));
     return true;
   }
   if (state_->metrics.in_flight() >= static_cast<std::int64_t>(limits.max_in_flight_total)) {
     state_->metrics.RecordRejected("overloaded");
-    Answer(reply, Overloaded(call.id, "overloaded: the server has " + std::to_string(limits.max_in_flight_total) +
-                                          " invocations in flight (max_in_flight_total)"));
+    Answer(reply, Overloaded(call.id,
+                             "overloaded: the server has " + std::to_string(limits.max_in_flight_total) +
+                                 " invocations in flight (max_in_flight_total)",
+                             retry_after));
     return true;
   }
   return false;
@@ -391,7 +425,7 @@ void Connection::StartInvoke(Call call, Reply reply, const std::string& tenant) 
   // On the heap until the invocation starts: RunInvocation's frame, held
   // while the invocation is in flight, keeps none of it.
   auto request = std::make_unique<InvokeParams>(std::move(*params));
-  if (request->stream) request->options.stream = StartStream(*flight, call.id);
+  if (request->stream) request->options.stream = StartStream(*flight, call.id, request->partial_interval);
   asio::co_spawn(flight->strand,
                  RunInvocation(std::move(runner), std::move(request), call.id, serialize,
                                CallerQuota{tenant, state_->options.quotas}),

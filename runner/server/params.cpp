@@ -5,6 +5,7 @@
 #include <string>
 
 #include "runner/server/json_rpc.h"
+#include "services/common/stream_events.h"
 #include "services/common/trace_context.h"
 
 namespace skillrunner::server {
@@ -25,16 +26,31 @@ namespace {
 // A day: longer asks are mistakes, and far longer ones overflow clock arithmetic.
 constexpr std::int64_t kMaxTimeoutMs = 24LL * 3600 * 1000;
 
-// One member of `options`, into `options`; a bad one is an error at `path`.
-void ReadOption(std::string_view key, const json::value& value, const std::string& path, InvokeParams& params,
-                std::vector<FieldError>& errors) {
-  InvocationOptions& options = params.options;
+// stream and partial_interval_ms: whether partials are sent, and how often.
+void ReadStreamOption(std::string_view key, const json::value& value, const std::string& path, InvokeParams& params,
+                      std::vector<FieldError>& errors) {
   if (key == "stream") {
     if (value.is_bool()) {
       params.stream = value.as_bool();
     } else {
       errors.push_back({path, "expected true or false"});
     }
+    return;
+  }
+  if (value.is_int64() && value.as_int64() >= 0 && value.as_int64() <= kMaxPartialInterval.count()) {
+    params.partial_interval = std::chrono::milliseconds(value.as_int64());
+  } else {
+    errors.push_back({path, "expected an integer from 0 to " + std::to_string(kMaxPartialInterval.count()) +
+                                " (milliseconds between partials; 0: every one)"});
+  }
+}
+
+// One member of `options`, into `options`; a bad one is an error at `path`.
+void ReadOption(std::string_view key, const json::value& value, const std::string& path, InvokeParams& params,
+                std::vector<FieldError>& errors) {
+  InvocationOptions& options = params.options;
+  if (key == "stream" || key == "partial_interval_ms") {
+    ReadStreamOption(key, value, path, params, errors);
   } else if (key == "timeout_ms") {
     if (value.is_int64() && value.as_int64() > 0 && value.as_int64() <= kMaxTimeoutMs) {
       options.timeout = std::chrono::milliseconds(value.as_int64());
@@ -73,7 +89,9 @@ void ReadOption(std::string_view key, const json::value& value, const std::strin
     if (!options.traceparent) errors.push_back({path, "not a W3C traceparent: " + why});
   } else {
     errors.push_back(
-        {path, "unknown option (expected timeout_ms, seed, session, show_request, max_cost_usd, traceparent, stream)"});
+        {path,
+         "unknown option (expected timeout_ms, seed, session, show_request, max_cost_usd, traceparent, stream, "
+         "partial_interval_ms)"});
   }
 }
 
@@ -108,7 +126,8 @@ std::expected<InvokeParams, std::vector<FieldError>> ReadInvokeParams(json::valu
     if (!options->is_object()) {
       errors.push_back(
           {"/options",
-           "expected an object {timeout_ms?, seed?, session?, show_request?, max_cost_usd?, traceparent?, stream?}"});
+           "expected an object {timeout_ms?, seed?, session?, show_request?, max_cost_usd?, traceparent?, stream?, "
+           "partial_interval_ms?}"});
     } else {
       for (const auto& [key, value] : options->as_object()) {
         ReadOption(key, value, "/options/" + std::string(key), out, errors);

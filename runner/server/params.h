@@ -5,6 +5,7 @@
 
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
+#include <chrono>
 #include <expected>
 #include <string>
 #include <string_view>
@@ -12,6 +13,7 @@
 
 #include "services/common/error.h"
 #include "services/common/invocation.h"
+#include "services/common/stream_events.h"
 
 namespace skillrunner::server {
 
@@ -24,11 +26,13 @@ struct InvokeParams {
   std::string skill;
   boost::json::value input;
   InvocationOptions options;
-  bool stream = false;  // options.stream (DESIGN 10.7): partials and resets as notifications
+  bool stream = false;  // options.stream: partials and resets as notifications
+  // options.partial_interval_ms: at most one partial per interval (0: every one).
+  std::chrono::milliseconds partial_interval = kDefaultPartialInterval;
 };
 
 // skills.invoke params: {skill: string, input: any JSON, options?: {timeout_ms,
-// seed, session, show_request, max_cost_usd, traceparent, stream}}. Errors name the
+// seed, session, show_request, max_cost_usd, traceparent, stream, partial_interval_ms}}. Errors name the
 // JSON pointer of each bad member. The input is moved out of `params`.
 std::expected<InvokeParams, std::vector<FieldError>> ReadInvokeParams(boost::json::value& params);
 

@@ -158,6 +158,7 @@ void Server::State::BeginShutdown() {
     CancelEverything();
     return;
   }
+  drain_ends = (clock.Now() + options.limits.drain_timeout).time_since_epoch().count();
   draining = true;
   boost::system::error_code ignored;
   if (unix_acceptor) {
@@ -183,6 +184,12 @@ void Server::State::BeginShutdown() {
     });
   });
   FinishIfDrained();
+}
+
+std::int64_t Server::State::DrainLeftMs() const {
+  const Clock::TimePoint ends{Clock::TimePoint::duration(drain_ends.load())};
+  const auto left = std::chrono::ceil<std::chrono::milliseconds>(ends - clock.Now()).count();
+  return std::max<std::int64_t>(0, left);
 }
 
 void Server::State::CancelEverything() {

@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <vector>
+
 #include "services/state/shared_state.h"
 #include "services/state/tenant_quota.h"
 
@@ -93,6 +96,20 @@ void ServerMetrics::RecordInvocation(std::string_view skill, std::string_view ou
   ++figures.buckets[bucket];
   figures.seconds_sum += seconds;
   ++figures.count;
+  shard.recent_ms[shard.recorded++ % kRecent] = static_cast<std::int64_t>(seconds * 1000);
+}
+
+std::optional<std::int64_t> ServerMetrics::RecentMedianMs() const {
+  std::vector<std::int64_t> all;
+  for (const Shard& shard : shards_) {
+    std::lock_guard lock(shard.mutex);
+    const std::size_t n = std::min<std::uint64_t>(shard.recorded, kRecent);
+    all.insert(all.end(), shard.recent_ms.begin(), shard.recent_ms.begin() + static_cast<std::ptrdiff_t>(n));
+  }
+  if (all.empty()) return std::nullopt;
+  auto middle = all.begin() + static_cast<std::ptrdiff_t>(all.size() / 2);
+  std::nth_element(all.begin(), middle, all.end());
+  return *middle;
 }
 
 void ServerMetrics::RecordRequest(std::string_view method) {

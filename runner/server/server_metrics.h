@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -41,6 +42,9 @@ class ServerMetrics {
   void AddConnections(std::int64_t delta) { connections_.fetch_add(delta, std::memory_order_relaxed); }
   std::int64_t in_flight() const { return in_flight_.load(std::memory_order_relaxed); }
   std::int64_t connections() const { return connections_.load(std::memory_order_relaxed); }
+  // The median duration in milliseconds of the last invocations (up to
+  // kRecent per shard), or nullopt before the first has finished.
+  std::optional<std::int64_t> RecentMedianMs() const;
 
   // Tenants' usage and the shared state's health join the figures; both may
   // be null and must outlive the metrics. Call before serving.
@@ -75,9 +79,12 @@ class ServerMetrics {
     void Add(const Figures& other);
   };
   static constexpr std::size_t kShards = 8;
+  static constexpr std::size_t kRecent = 16;
   struct alignas(64) Shard {
     mutable std::mutex mutex;
     Figures figures;
+    std::array<std::int64_t, kRecent> recent_ms{};  // a ring of the last durations
+    std::uint64_t recorded = 0;
   };
 
   // Tenants' usage and the shared state's health, for Prometheus().

@@ -45,6 +45,10 @@ struct Server::State : std::enable_shared_from_this<Server::State> {
   Clock& clock;
   const Clock::TimePoint started;
   std::atomic<bool> draining{false};
+  // When the drain gives up on what is still in flight (set before `draining`).
+  std::atomic<Clock::TimePoint::rep> drain_ends{0};
+  // Milliseconds of the drain left (0 when over or not draining).
+  std::int64_t DrainLeftMs() const;
   std::atomic<std::uint64_t> reloads{0};
 
   // Everything below is touched only on `strand`.

@@ -233,6 +233,7 @@ class InvocationContext {
   RequestTiming TimeRequest(TimePoint sent, TimePoint ended);
   // When the invocation started (default: the context's creation).
   void set_started(TimePoint started) { started_ = started; }
+  TimePoint started() const { return started_; }
 
   // Appends an attempt, numbering it, and adds its tokens to the metrics.
   void AddAttempt(Attempt attempt);

@@ -67,12 +67,13 @@ void AnswerStream::Answered(const providers::ChatResponse& answer) {
   if (n == attempt_ && got_text_) {
     parsed_->Finish();
     if (parsed_->TakeChanged()) Show();
-    return;
+  } else {
+    StartAttempt(n);
+    parsed_->Feed(answer.text);
+    parsed_->Finish();
+    if (parsed_->TakeChanged()) Show();
   }
-  StartAttempt(n);
-  parsed_->Feed(answer.text);
-  parsed_->Finish();
-  if (parsed_->TakeChanged()) Show();
+  events_.Flush();  // the whole answer is shown before it is checked
 }
 
 }  // namespace skillrunner::generation

@@ -1,6 +1,6 @@
 #pragma once
 
-// Anthropic Messages streamed as server-sent events (PROVIDERS.md §8).
+// Anthropic Messages streamed as server-sent events (docs/streaming.md).
 
 #include <memory>
 

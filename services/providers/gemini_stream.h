@@ -1,6 +1,6 @@
 #pragma once
 
-// Gemini streamGenerateContent streamed as server-sent events (PROVIDERS.md §8).
+// Gemini streamGenerateContent streamed as server-sent events (docs/streaming.md).
 
 #include <memory>
 

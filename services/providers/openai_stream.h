@@ -1,6 +1,6 @@
 #pragma once
 
-// OpenAI chat completions as server-sent events (PROVIDERS.md §8):
+// OpenAI chat completions as server-sent events (docs/streaming.md):
 // chat.completion.chunk events, then a usage chunk, then [DONE]. llama.cpp's
 // server and the other OpenAI-compatible servers send the same.
 

@@ -94,6 +94,23 @@ bool QuotaSpent(const ProviderError& error) {
 
 bool RateLimited(const ProviderError& error) { return error.http_status == 429 || error.http_status == 529; }
 
+// A request that the invocation's deadline ended (its timeout was the time
+// left, or the deadline's cancellation reached it): an attempt of kind
+// timeout, and the invocation's TIMEOUT. Nullopt for any other failure.
+std::optional<Stop> EndedByDeadline(const ProviderError& error, const ChatRequest& request, const AttemptSpan& span,
+                                    const InvocationContext& ctx, Attempt& attempt) {
+  // The request's timeout is the time left, in whole milliseconds rounded down.
+  const bool timed_out =
+      error.kind == ProviderError::Kind::kTimeout && span.started + request.timeout + milliseconds(1) >= ctx.deadline();
+  const bool cancelled = error.kind == ProviderError::Kind::kCancelled && span.ended >= ctx.deadline();
+  if (!timed_out && !cancelled) return std::nullopt;
+  attempt.kind = AttemptKind::kTimeout;
+  // As the runner says it when its own timer notices first.
+  const auto limit = std::chrono::round<milliseconds>(ctx.deadline() - ctx.started());
+  return Stop{
+      ToError(error, ErrorCode::kTimeout, "invocation timed out after " + std::to_string(limit.count()) + " ms")};
+}
+
 // A failure that is not retried, or nullopt for a retryable one.
 std::optional<Stop> Permanent(const ProviderError& error, const ChatRequest& request, Attempt& attempt) {
   if (error.kind == ProviderError::Kind::kConfig) {
@@ -310,7 +327,8 @@ std::variant<milliseconds, Error> RetryingProvider::AfterFailure(const ProviderE
   Attempt attempt = FailedAttempt(request, error, timing);
   attempt.span = span;
   if (ctx.options().show_request) attempt.request = RequestForDisplay(request);
-  std::optional<Stop> stop = Permanent(error, request, attempt);
+  std::optional<Stop> stop = EndedByDeadline(error, request, span, ctx, attempt);
+  if (!stop) stop = Permanent(error, request, attempt);
   if (!stop) {
     const bool rate_limited = RateLimited(error);
     int& used = rate_limited ? spent.rate_limit_retries : spent.retries;

@@ -1,7 +1,7 @@
 #pragma once
 
 // A loopback Anthropic that implements the Message Batches wire format
-// (PROVIDERS.md §7) beside /v1/messages: POST /v1/messages/batches
+// (docs/batch.md) beside /v1/messages: POST /v1/messages/batches
 // {requests: [{custom_id, params}]} (custom_ids unique and matching
 // ^[a-zA-Z0-9_-]{1,64}$, params a Messages body with model, max_tokens and
 // messages, the anthropic-version header required), batches that stay

@@ -1,7 +1,7 @@
 #pragma once
 
 // A loopback Gemini that implements the Batch API's inline wire format
-// (PROVIDERS.md §7) beside :generateContent: POST
+// (docs/batch.md) beside :generateContent: POST
 // /v1beta/models/{model}:batchGenerateContent {batch: {displayName,
 // inputConfig: {requests: {requests: [{request, metadata: {key}}]}}}} (keys
 // unique, the body at most 20 MB) answered by an operation named batches/N; GET /v1beta/batches/N

@@ -1,7 +1,7 @@
 #pragma once
 
 // A loopback OpenAI that implements the Files and Batches wire format
-// (PROVIDERS.md §7) beside /v1/chat/completions: multipart uploads (purpose
+// (docs/batch.md) beside /v1/chat/completions: multipart uploads (purpose
 // "batch", one JSONL request a line, custom_ids unique), batches that move
 // validating -> in_progress -> finalizing -> completed one poll at a time (or
 // expire, or fail validation), output and error files by id, the batch list

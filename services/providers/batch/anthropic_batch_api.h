@@ -1,6 +1,6 @@
 #pragma once
 
-// Anthropic's Message Batches API (PROVIDERS.md §7): POST
+// Anthropic's Message Batches API (docs/batch.md): POST
 // /v1/messages/batches {requests: [{custom_id, params}]} with each params the
 // online /v1/messages body (strict output config included), polled with GET
 // /v1/messages/batches/{id} until processing_status is "ended", results read

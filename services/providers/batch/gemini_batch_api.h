@@ -1,6 +1,6 @@
 #pragma once
 
-// Gemini's Batch API (PROVIDERS.md §7): POST
+// Gemini's Batch API (docs/batch.md): POST
 // /v1beta/models/{model}:batchGenerateContent with the requests inline
 // ({batch: {displayName, inputConfig: {requests: {requests: [{request,
 // metadata: {key}}]}}}}, each request the online generateContent body),

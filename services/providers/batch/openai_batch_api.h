@@ -1,6 +1,6 @@
 #pragma once
 
-// OpenAI's Batch API (PROVIDERS.md §7): the requests as a JSONL file uploaded
+// OpenAI's Batch API (docs/batch.md): the requests as a JSONL file uploaded
 // to /files (multipart, purpose "batch"), /batches created over it with the
 // run id and round in `metadata`, polled until completed, expired, failed or
 // cancelled; results from the output and error files, matched by custom_id.

@@ -138,13 +138,6 @@ namespace {
 class BatchFailureTest : public BatchEvalTest {
  protected:
   static constexpr int kCases = 5;
-
-  std::vector<json::object> Journal(const std::string& run) {
-    std::vector<json::object> lines;
-    std::istringstream in(ReadFile(tree_.Path(run + "/batches.jsonl")));
-    for (std::string line; std::getline(in, line);) lines.push_back(json::parse(line).as_object());
-    return lines;
-  }
 };
 
 // Case c2's first answer breaks the schema: its retry (the rejected answer

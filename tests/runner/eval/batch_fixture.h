@@ -70,6 +70,11 @@ output_schema: { type: object, required: [label], additionalProperties: false, p
     return Skillrunner(tree_.root(), "--config skillrunner.yaml --skills skills --rubrics rubrics eval " + args);
   }
 
+  // The lines of run folder `run`'s batch journal (batches.jsonl).
+  std::vector<boost::json::object> Journal(const std::string& run) {
+    return ReadRecords(tree_.Path(run + "/batches.jsonl"));
+  }
+
   // Each case's output and verdict in run folder `run`, by case id.
   std::map<std::string, std::string> Outcomes(const std::string& run) {
     std::map<std::string, std::string> out;

@@ -54,13 +54,6 @@ class ProviderBatchTest : public eval_test::BatchFixture {
       out += b.provider + " " + std::to_string(b.round) + " " + b.batch_id + ", ";
     return out;
   }
-
-  std::vector<json::object> Journal(const std::string& run) {
-    std::vector<json::object> lines;
-    std::istringstream in(ReadFile(tree_.Path(run + "/batches.jsonl")));
-    for (std::string line; std::getline(in, line);) lines.push_back(json::parse(line).as_object());
-    return lines;
-  }
 };
 
 // 200 cases with a judge through Message Batches: the same 400 Messages

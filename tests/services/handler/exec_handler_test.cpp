@@ -74,7 +74,7 @@ TEST_F(ExecHandlerTest, InputGoesInAsJsonAndTheOutputComesBack) {
 }
 
 TEST_F(ExecHandlerTest, RecordsOneOkAttemptWithTheRawOutput) {
-  Script("ok.sh", "cat >/dev/null\necho '  {\"a\": [1, 2]}  '\n");
+  Script("ok.sh", "cat >/dev/null\nsleep 0.2\necho '  {\"a\": [1, 2]}  '\n");
   auto result = Run(MakeSkill({"./ok.sh"}), json::object{});
   ASSERT_TRUE(result.has_value()) << result.error().message;
   ASSERT_EQ(ctx_->attempts().size(), 1u);
@@ -83,7 +83,7 @@ TEST_F(ExecHandlerTest, RecordsOneOkAttemptWithTheRawOutput) {
   EXPECT_EQ(attempt.kind, AttemptKind::kOk);
   EXPECT_EQ(attempt.raw, "  {\"a\": [1, 2]}  \n");
   EXPECT_TRUE(attempt.errors.empty());
-  EXPECT_GE(attempt.duration_ms, 0);
+  EXPECT_GE(attempt.duration_ms, 200);  // the script's own time is the attempt's
   EXPECT_EQ(ctx_->metrics().mode, RunMode::kHandler);
   EXPECT_EQ(ctx_->metrics().attempts, 1);
 }

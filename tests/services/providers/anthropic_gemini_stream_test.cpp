@@ -1,4 +1,4 @@
-// Anthropic and Gemini answers streamed (PROVIDERS.md §8): the exact event
+// Anthropic and Gemini answers streamed (docs/streaming.md): the exact event
 // sequences split at every byte boundary, and over a loopback SSE server.
 #include <gtest/gtest.h>
 

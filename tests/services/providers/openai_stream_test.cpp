@@ -1,4 +1,4 @@
-// OpenAI chat completions streamed (PROVIDERS.md §8): the exact event
+// OpenAI chat completions streamed (docs/streaming.md): the exact event
 // sequence split at every byte boundary, and over a loopback SSE server.
 #include "services/providers/openai_stream.h"
 
