@@ -1,6 +1,6 @@
 // libFuzzer target (issue 18): bytes from a socket client through the line
 // framer, the JSON-RPC parser and the dispatch of each call as `serve` does
-// it (runner/server/connection_requests.cpp), up to the point a skill would
+// it (runner/server/connection.cpp), up to the point a skill would
 // run: auth's token, skills.invoke's params (ReadInvokeParams, the -32602
 // answer), $/cancel's id, and every answer the server would owe serialized.
 //   scripts/fuzz.sh jsonrpc SECONDS
