@@ -4,13 +4,15 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
-#include <boost/asio/experimental/concurrent_channel.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json/object.hpp>
 
 #include "services/common/digest.h"
+#include "services/providers/batch/batch_recovery.h"
+#include "services/providers/batch/batch_rounds.h"
+#include "services/providers/batch/batch_slot.h"
 #include "services/providers/caching_provider.h"
 
 namespace skillrunner::providers {
@@ -18,80 +20,6 @@ namespace asio = boost::asio;
 namespace json = boost::json;
 
 namespace {
-
-using Outcome = std::expected<ChatResponse, ProviderError>;
-using Channel = asio::experimental::concurrent_channel<void(boost::system::error_code, std::shared_ptr<Outcome>)>;
-
-struct Slot {
-  ChatRequest request;
-  std::string hash;
-  std::string custom_id;
-  int round = 0;
-  int resubmits = 0;
-  std::shared_ptr<Channel> channel;
-  // The eval's count of waiting cases (null outside an eval) and this case.
-  BatchQuorum* quorum = nullptr;
-  const void* case_key = nullptr;
-
-  // The case waits on a batch from now: counted once the request is in a
-  // round or a batch, never before (a case counted waiting whose request is
-  // not gathered yet would let a round go without it); the caller then
-  // Checks. Not once it is answered or its Chat is gone.
-  void Hold() {
-    if (quorum == nullptr) return;
-    std::lock_guard lock(wait_mutex_);
-    if (held_ || answered_ || abandoned_) return;
-    held_ = true;
-    quorum->Waiting(case_key);
-  }
-  // It does not wait any more: its answer is on the way (a resubmission
-  // Holds again).
-  void Release() {
-    std::lock_guard lock(wait_mutex_);
-    ReleaseLocked();
-  }
-  // Its Chat was cancelled: never counted again, even if resubmitted.
-  void Abandon() {
-    std::lock_guard lock(wait_mutex_);
-    abandoned_ = true;
-    ReleaseLocked();
-  }
-  void Deliver(Outcome outcome) {
-    {
-      std::lock_guard lock(wait_mutex_);
-      answered_ = true;
-      ReleaseLocked();
-    }
-    channel->try_send(boost::system::error_code{}, std::make_shared<Outcome>(std::move(outcome)));
-  }
-
- private:
-  void ReleaseLocked() {
-    if (!held_) return;
-    held_ = false;
-    quorum->Answered(case_key);
-  }
-  // The flags and the quorum's count change together (a Hold racing a
-  // Deliver on another strand must not leave the case counted).
-  std::mutex wait_mutex_;
-  bool held_ = false;
-  bool answered_ = false;
-  bool abandoned_ = false;
-};
-using SlotPtr = std::shared_ptr<Slot>;
-
-struct Tracker {
-  int round = 0;
-  std::string batch_id;
-  std::map<std::string, SlotPtr> slots;  // waiting, by custom_id
-  bool polling = false;
-  bool done = false;
-  bool refused = false;
-  ProviderError refusal;
-  std::map<std::string, BatchItemResult> results;
-  std::string last_progress;
-};
-using TrackerPtr = std::shared_ptr<Tracker>;
 
 // What a request was, for the journal (DESIGN 10.8: skill, case, repeat,
 // role and attempt by custom_id).
@@ -107,13 +35,6 @@ json::object RequestLine(const std::string& provider, const Slot& slot) {
   return line;
 }
 
-ProviderError Cancelled() {
-  ProviderError error;
-  error.kind = ProviderError::Kind::kCancelled;
-  error.message = "the wait for the batch was cancelled";
-  return error;
-}
-
 }  // namespace
 
 struct BatchingProvider::State : std::enable_shared_from_this<BatchingProvider::State> {
@@ -127,14 +48,10 @@ struct BatchingProvider::State : std::enable_shared_from_this<BatchingProvider::
   asio::any_io_executor executor;
   Say say;
 
-  std::mutex mutex;
-  std::vector<SlotPtr> pending;
-  int generation = 0;
-  std::map<int, TrackerPtr> trackers;                            // by round
-  std::multimap<std::string, std::pair<int, std::string>> live;  // hash -> recorded (round, custom_id)
-  bool recovered = false;
-  bool recovering = false;
+  std::mutex mutex;  // counts and the trackers' fields
   BatchCounts counts;
+  BatchRounds rounds;
+  BatchRecovery recovery;
 
   State(std::string n, std::string k, Provider& o, std::shared_ptr<BatchApi> a, BatchJournal& j, BatchSettings s,
         Clock& c, asio::any_io_executor e, Say y)
@@ -146,9 +63,9 @@ struct BatchingProvider::State : std::enable_shared_from_this<BatchingProvider::
         settings(std::move(s)),
         clock(c),
         executor(std::move(e)),
-        say(std::move(y)) {}
-
-  std::size_t Limit() const { return std::max<std::size_t>(1, std::min(settings.max_requests, api->MaxRequests())); }
+        say(std::move(y)),
+        rounds(std::max<std::size_t>(1, std::min(settings.max_requests, api->MaxRequests()))),
+        recovery(name, mutex) {}
 
   // Each on a strand of its own: the HTTP client asks for an executor that runs
   // one handler at a time, and the eval's io context has several threads.
@@ -166,80 +83,29 @@ struct BatchingProvider::State : std::enable_shared_from_this<BatchingProvider::
   // Adds `slot` to the round being gathered: starts its timer when it is the
   // first, sends the round at once when it is full.
   void Enqueue(const SlotPtr& slot) {
-    std::vector<SlotPtr> full;
-    int timer_for = -1;
-    {
-      std::lock_guard lock(mutex);
-      pending.push_back(slot);
-      if (pending.size() >= Limit()) {
-        full.swap(pending);
-        ++generation;
-      } else if (pending.size() == 1) {
-        timer_for = generation;
-      }
-    }
+    BatchRounds::Added added = rounds.Add(slot);
     auto self = shared_from_this();
-    if (!full.empty()) FlushGroups(std::move(full));
-    if (timer_for >= 0) Spawn(self->SendLater(timer_for));
+    if (!added.full.empty()) Send(std::move(added.full));
+    if (added.start_timer) Spawn(self->SendLater(*added.start_timer));
   }
 
-  // Sends `slots`, one round per group of the API (in the order of their first request).
-  void FlushGroups(std::vector<SlotPtr> slots) {
-    std::vector<std::pair<std::string, std::vector<SlotPtr>>> groups;
-    for (SlotPtr& slot : slots) {
-      std::string group = api->GroupOf(slot->request);
-      auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == group; });
-      if (it == groups.end()) it = groups.insert(groups.end(), {std::move(group), {}});
-      it->second.push_back(std::move(slot));
-    }
+  // Sends a due round: one batch per part.
+  void Send(std::vector<SlotPtr> slots) {
     auto self = shared_from_this();
-    for (auto& [group, members] : groups) {
-      for (auto& part : SplitBySize(std::move(members))) Spawn(self->Flush(std::move(part)));
-    }
-  }
-
-  // `slots` in parts of at most the API's MaxBytes of request bodies (a
-  // request bigger than that alone: the provider says what it thinks of it).
-  std::vector<std::vector<SlotPtr>> SplitBySize(std::vector<SlotPtr> slots) const {
-    const std::size_t limit = api->MaxBytes();
-    if (limit == 0) return {std::move(slots)};
-    std::vector<std::vector<SlotPtr>> parts(1);
-    std::size_t bytes = 0;
-    for (SlotPtr& slot : slots) {
-      const std::size_t size = api->RequestBytes(slot->request);
-      if (!parts.back().empty() && bytes + size > limit) {
-        parts.emplace_back();
-        bytes = 0;
-      }
-      bytes += size;
-      parts.back().push_back(std::move(slot));
-    }
-    return parts;
+    for (auto& part : BatchRounds::Parts(std::move(slots), *api)) Spawn(self->Flush(std::move(part)));
   }
 
   // Sends the round being gathered now (every running case waits).
   void SendGathered() {
-    std::vector<SlotPtr> due;
-    {
-      std::lock_guard lock(mutex);
-      if (pending.empty()) return;
-      due.swap(pending);
-      ++generation;
-    }
-    FlushGroups(std::move(due));
+    std::vector<SlotPtr> due = rounds.TakeAll();
+    if (!due.empty()) Send(std::move(due));
   }
 
-  asio::awaitable<void> SendLater(int gen) {
+  asio::awaitable<void> SendLater(int generation) {
     auto self = shared_from_this();
     if (!co_await clock.Sleep(settings.send_after)) co_return;
-    std::vector<SlotPtr> due;
-    {
-      std::lock_guard lock(mutex);
-      if (generation != gen || pending.empty()) co_return;
-      due.swap(pending);
-      ++generation;
-    }
-    FlushGroups(std::move(due));
+    std::vector<SlotPtr> due = rounds.TakeIfStill(generation);
+    if (!due.empty()) Send(std::move(due));
   }
 
   asio::awaitable<void> Flush(std::vector<SlotPtr> slots);
@@ -250,7 +116,6 @@ struct BatchingProvider::State : std::enable_shared_from_this<BatchingProvider::
   void Deliver(const TrackerPtr& tracker, const SlotPtr& slot);
   void Resubmit(const SlotPtr& slot, const std::string& why);
   void Progress(Tracker& tracker, const BatchStatus& status);
-  asio::awaitable<void> Recover();
   bool Claim(const SlotPtr& slot);
 };
 
@@ -278,7 +143,6 @@ asio::awaitable<void> BatchingProvider::State::Flush(std::vector<SlotPtr> slots)
         std::to_string(round));
   {
     std::lock_guard lock(mutex);
-    trackers[round] = tracker;
     counts.requests += static_cast<int>(slots.size());
   }
   auto created = co_await CreateBatch(items, round);
@@ -451,125 +315,16 @@ void BatchingProvider::State::Progress(Tracker& tracker, const BatchStatus& stat
 }
 
 bool BatchingProvider::State::Claim(const SlotPtr& slot) {
-  TrackerPtr tracker;
-  bool start_polling = false;
-  {
-    std::lock_guard lock(mutex);
-    auto found = live.find(slot->hash);
-    if (found == live.end()) return false;
-    slot->round = found->second.first;
-    slot->custom_id = found->second.second;
-    live.erase(found);
-    tracker = trackers.at(slot->round);
-    if (!tracker->done) {
-      tracker->slots[slot->custom_id] = slot;
-      start_polling = !tracker->polling;
-      tracker->polling = true;
-    }
-  }
-  if (start_polling) Spawn(shared_from_this()->Poll(tracker));
-  if (!tracker->done) return true;
-  if (tracker->refused) {
-    slot->Deliver(std::unexpected(tracker->refusal));
+  std::optional<BatchRecovery::Claimed> claimed = recovery.Claim(slot);
+  if (!claimed) return false;
+  if (claimed->start_polling) Spawn(shared_from_this()->Poll(claimed->tracker));
+  if (!claimed->done) return true;
+  if (claimed->tracker->refused) {
+    slot->Deliver(std::unexpected(claimed->tracker->refusal));
   } else {
-    Deliver(tracker, slot);
+    Deliver(claimed->tracker, slot);
   }
   return true;
-}
-
-namespace {
-
-// What an earlier process recorded of one round of one provider.
-struct RecordedRound {
-  std::string batch_id;
-  bool intent = false;
-  bool refused = false;
-  std::vector<std::pair<std::string, std::string>> requests;  // (custom_id, hash)
-};
-
-std::string Text(const json::object& line, std::string_view key) {
-  const json::value* v = line.if_contains(key);
-  return v && v->is_string() ? std::string(v->as_string()) : std::string();
-}
-
-std::map<int, RecordedRound> ReadRounds(const std::vector<json::object>& recorded, const std::string& provider,
-                                        std::set<std::string>& dead) {
-  std::map<int, RecordedRound> rounds;
-  for (const json::object& line : recorded) {
-    if (Text(line, "provider") != provider) continue;
-    const json::value* r = line.if_contains("round");
-    if (r == nullptr || !r->is_int64()) continue;
-    RecordedRound& round = rounds[static_cast<int>(r->as_int64())];
-    const std::string event = Text(line, "event");
-    if (event == "request") round.requests.emplace_back(Text(line, "custom_id"), Text(line, "hash"));
-    if (event == "intent") round.intent = true;
-    if (event == "batch") round.batch_id = Text(line, "batch_id");
-    if (event == "refused") round.refused = true;
-    if (event == "resubmitted") dead.insert(Text(line, "custom_id"));
-  }
-  return rounds;
-}
-
-}  // namespace
-
-// Once per process, before the first request: the rounds an earlier process
-// recorded become trackers whose requests later Chats claim by hash; a round
-// whose batch id was not recorded (a crash between create and the record) is
-// looked up by its tag.
-asio::awaitable<void> BatchingProvider::State::Recover() {
-  auto self = shared_from_this();
-  bool wait = false;
-  {
-    std::lock_guard lock(mutex);
-    if (recovered) co_return;
-    wait = recovering;
-    recovering = true;
-  }
-  if (wait) {
-    for (;;) {
-      {
-        std::lock_guard lock(mutex);
-        if (recovered) co_return;
-      }
-      if (!co_await clock.Sleep(std::chrono::milliseconds(20))) co_return;
-    }
-  }
-  std::set<std::string> dead;
-  std::map<int, RecordedRound> rounds = ReadRounds(journal.recorded(), name, dead);
-  int held = 0;
-  int batches = 0;
-  for (auto& [number, round] : rounds) {
-    if (round.refused || !round.intent) continue;
-    if (round.batch_id.empty()) {
-      // A named tag: g++ 12 moves a braced temporary argument bitwise inside a coroutine.
-      const BatchTag tag{settings.run_id, number};
-      auto found = co_await api->FindTagged(tag);
-      if (!found || !*found) continue;  // never created: its requests are sent again
-      round.batch_id = **found;
-      const json::object adopted{
-          {"event", "batch"}, {"provider", name}, {"round", number}, {"batch_id", round.batch_id}, {"adopted", true}};
-      journal.Append(adopted);
-      say("batch " + round.batch_id + " (round " + std::to_string(number) + ", provider " + name +
-          "): created before the crash, found by its tag");
-    }
-    auto tracker = std::make_shared<Tracker>();
-    tracker->round = number;
-    tracker->batch_id = round.batch_id;
-    std::lock_guard lock(mutex);
-    trackers[number] = tracker;
-    ++batches;
-    for (const auto& [custom_id, hash] : round.requests) {
-      if (dead.contains(custom_id)) continue;
-      live.emplace(hash, std::make_pair(number, custom_id));
-      ++held;
-    }
-  }
-  if (held > 0) {
-    say("batch: resuming with " + std::to_string(held) + " request(s) held by " + std::to_string(batches) +
-        " recorded batch(es) of provider " + name + "; they are not sent again");
-  }
-  std::lock_guard lock(mutex);
-  recovered = true;
 }
 
 BatchingProvider::BatchingProvider(std::string name, std::string kind, Provider& online, std::shared_ptr<BatchApi> api,
@@ -592,11 +347,10 @@ BatchCounts BatchingProvider::counts() const {
 
 asio::awaitable<ChatResult> BatchingProvider::Chat(const ChatRequest& request) {
   if (state_->OptedOut(request)) co_return co_await state_->online.Chat(request);
-  co_await state_->Recover();
-  auto slot = std::make_shared<Slot>();
+  co_await state_->recovery.Recover(*state_->api, state_->journal, state_->settings.run_id, state_->clock, state_->say);
+  auto slot = std::make_shared<Slot>(co_await asio::this_coro::executor);
   slot->request = request;
   slot->hash = Sha256Hex(CachingProvider::Key(state_->kind, state_->name, request));
-  slot->channel = std::make_shared<Channel>(co_await asio::this_coro::executor, 1);
   if (request.metadata.eval) {
     slot->quorum = state_->settings.quorum.get();
     slot->case_key = request.metadata.eval.get();
@@ -609,9 +363,7 @@ asio::awaitable<ChatResult> BatchingProvider::Chat(const ChatRequest& request) {
   if (!state_->Claim(slot)) state_->Enqueue(slot);
   slot->Hold();
   if (slot->quorum != nullptr) slot->quorum->Check();
-  auto [ec, outcome] = co_await slot->channel->async_receive(asio::as_tuple(asio::use_awaitable));
-  if (ec || !outcome) co_return std::unexpected(Cancelled());
-  co_return std::move(*outcome);
+  co_return co_await slot->Answer();
 }
 
 }  // namespace skillrunner::providers
