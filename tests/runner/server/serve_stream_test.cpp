@@ -104,6 +104,35 @@ TEST_F(ServeStreamTest, AnAbortedAttemptIsFollowedByAResetThenTheRetrysPartials)
   EXPECT_TRUE(sse_.WaitForHangUps(1));
 }
 
+// The simulated provider answers without a pause: the retry's reset and
+// partial must still come before the answer on the socket, and nothing after it.
+TEST_F(ServeStreamTest, OnTheSimulatedProviderTheResetAndTheRetrysPartialComeBeforeTheAnswer) {
+  tree_.Write(
+      "skillrunner.yaml",
+      "providers:\n  sim: { kind: simulated }\nmodels:\n  m-loop: { provider: sim, structured_output: none }\n");
+  tree_.Write("skills/triage/skill.yaml", std::string(test_support::kStreamedTriageSkill) +
+                                              "simulation:\n  faults:\n    - {attempt: 1, fault: wrong_type, path: "
+                                              "/title}\n");
+  ServeProcess serve(tree_, {"--socket", socket_});
+  auto client = ConnectWhenReady(socket_);
+  ASSERT_TRUE(client);
+  for (int round = 0; round < 5; ++round) {
+    ASSERT_TRUE(client->Send(kInvoke));
+    std::vector<json::value> lines = ReadUntilAnswer(*client);
+    std::vector<std::string> methods;
+    for (const json::value& line : lines) {
+      if (line.as_object().contains("method")) {
+        methods.push_back(std::string(line.at("method").as_string()) + " " +
+                          json::serialize(line.at("params").at("attempt")));
+      }
+    }
+    EXPECT_EQ(methods, (std::vector<std::string>{"skills.partial 1", "skills.reset 1", "skills.partial 2"}))
+        << "round " << round;
+    EXPECT_TRUE(lines.back().at("result").is_object()) << json::serialize(lines.back());
+    EXPECT_FALSE(client->ReadJson(200ms).has_value()) << "a line after the answer, round " << round;
+  }
+}
+
 TEST_F(ServeStreamTest, StreamingInsideABatchIsInvalidParamsAndHandlersSendNoPartials) {
   ServeProcess serve(tree_, {"--socket", socket_});
   auto client = ConnectWhenReady(socket_);
