@@ -416,7 +416,10 @@ StreamEvents* Connection::StartStream(InFlight& flight, const json::value& id, s
   auto emit = [weak, id, executor = socket_.get_executor()](std::string_view method, json::object params) {
     params["id"] = id;
     std::string line = CompactJson(json::object{{"jsonrpc", "2.0"}, {"method", method}, {"params", std::move(params)}});
-    asio::post(executor, [weak, line = std::move(line)]() mutable {
+    // Inline when already on the connection's strand (the invocation runs
+    // there): queued behind the answer, a reset and a retry's partials would
+    // reach the client after it.
+    asio::dispatch(executor, [weak, line = std::move(line)]() mutable {
       if (auto self = weak.lock()) self->Send(std::move(line));
     });
   };
