@@ -14,15 +14,16 @@ from ._errors import (
     OverloadedError,
     ProtocolError,
     SkillrunnerError,
-    SkillTimeoutError,
 )
 from ._protocol import (
-    GRACE_S,
     Deadline,
     Ids,
     InvokeResult,
+    JsonObject,
+    SkillSummaries,
     address_params,
     check_schema,
+    check_size,
     decode_line,
     encode_cancel,
     encode_request,
@@ -30,12 +31,10 @@ from ._protocol import (
     invoke_result,
     overloaded_delay_s,
     result_of,
+    timeout_error,
 )
 
 _log = logging.getLogger("skillrunner_client")
-
-JsonObject = dict[str, Any]
-SkillSummaries = list[dict[str, Any]]
 
 
 class _Call:
@@ -268,14 +267,14 @@ class Client:
         with self._lock:
             req_id = self._ids.take()
         line = encode_request(req_id, method, params, self._token)
-        _check_size(line, self._max_line_bytes)
+        check_size(line, self._max_line_bytes)
         call = conn.register(req_id)
         try:
             conn.send(line)
             wait_s = deadline.wait_s() if deadline is not None else None
             if not call.event.wait(wait_s):
                 conn.send_quietly(encode_cancel(req_id, self._token))
-                raise _timeout_error(params, deadline)
+                raise timeout_error(params, deadline)
         finally:
             conn.forget(req_id)
         if call.error is not None:
@@ -315,20 +314,3 @@ class Client:
         sock.settimeout(None)
         return sock
 
-
-def _check_size(line: bytes, limit: int) -> None:
-    """Refuse a request line the server would refuse unread (over --max-line-bytes)."""
-    if len(line) > limit:
-        raise ProtocolError(
-            f"the request is {len(line)} bytes, longer than max_line_bytes ({limit})",
-            details={"jsonrpc_code": -32600})
-
-
-def _timeout_error(params: JsonObject | None, deadline: Deadline | None) -> SkillTimeoutError:
-    """The client-side TIMEOUT, raised after ``$/cancel`` was sent."""
-    timeout_ms = deadline.timeout_ms if deadline is not None else None
-    skill = params.get("skill") if params is not None else None
-    return SkillTimeoutError(
-        f"skill {skill!r}: no answer within timeout_ms {timeout_ms} "
-        f"(+{int(GRACE_S * 1000)} ms grace); sent $/cancel",
-        details={"timeout_ms": timeout_ms, "client_side": True})
