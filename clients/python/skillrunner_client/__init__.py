@@ -38,7 +38,7 @@ from ._errors import (
 from ._protocol import InvokeResult
 from ._sync import Client
 
-__version__ = "0.1.0"
+__version__ = "0.1.0"  # the one place: pyproject.toml reads it (tool.setuptools.dynamic)
 
 __all__ = [
     "AsyncClient",

@@ -18,20 +18,23 @@ from ._protocol import (
     Deadline,
     Ids,
     InvokeResult,
+    JsonObject,
+    SkillSummaries,
+    StreamEvent,
     address_params,
     check_schema,
+    check_size,
     decode_line,
     encode_cancel,
     encode_request,
     invoke_params,
     invoke_result,
+    notification_id,
     overloaded_delay_s,
     result_of,
+    stream_params,
+    timeout_error,
 )
-from ._sync import JsonObject, SkillSummaries, _check_size, _timeout_error
-
-# A skills.partial or skills.reset notification: {"jsonrpc", "method", "params"}.
-StreamEvent = JsonObject
 
 _log = logging.getLogger("skillrunner_client")
 
@@ -105,9 +108,8 @@ class _AsyncConnection:
             return
         req_id, msg = decode_line(line)
         if req_id is None and "method" in msg:
-            params = msg.get("params")
-            stream_id = params.get("id") if isinstance(params, dict) else None
-            queue = self._streams.get(stream_id) if isinstance(stream_id, int) else None
+            stream_id = notification_id(msg)
+            queue = self._streams.get(stream_id) if stream_id is not None else None
             if queue is not None:
                 queue.put_nowait(msg)
             return
@@ -216,11 +218,10 @@ class AsyncClient:
         """
         deadline = Deadline(timeout_ms)
         conn = await self._connection()
-        params = invoke_params(skill, input, deadline)
-        params.setdefault("options", {})["stream"] = True
+        params = stream_params(skill, input, deadline)
         req_id = self._ids.take()
         line = encode_request(req_id, "skills.invoke", params, self._token)
-        _check_size(line, self._max_line_bytes)
+        check_size(line, self._max_line_bytes)
         fut = conn.register(req_id)
         events = conn.listen(req_id)
         done = False
@@ -236,7 +237,7 @@ class AsyncClient:
                 yield events.get_nowait()
             yield invoke_result(result_of(fut.result()))
         except TimeoutError:
-            raise _timeout_error(params, deadline) from None
+            raise timeout_error(params, deadline) from None
         finally:
             if not done:
                 conn.send_nowait(encode_cancel(req_id, self._token))
@@ -290,14 +291,14 @@ class AsyncClient:
         """Send one request on ``conn`` and wait for its answer (``$/cancel`` past the deadline)."""
         req_id = self._ids.take()
         line = encode_request(req_id, method, params, self._token)
-        _check_size(line, self._max_line_bytes)
+        check_size(line, self._max_line_bytes)
         fut = conn.register(req_id)
         try:
             await conn.send(line)
             msg = await _wait(fut, deadline)
         except TimeoutError:
             conn.send_nowait(encode_cancel(req_id, self._token))
-            raise _timeout_error(params, deadline) from None
+            raise timeout_error(params, deadline) from None
         except asyncio.CancelledError:
             if method == "skills.invoke":
                 conn.send_nowait(encode_cancel(req_id, self._token))

@@ -13,8 +13,16 @@ from ._errors import (
     ProtocolError,
     SchemaChangedError,
     SkillrunnerError,
+    SkillTimeoutError,
     error_class,
 )
+
+JsonObject = dict[str, Any]
+"""A JSON object as decoded (an answer, a result, a notification)."""
+SkillSummaries = list[dict[str, Any]]
+"""The ``skills.list`` result: one summary per skill."""
+StreamEvent = JsonObject
+"""A ``skills.partial`` or ``skills.reset`` notification: ``{"jsonrpc", "method", "params"}``."""
 
 GRACE_S = 1.0
 """How long past its deadline a call waits for the server's own TIMEOUT answer."""
@@ -111,6 +119,21 @@ def invoke_params(skill: str, input_value: Any, deadline: Deadline) -> dict[str,
     return params
 
 
+def stream_params(skill: str, input_value: Any, deadline: Deadline) -> dict[str, Any]:
+    """The params of a streamed ``skills.invoke`` (``options.stream`` set)."""
+    params = invoke_params(skill, input_value, deadline)
+    params.setdefault("options", {})["stream"] = True
+    return params
+
+
+def check_size(line: bytes, limit: int) -> None:
+    """Refuse a request line the server would refuse unread (over --max-line-bytes)."""
+    if len(line) > limit:
+        raise ProtocolError(
+            f"the request is {len(line)} bytes, longer than max_line_bytes ({limit})",
+            details={"jsonrpc_code": -32600})
+
+
 def decode_line(line: bytes) -> tuple[int | None, dict[str, Any]]:
     """Parse one answer line into (id, message); raise ProtocolError when malformed."""
     try:
@@ -123,6 +146,13 @@ def decode_line(line: bytes) -> tuple[int | None, dict[str, Any]]:
     if req_id is not None and (not isinstance(req_id, int) or isinstance(req_id, bool)):
         raise ProtocolError(f"malformed answer from the server: id {req_id!r}")
     return req_id, msg
+
+
+def notification_id(msg: dict[str, Any]) -> int | None:
+    """The request id a notification (``skills.partial``/``skills.reset``) is about, if any."""
+    params = msg.get("params")
+    req_id = params.get("id") if isinstance(params, dict) else None
+    return req_id if isinstance(req_id, int) and not isinstance(req_id, bool) else None
 
 
 def result_of(msg: dict[str, Any]) -> Any:
@@ -179,6 +209,16 @@ def invoke_result(result: Any) -> InvokeResult:
         attempts=attempts if isinstance(attempts, list) else [],
         metrics=metrics if isinstance(metrics, dict) else {},
     )
+
+
+def timeout_error(params: dict[str, Any] | None, deadline: Deadline | None) -> SkillTimeoutError:
+    """The client-side TIMEOUT, raised after ``$/cancel`` was sent."""
+    timeout_ms = deadline.timeout_ms if deadline is not None else None
+    skill = params.get("skill") if params is not None else None
+    return SkillTimeoutError(
+        f"skill {skill!r}: no answer within timeout_ms {timeout_ms} "
+        f"(+{int(GRACE_S * 1000)} ms grace); sent $/cancel",
+        details={"timeout_ms": timeout_ms, "client_side": True})
 
 
 def overloaded_delay_s(exc: OverloadedError, retries_done: int, deadline: Deadline) -> float:

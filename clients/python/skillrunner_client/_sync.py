@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import logging
+import queue
 import socket as socketlib
 import threading
 import time
+from collections.abc import Iterator
 from types import TracebackType
 from typing import Any
 
@@ -14,40 +16,54 @@ from ._errors import (
     OverloadedError,
     ProtocolError,
     SkillrunnerError,
-    SkillTimeoutError,
 )
 from ._protocol import (
-    GRACE_S,
     Deadline,
     Ids,
     InvokeResult,
+    JsonObject,
+    SkillSummaries,
+    StreamEvent,
     address_params,
     check_schema,
+    check_size,
     decode_line,
     encode_cancel,
     encode_request,
     invoke_params,
     invoke_result,
+    notification_id,
     overloaded_delay_s,
     result_of,
+    stream_params,
+    timeout_error,
 )
 
 _log = logging.getLogger("skillrunner_client")
 
-JsonObject = dict[str, Any]
-SkillSummaries = list[dict[str, Any]]
-
 
 class _Call:
-    """One request waiting for its answer (set by the reader thread)."""
+    """One request waiting for its answer (set by the reader thread).
 
-    __slots__ = ("event", "msg", "error")
+    A streamed call also has ``events``: its notifications in the order they came,
+    then None once the answer (or the connection's failure) is in.
+    """
 
-    def __init__(self) -> None:
+    __slots__ = ("event", "msg", "error", "events")
+
+    def __init__(self, stream: bool = False) -> None:
         """An unanswered call."""
         self.event = threading.Event()
         self.msg: JsonObject | None = None
         self.error: SkillrunnerError | None = None
+        self.events: queue.SimpleQueue[StreamEvent | None] | None = (
+            queue.SimpleQueue() if stream else None)
+
+    def finish(self) -> None:
+        """Wake whoever waits for the answer (after ``msg`` or ``error`` was set)."""
+        self.event.set()
+        if self.events is not None:
+            self.events.put(None)
 
 
 class _Connection:
@@ -67,9 +83,9 @@ class _Connection:
             target=self._read_loop, name="skillrunner-client-reader", daemon=True)
         self._reader.start()
 
-    def register(self, req_id: int) -> _Call:
-        """Track a call before its request is sent."""
-        call = _Call()
+    def register(self, req_id: int, stream: bool = False) -> _Call:
+        """Track a call before its request is sent (with ``stream``, its notifications too)."""
+        call = _Call(stream)
         with self._lock:
             if not self.alive:
                 raise ConnectionLostError(f"the connection to {self.address} was lost")
@@ -118,6 +134,9 @@ class _Connection:
         if not line.strip():
             return
         req_id, msg = decode_line(line)
+        if req_id is None and "method" in msg:
+            self._notify(msg)
+            return
         if req_id is None:
             _log.warning("skillrunner: an answer without id: %s", msg.get("error"))
             return
@@ -125,7 +144,15 @@ class _Connection:
             call = self._pending.pop(req_id, None)
         if call is not None:
             call.msg = msg
-            call.event.set()
+            call.finish()
+
+    def _notify(self, msg: JsonObject) -> None:
+        """Queue a ``skills.partial``/``skills.reset`` for its streamed call (else drop it)."""
+        stream_id = notification_id(msg)
+        with self._lock:
+            call = self._pending.get(stream_id) if stream_id is not None else None
+        if call is not None and call.events is not None:
+            call.events.put(msg)
 
     def fail(self, reason: str, protocol_error: ProtocolError | None = None) -> None:
         """Mark the connection dead and fail every call in flight on it."""
@@ -137,7 +164,7 @@ class _Connection:
                 call.error = ProtocolError(protocol_error.message, details=protocol_error.details)
             else:
                 call.error = ConnectionLostError(reason)
-            call.event.set()
+            call.finish()
         try:
             self.sock.shutdown(socketlib.SHUT_RDWR)
         except OSError:
@@ -219,6 +246,50 @@ class Client:
                           skill, retries, round(delay_s * 1000))
                 time.sleep(delay_s)
 
+    def stream(self, skill: str, input: Any, *,
+               timeout_ms: int | None = None) -> Iterator[StreamEvent | InvokeResult]:
+        """Invoke ``skill`` with ``"stream": true``: yield each event, then the result.
+
+        A generator with the items of ``AsyncClient.stream``: ``{"method":
+        "skills.partial", "params": {id, attempt, value, complete}}`` while the answer
+        grows, ``{"method": "skills.reset", "params": {id, attempt, reason, errors}}``
+        when an attempt is abandoned (drop what was shown for it), and last the
+        InvokeResult, as ``invoke`` returns it. Nothing is sent before the first
+        item is asked for. Errors raise as from ``invoke`` (no OVERLOADED retry:
+        events may have been shown); past ``timeout_ms`` plus the grace, ``$/cancel``
+        is sent and SkillTimeoutError raised. Leaving the loop before the result
+        (``break``, an exception, or ``close()`` on the generator) sends ``$/cancel``.
+        """
+        deadline = Deadline(timeout_ms)
+        conn = self._connection()
+        params = stream_params(skill, input, deadline)
+        with self._lock:
+            req_id = self._ids.take()
+        line = encode_request(req_id, "skills.invoke", params, self._token)
+        check_size(line, self._max_line_bytes)
+        call = conn.register(req_id, stream=True)
+        assert call.events is not None
+        done = False
+        try:
+            conn.send(line)
+            while True:
+                try:
+                    item = call.events.get(timeout=deadline.wait_s())
+                except queue.Empty:
+                    raise timeout_error(params, deadline) from None
+                if item is None:
+                    break
+                yield item
+            done = True
+        finally:
+            if not done:
+                conn.send_quietly(encode_cancel(req_id, self._token))
+            conn.forget(req_id)
+        if call.error is not None:
+            raise call.error
+        assert call.msg is not None
+        yield invoke_result(result_of(call.msg))
+
     def health(self) -> JsonObject:
         """The server's ``health`` (status, in_flight, connections, limits, ...)."""
         result: JsonObject = self._call("health", None)
@@ -268,14 +339,14 @@ class Client:
         with self._lock:
             req_id = self._ids.take()
         line = encode_request(req_id, method, params, self._token)
-        _check_size(line, self._max_line_bytes)
+        check_size(line, self._max_line_bytes)
         call = conn.register(req_id)
         try:
             conn.send(line)
             wait_s = deadline.wait_s() if deadline is not None else None
             if not call.event.wait(wait_s):
                 conn.send_quietly(encode_cancel(req_id, self._token))
-                raise _timeout_error(params, deadline)
+                raise timeout_error(params, deadline)
         finally:
             conn.forget(req_id)
         if call.error is not None:
@@ -315,20 +386,3 @@ class Client:
         sock.settimeout(None)
         return sock
 
-
-def _check_size(line: bytes, limit: int) -> None:
-    """Refuse a request line the server would refuse unread (over --max-line-bytes)."""
-    if len(line) > limit:
-        raise ProtocolError(
-            f"the request is {len(line)} bytes, longer than max_line_bytes ({limit})",
-            details={"jsonrpc_code": -32600})
-
-
-def _timeout_error(params: JsonObject | None, deadline: Deadline | None) -> SkillTimeoutError:
-    """The client-side TIMEOUT, raised after ``$/cancel`` was sent."""
-    timeout_ms = deadline.timeout_ms if deadline is not None else None
-    skill = params.get("skill") if params is not None else None
-    return SkillTimeoutError(
-        f"skill {skill!r}: no answer within timeout_ms {timeout_ms} "
-        f"(+{int(GRACE_S * 1000)} ms grace); sent $/cancel",
-        details={"timeout_ms": timeout_ms, "client_side": True})

@@ -1,17 +1,55 @@
-"""AsyncClient.stream against a real `skillrunner serve` (simulated provider)."""
+"""Client.stream and AsyncClient.stream against a real `skillrunner serve` (simulated provider)."""
 
 from __future__ import annotations
 
+import threading
+import time
 import unittest
+from contextlib import aclosing
 from typing import Any
 
-from serve_helper import TICKET, Server, config_text
+from serve_helper import TICKET, Server, config_text, wait_until
 
-from skillrunner_client import AsyncClient, InputInvalidError, InvokeResult
+from skillrunner_client import (
+    AsyncClient,
+    Client,
+    InputInvalidError,
+    InvokeResult,
+    SkillTimeoutError,
+)
+
+# Attempt 1 of triage_ticket answers a string priority: its partial comes after
+# RETRY_LATENCY_MS, and the invocation stays in flight for attempt 2 (as long again).
+RETRY_LATENCY_MS = 800
+WRONG_FIRST = [{"skill": "triage_ticket", "attempt": 1, "fault": "wrong_type", "path": "/priority"}]
 
 
-class StreamTests(unittest.IsolatedAsyncioTestCase):
-    """`"stream": true` invocations: events first, then the result."""
+def wait_cancelled(server: Server, since: int, req_id: int) -> None:
+    """Wait until the server logs request ``req_id`` CANCELLED after its first ``since`` events."""
+    wait_until(lambda: any(e["id"] == req_id and e["outcome"] == "CANCELLED"
+                           for e in server.events()[since:]), 10, f"request {req_id} cancelled")
+
+
+class StreamChecks(unittest.TestCase):
+    """Shared checks on what a stream yielded."""
+
+    def check_partials_then_result(self, items: list[Any]) -> None:
+        result = items[-1]
+        self.assertIsInstance(result, InvokeResult)
+        events = items[:-1]
+        self.assertGreaterEqual(len(events), 1)
+        for event in events:
+            self.assertEqual(event["method"], "skills.partial")
+            self.assertNotIn("id", event)
+            self.assertEqual(sorted(event["params"]), ["attempt", "complete", "id", "value"])
+        last = events[-1]["params"]
+        self.assertEqual(last["value"], result.output)
+        self.assertEqual(last["complete"][-1], "")
+        self.assertEqual(last["attempt"], result.attempts[-1]["n"])
+
+
+class StreamTests(unittest.IsolatedAsyncioTestCase, StreamChecks):
+    """AsyncClient.stream: `"stream": true` invocations, events first, then the result."""
 
     server: Server
 
@@ -28,19 +66,7 @@ class StreamTests(unittest.IsolatedAsyncioTestCase):
             return [item async for item in client.stream(skill, value, timeout_ms=10000)]
 
     async def test_partials_then_the_result(self) -> None:
-        items = await self.collect("triage_ticket", TICKET)
-        result = items[-1]
-        self.assertIsInstance(result, InvokeResult)
-        events = items[:-1]
-        self.assertGreaterEqual(len(events), 1)
-        for event in events:
-            self.assertEqual(event["method"], "skills.partial")
-            self.assertNotIn("id", event)
-            self.assertEqual(sorted(event["params"]), ["attempt", "complete", "id", "value"])
-        last = events[-1]["params"]
-        self.assertEqual(last["value"], result.output)
-        self.assertEqual(last["complete"][-1], "")
-        self.assertEqual(last["attempt"], result.attempts[-1]["n"])
+        self.check_partials_then_result(await self.collect("triage_ticket", TICKET))
 
     async def test_handler_skills_send_no_partials(self) -> None:
         items = await self.collect("word_stats", {"text": "a b a", "top": 1})
@@ -50,6 +76,148 @@ class StreamTests(unittest.IsolatedAsyncioTestCase):
     async def test_errors_raise_as_from_invoke(self) -> None:
         with self.assertRaises(InputInvalidError):
             await self.collect("triage_ticket", {"subject": ""})
+
+
+class SyncStreamTests(StreamChecks):
+    """Client.stream: the same items as AsyncClient.stream, from a generator."""
+
+    server: Server
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.server = Server(config_text()).start()
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        cls.server.cleanup()
+
+    def client(self) -> Client:
+        client = Client(socket=self.server.socket)
+        self.addCleanup(client.close)
+        return client
+
+    def test_partials_then_the_result(self) -> None:
+        self.check_partials_then_result(
+            list(self.client().stream("triage_ticket", TICKET, timeout_ms=10000)))
+
+    def test_handler_skills_send_no_partials(self) -> None:
+        items = list(self.client().stream("word_stats", {"text": "a b a", "top": 1}))
+        self.assertEqual(len(items), 1)
+        self.assertEqual(items[0].output["words"], 3)
+
+    def test_errors_raise_as_from_invoke(self) -> None:
+        client = self.client()
+        with self.assertRaises(InputInvalidError) as caught:
+            list(client.stream("triage_ticket", {"subject": ""}, timeout_ms=10000))
+        self.assertEqual(caught.exception.code, "INPUT_INVALID")
+        self.assertEqual(client.invoke("word_stats", {"text": "a"}).output["words"], 1)
+
+    def test_nothing_is_sent_before_the_first_item_is_asked_for(self) -> None:
+        client = self.client()
+        before = len(self.server.events())
+        stream = client.stream("word_stats", {"text": "a"})
+        client.health()  # id 1: the stream has taken no id yet
+        self.assertEqual([item.output["words"] for item in stream], [1])
+        wait_until(lambda: len(self.server.events()) > before, 5, "the invoke logged")
+        self.assertEqual([e["id"] for e in self.server.events()[before:]], [2])
+
+    def test_streams_from_threads_share_the_connection(self) -> None:
+        client = self.client()
+        out: dict[int, list[Any]] = {}
+
+        def run(i: int) -> None:
+            out[i] = list(client.stream("triage_ticket", {"subject": f"ticket {i}", "body": "b"},
+                                        timeout_ms=10000))
+
+        threads = [threading.Thread(target=run, args=(i,)) for i in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(20)
+        self.assertEqual(sorted(out), list(range(8)))
+        ids = set()
+        for items in out.values():
+            self.check_partials_then_result(items)
+            stream_ids = {event["params"]["id"] for event in items[:-1]}
+            self.assertEqual(len(stream_ids), 1)  # only its own call's events
+            ids |= stream_ids
+        self.assertEqual(len(ids), 8)
+        self.assertEqual(client.health()["connections"], 1)
+
+
+class SlowSyncStreamTests(unittest.TestCase):
+    """Client.stream: a caller who leaves while the invocation is in flight, or runs out of time."""
+
+    server: Server
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.server = Server(config_text(RETRY_LATENCY_MS, WRONG_FIRST)).start()
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        cls.server.cleanup()
+
+    def test_leaving_the_loop_sends_cancel(self) -> None:
+        since = len(self.server.events())
+        with Client(socket=self.server.socket) as client:
+            for item in client.stream("triage_ticket", TICKET, timeout_ms=10000):
+                req_id = item["params"]["id"]
+                break  # after attempt 1's partial: attempt 2 is in flight
+            wait_cancelled(self.server, since, req_id)
+            self.assertEqual(client.health()["connections"], 1)  # the connection lives on
+            self.assertEqual(client.invoke("word_stats", {"text": "a"}).output["words"], 1)
+
+    def test_closing_the_generator_sends_cancel(self) -> None:
+        since = len(self.server.events())
+        with Client(socket=self.server.socket) as client:
+            stream = client.stream("triage_ticket", TICKET)
+            req_id = next(stream)["params"]["id"]
+            stream.close()
+            wait_cancelled(self.server, since, req_id)
+
+    def test_client_deadline_sends_cancel(self) -> None:
+        client = Client(socket=self.server.socket)
+        self.addCleanup(client.close)
+        client.health()  # id 1: connected before the server is stopped
+        since = len(self.server.events())
+        self.server.pause()
+        try:
+            started = time.monotonic()
+            with self.assertRaises(SkillTimeoutError) as caught:
+                list(client.stream("triage_ticket", TICKET, timeout_ms=200))  # id 2
+            waited = time.monotonic() - started
+        finally:
+            self.server.resume()
+        self.assertEqual(caught.exception.details, {"timeout_ms": 200, "client_side": True})
+        self.assertGreaterEqual(waited, 1.2)
+        self.assertLess(waited, 3)
+        self.assertEqual(client.health()["connections"], 1)  # the connection lives on
+        wait_cancelled(self.server, since, 2)
+
+
+class SlowAsyncStreamTests(unittest.IsolatedAsyncioTestCase):
+    """AsyncClient.stream: a caller who closes the iterator while the invocation is in flight."""
+
+    server: Server
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.server = Server(config_text(RETRY_LATENCY_MS, WRONG_FIRST)).start()
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        cls.server.cleanup()
+
+    async def test_closing_the_iterator_sends_cancel(self) -> None:
+        since = len(self.server.events())
+        async with AsyncClient(socket=self.server.socket) as client:
+            async with aclosing(client.stream("triage_ticket", TICKET)) as stream:
+                async for item in stream:
+                    req_id = item["params"]["id"]
+                    break  # after attempt 1's partial: attempt 2 is in flight
+            wait_cancelled(self.server, since, req_id)
+            self.assertEqual((await client.health())["connections"], 1)
 
 
 if __name__ == "__main__":
