@@ -206,7 +206,8 @@ class AsyncClient:
                 await asyncio.sleep(delay_s)
 
     async def stream(self, skill: str, input: Any, *,
-                     timeout_ms: int | None = None) -> AsyncIterator[StreamEvent | InvokeResult]:
+                     timeout_ms: int | None = None,
+                     partial_interval_ms: int | None = None) -> AsyncIterator[StreamEvent | InvokeResult]:
         """Invoke ``skill`` with ``"stream": true``: yield each event, then the result.
 
         Events are ``{"method": "skills.partial", "params": {id, attempt, value,
@@ -214,11 +215,12 @@ class AsyncClient:
         {id, attempt, reason, errors}}`` when an attempt is abandoned (drop what was
         shown for it); the last item is the InvokeResult, as ``invoke`` returns it.
         Errors raise as from ``invoke`` (no OVERLOADED retry: events may have been
-        shown). Closing the iterator early sends ``$/cancel``.
+        shown). Closing the iterator early sends ``$/cancel``. ``partial_interval_ms``
+        (0 to 10000; the server's default 25) is the least time between two partials.
         """
         deadline = Deadline(timeout_ms)
         conn = await self._connection()
-        params = stream_params(skill, input, deadline)
+        params = stream_params(skill, input, deadline, partial_interval_ms)
         req_id = self._ids.take()
         line = encode_request(req_id, "skills.invoke", params, self._token)
         check_size(line, self._max_line_bytes)

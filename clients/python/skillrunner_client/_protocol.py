@@ -119,10 +119,15 @@ def invoke_params(skill: str, input_value: Any, deadline: Deadline) -> dict[str,
     return params
 
 
-def stream_params(skill: str, input_value: Any, deadline: Deadline) -> dict[str, Any]:
-    """The params of a streamed ``skills.invoke`` (``options.stream`` set)."""
+def stream_params(skill: str, input_value: Any, deadline: Deadline,
+                  partial_interval_ms: int | None = None) -> dict[str, Any]:
+    """The params of a streamed ``skills.invoke`` (``options.stream`` set, and
+    ``options.partial_interval_ms`` when given)."""
     params = invoke_params(skill, input_value, deadline)
-    params.setdefault("options", {})["stream"] = True
+    options = params.setdefault("options", {})
+    options["stream"] = True
+    if partial_interval_ms is not None:
+        options["partial_interval_ms"] = partial_interval_ms
     return params
 
 

@@ -247,7 +247,8 @@ class Client:
                 time.sleep(delay_s)
 
     def stream(self, skill: str, input: Any, *,
-               timeout_ms: int | None = None) -> Iterator[StreamEvent | InvokeResult]:
+               timeout_ms: int | None = None,
+               partial_interval_ms: int | None = None) -> Iterator[StreamEvent | InvokeResult]:
         """Invoke ``skill`` with ``"stream": true``: yield each event, then the result.
 
         A generator with the items of ``AsyncClient.stream``: ``{"method":
@@ -257,12 +258,13 @@ class Client:
         InvokeResult, as ``invoke`` returns it. Nothing is sent before the first
         item is asked for. Errors raise as from ``invoke`` (no OVERLOADED retry:
         events may have been shown); past ``timeout_ms`` plus the grace, ``$/cancel``
-        is sent and SkillTimeoutError raised. Leaving the loop before the result
+        is sent and SkillTimeoutError raised. ``partial_interval_ms`` (0 to 10000; the
+        server's default 25) is the least time between two partials. Leaving the loop before the result
         (``break``, an exception, or ``close()`` on the generator) sends ``$/cancel``.
         """
         deadline = Deadline(timeout_ms)
         conn = self._connection()
-        params = stream_params(skill, input, deadline)
+        params = stream_params(skill, input, deadline, partial_interval_ms)
         with self._lock:
             req_id = self._ids.take()
         line = encode_request(req_id, "skills.invoke", params, self._token)

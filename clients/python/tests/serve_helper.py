@@ -216,6 +216,14 @@ def raw_call(path: str, method: str, params: Any = None) -> Any:
             return json.loads(reader.readline())["result"]
 
 
+def finish_quick_invocations(path: str, count: int = 15) -> None:
+    """Run ``count`` quick word_stats invocations to their end: OVERLOADED's
+    retry_after_ms at an in-flight limit is the median of recent durations, so a
+    class whose slot is then held by a slow call gets short waits."""
+    for _ in range(count):
+        raw_call(path, "skills.invoke", {"skill": "word_stats", "input": {"text": "a"}})
+
+
 def wait_until(pred: Callable[[], bool], timeout_s: float = 10, what: str = "condition") -> None:
     """Poll ``pred`` until true; fail after ``timeout_s``."""
     end = time.monotonic() + timeout_s

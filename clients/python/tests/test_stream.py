@@ -15,6 +15,7 @@ from skillrunner_client import (
     Client,
     InputInvalidError,
     InvokeResult,
+    ProtocolError,
     SkillTimeoutError,
 )
 
@@ -77,6 +78,15 @@ class StreamTests(unittest.IsolatedAsyncioTestCase, StreamChecks):
         with self.assertRaises(InputInvalidError):
             await self.collect("triage_ticket", {"subject": ""})
 
+    async def test_partial_interval_ms_reaches_the_server(self) -> None:
+        async with AsyncClient(socket=self.server.socket) as client:
+            items = [item async for item in client.stream("triage_ticket", TICKET, partial_interval_ms=0)]
+            self.check_partials_then_result(items)
+            with self.assertRaises(ProtocolError) as caught:
+                _ = [item async for item in client.stream("triage_ticket", TICKET, partial_interval_ms=10001)]
+        self.assertEqual(caught.exception.details["jsonrpc_code"], -32602)
+        self.assertEqual(caught.exception.details["errors"][0]["path"], "/options/partial_interval_ms")
+
 
 class SyncStreamTests(StreamChecks):
     """Client.stream: the same items as AsyncClient.stream, from a generator."""
@@ -111,6 +121,15 @@ class SyncStreamTests(StreamChecks):
             list(client.stream("triage_ticket", {"subject": ""}, timeout_ms=10000))
         self.assertEqual(caught.exception.code, "INPUT_INVALID")
         self.assertEqual(client.invoke("word_stats", {"text": "a"}).output["words"], 1)
+
+    def test_partial_interval_ms_reaches_the_server(self) -> None:
+        client = self.client()
+        self.check_partials_then_result(list(client.stream("triage_ticket", TICKET, partial_interval_ms=0)))
+        with self.assertRaises(ProtocolError) as caught:
+            list(client.stream("triage_ticket", TICKET, partial_interval_ms=-1))
+        self.assertEqual(caught.exception.details["errors"][0],
+                         {"path": "/options/partial_interval_ms",
+                          "message": "expected an integer from 0 to 10000 (milliseconds between partials; 0: every one)"})
 
     def test_nothing_is_sent_before_the_first_item_is_asked_for(self) -> None:
         client = self.client()
@@ -167,6 +186,14 @@ class SlowSyncStreamTests(unittest.TestCase):
             wait_cancelled(self.server, since, req_id)
             self.assertEqual(client.health()["connections"], 1)  # the connection lives on
             self.assertEqual(client.invoke("word_stats", {"text": "a"}).output["words"], 1)
+
+    def test_a_retry_resets_then_shows_its_own_partials(self) -> None:
+        with Client(socket=self.server.socket) as client:
+            items = list(client.stream("triage_ticket", TICKET, timeout_ms=10000))
+        self.assertEqual([(item["method"], item["params"]["attempt"]) for item in items[:-1]],
+                         [("skills.partial", 1), ("skills.reset", 1), ("skills.partial", 2)])
+        self.assertEqual(items[-2]["params"]["value"], items[-1].output)
+        self.assertEqual(items[-1].attempts[0]["kind"], "validation")
 
     def test_closing_the_generator_sends_cancel(self) -> None:
         since = len(self.server.events())

@@ -33,6 +33,11 @@ export interface InvokeOptions {
     /** `sha256:<hex>` the caller was generated against; checked against `skills.list` once per connection. */
     schemaHash?: string;
 }
+/** Options of `stream`: those of `invoke`, and the pace of the partials. */
+export interface StreamOptions extends InvokeOptions {
+    /** At most one `skills.partial` per this many ms (0 to 10000; 0: every one; the server's default 25). */
+    partialIntervalMs?: number;
+}
 /** Per-call options of the other methods (no server-side deadline: the client stops waiting). */
 export interface CallOptions {
     timeoutMs?: number;
@@ -80,7 +85,7 @@ export declare class Client {
      * Errors reject as from `invoke` (no OVERLOADED retry: events may have been
      * shown). Leaving the loop early sends `$/cancel`.
      */
-    stream<O = unknown>(skill: string, input: unknown, options?: InvokeOptions): AsyncGenerator<StreamEvent | InvokeResult<O>, void, undefined>;
+    stream<O = unknown>(skill: string, input: unknown, options?: StreamOptions): AsyncGenerator<StreamEvent | InvokeResult<O>, void, undefined>;
     /** The server's `health` answer (status, in_flight, connections, limits, ...). */
     health(options?: CallOptions): Promise<Record<string, unknown>>;
     /** `skills.list`: one summary per loaded skill (`id`, `version`, `schema_hash`, ...). */

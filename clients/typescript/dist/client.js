@@ -61,6 +61,8 @@ class Client {
         checkTimeout(options.timeoutMs);
         const ctl = { signal: options.signal, timeoutMs: options.timeoutMs };
         const streamOptions = { stream: true };
+        if (options.partialIntervalMs !== undefined)
+            streamOptions.partial_interval_ms = options.partialIntervalMs;
         if (options.timeoutMs !== undefined) {
             ctl.giveUpAt = Date.now() + options.timeoutMs + this.graceMs;
             streamOptions.timeout_ms = options.timeoutMs;

@@ -45,6 +45,12 @@ export interface InvokeOptions {
   schemaHash?: string;
 }
 
+/** Options of `stream`: those of `invoke`, and the pace of the partials. */
+export interface StreamOptions extends InvokeOptions {
+  /** At most one `skills.partial` per this many ms (0 to 10000; 0: every one; the server's default 25). */
+  partialIntervalMs?: number;
+}
+
 /** Per-call options of the other methods (no server-side deadline: the client stops waiting). */
 export interface CallOptions {
   timeoutMs?: number;
@@ -126,10 +132,11 @@ export class Client {
    * Errors reject as from `invoke` (no OVERLOADED retry: events may have been
    * shown). Leaving the loop early sends `$/cancel`.
    */
-  async *stream<O = unknown>(skill: string, input: unknown, options: InvokeOptions = {}): AsyncGenerator<StreamEvent | InvokeResult<O>, void, undefined> {
+  async *stream<O = unknown>(skill: string, input: unknown, options: StreamOptions = {}): AsyncGenerator<StreamEvent | InvokeResult<O>, void, undefined> {
     checkTimeout(options.timeoutMs);
     const ctl: Control = { signal: options.signal, timeoutMs: options.timeoutMs };
     const streamOptions: Record<string, unknown> = { stream: true };
+    if (options.partialIntervalMs !== undefined) streamOptions.partial_interval_ms = options.partialIntervalMs;
     if (options.timeoutMs !== undefined) {
       ctl.giveUpAt = Date.now() + options.timeoutMs + this.graceMs;
       streamOptions.timeout_ms = options.timeoutMs;

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 
-import { Client, InputInvalidError, InvokeResult, StreamEvent } from "skillrunner-client";
+import { Client, InputInvalidError, InvokeResult, ProtocolError, StreamEvent } from "skillrunner-client";
 import { Server, Tree, makeTree, removeTree } from "./helpers";
 
 describe("stream", () => {
@@ -46,6 +46,19 @@ describe("stream", () => {
     await assert.rejects(async () => {
       for await (const item of client.stream("triage_ticket", { subject: "" })) items.push(item);
     }, InputInvalidError);
+    client.close();
+  });
+
+  it("partialIntervalMs goes to the server as options.partial_interval_ms", async () => {
+    const client = new Client({ socket: tree.socket });
+    const items: unknown[] = [];
+    for await (const item of client.stream("triage_ticket", { subject: "x", body: "y" }, { partialIntervalMs: 0 })) items.push(item);
+    assert.ok(items.length >= 2, "partials, then the result");
+    const error: unknown = await (async () => {
+      for await (const item of client.stream("triage_ticket", { subject: "x", body: "y" }, { partialIntervalMs: 10_001 })) items.push(item);
+    })().catch((e: unknown) => e);
+    assert.ok(error instanceof ProtocolError, String(error));
+    assert.deepEqual((error.details.errors as Array<{ path: string }>)[0].path, "/options/partial_interval_ms");
     client.close();
   });
 });
