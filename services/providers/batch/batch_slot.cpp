@@ -7,9 +7,11 @@
 namespace skillrunner::providers {
 namespace asio = boost::asio;
 
-struct Slot::Channel
-    : asio::experimental::concurrent_channel<void(boost::system::error_code, std::shared_ptr<BatchOutcome>)> {
-  using concurrent_channel::concurrent_channel;
+using ChannelBase =
+    asio::experimental::concurrent_channel<void(boost::system::error_code, std::shared_ptr<BatchOutcome>)>;
+
+struct Slot::Channel : ChannelBase {
+  using ChannelBase::ChannelBase;
 };
 
 namespace {
