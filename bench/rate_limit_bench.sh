@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# Rate-limit benchmark (issue 13; not a test): the same fake OpenAI server
-# (build/fake_openai_server) behind nginx `limit_req` at RATE requests/s, where
-# every request beyond the limit is answered 429 with `Retry-After: 1` and an
-# OpenAI-style rate_limit_exceeded body. CASES eval cases of one generation
-# and one judge call each (2 x CASES requests; the ideal wall is
-# 2 x CASES / RATE seconds), at each concurrency of CONCS:
+# Rate-limit benchmark (issues 13 and 39; not a test): the same fake OpenAI
+# server (build/fake_openai_server) behind nginx `limit_req` at RATE
+# requests/s, where every request beyond the limit is answered 429 with
+# `Retry-After: 1` and an OpenAI-style rate_limit_exceeded body. CASES eval
+# cases of one generation and one judge call each (2 x CASES requests; the
+# ideal wall is 2 x CASES / RATE seconds), for each nginx burst of BURSTS
+# (standing cases: 0, a provider that spaces requests strictly, and 20,
+# `burst=20 nodelay`, one that takes a burst beyond its pace the way token
+# buckets do), at each concurrency of CONCS:
 #
 #   1. skillrunner eval, no `rate_limits` in the suite
 #   2. skillrunner eval, suite `rate_limits` at exactly the server's limit
@@ -20,8 +23,11 @@
 # `judge_error` (or has no record at all, after a timeout). nginx's access log
 # gives the requests it admitted (200) and refused (429) in each run.
 #
-#   bench/rate_limit_bench.sh                     # CONCS="64 256", about 5 min
-#   CONCS=64 PF=0 bench/rate_limit_bench.sh       # one round, skillrunner only
+#   bench/rate_limit_bench.sh                     # BURSTS="0 20", CONCS="64 256", about 10 min
+#   CONCS=64 PF=0 bench/rate_limit_bench.sh       # one round per burst, skillrunner only
+#   CONCS=64 PF=0 RUNS=5 KINDS="nolimits limitsx2" bench/rate_limit_bench.sh
+#                                                 # issue 39's goal: each median at most 1.05x, 0 lost
+#   BURSTS=20 CONCS=64 PF=0 bench/rate_limit_bench.sh   # one burst only (BURST=20 says the same)
 #   CONCS=64 PF=0 PROVIDERS=2 RUNS=5 KINDS="nolimits limitsx2 limitsx4" bench/rate_limit_bench.sh
 #                                                 # two entries on one account, limits set too high
 #   BUILD_DIR=build-other bench/rate_limit_bench.sh
@@ -29,8 +35,10 @@
 # Knobs (defaults): BUILD_DIR=build (skillrunner and fake_openai_server are
 # copied from there at the start, so a rebuild during the run cannot swap
 # them; fake_openai_server is built there when missing, or always with
-# BUILD=1), CASES=1000, CONCS="64 256", RATE=100 requests/s, BURST=0 requests
-# nginx lets through beyond the steady pace (limit_req burst, with nodelay),
+# BUILD=1), CASES=1000, CONCS="64 256", RATE=100 requests/s, BURSTS="0 20"
+# (each a standing case, its rows apart: the requests nginx lets through
+# beyond the steady pace, limit_req burst with nodelay; BURST=N, when set,
+# runs that one burst only),
 # DELAY_MS=100 the fake server's latency per answer, RUN_TIMEOUT=300 seconds
 # per run (it is killed then, and its missing cases count as lost), PF=auto
 # (1: promptfoo required, 0: skip), KINDS="nolimits limits" (the skillrunner
@@ -57,7 +65,11 @@ BUILD=${BUILD:-auto}
 CASES=${CASES:-1000}
 CONCS=${CONCS:-64 256}
 RATE=${RATE:-100}
-BURST=${BURST:-0}
+BURSTS=${BURSTS:-${BURST:-0 20}}
+for b in $BURSTS; do
+  case "$b" in *[!0-9]*) echo "BURSTS must be whole numbers of requests (got $b)" >&2; exit 2 ;; esac
+done
+BURST=""  # the burst of the run in progress (start_nginx)
 DELAY_MS=${DELAY_MS:-100}
 RUN_TIMEOUT=${RUN_TIMEOUT:-300}
 PF=${PF:-auto}
@@ -146,7 +158,7 @@ log "fake_openai_server (pid $FAKE_PID) at $FAKE_URL, answering after $DELAY_MS 
 
 # ------------------------------------------------------------------ nginx, fresh for every run
 NG_PORT=""
-start_nginx() { # LABEL: a fresh bucket and access log ($T/nginx/access-LABEL.log)
+start_nginx() { # LABEL: a fresh bucket at burst $BURST and access log ($T/nginx/access-LABEL.log)
   stop_nginx
   local ng="$T/nginx" conf
   mkdir -p "$ng/tmp"
@@ -237,10 +249,10 @@ export SKILLRUNNER_RATE_BENCH_KEY=sk-rate-limit-bench
 ROWS="$T/rows.tsv"
 : >"$ROWS"
 IDEAL=$(awk -v n="$CASES" -v r="$RATE" 'BEGIN { printf "%.1f", 2 * n / r }')
-row() { # CONC RUN WALL LOST DETAIL EXIT
+row() { # CONC RUN WALL LOST DETAIL EXIT (of the burst in progress, $BURST)
   local ratio="-"
   case "$3" in [0-9]*) ratio=$(awk -v w="$3" -v i="$IDEAL" 'BEGIN { printf "%.2fx", w / i }') ;; esac
-  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$ratio" "$4" "$5" \
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$BURST" "$1" "$2" "$3" "$ratio" "$4" "$5" \
     "$N200" "$N429" "$LATE429" "$PEAK" "$NOTHER" "$6" >>"$ROWS"
 }
 # Runs CMD... under timeout; sets WALL (s) and RC.
@@ -256,11 +268,11 @@ timed() {
 }
 
 run_skillrunner() { # CONC KIND LABEL [RUN]
-  local conc=$1 kind=$2 label="sr-$2-$1${4:+-$4}" out="$T/out-sr-$2-$1${4:+-$4}" res lost detail
+  local conc=$1 kind=$2 label="sr-b$BURST-$2-$1${4:+-$4}" out="$T/out-sr-b$BURST-$2-$1${4:+-$4}" res lost detail
   start_nginx "$label"
   write_config "$conc"
   rm -rf "$out"
-  log "skillrunner eval: $3 ($CASES cases, concurrency $conc, nginx 127.0.0.1:$NG_PORT)"
+  log "skillrunner eval: $3 ($CASES cases, concurrency $conc, nginx 127.0.0.1:$NG_PORT, burst $BURST)"
   timed "$SR" eval "$T/suites/$kind-$conc.yaml" --out "$out" --history "$T/history-$label.sqlite" \
     --config "$T/skillrunner.yaml" --skills "$T/skills" --rubrics "$T/rubrics" --concurrency "$conc" \
     --log-level "${SR_LOG_LEVEL:-warn}" 2>"$T/$label.log" >"$T/$label.out"
@@ -319,10 +331,10 @@ write_pf_config() { # FILE
     sk-rate-limit-bench 1 "$T/skills/grade_answer/cases.jsonl" 0 "$1"
 }
 run_promptfoo() { # CONC
-  local conc=$1 label="pf-$1" cfg="$T/pf/pf-$1.yaml" out="$T/pf/pf-$1.json" lost detail ok fail err n
+  local conc=$1 label="pf-b$BURST-$1" cfg="$T/pf/pf-b$BURST-$1.yaml" out="$T/pf/pf-b$BURST-$1.json" lost detail ok fail err n
   start_nginx "$label"
   write_pf_config "$cfg"
-  log "promptfoo eval ($CASES tests, --max-concurrency $conc, nginx 127.0.0.1:$NG_PORT)"
+  log "promptfoo eval ($CASES tests, --max-concurrency $conc, nginx 127.0.0.1:$NG_PORT, burst $BURST)"
   # No PROMPTFOO_DISABLE_SHARING: with it 0.121.20 crashes at exit ("write after end", seen when it was measured).
   timed env OPENAI_API_KEY=sk-rate-limit-bench PROMPTFOO_DISABLE_TELEMETRY=1 PROMPTFOO_DISABLE_UPDATE=1 \
     PROMPTFOO_CONFIG_DIR="$T/pf-home" "$PFB" eval -c "$cfg" --no-cache --no-progress-bar --no-table \
@@ -348,31 +360,33 @@ run_promptfoo() { # CONC
   row "$conc" "promptfoo ${PFV:-?}, no configuration" "$WALL" "$lost" "$detail" "$RC"
 }
 
-for conc in $CONCS; do
-  write_suites "$conc"
-  for kind in $KINDS; do
-    rpm=$(entry_rpm_of "$kind")
-    entries="fake"
-    [ "$PROVIDERS" = 2 ] && entries="fake and fake_judge"
-    if [ -z "$rpm" ]; then
-      what="skillrunner eval, no rate_limits"
-    else
-      what="skillrunner eval, rate_limits $rpm requests_per_minute each ($entries; $(factor_of "$kind")x the server's limit)"
-    fi
-    [ "$PROVIDERS" = 2 ] && [ -z "$rpm" ] && what="$what ($entries)"
-    for run in $(seq "$RUNS"); do
-      if [ "$RUNS" -gt 1 ]; then run_skillrunner "$conc" "$kind" "$what, run $run" "$run"
-      else run_skillrunner "$conc" "$kind" "$what"; fi
+for BURST in $BURSTS; do
+  for conc in $CONCS; do
+    write_suites "$conc"
+    for kind in $KINDS; do
+      rpm=$(entry_rpm_of "$kind")
+      entries="fake"
+      [ "$PROVIDERS" = 2 ] && entries="fake and fake_judge"
+      if [ -z "$rpm" ]; then
+        what="skillrunner eval, no rate_limits"
+      else
+        what="skillrunner eval, rate_limits $rpm requests_per_minute each ($entries; $(factor_of "$kind")x the server's limit)"
+      fi
+      [ "$PROVIDERS" = 2 ] && [ -z "$rpm" ] && what="$what ($entries)"
+      for run in $(seq "$RUNS"); do
+        if [ "$RUNS" -gt 1 ]; then run_skillrunner "$conc" "$kind" "$what, run $run" "$run"
+        else run_skillrunner "$conc" "$kind" "$what"; fi
+      done
+      if [ "$RUNS" -gt 1 ]; then
+        # The median wall of this row's runs (an even count: the mean of the middle two).
+        median=$(tail -n "$RUNS" "$ROWS" | cut -f4 | sort -n | awk '{ v[NR] = $1 } END { m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%.1f", m }')
+        log "  median wall of $RUNS runs at burst $BURST: ${median}s (ideal ${IDEAL}s)"
+        N200="-" N429="-" LATE429="-" PEAK="-" NOTHER="-"
+        row "$conc" "$what, median of $RUNS" "$median" "-" "-" "-"
+      fi
     done
-    if [ "$RUNS" -gt 1 ]; then
-      # The median wall of this row's runs (an even count: the mean of the middle two).
-      median=$(tail -n "$RUNS" "$ROWS" | cut -f3 | sort -n | awk '{ v[NR] = $1 } END { m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%.1f", m }')
-      log "  median wall of $RUNS runs: ${median}s (ideal ${IDEAL}s)"
-      N200="-" N429="-" LATE429="-" PEAK="-" NOTHER="-"
-      row "$conc" "$what, median of $RUNS" "$median" "-" "-" "-"
-    fi
+    if [ -n "$PFB" ]; then run_promptfoo "$conc"; fi
   done
-  if [ -n "$PFB" ]; then run_promptfoo "$conc"; fi
 done
 [ -n "$PF_NOTE" ] && log "$PF_NOTE"
 
@@ -380,15 +394,15 @@ done
 echo
 echo "## rate-limit benchmark: $SR_VERSION (binary of $SR_BUILT from $BUILD_DIR; tree at $SR_COMMIT), $(date -u +%Y-%m-%dT%H:%MZ)"
 echo
-echo "nginx $("$NGINX" -v 2>&1 | sed 's/.*\///') \`limit_req\` rate=${RATE}r/s $([ "$BURST" = 0 ] && echo "without burst" || echo "burst=$BURST nodelay") (429 + \`Retry-After: 1\` beyond it)" \
+echo "nginx $("$NGINX" -v 2>&1 | sed 's/.*\///') \`limit_req\` rate=${RATE}r/s, each burst of the table's first column (0: without burst, N: burst=N nodelay; 429 + \`Retry-After: 1\` beyond it)" \
      "in front of fake_openai_server (${DELAY_MS} ms per answer); $CASES cases x (1 generation + 1 judge) =" \
      "$((2 * CASES)) requests; ideal wall $IDEAL s; $(nproc) cores; load average before: $LOAD0, after: $(cut -d' ' -f1-3 /proc/loadavg);" \
      "each run killed after $RUN_TIMEOUT s"
 echo
-echo "| concurrency | run | wall s | x ideal | cases lost | how they were lost | 200s | 429s | 429s after 1st s | most 200s in 1 s | other statuses | exit |"
-echo "|---:|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|"
-while IFS=$'\t' read -r c run wall ratio lost detail ok r late peak other rc; do
-  echo "| $c | $run | $wall | $ratio | $lost | $detail | $ok | $r | $late | $peak | $other | $rc |"
+echo "| nginx burst | concurrency | run | wall s | x ideal | cases lost | how they were lost | 200s | 429s | 429s after 1st s | most 200s in 1 s | other statuses | exit |"
+echo "|---:|---:|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|"
+while IFS=$'\t' read -r b c run wall ratio lost detail ok r late peak other rc; do
+  echo "| $b | $c | $run | $wall | $ratio | $lost | $detail | $ok | $r | $late | $peak | $other | $rc |"
 done <"$ROWS"
 [ -n "$PF_NOTE" ] && { echo; echo "promptfoo: $PF_NOTE"; }
 exit 0
