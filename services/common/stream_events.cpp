@@ -26,24 +26,30 @@ struct StreamEvents::Pacing {
     last_sent = clock->Now();
   }
 
-  // Starts the timer that sends the held partial when its interval is up
-  // (again, when a flush sent one since it was started).
-  static void ArmLocked(const std::shared_ptr<Pacing>& self, Clock::TimePoint now) {
-    if (self->timer_armed) return;
-    self->timer_armed = true;
-    const auto due = *self->last_sent + self->interval;
-    const auto delay =
-        std::chrono::ceil<std::chrono::milliseconds>(due > now ? due - now : Clock::TimePoint::duration::zero());
+  // Under the lock: whether to start the timer that sends the held partial
+  // when its interval is up, and after how long. The caller starts it with
+  // Arm after unlocking (a timer may call back at once).
+  std::optional<std::chrono::milliseconds> DueLocked(Clock::TimePoint now) {
+    if (timer_armed || !held) return std::nullopt;
+    timer_armed = true;
+    const auto due = *last_sent + interval;
+    return std::chrono::ceil<std::chrono::milliseconds>(due > now ? due - now : Clock::TimePoint::duration::zero());
+  }
+
+  static void Arm(const std::shared_ptr<Pacing>& self, std::chrono::milliseconds delay) {
     self->timer(delay, [self] {
-      std::lock_guard fired(self->mutex);
-      self->timer_armed = false;
-      if (!self->held) return;
-      const Clock::TimePoint at = self->clock->Now();
-      if (at - *self->last_sent >= self->interval) {
-        self->SendHeldLocked();
-      } else {
-        ArmLocked(self, at);
+      std::optional<std::chrono::milliseconds> again;
+      {
+        std::lock_guard fired(self->mutex);
+        self->timer_armed = false;
+        const Clock::TimePoint at = self->clock->Now();
+        if (self->held && at - *self->last_sent >= self->interval) {
+          self->SendHeldLocked();
+        } else {
+          again = self->DueLocked(at);  // a flush sent one since: wait out its interval
+        }
       }
+      if (again) Arm(self, *again);
     });
   }
 };
@@ -64,7 +70,7 @@ void StreamEvents::Partial(int attempt, const json::value& value, const std::vec
   for (const std::string& pointer : complete) pointers.emplace_back(pointer);
   json::object params{{"attempt", attempt}, {"value", value}, {"complete", std::move(pointers)}};
   Pacing& p = *pacing_;
-  std::lock_guard lock(p.mutex);
+  std::unique_lock lock(p.mutex);
   if (p.interval.count() == 0 || p.clock == nullptr || !p.timer) {
     p.emit("skills.partial", std::move(params));
     return;
@@ -76,7 +82,9 @@ void StreamEvents::Partial(int attempt, const json::value& value, const std::vec
     return;
   }
   p.held = std::move(params);
-  Pacing::ArmLocked(pacing_, now);
+  std::optional<std::chrono::milliseconds> delay = p.DueLocked(now);
+  lock.unlock();
+  if (delay) Pacing::Arm(pacing_, *delay);
 }
 
 void StreamEvents::Flush() {
