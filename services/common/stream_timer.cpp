@@ -8,14 +8,16 @@ namespace asio = boost::asio;
 
 namespace {
 
-asio::awaitable<void> FireAfter(Clock& clock, std::chrono::milliseconds delay, std::function<void()> fire) {
-  if (co_await clock.Sleep(delay)) fire();
+asio::awaitable<void> FireAfter(Clock* clock, std::chrono::milliseconds delay, std::function<void()> fire) {
+  const bool waited = co_await clock->Sleep(delay);
+  if (waited) fire();
 }
 
 }  // namespace
 
 StreamEvents::Timer MakeClockTimer(Clock& clock, asio::any_io_executor executor) {
-  return [&clock, executor](std::chrono::milliseconds delay, std::function<void()> fire) {
+  // The clock by pointer: a lambda's reference capture of a reference parameter would outlive it.
+  return [clock = &clock, executor](std::chrono::milliseconds delay, std::function<void()> fire) {
     asio::co_spawn(executor, FireAfter(clock, delay, std::move(fire)), asio::detached);
   };
 }
