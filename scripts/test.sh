@@ -12,6 +12,10 @@ WITH_TESTS=1 "$ROOT/scripts/setup.sh"
 BUILD_DIR="build"
 [ "${SANITIZE:-0}" = "1" ] && BUILD_DIR="build-asan"
 [ "${SANITIZE:-0}" = "thread" ] && BUILD_DIR="build-tsan"
+# The handler skills (word_stats) and the client tests run `python3`: Debian's, first on PATH. A
+# version manager's shim (pyenv) costs half a second a start, which at an eval's concurrency on two
+# cores runs the handlers past their timeout_ms.
+export PATH="/usr/bin:$PATH"
 # Tests never see a real provider's settings.
 unset OPENAI_API_KEY OPENAI_BASE_URL ANTHROPIC_API_KEY ANTHROPIC_BASE_URL GEMINI_API_KEY GEMINI_BASE_URL \
   SKILLRUNNER_PROVIDER SKILLRUNNER_TOKEN || true
