@@ -26,6 +26,10 @@ const std::vector<std::string> kValid = {"{\"category\":\"b", "ug\",\"title\":\"
 constexpr const char* kInvoke =
     R"({"jsonrpc":"2.0","id":7,"method":"skills.invoke","params":{"skill":"triage","input":{"text":"it crashes"},"options":{"stream":true}}})"
     "\n";
+// The same with every partial sent (partial_interval_ms 0): for the tests of an exact sequence.
+constexpr const char* kInvokeEvery =
+    R"({"jsonrpc":"2.0","id":7,"method":"skills.invoke","params":{"skill":"triage","input":{"text":"it crashes"},"options":{"stream":true,"partial_interval_ms":0}}})"
+    "\n";
 
 class ServeStreamTest : public ::testing::Test {
  protected:
@@ -87,7 +91,7 @@ TEST_F(ServeStreamTest, AnAbortedAttemptIsFollowedByAResetThenTheRetrysPartials)
   ServeProcess serve(tree_, {"--socket", socket_});
   auto client = ConnectWhenReady(socket_);
   ASSERT_TRUE(client);
-  ASSERT_TRUE(client->Send(kInvoke));
+  ASSERT_TRUE(client->Send(kInvokeEvery));
   std::vector<json::value> lines = ReadUntilAnswer(*client);
   std::vector<std::string> methods;
   for (const json::value& line : lines) {
@@ -173,8 +177,8 @@ TEST_F(ServeStreamTest, AClientThatDisconnectsCancelsTheProviderStream) {
 
 TEST_F(ServeStreamTest, RunStreamPrintsTheEventsAsJsonLinesThenTheResult) {
   sse_.Enqueue(Streamed(OpenAiStream(kValid), 5));
-  auto result =
-      test_support::Skillrunner(tree_.root(), "run triage --input '{\"text\":\"x\"}' --stream --no-tree-cache");
+  auto result = test_support::Skillrunner(
+      tree_.root(), "run triage --input '{\"text\":\"x\"}' --stream --partial-interval-ms 0 --no-tree-cache");
   EXPECT_EQ(result.status, 0) << result.out;
   std::vector<std::string> lines;
   std::stringstream in(result.out);

@@ -48,7 +48,9 @@ TEST_F(ServerTest, FortyPipelinedInvokesRunConcurrentlyAndBadLinesHarmNoneOfThem
   test_support::LoopbackServer llm;
   llm.SetDefault({.body = test_support::OpenAiAnswer(R"({"name":"Ada"})"), .delay = 2000ms});
   tree_.Write("skillrunner.yaml", "providers:\n  llm: { kind: openai, base_url: \"" + llm.base_url() +
-                                      "/v1\" }\nmodels:\n  sim-model: { provider: llm, structured_output: native }\n");
+                                      "/v1\" }\n  stuck: { kind: simulated, latency_ms: 20000 }\nmodels:\n"
+                                      "  sim-model: { provider: llm, structured_output: native }\n"
+                                      "  stuck-model: { provider: stuck, structured_output: native }\n");
   auto server = StartServer();
   SocketClient client = server->Connect();
   std::string batch;
