@@ -2,7 +2,7 @@
 # Eval benchmark (issue 7; not a test): wall time of `skillrunner eval` for
 # 10,000 cases against a loopback OpenAI-kind provider answering after 100 ms
 # at concurrency 100, versus the ideal 10 s (10,000 x 100 ms / 100); rubric
-# cases/s with no provider latency versus DESIGN §7's target (>= 3,000/s);
+# cases/s with no provider latency versus design.md §7's target (>= 3,000/s);
 # and the same suites in promptfoo (npm, installed outside the repository).
 #
 #   bench/eval_bench.sh                 # everything, about 5-10 min on 2 cores
@@ -297,7 +297,7 @@ fi
 # ------------------------------------------------------------------ table
 echo
 echo "## eval benchmark: $(nproc) cores, $CASES cases, concurrency $CONC, server delay ${DELAY_MS} ms ($(date -u +%Y-%m-%dT%H:%MZ); load average before: $LOAD0, after: $(cut -d' ' -f1-3 /proc/loadavg))"
-echo "ideal = cases x delay x requests per case / concurrency; DESIGN target: >= 3,000 rubric cases/s with no provider latency"
+echo "ideal = cases x delay x requests per case / concurrency; design.md §7 target: >= 3,000 rubric cases/s with no provider latency"
 echo
 echo "| tool | run | cases | conc | wall s | CPU user+sys s | CPU ms/case | max RSS MB | cases/s | ideal s | notes |"
 echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"

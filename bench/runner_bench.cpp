@@ -9,7 +9,7 @@
 // the thread that runs the invocations, not the loopback server's); and
 // then the loopback server's own round trip (a raw HTTP/1.1 client on one
 // connection), and what one sequential invocation spends beyond it;
-//   3. the loopback HTTP path with traces exported (DESIGN 9.4) to a collector
+//   3. the loopback HTTP path with traces exported (design.md §9.4) to a collector
 //      that answers, is down (nothing listens), or hangs (never answers):
 //      what tracing costs an invocation (the whole process's CPU, the
 //      exporter's thread included), and the spans exported and dropped.

@@ -1,6 +1,6 @@
 #pragma once
 
-// `validators: - exec: [argv]` (DESIGN 9.2): the generation layer's
+// `validators: - exec: [argv]` (design.md §9.2): the generation layer's
 // RuleRunner over the handler layer's process runner.
 
 #include "services/generation/rules.h"

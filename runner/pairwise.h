@@ -1,6 +1,6 @@
 #pragma once
 
-// DESIGN 9.5 `eval compare`: which of two outputs better meets a rubric,
+// design.md §9.5 `eval compare`: which of two outputs better meets a rubric,
 // asked as a rubric judgement of its own, so that it runs through the same
 // judge machinery (routes, retries, fail-closed verdicts, the attempt log):
 // one criterion, "a_better", whose verdict is pass when answer A meets the

@@ -17,8 +17,8 @@
 namespace skillrunner {
 
 // The core: looks a skill up, checks its input, dispatches on template_type to
-// the service registered for it, checks the output, and returns the DESIGN
-// §6.1 result. Thread-safe: Invoke may run concurrently on many threads; the
+// the service registered for it, checks the output, and returns the result of
+// design.md §6.1. Thread-safe: Invoke may run concurrently on many threads; the
 // registry can be swapped while invocations run (they finish on the old one).
 class SkillRunner {
  public:
@@ -32,7 +32,7 @@ class SkillRunner {
   // The judge behind Judge. Call before the first Judge.
   void SetJudge(std::shared_ptr<review::Reviewer> judge) { judge_ = std::move(judge); }
 
-  // DESIGN 9.4: where the spans of every invocation go. Call before the first Invoke.
+  // design.md §9.4: where the spans of every invocation go. Call before the first Invoke.
   void SetTracing(TraceSettings tracing) { tracing_ = std::move(tracing); }
 
   std::shared_ptr<const SkillRegistry> registry() const { return registry_.load(); }

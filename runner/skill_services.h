@@ -1,7 +1,7 @@
 #pragma once
 
 // The services behind each template_type, adapted to SkillService, and the
-// review gate (DESIGN 5.3) composed over generation and review.
+// review gate (design.md §5.3) composed over generation and review.
 
 #include <memory>
 
@@ -60,7 +60,7 @@ class GenerationSkills : public SkillService {
   std::shared_ptr<review::Reviewer> reviewer_;
 };
 
-// LLM_REVIEW skills: input {subject, context?}; output the verdict of DESIGN 4.
+// LLM_REVIEW skills: input {subject, context?}; output the verdict of design.md §4.
 class ReviewSkills : public SkillService {
  public:
   explicit ReviewSkills(std::shared_ptr<review::Reviewer> reviewer) : reviewer_(std::move(reviewer)) {}

@@ -1,6 +1,6 @@
 #pragma once
 
-// DESIGN 9.4: the spans of one finished invocation, built from its attempt
+// design.md §9.4: the spans of one finished invocation, built from its attempt
 // log: `invoke_skill {skill}`, and a `chat {model}` child for every provider
 // request (the judges' included) with the GenAI semantic conventions'
 // attributes and skillrunner's own.

@@ -87,7 +87,7 @@ def word_cases(rng):
 
 
 def labelled(cases, n=20):
-    """The first n triage cases with a support lead's own verdicts (DESIGN 9.5 "human"), for
+    """The first n triage cases with a support lead's own verdicts (design.md §9.5 "human"), for
     evals/calibration.yaml: a ticket that asks for haste and says it is not urgent in one breath
     has no justified priority, whatever the model picks; everything else is judged fine."""
     out = []

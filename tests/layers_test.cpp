@@ -1,4 +1,4 @@
-// DESIGN 9.1: the layers point one way. Every `#include "..."` under runner/
+// design.md §9.1: the layers point one way. Every `#include "..."` under runner/
 // and services/ must go to its own folder or to one that layers.txt allows.
 
 #include <gtest/gtest.h>

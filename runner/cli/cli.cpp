@@ -157,7 +157,7 @@ int Run(const CommonOptions& common, const RunOptions& options) {
   PrintJson(ToJson(*outcome), options.pretty);
   if (*tracing) (*tracing)->Shutdown();  // the spans go out before the process does
   if (!*outcome) return ExitStatusFor(outcome->error().error.code);
-  // A gated output whose final review still failed (DESIGN §6.1).
+  // A gated output whose final review still failed (design.md §6.1).
   const auto& review = (*outcome)->review;
   if (review && review->is_object()) {
     const auto* pass = review->as_object().if_contains("pass");

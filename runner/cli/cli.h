@@ -2,7 +2,7 @@
 
 namespace skillrunner::cli {
 
-// The `skillrunner` command line (DESIGN §6, §8). Returns the exit status.
+// The `skillrunner` command line (design.md §6, §8). Returns the exit status.
 int RunCli(int argc, char** argv);
 
 }  // namespace skillrunner::cli

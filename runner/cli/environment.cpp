@@ -56,9 +56,9 @@ struct Runtime::Parts {
   generation::SessionMemory sessions;
   std::shared_ptr<state::SharedState> shared;
   bool owns_shared = false;
-  // eval --cache: each provider behind its cache (DESIGN 9.5), by name.
+  // eval --cache: each provider behind its cache (design.md §9.5), by name.
   std::map<std::string, std::unique_ptr<providers::CachingProvider>, std::less<>> cached;
-  // eval --batch: each provider with a batch API behind it (DESIGN 10.6), by name.
+  // eval --batch: each provider with a batch API behind it (design.md §10.6), by name.
   std::map<std::string, std::unique_ptr<providers::BatchingProvider>, std::less<>> batched;
 };
 

@@ -17,7 +17,7 @@
 
 namespace skillrunner::cli {
 
-// The options every subcommand takes (DESIGN §6, §8).
+// The options every subcommand takes (design.md §6, §8).
 struct CommonOptions {
   std::string skills_dir = "skills";
   std::string rubrics_dir = "rubrics";
@@ -44,13 +44,13 @@ SkillRegistry::LoadResult LoadRegistry(const CommonOptions& options, Config conf
 // background), or null when it names no Redis.
 std::shared_ptr<state::SharedState> StartSharedState(const Config& config, boost::asio::any_io_executor executor);
 
-// DESIGN 9.4: the trace exporter the config's `telemetry:` and the OTEL_*
+// design.md §9.4: the trace exporter the config's `telemetry:` and the OTEL_*
 // variables ask for, started; null when they name no endpoint. An error names
 // the setting that is wrong.
 std::expected<std::shared_ptr<telemetry::OtlpExporter>, std::string> StartTracing(const Config& config,
                                                                                   const EnvLookup& env);
 
-// eval --batch (DESIGN 10.6): how the HTTP providers batch, and the run
+// eval --batch (design.md §10.6): how the HTTP providers batch, and the run
 // folder's journal (which outlives the runtime).
 struct BatchRun {
   providers::BatchSettings settings;
@@ -66,8 +66,8 @@ struct RuntimeOptions {
   std::map<std::string, state::RateLimit, std::less<>> rate_limits;
   // Where invocations' spans go (StartTracing); null: none are exported.
   std::shared_ptr<telemetry::SpanSink> spans;
-  // eval --cache: answers are looked up here first and stored here (DESIGN
-  // 9.5); must outlive the runtime. Null: no cache.
+  // eval --cache: answers are looked up here first and stored here
+  // (design.md §9.5); must outlive the runtime. Null: no cache.
   ResponseStore* responses = nullptr;
   // eval --batch: each HTTP provider with a batch API sends through it. Null: online.
   const BatchRun* batch = nullptr;

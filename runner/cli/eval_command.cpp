@@ -69,7 +69,7 @@ struct RunRuntime {
 };
 
 // Records each batch id the journal records in the history DB as well
-// (DESIGN 10.6), and those an earlier process recorded (it may have died
+// (design.md §10.6), and those an earlier process recorded (it may have died
 // between the two writes); a history that cannot be written is said, never
 // fatal.
 void RecordBatchesInHistory(providers::BatchJournal& journal, fs::path history, std::string run_id) {
@@ -167,7 +167,7 @@ std::optional<std::string> UsageError(const EvalOptions& options) {
   return std::nullopt;
 }
 
-// --cache [FILE], --cache-ttl (DESIGN 9.5) and --cache-mode (DESIGN 10.1):
+// --cache [FILE], --cache-ttl (design.md §9.5) and --cache-mode (design.md §10.1):
 // the store, or null without --cache.
 std::expected<std::shared_ptr<eval::ResponseCache>, std::string> OpenCache(const EvalOptions& options) {
   const std::optional<eval::CacheMode> mode = eval::ParseCacheMode(options.cache_mode);

@@ -1,7 +1,7 @@
 #pragma once
 
 // `skillrunner eval SUITE.yaml --out DIR` and `skillrunner eval merge --out
-// DIR SRC...` (DESIGN §6.3, §8). Exit status: 0 every threshold held, 1 a
+// DIR SRC...` (design.md §6.3, §8). Exit status: 0 every threshold held, 1 a
 // threshold or regression breached, 2 the run itself failed (bad suite,
 // unreadable dataset, DIR not writable, history unusable).
 
@@ -24,7 +24,7 @@ struct EvalOptions {
   int concurrency = 0;  // 0: the suite's, else 16
   int threads = 0;      // 0: min(4, cores)
   bool resume = false;
-  bool batch = false;  // --batch: through the providers' batch APIs (DESIGN 10.6)
+  bool batch = false;  // --batch: through the providers' batch APIs (design.md §10.6)
   std::string shard;
   int rejudge = 0;
   std::int64_t rejudge_sample = 20;
@@ -39,7 +39,7 @@ struct EvalOptions {
   std::string run_id;                     // empty: a new one (kept across --resume)
   std::vector<std::string> merge_sources;
   std::string merge_suite;  // merge: the suite file, default the shards' run.json
-  // compare (DESIGN 9.5): two runs, the rubric, the judge model.
+  // compare (design.md §9.5): two runs, the rubric, the judge model.
   std::string compare_a, compare_b, compare_rubric, compare_judge_model;
 };
 

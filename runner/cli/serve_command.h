@@ -40,7 +40,7 @@ void AddServeCommands(CLI::App& app, const CommonOptions& common, std::function<
 int Serve(const CommonOptions& common, ServeOptions options);
 
 // `skillrunner call METHOD [PARAMS]`: one request, the answer on stdout.
-// Exit 0 for a result, the DESIGN §6.1 status for an application error, 2 for
+// Exit 0 for a result, the design.md §6.1 status for an application error, 2 for
 // protocol errors, 3 when the server cannot be reached or does not answer.
 int Call(const CallOptions& options);
 

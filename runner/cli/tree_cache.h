@@ -9,7 +9,7 @@
 
 namespace skillrunner::cli {
 
-// Where `run` keeps the index of each tree it loaded (DESIGN 10.8):
+// Where `run` keeps the index of each tree it loaded (design.md §10.5):
 // $XDG_CACHE_HOME/skillrunner, else ~/.cache/skillrunner; nullopt when
 // neither variable is set or SKILLRUNNER_NO_TREE_CACHE is set (non-empty).
 std::optional<std::filesystem::path> TreeCacheDir(const EnvLookup& env);

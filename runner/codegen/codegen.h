@@ -2,7 +2,7 @@
 
 // `skillrunner codegen python|typescript`: one typed function per skill, with
 // input and output types generated from its JSON Schemas, for the client
-// libraries in clients/ (DESIGN 10.4). Each function passes the skill's
+// libraries in clients/ (design.md §10.4). Each function passes the skill's
 // schema_hash, so the client checks on its first call that the server's
 // skill still has the schemas the code was generated from.
 

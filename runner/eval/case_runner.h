@@ -27,7 +27,7 @@ struct CaseTask {
   int repeat = 0;
   int rejudges = 0;  // extra judgings of this case (--rejudge K when sampled)
   std::string key;   // CaseKey of its record
-  // --rejudge-from (DESIGN 9.5): the earlier run's record of this case. Its
+  // --rejudge-from (design.md §9.5): the earlier run's record of this case. Its
   // output is judged again with today's rubric and judge; nothing is generated.
   const boost::json::object* stored = nullptr;
   std::string stored_run;  // that run's id
@@ -40,7 +40,7 @@ struct CaseDeps {
   // --cache-mode replay: a case whose record names a cache miss is not
   // recorded (RunCases lists the misses instead).
   bool replay_only = false;
-  // Batch mode (DESIGN 10.6): a batched skill's case and judge wait for their
+  // Batch mode (design.md §10.6): a batched skill's case and judge wait for their
   // batches without the skill's timeout.
   bool batch = false;
   // Batch mode: the providers' count of running cases (RunCases keeps it).

@@ -1,6 +1,6 @@
 #pragma once
 
-// DESIGN 9.5 `eval compare RUN_A RUN_B --rubric R [--judge-model M]`: for
+// design.md §9.5 `eval compare RUN_A RUN_B --rubric R [--judge-model M]`: for
 // every case both runs have an output for, the judge says which output
 // better meets the rubric, twice, with the order swapped; a disagreement
 // between the two orders is a tie. Per skill: wins, losses, ties and a

@@ -4,7 +4,7 @@
 //   {"id": "c1", "input": {...}, "expected": {...}?, "tags": ["..."]?,
 //    "human": {"<criterion id>": "pass"|"fail", ...}?}
 // `human` holds people's own verdicts, against which the judge is calibrated
-// (DESIGN 9.5).
+// (design.md §9.5).
 // Blank lines are skipped. Every problem names the file and line.
 
 #include <boost/json/array.hpp>

@@ -64,7 +64,7 @@ boost::asio::awaitable<void> Worker(WorkQueue* queue) {
       continue;
     }
     if (!misses.empty()) {
-      // DESIGN 10.1: a replay that missed is no result; left unrecorded.
+      // design.md §10.1: a replay that missed is no result; left unrecorded.
       for (const std::string& hash : misses) {
         queue->stats.cache_misses.push_back("cache miss: skill " + task.entry->skill->id + " case " +
                                             task.eval_case->id + " request sha256:" + hash);

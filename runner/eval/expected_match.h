@@ -1,6 +1,6 @@
 #pragma once
 
-// Checks a case's output against its `expected` value (DESIGN §6.3).
+// Checks a case's output against its `expected` value (design.md §6.3).
 //   exact:  the whole output equals `expected` (numbers by value at every
 //           depth: {"score": 1} equals {"score": 1.0}).
 //   subset: every leaf of `expected` (by JSON pointer) has an equal value in

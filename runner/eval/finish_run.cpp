@@ -61,7 +61,7 @@ bool Failing(const json::object& summary, const FinishOptions& options) {
   return false;
 }
 
-// Batch mode (DESIGN 10.6): the batches of the run folder's journal and the
+// Batch mode (design.md §10.6): the batches of the run folder's journal and the
 // requests resubmitted because a batch left them unanswered.
 void AddBatchFacts(json::object& summary, const std::filesystem::path& journal) {
   std::ifstream in(journal);
@@ -106,7 +106,7 @@ void AddBaseline(History& history, const Suite& suite, const std::string& run_id
   } else if (*baseline) {
     summary["baseline"] = CompareWithBaseline(summary, records, **baseline, suite.regression_alpha);
   } else {
-    // DESIGN 10.1: said in the summary (and the report), not only on stderr.
+    // design.md §10.1: said in the summary (and the report), not only on stderr.
     summary["baseline"] =
         json::object{{"status", "none"},
                      {"reason", NoBaselineReason(suite.id)},

@@ -1,6 +1,6 @@
 #pragma once
 
-// A whole eval run, start to finish, and the merge of shard runs (DESIGN 6.3):
+// A whole eval run, start to finish, and the merge of shard runs (design.md §6.3):
 // the folder lock, run.json (new, or checked for --resume), the cases still to
 // run, the run on its own io_context, then the summary, history and reports.
 // The CLI parses options into these requests and prints what `say` is told.
@@ -51,10 +51,10 @@ struct FinishRequest {
   std::filesystem::path out;
   std::filesystem::path history;  // empty: DefaultHistoryFile(out)
   std::string baseline;           // last | RUN_ID | empty
-  // DESIGN 10.1 --require-baseline: no baseline to compare with is a run
+  // design.md §10.1 --require-baseline: no baseline to compare with is a run
   // error (exit 2), found before any case runs (before a merge writes).
   bool require_baseline = false;
-  // DESIGN 9.5 --fail-on: which breaches make the exit status 1 (any, or
+  // design.md §9.5 --fail-on: which breaches make the exit status 1 (any, or
   // only regressions against the baseline).
   bool fail_on_regressions_only = false;
   // eval --cache: its hits and misses go in the summary ("cache").
@@ -65,7 +65,7 @@ struct RunRequest {
   std::filesystem::path suite_file;
   FinishRequest finish;
   bool resume = false;
-  // DESIGN 10.6 batch mode: every case in flight at once (a batch gathers
+  // design.md §10.6 batch mode: every case in flight at once (a batch gathers
   // them) and no case timeout bounds the wait for a batch.
   bool batch = false;
   // Batch mode: tells the batching providers when every running case waits.
@@ -76,7 +76,7 @@ struct RunRequest {
   int concurrency = 0;  // 0: the suite's, else kDefaultConcurrency
   int threads = 0;      // 0: min(4, cores)
   std::string run_id;   // empty: a new one (kept across --resume)
-  // DESIGN 9.5 --rejudge-from: an earlier run (its folder, or its id in the
+  // design.md §9.5 --rejudge-from: an earlier run (its folder, or its id in the
   // history) whose stored outputs are judged again; no generation request.
   std::string rejudge_from;
   std::FILE* progress = stderr;

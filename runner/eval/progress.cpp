@@ -81,7 +81,7 @@ std::string Progress::Line(Clock::TimePoint now) const {
   std::size_t done = done_ + already_;
   // Cases passed: every gate (schema, expected, rubric) passed, of the cases
   // decided (judge errors say nothing either way); the report's "Cases
-  // passed" is the same figure (DESIGN 9.5).
+  // passed" is the same figure (design.md §9.5).
   std::size_t decided = passed_ + failed_ + errors_;
   char rate[16] = "-";
   if (decided > 0) std::snprintf(rate, sizeof rate, "%.1f%%", 100.0 * static_cast<double>(passed_) / decided);

@@ -33,7 +33,7 @@ json::object SkillDeltas(const json::object& current, const json::object* baseli
   json::object deltas;
   deltas["schema_compliance_delta"] = Delta(&current, baseline, "schema_compliance");
   deltas["rubric_pass_rate_delta"] = Delta(&current, baseline, "rubric_pass_rate");
-  // DESIGN 9.5 "what changed": the rest of the skill's figures.
+  // design.md §9.5 "what changed": the rest of the skill's figures.
   for (std::string_view key :
        {"first_try_rate", "retry_rate", "expected_match", "input_tokens", "output_tokens", "cost_usd"}) {
     deltas[std::string(key) + "_delta"] = Delta(&current, baseline, key);
@@ -150,7 +150,7 @@ struct Pairs {
     fail_to_pass += !*then && *later;
   }
 
-  // DESIGN 9.5: both rates with their Wilson 95% intervals, the flips both
+  // design.md §9.5: both rates with their Wilson 95% intervals, the flips both
   // ways, the exact McNemar p and whether it is below `alpha`.
   json::object ToJson(double alpha) const {
     auto interval = [](std::size_t k, std::size_t total) -> json::value {
@@ -176,7 +176,7 @@ struct Pairs {
 };
 
 GateResult SchemaGate(CaseOutcome outcome) { return outcome != CaseOutcome::kError; }
-// DESIGN 10.1: a case passes when every gate it has passes, the skill's own
+// design.md §10.1: a case passes when every gate it has passes, the skill's own
 // review gate included; a judge error says nothing.
 GateResult CaseGate(CaseOutcome outcome, const CaseGates* gates) {
   if (outcome == CaseOutcome::kJudgeError) return std::nullopt;
@@ -189,7 +189,7 @@ GateResult VerdictGate(const Verdicts* verdicts, const std::string& criterion) {
   return it->second == "pass";
 }
 
-// Each skill's pairs, one per regression measure (DESIGN 10.8): schema, case
+// Each skill's pairs, one per regression measure (design.md §10.1): schema, case
 // outcome, expected match, rubric pass, review gate and per criterion, over
 // the cases present in both runs (same skill, case id and repeat).
 struct SkillPairs {
@@ -269,7 +269,7 @@ std::vector<Flip> Flips(const std::vector<json::object>& records, const Baseline
   return flips;
 }
 
-// DESIGN 9.5: per gate, the cases that flipped each way.
+// design.md §9.5: per gate, the cases that flipped each way.
 json::object GateFlips(const std::vector<json::object>& records, const BaselineRun& baseline) {
   struct Gate {
     const char* name;

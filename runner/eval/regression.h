@@ -24,7 +24,7 @@ namespace skillrunner::eval {
 // "rubric_pass_rate_stable_delta": its pass rate recomputed over the stable
 // counted criteria, current records minus the baseline's verdicts (decided
 // cases only; null when either side has none).
-// DESIGN 9.5/10.1: the cases present in both runs are paired, per skill
+// design.md §9.5, §10.1: the cases present in both runs are paired, per skill
 // ("paired": {"schema", "outcome", "expected"?, "rubric"?, "review_gate"?})
 // and per criterion (criteria[id].paired):
 // {"cases", "baseline_rate", "baseline_interval", "rate", "interval" (Wilson

@@ -24,7 +24,7 @@ struct Shard {
 // "I/N" with 0 <= I < N; the error says what was wrong.
 std::expected<Shard, std::string> ParseShard(std::string_view text);
 
-// --shard auto: the slice a parallel job's environment names (DESIGN 10.8).
+// --shard auto: the slice a parallel job's environment names (design.md §10.3).
 // JOB_COMPLETION_INDEX (0-based) with JOB_COMPLETIONS (a Kubernetes Indexed
 // Job; Kubernetes sets only the index, the manifest sets the count from
 // spec.completions), else CI_NODE_INDEX (1-based) with CI_NODE_TOTAL (GitLab

@@ -1,6 +1,6 @@
 #pragma once
 
-// An eval suite (DESIGN §6.3): which skills to run over which datasets, how
+// An eval suite (design.md §6.3): which skills to run over which datasets, how
 // to judge and check their outputs, and the thresholds that gate the night.
 // Loaded and checked once; every problem is "FILE:LINE:COL: message".
 
@@ -69,7 +69,7 @@ struct SuiteSkill {
   bool batch = true;      // false: online even in batch mode (`batch: false`)
 };
 
-// The suite's `batch:` block (DESIGN 10.6); its presence turns batch mode on.
+// The suite's `batch:` block (design.md §10.6); its presence turns batch mode on.
 struct SuiteBatch {
   std::size_t max_requests = 50'000;
   double send_after_s = 15;
@@ -84,10 +84,10 @@ struct Suite {
   std::optional<int> concurrency;
   int repeats = 1;
   bool gate_unstable_criteria = false;
-  // DESIGN 9.5: a drop beyond max_regression breaches only when its paired
+  // design.md §9.5: a drop beyond max_regression breaches only when its paired
   // McNemar p is below this.
   double regression_alpha = 0.05;
-  // DESIGN 9.5: criteria whose judge agrees with the cases' human labels
+  // design.md §9.5: criteria whose judge agrees with the cases' human labels
   // less than this (Cohen's kappa) are uncalibrated and left out of gates.
   std::optional<double> min_judge_kappa;
   std::map<std::string, RateLimit, std::less<>> rate_limits;  // by provider name

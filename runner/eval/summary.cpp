@@ -67,7 +67,7 @@ class Tally {
     ++attempts_histogram_[IntAt(metrics, "attempts").value_or(0)];
     CountAttemptKinds(AttemptsOf(record));
     // A review gate's judge runs inside the invocation: its tokens are
-    // judge tokens, not the generation's (DESIGN 9.5).
+    // judge tokens, not the generation's (design.md §9.5).
     const auto [gate_in, gate_out] = GateJudgeTokens(AttemptsOf(record));
     input_tokens_ += IntAt(metrics, "input_tokens").value_or(0) - gate_in;
     output_tokens_ += IntAt(metrics, "output_tokens").value_or(0) - gate_out;
@@ -121,11 +121,11 @@ class Tally {
     out["output_tokens"] = output_tokens_ + judge_output_tokens_;
     out["judge_input_tokens"] = judge_input_tokens_;
     out["judge_output_tokens"] = judge_output_tokens_;
-    // DESIGN 9.4: null when no model used had a price.
+    // design.md §9.4: null when no model used had a price.
     const bool priced = cost_ || judge_cost_;
     out["cost_usd"] = priced ? json::value(cost_.value_or(0) + judge_cost_.value_or(0)) : json::value(nullptr);
     out["judge_cost_usd"] = judge_cost_ ? json::value(*judge_cost_) : json::value(nullptr);
-    if (batched_) {  // DESIGN 10.6: what the batches cost, and what the same run would have cost online
+    if (batched_) {  // design.md §10.6: what the batches cost, and what the same run would have cost online
       out["batch_cost_usd"] = batch_cost_ ? json::value(*batch_cost_) : json::value(nullptr);
       out["online_cost_usd"] = online_cost_ ? json::value(*online_cost_) : json::value(nullptr);
     }
@@ -250,7 +250,7 @@ class Tally {
     return out;
   }
 
-  // DESIGN 9.5: the judge against people's labels on the same cases.
+  // design.md §9.5: the judge against people's labels on the same cases.
   void AddCalibration(const CriterionTally& t, json::object& c) const {
     const stats::Agreement agreement = stats::CohenKappa(t.labels);
     json::value kappa = nullptr;

@@ -43,7 +43,7 @@ struct SummaryHeader {
   // Per skill, the criteria that decide whether a review passes (the rubric's
   // pass rule); a skill not listed here counts every criterion.
   std::map<std::string, std::set<std::string>> counted_criteria;
-  // DESIGN 9.5 min_judge_kappa: a criterion with human labels whose judge
+  // design.md §9.5 min_judge_kappa: a criterion with human labels whose judge
   // agrees with them less (or whose kappa is undefined) is "uncalibrated".
   std::optional<double> min_judge_kappa;
 };

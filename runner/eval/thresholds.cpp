@@ -58,9 +58,9 @@ class Checker {
     }
   }
 
-  // DESIGN 9.5/10.1: a drop beyond max_drop breaches only when the paired
+  // design.md §9.5, §10.1: a drop beyond max_drop breaches only when the paired
   // cases say it is no chance: the exact McNemar p below alpha. `measure` is
-  // one of DESIGN 10.8's closed set.
+  // one of design.md §10.1's closed set.
   void Regression(const std::string& measure, const std::string& criterion, const std::string& what, double max_drop,
                   const json::value* delta, const json::value* paired, double alpha) {
     std::optional<double> value = AsNumber(delta);
@@ -81,7 +81,7 @@ class Checker {
 
   // Cases that ended in an error the model did not cause (bad input or
   // config, provider, handler, timeout): a run with them is not a clean run,
-  // whatever the thresholds (DESIGN 9.8).
+  // whatever the thresholds (design.md §9.8).
   void NonModelErrors(const json::value* errors) {
     static constexpr std::string_view kModel[] = {"MAX_RETRIES_EXCEEDED", "TRUNCATED", "REFUSED", "CONTENT_FILTERED",
                                                   "JUDGE_ERROR"};
@@ -116,7 +116,7 @@ class Checker {
     if (!criterion.empty()) breach["criterion"] = criterion;
     breach["threshold"] = threshold;
     breach["measure"] = measure;
-    // DESIGN 9.5: --fail-on regressions fails the run on these alone.
+    // design.md §9.5: --fail-on regressions fails the run on these alone.
     breach["kind"] = threshold == "max_regression" ? "regression" : "threshold";
     breach["limit"] = limit;
     breach["actual"] = std::move(actual);
@@ -137,8 +137,8 @@ json::value PairedDelta(const json::value* paired) {
   return std::round((*now - *before) * 1e9) / 1e9;
 }
 
-// Drops against the baseline (max_regression), one per measure of DESIGN
-// 10.8's closed set: case_pass_rate, schema_compliance, expected_match,
+// Drops against the baseline (max_regression), one per measure of the closed
+// set of design.md §10.1: case_pass_rate, schema_compliance, expected_match,
 // rubric_pass_rate, review_gate (when the suite judges with another rubric
 // than the skill's gate) and criterion:<id>.
 void CheckRegressions(Checker& check, const SuiteSkill& entry, const json::value& baseline_value,
@@ -235,7 +235,7 @@ void CheckSkill(const SuiteSkill& entry, const json::value& stats, const json::v
   if (criteria && criteria->is_object()) {
     for (const auto& [id, c] : criteria->as_object()) {
       std::string criterion(id);
-      if (Flag(&c, "uncalibrated")) continue;  // DESIGN 9.5: out of the gates
+      if (Flag(&c, "uncalibrated")) continue;  // design.md §9.5: out of the gates
       auto it = t.criteria.find(criterion);
       std::optional<double> limit = it != t.criteria.end() ? std::optional<double>(it->second) : t.criterion_pass_rate;
       check.Minimum("criterion_pass_rate", criterion, "criterion \"" + criterion + "\" pass rate", limit,
@@ -261,7 +261,7 @@ json::array CheckThresholds(const json::object& summary, const Suite& suite) {
                suite.regression_alpha, out);
   }
   if (suite.max_cost_usd) {
-    // The whole run (DESIGN 9.4): every case of every skill, judges included.
+    // The whole run (design.md §9.4): every case of every skill, judges included.
     Checker run("(run)");
     run.Maximum("max_cost_usd", "cost in USD", *suite.max_cost_usd, Get(summary.if_contains("totals"), "cost_usd"),
                 "the whole run, judges included, at the models' prices");

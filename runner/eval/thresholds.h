@@ -5,7 +5,7 @@
 // judged because every judge failed, every verdict indeterminate) is a
 // breach: a broken judge must not turn a night green.
 // max_regression reads summary["baseline"] (CompareWithBaseline), one
-// measure at a time (DESIGN 10.8): case_pass_rate, expected_match (when the
+// measure at a time (design.md §10.1): case_pass_rate, expected_match (when the
 // entry checks expected values) and review_gate (when the suite judges with
 // another rubric than the skill's gate) by the rates of their paired cases;
 // schema_compliance, rubric_pass_rate and criterion:<id> by the summary's

@@ -254,7 +254,7 @@ constexpr std::int64_t kMinDrainRetryAfterMs = 1000;
 constexpr std::string_view kUnknownSkill = "_unknown";
 constexpr int kMaxFailedAuth = 3;
 
-// DESIGN 10.8: a batch is answered as one array, so its members cannot stream.
+// design.md §10.7: a batch is answered as one array, so its members cannot stream.
 std::vector<FieldError> StreamInBatch() {
   return {{"/options/stream", "streaming is not available inside a batch: send the request on a line of its own"}};
 }

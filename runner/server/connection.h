@@ -74,7 +74,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Answers -32001 OVERLOADED while draining or at a limit of invocations
   // in flight; true when it did.
   bool RefusedForLoad(const Call& call, const Reply& reply);
-  // DESIGN 10.7: events that go out as skills.partial / skills.reset
+  // design.md §10.7: events that go out as skills.partial / skills.reset
   // notifications carrying `id`, before the invocation's answer.
   StreamEvents* StartStream(InFlight& flight, const boost::json::value& id, std::chrono::milliseconds interval);
   // $/cancel {id}: cancels that invocation of this connection (-32602 without an id).

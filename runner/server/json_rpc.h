@@ -1,6 +1,6 @@
 #pragma once
 
-// JSON-RPC 2.0 framing for the JSON-lines socket (DESIGN §6): one message per
+// JSON-RPC 2.0 framing for the JSON-lines socket (design.md §6): one message per
 // line, a request object or a batch (array) of them. Pure functions, no I/O.
 
 #include <boost/json/object.hpp>

@@ -1,6 +1,6 @@
 #pragma once
 
-// The JSON-lines socket server (DESIGN §6): newline-delimited JSON-RPC 2.0 on
+// The JSON-lines socket server (design.md §6): newline-delimited JSON-RPC 2.0 on
 // a Unix socket and/or TCP, many requests in flight per connection, answers
 // written whole as they complete, bounded everywhere, graceful drain.
 

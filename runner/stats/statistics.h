@@ -1,6 +1,6 @@
 #pragma once
 
-// The statistics of DESIGN 9.5, on Boost.Math's distributions (no
+// The statistics of design.md §9.5, on Boost.Math's distributions (no
 // hand-rolled ones): Wilson score intervals, the exact McNemar and sign tests,
 // and Cohen's kappa. Internal to runner/eval.
 

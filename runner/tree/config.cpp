@@ -120,7 +120,7 @@ std::optional<std::string> ReadStateAndTenants(const json::object& state, const 
   return "/state/redis: " + url.error();
 }
 
-// `telemetry:` (DESIGN 9.4; shapes checked by the schema).
+// `telemetry:` (design.md §9.4; shapes checked by the schema).
 TelemetryConfig ReadTelemetry(const json::object& telemetry) {
   TelemetryConfig out;
   out.otlp_endpoint = StringAt(telemetry, "otlp_endpoint");

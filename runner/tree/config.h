@@ -18,7 +18,7 @@
 
 namespace skillrunner {
 
-// One entry of `providers:` (DESIGN §6.2): the providers' own settings.
+// One entry of `providers:` (design.md §6.2): the providers' own settings.
 using ProviderConfig = providers::ProviderSettings;
 
 // One entry of `models:`.
@@ -26,12 +26,12 @@ struct ModelConfig {
   std::string name;
   std::string provider;
   OutputMode structured_output = OutputMode::kNone;
-  std::vector<std::string> fallbacks;  // DESIGN 9.3: tried in order when the transient budget is spent
+  std::vector<std::string> fallbacks;  // design.md §9.3: tried in order when the transient budget is spent
   std::string escalate_to;             // one more generation after MAX_RETRIES_EXCEEDED
-  std::optional<Price> price;          // DESIGN 9.4: USD per million tokens
+  std::optional<Price> price;          // design.md §9.4: USD per million tokens
 };
 
-// `state:` (DESIGN 9.6): where limits, quotas and session memory live.
+// `state:` (design.md §9.6): where limits, quotas and session memory live.
 struct StateConfig {
   std::string redis;  // empty: in this process
   int replicas_hint = 1;
@@ -39,7 +39,7 @@ struct StateConfig {
   std::chrono::milliseconds timeout{100};
 };
 
-// `telemetry:` (DESIGN 9.4): where traces go.
+// `telemetry:` (design.md §9.4): where traces go.
 struct TelemetryConfig {
   std::string otlp_endpoint;  // base URL; empty: OTEL_EXPORTER_OTLP_ENDPOINT, else no export
   std::string service_name;   // empty: OTEL_SERVICE_NAME, else "skillrunner"

@@ -26,7 +26,7 @@ review::JudgeRoute RouteOf(const std::string& model, const Config& config) {
                             entry == config.models.end() ? std::nullopt : entry->second.price};
 }
 
-// The judge model's fallbacks and escalation from the models table (DESIGN 9.3).
+// The judge model's fallbacks and escalation from the models table (design.md §9.3).
 void AddRoutes(review::JudgeSpec& judge, const std::string& model, const Config& config) {
   auto entry = config.models.find(model);
   if (entry == config.models.end()) return;

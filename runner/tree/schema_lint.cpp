@@ -11,7 +11,7 @@ namespace json = boost::json;
 namespace {
 
 constexpr int kMaxDepth = 64;
-// A typo is this close to a keyword this long (DESIGN 10.8).
+// A typo is this close to a keyword this long (design.md §10.1).
 constexpr std::size_t kTypoDistance = 2;
 constexpr std::size_t kTypoKeywordLength = 5;
 
@@ -43,7 +43,7 @@ class Linter {
         props && props->is_object()) {
       for (const auto& [key, unused] : props->as_object()) keywords_.emplace_back(key);
     }
-    keywords_.emplace_back("$defs");  // read like definitions (DESIGN 8)
+    keywords_.emplace_back("$defs");  // read like definitions (design.md §8)
   }
 
   void Node(const json::value& schema, const std::string& pointer, int depth) {

@@ -1,6 +1,6 @@
 #pragma once
 
-// Lints a skill's JSON Schema at load (DESIGN 9.8, 10.1): what a metaschema
+// Lints a skill's JSON Schema at load (design.md §9.8, §10.1): what a metaschema
 // lets through but is almost surely a mistake. Each finding has its lint code
 // (runner/tree/lint_codes.h):
 //   - keyword-typo (error): a key within 2 edits (a swap counts one) of a

@@ -34,7 +34,7 @@ struct ReviewGate {
   int samples = 1;
 };
 
-// One checked skill descriptor (DESIGN §3). Immutable once loaded. The
+// One checked skill descriptor (design.md §3). Immutable once loaded. The
 // services' own settings (generation, judge, handler) are made from it once,
 // at load; nothing re-reads the descriptor at invoke time.
 struct Skill {
@@ -53,7 +53,7 @@ struct Skill {
   std::vector<generation::Rule> rules;  // validators:
   double temperature = 0.7;
   int max_output_tokens = 1024;
-  std::optional<double> max_cost_usd;           // DESIGN 9.4: the whole invocation's budget in USD
+  std::optional<double> max_cost_usd;           // design.md §9.4: the whole invocation's budget in USD
   std::optional<OutputMode> structured_output;  // as the descriptor says
   std::chrono::milliseconds timeout{60000};
 

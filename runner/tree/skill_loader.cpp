@@ -1,4 +1,4 @@
-// Loads and checks one skill descriptor (DESIGN §3, §8 "Descriptors").
+// Loads and checks one skill descriptor (design.md §3, §8 "Descriptors").
 #include <algorithm>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -143,7 +143,7 @@ class SkillLoader {
     ms("max_server_delay_ms", policy.max_server_delay);
   }
 
-  // `validators:` (DESIGN 9.2); every path a JSON pointer.
+  // `validators:` (design.md §9.2); every path a JSON pointer.
   void LoadValidators() {
     auto* validators = reader_.root().if_contains("validators");
     if (!validators || !validators->is_array()) return;
@@ -227,7 +227,7 @@ class SkillLoader {
     skill_.review = std::move(gate);
   }
 
-  // Which keys each kind of skill needs and refuses (DESIGN §8).
+  // Which keys each kind of skill needs and refuses (design.md §8).
   void CheckShape(const std::function<bool(std::string_view)>& is_known_handler) {
     auto need = [&](std::string_view key, std::string_view who) {
       if (!Has(key)) Error("/" + std::string(key), std::string(who) + " need \"" + std::string(key) + "\"");
@@ -334,7 +334,7 @@ std::expected<Skill, std::vector<Diagnostic>> LoadSkillDocument(
     SkillLoader loader(path, *doc, config, warnings);
     return loader.Load(is_known_handler);
   }
-  // Every problem of the file in one run (DESIGN 9.8): the descriptor's
+  // Every problem of the file in one run (design.md §9.8): the descriptor's
   // schema errors, then what the loader finds in the rest. The loader reads
   // a schema-valid descriptor; one that is not may trip it over a value of
   // the wrong type, which its schema error already names.

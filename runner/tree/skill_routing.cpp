@@ -10,7 +10,7 @@ namespace json = boost::json;
 
 // A model not in the models table is an error naming the closest ones,
 // unless the config sets default_provider: then a warning says where it
-// goes (DESIGN 9.8). --provider routes every model on purpose: no word.
+// goes (design.md §9.8). --provider routes every model on purpose: no word.
 void SkillRouting::CheckModel() {
   auto check = [&](const std::string& pointer, const std::string& model) {
     auto provider = config_.ProviderFor(model);
@@ -133,7 +133,7 @@ std::optional<Price> SkillRouting::PriceOf(const std::string& model) const {
   return entry == config_.models.end() ? std::nullopt : entry->second.price;
 }
 
-// A fallback or escalation model (DESIGN 9.3): its provider and mode from
+// A fallback or escalation model (design.md §9.3): its provider and mode from
 // the models table, and the schema with that provider's strict copy. A
 // strict mode that cannot take the schema runs the validation loop there.
 generation::ModelRoute SkillRouting::Route(const std::string& model,

@@ -1,6 +1,6 @@
 #pragma once
 
-// `run`'s fast path (DESIGN 10.8): an index of a tree that loaded without
+// `run`'s fast path (design.md §10.5): an index of a tree that loaded without
 // errors, keyed by every file's (path, size, mtime). While the tree on disk
 // still has those stamps, `run SKILL` loads only the files that skill needs
 // (its skill.yaml, its rubrics, the review skill of its gate) and replays the

@@ -1,6 +1,6 @@
 #pragma once
 
-// When nothing more can join a batch round (DESIGN 10.6). An eval in batch
+// When nothing more can join a batch round (design.md §10.6). An eval in batch
 // mode says how many of its cases are running and when each finishes; each
 // batching provider says when a case starts and stops waiting on a batch
 // (gathered or sent). Once every running case waits, no request can come

@@ -1,6 +1,6 @@
 #pragma once
 
-// The one source of time (DESIGN 9.1): deadlines, durations and backoff
+// The one source of time (design.md §9.1): deadlines, durations and backoff
 // waits all go through a Clock passed in by the composition root, so tests
 // can record the waits asked of it instead of sleeping.
 

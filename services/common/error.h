@@ -9,7 +9,7 @@
 
 namespace skillrunner {
 
-// Every failure at a front door is one of these codes (DESIGN §6.1).
+// Every failure at a front door is one of these codes (design.md §6.1).
 enum class ErrorCode {
   kInputInvalid,
   kSkillNotFound,
@@ -26,7 +26,7 @@ enum class ErrorCode {
   kConfigInvalid,
   kOverloaded,
   kUnauthorized,
-  kBudgetExceeded,  // DESIGN 9.4: the next provider call could overrun max_cost_usd
+  kBudgetExceeded,  // design.md §9.4: the next provider call could overrun max_cost_usd
 };
 
 // "INPUT_INVALID", "SKILL_NOT_FOUND", ...
@@ -34,7 +34,7 @@ std::string_view ErrorCodeName(ErrorCode code);
 
 // Exit status of `skillrunner run` for a failure with this code: 2 for "your
 // input/skill/config is wrong", 3 for "the provider/handler failed", 4 for "the
-// model's answer could not be used" (DESIGN §6.1).
+// model's answer could not be used" (design.md §6.1).
 int ExitStatusFor(ErrorCode code);
 
 // The JSON-RPC error code the socket answers with for this failure.

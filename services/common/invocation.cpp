@@ -126,7 +126,7 @@ Price BatchPrice(const Price& price) {
   return batch;
 }
 
-// A batched attempt's share of the batch and online costs (DESIGN 10.6).
+// A batched attempt's share of the batch and online costs (design.md §10.6).
 void AddBatchCosts(Metrics& metrics, const Attempt& attempt) {
   if (!attempt.batch_id.empty()) metrics.batched = true;
   auto add = [](std::optional<double>& sum, std::optional<double> usd) {

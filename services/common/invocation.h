@@ -1,6 +1,6 @@
 #pragma once
 
-// The attempt log of one invocation (DESIGN 6.1): every try, in order, with
+// The attempt log of one invocation (design.md §6.1): every try, in order, with
 // what it cost; and the words the front doors print for them.
 
 #include <boost/json/object.hpp>
@@ -23,13 +23,13 @@ namespace skillrunner {
 
 class StreamEvents;  // services/common/stream_events.h
 
-// What one attempt came to (DESIGN 6.1 "attempt.kind").
+// What one attempt came to (design.md §6.1 "attempt.kind").
 enum class AttemptKind {
   kOk,
   kTransient,
   kParse,
   kValidation,
-  kRule,  // schema-valid, rejected by one of the skill's validators (DESIGN 9.2)
+  kRule,  // schema-valid, rejected by one of the skill's validators (design.md §9.2)
   kReview,
   kTruncated,
   kRefusal,
@@ -45,32 +45,32 @@ enum class AttemptKind {
 // provider_error|downgrade|timeout|handler|overloaded|cancelled
 std::string_view AttemptKindName(AttemptKind kind);
 
-// Whose attempt it is (DESIGN 9.8 "role"): the skill's own generation or a
+// Whose attempt it is (design.md §9.8 "role"): the skill's own generation or a
 // judge's; kNone for handler attempts.
 enum class AttemptRole { kNone, kGeneration, kJudge };
 // ""|generation|judge
 std::string_view AttemptRoleName(AttemptRole role);
 
-// How structured output is obtained (DESIGN 6.2 `structured_output`).
+// How structured output is obtained (design.md §6.2 `structured_output`).
 enum class OutputMode { kNative, kJsonObject, kNone, kTool };
 // native|json_object|none|tool, as written in the config and descriptors.
 std::string_view OutputModeName(OutputMode mode);
 std::optional<OutputMode> ParseOutputMode(std::string_view word);
 
-// How an invocation ran (DESIGN 6.1 "metrics.mode"); kUnset before a service
+// How an invocation ran (design.md §6.1 "metrics.mode"); kUnset before a service
 // has said (an unknown skill, an input that failed its schema).
 enum class RunMode { kUnset, kNativeStrict, kJsonObject, kValidationLoop, kHandler, kTool };
 // ""|native_strict|json_object|validation_loop|handler|tool
 std::string_view RunModeName(RunMode mode);
 RunMode RunModeFor(OutputMode mode);
 
-// A model's price (DESIGN 9.4 `price`), USD per million tokens.
+// A model's price (design.md §9.4 `price`), USD per million tokens.
 struct Price {
   double input = 0;
   std::optional<double> cached_input;  // input tokens read from the provider's cache (default: input)
   double output = 0;
   std::optional<double> cache_write;  // input tokens written to the cache (Anthropic; default: input)
-  // DESIGN 10.6: inside a provider's batch (default: half of input and output).
+  // design.md §10.6: inside a provider's batch (default: half of input and output).
   std::optional<double> batch_input;
   std::optional<double> batch_output;
 };
@@ -85,7 +85,7 @@ Price BatchPrice(const Price& price);
 double CostUsd(const Price& price, std::int64_t input, std::int64_t cached, std::int64_t cache_write,
                std::int64_t output);
 
-// Where a provider request sits in the invocation's trace (DESIGN 9.4).
+// Where a provider request sits in the invocation's trace (design.md §9.4).
 // Never printed with the attempt: the trace exporter reads it.
 struct AttemptSpan {
   std::string span_id;  // 16 hex digits, also sent in `traceparent`; empty when not traced
@@ -96,7 +96,7 @@ struct AttemptSpan {
   bool validation_retry = false;  // the request fed back a rejected answer's errors
 };
 
-// One try at producing the output (DESIGN 6.1 "attempt").
+// One try at producing the output (design.md §6.1 "attempt").
 struct Attempt {
   int n = 0;
   AttemptKind kind = AttemptKind::kOk;
@@ -126,12 +126,12 @@ struct Attempt {
   std::optional<double> cost_usd;  // at the model's price; none when the model has no price
   bool tokens_estimated = false;
   bool from_cache = false;  // eval --cache answered it: no request was made, nothing was paid
-  // DESIGN 10.7: a streamed answer stopped as soon as a complete member broke
+  // design.md §10.7: a streamed answer stopped as soon as a complete member broke
   // the schema (its tokens are the part that arrived).
   bool aborted_early = false;
   std::int64_t duration_ms = 0;           // the request's own time, from when it went out to its answer
   AttemptSpan span;                       // LLM attempts of a traced invocation
-  std::string batch_id;                   // answered inside this batch (DESIGN 10.6)
+  std::string batch_id;                   // answered inside this batch (design.md §10.6)
   std::optional<double> online_cost_usd;  // batched: what it would have cost online
 };
 
@@ -142,13 +142,13 @@ struct Metrics {
   int attempts = 0;
   int validation_retries = 0;
   int transient_retries = 0;
-  int fallbacks = 0;       // models given up on for the next of their `fallbacks` (DESIGN 9.3)
+  int fallbacks = 0;       // models given up on for the next of their `fallbacks` (design.md §9.3)
   bool escalated = false;  // one more generation ran on the model's `escalate_to`
   std::int64_t input_tokens = 0;
   std::int64_t cached_input_tokens = 0;  // of input_tokens, served from the provider's prompt cache
   std::int64_t output_tokens = 0;
   std::optional<double> cost_usd;  // the sum over priced attempts; none when no model used had a price
-  // DESIGN 10.6: set when an attempt was answered inside a batch: what the
+  // design.md §10.6: set when an attempt was answered inside a batch: what the
   // batched attempts cost, and what every attempt would have cost online.
   bool batched = false;
   std::optional<double> batch_cost_usd;
@@ -178,15 +178,15 @@ struct InvocationOptions {
   // Each LLM attempt carries the request it made (`request`: messages,
   // response_format, temperature, max_output_tokens; never a key).
   bool show_request = false;
-  // DESIGN 9.4: what the whole invocation may cost in USD (never above the
+  // design.md §9.4: what the whole invocation may cost in USD (never above the
   // skill's own max_cost_usd); checked against each provider call's worst case.
   std::optional<double> max_cost_usd;
-  // DESIGN 9.4: the caller's W3C traceparent; the invocation's span is its child.
+  // design.md §9.4: the caller's W3C traceparent; the invocation's span is its child.
   std::optional<TraceContext> traceparent;
-  // DESIGN 10.7: the output streams to these events as it is generated (the
+  // design.md §10.7: the output streams to these events as it is generated (the
   // skill's own generations only); not owned, outlives the invocation.
   StreamEvents* stream = nullptr;
-  // An eval's case and repeat (DESIGN 10.6: batch requests are recorded by
+  // An eval's case and repeat (design.md §10.6: batch requests are recorded by
   // them); null outside evals.
   std::shared_ptr<const EvalTag> eval;
 };
@@ -261,10 +261,10 @@ class InvocationContext {
   // output (a handler's exit_status and stderr_tail).
   boost::json::object& details() { return details_; }
 
-  // The review verdict of a gated generation (DESIGN 6.1 "review").
+  // The review verdict of a gated generation (design.md §6.1 "review").
   std::optional<boost::json::value>& review() { return review_; }
 
-  // The invocation's own span (DESIGN 9.4) when it is traced: provider
+  // The invocation's own span (design.md §9.4) when it is traced: provider
   // requests are its children and carry `traceparent`.
   const std::optional<TraceContext>& trace() const { return trace_; }
   void set_trace(TraceContext trace) { trace_ = std::move(trace); }

@@ -1,6 +1,6 @@
 #pragma once
 
-// An incremental JSON parser for answers that arrive in pieces (DESIGN 10.7):
+// An incremental JSON parser for answers that arrive in pieces (design.md §10.7):
 // after each piece, the value so far and the JSON pointers of the members
 // that are complete.
 

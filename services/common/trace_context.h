@@ -1,6 +1,6 @@
 #pragma once
 
-// W3C Trace Context (DESIGN 9.4): where an invocation sits in a caller's
+// W3C Trace Context (design.md §9.4): where an invocation sits in a caller's
 // trace, and the `traceparent` header that carries it.
 
 #include <optional>

@@ -1,6 +1,6 @@
 #pragma once
 
-// The check of one model answer (DESIGN 5.1): JSON extraction, the strict
+// The check of one model answer (design.md §5.1): JSON extraction, the strict
 // map-back, lax coercion, schema and extra validation. Pure: no I/O, no
 // provider; StructuredGenerator runs it on every answer, and
 // tests/fuzz/provider_answer_fuzz.cpp on every answer body it makes.

@@ -1,8 +1,8 @@
 #pragma once
 
-// One generation's answer streamed to the invocation's StreamEvents (DESIGN
-// 10.7): partials per attempt, a reset before a retry that follows shown
-// partials, and early abort when a complete member breaks the schema.
+// One generation's answer streamed to the invocation's StreamEvents
+// (design.md §10.7): partials per attempt, a reset before a retry that follows
+// shown partials, and early abort when a complete member breaks the schema.
 
 #include <boost/json/value.hpp>
 #include <optional>

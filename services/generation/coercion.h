@@ -1,6 +1,6 @@
 #pragma once
 
-// `coercion: lax` (DESIGN 9.2): before validation, values whose type the
+// `coercion: lax` (design.md §9.2): before validation, values whose type the
 // schema does not allow are converted where the schema asks for another type
 // and the conversion loses nothing: "42" -> 42 and "2.5" -> 2.5 (but "2.5"
 // never becomes an integer), "true"/"false" -> booleans, a number -> its text

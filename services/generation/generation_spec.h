@@ -20,13 +20,13 @@
 
 namespace skillrunner::generation {
 
-// How a validation retry asks again (DESIGN 9.2 `retry.strategy`):
-// continuation replies to the invalid answer (DESIGN 5.1); fresh repeats the
+// How a validation retry asks again (design.md §9.2 `retry.strategy`):
+// continuation replies to the invalid answer (design.md §5.1); fresh repeats the
 // original messages with every error in one more user turn, without the
 // invalid answer (no error accumulates in the conversation).
 enum class RetryStrategy { kContinuation, kFresh };
 
-// DESIGN 3 `retry:`.
+// design.md §3 `retry:`.
 struct RetryPolicy {
   int validation_retries = 1;
   double retry_temperature = 0.2;
@@ -63,7 +63,7 @@ struct AnswerSchema {
 // change to either.
 void ShareWire(AnswerSchema& schema);
 
-// Where a generation runs (DESIGN 9.3): a model of the models table, its
+// Where a generation runs (design.md §9.3): a model of the models table, its
 // provider, how it gives structured output, and the schema with that
 // provider's strict copy.
 struct ModelRoute {
@@ -71,17 +71,17 @@ struct ModelRoute {
   std::string provider;
   OutputMode mode = OutputMode::kNone;
   std::shared_ptr<const AnswerSchema> schema;
-  std::optional<Price> price;  // DESIGN 9.4: the model's price, if the table gives one
+  std::optional<Price> price;  // design.md §9.4: the model's price, if the table gives one
 };
 
 // One structured generation: a model, a schema the answer must match, and how
-// to retry (DESIGN 5.1). Used by LLM_JSON_GENERATION skills and by judges.
+// to retry (design.md §5.1). Used by LLM_JSON_GENERATION skills and by judges.
 struct GenerationSpec {
   std::string skill_id;  // the skill whose invocation runs it
   std::string task_id;   // what it produces (RequestMetadata::task_id)
   std::string model;
   std::string provider;        // a provider name of the config
-  std::optional<Price> price;  // the model's (DESIGN 9.4), for each attempt's cost_usd
+  std::optional<Price> price;  // the model's (design.md §9.4), for each attempt's cost_usd
   AttemptRole role = AttemptRole::kGeneration;
   OutputMode mode = OutputMode::kNone;
   std::string schema_name;  // response_format name ([a-zA-Z0-9_-], <= 64)
@@ -91,9 +91,9 @@ struct GenerationSpec {
   int max_output_tokens = 1024;
   RetryPolicy retry;
   bool retry_truncated = false;
-  Coercion coercion = Coercion::kStrict;  // DESIGN 9.2 `coercion:` (coercion.h)
-  std::vector<Rule> rules;                // DESIGN 9.2 `validators:`, after the schema passed
-  // DESIGN 9.3: tried in order when a model's transient budget is spent, each
+  Coercion coercion = Coercion::kStrict;  // design.md §9.2 `coercion:` (coercion.h)
+  std::vector<Rule> rules;                // design.md §9.2 `validators:`, after the schema passed
+  // design.md §9.3: tried in order when a model's transient budget is spent, each
   // with a fresh transient budget and the validation budget that is left.
   std::vector<ModelRoute> fallbacks;
   // One more generation, with the last errors, after MAX_RETRIES_EXCEEDED.

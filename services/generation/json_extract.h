@@ -1,6 +1,6 @@
 #pragma once
 
-// Tolerant extraction of the one JSON value in a model's answer (DESIGN §5.1
+// Tolerant extraction of the one JSON value in a model's answer (design.md §5.1
 // fallback path). Pure: no I/O, thread-safe, never crashes on any input (the
 // parser is non-recursive and limited to 256 levels of nesting).
 

@@ -14,11 +14,11 @@
 
 namespace skillrunner::generation {
 
-// LLM_JSON_GENERATION (DESIGN 5.1): renders the prompt from the input, adds
+// LLM_JSON_GENERATION (design.md §5.1): renders the prompt from the input, adds
 // what the session remembers, and runs a StructuredGenerator on the spec's
 // provider. Validation errors are remembered for the session. The review
 // gate around it is the core's (runner/review_gate.h). Thread-safe.
-// A regeneration after a failed review (DESIGN 10.1, 10.8). Under the
+// A regeneration after a failed review (design.md §5.3). Under the
 // spec's `retry.strategy: continuation` the model is shown its rejected
 // answer (as its own turn after the first messages) and then the critique
 // (the next user turn); under `fresh` the critique alone, appended to the

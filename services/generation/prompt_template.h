@@ -26,7 +26,7 @@ std::expected<std::vector<Placeholder>, TemplateError> ParsePlaceholders(std::st
 
 // Replaces each placeholder by the input value at its path: strings as they
 // are, other values as JSON text, and "" where the input has no value (an
-// optional property left out; DESIGN 9.8). Never fails today; the error is
+// optional property left out; design.md §9.8). Never fails today; the error is
 // kept for placeholders a later version may refuse at render time.
 std::expected<std::string, std::string> RenderTemplate(std::string_view text,
                                                        const std::vector<Placeholder>& placeholders,

@@ -1,6 +1,6 @@
 #pragma once
 
-// A skill's business rules (DESIGN 9.2 `validators:`), checked after the
+// A skill's business rules (design.md §9.2 `validators:`), checked after the
 // answer matched its schema: a rejection is an attempt of kind `rule` and
 // spends the one validation retry, its messages fed back by pointer like
 // schema errors.

@@ -1,6 +1,6 @@
 #pragma once
 
-// Early abort (DESIGN 10.7): members of a streamed answer checked against
+// Early abort (design.md §10.7): members of a streamed answer checked against
 // the output schema as soon as they are complete.
 
 #include <boost/json/value.hpp>

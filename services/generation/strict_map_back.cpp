@@ -1,4 +1,4 @@
-// Maps a strict answer back to the shape of the ORIGINAL schema (DESIGN §8):
+// Maps a strict answer back to the shape of the ORIGINAL schema (design.md §5.1):
 // a null becomes absent only for a property that the original neither
 // requires nor allows to be null. Best effort, never fails.
 

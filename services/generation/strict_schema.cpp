@@ -63,7 +63,7 @@ std::expected<StrictSchema, std::string> Transformer::Run() {
            "wire inside {\"value\": ...}, where \"#\" would mean that wrapper");
       return std::unexpected(*error_);
     }
-    // DESIGN 9.2: any root, as the one required property of a closed object.
+    // design.md §9.2: any root, as the one required property of a closed object.
     wire = json::object{{"type", "object"},
                         {"properties", json::object{{"value", std::move(wire)}}},
                         {"required", json::array{"value"}},

@@ -4,7 +4,7 @@
 // accept only a subset of JSON Schema (docs/development/providers-notes.md §1, §2). This unit
 // turns a skill's schema into that subset, lists what only client-side
 // validation still enforces, and maps a strict answer back so that it can be
-// validated against the ORIGINAL schema (DESIGN §5.1, §8). Pure: no I/O,
+// validated against the ORIGINAL schema (design.md §5.1). Pure: no I/O,
 // thread-safe, never throws or crashes on any JSON input.
 
 #include <boost/json/value.hpp>
@@ -28,7 +28,7 @@ struct StrictSchema {
   // the root. oneOf reads
   //   "<pointer>: oneOf (exactly one branch) is enforced only by client-side validation; sent as anyOf".
   std::vector<std::string> client_only;
-  // DESIGN 9.2 any root: a root that is not one `type: object` schema (an
+  // design.md §9.2 any root: a root that is not one `type: object` schema (an
   // array, a string, an enum, a root anyOf) goes on the wire as the one
   // required property of a closed object, {"value": ROOT}; the answer is
   // unwrapped (UnwrapStrictAnswer) before it is mapped back and validated.
@@ -47,7 +47,7 @@ StrictDialect DialectOf(std::string_view provider_kind);
 
 // Maps a strict answer back before validation against the ORIGINAL schema: a
 // null becomes absent ONLY for a property that the original schema neither
-// requires nor allows to be null (DESIGN §8). Walks objects and arrays
+// requires nor allows to be null (design.md §5.1). Walks objects and arrays
 // alongside the original schema (properties, additionalProperties, items,
 // allOf, local $ref; anyOf/oneOf by the branch the value fits best by type).
 // Everything else is copied unchanged.

@@ -145,7 +145,7 @@ Attempt AnsweredAttempt(const Conversation& c, const ChatResponse& answer) {
     attempt.cost_usd = CostUsd(*price, answer.usage.input_tokens, answer.usage.cached_input_tokens,
                                answer.usage.cache_write_tokens, answer.usage.output_tokens);
   }
-  if (!answer.batch_id.empty()) {  // DESIGN 10.6: the batch price, and the online price it replaced
+  if (!answer.batch_id.empty()) {  // design.md §10.6: the batch price, and the online price it replaced
     attempt.batch_id = answer.batch_id;
     if (const auto& price = c.request.metadata.price) {
       attempt.online_cost_usd = attempt.cost_usd;
@@ -168,7 +168,7 @@ Attempt AnsweredAttempt(const Conversation& c, const ChatResponse& answer) {
 }
 
 // What a `length` finish means, stated from what the provider reported
-// (DESIGN 9.3): the output tokens against the budget; fewer than the budget
+// (design.md §9.3): the output tokens against the budget; fewer than the budget
 // means something else ended it, most likely the model's context window.
 std::string TruncationMessage(const providers::Usage& usage, int max_output_tokens) {
   const std::string budget = "max_output_tokens " + std::to_string(max_output_tokens);
@@ -257,7 +257,7 @@ std::optional<Error> Retry(Conversation& c, const std::string& answer_text, cons
   }
   --c.retries_left;
   ++ctx.metrics().validation_retries;
-  // A stream stopped early was cut: it is never shown back (DESIGN 10.8).
+  // A stream stopped early was cut: it is never shown back (design.md §10.7).
   const bool fresh = c.spec.retry.strategy == RetryStrategy::kFresh || failed.aborted_early;
   std::string turn = RetryTurn(AsTheModelAnswered(c, failed.errors), failed.kind, fresh,
                                c.mode == OutputMode::kTool ? std::string_view(c.spec.schema_name) : "");
@@ -272,7 +272,7 @@ std::optional<Error> Retry(Conversation& c, const std::string& answer_text, cons
   return std::nullopt;
 }
 
-// Moves the conversation to `route` (DESIGN 9.3): its model, provider,
+// Moves the conversation to `route` (design.md §9.3): its model, provider,
 // schema and mode (the validation loop for a model that was downgraded).
 void SwitchTo(Conversation& c, const ModelRoute& route, const ModelDowngrades& downgrades, InvocationContext& ctx) {
   c.request.model = route.model;
@@ -387,7 +387,7 @@ bool Recover(Conversation& c, const Error& error, std::size_t& next_fallback, Mo
   return true;
 }
 
-// Streams the next request's answer (DESIGN 10.7): complete members are
+// Streams the next request's answer (design.md §10.7): complete members are
 // checked against the skill's schema as the model writes it, except where the
 // wire schema wraps the root (strict providers hold their answers to it).
 void ArmStream(AnswerStream& stream, Conversation& c) {

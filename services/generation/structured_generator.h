@@ -31,13 +31,13 @@ class ModelDowngrades {
   std::set<std::string> models_;
 };
 
-// One structured generation (DESIGN 5.1): ask, then check the answer
+// One structured generation (design.md §5.1): ask, then check the answer
 // (refusal, content filter, truncation, JSON extraction, strict map-back,
 // schema and extra validation, then the skill's rules), and on a parse,
 // validation or rule failure ask again with every error, up to
 // spec.retry.validation_retries times. A model whose transient budget is
 // spent moves to the next of spec.fallbacks; MAX_RETRIES_EXCEEDED with
-// spec.escalation set gets one more generation there (DESIGN 9.3). The
+// spec.escalation set gets one more generation there (design.md §9.3). The
 // outcome codes: MAX_RETRIES_EXCEEDED
 // (with the last attempt's errors), TRUNCATED, REFUSED, CONTENT_FILTERED,
 // HANDLER_FAILED (an exec rule that failed; its attempt is kind handler), and

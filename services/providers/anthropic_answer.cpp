@@ -66,7 +66,7 @@ std::expected<ChatResponse, ProviderError> ParseAnthropicResponse(const http::Ht
   out.request_id = std::string(response.Header("request-id").value_or(""));
   if (out.request_id.empty()) out.request_id = JsonString(root, "id");
   if (auto* usage = root.if_contains("usage"); usage && usage->is_object()) {
-    // DESIGN 9.4: input_tokens counts every input token processed, the cache's included.
+    // design.md §9.4: input_tokens counts every input token processed, the cache's included.
     const json::object& u = usage->as_object();
     const std::int64_t read = JsonCount(u, "cache_read_input_tokens");
     const std::int64_t written = JsonCount(u, "cache_creation_input_tokens");

@@ -39,7 +39,7 @@ json::object AnthropicProvider::RequestBody(const ChatRequest& request) const {
     messages.push_back(json::object{{"role", m.role}, {"content", m.content}});
   }
   if (stable > 0) {
-    // DESIGN 9.4: the part that stays the same across calls, marked for the
+    // design.md §9.4: the part that stays the same across calls, marked for the
     // prompt cache; what varies (session mistakes) in a block after it.
     json::array blocks{json::object{
         {"type", "text"}, {"text", system.substr(0, stable)}, {"cache_control", json::object{{"type", "ephemeral"}}}}};

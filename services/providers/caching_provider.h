@@ -1,6 +1,6 @@
 #pragma once
 
-// DESIGN 9.5 `eval --cache`: a provider that answers a request it has seen
+// design.md §9.5 `eval --cache`: a provider that answers a request it has seen
 // before (the same provider kind and base URL, model, messages, response
 // format, temperature, max tokens, seed, and judge sample) from a
 // ResponseStore, and stores each successful answer of the provider it wraps.

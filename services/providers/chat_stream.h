@@ -1,6 +1,6 @@
 #pragma once
 
-// A provider's streamed answer (DESIGN 10.7), read as its body arrives.
+// A provider's streamed answer (design.md §10.7), read as its body arrives.
 
 #include <expected>
 #include <string_view>

@@ -48,7 +48,7 @@ json::object GeminiProvider::RequestBody(const ChatRequest& request) const {
 boost::asio::awaitable<ChatResult> GeminiProvider::Chat(const ChatRequest& request) {
   // The model name is one path segment: percent-encode what would break it.
   std::string model = boost::urls::encode(request.model, boost::urls::pchars);
-  // DESIGN 10.7: streamed as server-sent events when the caller streams.
+  // design.md §10.7: streamed as server-sent events when the caller streams.
   const std::string method = request.on_text ? ":streamGenerateContent?alt=sse" : ":generateContent";
   ChatCall call{JoinUrl(options_.base_url, "/v1beta/models/" + model + method),
                 {},

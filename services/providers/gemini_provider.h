@@ -15,7 +15,7 @@ struct GeminiOptions {
   std::string api_key_env = "GEMINI_API_KEY";
 };
 
-// The `gemini` kind (DESIGN 9.3, docs/development/providers-notes.md §3): POST
+// The `gemini` kind (design.md §9.3, docs/development/providers-notes.md §3): POST
 // {base_url}/v1beta/models/{model}:generateContent with the key in
 // x-goog-api-key; system turns go to systemInstruction, the rest to contents
 // (roles user and model); generationConfig carries temperature,

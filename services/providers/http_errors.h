@@ -24,7 +24,7 @@ namespace skillrunner::providers {
 std::optional<std::chrono::milliseconds> ParseRetryAfter(
     const http::HttpResponse& response, std::chrono::system_clock::time_point now = std::chrono::system_clock::now());
 
-// 408, 409, 429 and every 5xx (529 included) are transient (DESIGN §5.2).
+// 408, 409, 429 and every 5xx (529 included) are transient (design.md §5.2).
 bool IsTransientStatus(int status);
 
 // Fills the transport-level facts of an HTTP error answer: status, retryable,

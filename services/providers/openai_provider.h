@@ -21,7 +21,7 @@ struct OpenAiOptions {
   // "max_completion_tokens" (OpenAI) or "max_tokens" (Ollama and other
   // compatible servers that ignore the newer name; docs/development/providers-notes.md §4).
   std::string max_tokens_field = "max_completion_tokens";
-  // How the key is sent (DESIGN 9.3): "authorization" (Bearer KEY) or
+  // How the key is sent (design.md §9.3): "authorization" (Bearer KEY) or
   // "api-key" (KEY; Azure OpenAI).
   std::string auth_header = "authorization";
   // Query parameters on every request (Azure's api-version).

@@ -20,14 +20,14 @@ namespace skillrunner::providers {
 struct ChatMessage {
   std::string role;  // system | user | assistant
   std::string content;
-  // DESIGN 9.4 prompt caching: how many leading bytes of `content` stay the
+  // design.md §9.4 prompt caching: how many leading bytes of `content` stay the
   // same across a retry, a regeneration and the cases of an eval (the skill's
   // system prompt and schema); 0 for none. Anthropic marks them cache_control.
   std::size_t stable_prefix = 0;
 };
 
 struct ResponseFormat {
-  // kTool (DESIGN 9.3 `structured_output: tool`): one tool named `name`
+  // kTool (design.md §9.3 `structured_output: tool`): one tool named `name`
   // whose parameters are `schema`, forced by tool_choice; its arguments are
   // the answer.
   enum class Kind { kNone, kJsonObject, kJsonSchema, kTool };
@@ -60,14 +60,14 @@ struct RequestMetadata {
   // strict transform); null for free text. Owned by the caller's skill or
   // rubric, which outlives the request.
   const boost::json::value* answer_schema = nullptr;
-  std::optional<Price> price;  // the model's (DESIGN 9.4), for each attempt's cost_usd
-  // DESIGN 9.4: sent as the `traceparent` header when not empty (the span of this request).
+  std::optional<Price> price;  // the model's (design.md §9.4), for each attempt's cost_usd
+  // design.md §9.4: sent as the `traceparent` header when not empty (the span of this request).
   std::string traceparent;
   bool validation_retry = false;        // the request feeds back a rejected answer's errors
   std::shared_ptr<const EvalTag> eval;  // an eval's case and repeat (InvocationOptions); null outside evals
 };
 
-// Provider-neutral request (DESIGN §5, docs/development/providers-notes.md).
+// Provider-neutral request (design.md §5, docs/development/providers-notes.md).
 struct ChatRequest {
   std::string model;
   std::vector<ChatMessage> messages;
@@ -77,7 +77,7 @@ struct ChatRequest {
   RequestMetadata metadata;
   // Bound on this one request (the invocation deadline also applies).
   std::chrono::milliseconds timeout{600'000};
-  // Streaming (DESIGN 10.7): when set, a provider that can stream asks for
+  // Streaming (design.md §10.7): when set, a provider that can stream asks for
   // the answer as a stream and calls it with each piece of the answer's text
   // (content, or a tool call's arguments) as it arrives; `false` stops the
   // stream (the answer comes back cut, with stopped_early set). Providers
@@ -112,12 +112,12 @@ struct ChatResponse {
   std::int64_t queued_ms = 0;  // waited for the provider's rate limit before it was sent
   AttemptSpan span;            // the request's span (RetryingProvider fills in its id and times)
   RequestTiming timing;        // RetryingProvider: the wait before it went out and its own time
-  bool from_cache = false;     // answered by eval --cache's store, not the provider (DESIGN 9.5)
+  bool from_cache = false;     // answered by eval --cache's store, not the provider (design.md §9.5)
   bool stopped_early = false;  // ChatRequest::on_text stopped the stream: `text` is cut
-  std::string batch_id;        // answered inside this batch (DESIGN 10.6), not online
+  std::string batch_id;        // answered inside this batch (design.md §10.6), not online
 };
 
-// A failed request, as a value. `retryable` follows DESIGN §5.2.
+// A failed request, as a value. `retryable` follows design.md §5.2.
 struct ProviderError {
   enum class Kind {
     kHttp,      // an HTTP error status
@@ -148,7 +148,7 @@ struct ProviderError {
 using ChatResult = BoxedExpected<ChatResponse, ProviderError>;
 
 // One LLM backend. Chat may be called concurrently. Implementations never
-// retry: RetryingProvider does (DESIGN §5.2).
+// retry: RetryingProvider does (design.md §5.2).
 class Provider {
  public:
   virtual ~Provider() = default;

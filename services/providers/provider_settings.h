@@ -7,7 +7,7 @@
 
 namespace skillrunner::providers {
 
-// One entry of the config's `providers:` (DESIGN 6.2), as the core checked it.
+// One entry of the config's `providers:` (design.md §6.2), as the core checked it.
 struct ProviderSettings {
   std::string name;
   std::string kind;              // openai | anthropic | simulated

@@ -11,10 +11,10 @@
 
 namespace skillrunner::providers {
 
-// DESIGN 5.2 `retry.transient`.
+// design.md §5.2 `retry.transient`.
 struct TransientRetryPolicy {
   int max_retries = 3;             // 5xx, 408, 409, connection failures, timeouts
-  int max_rate_limit_retries = 8;  // 429 and 529, a budget of their own (DESIGN 9.6)
+  int max_rate_limit_retries = 8;  // 429 and 529, a budget of their own (design.md §9.6)
   std::chrono::milliseconds initial_delay{2000};
   double multiplier = 2.0;
   std::chrono::milliseconds max_delay{8000};
@@ -29,7 +29,7 @@ struct RetryingProviderOptions {
   std::function<double()> spread;
 };
 
-// The transient policy of DESIGN 5.2 and 9.6 around one provider: 408, 409,
+// The transient policy of design.md §5.2 and §9.6 around one provider: 408, 409,
 // 5xx, connection failures and timeouts are retried up to max_retries, 429
 // and 529 up to max_rate_limit_retries (each wait plus a spread of up to a
 // quarter of the server's delay, or a second, whichever is less; 0-1000 ms

@@ -1,6 +1,6 @@
 #pragma once
 
-// Turns judge answers into the verdict of DESIGN §4, in code: the judge's own
+// Turns judge answers into the verdict of design.md §4, in code: the judge's own
 // `pass` is never trusted. Pure.
 
 #include <boost/json/value.hpp>

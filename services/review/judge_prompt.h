@@ -1,6 +1,6 @@
 #pragma once
 
-// The prompt a rubric judge gets (DESIGN §4). Pure.
+// The prompt a rubric judge gets (design.md §4). Pure.
 
 #include <boost/json/value.hpp>
 #include <string>

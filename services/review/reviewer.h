@@ -1,6 +1,6 @@
 #pragma once
 
-// Judges (DESIGN 4, 5.3): k judge generations through StructuredGenerator,
+// Judges (design.md §4, §5.3): k judge generations through StructuredGenerator,
 // aggregated in code. Judges fail closed: an unusable judge answer is
 // JUDGE_ERROR, never a pass and never a fail. LLM_REVIEW skills, review gates
 // and eval judges all come here through the core.
@@ -33,7 +33,7 @@ struct JudgeRoute {
   std::string provider;
   std::string provider_kind;  // openai | anthropic | simulated
   OutputMode mode = OutputMode::kNone;
-  std::optional<Price> price;  // DESIGN 9.4
+  std::optional<Price> price;  // design.md §9.4
 };
 
 // A judge of `rubric` on `route`: the verdict schema in the provider's strict
@@ -41,7 +41,7 @@ struct JudgeRoute {
 // strict mode cannot take it; the schema as written for the simulated
 // provider), the rubric's judge prompt, every criterion rated once.
 // `base` carries skill_id, task_id, temperature, max_output_tokens and retry.
-// Where the judge goes when its model gives up (DESIGN 9.3): its fallbacks in
+// Where the judge goes when its model gives up (design.md §9.3): its fallbacks in
 // order and its escalation, each with the verdict schema that provider takes.
 void SetJudgeRoutes(JudgeSpec& judge, const std::vector<JudgeRoute>& fallbacks,
                     const std::optional<JudgeRoute>& escalation);

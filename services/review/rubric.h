@@ -33,13 +33,13 @@ struct RubricJudge {
   std::shared_ptr<const generation::AnswerSchema> gemini;
 };
 
-// A checked rubric (DESIGN §4). Immutable once loaded.
+// A checked rubric (design.md §4). Immutable once loaded.
 struct Rubric {
   std::string id;
   std::string description;
   std::vector<Criterion> criteria;
   double indeterminate_below_confidence = 50;
-  // "all" or "required"; empty means the DESIGN default: the required
+  // "all" or "required"; empty means the design.md §4 default: the required
   // criteria when any is marked required, else all of them.
   std::string pass_rule;
   std::filesystem::path file;

@@ -1,6 +1,6 @@
 #pragma once
 
-// The answer a rubric judge must give (DESIGN §4): one result per criterion,
+// The answer a rubric judge must give (design.md §4): one result per criterion,
 // the reasoning before the verdict (property order matters to strict
 // outputs), then the issues and fixes. Pure.
 

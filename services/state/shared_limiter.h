@@ -1,7 +1,7 @@
 #pragma once
 
 // A provider's pace shared by every process with the same `state.redis`
-// (DESIGN 9.6): the same learning as RequestLimiter (limiter.h), kept in
+// (design.md §9.6): the same learning as RequestLimiter (limiter.h), kept in
 // Redis and updated by one Lua script per request, on Redis's clock, so that
 // slots are handed out in arrival order across processes and a 429 seen by
 // one slows them all. While the state is degraded, this process's share of

@@ -1,7 +1,7 @@
 #pragma once
 
 // Limits, quotas and session memory shared by every process given the same
-// `state.redis` URL (DESIGN 9.6). Each update is one Lua script, so it is
+// `state.redis` URL (design.md §9.6). Each update is one Lua script, so it is
 // atomic; keys are "<namespace>:<kind>:<name>" and expire when unused. When
 // Redis is unreachable or slower than `timeout`, the state is degraded: the
 // callers fall back to this process's share (limit / replicas_hint) and no

@@ -1,6 +1,6 @@
 #pragma once
 
-// Quotas of TCP tenants (DESIGN 9.6 `tenants:`): invocations a minute and
+// Quotas of TCP tenants (design.md §9.6 `tenants:`): invocations a minute and
 // at once per tenant. Without shared state they hold in this process; with
 // it, across every process with the same `state.redis` (a Lua script per
 // admission; in-flight leases expire, so a replica that dies does not hold

@@ -1,6 +1,6 @@
 #pragma once
 
-// DESIGN 9.4: spans to an OTLP/HTTP collector (JSON bodies), batched on a
+// design.md §9.4: spans to an OTLP/HTTP collector (JSON bodies), batched on a
 // bounded queue by a thread of its own, so that a slow, hanging or absent
 // collector never slows an invocation: when the queue is full, spans are
 // dropped and counted.

@@ -1,6 +1,6 @@
 #pragma once
 
-// Finished spans (DESIGN 9.4), as the exporter sends them: ids in hex, times
+// Finished spans (design.md §9.4), as the exporter sends them: ids in hex, times
 // in nanoseconds since the Unix epoch, attributes typed.
 
 #include <cstddef>

@@ -6,7 +6,7 @@
 namespace skillrunner::validation {
 
 // valijson's Boost.JSON adapter sees a uint64 as neither an integer nor a
-// double (DESIGN §8). Rewrites every uint64 in place: to int64 when it fits,
+// double (design.md §7). Rewrites every uint64 in place: to int64 when it fits,
 // otherwise to the nearest double. Iterative: any depth is safe.
 void NormaliseNumbers(boost::json::value& value);
 

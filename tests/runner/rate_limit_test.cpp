@@ -1,4 +1,4 @@
-// A provider that enforces its rate limit (DESIGN 9.6), met by a whole
+// A provider that enforces its rate limit (design.md §9.6), met by a whole
 // `skillrunner eval` process with nothing configured: a loopback OpenAI
 // server that, like nginx `limit_req` without burst, answers 429 with
 // `Retry-After: 1` to every request closer than 1/rate to the last it took.

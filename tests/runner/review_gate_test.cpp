@@ -1,4 +1,4 @@
-// The review gate composed in the core (DESIGN 5.3, 9.1): the attempt log is
+// The review gate composed in the core (design.md §5.3, §9.1): the attempt log is
 // appended once per attempt, in the order the requests were made, and every
 // provider request carries the invocation's metadata.
 

@@ -1,4 +1,4 @@
-// A skill's generation streamed (DESIGN 10.7): partials per attempt, a reset
+// A skill's generation streamed (design.md §10.7): partials per attempt, a reset
 // when an attempt is abandoned, early abort that closes the provider's
 // stream, against a loopback SSE server behind a real openai provider.
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// DESIGN 9.4: the spans of a retried, reviewed invocation as a collector
+// design.md §9.4: the spans of a retried, reviewed invocation as a collector
 // receives them (a loopback OTLP/HTTP receiver decodes every body), the
 // traceparent each provider request carries, content kept out of spans
 // unless asked for, and an exporter whose collector is down or hanging.

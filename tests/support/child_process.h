@@ -21,7 +21,7 @@ std::uint16_t FreeLoopbackPort();
 int ConnectToLoopback(std::uint16_t port);
 
 // This process's environment without OPENAI_*, ANTHROPIC_* and SKILLRUNNER_*
-// (DESIGN §8), plus `extra` ("NAME=value").
+// (design.md §8), plus `extra` ("NAME=value").
 std::vector<std::string> CleanEnvironment(const std::vector<std::string>& extra = {});
 
 // Starts `program` with `args` in `dir` (empty: the current folder); stdout

@@ -33,7 +33,7 @@ class SkillrunnerError(Exception):
     """A failed call: the server's error object, or a client-side failure.
 
     Attributes:
-        code: the error code, e.g. ``"INPUT_INVALID"`` (DESIGN 6.1 codes, plus the
+        code: the error code, e.g. ``"INPUT_INVALID"`` (design.md §6.1 codes, plus the
             client-side ``CONNECTION_LOST``, ``SCHEMA_CHANGED`` and ``PROTOCOL_ERROR``).
         message: the human-readable message.
         attempts: every attempt the server made (empty when it made none).

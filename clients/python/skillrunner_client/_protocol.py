@@ -38,7 +38,7 @@ _ENVELOPE_KEYS = frozenset({"code", "message", "attempts", "metrics", "details"}
 
 @dataclass(frozen=True)
 class InvokeResult:
-    """A successful invocation (the success shape of DESIGN 6.1)."""
+    """A successful invocation (the success shape of design.md §6.1)."""
 
     skill: str
     output: Any

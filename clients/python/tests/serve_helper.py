@@ -27,7 +27,7 @@ TICKET = {"subject": "Cannot log in", "body": "Since this morning."}
 UNAUTHORIZED_MESSAGE = (
     'unauthorized: this listener needs a token: send {"method":"auth","params":{"token":\u2026}}'
     ' first, or "auth" in each request')
-# Fault scripts that make every attempt of a skill fail one way (README "The simulated provider").
+# Fault scripts that make every attempt of a skill fail one way (docs/simulated.md).
 FAULTS_A = [
     {"skill": "route_incident", "attempt": [1, 2, 3], "fault": "wrong_type", "path": "/severity"},
     {"skill": "extract_contact", "attempt": [1, 2, 3], "fault": "truncate"},
@@ -59,7 +59,7 @@ def config_text(latency_ms: int = 0, faults: list[dict[str, Any]] | None = None)
 
 
 def schema_hash(input_schema: Any, output_schema: Any) -> str:
-    """sha256 over the canonical JSON of {"input", "output"} (DESIGN 10.8)."""
+    """sha256 over the canonical JSON of {"input", "output"} (design.md §10.4)."""
     text = json.dumps({"input": input_schema, "output": output_schema},
                       sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return "sha256:" + hashlib.sha256(text.encode()).hexdigest()

@@ -124,7 +124,7 @@ class AsyncFastTests(unittest.IsolatedAsyncioTestCase):
     async def test_schema_hash_checked_once_per_connection(self) -> None:
         listed = {s["id"]: s for s in await self.client.list()}
         if "schema_hash" not in listed["word_stats"]:
-            self.skipTest("this serve's skills.list has no schema_hash yet (DESIGN 10.8)")
+            self.skipTest("this serve's skills.list has no schema_hash yet (design.md §10.4)")
         described = await self.client.describe("word_stats")
         good = sh.schema_hash(described["input_schema"], described["output_schema"])
         self.assertEqual(listed["word_stats"]["schema_hash"], good)

@@ -173,7 +173,7 @@ class FastServerTests(unittest.TestCase):
         client = self.client()
         listed = {s["id"]: s for s in client.list()}
         if "schema_hash" not in listed["word_stats"]:
-            self.skipTest("this serve's skills.list has no schema_hash yet (DESIGN 10.8)")
+            self.skipTest("this serve's skills.list has no schema_hash yet (design.md §10.4)")
         for skill, entry in listed.items():
             self.assertRegex(entry["schema_hash"], r"^sha256:[0-9a-f]{64}$")
             described = client.describe(skill)

@@ -43,7 +43,7 @@ export interface CallOptions {
     timeoutMs?: number;
     signal?: AbortSignal;
 }
-/** A successful invocation (DESIGN 6.1 success shape). */
+/** A successful invocation (design.md §6.1 success shape). */
 export interface InvokeResult<O = unknown> {
     skill: string;
     output: O;

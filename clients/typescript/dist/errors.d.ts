@@ -3,7 +3,7 @@
  * server's `data.code`, or a client-side code), the message, the attempts the
  * server made and details; one subclass per code lets callers `instanceof`.
  */
-/** One attempt as the server reports it (DESIGN 6.1 "attempt"). */
+/** One attempt as the server reports it (design.md §6.1 "attempt"). */
 export type Attempt = Record<string, unknown>;
 /** Every error the client rejects with. */
 export declare class SkillrunnerError extends Error {

@@ -4,7 +4,7 @@
  * server made and details; one subclass per code lets callers `instanceof`.
  */
 
-/** One attempt as the server reports it (DESIGN 6.1 "attempt"). */
+/** One attempt as the server reports it (design.md §6.1 "attempt"). */
 export type Attempt = Record<string, unknown>;
 
 /** Every error the client rejects with. */

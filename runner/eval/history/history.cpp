@@ -54,7 +54,7 @@ CREATE TABLE IF NOT EXISTS criterion_verdicts (
 );
 )sql";
 
-// Version 2 (DESIGN 9.4): what each case cost, its judging included; NULL
+// Version 2 (design.md §9.4): what each case cost, its judging included; NULL
 // when nothing it used had a price.
 constexpr const char* kSchemaV2 = R"sql(
 ALTER TABLE case_outcomes ADD COLUMN cost_usd REAL;
@@ -63,13 +63,13 @@ ALTER TABLE case_outcomes ADD COLUMN expected_ok INTEGER;
 ALTER TABLE case_outcomes ADD COLUMN rubric_ok INTEGER;
 )sql";
 
-// Version 3 (DESIGN 10.1): the skill's own review gate, a regression measure
+// Version 3 (design.md §10.1): the skill's own review gate, a regression measure
 // of its own when the suite judges with another rubric.
 constexpr const char* kSchemaV3 = R"sql(
 ALTER TABLE case_outcomes ADD COLUMN review_gate_ok INTEGER;
 )sql";
 
-// Version 4 (DESIGN 10.6): every provider batch of a batch-mode run, written
+// Version 4 (design.md §10.6): every provider batch of a batch-mode run, written
 // when the batch is created (a run killed before it ends still has them).
 constexpr const char* kSchemaV4 = R"sql(
 CREATE TABLE IF NOT EXISTS batches (

@@ -32,9 +32,9 @@
 namespace skillrunner::eval {
 
 // An earlier run, as far as a comparison needs it.
-// One case's gates (DESIGN 9.5): valid output, expected match, rubric pass
+// One case's gates (design.md §9.5): valid output, expected match, rubric pass
 // (the suite's judge), and the skill's own review gate (its final verdict in
-// the result; DESIGN 10.1); nullopt where the gate did not apply or said
+// the result; design.md §10.1); nullopt where the gate did not apply or said
 // nothing.
 struct CaseGates {
   std::optional<bool> schema;
@@ -62,7 +62,7 @@ struct TrendPoint {
   boost::json::object summary;
 };
 
-// One provider batch of a run (DESIGN 10.6).
+// One provider batch of a run (design.md §10.6).
 struct HistoryBatch {
   std::string provider;
   int round = 0;

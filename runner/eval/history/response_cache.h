@@ -1,6 +1,6 @@
 #pragma once
 
-// DESIGN 9.5 `eval --cache [FILE]`: provider answers kept in SQLite (default
+// design.md §9.5 `eval --cache [FILE]`: provider answers kept in SQLite (default
 // next to the history), keyed by the SHA-256 of the request's identity (the
 // identity itself is stored too and compared, so a hash collision is a miss),
 // with an optional time to live. Counts its hits and misses. Thread-safe.
@@ -21,7 +21,7 @@
 
 namespace skillrunner::eval {
 
-// DESIGN 10.1 `--cache-mode`: read-write (answers from the cache, misses
+// design.md §10.1 `--cache-mode`: read-write (answers from the cache, misses
 // asked and stored), replay (answers only from the cache: a miss is refused,
 // never sent), refresh (every request asked again and stored).
 enum class CacheMode { kReadWrite, kReplay, kRefresh };

@@ -2,7 +2,7 @@
 
 // An earlier run's records, found by its folder or by its id in the history
 // (whose summaries say where each run's folder is): what --rejudge-from and
-// `eval compare` read (DESIGN 9.5).
+// `eval compare` read (design.md §9.5).
 
 #include <boost/json/object.hpp>
 #include <expected>

@@ -87,7 +87,7 @@ void TotalsRows(std::string& html, const json::object& summary, const json::obje
   if (auto cost = NumberAt(totals, "cost_usd")) {
     row("Cost", FormatUsd(cost) + " (judges " + FormatUsd(NumberAt(totals, "judge_cost_usd")) + ")");
   }
-  if (summary.contains("batches")) {  // DESIGN 10.6
+  if (summary.contains("batches")) {  // design.md §10.6
     row("Batch mode", FormatUsd(NumberAt(&summary, "batch_cost_usd")) + " in " +
                           FormatValue(summary.if_contains("batches")) + " batch(es); online it would have cost " +
                           FormatUsd(NumberAt(&summary, "online_cost_usd")) + "; " +
@@ -111,7 +111,7 @@ std::string Header(const json::object& summary) {
   row("Started", FormatValue(summary.if_contains("started_at")));
   row("Finished", FormatValue(summary.if_contains("finished_at")));
   row("Duration", FormatMs(NumberAt(&summary, "duration_ms")));
-  // DESIGN 10.1: a run asked to compare that found nothing says so up front.
+  // design.md §10.1: a run asked to compare that found nothing says so up front.
   if (const json::object* baseline = ObjectAt(&summary, "baseline")) {
     row("Baseline", TextAt(baseline, "status") == "none"
                         ? "none: " + std::string(TextAt(baseline, "reason")) + " (no regression checked)"
@@ -223,7 +223,7 @@ std::string SkillTable(const json::object& summary, const json::object* skills) 
   return html + "</tbody></table></div></section>\n";
 }
 
-// DESIGN 9.5: the judge against human labels: kappa (n labelled), and
+// design.md §9.5: the judge against human labels: kappa (n labelled), and
 // whether the criterion is left out of the gates for it.
 std::string CalibrationCells(const json::object* c) {
   const json::object* calibration = ObjectAt(c, "calibration");
@@ -328,7 +328,7 @@ std::string Histograms(const json::object* skills, const std::vector<json::objec
             SvgHistogram("cases by latency",
                          LatencyBuckets(found == durations.end() ? std::vector<double>() : found->second)) +
             "</figure>";
-    // Only priced skills have a cost to draw (DESIGN 9.4).
+    // Only priced skills have a cost to draw (design.md §9.4).
     if (auto cost = costs.find(std::string_view(id)); cost != costs.end()) {
       html +=
           "<figure>" + SvgHistogram("cases by cost (USD, judging included)", CostBuckets(cost->second)) + "</figure>";
@@ -355,7 +355,7 @@ std::string CountDeltaCell(std::optional<double> delta, std::string_view unit) {
   return Cell(text, *delta > 0 ? "down" : *delta < 0 ? "up" : "same");
 }
 
-// DESIGN 9.5: per gate, the cases that flipped each way.
+// design.md §9.5: per gate, the cases that flipped each way.
 std::string GateFlipsList(const json::object& baseline) {
   const json::object* flips = ObjectAt(&baseline, "flips");
   if (flips == nullptr) return "";
@@ -402,7 +402,7 @@ std::string PairedRow(const std::string& skill, const std::string& gate, const j
          Cell(verdict, css) + "</tr>";
 }
 
-// DESIGN 9.5: which drops are real and which are noise, from the cases
+// design.md §9.5: which drops are real and which are noise, from the cases
 // both runs share.
 std::string SignificanceTable(const json::object& baseline) {
   const json::object* skills = ObjectAt(&baseline, "skills");

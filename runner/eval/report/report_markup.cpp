@@ -112,7 +112,7 @@ std::string FormatValue(const json::value* value) {
 namespace skillrunner::eval::report {
 
 std::vector<std::string> FailureReasons(const json::object& record) {
-  // Each reason once (DESIGN 9.5): the review repeats a failed criterion's
+  // Each reason once (design.md §9.5): the review repeats a failed criterion's
   // reasoning among its issues as "<criterion>: <reasoning>", so that issue
   // gives way to the criterion's own line.
   std::vector<std::string> criteria, echoed;

@@ -1,6 +1,6 @@
 #pragma once
 
-// A provider's batch API (DESIGN 10.6, docs/batch.md): create a batch of
+// A provider's batch API (design.md §10.6, docs/batch.md): create a batch of
 // chat requests, poll it, read its results. The request bodies are the online
 // ones (the provider's own request builder), so native strict schemas travel
 // unchanged. Implementations never retry and never wait: BatchingProvider does.

@@ -1,6 +1,6 @@
 #pragma once
 
-// The run folder's batches.jsonl (DESIGN 10.6): every batch request, intent,
+// The run folder's batches.jsonl (design.md §10.6): every batch request, intent,
 // batch id, resubmission and refusal, appended and synced before the step it
 // records goes on (a request line before its batch is created, an intent
 // before create, the batch id before the first poll), so that a restart

@@ -21,7 +21,7 @@ namespace json = boost::json;
 
 namespace {
 
-// What a request was, for the journal (DESIGN 10.8: skill, case, repeat,
+// What a request was, for the journal (design.md §10.6: skill, case, repeat,
 // role and attempt by custom_id).
 json::object RequestLine(const std::string& provider, const Slot& slot) {
   const RequestMetadata& m = slot.request.metadata;

@@ -1,6 +1,6 @@
 #pragma once
 
-// DESIGN 10.6: a provider that sends its requests through the provider's
+// design.md §10.6: a provider that sends its requests through the provider's
 // batch API. Each Chat joins the round being gathered; a round is sent when
 // it holds max_requests (or the API's limit), when every running case of the
 // eval waits on a batch (`quorum`: nothing more can come), or send_after

@@ -29,7 +29,7 @@ state::RateLimit AccountLimit(const std::map<std::string, state::RateLimit, std:
 
 class BatchApi;
 
-// The batch API of a configured provider (DESIGN 10.6) with its own HTTP
+// The batch API of a configured provider (design.md §10.6) with its own HTTP
 // client on `executor`; null for kinds without one (simulated).
 std::shared_ptr<BatchApi> MakeBatchApi(const std::string& name, const ProviderSettings& provider,
                                        boost::asio::any_io_executor executor, EnvLookup env);
@@ -37,7 +37,7 @@ std::shared_ptr<BatchApi> MakeBatchApi(const std::string& name, const ProviderSe
 class ProviderSet {
  public:
   // Fails naming the provider and the setting that is wrong.
-  // Every HTTP provider is behind the limiter `limiters` makes (DESIGN 9.6);
+  // Every HTTP provider is behind the limiter `limiters` makes (design.md §9.6);
   // by default a RequestLimiter with nothing configured, whose pace is
   // learned from 429s. Entries on one account (the same kind, base_url and
   // api_key_env) share one limiter: `limiters` is called once per account

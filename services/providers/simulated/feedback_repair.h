@@ -6,7 +6,7 @@
 //   - (root): message
 // the provider keeps that answer and regenerates only the named values, each
 // to a value that differs from the one named and is not empty (so that what
-// a skill's rule rejected changes too). A fresh retry (DESIGN 9.2: the
+// a skill's rule rejected changes too). A fresh retry (design.md §9.2: the
 // original messages and one more user turn with the errors, no assistant
 // turn) names no answer: the provider regenerates the one it gave the
 // original messages, and repairs that.

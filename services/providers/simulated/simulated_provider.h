@@ -1,6 +1,6 @@
 #pragma once
 
-// The embedded `simulated` provider (DESIGN §6.2): no network, no key.
+// The embedded `simulated` provider (design.md §6.2): no network, no key.
 //
 // - Deterministic: the answer depends only on the request's task id and
 //   messages, its seed (the caller's, else the skill's `simulation.seed`, plus

@@ -1,4 +1,4 @@
-// The recipes under deploy/ against the real program (DESIGN 10.3): every
+// The recipes under deploy/ against the real program (design.md §10.3): every
 // YAML file parses; every `skillrunner ...` they run (container args, shell
 // scripts of Jobs and CI jobs, the Dockerfile's ENTRYPOINT/CMD/HEALTHCHECK/RUN)
 // names a real subcommand and only flags its `--help` lists; the tree the

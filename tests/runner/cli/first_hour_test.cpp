@@ -1,4 +1,4 @@
-// The first hour of a new user (DESIGN 9.8, issue 12), each trap reproduced
+// The first hour of a new user (design.md §9.8, issue 12), each trap reproduced
 // with the real program as the user met it.
 #include <gtest/gtest.h>
 
@@ -373,7 +373,7 @@ output_schema: { type: object }
       << failing.out;
 }
 
-// DESIGN 9.4: an eval's cost in its summary, and max_cost_usd thresholds for
+// design.md §9.4: an eval's cost in its summary, and max_cost_usd thresholds for
 // a skill and for the whole run.
 TEST_F(FirstHourTest, AnEvalSumsItsCostAndChecksItsCostThresholds) {
   tree_.Write("skillrunner.yaml", R"(providers:

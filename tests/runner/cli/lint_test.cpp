@@ -1,4 +1,4 @@
-// Lint codes and their acknowledgement (DESIGN 10.1, 10.8), with the real
+// Lint codes and their acknowledgement (design.md §10.1), with the real
 // program: a misspelt keyword and an unknown format are errors naming the
 // closest name, on handler and LLM skills alike; every warning carries its
 // code; `lint: {allow}` and `validate --allow` make --strict usable.

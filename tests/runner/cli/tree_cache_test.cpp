@@ -1,4 +1,4 @@
-// `run`'s fast path (DESIGN 10.8): the index of a tree in the cache folder,
+// `run`'s fast path (design.md §10.5): the index of a tree in the cache folder,
 // used while every file keeps its (path, size, mtime) and dropped on any
 // change; checked with the real program and its --log-level debug lines.
 #include <gtest/gtest.h>

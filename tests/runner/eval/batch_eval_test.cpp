@@ -1,4 +1,4 @@
-// DESIGN 10.6 eval --batch against a loopback OpenAI that implements the
+// design.md §10.6 eval --batch against a loopback OpenAI that implements the
 // Files and Batches wire format: the same request bodies as an online run
 // (native strict schemas included), each submitted once, the same results.
 
@@ -250,7 +250,7 @@ TEST_F(BatchFailureTest, ARefusedBatchFallsBackOnlineWhenConfiguredAndFailsItsCa
 namespace skillrunner {
 namespace {
 
-// DESIGN 10.6 cost: each request (20 input, 10 output tokens) at the batch
+// design.md §10.6 cost: each request (20 input, 10 output tokens) at the batch
 // price (half the online price by default, or price.batch_input/output),
 // and the online cost it replaced, in summary.json and in each attempt.
 TEST_F(BatchFailureTest, TheSummaryShowsTheBatchCostAndTheOnlineCostItReplaced) {

@@ -1,4 +1,4 @@
-// DESIGN 10.6 eval --batch through Anthropic's Message Batches and Gemini's
+// design.md §10.6 eval --batch through Anthropic's Message Batches and Gemini's
 // batchGenerateContent, against loopback servers that implement each wire
 // format: the same request bodies as an online run (native strict output
 // included), each submitted once, the same results; kill -9 and --resume
@@ -101,7 +101,7 @@ TEST_F(ProviderBatchTest, AnthropicKillNineWhileABatchIsInProgressThenResumeSubm
   WriteTree("anthropic", server.base_url(), 20);
   server.HoldBatchesFrom(2);
   const auto journal = tree_.Path("runs/b/batches.jsonl");
-  // Killed once the history DB names both batches of the unfinished run (DESIGN 10.6).
+  // Killed once the history DB names both batches of the unfinished run (design.md §10.6).
   const std::string both = "llm 1 msgbatch_1, llm 2 msgbatch_2, ";
   std::string run_id;
   ASSERT_TRUE(KillWhen([&] {

@@ -235,7 +235,7 @@ TEST_F(EvalCliTest, AWorsenedRunBreachesThresholdsAndListsTheFlippedCases) {
   EXPECT_NE(worse.err.find("24 case(s) flipped from pass since run "), std::string::npos) << worse.err;
 }
 
-// DESIGN 9.5: an old threshold breach is not a regression. An unchanged
+// design.md §9.5: an old threshold breach is not a regression. An unchanged
 // rerun with --fail-on regressions exits 0 (the breach is still reported); a
 // rerun with faults shows what changed: first try, tokens, latency, and the
 // cases that flipped per gate.
@@ -348,7 +348,7 @@ TEST_F(EvalCliTest, AReviewGateThatCannotJudgeIsAJudgeErrorNotAnInvocationError)
   EXPECT_NE(ran.err.find("skillrunner eval: 0 case(s) flipped from pass since run "), std::string::npos) << ran.err;
   EXPECT_NE(ran.err.find("30/30 cases, cases passed 83.3%, 1 failed, 0 errors, 24 judge errors,"), std::string::npos)
       << ran.err;
-  // The report's figure is the progress line's (DESIGN 9.5): 5 of the 6 cases a judge decided.
+  // The report's figure is the progress line's (design.md §9.5): 5 of the 6 cases a judge decided.
   EXPECT_DOUBLE_EQ(summary.at("totals").at("case_pass_rate").as_double(), 5.0 / 6);
   EXPECT_NE(ReadFile(tree_.Path("out/n2/report.html")).find("<dt>Cases passed</dt><dd>83.3%</dd>"), std::string::npos);
   std::string junit = ReadFile(tree_.Path("out/n2/junit.xml"));

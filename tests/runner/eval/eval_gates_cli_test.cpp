@@ -1,4 +1,4 @@
-// DESIGN 10.1: gates a CI can trust, end to end with the real program and a
+// design.md §10.1: gates a CI can trust, end to end with the real program and a
 // loopback OpenAI server that answers each case's expected value (clean) or
 // a wrong one for chosen cases (drift): every gated outcome has a paired
 // regression test, a missing baseline is said everywhere a pipeline reads,
@@ -215,7 +215,7 @@ std::map<std::string, std::string> Outcomes(const std::vector<json::object>& rec
   return out;
 }
 
-// DESIGN 10.1: record once against a real provider, replay in CI with none.
+// design.md §10.1: record once against a real provider, replay in CI with none.
 TEST_F(EvalGatesCliTest, ARecordedSuiteReplaysWithTheServerStoppedAndAMissExitsTwoNamingTheCase) {
   WriteSuite(4);
   Drift({3});  // one case fails its expected value: replayed as it was

@@ -144,7 +144,7 @@ TEST_F(HistoryTest, OutcomesAreKeyedLikeCaseKeyWithRepeats) {
   EXPECT_EQ(CaseKey(PassRecord("extract", "c1", 2)), "extract/c1#2");
 }
 
-// DESIGN 10.1: each gate of a case comes back, the skill's own review gate
+// design.md §10.1: each gate of a case comes back, the skill's own review gate
 // (its verdict on the result) included.
 TEST_F(HistoryTest, EveryGateOfACaseIsKeptTheReviewGateIncluded) {
   auto history = OpenHistory();
@@ -181,7 +181,7 @@ TEST_F(HistoryTest, SummaryWithoutRunIdIsRefused) {
 }
 
 // Reads the file with Python's own sqlite3 module: the tables and columns are
-// what DESIGN promises, in WAL mode, at schema version 4.
+// what design.md §6.3 and §10.6 promise, in WAL mode, at schema version 4.
 TEST_F(HistoryTest, FileHoldsRunsOutcomesAndVerdictsInWalMode) {
   {
     auto history = OpenHistory();
@@ -251,7 +251,7 @@ print(db.execute('select run_id, case_id, cost_usd from case_outcomes order by r
   EXPECT_EQ(output, "4\n[('r0', 'c1', None), ('r1', 'c1', None)]\n");
 }
 
-// DESIGN 10.6: each batch id of a run is recorded as its batch is created
+// design.md §10.6: each batch id of a run is recorded as its batch is created
 // (once, however often it is recorded), read back by run, kept when the
 // finished run is recorded over it; a version-3 file gains the table.
 TEST_F(HistoryTest, BatchIdsAreRecordedOnceAndReadBackByRun) {

@@ -126,7 +126,7 @@ TEST_F(HtmlReportTest, ShowsTheHeaderBreachesAndSkillTable) {
   EXPECT_NE(html.find("<td class=\"breach\">80.0% (8 decided, 2 left out)</td>"), std::string::npos);
 }
 
-// DESIGN 9.4: what each skill's cases cost, and the run's, judges apart.
+// design.md §9.4: what each skill's cases cost, and the run's, judges apart.
 TEST_F(HtmlReportTest, ShowsTheCostOfEachSkillAndTheRun) {
   json::object summary = FullSummary();
   summary["totals"].as_object()["cost_usd"] = 0.04321;
@@ -158,7 +158,7 @@ TEST_F(HtmlReportTest, DrawsAttemptAndLatencyHistograms) {
   EXPECT_TRUE(Shows("≥250 ms: 1 1 ≥250 ms ≥300 ms: 3 3 ≥300 ms cases by latency")) << text_;
 }
 
-// DESIGN 9.4: each case's cost (judging included) in round dollar buckets;
+// design.md §9.4: each case's cost (judging included) in round dollar buckets;
 // a skill with no priced case draws none.
 TEST_F(HtmlReportTest, DrawsACostPerCaseHistogramForPricedSkills) {
   std::vector<json::object> records = Records();
@@ -186,7 +186,7 @@ TEST_F(HtmlReportTest, DrawsACostPerCaseHistogramForPricedSkills) {
   EXPECT_EQ(summarise_charts.find("cases by cost"), std::string::npos) << "summarise has no priced case";
 }
 
-// DESIGN 9.5: the report says which changes are real and which are noise.
+// design.md §9.5: the report says which changes are real and which are noise.
 TEST_F(HtmlReportTest, SaysWhichDropsAreSignificantAndWhichAreNoise) {
   std::vector<json::object> records;
   BaselineRun baseline{"r2", "2025-01-01T02:00:00Z", ParseObject(R"({"skills": {}})"), {}, {}};

@@ -1,4 +1,4 @@
-// DESIGN 9.5 --rejudge-from: an earlier run's stored outputs judged again
+// design.md §9.5 --rejudge-from: an earlier run's stored outputs judged again
 // with today's rubric, as a new run, against a loopback provider that counts
 // what it is asked: judging requests only, never a generation request.
 
@@ -155,7 +155,7 @@ TEST_F(RejudgeFromTest, StoredOutputsAreJudgedWithTodaysRubricAndNothingIsGenera
   EXPECT_EQ(judge_requests_, 3 * kCases);
 }
 
-// DESIGN 9.5 --cache: a warm rerun asks the provider nothing; a changed
+// design.md §9.5 --cache: a warm rerun asks the provider nothing; a changed
 // prompt, temperature, model, schema or repeat index is a new request.
 TEST_F(RejudgeFromTest, AWarmCacheMakesNoProviderRequestAndAnythingChangedMisses) {
   auto cold = Eval("--out out/c1 --cache");
@@ -215,7 +215,7 @@ TEST_F(RejudgeFromTest, AWarmCacheMakesNoProviderRequestAndAnythingChangedMisses
       << bad_ttl.err;
 }
 
-// DESIGN 9.5 eval compare: each pair judged twice with the order swapped; a
+// design.md §9.5 eval compare: each pair judged twice with the order swapped; a
 // judge that changes its mind with the order is a tie; a sign test per skill.
 TEST_F(RejudgeFromTest, CompareJudgesEachPairBothWaysAndCountsOrderDisagreementsAsTies) {
   SetLabels({{"t1", "good"}, {"t2", "good"}, {"t3", "good"}, {"t4", "bad"}, {"t5", "same"}});

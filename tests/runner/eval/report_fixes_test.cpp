@@ -1,4 +1,4 @@
-// DESIGN 9.5's report fixes: distinct histogram labels, a failure reason
+// design.md §9.5's report fixes: distinct histogram labels, a failure reason
 // once, review-gate judges' tokens counted as judge tokens.
 
 #include <gtest/gtest.h>

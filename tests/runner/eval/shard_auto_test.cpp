@@ -1,4 +1,4 @@
-// `skillrunner eval --shard auto` (DESIGN 10.8): the real program takes its
+// `skillrunner eval --shard auto` (design.md §10.3): the real program takes its
 // slice from the variables a Kubernetes Indexed Job or a GitLab `parallel:`
 // job sets, and refuses, naming the variable, anything it cannot use.
 #include <gtest/gtest.h>

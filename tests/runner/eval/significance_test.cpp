@@ -1,4 +1,4 @@
-// DESIGN 9.5: Wilson intervals, the exact McNemar test and Cohen's kappa
+// design.md §9.5: Wilson intervals, the exact McNemar test and Cohen's kappa
 // against values computed by hand, and a regression gate that tells a real
 // drop from noise.
 
@@ -136,7 +136,7 @@ TEST_F(SignificanceGateTest, FlipsBothWaysCancelOut) {
   EXPECT_EQ(paired.at("significant"), false);
 }
 
-// DESIGN 10.8: the skill's own review gate is a measure of its own when the
+// design.md §10.1: the skill's own review gate is a measure of its own when the
 // suite judges with another rubric; the suite's rubric still passes here.
 TEST_F(SignificanceGateTest, ReviewGateDropsBreachOnlyWhenTheSuiteJudgesWithAnotherRubric) {
   PairedRun run;
@@ -195,7 +195,7 @@ json::object Labelled(int i, std::string_view a, std::string_view b, std::string
 
 class CalibrationTest : public ThresholdsFixture {};
 
-// DESIGN 9.5: criterion a's judge fails cases people pass (kappa 0 < 0.6):
+// design.md §9.5: criterion a's judge fails cases people pass (kappa 0 < 0.6):
 // uncalibrated, and its low pass rate breaches nothing; b's judge agrees with
 // people (kappa 1) and its low pass rate still breaches.
 TEST_F(CalibrationTest, KappaPerCriterionAndAnUncalibratedCriterionLeftOutOfTheGates) {

@@ -229,7 +229,7 @@ TEST_F(SuiteTest, AnUnreadableSuiteFileSaysSo) {
 namespace skillrunner::eval {
 namespace {
 
-// DESIGN 10.6: the batch block's keys, with the defaults for those left out,
+// design.md §10.6: the batch block's keys, with the defaults for those left out,
 // and a skill's `batch: false`.
 TEST_F(SuiteTest, TheBatchBlockReadsItsKeysWithDefaultsAndASkillCanOptOut) {
   auto suite = LoadSuite(tree_.Write("suite.yaml",

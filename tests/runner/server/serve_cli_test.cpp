@@ -103,7 +103,7 @@ TEST_F(ServeCliTest, SigtermWithFiveInFlightAnswersAllFiveThenExitsCleanly) {
   EXPECT_NE(serve.Stderr().find("SIGTERM: shutting down"), std::string::npos) << serve.Stderr();
 }
 
-// DESIGN 9.4: `telemetry:` in the config, OTEL_BSP_* from the environment;
+// design.md §9.4: `telemetry:` in the config, OTEL_BSP_* from the environment;
 // health and Prometheus say what the exporter did.
 TEST_F(ServeCliTest, TracedInvocationsReachTheCollectorAndHealthAndMetricsCountTheSpans) {
   test_support::LoopbackServer collector;

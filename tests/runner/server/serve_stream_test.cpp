@@ -1,4 +1,4 @@
-// Streaming over the socket and `run --stream` (DESIGN 10.7), with the real
+// Streaming over the socket and `run --stream` (design.md §10.7), with the real
 // program, a real socket client and a loopback SSE server as the provider.
 #include <gtest/gtest.h>
 

@@ -5,7 +5,7 @@
 namespace skillrunner::server {
 namespace {
 
-// DESIGN 9.4: skillrunner_cost_usd_total{skill,model}, summed over invocations.
+// design.md §9.4: skillrunner_cost_usd_total{skill,model}, summed over invocations.
 TEST(ServerMetricsTest, CostIsCountedPerSkillAndModel) {
   ServerMetrics metrics;
   Metrics first;

@@ -1,4 +1,4 @@
-// Every key a user writes is documented inside the project (DESIGN 9.8):
+// Every key a user writes is documented inside the project (design.md §9.8):
 // docs/reference.md is generated from the compiled-in schemas and kept equal.
 #include "runner/tree/key_reference.h"
 

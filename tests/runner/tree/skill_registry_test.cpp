@@ -234,7 +234,7 @@ output_schema: {}
                     }));
 }
 
-// DESIGN 9.3: tool mode is for openai and anthropic kinds; a fallback whose
+// design.md §9.3: tool mode is for openai and anthropic kinds; a fallback whose
 // strict mode cannot take the schema runs the loop there, with a warning.
 TEST_F(SkillRegistryTest, ToolModeNeedsAToolProviderAndAFallbackStrictModeThatCannotTakeTheSchemaWarns) {
   tree_.Write("skills/tool/skill.yaml", R"(id: tool

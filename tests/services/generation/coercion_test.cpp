@@ -1,4 +1,4 @@
-// coercion: lax (DESIGN 9.2): lossless conversions where the schema asks for another type.
+// coercion: lax (design.md §9.2): lossless conversions where the schema asks for another type.
 #include "services/generation/coercion.h"
 
 #include <gtest/gtest.h>

@@ -45,7 +45,7 @@ json::value FirstLoopRequest() {
 }
 
 // `request` continued after `answer` with the feedback `turn`, colder: the
-// continuation retry of DESIGN 5.1.
+// continuation retry of design.md §5.1.
 json::value Continued(json::value request, const std::string& answer, const std::string& turn) {
   auto& messages = request.at("messages").as_array();
   messages.push_back(json::object{{"role", "assistant"}, {"content", answer}});
@@ -433,7 +433,7 @@ TEST_F(GenerationLoopbackTest, NativeModelSendsAStrictSchemaAndMapsNullsBack) {
   ExpectValidAgainstSpec(bed_);
 }
 
-// DESIGN 9.2 any root: a list of ticket labels.
+// design.md §9.2 any root: a list of ticket labels.
 std::string LabelsSkill(const std::string& model) {
   return "id: labels\ntemplate_type: LLM_JSON_GENERATION\nmodel: " + model +
          "\nmax_output_tokens: 100\nprompt: { system: \"You label tickets.\", user: \"Ticket: {{input.text}}\" }\n"
@@ -605,7 +605,7 @@ TEST_F(GenerationLoopbackTest, ToolModeOnAnthropicForcesOneToolAndTakesItsInputA
   EXPECT_EQ(bodies[0], expected);
 }
 
-// DESIGN 9.3 fallbacks: a primary that answers 503 until its transient
+// design.md §9.3 fallbacks: a primary that answers 503 until its transient
 // budget is spent hands the generation to its fallback.
 TEST_F(GenerationLoopbackTest, APrimaryDownForGoodFallsBackAndTheAttemptsShowBothModels) {
   bed_.AddSkill("triage", TriageSkill("m-primary"));
@@ -638,7 +638,7 @@ TEST_F(GenerationLoopbackTest, APrimaryDownForGoodFallsBackAndTheAttemptsShowBot
   EXPECT_EQ(ToJson(outcome).at("metrics").at("fallbacks"), 1);
 }
 
-// DESIGN 9.3 escalate_to: after MAX_RETRIES_EXCEEDED, one request to the
+// design.md §9.3 escalate_to: after MAX_RETRIES_EXCEEDED, one request to the
 // stronger model with the last errors.
 TEST_F(GenerationLoopbackTest, SpentRetriesEscalateOnceToTheStrongerModelWithTheLastErrors) {
   bed_.AddSkill("triage", TriageSkill("m-small"));
@@ -688,7 +688,7 @@ TEST_F(GenerationLoopbackTest, SpentRetriesEscalateOnceToTheStrongerModelWithThe
   EXPECT_EQ(bed_.server().request_count(), 6u);
 }
 
-// DESIGN 9.4: each attempt's cost at the model's price, summed for the
+// design.md §9.4: each attempt's cost at the model's price, summed for the
 // invocation, cached input at its own price, a failed request at 0.
 TEST_F(GenerationLoopbackTest, APriceTableGivesEachAttemptAndTheInvocationItsCost) {
   bed_.AddSkill("triage", TriageSkill("m-priced"));
@@ -718,7 +718,7 @@ TEST_F(GenerationLoopbackTest, APriceTableGivesEachAttemptAndTheInvocationItsCos
   EXPECT_DOUBLE_EQ(*failed.error().metrics.cost_usd, (200 * 2.5 + 5 * 10) / 1e6);
 }
 
-// DESIGN 9.4 max_cost_usd: the first call fits the budget, the retry's
+// design.md §9.4 max_cost_usd: the first call fits the budget, the retry's
 // worst case does not: BUDGET_EXCEEDED after one request, with its attempt.
 TEST_F(GenerationLoopbackTest, ABudgetThatAllowsTheFirstCallButNotTheRetryStopsAfterOneRequest) {
   bed_.AddSkill("triage", TriageSkill("m-priced", "max_cost_usd: 0.005\n"));
@@ -762,7 +762,7 @@ TEST_F(GenerationLoopbackTest, ABudgetThatAllowsTheFirstCallButNotTheRetryStopsA
   EXPECT_EQ(capped.error().error.code, ErrorCode::kBudgetExceeded);
 }
 
-// DESIGN 9.4 prompt caching: a retry's request starts with the first
+// design.md §9.4 prompt caching: a retry's request starts with the first
 // request's exact bytes, up to where the echoed answer begins.
 TEST_F(GenerationLoopbackTest, ARetryRepeatsTheFirstRequestsBytesUpToTheEchoedAnswer) {
   for (const std::string kind : {"openai", "anthropic"}) {

@@ -200,7 +200,7 @@ TEST(StrictSchemaTest, AnthropicKeepsAllOfAndRenamesDefinitions) {
       "$defs":{"A":{"type":"object","properties":{"a":{"type":"string"}},"additionalProperties":false}}})"));
 }
 
-// DESIGN 9.2 any root: what is not one object goes on the wire as {"value": ROOT}.
+// design.md §9.2 any root: what is not one object goes on the wire as {"value": ROOT}.
 json::value Wrapped(std::string_view root) {
   json::value wire = json::parse(R"({"type":"object","properties":{"value":null},"required":["value"],
       "additionalProperties":false})");

@@ -84,8 +84,7 @@ TEST_F(ProviderLoopbackTest, RateLimitWithRetryAfterMsWaitsThatLongOnce) {
   auto result = Send(*provider);
   ASSERT_TRUE(result) << result.error().message;
   EXPECT_EQ(result->text, R"({"ok":true})");
-  // The server's 150 ms, plus a spread of up to a quarter of it (DESIGN 9.6 says up to a
-  // second; README "Rate limits" says why less).
+  // The server's 150 ms, plus a spread of up to a quarter of it, a second at most (design.md §9.6).
   ASSERT_EQ(sleeper_.delays.size(), 1u);
   EXPECT_GE(sleeper_.delays[0], 150);
   EXPECT_LE(sleeper_.delays[0], 187);
@@ -223,7 +222,7 @@ TEST_F(ProviderLoopbackTest, OpenAiRequestIsExactlyTheDocumentedShape) {
   EXPECT_TRUE(test_support::OpenAiResponseSchema()->Validate(json::parse(OpenAiAnswer("{}"))).empty());
 }
 
-// Azure OpenAI (DESIGN 9.3): a deployment URL, the key in api-key, the
+// Azure OpenAI (design.md §9.3): a deployment URL, the key in api-key, the
 // api-version query on every request; its error body and retry-after-ms are
 // read as OpenAI's.
 TEST_F(ProviderLoopbackTest, AnAzureDeploymentGetsTheApiKeyHeaderAndTheQueryOnEveryRequest) {
@@ -463,7 +462,7 @@ TEST_F(ProviderLoopbackTest, AnthropicRequestAndAnswerFollowTheMessagesApi) {
       "output_config":{"format":{"type":"json_schema","schema":{"type":"object","additionalProperties":false,"properties":{"ok":{"type":"boolean"}}}}}})"));
   EXPECT_EQ(result->text, R"({"ok":true})");
   EXPECT_EQ(result->request_id, "req_ant_1");
-  // DESIGN 9.4: every input token processed, the 24 read from the cache included.
+  // design.md §9.4: every input token processed, the 24 read from the cache included.
   EXPECT_EQ(result->usage.input_tokens, 54);
   EXPECT_EQ(result->usage.cached_input_tokens, 24);
 }

@@ -94,7 +94,7 @@ TEST_F(ReviewLoopbackTest, FailedRequiredCriterionFailsAndLowConfidenceIsIndeter
   EXPECT_EQ(Kinds(outcome->attempts), (std::vector<std::string>{"ok"}));
 }
 
-// DESIGN 9.3 for judges: a judge model down for good falls back like a
+// design.md §9.3 for judges: a judge model down for good falls back like a
 // generation, and one whose retries are spent escalates.
 TEST_F(ReviewLoopbackTest, AJudgeFallsBackAndEscalatesLikeAGeneration) {
   bed_.AddSkill("judge_answer",
@@ -125,7 +125,7 @@ TEST_F(ReviewLoopbackTest, AJudgeFallsBackAndEscalatesLikeAGeneration) {
   EXPECT_EQ(bed_.Bodies().back().at("model"), "j-large");
 }
 
-// DESIGN 9.4: judges' attempts are priced like any other.
+// design.md §9.4: judges' attempts are priced like any other.
 TEST_F(ReviewLoopbackTest, AJudgesAttemptsArePricedAndSummed) {
   bed_.AddSkill("judge_answer",
                 "id: judge_answer\ntemplate_type: LLM_REVIEW\nrubric: answer_quality\nmodel: j-priced\n");

@@ -1,4 +1,4 @@
-// The learned pace of one provider (DESIGN 9.6), on a fake clock.
+// The learned pace of one provider (design.md §9.6), on a fake clock.
 #include "services/state/request_limiter.h"
 
 #include <gtest/gtest.h>
@@ -473,7 +473,7 @@ std::vector<double> SimulatedEvalSeconds(std::optional<double> per_minute) {
   return seconds;
 }
 
-// DESIGN 10.1: a configured limit is a ceiling, never a reason to be slower than none. Configured
+// design.md §9.6: a configured limit is a ceiling, never a reason to be slower than none. Configured
 // at 2x and 4x the provider's real limit (summed over the entries that share it: two entries at
 // 1x and 2x each, one at 2x and 4x), the eval takes at most 1.1x the ideal 20 s (the median of
 // three seeds; each 1.15x at most) and no longer than with nothing configured. It took 39 s at 2x

@@ -1,5 +1,5 @@
 // Limits, quotas and session memory shared through a real redis-server by
-// separate skillrunner processes (DESIGN 9.6): two `serve` replicas or two
+// separate skillrunner processes (design.md §9.6): two `serve` replicas or two
 // eval shards against one loopback LLM server, Redis killed and restarted
 // under load.
 #include <gtest/gtest.h>

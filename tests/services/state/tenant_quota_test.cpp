@@ -1,4 +1,4 @@
-// Tenants' quotas in one process (DESIGN 9.6; the shared ones are in
+// Tenants' quotas in one process (design.md §9.6; the shared ones are in
 // tests/runner/shared_state_test.cpp), on a fake clock.
 #include "services/state/tenant_quota.h"
 

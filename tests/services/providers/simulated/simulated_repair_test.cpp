@@ -89,7 +89,7 @@ TEST_F(SimulatedRepairTest, WhatARuleNamesChangesToSomethingNotEmptyAndTheRestIs
 TEST_F(SimulatedRepairTest, AFreshRetryRepairsTheAnswerTheOriginalMessagesGot) {
   ChatRequest first = First("[]");
   json::object before = json::parse(Answer(first)).as_object();
-  // DESIGN 9.2 fresh: no assistant turn, the errors in one more user turn.
+  // design.md §9.2 fresh: no assistant turn, the errors in one more user turn.
   ChatRequest fresh = first;
   fresh.metadata.attempt += 1;
   fresh.messages.push_back({"user",
