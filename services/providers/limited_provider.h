@@ -8,7 +8,7 @@
 
 namespace skillrunner::providers {
 
-// A provider behind its RequestLimiter (DESIGN 9.6): each request waits for
+// A provider behind its RequestLimiter (design.md §9.6): each request waits for
 // its slot (within the request's timeout) and tells the limiter whether it
 // met a rate limit, so the pace is learned without any configuration. A slot
 // past the request's timeout is an overloaded error (with when a slot is

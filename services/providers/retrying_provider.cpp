@@ -196,7 +196,7 @@ std::variant<milliseconds, Stop> NextDelay(const ProviderError& error, const Tra
   return delay;
 }
 
-// DESIGN 9.4: a call whose worst case (its input estimated, plus the whole
+// design.md §9.4: a call whose worst case (its input estimated, plus the whole
 // output budget, at the model's price) could overrun what is left of the
 // invocation's max_cost_usd is not made. Unpriced models are not counted.
 std::optional<Error> OverBudget(const ChatRequest& request, const InvocationContext& ctx) {

@@ -1,6 +1,6 @@
 #pragma once
 
-// What a provider's pace looks like to its callers (DESIGN 9.6): a slot to
+// What a provider's pace looks like to its callers (design.md §9.6): a slot to
 // wait for before each request, and a report of what came of it. Two
 // implementations: RequestLimiter (this process) and SharedLimiter (every
 // process with the same `state.redis`, falling back to this process's share
@@ -25,8 +25,8 @@ struct RateLimit {
   friend bool operator==(const RateLimit&, const RateLimit&) = default;
 };
 
-// How the pace is learned (both implementations; DESIGN 9.6, refined - see
-// README "Rate limits"):
+// How the pace is learned (both implementations; design.md §9.6,
+// docs/rate-limits.md):
 // - Unconfigured, a provider is unlimited until its first 429. That 429 (a
 //   burst: nothing to sample) takes the rate requests were sent at (counted
 //   a second at a time: this second's or the last one's, kMinSample a

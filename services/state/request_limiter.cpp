@@ -177,9 +177,9 @@ double RequestLimiter::RateBeforeCutLocked(Clock::TimePoint now) const {
 void RequestLimiter::CutLocked(Clock::TimePoint now, bool sampled) {
   const double n = sent_since_change_;
   const double before = RateBeforeCutLocked(now);
-  // No sample (a first burst): probe up from the rate it was sent at. DESIGN
-  // 9.6 halves it, but that rate was never a measurement (64 requests in one
-  // instant, counted over a second); halving it only slows the probe that
+  // No sample (a first burst): probe up from the rate it was sent at, not half
+  // of it (design.md §9.6): that rate was never a measurement (64 requests in
+  // one instant, counted over a second); halving it only slows the probe that
   // follows (measured: 42 admitted in the next second instead of 71). The
   // shared (Redis) limiter still halves: there, several replicas' first
   // bursts meet one bucket, and not halving refused too many (shared_limiter.cpp).

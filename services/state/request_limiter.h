@@ -1,6 +1,6 @@
 #pragma once
 
-// The pace of requests to one provider in this process (DESIGN 9.6),
+// The pace of requests to one provider in this process (design.md §9.6),
 // learned by default as limiter.h says: it starts at the configured rate
 // (unlimited when none). Callers are given start times in arrival order
 // (each one interval after the last), so a wait is a sleep until one's own
