@@ -16,7 +16,9 @@ install(DIRECTORY ${CMAKE_SOURCE_DIR}/skills ${CMAKE_SOURCE_DIR}/rubrics ${CMAKE
 # to `skillrunner schema --markdown` (a test keeps it so), and the compiled-in
 # schemas themselves.
 set(SR_DOC_DIR ${CMAKE_INSTALL_DOCDIR})
-install(FILES ${CMAKE_SOURCE_DIR}/README.md DESTINATION ${SR_DOC_DIR})
+install(FILES ${CMAKE_SOURCE_DIR}/README.md ${CMAKE_SOURCE_DIR}/CHANGELOG.md DESTINATION ${SR_DOC_DIR})
+# Debian's place for the license: /usr/share/doc/skillrunner/copyright.
+install(FILES ${CMAKE_SOURCE_DIR}/LICENSE DESTINATION ${SR_DOC_DIR} RENAME copyright)
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/docs/ DESTINATION ${SR_DOC_DIR}/docs
   FILES_MATCHING PATTERN "*.md")
 set(SR_DOC_SCHEMAS ${EMBEDDED_SCHEMAS})
