@@ -203,6 +203,38 @@ class Server:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
+class Served:
+    """A test class's own `skillrunner serve`: ``served()`` makes it; it starts
+    before the class's first test (then ``ready`` runs) and stops after its last."""
+
+    server: Server
+
+    @staticmethod
+    def served() -> Server:
+        raise NotImplementedError
+
+    @classmethod
+    def ready(cls, server: Server) -> None:
+        """Runs once the server has started."""
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.server = cls.served().start()
+        cls.ready(cls.server)
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        cls.server.cleanup()
+
+    def client(self) -> Any:
+        """A Client of the class's server on its socket, closed after the test."""
+        from skillrunner_client import Client  # the package under test, imported late
+
+        client = Client(socket=self.server.socket)
+        self.addCleanup(client.close)  # type: ignore[attr-defined]
+        return client
+
+
 def raw_call(path: str, method: str, params: Any = None) -> Any:
     """One request on its own connection, without the client under test."""
     msg: dict[str, Any] = {"jsonrpc": "2.0", "id": 1, "method": method}

@@ -12,6 +12,7 @@ from typing import Any, Awaitable, Callable
 
 import serve_helper as sh
 from serve_helper import (
+    Served,
     FAULTS_A,
     FAULTS_B,
     TICKET,
@@ -63,18 +64,12 @@ async def in_flight(client: AsyncClient, n: int) -> bool:
     return (await client.health())["in_flight"] == n
 
 
-class AsyncFastTests(unittest.IsolatedAsyncioTestCase):
+class AsyncFastTests(Served, unittest.IsolatedAsyncioTestCase):
     """No latency; a TCP listener that needs a token."""
 
-    server: Server
-
-    @classmethod
-    def setUpClass(cls) -> None:
-        cls.server = Server(config_text(), tcp=True, env={"SKILLRUNNER_TOKEN": sh.TOKEN}).start()
-
-    @classmethod
-    def tearDownClass(cls) -> None:
-        cls.server.cleanup()
+    @staticmethod
+    def served() -> Server:
+        return Server(config_text(), tcp=True, env={"SKILLRUNNER_TOKEN": sh.TOKEN})
 
     async def asyncSetUp(self) -> None:
         self.client = AsyncClient(socket=self.server.socket)
@@ -174,18 +169,12 @@ class AsyncFaultTests(unittest.IsolatedAsyncioTestCase):
             self.assertEqual(refused.exception.details["diagnostics"][0]["pointer"], "/bogus_key")
 
 
-class AsyncSlowTests(unittest.IsolatedAsyncioTestCase):
+class AsyncSlowTests(Served, unittest.IsolatedAsyncioTestCase):
     """Each provider answer takes 2.5 s: pipelining, deadlines and cancellation."""
 
-    server: Server
-
-    @classmethod
-    def setUpClass(cls) -> None:
-        cls.server = Server(config_text(2500)).start()
-
-    @classmethod
-    def tearDownClass(cls) -> None:
-        cls.server.cleanup()
+    @staticmethod
+    def served() -> Server:
+        return Server(config_text(2500))
 
     async def test_1000_pipelined_calls_on_one_connection(self) -> None:
         first = len(self.server.events())
@@ -241,19 +230,16 @@ class AsyncSlowTests(unittest.IsolatedAsyncioTestCase):
         self.server.wait_event(lambda e: e["id"] == 2 and e["outcome"] == "CANCELLED")
 
 
-class AsyncOverloadTests(unittest.IsolatedAsyncioTestCase):
+class AsyncOverloadTests(Served, unittest.IsolatedAsyncioTestCase):
     """--max-in-flight 1 with one 2-second call holding the slot."""
 
-    server: Server
+    @staticmethod
+    def served() -> Server:
+        return Server(config_text(2000), "--max-in-flight", "1")
 
     @classmethod
-    def setUpClass(cls) -> None:
-        cls.server = Server(config_text(2000), "--max-in-flight", "1").start()
-        finish_quick_invocations(cls.server.socket)
-
-    @classmethod
-    def tearDownClass(cls) -> None:
-        cls.server.cleanup()
+    def ready(cls, server: Server) -> None:
+        finish_quick_invocations(server.socket)
 
     async def asyncSetUp(self) -> None:
         self.client = AsyncClient(socket=self.server.socket)

@@ -8,7 +8,7 @@ import unittest
 from contextlib import aclosing
 from typing import Any
 
-from serve_helper import TICKET, Server, config_text, wait_until
+from serve_helper import TICKET, Served, Server, config_text, wait_until
 
 from skillrunner_client import (
     AsyncClient,
@@ -49,18 +49,12 @@ class StreamChecks(unittest.TestCase):
         self.assertEqual(last["attempt"], result.attempts[-1]["n"])
 
 
-class StreamTests(unittest.IsolatedAsyncioTestCase, StreamChecks):
+class StreamTests(Served, unittest.IsolatedAsyncioTestCase, StreamChecks):
     """AsyncClient.stream: `"stream": true` invocations, events first, then the result."""
 
-    server: Server
-
-    @classmethod
-    def setUpClass(cls) -> None:
-        cls.server = Server(config_text()).start()
-
-    @classmethod
-    def tearDownClass(cls) -> None:
-        cls.server.cleanup()
+    @staticmethod
+    def served() -> Server:
+        return Server(config_text())
 
     async def collect(self, skill: str, value: Any) -> list[Any]:
         async with AsyncClient(socket=self.server.socket) as client:
@@ -88,23 +82,12 @@ class StreamTests(unittest.IsolatedAsyncioTestCase, StreamChecks):
         self.assertEqual(caught.exception.details["errors"][0]["path"], "/options/partial_interval_ms")
 
 
-class SyncStreamTests(StreamChecks):
+class SyncStreamTests(Served, StreamChecks):
     """Client.stream: the same items as AsyncClient.stream, from a generator."""
 
-    server: Server
-
-    @classmethod
-    def setUpClass(cls) -> None:
-        cls.server = Server(config_text()).start()
-
-    @classmethod
-    def tearDownClass(cls) -> None:
-        cls.server.cleanup()
-
-    def client(self) -> Client:
-        client = Client(socket=self.server.socket)
-        self.addCleanup(client.close)
-        return client
+    @staticmethod
+    def served() -> Server:
+        return Server(config_text())
 
     def test_partials_then_the_result(self) -> None:
         self.check_partials_then_result(
@@ -164,18 +147,12 @@ class SyncStreamTests(StreamChecks):
         self.assertEqual(client.health()["connections"], 1)
 
 
-class SlowSyncStreamTests(unittest.TestCase):
+class SlowSyncStreamTests(Served, unittest.TestCase):
     """Client.stream: a caller who leaves while the invocation is in flight, or runs out of time."""
 
-    server: Server
-
-    @classmethod
-    def setUpClass(cls) -> None:
-        cls.server = Server(config_text(RETRY_LATENCY_MS, WRONG_FIRST)).start()
-
-    @classmethod
-    def tearDownClass(cls) -> None:
-        cls.server.cleanup()
+    @staticmethod
+    def served() -> Server:
+        return Server(config_text(RETRY_LATENCY_MS, WRONG_FIRST))
 
     def test_leaving_the_loop_sends_cancel(self) -> None:
         since = len(self.server.events())
@@ -223,18 +200,12 @@ class SlowSyncStreamTests(unittest.TestCase):
         wait_cancelled(self.server, since, 2)
 
 
-class SlowAsyncStreamTests(unittest.IsolatedAsyncioTestCase):
+class SlowAsyncStreamTests(Served, unittest.IsolatedAsyncioTestCase):
     """AsyncClient.stream: a caller who closes the iterator while the invocation is in flight."""
 
-    server: Server
-
-    @classmethod
-    def setUpClass(cls) -> None:
-        cls.server = Server(config_text(RETRY_LATENCY_MS, WRONG_FIRST)).start()
-
-    @classmethod
-    def tearDownClass(cls) -> None:
-        cls.server.cleanup()
+    @staticmethod
+    def served() -> Server:
+        return Server(config_text(RETRY_LATENCY_MS, WRONG_FIRST))
 
     async def test_closing_the_iterator_sends_cancel(self) -> None:
         since = len(self.server.events())

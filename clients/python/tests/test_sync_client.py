@@ -13,6 +13,7 @@ from typing import Any
 
 import serve_helper as sh
 from serve_helper import (
+    Served,
     FAULTS_A,
     FAULTS_B,
     TICKET,
@@ -61,23 +62,12 @@ def in_thread(fn: Any) -> tuple[threading.Thread, dict[str, Any]]:
     return thread, out
 
 
-class FastServerTests(unittest.TestCase):
+class FastServerTests(Served, unittest.TestCase):
     """No latency; a TCP listener that needs a token."""
 
-    server: Server
-
-    @classmethod
-    def setUpClass(cls) -> None:
-        cls.server = Server(config_text(), tcp=True, env={"SKILLRUNNER_TOKEN": sh.TOKEN}).start()
-
-    @classmethod
-    def tearDownClass(cls) -> None:
-        cls.server.cleanup()
-
-    def client(self) -> Client:
-        client = Client(socket=self.server.socket)
-        self.addCleanup(client.close)
-        return client
+    @staticmethod
+    def served() -> Server:
+        return Server(config_text(), tcp=True, env={"SKILLRUNNER_TOKEN": sh.TOKEN})
 
     def test_invoke_returns_the_result(self) -> None:
         result = self.client().invoke("word_stats", {"text": "a b a", "top": 1}, timeout_ms=10000)
@@ -284,18 +274,12 @@ class ReloadTests(unittest.TestCase):
             self.assertEqual(err.details["diagnostics"][0]["pointer"], "/bogus_key")
 
 
-class SlowServerTests(unittest.TestCase):
+class SlowServerTests(Served, unittest.TestCase):
     """Each provider answer takes 2.5 s: pipelining, deadlines and cancellation."""
 
-    server: Server
-
-    @classmethod
-    def setUpClass(cls) -> None:
-        cls.server = Server(config_text(2500)).start()
-
-    @classmethod
-    def tearDownClass(cls) -> None:
-        cls.server.cleanup()
+    @staticmethod
+    def served() -> Server:
+        return Server(config_text(2500))
 
     def test_1000_pipelined_calls_on_one_connection(self) -> None:
         client = Client(socket=self.server.socket)
@@ -351,19 +335,16 @@ class SlowServerTests(unittest.TestCase):
         self.server.wait_event(lambda e: e["id"] == 2 and e["outcome"] == "CANCELLED")
 
 
-class OverloadTests(unittest.TestCase):
+class OverloadTests(Served, unittest.TestCase):
     """--max-in-flight 1 with one 2-second call holding the slot."""
 
-    server: Server
+    @staticmethod
+    def served() -> Server:
+        return Server(config_text(2000), "--max-in-flight", "1")
 
     @classmethod
-    def setUpClass(cls) -> None:
-        cls.server = Server(config_text(2000), "--max-in-flight", "1").start()
-        finish_quick_invocations(cls.server.socket)
-
-    @classmethod
-    def tearDownClass(cls) -> None:
-        cls.server.cleanup()
+    def ready(cls, server: Server) -> None:
+        finish_quick_invocations(server.socket)
 
     def setUp(self) -> None:
         self.client = Client(socket=self.server.socket)

@@ -7,6 +7,7 @@ import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import { after, before } from "node:test";
 
 /** The repository root (this file runs from clients/typescript/build-test/). */
 export const REPO = path.resolve(__dirname, "..", "..", "..");
@@ -205,4 +206,21 @@ export function since(start: number): number {
 /** Deletes a tree made by makeTree. */
 export function removeTree(tree: Tree): void {
   fs.rmSync(tree.dir, { recursive: true, force: true });
+}
+
+/**
+ * A tree (makeTree(latencyMs)) and a server on it for the tests of the enclosing describe block:
+ * made before the first test, stopped and removed after the last. Read its members inside the tests.
+ */
+export function servedTree(latencyMs = 0): { tree: Tree; server: Server } {
+  const served = {} as { tree: Tree; server: Server };
+  before(async () => {
+    served.tree = makeTree(latencyMs);
+    served.server = await Server.start(served.tree);
+  });
+  after(async () => {
+    await served.server.stop();
+    removeTree(served.tree);
+  });
+  return served;
 }

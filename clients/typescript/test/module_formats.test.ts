@@ -11,7 +11,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { after, before, describe, it } from "node:test";
 
-import { Server, Tree, makeTree, removeTree } from "./helpers";
+import { servedTree } from "./helpers";
 
 const HERE = path.resolve(__dirname, "..");
 const TSC = path.join(HERE, "node_modules", ".bin", "tsc");
@@ -116,23 +116,13 @@ describe("ESM and CommonJS entry points", () => {
   });
 
   describe("against a real serve", () => {
-    let tree: Tree;
-    let server: Server;
-
-    before(async () => {
-      tree = makeTree(0);
-      server = await Server.start(tree);
-    });
-    after(async () => {
-      await server.stop();
-      removeTree(tree);
-    });
+    const served = servedTree();
 
     it("the Client from import() invokes, and its errors are the require() build's classes", async () => {
       const esm = (await import("skillrunner-client")) as typeof import("skillrunner-client");
       // eslint-disable-next-line @typescript-eslint/no-require-imports
       const cjs = require("skillrunner-client") as typeof import("skillrunner-client");
-      const client = new esm.Client({ socket: tree.socket });
+      const client = new esm.Client({ socket: served.tree.socket });
       try {
         const result = await client.invoke<{ words: number }>("word_stats", { text: "a b a" }, { timeoutMs: 10_000 });
         assert.equal(result.output.words, 3);

@@ -1,25 +1,15 @@
 /** Client.stream: a streamed invocation's events, then its result, from a real serve. */
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 
 import { Client, InputInvalidError, InvokeResult, ProtocolError, StreamEvent } from "skillrunner-client";
-import { Server, Tree, makeTree, removeTree } from "./helpers";
+import { servedTree } from "./helpers";
 
 describe("stream", () => {
-  let tree: Tree;
-  let server: Server;
-
-  before(async () => {
-    tree = makeTree(0);
-    server = await Server.start(tree);
-  });
-  after(async () => {
-    await server.stop();
-    removeTree(tree);
-  });
+  const served = servedTree();
 
   it("yields skills.partial events, then the result", async () => {
-    const client = new Client({ socket: tree.socket });
+    const client = new Client({ socket: served.tree.socket });
     const items: Array<StreamEvent | InvokeResult> = [];
     for await (const item of client.stream("triage_ticket", { subject: "Cannot log in", body: "help" }, { timeoutMs: 10_000 })) {
       items.push(item);
@@ -38,7 +28,7 @@ describe("stream", () => {
   });
 
   it("handler skills yield only the result; errors reject as invoke's", async () => {
-    const client = new Client({ socket: tree.socket });
+    const client = new Client({ socket: served.tree.socket });
     const items: unknown[] = [];
     for await (const item of client.stream("word_stats", { text: "a b a", top: 1 })) items.push(item);
     assert.equal(items.length, 1);
@@ -50,7 +40,7 @@ describe("stream", () => {
   });
 
   it("partialIntervalMs goes to the server as options.partial_interval_ms", async () => {
-    const client = new Client({ socket: tree.socket });
+    const client = new Client({ socket: served.tree.socket });
     const items: unknown[] = [];
     for await (const item of client.stream("triage_ticket", { subject: "x", body: "y" }, { partialIntervalMs: 0 })) items.push(item);
     assert.ok(items.length >= 2, "partials, then the result");
