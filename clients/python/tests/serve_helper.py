@@ -226,6 +226,24 @@ class Served:
     def tearDownClass(cls) -> None:
         cls.server.cleanup()
 
+    def gives_up_client_side(self, call: Callable[[], Any]) -> None:
+        """Runs ``call`` (a call with ``timeout_ms=200``) while the server is stopped: it
+        raises SkillTimeoutError on the client's side, after the deadline and its grace."""
+        from skillrunner_client import SkillTimeoutError
+
+        test: Any = self
+        self.server.pause()
+        try:
+            started = time.monotonic()
+            with test.assertRaises(SkillTimeoutError) as caught:
+                call()
+            waited = time.monotonic() - started
+        finally:
+            self.server.resume()
+        test.assertEqual(caught.exception.details, {"timeout_ms": 200, "client_side": True})
+        test.assertGreaterEqual(waited, 1.2)
+        test.assertLess(waited, 3)
+
     def client(self) -> Any:
         """A Client of the class's server on its socket, closed after the test."""
         from skillrunner_client import Client  # the package under test, imported late

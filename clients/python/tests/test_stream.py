@@ -185,17 +185,7 @@ class SlowSyncStreamTests(Served, unittest.TestCase):
         self.addCleanup(client.close)
         client.health()  # id 1: connected before the server is stopped
         since = len(self.server.events())
-        self.server.pause()
-        try:
-            started = time.monotonic()
-            with self.assertRaises(SkillTimeoutError) as caught:
-                list(client.stream("triage_ticket", TICKET, timeout_ms=200))  # id 2
-            waited = time.monotonic() - started
-        finally:
-            self.server.resume()
-        self.assertEqual(caught.exception.details, {"timeout_ms": 200, "client_side": True})
-        self.assertGreaterEqual(waited, 1.2)
-        self.assertLess(waited, 3)
+        self.gives_up_client_side(lambda: list(client.stream("triage_ticket", TICKET, timeout_ms=200)))  # id 2
         self.assertEqual(client.health()["connections"], 1)  # the connection lives on
         wait_cancelled(self.server, since, 2)
 

@@ -319,17 +319,7 @@ class SlowServerTests(Served, unittest.TestCase):
     def test_client_deadline_sends_cancel(self) -> None:
         with Client(socket=self.server.socket) as client:
             client.health()  # id 1: connected before the server is stopped
-            self.server.pause()
-            try:
-                started = time.monotonic()
-                with self.assertRaises(SkillTimeoutError) as caught:
-                    client.invoke("triage_ticket", TICKET, timeout_ms=200)  # id 2
-                waited = time.monotonic() - started
-            finally:
-                self.server.resume()
-            self.assertEqual(caught.exception.details, {"timeout_ms": 200, "client_side": True})
-            self.assertGreaterEqual(waited, 1.2)
-            self.assertLess(waited, 3)
+            self.gives_up_client_side(lambda: client.invoke("triage_ticket", TICKET, timeout_ms=200))  # id 2
             conn = client.health()  # the connection lives on
             self.assertEqual(conn["connections"], 1)
         self.server.wait_event(lambda e: e["id"] == 2 and e["outcome"] == "CANCELLED")
