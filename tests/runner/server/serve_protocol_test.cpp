@@ -57,7 +57,10 @@ std::vector<json::value> ReadUntil(SocketClient& client, int id) {
   return lines;
 }
 
-class ServeProtocolTest : public ::testing::Test {
+// A tree whose triage skill runs on `Provider` (a loopback OpenAI server:
+// whole answers or SSE streams), and the socket serve listens on.
+template <class Provider>
+class ServeOn : public ::testing::Test {
  protected:
   void SetUp() override {
     WriteTree(tree_, provider_.base_url());
@@ -65,10 +68,12 @@ class ServeProtocolTest : public ::testing::Test {
   }
   std::optional<SocketClient> Connect() { return ConnectWhenReady(socket_); }
 
-  test_support::LoopbackServer provider_;
+  Provider provider_;
   testing::TempTree tree_;
   std::string socket_;
 };
+
+class ServeProtocolTest : public ServeOn<test_support::LoopbackServer> {};
 
 TEST_F(ServeProtocolTest, AnAttemptCutByTheInvocationDeadlineIsATimeout) {
   provider_.SetDefault({.body = test_support::OpenAiAnswer(kTriageAnswer), .delay = 4000ms});
@@ -168,12 +173,8 @@ std::vector<std::string> OneCharacterPieces() {
   return pieces;
 }
 
-class ServeCoalescingTest : public ::testing::Test {
+class ServeCoalescingTest : public ServeOn<test_support::SseServer> {
  protected:
-  void SetUp() override {
-    WriteTree(tree_, sse_.base_url());
-    socket_ = tree_.Path("s.sock").string();
-  }
   // The partials of one streamed invocation with `options`, the stream
   // written one event per piece with `gap` after each.
   std::vector<json::value> Partials(const std::string& options, std::chrono::milliseconds gap,
@@ -182,9 +183,9 @@ class ServeCoalescingTest : public ::testing::Test {
     test_support::SseScript script = test_support::Streamed(test_support::OpenAiStream(OneCharacterPieces()),
                                                             test_support::OpenAiContentEvent("x").size());
     script.piece_gap = gap;
-    sse_.Enqueue(std::move(script));
+    provider_.Enqueue(std::move(script));
     ServeProcess serve(tree_, {"--socket", socket_});
-    auto client = ConnectWhenReady(socket_);
+    auto client = Connect();
     if (!client) return {};
     const auto start = std::chrono::steady_clock::now();
     client->Send(InvokeLine(1, options));
@@ -194,10 +195,6 @@ class ServeCoalescingTest : public ::testing::Test {
     lines.pop_back();
     return lines;
   }
-
-  test_support::SseServer sse_;
-  testing::TempTree tree_;
-  std::string socket_;
 };
 
 TEST_F(ServeCoalescingTest, PartialsComeAtMostOncePerIntervalAndTheLastIsAlwaysSent) {
