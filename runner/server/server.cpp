@@ -218,12 +218,12 @@ Server::~Server() {
   if (state_->unix_acceptor && !state_->draining) ::unlink(state_->options.socket_path.c_str());
 }
 
-Result<void> Server::Start() {
+std::expected<void, std::string> Server::Start() {
   State& state = *state_;
   if (state.options.socket_path.empty() && state.options.listen.empty()) {
-    return Fail(ErrorCode::kConfigInvalid, "nothing to listen on: give --socket PATH and/or --listen HOST:PORT");
+    return std::unexpected("nothing to listen on: give --socket PATH and/or --listen HOST:PORT");
   }
-  auto fail = [&](Error error) -> Result<void> {
+  auto fail = [&](std::string message) -> std::expected<void, std::string> {
     boost::system::error_code ignored;
     if (state.unix_acceptor) {
       state.unix_acceptor->close(ignored);
@@ -231,26 +231,23 @@ Result<void> Server::Start() {
       state.unix_acceptor.reset();
     }
     state.tcp_acceptors.clear();
-    return std::unexpected(std::move(error));
+    return std::unexpected(std::move(message));
   };
   if (!state.options.socket_path.empty()) {
-    if (auto opened = OpenUnixListener(state); !opened) return fail(std::move(opened.error()));
+    if (auto opened = OpenUnixListener(state); !opened) return fail(opened.error());
   }
   for (const auto& listen : state.options.listen) {
-    if (auto opened = OpenTcpListener(state, listen); !opened) return fail(std::move(opened.error()));
+    if (auto opened = OpenTcpListener(state, listen); !opened) return fail(opened.error());
   }
   if (!state.options.metrics_listen.empty()) {
     auto endpoint = ParseListenAddress(state.options.metrics_listen);
-    if (!endpoint) return fail(endpoint.error().WithContext("--metrics-listen " + state.options.metrics_listen));
+    if (!endpoint) return fail("--metrics-listen " + state.options.metrics_listen + ": " + endpoint.error());
     if (!endpoint->address().is_loopback() && !state.options.allow_remote) {
-      return fail(Error{ErrorCode::kConfigInvalid,
-                        "--metrics-listen " + state.options.metrics_listen +
-                            " is not a loopback address; add --allow-remote to expose metrics to other hosts",
-                        {},
-                        {}});
+      return fail("--metrics-listen " + state.options.metrics_listen +
+                  " is not a loopback address; add --allow-remote to expose metrics to other hosts");
     }
     auto acceptor = OpenTcpAcceptor(state, *endpoint, state.options.metrics_listen);
-    if (!acceptor) return fail(std::move(acceptor.error()));
+    if (!acceptor) return fail(acceptor.error());
     std::weak_ptr<State> weak = state_;
     auto probe = [weak] {
       auto alive = weak.lock();

@@ -22,7 +22,6 @@ __all__ = [
     "OverloadedError",
     "UnauthorizedError",
     "BudgetExceededError",
-    "InternalError",
     "ConnectionLostError",
     "SchemaChangedError",
     "ProtocolError",
@@ -165,12 +164,6 @@ class BudgetExceededError(SkillrunnerError):
     code = "BUDGET_EXCEEDED"
 
 
-class InternalError(SkillrunnerError):
-    """The server failed in a way no other code fits (a file or database it could not use)."""
-
-    code = "INTERNAL"
-
-
 class ConnectionLostError(SkillrunnerError):
     """The connection dropped (or could not be made); in-flight calls are never re-sent."""
 
@@ -196,7 +189,7 @@ _BY_CODE: dict[str, type[SkillrunnerError]] = {
         RefusedError, ContentFilteredError, ProviderError, ProviderUnavailableError,
         SkillTimeoutError, HandlerFailedError, JudgeError, SkillCancelledError,
         ConfigInvalidError, OverloadedError, UnauthorizedError, BudgetExceededError,
-        InternalError, ConnectionLostError, SchemaChangedError, ProtocolError,
+        ConnectionLostError, SchemaChangedError, ProtocolError,
     )
 }
 
