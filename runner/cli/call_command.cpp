@@ -94,7 +94,7 @@ int Call(const CallOptions& options) {
   boost::system::error_code ec;
   if (!options.connect.empty()) {
     auto endpoint = server::ParseListenAddress(options.connect);
-    if (!endpoint) return Complain(kUsageStatus, "--connect " + endpoint.error());
+    if (!endpoint) return Complain(kUsageStatus, "--connect " + endpoint.error().message);
     if (const char* token = std::getenv("SKILLRUNNER_TOKEN"); token && *token) request["auth"] = token;
     asio::ip::tcp::socket socket(io);
     socket.connect(*endpoint, ec);

@@ -57,10 +57,15 @@ void PrintJson(const json::value& value, bool pretty) {
 }
 
 // A front-door failure before any skill ran (bad --input, broken config).
-int PrintFailure(ErrorCode code, std::string message, bool pretty, std::vector<FieldError> errors = {}) {
-  InvocationFailure failure{Error{code, std::move(message), std::move(errors), {}}, {}, {}};
+int PrintFailure(Error error, bool pretty) {
+  const int status = ExitStatusFor(error.code);
+  InvocationFailure failure{std::move(error), {}, {}};
   PrintJson(json::object{{"error", ErrorToJson(failure)}}, pretty);
-  return ExitStatusFor(code);
+  return status;
+}
+
+int PrintFailure(ErrorCode code, std::string message, bool pretty, std::vector<FieldError> errors = {}) {
+  return PrintFailure(Error{code, std::move(message), std::move(errors), {}}, pretty);
 }
 
 // Problems in other files are worth a warning; notes about them are debug.
@@ -130,10 +135,10 @@ int Run(const CommonOptions& common, const RunOptions& options) {
     spdlog::warn("some skill files failed to load; `skillrunner validate` lists them");
   }
   auto tracing = StartTracing(loaded.registry->config(), ProcessEnv);
-  if (!tracing) return PrintFailure(ErrorCode::kConfigInvalid, tracing.error(), options.pretty);
+  if (!tracing) return PrintFailure(std::move(tracing.error()), options.pretty);
   boost::asio::io_context io;
   auto runtime = Runtime::Create(loaded.registry, io.get_executor(), RuntimeOptions{nullptr, {}, *tracing});
-  if (!runtime) return PrintFailure(ErrorCode::kConfigInvalid, runtime.error(), options.pretty);
+  if (!runtime) return PrintFailure(std::move(runtime.error()), options.pretty);
   InvocationOptions invocation;
   if (options.timeout_ms > 0) invocation.timeout = std::chrono::milliseconds(options.timeout_ms);
   if (options.seed >= 0) invocation.seed = static_cast<std::uint64_t>(options.seed);

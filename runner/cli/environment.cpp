@@ -88,16 +88,17 @@ std::map<std::string, providers::SkillSimulation, std::less<>> SkillSimulations(
   return out;
 }
 
-std::expected<std::shared_ptr<telemetry::OtlpExporter>, std::string> StartTracing(const Config& config,
-                                                                                  const EnvLookup& env) {
+Result<std::shared_ptr<telemetry::OtlpExporter>> StartTracing(const Config& config, const EnvLookup& env) {
   telemetry::OtlpExporterOptions options;
   if (!config.telemetry.otlp_endpoint.empty()) options.endpoint = telemetry::TracesUrl(config.telemetry.otlp_endpoint);
   options.resource.service_name = config.telemetry.service_name;
   options.resource.scope_version = SKILLRUNNER_VERSION;
-  if (auto applied = telemetry::ApplyOtelEnvironment(options, env); !applied) return std::unexpected(applied.error());
+  if (auto applied = telemetry::ApplyOtelEnvironment(options, env); !applied) {
+    return Fail(ErrorCode::kConfigInvalid, std::move(applied.error()));
+  }
   if (options.endpoint.empty()) return nullptr;
   if (!options.endpoint.starts_with("http://") && !options.endpoint.starts_with("https://")) {
-    return std::unexpected("the OTLP endpoint must be an http:// or https:// URL");
+    return Fail(ErrorCode::kConfigInvalid, "the OTLP endpoint must be an http:// or https:// URL");
   }
   return std::make_shared<telemetry::OtlpExporter>(std::move(options));
 }
@@ -138,9 +139,8 @@ void Runtime::AddBatching(Parts& parts, const Config& config, boost::asio::any_i
   }
 }
 
-std::expected<std::unique_ptr<Runtime>, std::string> Runtime::Create(std::shared_ptr<const SkillRegistry> registry,
-                                                                     boost::asio::any_io_executor executor,
-                                                                     RuntimeOptions options) {
+Result<std::unique_ptr<Runtime>> Runtime::Create(std::shared_ptr<const SkillRegistry> registry,
+                                                 boost::asio::any_io_executor executor, RuntimeOptions options) {
   std::unique_ptr<Runtime> runtime(new Runtime());
   runtime->parts_ = std::make_unique<Parts>();
   Parts& parts = *runtime->parts_;
@@ -164,7 +164,7 @@ std::expected<std::unique_ptr<Runtime>, std::string> Runtime::Create(std::shared
   };
   auto set =
       providers::ProviderSet::Create(registry->config().providers, executor, ProcessEnv, RealClock(), make_limiter);
-  if (!set) return std::unexpected(set.error());
+  if (!set) return Fail(ErrorCode::kConfigInvalid, std::move(set.error()));
   parts.providers = std::move(*set);
   parts.providers->SetSkillSimulations(SkillSimulations(*registry));
   runtime->runner_ = std::make_unique<SkillRunner>(std::move(registry), RealClock());

@@ -9,6 +9,7 @@
 #include "runner/skill_runner.h"
 #include "runner/tree/config.h"
 #include "runner/tree/skill_registry.h"
+#include "services/common/error.h"
 #include "services/common/response_store.h"
 #include "services/providers/batch/batching_provider.h"
 #include "services/providers/simulated/simulated_provider.h"
@@ -45,10 +46,9 @@ SkillRegistry::LoadResult LoadRegistry(const CommonOptions& options, Config conf
 std::shared_ptr<state::SharedState> StartSharedState(const Config& config, boost::asio::any_io_executor executor);
 
 // design.md §9.4: the trace exporter the config's `telemetry:` and the OTEL_*
-// variables ask for, started; null when they name no endpoint. An error names
-// the setting that is wrong.
-std::expected<std::shared_ptr<telemetry::OtlpExporter>, std::string> StartTracing(const Config& config,
-                                                                                  const EnvLookup& env);
+// variables ask for, started; null when they name no endpoint. An error
+// (CONFIG_INVALID) names the setting that is wrong.
+Result<std::shared_ptr<telemetry::OtlpExporter>> StartTracing(const Config& config, const EnvLookup& env);
 
 // eval --batch (design.md §10.6): how the HTTP providers batch, and the run
 // folder's journal (which outlives the runtime).
@@ -79,10 +79,9 @@ struct RuntimeOptions {
 // runner.
 class Runtime {
  public:
-  // Fails when a provider's settings are unusable.
-  static std::expected<std::unique_ptr<Runtime>, std::string> Create(std::shared_ptr<const SkillRegistry> registry,
-                                                                     boost::asio::any_io_executor executor,
-                                                                     RuntimeOptions options = {});
+  // Fails (CONFIG_INVALID) when a provider's settings are unusable.
+  static Result<std::unique_ptr<Runtime>> Create(std::shared_ptr<const SkillRegistry> registry,
+                                                 boost::asio::any_io_executor executor, RuntimeOptions options = {});
   ~Runtime();
   SkillRunner& runner() { return *runner_; }
   // Null without `state.redis`.

@@ -87,17 +87,17 @@ void RecordBatchesInHistory(providers::BatchJournal& journal, fs::path history, 
                              eval::IsoUtc(std::chrono::system_clock::now())};
     auto opened = eval::History::Open(history);
     auto recorded = opened ? (*opened)->RecordBatch(run_id, batch) : std::unexpected(opened.error());
-    if (!recorded) SayToStderr("skillrunner eval: warning: batch " + batch.batch_id + ": " + recorded.error());
+    if (!recorded) SayToStderr("skillrunner eval: warning: batch " + batch.batch_id + ": " + recorded.error().message);
   };
   for (const boost::json::object& line : journal.recorded()) record(line);
   journal.SetObserver(std::move(record));
 }
 
-std::expected<std::shared_ptr<RunRuntime>, std::string> OpenBatchJournal(const BatchPlan& plan, BatchRun& run) {
+Result<std::shared_ptr<RunRuntime>> OpenBatchJournal(const BatchPlan& plan, BatchRun& run) {
   auto meta = eval::ReadRunMeta(plan.out / "run.json");
-  if (!meta) return std::unexpected(meta.error());
+  if (!meta) return std::unexpected(std::move(meta.error()));
   auto journal = providers::BatchJournal::Open(plan.out / "batches.jsonl");
-  if (!journal) return std::unexpected(journal.error());
+  if (!journal) return skillrunner::Fail(ErrorCode::kInternal, std::move(journal.error()));
   auto owner = std::make_shared<RunRuntime>();
   owner->journal = std::move(*journal);
   RecordBatchesInHistory(*owner->journal, plan.history, meta->run_id);
@@ -115,17 +115,17 @@ eval::RunnerFactory RunnerFor(std::shared_ptr<const SkillRegistry> registry,
                               std::shared_ptr<telemetry::SpanSink> spans, std::shared_ptr<eval::ResponseCache> cache,
                               std::shared_ptr<const BatchPlan> batch = nullptr) {
   return [registry, rate_limits, spans, cache,
-          batch](boost::asio::any_io_executor executor) -> std::expected<std::shared_ptr<SkillRunner>, std::string> {
+          batch](boost::asio::any_io_executor executor) -> Result<std::shared_ptr<SkillRunner>> {
     auto owner = std::make_shared<RunRuntime>();
     BatchRun run;
     if (batch) {
       auto opened = OpenBatchJournal(*batch, run);
-      if (!opened) return std::unexpected(opened.error());
+      if (!opened) return std::unexpected(std::move(opened.error()));
       owner = std::move(*opened);
     }
     auto runtime = Runtime::Create(registry, executor,
                                    RuntimeOptions{nullptr, rate_limits, spans, cache.get(), batch ? &run : nullptr});
-    if (!runtime) return std::unexpected(runtime.error());
+    if (!runtime) return std::unexpected(std::move(runtime.error()));
     owner->runtime = std::move(*runtime);
     return std::shared_ptr<SkillRunner>(owner, &owner->runtime->runner());
   };
@@ -169,14 +169,16 @@ std::optional<std::string> UsageError(const EvalOptions& options) {
 
 // --cache [FILE], --cache-ttl (design.md §9.5) and --cache-mode (design.md §10.1):
 // the store, or null without --cache.
-std::expected<std::shared_ptr<eval::ResponseCache>, std::string> OpenCache(const EvalOptions& options) {
+Result<std::shared_ptr<eval::ResponseCache>> OpenCache(const EvalOptions& options) {
   const std::optional<eval::CacheMode> mode = eval::ParseCacheMode(options.cache_mode);
-  if (!mode) return std::unexpected("--cache-mode: expected read-write, replay or refresh");
+  if (!mode) {
+    return skillrunner::Fail(ErrorCode::kConfigInvalid, "--cache-mode: expected read-write, replay or refresh");
+  }
   if (!options.cache) return nullptr;
   std::optional<std::chrono::seconds> ttl;
   if (!options.cache_ttl.empty()) {
     auto parsed = eval::ParseTtl(options.cache_ttl);
-    if (!parsed) return std::unexpected("--cache-ttl: " + parsed.error());
+    if (!parsed) return skillrunner::Fail(std::move(parsed.error()), "--cache-ttl");
     ttl = *parsed;
   }
   std::filesystem::path file = *options.cache;
@@ -188,7 +190,7 @@ std::expected<std::shared_ptr<eval::ResponseCache>, std::string> OpenCache(const
     std::filesystem::create_directories(file.parent_path(), ec);
   }
   auto cache = eval::ResponseCache::Open(file, ttl, *mode);
-  if (!cache) return std::unexpected(cache.error());
+  if (!cache) return std::unexpected(std::move(cache.error()));
   return std::shared_ptr<eval::ResponseCache>(std::move(*cache));
 }
 
@@ -198,7 +200,7 @@ int RunEval(const CommonOptions& common, const EvalOptions& options) {
   eval::RunRequest request;
   if (!options.shard.empty()) {
     auto parsed = options.shard == "auto" ? eval::ShardFromEnvironment(ProcessEnv) : eval::ParseShard(options.shard);
-    if (!parsed) return Fail(parsed.error());
+    if (!parsed) return Fail(parsed.error().message);
     request.shard = *parsed;
   }
   auto loaded = LoadSuiteForEval(common, options.suite);
@@ -216,9 +218,9 @@ int RunEval(const CommonOptions& common, const EvalOptions& options) {
   request.run_id = options.run_id;
   request.rejudge_from = options.rejudge_from;
   auto tracing = StartTracing(loaded->registry->config(), ProcessEnv);
-  if (!tracing) return Fail(tracing.error());
+  if (!tracing) return Fail(tracing.error().message);
   auto cache = OpenCache(options);
-  if (!cache) return Fail(cache.error());
+  if (!cache) return Fail(cache.error().message);
   request.finish.cache = *cache;
   const int status = eval::ExecuteRun(
       *loaded, request, RunnerFor(loaded->registry, loaded->suite.rate_limits, *tracing, *cache, batch), SayToStderr);
@@ -267,7 +269,7 @@ int CompareEval(const CommonOptions& common, const EvalOptions& options) {
     }
   }
   auto tracing = StartTracing(loaded.registry->config(), ProcessEnv);
-  if (!tracing) return Fail(tracing.error());
+  if (!tracing) return Fail(tracing.error().message);
   return eval::CompareRuns(*loaded.registry, request, RunnerFor(loaded.registry, {}, *tracing, nullptr), SayToStderr);
 }
 

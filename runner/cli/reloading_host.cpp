@@ -93,7 +93,7 @@ ReloadingHost::Built ReloadingHost::Build() {
   if (!tracing_started_) {
     auto tracing = StartTracing(*config, ProcessEnv);
     if (!tracing) {
-      built.failure = tracing.error();
+      built.failure = tracing.error().message;
       return built;
     }
     tracing_ = std::move(*tracing);
@@ -103,7 +103,7 @@ ReloadingHost::Built ReloadingHost::Build() {
   built.diagnostics = std::move(loaded.diagnostics);
   auto runtime = Runtime::Create(loaded.registry, executor_, RuntimeOptions{shared_, {}, tracing_});
   if (!runtime) {
-    built.failure = runtime.error();
+    built.failure = runtime.error().message;
     return built;
   }
   built.runtime = std::move(*runtime);

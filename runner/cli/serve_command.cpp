@@ -124,7 +124,7 @@ int Serve(const CommonOptions& common, ServeOptions options) {
   server::Server server(io, options.server, host, io_threads.Workers(io));
   server.OnStopped([&io_threads] { io_threads.Release(); });
   if (auto started = server.Start(); !started) {
-    std::fprintf(stderr, "skillrunner serve: %s\n", started.error().c_str());
+    std::fprintf(stderr, "skillrunner serve: %s\n", started.error().message.c_str());
     return kUsageStatus;
   }
   server.HandleSignals();

@@ -137,10 +137,9 @@ std::string CompareHtml(const json::object& comparison) {
 }
 
 // The cases both runs have an output for, each with its skill's pairwise judge.
-std::expected<void, std::string> MakePairs(const SkillRegistry& registry, const CompareRequest& request,
-                                           const StoredRun& a, const StoredRun& b,
-                                           const std::shared_ptr<const review::Rubric>& pairwise,
-                                           std::map<std::string, review::JudgeSpec>& judges, std::vector<Pair>& pairs) {
+Result<void> MakePairs(const SkillRegistry& registry, const CompareRequest& request, const StoredRun& a,
+                       const StoredRun& b, const std::shared_ptr<const review::Rubric>& pairwise,
+                       std::map<std::string, review::JudgeSpec>& judges, std::vector<Pair>& pairs) {
   std::map<std::string, const json::object*> b_by_key;
   for (const json::object& record : b.records) b_by_key[CaseKey(record)] = &record;
   for (const json::object& record : a.records) {
@@ -152,7 +151,7 @@ std::expected<void, std::string> MakePairs(const SkillRegistry& registry, const 
     if (!judges.contains(skill_id)) {
       auto judge = JudgeOnModel(*skill, request.judge_model.empty() ? skill->model : request.judge_model,
                                 registry.config(), pairwise, skill_id + ".compare", 1);
-      if (!judge) return std::unexpected(judge.error().message);
+      if (!judge) return std::unexpected(std::move(judge.error()));
       judges.emplace(skill_id, std::move(*judge));
     }
     Pair pair{skill_id,
@@ -181,9 +180,9 @@ int CompareRuns(const SkillRegistry& registry, const CompareRequest& request, co
     return kRunError;
   };
   auto a = LoadStoredRun(request.run_a, request.history);
-  if (!a) return fail("run A: " + a.error());
+  if (!a) return fail("run A: " + a.error().message);
   auto b = LoadStoredRun(request.run_b, request.history);
-  if (!b) return fail("run B: " + b.error());
+  if (!b) return fail("run B: " + b.error().message);
   const review::Rubric* rubric = registry.FindRubric(request.rubric);
   if (rubric == nullptr) return fail("unknown rubric \"" + request.rubric + "\"");
   auto pairwise = PairwiseRubric(*rubric);
@@ -191,7 +190,8 @@ int CompareRuns(const SkillRegistry& registry, const CompareRequest& request, co
 
   std::map<std::string, review::JudgeSpec> judges;
   std::vector<Pair> pairs;
-  if (auto made = MakePairs(registry, request, *a, *b, *pairwise, judges, pairs); !made) return fail(made.error());
+  if (auto made = MakePairs(registry, request, *a, *b, *pairwise, judges, pairs); !made)
+    return fail(made.error().message);
   std::sort(pairs.begin(), pairs.end(), [](const Pair& x, const Pair& y) { return x.key < y.key; });
   if (pairs.empty()) return fail("runs " + a->run_id + " and " + b->run_id + " have no case with an output in both");
   say("skillrunner eval compare: " + std::to_string(pairs.size()) + " pair(s) of runs " + a->run_id + " and " +
@@ -199,7 +199,7 @@ int CompareRuns(const SkillRegistry& registry, const CompareRequest& request, co
 
   asio::io_context io;
   auto runner = make_runner(io.get_executor());
-  if (!runner) return fail(runner.error());
+  if (!runner) return fail(runner.error().message);
   std::size_t next = 0;
   for (int i = 0; i < std::max(1, request.concurrency); ++i) {
     asio::co_spawn(io, Worker(**runner, pairs, next), asio::detached);
@@ -211,7 +211,7 @@ int CompareRuns(const SkillRegistry& registry, const CompareRequest& request, co
   std::filesystem::create_directories(request.out, ec);
   for (const auto& [name, text] : {std::pair<std::string, std::string>{"compare.json", PrettyJson(comparison) + "\n"},
                                    {"compare.html", CompareHtml(comparison)}}) {
-    if (auto written = WriteFileAtomically(request.out / name, text); !written) return fail(written.error());
+    if (auto written = WriteFileAtomically(request.out / name, text); !written) return fail(written.error().message);
   }
   for (const auto& [skill, value] : comparison.at("skills").as_object()) {
     const json::object& s = value.as_object();

@@ -9,18 +9,19 @@
 
 namespace skillrunner::eval {
 
-std::expected<DirLock, std::string> DirLock::Acquire(const std::filesystem::path& dir) {
+Result<DirLock> DirLock::Acquire(const std::filesystem::path& dir) {
   std::filesystem::path file = dir / ".lock";
   int fd = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) return std::unexpected("cannot open " + file.string() + ": " + std::strerror(errno));
+  if (fd < 0) return Fail(ErrorCode::kInternal, "cannot open " + file.string() + ": " + std::strerror(errno));
   while (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     if (errno == EINTR) continue;
     int error = errno;
     ::close(fd);
     if (error == EWOULDBLOCK) {
-      return std::unexpected("another eval is writing " + dir.string() + " (it holds " + file.string() + ")");
+      return Fail(ErrorCode::kInternal,
+                  "another eval is writing " + dir.string() + " (it holds " + file.string() + ")");
     }
-    return std::unexpected("cannot lock " + file.string() + ": " + std::strerror(error));
+    return Fail(ErrorCode::kInternal, "cannot lock " + file.string() + ": " + std::strerror(error));
   }
   return DirLock(fd);
 }

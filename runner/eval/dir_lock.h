@@ -9,13 +9,15 @@
 #include <filesystem>
 #include <string>
 
+#include "services/common/error.h"
+
 namespace skillrunner::eval {
 
 class DirLock {
  public:
-  // Locks `dir` (which must exist). Fails with "another eval is writing DIR"
-  // when another process holds it, or with the system's error.
-  static std::expected<DirLock, std::string> Acquire(const std::filesystem::path& dir);
+  // Locks `dir` (which must exist). Fails (INTERNAL) with "another eval is
+  // writing DIR" when another process holds it, or with the system's error.
+  static Result<DirLock> Acquire(const std::filesystem::path& dir);
   DirLock(DirLock&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
   DirLock& operator=(DirLock&&) = delete;
   DirLock(const DirLock&) = delete;

@@ -72,7 +72,7 @@ boost::asio::awaitable<void> Worker(WorkQueue* queue) {
       continue;
     }
     if (auto written = queue->writer.Append(record); !written) {
-      queue->stats.write_error = written.error();
+      queue->stats.write_error = written.error().message;
       queue->stop.store(true);
       break;
     }
@@ -155,7 +155,7 @@ RunStats RunCases(const std::vector<CaseTask>& tasks, const CaseDeps& deps, Resu
   io.run();
   for (auto& t : pool) t.join();
   if (auto flushed = writer.Flush(); !flushed && queue.stats.write_error.empty()) {
-    queue.stats.write_error = flushed.error();
+    queue.stats.write_error = flushed.error().message;
   }
   return queue.stats;
 }

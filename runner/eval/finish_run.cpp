@@ -102,7 +102,7 @@ void AddBaseline(History& history, const Suite& suite, const std::string& run_id
                  std::vector<std::string>& problems) {
   auto baseline = history.LoadBaseline(suite.id, options.baseline, run_id);
   if (!baseline) {
-    problems.push_back("baseline: " + baseline.error());
+    problems.push_back("baseline: " + baseline.error().message);
   } else if (*baseline) {
     summary["baseline"] = CompareWithBaseline(summary, records, **baseline, suite.regression_alpha);
   } else {
@@ -133,7 +133,7 @@ FinishResult FinishRun(const Suite& suite, SummaryHeader header, std::vector<jso
   if (auto opened = History::Open(options.history_file); opened) {
     history = std::move(*opened);
   } else {
-    result.problems.push_back("history: " + opened.error());
+    result.problems.push_back("history: " + opened.error().message);
   }
   if (history && !options.baseline.empty()) {
     AddBaseline(*history, suite, header.run_id, records, options, summary, result.problems);
@@ -147,12 +147,12 @@ FinishResult FinishRun(const Suite& suite, SummaryHeader header, std::vector<jso
     if (auto points = history->Trend(suite.id, options.trend_runs); points) {
       trend = std::move(*points);
     } else {
-      result.problems.push_back("history: " + points.error());
+      result.problems.push_back("history: " + points.error().message);
     }
   }
   auto write = [&](std::string_view name, const std::string& text) {
     if (auto written = WriteFileAtomically(options.out_dir / name, text); !written) {
-      result.problems.push_back(written.error());
+      result.problems.push_back(written.error().message);
     }
   };
   write("summary.json", PrettyJson(summary) + "\n");
@@ -162,7 +162,7 @@ FinishResult FinishRun(const Suite& suite, SummaryHeader header, std::vector<jso
     result.notes.push_back("shard runs are not recorded in the history; `eval merge` records the whole run");
   } else if (history) {
     if (auto recorded = history->RecordRun(summary, records); !recorded) {
-      result.problems.push_back("history: " + recorded.error());
+      result.problems.push_back("history: " + recorded.error().message);
     }
   }
   result.exit_status = !result.problems.empty() ? 2 : Failing(summary, options) ? 1 : 0;

@@ -20,6 +20,8 @@ int Failed(const Say& say, const std::string& message) {
   return kRunError;
 }
 
+int Failed(const Say& say, const Error& error) { return Failed(say, error.message); }
+
 struct ShardRun {
   fs::path dir;
   RunMeta meta;
@@ -33,19 +35,21 @@ struct ReadShards {
   std::vector<std::string> torn;         // notes on torn last lines
 };
 
-std::expected<ReadShards, std::string> ReadShardFolders(const std::vector<fs::path>& sources) {
+// Sources that do not fit together are CONFIG_INVALID (the arguments are wrong).
+Result<ReadShards> ReadShardFolders(const std::vector<fs::path>& sources) {
   ReadShards out;
   for (const auto& source : sources) {
     ShardRun shard{source, {}, {}};
     auto meta = ReadRunMeta(shard.dir / "run.json");
-    if (!meta) return std::unexpected(meta.error());
+    if (!meta) return std::unexpected(std::move(meta.error()));
     shard.meta = std::move(*meta);
     if (!out.shards.empty() && shard.meta.suite != out.shards.front().meta.suite) {
-      return std::unexpected(source.string() + " holds suite \"" + shard.meta.suite + "\" but " +
-                             out.shards.front().dir.string() + " holds \"" + out.shards.front().meta.suite + "\"");
+      return Fail(ErrorCode::kConfigInvalid, source.string() + " holds suite \"" + shard.meta.suite + "\" but " +
+                                                 out.shards.front().dir.string() + " holds \"" +
+                                                 out.shards.front().meta.suite + "\"");
     }
     auto results = ReadResults(shard.dir / "results.jsonl", false);
-    if (!results) return std::unexpected(results.error());
+    if (!results) return std::unexpected(std::move(results.error()));
     if (results->torn_bytes > 0) {
       out.torn.push_back((shard.dir / "results.jsonl").string() + " ends with a torn line (" +
                          std::to_string(results->torn_bytes) + " bytes, left out)");
@@ -54,8 +58,8 @@ std::expected<ReadShards, std::string> ReadShardFolders(const std::vector<fs::pa
       std::string key = CaseKey(record);
       auto [it, inserted] = out.seen.emplace(key, shard.dir);
       if (!inserted) {
-        return std::unexpected("case " + key + " is in both " + it->second.string() + " and " + source.string() +
-                               " (overlapping shards, or the same shard twice)");
+        return Fail(ErrorCode::kConfigInvalid, "case " + key + " is in both " + it->second.string() + " and " +
+                                                   source.string() + " (overlapping shards, or the same shard twice)");
       }
       shard.records.push_back(std::move(record));
     }
@@ -65,50 +69,52 @@ std::expected<ReadShards, std::string> ReadShardFolders(const std::vector<fs::pa
 }
 
 // The sources must be the shards 0..N-1 of one N, each exactly once (a
-// folder of an unsharded run counts as 0/1).
-std::expected<void, std::string> CheckShardSet(const std::vector<ShardRun>& shards) {
+// folder of an unsharded run counts as 0/1); CONFIG_INVALID if not.
+Result<void> CheckShardSet(const std::vector<ShardRun>& shards) {
   std::map<int, const ShardRun*> by_index;
   std::optional<int> count;
   for (const ShardRun& s : shards) {
     Shard shard;
     if (s.meta.shard) {
       auto parsed = ParseShard(*s.meta.shard);
-      if (!parsed) return std::unexpected(s.dir.string() + "/run.json: bad shard \"" + *s.meta.shard + "\"");
+      if (!parsed) return Fail(ErrorCode::kInternal, s.dir.string() + "/run.json: bad shard \"" + *s.meta.shard + "\"");
       shard = *parsed;
     }
     if (count && *count != shard.count) {
-      return std::unexpected(s.dir.string() + " is shard " + shard.ToString() + " but " + shards.front().dir.string() +
-                             " is one of " + std::to_string(*count) +
-                             " shards: the sources must be the shards of one split");
+      return Fail(ErrorCode::kConfigInvalid, s.dir.string() + " is shard " + shard.ToString() + " but " +
+                                                 shards.front().dir.string() + " is one of " + std::to_string(*count) +
+                                                 " shards: the sources must be the shards of one split");
     }
     count = shard.count;
     auto [it, inserted] = by_index.emplace(shard.index, &s);
     if (!inserted) {
-      return std::unexpected("shard " + shard.ToString() + " is given twice: " + it->second->dir.string() + " and " +
-                             s.dir.string());
+      return Fail(ErrorCode::kConfigInvalid, "shard " + shard.ToString() + " is given twice: " +
+                                                 it->second->dir.string() + " and " + s.dir.string());
     }
   }
-  if (!count) return std::unexpected("no shard folders given");
+  if (!count) return Fail(ErrorCode::kConfigInvalid, "no shard folders given");
   std::string missing;
   for (int i = 0; i < *count; ++i) {
     if (by_index.contains(i)) continue;
     missing += (missing.empty() ? "" : ", ") + std::to_string(i) + "/" + std::to_string(*count);
   }
-  if (!missing.empty())
-    return std::unexpected("shard(s) " + missing + " missing: merge needs every shard of the split");
+  if (!missing.empty()) {
+    return Fail(ErrorCode::kConfigInvalid, "shard(s) " + missing + " missing: merge needs every shard of the split");
+  }
   for (const ShardRun& s : shards) {
     if (s.meta.plan_hash && shards.front().meta.plan_hash && *s.meta.plan_hash != *shards.front().meta.plan_hash) {
-      return std::unexpected(s.dir.string() + " and " + shards.front().dir.string() +
-                             " ran different plans of the suite (cases, repeats or datasets differ)");
+      return Fail(ErrorCode::kConfigInvalid,
+                  s.dir.string() + " and " + shards.front().dir.string() +
+                      " ran different plans of the suite (cases, repeats or datasets differ)");
     }
   }
   return {};
 }
 
 // Every case the suite plans must be in exactly one shard (duplicates were
-// refused while reading); the first few missing keys are named.
-std::expected<void, std::string> CheckCoverage(const Suite& suite, const std::vector<ShardRun>& shards,
-                                               const std::map<std::string, fs::path>& seen) {
+// refused while reading); the first few missing keys are named (CONFIG_INVALID).
+Result<void> CheckCoverage(const Suite& suite, const std::vector<ShardRun>& shards,
+                           const std::map<std::string, fs::path>& seen) {
   constexpr std::size_t kShown = 5;
   std::vector<std::string> missing;
   std::vector<std::string> planned = PlannedKeys(suite);
@@ -123,9 +129,10 @@ std::expected<void, std::string> CheckCoverage(const Suite& suite, const std::ve
   if (!shards.empty() && shards.front().meta.plan_hash && *shards.front().meta.plan_hash != PlanHash(suite)) {
     plan_note = " (the suite's cases changed since the shards ran)";
   }
-  return std::unexpected(std::to_string(missing.size()) + " of the suite's " + std::to_string(planned.size()) +
-                         " planned case(s) are in no shard" + plan_note + ": " + listed +
-                         "; finish the incomplete shard(s) with --resume, then merge again");
+  return Fail(ErrorCode::kConfigInvalid, std::to_string(missing.size()) + " of the suite's " +
+                                             std::to_string(planned.size()) + " planned case(s) are in no shard" +
+                                             plan_note + ": " + listed +
+                                             "; finish the incomplete shard(s) with --resume, then merge again");
 }
 
 // run.json of the merged run: the shards' run id when they share one.
@@ -142,9 +149,9 @@ RunMeta MergedMeta(const std::vector<ShardRun>& shards, const Suite& suite, cons
   return meta;
 }
 
-std::expected<void, std::string> WriteRecords(const fs::path& file, const std::vector<json::object>& records) {
+Result<void> WriteRecords(const fs::path& file, const std::vector<json::object>& records) {
   auto writer = ResultsWriter::Open(file);
-  if (!writer) return std::unexpected(writer.error());
+  if (!writer) return std::unexpected(std::move(writer.error()));
   for (const auto& record : records) {
     if (auto appended = (*writer)->Append(record); !appended) return appended;
   }
@@ -180,7 +187,7 @@ int MergeRuns(const MergeRequest& request, const SuiteLoader& load_suite, const 
   }
   RunMeta meta = MergedMeta(shards, loaded->suite, suite_file);
   if (auto baseline = CheckBaselineFirst(request.finish, loaded->suite, meta.run_id, say); !baseline) {
-    return Failed(say, baseline.error() + " (checked before merging)");
+    return Failed(say, baseline.error().message + " (checked before merging)");
   }
   if (auto written = WriteRunMeta(out / "run.json", meta); !written) return Failed(say, written.error());
   std::vector<json::object> records;

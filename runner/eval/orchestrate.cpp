@@ -49,24 +49,30 @@ int Failed(const Say& say, const std::string& message) {
   return kRunError;
 }
 
-std::expected<RunMeta, std::string> ResumedMeta(const RunRequest& request, const Suite& suite) {
+// Whatever its code, a run that could not be carried out exits kRunError.
+int Failed(const Say& say, const Error& error) { return Failed(say, error.message); }
+
+// The folder's run.json, which must fit the flags (CONFIG_INVALID if not).
+Result<RunMeta> ResumedMeta(const RunRequest& request, const Suite& suite) {
   const fs::path& dir = request.finish.out;
   auto meta = ReadRunMeta(dir / "run.json");
-  if (!meta) return std::unexpected("--resume: " + meta.error());
+  if (!meta) return Fail(std::move(meta.error()), "--resume");
   if (meta->suite != suite.id) {
-    return std::unexpected("--resume: " + dir.string() + " holds a run of suite \"" + meta->suite + "\", not \"" +
-                           suite.id + "\"");
+    return Fail(ErrorCode::kConfigInvalid, "--resume: " + dir.string() + " holds a run of suite \"" + meta->suite +
+                                               "\", not \"" + suite.id + "\"");
   }
   std::string plan = PlanHash(suite);
   if (meta->plan_hash && *meta->plan_hash != plan) {
-    return std::unexpected("--resume: the suite's cases changed since the run in " + dir.string() +
-                           " began (cases, repeats or datasets differ: plan " + *meta->plan_hash + ", now " + plan +
-                           "); resuming would mix two plans in one run: start a new run with another --out");
+    return Fail(ErrorCode::kConfigInvalid,
+                "--resume: the suite's cases changed since the run in " + dir.string() +
+                    " began (cases, repeats or datasets differ: plan " + *meta->plan_hash + ", now " + plan +
+                    "); resuming would mix two plans in one run: start a new run with another --out");
   }
   std::string wanted = request.shard ? request.shard->ToString() : "";
   if (meta->shard.value_or("") != wanted) {
-    return std::unexpected("--resume: " + dir.string() + " holds shard \"" + meta->shard.value_or("(none)") +
-                           "\", not \"" + (wanted.empty() ? "(none)" : wanted) + "\"");
+    return Fail(ErrorCode::kConfigInvalid, "--resume: " + dir.string() + " holds shard \"" +
+                                               meta->shard.value_or("(none)") + "\", not \"" +
+                                               (wanted.empty() ? "(none)" : wanted) + "\"");
   }
   return meta;
 }
@@ -81,15 +87,14 @@ struct Plan {
 
 // Points each planned task at its stored record; drops the tasks the source
 // run has no record of (said once).
-std::expected<void, std::string> AttachStored(Plan& plan, const RunRequest& request, const Suite& suite,
-                                              const Say& say) {
+Result<void> AttachStored(Plan& plan, const RunRequest& request, const Suite& suite, const Say& say) {
   auto source =
       LoadStoredRun(request.rejudge_from,
                     request.finish.history.empty() ? DefaultHistoryFile(request.finish.out) : request.finish.history);
-  if (!source) return std::unexpected("--rejudge-from: " + source.error());
+  if (!source) return Fail(std::move(source.error()), "--rejudge-from");
   if (source->suite != suite.id) {
-    return std::unexpected("--rejudge-from: run " + source->run_id + " is of suite \"" + source->suite + "\", not \"" +
-                           suite.id + "\"");
+    return Fail(ErrorCode::kConfigInvalid, "--rejudge-from: run " + source->run_id + " is of suite \"" + source->suite +
+                                               "\", not \"" + suite.id + "\"");
   }
   plan.stored = std::make_shared<std::vector<json::object>>(std::move(source->records));
   std::map<std::string, const json::object*> by_key;
@@ -111,10 +116,10 @@ std::expected<void, std::string> AttachStored(Plan& plan, const RunRequest& requ
   return {};
 }
 
-std::expected<Plan, std::string> PlanRun(const LoadedSuite& loaded, const RunRequest& request, const Say& say) {
+Result<Plan> PlanRun(const LoadedSuite& loaded, const RunRequest& request, const Say& say) {
   fs::path results_file = request.finish.out / "results.jsonl";
   auto previous = ReadResults(results_file, request.resume);
-  if (!previous) return std::unexpected(previous.error());
+  if (!previous) return std::unexpected(std::move(previous.error()));
   if (previous->torn_bytes > 0) {
     say("skillrunner eval: dropped a torn last line (" + std::to_string(previous->torn_bytes) + " bytes) of " +
         results_file.string());
@@ -130,12 +135,11 @@ std::expected<Plan, std::string> PlanRun(const LoadedSuite& loaded, const RunReq
 
 // Runs the planned cases on their own io_context; the run's stats, or why
 // it could not start.
-std::expected<RunStats, std::string> RunPlanned(const LoadedSuite& loaded, const RunRequest& request,
-                                                const RunMeta& meta, const Plan& plan, int concurrency,
-                                                const RunnerFactory& make_runner, const Say& say) {
+Result<RunStats> RunPlanned(const LoadedSuite& loaded, const RunRequest& request, const RunMeta& meta, const Plan& plan,
+                            int concurrency, const RunnerFactory& make_runner, const Say& say) {
   const Suite& suite = loaded.suite;
   auto writer = ResultsWriter::Open(request.finish.out / "results.jsonl");
-  if (!writer) return std::unexpected(writer.error());
+  if (!writer) return std::unexpected(std::move(writer.error()));
   int threads =
       request.threads > 0 ? request.threads : static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 4u));
   // Teardown order (see EvalIoContext): `io` is declared before the runner,
@@ -145,7 +149,7 @@ std::expected<RunStats, std::string> RunPlanned(const LoadedSuite& loaded, const
   // them while the runner is still alive.
   EvalIoContext io(threads);
   auto runner = make_runner(io.get_executor());
-  if (!runner) return std::unexpected(runner.error());
+  if (!runner) return std::unexpected(std::move(runner.error()));
   struct DestroyQueuedHandlersFirst {
     EvalIoContext& io;
     ~DestroyQueuedHandlersFirst() { io.DestroyQueuedHandlers(); }
@@ -176,32 +180,31 @@ int ReplayMissed(const RunStats& stats, const FinishRequest& request, const Say&
 
 }  // namespace
 
-std::expected<void, std::string> CheckBaselineFirst(const FinishRequest& request, const Suite& suite,
-                                                    const std::string& run_id, const Say& say) {
+Result<void> CheckBaselineFirst(const FinishRequest& request, const Suite& suite, const std::string& run_id,
+                                const Say& say) {
   if (request.baseline.empty() || (request.baseline == "last" && !request.require_baseline)) return {};
   const fs::path file = request.history.empty() ? DefaultHistoryFile(request.out) : request.history;
   auto history = History::Open(file);
-  if (!history) return std::unexpected("history: " + history.error());
+  if (!history) return Fail(std::move(history.error()), "history");
   auto baseline = (*history)->LoadBaseline(suite.id, request.baseline, run_id);
-  if (!baseline) return std::unexpected("baseline: " + baseline.error());
+  if (!baseline) return Fail(std::move(baseline.error()), "baseline");
   if (!*baseline) {
     say("no baseline: " + NoBaselineReason(suite.id));
-    return std::unexpected(
-        "--require-baseline: there is nothing to compare with, so nothing ran; keep the history "
-        "DB (" +
-        fs::absolute(file).lexically_normal().string() + ") between runs");
+    return Fail(ErrorCode::kConfigInvalid,
+                "--require-baseline: there is nothing to compare with, so nothing ran; keep the history DB (" +
+                    fs::absolute(file).lexically_normal().string() + ") between runs");
   }
   return {};
 }
 
-std::expected<RunMeta, std::string> PrepareRunMeta(const RunRequest& request, const Suite& suite) {
+Result<RunMeta> PrepareRunMeta(const RunRequest& request, const Suite& suite) {
   if (request.resume) return ResumedMeta(request, suite);
   const fs::path& dir = request.finish.out;
   std::error_code ec;
   if (fs::file_size(dir / "results.jsonl", ec) > 0 && !ec) {
-    return std::unexpected(dir.string() +
-                           " already holds a run (results.jsonl); continue it with --resume or "
-                           "choose another --out");
+    return Fail(ErrorCode::kConfigInvalid, dir.string() +
+                                               " already holds a run (results.jsonl); continue it with --resume or "
+                                               "choose another --out");
   }
   RunMeta meta;
   auto now = std::chrono::system_clock::now();
@@ -211,7 +214,7 @@ std::expected<RunMeta, std::string> PrepareRunMeta(const RunRequest& request, co
   meta.started_at = IsoUtc(now);
   if (request.shard) meta.shard = request.shard->ToString();
   meta.plan_hash = PlanHash(suite);
-  if (auto written = WriteRunMeta(dir / "run.json", meta); !written) return std::unexpected(written.error());
+  if (auto written = WriteRunMeta(dir / "run.json", meta); !written) return std::unexpected(std::move(written.error()));
   return meta;
 }
 
@@ -240,7 +243,7 @@ int ExecuteRun(const LoadedSuite& loaded, const RunRequest& request, const Runne
   auto meta = PrepareRunMeta(request, suite);
   if (!meta) return Failed(say, meta.error());
   if (auto baseline = CheckBaselineFirst(request.finish, suite, meta->run_id, say); !baseline) {
-    return Failed(say, baseline.error() + " (checked before any case ran)");
+    return Failed(say, baseline.error().message + " (checked before any case ran)");
   }
   auto plan = PlanRun(loaded, request, say);
   if (!plan) return Failed(say, plan.error());

@@ -24,6 +24,7 @@
 #include "runner/eval/summary.h"
 #include "runner/skill_runner.h"
 #include "services/common/batch_quorum.h"
+#include "services/common/error.h"
 
 namespace skillrunner::eval {
 
@@ -43,8 +44,7 @@ struct LoadedSuite {
 
 // A SkillRunner for a run, built on the run's io_context (the composition
 // root wires providers and services); it stays alive while the pointer does.
-using RunnerFactory =
-    std::function<std::expected<std::shared_ptr<SkillRunner>, std::string>(boost::asio::any_io_executor)>;
+using RunnerFactory = std::function<Result<std::shared_ptr<SkillRunner>>(boost::asio::any_io_executor)>;
 
 // Where the reports and the history go.
 struct FinishRequest {
@@ -86,8 +86,9 @@ struct RunRequest {
 int ExecuteRun(const LoadedSuite& loaded, const RunRequest& request, const RunnerFactory& make_runner, const Say& say);
 
 // run.json for this run: a new one, or (--resume) the one already in the
-// folder, which must be of this suite, plan and shard.
-std::expected<RunMeta, std::string> PrepareRunMeta(const RunRequest& request, const Suite& suite);
+// folder, which must be of this suite, plan and shard (CONFIG_INVALID when
+// the folder does not fit the flags; INTERNAL when its files fail).
+Result<RunMeta> PrepareRunMeta(const RunRequest& request, const Suite& suite);
 
 // The summary header of a run that began at meta.started_at and ends `now`.
 SummaryHeader MakeSummaryHeader(const RunMeta& meta, std::chrono::system_clock::time_point now, int concurrency);
@@ -100,8 +101,8 @@ int FinishEval(const Suite& suite, SummaryHeader header, std::vector<boost::json
 // Before any case runs (or a merge writes): --baseline RUN_ID must name a
 // run of the history, and under --require-baseline "last" must find one
 // (the "no baseline: ..." line is said first). Why not, or nothing.
-std::expected<void, std::string> CheckBaselineFirst(const FinishRequest& request, const Suite& suite,
-                                                    const std::string& run_id, const Say& say);
+Result<void> CheckBaselineFirst(const FinishRequest& request, const Suite& suite, const std::string& run_id,
+                                const Say& say);
 
 // Loads a suite file with the tree a run uses; nullopt after saying why.
 using SuiteLoader = std::function<std::optional<LoadedSuite>(const std::string& suite_file)>;

@@ -27,21 +27,22 @@ constexpr ShardVariables kKubernetes{"JOB_COMPLETION_INDEX", "JOB_COMPLETIONS", 
 constexpr ShardVariables kGitLab{"CI_NODE_INDEX", "CI_NODE_TOTAL", 1, "GitLab sets it only in a job with parallel:",
                                  "GitLab sets both in a job with parallel:"};
 
-std::expected<Shard, std::string> FromPair(const ShardVariables& names, const std::string& index_text,
-                                           const std::string& total_text) {
+Result<Shard> FromPair(const ShardVariables& names, const std::string& index_text, const std::string& total_text) {
   const std::string prefix = "--shard auto: ";
   int index = 0, total = 0;
   if (!ParseInt(index_text, index)) {
-    return std::unexpected(prefix + names.index + " must be a whole number, got \"" + index_text + "\"");
+    return Fail(ErrorCode::kConfigInvalid,
+                prefix + names.index + " must be a whole number, got \"" + index_text + "\"");
   }
   if (!ParseInt(total_text, total)) {
-    return std::unexpected(prefix + names.total + " must be a whole number, got \"" + total_text + "\"");
+    return Fail(ErrorCode::kConfigInvalid,
+                prefix + names.total + " must be a whole number, got \"" + total_text + "\"");
   }
   const int last = names.first_index == 0 ? total - 1 : total;
   if (total < 1 || index < names.first_index || index > last) {
-    return std::unexpected(prefix + names.index + "=" + index_text + " with " + names.total + "=" + total_text +
-                           ": need " + std::to_string(names.first_index) + " <= " + names.index +
-                           (names.first_index == 0 ? " < " : " <= ") + names.total);
+    return Fail(ErrorCode::kConfigInvalid, prefix + names.index + "=" + index_text + " with " + names.total + "=" +
+                                               total_text + ": need " + std::to_string(names.first_index) + " <= " +
+                                               names.index + (names.first_index == 0 ? " < " : " <= ") + names.total);
   }
   return Shard{index - names.first_index, total};
 }
@@ -61,38 +62,38 @@ bool Shard::Contains(std::string_view case_key) const {
   return count <= 1 || StableHash(case_key) % static_cast<std::uint64_t>(count) == static_cast<std::uint64_t>(index);
 }
 
-std::expected<Shard, std::string> ParseShard(std::string_view text) {
+Result<Shard> ParseShard(std::string_view text) {
   std::size_t slash = text.find('/');
   Shard shard;
   auto parse = ParseInt;
   if (slash == std::string_view::npos || !parse(text.substr(0, slash), shard.index) ||
       !parse(text.substr(slash + 1), shard.count)) {
-    return std::unexpected("--shard must be I/N (e.g. 0/4), got \"" + std::string(text) + "\"");
+    return Fail(ErrorCode::kConfigInvalid, "--shard must be I/N (e.g. 0/4), got \"" + std::string(text) + "\"");
   }
   if (shard.count < 1 || shard.index < 0 || shard.index >= shard.count) {
-    return std::unexpected("--shard " + std::string(text) + ": need 0 <= I < N");
+    return Fail(ErrorCode::kConfigInvalid, "--shard " + std::string(text) + ": need 0 <= I < N");
   }
   return shard;
 }
 
-std::expected<Shard, std::string> ShardFromEnvironment(const EnvLookup& env) {
+Result<Shard> ShardFromEnvironment(const EnvLookup& env) {
   for (const ShardVariables* names : {&kKubernetes, &kGitLab}) {
     const std::optional<std::string> index = env(names->index);
     const std::optional<std::string> total = env(names->total);
     if (!index && !total) continue;
     if (!index) {
-      return std::unexpected(std::string("--shard auto: ") + names->total + " is set but " + names->index +
-                             " is not (" + names->missing_index_hint + ")");
+      return Fail(ErrorCode::kConfigInvalid, std::string("--shard auto: ") + names->total + " is set but " +
+                                                 names->index + " is not (" + names->missing_index_hint + ")");
     }
     if (!total) {
-      return std::unexpected(std::string("--shard auto: ") + names->index + " is set but " + names->total +
-                             " is not (" + names->missing_total_hint + ")");
+      return Fail(ErrorCode::kConfigInvalid, std::string("--shard auto: ") + names->index + " is set but " +
+                                                 names->total + " is not (" + names->missing_total_hint + ")");
     }
     return FromPair(*names, *index, *total);
   }
-  return std::unexpected(
-      "--shard auto: no shard in the environment: it reads JOB_COMPLETION_INDEX and JOB_COMPLETIONS "
-      "(a Kubernetes Indexed Job) or CI_NODE_INDEX and CI_NODE_TOTAL (GitLab parallel:)");
+  return Fail(ErrorCode::kConfigInvalid,
+              "--shard auto: no shard in the environment: it reads JOB_COMPLETION_INDEX and JOB_COMPLETIONS "
+              "(a Kubernetes Indexed Job) or CI_NODE_INDEX and CI_NODE_TOTAL (GitLab parallel:)");
 }
 
 }  // namespace skillrunner::eval

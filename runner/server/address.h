@@ -5,10 +5,12 @@
 #include <string>
 #include <string_view>
 
+#include "services/common/error.h"
+
 namespace skillrunner::server {
 
 // "127.0.0.1:8080", "[::1]:8080", "localhost:0" (numeric addresses only, so
-// that nothing waits on a resolver).
-std::expected<boost::asio::ip::tcp::endpoint, std::string> ParseListenAddress(std::string_view text);
+// that nothing waits on a resolver); anything else is CONFIG_INVALID.
+Result<boost::asio::ip::tcp::endpoint> ParseListenAddress(std::string_view text);
 
 }  // namespace skillrunner::server

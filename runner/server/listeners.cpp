@@ -28,17 +28,17 @@ std::string Errno(int error) { return std::strerror(error); }
 
 // A socket file left by a server that died is replaced; one a live server
 // answers on is not.
-std::expected<void, std::string> ClearStaleSocket(const std::string& path) {
+Result<void> ClearStaleSocket(const std::string& path) {
   struct stat st {};
   if (::lstat(path.c_str(), &st) != 0) {
     if (errno == ENOENT) return {};
-    return std::unexpected("cannot inspect " + path + ": " + Errno(errno));
+    return Fail(ErrorCode::kInternal, "cannot inspect " + path + ": " + Errno(errno));
   }
   if (!S_ISSOCK(st.st_mode)) {
-    return std::unexpected(path + " exists and is not a socket; refusing to replace it");
+    return Fail(ErrorCode::kConfigInvalid, path + " exists and is not a socket; refusing to replace it");
   }
   int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return std::unexpected("socket(): " + Errno(errno));
+  if (fd < 0) return Fail(ErrorCode::kInternal, "socket(): " + Errno(errno));
   sockaddr_un address{};
   address.sun_family = AF_UNIX;
   std::strncpy(address.sun_path, path.c_str(), sizeof(address.sun_path) - 1);
@@ -46,14 +46,15 @@ std::expected<void, std::string> ClearStaleSocket(const std::string& path) {
   int error = errno;
   ::close(fd);
   if (connected == 0) {
-    return std::unexpected("another server is listening on " + path + "; stop it first or pick another --socket");
+    return Fail(ErrorCode::kInternal,
+                "another server is listening on " + path + "; stop it first or pick another --socket");
   }
   if (error != ECONNREFUSED && error != ENOENT) {
-    return std::unexpected("cannot tell whether a server still listens on " + path + ": " + Errno(error));
+    return Fail(ErrorCode::kInternal, "cannot tell whether a server still listens on " + path + ": " + Errno(error));
   }
   spdlog::info("replacing the stale socket file {} (no server answers on it)", path);
   if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
-    return std::unexpected("cannot remove the stale socket " + path + ": " + Errno(errno));
+    return Fail(ErrorCode::kInternal, "cannot remove the stale socket " + path + ": " + Errno(errno));
   }
   return {};
 }
@@ -91,19 +92,19 @@ asio::awaitable<void> AcceptTcp(std::shared_ptr<Server::State> state, std::size_
 
 }  // namespace
 
-std::expected<tcp::endpoint, std::string> ParseListenAddress(std::string_view text) {
+Result<tcp::endpoint> ParseListenAddress(std::string_view text) {
   std::string_view host;
   std::string_view port;
   if (!text.empty() && text.front() == '[') {
     auto close = text.find("]:");
     if (close == std::string_view::npos)
-      return std::unexpected("expected [IPv6]:PORT, got \"" + std::string(text) + "\"");
+      return Fail(ErrorCode::kConfigInvalid, "expected [IPv6]:PORT, got \"" + std::string(text) + "\"");
     host = text.substr(1, close - 1);
     port = text.substr(close + 2);
   } else {
     auto colon = text.rfind(':');
     if (colon == std::string_view::npos)
-      return std::unexpected("expected HOST:PORT, got \"" + std::string(text) + "\"");
+      return Fail(ErrorCode::kConfigInvalid, "expected HOST:PORT, got \"" + std::string(text) + "\"");
     host = text.substr(0, colon);
     port = text.substr(colon + 1);
   }
@@ -113,25 +114,31 @@ std::expected<tcp::endpoint, std::string> ParseListenAddress(std::string_view te
     number = std::stoul(std::string(port), &used);
     if (used != port.size() || number > 65535) throw std::out_of_range("port");
   } catch (const std::exception&) {
-    return std::unexpected("bad port in \"" + std::string(text) + "\" (0-65535)");
+    return Fail(ErrorCode::kConfigInvalid, "bad port in \"" + std::string(text) + "\" (0-65535)");
   }
   boost::system::error_code ec;
   asio::ip::address address = host == "localhost" ? asio::ip::address(asio::ip::address_v4::loopback())
                                                   : asio::ip::make_address(std::string(host), ec);
-  if (ec) return std::unexpected("\"" + std::string(host) + "\" is not an IP address (give a numeric address)");
+  if (ec) {
+    return Fail(ErrorCode::kConfigInvalid,
+                "\"" + std::string(host) + "\" is not an IP address (give a numeric address)");
+  }
   return tcp::endpoint(address, static_cast<unsigned short>(number));
 }
 
-std::expected<void, std::string> OpenUnixListener(Server::State& state) {
+Result<void> OpenUnixListener(Server::State& state) {
   const std::string& path = state.options.socket_path;
   if (path.size() >= sizeof(sockaddr_un{}.sun_path)) {
-    return std::unexpected("--socket path is too long for a Unix socket (" + std::to_string(path.size()) + " bytes)");
+    return Fail(ErrorCode::kConfigInvalid,
+                "--socket path is too long for a Unix socket (" + std::to_string(path.size()) + " bytes)");
   }
   if (auto cleared = ClearStaleSocket(path); !cleared) return cleared;
   gid_t group = static_cast<gid_t>(-1);
   if (!state.options.socket_group.empty()) {
     struct group* entry = ::getgrnam(state.options.socket_group.c_str());
-    if (!entry) return std::unexpected("--socket-group: no group named \"" + state.options.socket_group + "\"");
+    if (!entry) {
+      return Fail(ErrorCode::kConfigInvalid, "--socket-group: no group named \"" + state.options.socket_group + "\"");
+    }
     group = entry->gr_gid;
   }
   local::acceptor acceptor(state.strand);
@@ -142,40 +149,41 @@ std::expected<void, std::string> OpenUnixListener(Server::State& state) {
   mode_t previous = ::umask(0177);
   if (!ec) acceptor.bind(local::endpoint(path), ec);
   ::umask(previous);
-  if (ec) return std::unexpected("cannot bind " + path + ": " + ec.message());
+  if (ec) return Fail(ErrorCode::kInternal, "cannot bind " + path + ": " + ec.message());
   if (group != static_cast<gid_t>(-1)) {
     if (::chown(path.c_str(), static_cast<uid_t>(-1), group) != 0 || ::chmod(path.c_str(), 0660) != 0) {
       int error = errno;
       ::unlink(path.c_str());
-      return std::unexpected("cannot give " + path + " to group " + state.options.socket_group + ": " + Errno(error));
+      return Fail(ErrorCode::kInternal,
+                  "cannot give " + path + " to group " + state.options.socket_group + ": " + Errno(error));
     }
   }
   acceptor.listen(asio::socket_base::max_listen_connections, ec);
   if (ec) {
     ::unlink(path.c_str());
-    return std::unexpected("cannot listen on " + path + ": " + ec.message());
+    return Fail(ErrorCode::kInternal, "cannot listen on " + path + ": " + ec.message());
   }
   state.unix_acceptor.emplace(std::move(acceptor));
   return {};
 }
 
-std::expected<void, std::string> OpenTcpListener(Server::State& state, std::string_view text) {
+Result<void> OpenTcpListener(Server::State& state, std::string_view text) {
   auto endpoint = ParseListenAddress(text);
-  if (!endpoint) return std::unexpected("--listen " + std::string(text) + ": " + endpoint.error());
+  if (!endpoint) return Fail(std::move(endpoint.error()), "--listen " + std::string(text));
   if (!endpoint->address().is_loopback()) {
     if (!state.options.allow_remote) {
-      return std::unexpected("--listen " + std::string(text) +
-                             " is not a loopback address; add --allow-remote to accept other hosts "
-                             "(clients then need SKILLRUNNER_TOKEN)");
+      return Fail(ErrorCode::kConfigInvalid, "--listen " + std::string(text) +
+                                                 " is not a loopback address; add --allow-remote to accept other "
+                                                 "hosts (clients then need SKILLRUNNER_TOKEN)");
     }
     if (state.options.token.empty() && state.options.tenants.empty()) {
-      return std::unexpected("--listen " + std::string(text) +
-                             " accepts other hosts, so it needs a token: set SKILLRUNNER_TOKEN in the "
-                             "server's environment (or give the config tenants)");
+      return Fail(ErrorCode::kConfigInvalid, "--listen " + std::string(text) +
+                                                 " accepts other hosts, so it needs a token: set SKILLRUNNER_TOKEN in "
+                                                 "the server's environment (or give the config tenants)");
     }
   }
   auto acceptor = OpenTcpAcceptor(state, *endpoint, text);
-  if (!acceptor) return std::unexpected(acceptor.error());
+  if (!acceptor) return std::unexpected(std::move(acceptor.error()));
   state.tcp_acceptors.push_back(std::move(*acceptor));
   return {};
 }
@@ -248,15 +256,14 @@ void OpenConnection(const std::shared_ptr<Server::State>& state, tcp::socket soc
         std::move(peer));
 }
 
-std::expected<tcp::acceptor, std::string> OpenTcpAcceptor(Server::State& state, const tcp::endpoint& endpoint,
-                                                          std::string_view text) {
+Result<tcp::acceptor> OpenTcpAcceptor(Server::State& state, const tcp::endpoint& endpoint, std::string_view text) {
   tcp::acceptor acceptor(state.strand);
   boost::system::error_code ec;
   acceptor.open(endpoint.protocol(), ec);
   if (!ec) acceptor.set_option(asio::socket_base::reuse_address(true), ec);
   if (!ec) acceptor.bind(endpoint, ec);
   if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
-  if (ec) return std::unexpected("cannot listen on " + std::string(text) + ": " + ec.message());
+  if (ec) return Fail(ErrorCode::kInternal, "cannot listen on " + std::string(text) + ": " + ec.message());
   return acceptor;
 }
 

@@ -218,12 +218,12 @@ Server::~Server() {
   if (state_->unix_acceptor && !state_->draining) ::unlink(state_->options.socket_path.c_str());
 }
 
-std::expected<void, std::string> Server::Start() {
+Result<void> Server::Start() {
   State& state = *state_;
   if (state.options.socket_path.empty() && state.options.listen.empty()) {
-    return std::unexpected("nothing to listen on: give --socket PATH and/or --listen HOST:PORT");
+    return Fail(ErrorCode::kConfigInvalid, "nothing to listen on: give --socket PATH and/or --listen HOST:PORT");
   }
-  auto fail = [&](std::string message) -> std::expected<void, std::string> {
+  auto fail = [&](Error error) -> Result<void> {
     boost::system::error_code ignored;
     if (state.unix_acceptor) {
       state.unix_acceptor->close(ignored);
@@ -231,23 +231,26 @@ std::expected<void, std::string> Server::Start() {
       state.unix_acceptor.reset();
     }
     state.tcp_acceptors.clear();
-    return std::unexpected(std::move(message));
+    return std::unexpected(std::move(error));
   };
   if (!state.options.socket_path.empty()) {
-    if (auto opened = OpenUnixListener(state); !opened) return fail(opened.error());
+    if (auto opened = OpenUnixListener(state); !opened) return fail(std::move(opened.error()));
   }
   for (const auto& listen : state.options.listen) {
-    if (auto opened = OpenTcpListener(state, listen); !opened) return fail(opened.error());
+    if (auto opened = OpenTcpListener(state, listen); !opened) return fail(std::move(opened.error()));
   }
   if (!state.options.metrics_listen.empty()) {
     auto endpoint = ParseListenAddress(state.options.metrics_listen);
-    if (!endpoint) return fail("--metrics-listen " + state.options.metrics_listen + ": " + endpoint.error());
+    if (!endpoint) return fail(endpoint.error().WithContext("--metrics-listen " + state.options.metrics_listen));
     if (!endpoint->address().is_loopback() && !state.options.allow_remote) {
-      return fail("--metrics-listen " + state.options.metrics_listen +
-                  " is not a loopback address; add --allow-remote to expose metrics to other hosts");
+      return fail(Error{ErrorCode::kConfigInvalid,
+                        "--metrics-listen " + state.options.metrics_listen +
+                            " is not a loopback address; add --allow-remote to expose metrics to other hosts",
+                        {},
+                        {}});
     }
     auto acceptor = OpenTcpAcceptor(state, *endpoint, state.options.metrics_listen);
-    if (!acceptor) return fail(acceptor.error());
+    if (!acceptor) return fail(std::move(acceptor.error()));
     std::weak_ptr<State> weak = state_;
     auto probe = [weak] {
       auto alive = weak.lock();

@@ -14,6 +14,7 @@
 #include "runner/server/server_metrics.h"
 #include "runner/server/server_options.h"
 #include "runner/server/skill_host.h"
+#include "services/common/error.h"
 
 namespace skillrunner::server {
 
@@ -31,9 +32,11 @@ class Server {
   Server& operator=(const Server&) = delete;
 
   // Opens every listener. Fails (nothing left open) with a message naming the
-  // listener: address in use, a live server on the socket, a non-loopback
-  // address without --allow-remote or without a token.
-  std::expected<void, std::string> Start();
+  // listener: CONFIG_INVALID for options that cannot work (nothing to listen
+  // on, a bad address, a non-loopback address without --allow-remote or
+  // without a token), INTERNAL for what the system refused (address in use,
+  // a live server on the socket).
+  Result<void> Start();
 
   // Ports actually bound, in the order of options.listen (useful with port 0).
   std::vector<unsigned short> tcp_ports() const;

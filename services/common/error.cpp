@@ -36,6 +36,8 @@ std::string_view ErrorCodeName(ErrorCode code) {
       return "UNAUTHORIZED";
     case ErrorCode::kBudgetExceeded:
       return "BUDGET_EXCEEDED";
+    case ErrorCode::kInternal:
+      return "INTERNAL";
   }
   return "UNKNOWN";
 }
@@ -46,6 +48,7 @@ int ExitStatusFor(ErrorCode code) {
     case ErrorCode::kSkillNotFound:
     case ErrorCode::kInputInvalid:
     case ErrorCode::kUnauthorized:
+    case ErrorCode::kInternal:
       return 2;
     case ErrorCode::kProviderError:
     case ErrorCode::kProviderUnavailable:
@@ -71,6 +74,8 @@ int JsonRpcCodeFor(ErrorCode code) {
       return -32000;
     case ErrorCode::kUnauthorized:
       return -32001;
+    case ErrorCode::kInternal:
+      return -32603;  // JSON-RPC's own "Internal error"
     default:
       return -32000 - ExitStatusFor(code);
   }

@@ -27,22 +27,25 @@ enum class ErrorCode {
   kOverloaded,
   kUnauthorized,
   kBudgetExceeded,  // design.md §9.4: the next provider call could overrun max_cost_usd
+  kInternal,        // design.md §9.9: a failure no other code fits (a file or database that fails)
 };
 
 // "INPUT_INVALID", "SKILL_NOT_FOUND", ...
 std::string_view ErrorCodeName(ErrorCode code);
 
 // Exit status of `skillrunner run` for a failure with this code: 2 for "your
-// input/skill/config is wrong", 3 for "the provider/handler failed", 4 for "the
-// model's answer could not be used" (design.md §6.1).
+// input/skill/config is wrong" (and INTERNAL), 3 for "the provider/handler
+// failed", 4 for "the model's answer could not be used" (design.md §6.1).
 int ExitStatusFor(ErrorCode code);
 
-// The JSON-RPC error code the socket answers with for this failure.
+// The JSON-RPC error code the socket answers with for this failure: -32000
+// OVERLOADED, -32001 UNAUTHORIZED, -32603 INTERNAL (JSON-RPC's "Internal
+// error"), else -32000 minus the exit status.
 int JsonRpcCodeFor(ErrorCode code);
 
 // The other way, for clients (`skillrunner call`): -32002..-32004 → 2..4,
 // -32000 OVERLOADED → 3 (try again later), anything else (protocol errors,
-// UNAUTHORIZED) → 2.
+// UNAUTHORIZED, -32603 INTERNAL) → 2.
 int ExitStatusForJsonRpcCode(std::int64_t code);
 
 // One failure at one place: an RFC 6901 JSON pointer and what was wrong there.
@@ -71,6 +74,12 @@ using Result = std::expected<T, Error>;
 
 inline std::unexpected<Error> Fail(ErrorCode code, std::string message) {
   return std::unexpected(Error{code, std::move(message), {}, {}});
+}
+
+// Passes a failure up with "context: " in front of its message.
+inline std::unexpected<Error> Fail(Error error, std::string_view context) {
+  error.WithContext(context);
+  return std::unexpected(std::move(error));
 }
 
 }  // namespace skillrunner

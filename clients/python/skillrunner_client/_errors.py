@@ -22,6 +22,7 @@ __all__ = [
     "OverloadedError",
     "UnauthorizedError",
     "BudgetExceededError",
+    "InternalError",
     "ConnectionLostError",
     "SchemaChangedError",
     "ProtocolError",
@@ -164,6 +165,12 @@ class BudgetExceededError(SkillrunnerError):
     code = "BUDGET_EXCEEDED"
 
 
+class InternalError(SkillrunnerError):
+    """The server failed in a way no other code fits (a file or database it could not use)."""
+
+    code = "INTERNAL"
+
+
 class ConnectionLostError(SkillrunnerError):
     """The connection dropped (or could not be made); in-flight calls are never re-sent."""
 
@@ -189,7 +196,7 @@ _BY_CODE: dict[str, type[SkillrunnerError]] = {
         RefusedError, ContentFilteredError, ProviderError, ProviderUnavailableError,
         SkillTimeoutError, HandlerFailedError, JudgeError, SkillCancelledError,
         ConfigInvalidError, OverloadedError, UnauthorizedError, BudgetExceededError,
-        ConnectionLostError, SchemaChangedError, ProtocolError,
+        InternalError, ConnectionLostError, SchemaChangedError, ProtocolError,
     )
 }
 

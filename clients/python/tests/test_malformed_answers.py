@@ -1,4 +1,4 @@
-"""Malformed answers (from a fake peer, not serve) raise ProtocolError in both clients."""
+"""Malformed answers (from a fake peer, not serve) raise ProtocolError in both clients; INTERNAL its own class."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import unittest
 
 import serve_helper  # noqa: F401 - puts the package under test on sys.path
 
-from skillrunner_client import AsyncClient, Client, ProtocolError
+from skillrunner_client import AsyncClient, Client, InternalError, ProtocolError
 
 
 class FakePeer:
@@ -82,6 +82,14 @@ class MalformedAnswerTests(unittest.TestCase):
             err = asyncio.run(run(peer.path))
             self.assertEqual((err.code, err.message), ("PROTOCOL_ERROR", message))
             peer.close()
+
+    def test_internal_raises_internal_error(self) -> None:
+        peer = FakePeer([b'{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"m",'
+                         b'"data":{"code":"INTERNAL","message":"m"}}}\n'])
+        self.addCleanup(peer.close)
+        with Client(socket=peer.path) as client, self.assertRaises(InternalError) as caught:
+            client.health()
+        self.assertEqual((caught.exception.code, caught.exception.message), ("INTERNAL", "m"))
 
 
 if __name__ == "__main__":

@@ -68,6 +68,9 @@ export declare class UnauthorizedError extends SkillrunnerError {
 /** A tenant's budget is spent. */
 export declare class BudgetExceededError extends SkillrunnerError {
 }
+/** The server failed in a way no other code fits (a file or database it could not use). */
+export declare class InternalError extends SkillrunnerError {
+}
 /** Client-side: the connection dropped (or never opened) while the call was in flight; it is not re-sent. */
 export declare class ConnectionLostError extends SkillrunnerError {
 }

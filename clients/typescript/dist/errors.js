@@ -5,7 +5,7 @@
  * server made and details; one subclass per code lets callers `instanceof`.
  */
 Object.defineProperty(exports, "__esModule", { value: true });
-exports.ERROR_CLASSES = exports.ProtocolError = exports.SchemaChangedError = exports.ConnectionLostError = exports.BudgetExceededError = exports.UnauthorizedError = exports.OverloadedError = exports.ConfigInvalidError = exports.SkillCancelledError = exports.JudgeError = exports.HandlerFailedError = exports.SkillTimeoutError = exports.ProviderUnavailableError = exports.ProviderError = exports.ContentFilteredError = exports.RefusedError = exports.TruncatedError = exports.MaxRetriesExceededError = exports.SkillNotFoundError = exports.InputInvalidError = exports.SkillrunnerError = void 0;
+exports.ERROR_CLASSES = exports.ProtocolError = exports.SchemaChangedError = exports.ConnectionLostError = exports.InternalError = exports.BudgetExceededError = exports.UnauthorizedError = exports.OverloadedError = exports.ConfigInvalidError = exports.SkillCancelledError = exports.JudgeError = exports.HandlerFailedError = exports.SkillTimeoutError = exports.ProviderUnavailableError = exports.ProviderError = exports.ContentFilteredError = exports.RefusedError = exports.TruncatedError = exports.MaxRetriesExceededError = exports.SkillNotFoundError = exports.InputInvalidError = exports.SkillrunnerError = void 0;
 exports.makeError = makeError;
 exports.isObject = isObject;
 exports.errorFromJsonRpc = errorFromJsonRpc;
@@ -95,6 +95,10 @@ exports.UnauthorizedError = UnauthorizedError;
 class BudgetExceededError extends SkillrunnerError {
 }
 exports.BudgetExceededError = BudgetExceededError;
+/** The server failed in a way no other code fits (a file or database it could not use). */
+class InternalError extends SkillrunnerError {
+}
+exports.InternalError = InternalError;
 /** Client-side: the connection dropped (or never opened) while the call was in flight; it is not re-sent. */
 class ConnectionLostError extends SkillrunnerError {
 }
@@ -125,6 +129,7 @@ exports.ERROR_CLASSES = Object.freeze({
     OVERLOADED: OverloadedError,
     UNAUTHORIZED: UnauthorizedError,
     BUDGET_EXCEEDED: BudgetExceededError,
+    INTERNAL: InternalError,
     CONNECTION_LOST: ConnectionLostError,
     SCHEMA_CHANGED: SchemaChangedError,
     PROTOCOL_ERROR: ProtocolError,

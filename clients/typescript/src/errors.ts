@@ -62,6 +62,8 @@ export class OverloadedError extends SkillrunnerError {}
 export class UnauthorizedError extends SkillrunnerError {}
 /** A tenant's budget is spent. */
 export class BudgetExceededError extends SkillrunnerError {}
+/** The server failed in a way no other code fits (a file or database it could not use). */
+export class InternalError extends SkillrunnerError {}
 /** Client-side: the connection dropped (or never opened) while the call was in flight; it is not re-sent. */
 export class ConnectionLostError extends SkillrunnerError {}
 /** Client-side: the skill's schema hash on the server differs from the expected one. */
@@ -89,6 +91,7 @@ export const ERROR_CLASSES: Readonly<Record<string, ErrorClass>> = Object.freeze
   OVERLOADED: OverloadedError,
   UNAUTHORIZED: UnauthorizedError,
   BUDGET_EXCEEDED: BudgetExceededError,
+  INTERNAL: InternalError,
   CONNECTION_LOST: ConnectionLostError,
   SCHEMA_CHANGED: SchemaChangedError,
   PROTOCOL_ERROR: ProtocolError,

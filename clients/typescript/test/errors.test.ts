@@ -169,5 +169,8 @@ describe("error mapping", () => {
     assert.ok(sr.errorFromJsonRpc("nonsense") instanceof sr.ProtocolError);
     assert.ok(sr.errorFromJsonRpc({ code: -32000, message: "busy" }) instanceof sr.OverloadedError);
     assert.ok(sr.makeError("BUDGET_EXCEEDED", "x") instanceof sr.BudgetExceededError);
+    const internal = sr.errorFromJsonRpc({ code: -32603, message: "m", data: { code: "INTERNAL", message: "m" } });
+    assert.ok(internal instanceof sr.InternalError);
+    assert.equal(internal.code, "INTERNAL");
   });
 });

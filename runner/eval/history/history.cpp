@@ -141,24 +141,25 @@ History::~History() = default;
 
 namespace {
 
-std::expected<int, std::string> UserVersion(sqlite::Database& db) {
+Result<int> UserVersion(sqlite::Database& db) {
   auto stmt = db.Prepare("PRAGMA user_version");
-  if (!stmt) return std::unexpected(stmt.error());
+  if (!stmt) return std::unexpected(std::move(stmt.error()));
   auto row = stmt->Step();
-  if (!row) return std::unexpected(row.error());
+  if (!row) return std::unexpected(std::move(row.error()));
   return *row ? static_cast<int>(stmt->Int(0)) : 0;
 }
 
 // Creates or upgrades the schema inside one write transaction, so two shards
 // opening a fresh file at once do not both create it.
-std::expected<void, std::string> Migrate(sqlite::Database& db) {
+Result<void> Migrate(sqlite::Database& db) {
   auto transaction = sqlite::Transaction::Begin(db);
-  if (!transaction) return std::unexpected(transaction.error());
+  if (!transaction) return std::unexpected(std::move(transaction.error()));
   auto version = UserVersion(db);
-  if (!version) return std::unexpected(version.error());
+  if (!version) return std::unexpected(std::move(version.error()));
   if (*version > kSchemaVersion) {
-    return std::unexpected("schema version " + std::to_string(*version) +
-                           " is newer than this skillrunner understands (" + std::to_string(kSchemaVersion) + ")");
+    return Fail(ErrorCode::kInternal, "schema version " + std::to_string(*version) +
+                                          " is newer than this skillrunner understands (" +
+                                          std::to_string(kSchemaVersion) + ")");
   }
   if (*version < 1) {
     if (auto created = db.Exec(kSchemaV1); !created) return created;
@@ -182,43 +183,41 @@ std::expected<void, std::string> Migrate(sqlite::Database& db) {
 
 }  // namespace
 
-std::expected<std::unique_ptr<History>, std::string> History::Open(const std::filesystem::path& file) {
-  const std::string prefix = "cannot open eval history " + file.string() + ": ";
+Result<std::unique_ptr<History>> History::Open(const std::filesystem::path& file) {
+  const std::string context = "cannot open eval history " + file.string();
   std::filesystem::path folder = file.parent_path();
   std::error_code ec;
   if (!folder.empty() && !std::filesystem::is_directory(folder, ec)) {
-    return std::unexpected(prefix + "folder " + folder.string() + " does not exist");
+    return Fail(ErrorCode::kConfigInvalid, context + ": folder " + folder.string() + " does not exist");
   }
   auto db = sqlite::Database::Open(file, kBusyTimeoutMs);
-  if (!db) return std::unexpected(prefix + db.error());
+  if (!db) return Fail(std::move(db.error()), context);
   // WAL lets readers go on while a shard writes; it needs the folder to be
   // writable for its -wal and -shm files.
-  if (auto wal = db->Exec("PRAGMA journal_mode = WAL"); !wal) {
-    return std::unexpected(prefix + wal.error());
-  }
-  if (auto migrated = Migrate(*db); !migrated) return std::unexpected(prefix + migrated.error());
+  if (auto wal = db->Exec("PRAGMA journal_mode = WAL"); !wal) return Fail(std::move(wal.error()), context);
+  if (auto migrated = Migrate(*db); !migrated) return Fail(std::move(migrated.error()), context);
   return std::unique_ptr<History>(new History(std::make_unique<Impl>(Impl{std::move(*db)})));
 }
 
 namespace {
 
-std::expected<void, std::string> DeleteRun(sqlite::Database& db, std::string_view run_id) {
+Result<void> DeleteRun(sqlite::Database& db, std::string_view run_id) {
   for (const char* sql : {"DELETE FROM criterion_verdicts WHERE run_id = ?1",
                           "DELETE FROM case_outcomes WHERE run_id = ?1", "DELETE FROM runs WHERE run_id = ?1"}) {
     auto stmt = db.Prepare(sql);
-    if (!stmt) return std::unexpected(stmt.error());
+    if (!stmt) return std::unexpected(std::move(stmt.error()));
     stmt->Bind(1, run_id);
     if (auto done = stmt->Run(); !done) return done;
   }
   return {};
 }
 
-std::expected<void, std::string> InsertRun(sqlite::Database& db, const json::object& summary, std::string_view run_id,
-                                           std::string_view suite) {
+Result<void> InsertRun(sqlite::Database& db, const json::object& summary, std::string_view run_id,
+                       std::string_view suite) {
   auto stmt = db.Prepare(
       "INSERT INTO runs (run_id, suite, started_at, finished_at, summary, status) "
       "VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
-  if (!stmt) return std::unexpected(stmt.error());
+  if (!stmt) return std::unexpected(std::move(stmt.error()));
   stmt->Bind(1, run_id);
   stmt->Bind(2, suite);
   BindOptionalText(*stmt, 3, summary, "started_at");
@@ -229,17 +228,16 @@ std::expected<void, std::string> InsertRun(sqlite::Database& db, const json::obj
 }
 
 // INSERT OR REPLACE: a merged run may carry one case twice; the last wins.
-std::expected<void, std::string> InsertCases(sqlite::Database& db, std::string_view run_id,
-                                             const std::vector<json::object>& records) {
+Result<void> InsertCases(sqlite::Database& db, std::string_view run_id, const std::vector<json::object>& records) {
   auto outcome_stmt = db.Prepare(
       "INSERT OR REPLACE INTO case_outcomes (run_id, skill, case_id, \"repeat\", outcome, "
       "duration_ms, input_tokens, output_tokens, cost_usd, schema_ok, expected_ok, rubric_ok, review_gate_ok) "
       "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)");
-  if (!outcome_stmt) return std::unexpected(outcome_stmt.error());
+  if (!outcome_stmt) return std::unexpected(std::move(outcome_stmt.error()));
   auto verdict_stmt = db.Prepare(
       "INSERT OR REPLACE INTO criterion_verdicts (run_id, skill, case_id, \"repeat\", "
       "criterion_id, verdict) VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
-  if (!verdict_stmt) return std::unexpected(verdict_stmt.error());
+  if (!verdict_stmt) return std::unexpected(std::move(verdict_stmt.error()));
 
   for (const json::object& record : records) {
     std::string_view skill = TextAt(&record, "skill");
@@ -287,44 +285,39 @@ std::expected<void, std::string> InsertCases(sqlite::Database& db, std::string_v
 
 }  // namespace
 
-std::expected<void, std::string> History::RecordRun(const json::object& summary,
-                                                    const std::vector<json::object>& records) {
+Result<void> History::RecordRun(const json::object& summary, const std::vector<json::object>& records) {
   std::string_view run_id = TextAt(&summary, "run_id");
   std::string_view suite = TextAt(&summary, "suite");
   if (run_id.empty() || suite.empty()) {
-    return std::unexpected("cannot record run in " + impl_->db.name() +
-                           ": the summary has no \"run_id\" or no \"suite\"");
+    return Fail(ErrorCode::kInternal,
+                "cannot record run in " + impl_->db.name() + ": the summary has no \"run_id\" or no \"suite\"");
   }
-  const std::string prefix = "cannot record run " + std::string(run_id) + " in " + impl_->db.name() + ": ";
+  const std::string context = "cannot record run " + std::string(run_id) + " in " + impl_->db.name();
   auto transaction = sqlite::Transaction::Begin(impl_->db);
-  if (!transaction) return std::unexpected(prefix + transaction.error());
-  if (auto deleted = DeleteRun(impl_->db, run_id); !deleted) {
-    return std::unexpected(prefix + deleted.error());
-  }
+  if (!transaction) return Fail(std::move(transaction.error()), context);
+  if (auto deleted = DeleteRun(impl_->db, run_id); !deleted) return Fail(std::move(deleted.error()), context);
   if (auto inserted = InsertRun(impl_->db, summary, run_id, suite); !inserted) {
-    return std::unexpected(prefix + inserted.error());
+    return Fail(std::move(inserted.error()), context);
   }
   if (auto inserted = InsertCases(impl_->db, run_id, records); !inserted) {
-    return std::unexpected(prefix + inserted.error());
+    return Fail(std::move(inserted.error()), context);
   }
-  if (auto committed = transaction->Commit(); !committed) {
-    return std::unexpected(prefix + committed.error());
-  }
+  if (auto committed = transaction->Commit(); !committed) return Fail(std::move(committed.error()), context);
   return {};
 }
 
 namespace {
 
-std::expected<void, std::string> LoadOutcomes(sqlite::Database& db, BaselineRun& run) {
+Result<void> LoadOutcomes(sqlite::Database& db, BaselineRun& run) {
   auto stmt = db.Prepare(
       "SELECT skill, case_id, \"repeat\", outcome, schema_ok, expected_ok, rubric_ok, review_gate_ok "
       "FROM case_outcomes "
       "WHERE run_id = ?1");
-  if (!stmt) return std::unexpected(stmt.error());
+  if (!stmt) return std::unexpected(std::move(stmt.error()));
   stmt->Bind(1, std::string_view(run.run_id));
   while (true) {
     auto row = stmt->Step();
-    if (!row) return std::unexpected(row.error());
+    if (!row) return std::unexpected(std::move(row.error()));
     if (!*row) break;
     std::optional<CaseOutcome> outcome = OutcomeNamed(stmt->Text(3));
     if (!outcome) continue;  // written by a newer version; not comparable
@@ -342,11 +335,11 @@ std::expected<void, std::string> LoadOutcomes(sqlite::Database& db, BaselineRun&
   }
   auto verdicts =
       db.Prepare("SELECT skill, case_id, \"repeat\", criterion_id, verdict FROM criterion_verdicts WHERE run_id = ?1");
-  if (!verdicts) return std::unexpected(verdicts.error());
+  if (!verdicts) return std::unexpected(std::move(verdicts.error()));
   verdicts->Bind(1, std::string_view(run.run_id));
   while (true) {
     auto row = verdicts->Step();
-    if (!row) return std::unexpected(row.error());
+    if (!row) return std::unexpected(std::move(row.error()));
     if (!*row) break;
     json::object identity{{"skill", verdicts->Text(0)}, {"case", verdicts->Text(1)}};
     if (std::int64_t repeat = verdicts->Int(2); repeat > 0) identity["repeat"] = repeat;
@@ -357,17 +350,16 @@ std::expected<void, std::string> LoadOutcomes(sqlite::Database& db, BaselineRun&
 
 }  // namespace
 
-std::expected<std::optional<BaselineRun>, std::string> History::LoadBaseline(std::string_view suite_id,
-                                                                             std::string_view which,
-                                                                             std::string_view current_run_id) {
+Result<std::optional<BaselineRun>> History::LoadBaseline(std::string_view suite_id, std::string_view which,
+                                                         std::string_view current_run_id) {
   const bool last = which == "last";
-  const std::string prefix = "cannot load baseline " + std::string(which) + " from " + impl_->db.name() + ": ";
+  const std::string context = "cannot load baseline " + std::string(which) + " from " + impl_->db.name();
   auto stmt = last ? impl_->db.Prepare(
                          "SELECT run_id, started_at, summary, suite FROM runs "
                          "WHERE suite = ?1 AND run_id <> ?2 AND json_extract(summary, '$.shard') IS NULL "
                          "ORDER BY started_at DESC, rowid DESC LIMIT 1")
                    : impl_->db.Prepare("SELECT run_id, started_at, summary, suite FROM runs WHERE run_id = ?1");
-  if (!stmt) return std::unexpected(prefix + stmt.error());
+  if (!stmt) return Fail(std::move(stmt.error()), context);
   if (last) {
     stmt->Bind(1, suite_id);
     stmt->Bind(2, current_run_id);
@@ -375,46 +367,47 @@ std::expected<std::optional<BaselineRun>, std::string> History::LoadBaseline(std
     stmt->Bind(1, which);
   }
   auto row = stmt->Step();
-  if (!row) return std::unexpected(prefix + row.error());
+  if (!row) return Fail(std::move(row.error()), context);
   if (!*row) {
     if (last) return std::optional<BaselineRun>();
-    return std::unexpected("baseline run " + std::string(which) + " is not in the eval history " + impl_->db.name());
+    return Fail(ErrorCode::kConfigInvalid,
+                "baseline run " + std::string(which) + " is not in the eval history " + impl_->db.name());
   }
   if (std::string suite = stmt->Text(3); suite != suite_id) {
-    return std::unexpected("baseline run " + std::string(which) + " belongs to suite " + suite + ", not " +
-                           std::string(suite_id));
+    return Fail(ErrorCode::kConfigInvalid,
+                "baseline run " + std::string(which) + " belongs to suite " + suite + ", not " + std::string(suite_id));
   }
   BaselineRun run{stmt->Text(0), stmt->Text(1), ParseSummary(stmt->Text(2)), {}, {}};
   if (auto loaded = LoadOutcomes(impl_->db, run); !loaded) {
-    return std::unexpected(prefix + loaded.error());
+    return Fail(std::move(loaded.error()), context);
   }
   return std::optional<BaselineRun>(std::move(run));
 }
 
-std::expected<std::optional<json::object>, std::string> History::FindRun(std::string_view run_id) {
-  const std::string prefix = "cannot read " + impl_->db.name() + ": ";
+Result<std::optional<json::object>> History::FindRun(std::string_view run_id) {
+  const std::string context = "cannot read " + impl_->db.name();
   auto stmt = impl_->db.Prepare("SELECT summary FROM runs WHERE run_id = ?1");
-  if (!stmt) return std::unexpected(prefix + stmt.error());
+  if (!stmt) return Fail(std::move(stmt.error()), context);
   stmt->Bind(1, run_id);
   auto row = stmt->Step();
-  if (!row) return std::unexpected(prefix + row.error());
+  if (!row) return Fail(std::move(row.error()), context);
   if (!*row) return std::optional<json::object>();
   return std::optional<json::object>(ParseSummary(stmt->Text(0)));
 }
 
-std::expected<std::vector<TrendPoint>, std::string> History::Trend(std::string_view suite_id, std::size_t limit) {
-  const std::string prefix = "cannot read the trend from " + impl_->db.name() + ": ";
+Result<std::vector<TrendPoint>> History::Trend(std::string_view suite_id, std::size_t limit) {
+  const std::string context = "cannot read the trend from " + impl_->db.name();
   auto stmt = impl_->db.Prepare(
       "SELECT run_id, started_at, summary FROM runs WHERE suite = ?1 "
       "AND json_extract(summary, '$.shard') IS NULL "
       "ORDER BY started_at DESC, rowid DESC LIMIT ?2");
-  if (!stmt) return std::unexpected(prefix + stmt.error());
+  if (!stmt) return Fail(std::move(stmt.error()), context);
   stmt->Bind(1, suite_id);
   stmt->Bind(2, static_cast<std::int64_t>(std::min<std::size_t>(limit, INT64_MAX)));
   std::vector<TrendPoint> points;
   while (true) {
     auto row = stmt->Step();
-    if (!row) return std::unexpected(prefix + row.error());
+    if (!row) return Fail(std::move(row.error()), context);
     if (!*row) break;
     points.push_back({stmt->Text(0), stmt->Text(1), ParseSummary(stmt->Text(2))});
   }
@@ -422,32 +415,32 @@ std::expected<std::vector<TrendPoint>, std::string> History::Trend(std::string_v
   return points;
 }
 
-std::expected<void, std::string> History::RecordBatch(std::string_view run_id, const HistoryBatch& batch) {
-  const std::string prefix = "cannot record batch " + batch.batch_id + " in " + impl_->db.name() + ": ";
+Result<void> History::RecordBatch(std::string_view run_id, const HistoryBatch& batch) {
+  const std::string context = "cannot record batch " + batch.batch_id + " in " + impl_->db.name();
   auto stmt = impl_->db.Prepare(
       "INSERT OR IGNORE INTO batches (run_id, provider, round, batch_id, adopted, recorded_at) "
       "VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
-  if (!stmt) return std::unexpected(prefix + stmt.error());
+  if (!stmt) return Fail(std::move(stmt.error()), context);
   stmt->Bind(1, run_id);
   stmt->Bind(2, std::string_view(batch.provider));
   stmt->Bind(3, static_cast<std::int64_t>(batch.round));
   stmt->Bind(4, std::string_view(batch.batch_id));
   stmt->Bind(5, static_cast<std::int64_t>(batch.adopted ? 1 : 0));
   stmt->Bind(6, std::string_view(batch.recorded_at));
-  if (auto done = stmt->Run(); !done) return std::unexpected(prefix + done.error());
+  if (auto done = stmt->Run(); !done) return Fail(std::move(done.error()), context);
   return {};
 }
 
-std::expected<std::vector<HistoryBatch>, std::string> History::Batches(std::string_view run_id) {
+Result<std::vector<HistoryBatch>> History::Batches(std::string_view run_id) {
   auto stmt = impl_->db.Prepare(
       "SELECT provider, round, batch_id, adopted, recorded_at FROM batches WHERE run_id = ?1 "
       "ORDER BY round, provider, batch_id");
-  if (!stmt) return std::unexpected(stmt.error());
+  if (!stmt) return std::unexpected(std::move(stmt.error()));
   stmt->Bind(1, run_id);
   std::vector<HistoryBatch> out;
   while (true) {
     auto row = stmt->Step();
-    if (!row) return std::unexpected(row.error());
+    if (!row) return std::unexpected(std::move(row.error()));
     if (!*row) break;
     out.push_back(
         HistoryBatch{stmt->Text(0), static_cast<int>(stmt->Int(1)), stmt->Text(2), stmt->Int(3) != 0, stmt->Text(4)});

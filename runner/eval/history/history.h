@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "runner/eval/records/case_outcome.h"
+#include "services/common/error.h"
 
 namespace skillrunner::eval {
 
@@ -75,10 +76,11 @@ struct HistoryBatch {
 class History {
  public:
   // Opens (creating when absent) the database at `file` and brings its
-  // schema up to date. Fails with a message naming the file when it cannot
-  // be opened (e.g. its folder does not exist) or its schema is newer than
-  // this program knows.
-  static std::expected<std::unique_ptr<History>, std::string> Open(const std::filesystem::path& file);
+  // schema up to date. Fails with a message naming the file when its folder
+  // does not exist (CONFIG_INVALID: the path is wrong), or when it cannot be
+  // opened or its schema is newer than this program knows (INTERNAL, as is
+  // every SQLite failure below).
+  static Result<std::unique_ptr<History>> Open(const std::filesystem::path& file);
   ~History();
   History(const History&) = delete;
   History& operator=(const History&) = delete;
@@ -86,31 +88,31 @@ class History {
   // Records a finished run: `summary` is summary.json (its "run_id" and
   // "suite" are required), `records` the lines of results.jsonl. Recording a
   // run id that is already present (a resumed or merged run) replaces it.
-  std::expected<void, std::string> RecordRun(const boost::json::object& summary,
-                                             const std::vector<boost::json::object>& records);
+  Result<void> RecordRun(const boost::json::object& summary, const std::vector<boost::json::object>& records);
 
   // The run to compare `current_run_id` with. `which` is "last" (the newest
   // other whole run of `suite_id`, by started_at: a run whose summary has a
   // "shard" is never "last") or an explicit run id. Returns
   // nullopt when "last" finds no earlier run (the first night); an explicit
   // run id that is not in the history, or that belongs to another suite, is
-  // an error that names it, because the user asked for that exact run.
-  std::expected<std::optional<BaselineRun>, std::string> LoadBaseline(std::string_view suite_id, std::string_view which,
-                                                                      std::string_view current_run_id);
+  // an error that names it (CONFIG_INVALID), because the user asked for that
+  // exact run.
+  Result<std::optional<BaselineRun>> LoadBaseline(std::string_view suite_id, std::string_view which,
+                                                  std::string_view current_run_id);
 
   // The newest `limit` whole runs (no shard runs) of `suite_id`, oldest first.
   // The summary of run `run_id`, whatever its suite; nullopt when the
   // history has no such run.
-  std::expected<std::optional<boost::json::object>, std::string> FindRun(std::string_view run_id);
+  Result<std::optional<boost::json::object>> FindRun(std::string_view run_id);
 
-  std::expected<std::vector<TrendPoint>, std::string> Trend(std::string_view suite_id, std::size_t limit);
+  Result<std::vector<TrendPoint>> Trend(std::string_view suite_id, std::size_t limit);
 
   // Records a batch of run `run_id` (once: a batch id already recorded for
   // the run is left as it is). Unlike RecordRun, written while the run goes
   // on, so that a run that never finishes still names the batches it paid for.
-  std::expected<void, std::string> RecordBatch(std::string_view run_id, const HistoryBatch& batch);
+  Result<void> RecordBatch(std::string_view run_id, const HistoryBatch& batch);
   // The batches of run `run_id`, by round.
-  std::expected<std::vector<HistoryBatch>, std::string> Batches(std::string_view run_id);
+  Result<std::vector<HistoryBatch>> Batches(std::string_view run_id);
 
  private:
   struct Impl;

@@ -33,22 +33,21 @@ ResponseCache::ResponseCache(std::unique_ptr<Impl> impl, std::filesystem::path f
 
 ResponseCache::~ResponseCache() = default;
 
-std::expected<std::unique_ptr<ResponseCache>, std::string> ResponseCache::Open(const std::filesystem::path& file,
-                                                                               std::optional<std::chrono::seconds> ttl,
-                                                                               CacheMode mode) {
-  const std::string prefix = "cannot open the response cache " + file.string() + ": ";
+Result<std::unique_ptr<ResponseCache>> ResponseCache::Open(const std::filesystem::path& file,
+                                                           std::optional<std::chrono::seconds> ttl, CacheMode mode) {
+  const std::string context = "cannot open the response cache " + file.string();
   auto db = sqlite::Database::Open(file, kBusyTimeoutMs);
-  if (!db) return std::unexpected(prefix + db.error());
+  if (!db) return Fail(std::move(db.error()), context);
   for (const char* sql : {"PRAGMA journal_mode = WAL",
                           "CREATE TABLE IF NOT EXISTS responses (key_hash TEXT PRIMARY KEY NOT NULL, "
                           "request TEXT NOT NULL, answer TEXT NOT NULL, stored_at INTEGER NOT NULL)"}) {
-    if (auto done = db->Exec(sql); !done) return std::unexpected(prefix + done.error());
+    if (auto done = db->Exec(sql); !done) return Fail(std::move(done.error()), context);
   }
   auto get = db->Prepare("SELECT request, answer, stored_at FROM responses WHERE key_hash = ?1");
-  if (!get) return std::unexpected(prefix + get.error());
+  if (!get) return Fail(std::move(get.error()), context);
   auto put =
       db->Prepare("INSERT OR REPLACE INTO responses (key_hash, request, answer, stored_at) VALUES (?1, ?2, ?3, ?4)");
-  if (!put) return std::unexpected(prefix + put.error());
+  if (!put) return Fail(std::move(put.error()), context);
   auto impl = std::make_unique<Impl>(std::move(*db), std::move(*get), std::move(*put));
   return std::unique_ptr<ResponseCache>(new ResponseCache(std::move(impl), file, ttl, mode));
 }
@@ -118,17 +117,21 @@ std::vector<std::string> CacheMissesIn(const boost::json::object& record) {
   return hashes;
 }
 
-std::expected<std::chrono::seconds, std::string> ParseTtl(std::string_view text) {
+Result<std::chrono::seconds> ParseTtl(std::string_view text) {
   std::int64_t n = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
-  if (ec != std::errc() || n <= 0) return std::unexpected("expected a positive number with s, m, h or d, e.g. 7d");
+  if (ec != std::errc() || n <= 0) {
+    return Fail(ErrorCode::kConfigInvalid, "expected a positive number with s, m, h or d, e.g. 7d");
+  }
   std::string_view unit(end, static_cast<std::size_t>(text.data() + text.size() - end));
   std::int64_t scale = 0;
   if (unit.empty() || unit == "s") scale = 1;
   if (unit == "m") scale = 60;
   if (unit == "h") scale = 3600;
   if (unit == "d") scale = 86400;
-  if (scale == 0) return std::unexpected("unknown unit \"" + std::string(unit) + "\" (expected s, m, h or d)");
+  if (scale == 0) {
+    return Fail(ErrorCode::kConfigInvalid, "unknown unit \"" + std::string(unit) + "\" (expected s, m, h or d)");
+  }
   return std::chrono::seconds(n * scale);
 }
 

@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "services/common/error.h"
 #include "services/common/response_store.h"
 
 namespace skillrunner::eval {
@@ -37,9 +38,10 @@ inline constexpr std::string_view kCacheMissPrefix = "cache miss: request sha256
 class ResponseCache : public ResponseStore {
  public:
   // Opens or creates the file. `ttl`: answers older than this are misses.
-  static std::expected<std::unique_ptr<ResponseCache>, std::string> Open(const std::filesystem::path& file,
-                                                                         std::optional<std::chrono::seconds> ttl,
-                                                                         CacheMode mode = CacheMode::kReadWrite);
+  // Errors are INTERNAL (SQLite's), naming the file.
+  static Result<std::unique_ptr<ResponseCache>> Open(const std::filesystem::path& file,
+                                                     std::optional<std::chrono::seconds> ttl,
+                                                     CacheMode mode = CacheMode::kReadWrite);
   ~ResponseCache() override;
 
   // refresh: always nullopt (a miss), without reading the file.
@@ -69,7 +71,8 @@ class ResponseCache : public ResponseStore {
 // (its error, judge error or attempts), each once, in order of appearance.
 std::vector<std::string> CacheMissesIn(const boost::json::object& record);
 
-// "90", "90s", "30m", "12h", "7d" -> seconds; an error names what is wrong.
-std::expected<std::chrono::seconds, std::string> ParseTtl(std::string_view text);
+// "90", "90s", "30m", "12h", "7d" -> seconds; an error (CONFIG_INVALID: the
+// text is a flag's) names what is wrong.
+Result<std::chrono::seconds> ParseTtl(std::string_view text);
 
 }  // namespace skillrunner::eval

@@ -47,20 +47,20 @@ std::string Statement::Failure(int rc) const {
   return message;
 }
 
-std::expected<bool, std::string> Statement::Step() {
-  if (bind_rc_ != SQLITE_OK) return std::unexpected(Failure(bind_rc_));
+Result<bool> Statement::Step() {
+  if (bind_rc_ != SQLITE_OK) return Fail(ErrorCode::kInternal, Failure(bind_rc_));
   int rc = sqlite3_step(stmt_);
   if (rc == SQLITE_ROW) return true;
   if (rc == SQLITE_DONE) return false;
-  return std::unexpected(Failure(rc));
+  return Fail(ErrorCode::kInternal, Failure(rc));
 }
 
-std::expected<void, std::string> Statement::Run() {
+Result<void> Statement::Run() {
   while (true) {
     auto row = Step();
     if (!row) {
       Reset();
-      return std::unexpected(row.error());
+      return std::unexpected(std::move(row.error()));
     }
     if (!*row) break;
   }
@@ -87,13 +87,13 @@ double Statement::Real(int column) const { return sqlite3_column_double(stmt_, c
 
 bool Statement::IsNull(int column) const { return sqlite3_column_type(stmt_, column) == SQLITE_NULL; }
 
-std::expected<Database, std::string> Database::Open(const std::filesystem::path& file, int busy_timeout_ms) {
+Result<Database> Database::Open(const std::filesystem::path& file, int busy_timeout_ms) {
   sqlite3* db = nullptr;
   int rc = sqlite3_open_v2(file.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
   if (rc != SQLITE_OK) {
     std::string message = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
     sqlite3_close_v2(db);
-    return std::unexpected(message);
+    return Fail(ErrorCode::kInternal, std::move(message));
   }
   sqlite3_busy_timeout(db, busy_timeout_ms);
   return Database(db, file.string());
@@ -107,27 +107,27 @@ Database::Database(Database&& other) noexcept : db_(std::exchange(other.db_, nul
 
 std::string Database::Failure() const { return sqlite3_errmsg(db_); }
 
-std::expected<void, std::string> Database::Exec(const std::string& sql) {
+Result<void> Database::Exec(const std::string& sql) {
   char* error = nullptr;
   int rc = sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &error);
   if (rc == SQLITE_OK) return {};
   std::string message = error ? error : sqlite3_errstr(rc);
   sqlite3_free(error);
-  return std::unexpected(message);
+  return Fail(ErrorCode::kInternal, std::move(message));
 }
 
-std::expected<Statement, std::string> Database::Prepare(std::string_view sql) {
+Result<Statement> Database::Prepare(std::string_view sql) {
   sqlite3_stmt* stmt = nullptr;
   int rc = sqlite3_prepare_v2(db_, sql.data(), static_cast<int>(sql.size()), &stmt, nullptr);
   if (rc != SQLITE_OK) {
     sqlite3_finalize(stmt);
-    return std::unexpected(Failure());
+    return Fail(ErrorCode::kInternal, Failure());
   }
   return Statement(stmt);
 }
 
-std::expected<Transaction, std::string> Transaction::Begin(Database& db) {
-  if (auto begun = db.Exec("BEGIN IMMEDIATE"); !begun) return std::unexpected(begun.error());
+Result<Transaction> Transaction::Begin(Database& db) {
+  if (auto begun = db.Exec("BEGIN IMMEDIATE"); !begun) return std::unexpected(std::move(begun.error()));
   return Transaction(db);
 }
 
@@ -135,7 +135,7 @@ Transaction::~Transaction() {
   if (!done_) (void)db_->Exec("ROLLBACK");
 }
 
-std::expected<void, std::string> Transaction::Commit() {
+Result<void> Transaction::Commit() {
   auto committed = db_->Exec("COMMIT");
   if (committed) done_ = true;
   return committed;

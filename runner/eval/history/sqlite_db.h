@@ -2,9 +2,9 @@
 
 // A thin RAII layer over the SQLite C API for the eval history: one
 // connection, prepared statements with bound parameters (values never go into
-// SQL text), and a transaction guard. Errors are SQLite's own messages; the
-// caller adds which file and what it was doing. Internal to runner/eval; not
-// thread-safe.
+// SQL text), and a transaction guard. Errors are INTERNAL with SQLite's own
+// messages; the caller adds which file and what it was doing. Internal to
+// runner/eval; not thread-safe.
 
 #include <sqlite3.h>
 
@@ -14,6 +14,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+
+#include "services/common/error.h"
 
 namespace skillrunner::eval::sqlite {
 
@@ -35,10 +37,10 @@ class Statement {
   void BindReal(int index, std::optional<double> value);  // NULL when empty
 
   // One step: true when a row is ready, false when the statement is done.
-  std::expected<bool, std::string> Step();
+  Result<bool> Step();
   // Steps to the end, then resets the statement and clears its bindings so
   // it can run again with new values.
-  std::expected<void, std::string> Run();
+  Result<void> Run();
   void Reset();
 
   std::string Text(int column) const;  // "" for NULL
@@ -57,7 +59,7 @@ class Database {
  public:
   // Opens (creating) the file read-write, with a busy timeout so that other
   // writers make this one wait instead of fail.
-  static std::expected<Database, std::string> Open(const std::filesystem::path& file, int busy_timeout_ms);
+  static Result<Database> Open(const std::filesystem::path& file, int busy_timeout_ms);
   ~Database();
   Database(Database&& other) noexcept;
   Database& operator=(Database&&) = delete;
@@ -65,8 +67,8 @@ class Database {
   Database& operator=(const Database&) = delete;
 
   // Runs SQL that carries no values (schema, pragmas, BEGIN/COMMIT).
-  std::expected<void, std::string> Exec(const std::string& sql);
-  std::expected<Statement, std::string> Prepare(std::string_view sql);
+  Result<void> Exec(const std::string& sql);
+  Result<Statement> Prepare(std::string_view sql);
   const std::string& name() const { return name_; }
 
  private:
@@ -82,14 +84,14 @@ class Database {
 // Commit succeeded.
 class Transaction {
  public:
-  static std::expected<Transaction, std::string> Begin(Database& db);
+  static Result<Transaction> Begin(Database& db);
   ~Transaction();
   Transaction(Transaction&& other) noexcept : db_(other.db_), done_(other.done_) { other.done_ = true; }
   Transaction& operator=(Transaction&&) = delete;
   Transaction(const Transaction&) = delete;
   Transaction& operator=(const Transaction&) = delete;
 
-  std::expected<void, std::string> Commit();
+  Result<void> Commit();
 
  private:
   explicit Transaction(Database& db) : db_(&db) {}

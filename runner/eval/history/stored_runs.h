@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "services/common/error.h"
+
 namespace skillrunner::eval {
 
 struct StoredRun {
@@ -20,7 +22,9 @@ struct StoredRun {
 };
 
 // `from` is a run folder (with run.json and results.jsonl) or a run id of
-// `history_file`. Errors say which and why.
-std::expected<StoredRun, std::string> LoadStoredRun(const std::string& from, const std::filesystem::path& history_file);
+// `history_file`. Errors say which and why: CONFIG_INVALID when `from` names
+// no run this can read (neither a folder nor a run id, no folder on record,
+// no records), else the history's or the files' own.
+Result<StoredRun> LoadStoredRun(const std::string& from, const std::filesystem::path& history_file);
 
 }  // namespace skillrunner::eval

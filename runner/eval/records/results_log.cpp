@@ -18,26 +18,25 @@ namespace skillrunner::eval {
 namespace json = boost::json;
 namespace {
 
-std::string Errno(const std::string& what, const std::filesystem::path& file) {
-  return "cannot " + what + " " + file.string() + ": " + std::strerror(errno);
+std::unexpected<Error> Errno(const std::string& what, const std::filesystem::path& file) {
+  return Fail(ErrorCode::kInternal, "cannot " + what + " " + file.string() + ": " + std::strerror(errno));
 }
 
 }  // namespace
 
-std::expected<void, std::string> WriteAll(int fd, std::string_view text, const std::filesystem::path& file) {
+Result<void> WriteAll(int fd, std::string_view text, const std::filesystem::path& file) {
   while (!text.empty()) {
     ssize_t n = ::write(fd, text.data(), text.size());
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return std::unexpected(Errno("write", file));
+    if (n < 0) return Errno("write", file);
     text.remove_prefix(static_cast<std::size_t>(n));
   }
   return {};
 }
 
-std::expected<std::unique_ptr<ResultsWriter>, std::string> ResultsWriter::Open(const std::filesystem::path& file,
-                                                                               const Clock& clock) {
+Result<std::unique_ptr<ResultsWriter>> ResultsWriter::Open(const std::filesystem::path& file, const Clock& clock) {
   int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (fd < 0) return std::unexpected(Errno("open", file));
+  if (fd < 0) return Errno("open", file);
   return std::unique_ptr<ResultsWriter>(new ResultsWriter(fd, file, clock));
 }
 
@@ -46,9 +45,9 @@ ResultsWriter::~ResultsWriter() {
   ::close(fd_);
 }
 
-std::expected<void, std::string> WriteLineOrTruncate(int fd, std::string_view line, const std::filesystem::path& file) {
+Result<void> WriteLineOrTruncate(int fd, std::string_view line, const std::filesystem::path& file) {
   struct stat st {};
-  if (::fstat(fd, &st) != 0) return std::unexpected(Errno("stat", file));
+  if (::fstat(fd, &st) != 0) return Errno("stat", file);
   off_t before = st.st_size;  // O_APPEND: the line goes here
   auto written = WriteAll(fd, line, file);
   if (written) return written;
@@ -56,21 +55,23 @@ std::expected<void, std::string> WriteLineOrTruncate(int fd, std::string_view li
   // whole line, as if this write had never begun.
   int saved = errno;
   if (::ftruncate(fd, before) != 0) {
-    return std::unexpected(written.error() + "; cutting the partial line back off failed too: " + std::strerror(errno));
+    written.error().message += "; cutting the partial line back off failed too: " + std::string(std::strerror(errno));
+    return written;
   }
   errno = saved;
   return written;
 }
 
-std::expected<void, std::string> ResultsWriter::Append(const json::object& record) {
+Result<void> ResultsWriter::Append(const json::object& record) {
   std::string line = CompactJson(record);
   // Boost.JSON writes string bytes as they are: a string holding invalid
   // UTF-8 would make a line its parser (and so --resume and merge) rejects.
   if (!IsValidUtf8(line)) line = SanitizeUtf8(line);
   line.push_back('\n');
   std::lock_guard lock(mutex_);
-  if (!failed_.empty()) {
-    return std::unexpected("not writing to " + file_.string() + " after an earlier write failed: " + failed_);
+  if (failed_) {
+    return Fail(ErrorCode::kInternal,
+                "not writing to " + file_.string() + " after an earlier write failed: " + failed_->message);
   }
   if (auto written = WriteLineOrTruncate(fd_, line, file_); !written) {
     failed_ = written.error();
@@ -83,25 +84,25 @@ std::expected<void, std::string> ResultsWriter::Append(const json::object& recor
   return {};
 }
 
-std::expected<void, std::string> ResultsWriter::Flush() {
+Result<void> ResultsWriter::Flush() {
   std::lock_guard lock(mutex_);
   return SyncLocked();
 }
 
-std::expected<void, std::string> ResultsWriter::SyncLocked() {
+Result<void> ResultsWriter::SyncLocked() {
   last_sync_ = clock_.Now();
   if (unsynced_ == 0) return {};
   unsynced_ = 0;
-  if (::fdatasync(fd_) != 0) return std::unexpected(Errno("fsync", file_));
+  if (::fdatasync(fd_) != 0) return Errno("fsync", file_);
   return {};
 }
 
-std::expected<LoadedResults, std::string> ReadResults(const std::filesystem::path& file, bool repair) {
+Result<LoadedResults> ReadResults(const std::filesystem::path& file, bool repair) {
   LoadedResults out;
   std::error_code ec;
   if (!std::filesystem::exists(file, ec)) return out;
   std::ifstream in(file, std::ios::binary);
-  if (!in) return std::unexpected("cannot read " + file.string());
+  if (!in) return Fail(ErrorCode::kInternal, "cannot read " + file.string());
   std::ostringstream buffer;
   buffer << in.rdbuf();
   std::string text = buffer.str();
@@ -127,12 +128,15 @@ std::expected<LoadedResults, std::string> ReadResults(const std::filesystem::pat
       out.torn_bytes = text.size() - pos;
       std::error_code cut;  // not `ec`, which still holds the parse error
       if (repair) std::filesystem::resize_file(file, pos, cut);
-      if (cut) return std::unexpected("cannot truncate the torn last line of " + file.string() + ": " + cut.message());
+      if (cut) {
+        return Fail(ErrorCode::kInternal,
+                    "cannot truncate the torn last line of " + file.string() + ": " + cut.message());
+      }
       break;
     }
     if (!good && line.find_first_not_of(" \t\r") != std::string_view::npos) {
-      return std::unexpected(file.string() + ":" + std::to_string(line_number) +
-                             ": not a JSON object (results.jsonl holds one record per line)");
+      return Fail(ErrorCode::kInternal, file.string() + ":" + std::to_string(line_number) +
+                                            ": not a JSON object (results.jsonl holds one record per line)");
     }
     if (good && !terminated) {
       // A whole record whose newline never made it: keep it, end the line.
@@ -147,16 +151,16 @@ std::expected<LoadedResults, std::string> ReadResults(const std::filesystem::pat
   return out;
 }
 
-std::expected<void, std::string> WriteFileAtomically(const std::filesystem::path& file, std::string_view text) {
+Result<void> WriteFileAtomically(const std::filesystem::path& file, std::string_view text) {
   std::filesystem::path temp = file;
   temp += ".tmp";
   int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return std::unexpected(Errno("write", temp));
+  if (fd < 0) return Errno("write", temp);
   auto written = WriteAll(fd, text, temp);
-  if (written && ::fdatasync(fd) != 0) written = std::unexpected(Errno("fsync", temp));
+  if (written && ::fdatasync(fd) != 0) written = Errno("fsync", temp);
   ::close(fd);
   if (!written) return written;
-  if (::rename(temp.c_str(), file.c_str()) != 0) return std::unexpected(Errno("rename", temp));
+  if (::rename(temp.c_str(), file.c_str()) != 0) return Errno("rename", temp);
   return {};
 }
 

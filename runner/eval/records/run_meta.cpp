@@ -21,9 +21,9 @@ json::object RunMeta::ToJson() const {
   return out;
 }
 
-std::expected<RunMeta, std::string> ReadRunMeta(const std::filesystem::path& file) {
+Result<RunMeta> ReadRunMeta(const std::filesystem::path& file) {
   std::ifstream in(file, std::ios::binary);
-  if (!in) return std::unexpected("cannot read " + file.string());
+  if (!in) return Fail(ErrorCode::kInternal, "cannot read " + file.string());
   std::ostringstream text;
   text << in.rdbuf();
   boost::system::error_code ec;
@@ -38,7 +38,7 @@ std::expected<RunMeta, std::string> ReadRunMeta(const std::filesystem::path& fil
   auto suite = field("suite");
   auto started = field("started_at");
   if (ec || !run_id || !suite || !started) {
-    return std::unexpected(file.string() + " is not a run.json (needs run_id, suite and started_at)");
+    return Fail(ErrorCode::kInternal, file.string() + " is not a run.json (needs run_id, suite and started_at)");
   }
   meta.run_id = *run_id;
   meta.suite = *suite;
@@ -49,7 +49,7 @@ std::expected<RunMeta, std::string> ReadRunMeta(const std::filesystem::path& fil
   return meta;
 }
 
-std::expected<void, std::string> WriteRunMeta(const std::filesystem::path& file, const RunMeta& meta) {
+Result<void> WriteRunMeta(const std::filesystem::path& file, const RunMeta& meta) {
   return WriteFileAtomically(file, PrettyJson(meta.ToJson()) + "\n");
 }
 

@@ -12,6 +12,8 @@
 #include <optional>
 #include <string>
 
+#include "services/common/error.h"
+
 namespace skillrunner::eval {
 
 struct RunMeta {
@@ -25,9 +27,9 @@ struct RunMeta {
   boost::json::object ToJson() const;
 };
 
-// Errors name the file and what is wrong with it.
-std::expected<RunMeta, std::string> ReadRunMeta(const std::filesystem::path& file);
-std::expected<void, std::string> WriteRunMeta(const std::filesystem::path& file, const RunMeta& meta);
+// Errors (INTERNAL) name the file and what is wrong with it.
+Result<RunMeta> ReadRunMeta(const std::filesystem::path& file);
+Result<void> WriteRunMeta(const std::filesystem::path& file, const RunMeta& meta);
 
 // "2024-05-01T02:03:04.567Z"
 std::string IsoUtc(std::chrono::system_clock::time_point time);

@@ -46,9 +46,9 @@ class ProviderBatchTest : public eval_test::BatchFixture {
   // The batches the history DB (runs/eval-history.sqlite) holds for `run_id`: "provider round id, " each.
   std::string HistoryBatchIds(const std::string& run_id) {
     auto history = eval::History::Open(tree_.Path("runs/eval-history.sqlite"));
-    if (!history) return history.error();
+    if (!history) return history.error().message;
     auto batches = (*history)->Batches(run_id);
-    if (!batches) return batches.error();
+    if (!batches) return batches.error().message;
     std::string out;
     for (const eval::HistoryBatch& b : *batches)
       out += b.provider + " " + std::to_string(b.round) + " " + b.batch_id + ", ";
@@ -231,7 +231,7 @@ TEST_F(ProviderBatchTest, GeminiABatchCreatedJustBeforeTheCrashIsAdoptedThroughI
   ExpectCompletedEachRequestOnce(server, 20);
   const std::string run_id(json::parse(ReadFile(tree_.Path("runs/b/run.json"))).at("run_id").as_string());
   auto history = eval::History::Open(tree_.Path("runs/eval-history.sqlite"));
-  ASSERT_TRUE(history.has_value()) << history.error();
+  ASSERT_TRUE(history.has_value()) << history.error().message;
   auto batches = (*history)->Batches(run_id);
   ASSERT_TRUE(batches.has_value() && batches->size() == 2u);
   EXPECT_TRUE(batches->at(0).adopted);  // batches/1, found after the crash

@@ -421,7 +421,7 @@ TEST_F(EvalCliTest, ShardRunsAreNeverTheBaselineNorRecordedInTheHistory) {
               0);
   }
   auto history = History::Open(tree_.Path("hist.sqlite"));
-  ASSERT_TRUE(history) << history.error();
+  ASSERT_TRUE(history) << history.error().message;
   EXPECT_FALSE((*history)->LoadBaseline("night", "n3", "x"));  // not recorded
   ASSERT_EQ(Skillrunner(tree_.root(),
                         "--skills skills --rubrics rubrics --config good.yaml eval merge "
@@ -432,7 +432,7 @@ TEST_F(EvalCliTest, ShardRunsAreNeverTheBaselineNorRecordedInTheHistory) {
   ASSERT_TRUE(n3 && *n3);
   EXPECT_EQ((*n3)->outcomes.size(), static_cast<std::size_t>(kGenCases + kEchoCases));
   auto trend = (*history)->Trend("night", 10);
-  ASSERT_TRUE(trend) << trend.error();
+  ASSERT_TRUE(trend) << trend.error().message;
   std::vector<std::string> ids;
   for (const auto& point : *trend) ids.push_back(point.run_id);
   EXPECT_EQ(ids, (std::vector<std::string>{night1, night2, "n3"}));
@@ -559,9 +559,9 @@ TEST_F(EvalCliTest, TheShippedNightlySuiteRunsOfflineWithReportsAndHistory) {
   std::string html = testing::RunPython(tree_, testing::kHtmlCheckScript, tree_.Path("nightly/out/report.html"));
   EXPECT_EQ(html.rfind(testing::kHtmlClean, 0), 0u) << html.substr(0, 300);
   auto history = History::Open(tree_.Path("nightly/eval-history.sqlite"));
-  ASSERT_TRUE(history) << history.error();
+  ASSERT_TRUE(history) << history.error().message;
   auto trend = (*history)->Trend("nightly", 10);
-  ASSERT_TRUE(trend) << trend.error();
+  ASSERT_TRUE(trend) << trend.error().message;
   ASSERT_EQ(trend->size(), 1u);
   EXPECT_EQ(trend->at(0).run_id, summary.at("run_id").as_string());
 }

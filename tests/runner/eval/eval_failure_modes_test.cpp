@@ -191,7 +191,7 @@ TEST(EvalUtf8Test, TheResultsWriterNeverWritesInvalidUtf8AndResumeReadsEveryLine
   std::filesystem::path file = tree.Path("results.jsonl");
   {
     auto writer = ResultsWriter::Open(file);
-    ASSERT_TRUE(writer) << writer.error();
+    ASSERT_TRUE(writer) << writer.error().message;
     json::object bad{{"skill", "s"}, {"case", "c1"}, {"result", json::object{{"output", std::string("ab\xC3", 3)}}}};
     ASSERT_TRUE((*writer)->Append(bad));
     ASSERT_TRUE((*writer)->Append(json::object{{"skill", "s"}, {"case", "c2"}}));
@@ -199,7 +199,7 @@ TEST(EvalUtf8Test, TheResultsWriterNeverWritesInvalidUtf8AndResumeReadsEveryLine
   }
   EXPECT_TRUE(IsValidUtf8(ReadAll(file)));
   auto loaded = ReadResults(file, false);
-  ASSERT_TRUE(loaded) << loaded.error();
+  ASSERT_TRUE(loaded) << loaded.error().message;
   ASSERT_EQ(loaded->records.size(), 2u);
   EXPECT_EQ(loaded->records[0].at("result").at("output"), "ab\xEF\xBF\xBD");
   EXPECT_EQ(loaded->torn_bytes, 0u);
@@ -211,7 +211,7 @@ TEST(EvalUtf8Test, ACompleteLineIsNeverTornAndOldInvalidUtf8LinesAreKept) {
   // A middle line with invalid UTF-8 (as an older writer left it): kept.
   std::ofstream(file, std::ios::binary) << "{\"skill\":\"s\",\"case\":\"a\xC3\"}\n{\"skill\":\"s\",\"case\":\"b\"}\n";
   auto loaded = ReadResults(file, true);
-  ASSERT_TRUE(loaded) << loaded.error();
+  ASSERT_TRUE(loaded) << loaded.error().message;
   EXPECT_EQ(loaded->records.size(), 2u);
   EXPECT_EQ(loaded->repaired_lines, 1u);
   EXPECT_EQ(loaded->torn_bytes, 0u);
@@ -220,7 +220,8 @@ TEST(EvalUtf8Test, ACompleteLineIsNeverTornAndOldInvalidUtf8LinesAreKept) {
   std::ofstream(file, std::ios::binary | std::ios::app) << "{\"skill\":\n";
   auto bad = ReadResults(file, true);
   ASSERT_FALSE(bad);
-  EXPECT_EQ(bad.error(), file.string() + ":3: not a JSON object (results.jsonl holds one record per line)");
+  EXPECT_EQ(bad.error().code, ErrorCode::kInternal);
+  EXPECT_EQ(bad.error().message, file.string() + ":3: not a JSON object (results.jsonl holds one record per line)");
 }
 
 // Duplicates ----------------------------------------------------------------
@@ -257,9 +258,11 @@ TEST(EvalResultsLogTest, AFailedWriteLeavesNoPartialLineAndStopsLaterAppends) {
     if (!(*writer)->Append(record)) _exit(12);
     auto second = (*writer)->Append(record);
     if (second) _exit(13);
-    if (second.error().find("cannot write " + file.string() + ": ") != 0) _exit(14);
+    if (second.error().message.find("cannot write " + file.string() + ": ") != 0) _exit(14);
+    if (second.error().code != ErrorCode::kInternal) _exit(16);
     auto third = (*writer)->Append(json::object{{"skill", "s"}, {"case", "tiny"}});  // would fit: still refused
-    if (third || third.error().find("not writing to " + file.string() + " after an earlier write failed: ") != 0) {
+    if (third ||
+        third.error().message.find("not writing to " + file.string() + " after an earlier write failed: ") != 0) {
       _exit(15);
     }
     _exit(0);
@@ -271,7 +274,7 @@ TEST(EvalResultsLogTest, AFailedWriteLeavesNoPartialLineAndStopsLaterAppends) {
   std::string text = ReadAll(file);
   EXPECT_EQ(text, json::serialize(record) + "\n");  // the first line only, whole
   auto loaded = ReadResults(file, false);
-  ASSERT_TRUE(loaded) << loaded.error();
+  ASSERT_TRUE(loaded) << loaded.error().message;
   EXPECT_EQ(loaded->records.size(), 1u);
   EXPECT_EQ(loaded->torn_bytes, 0u);
 }

@@ -24,12 +24,12 @@ class HistoryTest : public ::testing::Test {
  protected:
   std::unique_ptr<History> OpenHistory() {
     auto history = History::Open(file_);
-    EXPECT_TRUE(history.has_value()) << history.error();
+    EXPECT_TRUE(history.has_value()) << history.error().message;
     return history ? std::move(*history) : nullptr;
   }
   void Record(History& history, const json::object& summary, const std::vector<json::object>& records = {}) {
     auto recorded = history.RecordRun(summary, records);
-    ASSERT_TRUE(recorded.has_value()) << recorded.error();
+    ASSERT_TRUE(recorded.has_value()) << recorded.error().message;
   }
 
   TempTree tree_;
@@ -43,7 +43,7 @@ TEST_F(HistoryTest, LastBaselineIsTheNewestOtherRunOfTheSuite) {
   Record(*history, Summary("o1", "2025-01-03T02:00:00Z", "other"));
 
   auto from_newer = history->LoadBaseline("nightly", "last", "r2");
-  ASSERT_TRUE(from_newer.has_value()) << from_newer.error();
+  ASSERT_TRUE(from_newer.has_value()) << from_newer.error().message;
   ASSERT_TRUE(from_newer->has_value());
   EXPECT_EQ((*from_newer)->run_id, "r1");
   EXPECT_EQ((*from_newer)->started_at, "2025-01-01T02:00:00Z");
@@ -60,7 +60,7 @@ TEST_F(HistoryTest, FirstRunOfASuiteHasNoLastBaseline) {
   auto history = OpenHistory();
   Record(*history, Summary("r1", "2025-01-01T02:00:00Z"));
   auto baseline = history->LoadBaseline("nightly", "last", "r1");
-  ASSERT_TRUE(baseline.has_value()) << baseline.error();
+  ASSERT_TRUE(baseline.has_value()) << baseline.error().message;
   EXPECT_FALSE(baseline->has_value());
 }
 
@@ -80,7 +80,8 @@ TEST_F(HistoryTest, UnknownExplicitRunIdIsAnErrorThatNamesIt) {
   Record(*history, Summary("r1", "2025-01-01T02:00:00Z"));
   auto baseline = history->LoadBaseline("nightly", "2024-12-31-nope", "r1");
   ASSERT_FALSE(baseline.has_value());
-  EXPECT_EQ(baseline.error(), "baseline run 2024-12-31-nope is not in the eval history " + file_.string());
+  EXPECT_EQ(baseline.error().code, ErrorCode::kConfigInvalid);  // the user named that run
+  EXPECT_EQ(baseline.error().message, "baseline run 2024-12-31-nope is not in the eval history " + file_.string());
 }
 
 TEST_F(HistoryTest, ExplicitRunIdOfAnotherSuiteIsAnError) {
@@ -88,7 +89,8 @@ TEST_F(HistoryTest, ExplicitRunIdOfAnotherSuiteIsAnError) {
   Record(*history, Summary("o1", "2025-01-01T02:00:00Z", "other"));
   auto baseline = history->LoadBaseline("nightly", "o1", "r9");
   ASSERT_FALSE(baseline.has_value());
-  EXPECT_EQ(baseline.error(), "baseline run o1 belongs to suite other, not nightly");
+  EXPECT_EQ(baseline.error().code, ErrorCode::kConfigInvalid);
+  EXPECT_EQ(baseline.error().message, "baseline run o1 belongs to suite other, not nightly");
 }
 
 TEST_F(HistoryTest, TrendReturnsTheNewestRunsOldestFirst) {
@@ -101,7 +103,7 @@ TEST_F(HistoryTest, TrendReturnsTheNewestRunsOldestFirst) {
   Record(*history, Summary("o1", "2025-01-05T02:00:00Z", "other"));
 
   auto trend = history->Trend("nightly", 3);
-  ASSERT_TRUE(trend.has_value()) << trend.error();
+  ASSERT_TRUE(trend.has_value()) << trend.error().message;
   std::vector<std::string> ids;
   for (const TrendPoint& point : *trend) ids.push_back(point.run_id);
   EXPECT_EQ(ids, (std::vector<std::string>{"r2", "r3", "r4"}));
@@ -168,15 +170,17 @@ TEST_F(HistoryTest, FolderThatDoesNotExistIsAClearError) {
   std::filesystem::path file = tree_.Path("no/such/folder/eval-history.sqlite");
   auto history = History::Open(file);
   ASSERT_FALSE(history.has_value());
-  EXPECT_EQ(history.error(), "cannot open eval history " + file.string() + ": folder " +
-                                 tree_.Path("no/such/folder").string() + " does not exist");
+  EXPECT_EQ(history.error().code, ErrorCode::kConfigInvalid);  // --history names a folder that is not there
+  EXPECT_EQ(history.error().message, "cannot open eval history " + file.string() + ": folder " +
+                                         tree_.Path("no/such/folder").string() + " does not exist");
 }
 
 TEST_F(HistoryTest, SummaryWithoutRunIdIsRefused) {
   auto history = OpenHistory();
   auto recorded = history->RecordRun(ParseObject(R"({"suite": "nightly"})"), {});
   ASSERT_FALSE(recorded.has_value());
-  EXPECT_EQ(recorded.error(),
+  EXPECT_EQ(recorded.error().code, ErrorCode::kInternal);
+  EXPECT_EQ(recorded.error().message,
             "cannot record run in " + file_.string() + ": the summary has no \"run_id\" or no \"suite\"");
 }
 
@@ -213,8 +217,9 @@ TEST_F(HistoryTest, SchemaNewerThanTheProgramIsRefused) {
                      file_);
   auto history = History::Open(file_);
   ASSERT_FALSE(history.has_value());
-  EXPECT_EQ(history.error(), "cannot open eval history " + file_.string() +
-                                 ": schema version 7 is newer than this skillrunner understands (4)");
+  EXPECT_EQ(history.error().code, ErrorCode::kInternal);
+  EXPECT_EQ(history.error().message, "cannot open eval history " + file_.string() +
+                                         ": schema version 7 is newer than this skillrunner understands (4)");
 }
 
 // A file an older skillrunner wrote (schema version 1) gains the cost column
@@ -261,7 +266,7 @@ TEST_F(HistoryTest, BatchIdsAreRecordedOnceAndReadBackByRun) {
                      "db.executescript('DROP TABLE batches; PRAGMA user_version = 3;')\n",
                      file_);
   auto history = History::Open(file_);
-  ASSERT_TRUE(history.has_value()) << history.error();
+  ASSERT_TRUE(history.has_value()) << history.error().message;
   const HistoryBatch first{"llm", 1, "msgbatch_1", false, "2026-01-01T00:00:01Z"};
   const HistoryBatch adopted{"llm", 2, "msgbatch_2", true, "2026-01-01T00:00:02Z"};
   ASSERT_TRUE((*history)->RecordBatch("r1", adopted).has_value());
@@ -270,7 +275,7 @@ TEST_F(HistoryTest, BatchIdsAreRecordedOnceAndReadBackByRun) {
   ASSERT_TRUE((*history)->RecordBatch("r2", HistoryBatch{"g", 1, "batches/9", false, "x"}).has_value());
   Record(**history, Summary("r1", "2025-01-01T02:00:00Z"), {PassRecord("extract", "c1")});
   auto batches = (*history)->Batches("r1");
-  ASSERT_TRUE(batches.has_value()) << batches.error();
+  ASSERT_TRUE(batches.has_value()) << batches.error().message;
   EXPECT_EQ(*batches, (std::vector<HistoryBatch>{first, adopted}));
   EXPECT_TRUE((*history)->Batches("r3")->empty());
   history->reset();
@@ -291,12 +296,12 @@ TEST_F(HistoryTest, TwoWritersOnOneFileBothSucceed) {
   { OpenHistory(); }
   auto writer = [&](std::string prefix, std::vector<std::string>* errors) {
     auto history = History::Open(file_);
-    if (!history) return errors->push_back(history.error());
+    if (!history) return errors->push_back(history.error().message);
     for (int i = 0; i < 20; ++i) {
       std::string id = prefix + std::to_string(i);
       auto recorded = (*history)->RecordRun(Summary(id, "2025-01-01T00:00:" + std::to_string(10 + i) + "Z"),
                                             {PassRecord("extract", "c1"), FailRecord("extract", "c2")});
-      if (!recorded) errors->push_back(recorded.error());
+      if (!recorded) errors->push_back(recorded.error().message);
     }
   };
   std::vector<std::string> errors_a, errors_b;

@@ -12,9 +12,10 @@ TEST(EvalShardTest, ParsesIOfNAndRefusesNonsense) {
   EXPECT_EQ(shard->index, 1);
   EXPECT_EQ(shard->count, 4);
   EXPECT_EQ(shard->ToString(), "1/4");
-  EXPECT_EQ(ParseShard("4/4").error(), "--shard 4/4: need 0 <= I < N");
-  EXPECT_EQ(ParseShard("1-4").error(), "--shard must be I/N (e.g. 0/4), got \"1-4\"");
-  EXPECT_EQ(ParseShard("0/0").error(), "--shard 0/0: need 0 <= I < N");
+  EXPECT_EQ(ParseShard("4/4").error().message, "--shard 4/4: need 0 <= I < N");
+  EXPECT_EQ(ParseShard("1-4").error().message, "--shard must be I/N (e.g. 0/4), got \"1-4\"");
+  EXPECT_EQ(ParseShard("0/0").error().message, "--shard 0/0: need 0 <= I < N");
+  EXPECT_EQ(ParseShard("1-4").error().code, ErrorCode::kConfigInvalid);  // a bad flag
 }
 
 TEST(EvalShardTest, EveryKeyLandsInExactlyOneShard) {

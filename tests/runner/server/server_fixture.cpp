@@ -44,7 +44,7 @@ ServerFixture::~ServerFixture() { Stop(); }
 std::optional<std::string> ServerFixture::Start() {
   if (auto loaded = host_->LoadInitial(); !loaded) return loaded.error().message;
   server_ = std::make_unique<server::Server>(io_, options_, *host_);
-  if (auto started = server_->Start(); !started) return started.error();
+  if (auto started = server_->Start(); !started) return started.error().message;
   for (int i = 0; i < 2; ++i) threads_.emplace_back([this] { io_.run(); });
   return std::nullopt;
 }

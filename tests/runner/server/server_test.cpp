@@ -13,6 +13,7 @@
 #include <map>
 #include <thread>
 
+#include "runner/server/address.h"
 #include "tests/runner/server/server_fixture.h"
 #include "tests/support/llm_test_bed.h"
 #include "tests/support/loopback_server.h"
@@ -634,7 +635,28 @@ TEST_F(ServerTest, ListenerMistakesAreNamedAndNothingIsLeftOpen) {
   server::Server bare(io, server::ServerOptions{}, host);
   auto started = bare.Start();
   ASSERT_FALSE(started);
-  EXPECT_EQ(started.error(), "nothing to listen on: give --socket PATH and/or --listen HOST:PORT");
+  EXPECT_EQ(started.error().code, ErrorCode::kConfigInvalid);
+  EXPECT_EQ(started.error().message, "nothing to listen on: give --socket PATH and/or --listen HOST:PORT");
+}
+
+// Options that cannot work are CONFIG_INVALID; what the system refuses is
+// INTERNAL. `serve` exits 2 for both.
+TEST_F(ServerTest, AStartFailureSaysWhetherTheOptionsOrTheSystemRefused) {
+  boost::asio::io_context io;
+  cli::ReloadingHost host(cli::CommonOptions{}, io.get_executor());
+  auto start = [&](server::ServerOptions options) -> std::optional<ErrorCode> {
+    server::Server server(io, std::move(options), host);
+    auto started = server.Start();
+    if (started) return std::nullopt;
+    return started.error().code;
+  };
+  server::ServerOptions bad_listen;
+  bad_listen.listen = {"8080"};
+  EXPECT_EQ(start(bad_listen), ErrorCode::kConfigInvalid);
+  server::ServerOptions no_folder;
+  no_folder.socket_path = tree_.Path("no-such-folder/s.sock").string();
+  EXPECT_EQ(start(no_folder), ErrorCode::kInternal);
+  EXPECT_EQ(server::ParseListenAddress("127.0.0.1:x").error().code, ErrorCode::kConfigInvalid);
 }
 
 TEST_F(ServerTest, TheTotalInFlightLimitAndADrainRefuseNewInvocations) {
