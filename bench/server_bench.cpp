@@ -102,17 +102,9 @@ class ServeProcess {
   }
   static std::vector<std::string> Args(const skillrunner::testing::TempTree& tree, const std::string& socket,
                                        std::size_t max_in_flight, unsigned threads) {
-    std::vector<std::string> args{"serve",
-                                  "--socket",
-                                  socket,
-                                  "--config",
-                                  tree.Path("skillrunner.yaml").string(),
-                                  "--skills",
-                                  tree.Path("skills").string(),
-                                  "--rubrics",
-                                  tree.Path("rubrics").string(),
-                                  "--max-in-flight",
-                                  std::to_string(max_in_flight)};
+    std::vector<std::string> args = tree.TreeFlags();
+    args.insert(args.begin(), {"serve", "--socket", socket});
+    args.insert(args.end(), {"--max-in-flight", std::to_string(max_in_flight)});
     if (threads > 0) {
       args.push_back("--threads");
       args.push_back(std::to_string(threads));

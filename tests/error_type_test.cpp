@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/temp_tree.h"
+
 namespace skillrunner {
 namespace {
 
@@ -98,12 +100,7 @@ std::vector<std::string> StringErrors(const std::string& path, const std::string
   return out;
 }
 
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using skillrunner::testing::ReadFile;
 
 TEST(ErrorTypeTest, AStringErrorIsNamedWithItsFileAndLineHoweverItIsWritten) {
   const std::string text =

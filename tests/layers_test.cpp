@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/temp_tree.h"
+
 namespace skillrunner {
 namespace {
 
@@ -74,12 +76,7 @@ std::vector<std::string> ForbiddenIncludes(const LayerTable& table, const std::s
   return out;
 }
 
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using skillrunner::testing::ReadFile;
 
 const char* kTable = R"(# comment
 services/common:

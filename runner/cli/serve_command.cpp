@@ -141,31 +141,28 @@ int Serve(const CommonOptions& common, ServeOptions options) {
   return 0;
 }
 
+// A positive whole-number limit.
+template <class T>
+static void AddPositive(CLI::App* cmd, const std::string& name, T& field, const std::string& help) {
+  cmd->add_option(name, field, help)->check(CLI::PositiveNumber);
+}
+
 // The limits a server holds each connection and request to.
 static void AddServeLimits(CLI::App* serve_cmd, ServeOptions* serve) {
-  auto& s = serve->server;
-  serve_cmd->add_option("--max-line-bytes", s.limits.max_line_bytes, "Longest request line (default 1 MiB)")
-      ->check(CLI::PositiveNumber);
-  serve_cmd->add_option("--max-depth", s.limits.max_depth, "Deepest JSON nesting of a request (default 64)")
-      ->check(CLI::PositiveNumber);
-  serve_cmd->add_option("--max-in-flight-per-connection", s.limits.max_in_flight_per_connection, "default 1024")
-      ->check(CLI::PositiveNumber);
-  serve_cmd
-      ->add_option("--max-in-flight", s.limits.max_in_flight_total,
-                   "Invocations in flight in all (default 16384); beyond: -32000 overloaded")
-      ->check(CLI::PositiveNumber);
-  serve_cmd->add_option("--max-connections", s.limits.max_connections, "Open connections at once (default 4096)")
-      ->check(CLI::PositiveNumber);
-  serve_cmd->add_option("--max-batch", s.limits.max_batch, "Requests in one batch (default 1000)")
-      ->check(CLI::PositiveNumber);
+  auto& limits = serve->server.limits;
+  AddPositive(serve_cmd, "--max-line-bytes", limits.max_line_bytes, "Longest request line (default 1 MiB)");
+  AddPositive(serve_cmd, "--max-depth", limits.max_depth, "Deepest JSON nesting of a request (default 64)");
+  AddPositive(serve_cmd, "--max-in-flight-per-connection", limits.max_in_flight_per_connection, "default 1024");
+  AddPositive(serve_cmd, "--max-in-flight", limits.max_in_flight_total,
+              "Invocations in flight in all (default 16384); beyond: -32000 overloaded");
+  AddPositive(serve_cmd, "--max-connections", limits.max_connections, "Open connections at once (default 4096)");
+  AddPositive(serve_cmd, "--max-batch", limits.max_batch, "Requests in one batch (default 1000)");
   serve_cmd
       ->add_option("--idle-timeout-ms", serve->idle_timeout_ms,
                    "Close idle connections, and ones whose answers go unread, after this (default 300000)")
       ->check(CLI::Range(1, 86400000));
-  serve_cmd
-      ->add_option("--max-write-queue-bytes", s.limits.max_write_queue_bytes,
-                   "Unread answers a client may leave queued (default 16 MiB)")
-      ->check(CLI::PositiveNumber);
+  AddPositive(serve_cmd, "--max-write-queue-bytes", limits.max_write_queue_bytes,
+              "Unread answers a client may leave queued (default 16 MiB)");
   serve_cmd
       ->add_option("--drain-timeout-ms", serve->drain_timeout_ms,
                    "On SIGTERM, wait this long for in-flight invocations (default 30000)")

@@ -163,19 +163,12 @@ class OldLimiter:
         now = loop.now
         self.last_creep = self.last_cut = self.anchor_time = self.changed = now
         self.window_start = now
-        self.window_sent = 0
-        self.u_last_go = 0.0
-        self.tail = 0
-        self.anchor_position = 0
-        self.last_go = 0.0
-        self.grace_until = 0.0
         self.probing = False
-        self.accepted_at_cut = 0.0
-        self.refused_at = 0.0
-        self.lone_refusals = 0
-        self.probe_cap = 0.0
-        self.clean_at = 0.0
+        # Counters (whole numbers) and rates or times (seconds), all zero at the start.
+        self.window_sent = self.tail = self.anchor_position = self.lone_refusals = 0
         self.sent = self.refused = self.forgiven = self.waited = 0
+        self.u_last_go = self.last_go = self.grace_until = 0.0
+        self.accepted_at_cut = self.refused_at = self.probe_cap = self.clean_at = 0.0
         self.last_window_per_second = 0.0
         self.log = log
         self.history = [(now, self.rate)]

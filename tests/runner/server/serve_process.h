@@ -37,15 +37,9 @@ class ServeProcess {
 
  private:
   static std::vector<std::string> ServeArgs(const TempTree& tree, std::vector<std::string> args) {
-    std::vector<std::string> argv = {"serve",
-                                     "--config",
-                                     tree.Path("skillrunner.yaml").string(),
-                                     "--skills",
-                                     tree.Path("skills").string(),
-                                     "--rubrics",
-                                     tree.Path("rubrics").string(),
-                                     "--log-level",
-                                     "info"};
+    std::vector<std::string> argv = tree.TreeFlags();
+    argv.insert(argv.begin(), "serve");
+    argv.insert(argv.end(), {"--log-level", "info"});
     argv.insert(argv.end(), args.begin(), args.end());
     return argv;
   }
