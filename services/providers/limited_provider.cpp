@@ -60,6 +60,7 @@ boost::asio::awaitable<ChatResult> LimitedProvider::Chat(const ChatRequest& requ
   std::int64_t used =
       response ? response->usage.input_tokens + response->usage.output_tokens : (rate_limited ? 0 : estimate);
   limiter_->Report(admission.ticket, rate_limited, used);
+  if (rate_limited) response.error().paced = true;  // its retry takes a place in this queue too
   if (response) {
     response->queued_ms = queued_ms;
   } else {

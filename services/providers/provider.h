@@ -140,6 +140,11 @@ struct ProviderError {
   std::string request_id;
   std::string raw_body;
   std::int64_t queued_ms = 0;  // waited for the provider's rate limit before it was sent
+  // A 429/529 of a request that went through its provider's limiter
+  // (LimitedProvider): the retry waits in that queue too, paced at the rate
+  // the 429 just taught it, so a short retry-after is an upper bound
+  // (RetryingProvider).
+  bool paced = false;
 };
 
 // What Chat comes back with, boxed: the answer passes up through the frames

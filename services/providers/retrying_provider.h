@@ -25,7 +25,8 @@ struct RetryingProviderOptions {
   // U[0,1) for the jitter that shortens each backoff by up to 25%.
   std::function<double()> random;
   // U[0,1) for the spread added to every rate-limit wait, so that the
-  // callers a 429 sent away do not all come back in the same instant.
+  // callers a 429 sent away do not all come back in the same instant (for a
+  // paced 429 with a short retry-after: the share of it waited).
   std::function<double()> spread;
 };
 
@@ -33,7 +34,9 @@ struct RetryingProviderOptions {
 // 5xx, connection failures and timeouts are retried up to max_retries, 429
 // and 529 up to max_rate_limit_retries (each wait plus a spread of up to a
 // quarter of the server's delay, or a second, whichever is less; 0-1000 ms
-// after a computed backoff;
+// after a computed backoff; a paced 429 - ProviderError::paced - whose server
+// asks a second or less waits a random part of that instead: its provider's
+// limiter paces the retry;
 // a 429 that says the quota is spent fails at once), with exponential backoff
 // (initial_delay × multiplier^k, capped at max_delay, shortened by up to 25%);
 // `retry-after-ms` / `retry-after` replace the computed delay up to

@@ -41,6 +41,12 @@ ProviderError Http(int status, std::optional<milliseconds> retry_after = {}) {
   return e;
 }
 
+// What LimitedProvider makes of a 429 or 529: its retry is paced by the provider's limiter.
+ProviderError Paced(ProviderError error) {
+  error.paced = true;
+  return error;
+}
+
 ChatResponse Ok() {
   ChatResponse r;
   r.text = "{}";
@@ -165,6 +171,25 @@ TEST_F(RetryingProviderTest, RateLimitWaitsSpreadPastTheServersDelayByUpToAQuart
   provider_.script = {std::unexpected(Http(503)), Ok()};
   ASSERT_TRUE(Run());
   EXPECT_EQ(sleeper_.DelaysMs().back(), 2000);  // other transient failures get no spread
+}
+
+// Issue 39: the limiter that sent a request paces its retry too, so a short retry-after is an
+// upper bound. Waiting all of it, 63 of a first burst of 64 slept a second while nginx would
+// have taken one each 10 ms.
+TEST_F(RetryingProviderTest, APaced429WithARetryAfterOfASecondOrLessWaitsARandomPartOfIt) {
+  spread_ = 0.25;
+  provider_.script = {std::unexpected(Paced(Http(429, milliseconds(1000)))),
+                      std::unexpected(Paced(Http(429, milliseconds(2000)))),
+                      std::unexpected(Http(429, milliseconds(1000))), std::unexpected(Paced(Http(529))), Ok()};
+  auto result = Run();
+  ASSERT_TRUE(result);
+  // A quarter of the paced second; a paced 2 s (a spent window) waited out, plus a quarter of
+  // its spread (500 ms); an unpaced second, plus a quarter of its 250 ms; a paced 529 without a
+  // retry-after: the backoff of the fourth rate-limit retry (8 s), plus a quarter of a second.
+  EXPECT_EQ(sleeper_.DelaysMs(), (std::vector<std::int64_t>{250, 2125, 1062, 8250}));
+  ASSERT_EQ(ctx_->attempts().size(), 4u);
+  EXPECT_EQ(ctx_->attempts()[0].delay_ms, 250);
+  EXPECT_EQ(ctx_->metrics().transient_retries, 4);
 }
 
 TEST_F(RetryingProviderTest, RateLimitsHaveABudgetOfTheirOwn) {

@@ -522,7 +522,9 @@ TEST(LimitedProviderTest, A429SlowsTheNextRequestsAndATooLateSlotIsOverloaded) {
   request.timeout = std::chrono::minutes(1);
   ASSERT_TRUE(RunAwaitable(limited.Chat(request)));
   clock.Advance(milliseconds(500));
-  ASSERT_FALSE(RunAwaitable(limited.Chat(request)));  // the 429
+  auto refused_answer = RunAwaitable(limited.Chat(request));  // the 429
+  ASSERT_FALSE(refused_answer);
+  EXPECT_TRUE(refused_answer.error().paced);  // its retry takes a place in the queue too
   ASSERT_TRUE(limited.limiter().rate_per_minute().has_value());
   auto first_after = RunAwaitable(limited.Chat(request));
   auto second_after = RunAwaitable(limited.Chat(request));
@@ -536,6 +538,7 @@ TEST(LimitedProviderTest, A429SlowsTheNextRequestsAndATooLateSlotIsOverloaded) {
   auto late = RunAwaitable(limited.Chat(request));
   ASSERT_FALSE(late);
   EXPECT_EQ(late.error().kind, providers::ProviderError::Kind::kOverloaded);
+  EXPECT_FALSE(late.error().paced);  // not sent: no 429 to pace
   ASSERT_TRUE(late.error().retry_after.has_value());
   EXPECT_GT(late.error().retry_after->count(), 0);
   EXPECT_EQ(late.error().message, "the provider's rate limit (" +
