@@ -10,6 +10,8 @@
 #include <cmath>
 #include <cstdio>
 #include <deque>
+#include <functional>
+#include <optional>
 #include <random>
 
 #include "services/providers/limited_provider.h"
@@ -414,14 +416,54 @@ class PerSecondProvider {
   int taken_ = 0;
 };
 
+// nginx `limit_req zone=... rate=PER_SECONDr/s burst=BURST nodelay` (bench/rate_limit_bench.sh),
+// as ngx_http_limit_req_lookup counts: the excess over the steady pace in thousandths of a
+// request, drained at the rate for each millisecond of the clock since the last request it took;
+// a request that would put the excess past the burst is refused and changes nothing. So it takes
+// BURST + 1 at once, then one each 1 / PER_SECOND s.
+class NginxLimitReq {
+ public:
+  NginxLimitReq(int per_second, int burst)
+      : rate_(per_second * std::int64_t{1000}), burst_(burst * std::int64_t{1000}) {}
+  bool Take(Clock::TimePoint now) {
+    const std::int64_t ms = std::chrono::duration_cast<milliseconds>(now.time_since_epoch()).count();
+    if (!last_) {
+      last_ = ms;
+      return true;
+    }
+    const std::int64_t excess = std::max<std::int64_t>(excess_ - rate_ * (ms - *last_) / 1000 + 1000, 0);
+    if (excess > burst_) return false;
+    excess_ = excess;
+    last_ = ms;
+    return true;
+  }
+
+ private:
+  std::int64_t rate_;
+  std::int64_t burst_;
+  std::int64_t excess_ = 0;
+  std::optional<std::int64_t> last_;
+};
+
+// Whether the provider takes a request that reaches it at a time.
+using ProviderTake = std::function<bool(Clock::TimePoint)>;
+ProviderTake PerSecond(int per_second) {
+  return [provider = PerSecondProvider(per_second)](Clock::TimePoint now) mutable { return provider.Take(now); };
+}
+ProviderTake Nginx(int per_second, int burst) {
+  return [provider = NginxLimitReq(per_second, burst)](Clock::TimePoint now) mutable { return provider.Take(now); };
+}
+
 // bench/rate_limit_bench.sh on the virtual clock: `cases` cases of one generation (through
 // `generation`) then one judge call (through `judge`), 64 at a time, against a provider taking
-// 100 a second (the ideal: 2 x cases / 100 seconds). An answer takes 100 ms, a 429 1 ms; a
-// request is sent up to 1.5 ms after its slot, and a 429 retried after its retry-after of a second
-// plus up to a quarter of it (the retrying provider's spread). Returns the seconds the eval took.
+// 100 a second (the ideal: 2 x cases / 100 seconds; PerSecondProvider unless another is given).
+// An answer takes 100 ms, a 429 1 ms; a request is sent up to 1.5 ms after its slot, and a 429
+// retried after its retry-after of a second plus up to a quarter of it (the retrying provider's
+// spread for an unpaced 429). Returns the seconds the eval took.
 class SimulatedEval {
  public:
-  explicit SimulatedEval(unsigned seed) : random_(seed) {}
+  explicit SimulatedEval(unsigned seed, ProviderTake provider = PerSecond(100))
+      : random_(seed), provider_(std::move(provider)) {}
   test_support::VirtualClock clock;
 
   double Run(Limiter& generation, Limiter& judge, int cases = 1000) {
@@ -445,7 +487,7 @@ class SimulatedEval {
     for (;;) {
       Limiter::Admission admission = co_await limiter.Acquire(kFarFuture, 0);
       co_await clock.SleepUntil(clock.Now() + std::chrono::microseconds(Uniform(200, 1500)));
-      const bool taken = provider_.Take(clock.Now());
+      const bool taken = provider_(clock.Now());
       co_await clock.Sleep(milliseconds(taken ? 100 : 1));
       limiter.Report(admission.ticket, !taken, 0);
       if (taken) co_return;
@@ -455,17 +497,18 @@ class SimulatedEval {
   int Uniform(int low, int high) { return std::uniform_int_distribution<int>(low, high)(random_); }
 
   std::mt19937 random_;
-  PerSecondProvider provider_{100};
+  ProviderTake provider_;
   int cases_left_ = 0;
 };
 
-// The eval's seconds over three seeds, the generation and the judge calls through one limiter
-// configured at `per_minute` (none: nullopt). Two provider entries on one account share it
+// The eval's seconds over three seeds, sorted, the generation and the judge calls through one
+// limiter configured at `per_minute` (none: nullopt). Two provider entries on one account share it
 // (ProviderSet), capped by the smallest rate either configures.
-std::vector<double> SimulatedEvalSeconds(std::optional<double> per_minute) {
+std::vector<double> SimulatedEvalSeconds(
+    std::optional<double> per_minute, const std::function<ProviderTake()>& provider = [] { return PerSecond(100); }) {
   std::vector<double> seconds;
   for (unsigned seed = 1; seed <= 3; ++seed) {
-    SimulatedEval eval(seed);
+    SimulatedEval eval(seed, provider());
     RequestLimiter account(RateLimit{per_minute, std::nullopt}, eval.clock);
     seconds.push_back(eval.Run(account, account));
   }
@@ -495,6 +538,32 @@ TEST(RequestLimiterTest, ALimitConfiguredAboveTheProvidersConvergesAsFastAsNone)
       EXPECT_LE(seconds[1], none[1] * 1.05) << "no limit: " << none[1] << " s";
     }
   }
+}
+
+// Issue 39: nginx at 100 a second with `burst=20 nodelay` (bench/rate_limit_bench.sh's standing
+// BURST=20 case). A rate past the limit runs clean on the burst's credit for a while (20 / (R - 100)
+// seconds), then a share of it is refused: the sample's estimate holds. Unconfigured and configured
+// at 2x, the eval takes at most 1.05x the ideal 20 s (the median of three seeds; modelled from
+// request_limiter.cpp in Python: 20.3-20.8 s).
+TEST(RequestLimiterTest, ABurstTheProviderTakesAtOnceIsLearnedAsItsLimit) {
+  for (std::optional<double> per_minute : {std::optional<double>(), std::optional<double>(12000)}) {
+    SCOPED_TRACE(per_minute ? "configured at 2x" : "nothing configured");
+    const std::vector<double> seconds = SimulatedEvalSeconds(per_minute, [] { return Nginx(100, 20); });
+    std::printf("nginx burst 20, %s: %.1f %.1f %.1f s\n", per_minute ? "2x" : "none", seconds[0], seconds[1],
+                seconds[2]);
+    EXPECT_LE(seconds[1], 21.0);
+  }
+}
+
+// Issue 39, a reproduction (disabled until the limiter learns it): a provider taking 100 in each
+// second of the clock (PerSecondProvider) takes a whole second's worth at once, then refuses
+// everything until the second ends. Unconfigured, a sample of that wall reads "took none of 20": a
+// cut to a quarter and probing, which doubles back through 128 a second (it "ran clean" for half a
+// second on the window's credit), into the next wall: a loop at about 80 a second (modelled: 25.3 s,
+// 1.26x; ALimitConfiguredAboveTheProvidersConvergesAsFastAsNone prints it as "none").
+TEST(RequestLimiterTest, DISABLED_AnUnconfiguredLimiterSettlesAtAFixedWindowsLimit) {
+  const std::vector<double> seconds = SimulatedEvalSeconds(std::nullopt);
+  EXPECT_LE(seconds[1], 21.0) << seconds[0] << " " << seconds[1] << " " << seconds[2] << " s";
 }
 
 // Answers from a script; records when each request arrived.
