@@ -560,10 +560,11 @@ TEST(RequestLimiterTest, ABurstTheProviderTakesAtOnceIsLearnedAsItsLimit) {
 // everything until the second ends. Unconfigured, a sample of that wall reads "took none of 20": a
 // cut to a quarter and probing, which doubles back through 128 a second (it "ran clean" for half a
 // second on the window's credit), into the next wall: a loop at about 80 a second (modelled: 25.3 s,
-// 1.26x; ALimitConfiguredAboveTheProvidersConvergesAsFastAsNone prints it as "none").
+// 1.26x; ALimitConfiguredAboveTheProvidersConvergesAsFastAsNone prints it as "none"). Bound: what
+// a configured limit is held to there, 1.1x (with the wall rule proposed for issue 39, modelled: 21.1 s).
 TEST(RequestLimiterTest, DISABLED_AnUnconfiguredLimiterSettlesAtAFixedWindowsLimit) {
   const std::vector<double> seconds = SimulatedEvalSeconds(std::nullopt);
-  EXPECT_LE(seconds[1], 21.0) << seconds[0] << " " << seconds[1] << " " << seconds[2] << " s";
+  EXPECT_LE(seconds[1], 22.0) << seconds[0] << " " << seconds[1] << " " << seconds[2] << " s";
 }
 
 // Answers from a script; records when each request arrived.
