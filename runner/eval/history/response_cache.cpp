@@ -110,9 +110,9 @@ std::vector<std::string> CacheMissesIn(const boost::json::object& record) {
   constexpr std::size_t kHexDigits = 64;
   for (std::size_t at = text.find(kCacheMissPrefix); at != std::string::npos;
        at = text.find(kCacheMissPrefix, at + 1)) {
-    std::string hash = text.substr(at + kCacheMissPrefix.size(), kHexDigits);
+    const std::string_view hash = std::string_view(text).substr(at + kCacheMissPrefix.size(), kHexDigits);
     if (hash.size() != kHexDigits || hash.find_first_not_of("0123456789abcdef") != std::string::npos) continue;
-    if (std::find(hashes.begin(), hashes.end(), hash) == hashes.end()) hashes.push_back(std::move(hash));
+    if (std::find(hashes.begin(), hashes.end(), hash) == hashes.end()) hashes.emplace_back(hash);
   }
   return hashes;
 }
