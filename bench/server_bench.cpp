@@ -204,22 +204,38 @@ double Percentile(std::vector<double>& v, double p) {
   return v[static_cast<std::size_t>(p * static_cast<double>(v.size() - 1))];
 }
 
-void Throughput(const std::string& path, const ServeProcess& server, int clients, double seconds) {
+// What clients did in one measurement: invocations answered, their rate and the server's CPU for each.
+struct Measured {
+  double done = 0;
+  double per_second = 0;
+  double cpu_us = 0;
+};
+
+// Runs the clients `spawn` starts on a fresh io_context (each until the time it is given) to their end.
+template <class Spawn>
+Measured Measure(const ServeProcess& server, const Totals& totals, double seconds, Spawn spawn) {
   asio::io_context io;
-  Totals totals;
   auto until = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
   double cpu_before = server.CpuSeconds();
   auto start = Clock::now();
-  for (int i = 0; i < clients; ++i) asio::co_spawn(io, Client(path, until, totals), asio::detached);
+  spawn(io, until);
   io.run();
   double wall = std::chrono::duration<double>(Clock::now() - start).count();
   double cpu = server.CpuSeconds() - cpu_before;
   double done = static_cast<double>(totals.done.load());
+  return {done, done / wall, done > 0 ? cpu / done * 1e6 : 0.0};
+}
+
+void Throughput(const std::string& path, const ServeProcess& server, int clients, double seconds) {
+  Totals totals;
+  Measured m = Measure(server, totals, seconds, [&](asio::io_context& io, Clock::time_point until) {
+    for (int i = 0; i < clients; ++i) asio::co_spawn(io, Client(path, until, totals), asio::detached);
+  });
   std::printf(
       "clients=%-5d invocations=%-8.0f %9.0f/s  p50 %7.0f us  p99 %7.0f us  server CPU %.1f us/invocation  RSS %ld MiB "
       " errors %llu\n",
-      clients, done, done / wall, Percentile(totals.latencies_us, 0.5), Percentile(totals.latencies_us, 0.99),
-      done > 0 ? cpu / done * 1e6 : 0.0, server.RssKiB() / 1024, static_cast<unsigned long long>(totals.errors.load()));
+      clients, m.done, m.per_second, Percentile(totals.latencies_us, 0.5), Percentile(totals.latencies_us, 0.99),
+      m.cpu_us, server.RssKiB() / 1024, static_cast<unsigned long long>(totals.errors.load()));
 }
 
 // One connection with `depth` requests in flight: each answer read sends the
@@ -256,21 +272,15 @@ asio::awaitable<void> PipelinedClient(std::string path, std::size_t depth, Clock
 
 void Pipelined(const std::string& label, const std::string& path, const ServeProcess& server, std::size_t connections,
                std::size_t depth, double seconds) {
-  asio::io_context io;
   Totals totals;
-  auto until = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
-  double cpu_before = server.CpuSeconds();
-  auto start = Clock::now();
-  for (std::size_t i = 0; i < connections; ++i)
-    asio::co_spawn(io, PipelinedClient(path, depth, until, totals), asio::detached);
-  io.run();
-  double wall = std::chrono::duration<double>(Clock::now() - start).count();
-  double cpu = server.CpuSeconds() - cpu_before;
-  double done = static_cast<double>(totals.done.load());
+  Measured m = Measure(server, totals, seconds, [&](asio::io_context& io, Clock::time_point until) {
+    for (std::size_t i = 0; i < connections; ++i)
+      asio::co_spawn(io, PipelinedClient(path, depth, until, totals), asio::detached);
+  });
   std::printf(
       "%-9s %zu connections x %zu pipelined: invocations=%-8.0f %9.0f/s  server CPU %.1f us/invocation  "
       "errors %llu\n",
-      label.c_str(), connections, depth, done, done / wall, done > 0 ? cpu / done * 1e6 : 0.0,
+      label.c_str(), connections, depth, m.done, m.per_second, m.cpu_us,
       static_cast<unsigned long long>(totals.errors.load()));
 }
 

@@ -177,12 +177,7 @@ void PyAlias(std::ostringstream& out, const std::string& name, const TypeRef& ty
 void PyFunctions(std::ostringstream& out, const SkillTypes& types) {
   const Skill& skill = *types.skill;
   const std::string name = PythonFunctionName(skill.id);
-  std::string doc = skill.description.empty() ? "Invoke skill " + skill.id + "." : skill.description;
-  doc += "\n\nSkill " + skill.id + " version " + std::to_string(skill.version) + " (" +
-         std::string(TemplateTypeName(skill.template_type)) +
-         ").\nRaises SchemaChangedError when the server's skill "
-         "no longer has the schemas\n" +
-         types.schema_hash + ".";
+  const std::string doc = FunctionDescription(types, "Raises");
   for (bool async : {false, true}) {
     out << (async ? "async def " : "def ") << name << (async ? "_async" : "")
         << "(\n    client: " << (async ? "AsyncClient" : "Client") << ", input: " << types.input_name

@@ -241,4 +241,13 @@ SkillTypes BuildSkillTypes(const Skill& skill, const std::string& pascal_name, s
   return types;
 }
 
+std::string FunctionDescription(const SkillTypes& types, const std::string& fails) {
+  const Skill& skill = *types.skill;
+  std::string doc = skill.description.empty() ? "Invoke skill " + skill.id + "." : skill.description;
+  doc += "\n\nSkill " + skill.id + " version " + std::to_string(skill.version) + " (" +
+         std::string(TemplateTypeName(skill.template_type)) + ").\n" + fails +
+         " SchemaChangedError when the server's skill no longer has the schemas\n" + types.schema_hash + ".";
+  return doc;
+}
+
 }  // namespace skillrunner::codegen

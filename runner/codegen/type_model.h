@@ -60,6 +60,11 @@ SkillTypes BuildSkillTypes(const Skill& skill, const std::string& pascal_name, s
 // of skill S." (or output), else "Part of skill S's schemas."
 std::string TypeDescription(const ObjectType& object, const SkillTypes& types);
 
+// What a skill's stub function's doc comment says: the skill's description (else "Invoke skill S."), its
+// id, version and template type, and that the stub `fails` ("Raises", "Rejects with") SchemaChangedError
+// when the server's skill no longer has these schemas.
+std::string FunctionDescription(const SkillTypes& types, const std::string& fails);
+
 // Words of an id split on `_`, `.` and `-` (empty parts dropped).
 std::vector<std::string> SplitId(const std::string& id);
 // "triage_ticket" -> "TriageTicket" (any character but a letter or digit

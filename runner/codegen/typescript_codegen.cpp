@@ -103,12 +103,7 @@ void TsAlias(std::ostringstream& out, const std::string& name, const TypeRef& ty
 
 void TsFunction(std::ostringstream& out, const SkillTypes& types) {
   const Skill& skill = *types.skill;
-  std::string doc = skill.description.empty() ? "Invoke skill " + skill.id + "." : skill.description;
-  doc += "\n\nSkill " + skill.id + " version " + std::to_string(skill.version) + " (" +
-         std::string(TemplateTypeName(skill.template_type)) +
-         ").\nRejects with SchemaChangedError when the server's "
-         "skill no longer has the schemas\n" +
-         types.schema_hash + ".";
+  const std::string doc = FunctionDescription(types, "Rejects with");
   TsDoc(out, doc, "");
   out << "export async function " << TypeScriptFunctionName(skill.id)
       << "(\n  client: Client,\n  input: " << types.input_name << ",\n  options: SkillCallOptions = {},\n): Promise<"
