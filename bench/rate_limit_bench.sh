@@ -26,7 +26,7 @@
 #   bench/rate_limit_bench.sh                     # BURSTS="0 20", CONCS="64 256", about 10 min
 #   CONCS=64 PF=0 bench/rate_limit_bench.sh       # one round per burst, skillrunner only
 #   CONCS=64 PF=0 RUNS=5 KINDS="nolimits limitsx2" bench/rate_limit_bench.sh
-#                                                 # issue 39's goal: each median at most 1.05x, 0 lost
+#                                                 # the goal: each median at most 1.05x the ideal, 0 lost
 #   BURSTS=20 CONCS=64 PF=0 bench/rate_limit_bench.sh   # one burst only (BURST=20 says the same)
 #   CONCS=64 PF=0 PROVIDERS=2 RUNS=5 KINDS="nolimits limitsx2 limitsx4" bench/rate_limit_bench.sh
 #                                                 # two entries on one account, limits set too high
