@@ -202,9 +202,14 @@ void RequestLimiter::CutLocked(Clock::TimePoint now, bool sampled) {
     // and the rate holds for a second with the sample going on (halved past
     // 10 x kMinSample, so that old requests fade); more, and the provider's
     // limit fell: what ran clean is forgotten.
-    if (clean_at_ >= before && (refused_since_change_ <= 1 || refused_share <= kStrayShare)) {
-      spdlog::debug("rate limit: {} of {} refused at {:.0f} a minute, which ran clean: held", refused_since_change_,
-                    sent_since_change_, before);
+    // Probing up from a first burst (no estimate yet), one 429 in a whole sample is jitter too: the
+    // provider took the rest at this pace. Cut, the probe ended far under the limit (nginx without a
+    // burst: a lone 429 at 64 a second, and the pace crept up from 62 a second for 13 s).
+    const bool jitter = clean_at_ >= before ? refused_since_change_ <= 1 || refused_share <= kStrayShare
+                                            : probing_ && refused_since_change_ <= 1;
+    if (jitter) {
+      spdlog::debug("rate limit: {} of {} refused at {:.0f} a minute, which ran clean or is probed: held",
+                    refused_since_change_, sent_since_change_, before);
       if (sent_since_change_ > 10 * kMinSample) {
         sent_since_change_ /= 2;
         refused_since_change_ /= 2;

@@ -106,6 +106,18 @@ TEST(RequestLimiterTest, AFirstBurstSetsItsOwnPaceThenTheShareTheProviderTookSet
   EXPECT_EQ(limiter.rate_per_minute(), 2400);
 }
 
+TEST(RequestLimiterTest, OneRefusedInASampleWhileProbingIsJitterAndTheProbeGoesOn) {
+  FakeClock clock;
+  RequestLimiter limiter(RateLimit{}, clock);
+  // 64 at once, the first refused: probing up from 3,840 a minute; then the 28th of 28 sent at it
+  // refused (a provider that spaces requests strictly, and two sent a little too close).
+  BurstThenSample(limiter, clock, 64, 28, 1);
+  EXPECT_EQ(limiter.rate_per_minute(), 3840);  // held: cut to the share taken, it would be 3,703
+  // Half a second of requests taken from the hold: it ran clean, and the probe doubles.
+  EXPECT_EQ(SendUntilTheRateChanges(limiter), 32);
+  EXPECT_EQ(limiter.rate_per_minute(), 7680);
+}
+
 TEST(RequestLimiterTest, OnlyRequestsTeachItAndAStepUpRefusedGoesBackToTheRateThatRanClean) {
   FakeClock clock;
   RequestLimiter limiter(RateLimit{}, clock);

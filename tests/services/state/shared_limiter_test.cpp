@@ -10,7 +10,10 @@
 #include <boost/asio/use_future.hpp>
 #include <chrono>
 #include <functional>
+#include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "services/state/shared_state.h"
 #include "tests/support/redis_server.h"
@@ -64,6 +67,27 @@ class SharedLimiterTest : public ::testing::Test {
       std::this_thread::sleep_for(10ms);
     }
     return std::nullopt;
+  }
+
+  // Writes openai's limiter state as a search or probe left it, last changed, cut and crept 600 ms ago
+  // (more than a creep's half second): `fields` (name, value) over a clean slate.
+  void SeedState(const std::vector<std::pair<std::string, std::string>>& fields) {
+    auto time = redis_->Command({"TIME"});
+    ASSERT_TRUE(time.has_value());
+    const auto newline = time->find('\n');
+    const long long now_ms = std::stoll(time->substr(0, newline)) * 1000 + std::stoll(time->substr(newline + 1)) / 1000;
+    const std::string before = std::to_string(now_ms - 600);
+    std::vector<std::string> command = {"HSET",    "skillrunner:limit:openai",
+                                        "tail",    "0",
+                                        "apos",    "0",
+                                        "atime",   before,
+                                        "tnext",   "0",
+                                        "cut",     before,
+                                        "creep",   before,
+                                        "changed", before,
+                                        "waited",  "0"};
+    for (const auto& [name, value] : fields) command.insert(command.end(), {name, value});
+    ASSERT_TRUE(redis_->Command(command));
   }
 
   testing::TempTree tree_;
@@ -120,29 +144,15 @@ TEST_F(SharedLimiterTest, AFirst429AfterAnIdleStretchIsJudgedByTheLastSecondsPac
 // The next creep holds it as jitter; the one after rises halfway (it used to hold again,
 // every half second, until the sample had 200 requests).
 TEST_F(SharedLimiterTest, AStray429HeldAsJitterDoesNotStopTheNextRise) {
-  auto time = redis_->Command({"TIME"});
-  ASSERT_TRUE(time.has_value());
-  const auto newline = time->find('\n');
-  const long long now_ms = std::stoll(time->substr(0, newline)) * 1000 + std::stoll(time->substr(newline + 1)) / 1000;
-  const std::string before = std::to_string(now_ms - 600);  // more than a creep (half a second, searching) ago
-  ASSERT_TRUE(redis_->Command({"HSET",      "skillrunner:limit:openai",
-                               "rate",      "2400",
-                               "tail",      "0",
-                               "apos",      "0",
-                               "atime",     before,
-                               "tnext",     "0",
-                               "cut",       before,
-                               "creep",     before,
-                               "changed",   before,
-                               "sent",      "25",
-                               "refused",   "1",
-                               "accepted",  "2400",
-                               "probing",   "0",
-                               "refusedat", "2700",
-                               "probecap",  "0",
-                               "clean",     "2400",
-                               "waited",    "0",
-                               "lone",      "1"}));
+  ASSERT_NO_FATAL_FAILURE(SeedState({{"rate", "2400"},
+                                     {"sent", "25"},
+                                     {"refused", "1"},
+                                     {"accepted", "2400"},
+                                     {"probing", "0"},
+                                     {"refusedat", "2700"},
+                                     {"probecap", "0"},
+                                     {"clean", "2400"},
+                                     {"lone", "1"}}));
   SharedLimiter limiter(state_, "openai", RateLimit{}, RealClock());
   const auto latest = RealClock().Now() + 60s;
   ASSERT_EQ(Await(limiter.Acquire(latest, 0)).outcome, Limiter::Outcome::kGo);
@@ -151,6 +161,25 @@ TEST_F(SharedLimiterTest, AStray429HeldAsJitterDoesNotStopTheNextRise) {
   std::this_thread::sleep_for(550ms);
   ASSERT_EQ(Await(limiter.Acquire(latest, 0)).outcome, Limiter::Outcome::kGo);
   EXPECT_EQ(redis_->Command({"HGET", "skillrunner:limit:openai", "rate"}), "2550.000000");
+}
+
+// The Lua twin of RequestLimiterTest.OneRefusedInASampleWhileProbingIsJitterAndTheProbeGoesOn:
+// probing up from a first burst at 3,840 a minute, nothing ran clean yet, and one 429 in a complete
+// sample of 28 is held (it was cut to the share taken, 3,702.857).
+TEST_F(SharedLimiterTest, OneRefusedInASampleWhileProbingIsJitter) {
+  ASSERT_NO_FATAL_FAILURE(SeedState({{"rate", "3840"},
+                                     {"sent", "28"},
+                                     {"refused", "1"},
+                                     {"accepted", "3840"},
+                                     {"probing", "1"},
+                                     {"refusedat", "0"},
+                                     {"probecap", "7680"},
+                                     {"clean", "0"},
+                                     {"lone", "0"}}));
+  SharedLimiter limiter(state_, "openai", RateLimit{}, RealClock());
+  ASSERT_EQ(Await(limiter.Acquire(RealClock().Now() + 60s, 0)).outcome, Limiter::Outcome::kGo);
+  EXPECT_EQ(redis_->Command({"HGET", "skillrunner:limit:openai", "rate"}), "3840.000000");
+  EXPECT_EQ(redis_->Command({"HGET", "skillrunner:limit:openai", "forgiven"}), "1");
 }
 
 // The Lua twin of RequestLimiterTest.AfterACutThe429sUntilTheProviderTakesOneAreNotTheNewRatesSample:
