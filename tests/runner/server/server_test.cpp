@@ -408,7 +408,13 @@ TEST_F(ServerTest, ShutdownWaitsForInFlightInvocationsAndAnswersEachOnce) {
   auto server = StartServer();
   SocketClient client = server->Connect();
   for (int id = 1; id <= 5; ++id) ASSERT_TRUE(client.Send(InvokeLine(id, "contact", R"({"text":"x"})")));
-  std::this_thread::sleep_for(20ms);
+  // All five in flight (each answers after 50 ms) before the stop: a fixed 20 ms was not enough for a
+  // server under the sanitizers on a busy machine, which had not read them yet.
+  for (auto deadline = std::chrono::steady_clock::now() + 5s;
+       server->server().metrics().in_flight() < 5 && std::chrono::steady_clock::now() < deadline;) {
+    std::this_thread::sleep_for(1ms);
+  }
+  ASSERT_EQ(server->server().metrics().in_flight(), 5);
   std::thread stopper([&] { server->Stop(); });
   std::map<std::string, int> answered;
   while (auto answer = client.ReadJson(5s)) {
