@@ -51,7 +51,7 @@ struct RateLimit {
 //   not stop the next rise: held, it would have stopped 10 x kMinSample
 //   requests' worth, measured as a 5 s stall at 73 of nginx's 100 a
 //   second); more, the limit fell, and that rate is forgotten. Probing
-//   (no estimate yet), one 429 in a sample is jitter too.
+//   (no estimate yet), one 429 in a sample is jitter too (RequestLimiter only).
 // - After a cut, a provider goes on refusing for the rest of its window what
 //   the rate before sent too many: 429s of requests sent within kCutGrace of
 //   the cut are not the new rate's sample (neither sent nor refused), until

@@ -108,9 +108,8 @@ local function cut(s, sampled)
       nextrate = math.max(nextrate, samplecut * before)
       estimate = math.max(estimate, nextrate)
     end
-    if (s.clean >= before and (s.refused <= 1 or share <= stray)) or (s.clean < before and s.probing and s.refused <= 1) then
-      -- one or a few refused at a rate that ran clean, or one while probing: jitter, held
-      -- (RequestLimiter's CutLocked)
+    if s.clean >= before and (s.refused <= 1 or share <= stray) then
+      -- one or a few refused at a rate that ran clean: jitter, held (RequestLimiter's CutLocked)
       if s.sent > 10 * sample then s.sent, s.refused = math.floor(s.sent / 2), math.floor(s.refused / 2) end
       s.forgiven = s.refused  -- held as jitter: they do not stop a rise (creep)
       s.creep = now

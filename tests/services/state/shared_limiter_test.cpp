@@ -163,25 +163,6 @@ TEST_F(SharedLimiterTest, AStray429HeldAsJitterDoesNotStopTheNextRise) {
   EXPECT_EQ(redis_->Command({"HGET", "skillrunner:limit:openai", "rate"}), "2550.000000");
 }
 
-// The Lua twin of RequestLimiterTest.OneRefusedInASampleWhileProbingIsJitterAndTheProbeGoesOn:
-// probing up from a first burst at 3,840 a minute, nothing ran clean yet, and one 429 in a complete
-// sample of 28 is held (it was cut to the share taken, 3,702.857).
-TEST_F(SharedLimiterTest, OneRefusedInASampleWhileProbingIsJitter) {
-  ASSERT_NO_FATAL_FAILURE(SeedState({{"rate", "3840"},
-                                     {"sent", "28"},
-                                     {"refused", "1"},
-                                     {"accepted", "3840"},
-                                     {"probing", "1"},
-                                     {"refusedat", "0"},
-                                     {"probecap", "7680"},
-                                     {"clean", "0"},
-                                     {"lone", "0"}}));
-  SharedLimiter limiter(state_, "openai", RateLimit{}, RealClock());
-  ASSERT_EQ(Await(limiter.Acquire(RealClock().Now() + 60s, 0)).outcome, Limiter::Outcome::kGo);
-  EXPECT_EQ(redis_->Command({"HGET", "skillrunner:limit:openai", "rate"}), "3840.000000");
-  EXPECT_EQ(redis_->Command({"HGET", "skillrunner:limit:openai", "forgiven"}), "1");
-}
-
 // The Lua twin of RequestLimiterTest.AfterACutThe429sUntilTheProviderTakesOneAreNotTheNewRatesSample:
 // after a cut of the excess, 429s until the provider takes a request do not cut again (they used
 // to: 1,500 to 375), and the sample starts with the first one taken.
