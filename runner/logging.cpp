@@ -10,6 +10,7 @@
 #include <chrono>
 #include <ctime>
 
+#include "services/common/iso_time.h"
 #include "services/common/json_text.h"
 
 namespace skillrunner {
@@ -23,15 +24,8 @@ constexpr char kFieldsMark = '\x1e';
 class JsonFormatter final : public spdlog::formatter {
  public:
   void format(const spdlog::details::log_msg& msg, spdlog::memory_buf_t& dest) override {
-    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(msg.time.time_since_epoch());
-    std::time_t seconds = static_cast<std::time_t>(ms.count() / 1000);
-    std::tm tm{};
-    gmtime_r(&seconds, &tm);
-    char ts[32];
-    std::size_t n = std::strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%S", &tm);
-    std::snprintf(ts + n, sizeof ts - n, ".%03dZ", static_cast<int>(ms.count() % 1000));
     std::string line = "{\"ts\":\"";
-    line += ts;
+    line += IsoUtc(msg.time);
     line += "\",\"level\":\"";
     auto level = spdlog::level::to_string_view(msg.level);
     line.append(level.data(), level.size());

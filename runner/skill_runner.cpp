@@ -239,6 +239,7 @@ asio::awaitable<InvocationOutcome> SkillRunner::Invoke(std::string_view skill_id
   }
   InvocationContext ctx(std::string(skill_id), std::move(options), start + limit, clock_);
   ctx.set_started(start);
+  if (ctx.options().stream != nullptr) ctx.set_attempt_observer(ResetOnAbandon(*ctx.options().stream));
   if (trace) {
     trace->invocation_id = ctx.invocation_id();
     ctx.set_trace(trace->ids);

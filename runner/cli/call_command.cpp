@@ -36,9 +36,8 @@ int StatusOf(const json::value& answer) {
   }
   const json::value* result = object->if_contains("result");
   if (result && result->is_object()) {
-    if (const json::value* review = result->as_object().if_contains("review"); review && review->is_object()) {
-      const json::value* pass = review->as_object().if_contains("pass");
-      if (pass && pass->is_bool() && !pass->as_bool()) return 5;
+    if (const json::value* review = result->as_object().if_contains("review"); review && ReviewFailed(*review)) {
+      return 5;
     }
   }
   return 0;

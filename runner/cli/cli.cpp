@@ -164,11 +164,7 @@ int Run(const CommonOptions& common, const RunOptions& options) {
   if (!*outcome) return ExitStatusFor(outcome->error().error.code);
   // A gated output whose final review still failed (design.md §6.1).
   const auto& review = (*outcome)->review;
-  if (review && review->is_object()) {
-    const auto* pass = review->as_object().if_contains("pass");
-    if (pass && pass->is_bool() && !pass->as_bool()) return 5;
-  }
-  return 0;
+  return review && ReviewFailed(*review) ? 5 : 0;
 }
 
 struct ValidateOptions {

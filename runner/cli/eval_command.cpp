@@ -6,6 +6,7 @@
 #include <boost/asio/io_context.hpp>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <set>
 
 #include "runner/cli/eval_support.h"
@@ -28,6 +29,12 @@ int Fail(const std::string& message) {
   SayToStderr("skillrunner eval: " + message);
   return kEvalRunError;
 }
+
+// --fail-on: which breaches exit 1. Both kinds (any, also written thresholds,regressions), or
+// regressions alone.
+const std::vector<std::string> kFailOn = {"any", "regressions", "thresholds,regressions", "regressions,thresholds"};
+const std::map<std::string, std::string> kFailOnSame = {{"thresholds,regressions", "any"},
+                                                        {"regressions,thresholds", "any"}};
 
 eval::FinishRequest FinishRequestFor(const EvalOptions& options) {
   return eval::FinishRequest{
@@ -84,7 +91,7 @@ void RecordBatchesInHistory(providers::BatchJournal& journal, fs::path history, 
     const auto* adopted = line.if_contains("adopted");
     eval::HistoryBatch batch{text("provider"), round && round->is_int64() ? static_cast<int>(round->as_int64()) : 0,
                              text("batch_id"), adopted && adopted->is_bool() && adopted->as_bool(),
-                             eval::IsoUtc(std::chrono::system_clock::now())};
+                             IsoUtc(std::chrono::system_clock::now())};
     auto opened = eval::History::Open(history);
     auto recorded = opened ? (*opened)->RecordBatch(run_id, batch) : std::unexpected(opened.error());
     if (!recorded) SayToStderr("skillrunner eval: warning: batch " + batch.batch_id + ": " + recorded.error().message);
@@ -159,7 +166,7 @@ std::optional<eval::LoadedSuite> LoadSuiteForEval(const CommonOptions& common, c
 // Flags that need another flag (exit 2 before anything runs).
 std::optional<std::string> UsageError(const EvalOptions& options) {
   if (options.require_baseline && options.baseline.empty()) {
-    return "--require-baseline needs --baseline (last or a run id)";
+    return "--require-baseline needs --baseline (last-passing, last, pinned or a run id)";
   }
   if (!options.cache && !options.cache_ttl.empty()) return "--cache-ttl needs --cache";
   if (!options.cache && options.cache_mode != "read-write")
@@ -245,6 +252,17 @@ int MergeEval(const CommonOptions& common, const EvalOptions& options) {
   return eval::MergeRuns(request, load, SayToStderr);
 }
 
+// eval pin RUN_ID --history FILE: the suite's baseline for --baseline pinned.
+int PinRun(const EvalOptions& options) {
+  auto history = eval::History::Open(options.history);
+  if (!history) return Fail(history.error().message);
+  auto suite = (*history)->Pin(options.pin_run);
+  if (!suite) return Fail(suite.error().message);
+  std::printf("pinned run %s as the baseline of suite %s (--baseline pinned) in %s\n", options.pin_run.c_str(),
+              suite->c_str(), options.history.c_str());
+  return 0;
+}
+
 int CompareEval(const CommonOptions& common, const EvalOptions& options) {
   eval::CompareRequest request;
   request.run_a = options.compare_a;
@@ -294,8 +312,9 @@ EvalCommand::EvalCommand(CLI::App& app) {
       ->check(CLI::PositiveNumber);
   eval_->add_option("--history", options_.history, "History database (default DIR/../eval-history.sqlite)");
   eval_->add_option("--baseline", options_.baseline,
-                    "Compare with a previous run: last or a run id (none found for last: said on stderr and in "
-                    "summary.json's baseline.status)");
+                    "Compare with a previous run: last, last-passing (the newest whose gates passed), pinned (the "
+                    "run `eval pin` named) or a run id (none found: said on stderr and in summary.json's "
+                    "baseline.status)");
   eval_->add_flag("--require-baseline", options_.require_baseline,
                   "With --baseline: exit 2 before any case runs when the history has no run to compare with");
   eval_->add_option("--rejudge-from", options_.rejudge_from,
@@ -316,11 +335,14 @@ EvalCommand::EvalCommand(CLI::App& app) {
       ->check(CLI::IsMember({"read-write", "replay", "refresh"}));
   eval_
       ->add_option("--fail-on", options_.fail_on,
-                   "Which breaches exit 1: any (default), or regressions (against --baseline) only")
-      ->check(CLI::IsMember({"any", "regressions"}));
+                   "Which breaches exit 1: thresholds,regressions (default; also written any), or regressions "
+                   "(against --baseline) only")
+      ->check(CLI::IsMember(kFailOn))
+      ->transform(CLI::Transformer(kFailOnSame));
   eval_->add_option("--run-id", options_.run_id, "Run id (default: a new one; shards of one night may share it)");
   AddMerge();
   AddCompare();
+  AddPin();
 }
 
 void EvalCommand::AddMerge() {
@@ -329,11 +351,21 @@ void EvalCommand::AddMerge() {
   merge_->add_option("--out", options_.out, "Folder for the merged run")->required();
   merge_->add_option("--suite", options_.merge_suite, "The suite file (default: the one the shards ran)");
   merge_->add_option("--history", options_.history, "History database (default DIR/../eval-history.sqlite)");
-  merge_->add_option("--baseline", options_.baseline, "Compare with a previous run: last or a run id");
+  merge_->add_option("--baseline", options_.baseline,
+                     "Compare with a previous run: last, last-passing, pinned or a run id");
   merge_->add_flag("--require-baseline", options_.require_baseline,
                    "With --baseline: exit 2 before merging when the history has no run to compare with");
-  merge_->add_option("--fail-on", options_.fail_on, "Which breaches exit 1: any (default) or regressions")
-      ->check(CLI::IsMember({"any", "regressions"}));
+  merge_
+      ->add_option("--fail-on", options_.fail_on,
+                   "Which breaches exit 1: thresholds,regressions (default; also written any) or regressions")
+      ->check(CLI::IsMember(kFailOn))
+      ->transform(CLI::Transformer(kFailOnSame));
+}
+
+void EvalCommand::AddPin() {
+  pin_ = eval_->add_subcommand("pin", "Make a recorded run its suite's baseline for --baseline pinned");
+  pin_->add_option("run_id", options_.pin_run, "The run's id (as summary.json and the history give it)")->required();
+  pin_->add_option("--history", options_.history, "History database")->required();
 }
 
 void EvalCommand::AddCompare() {
@@ -355,6 +387,7 @@ bool EvalCommand::parsed() const { return eval_->parsed(); }
 int EvalCommand::Run(const CommonOptions& common) {
   if (merge_->parsed()) return MergeEval(common, options_);
   if (compare_->parsed()) return CompareEval(common, options_);
+  if (pin_->parsed()) return PinRun(options_);
   if (options_.out.empty()) return Fail("--out DIR is required");
   return RunEval(common, options_);
 }

@@ -29,9 +29,9 @@ struct EvalOptions {
   int rejudge = 0;
   std::int64_t rejudge_sample = 20;
   std::string history;                    // empty: DIR/../eval-history.sqlite
-  std::string baseline;                   // last | RUN_ID
+  std::string baseline;                   // last | last-passing | pinned | RUN_ID
   bool require_baseline = false;          // no baseline found: exit 2 before any case runs
-  std::string fail_on = "any";            // any | regressions
+  std::string fail_on = "any";            // any (= thresholds,regressions) | regressions
   std::string rejudge_from;               // RUN_ID | DIR
   std::optional<std::string> cache;       // --cache [FILE]: "" for the default file
   std::string cache_ttl;                  // --cache-ttl
@@ -41,6 +41,7 @@ struct EvalOptions {
   std::string merge_suite;  // merge: the suite file, default the shards' run.json
   // compare (design.md §9.5): two runs, the rubric, the judge model.
   std::string compare_a, compare_b, compare_rubric, compare_judge_model;
+  std::string pin_run;  // eval pin RUN_ID
 };
 
 // Adds `eval` (and `eval merge`) to `app`; Run executes whichever was parsed.
@@ -53,9 +54,11 @@ class EvalCommand {
  private:
   void AddMerge();    // eval merge
   void AddCompare();  // eval compare
+  void AddPin();      // eval pin
   CLI::App* eval_ = nullptr;
   CLI::App* merge_ = nullptr;
   CLI::App* compare_ = nullptr;
+  CLI::App* pin_ = nullptr;
   EvalOptions options_;
 };
 

@@ -55,7 +55,7 @@ std::shared_ptr<SkillRunner> ReloadingHost::Current() {
 
 json::array ReloadingHost::Failed() { return serving_.load()->failed; }
 
-server::SkillHost::ReloadReport ReloadingHost::Reload() {
+server::SkillHost::ReloadReport ReloadingHost::Reload(const std::function<void()>& before_swap) {
   std::lock_guard lock(reload_mutex_);
   auto built = Build();
   ReloadReport report;
@@ -63,11 +63,17 @@ server::SkillHost::ReloadReport ReloadingHost::Reload() {
   if (!built.failure.empty()) {
     report.diagnostics.push_back(json::object{{"severity", "error"}, {"message", built.failure}});
   }
-  if (!Acceptable(built)) return report;
+  if (!Acceptable(built)) {
+    // Each error where it is, as validate says it: the summary alone sent people to run validate.
+    for (const auto& d : Errors(built.diagnostics)) spdlog::warn("reload refused: {}", d.ToString());
+    if (!built.failure.empty()) spdlog::warn("reload refused: {}", built.failure);
+    return report;
+  }
   report.ok = true;
   report.skills = built.runtime->runner().registry()->skills().size();
   report.rubrics = built.runtime->runner().registry()->rubrics().size();
   report.failed = FailedJson(built.diagnostics);
+  before_swap();
   Install(std::move(built));
   return report;
 }

@@ -35,7 +35,7 @@ class ReloadingHost : public server::SkillHost {
   std::expected<void, LoadFailure> LoadInitial();
 
   std::shared_ptr<SkillRunner> Current() override;
-  ReloadReport Reload() override;
+  ReloadReport Reload(const std::function<void()>& before_swap) override;
   boost::json::array Failed() override;
 
   // The shared state the first load's `state.redis` started (kept across

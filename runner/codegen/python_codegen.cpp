@@ -177,15 +177,17 @@ void PyAlias(std::ostringstream& out, const std::string& name, const TypeRef& ty
 void PyFunctions(std::ostringstream& out, const SkillTypes& types) {
   const Skill& skill = *types.skill;
   const std::string name = PythonFunctionName(skill.id);
-  const std::string doc = FunctionDescription(types, "Raises");
+  const std::string doc = FunctionDescription(types, "Raises", "allow_review_failure=True");
   for (bool async : {false, true}) {
     out << (async ? "async def " : "def ") << name << (async ? "_async" : "")
-        << "(\n    client: " << (async ? "AsyncClient" : "Client") << ", input: " << types.input_name
-        << ", *, timeout_ms: int | None = None\n) -> " << types.output_name << ":\n";
+        << "(\n    client: " << (async ? "AsyncClient" : "Client") << ",\n    input: " << types.input_name
+        << ",\n    *,\n    timeout_ms: int | None = None,\n    allow_review_failure: bool = False,\n) -> "
+        << types.output_name << ":\n";
     PyDocstring(out, doc, "    ");
     out << "    result = " << (async ? "await " : "") << "client.invoke(\n        " << PyString(skill.id)
         << ",\n        input,\n        timeout_ms=timeout_ms,\n        schema_hash=SCHEMA_HASHES[" << PyString(skill.id)
         << "],\n    )\n";
+    out << "    if not allow_review_failure:\n        result.raise_for_review()\n";
     out << "    return cast(" << types.output_name << ", result.output)\n\n\n";
   }
 }

@@ -241,12 +241,16 @@ SkillTypes BuildSkillTypes(const Skill& skill, const std::string& pascal_name, s
   return types;
 }
 
-std::string FunctionDescription(const SkillTypes& types, const std::string& fails) {
+std::string FunctionDescription(const SkillTypes& types, const std::string& fails, const std::string& allow) {
   const Skill& skill = *types.skill;
   std::string doc = skill.description.empty() ? "Invoke skill " + skill.id + "." : skill.description;
   doc += "\n\nSkill " + skill.id + " version " + std::to_string(skill.version) + " (" +
          std::string(TemplateTypeName(skill.template_type)) + ").\n" + fails +
          " SchemaChangedError when the server's skill no longer has the schemas\n" + types.schema_hash + ".";
+  if (skill.review) {
+    doc += "\n" + fails + " ReviewFailedError when the review gate failed the answer\n(" + allow +
+           " returns it all the same).";
+  }
   return doc;
 }
 

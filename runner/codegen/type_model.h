@@ -62,8 +62,9 @@ std::string TypeDescription(const ObjectType& object, const SkillTypes& types);
 
 // What a skill's stub function's doc comment says: the skill's description (else "Invoke skill S."), its
 // id, version and template type, and that the stub `fails` ("Raises", "Rejects with") SchemaChangedError
-// when the server's skill no longer has these schemas.
-std::string FunctionDescription(const SkillTypes& types, const std::string& fails);
+// when the server's skill no longer has these schemas, and ReviewFailedError when a gated skill's review
+// failed the answer unless called with `allow` (the option that returns it).
+std::string FunctionDescription(const SkillTypes& types, const std::string& fails, const std::string& allow);
 
 // Words of an id split on `_`, `.` and `-` (empty parts dropped).
 std::vector<std::string> SplitId(const std::string& id);

@@ -103,13 +103,14 @@ void TsAlias(std::ostringstream& out, const std::string& name, const TypeRef& ty
 
 void TsFunction(std::ostringstream& out, const SkillTypes& types) {
   const Skill& skill = *types.skill;
-  const std::string doc = FunctionDescription(types, "Rejects with");
+  const std::string doc = FunctionDescription(types, "Rejects with", "allowReviewFailure: true");
   TsDoc(out, doc, "");
   out << "export async function " << TypeScriptFunctionName(skill.id)
       << "(\n  client: Client,\n  input: " << types.input_name << ",\n  options: SkillCallOptions = {},\n): Promise<"
       << types.output_name << "> {\n"
       << "  const result = await client.invoke<" << types.output_name << ">(" << TsString(skill.id)
       << ", input, {\n    ...options,\n    schemaHash: " << TsString(types.schema_hash) << ",\n  });\n"
+      << "  if (!options.allowReviewFailure) raiseForReview(result);\n"
       << "  return result.output;\n}\n\n";
 }
 
@@ -118,9 +119,11 @@ void TsHeader(std::ostringstream& out, const std::vector<SkillTypes>& skills) {
       << "// Each function calls its skill through a skillrunner-client Client and checks, on its first\n"
       << "// call on a connection, that the server's skill still has the schemas this file was generated\n"
       << "// from (schemaHashes).\n\n"
-      << "import type { Client } from \"skillrunner-client\";\n\n"
-      << "/** A generated call's options: a deadline and an AbortSignal that cancels the call. */\n"
-      << "export interface SkillCallOptions {\n  timeoutMs?: number;\n  signal?: AbortSignal;\n}\n\n"
+      << "import { raiseForReview, type Client } from \"skillrunner-client\";\n\n"
+      << "/**\n * A generated call's options: a deadline, an AbortSignal that cancels the call, and whether an\n"
+      << " * answer its review gate failed is returned (else it rejects with ReviewFailedError).\n */\n"
+      << "export interface SkillCallOptions {\n  timeoutMs?: number;\n  signal?: AbortSignal;\n"
+      << "  allowReviewFailure?: boolean;\n}\n\n"
       << "export const schemaHashes: Readonly<Record<string, string>> = {\n";
   for (const auto& types : skills)
     out << "  " << TsString(types.skill->id) << ": " << TsString(types.schema_hash) << ",\n";

@@ -51,11 +51,15 @@ std::string CheckCase(const json::value& value, EvalCase& out) {
 
 }  // namespace
 
-std::expected<std::vector<EvalCase>, std::vector<Diagnostic>> LoadDataset(const std::filesystem::path& file) {
+LoadedDataset LoadDataset(const std::filesystem::path& file) {
+  LoadedDataset out;
   std::ifstream in(file, std::ios::binary);
-  if (!in) return std::unexpected(std::vector<Diagnostic>{{file.string(), {}, "cannot read dataset"}});
-  std::vector<EvalCase> cases;
-  std::vector<Diagnostic> problems;
+  if (!in) {
+    out.readable = false;
+    return out;
+  }
+  std::vector<EvalCase>& cases = out.cases;
+  std::vector<Diagnostic>& problems = out.problems;
   std::map<std::string, int> first_line;
   std::string text;
   for (int line = 1; std::getline(in, text); ++line) {
@@ -79,9 +83,8 @@ std::expected<std::vector<EvalCase>, std::vector<Diagnostic>> LoadDataset(const 
     }
     cases.push_back(std::move(c));
   }
-  if (!problems.empty()) return std::unexpected(std::move(problems));
-  if (cases.empty()) return std::unexpected(std::vector<Diagnostic>{{file.string(), {}, "the dataset has no cases"}});
-  return cases;
+  if (cases.empty() && problems.empty()) problems.push_back(Diagnostic{file.string(), {}, "the dataset has no cases"});
+  return out;
 }
 
 }  // namespace skillrunner::eval

@@ -10,7 +10,6 @@
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
-#include <expected>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -29,9 +28,16 @@ struct EvalCase {
   int line = 0;               // 1-based line in the dataset file
 };
 
-// Reads and checks a dataset. Errors (one per bad line, and one per duplicate
-// case id naming the line of its first use): "FILE:LINE:COL: message".
-// An unreadable file is one error without a position.
-std::expected<std::vector<EvalCase>, std::vector<Diagnostic>> LoadDataset(const std::filesystem::path& file);
+// A dataset as read: the cases that parsed, and every problem of the others, so that the cases'
+// own checks (against the skill's schemas) can be reported in the same pass.
+struct LoadedDataset {
+  std::vector<EvalCase> cases;
+  std::vector<Diagnostic> problems;  // one per bad line, one per duplicate id; "no cases" when empty
+  bool readable = true;              // false: the file could not be read (no problems listed)
+};
+
+// Reads and checks a dataset's lines. Problems: "FILE:LINE:COL: message" (a
+// duplicate case id names the line of its first use).
+LoadedDataset LoadDataset(const std::filesystem::path& file);
 
 }  // namespace skillrunner::eval

@@ -18,7 +18,11 @@
 namespace skillrunner::eval {
 namespace json = boost::json;
 
-std::string NoBaselineReason(const std::string& suite_id) {
+std::string NoBaselineReason(const std::string& suite_id, std::string_view which) {
+  if (which == "last-passing") return "the history DB has no earlier run of suite " + suite_id + " whose gates passed";
+  if (which == "pinned") {
+    return "no run of suite " + suite_id + " is pinned in the history DB (skillrunner eval pin RUN_ID --history FILE)";
+  }
   return "the history DB has no earlier run of suite " + suite_id;
 }
 
@@ -109,7 +113,7 @@ void AddBaseline(History& history, const Suite& suite, const std::string& run_id
     // design.md §10.1: said in the summary (and the report), not only on stderr.
     summary["baseline"] =
         json::object{{"status", "none"},
-                     {"reason", NoBaselineReason(suite.id)},
+                     {"reason", NoBaselineReason(suite.id, options.baseline)},
                      {"history", std::filesystem::absolute(options.history_file).lexically_normal().string()}};
   }
 }

@@ -42,7 +42,8 @@ std::filesystem::path DefaultHistoryFile(const std::filesystem::path& out_dir);
 
 // Why a run has no baseline: summary.json's `baseline.reason`, and after
 // "no baseline: " the stderr line.
-std::string NoBaselineReason(const std::string& suite_id);
+// `which`: last, last-passing or pinned.
+std::string NoBaselineReason(const std::string& suite_id, std::string_view which);
 
 // Orders records as the suite lists skills and cases (then repeats); records
 // of skills or cases the suite no longer has go last, by key.

@@ -182,14 +182,14 @@ int ReplayMissed(const RunStats& stats, const FinishRequest& request, const Say&
 
 Result<void> CheckBaselineFirst(const FinishRequest& request, const Suite& suite, const std::string& run_id,
                                 const Say& say) {
-  if (request.baseline.empty() || (request.baseline == "last" && !request.require_baseline)) return {};
+  if (request.baseline.empty() || (IsBaselineKind(request.baseline) && !request.require_baseline)) return {};
   const fs::path file = request.history.empty() ? DefaultHistoryFile(request.out) : request.history;
   auto history = History::Open(file);
   if (!history) return Fail(std::move(history.error()), "history");
   auto baseline = (*history)->LoadBaseline(suite.id, request.baseline, run_id);
   if (!baseline) return Fail(std::move(baseline.error()), "baseline");
   if (!*baseline) {
-    say("no baseline: " + NoBaselineReason(suite.id));
+    say("no baseline: " + NoBaselineReason(suite.id, request.baseline));
     return Fail(ErrorCode::kConfigInvalid,
                 "--require-baseline: there is nothing to compare with, so nothing ran; keep the history DB (" +
                     fs::absolute(file).lexically_normal().string() + ") between runs");

@@ -63,6 +63,14 @@ std::string Hint(std::string_view name, const std::vector<std::string>& candidat
   return best.empty() ? std::string() : " (did you mean \"" + best + "\"?)";
 }
 
+// An error of `expected` that a subset may have: members and items left out (a subset's array
+// lists some elements of the answer's), or an undeclared key (CheckExpected says so, with a hint).
+bool LeftOutBySubset(std::string_view message) {
+  if (message.starts_with("required property is missing") || message.starts_with("unexpected property")) return true;
+  return message.starts_with("expected at least ") &&
+         (message.find(" item") != std::string_view::npos || message.find(" propert") != std::string_view::npos);
+}
+
 // Everything about one `skills:` entry that needs the registry.
 class EntryChecker {
  public:
@@ -89,50 +97,52 @@ class EntryChecker {
     if (!ResolveJudge(entry, pointer, *skill, out)) return std::nullopt;
     const json::value* cases = entry.if_contains("cases");
     out.cases_file = skill->dir / (cases ? std::string(cases->as_string()) : std::string("cases.jsonl"));
-    auto dataset = LoadDataset(out.cases_file);
-    if (!dataset) {
-      for (auto& d : dataset.error()) {
-        if (d.position.line == 0 && d.message == "cannot read dataset") {
-          Report(pointer + (cases ? "/cases" : "/skill"),
-                 "cannot read the dataset of skill \"" + id + "\": " + out.cases_file.string());
-        } else {
-          problems_.push_back(std::move(d));
-        }
-      }
+    LoadedDataset dataset = LoadDataset(out.cases_file);
+    if (!dataset.readable) {
+      Report(pointer + (cases ? "/cases" : "/skill"),
+             "cannot read the dataset of skill \"" + id + "\": " + out.cases_file.string());
       return std::nullopt;
     }
-    out.cases = std::move(*dataset);
-    if (!CheckCases(out)) return std::nullopt;
-    return out;
+    // One pass: the lines that did not parse, and the schema checks of those that did, in line order.
+    out.cases = std::move(dataset.cases);
+    std::vector<Diagnostic> found = std::move(dataset.problems);
+    CheckCases(out, found);
+    std::stable_sort(found.begin(), found.end(),
+                     [](const Diagnostic& a, const Diagnostic& b) { return a.position.line < b.position.line; });
+    if (found.empty()) return out;
+    for (auto& d : found) problems_.push_back(std::move(d));
+    return std::nullopt;
   }
 
  private:
-  // Each case's input against the skill's input_schema, and the pointers of
-  // its `expected` against the output_schema, before any request is made.
-  bool CheckCases(const SuiteSkill& entry) {
-    bool ok = true;
+  // Each case's input against the skill's input_schema, and its `expected` against the
+  // output_schema (under `expected: subset`, the members it gives: none is required, and each
+  // key must be one the schema declares), before any request is made.
+  void CheckCases(const SuiteSkill& entry, std::vector<Diagnostic>& found) const {
     const Skill& skill = *entry.skill;
     const std::string file = entry.cases_file.string();
     for (const EvalCase& c : entry.cases) {
       auto place = [&](const std::string& pointer, const std::string& message) {
-        problems_.push_back(Diagnostic{file, {c.line, 1}, "case \"" + c.id + "\": " + pointer + ": " + message});
-        ok = false;
+        found.push_back(Diagnostic{file, {c.line, 1}, "case \"" + c.id + "\": " + pointer + ": " + message});
       };
       if (skill.input_schema) {
         for (const auto& e : skill.input_schema->Validate(c.input)) place("/input" + e.path, e.message);
       }
-      if (c.expected && entry.expected != ExpectedMode::kNone && skill.output_schema_json.is_object()) {
-        CheckExpected(skill.output_schema_json, *c.expected, "/expected", place);
+      if (!c.expected || entry.expected == ExpectedMode::kNone || !skill.output_schema_json.is_object()) continue;
+      const bool subset = entry.expected == ExpectedMode::kSubset;
+      if (subset) CheckExpected(skill.output_schema_json, *c.expected, "/expected", place);
+      if (!skill.output_schema) continue;
+      for (const auto& e : skill.output_schema->Validate(*c.expected)) {
+        if (!subset || !LeftOutBySubset(e.message)) place("/expected" + e.path, e.message);
       }
     }
-    return ok;
   }
 
   // Every object key of `expected` must be a property the output schema
   // declares where it stands (a misspelt pointer would never match).
   template <typename Place>
-  void CheckExpected(const json::value& schema, const json::value& expected, const std::string& pointer, Place& place,
-                     int depth = 0) {
+  static void CheckExpected(const json::value& schema, const json::value& expected, const std::string& pointer,
+                            Place& place, int depth = 0) {
     const json::object* object = expected.if_object();
     const json::object* s = schema.if_object();
     if (object == nullptr || s == nullptr || depth > 32) return;

@@ -68,17 +68,21 @@ class Tally {
     CountAttemptKinds(AttemptsOf(record));
     // A review gate's judge runs inside the invocation: its tokens are
     // judge tokens, not the generation's (design.md §9.5).
-    const auto [gate_in, gate_out] = GateJudgeTokens(AttemptsOf(record));
-    input_tokens_ += IntAt(metrics, "input_tokens").value_or(0) - gate_in;
-    output_tokens_ += IntAt(metrics, "output_tokens").value_or(0) - gate_out;
-    judge_input_tokens_ += gate_in;
-    judge_output_tokens_ += gate_out;
+    const GateUsage gate = GateJudgeUsage(AttemptsOf(record));
+    input_tokens_ += IntAt(metrics, "input_tokens").value_or(0) - gate.in;
+    output_tokens_ += IntAt(metrics, "output_tokens").value_or(0) - gate.out;
+    judge_input_tokens_ += gate.in;
+    judge_output_tokens_ += gate.out;
     const json::object* judge_usage = ObjectAt(&record, "judge_usage");
     judge_input_tokens_ += IntAt(judge_usage, "input_tokens").value_or(0);
     cached_input_tokens_ +=
         IntAt(metrics, "cached_input_tokens").value_or(0) + IntAt(judge_usage, "cached_input_tokens").value_or(0);
     judge_output_tokens_ += IntAt(judge_usage, "output_tokens").value_or(0);
     AddCost(At(*metrics_or_empty(metrics), "cost_usd"), cost_);
+    if (gate.cost) {  // the gate judge's share of the invocation's cost is judging, as its tokens are
+      cost_ = cost_.value_or(0) - *gate.cost;
+      judge_cost_ = judge_cost_.value_or(0) + *gate.cost;
+    }
     AddCost(judge_usage ? judge_usage->if_contains("cost_usd") : nullptr, judge_cost_);
     AddBatchCosts(metrics_or_empty(metrics), judge_usage);
     // The invocation's own latency; the record's wall time (judging included)
@@ -161,16 +165,23 @@ class Tally {
     if (cost != nullptr && cost->is_number()) total = total.value_or(0) + cost->to_number<double>();
   }
 
-  static std::pair<std::int64_t, std::int64_t> GateJudgeTokens(const json::array* attempts) {
+  // What a case's review gate judge used inside the invocation: its tokens and, at a priced
+  // model, its cost.
+  struct GateUsage {
     std::int64_t in = 0, out = 0;
+    std::optional<double> cost;
+  };
+  static GateUsage GateJudgeUsage(const json::array* attempts) {
+    GateUsage used;
     for (const auto& a : attempts ? *attempts : json::array()) {
       const json::object* attempt = a.is_object() ? &a.as_object() : nullptr;
       const json::value* role = attempt ? attempt->if_contains("role") : nullptr;
       if (!role || !role->is_string() || role->as_string() != "judge") continue;
-      in += IntAt(attempt, "input_tokens").value_or(0);
-      out += IntAt(attempt, "output_tokens").value_or(0);
+      used.in += IntAt(attempt, "input_tokens").value_or(0);
+      used.out += IntAt(attempt, "output_tokens").value_or(0);
+      AddCost(attempt->if_contains("cost_usd"), used.cost);
     }
-    return {in, out};
+    return used;
   }
 
   void CountAttemptKinds(const json::array* attempts) {

@@ -40,9 +40,12 @@ bool PeerHungUp(int fd) {
 
 }  // namespace
 
-void Connection::InFlight::Cancel() {
+void Connection::InFlight::Cancel(std::string reason) {
   // A signal may only be emitted where its operation runs: on its strand.
-  asio::post(strand, [signal = signal] { signal->emit(asio::cancellation_type::terminal); });
+  asio::post(strand, [signal = signal, why = cancel_reason, reason = std::move(reason)]() mutable {
+    if (!reason.empty()) *why = std::move(reason);
+    signal->emit(asio::cancellation_type::terminal);
+  });
 }
 
 Connection::Connection(std::shared_ptr<Server::State> state, Socket socket, bool is_unix, std::string peer,
@@ -86,9 +89,9 @@ void Connection::Drain() {
   });
 }
 
-void Connection::CancelAll() {
-  asio::post(socket_.get_executor(), [self = shared_from_this()] {
-    for (auto& [key, flight] : self->in_flight_) flight->Cancel();
+void Connection::CancelAll(std::string reason) {
+  asio::post(socket_.get_executor(), [self = shared_from_this(), reason = std::move(reason)] {
+    for (auto& [key, flight] : self->in_flight_) flight->Cancel(reason);
   });
 }
 
@@ -493,7 +496,8 @@ void Connection::StartInvoke(Call call, Reply reply, const std::string& tenant) 
         LogInternalError(key, flight->skill, e);
         self->Answer(reply, ErrorAnswer(id, kInternalError, "Internal error: the invocation failed unexpectedly"));
       } else {
-        self->state_->metrics.RecordInvocation(flight->skill, done->outcome, done->metrics, done->seconds);
+        self->state_->metrics.RecordInvocation(flight->skill, done->outcome, done->metrics, done->seconds,
+                                               done->review ? &*done->review : nullptr);
         if (spdlog::should_log(spdlog::level::info)) {
           json::object event{{"conn", self->id_}, {"id", id}};
           if (!tenant.empty()) event["tenant"] = tenant;  // the name, never the token
@@ -514,7 +518,7 @@ void Connection::StartInvoke(Call call, Reply reply, const std::string& tenant) 
   if (request->stream) request->options.stream = StartStream(*flight, call.id, request->partial_interval);
   asio::co_spawn(flight->strand,
                  RunInvocation(std::move(runner), std::move(request), call.id, serialize,
-                               CallerQuota{tenant, state_->options.quotas}),
+                               CallerQuota{tenant, state_->options.quotas}, flight->cancel_reason),
                  asio::bind_cancellation_slot(flight->signal->slot(), std::move(on_done)));
 }
 

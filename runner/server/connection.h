@@ -38,7 +38,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Shutdown: refuse new requests; close once everything in flight is answered.
   void Drain();
   // Cancels every invocation in flight; each is still answered (CANCELLED).
-  void CancelAll();
+  // Cancels every invocation in flight; their CANCELLED answers say "cancelled: `reason`".
+  void CancelAll(std::string reason);
   // Closes at once and cancels what is in flight (nothing more is written).
   void Abort(std::string reason);
 
@@ -50,7 +51,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
     boost::asio::any_io_executor strand;
     std::string skill;
     std::shared_ptr<StreamEvents> events;  // options.stream: its notifications
-    void Cancel();
+    // Why the server cancelled it (empty: the client's $/cancel or hang-up); read by its answer.
+    std::shared_ptr<std::string> cancel_reason = std::make_shared<std::string>();
+    void Cancel(std::string reason = {});
   };
   // The answers of one batch line, sent as one array when the last arrives.
   struct Batch {

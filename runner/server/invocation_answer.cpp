@@ -54,18 +54,22 @@ DonePtr TenantRefusal(const json::value& id, const std::string& tenant, const st
 // The answer an invocation came to (single requests: serialized).
 // A streamed invocation's held-back partial goes out before its answer.
 DonePtr Conclude(InvocationOutcome outcome, const json::value& id, bool serialize, const Clock& clock,
-                 Clock::TimePoint start, StreamEvents* events) {
+                 Clock::TimePoint start, StreamEvents* events, const std::string& cancel_reason) {
   if (events != nullptr) events->Flush();
   auto box = std::make_unique<Done>();
   Done& done = *box;
   done.seconds = std::chrono::duration<double>(clock.Now() - start).count();
   json::object answer;
   if (outcome) {
-    done.outcome = "ok";
+    done.outcome = outcome->review && ReviewFailed(*outcome->review) ? "review_failed" : "ok";
+    done.review = outcome->review;
     done.metrics = outcome->metrics;
     answer = ResultAnswer(id, ToJson(*outcome));
   } else {
-    const InvocationFailure& failure = outcome.error();
+    InvocationFailure& failure = outcome.error();
+    if (failure.error.code == ErrorCode::kCancelled && !cancel_reason.empty()) {
+      failure.error.message = "cancelled: " + cancel_reason;
+    }
     done.outcome = std::string(ErrorCodeName(failure.error.code));
     done.metrics = failure.metrics;
     answer = ErrorAnswer(id, JsonRpcCodeFor(failure.error.code), failure.error.message, ErrorToJson(failure));
@@ -113,7 +117,8 @@ void LogInternalError(const std::string& key, const std::string& skill, std::exc
 // id (SkillRunner::Invoke reads it through a string_view) and what the
 // answer needs; the answer is made in a plain function.
 asio::awaitable<DonePtr> RunInvocation(std::shared_ptr<SkillRunner> runner, std::unique_ptr<InvokeParams> request,
-                                       json::value id, bool serialize, CallerQuota caller) {
+                                       json::value id, bool serialize, CallerQuota caller,
+                                       std::shared_ptr<const std::string> cancel_reason) {
   // Cancellation (a client gone, `$/cancel`, a drain out of time) must come
   // back as a CANCELLED answer, not as an exception out of the next co_await.
   co_await asio::this_coro::throw_if_cancelled(false);
@@ -128,7 +133,7 @@ asio::awaitable<DonePtr> RunInvocation(std::shared_ptr<SkillRunner> runner, std:
   StreamEvents* events = request->options.stream;
   auto invocation = runner->Invoke(skill, std::move(request->input), std::move(request->options));
   request.reset();
-  co_return Conclude(co_await std::move(invocation), id, serialize, clock, start, events);
+  co_return Conclude(co_await std::move(invocation), id, serialize, clock, start, events, *cancel_reason);
 }
 
 }  // namespace skillrunner::server

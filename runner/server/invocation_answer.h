@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <exception>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "runner/server/params.h"
@@ -24,9 +25,10 @@ namespace skillrunner::server {
 // frame and handler it passes through would otherwise hold room for a whole
 // Done while it is in flight.
 struct Done {
-  std::string line;            // the serialized answer (single requests)
-  boost::json::object answer;  // the answer (batch members)
-  std::string outcome;         // "ok" or the error code
+  std::string line;                          // the serialized answer (single requests)
+  boost::json::object answer;                // the answer (batch members)
+  std::string outcome;                       // "ok", "review_failed" or the error code
+  std::optional<boost::json::value> review;  // a gated invocation's final review
   Metrics metrics;
   double seconds = 0;
 };
@@ -40,10 +42,13 @@ struct CallerQuota {
 
 // Runs `request` on `runner` within the caller's quota; the answer is
 // serialized (`serialize`: single requests) or kept as an object (batch
-// members). A streamed invocation's held-back partial goes out first.
+// members). A streamed invocation's held-back partial goes out first. A
+// CANCELLED answer says `*cancel_reason` when the server cancelled it (set on
+// the invocation's strand before the cancellation; empty: the client's own).
 boost::asio::awaitable<DonePtr> RunInvocation(std::shared_ptr<SkillRunner> runner,
                                               std::unique_ptr<InvokeParams> request, boost::json::value id,
-                                              bool serialize, CallerQuota caller);
+                                              bool serialize, CallerQuota caller,
+                                              std::shared_ptr<const std::string> cancel_reason);
 
 // -32000 OVERLOADED with `message` and data.retry_after_ms.
 boost::json::object Overloaded(const boost::json::value& id, std::string message, std::int64_t retry_after_ms);

@@ -1,7 +1,10 @@
 #include "runner/server/json_rpc.h"
 
+#include <boost/json/error.hpp>
 #include <boost/json/parser.hpp>
 #include <boost/json/serialize.hpp>
+
+#include "services/common/utf8.h"
 
 namespace skillrunner::server {
 namespace json = boost::json;
@@ -65,6 +68,10 @@ std::variant<ParsedLine, json::object> ParseLine(std::string_view line, std::siz
     }
   }
   if (ec) {
+    // Boost.JSON calls a byte that breaks UTF-8 a syntax error: say what it is.
+    if (auto bad = InvalidUtf8At(line.substr(0, used + 1)); bad && ec == json::error::syntax) {
+      return ErrorAnswer(nullptr, kParseError, "Parse error at byte " + std::to_string(*bad + 1) + ": invalid UTF-8");
+    }
     return ErrorAnswer(nullptr, kParseError, "Parse error at byte " + std::to_string(used + 1) + ": " + ec.message());
   }
   json::value value = parser.release();

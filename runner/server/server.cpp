@@ -8,10 +8,12 @@
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <chrono>
 
 #include "runner/server/connection.h"
 #include "runner/server/listeners.h"
 #include "runner/server/metrics_endpoint.h"
+#include "services/common/iso_time.h"
 #include "services/state/shared_state.h"
 #include "services/state/tenant_quota.h"
 
@@ -37,6 +39,18 @@ json::object LimitsJson(const ServerLimits& limits) {
                       {"drain_timeout_ms", limits.drain_timeout.count()}};
 }
 
+// What a failed reload's errors were (its warnings left out), or what a reload under
+// --allow-broken left out.
+json::array ReloadProblems(const SkillHost::ReloadReport& report) {
+  if (report.ok) return report.failed;
+  json::array errors;
+  for (const auto& d : report.diagnostics) {
+    const auto* severity = d.is_object() ? d.as_object().if_contains("severity") : nullptr;
+    if (severity != nullptr && *severity == "error") errors.push_back(d);
+  }
+  return errors;
+}
+
 }  // namespace
 
 Server::State::State(asio::io_context& io_context, ServerOptions server_options, SkillHost& skill_host,
@@ -50,6 +64,7 @@ Server::State::State(asio::io_context& io_context, ServerOptions server_options,
       strand(asio::make_strand(io_context)),
       drain_timer(strand) {
   metrics.Attach(options.quotas, options.shared_state, options.tracing);
+  metrics.RecordReload(true, UnixSeconds(std::chrono::system_clock::now()), false);  // the tree loaded at start
 }
 
 asio::io_context& Server::State::NextWorker() {
@@ -80,11 +95,21 @@ std::vector<std::shared_ptr<Connection>> Server::State::LiveConnections() {
   return live;
 }
 
+json::value Server::State::LastReload() {
+  std::lock_guard lock(last_reload_mutex);
+  return last_reload;
+}
+
 SkillHost::ReloadReport Server::State::Reload() {
   // Counted before the new skills are in service, so that no client sees
   // them with the old count (ThreadSanitizer's timing found that window).
-  ++reloads;
-  SkillHost::ReloadReport report = host.Reload();
+  SkillHost::ReloadReport report = host.Reload([this] { ++reloads; });
+  const auto at = std::chrono::system_clock::now();
+  metrics.RecordReload(report.ok, UnixSeconds(at));
+  {
+    std::lock_guard lock(last_reload_mutex);
+    last_reload = json::object{{"ok", report.ok}, {"at", IsoUtc(at)}, {"failed", ReloadProblems(report)}};
+  }
   if (report.ok) {
     spdlog::info("reloaded: {} skill(s), {} rubric(s)", report.skills, report.rubrics);
     if (!report.failed.empty()) {
@@ -124,7 +149,8 @@ Probe Server::State::Readiness() {
   std::string_view status = Status(failed);
   return Probe{ready, json::object{{"status", status},
                                    {"state", StateStatus(options.shared_state.get())},
-                                   {"failed", std::move(failed)}}};
+                                   {"failed", std::move(failed)},
+                                   {"last_reload", LastReload()}}};
 }
 
 json::object Server::State::Health() {
@@ -143,6 +169,7 @@ json::object Server::State::Health() {
       {"skills", registry->skills().size()},
       {"rubrics", registry->rubrics().size()},
       {"reloads", reloads.load()},
+      {"last_reload", LastReload()},
       {"listeners",
        json::object{{"socket", options.socket_path}, {"tcp", std::move(tcp)}, {"metrics", options.metrics_listen}}},
       {"limits", LimitsJson(options.limits)},
@@ -155,7 +182,7 @@ void Server::State::BeginShutdown() {
   if (stopped) return;
   if (draining) {
     spdlog::warn("second stop signal: cancelling every invocation in flight now");
-    CancelEverything();
+    CancelEverything("a second stop signal ended the server's drain");
     return;
   }
   drain_ends = (clock.Now() + options.limits.drain_timeout).time_since_epoch().count();
@@ -176,7 +203,8 @@ void Server::State::BeginShutdown() {
   drain_timer.async_wait([self = shared_from_this()](boost::system::error_code ec) {
     if (ec || self->stopped) return;
     spdlog::warn("drain timeout: cancelling {} invocation(s) still in flight", self->metrics.in_flight());
-    self->CancelEverything();
+    self->CancelEverything("the server's drain timeout (" + std::to_string(self->options.limits.drain_timeout.count()) +
+                           " ms) ran out");
     self->drain_timer.expires_after(kCancelGrace);
     self->drain_timer.async_wait([self](boost::system::error_code again) {
       if (again || self->stopped) return;
@@ -192,8 +220,8 @@ std::int64_t Server::State::DrainLeftMs() const {
   return std::max<std::int64_t>(0, left);
 }
 
-void Server::State::CancelEverything() {
-  for (auto& connection : LiveConnections()) connection->CancelAll();
+void Server::State::CancelEverything(const std::string& reason) {
+  for (auto& connection : LiveConnections()) connection->CancelAll(reason);
 }
 
 void Server::State::FinishIfDrained() {

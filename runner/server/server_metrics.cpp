@@ -49,6 +49,7 @@ void ServerMetrics::Figures::Add(const Figures& other) {
   for (const auto& [name, f] : other.skills) {
     SkillFigures& sum = skills[name];
     for (const auto& [outcome, n] : f.outcomes) sum.outcomes[outcome] += n;
+    for (const auto& [key, n] : f.reviews) sum.reviews[key] += n;
     sum.attempts += f.attempts;
     sum.transient_retries += f.transient_retries;
     sum.validation_retries += f.validation_retries;
@@ -74,8 +75,31 @@ ServerMetrics::Figures ServerMetrics::Sum() const {
   return all;
 }
 
+namespace {
+
+// Each criterion's verdict of a review ({criteria_results: [{criterion_id, verdict}]}).
+void CountVerdicts(const json::value& review, std::map<std::pair<std::string, std::string>, std::uint64_t>& into) {
+  const auto* results = review.is_object() ? review.as_object().if_contains("criteria_results") : nullptr;
+  if (results == nullptr || !results->is_array()) return;
+  for (const auto& result : results->as_array()) {
+    const auto* fields = result.if_object();
+    if (fields == nullptr) continue;
+    const auto* id = fields->if_contains("criterion_id");
+    const auto* verdict = fields->if_contains("verdict");
+    if (id == nullptr || verdict == nullptr || !id->is_string() || !verdict->is_string()) continue;
+    ++into[{std::string(id->get_string()), std::string(verdict->get_string())}];
+  }
+}
+
+}  // namespace
+
+void ServerMetrics::RecordReload(bool ok, double loaded_at, bool counted) {
+  if (counted) (ok ? reloads_ok_ : reloads_failed_).fetch_add(1, std::memory_order_relaxed);
+  if (ok) tree_loaded_at_.store(loaded_at, std::memory_order_relaxed);
+}
+
 void ServerMetrics::RecordInvocation(std::string_view skill, std::string_view outcome, const Metrics& metrics,
-                                     double seconds) {
+                                     double seconds, const json::value* review) {
   Shard& shard = ThisThreadsShard();
   std::lock_guard lock(shard.mutex);
   auto& skills = shard.figures.skills;
@@ -83,6 +107,7 @@ void ServerMetrics::RecordInvocation(std::string_view skill, std::string_view ou
   if (it == skills.end()) it = skills.emplace(std::string(skill), SkillFigures{}).first;
   SkillFigures& figures = it->second;
   ++Slot(figures.outcomes, outcome);
+  if (review != nullptr) CountVerdicts(*review, figures.reviews);
   figures.attempts += static_cast<std::uint64_t>(metrics.attempts);
   figures.transient_retries += static_cast<std::uint64_t>(metrics.transient_retries);
   figures.validation_retries += static_cast<std::uint64_t>(metrics.validation_retries);
@@ -206,7 +231,7 @@ std::string ServerMetrics::Prometheus() const {
     out += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
   };
   header("skillrunner_invocations_total", "counter",
-         "Finished invocations by skill and outcome (ok or the error code).");
+         "Finished invocations by skill and outcome (ok, review_failed or the error code).");
   for (const auto& [skill, f] : all.skills) {
     for (const auto& [outcome, n] : f.outcomes) {
       out += fmt::format("skillrunner_invocations_total{{skill=\"{}\",outcome=\"{}\"}} {}\n", Label(skill),
@@ -252,8 +277,29 @@ std::string ServerMetrics::Prometheus() const {
   out += fmt::format("skillrunner_in_flight {}\n", in_flight());
   header("skillrunner_connections", "gauge", "Open client connections.");
   out += fmt::format("skillrunner_connections {}\n", connections());
+  AppendReviewsAndReloads(out, all, header);
   AppendTenantsAndState(out, header);
   return out;
+}
+
+template <typename Header>
+void ServerMetrics::AppendReviewsAndReloads(std::string& out, const Figures& all, const Header& header) const {
+  header("skillrunner_reviews_total", "counter",
+         "Verdicts of the final review of gated invocations, by skill, criterion and verdict.");
+  for (const auto& [skill, f] : all.skills) {
+    for (const auto& [key, n] : f.reviews) {
+      out += fmt::format("skillrunner_reviews_total{{skill=\"{}\",criterion=\"{}\",verdict=\"{}\"}} {}\n", Label(skill),
+                         Label(key.first), Label(key.second), n);
+    }
+  }
+  header("skillrunner_reloads_total", "counter", "Reloads of the skill tree (SIGHUP or skills.reload), by result.");
+  out += fmt::format("skillrunner_reloads_total{{result=\"ok\"}} {}\n", reloads_ok_.load(std::memory_order_relaxed));
+  out += fmt::format("skillrunner_reloads_total{{result=\"failed\"}} {}\n",
+                     reloads_failed_.load(std::memory_order_relaxed));
+  header("skillrunner_tree_loaded_timestamp_seconds", "gauge",
+         "When the skill tree in service was loaded (Unix time): at start or the last reload that succeeded.");
+  out += fmt::format("skillrunner_tree_loaded_timestamp_seconds {:.3f}\n",
+                     tree_loaded_at_.load(std::memory_order_relaxed));
 }
 
 void ServerMetrics::AppendLatency(std::string& out, const Figures& all) {
@@ -284,7 +330,14 @@ json::object ServerMetrics::ToJson() const {
       cumulative += f.buckets[i];
       buckets.push_back(json::object{{"le", kBuckets[i]}, {"count", cumulative}});
     }
+    json::object reviews;
+    for (const auto& [key, n] : f.reviews) {
+      json::value& criterion = reviews[key.first];
+      if (!criterion.is_object()) criterion = json::object{};
+      criterion.as_object()[key.second] = n;
+    }
     skills[skill] = json::object{{"invocations", std::move(outcomes)},
+                                 {"reviews", std::move(reviews)},
                                  {"attempts", f.attempts},
                                  {"transient_retries", f.transient_retries},
                                  {"validation_retries", f.validation_retries},
@@ -304,6 +357,9 @@ json::object ServerMetrics::ToJson() const {
   return json::object{{"skills", std::move(skills)},
                       {"requests", std::move(requests)},
                       {"rejected", std::move(rejected)},
+                      {"reloads", json::object{{"ok", reloads_ok_.load(std::memory_order_relaxed)},
+                                               {"failed", reloads_failed_.load(std::memory_order_relaxed)}}},
+                      {"tree_loaded_at", tree_loaded_at_.load(std::memory_order_relaxed)},
                       {"in_flight", in_flight()},
                       {"connections", connections()}};
 }

@@ -32,8 +32,14 @@ class ServerMetrics {
   // Upper bounds (seconds) of the latency histogram's buckets; +Inf is implied.
   static constexpr std::array<double, 13> kBuckets = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60};
 
-  // One finished invocation: `outcome` is "ok" or the error code.
-  void RecordInvocation(std::string_view skill, std::string_view outcome, const Metrics& metrics, double seconds);
+  // One finished invocation: `outcome` is "ok", "review_failed" (a gated answer whose review
+  // failed) or the error code; `review`, a gated invocation's final review, counts each of its
+  // criteria's verdicts.
+  void RecordInvocation(std::string_view skill, std::string_view outcome, const Metrics& metrics, double seconds,
+                        const boost::json::value* review = nullptr);
+  // A reload of the tree, and when the tree in service was loaded (Unix seconds; the start's
+  // load too, with `counted` false).
+  void RecordReload(bool ok, double loaded_at, bool counted = true);
   void RecordRequest(std::string_view method);
   // A request refused before it ran: "overloaded", "unauthorized", "draining", ...
   void RecordRejected(std::string_view reason);
@@ -59,6 +65,7 @@ class ServerMetrics {
  private:
   struct SkillFigures {
     std::map<std::string, std::uint64_t, std::less<>> outcomes;
+    std::map<std::pair<std::string, std::string>, std::uint64_t> reviews;  // (criterion, verdict)
     std::uint64_t attempts = 0;
     std::uint64_t transient_retries = 0;
     std::uint64_t validation_retries = 0;
@@ -94,12 +101,18 @@ class ServerMetrics {
   static void AppendCosts(std::string& out, const Figures& all);
   // The invocation latency histogram, per skill.
   static void AppendLatency(std::string& out, const Figures& all);
+  // skillrunner_reviews_total, skillrunner_reloads_total and the tree's load time.
+  template <typename Header>
+  void AppendReviewsAndReloads(std::string& out, const Figures& all, const Header& header) const;
   Shard& ThisThreadsShard();
   Figures Sum() const;
 
   std::array<Shard, kShards> shards_;
   alignas(64) std::atomic<std::int64_t> in_flight_{0};
   alignas(64) std::atomic<std::int64_t> connections_{0};
+  std::atomic<std::uint64_t> reloads_ok_{0};
+  std::atomic<std::uint64_t> reloads_failed_{0};
+  std::atomic<double> tree_loaded_at_{0};
   const state::TenantQuotas* quotas_ = nullptr;
   std::shared_ptr<const state::SharedState> shared_;
   std::shared_ptr<const telemetry::OtlpExporter> tracing_;

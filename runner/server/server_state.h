@@ -49,7 +49,11 @@ struct Server::State : std::enable_shared_from_this<Server::State> {
   std::atomic<Clock::TimePoint::rep> drain_ends{0};
   // Milliseconds of the drain left (0 when over or not draining).
   std::int64_t DrainLeftMs() const;
-  std::atomic<std::uint64_t> reloads{0};
+  std::atomic<std::uint64_t> reloads{0};  // reloads that swapped the tree in service
+  // The last reload's {ok, at, failed}; null before the first. Guarded by last_reload_mutex.
+  std::mutex last_reload_mutex;
+  boost::json::value last_reload;
+  boost::json::value LastReload();
 
   // Everything below is touched only on `strand`.
   Strand strand;
@@ -80,7 +84,7 @@ struct Server::State : std::enable_shared_from_this<Server::State> {
   std::string_view Status(const boost::json::array& failed) const;
 
   void BeginShutdown();  // on strand
-  void CancelEverything();
+  void CancelEverything(const std::string& reason);
   void FinishIfDrained();  // on strand
 };
 

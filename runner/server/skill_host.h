@@ -1,6 +1,7 @@
 #pragma once
 
 #include <boost/json/array.hpp>
+#include <functional>
 #include <memory>
 
 #include "runner/skill_runner.h"
@@ -23,8 +24,9 @@ class SkillHost {
   virtual ~SkillHost() = default;
   virtual std::shared_ptr<SkillRunner> Current() = 0;
   // Loads the tree again; swaps only when it loaded without errors (with
-  // serve --allow-broken: whenever the config and providers did).
-  virtual ReloadReport Reload() = 0;
+  // serve --allow-broken: whenever the config and providers did), calling
+  // `before_swap` first, so that what counts reloads never lags the tree.
+  virtual ReloadReport Reload(const std::function<void()>& before_swap) = 0;
   // What the tree in service left out: one {file, line, col, message} per
   // error of a skill or rubric that did not load (only --allow-broken serves
   // such a tree); empty when everything loaded.

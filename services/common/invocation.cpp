@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <atomic>
 
+#include "services/common/stream_events.h"
+
 namespace skillrunner {
 namespace json = boost::json;
 
@@ -153,6 +155,17 @@ void InvocationContext::AddAttempt(Attempt attempt) {
     metrics_.provider = attempt.provider;
   }
   attempts_.push_back(std::move(attempt));
+  if (attempt_observer_) attempt_observer_(attempts_.back());
+}
+
+std::function<void(const Attempt&)> ResetOnAbandon(StreamEvents& events) {
+  return [&events](const Attempt& attempt) {
+    if (attempt.n != events.shown_attempt()) return;
+    const bool retried = attempt.kind == AttemptKind::kTransient && attempt.delay_ms.has_value();
+    const bool rejected = attempt.kind == AttemptKind::kParse || attempt.kind == AttemptKind::kValidation ||
+                          attempt.kind == AttemptKind::kRule || attempt.kind == AttemptKind::kReview;
+    if (retried || rejected) events.Reset(attempt.n, AttemptKindName(attempt.kind), attempt.errors);
+  };
 }
 
 InvocationContext::InvocationContext(std::string skill_id, InvocationOptions options, TimePoint deadline, Clock& clock)
@@ -225,6 +238,7 @@ json::value ToJson(const Attempt& a) {
   out["errors"] = ErrorsToJson(a.errors);
   out["raw"] = a.raw;
   if (a.http_status) out["http_status"] = *a.http_status;
+  if (a.reason) out["reason"] = *a.reason;
   out["waited_ms"] = a.waited_ms;
   if (a.delay_ms) out["delay_ms"] = *a.delay_ms;
   if (a.queued_ms) out["queued_ms"] = *a.queued_ms;
@@ -298,6 +312,12 @@ json::value ErrorToJson(const InvocationFailure& f) {
   out["attempts"] = AttemptsToJson(f.attempts);
   out["metrics"] = ToJson(f.metrics);
   return out;
+}
+
+bool ReviewFailed(const json::value& review) {
+  const json::object* verdict = review.if_object();
+  const json::value* pass = verdict != nullptr ? verdict->if_contains("pass") : nullptr;
+  return pass != nullptr && pass->is_bool() && !pass->get_bool();
 }
 
 json::value ToJson(const InvocationOutcome& outcome) {

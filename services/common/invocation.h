@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdint>
 #include <expected>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -109,6 +110,7 @@ struct Attempt {
   std::vector<FieldError> errors;
   std::string raw;
   std::optional<int> http_status;
+  std::optional<std::string> reason;  // transient attempts: malformed_body when the kind alone does not say
   // The wait before this attempt's request went out, since the previous
   // attempt ended (the invocation's start for the first): the backoff or
   // retry-after (the previous attempt's delay_ms), the rate-limit queue
@@ -235,8 +237,11 @@ class InvocationContext {
   void set_started(TimePoint started) { started_ = started; }
   TimePoint started() const { return started_; }
 
-  // Appends an attempt, numbering it, and adds its tokens to the metrics.
+  // Appends an attempt, numbering it, and adds its tokens to the metrics; the
+  // observer (if any) sees it next.
   void AddAttempt(Attempt attempt);
+  // Called with each attempt as AddAttempt records it (not copied by Fork).
+  void set_attempt_observer(std::function<void(const Attempt&)> observer) { attempt_observer_ = std::move(observer); }
   const std::vector<Attempt>& attempts() const { return attempts_; }
   std::vector<Attempt> TakeAttempts() { return std::move(attempts_); }
 
@@ -283,7 +288,16 @@ class InvocationContext {
   boost::json::object details_;
   std::optional<boost::json::value> review_;
   std::optional<TraceContext> trace_;
+  std::function<void(const Attempt&)> attempt_observer_;
 };
+
+// The attempt observer of a streamed invocation: an attempt whose partials were shown, recorded
+// as failed with a retry to follow (a transient failure waiting its backoff; an answer that failed
+// to parse, its schema, a validator or the review), gets its skills.reset at once, not when the
+// next attempt's first text arrives (after the backoff, or never when the retries end in an
+// error). A provider failure that ends the request is left to the next attempt, which names it
+// (it may be a fallback); a final error answer implies the reset.
+std::function<void(const Attempt&)> ResetOnAbandon(StreamEvents& events);
 
 struct InvocationResult {
   std::string skill;
@@ -300,6 +314,10 @@ struct InvocationFailure {
 };
 
 using InvocationOutcome = std::expected<InvocationResult, InvocationFailure>;
+
+// Whether a review verdict ({pass, ...}) says the reviewed answer failed: a gated result that
+// is served all the same (outcome "review_failed", exit status 5).
+bool ReviewFailed(const boost::json::value& review);
 
 boost::json::value ToJson(const Attempt& attempt);
 boost::json::value ToJson(const Metrics& metrics);

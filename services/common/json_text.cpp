@@ -1,11 +1,14 @@
 #include "services/common/json_text.h"
 
 #include <algorithm>
+#include <boost/json/error.hpp>
 #include <boost/json/serialize.hpp>
 #include <boost/json/stream_parser.hpp>
 #include <charconv>
 #include <cmath>
 #include <limits>
+
+#include "services/common/utf8.h"
 
 namespace skillrunner {
 namespace {
@@ -145,6 +148,10 @@ std::expected<boost::json::value, std::string> ParseJsonText(std::string_view te
     parser.finish(ec);
   }
   if (!ec) return parser.release();
+  std::optional<std::size_t> bad = InvalidUtf8At(text.substr(0, std::min(used + 1, text.size())));
+  if (bad && ec == boost::json::error::syntax) {
+    used = *bad;  // Boost.JSON calls a byte that breaks UTF-8 a syntax error: say what it is
+  }
   std::size_t line = 1;
   std::size_t column = 1;
   for (std::size_t i = 0; i < used && i < text.size(); ++i) {
@@ -155,7 +162,9 @@ std::expected<boost::json::value, std::string> ParseJsonText(std::string_view te
       ++column;
     }
   }
-  return std::unexpected("line " + std::to_string(line) + ", column " + std::to_string(column) + ": " + ec.message());
+  const std::string what =
+      bad && ec == boost::json::error::syntax ? "invalid UTF-8 at byte " + std::to_string(*bad + 1) : ec.message();
+  return std::unexpected("line " + std::to_string(line) + ", column " + std::to_string(column) + ": " + what);
 }
 
 std::optional<std::int64_t> JsonInteger(const boost::json::value& value) {

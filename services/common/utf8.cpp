@@ -32,15 +32,17 @@ std::size_t DecodeUtf8(std::string_view text, std::size_t i, char32_t& code_poin
   return length;
 }
 
-bool IsValidUtf8(std::string_view text) {
+std::optional<std::size_t> InvalidUtf8At(std::string_view text) {
   for (std::size_t i = 0; i < text.size();) {
     char32_t c = 0;
     std::size_t length = DecodeUtf8(text, i, c);
-    if (length == 0) return false;
+    if (length == 0) return i;
     i += length;
   }
-  return true;
+  return std::nullopt;
 }
+
+bool IsValidUtf8(std::string_view text) { return !InvalidUtf8At(text).has_value(); }
 
 std::string SanitizeUtf8(std::string_view text) {
   std::string out;

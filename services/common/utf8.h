@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -19,6 +20,10 @@ std::size_t DecodeUtf8(std::string_view text, std::size_t i, char32_t& code_poin
 
 // True when `text` is entirely valid UTF-8.
 bool IsValidUtf8(std::string_view text);
+
+// The offset of the first byte of `text` that does not begin a valid UTF-8
+// sequence, or nullopt when all of it is valid.
+std::optional<std::size_t> InvalidUtf8At(std::string_view text);
 
 // `text` with every byte that is not part of a valid UTF-8 sequence replaced
 // by U+FFFD.

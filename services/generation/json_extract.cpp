@@ -1,6 +1,7 @@
 #include "services/generation/json_extract.h"
 
 #include <algorithm>
+#include <boost/json/error.hpp>
 #include <boost/json/parser.hpp>
 #include <boost/json/stream_parser.hpp>
 #include <vector>
@@ -137,6 +138,13 @@ std::expected<Extracted, ExtractError> ExtractJson(std::string_view text) {
   Attempt whole = ParseWhole(text);
   if (whole.ok) return Extracted{std::move(whole.value), std::nullopt};
   if (auto fenced = FromFences(text)) return Extracted{std::move(*fenced), "fence"};
+  // An answer that is JSON from its first character but ends before its value does was cut (a
+  // token limit, a dropped stream): a complete object inside it is a fragment, not the answer (a
+  // judge's verdict cut after its first criterion was taken for one and failed the schema).
+  const std::size_t first = text.find_first_not_of(" \t\r\n");
+  if (whole.ec == json::error::incomplete && (text[first] == '{' || text[first] == '[')) {
+    return std::unexpected(ErrorAt(whole.ec.message(), text, whole.offset));
+  }
   std::vector<Candidate> candidates = FindCandidates(text);
   if (candidates.size() > 1) {
     std::vector<Candidate> meaningful;

@@ -9,6 +9,8 @@
 #include <regex>
 #include <string>
 
+#include "services/common/utf8.h"
+
 namespace skillrunner::providers {
 namespace json = boost::json;
 using std::chrono::milliseconds;
@@ -142,7 +144,11 @@ ProviderError ProtocolError(const http::HttpResponse& response, std::string mess
   error.kind = ProviderError::Kind::kProtocol;
   error.http_status = response.status;
   error.message = std::move(message);
-  error.raw_body = response.body;
+  // Most often a body cut on its way (a proxy, a dropped upstream): transient, tried again within
+  // the transient budget. What arrived is kept in part, enough to tell HTML from cut JSON.
+  error.retryable = true;
+  error.reason = "malformed_body";
+  error.raw_body = SanitizeUtf8(TruncateUtf8(response.body, kMalformedBodyKept));
   error.request_id = std::string(response.Header(request_id_header).value_or(""));
   return error;
 }

@@ -47,8 +47,11 @@ std::expected<std::optional<std::string>, ProviderError> LookUpKey(
     const std::function<std::optional<std::string>(std::string_view)>& env, const std::string& api_key_env,
     const std::string& provider_name, const std::string& base_url);
 
-// A 2xx answer whose body cannot be understood; `request_id_header` names the
-// provider's request-id header.
+// The bytes of a malformed 2xx body kept in its attempt's `raw`.
+inline constexpr std::size_t kMalformedBodyKept = 200;
+
+// A 2xx answer whose body cannot be understood: transient (reason malformed_body), its body's
+// first kMalformedBodyKept bytes kept; `request_id_header` names the provider's request-id header.
 ProviderError ProtocolError(const http::HttpResponse& response, std::string message,
                             std::string_view request_id_header);
 

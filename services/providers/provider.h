@@ -134,6 +134,9 @@ struct ProviderError {
   std::string code;     // provider error code, if any
   std::string param;    // OpenAI `param`, e.g. response_format
   std::string message;  // the provider's message, or ours
+  // Why a failure the kind does not explain happened: "malformed_body" (a 2xx whose body is not
+  // JSON or not the provider's shape, as a proxy that cuts a body sends; retried as transient).
+  std::string reason;
   bool retryable = false;
   std::optional<std::chrono::milliseconds> retry_after;  // retry-after-ms / retry-after
   std::optional<bool> should_retry;                      // x-should-retry

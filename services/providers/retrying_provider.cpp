@@ -64,6 +64,7 @@ Attempt FailedAttempt(const ChatRequest& request, const ProviderError& error, Re
   attempt.raw = error.raw_body.empty() ? error.message : error.raw_body;
   attempt.errors.push_back({"", Describe(error)});
   if (error.http_status > 0) attempt.http_status = error.http_status;
+  if (!error.reason.empty()) attempt.reason = error.reason;
   if (error.queued_ms > 0) attempt.queued_ms = error.queued_ms;
   attempt.waited_ms = timing.waited_ms;
   attempt.duration_ms = timing.duration_ms;
@@ -200,10 +201,13 @@ std::variant<milliseconds, Stop> NextDelay(const ProviderError& error, const Tra
     return Stop{std::move(overloaded)};
   }
   if (ctx.clock().Now() + delay >= ctx.deadline()) {
-    // What happened first (the provider's failure), then the retry it skipped.
-    return Stop{ToError(error, ErrorCode::kTimeout,
-                        Describe(error) + "; the invocation deadline leaves no time for the " +
-                            std::to_string(delay.count()) + " ms wait before a retry")};
+    // As every TIMEOUT says it, then the provider's failure that left no time to retry.
+    const auto limit = std::chrono::round<milliseconds>(ctx.deadline() - ctx.started());
+    Error timed_out = ToError(error, ErrorCode::kTimeout,
+                              "invocation timed out after " + std::to_string(limit.count()) +
+                                  " ms: the provider failed (" + Describe(error) + ") with no time left to retry");
+    timed_out.details["timeout_ms"] = limit.count();
+    return Stop{std::move(timed_out)};
   }
   return delay;
 }

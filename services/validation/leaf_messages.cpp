@@ -54,10 +54,11 @@ std::string Bound(std::string_view bound, std::string_view description, const va
   while (number_at < description.size() && std::isdigit(static_cast<unsigned char>(description[number_at]))) {
     limit += description[number_at++];
   }
+  const bool one = limit == "1";
   std::string unit;
-  if (found.is_string()) unit = " characters";
-  if (found.is_array()) unit = " item(s)";
-  if (found.is_object()) unit = " properties";
+  if (found.is_string()) unit = one ? " character" : " characters";
+  if (found.is_array()) unit = one ? " item" : " items";
+  if (found.is_object()) unit = one ? " property" : " properties";
   return "expected " + std::string(bound) + " " + limit + unit + ", found " + std::to_string(SizeOf(found));
 }
 

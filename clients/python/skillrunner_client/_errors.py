@@ -26,6 +26,7 @@ __all__ = [
     "ConnectionLostError",
     "SchemaChangedError",
     "ProtocolError",
+    "ReviewFailedError",
     "error_class",
 ]
 
@@ -187,6 +188,33 @@ class ProtocolError(SkillrunnerError):
     """A JSON-RPC level error (``details["jsonrpc_code"]``) or a malformed answer."""
 
     code = "PROTOCOL_ERROR"
+
+
+class ReviewFailedError(SkillrunnerError):
+    """The skill's review gate failed its answer; the server answered all the same.
+
+    Raised by the generated stubs (and ``InvokeResult.raise_for_review``) unless they are called
+    with ``allow_review_failure=True``. Attributes beyond the base class's: ``output`` (the
+    answer the review failed), ``review`` (its verdict: ``pass``, ``issues``,
+    ``suggested_fixes``, ``criteria_results``) and ``metrics``.
+    """
+
+    code = "REVIEW_FAILED"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        output: Any,
+        review: dict[str, Any],
+        attempts: list[dict[str, Any]] | None = None,
+        metrics: dict[str, Any] | None = None,
+    ) -> None:
+        """Build the error from the invocation's result."""
+        super().__init__(message, attempts=attempts)
+        self.output = output
+        self.review = review
+        self.metrics: dict[str, Any] = metrics if metrics is not None else {}
 
 
 _BY_CODE: dict[str, type[SkillrunnerError]] = {

@@ -11,6 +11,7 @@ from typing import Any
 from ._errors import (
     OverloadedError,
     ProtocolError,
+    ReviewFailedError,
     SchemaChangedError,
     SkillrunnerError,
     SkillTimeoutError,
@@ -38,13 +39,36 @@ _ENVELOPE_KEYS = frozenset({"code", "message", "attempts", "metrics", "details"}
 
 @dataclass(frozen=True)
 class InvokeResult:
-    """A successful invocation (the success shape of design.md §6.1)."""
+    """A successful invocation (the success shape of design.md §6.1).
+
+    A gated skill's answer comes back even when its review failed it: ``review_passed`` is
+    False then, and ``raise_for_review()`` raises ``ReviewFailedError``.
+    """
 
     skill: str
     output: Any
     review: dict[str, Any] | None = None
     attempts: list[dict[str, Any]] = field(default_factory=list)
     metrics: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def review_passed(self) -> bool | None:
+        """The review gate's verdict: True or False, None when the skill has no review gate."""
+        if self.review is None:
+            return None
+        return self.review.get("pass") is not False
+
+    def raise_for_review(self) -> None:
+        """Raise ``ReviewFailedError`` when the review gate failed the answer."""
+        if self.review is None or self.review_passed:
+            return
+        issues = [str(issue) for issue in self.review.get("issues", []) if issue]
+        message = f"the review gate of skill {self.skill} failed its answer"
+        if issues:
+            message += ": " + "; ".join(issues)
+        raise ReviewFailedError(
+            message, output=self.output, review=self.review, attempts=self.attempts, metrics=self.metrics
+        )
 
 
 class Deadline:

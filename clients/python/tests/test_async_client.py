@@ -307,7 +307,7 @@ class AsyncRestartTests(unittest.IsolatedAsyncioTestCase):
         with self.assertRaises(SkillCancelledError) as caught:
             await call
         self.assertEqual((caught.exception.code, caught.exception.message),
-                         ("CANCELLED", "cancelled"))
+                         ("CANCELLED", "cancelled: the server's drain timeout (300 ms) ran out"))
 
 
 if __name__ == "__main__":

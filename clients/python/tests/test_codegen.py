@@ -16,12 +16,12 @@ from types import ModuleType
 
 from serve_helper import BINARY, REPO, TICKET, Server, config_text
 
-from skillrunner_client import Client, SchemaChangedError
+from skillrunner_client import Client, ReviewFailedError, SchemaChangedError
 
 PACKAGE = Path(__file__).resolve().parents[1]
 
 USAGE = '''from skillrunner_client import Client
-from skillrunner_skills import TriageTicketOutput, triage_ticket, word_stats
+from skillrunner_skills import ExtractContactOutput, TriageTicketOutput, extract_contact, triage_ticket, word_stats
 
 
 def use(client: Client) -> TriageTicketOutput:
@@ -34,6 +34,8 @@ def use(client: Client) -> TriageTicketOutput:
     stats = word_stats(client, {"text": "a b a", "top": 1})
     word: str = stats["top_words"][0]["word"]
     print(priority, needs_human, wrong, word)
+    contact: ExtractContactOutput = extract_contact(client, {"text": "Ada"}, allow_review_failure=True)
+    print(contact)
     return out
 '''
 
@@ -74,6 +76,32 @@ class GeneratedPythonTest(unittest.TestCase):
         self.assertIn(out["priority"], (1, 2, 3, 4))
         self.assertIn(out["category"], ("billing", "bug", "account", "feature_request", "other"))
         self.assertIsInstance(out["needs_human"], bool)
+
+    def test_an_answer_its_review_gate_failed_raises_review_failed_unless_allowed(self) -> None:
+        module = load(generate(self.dir))
+        # extract_contact's gate: the generation (1), its judge (2), the regeneration (3), the judge (4).
+        faults = [{"skill": "extract_contact.review", "attempt": [2, 4], "fault": "verdict", "verdict": "fail"}]
+        server = Server(config_text(faults=faults)).start()
+        self.addCleanup(server.cleanup)
+        text = {"text": "Ada Lovelace, ada@example.com, +44 20 7946 0000"}
+        with Client(socket=server.socket) as client:
+            with self.assertRaises(ReviewFailedError) as caught:
+                module.extract_contact(client, text, timeout_ms=10000)
+            allowed = module.extract_contact(client, text, timeout_ms=10000, allow_review_failure=True)
+            result = client.invoke("extract_contact", text, timeout_ms=10000)
+        error = caught.exception
+        self.assertEqual(error.code, "REVIEW_FAILED")
+        self.assertIs(error.review["pass"], False)
+        self.assertEqual(error.message, "the review gate of skill extract_contact failed its answer: "
+                         + "; ".join(error.review["issues"]))
+        self.assertEqual(len(error.attempts), 4)
+        self.assertIsInstance(error.output, dict)
+        self.assertIn("name", allowed)
+        self.assertIs(result.review_passed, False)
+        with self.assertRaises(ReviewFailedError):
+            result.raise_for_review()
+        with Client(socket=server.socket) as client:
+            self.assertIsNone(client.invoke("triage_ticket", TICKET).review_passed)
 
     def test_a_changed_skill_raises_schema_changed_naming_both_hashes(self) -> None:
         skills = self.dir / "skills"

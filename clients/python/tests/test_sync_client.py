@@ -98,7 +98,7 @@ class FastServerTests(Served, unittest.TestCase):
         self.assertEqual(err.message,
                          'input does not match the input_schema of skill "triage_ticket" (2 errors)')
         self.assertEqual(err.details["errors"], [
-            {"path": "/subject", "message": "expected at least 1 characters, found 0"},
+            {"path": "/subject", "message": "expected at least 1 character, found 0"},
             {"path": "/body", "message": "required property is missing"}])
         self.assertEqual(err.attempts, [])
 
@@ -417,7 +417,8 @@ class RestartTests(unittest.TestCase):
         thread.join(10)
         err = out["error"]
         self.assertIsInstance(err, SkillCancelledError)
-        self.assertEqual((err.code, err.message), ("CANCELLED", "cancelled"))
+        self.assertEqual((err.code, err.message),
+                         ("CANCELLED", "cancelled: the server's drain timeout (300 ms) ran out"))
         self.assertEqual(self.server.proc.wait(10) if self.server.proc else None, 0)
         self.server.start()
         self.assertEqual(self.client.invoke("word_stats", {"text": "a"}).output["words"], 1)

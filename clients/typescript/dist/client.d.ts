@@ -49,6 +49,11 @@ export interface InvokeResult<O = unknown> {
     output: O;
     /** The review gate's final verdict, or null when the skill has no review. */
     review: Record<string, unknown> | null;
+    /**
+     * Whether the review gate passed the answer: false when it failed it (the answer is returned all
+     * the same; `raiseForReview` turns that into a ReviewFailedError), null without a review gate.
+     */
+    reviewPassed: boolean | null;
     attempts: Attempt[];
     metrics: Record<string, unknown>;
 }
@@ -113,3 +118,5 @@ export declare class Client {
     /** Writes one request on `conn` and waits for its answer within `ctl`. */
     private send;
 }
+/** Throws ReviewFailedError when `result`'s review gate failed its answer; returns otherwise. */
+export declare function raiseForReview(result: InvokeResult<unknown>): void;

@@ -1,6 +1,7 @@
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Client = void 0;
+exports.raiseForReview = raiseForReview;
 /**
  * The skillrunner client: one lazily opened connection (Unix socket or TCP)
  * that pipelines every call, deadlines that send `$/cancel`, AbortSignal
@@ -295,6 +296,7 @@ function toInvokeResult(result) {
         skill: typeof result.skill === "string" ? result.skill : "",
         output: result.output,
         review: (0, errors_1.isObject)(result.review) ? result.review : null,
+        reviewPassed: (0, errors_1.isObject)(result.review) ? result.review.pass !== false : null,
         attempts: Array.isArray(result.attempts) ? result.attempts : [],
         metrics: (0, errors_1.isObject)(result.metrics) ? result.metrics : {},
     };
@@ -309,4 +311,14 @@ function hashesOf(list) {
             hashes.set(entry.id, typeof entry.schema_hash === "string" ? entry.schema_hash : "");
     }
     return hashes;
+}
+/** Throws ReviewFailedError when `result`'s review gate failed its answer; returns otherwise. */
+function raiseForReview(result) {
+    if (result.review === null || result.reviewPassed !== false)
+        return;
+    const issues = Array.isArray(result.review.issues) ? result.review.issues.filter((issue) => issue).map(String) : [];
+    let message = `the review gate of skill ${result.skill} failed its answer`;
+    if (issues.length > 0)
+        message += `: ${issues.join("; ")}`;
+    throw new errors_1.ReviewFailedError(message, result.output, result.review, result.attempts);
 }

@@ -5,7 +5,7 @@
  * server made and details; one subclass per code lets callers `instanceof`.
  */
 Object.defineProperty(exports, "__esModule", { value: true });
-exports.ERROR_CLASSES = exports.ProtocolError = exports.SchemaChangedError = exports.ConnectionLostError = exports.InternalError = exports.BudgetExceededError = exports.UnauthorizedError = exports.OverloadedError = exports.ConfigInvalidError = exports.SkillCancelledError = exports.JudgeError = exports.HandlerFailedError = exports.SkillTimeoutError = exports.ProviderUnavailableError = exports.ProviderError = exports.ContentFilteredError = exports.RefusedError = exports.TruncatedError = exports.MaxRetriesExceededError = exports.SkillNotFoundError = exports.InputInvalidError = exports.SkillrunnerError = void 0;
+exports.ERROR_CLASSES = exports.ReviewFailedError = exports.ProtocolError = exports.SchemaChangedError = exports.ConnectionLostError = exports.InternalError = exports.BudgetExceededError = exports.UnauthorizedError = exports.OverloadedError = exports.ConfigInvalidError = exports.SkillCancelledError = exports.JudgeError = exports.HandlerFailedError = exports.SkillTimeoutError = exports.ProviderUnavailableError = exports.ProviderError = exports.ContentFilteredError = exports.RefusedError = exports.TruncatedError = exports.MaxRetriesExceededError = exports.SkillNotFoundError = exports.InputInvalidError = exports.SkillrunnerError = void 0;
 exports.makeError = makeError;
 exports.isObject = isObject;
 exports.errorFromJsonRpc = errorFromJsonRpc;
@@ -111,6 +111,23 @@ exports.SchemaChangedError = SchemaChangedError;
 class ProtocolError extends SkillrunnerError {
 }
 exports.ProtocolError = ProtocolError;
+/**
+ * Client-side: the skill's review gate failed its answer, which the server returned all the same.
+ * The generated stubs (and `raiseForReview`) reject with it unless called with
+ * `allowReviewFailure: true`.
+ */
+class ReviewFailedError extends SkillrunnerError {
+    /** The answer the review failed. */
+    output;
+    /** The review's verdict: `pass`, `issues`, `suggested_fixes`, `criteria_results`. */
+    review;
+    constructor(message, output, review, attempts = []) {
+        super("REVIEW_FAILED", message, attempts);
+        this.output = output;
+        this.review = review;
+    }
+}
+exports.ReviewFailedError = ReviewFailedError;
 /** The subclass for each code; an unknown code gets the base class. */
 exports.ERROR_CLASSES = Object.freeze({
     INPUT_INVALID: InputInvalidError,

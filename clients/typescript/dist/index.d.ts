@@ -5,7 +5,7 @@
  *     const client = new Client({ socket: "/run/skillrunner.sock" });
  *     const result = await client.invoke<{ priority: number }>("triage_ticket", { subject: "..." }, { timeoutMs: 5000 });
  */
-export { Client } from "./client";
+export { Client, raiseForReview } from "./client";
 export type { CallOptions, ClientOptions, InvokeOptions, InvokeResult, StreamEvent, StreamOptions } from "./client";
 export type { Endpoint, Notification } from "./connection";
 export * from "./errors";

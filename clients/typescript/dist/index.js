@@ -14,7 +14,7 @@ var __exportStar = (this && this.__exportStar) || function(m, exports) {
     for (var p in m) if (p !== "default" && !Object.prototype.hasOwnProperty.call(exports, p)) __createBinding(exports, m, p);
 };
 Object.defineProperty(exports, "__esModule", { value: true });
-exports.Client = void 0;
+exports.raiseForReview = exports.Client = void 0;
 /**
  * skillrunner-client: call skills on a `skillrunner serve` from Node 18+.
  *
@@ -24,4 +24,5 @@ exports.Client = void 0;
  */
 var client_1 = require("./client");
 Object.defineProperty(exports, "Client", { enumerable: true, get: function () { return client_1.Client; } });
+Object.defineProperty(exports, "raiseForReview", { enumerable: true, get: function () { return client_1.raiseForReview; } });
 __exportStar(require("./errors"), exports);

@@ -9,6 +9,7 @@ import {
   ConnectionLostError,
   OverloadedError,
   ProtocolError,
+  ReviewFailedError,
   SchemaChangedError,
   SkillCancelledError,
   SkillTimeoutError,
@@ -63,6 +64,11 @@ export interface InvokeResult<O = unknown> {
   output: O;
   /** The review gate's final verdict, or null when the skill has no review. */
   review: Record<string, unknown> | null;
+  /**
+   * Whether the review gate passed the answer: false when it failed it (the answer is returned all
+   * the same; `raiseForReview` turns that into a ReviewFailedError), null without a review gate.
+   */
+  reviewPassed: boolean | null;
   attempts: Attempt[];
   metrics: Record<string, unknown>;
 }
@@ -382,6 +388,7 @@ function toInvokeResult<O>(result: unknown): InvokeResult<O> {
     skill: typeof result.skill === "string" ? result.skill : "",
     output: result.output as O,
     review: isObject(result.review) ? result.review : null,
+    reviewPassed: isObject(result.review) ? result.review.pass !== false : null,
     attempts: Array.isArray(result.attempts) ? (result.attempts as Attempt[]) : [],
     metrics: isObject(result.metrics) ? result.metrics : {},
   };
@@ -395,4 +402,13 @@ function hashesOf(list: unknown): Map<string, string> {
     if (isObject(entry) && typeof entry.id === "string") hashes.set(entry.id, typeof entry.schema_hash === "string" ? entry.schema_hash : "");
   }
   return hashes;
+}
+
+/** Throws ReviewFailedError when `result`'s review gate failed its answer; returns otherwise. */
+export function raiseForReview(result: InvokeResult<unknown>): void {
+  if (result.review === null || result.reviewPassed !== false) return;
+  const issues = Array.isArray(result.review.issues) ? result.review.issues.filter((issue) => issue).map(String) : [];
+  let message = `the review gate of skill ${result.skill} failed its answer`;
+  if (issues.length > 0) message += `: ${issues.join("; ")}`;
+  throw new ReviewFailedError(message, result.output, result.review, result.attempts);
 }

@@ -71,6 +71,24 @@ export class SchemaChangedError extends SkillrunnerError {}
 /** Client-side: a JSON-RPC protocol error (`details.jsonrpc_code`) or a malformed answer. */
 export class ProtocolError extends SkillrunnerError {}
 
+/**
+ * Client-side: the skill's review gate failed its answer, which the server returned all the same.
+ * The generated stubs (and `raiseForReview`) reject with it unless called with
+ * `allowReviewFailure: true`.
+ */
+export class ReviewFailedError extends SkillrunnerError {
+  /** The answer the review failed. */
+  readonly output: unknown;
+  /** The review's verdict: `pass`, `issues`, `suggested_fixes`, `criteria_results`. */
+  readonly review: Record<string, unknown>;
+
+  constructor(message: string, output: unknown, review: Record<string, unknown>, attempts: Attempt[] = []) {
+    super("REVIEW_FAILED", message, attempts);
+    this.output = output;
+    this.review = review;
+  }
+}
+
 type ErrorClass = new (code: string, message: string, attempts?: Attempt[], details?: Record<string, unknown>) => SkillrunnerError;
 
 /** The subclass for each code; an unknown code gets the base class. */

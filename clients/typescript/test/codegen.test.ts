@@ -10,7 +10,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { after, before, describe, it } from "node:test";
 
-import { Client, SchemaChangedError } from "skillrunner-client";
+import { Client, ReviewFailedError, SchemaChangedError, raiseForReview } from "skillrunner-client";
 import { BINARY, REPO, Server, Tree, makeTree, removeTree } from "./helpers";
 
 // Inside the package folder, so that "skillrunner-client" resolves to this package (self-reference).
@@ -108,5 +108,35 @@ describe("generated TypeScript functions", () => {
     fresh.close();
     assert.ok(e instanceof SchemaChangedError, String(e));
     assert.equal(e.message, `skill "triage_ticket" changed on the server: generated against ${generated}, server has ${now}`);
+  });
+  it("an answer its review gate failed rejects with ReviewFailedError unless allowReviewFailure", async () => {
+    const skills = require(path.join(GEN, "out", "skills.js")) as {
+      extractContact(c: Client, input: object, options?: { allowReviewFailure?: boolean }): Promise<Record<string, unknown>>;
+    };
+    // extract_contact's gate: the generation (1), its judge (2), the regeneration (3), the judge (4).
+    const failing = makeTree(0);
+    fs.writeFileSync(failing.config, "providers:\n  simulated:\n    kind: simulated\n    faults:\n" +
+      "      - { skill: extract_contact.review, attempt: [2, 4], fault: verdict, verdict: fail }\n");
+    const gated = await Server.start(failing);
+    const caller = new Client({ socket: failing.socket });
+    try {
+      const input = { text: "Ada Lovelace, ada@example.com" };
+      const e: unknown = await skills.extractContact(caller, input).catch((x: unknown) => x);
+      assert.ok(e instanceof ReviewFailedError, String(e));
+      assert.equal(e.code, "REVIEW_FAILED");
+      assert.equal(e.review.pass, false);
+      assert.equal(e.message, `the review gate of skill extract_contact failed its answer: ${(e.review.issues as string[]).join("; ")}`);
+      assert.equal(e.attempts.length, 4);
+      const allowed = await skills.extractContact(caller, input, { allowReviewFailure: true });
+      assert.equal(typeof allowed.name, "string");
+      const result = await caller.invoke("extract_contact", input);
+      assert.equal(result.reviewPassed, false);
+      assert.throws(() => raiseForReview(result), ReviewFailedError);
+      assert.equal((await caller.invoke("triage_ticket", { subject: "a", body: "b" })).reviewPassed, null);
+    } finally {
+      caller.close();
+      await gated.stop();
+      removeTree(failing);
+    }
   });
 });

@@ -9,6 +9,7 @@
 
 #include "runner/eval/history/sqlite_db.h"
 #include "runner/eval/records/record_fields.h"
+#include "services/common/iso_time.h"
 
 namespace skillrunner::eval {
 namespace json = boost::json;
@@ -16,7 +17,7 @@ namespace json = boost::json;
 namespace {
 
 // Bump when the schema changes, and add a migration step in Migrate.
-constexpr int kSchemaVersion = 4;
+constexpr int kSchemaVersion = 5;
 // Shards writing the same file wait this long for each other's transaction.
 constexpr int kBusyTimeoutMs = 30'000;
 
@@ -80,6 +81,15 @@ CREATE TABLE IF NOT EXISTS batches (
   adopted INTEGER NOT NULL,
   recorded_at TEXT NOT NULL,
   PRIMARY KEY (run_id, provider, batch_id)
+);
+)sql";
+
+// Version 5: the run each suite is compared with under --baseline pinned (`eval pin RUN_ID`).
+constexpr const char* kSchemaV5 = R"sql(
+CREATE TABLE IF NOT EXISTS pins (
+  suite TEXT PRIMARY KEY NOT NULL,
+  run_id TEXT NOT NULL,
+  pinned_at TEXT NOT NULL
 );
 )sql";
 
@@ -172,6 +182,9 @@ Result<void> Migrate(sqlite::Database& db) {
   }
   if (*version < 4) {
     if (auto created = db.Exec(kSchemaV4); !created) return created;
+  }
+  if (*version < 5) {
+    if (auto created = db.Exec(kSchemaV5); !created) return created;
   }
   if (*version < kSchemaVersion) {
     // Not a value from outside: the compiled-in version number.
@@ -350,17 +363,38 @@ Result<void> LoadOutcomes(sqlite::Database& db, BaselineRun& run) {
 
 }  // namespace
 
+namespace {
+
+// The query of a baseline `which`: the newest other whole run of the suite ("last"), the newest
+// whose gates passed ("last-passing"), the suite's pinned run ("pinned"), or the run named.
+constexpr const char* kLastRun =
+    "SELECT run_id, started_at, summary, suite FROM runs "
+    "WHERE suite = ?1 AND run_id <> ?2 AND json_extract(summary, '$.shard') IS NULL ";
+std::string BaselineQuery(std::string_view which) {
+  if (which == "last") return std::string(kLastRun) + "ORDER BY started_at DESC, rowid DESC LIMIT 1";
+  if (which == "last-passing") {
+    return std::string(kLastRun) +
+           "AND json_extract(summary, '$.status') = 'pass' "
+           "ORDER BY started_at DESC, rowid DESC LIMIT 1";
+  }
+  if (which == "pinned") {
+    return "SELECT r.run_id, r.started_at, r.summary, r.suite FROM pins p JOIN runs r ON r.run_id = p.run_id "
+           "WHERE p.suite = ?1 AND r.run_id <> ?2";
+  }
+  return "SELECT run_id, started_at, summary, suite FROM runs WHERE run_id = ?1";
+}
+
+}  // namespace
+
+bool IsBaselineKind(std::string_view which) { return which == "last" || which == "last-passing" || which == "pinned"; }
+
 Result<std::optional<BaselineRun>> History::LoadBaseline(std::string_view suite_id, std::string_view which,
                                                          std::string_view current_run_id) {
-  const bool last = which == "last";
+  const bool kind = IsBaselineKind(which);
   const std::string context = "cannot load baseline " + std::string(which) + " from " + impl_->db.name();
-  auto stmt = last ? impl_->db.Prepare(
-                         "SELECT run_id, started_at, summary, suite FROM runs "
-                         "WHERE suite = ?1 AND run_id <> ?2 AND json_extract(summary, '$.shard') IS NULL "
-                         "ORDER BY started_at DESC, rowid DESC LIMIT 1")
-                   : impl_->db.Prepare("SELECT run_id, started_at, summary, suite FROM runs WHERE run_id = ?1");
+  auto stmt = impl_->db.Prepare(BaselineQuery(which));
   if (!stmt) return Fail(std::move(stmt.error()), context);
-  if (last) {
+  if (kind) {
     stmt->Bind(1, suite_id);
     stmt->Bind(2, current_run_id);
   } else {
@@ -369,7 +403,7 @@ Result<std::optional<BaselineRun>> History::LoadBaseline(std::string_view suite_
   auto row = stmt->Step();
   if (!row) return Fail(std::move(row.error()), context);
   if (!*row) {
-    if (last) return std::optional<BaselineRun>();
+    if (kind) return std::optional<BaselineRun>();
     return Fail(ErrorCode::kConfigInvalid,
                 "baseline run " + std::string(which) + " is not in the eval history " + impl_->db.name());
   }
@@ -382,6 +416,35 @@ Result<std::optional<BaselineRun>> History::LoadBaseline(std::string_view suite_
     return Fail(std::move(loaded.error()), context);
   }
   return std::optional<BaselineRun>(std::move(run));
+}
+
+Result<std::string> History::Pin(std::string_view run_id) {
+  const std::string context = "cannot pin run " + std::string(run_id) + " in " + impl_->db.name();
+  auto find =
+      impl_->db.Prepare("SELECT suite, json_extract(summary, '$.shard') IS NOT NULL FROM runs WHERE run_id = ?1");
+  if (!find) return Fail(std::move(find.error()), context);
+  find->Bind(1, run_id);
+  auto row = find->Step();
+  if (!row) return Fail(std::move(row.error()), context);
+  if (!*row) {
+    return Fail(ErrorCode::kConfigInvalid,
+                "run " + std::string(run_id) + " is not in the eval history " + impl_->db.name());
+  }
+  std::string suite = find->Text(0);
+  if (find->Int(1) != 0) {
+    return Fail(ErrorCode::kConfigInvalid,
+                "run " + std::string(run_id) + " is one shard of a run; pin the merged run (eval merge records it)");
+  }
+  auto pin = impl_->db.Prepare(
+      "INSERT INTO pins (suite, run_id, pinned_at) VALUES (?1, ?2, ?3) "
+      "ON CONFLICT(suite) DO UPDATE SET run_id = excluded.run_id, pinned_at = excluded.pinned_at");
+  if (!pin) return Fail(std::move(pin.error()), context);
+  pin->Bind(1, std::string_view(suite));
+  pin->Bind(2, run_id);
+  const std::string now = IsoUtc(std::chrono::system_clock::now());
+  pin->Bind(3, std::string_view(now));
+  if (auto done = pin->Step(); !done) return Fail(std::move(done.error()), context);
+  return suite;
 }
 
 Result<std::optional<json::object>> History::FindRun(std::string_view run_id) {

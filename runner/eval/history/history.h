@@ -73,6 +73,9 @@ struct HistoryBatch {
   bool operator==(const HistoryBatch&) const = default;
 };
 
+// Whether `which` names a kind of baseline (last, last-passing, pinned) rather than a run id.
+bool IsBaselineKind(std::string_view which);
+
 class History {
  public:
   // Opens (creating when absent) the database at `file` and brings its
@@ -92,11 +95,13 @@ class History {
 
   // The run to compare `current_run_id` with. `which` is "last" (the newest
   // other whole run of `suite_id`, by started_at: a run whose summary has a
-  // "shard" is never "last") or an explicit run id. Returns
-  // nullopt when "last" finds no earlier run (the first night); an explicit
-  // run id that is not in the history, or that belongs to another suite, is
-  // an error that names it (CONFIG_INVALID), because the user asked for that
-  // exact run.
+  // "shard" is never "last"), "last-passing" (the newest of those whose
+  // summary says status "pass": every gate held), "pinned" (the run `Pin`
+  // named for the suite) or an explicit run id. Returns nullopt when a kind
+  // finds no run (the first night, no passing run, nothing pinned); an
+  // explicit run id that is not in the history, or that belongs to another
+  // suite, is an error that names it (CONFIG_INVALID), because the user asked
+  // for that exact run.
   Result<std::optional<BaselineRun>> LoadBaseline(std::string_view suite_id, std::string_view which,
                                                   std::string_view current_run_id);
 
@@ -104,6 +109,11 @@ class History {
   // The summary of run `run_id`, whatever its suite; nullopt when the
   // history has no such run.
   Result<std::optional<boost::json::object>> FindRun(std::string_view run_id);
+
+  // Makes `run_id` its suite's pinned baseline (replacing the one before);
+  // returns the suite's id. A run not in the history, or a shard's, is
+  // CONFIG_INVALID naming it.
+  Result<std::string> Pin(std::string_view run_id);
 
   Result<std::vector<TrendPoint>> Trend(std::string_view suite_id, std::size_t limit);
 

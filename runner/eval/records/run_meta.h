@@ -13,6 +13,7 @@
 #include <string>
 
 #include "services/common/error.h"
+#include "services/common/iso_time.h"
 
 namespace skillrunner::eval {
 
@@ -31,10 +32,6 @@ struct RunMeta {
 Result<RunMeta> ReadRunMeta(const std::filesystem::path& file);
 Result<void> WriteRunMeta(const std::filesystem::path& file, const RunMeta& meta);
 
-// "2024-05-01T02:03:04.567Z"
-std::string IsoUtc(std::chrono::system_clock::time_point time);
-// Parses IsoUtc's output back (nullopt for anything else).
-std::optional<std::chrono::system_clock::time_point> ParseIsoUtc(std::string_view text);
 // "20240501T020304Z-1a2b3c": sortable by time, unique enough across shards.
 std::string NewRunId(std::chrono::system_clock::time_point now);
 

@@ -135,6 +135,10 @@ TEST_F(CliTest, InputThatIsNotJsonIsInputInvalid) {
   auto two_lines = Skillrunner(tree_.root(), "run upper --input '{\"text\": \"a\",\n  \"top\": }'");
   EXPECT_EQ(json::parse(two_lines.out).at("error").at("message"),
             "--input is not valid JSON: line 2, column 10: syntax error");
+  // Latin-1 bytes where UTF-8 is due: said as such, not as a syntax error.
+  auto latin1 = Skillrunner(tree_.root(), R"X(run upper --input "$(printf '{"text": "caf\351"}')")X");
+  EXPECT_EQ(json::parse(latin1.out).at("error").at("message"),
+            "--input is not valid JSON: line 1, column 14: invalid UTF-8 at byte 14");
 }
 
 TEST_F(CliTest, UnknownSkillIsSkillNotFoundAsJson) {

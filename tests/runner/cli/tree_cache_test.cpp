@@ -208,7 +208,7 @@ TEST_F(TreeCacheTest, ANewRubricFileIsAChange) {
   tree_.Write("rubrics/z.yml", "id: z\ncriteria: []\n");
   auto run = RunA();
   ExpectFullLoad("the number of files changed", run);
-  EXPECT_NE(run.err.find(" warning rubrics/z.yml:2:11: /criteria: expected at least 1 item(s), found 0\n"),
+  EXPECT_NE(run.err.find(" warning rubrics/z.yml:2:11: /criteria: expected at least 1 item, found 0\n"),
             std::string::npos)
       << run.err;
 }

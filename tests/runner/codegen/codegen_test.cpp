@@ -77,7 +77,11 @@ TEST(CodegenTest, PythonWritesTypedDictsAndASyncAndAnAsyncFunctionPerSkill) {
                  "    scores: NotRequired[dict[str, float]]\n");
   ExpectContains(file->text,
                  "async def route_incident_v2_async(\n"
-                 "    client: AsyncClient, input: RouteIncidentV2Input, *, timeout_ms: int | None = None\n"
+                 "    client: AsyncClient,\n"
+                 "    input: RouteIncidentV2Input,\n"
+                 "    *,\n"
+                 "    timeout_ms: int | None = None,\n"
+                 "    allow_review_failure: bool = False,\n"
                  ") -> RouteIncidentV2Output:\n"
                  "    \"\"\"Route an incident.\n\n"
                  "    Skill route.incident-v2 version 2 (LLM_JSON_GENERATION).\n");
@@ -88,6 +92,8 @@ TEST(CodegenTest, PythonWritesTypedDictsAndASyncAndAnAsyncFunctionPerSkill) {
                  "        timeout_ms=timeout_ms,\n"
                  "        schema_hash=SCHEMA_HASHES[\"route.incident-v2\"],\n"
                  "    )\n"
+                 "    if not allow_review_failure:\n"
+                 "        result.raise_for_review()\n"
                  "    return cast(RouteIncidentV2Output, result.output)\n");
   ExpectContains(file->text, "EchoInput: TypeAlias = dict[str, Any]\n\n\nEchoOutput: TypeAlias = Any\n");
   EXPECT_EQ(file->text.find("class Person2"), std::string::npos) << "one $ref, one type";
@@ -97,7 +103,10 @@ TEST(CodegenTest, TypeScriptWritesInterfacesAndAnAsyncFunctionPerSkill) {
   auto file = Generate(Language::kTypeScript, Tree());
   ASSERT_TRUE(file) << file.error();
   EXPECT_EQ(file->name, "skills.ts");
-  ExpectContains(file->text, "import type { Client } from \"skillrunner-client\";\n");
+  ExpectContains(file->text, "import { raiseForReview, type Client } from \"skillrunner-client\";\n");
+  ExpectContains(file->text, "  allowReviewFailure?: boolean;\n}\n");
+  ExpectContains(file->text,
+                 "  if (!options.allowReviewFailure) raiseForReview(result);\n  return result.output;\n}\n");
   ExpectContains(file->text,
                  "/** The input of skill route.incident-v2. */\n"
                  "export interface RouteIncidentV2Input {\n"
@@ -199,9 +208,9 @@ TEST_F(CodegenCliTest, WritesTheFileIntoTheOutFolder) {
   auto result = Skillrunner(tree_.Path(""), "codegen python --out gen/py", "2>&1");
   EXPECT_EQ(result.status, 0) << result.out;
   EXPECT_EQ(result.out, "skillrunner codegen: wrote gen/py/skillrunner_skills.py (1 skills)\n");
-  EXPECT_NE(
-      ReadFile(tree_.Path("gen/py/skillrunner_skills.py")).find("def echo_it(\n    client: Client, input: EchoItInput"),
-      std::string::npos);
+  EXPECT_NE(ReadFile(tree_.Path("gen/py/skillrunner_skills.py"))
+                .find("def echo_it(\n    client: Client,\n    input: EchoItInput,\n"),
+            std::string::npos);
   result = Skillrunner(tree_.Path(""), "codegen typescript --out gen/ts", "2>&1");
   EXPECT_EQ(result.status, 0) << result.out;
   EXPECT_NE(ReadFile(tree_.Path("gen/ts/skills.ts")).find("export async function echoIt("), std::string::npos);

@@ -144,6 +144,46 @@ TEST_F(EvalCliTest, ARunRecordsEveryCaseAndWritesTheReports) {
             "choose another --out\n");
 }
 
+// A dataset is checked in one pass before any request: lines that do not parse, duplicate ids,
+// each input against the input schema and each expected value against the output schema (under
+// `expected: subset`, the members it gives: none is required, and an array may list fewer
+// elements than the answer's), every problem at file:line with a JSON pointer.
+TEST_F(EvalCliTest, ADatasetIsCheckedInOnePassAgainstBothSchemasBeforeAnyRequest) {
+  tree_.Write("skills/invoice/skill.yaml", R"(id: invoice
+handler: echo
+input_schema: { type: object, required: [text], properties: { text: { type: string } } }
+output_schema:
+  type: object
+  required: [total, currency]
+  properties:
+    total: { type: number }
+    currency: { enum: [EUR, USD] }
+    lines: { type: array, minItems: 2, items: { type: object, required: [amount], properties: { amount: { type: number } } } }
+)");
+  tree_.Write(
+      "skills/invoice/cases.jsonl",
+      "{\"id\": \"i1\", \"input\": {\"text\": \"a\"}, \"expected\": {\"total\": 664.88, \"currency\": \"EUR\"}}\n"
+      "{\"id\": \"i2\", \"input\": {\"text\": \"b\"}, \"expected\": {\"currency\": \"EURO\"}}\n"
+      "{\"id\": \"i3\", \"input\": {\"text\": \"c\"}, \"expected\": {\"total\": \"1\"}}\n"
+      "{\"id\": \"i1\", \"input\": {\"text\": \"d\"}}\n"
+      "{\"id\": \"i5\", \"input\": {\"txt\": \"e\"}, \"expected\": {\"lines\": [{\"amount\": 1}]}}\n"
+      "{\"id\": \"i6\", \"input\": \n"
+      "{\"id\": \"i7\", \"input\": {\"text\": \"g\"}, \"expected\": {\"lines\": [{\"amount\": \"1\"}]}}\n");
+  tree_.Write("invoices.yaml", "id: invoices\nskills:\n  - { skill: invoice, expected: subset }\n");
+  auto run = Eval("good.yaml", "invoices.yaml --out out/invoices");
+  EXPECT_EQ(run.status, 2) << run.err;
+  EXPECT_EQ(run.err,
+            "skills/invoice/cases.jsonl:2:1: case \"i2\": /expected/currency: expected one of [\"EUR\",\"USD\"], "
+            "found \"EURO\"\n"
+            "skills/invoice/cases.jsonl:3:1: case \"i3\": /expected/total: expected number, found string \"1\"\n"
+            "skills/invoice/cases.jsonl:4:1: duplicate case id \"i1\" (first used on line 1)\n"
+            "skills/invoice/cases.jsonl:5:1: case \"i5\": /input/text: required property is missing\n"
+            "skills/invoice/cases.jsonl:6:1: not valid JSON: incomplete JSON\n"
+            "skills/invoice/cases.jsonl:7:1: case \"i7\": /expected/lines/0/amount: expected number, found string "
+            "\"1\"\n");
+  EXPECT_FALSE(std::filesystem::exists(tree_.Path("out/invoices/results.jsonl")));
+}
+
 TEST_F(EvalCliTest, ShardsMergedEqualTheUnshardedRunCaseForCase) {
   ASSERT_EQ(Eval("good.yaml", "suite.yaml --out out/full").status, 0);
   ASSERT_EQ(Eval("good.yaml", "suite.yaml --out out/s0 --shard 0/2 --concurrency 3").status, 0);

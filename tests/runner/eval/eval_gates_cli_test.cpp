@@ -178,7 +178,8 @@ TEST_F(EvalGatesCliTest, RequireBaselineExitsTwoBeforeAnyCaseRunsAndNeedsBaselin
 
   auto usage = Eval("suite.yaml --out out/n2 --history h.sqlite --require-baseline");
   EXPECT_EQ(usage.status, 2);
-  EXPECT_EQ(usage.err, "skillrunner eval: --require-baseline needs --baseline (last or a run id)\n");
+  EXPECT_EQ(usage.err,
+            "skillrunner eval: --require-baseline needs --baseline (last-passing, last, pinned or a run id)\n");
 
   ASSERT_EQ(Eval("suite.yaml --out out/n3 --history h.sqlite").status, 0);
   auto compared = Eval("suite.yaml --out out/n4 --history h.sqlite --baseline last --require-baseline");
@@ -194,7 +195,8 @@ TEST_F(EvalGatesCliTest, MergeFollowsTheSameBaselineRules) {
   }
   auto usage = Eval("merge --out out/m0 out/s0 out/s1 --history h.sqlite --require-baseline");
   EXPECT_EQ(usage.status, 2);
-  EXPECT_EQ(usage.err, "skillrunner eval merge: --require-baseline needs --baseline (last or a run id)\n");
+  EXPECT_EQ(usage.err,
+            "skillrunner eval merge: --require-baseline needs --baseline (last-passing, last, pinned or a run id)\n");
   auto refused = Eval("merge --out out/m1 out/s0 out/s1 --history h.sqlite --baseline last --require-baseline");
   EXPECT_EQ(refused.status, 2) << refused.err;
   EXPECT_NE(refused.err.find("no baseline: the history DB has no earlier run of suite night\n"), std::string::npos)
@@ -203,6 +205,43 @@ TEST_F(EvalGatesCliTest, MergeFollowsTheSameBaselineRules) {
   auto merged = Eval("merge --out out/m2 out/s0 out/s1 --history h.sqlite --baseline last");
   EXPECT_EQ(merged.status, 0) << merged.err;
   EXPECT_EQ(Summary("out/m2").at("baseline").at("status"), "none");
+}
+
+// The CI recipe through two nights of drift: with --baseline last the second bad night compares
+// with the first and goes green; with last-passing it compares with the last night whose gates held
+// and stays red until the drift is fixed. `eval pin` names the run to compare with instead.
+TEST_F(EvalGatesCliTest, TwoNightsOfDriftStayRedUnderLastPassingAndAPinnedRunIsTheBaseline) {
+  const std::string gate =
+      " --history h.sqlite --baseline last-passing --require-baseline --fail-on thresholds,regressions";
+  ASSERT_EQ(Eval("suite.yaml --out out/n1 --history h.sqlite").status, 0);
+  const json::value good_run = Summary("out/n1").at("run_id");
+  Drift({2, 5, 8, 11, 14, 17, 20});
+  for (const std::string night : {"out/n2", "out/n3"}) {
+    auto ran = Eval("suite.yaml --out " + night + gate);
+    EXPECT_EQ(ran.status, 1) << night << ran.err;
+    EXPECT_EQ(Summary(night).at("baseline").at("run_id"), good_run) << night;
+    EXPECT_EQ(Members(Summary(night), "kind"), (std::vector<std::string>{"regression", "regression"})) << night;
+  }
+  auto last = Eval("suite.yaml --out out/n4 --history h.sqlite --baseline last --fail-on regressions");
+  EXPECT_EQ(last.status, 0) << last.err;  // the old recipe: compared with the bad night before
+  EXPECT_EQ(Summary("out/n4").at("baseline").at("run_id"), Summary("out/n3").at("run_id"));
+
+  auto unpinned = Eval("suite.yaml --out out/n5 --history h.sqlite --baseline pinned --require-baseline");
+  EXPECT_EQ(unpinned.status, 2);
+  EXPECT_NE(unpinned.err.find("no baseline: no run of suite night is pinned in the history DB (skillrunner eval pin "
+                              "RUN_ID --history FILE)\n"),
+            std::string::npos)
+      << unpinned.err;
+  const std::string bad_run(Summary("out/n2").at("run_id").as_string());
+  auto pin = Skillrunner(tree_.root(), "eval pin " + bad_run + " --history h.sqlite");
+  EXPECT_EQ(pin.status, 0) << pin.err;
+  EXPECT_EQ(pin.out, "pinned run " + bad_run + " as the baseline of suite night (--baseline pinned) in h.sqlite\n");
+  auto pinned = Eval("suite.yaml --out out/n6 --history h.sqlite --baseline pinned --fail-on thresholds,regressions");
+  EXPECT_EQ(pinned.status, 0) << pinned.err;  // the pinned night drifted the same way: nothing got worse
+  EXPECT_EQ(Summary("out/n6").at("baseline").at("run_id"), json::value(bad_run));
+  auto unknown = Skillrunner(tree_.root(), "eval pin NOPE --history h.sqlite");
+  EXPECT_EQ(unknown.status, 2);
+  EXPECT_EQ(unknown.err, "skillrunner eval: run NOPE is not in the eval history h.sqlite\n");
 }
 
 // Records: case key -> outcome and output.

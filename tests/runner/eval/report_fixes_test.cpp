@@ -36,11 +36,12 @@ TEST(ReportFixesTest, AFailedCriterionIsOneReasonNotThree) {
             (std::vector<std::string>{"Too long.", "criterion short failed: Three sentences."}));
 }
 
-TEST(ReportFixesTest, AReviewGatesJudgeTokensAreJudgeTokens) {
+// And at a priced model, its cost is judging too (it was null beside priced judge tokens).
+TEST(ReportFixesTest, AReviewGatesJudgeTokensAndCostAreJudgeTokensAndCost) {
   json::object record = json::parse(R"({"skill":"s","case":"c1","result":{"output":{},
-      "attempts":[{"n":1,"kind":"ok","role":"generation","input_tokens":100,"output_tokens":10},
-                  {"n":2,"kind":"ok","role":"judge","input_tokens":50,"output_tokens":5}],
-      "metrics":{"attempts":2,"input_tokens":150,"output_tokens":15,"duration_ms":1}},
+      "attempts":[{"n":1,"kind":"ok","role":"generation","input_tokens":100,"output_tokens":10,"cost_usd":0.25},
+                  {"n":2,"kind":"ok","role":"judge","input_tokens":50,"output_tokens":5,"cost_usd":0.125}],
+      "metrics":{"attempts":2,"input_tokens":150,"output_tokens":15,"cost_usd":0.375,"duration_ms":1}},
       "review":{"pass":true,"criteria_results":[]}})")
                             .as_object();
   SummaryHeader header;
@@ -51,6 +52,8 @@ TEST(ReportFixesTest, AReviewGatesJudgeTokensAreJudgeTokens) {
   EXPECT_EQ(s.at("judge_output_tokens"), 5);
   EXPECT_EQ(s.at("input_tokens"), 150);  // generation and judging, counted once
   EXPECT_EQ(s.at("output_tokens"), 15);
+  EXPECT_EQ(s.at("judge_cost_usd"), 0.125);
+  EXPECT_EQ(s.at("cost_usd"), 0.375);  // generation and judging
 }
 
 }  // namespace

@@ -24,7 +24,9 @@ TEST(JsonRpcTest, ParseErrorsGiveTheBytePosition) {
   std::string deep(100, '[');
   EXPECT_NE(ErrorText(deep + std::string(100, ']'), 64).find("-32700"), std::string::npos);
   EXPECT_EQ(ErrorText("\"\xff\""),
-            R"({"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error at byte 2: syntax error"}})");
+            R"({"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error at byte 2: invalid UTF-8"}})");
+  EXPECT_EQ(ErrorText("{\"text\":\"caf\xc3\""),
+            R"({"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error at byte 13: invalid UTF-8"}})");
 }
 
 TEST(JsonRpcTest, RequestsAndNotificationsAreTold) {

@@ -155,6 +155,8 @@ TEST_F(ServeCliTest, InvocationsStillRunningAtTheDrainTimeoutAreAnsweredCancelle
   int cancelled = 0;
   while (auto answer = client->ReadJson(10s)) {
     EXPECT_EQ(answer->at("error").at("data").at("code"), "CANCELLED") << json::serialize(*answer);
+    EXPECT_EQ(answer->at("error").at("message"), "cancelled: the server's drain timeout (200 ms) ran out");
+    EXPECT_EQ(answer->at("error").at("data").at("message"), "cancelled: the server's drain timeout (200 ms) ran out");
     ++cancelled;
   }
   EXPECT_EQ(cancelled, 3);

@@ -9,6 +9,7 @@
 #include <boost/json/serialize.hpp>
 #include <thread>
 
+#include "services/common/iso_time.h"
 #include "tests/runner/server/serve_process.h"
 #include "tests/runner/server/server_fixture.h"
 #include "tests/support/child_process.h"
@@ -84,6 +85,16 @@ class ServeProbesTest : public ::testing::Test {
                                     {"col", 14},
                                     {"message", "/temperature: expected number, found string \"hot\""}}};
   }
+  // health's last_reload once it says `ok` (or whatever it says after 10 s).
+  static json::value WaitForLastReload(SocketClient& client, bool ok) {
+    json::value last;
+    for (auto deadline = std::chrono::steady_clock::now() + 10s; std::chrono::steady_clock::now() < deadline;) {
+      last = client.Call(R"({"jsonrpc":"2.0","id":9,"method":"health"})").at("result").at("last_reload");
+      if (last.is_object() && last.at("ok") == ok) break;
+      std::this_thread::sleep_for(20ms);
+    }
+    return last;
+  }
   TempTree tree_;
   std::string socket_;
   std::uint16_t metrics_port_ = 0;
@@ -116,7 +127,8 @@ TEST_F(ServeProbesTest, AllowBrokenServesTheGoodSkillsAndHealthAndReadyzSayDegra
   auto hot = client->Call(InvokeLine(3, "hot", "{}"));
   EXPECT_EQ(hot.at("error").at("data").at("code"), "CONFIG_INVALID") << json::serialize(hot);
 
-  const json::value degraded{{"status", "degraded"}, {"state", "local"}, {"failed", HotFailed()}};
+  const json::value degraded{
+      {"status", "degraded"}, {"state", "local"}, {"failed", HotFailed()}, {"last_reload", nullptr}};
   auto ready = HttpGet(metrics_port_, "/readyz");
   EXPECT_EQ(ready.status, 200);
   EXPECT_EQ(json::parse(ready.body), degraded) << ready.body;
@@ -175,7 +187,11 @@ TEST_F(ServeProbesTest, UnderAllowBrokenAReloadTakesABrokenTreeAndReportsItButNe
          std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(20ms);
   }
-  EXPECT_EQ(HttpGet(metrics_port_, "/readyz").body, R"({"status":"ok","state":"local","failed":[]})");
+  json::value ready = json::parse(HttpGet(metrics_port_, "/readyz").body);
+  EXPECT_EQ(ready.at("status"), "ok") << json::serialize(ready);
+  EXPECT_EQ(ready.at("failed"), json::array{});
+  EXPECT_EQ(ready.at("last_reload").at("ok"), true);
+  EXPECT_EQ(ready.at("last_reload").at("failed"), json::array{});
 
   tree_.Write("skillrunner.yaml", "providers: [not, a, map]\n");
   auto refused = client->Call(R"({"jsonrpc":"2.0","id":6,"method":"skills.reload"})");
@@ -183,6 +199,61 @@ TEST_F(ServeProbesTest, UnderAllowBrokenAReloadTakesABrokenTreeAndReportsItButNe
   EXPECT_EQ(client->Call(InvokeLine(7, "echo2", "{}")).at("result").at("skill"), "echo2");
   serve.Signal(SIGTERM);
   EXPECT_EQ(serve.Wait(10s), 0) << serve.Stderr();
+}
+
+// A SIGHUP reload that fails is seen: each error logged at its file:line:col, health and /readyz
+// carry last_reload (still ready: the old tree serves), health's `reloads` counts only reloads
+// that put a tree in service, and the metrics count the failure apart.
+TEST_F(ServeProbesTest, AFailedReloadIsLoggedAtItsPlaceAndHealthReadyzAndMetricsSaySo) {
+  ServeProcess serve(tree_, Args());
+  auto client = ConnectWhenReady(socket_);
+  ASSERT_TRUE(client) << serve.Stderr();
+  auto health = [&client] { return client->Call(R"({"jsonrpc":"2.0","id":1,"method":"health"})").at("result"); };
+  auto metrics = [&client] { return client->Call(R"({"jsonrpc":"2.0","id":2,"method":"metrics"})").at("result"); };
+  EXPECT_EQ(health().at("last_reload"), nullptr);
+  const double started = metrics().at("tree_loaded_at").to_number<double>();
+  tree_.Write("skills/hot/skill.yaml", kHotSkill);
+  serve.Signal(SIGHUP);
+  const json::value failed = WaitForLastReload(*client, false);
+  ASSERT_TRUE(failed.is_object()) << json::serialize(failed);
+  EXPECT_TRUE(ParseIsoUtc(failed.at("at").as_string()).has_value()) << json::serialize(failed);
+  ASSERT_EQ(failed.at("failed").as_array().size(), 1u) << json::serialize(failed);
+  const json::object& problem = failed.at("failed").at(0).as_object();
+  EXPECT_EQ(problem.at("file"), json::value(hot_file_));
+  EXPECT_EQ(problem.at("line"), 3);
+  EXPECT_EQ(problem.at("col"), 14);
+  EXPECT_EQ(problem.at("pointer"), "/temperature");
+  EXPECT_EQ(problem.at("message"), "expected number, found string \"hot\"");
+  EXPECT_EQ(health().at("status"), "ok");  // the old tree serves on
+  EXPECT_EQ(health().at("reloads"), 0);
+  auto ready = HttpGet(metrics_port_, "/readyz");
+  EXPECT_EQ(ready.status, 200);
+  EXPECT_EQ(json::parse(ready.body).at("last_reload"), failed) << ready.body;
+  json::value figures = metrics();
+  EXPECT_EQ(figures.at("reloads"), json::parse(R"({"ok":0,"failed":1})"));
+  EXPECT_EQ(figures.at("tree_loaded_at").to_number<double>(), started);
+  const std::string prometheus(figures.at("prometheus").as_string());
+  EXPECT_NE(
+      prometheus.find("\nskillrunner_reloads_total{result=\"ok\"} 0\nskillrunner_reloads_total{result=\"failed\"} 1\n"),
+      std::string::npos)
+      << prometheus;
+  EXPECT_EQ(client->Call(InvokeLine(3, "echo", R"({"a":1})")).at("result").at("output"), json::parse(R"({"a":1})"));
+
+  std::filesystem::remove_all(tree_.Path("skills/hot"));
+  serve.Signal(SIGHUP);
+  const json::value fixed = WaitForLastReload(*client, true);
+  ASSERT_TRUE(fixed.is_object()) << json::serialize(fixed);
+  EXPECT_EQ(fixed.at("failed"), json::array{});
+  EXPECT_EQ(health().at("reloads"), 1);
+  figures = metrics();
+  EXPECT_EQ(figures.at("reloads"), json::parse(R"({"ok":1,"failed":1})"));
+  EXPECT_GT(figures.at("tree_loaded_at").to_number<double>(), started);
+  serve.Signal(SIGTERM);
+  EXPECT_EQ(serve.Wait(10s), 0);
+  const std::string log = serve.Stderr();
+  EXPECT_NE(log.find("reload refused: " + hot_file_ + ":3:14: /temperature: expected number, found string \"hot\"\n"),
+            std::string::npos)
+      << log;
 }
 
 TEST_F(ServeProbesTest, ProbesNeedNoTokenAndReadyzIs503WhileADrainWaitsForACallInFlight) {
@@ -196,7 +267,7 @@ TEST_F(ServeProbesTest, ProbesNeedNoTokenAndReadyzIs503WhileADrainWaitsForACallI
   EXPECT_EQ(tcp->Call(R"({"jsonrpc":"2.0","id":1,"method":"health"})").at("error").at("code"), -32001);
   auto live = HttpGet(metrics_port_, "/healthz");
   EXPECT_EQ(live.status, 200);
-  EXPECT_EQ(live.body, R"({"status":"ok","state":"local","failed":[]})");
+  EXPECT_EQ(live.body, R"({"status":"ok","state":"local","failed":[],"last_reload":null})");
   EXPECT_EQ(HttpGet(metrics_port_, "/readyz").status, 200);
 
   ASSERT_TRUE(client->Send(InvokeLine(2, "stuck", R"({"text":"x"})")));
@@ -215,7 +286,7 @@ TEST_F(ServeProbesTest, ProbesNeedNoTokenAndReadyzIs503WhileADrainWaitsForACallI
     std::this_thread::sleep_for(20ms);
   }
   EXPECT_EQ(draining.status, 503);
-  EXPECT_EQ(draining.body, R"({"status":"draining","state":"local","failed":[]})");
+  EXPECT_EQ(draining.body, R"({"status":"draining","state":"local","failed":[],"last_reload":null})");
   EXPECT_EQ(HttpGet(metrics_port_, "/healthz").status, 200);  // alive: do not kill it mid-drain
   auto cancelled = client->ReadJson(10s);
   ASSERT_TRUE(cancelled);

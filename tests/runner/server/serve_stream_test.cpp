@@ -53,6 +53,17 @@ class ServeStreamTest : public ::testing::Test {
     return lines;
   }
 
+  // "method attempt" of each notification among `lines`, in order.
+  static std::vector<std::string> Methods(const std::vector<json::value>& lines) {
+    std::vector<std::string> methods;
+    for (const json::value& line : lines) {
+      if (!line.as_object().contains("method")) continue;
+      methods.push_back(std::string(line.at("method").as_string()) + " " +
+                        json::serialize(line.at("params").at("attempt")));
+    }
+    return methods;
+  }
+
   test_support::SseServer sse_;
   testing::TempTree tree_;
   std::string socket_;
@@ -93,19 +104,62 @@ TEST_F(ServeStreamTest, AnAbortedAttemptIsFollowedByAResetThenTheRetrysPartials)
   ASSERT_TRUE(client);
   ASSERT_TRUE(client->Send(kInvokeEvery));
   std::vector<json::value> lines = ReadUntilAnswer(*client);
-  std::vector<std::string> methods;
-  for (const json::value& line : lines) {
-    if (!line.as_object().contains("method")) continue;
-    methods.push_back(std::string(line.at("method").as_string()) + " " +
-                      json::serialize(line.at("params").at("attempt")));
-  }
-  EXPECT_EQ(methods, (std::vector<std::string>{"skills.partial 1", "skills.reset 1", "skills.partial 2",
-                                               "skills.partial 2", "skills.partial 2"}));
+  EXPECT_EQ(Methods(lines), (std::vector<std::string>{"skills.partial 1", "skills.reset 1", "skills.partial 2",
+                                                      "skills.partial 2", "skills.partial 2"}));
   const json::value& answer = lines.back();
   EXPECT_EQ(answer.at("result").at("output"), json::parse(R"({"category":"bug","title":"Crash"})"));
   EXPECT_EQ(answer.at("result").at("attempts").at(0).at("aborted_early"), json::value(true));
   EXPECT_EQ(answer.at("result").at("attempts").at(0).at("kind"), json::value("validation"));
   EXPECT_TRUE(sse_.WaitForHangUps(1));
+}
+
+// The reset goes out when the attempt is abandoned: here the retry of an answer aborted for its
+// schema meets a 503 and its 2 s backoff, and the client drops the dead partial at once, before
+// the provider sees the request after the backoff (it came when that request's text did).
+TEST_F(ServeStreamTest, TheResetComesWhenTheAttemptIsAbandonedNotAfterTheNextBackoff) {
+  const std::string doomed = OpenAiStream({"{\"category\":\"question\",", "\"title\":\"Why\"}"});
+  sse_.Enqueue(Streamed(doomed, 4, doomed.find("\\\"title")));
+  sse_.Enqueue(test_support::JsonAnswer(R"({"error":{"message":"overloaded","type":"server_error"}})", 503));
+  sse_.Enqueue(Streamed(OpenAiStream(kValid)));
+  ServeProcess serve(tree_, {"--socket", socket_});
+  auto client = ConnectWhenReady(socket_);
+  ASSERT_TRUE(client);
+  ASSERT_TRUE(client->Send(kInvokeEvery));
+  std::vector<std::string> methods;
+  std::size_t requests_at_reset = 0;
+  json::value answer;
+  while (auto line = client->ReadJson(15s)) {
+    if (line->as_object().contains("id")) {
+      answer = *line;
+      break;
+    }
+    const std::string method(line->at("method").as_string());
+    if (method == "skills.reset") requests_at_reset = sse_.request_bodies().size();
+    methods.push_back(method + " " + json::serialize(line->at("params").at("attempt")));
+  }
+  EXPECT_EQ(methods, (std::vector<std::string>{"skills.partial 1", "skills.reset 1", "skills.partial 3",
+                                               "skills.partial 3", "skills.partial 3"}));
+  EXPECT_GE(requests_at_reset, 1u);
+  EXPECT_LE(requests_at_reset, 2u) << "the reset waited for the request after the backoff";
+  ASSERT_TRUE(answer.is_object());
+  EXPECT_EQ(answer.at("result").at("attempts").at(1).at("kind"), "transient");
+  EXPECT_EQ(answer.at("result").at("attempts").at(1).at("delay_ms").to_number<std::int64_t>() >= 1500, true);
+}
+
+// Retries that end in an error: the partial shown for the abandoned attempt is reset before the
+// error answer (it never was: the client showed a dead partial until the error came).
+TEST_F(ServeStreamTest, AnAbandonedAttemptIsResetEvenWhenTheRetriesEndInAnError) {
+  tree_.Write("skills/triage/skill.yaml", std::string(test_support::kStreamedTriageSkill) +
+                                              "retry: { transient: { max_retries: 1, initial_delay_ms: 10 } }\n");
+  const std::string doomed = OpenAiStream({"{\"category\":\"question\",", "\"title\":\"Why\"}"});
+  sse_.Enqueue(Streamed(doomed, 4, doomed.find("\\\"title")));  // then 500s
+  ServeProcess serve(tree_, {"--socket", socket_});
+  auto client = ConnectWhenReady(socket_);
+  ASSERT_TRUE(client);
+  ASSERT_TRUE(client->Send(kInvokeEvery));
+  std::vector<json::value> lines = ReadUntilAnswer(*client);
+  EXPECT_EQ(Methods(lines), (std::vector<std::string>{"skills.partial 1", "skills.reset 1"}));
+  EXPECT_EQ(lines.back().at("error").at("data").at("code"), "PROVIDER_UNAVAILABLE") << json::serialize(lines.back());
 }
 
 // The simulated provider answers without a pause: the retry's reset and
@@ -123,14 +177,7 @@ TEST_F(ServeStreamTest, OnTheSimulatedProviderTheResetAndTheRetrysPartialComeBef
   for (int round = 0; round < 5; ++round) {
     ASSERT_TRUE(client->Send(kInvoke));
     std::vector<json::value> lines = ReadUntilAnswer(*client);
-    std::vector<std::string> methods;
-    for (const json::value& line : lines) {
-      if (line.as_object().contains("method")) {
-        methods.push_back(std::string(line.at("method").as_string()) + " " +
-                          json::serialize(line.at("params").at("attempt")));
-      }
-    }
-    EXPECT_EQ(methods, (std::vector<std::string>{"skills.partial 1", "skills.reset 1", "skills.partial 2"}))
+    EXPECT_EQ(Methods(lines), (std::vector<std::string>{"skills.partial 1", "skills.reset 1", "skills.partial 2"}))
         << "round " << round;
     EXPECT_TRUE(lines.back().at("result").is_object()) << json::serialize(lines.back());
     EXPECT_FALSE(client->ReadJson(200ms).has_value()) << "a line after the answer, round " << round;

@@ -449,7 +449,7 @@ validators:
                         "pointer (\"\" for the whole answer, else /key/...)",
                         "skills/rules/skill.yaml:11:5: /validators/2/non_emtpy: unexpected property \"non_emtpy\" (did "
                         "you mean \"non_empty\"?)",
-                        "skills/rules/skill.yaml:12:11: /validators/3/exec: expected at least 1 item(s), found 0",
+                        "skills/rules/skill.yaml:12:11: /validators/3/exec: expected at least 1 item, found 0",
                         "skills/rules/skill.yaml:13:5: /validators/4: a validator is one rule: give non_empty and exec "
                         "separate entries",
                         "skills/rules/skill.yaml:16:17: /validators/5/timeout_ms: only exec validators take a timeout",

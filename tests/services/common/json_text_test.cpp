@@ -16,6 +16,11 @@ TEST(JsonTextTest, NumbersReadAsPeopleWriteThem) {
   EXPECT_EQ(boost::json::parse(CompactJson(value)), value);
 }
 
+TEST(JsonTextTest, ABrokenUtf8ByteIsSaidAsSuchWithItsPlace) {
+  EXPECT_EQ(ParseJsonText("{\"a\": [1,\n \"caf\xe9\"]}", 64).error(), "line 2, column 6: invalid UTF-8 at byte 16");
+  EXPECT_EQ(ParseJsonText("{\"a\": tru}", 64).error(), "line 1, column 7: syntax error");
+}
+
 TEST(JsonTextTest, IntegersAreReadAsJsonSchemaCountsThem) {
   auto integer = [](std::string_view text) { return JsonInteger(boost::json::parse(text)); };
   EXPECT_EQ(integer("2"), 2);

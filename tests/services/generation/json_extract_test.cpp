@@ -69,6 +69,16 @@ TEST(JsonExtractTest, TruncatedJsonReportsWhereTheTextEnds) {
   EXPECT_EQ(result.error().column, 4u);
 }
 
+// A cut answer is a parse failure, whatever complete values it holds: a judge's verdict cut after
+// its first criterion is not that criterion's object.
+TEST(JsonExtractTest, AnAnswerCutAfterACompleteInnerValueIsIncompleteNotThatValue) {
+  EXPECT_EQ(Extract(R"({"criteria_results":[{"criterion_id":"a","verdict":"pass"},{"criterion_id":"b","ver)"),
+            "error: incomplete JSON at line 1, column 84");
+  EXPECT_EQ(Extract(R"(  [{"a":1}, {"b":)"), "error: incomplete JSON at line 1, column 18");
+  // Prose before a value is still prose.
+  EXPECT_EQ(Extract(R"(Here: {"a":1} and {"b":)"), R"({"a":1} prose)");
+}
+
 TEST(JsonExtractTest, SyntaxErrorsCarryTheParserPosition) {
   EXPECT_EQ(Extract(R"({"a":tru})"), "error: syntax error at line 1, column 6");
   EXPECT_EQ(Extract("[1,]"), "error: syntax error at line 1, column 4");

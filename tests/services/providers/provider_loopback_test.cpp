@@ -180,7 +180,9 @@ TEST_F(ProviderLoopbackTest, ATimeoutWithNoTimeLeftToRetrySaysSoInThatOrder) {
   ASSERT_FALSE(result);
   EXPECT_EQ(result.error().code, ErrorCode::kTimeout);
   EXPECT_EQ(result.error().message,
-            "no answer within 400 ms; the invocation deadline leaves no time for the 2000 ms wait before a retry");
+            "invocation timed out after 1000 ms: the provider failed (no answer within 400 ms) with no time left to "
+            "retry");
+  EXPECT_EQ(result.error().details.at("timeout_ms"), 1000);
   EXPECT_EQ(server_.request_count(), 1u);
   ASSERT_EQ(ctx_->attempts().size(), 1u);
   EXPECT_EQ(ctx_->attempts()[0].kind, AttemptKind::kTransient);
@@ -347,12 +349,13 @@ TEST_F(ProviderLoopbackTest, GeminiFinishReasonsAndABlockedPromptMapAsDesignSays
   EXPECT_EQ(blocked->finish_reason, FinishReason::kContentFilter);
   EXPECT_EQ(blocked->text, "");
   EXPECT_EQ(blocked->usage.input_tokens, 9);
-  // Neither a candidate nor a block reason: an answer we cannot understand.
-  server_.Enqueue({.body = R"({"usageMetadata":{"promptTokenCount":9}})"});
+  // Neither a candidate nor a block reason: an answer we cannot understand, tried again.
+  server_.SetDefault({.body = R"({"usageMetadata":{"promptTokenCount":9}})"});
   auto empty = Send(*provider);
   ASSERT_FALSE(empty);
-  EXPECT_EQ(empty.error().code, ErrorCode::kProviderError);
-  EXPECT_EQ(empty.error().message, "the provider's answer could not be understood: the answer has no candidates");
+  EXPECT_EQ(empty.error().code, ErrorCode::kProviderUnavailable);
+  EXPECT_EQ(empty.error().message,
+            "the provider is still failing after 3 retries: HTTP 200: the answer has no candidates");
 }
 
 TEST_F(ProviderLoopbackTest, GeminiErrorEnvelopeRetryInfoIsTheWaitAndABadRequestIsFinal) {
@@ -392,28 +395,47 @@ TEST_F(ProviderLoopbackTest, GeminiErrorEnvelopeRetryInfoIsTheWaitAndABadRequest
   EXPECT_EQ(spent.error().code, ErrorCode::kProviderError);
 }
 
-TEST_F(ProviderLoopbackTest, AnAnswerThatIsNotAChatCompletionIsAProviderError) {
+// A 2xx whose body is not a chat completion (a proxy's HTML page, a body cut on its way) is
+// transient: retried within the transient budget, each attempt saying why and keeping the first
+// 200 bytes of what came.
+TEST_F(ProviderLoopbackTest, AnAnswerThatIsNotAChatCompletionIsRetriedAsTransient) {
   auto provider = MakeOpenAi();
-  server_.Enqueue({.headers = {{"x-request-id", "req_bad"}}, .body = "<html>gateway</html>"});
+  const std::string page = "<html>gateway" + std::string(300, '.') + "</html>";
+  server_.Enqueue({.headers = {{"x-request-id", "req_bad"}}, .body = page});
   server_.Enqueue({.body = R"({"id":"x","choices":[]})"});
-  auto not_json = Send(*provider);
-  ASSERT_FALSE(not_json);
-  EXPECT_EQ(not_json.error().code, ErrorCode::kProviderError);
-  EXPECT_EQ(not_json.error().message, "the provider's answer could not be understood: the answer is not a JSON object");
-  EXPECT_EQ(not_json.error().details.at("request_id"), "req_bad");
-  auto no_choices = Send(*provider);
-  ASSERT_FALSE(no_choices);
-  EXPECT_EQ(no_choices.error().message, "the provider's answer could not be understood: the answer has no choices");
-  EXPECT_EQ(server_.request_count(), 2u);
+  server_.SetDefault({.body = test_support::OpenAiAnswer(R"({"ok":true})")});
+  auto answered = Send(*provider);
+  ASSERT_TRUE(answered) << answered.error().message;
+  ASSERT_EQ(ctx_->attempts().size(), 2u);
+  const Attempt& html = ctx_->attempts()[0];
+  EXPECT_EQ(html.kind, AttemptKind::kTransient);
+  EXPECT_EQ(html.reason, "malformed_body");
+  EXPECT_EQ(html.raw, page.substr(0, 200));
+  EXPECT_EQ(html.errors.at(0).message, "HTTP 200: the answer is not a JSON object");
+  EXPECT_EQ(ctx_->attempts()[1].errors.at(0).message, "HTTP 200: the answer has no choices");
+  EXPECT_EQ(ctx_->attempts()[1].raw, R"({"id":"x","choices":[]})");
+  EXPECT_EQ(sleeper_.delays.size(), 2u);  // the backoff, as for a 503
+  EXPECT_EQ(server_.request_count(), 3u);
+  // Malformed every time: the transient budget ends it.
+  server_.SetDefault({.body = "{\"id\":\"chatcmpl-1\",\"choices\":[{\"message\":{\"content\":\"{\\\"na"});
+  auto spent = Send(*provider);
+  ASSERT_FALSE(spent);
+  EXPECT_EQ(spent.error().code, ErrorCode::kProviderUnavailable);
+  EXPECT_EQ(spent.error().message,
+            "the provider is still failing after 3 retries: HTTP 200: the answer is not a JSON object");
 }
 
-TEST_F(ProviderLoopbackTest, AnthropicAnswerWithoutContentIsAProviderError) {
+TEST_F(ProviderLoopbackTest, AnthropicAnswerWithoutContentIsTransientUntilTheBudgetEnds) {
   auto provider = MakeAnthropic();
-  server_.Enqueue({.headers = {{"request-id", "req_a"}}, .body = R"({"type":"message"})"});
+  server_.SetDefault({.headers = {{"request-id", "req_a"}}, .body = R"({"type":"message"})"});
   auto result = Send(*provider);
   ASSERT_FALSE(result);
-  EXPECT_EQ(result.error().message, "the provider's answer could not be understood: the answer has no content array");
+  EXPECT_EQ(result.error().code, ErrorCode::kProviderUnavailable);
+  EXPECT_EQ(result.error().message,
+            "the provider is still failing after 3 retries: HTTP 200: the answer has no content array");
   EXPECT_EQ(result.error().details.at("request_id"), "req_a");
+  EXPECT_EQ(server_.request_count(), 4u);
+  EXPECT_EQ(ctx_->attempts().back().reason, "malformed_body");
 }
 
 TEST_F(ProviderLoopbackTest, MissingUsageIsEstimatedFromCodePoints) {

@@ -330,7 +330,9 @@ TEST_F(RetryingProviderTest, TheDeadlineBoundsTheWaits) {
   EXPECT_EQ(result.error().code, ErrorCode::kTimeout);
   EXPECT_EQ(sleeper_.DelaysMs(), (std::vector<std::int64_t>{2000}));  // 2 s fits, 4 s does not
   EXPECT_EQ(result.error().message,
-            "HTTP 503: boom 503; the invocation deadline leaves no time for the 4000 ms wait before a retry");
+            "invocation timed out after 5000 ms: the provider failed (HTTP 503: boom 503) with no time left to retry");
+  EXPECT_EQ(result.error().details.at("timeout_ms"), 5000);
+  EXPECT_EQ(result.error().details.at("http_status"), 503);
 }
 
 TEST_F(RetryingProviderTest, APassedDeadlineSendsNothing) {

@@ -83,9 +83,10 @@ TEST(CompiledSchemaTest, NumericBoundMessages) {
 TEST(CompiledSchemaTest, SizeMessages) {
   EXPECT_EQ(Check(R"({"minLength":3})", R"("a")"), One("", "expected at least 3 characters, found 1"));
   EXPECT_EQ(Check(R"({"maxLength":2})", R"("héé")"), One("", "expected at most 2 characters, found 3"));
-  EXPECT_EQ(Check(R"({"minItems":1})", "[]"), One("", "expected at least 1 item(s), found 0"));
-  EXPECT_EQ(Check(R"({"maxItems":1})", "[1,2]"), One("", "expected at most 1 item(s), found 2"));
-  EXPECT_EQ(Check(R"({"minProperties":1})", "{}"), One("", "expected at least 1 properties, found 0"));
+  EXPECT_EQ(Check(R"({"minLength":1})", R"("")"), One("", "expected at least 1 character, found 0"));
+  EXPECT_EQ(Check(R"({"minItems":1})", "[]"), One("", "expected at least 1 item, found 0"));
+  EXPECT_EQ(Check(R"({"maxItems":1})", "[1,2]"), One("", "expected at most 1 item, found 2"));
+  EXPECT_EQ(Check(R"({"minProperties":1})", "{}"), One("", "expected at least 1 property, found 0"));
   EXPECT_EQ(Check(R"({"maxProperties":0})", R"({"a":1})"), One("", "expected at most 0 properties, found 1"));
 }
 

@@ -153,7 +153,7 @@ TEST(SchemaInstanceTest, AnInstanceStopsAtTenThousandValues) {
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_EQ(errors[0].path, "");
   EXPECT_EQ(errors[0].message,
-            "expected at least 1000000000 item(s), found " + std::to_string(instance.get_array().size()));
+            "expected at least 1000000000 items, found " + std::to_string(instance.get_array().size()));
 
   json::value object =
       json::parse(R"j({"type":"object","minProperties":1000000,"additionalProperties":{"type":"integer"}})j");
