@@ -26,6 +26,22 @@ TEST(ReportFixesTest, SubMillisecondLatenciesGetDistinctLabels) {
   EXPECT_EQ(tiny[0].value, 3);
 }
 
+// Bin labels wider than a bar and its gap ran into each other at any width (latency and cost
+// bins at 1400 px): they are turned 40 degrees, each about its own place under its bar, and the
+// chart grows to hold them. Short ones stay level.
+TEST(ReportFixesTest, BinLabelsWiderThanTheirBarAreTurnedSoTheyDoNotOverlap) {
+  const std::string level = report::SvgHistogram("cases by attempts", {{"1", 3}, {"2", 1}});
+  EXPECT_EQ(level.find("rotate("), std::string::npos) << level;
+  EXPECT_NE(level.find(R"(height="178.0")"), std::string::npos) << level;
+  const std::string turned = report::SvgHistogram("cases by latency", {{"≥100 ms", 3}, {"≥2500 ms", 1}});
+  EXPECT_NE(turned.find(R"X(<text x="30.0" y="158.0" text-anchor="end" font-size="10" )X"
+                        R"X(transform="rotate(-40 26.0 158.0)">≥100 ms</text>)X"),
+            std::string::npos)
+      << turned;
+  EXPECT_NE(turned.find(R"X(transform="rotate(-40 70.0 158.0)">≥2500 ms</text>)X"), std::string::npos) << turned;
+  EXPECT_NE(turned.find(R"(height="208.9")"), std::string::npos) << turned;  // 8 characters at 6 px, turned
+}
+
 TEST(ReportFixesTest, AFailedCriterionIsOneReasonNotThree) {
   json::object record = json::parse(R"({"review":{"pass":false,
       "issues":["Too long.","short: Three sentences.","Too long."],
