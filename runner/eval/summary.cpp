@@ -103,6 +103,8 @@ class Tally {
     json::object out;
     out["cases"] = cases_;
     out["schema_compliance"] = Rate(valid_, cases_ - gate_judge_errors_);
+    // Its denominator: a case whose review gate's judge failed has no output to check.
+    out["schema_checked"] = cases_ - gate_judge_errors_;
     out["case_pass_rate"] = Rate(case_passed_, case_decided_);  // every gate; the progress line's "cases passed"
     out["first_try_rate"] = Rate(first_try_, cases_);
     out["retry_rate"] = Rate(retried_, cases_);

@@ -63,6 +63,17 @@ void MetaRow(std::string& html, std::string_view name, const std::string& value)
   html += "<dt>" + EscapeMarkup(name) + "</dt><dd>" + EscapeMarkup(value) + "</dd>";
 }
 
+// "76.9% of 26 cases (4 with a review-gate judge error left out)": the rate and its denominator.
+std::string SchemaComplianceText(const json::object& totals) {
+  std::string text = FormatRate(NumberAt(&totals, "schema_compliance"));
+  const std::optional<double> checked = NumberAt(&totals, "schema_checked");
+  if (!checked) return text;
+  text += " of " + FormatNumber(checked) + " cases";
+  const double left_out = NumberAt(&totals, "cases").value_or(*checked) - *checked;
+  if (left_out > 0) text += " (" + FormatNumber(left_out) + " with a review-gate judge error left out)";
+  return text;
+}
+
 // The whole run at a glance; the per-skill table below has the rest.
 void TotalsRows(std::string& html, const json::object& summary, const json::object& run_totals) {
   auto row = [&](std::string_view name, const std::string& value) { MetaRow(html, name, value); };
@@ -70,7 +81,7 @@ void TotalsRows(std::string& html, const json::object& summary, const json::obje
   row("Cases", FormatValue(totals->if_contains("cases")));
   // The progress line's figure: every gate passed, of the cases not lost to a judge error.
   if (totals->contains("case_pass_rate")) row("Cases passed", FormatRate(NumberAt(totals, "case_pass_rate")));
-  row("Schema compliance", FormatRate(NumberAt(totals, "schema_compliance")));
+  row("Schema compliance", SchemaComplianceText(*totals));
   if (totals->contains("rubric_pass_rate")) {
     row("Rubric pass rate", FormatRate(NumberAt(totals, "rubric_pass_rate")) + " of " +
                                 FormatValue(totals->if_contains("decided")) + " decided");

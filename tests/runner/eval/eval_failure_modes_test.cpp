@@ -22,6 +22,7 @@
 #include "runner/eval/records/record_fields.h"
 #include "runner/eval/records/results_log.h"
 #include "runner/eval/regression.h"
+#include "runner/eval/report/html_report.h"
 #include "runner/eval/report/junit_report.h"
 #include "runner/eval/summary.h"
 #include "runner/eval/thresholds.h"
@@ -99,6 +100,10 @@ TEST(EvalGateJudgeErrorTest, IsAJudgeErrorEverywhereNotAnInvocationError) {
   const json::object& s = summary.at("skills").at("s").as_object();
   EXPECT_EQ(s.at("judge_errors"), 1);
   EXPECT_EQ(s.at("schema_compliance"), 0.5);  // 1 valid of 2: the gate's judge error is in neither part
+  EXPECT_EQ(s.at("schema_checked"), 2);       // the denominator, said
+  const std::string html = HtmlReport(summary, {gate}, {});
+  EXPECT_NE(html.find("50.0% of 2 cases (1 with a review-gate judge error left out)"), std::string::npos)
+      << html.substr(0, 3000);
   EXPECT_EQ(json::serialize(s.at("errors")), R"({"MAX_RETRIES_EXCEEDED":1})");
   EXPECT_EQ(s.at("judged"), 1);
   EXPECT_EQ(s.at("judge_error_rate"), 0.5);
