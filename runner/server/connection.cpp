@@ -89,6 +89,12 @@ void Connection::Drain() {
   });
 }
 
+void Connection::Notify(std::string line) {
+  asio::post(socket_.get_executor(), [self = shared_from_this(), line = std::move(line)]() mutable {
+    if (self->authenticated_ && !self->closed_) self->Send(std::move(line));
+  });
+}
+
 void Connection::CancelAll(std::string reason) {
   asio::post(socket_.get_executor(), [self = shared_from_this(), reason = std::move(reason)] {
     for (auto& [key, flight] : self->in_flight_) flight->Cancel(reason);

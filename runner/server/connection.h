@@ -38,6 +38,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Shutdown: refuse new requests; close once everything in flight is answered.
   void Drain();
   // Cancels every invocation in flight; each is still answered (CANCELLED).
+  // Sends a notification line (a whole JSON-RPC notification) once the connection is authenticated.
+  void Notify(std::string line);
   // Cancels every invocation in flight; their CANCELLED answers say "cancelled: `reason`".
   void CancelAll(std::string reason);
   // Closes at once and cancels what is in flight (nothing more is written).

@@ -14,6 +14,7 @@
 #include "runner/server/listeners.h"
 #include "runner/server/metrics_endpoint.h"
 #include "services/common/iso_time.h"
+#include "services/common/json_text.h"
 #include "services/state/shared_state.h"
 #include "services/state/tenant_quota.h"
 
@@ -112,6 +113,12 @@ SkillHost::ReloadReport Server::State::Reload() {
   }
   if (report.ok) {
     spdlog::info("reloaded: {} skill(s), {} rubric(s)", report.skills, report.rubrics);
+    // Every open connection hears which skills' schemas changed, and whether that breaks callers.
+    for (const auto& change : report.changed) {
+      const std::string line =
+          CompactJson(json::object{{"jsonrpc", "2.0"}, {"method", "skills.changed"}, {"params", change.as_object()}});
+      for (auto& connection : LiveConnections()) connection->Notify(line);
+    }
     if (!report.failed.empty()) {
       spdlog::warn("serving without what did not load (--allow-broken): {} problem(s)", report.failed.size());
     }

@@ -17,6 +17,7 @@ class SkillHost {
     bool ok = false;                 // false: the old registry stays
     boost::json::array diagnostics;  // [{file,line,col,pointer,severity,message}]
     boost::json::array failed;       // ok under --allow-broken: what did not load, as Failed()
+    boost::json::array changed;      // ok: skills.changed's params, one per skill whose schemas changed
     std::size_t skills = 0;
     std::size_t rubrics = 0;
   };

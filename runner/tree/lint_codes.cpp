@@ -75,6 +75,10 @@ constexpr LintCode kCodes[] = {
     {"allow-unknown", kError,
      "`lint.allow` or `validate --allow` names something that is not a "
      "warning's code."},
+    {"breaking-change", kError,
+     "On reload: a skill's schemas changed in a way that breaks its callers (an input member now "
+     "required, an input type or enum narrowed, an output member gone or no longer required, an output "
+     "type or enum widened) and its `version` did not rise."},
 };
 
 }  // namespace

@@ -114,8 +114,8 @@ std::string ExampleViolations(const json::object& message) {
 }
 
 TEST(ProtocolSchemaTest, SchemasAreTheMethodsNotificationsAndErrorDataEachAValidDraft07Schema) {
-  std::vector<std::string> expected = {"error-data.schema.json", "skills.partial.params.schema.json",
-                                       "skills.reset.params.schema.json"};
+  std::vector<std::string> expected = {"error-data.schema.json", "skills.changed.params.schema.json",
+                                       "skills.partial.params.schema.json", "skills.reset.params.schema.json"};
   for (const auto& method : kMethods) {
     expected.push_back(FileStem(method) + ".params.schema.json");
     expected.push_back(FileStem(method) + ".result.schema.json");

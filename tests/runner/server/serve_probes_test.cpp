@@ -256,6 +256,61 @@ TEST_F(ServeProbesTest, AFailedReloadIsLoggedAtItsPlaceAndHealthReadyzAndMetrics
       << log;
 }
 
+// contact's descriptor at `version` with `output` as its output schema's properties and required list.
+std::string ContactSkill(int version, const std::string& output) {
+  return "id: contact\nversion: " + std::to_string(version) +
+         "\nmodel: sim-model\ntemplate_type: LLM_JSON_GENERATION\n"
+         "input_schema: { type: object, required: [text], properties: { text: { type: string } } }\n"
+         "output_schema: { type: object, " +
+         output + " }\nprompt: { user: \"Extract the name from: {{input.text}}\" }\n";
+}
+
+// A reload that changes a skill's schemas is announced to every open connection (skills.changed, with
+// whether it breaks callers); a breaking one whose version did not rise is refused (breaking-change).
+TEST_F(ServeProbesTest, ASchemaChangeIsAnnouncedAndABreakingOneNeedsAHigherVersion) {
+  ServeProcess serve(tree_, Args());
+  auto client = ConnectWhenReady(socket_);
+  auto watcher = ConnectWhenReady(socket_);
+  ASSERT_TRUE(client && watcher) << serve.Stderr();
+  tree_.Write("skills/contact/skill.yaml",
+              ContactSkill(1, "required: [name], properties: { name: { type: string }, email: { type: string } }"));
+  serve.Signal(SIGHUP);
+  auto added = watcher->ReadJson(10s);
+  ASSERT_TRUE(added) << serve.Stderr();
+  auto heard = client->ReadJson(10s);  // every open connection hears it
+  ASSERT_TRUE(heard);
+  EXPECT_EQ(*heard, *added);
+  EXPECT_EQ(added->at("method"), "skills.changed");
+  auto listed = client->Call(R"({"jsonrpc":"2.0","id":1,"method":"skills.list"})").at("result").as_array();
+  auto contact =
+      std::find_if(listed.begin(), listed.end(), [](const json::value& s) { return s.at("id") == "contact"; });
+  ASSERT_NE(contact, listed.end());
+  EXPECT_EQ(
+      added->at("params"),
+      (json::value{
+          {"skill", "contact"}, {"version", 1}, {"schema_hash", contact->at("schema_hash")}, {"breaking", false}}));
+
+  tree_.Write("skills/contact/skill.yaml", ContactSkill(1, "properties: { email: { type: string } }"));
+  auto refused = client->Call(R"({"jsonrpc":"2.0","id":2,"method":"skills.reload"})");
+  ASSERT_EQ(refused.at("error").at("code"), -32002) << json::serialize(refused);
+  const json::array& diagnostics = refused.at("error").at("data").at("diagnostics").as_array();
+  ASSERT_EQ(diagnostics.size(), 1u) << json::serialize(refused);
+  EXPECT_EQ(diagnostics[0].at("code"), "breaking-change");
+  EXPECT_EQ(diagnostics[0].at("pointer"), "/version");
+  EXPECT_EQ(diagnostics[0].at("message"),
+            "the schemas changed in a way that breaks callers, and version is still 1 (raise it): output /name: the "
+            "member \"name\" was removed");
+
+  tree_.Write("skills/contact/skill.yaml", ContactSkill(2, "properties: { email: { type: string } }"));
+  serve.Signal(SIGHUP);
+  auto removed = watcher->ReadJson(10s);  // the refused reload announced nothing
+  ASSERT_TRUE(removed) << serve.Stderr();
+  EXPECT_EQ(removed->at("params").at("version"), 2);
+  EXPECT_EQ(removed->at("params").at("breaking"), true);
+  serve.Signal(SIGTERM);
+  EXPECT_EQ(serve.Wait(10s), 0);
+}
+
 TEST_F(ServeProbesTest, ProbesNeedNoTokenAndReadyzIs503WhileADrainWaitsForACallInFlight) {
   const std::uint16_t tcp_port = test_support::FreeLoopbackPort();
   ServeProcess serve(tree_, Args({"--listen", "127.0.0.1:" + std::to_string(tcp_port), "--drain-timeout-ms", "3000"}),
