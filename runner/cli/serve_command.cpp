@@ -123,11 +123,11 @@ int Serve(const CommonOptions& common, ServeOptions options) {
   options.server.tracing = host.tracing();
   server::Server server(io, options.server, host, io_threads.Workers(io));
   server.OnStopped([&io_threads] { io_threads.Release(); });
+  server.HandleSignals();  // before the socket listens: a SIGHUP right after must reload, not kill
   if (auto started = server.Start(); !started) {
     std::fprintf(stderr, "skillrunner serve: %s\n", started.error().message.c_str());
     return kUsageStatus;
   }
-  server.HandleSignals();
   std::string where = options.server.socket_path;
   for (std::size_t i = 0; i < options.server.listen.size(); ++i) {
     if (!where.empty()) where += ", ";

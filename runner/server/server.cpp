@@ -309,25 +309,24 @@ std::vector<unsigned short> Server::tcp_ports() const {
 unsigned short Server::metrics_port() const { return state_->metrics_endpoint ? state_->metrics_endpoint->port() : 0; }
 
 void Server::HandleSignals() {
-  asio::dispatch(state_->strand, [state = state_] {
-    state->signals.emplace(state->strand, SIGTERM, SIGINT, SIGHUP);
-    asio::co_spawn(
-        state->strand,
-        [state]() -> asio::awaitable<void> {
-          while (!state->stopped) {
-            auto [ec, signal] = co_await state->signals->async_wait(asio::as_tuple(asio::use_awaitable));
-            if (ec) break;
-            if (signal == SIGHUP) {
-              spdlog::info("SIGHUP: reloading skills");
-              state->Reload();
-            } else {
-              spdlog::info("{}: shutting down", signal == SIGTERM ? "SIGTERM" : "SIGINT");
-              state->BeginShutdown();
-            }
+  // Nothing runs on the strand yet (see server.h): the set is made here, not posted to it.
+  state_->signals.emplace(state_->strand, SIGTERM, SIGINT, SIGHUP);
+  asio::co_spawn(
+      state_->strand,
+      [state = state_]() -> asio::awaitable<void> {
+        while (!state->stopped) {
+          auto [ec, signal] = co_await state->signals->async_wait(asio::as_tuple(asio::use_awaitable));
+          if (ec) break;
+          if (signal == SIGHUP) {
+            spdlog::info("SIGHUP: reloading skills");
+            state->Reload();
+          } else {
+            spdlog::info("{}: shutting down", signal == SIGTERM ? "SIGTERM" : "SIGINT");
+            state->BeginShutdown();
           }
-        },
-        StopServerIfLoopFails(state, "signal loop"));
-  });
+        }
+      },
+      StopServerIfLoopFails(state_, "signal loop"));
 }
 
 void Server::Shutdown() {

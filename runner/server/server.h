@@ -42,7 +42,9 @@ class Server {
   std::vector<unsigned short> tcp_ports() const;
   unsigned short metrics_port() const;
 
-  // SIGTERM/SIGINT → Shutdown(); SIGHUP → reload. Call after Start.
+  // SIGTERM/SIGINT → Shutdown(); SIGHUP → reload. Call before Start, while the io_context does not
+  // run yet: the handlers are installed at once, so a signal sent as soon as the socket listens is
+  // handled (queued until the loop runs), never the default action (SIGHUP would end the process).
   void HandleSignals();
 
   // Stops accepting, lets in-flight invocations finish within the drain

@@ -272,6 +272,10 @@ TEST_F(ServeProbesTest, ASchemaChangeIsAnnouncedAndABreakingOneNeedsAHigherVersi
   auto client = ConnectWhenReady(socket_);
   auto watcher = ConnectWhenReady(socket_);
   ASSERT_TRUE(client && watcher) << serve.Stderr();
+  // Each answered once: the server has taken both connections before the reload (a slow build did not).
+  for (auto* connection : {&*client, &*watcher}) {
+    ASSERT_TRUE(connection->Call(R"({"jsonrpc":"2.0","id":0,"method":"health"})").as_object().contains("result"));
+  }
   tree_.Write("skills/contact/skill.yaml",
               ContactSkill(1, "required: [name], properties: { name: { type: string }, email: { type: string } }"));
   serve.Signal(SIGHUP);
