@@ -420,8 +420,7 @@ Result<std::optional<BaselineRun>> History::LoadBaseline(std::string_view suite_
 
 Result<std::string> History::Pin(std::string_view run_id) {
   const std::string context = "cannot pin run " + std::string(run_id) + " in " + impl_->db.name();
-  auto find =
-      impl_->db.Prepare("SELECT suite, json_extract(summary, '$.shard') IS NOT NULL FROM runs WHERE run_id = ?1");
+  auto find = impl_->db.Prepare("SELECT suite FROM runs WHERE run_id = ?1");
   if (!find) return Fail(std::move(find.error()), context);
   find->Bind(1, run_id);
   auto row = find->Step();
@@ -431,10 +430,6 @@ Result<std::string> History::Pin(std::string_view run_id) {
                 "run " + std::string(run_id) + " is not in the eval history " + impl_->db.name());
   }
   std::string suite = find->Text(0);
-  if (find->Int(1) != 0) {
-    return Fail(ErrorCode::kConfigInvalid,
-                "run " + std::string(run_id) + " is one shard of a run; pin the merged run (eval merge records it)");
-  }
   auto pin = impl_->db.Prepare(
       "INSERT INTO pins (suite, run_id, pinned_at) VALUES (?1, ?2, ?3) "
       "ON CONFLICT(suite) DO UPDATE SET run_id = excluded.run_id, pinned_at = excluded.pinned_at");

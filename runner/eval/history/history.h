@@ -111,8 +111,8 @@ class History {
   Result<std::optional<boost::json::object>> FindRun(std::string_view run_id);
 
   // Makes `run_id` its suite's pinned baseline (replacing the one before);
-  // returns the suite's id. A run not in the history, or a shard's, is
-  // CONFIG_INVALID naming it.
+  // returns the suite's id. A run not in the history is CONFIG_INVALID
+  // naming it (shards record no run: only their merged run can be pinned).
   Result<std::string> Pin(std::string_view run_id);
 
   Result<std::vector<TrendPoint>> Trend(std::string_view suite_id, std::size_t limit);
