@@ -18,10 +18,12 @@
 #include "runner/cli/eval_command.h"
 #include "runner/cli/providers_command.h"
 #include "runner/cli/serve_command.h"
+#include "runner/cli/tree_at_ref.h"
 #include "runner/cli/tree_cache.h"
 #include "runner/logging.h"
 #include "runner/tree/key_reference.h"
 #include "runner/tree/lint_codes.h"
+#include "runner/tree/schema_changes.h"
 #include "runner/tree/skill_json.h"
 #include "runner/tree/tree_index.h"
 #include "services/common/json_text.h"
@@ -171,6 +173,7 @@ struct ValidateOptions {
   bool as_json = false;
   bool strict = false;
   std::vector<std::string> allow;  // warning codes acknowledged for this check
+  std::string against = "HEAD";    // the git ref whose skills the schemas are compared with; "none"
 };
 
 struct Tally {
@@ -191,6 +194,52 @@ Tally Count(const std::vector<Diagnostic>& diagnostics) {
   return tally;
 }
 
+// What validate compared the schemas with: {ref, commit}, or null and why not.
+struct Comparison {
+  json::value against;
+  std::string not_compared;
+};
+
+// design.md §11.7: each skill's schemas against the same skill at `ref` (a breaking change needs a
+// higher version: code breaking-change). The error is a usage error (a ref that names no commit).
+std::expected<Comparison, std::string> CompareWithRef(const CommonOptions& common, const Config& config,
+                                                      const SkillRegistry& now, const std::string& ref,
+                                                      std::vector<Diagnostic>& diagnostics) {
+  if (ref == "none") return Comparison{nullptr, "--against none"};
+  RefLookup lookup = LookUpTreeAt(ref, common.skills_dir, common.rubrics_dir);
+  if (!lookup.error.empty()) return std::unexpected(std::move(lookup.error));
+  if (!lookup.tree) return Comparison{nullptr, std::move(lookup.not_compared)};
+  CommonOptions then = common;
+  then.skills_dir = lookup.tree->skills_dir.string();
+  then.rubrics_dir = lookup.tree->rubrics_dir.string();
+  auto before = LoadRegistry(then, config);
+  SchemaChanges(*before.registry, now, diagnostics);
+  return Comparison{json::object{{"ref", ref}, {"commit", lookup.tree->commit}}, {}};
+}
+
+// The tree's diagnostics (and the comparison with --against's ref); a usage error is a message.
+struct Validated {
+  std::vector<Diagnostic> diagnostics;
+  std::shared_ptr<const SkillRegistry> registry;
+  Comparison comparison;
+};
+
+std::expected<Validated, std::string> LoadAndCompare(const CommonOptions& common, const ValidateOptions& options) {
+  Validated validated;
+  auto config = ResolveConfig(common);
+  if (!config) {
+    validated.diagnostics = config.error();
+    return validated;
+  }
+  auto loaded = LoadRegistry(common, *config);
+  validated.diagnostics = std::move(loaded.diagnostics);
+  validated.registry = loaded.registry;
+  auto compared = CompareWithRef(common, *config, *validated.registry, options.against, validated.diagnostics);
+  if (!compared) return std::unexpected("--against " + options.against + ": " + compared.error());
+  validated.comparison = std::move(*compared);
+  return validated;
+}
+
 int Validate(const CommonOptions& common, const ValidateOptions& options) {
   for (const std::string& slug : options.allow) {
     if (std::string why = AllowProblem(slug); !why.empty()) {
@@ -198,34 +247,35 @@ int Validate(const CommonOptions& common, const ValidateOptions& options) {
       return kUsageStatus;
     }
   }
-  auto config = ResolveConfig(common);
-  std::vector<Diagnostic> diagnostics;
-  std::shared_ptr<const SkillRegistry> registry;
-  if (!config) {
-    diagnostics = config.error();
-  } else {
-    auto loaded = LoadRegistry(common, std::move(*config));
-    diagnostics = std::move(loaded.diagnostics);
-    registry = loaded.registry;
+  auto validated = LoadAndCompare(common, options);
+  if (!validated) {
+    std::fprintf(stderr, "skillrunner validate: %s\n", validated.error().c_str());
+    return kUsageStatus;
   }
+  auto& [diagnostics, registry, comparison] = *validated;
   Acknowledge(diagnostics, 0, options.allow);
   const Tally tally = Count(diagnostics);
   const bool strict_fails = options.strict && tally.warnings > 0;
   std::size_t skills = registry ? registry->skills().size() : 0;
   std::size_t rubrics = registry ? registry->rubrics().size() : 0;
   if (options.as_json) {
-    PrintJson(json::object{{"ok", tally.errors == 0 && !strict_fails},
-                           {"skills", skills},
-                           {"rubrics", rubrics},
-                           {"diagnostics", DiagnosticsToJson(diagnostics)}},
-              false);
+    json::object out{{"ok", tally.errors == 0 && !strict_fails},
+                     {"skills", skills},
+                     {"rubrics", rubrics},
+                     {"against", comparison.against},
+                     {"diagnostics", DiagnosticsToJson(diagnostics)}};
+    if (!comparison.not_compared.empty()) out["not_compared"] = comparison.not_compared;
+    PrintJson(out, false);
   } else {
     for (const auto& d : diagnostics) {
       if (!d.acknowledged) std::printf("%s\n", d.ToString().c_str());
     }
     std::string allowed = tally.allowed > 0 ? ", " + std::to_string(tally.allowed) + " allowed" : "";
-    std::printf("%zu skill(s) and %zu rubric(s) loaded; %zu error(s), %zu warning(s)%s%s\n", skills, rubrics,
-                tally.errors, tally.warnings, allowed.c_str(), strict_fails ? " (--strict: warnings fail)" : "");
+    std::string note =
+        comparison.not_compared.empty() ? "" : " (schemas not compared: " + comparison.not_compared + ")";
+    std::printf("%zu skill(s) and %zu rubric(s) loaded; %zu error(s), %zu warning(s)%s%s%s\n", skills, rubrics,
+                tally.errors, tally.warnings, allowed.c_str(), strict_fails ? " (--strict: warnings fail)" : "",
+                note.c_str());
   }
   return tally.errors > 0 || strict_fails ? kUsageStatus : 0;
 }
@@ -314,6 +364,9 @@ CLI::App* AddValidateCommand(CLI::App& app, ValidateOptions& validate) {
                    "Acknowledge the warnings of this code (repeatable; see `skillrunner schema`, Lint codes)")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  validate_cmd->add_option("--against", validate.against,
+                           "Compare each skill's schemas with the skill at this git ref: a change that breaks "
+                           "callers needs a higher version (default HEAD; none: no comparison)");
   return validate_cmd;
 }
 

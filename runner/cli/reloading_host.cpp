@@ -4,8 +4,7 @@
 
 #include <set>
 
-#include "runner/tree/skill_json.h"
-#include "services/validation/schema_compat.h"
+#include "runner/tree/schema_changes.h"
 
 namespace skillrunner::cli {
 namespace json = boost::json;
@@ -35,40 +34,6 @@ std::string BrokenTreeMessage(const std::vector<Diagnostic>& errors) {
   for (const auto& d : errors) files.insert(d.file);
   return std::to_string(files.size()) + (files.size() == 1 ? " file does" : " files do") +
          " not load (every problem above); fix it, or start with --allow-broken to serve the rest";
-}
-
-// Every way a skill's schemas changed that breaks its callers, "input /x: ..." / "output /y: ...".
-std::vector<std::string> Breaks(const Skill& before, const Skill& after) {
-  std::vector<std::string> out;
-  for (const auto& [side, name, old_schema, new_schema] :
-       {std::tuple{validation::SchemaSide::kInput, "input", &before.input_schema_json, &after.input_schema_json},
-        std::tuple{validation::SchemaSide::kOutput, "output", &before.output_schema_json, &after.output_schema_json}}) {
-    for (const auto& b : validation::BreakingChanges(side, *old_schema, *new_schema)) {
-      out.push_back(std::string(name) + " " + (b.pointer.empty() ? "(root)" : b.pointer) + ": " + b.message);
-    }
-  }
-  return out;
-}
-
-// The skills both trees have whose schemas changed: skills.changed's params, each with `breaking`.
-// A breaking change whose version did not rise is an error at the skill's file (breaking-change).
-json::array SchemaChanges(const SkillRegistry& before, const SkillRegistry& after, std::vector<Diagnostic>& errors) {
-  json::array changed;
-  for (const auto& skill : after.skills()) {
-    const Skill* old = before.FindSkill(skill->id);
-    if (old == nullptr) continue;
-    const std::string hash = SkillSchemaHash(*skill);
-    if (hash == SkillSchemaHash(*old)) continue;
-    const std::vector<std::string> breaks = Breaks(*old, *skill);
-    changed.push_back(json::object{
-        {"skill", skill->id}, {"version", skill->version}, {"schema_hash", hash}, {"breaking", !breaks.empty()}});
-    if (breaks.empty() || skill->version > old->version) continue;
-    std::string message = "/version: the schemas changed in a way that breaks callers, and version is still " +
-                          std::to_string(skill->version) + " (raise it): ";
-    for (std::size_t i = 0; i < breaks.size(); ++i) message += (i > 0 ? "; " : "") + breaks[i];
-    errors.push_back(Diagnostic{skill->file.string(), {}, message, Diagnostic::Severity::kError, "breaking-change"});
-  }
-  return changed;
 }
 
 }  // namespace

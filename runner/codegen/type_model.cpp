@@ -246,7 +246,8 @@ std::string FunctionDescription(const SkillTypes& types, const std::string& fail
   std::string doc = skill.description.empty() ? "Invoke skill " + skill.id + "." : skill.description;
   doc += "\n\nSkill " + skill.id + " version " + std::to_string(skill.version) + " (" +
          std::string(TemplateTypeName(skill.template_type)) + ").\n" + fails +
-         " SchemaChangedError when the server's skill no longer has the schemas\n" + types.schema_hash + ".";
+         " SchemaChangedError when the server's skill has other schemas than\n" + types.schema_hash +
+         " at another version (a breaking change).";
   if (skill.review) {
     doc += "\n" + fails + " ReviewFailedError when the review gate failed the answer\n(" + allow +
            " returns it all the same).";

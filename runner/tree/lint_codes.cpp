@@ -76,7 +76,8 @@ constexpr LintCode kCodes[] = {
      "`lint.allow` or `validate --allow` names something that is not a "
      "warning's code."},
     {"breaking-change", kError,
-     "On reload: a skill's schemas changed in a way that breaks its callers (an input member now "
+     "On reload, and in `validate` against a git ref (`--against`, default HEAD): a skill's schemas changed in a way "
+     "that breaks its callers (an input member now "
      "required, an input type or enum narrowed, an output member gone or no longer required, an output "
      "type or enum widened) and its `version` did not rise."},
 };

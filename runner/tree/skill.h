@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "runner/tree/yaml_json.h"
 #include "services/common/invocation.h"
 #include "services/generation/generation_spec.h"
 #include "services/handler/handler.h"
@@ -40,6 +41,7 @@ struct ReviewGate {
 struct Skill {
   std::string id;
   int version = 1;
+  SourcePosition version_at;  // where `version:` is written (the file's start when it is not)
   std::string description;
   TemplateType template_type = TemplateType::kHandler;
   std::string model;          // empty for handler skills

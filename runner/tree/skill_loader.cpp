@@ -47,6 +47,7 @@ class SkillLoader {
     skill_.descriptor = reader_.doc().value;
     skill_.id = Str("id");
     skill_.version = static_cast<int>(Int("version", 1));
+    skill_.version_at = reader_.doc().positions.Find("/version");
     skill_.description = Str("description");
     skill_.model = Str("model");
     skill_.temperature = Num("temperature", 0.7);

@@ -106,6 +106,11 @@ class ShippedTree {
     }
     fs::create_directories(tree_.root() / "build");
     fs::create_symlink(SKILLRUNNER_BINARY, tree_.root() / "build" / "skillrunner");
+    // A clone, as the README's reader has: `validate` compares the skills with HEAD.
+    const std::string git = "cd " + test_support::ShellQuote(tree_.root().string()) +
+                            " && git init -q && git add skills rubrics evals skillrunner.yaml && git -c user.name=docs "
+                            "-c user.email=docs@example.com commit -q -m shipped >/dev/null 2>&1";
+    EXPECT_EQ(std::system(git.c_str()), 0) << git;
   }
   const fs::path& root() const { return tree_.root(); }
 

@@ -22,6 +22,7 @@ from ._protocol import (
     SkillSummaries,
     StreamEvent,
     address_params,
+    apply_skills_changed,
     check_schema,
     check_size,
     decode_line,
@@ -53,20 +54,24 @@ class _AsyncConnection:
         self._writer = writer
         self._pending: dict[int, asyncio.Future[JsonObject]] = {}
         self._streams: dict[int, asyncio.Queue[JsonObject]] = {}
+        self._lists: set[int] = set()
         self._task = asyncio.get_running_loop().create_task(self._read_loop())
 
-    def register(self, req_id: int) -> asyncio.Future[JsonObject]:
-        """Track a call before its request is sent."""
+    def register(self, req_id: int, lists_skills: bool = False) -> asyncio.Future[JsonObject]:
+        """Track a call before its request is sent (``lists_skills``: a ``skills.list`` kept)."""
         if not self.alive:
             raise ConnectionLostError(f"the connection to {self.address} was lost")
         fut: asyncio.Future[JsonObject] = asyncio.get_running_loop().create_future()
         self._pending[req_id] = fut
+        if lists_skills:
+            self._lists.add(req_id)
         return fut
 
     def forget(self, req_id: int) -> None:
         """Stop tracking a call."""
         self._pending.pop(req_id, None)
         self._streams.pop(req_id, None)
+        self._lists.discard(req_id)
 
     def listen(self, req_id: int) -> asyncio.Queue[JsonObject]:
         """Collect the ``skills.partial``/``skills.reset`` notifications of a call."""
@@ -107,6 +112,9 @@ class _AsyncConnection:
         if not line.strip():
             return
         req_id, msg = decode_line(line)
+        if req_id is None and msg.get("method") == "skills.changed":
+            self.skills = apply_skills_changed(self.skills, msg.get("params"))
+            return
         if req_id is None and "method" in msg:
             stream_id = notification_id(msg)
             queue = self._streams.get(stream_id) if stream_id is not None else None
@@ -117,6 +125,9 @@ class _AsyncConnection:
             _log.warning("skillrunner: an answer without id: %s", msg.get("error"))
             return
         fut = self._pending.pop(req_id, None)
+        if req_id in self._lists and isinstance(msg.get("result"), list):
+            # Kept here, in the order of the lines, so that a skills.changed after it applies.
+            self.skills = msg["result"]
         if fut is not None and not fut.done():
             fut.set_result(msg)
 
@@ -187,7 +198,7 @@ class AsyncClient:
             await conn.close()
 
     async def invoke(self, skill: str, input: Any, *, timeout_ms: int | None = None,
-                     schema_hash: str | None = None) -> InvokeResult:
+                     schema_hash: str | None = None, skill_version: int | None = None) -> InvokeResult:
         """Invoke ``skill`` with ``input`` and return its result.
 
         The same rules as ``Client.invoke``; in addition, cancelling the awaiting
@@ -197,7 +208,7 @@ class AsyncClient:
         retries = 0
         while True:
             try:
-                return await self._invoke_once(skill, input, deadline, schema_hash)
+                return await self._invoke_once(skill, input, deadline, schema_hash, skill_version)
             except OverloadedError as exc:
                 delay_s = overloaded_delay_s(exc, retries, deadline)
                 retries += 1
@@ -266,23 +277,23 @@ class AsyncClient:
         return result
 
     async def _invoke_once(self, skill: str, input_value: Any, deadline: Deadline,
-                           schema_hash: str | None) -> InvokeResult:
+                           schema_hash: str | None, skill_version: int | None = None) -> InvokeResult:
         """One ``skills.invoke`` round trip (after the schema check, when asked)."""
         conn = await self._connection()
         if schema_hash is not None:
-            await self._check_schema(conn, skill, schema_hash)
+            await self._check_schema(conn, skill, schema_hash, skill_version)
         params = invoke_params(skill, input_value, deadline)
         return invoke_result(await self._request(conn, "skills.invoke", params, deadline))
 
-    async def _check_schema(self, conn: _AsyncConnection, skill: str, expected: str) -> None:
+    async def _check_schema(self, conn: _AsyncConnection, skill: str, expected: str,
+                            version: int | None) -> None:
         """Fetch ``skills.list`` once per connection and compare the skill's hash."""
         async with conn.schema_lock:
             if conn.skills is None:
                 skills = await self._request(conn, "skills.list", None, None)
                 if not isinstance(skills, list):
                     raise ProtocolError("malformed skills.list result: not an array")
-                conn.skills = skills
-        check_schema(conn.skills, skill, expected)
+        check_schema(conn.skills, skill, expected, version)
 
     async def _call(self, method: str, params: JsonObject | None) -> Any:
         """A request without deadline on the current connection."""
@@ -294,7 +305,7 @@ class AsyncClient:
         req_id = self._ids.take()
         line = encode_request(req_id, method, params, self._token)
         check_size(line, self._max_line_bytes)
-        fut = conn.register(req_id)
+        fut = conn.register(req_id, lists_skills=method == "skills.list")
         try:
             await conn.send(line)
             msg = await _wait(fut, deadline)

@@ -266,13 +266,22 @@ def overloaded_delay_s(exc: OverloadedError, retries_done: int, deadline: Deadli
     return wait_ms / 1000
 
 
-def check_schema(skills: Any, skill: str, expected: str) -> None:
-    """Compare ``expected`` with the skill's ``schema_hash`` in a ``skills.list`` result."""
+def check_schema(skills: Any, skill: str, expected: str, version: int | None = None) -> None:
+    """Check a skill in a ``skills.list`` result against the schemas a caller was generated for.
+
+    ``expected`` is the ``schema_hash`` it was generated against. Without ``version`` the hash
+    must be the same. With it (the generated stubs), another hash at the same ``version`` is a
+    compatible change (the server refuses a breaking change unless the version rises) and is
+    accepted; another hash at another version raises SchemaChangedError.
+    """
     entry = None
     if isinstance(skills, list):
         entry = next((s for s in skills if isinstance(s, dict) and s.get("id") == skill), None)
     actual = entry.get("schema_hash") if entry is not None else None
     if entry is not None and actual == expected:
+        return
+    server_version = entry.get("version") if entry is not None else None
+    if actual is not None and version is not None and server_version == version:
         return
     if entry is None:
         has = f'no skill "{skill}"'
@@ -280,10 +289,26 @@ def check_schema(skills: Any, skill: str, expected: str) -> None:
         has = "no schema_hash for it"
     else:
         has = str(actual)
-    raise SchemaChangedError(
-        f'skill "{skill}" changed on the server: generated against {expected}, server has {has}',
-        details={"skill": skill, "expected": expected, "actual": actual},
-    )
+    if version is not None and entry is not None and actual is not None:
+        message = (f'skill "{skill}" changed on the server in a way that breaks this caller: '
+                   f"generated against version {version} ({expected}), "
+                   f"server has version {server_version if server_version is not None else 'none'} "
+                   f"({actual}); regenerate the stubs")
+    else:
+        message = f'skill "{skill}" changed on the server: generated against {expected}, server has {has}'
+    details: dict[str, Any] = {"skill": skill, "expected": expected, "actual": actual}
+    if version is not None:
+        details.update(expected_version=version, actual_version=server_version)
+    raise SchemaChangedError(message, details=details)
+
+
+def apply_skills_changed(skills: SkillSummaries | None, params: Any) -> SkillSummaries | None:
+    """The ``skills.list`` a connection cached, with one ``skills.changed`` applied."""
+    if skills is None or not isinstance(params, dict) or not isinstance(params.get("skill"), str):
+        return skills
+    changed = {k: params[k] for k in ("version", "schema_hash") if k in params}
+    return [dict(entry, **changed) if isinstance(entry, dict) and entry.get("id") == params["skill"]
+            else entry for entry in skills]
 
 
 def address_params(socket: str | None, host: str | None, port: int | None) -> str:

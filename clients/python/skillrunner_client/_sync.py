@@ -25,6 +25,7 @@ from ._protocol import (
     SkillSummaries,
     StreamEvent,
     address_params,
+    apply_skills_changed,
     check_schema,
     check_size,
     decode_line,
@@ -49,11 +50,12 @@ class _Call:
     then None once the answer (or the connection's failure) is in.
     """
 
-    __slots__ = ("event", "msg", "error", "events")
+    __slots__ = ("event", "msg", "error", "events", "lists_skills")
 
-    def __init__(self, stream: bool = False) -> None:
-        """An unanswered call."""
+    def __init__(self, stream: bool = False, lists_skills: bool = False) -> None:
+        """An unanswered call (``lists_skills``: a ``skills.list`` the connection keeps)."""
         self.event = threading.Event()
+        self.lists_skills = lists_skills
         self.msg: JsonObject | None = None
         self.error: SkillrunnerError | None = None
         self.events: queue.SimpleQueue[StreamEvent | None] | None = (
@@ -83,9 +85,9 @@ class _Connection:
             target=self._read_loop, name="skillrunner-client-reader", daemon=True)
         self._reader.start()
 
-    def register(self, req_id: int, stream: bool = False) -> _Call:
+    def register(self, req_id: int, stream: bool = False, lists_skills: bool = False) -> _Call:
         """Track a call before its request is sent (with ``stream``, its notifications too)."""
-        call = _Call(stream)
+        call = _Call(stream, lists_skills)
         with self._lock:
             if not self.alive:
                 raise ConnectionLostError(f"the connection to {self.address} was lost")
@@ -142,12 +144,22 @@ class _Connection:
             return
         with self._lock:
             call = self._pending.pop(req_id, None)
+            if call is not None and call.lists_skills and isinstance(msg.get("result"), list):
+                # Kept here, in the order of the lines, so that a skills.changed after it applies.
+                self.skills = msg["result"]
         if call is not None:
             call.msg = msg
             call.finish()
 
     def _notify(self, msg: JsonObject) -> None:
-        """Queue a ``skills.partial``/``skills.reset`` for its streamed call (else drop it)."""
+        """Queue a ``skills.partial``/``skills.reset`` for its streamed call (else drop it).
+
+        A ``skills.changed`` updates the ``skills.list`` the schema checks use.
+        """
+        if msg.get("method") == "skills.changed":
+            with self._lock:
+                self.skills = apply_skills_changed(self.skills, msg.get("params"))
+            return
         stream_id = notification_id(msg)
         with self._lock:
             call = self._pending.get(stream_id) if stream_id is not None else None
@@ -224,7 +236,7 @@ class Client:
             conn.close()
 
     def invoke(self, skill: str, input: Any, *, timeout_ms: int | None = None,
-               schema_hash: str | None = None) -> InvokeResult:
+               schema_hash: str | None = None, skill_version: int | None = None) -> InvokeResult:
         """Invoke ``skill`` with ``input`` and return its result.
 
         With ``timeout_ms`` the server gets that deadline, and the client waits at
@@ -232,13 +244,15 @@ class Client:
         SkillTimeoutError. OVERLOADED answers are retried after ``retry_after_ms``
         while that fits the deadline (at most 5 times without one). With
         ``schema_hash`` the skill's hash in ``skills.list`` is checked first, once
-        per connection; a difference raises SchemaChangedError.
+        per connection and again after each ``skills.changed``; a difference raises
+        SchemaChangedError, unless ``skill_version`` is given and the server's skill is
+        still at that version (a compatible change: the generated stubs pass it).
         """
         deadline = Deadline(timeout_ms)
         retries = 0
         while True:
             try:
-                return self._invoke_once(skill, input, deadline, schema_hash)
+                return self._invoke_once(skill, input, deadline, schema_hash, skill_version)
             except OverloadedError as exc:
                 delay_s = overloaded_delay_s(exc, retries, deadline)
                 retries += 1
@@ -313,23 +327,23 @@ class Client:
         return result
 
     def _invoke_once(self, skill: str, input_value: Any, deadline: Deadline,
-                     schema_hash: str | None) -> InvokeResult:
+                     schema_hash: str | None, skill_version: int | None = None) -> InvokeResult:
         """One ``skills.invoke`` round trip (after the schema check, when asked)."""
         conn = self._connection()
         if schema_hash is not None:
-            self._check_schema(conn, skill, schema_hash)
+            self._check_schema(conn, skill, schema_hash, skill_version)
         params = invoke_params(skill, input_value, deadline)
         return invoke_result(self._request(conn, "skills.invoke", params, deadline))
 
-    def _check_schema(self, conn: _Connection, skill: str, expected: str) -> None:
+    def _check_schema(self, conn: _Connection, skill: str, expected: str,
+                      version: int | None) -> None:
         """Fetch ``skills.list`` once per connection and compare the skill's hash."""
         with conn.schema_lock:
             if conn.skills is None:
                 skills = self._request(conn, "skills.list", None, None)
                 if not isinstance(skills, list):
                     raise ProtocolError("malformed skills.list result: not an array")
-                conn.skills = skills
-        check_schema(conn.skills, skill, expected)
+        check_schema(conn.skills, skill, expected, version)
 
     def _call(self, method: str, params: JsonObject | None) -> Any:
         """A request without deadline on the current connection."""
@@ -342,7 +356,7 @@ class Client:
             req_id = self._ids.take()
         line = encode_request(req_id, method, params, self._token)
         check_size(line, self._max_line_bytes)
-        call = conn.register(req_id)
+        call = conn.register(req_id, lists_skills=method == "skills.list")
         try:
             conn.send(line)
             wait_s = deadline.wait_s() if deadline is not None else None

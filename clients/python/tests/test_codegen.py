@@ -1,7 +1,8 @@
 """`skillrunner codegen python`: the generated module for the shipped skills passes mypy --strict
 (with a usage file whose `type: ignore` lines must each be needed: --strict warns on unused ones),
-a generated call against a real serve returns the typed output, and a skill whose schemas changed
-on the server makes the generated call raise SchemaChangedError naming both hashes."""
+a generated call against a real serve returns the typed output, a compatible schema change on the
+server is accepted, and a breaking one (served at a higher version) makes the generated call raise
+SchemaChangedError naming both versions, on connections opened before the reload and after it."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from types import ModuleType
 
 from serve_helper import BINARY, REPO, TICKET, Server, config_text
 
-from skillrunner_client import Client, ReviewFailedError, SchemaChangedError
+from skillrunner_client import Client, ConfigInvalidError, ReviewFailedError, SchemaChangedError
 
 PACKAGE = Path(__file__).resolve().parents[1]
 
@@ -103,27 +104,70 @@ class GeneratedPythonTest(unittest.TestCase):
         with Client(socket=server.socket) as client:
             self.assertIsNone(client.invoke("triage_ticket", TICKET).review_passed)
 
-    def test_a_changed_skill_raises_schema_changed_naming_both_hashes(self) -> None:
+    def test_a_compatible_change_is_accepted_and_a_breaking_one_raises_on_old_and_new_connections(self) -> None:
         skills = self.dir / "skills"
         shutil.copytree(REPO / "skills", skills)
         module = load(generate(self.dir / "gen", "--skills", str(skills)))
         generated = module.SCHEMA_HASHES["triage_ticket"]
+        self.assertEqual(module.SKILL_VERSIONS["triage_ticket"], 1)
         skill_file = skills / "triage_ticket" / "skill.yaml"
         text = skill_file.read_text()
-        self.assertIn("body: { type: string }", text)
-        skill_file.write_text(text.replace("body: { type: string }", "body: { type: string, maxLength: 5000 }"))
         server = Server(config_text(), "--skills", str(skills)).start()
+        self.addCleanup(server.cleanup)
+        with Client(socket=server.socket) as early:
+            module.triage_ticket(early, TICKET)
+            # An optional input member: compatible, the version stays 1.
+            text = text.replace("    customer_tier: { enum: [free, pro, enterprise] }\n",
+                                "    customer_tier: { enum: [free, pro, enterprise] }\n"
+                                "    locale: { type: string }\n")
+            skill_file.write_text(text)
+            self.assertTrue(early.reload()["ok"])
+            compatible = next(s["schema_hash"] for s in early.list() if s["id"] == "triage_ticket")
+            self.assertNotEqual(compatible, generated)
+            self.assertIn(module.triage_ticket(early, TICKET)["category"],
+                          ("billing", "bug", "account", "feature_request", "other"))
+            with Client(socket=server.socket) as fresh:
+                module.triage_ticket(fresh, TICKET)
+            # A required output member removed: refused while the version stays 1 ...
+            broken = text.replace("required: [priority, category, summary, needs_human]",
+                                  "required: [priority, category, summary]")
+            broken = broken.replace("    needs_human: { type: boolean }\n", "")
+            skill_file.write_text(broken)
+            with self.assertRaises(ConfigInvalidError) as refused:
+                early.reload()
+            diagnostic = refused.exception.details["diagnostics"][0]
+            self.assertEqual((diagnostic["code"], diagnostic["line"], diagnostic["col"], diagnostic["pointer"]),
+                             ("breaking-change", 4, 10, "/version"))
+            self.assertEqual(diagnostic["message"],
+                             "the schemas changed in a way that breaks callers, and version is "
+                             "still 1 (raise it): output /needs_human: the member \"needs_human\" was removed")
+            module.triage_ticket(early, TICKET)
+            # ... and served at version 2: the stubs of version 1 raise, on the old connection too.
+            skill_file.write_text(broken.replace("version: 1\n", "version: 2\n"))
+            self.assertTrue(early.reload()["ok"])
+            now = next(s["schema_hash"] for s in early.list() if s["id"] == "triage_ticket")
+            with self.assertRaises(SchemaChangedError) as on_early:
+                module.triage_ticket(early, TICKET)
+            with Client(socket=server.socket) as fresh, self.assertRaises(SchemaChangedError) as on_fresh:
+                module.triage_ticket(fresh, TICKET)
+        for caught in (on_early, on_fresh):
+            self.assertEqual(caught.exception.code, "SCHEMA_CHANGED")
+            self.assertEqual(caught.exception.message,
+                             'skill "triage_ticket" changed on the server in a way that breaks this caller: '
+                             f"generated against version 1 ({generated}), server has version 2 ({now}); "
+                             "regenerate the stubs")
+            self.assertEqual(caught.exception.details["actual_version"], 2)
+
+    def test_a_hand_written_schema_hash_without_a_version_must_match(self) -> None:
+        server = Server(config_text()).start()
         self.addCleanup(server.cleanup)
         with Client(socket=server.socket) as client:
             now = next(s["schema_hash"] for s in client.list() if s["id"] == "triage_ticket")
-            self.assertNotEqual(now, generated)
             with self.assertRaises(SchemaChangedError) as caught:
-                module.triage_ticket(client, TICKET)
-        self.assertEqual(caught.exception.code, "SCHEMA_CHANGED")
-        self.assertEqual(str(caught.exception.message),
-                         f'skill "triage_ticket" changed on the server: generated against {generated}, '
+                client.invoke("triage_ticket", TICKET, schema_hash="sha256:00")
+        self.assertEqual(caught.exception.message,
+                         f'skill "triage_ticket" changed on the server: generated against sha256:00, '
                          f"server has {now}")
-
 
 if __name__ == "__main__":
     sys.exit(unittest.main())

@@ -377,10 +377,23 @@ class OverloadTests(Served, unittest.TestCase):
                          f"skillrunner: word_stats OVERLOADED; retry 5 in {err.details['retry_after_ms']} ms")
 
     def test_no_retry_past_the_deadline(self) -> None:
-        started = time.monotonic()
+        before = self.rejected()
+        records: list[logging.LogRecord] = []
+        handler = logging.Handler(logging.INFO)
+        handler.emit = records.append  # type: ignore[method-assign]
+        logger = logging.getLogger("skillrunner_client")
+        logger.addHandler(handler)
+        self.addCleanup(logger.removeHandler, handler)
+        self.addCleanup(logger.setLevel, logger.level)
+        logger.setLevel(logging.INFO)
         with self.assertRaises(OverloadedError):
             self.client.invoke("word_stats", {"text": "a"}, timeout_ms=150)
-        self.assertLess(time.monotonic() - started, 0.15)
+        waits = [re.fullmatch(r"skillrunner: word_stats OVERLOADED; retry \d+ in (\d+) ms", r.getMessage())
+                 for r in records]
+        self.assertTrue(all(waits), [r.getMessage() for r in records])
+        # Each retry's wait fitted in what was left of the 150 ms; the slot (2 s away) was never waited for.
+        self.assertLess(sum(int(w.group(1)) for w in waits if w), 150)
+        self.assertEqual(self.rejected() - before, len(waits) + 1)
 
 
 class RestartTests(unittest.TestCase):

@@ -30,8 +30,14 @@ export interface InvokeOptions {
     timeoutMs?: number;
     /** Aborting sends `$/cancel` and rejects with CANCELLED at once. */
     signal?: AbortSignal;
-    /** `sha256:<hex>` the caller was generated against; checked against `skills.list` once per connection. */
+    /**
+     * `sha256:<hex>` the caller was generated against; checked against `skills.list` once per
+     * connection and again after each `skills.changed`. Another hash raises SCHEMA_CHANGED, unless
+     * `skillVersion` is given and the server's skill is still at that version (a compatible change).
+     */
     schemaHash?: string;
+    /** The skill's version the caller was generated against (the generated functions pass it). */
+    skillVersion?: number;
 }
 /** Options of `stream`: those of `invoke`, and the pace of the partials. */
 export interface StreamOptions extends InvokeOptions {
@@ -110,9 +116,11 @@ export declare class Client {
     /** The open connection, opening one when there is none (concurrent callers share the attempt). */
     private connection;
     /**
-     * Compares the skill's `schema_hash` in `skills.list` (fetched once per
-     * connection) with the expected one; rejects with SCHEMA_CHANGED on a
-     * mismatch or a missing skill. A server that reports no hash is not checked.
+     * Compares the skill in `skills.list` (fetched once per connection, then kept up to date by
+     * `skills.changed`) with what the caller was generated against: the same hash passes, and so
+     * does another hash at the same version when `expected.version` is given (a compatible change;
+     * the server refuses a breaking one unless the version rises). Anything else, or a missing skill,
+     * rejects with SCHEMA_CHANGED. A server that reports no hash is not checked.
      */
     private checkSchema;
     /** Writes one request on `conn` and waits for its answer within `ctl`. */

@@ -131,7 +131,7 @@ class Client {
             ctl.giveUpAt = deadline + this.graceMs;
         const conn = await this.connection(ctl);
         if (options.schemaHash !== undefined)
-            await this.checkSchema(conn, skill, options.schemaHash, ctl);
+            await this.checkSchema(conn, skill, { schemaHash: options.schemaHash, version: options.skillVersion }, ctl);
         const params = { skill, input };
         if (deadline !== undefined)
             params.options = { timeout_ms: Math.max(1, Math.round(deadline - Date.now())) };
@@ -170,25 +170,34 @@ class Client {
         return guard(this.connecting, ctl, () => undefined);
     }
     /**
-     * Compares the skill's `schema_hash` in `skills.list` (fetched once per
-     * connection) with the expected one; rejects with SCHEMA_CHANGED on a
-     * mismatch or a missing skill. A server that reports no hash is not checked.
+     * Compares the skill in `skills.list` (fetched once per connection, then kept up to date by
+     * `skills.changed`) with what the caller was generated against: the same hash passes, and so
+     * does another hash at the same version when `expected.version` is given (a compatible change;
+     * the server refuses a breaking one unless the version rises). Anything else, or a missing skill,
+     * rejects with SCHEMA_CHANGED. A server that reports no hash is not checked.
      */
     async checkSchema(conn, skill, expected, ctl) {
-        if (!conn.schemaHashes) {
-            const fetch = this.send(conn, "skills.list", undefined, { giveUpAt: Date.now() + this.connectTimeoutMs }, false).then(hashesOf);
-            fetch.catch(() => {
-                if (conn.schemaHashes === fetch)
-                    conn.schemaHashes = undefined;
-            });
-            conn.schemaHashes = fetch;
+        if (!conn.skills) {
+            if (!conn.listing) {
+                const listing = this.send(conn, "skills.list", undefined, { giveUpAt: Date.now() + this.connectTimeoutMs }, false);
+                conn.listing = listing;
+                void listing
+                    .catch(() => undefined)
+                    .finally(() => {
+                    if (conn.listing === listing)
+                        conn.listing = undefined;
+                });
+            }
+            await guard(conn.listing, ctl, () => undefined);
+            if (!conn.skills)
+                throw new errors_1.ProtocolError("PROTOCOL_ERROR", "skills.list answered something other than a list");
         }
-        const hashes = await guard(conn.schemaHashes, ctl, () => undefined);
-        const actual = hashes.get(skill);
-        if (actual === expected || actual === "")
+        const actual = conn.skills.get(skill);
+        if (actual && (actual.schemaHash === expected.schemaHash || actual.schemaHash === ""))
             return;
-        const has = actual === undefined ? "no such skill" : actual;
-        throw new errors_1.SchemaChangedError("SCHEMA_CHANGED", `skill "${skill}" changed on the server: generated against ${expected}, server has ${has}`, [], { skill, expected, actual: actual ?? null });
+        if (actual && expected.version !== undefined && actual.version === expected.version)
+            return;
+        throw schemaChanged(skill, expected, actual);
     }
     /** Writes one request on `conn` and waits for its answer within `ctl`. */
     send(conn, method, params, ctl, cancelOnStop, onEvent) {
@@ -209,7 +218,7 @@ class Client {
         const stop = () => (cancelOnStop ? conn.cancel(id) : conn.forget(id));
         if (onEvent)
             conn.listen(id, onEvent);
-        return guard(conn.request(id, line + "\n"), ctl, stop);
+        return guard(conn.request(id, line + "\n", method === "skills.list"), ctl, stop);
     }
 }
 exports.Client = Client;
@@ -301,16 +310,16 @@ function toInvokeResult(result) {
         metrics: (0, errors_1.isObject)(result.metrics) ? result.metrics : {},
     };
 }
-/** Maps `skills.list` to skill id -> schema hash ("" when the server reports none). */
-function hashesOf(list) {
-    if (!Array.isArray(list))
-        throw new errors_1.ProtocolError("PROTOCOL_ERROR", "skills.list answered something other than a list");
-    const hashes = new Map();
-    for (const entry of list) {
-        if ((0, errors_1.isObject)(entry) && typeof entry.id === "string")
-            hashes.set(entry.id, typeof entry.schema_hash === "string" ? entry.schema_hash : "");
+/** The SCHEMA_CHANGED error for a skill the server no longer has as the caller expects. */
+function schemaChanged(skill, expected, actual) {
+    const details = { skill, expected: expected.schemaHash, actual: actual?.schemaHash ?? null };
+    if (actual === undefined || expected.version === undefined) {
+        const has = actual === undefined ? "no such skill" : actual.schemaHash;
+        return new errors_1.SchemaChangedError("SCHEMA_CHANGED", `skill "${skill}" changed on the server: generated against ${expected.schemaHash}, server has ${has}`, [], details);
     }
-    return hashes;
+    details.expected_version = expected.version;
+    details.actual_version = actual.version ?? null;
+    return new errors_1.SchemaChangedError("SCHEMA_CHANGED", `skill "${skill}" changed on the server in a way that breaks this caller: generated against version ${expected.version} (${expected.schemaHash}), server has version ${actual.version ?? "none"} (${actual.schemaHash}); regenerate the stubs`, [], details);
 }
 /** Throws ReviewFailedError when `result`'s review gate failed its answer; returns otherwise. */
 function raiseForReview(result) {

@@ -10,6 +10,15 @@ export interface Notification {
     method: string;
     params: Record<string, unknown>;
 }
+/** A skill as `skills.list` and `skills.changed` describe it: what the schema checks compare. */
+export interface SkillStamp {
+    /** The skill's version; undefined when the server reports none. */
+    version: number | undefined;
+    /** Its `schema_hash`; "" when the server reports none. */
+    schemaHash: string;
+}
+/** Maps a `skills.list` result to skill id -> stamp; undefined when it is not a list. */
+export declare function stampsOf(list: unknown): Map<string, SkillStamp> | undefined;
 /** Describes an endpoint for messages. */
 export declare function describeEndpoint(endpoint: Endpoint): string;
 /** A connected socket with its pending calls, keyed by JSON-RPC id. */
@@ -20,8 +29,14 @@ export declare class Connection {
     private readonly listeners;
     private buffer;
     private closedError;
-    /** Per-connection cache (the skills.list schema hashes), dropped with the connection. */
-    schemaHashes: Promise<Map<string, string>> | undefined;
+    /**
+     * The last `skills.list` answered on this connection with every `skills.changed` after it
+     * applied (kept as the lines arrive, so none is lost between the two); dropped with the connection.
+     */
+    skills: Map<string, SkillStamp> | undefined;
+    /** The `skills.list` a schema check is waiting for, shared by concurrent checks. */
+    listing: Promise<unknown> | undefined;
+    private readonly listIds;
     private constructor();
     /** Opens a connection; rejects with CONNECTION_LOST when the server cannot be reached. */
     static open(endpoint: Endpoint, connectTimeoutMs: number): Promise<Connection>;
@@ -29,8 +44,11 @@ export declare class Connection {
     get isOpen(): boolean;
     /** Number of calls waiting for an answer on this connection. */
     get inFlight(): number;
-    /** Writes one request line and returns its answer's `result` (or rejects with its error). */
-    request(id: number, line: string): Promise<unknown>;
+    /**
+     * Writes one request line and returns its answer's `result` (or rejects with its error).
+     * `listsSkills`: a `skills.list` whose answer becomes `skills`.
+     */
+    request(id: number, line: string, listsSkills?: boolean): Promise<unknown>;
     /** Stops waiting for an id (its answer, if it comes, is dropped) and writes `$/cancel` for it. */
     cancel(id: number): void;
     /** Hands the notifications whose `params.id` is `id` to `listener` until the id is forgotten. */
@@ -49,4 +67,6 @@ export declare class Connection {
     private onLine;
     /** Resolves or rejects the pending call with the answer's id. */
     private settle;
+    /** A `skills.changed` ({skill, version, schema_hash, breaking}): the kept `skills.list` follows it. */
+    private applyChanged;
 }

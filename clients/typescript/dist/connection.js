@@ -34,6 +34,7 @@ var __importStar = (this && this.__importStar) || (function () {
 })();
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Connection = void 0;
+exports.stampsOf = stampsOf;
 exports.describeEndpoint = describeEndpoint;
 /**
  * One socket to the server: writes request lines, splits the answers on
@@ -42,6 +43,21 @@ exports.describeEndpoint = describeEndpoint;
  */
 const net = __importStar(require("node:net"));
 const errors_1 = require("./errors");
+/** Maps a `skills.list` result to skill id -> stamp; undefined when it is not a list. */
+function stampsOf(list) {
+    if (!Array.isArray(list))
+        return undefined;
+    const stamps = new Map();
+    for (const entry of list) {
+        if (!(0, errors_1.isObject)(entry) || typeof entry.id !== "string")
+            continue;
+        stamps.set(entry.id, {
+            version: typeof entry.version === "number" ? entry.version : undefined,
+            schemaHash: typeof entry.schema_hash === "string" ? entry.schema_hash : "",
+        });
+    }
+    return stamps;
+}
 /** Describes an endpoint for messages. */
 function describeEndpoint(endpoint) {
     return "socket" in endpoint ? endpoint.socket : `${endpoint.host}:${endpoint.port}`;
@@ -54,8 +70,14 @@ class Connection {
     listeners = new Map();
     buffer = "";
     closedError;
-    /** Per-connection cache (the skills.list schema hashes), dropped with the connection. */
-    schemaHashes;
+    /**
+     * The last `skills.list` answered on this connection with every `skills.changed` after it
+     * applied (kept as the lines arrive, so none is lost between the two); dropped with the connection.
+     */
+    skills;
+    /** The `skills.list` a schema check is waiting for, shared by concurrent checks. */
+    listing;
+    listIds = new Set();
     constructor(socket, where) {
         this.socket = socket;
         this.where = where;
@@ -92,12 +114,17 @@ class Connection {
     get inFlight() {
         return this.pending.size;
     }
-    /** Writes one request line and returns its answer's `result` (or rejects with its error). */
-    request(id, line) {
+    /**
+     * Writes one request line and returns its answer's `result` (or rejects with its error).
+     * `listsSkills`: a `skills.list` whose answer becomes `skills`.
+     */
+    request(id, line, listsSkills = false) {
         if (this.closedError)
             return Promise.reject(this.closedError);
         return new Promise((resolve, reject) => {
             this.pending.set(id, { resolve, reject });
+            if (listsSkills)
+                this.listIds.add(id);
             this.socket.ref();
             this.socket.write(line);
         });
@@ -117,6 +144,7 @@ class Connection {
     forget(id) {
         this.pending.delete(id);
         this.listeners.delete(id);
+        this.listIds.delete(id);
         if (this.pending.size === 0)
             this.socket.unref();
     }
@@ -170,6 +198,8 @@ class Connection {
     /** Resolves or rejects the pending call with the answer's id. */
     settle(answer) {
         if ((0, errors_1.isObject)(answer) && !("id" in answer) && typeof answer.method === "string" && (0, errors_1.isObject)(answer.params)) {
+            if (answer.method === "skills.changed")
+                return this.applyChanged(answer.params);
             const about = answer.params.id;
             if (typeof about === "number")
                 this.listeners.get(about)?.({ method: answer.method, params: answer.params });
@@ -180,6 +210,8 @@ class Connection {
         const call = this.pending.get(answer.id);
         if (!call)
             return; // cancelled or timed out: the late answer is dropped
+        if (this.listIds.has(answer.id) && "result" in answer)
+            this.skills = stampsOf(answer.result) ?? this.skills;
         this.forget(answer.id);
         if ("error" in answer)
             call.reject((0, errors_1.errorFromJsonRpc)(answer.error));
@@ -187,6 +219,16 @@ class Connection {
             call.resolve(answer.result);
         else
             call.reject(new errors_1.ProtocolError("PROTOCOL_ERROR", "an answer with neither result nor error", [], { answer }));
+    }
+    /** A `skills.changed` ({skill, version, schema_hash, breaking}): the kept `skills.list` follows it. */
+    applyChanged(params) {
+        if (!this.skills || typeof params.skill !== "string")
+            return;
+        const before = this.skills.get(params.skill);
+        this.skills.set(params.skill, {
+            version: typeof params.version === "number" ? params.version : before?.version,
+            schemaHash: typeof params.schema_hash === "string" ? params.schema_hash : (before?.schemaHash ?? ""),
+        });
     }
 }
 exports.Connection = Connection;

@@ -3,7 +3,7 @@
  * that pipelines every call, deadlines that send `$/cancel`, AbortSignal
  * cancellation, OVERLOADED retried after the server's hint, and typed errors.
  */
-import { Connection, Endpoint, Notification } from "./connection";
+import { Connection, Endpoint, Notification, SkillStamp } from "./connection";
 import {
   Attempt,
   ConnectionLostError,
@@ -42,8 +42,14 @@ export interface InvokeOptions {
   timeoutMs?: number;
   /** Aborting sends `$/cancel` and rejects with CANCELLED at once. */
   signal?: AbortSignal;
-  /** `sha256:<hex>` the caller was generated against; checked against `skills.list` once per connection. */
+  /**
+   * `sha256:<hex>` the caller was generated against; checked against `skills.list` once per
+   * connection and again after each `skills.changed`. Another hash raises SCHEMA_CHANGED, unless
+   * `skillVersion` is given and the server's skill is still at that version (a compatible change).
+   */
   schemaHash?: string;
+  /** The skill's version the caller was generated against (the generated functions pass it). */
+  skillVersion?: number;
 }
 
 /** Options of `stream`: those of `invoke`, and the pace of the partials. */
@@ -213,7 +219,7 @@ export class Client {
     const ctl: Control = { signal: options.signal, timeoutMs: options.timeoutMs };
     if (deadline !== undefined) ctl.giveUpAt = deadline + this.graceMs;
     const conn = await this.connection(ctl);
-    if (options.schemaHash !== undefined) await this.checkSchema(conn, skill, options.schemaHash, ctl);
+    if (options.schemaHash !== undefined) await this.checkSchema(conn, skill, { schemaHash: options.schemaHash, version: options.skillVersion }, ctl);
     const params: Record<string, unknown> = { skill, input };
     if (deadline !== undefined) params.options = { timeout_ms: Math.max(1, Math.round(deadline - Date.now())) };
     return toInvokeResult<O>(await this.send(conn, "skills.invoke", params, ctl, true));
@@ -251,28 +257,30 @@ export class Client {
   }
 
   /**
-   * Compares the skill's `schema_hash` in `skills.list` (fetched once per
-   * connection) with the expected one; rejects with SCHEMA_CHANGED on a
-   * mismatch or a missing skill. A server that reports no hash is not checked.
+   * Compares the skill in `skills.list` (fetched once per connection, then kept up to date by
+   * `skills.changed`) with what the caller was generated against: the same hash passes, and so
+   * does another hash at the same version when `expected.version` is given (a compatible change;
+   * the server refuses a breaking one unless the version rises). Anything else, or a missing skill,
+   * rejects with SCHEMA_CHANGED. A server that reports no hash is not checked.
    */
-  private async checkSchema(conn: Connection, skill: string, expected: string, ctl: Control): Promise<void> {
-    if (!conn.schemaHashes) {
-      const fetch = this.send(conn, "skills.list", undefined, { giveUpAt: Date.now() + this.connectTimeoutMs }, false).then(hashesOf);
-      fetch.catch(() => {
-        if (conn.schemaHashes === fetch) conn.schemaHashes = undefined;
-      });
-      conn.schemaHashes = fetch;
+  private async checkSchema(conn: Connection, skill: string, expected: SkillStamp, ctl: Control): Promise<void> {
+    if (!conn.skills) {
+      if (!conn.listing) {
+        const listing = this.send(conn, "skills.list", undefined, { giveUpAt: Date.now() + this.connectTimeoutMs }, false);
+        conn.listing = listing;
+        void listing
+          .catch(() => undefined)
+          .finally(() => {
+            if (conn.listing === listing) conn.listing = undefined;
+          });
+      }
+      await guard(conn.listing, ctl, () => undefined);
+      if (!conn.skills) throw new ProtocolError("PROTOCOL_ERROR", "skills.list answered something other than a list");
     }
-    const hashes = await guard(conn.schemaHashes, ctl, () => undefined);
-    const actual = hashes.get(skill);
-    if (actual === expected || actual === "") return;
-    const has = actual === undefined ? "no such skill" : actual;
-    throw new SchemaChangedError(
-      "SCHEMA_CHANGED",
-      `skill "${skill}" changed on the server: generated against ${expected}, server has ${has}`,
-      [],
-      { skill, expected, actual: actual ?? null },
-    );
+    const actual = conn.skills.get(skill);
+    if (actual && (actual.schemaHash === expected.schemaHash || actual.schemaHash === "")) return;
+    if (actual && expected.version !== undefined && actual.version === expected.version) return;
+    throw schemaChanged(skill, expected, actual);
   }
 
   /** Writes one request on `conn` and waits for its answer within `ctl`. */
@@ -297,7 +305,7 @@ export class Client {
     if (ctl.signal?.aborted) return Promise.reject(cancelledError(ctl.signal));
     const stop = (): void => (cancelOnStop ? conn.cancel(id) : conn.forget(id));
     if (onEvent) conn.listen(id, onEvent);
-    return guard(conn.request(id, line + "\n"), ctl, stop);
+    return guard(conn.request(id, line + "\n", method === "skills.list"), ctl, stop);
   }
 }
 
@@ -394,14 +402,21 @@ function toInvokeResult<O>(result: unknown): InvokeResult<O> {
   };
 }
 
-/** Maps `skills.list` to skill id -> schema hash ("" when the server reports none). */
-function hashesOf(list: unknown): Map<string, string> {
-  if (!Array.isArray(list)) throw new ProtocolError("PROTOCOL_ERROR", "skills.list answered something other than a list");
-  const hashes = new Map<string, string>();
-  for (const entry of list) {
-    if (isObject(entry) && typeof entry.id === "string") hashes.set(entry.id, typeof entry.schema_hash === "string" ? entry.schema_hash : "");
+/** The SCHEMA_CHANGED error for a skill the server no longer has as the caller expects. */
+function schemaChanged(skill: string, expected: SkillStamp, actual: SkillStamp | undefined): SchemaChangedError {
+  const details: Record<string, unknown> = { skill, expected: expected.schemaHash, actual: actual?.schemaHash ?? null };
+  if (actual === undefined || expected.version === undefined) {
+    const has = actual === undefined ? "no such skill" : actual.schemaHash;
+    return new SchemaChangedError("SCHEMA_CHANGED", `skill "${skill}" changed on the server: generated against ${expected.schemaHash}, server has ${has}`, [], details);
   }
-  return hashes;
+  details.expected_version = expected.version;
+  details.actual_version = actual.version ?? null;
+  return new SchemaChangedError(
+    "SCHEMA_CHANGED",
+    `skill "${skill}" changed on the server in a way that breaks this caller: generated against version ${expected.version} (${expected.schemaHash}), server has version ${actual.version ?? "none"} (${actual.schemaHash}); regenerate the stubs`,
+    [],
+    details,
+  );
 }
 
 /** Throws ReviewFailedError when `result`'s review gate failed its answer; returns otherwise. */

@@ -22,6 +22,28 @@ export interface Notification {
   params: Record<string, unknown>;
 }
 
+/** A skill as `skills.list` and `skills.changed` describe it: what the schema checks compare. */
+export interface SkillStamp {
+  /** The skill's version; undefined when the server reports none. */
+  version: number | undefined;
+  /** Its `schema_hash`; "" when the server reports none. */
+  schemaHash: string;
+}
+
+/** Maps a `skills.list` result to skill id -> stamp; undefined when it is not a list. */
+export function stampsOf(list: unknown): Map<string, SkillStamp> | undefined {
+  if (!Array.isArray(list)) return undefined;
+  const stamps = new Map<string, SkillStamp>();
+  for (const entry of list) {
+    if (!isObject(entry) || typeof entry.id !== "string") continue;
+    stamps.set(entry.id, {
+      version: typeof entry.version === "number" ? entry.version : undefined,
+      schemaHash: typeof entry.schema_hash === "string" ? entry.schema_hash : "",
+    });
+  }
+  return stamps;
+}
+
 /** Describes an endpoint for messages. */
 export function describeEndpoint(endpoint: Endpoint): string {
   return "socket" in endpoint ? endpoint.socket : `${endpoint.host}:${endpoint.port}`;
@@ -33,8 +55,14 @@ export class Connection {
   private readonly listeners = new Map<number, (notification: Notification) => void>();
   private buffer = "";
   private closedError: SkillrunnerError | undefined;
-  /** Per-connection cache (the skills.list schema hashes), dropped with the connection. */
-  schemaHashes: Promise<Map<string, string>> | undefined;
+  /**
+   * The last `skills.list` answered on this connection with every `skills.changed` after it
+   * applied (kept as the lines arrive, so none is lost between the two); dropped with the connection.
+   */
+  skills: Map<string, SkillStamp> | undefined;
+  /** The `skills.list` a schema check is waiting for, shared by concurrent checks. */
+  listing: Promise<unknown> | undefined;
+  private readonly listIds = new Set<number>();
 
   private constructor(
     private readonly socket: net.Socket,
@@ -77,11 +105,15 @@ export class Connection {
     return this.pending.size;
   }
 
-  /** Writes one request line and returns its answer's `result` (or rejects with its error). */
-  request(id: number, line: string): Promise<unknown> {
+  /**
+   * Writes one request line and returns its answer's `result` (or rejects with its error).
+   * `listsSkills`: a `skills.list` whose answer becomes `skills`.
+   */
+  request(id: number, line: string, listsSkills = false): Promise<unknown> {
     if (this.closedError) return Promise.reject(this.closedError);
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
+      if (listsSkills) this.listIds.add(id);
       this.socket.ref();
       this.socket.write(line);
     });
@@ -103,6 +135,7 @@ export class Connection {
   forget(id: number): void {
     this.pending.delete(id);
     this.listeners.delete(id);
+    this.listIds.delete(id);
     if (this.pending.size === 0) this.socket.unref();
   }
 
@@ -156,6 +189,7 @@ export class Connection {
   /** Resolves or rejects the pending call with the answer's id. */
   private settle(answer: unknown): void {
     if (isObject(answer) && !("id" in answer) && typeof answer.method === "string" && isObject(answer.params)) {
+      if (answer.method === "skills.changed") return this.applyChanged(answer.params);
       const about = answer.params.id;
       if (typeof about === "number") this.listeners.get(about)?.({ method: answer.method, params: answer.params });
       return;
@@ -163,9 +197,20 @@ export class Connection {
     if (!isObject(answer) || typeof answer.id !== "number") return; // id null: nobody to tell
     const call = this.pending.get(answer.id);
     if (!call) return; // cancelled or timed out: the late answer is dropped
+    if (this.listIds.has(answer.id) && "result" in answer) this.skills = stampsOf(answer.result) ?? this.skills;
     this.forget(answer.id);
     if ("error" in answer) call.reject(errorFromJsonRpc(answer.error));
     else if ("result" in answer) call.resolve(answer.result);
     else call.reject(new ProtocolError("PROTOCOL_ERROR", "an answer with neither result nor error", [], { answer }));
+  }
+
+  /** A `skills.changed` ({skill, version, schema_hash, breaking}): the kept `skills.list` follows it. */
+  private applyChanged(params: Record<string, unknown>): void {
+    if (!this.skills || typeof params.skill !== "string") return;
+    const before = this.skills.get(params.skill);
+    this.skills.set(params.skill, {
+      version: typeof params.version === "number" ? params.version : before?.version,
+      schemaHash: typeof params.schema_hash === "string" ? params.schema_hash : (before?.schemaHash ?? ""),
+    });
   }
 }

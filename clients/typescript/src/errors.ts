@@ -137,6 +137,9 @@ export function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
+/** The members of an error's `data` that are not details. */
+const ENVELOPE_KEYS = new Set(["code", "message", "details", "attempts", "metrics"]);
+
 /**
  * Maps a JSON-RPC `error` member to a SkillrunnerError. The server's `data` is
  * the inner error object `{code, message, errors?, details?, attempts, metrics}`.
@@ -152,9 +155,11 @@ export function errorFromJsonRpc(error: unknown): SkillrunnerError {
     const details: Record<string, unknown> = { ...data, jsonrpc_code: error.code };
     return new ProtocolError("PROTOCOL_ERROR", message, [], details);
   }
+  // data.details merged with the other members (errors, retry_after_ms, a refused reload's diagnostics), as the Python client does.
   const details: Record<string, unknown> = isObject(data.details) ? { ...data.details } : {};
-  if (Array.isArray(data.errors)) details.errors = data.errors;
-  if (typeof data.retry_after_ms === "number") details.retry_after_ms = data.retry_after_ms;
+  for (const [key, value] of Object.entries(data)) {
+    if (!ENVELOPE_KEYS.has(key)) details[key] = value;
+  }
   const attempts = Array.isArray(data.attempts) ? (data.attempts.filter(isObject) as Attempt[]) : [];
   const text = typeof data.message === "string" ? data.message : message;
   return makeError(code, text, attempts, details);

@@ -1,8 +1,9 @@
 /**
  * `skillrunner codegen typescript`: the generated skills.ts for the shipped skills passes
  * tsc --strict (with type-level checks that fail to compile if the types were loose), a
- * generated call against a real serve returns the typed output, and a skill whose schemas
- * changed on the server rejects the generated call with SchemaChangedError naming both hashes.
+ * generated call against a real serve returns the typed output, a compatible schema change on
+ * the server is accepted, and a breaking one (served at a higher version) rejects the generated
+ * call with SchemaChangedError naming both versions, on connections opened before and after it.
  */
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
@@ -10,7 +11,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { after, before, describe, it } from "node:test";
 
-import { Client, ReviewFailedError, SchemaChangedError, raiseForReview } from "skillrunner-client";
+import { Client, ConfigInvalidError, ReviewFailedError, SchemaChangedError, raiseForReview } from "skillrunner-client";
 import { BINARY, REPO, Server, Tree, makeTree, removeTree } from "./helpers";
 
 // Inside the package folder, so that "skillrunner-client" resolves to this package (self-reference).
@@ -92,22 +93,52 @@ describe("generated TypeScript functions", () => {
     assert.ok(["billing", "bug", "account", "feature_request", "other"].includes(out.category), JSON.stringify(out));
   });
 
-  it("a changed skill rejects the generated call with SchemaChangedError naming both hashes", async () => {
+  it("a compatible change is accepted; a breaking one at a higher version rejects on old and new connections", async () => {
     const skills = require(path.join(GEN, "out", "skills.js")) as {
       schemaHashes: Record<string, string>;
-      triageTicket(c: Client, input: object): Promise<unknown>;
+      skillVersions: Record<string, number>;
+      triageTicket(c: Client, input: object): Promise<{ category: string }>;
     };
+    const ticket = { subject: "a", body: "b" };
     const generated = skills.schemaHashes["triage_ticket"];
+    assert.equal(skills.skillVersions["triage_ticket"], 1);
     const file = path.join(tree.skills, "triage_ticket", "skill.yaml");
-    fs.writeFileSync(file, fs.readFileSync(file, "utf8").replace("body: { type: string }", "body: { type: string, maxLength: 5000 }"));
-    await client.reload();
-    const now = (await client.list()).find((s) => s.id === "triage_ticket")?.schema_hash;
-    assert.ok(now && now !== generated, `the edit changed the hash (${now})`);
-    const fresh = new Client({ socket: tree.socket });
-    const e: unknown = await skills.triageTicket(fresh, { subject: "a", body: "b" }).catch((x: unknown) => x);
-    fresh.close();
-    assert.ok(e instanceof SchemaChangedError, String(e));
-    assert.equal(e.message, `skill "triage_ticket" changed on the server: generated against ${generated}, server has ${now}`);
+    const early = new Client({ socket: tree.socket });
+    try {
+      await skills.triageTicket(early, ticket);
+      // An optional input member: compatible, the version stays 1; both connections call on.
+      const text = fs.readFileSync(file, "utf8").replace("    customer_tier: { enum: [free, pro, enterprise] }\n",
+        "    customer_tier: { enum: [free, pro, enterprise] }\n    locale: { type: string }\n");
+      fs.writeFileSync(file, text);
+      assert.equal((await client.reload()).ok, true);
+      assert.notEqual((await client.list()).find((s) => s.id === "triage_ticket")?.schema_hash, generated);
+      await skills.triageTicket(early, ticket);
+      await skills.triageTicket(client, ticket);
+      // A required output member removed, at version 2.
+      const broken = text.replace("required: [priority, category, summary, needs_human]", "required: [priority, category, summary]")
+        .replace("    needs_human: { type: boolean }\n", "");
+      fs.writeFileSync(file, broken);
+      const refused: unknown = await client.reload().catch((x: unknown) => x);
+      assert.ok(refused instanceof ConfigInvalidError, String(refused));
+      const diagnostics = refused.details.diagnostics as Array<Record<string, unknown>>;
+      assert.deepEqual([diagnostics[0]?.code, diagnostics[0]?.line, diagnostics[0]?.col], ["breaking-change", 4, 10]);
+      fs.writeFileSync(file, broken.replace("version: 1\n", "version: 2\n"));
+      assert.equal((await client.reload()).ok, true);
+      const now = (await client.list()).find((s) => s.id === "triage_ticket")?.schema_hash;
+      const fresh = new Client({ socket: tree.socket });
+      const errors = [await skills.triageTicket(early, ticket).catch((x: unknown) => x), await skills.triageTicket(fresh, ticket).catch((x: unknown) => x)];
+      fresh.close();
+      for (const e of errors) {
+        assert.ok(e instanceof SchemaChangedError, String(e));
+        assert.equal(
+          e.message,
+          `skill "triage_ticket" changed on the server in a way that breaks this caller: generated against version 1 (${generated}), server has version 2 (${now}); regenerate the stubs`,
+        );
+        assert.equal(e.details.actual_version, 2);
+      }
+    } finally {
+      early.close();
+    }
   });
   it("an answer its review gate failed rejects with ReviewFailedError unless allowReviewFailure", async () => {
     const skills = require(path.join(GEN, "out", "skills.js")) as {

@@ -53,10 +53,14 @@ describe("schemaHash against a real serve", () => {
     const expected = await expectedHash(client, "triage_ticket");
     const listed = (await client.list()).find((s) => s.id === "triage_ticket");
     assert.equal(listed?.schema_hash, expected, "the server's hash is sha256 of the canonical {input, output}");
+    // A connection of its own: one that listed the skills already (as `client` did) checks against that answer.
+    const first = new Client({ socket: tree.socket });
+    const wordStats = await expectedHash(client, "word_stats");
     const listsBefore = await listRequests(client);
-    const ok = await Promise.all([1, 2, 3].map(() => client.invoke("triage_ticket", TICKET, { schemaHash: expected })));
+    const ok = await Promise.all([1, 2, 3].map(() => first.invoke("triage_ticket", TICKET, { schemaHash: expected })));
     assert.equal(ok.length, 3);
-    await client.invoke("word_stats", { text: "a" }, { schemaHash: await expectedHash(client, "word_stats") });
+    await first.invoke("word_stats", { text: "a" }, { schemaHash: wordStats });
+    first.close();
     assert.equal((await listRequests(client)) - listsBefore, 1, "one skills.list per connection, shared by concurrent first calls");
 
     const e: unknown = await client.invoke("triage_ticket", TICKET, { schemaHash: WRONG }).catch((x: unknown) => x);

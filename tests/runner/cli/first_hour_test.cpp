@@ -48,7 +48,8 @@ TEST_F(FirstHourTest, ATypoedModelIsALoadErrorNamingTheClosestModel) {
   EXPECT_EQ(validate.out,
             "skills/extract_order/skill.yaml:3:8: /model: model \"gpt-4o-mni\" is not in the models table of "
             "skillrunner.yaml (did you mean \"gpt-4o-mini\"?); add it there (or set default_provider)\n"
-            "0 skill(s) and 0 rubric(s) loaded; 1 error(s), 0 warning(s)\n");
+            "0 skill(s) and 0 rubric(s) loaded; 1 error(s), 0 warning(s) (schemas not compared: skills is not in a git "
+            "work tree)\n");
   auto run = Skillrunner(tree_.Path(""), "run extract_order --input '{\"text\": \"2 mugs for Ada\"}'");
   EXPECT_NE(run.status, 0);
   EXPECT_EQ(run.out.find("\"output\""), std::string::npos) << run.out;
@@ -65,7 +66,8 @@ TEST_F(FirstHourTest, ADefaultProviderFallbackIsAWarningAndTheResultNamesWhatAns
             "skills/extract_order/skill.yaml:3:8: warning: /model: model \"gpt-4o-mni\" is not in the models table "
             "of skillrunner.yaml (did you mean \"gpt-4o-mini\"?), so it runs on the default_provider \"sim\" "
             "[model-unlisted]\n"
-            "1 skill(s) and 0 rubric(s) loaded; 0 error(s), 1 warning(s)\n");
+            "1 skill(s) and 0 rubric(s) loaded; 0 error(s), 1 warning(s) (schemas not compared: skills is not in a git "
+            "work tree)\n");
   auto run =
       Skillrunner(tree_.Path(""), "run extract_order --input '{\"text\": \"2 mugs for Ada\", \"tier\": \"pro\"}'");
   ASSERT_EQ(run.status, 0) << run.out;
@@ -94,7 +96,8 @@ TEST_F(FirstHourTest, OptionalPlaceholdersRenderEmptyAndUndeclaredOnesAreLoadErr
   EXPECT_EQ(validate.out,
             "skills/extract_order/skill.yaml:5:11: /prompt/system: placeholder {{input.tire}} names a property "
             "input_schema does not declare (did you mean \"{{input.tier}}\"?)\n"
-            "0 skill(s) and 0 rubric(s) loaded; 1 error(s), 0 warning(s)\n");
+            "0 skill(s) and 0 rubric(s) loaded; 1 error(s), 0 warning(s) (schemas not compared: skills is not in a git "
+            "work tree)\n");
 }
 
 // 7. An LLM_REVIEW skill a team wrote is the gate of a generation skill;
@@ -127,7 +130,9 @@ TEST_F(FirstHourTest, AnLlmReviewSkillGatesAGenerationSkill) {
     EXPECT_EQ(validate.status, 2) << review;
     return validate.out;
   };
-  const std::string loaded = "1 skill(s) and 1 rubric(s) loaded; 1 error(s), 0 warning(s)\n";
+  const std::string loaded =
+      "1 skill(s) and 1 rubric(s) loaded; 1 error(s), 0 warning(s) (schemas not compared: skills is not in a git work "
+      "tree)\n";
   EXPECT_EQ(gated_by("review: { skill: extract_order }"),
             "skills/extract_order/skill.yaml:15:18: /review/skill: skill \"extract_order\" is not an LLM_REVIEW "
             "skill, so it cannot judge\n" +
@@ -157,7 +162,8 @@ TEST_F(FirstHourTest, AnLlmReviewSkillGatesAGenerationSkill) {
             "skillrunner.yaml; add it there (or set default_provider)\n"
             "skills/review_order/skill.yaml:4:8: /model: model \"nope-model\" is not in the models table of "
             "skillrunner.yaml; add it there (or set default_provider)\n"
-            "0 skill(s) and 1 rubric(s) loaded; 2 error(s), 0 warning(s)\n");
+            "0 skill(s) and 1 rubric(s) loaded; 2 error(s), 0 warning(s) (schemas not compared: skills is not in a git "
+            "work tree)\n");
 }
 
 // 6. --show-request puts on each attempt exactly what was asked of the
@@ -241,7 +247,8 @@ output_schema:
                 "skills/order/skill.yaml:15:24: output_schema at /properties/items/items/properties/qty/type is not a "
                 "valid JSON Schema: unknown type \"int\" (expected array, boolean, integer, null, number, object or "
                 "string)\n"
-                "0 skill(s) and 0 rubric(s) loaded; 4 error(s), 0 warning(s)\n");
+                "0 skill(s) and 0 rubric(s) loaded; 4 error(s), 0 warning(s) (schemas not compared: skills is not in a "
+                "git work tree)\n");
   auto run = Skillrunner(tree_.Path(""), "run order --input '{}'");
   EXPECT_EQ(run.status, 2);
   EXPECT_EQ(json::parse(run.out).at("error").at("code"), "CONFIG_INVALID");
@@ -272,7 +279,8 @@ TEST_F(FirstHourTest, ARubricThatDidNotLoadIsNamedWithItsError) {
             "rubrics/order_quality.yaml:3:5: /criteria/0/description: required property is missing\n"
             "skills/extract_order/skill.yaml:15:19: /review/rubric: rubric \"order_quality\" did not load: "
             "rubrics/order_quality.yaml:3:5: /criteria/0/description: required property is missing\n"
-            "0 skill(s) and 0 rubric(s) loaded; 2 error(s), 0 warning(s)\n");
+            "0 skill(s) and 0 rubric(s) loaded; 2 error(s), 0 warning(s) (schemas not compared: skills is not in a git "
+            "work tree)\n");
 }
 
 // 3. Schema typos of a keyword are errors naming the keyword, its place and
@@ -304,7 +312,9 @@ output_schema:
       "[required-undeclared]\n";
   auto typos = Skillrunner(tree_.Path(""), "validate", "2>&1");
   EXPECT_EQ(typos.status, 2);
-  EXPECT_EQ(typos.out, undeclared + errors + "0 skill(s) and 0 rubric(s) loaded; 2 error(s), 1 warning(s)\n");
+  EXPECT_EQ(typos.out, undeclared + errors +
+                           "0 skill(s) and 0 rubric(s) loaded; 2 error(s), 1 warning(s) (schemas not compared: skills "
+                           "is not in a git work tree)\n");
   tree_.Write("skills/order/skill.yaml", R"(id: order
 template_type: LLM_JSON_GENERATION
 model: local-sim
@@ -324,11 +334,14 @@ output_schema:
       undeclared;
   auto validate = Skillrunner(tree_.Path(""), "validate", "2>&1");
   EXPECT_EQ(validate.status, 0);
-  EXPECT_EQ(validate.out, warnings + "1 skill(s) and 0 rubric(s) loaded; 0 error(s), 2 warning(s)\n");
+  EXPECT_EQ(validate.out, warnings +
+                              "1 skill(s) and 0 rubric(s) loaded; 0 error(s), 2 warning(s) (schemas not compared: "
+                              "skills is not in a git work tree)\n");
   auto strict = Skillrunner(tree_.Path(""), "validate --strict", "2>&1");
   EXPECT_EQ(strict.status, 2);
-  EXPECT_EQ(strict.out,
-            warnings + "1 skill(s) and 0 rubric(s) loaded; 0 error(s), 2 warning(s) (--strict: warnings fail)\n");
+  EXPECT_EQ(strict.out, warnings +
+                            "1 skill(s) and 0 rubric(s) loaded; 0 error(s), 2 warning(s) (--strict: warnings fail) "
+                            "(schemas not compared: skills is not in a git work tree)\n");
 }
 
 // 8. Eval datasets are checked before any request; --baseline is resolved

@@ -59,7 +59,8 @@ TEST_P(LintTest, AMisspeltKeywordIsAnErrorWithDidYouMean) {
                               "output_schema at /properties/name/minLenght: unknown keyword "
                               "\"minLenght\" (did you "
                               "mean \"minLength\"?); as written it constrains nothing\n"
-                              "0 skill(s) and 0 rubric(s) loaded; 2 error(s), 0 warning(s)\n");
+                              "0 skill(s) and 0 rubric(s) loaded; 2 error(s), 0 warning(s) (schemas not compared: "
+                              "skills is not in a git work tree)\n");
   auto as_json = Skillrunner(tree_.Path(""), "validate --json");
   EXPECT_EQ(as_json.status, 2);
   json::value report = json::parse(as_json.out);
@@ -89,7 +90,8 @@ TEST_P(LintTest, AnUnknownFormatIsAnErrorNamingTheClosestFormat) {
                               "uri, uri-reference, iri, "
                               "iri-reference, uri-template, json-pointer, relative-json-pointer, "
                               "regex, uuid, duration)\n"
-                              "0 skill(s) and 0 rubric(s) loaded; 2 error(s), 0 warning(s)\n");
+                              "0 skill(s) and 0 rubric(s) loaded; 2 error(s), 0 warning(s) (schemas not compared: "
+                              "skills is not in a git work tree)\n");
   EXPECT_EQ(validate.out.find("client-side"), std::string::npos);
 }
 
@@ -107,7 +109,8 @@ TEST_P(LintTest, AFormatNothingChecksIsAWarningThatSaysSo) {
                               ":35: warning: output_schema at /properties/link/format: format "
                               "\"iri\" is checked by no "
                               "validator here: any string passes [format-unchecked]\n"
-                              "1 skill(s) and 0 rubric(s) loaded; 0 error(s), 1 warning(s)\n");
+                              "1 skill(s) and 0 rubric(s) loaded; 0 error(s), 1 warning(s) (schemas not compared: "
+                              "skills is not in a git work tree)\n");
 }
 
 INSTANTIATE_TEST_SUITE_P(HandlerAndOpenAi, LintTest, ::testing::Values(kHandlerHead, kOpenAiHead),
@@ -139,9 +142,10 @@ TEST_F(LintAllowTest, WarningsCarryTheirCodeAndStrictFailsOnThem) {
   WriteSkill("");
   auto strict = Skillrunner(tree_.Path(""), "validate --strict", "2>&1");
   EXPECT_EQ(strict.status, 2);
-  EXPECT_EQ(strict.out, std::string(kUnknownWarning) + kStrictWarning +
-                            "1 skill(s) and 0 rubric(s) loaded; 0 error(s), 2 "
-                            "warning(s) (--strict: warnings fail)\n");
+  EXPECT_EQ(strict.out,
+            std::string(kUnknownWarning) + kStrictWarning +
+                "1 skill(s) and 0 rubric(s) loaded; 0 error(s), 2 "
+                "warning(s) (--strict: warnings fail) (schemas not compared: skills is not in a git work tree)\n");
   auto as_json = Skillrunner(tree_.Path(""), "validate --strict --json");
   EXPECT_EQ(as_json.status, 2);
   json::value report = json::parse(as_json.out);
@@ -158,12 +162,12 @@ TEST_F(LintAllowTest, ASkillsLintAllowAndValidateAllowAcknowledgeWarnings) {
   EXPECT_EQ(strict.out, std::string(kUnknownWarning) +
                             "1 skill(s) and 0 rubric(s) loaded; 0 error(s), 1 "
                             "warning(s), 1 allowed (--strict: "
-                            "warnings fail)\n");
+                            "warnings fail) (schemas not compared: skills is not in a git work tree)\n");
   auto allowed = Skillrunner(tree_.Path(""), "validate --strict --allow unknown-keyword", "2>&1");
   EXPECT_EQ(allowed.status, 0);
   EXPECT_EQ(allowed.out,
             "1 skill(s) and 0 rubric(s) loaded; 0 error(s), 0 "
-            "warning(s), 2 allowed\n");
+            "warning(s), 2 allowed (schemas not compared: skills is not in a git work tree)\n");
   auto as_json = Skillrunner(tree_.Path(""), "validate --strict --json --allow unknown-keyword");
   EXPECT_EQ(as_json.status, 0);
   json::value report = json::parse(as_json.out);
@@ -188,7 +192,8 @@ TEST_F(LintAllowTest, AnUnknownOrErrorCodeInEitherIsAnError) {
                               "skills/s/skill.yaml:11:36: /lint/allow/1: \"keyword-typo\" is an "
                               "error's code; only warnings can "
                               "be allowed\n"
-                              "0 skill(s) and 0 rubric(s) loaded; 2 error(s), 2 warning(s)\n");
+                              "0 skill(s) and 0 rubric(s) loaded; 2 error(s), 2 warning(s) (schemas not compared: "
+                              "skills is not in a git work tree)\n");
   WriteSkill("");
   auto flag = Skillrunner(tree_.Path(""), "validate --strict --allow unknown-keywrod", "2>&1");
   EXPECT_EQ(flag.status, 2);
@@ -242,7 +247,8 @@ output_schema: { type: object }
             "skills/s/skill.yaml:4:17: /prompt/user: placeholder "
             "{{input.who.nme}} names a property input_schema "
             "does not declare (did you mean \"{{input.who.name}}\"?)\n"
-            "0 skill(s) and 0 rubric(s) loaded; 2 error(s), 0 warning(s)\n");
+            "0 skill(s) and 0 rubric(s) loaded; 2 error(s), 0 warning(s) (schemas not compared: skills is not in a git "
+            "work tree)\n");
 }
 
 // The shipped tree (skills/, rubrics/, evals/, skillrunner.yaml) passes

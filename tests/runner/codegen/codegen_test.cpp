@@ -91,10 +91,13 @@ TEST(CodegenTest, PythonWritesTypedDictsAndASyncAndAnAsyncFunctionPerSkill) {
                  "        input,\n"
                  "        timeout_ms=timeout_ms,\n"
                  "        schema_hash=SCHEMA_HASHES[\"route.incident-v2\"],\n"
+                 "        skill_version=SKILL_VERSIONS[\"route.incident-v2\"],\n"
                  "    )\n"
                  "    if not allow_review_failure:\n"
                  "        result.raise_for_review()\n"
                  "    return cast(RouteIncidentV2Output, result.output)\n");
+  ExpectContains(file->text,
+                 "SKILL_VERSIONS: dict[str, int] = {\n    \"route.incident-v2\": 2,\n    \"echo\": 2,\n}\n");
   ExpectContains(file->text, "EchoInput: TypeAlias = dict[str, Any]\n\n\nEchoOutput: TypeAlias = Any\n");
   EXPECT_EQ(file->text.find("class Person2"), std::string::npos) << "one $ref, one type";
 }
@@ -132,6 +135,10 @@ TEST(CodegenTest, TypeScriptWritesInterfacesAndAnAsyncFunctionPerSkill) {
                  "  const result = await client.invoke<RouteIncidentV2Output>(\"route.incident-v2\", input, {\n"
                  "    ...options,\n"
                  "    schemaHash: \"sha256:");
+  ExpectContains(file->text, "\",\n    skillVersion: 2,\n  });\n");
+  ExpectContains(file->text,
+                 "export const skillVersions: Readonly<Record<string, number>> = {\n  \"route.incident-v2\": 2,\n"
+                 "  \"echo\": 2,\n};\n");
   ExpectContains(file->text, "export type EchoInput = Record<string, unknown>;\n\nexport type EchoOutput = unknown;\n");
 }
 

@@ -61,7 +61,9 @@ class ProviderLoopbackTest : public ::testing::Test {
   Result<ChatResponse> Send(Provider& provider, ChatRequest request = SimpleRequest(),
                             std::chrono::milliseconds deadline = std::chrono::minutes(5)) {
     RetryingProvider retrying(provider, RetryingProviderOptions{[] { return 0.0; }, {}});
-    ctx_ = std::make_unique<InvocationContext>("s", InvocationOptions{}, sleeper_.Now() + deadline, sleeper_);
+    const auto start = sleeper_.Now();
+    ctx_ = std::make_unique<InvocationContext>("s", InvocationOptions{}, start + deadline, sleeper_);
+    ctx_->set_started(start);  // as SkillRunner does: the deadline counts from the same instant
     auto future = boost::asio::co_spawn(io_, retrying.Chat(request, policy_, *ctx_), boost::asio::use_future);
     io_.restart();
     io_.run();

@@ -60,7 +60,9 @@ class RetryingProviderTest : public ::testing::Test {
     options.random = [u] { return u; };
     options.spread = [this] { return spread_; };
     RetryingProvider retrying(provider_, options);
-    ctx_ = std::make_unique<InvocationContext>("s", InvocationOptions{}, sleeper_.Now() + budget, sleeper_);
+    const auto start = sleeper_.Now();
+    ctx_ = std::make_unique<InvocationContext>("s", InvocationOptions{}, start + budget, sleeper_);
+    ctx_->set_started(start);  // as SkillRunner does: the deadline counts from the same instant
     ChatRequest request;
     return test_support::RunAwaitable(retrying.Chat(request, policy_, *ctx_));
   }
