@@ -16,6 +16,7 @@
 //      answer), per invocation in flight, and how long all the answers take.
 //
 //   build/server_bench [seconds-per-level [in-flight [connections [latency-ms]]]] [--threads N,M,...]
+//                      [--upstream URL]   (the HTTP level against URL, e.g. nginx, instead of the fake server)
 //   (seconds 0 skips the throughput levels; in-flight 0 skips the memory test; SKILLRUNNER_BIN=PATH serves with another
 //   build)
 #include <signal.h>
@@ -36,132 +37,31 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <tuple>
 #include <vector>
 
-#include "bench/triage_skill.h"
+#include "bench/serve_harness.h"
 #include "tests/support/child_process.h"
 #include "tests/support/temp_tree.h"
 
 namespace {
 namespace asio = boost::asio;
+using skillrunner::bench::FakeOpenAi;
+using skillrunner::bench::Percentile;
+using skillrunner::bench::ServeProcess;
+using skillrunner::bench::WaitForSocket;
+using skillrunner::bench::WriteTree;
 using Clock = std::chrono::steady_clock;
 using local = asio::local::stream_protocol;
-
-constexpr const char* kSkill = skillrunner::bench::kTriageSkill;
 
 std::string Invoke(std::uint64_t id) {
   return R"({"jsonrpc":"2.0","id":)" + std::to_string(id) +
          R"(,"method":"skills.invoke","params":{"skill":"triage","input":{"text":"The invoice total is wrong"}}})"
          "\n";
-}
-
-class ServeProcess {
- public:
-  // `threads` 0: serve's default (one per core).
-  ServeProcess(const skillrunner::testing::TempTree& tree, const std::string& socket, std::size_t max_in_flight,
-               unsigned threads = 0)
-      : process_(Binary(), Args(tree, socket, max_in_flight, threads),
-                 skillrunner::test_support::CleanEnvironment({"OPENAI_API_KEY=sk-bench"})),
-        pid_(process_.pid()) {}
-  ~ServeProcess() {
-    process_.Signal(SIGTERM);
-    process_.Wait(std::chrono::seconds(60));
-  }
-  long RssKiB() const { return StatusKiB("VmRSS:"); }
-  // The peak resident memory since the server started.
-  long PeakRssKiB() const { return StatusKiB("VmHWM:"); }
-  double CpuSeconds() const {
-    std::ifstream stat("/proc/" + std::to_string(pid_) + "/stat");
-    std::string text((std::istreambuf_iterator<char>(stat)), {});
-    std::istringstream fields(text.substr(text.rfind(')') + 2));
-    std::string skip;
-    long utime = 0, stime = 0;
-    for (int i = 0; i < 11; ++i) fields >> skip;
-    fields >> utime >> stime;
-    return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
-  }
-
- private:
-  long StatusKiB(const std::string& key) const {
-    std::ifstream status("/proc/" + std::to_string(pid_) + "/status");
-    std::string line;
-    while (std::getline(status, line)) {
-      if (line.rfind(key, 0) == 0) return std::stol(line.substr(key.size()));
-    }
-    return -1;
-  }
-
-  // SKILLRUNNER_BIN runs another build of the program (a before and after, back to back).
-  static std::string Binary() {
-    const char* other = std::getenv("SKILLRUNNER_BIN");
-    return other != nullptr && *other != '\0' ? other : SKILLRUNNER_BINARY;
-  }
-  static std::vector<std::string> Args(const skillrunner::testing::TempTree& tree, const std::string& socket,
-                                       std::size_t max_in_flight, unsigned threads) {
-    std::vector<std::string> args = tree.TreeFlags();
-    args.insert(args.begin(), {"serve", "--socket", socket});
-    args.insert(args.end(), {"--max-in-flight", std::to_string(max_in_flight)});
-    if (threads > 0) {
-      args.push_back("--threads");
-      args.push_back(std::to_string(threads));
-    }
-    return args;
-  }
-
-  skillrunner::test_support::ChildProcess process_;
-  pid_t pid_;
-};
-
-// build/fake_openai_server in its own process, answering every request at
-// once with the triage skill's answer.
-class FakeOpenAi {
- public:
-  explicit FakeOpenAi(const skillrunner::testing::TempTree& tree)
-      : err_(tree.Path("fake.err")),
-        process_(
-            FAKE_OPENAI_SERVER,
-            {"0", R"({"priority":2,"category":"bug","summary":"Login rejects the password.","needs_human":false})"},
-            skillrunner::test_support::CleanEnvironment(), {}, tree.Path("fake.out"), tree.Path("fake.err")) {
-    for (int i = 0; i < 1000 && url_.empty(); ++i) {
-      std::ifstream out(tree.Path("fake.out"));
-      std::getline(out, url_);
-      if (url_.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    if (url_.empty()) {
-      std::fprintf(stderr, "fake_openai_server did not start\n");
-      std::exit(1);
-    }
-  }
-  // Prints the server's count of requests and connections (the pool's churn shows there).
-  ~FakeOpenAi() {
-    process_.Signal(SIGTERM);
-    process_.Wait(std::chrono::seconds(10));
-    std::ifstream err(err_);
-    for (std::string line; std::getline(err, line);) std::printf("          %s\n", line.c_str());
-  }
-  const std::string& url() const { return url_; }
-
- private:
-  std::filesystem::path err_;
-  skillrunner::test_support::ChildProcess process_;
-  std::string url_;
-};
-
-void WaitForSocket(const std::string& path) {
-  for (int i = 0; i < 2000; ++i) {
-    asio::io_context io;
-    local::socket s(io);
-    boost::system::error_code ec;
-    s.connect(local::endpoint(path), ec);
-    if (!ec) return;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  std::fprintf(stderr, "server did not start\n");
-  std::exit(1);
 }
 
 struct Totals {
@@ -196,12 +96,6 @@ asio::awaitable<void> Client(std::string path, Clock::time_point until, Totals& 
     totals.latencies_us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count());
     ++totals.done;
   }
-}
-
-double Percentile(std::vector<double>& v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[static_cast<std::size_t>(p * static_cast<double>(v.size() - 1))];
 }
 
 // What clients did in one measurement: invocations answered, their rate and the server's CPU for each.
@@ -364,18 +258,21 @@ void InFlight(const std::string& path, const ServeProcess& server, int latency_m
       static_cast<unsigned long long>(answered.load()), wall, static_cast<unsigned long long>(errors.load()));
 }
 
-// The simulated provider answering after `latency_ms`, or (with `openai_url`)
-// the OpenAI provider at that server.
-void WriteTree(const skillrunner::testing::TempTree& tree, int latency_ms, const std::string& openai_url = "") {
-  const std::string provider = openai_url.empty()
-                                   ? "  sim: { kind: simulated, latency_ms: " + std::to_string(latency_ms) + " }\n"
-                                   : "  sim: { kind: openai, base_url: \"" + openai_url + "/v1\" }\n";
-  tree.Write("skillrunner.yaml", "providers:\n" + provider +
-                                     "models:\n  m: { provider: sim, structured_output: native }\n"
-                                     "default_provider: sim\n");
-  std::string skill = kSkill;
-  skill.replace(skill.find("MODEL"), 5, "m");
-  tree.Write("skills/triage/skill.yaml", skill);
+// The HTTP level against this server instead of fake_openai_server (--upstream URL: nginx answering a
+// fixed chat.completion, bench/nginx_upstream_bench.sh).
+std::string g_upstream;
+
+// The HTTP level: 32 x 8 pipelined through the OpenAI provider.
+void HttpLevel(double seconds, unsigned threads) {
+  constexpr std::size_t kConnections = 32, kDepth = 8;
+  skillrunner::testing::TempTree tree;
+  std::optional<FakeOpenAi> fake;
+  if (g_upstream.empty()) fake.emplace(tree);
+  WriteTree(tree, 0, fake ? fake->url() : g_upstream);
+  std::string socket = tree.Path("s.sock").string();
+  ServeProcess server(tree, socket, 20000, threads);
+  WaitForSocket(socket);
+  Pipelined(g_upstream.empty() ? "HTTP" : "upstream", socket, server, kConnections, kDepth, seconds);
 }
 
 // The throughput levels at `threads` io threads (0: serve's default).
@@ -392,13 +289,7 @@ void ThroughputLevels(double seconds, unsigned threads) {
     for (int clients : {1, 64, 1000}) Throughput(socket, server, clients, seconds);
     Pipelined("simulated", socket, server, kConnections, kDepth, seconds);
   }
-  skillrunner::testing::TempTree tree;
-  FakeOpenAi fake(tree);
-  WriteTree(tree, 0, fake.url());
-  std::string socket = tree.Path("s.sock").string();
-  ServeProcess server(tree, socket, 20000, threads);
-  WaitForSocket(socket);
-  Pipelined("HTTP", socket, server, kConnections, kDepth, seconds);
+  HttpLevel(seconds, threads);
 }
 
 std::vector<unsigned> ParseThreads(const std::string& list) {
@@ -416,6 +307,8 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (std::string(argv[i]) == "--threads" && i + 1 < argc) {
       threads = ParseThreads(argv[++i]);
+    } else if (std::string(argv[i]) == "--upstream" && i + 1 < argc) {
+      g_upstream = argv[++i];
     } else {
       positional.emplace_back(argv[i]);
     }

@@ -7,8 +7,10 @@
 #include <utility>
 
 #include "services/common/json_pointer.h"
+#include "services/common/json_text.h"
 #include "services/common/text.h"
 #include "services/providers/simulated/schema_walk.h"
+#include "services/providers/simulated/sim_random.h"
 
 namespace skillrunner::providers {
 namespace {
@@ -31,9 +33,9 @@ constexpr std::array<std::pair<std::string_view, FaultKind>, 13> kKinds = {{
     {"verdict", FaultKind::kVerdict},
 }};
 
-constexpr std::array<std::string_view, 11> kKeys = {"attempt",       "fault",  "path",      "retry_after_ms",
+constexpr std::array<std::string_view, 12> kKeys = {"attempt",       "fault",  "path",      "retry_after_ms",
                                                     "retry_after_s", "status", "criterion", "verdict",
-                                                    "confidence",    "skill",  "comment"};
+                                                    "confidence",    "skill",  "comment",   "probability"};
 
 constexpr std::string_view kDocumentation = R"doc(Fault scripts (simulated provider)
 
@@ -58,6 +60,10 @@ Entry:
   verdict         verdict: pass, fail or indeterminate (default fail)
   confidence      verdict: 0-100 (default 90; 30 for indeterminate)
   skill           config only: the skill id the entry applies to
+  probability     0-1 (default 1): the share of the attempts it names that
+                  it fires on, drawn from the request (its input and its
+                  seed) and the attempt number, so the same request always
+                  draws the same; with 0.4 about 40% of inputs get the fault
   comment         ignored
 
 Kinds, and what the answer of that attempt becomes:
@@ -112,7 +118,8 @@ Example (skill.yaml):
       - {attempt: [2, 3], fault: rate_limit, retry_after_ms: 150}
 )doc";
 
-std::string Describe(const json::value& value) { return json::serialize(value); }
+// As people write it (1.5, not Boost.JSON's 1.5E0).
+std::string Describe(const json::value& value) { return CompactJson(value); }
 
 template <typename Names>
 std::string Suggestion(std::string_view word, const Names& names) {
@@ -218,6 +225,11 @@ Parsed ParseMember(std::string_view key, const json::value& value, const std::st
       return std::unexpected(at + ": expected one of \"pass\", \"fail\", \"indeterminate\", found " + Describe(value));
     }
     fault.verdict = std::string(value.get_string());
+  } else if (key == "probability") {
+    if (!value.is_number() || value.to_number<double>() < 0 || value.to_number<double>() > 1) {
+      return std::unexpected(at + ": expected a number from 0 to 1, found " + Describe(value));
+    }
+    fault.probability = value.to_number<double>();
   } else if (key == "confidence") {
     if (!value.is_number() || value.to_number<double>() < 0 || value.to_number<double>() > 100) {
       return std::unexpected(at + ": expected a number from 0 to 100, found " + Describe(value));
@@ -275,6 +287,16 @@ std::string_view FaultKindName(FaultKind kind) {
 
 bool Fault::Applies(int attempt) const {
   return std::find(attempts.begin(), attempts.end(), attempt) != attempts.end();
+}
+
+bool Fault::Fires(std::uint64_t seed, int attempt, std::size_t index) const {
+  if (probability >= 1.0) return true;
+  if (probability <= 0.0) return false;
+  simulation::Fnv1a hash;
+  hash.Add(seed);
+  hash.Add(static_cast<std::uint64_t>(attempt));
+  hash.Add(static_cast<std::uint64_t>(index));
+  return simulation::Rng(hash.value()).Unit() < probability;
 }
 
 std::expected<std::vector<Fault>, std::string> ParseFaultScript(const json::value& script, FaultScriptScope scope) {

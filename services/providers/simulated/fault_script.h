@@ -12,6 +12,8 @@
 
 #include <boost/json/value.hpp>
 #include <chrono>
+#include <cstddef>
+#include <cstdint>
 #include <expected>
 #include <optional>
 #include <string>
@@ -50,8 +52,13 @@ struct Fault {
   std::string verdict = "fail";                          // verdict: pass|fail|indeterminate
   std::optional<double> confidence;                      // verdict
   std::string skill;                                     // config scripts: "" = every skill
+  double probability = 1.0;                              // the share of matching attempts it fires on
 
   bool Applies(int attempt) const;
+  // Whether an entry that applies to `attempt` fires for the request `seed` (the simulation seed of
+  // its input and the request's seed); `index` tells apart the entries of one attempt. Always with
+  // probability 1, never with 0, else a deterministic draw.
+  bool Fires(std::uint64_t seed, int attempt, std::size_t index) const;
 };
 
 enum class FaultScriptScope {

@@ -99,6 +99,11 @@ std::expected<ChatResponse, ProviderError> SimulatedProvider::Answer(const ChatR
   static const std::vector<Fault> kNoFaults;
   std::vector<Fault> faults =
       FaultsForAttempt(skill ? skill->faults : kNoFaults, config_faults_, meta.task_id, meta.attempt);
+  std::vector<Fault> firing;
+  for (std::size_t i = 0; i < faults.size(); ++i) {
+    if (faults[i].Fires(seed, meta.attempt, i)) firing.push_back(std::move(faults[i]));
+  }
+  faults = std::move(firing);
   if (auto error = simulation::ErrorFault(faults)) {
     error->request_id = request_id;
     return std::unexpected(std::move(*error));

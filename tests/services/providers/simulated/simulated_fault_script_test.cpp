@@ -35,6 +35,18 @@ TEST(FaultScriptTest, ParsesEveryFieldOfAnEntry) {
   EXPECT_EQ(FaultKindName(faults[3].kind), "verdict");
 }
 
+TEST(FaultScriptTest, ProbabilityIsANumberFromZeroToOne) {
+  auto parsed = ParseFaultScript(json::parse(R"([{"attempt": 1, "fault": "refusal", "probability": 0.25},
+      {"attempt": 1, "fault": "fence"}])"));
+  ASSERT_TRUE(parsed.has_value()) << parsed.error();
+  EXPECT_EQ((*parsed)[0].probability, 0.25);
+  EXPECT_EQ((*parsed)[1].probability, 1.0);
+  EXPECT_EQ(ErrorOf(R"([{"attempt": 1, "fault": "refusal", "probability": 1.5}])"),
+            "/0/probability: expected a number from 0 to 1, found 1.5");
+  EXPECT_EQ(ErrorOf(R"([{"attempt": 1, "fault": "refusal", "probabilty": 0.5}])"),
+            "/0/probabilty: unknown key \"probabilty\" (did you mean \"probability\"?)");
+}
+
 TEST(FaultScriptTest, NullIsAnEmptyScript) {
   auto parsed = ParseFaultScript(json::value());
   ASSERT_TRUE(parsed.has_value());
