@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds and runs the benchmarks (programs, not tests): HttpClient round trips
 # against a loopback server, the runner's own overhead per invocation, `run`
-# of one skill in a 2,000-skill tree, the socket server under load, and eval
+# of one skill in a 2,000-skill tree, the socket server under load (pipelined,
+# open loop, and with nginx as the provider when nginx is installed), and eval
 # runs (with promptfoo from npm when PF=1, the default of bench/eval_bench.sh).
 #   scripts/bench.sh [requests]
 set -euo pipefail
@@ -11,7 +12,7 @@ if ! command -v jq >/dev/null; then
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
   $SUDO apt-get install -y -qq --no-install-recommends jq >&2
 fi
-cmake --build "$ROOT/build" -j"${JOBS:-$(nproc)}" --target skillrunner http_client_bench runner_bench server_bench fake_openai_server >&2
+cmake --build "$ROOT/build" -j"${JOBS:-$(nproc)}" --target skillrunner http_client_bench runner_bench server_bench open_loop_bench fake_openai_server >&2
 N="${1:-20000}"
 echo "## HttpClient against a loopback server"
 "$ROOT/build/http_client_bench" "$N"
@@ -28,6 +29,15 @@ echo "## invocation is serve's own rusage), simulated and over HTTP to bench/fak
 echo "## 100,000 invocations in flight at once (1,000 connections x 100 pipelined, the provider answering"
 echo "## after 20 s): peak RSS and KiB per invocation in flight"
 "$ROOT/build/server_bench" 5 100000 1000 20000 --threads 1,2
+echo
+echo "## serve's added latency, open loop (calls on a fixed schedule, latency from when each was due) at"
+echo "## 1,000 and 5,000 calls/s over HTTP to bench/fake_openai_server, beside the fake server's own"
+"$ROOT/build/open_loop_bench" 5 1000,5000 32
+if command -v nginx >/dev/null || [ -x /usr/sbin/nginx ]; then
+  echo
+  echo "## serve's CPU per call with nginx answering a fixed chat.completion as the provider"
+  "$ROOT/bench/nginx_upstream_bench.sh" 5
+fi
 echo
 echo "## Eval runs"
 "$ROOT/bench/eval_bench.sh"
