@@ -126,11 +126,15 @@ RefLookup LookUpTreeAt(const std::string& ref, const fs::path& skills_dir, const
     return lookup;
   }
   if (top.status != 0) {
-    lookup.not_compared = skills_dir.string() + " is not in a git work tree";
+    const bool plain = top.err.find("not a git repository") != std::string::npos;
+    const std::string first_line = top.err.substr(0, top.err.find('\n'));
+    lookup.not_compared =
+        skills_dir.string() + " is not in a git work tree" + (plain ? "" : " (git: " + first_line + ")");
     return lookup;
   }
   const fs::path root = Trimmed(top.out);
-  Ran commit = RunProgram({"git", "-C", root.string(), "rev-parse", "--verify", "--quiet", ref + "^{commit}"});
+  Ran commit = RunProgram(
+      {"git", "-C", root.string(), "rev-parse", "--verify", "--quiet", "--end-of-options", ref + "^{commit}"});
   if (commit.status != 0 && ref == "HEAD") {
     lookup.not_compared = "the repository has no commit yet";
     return lookup;
