@@ -2,6 +2,7 @@
 
 #include <signal.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -32,6 +33,24 @@ using Executor = asio::any_io_executor;
 constexpr auto kNoThrow = asio::as_tuple(asio::use_awaitable);
 constexpr std::size_t kReadChunk = 16 * 1024;
 
+// Closes `descriptor` after taking it out of the reactor's epoll set. Asio's close skips that
+// (closing the last descriptor of a file removes it from the set), but a child spawning on another
+// thread holds copies of our descriptors until it execs, so the registration outlived the close and
+// its events went to whichever descriptor reused the reactor's state: a pidfd's wait woke before its
+// child exited, and the child was killed as a straggler.
+template <class Descriptor>
+void CloseDeregistered(Descriptor& descriptor) {
+  if (!descriptor.is_open()) return;
+  int fd = -1;
+  if constexpr (requires(boost::system::error_code & ec) { descriptor.release(ec); }) {
+    boost::system::error_code ignored;
+    fd = descriptor.release(ignored);
+  } else {
+    fd = descriptor.release();
+  }
+  if (fd >= 0) ::close(fd);
+}
+
 // One started child for the length of a Run: its pipes and pidfd on the
 // caller's executor. It is reaped on every path: by WaitExit, or, should the
 // coroutine be destroyed before (an exception), by the destructor after a
@@ -51,6 +70,7 @@ class Child {
   Child& operator=(const Child&) = delete;
 
   ~Child() {
+    CloseDescriptors();
     if (reaped_) return;
     KillGroup();
     while (::waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
@@ -89,9 +109,27 @@ class Child {
   }
 
  private:
+  // Readiness alone is not trusted: an epoll registration another descriptor left behind could wake
+  // this wait (CloseDeregistered), and a live child was then killed as a straggler. Exited is what
+  // waitid says without reaping.
   awaitable<bool> WaitPidFd() {
-    auto [ec] = co_await pidfd_.async_wait(asio::posix::stream_descriptor::wait_read, kNoThrow);
-    co_return !ec;
+    for (;;) {
+      auto [ec] = co_await pidfd_.async_wait(asio::posix::stream_descriptor::wait_read, kNoThrow);
+      if (ec) co_return false;
+      siginfo_t info{};
+      if (::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) != 0) {
+        if (errno == EINTR) continue;
+        co_return true;  // not ours to wait for any more: reaping finds out
+      }
+      if (info.si_pid != 0) co_return true;
+    }
+  }
+
+  void CloseDescriptors() {
+    CloseDeregistered(pidfd_);
+    CloseDeregistered(stdin_);
+    CloseDeregistered(stdout_);
+    CloseDeregistered(stderr_);
   }
 
   // Kernels without pidfd: look without reaping, back off up to 50 ms.
@@ -126,8 +164,7 @@ awaitable<void> WriteStdin(asio::writable_pipe& pipe, const std::string& data) {
   if (!data.empty()) {
     co_await asio::async_write(pipe, asio::buffer(data), kNoThrow);
   }
-  boost::system::error_code ignored;
-  pipe.close(ignored);
+  CloseDeregistered(pipe);
 }
 
 // Reads stdout to EOF. Past `cap` bytes it keeps the first `cap`, marks the

@@ -570,12 +570,9 @@ TEST_F(EvalCliTest, RunErrorsExitTwoWithTheProblem) {
 
 TEST_F(EvalCliTest, TheShippedNightlySuiteRunsOfflineWithReportsAndHistory) {
   std::string src = SKILLRUNNER_SOURCE_DIR;
-  // At the suite's 16 in flight, a word_stats handler (python3) was now and then SIGKILLed before it
-  // answered ("handler killed by signal 9", not its timeout; 1 run in 4 under a 4x load): the cause is
-  // not found yet (design.md §11.2). At 4 in flight it has not happened; the point of the test stays.
   auto ran = Skillrunner(tree_.root(), "--skills " + src + "/skills --rubrics " + src + "/rubrics --config " + src +
                                            "/skillrunner.yaml --provider simulated eval " + src +
-                                           "/evals/nightly.yaml --concurrency 4 --out nightly/out");
+                                           "/evals/nightly.yaml --out nightly/out");
   ASSERT_EQ(ran.status, 0) << ran.err;
   json::object summary = Summary("nightly/out");
   EXPECT_EQ(summary.at("suite"), "nightly");

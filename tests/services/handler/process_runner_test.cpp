@@ -6,6 +6,7 @@
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_future.hpp>
@@ -13,6 +14,8 @@
 #include <chrono>
 #include <functional>
 #include <future>
+#include <mutex>
+#include <thread>
 
 #include "tests/services/handler/handler_test_util.h"
 #include "tests/support/run_awaitable.h"
@@ -194,6 +197,59 @@ TEST_F(ProcessRunnerTest, MissingWorkingDirectoryCannotStart) {
   auto outcome = Run(std::move(request));
   ASSERT_FALSE(outcome.has_value());
   EXPECT_EQ(outcome.error().message, "cannot start 'cat': no working directory " + (dir_.path() / "gone").string());
+}
+
+}  // namespace
+}  // namespace skillrunner::handler
+
+namespace skillrunner::handler {
+namespace {
+
+// What the lanes of the test below share.
+struct Tally {
+  std::mutex mutex;
+  int started = 0;
+  int killed = 0;
+  int failed = 0;
+};
+
+// Runs children one after the other until `runs` have started across every lane.
+boost::asio::awaitable<void> Lane(AsioProcessRunner& runner, Tally& tally, int runs) {
+  for (;;) {
+    {
+      std::lock_guard lock(tally.mutex);
+      if (tally.started == runs) co_return;
+      ++tally.started;
+    }
+    ProcessRequest request;
+    request.argv = {"/bin/sh", "-c", "exit 0"};
+    request.stdin_data = "{}";
+    auto outcome = co_await runner.Run(std::move(request));
+    std::lock_guard lock(tally.mutex);
+    if (!outcome) {
+      ++tally.failed;
+    } else if (outcome->signal != 0) {
+      ++tally.killed;
+    }
+  }
+}
+
+// Children spawned, waited for and closed on two threads of one io_context at once, as an eval runs
+// its exec handlers: none may be killed before it exits. A pidfd closed on one thread while a child
+// spawning on the other still held a copy left its epoll registration behind, and its readiness
+// later woke the wait of a newer child's pidfd, which was then killed as a "straggler" (signal 9).
+TEST(ProcessRunnerThreadsTest, ChildrenRunOnTwoThreadsAtOnceAllExitOnTheirOwn) {
+  AsioProcessRunner runner;
+  boost::asio::io_context io;
+  constexpr int kRuns = 1000, kInFlight = 16;
+  Tally tally;
+  for (int i = 0; i < kInFlight; ++i) boost::asio::co_spawn(io, Lane(runner, tally, kRuns), boost::asio::detached);
+  std::thread second([&io] { io.run(); });
+  io.run();
+  second.join();
+  EXPECT_EQ(tally.started, kRuns);
+  EXPECT_EQ(tally.failed, 0);
+  EXPECT_EQ(tally.killed, 0) << tally.killed << " of " << kRuns << " children killed before they exited";
 }
 
 }  // namespace
