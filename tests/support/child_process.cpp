@@ -92,7 +92,8 @@ ChildProcess::~ChildProcess() {
 }
 
 void ChildProcess::Signal(int signal) const {
-  if (pid_ > 0) ::kill(pid_, signal);
+  // Once reaped, the pid may already be another process's.
+  if (pid_ > 0 && !reaped_) ::kill(pid_, signal);
 }
 
 int ChildProcess::Wait(std::chrono::milliseconds timeout) {
