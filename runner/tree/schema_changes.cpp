@@ -8,6 +8,10 @@
 namespace skillrunner {
 namespace json = boost::json;
 
+namespace {
+
+// Every way `after`'s schemas break callers of `before`, one line each:
+// "input /x: ..." or "output /y: ..." ("(root)" for the schema itself).
 std::vector<std::string> SchemaBreaks(const Skill& before, const Skill& after) {
   std::vector<std::string> out;
   for (const auto& [side, name, old_schema, new_schema] :
@@ -19,6 +23,8 @@ std::vector<std::string> SchemaBreaks(const Skill& before, const Skill& after) {
   }
   return out;
 }
+
+}  // namespace
 
 json::array SchemaChanges(const SkillRegistry& before, const SkillRegistry& after, std::vector<Diagnostic>& errors) {
   json::array changed;

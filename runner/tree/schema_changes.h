@@ -14,10 +14,6 @@
 
 namespace skillrunner {
 
-// Every way `after`'s schemas break callers of `before`, one line each:
-// "input /x: ..." or "output /y: ..." ("(root)" for the schema itself).
-std::vector<std::string> SchemaBreaks(const Skill& before, const Skill& after);
-
 // The skills both registries hold whose schemas changed, as skills.changed's
 // params ({skill, version, schema_hash, breaking}). A breaking change whose
 // version did not rise is appended to `errors`, at the skill file's `version`

@@ -112,6 +112,11 @@ TEST_F(ValidateAgainstTest, OutsideGitOrWithNoneNothingIsComparedAndItIsSaidOnce
   const json::object out = json::parse(none.out).as_object();
   EXPECT_TRUE(out.at("against").is_null());
   EXPECT_EQ(out.at("not_compared"), "--against none");
+  auto no_git = Skillrunner(tree_.root(), "validate", "2>&1", "PATH=/nonexistent");
+  EXPECT_EQ(no_git.status, 0);
+  EXPECT_EQ(no_git.out,
+            "1 skill(s) and 0 rubric(s) loaded; 0 error(s), 0 warning(s) (schemas not compared: git is not "
+            "installed)\n");
   auto bad_ref = Skillrunner(tree_.root(), "validate --against no-such-ref", "2>&1");
   EXPECT_EQ(bad_ref.status, 2);
   EXPECT_EQ(bad_ref.out, "skillrunner validate: --against no-such-ref: no such commit in " +

@@ -193,9 +193,8 @@ namespace {
 // `probability`: a refusal at 0.4 hits about 40% of 1,000 different inputs, the same input always
 // draws the same, and 0 never fires.
 TEST(SimulatedFaultProbabilityTest, AnEntryFiresOnItsShareOfInputsAndTheSameInputAlwaysDrawsTheSame) {
-  SimulatedProvider provider({});
-  test_support::ScriptSkill(provider, "s", R"([{"attempt":1,"fault":"refusal","probability":0.4}])");
-  auto ask = [&](int i) {
+  // Whether `provider` refuses input number `i` of skill "s" on its first attempt.
+  auto refuses = [](SimulatedProvider& provider, int i) {
     ChatRequest request;
     request.model = "m";
     request.messages = {{"user", "input " + std::to_string(i)}};
@@ -204,24 +203,20 @@ TEST(SimulatedFaultProbabilityTest, AnEntryFiresOnItsShareOfInputsAndTheSameInpu
     request.metadata.attempt = 1;
     return RunAwaitable(provider.Chat(request))->finish_reason == FinishReason::kRefusal;
   };
+  SimulatedProvider provider({});
+  test_support::ScriptSkill(provider, "s", R"([{"attempt":1,"fault":"refusal","probability":0.4}])");
+  SimulatedProvider never({});
+  test_support::ScriptSkill(never, "s", R"([{"attempt":1,"fault":"refusal","probability":0}])");
   int refused = 0;
   for (int i = 0; i < 1000; ++i) {
-    const bool first = ask(i);
+    const bool first = refuses(provider, i);
     refused += first ? 1 : 0;
     if (i < 50) {
-      EXPECT_EQ(ask(i), first) << i;
+      EXPECT_EQ(refuses(provider, i), first) << i;
+      EXPECT_FALSE(refuses(never, i)) << i;
     }
   }
   EXPECT_NEAR(refused, 400, 47);  // 3 standard deviations of a binomial(1000, 0.4)
-  SimulatedProvider never({});
-  test_support::ScriptSkill(never, "s", R"([{"attempt":1,"fault":"refusal","probability":0}])");
-  ChatRequest request;
-  request.model = "m";
-  request.messages = {{"user", "input"}};
-  request.metadata.skill_id = "s";
-  request.metadata.task_id = "s";
-  request.metadata.attempt = 1;
-  EXPECT_EQ(RunAwaitable(never.Chat(request))->finish_reason, FinishReason::kStop);
 }
 
 }  // namespace
