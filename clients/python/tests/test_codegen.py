@@ -122,7 +122,11 @@ class GeneratedPythonTest(unittest.TestCase):
                                 "    locale: { type: string }\n")
             skill_file.write_text(text)
             self.assertTrue(early.reload()["ok"])
-            compatible = next(s["schema_hash"] for s in early.list() if s["id"] == "triage_ticket")
+            # skills.changed reaches `early` before the answer to a request it sends after the reload
+            # (early.list() would refresh the copy itself; another connection's does not).
+            early.health()
+            with Client(socket=server.socket) as other:
+                compatible = next(s["schema_hash"] for s in other.list() if s["id"] == "triage_ticket")
             self.assertNotEqual(compatible, generated)
             self.assertIn(module.triage_ticket(early, TICKET)["category"],
                           ("billing", "bug", "account", "feature_request", "other"))
@@ -145,7 +149,9 @@ class GeneratedPythonTest(unittest.TestCase):
             # ... and served at version 2: the stubs of version 1 raise, on the old connection too.
             skill_file.write_text(broken.replace("version: 1\n", "version: 2\n"))
             self.assertTrue(early.reload()["ok"])
-            now = next(s["schema_hash"] for s in early.list() if s["id"] == "triage_ticket")
+            early.health()
+            with Client(socket=server.socket) as other:
+                now = next(s["schema_hash"] for s in other.list() if s["id"] == "triage_ticket")
             with self.assertRaises(SchemaChangedError) as on_early:
                 module.triage_ticket(early, TICKET)
             with Client(socket=server.socket) as fresh, self.assertRaises(SchemaChangedError) as on_fresh:

@@ -111,6 +111,8 @@ describe("generated TypeScript functions", () => {
         "    customer_tier: { enum: [free, pro, enterprise] }\n    locale: { type: string }\n");
       fs.writeFileSync(file, text);
       assert.equal((await client.reload()).ok, true);
+      // skills.changed reached `early` before the answer to a request it sends after the reload.
+      await early.call("health");
       assert.notEqual((await client.list()).find((s) => s.id === "triage_ticket")?.schema_hash, generated);
       await skills.triageTicket(early, ticket);
       await skills.triageTicket(client, ticket);
@@ -124,6 +126,7 @@ describe("generated TypeScript functions", () => {
       assert.deepEqual([diagnostics[0]?.code, diagnostics[0]?.line, diagnostics[0]?.col], ["breaking-change", 4, 10]);
       fs.writeFileSync(file, broken.replace("version: 1\n", "version: 2\n"));
       assert.equal((await client.reload()).ok, true);
+      await early.call("health");
       const now = (await client.list()).find((s) => s.id === "triage_ticket")?.schema_hash;
       const fresh = new Client({ socket: tree.socket });
       const errors = [await skills.triageTicket(early, ticket).catch((x: unknown) => x), await skills.triageTicket(fresh, ticket).catch((x: unknown) => x)];
