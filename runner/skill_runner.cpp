@@ -8,6 +8,8 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include "runner/rollout_routing.h"
+
 namespace skillrunner {
 namespace asio = boost::asio;
 namespace json = boost::json;
@@ -97,6 +99,17 @@ std::optional<Error> Admit(const SkillRegistry& registry, std::string_view skill
   }
   service = found->second.get();
   return std::nullopt;
+}
+
+// The version of `stable` that answers (design.md §11.2); none, with `refused`
+// set, when the call pins a version the skill does not have.
+Route RouteOrRefuse(const Skill* stable, const json::value& input, const InvocationOptions& options,
+                    rollout::RolloutBook* book, std::unique_ptr<Error>& refused) {
+  if (stable == nullptr) return Route{};
+  auto routed = RouteCall(*stable, input, options, book);
+  if (routed) return *routed;
+  refused = std::make_unique<Error>(std::move(routed.error()));
+  return Route{};
 }
 
 // The rare refusal, boxed: a coroutine's locals are all in its frame, held
@@ -232,7 +245,10 @@ asio::awaitable<InvocationOutcome> SkillRunner::Invoke(std::string_view skill_id
   }();
   if (trace && tracing_.capture_content) trace->input = &input;
   std::shared_ptr<const SkillRegistry> registry = registry_.load();
-  const Skill* skill = registry->FindSkill(skill_id);
+  const Skill* stable = registry->FindSkill(skill_id);
+  std::unique_ptr<Error> misrouted;
+  const Route route = RouteOrRefuse(stable, input, options, rollouts_.get(), misrouted);
+  const Skill* skill = route.skill;
   const auto limit = options.timeout.value_or(skill ? skill->timeout : kDefaultTimeout);
   if (skill != nullptr && skill->max_cost_usd) {
     options.max_cost_usd = std::min(options.max_cost_usd.value_or(*skill->max_cost_usd), *skill->max_cost_usd);
@@ -246,9 +262,12 @@ asio::awaitable<InvocationOutcome> SkillRunner::Invoke(std::string_view skill_id
   }
   SkillService* service = nullptr;
   auto end = [&](InvocationOutcome outcome) {
+    (outcome ? outcome->served : outcome.error().served) = route.served;
+    if (rollouts_ && stable) CountOutcome(*stable, route, outcome, *rollouts_);
     if (trace) EndTrace(*trace, outcome, show_request);
     return outcome;
   };
+  if (misrouted) co_return end(std::unexpected(Failure(std::move(*misrouted), ctx, start)));
   if (auto refused = Boxed(Admit(*registry, skill_id, skill, input, services_, ctx, service))) {
     co_return end(std::unexpected(Failure(std::move(*refused), ctx, start)));
   }

@@ -15,6 +15,9 @@
 #include "services/review/reviewer.h"
 
 namespace skillrunner {
+namespace rollout {
+class RolloutBook;  // runner/rollout/rollout_book.h
+}
 
 // The core: looks a skill up, checks its input, dispatches on template_type to
 // the service registered for it, checks the output, and returns the result of
@@ -31,6 +34,12 @@ class SkillRunner {
   void RegisterService(TemplateType type, std::shared_ptr<SkillService> service);
   // The judge behind Judge. Call before the first Judge.
   void SetJudge(std::shared_ptr<review::Reviewer> judge) { judge_ = std::move(judge); }
+
+  // design.md §11.2: the rollouts this runner serves (serve, MCP): calls to a skill with a
+  // rollout are assigned an arm and counted. Without (run, eval), calls go to the stable
+  // version unless they pin one. Call before the first Invoke.
+  void SetRollouts(std::shared_ptr<rollout::RolloutBook> book) { rollouts_ = std::move(book); }
+  const std::shared_ptr<rollout::RolloutBook>& rollouts() const { return rollouts_; }
 
   // design.md §9.4: where the spans of every invocation go. Call before the first Invoke.
   void SetTracing(TraceSettings tracing) { tracing_ = std::move(tracing); }
@@ -74,6 +83,7 @@ class SkillRunner {
   Clock& clock_;
   std::map<TemplateType, std::shared_ptr<SkillService>> services_;
   std::shared_ptr<review::Reviewer> judge_;
+  std::shared_ptr<rollout::RolloutBook> rollouts_;
   TraceSettings tracing_;
 };
 

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "runner/cli/codegen_command.h"
+#include "runner/cli/rollout_command.h"
 #include "runner/cli/environment.h"
 #include "runner/cli/eval_command.h"
 #include "runner/cli/providers_command.h"
@@ -44,6 +45,7 @@ struct RunOptions {
   std::int64_t timeout_ms = 0;
   std::int64_t seed = -1;
   std::string session;
+  int version = 0;
   bool show_request = false;
   std::string traceparent;
   bool no_tree_cache = false;
@@ -145,6 +147,7 @@ int Run(const CommonOptions& common, const RunOptions& options) {
   if (options.timeout_ms > 0) invocation.timeout = std::chrono::milliseconds(options.timeout_ms);
   if (options.seed >= 0) invocation.seed = static_cast<std::uint64_t>(options.seed);
   if (!options.session.empty()) invocation.session = options.session;
+  if (options.version > 0) invocation.version = options.version;
   invocation.show_request = options.show_request;
   if (!options.traceparent.empty()) invocation.traceparent = ParseTraceparent(options.traceparent);
   StreamEvents events(PrintStreamEvent, std::chrono::milliseconds(options.partial_interval_ms), RealClock(),
@@ -320,6 +323,9 @@ void AddCommonOptions(CLI::App& app, CommonOptions& common) {
                  "Route every model to this provider, e.g. simulated (env SKILLRUNNER_PROVIDER)");
   app.add_option("--log-level", common.log_level, "trace|debug|info|warn|error|critical|off");
   app.add_option("--log-format", common.log_format, "text|json");
+  app.add_option("--state-dir", common.state_dir,
+                 "Where rollout state is kept (default $STATE_DIRECTORY, else $XDG_STATE_HOME/skillrunner, else "
+                 "~/.local/state/skillrunner)");
 }
 
 }  // namespace
@@ -336,6 +342,10 @@ CLI::App* AddRunCommand(CLI::App& app, RunOptions& run) {
   run_cmd->add_option("--seed", run.seed, "Seed for the simulated provider")->check(CLI::NonNegativeNumber);
   run_cmd->add_option("--session", run.session,
                       "Session id: earlier validation errors of this skill in the session are fed forward");
+  run_cmd
+      ->add_option("--version", run.version,
+                   "Run this version of the skill: its stable version or its rollout's candidate (default: stable)")
+      ->check(CLI::PositiveNumber);
   run_cmd->add_flag("--stream", run.stream,
                     "Print skills.partial and skills.reset events as JSON lines while the answer is generated");
   run_cmd
@@ -435,6 +445,7 @@ int RunCli(int argc, char** argv) {
   std::function<int()> chosen;
   AddServeCommands(app, common, chosen);
   AddCodegenCommand(app, common, chosen);
+  AddRolloutCommands(app, common, chosen);
 
   EvalCommand eval_command(app);
 

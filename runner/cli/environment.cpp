@@ -170,6 +170,7 @@ Result<std::unique_ptr<Runtime>> Runtime::Create(std::shared_ptr<const SkillRegi
   runtime->runner_ = std::make_unique<SkillRunner>(std::move(registry), RealClock());
   const Config& config = runtime->runner_->registry()->config();
   runtime->runner_->SetTracing(TraceSettings{options.spans, config.telemetry.capture_content, ProviderSystems(config)});
+  runtime->runner_->SetRollouts(options.rollouts);
   if (options.batch != nullptr) AddBatching(parts, config, executor, *options.batch);
   if (options.responses != nullptr) {
     for (const auto& [name, settings] : runtime->runner_->registry()->config().providers) {
@@ -193,6 +194,14 @@ Result<std::unique_ptr<Runtime>> Runtime::Create(std::shared_ptr<const SkillRegi
 
 Runtime::~Runtime() {
   if (parts_ && parts_->owns_shared) parts_->shared->Stop();
+}
+
+std::string StateDir(const CommonOptions& options, const EnvLookup& env) {
+  if (!options.state_dir.empty()) return options.state_dir;
+  if (auto systemd = env("STATE_DIRECTORY"); systemd && !systemd->empty()) return systemd->substr(0, systemd->find(':'));
+  if (auto xdg = env("XDG_STATE_HOME"); xdg && !xdg->empty()) return *xdg + "/skillrunner";
+  auto home = env("HOME");
+  return (home && !home->empty() ? *home : std::string(".")) + "/.local/state/skillrunner";
 }
 
 }  // namespace skillrunner::cli

@@ -26,7 +26,13 @@ struct CommonOptions {
   std::string provider;     // --provider / SKILLRUNNER_PROVIDER
   std::string log_level = "warn";
   std::string log_format = "text";
+  std::string state_dir;  // --state-dir; empty: StateDir's order
 };
+
+// Where serve and `rollout` keep rollout state (design.md §11.2): --state-dir,
+// else $STATE_DIRECTORY (systemd's StateDirectory=, the first of a list),
+// else $XDG_STATE_HOME/skillrunner, else ~/.local/state/skillrunner.
+std::string StateDir(const CommonOptions& options, const EnvLookup& env);
 
 // The config, with --provider applied. Errors are diagnostics (file:line:col).
 std::expected<Config, std::vector<Diagnostic>> ResolveConfig(const CommonOptions& options);
@@ -71,6 +77,9 @@ struct RuntimeOptions {
   ResponseStore* responses = nullptr;
   // eval --batch: each HTTP provider with a batch API sends through it. Null: online.
   const BatchRun* batch = nullptr;
+  // serve: the rollouts calls are assigned and counted by (design.md §11.2). Null: every call
+  // goes to a skill's stable version unless it pins one.
+  std::shared_ptr<rollout::RolloutBook> rollouts;
 };
 
 // Everything an invocation needs, wired with the real implementations: the

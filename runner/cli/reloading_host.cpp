@@ -117,7 +117,7 @@ ReloadingHost::Built ReloadingHost::Build() {
   }
   auto loaded = LoadRegistry(common_, std::move(*config));
   built.diagnostics = std::move(loaded.diagnostics);
-  auto runtime = Runtime::Create(loaded.registry, executor_, RuntimeOptions{shared_, {}, tracing_});
+  auto runtime = Runtime::Create(loaded.registry, executor_, RuntimeOptions{shared_, {}, tracing_, nullptr, nullptr, rollouts_});
   if (!runtime) {
     built.failure = runtime.error().message;
     return built;

@@ -20,8 +20,13 @@ class ReloadingHost : public server::SkillHost {
   // `allow_broken` (serve --allow-broken): a tree whose skills or rubrics do
   // not all load is served without them, at start and on reload; a broken
   // config is refused either way.
-  ReloadingHost(CommonOptions common, boost::asio::any_io_executor executor, bool allow_broken = false)
-      : common_(std::move(common)), executor_(std::move(executor)), allow_broken_(allow_broken) {}
+  // `rollouts` (serve): the calls of every tree it loads are assigned and counted by it.
+  ReloadingHost(CommonOptions common, boost::asio::any_io_executor executor, bool allow_broken = false,
+                std::shared_ptr<rollout::RolloutBook> rollouts = nullptr)
+      : common_(std::move(common)),
+        executor_(std::move(executor)),
+        allow_broken_(allow_broken),
+        rollouts_(std::move(rollouts)) {}
 
   // Why the first load was refused: every error (file:line:col) and a line
   // that sums it up.
@@ -64,6 +69,7 @@ class ReloadingHost : public server::SkillHost {
   CommonOptions common_;
   boost::asio::any_io_executor executor_;
   bool allow_broken_ = false;
+  std::shared_ptr<rollout::RolloutBook> rollouts_;
   std::mutex reload_mutex_;
   std::atomic<std::shared_ptr<const Serving>> serving_;
   std::shared_ptr<state::SharedState> shared_;

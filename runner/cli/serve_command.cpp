@@ -4,8 +4,14 @@
 #include <sys/resource.h>
 
 #include <CLI/CLI.hpp>
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <cstdio>
 #include <memory>
 #include <mutex>
@@ -13,6 +19,7 @@
 #include <vector>
 
 #include "runner/cli/reloading_host.h"
+#include "runner/rollout/rollout_book.h"
 #include "runner/server/server.h"
 #include "services/state/tenant_quota.h"
 
@@ -94,6 +101,18 @@ class IoThreads {
   std::vector<asio::executor_work_guard<asio::io_context::executor_type>> guards_;
 };
 
+// Rollout state kept once a second (design.md §11.2): counts saved, operators' commands applied.
+// Ends when `timer` is cancelled.
+asio::awaitable<void> KeepRollouts(rollout::RolloutBook& book, asio::steady_timer& timer) {
+  for (;;) {
+    timer.expires_after(std::chrono::seconds(1));
+    auto [ec] = co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+    book.Sync();
+    book.Flush();
+    if (ec) co_return;
+  }
+}
+
 }  // namespace
 
 int Serve(const CommonOptions& common, ServeOptions options) {
@@ -106,7 +125,8 @@ int Serve(const CommonOptions& common, ServeOptions options) {
   const unsigned threads = options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
   asio::io_context io(threads == 1 ? 1 : BOOST_ASIO_CONCURRENCY_HINT_DEFAULT);
   IoThreads io_threads(threads);  // before the host: its pooled connections live on them
-  ReloadingHost host(common, io.get_executor(), options.allow_broken);
+  auto rollouts = std::make_shared<rollout::RolloutBook>(rollout::MakeDirStore(StateDir(common, ProcessEnv)));
+  ReloadingHost host(common, io.get_executor(), options.allow_broken, rollouts);
   if (!LoadTree(host)) return kUsageStatus;
   const Config& config = host.Current()->registry()->config();
   auto tenants = TenantTokens(config);
@@ -122,7 +142,12 @@ int Serve(const CommonOptions& common, ServeOptions options) {
   options.server.shared_state = host.shared_state();
   options.server.tracing = host.tracing();
   server::Server server(io, options.server, host, io_threads.Workers(io));
-  server.OnStopped([&io_threads] { io_threads.Release(); });
+  asio::steady_timer rollout_timer(io);
+  asio::co_spawn(io, KeepRollouts(*rollouts, rollout_timer), asio::detached);
+  server.OnStopped([&io_threads, &io, &rollout_timer] {
+    io_threads.Release();
+    asio::post(io, [&rollout_timer] { rollout_timer.cancel(); });
+  });
   server.HandleSignals();  // before the socket listens: a SIGHUP right after must reload, not kill
   if (auto started = server.Start(); !started) {
     std::fprintf(stderr, "skillrunner serve: %s\n", started.error().message.c_str());

@@ -8,51 +8,12 @@
 #include <system_error>
 #include <vector>
 
-#include "services/handler/process_runner.h"
+#include "runner/cli/run_program.h"
 
 namespace skillrunner::cli {
 namespace fs = std::filesystem;
 
 namespace {
-
-// A tree bigger than this at the ref is refused rather than read into memory.
-constexpr std::size_t kMaxArchiveBytes = 256u << 20;
-
-struct Ran {
-  bool started = false;
-  int status = -1;  // the exit status; -1 when killed, timed out or cut
-  std::string out;
-  std::string err;  // stderr's tail, trimmed
-};
-
-std::string Trimmed(std::string text) {
-  while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' ')) text.pop_back();
-  return text;
-}
-
-// Runs a program to its end (git, tar): its status and what it wrote.
-Ran RunProgram(std::vector<std::string> argv, std::string stdin_data = {}) {
-  handler::ProcessRequest request;
-  request.argv = std::move(argv);
-  request.stdin_data = std::move(stdin_data);
-  request.timeout = std::chrono::seconds(120);
-  request.max_output_bytes = kMaxArchiveBytes;
-  boost::asio::io_context io;
-  handler::AsioProcessRunner runner;
-  auto future = boost::asio::co_spawn(io, runner.Run(std::move(request)), boost::asio::use_future);
-  io.run();
-  Result<handler::ProcessOutcome> outcome = future.get();
-  Ran ran;
-  if (!outcome) return ran;
-  ran.started = true;
-  const bool whole = outcome->signal == 0 && !outcome->timed_out && !outcome->output_truncated;
-  ran.status = whole ? outcome->exit_status : -1;
-  ran.out = std::move(outcome->stdout_data);
-  ran.err = Trimmed(std::move(outcome->stderr_tail));
-  if (outcome->output_truncated) ran.err = "more than " + std::to_string(kMaxArchiveBytes >> 20) + " MiB";
-  if (outcome->timed_out) ran.err = "no end after 120 s";
-  return ran;
-}
 
 // `dir` relative to the repository's top folder, or nullopt when it lies outside it.
 std::optional<std::string> InRepository(const fs::path& top, const fs::path& dir) {

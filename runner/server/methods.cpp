@@ -2,6 +2,7 @@
 
 #include <array>
 
+#include "runner/rollout_report.h"
 #include "runner/tree/skill_json.h"
 
 namespace skillrunner::server {
@@ -9,9 +10,9 @@ namespace json = boost::json;
 
 namespace {
 
-constexpr std::array<std::string_view, 9> kMethods = {"skills.invoke", "skills.list", "skills.describe",
-                                                      "skills.reload", "health",      "metrics",
-                                                      "$/cancel",      "auth",        "rpc.discover"};
+constexpr std::array<std::string_view, 10> kMethods = {
+    "skills.invoke", "skills.list", "skills.describe", "skills.reload", "rollouts.list",
+    "health",        "metrics",     "$/cancel",        "auth",          "rpc.discover"};
 
 json::object ApplicationError(const json::value& id, ErrorCode code, std::string message, json::object extra = {}) {
   json::object data{{"code", ErrorCodeName(code)}, {"message", message}};
@@ -33,6 +34,18 @@ json::object Describe(Server::State& state, const Call& call) {
     return ApplicationError(call.id, ErrorCode::kSkillNotFound, message);
   }
   return ResultAnswer(call.id, SkillDescriptionJson(*found, *registry));
+}
+
+// rollouts.list {skill?}: every rollout of the tree in service, as this process counts it.
+json::object ListRollouts(Server::State& state, const Call& call) {
+  const json::value* skill = ParamMember(call.params, "skill");
+  if (skill && !skill->is_string()) return InvalidParamsAnswer(call.id, {{"/skill", "expected a skill id (string)"}});
+  std::shared_ptr<SkillRunner> runner = state.host.Current();
+  json::array rollouts;
+  if (runner->rollouts()) {
+    rollouts = RolloutsReport(*runner->registry(), *runner->rollouts(), skill ? skill->as_string() : "");
+  }
+  return ResultAnswer(call.id, json::object{{"rollouts", std::move(rollouts)}});
 }
 
 json::object Reload(Server::State& state, const Call& call) {
@@ -68,6 +81,7 @@ json::object HandleSimpleMethod(Server::State& state, const Call& call) {
   }
   if (call.method == "skills.describe") return Describe(state, call);
   if (call.method == "skills.reload") return Reload(state, call);
+  if (call.method == "rollouts.list") return ListRollouts(state, call);
   if (call.method == "health") return ResultAnswer(call.id, state.Health());
   if (call.method == "metrics") {
     json::object result = state.metrics.ToJson();

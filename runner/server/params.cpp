@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <limits>
 #include <string>
 
 #include "runner/server/json_rpc.h"
@@ -25,6 +26,7 @@ namespace {
 
 // A day: longer asks are mistakes, and far longer ones overflow clock arithmetic.
 constexpr std::int64_t kMaxTimeoutMs = 24LL * 3600 * 1000;
+constexpr std::size_t kMaxRoutingKey = 1024;
 
 // stream and partial_interval_ms: whether partials are sent, and how often.
 void ReadStreamOption(std::string_view key, const json::value& value, const std::string& path, InvokeParams& params,
@@ -45,12 +47,30 @@ void ReadStreamOption(std::string_view key, const json::value& value, const std:
   }
 }
 
+// `routing_key` and `version` (design.md §11.2): which version of a skill answers.
+void ReadRoutingOption(std::string_view key, const json::value& value, const std::string& path,
+                       InvocationOptions& options, std::vector<FieldError>& errors) {
+  if (key == "routing_key") {
+    if (value.is_string() && !value.as_string().empty() && value.as_string().size() <= kMaxRoutingKey) {
+      options.routing_key = std::string(value.as_string());
+    } else {
+      errors.push_back({path, "expected a string of 1 to " + std::to_string(kMaxRoutingKey) + " characters"});
+    }
+  } else if (value.is_int64() && value.as_int64() >= 1 && value.as_int64() <= std::numeric_limits<int>::max()) {
+    options.version = static_cast<int>(value.as_int64());
+  } else {
+    errors.push_back({path, "expected a version number (an integer from 1)"});
+  }
+}
+
 // One member of `options`, into `options`; a bad one is an error at `path`.
 void ReadOption(std::string_view key, const json::value& value, const std::string& path, InvokeParams& params,
                 std::vector<FieldError>& errors) {
   InvocationOptions& options = params.options;
   if (key == "stream" || key == "partial_interval_ms") {
     ReadStreamOption(key, value, path, params, errors);
+  } else if (key == "routing_key" || key == "version") {
+    ReadRoutingOption(key, value, path, options, errors);
   } else if (key == "timeout_ms") {
     if (value.is_int64() && value.as_int64() > 0 && value.as_int64() <= kMaxTimeoutMs) {
       options.timeout = std::chrono::milliseconds(value.as_int64());
@@ -91,7 +111,7 @@ void ReadOption(std::string_view key, const json::value& value, const std::strin
     errors.push_back(
         {path,
          "unknown option (expected timeout_ms, seed, session, show_request, max_cost_usd, traceparent, stream, "
-         "partial_interval_ms)"});
+         "partial_interval_ms, routing_key, version)"});
   }
 }
 
@@ -127,7 +147,7 @@ std::expected<InvokeParams, std::vector<FieldError>> ReadInvokeParams(json::valu
       errors.push_back(
           {"/options",
            "expected an object {timeout_ms?, seed?, session?, show_request?, max_cost_usd?, traceparent?, stream?, "
-           "partial_interval_ms?}"});
+           "partial_interval_ms?, routing_key?, version?}"});
     } else {
       for (const auto& [key, value] : options->as_object()) {
         ReadOption(key, value, "/options/" + std::string(key), out, errors);

@@ -32,6 +32,9 @@ constexpr LintCode kCodes[] = {
      "A skillrunner.yaml setting the loader refuses: a provider, a Redis URL, "
      "a route."},
     {"duplicate-id", kError, "Two skills or two rubrics with one id."},
+    {"candidate-invalid", kError,
+     "A rollout's candidate that is not its skill one version on: another id, a version not higher, other "
+     "schemas, a rollout of its own, a file that is missing."},
     {"reference-unknown", kError,
      "A rubric, review skill or handler named that does not exist or did not "
      "load."},

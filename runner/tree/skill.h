@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "runner/rollout/rollout_spec.h"
 #include "runner/tree/yaml_json.h"
 #include "services/common/invocation.h"
 #include "services/generation/generation_spec.h"
@@ -81,6 +82,14 @@ struct Skill {
   std::shared_ptr<const generation::GenerationSpec> generation;  // LLM_JSON_GENERATION
   std::shared_ptr<const review::JudgeSpec> judge;                // LLM_REVIEW: its judge; generation: the review gate's
   std::shared_ptr<const handler::HandlerSpec> handler_spec;      // handler skills
+
+  // design.md §11.2: a stable version's canary (its `rollout:` block) and the
+  // candidate it names, loaded and linked with it; a candidate has neither.
+  std::optional<rollout::RolloutSpec> rollout;
+  std::shared_ptr<const Skill> candidate;
+  // The judge of the rollout's online review, the same for both arms (its
+  // rubric or skill, else the review gate's judge).
+  std::shared_ptr<const review::JudgeSpec> online_judge;
 };
 
 }  // namespace skillrunner

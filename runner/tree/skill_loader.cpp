@@ -9,6 +9,7 @@
 #include "runner/tree/descriptor_reader.h"
 #include "runner/tree/lint_codes.h"
 #include "runner/tree/skill_registry.h"
+#include "runner/tree/skill_rollout.h"
 #include "runner/tree/skill_routing.h"
 #include "runner/tree/skill_schemas.h"
 #include "services/common/json_pointer.h"
@@ -75,6 +76,7 @@ class SkillLoader {
     CheckShape(is_known_handler);
     LoadPrompt();
     LoadSkillSchemas(reader_, skill_);
+    LoadRollout(reader_, skill_);
     SkillRouting routing(reader_, config_, skill_);
     routing.CheckModel();
     CheckSimulation();

@@ -303,6 +303,9 @@ void SkillRegistry::LoadSkills(const RegistryOptions& options, const std::vector
       const std::size_t before = entry.diagnostics.size();
       entry.ok =
           LinkSkill(*entry.skill, options, entry.file, reviewers, entry.diagnostics) && entry.duplicate_of.empty();
+      if (entry.ok && entry.skill->rollout) {
+        entry.ok = LinkRollout(*entry.skill, options, entry.file, reviewers, entry.diagnostics);
+      }
       StampCode(entry.diagnostics, before, "reference-unknown");
     }
   }

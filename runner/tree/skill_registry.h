@@ -81,6 +81,12 @@ class SkillRegistry {
                 std::vector<Diagnostic>& diagnostics);
   bool LinkSkill(Skill& skill, const RegistryOptions& options, const std::string& file, const ReviewerLookup& reviewers,
                  std::vector<Diagnostic>& diagnostics) const;
+  // A rollout's candidate, loaded beside `skill` and held to it (rollout_link.cpp), and the
+  // judge of its online review.
+  bool LinkRollout(Skill& skill, const RegistryOptions& options, const std::string& file,
+                   const ReviewerLookup& reviewers, std::vector<Diagnostic>& diagnostics) const;
+  bool LinkOnlineJudge(Skill& skill, const std::string& file, const ReviewerLookup& reviewers,
+                       std::vector<Diagnostic>& diagnostics) const;
   bool LinkGateSkill(Skill& skill, const std::string& file, const ReviewerLookup& reviewers,
                      const std::function<SourcePosition(const std::string&)>& where,
                      std::vector<Diagnostic>& diagnostics) const;

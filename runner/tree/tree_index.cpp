@@ -87,13 +87,18 @@ std::optional<Diagnostic> DiagnosticFromJson(const json::value& value) {
   return d;
 }
 
-// The schema files a skill's descriptor names by path (read beside it).
+// The files a skill's descriptor names besides its own: the schema files it
+// names by path (read beside it), and a rollout's candidate with its own.
 void AddSchemaFiles(const Skill& skill, std::set<std::string>& out) {
   const auto* descriptor = skill.descriptor.if_object();
   if (!descriptor) return;
   for (std::string_view key : {"input_schema", "output_schema"}) {
     const auto* value = descriptor->if_contains(key);
     if (value && value->is_string()) out.insert((skill.dir / std::string(value->as_string())).string());
+  }
+  if (skill.candidate) {
+    out.insert(skill.candidate->file.string());
+    AddSchemaFiles(*skill.candidate, out);
   }
 }
 
@@ -105,12 +110,16 @@ TreeFiles NeedsOf(const Skill& skill, const SkillRegistry& registry) {
     if (const Rubric* rubric = registry.FindRubric(id)) rubrics.insert(rubric->file);
   };
   if (skill.template_type == TemplateType::kLlmReview) add_rubric(skill.rubric);
-  if (skill.review) {
-    if (!skill.review->skill.empty()) {
-      if (const Skill* reviewer = registry.FindSkill(skill.review->skill)) skills.insert(reviewer->file);
+  auto add_judge = [&](const std::string& reviewer_id, const std::string& rubric) {
+    if (!reviewer_id.empty()) {
+      if (const Skill* reviewer = registry.FindSkill(reviewer_id)) skills.insert(reviewer->file);
     }
-    add_rubric(skill.review->rubric);  // a gate by skill: that skill's rubric, filled in at load
+    add_rubric(rubric);  // a gate by skill: that skill's rubric, filled in at load
+  };
+  for (const Skill* version : {&skill, skill.candidate.get()}) {
+    if (version && version->review) add_judge(version->review->skill, version->review->rubric);
   }
+  if (skill.rollout && skill.rollout->review) add_judge(skill.rollout->review->skill, skill.rollout->review->rubric);
   return TreeFiles{{skills.begin(), skills.end()}, {rubrics.begin(), rubrics.end()}};
 }
 

@@ -289,9 +289,19 @@ json::value ToJson(const Metrics& m) {
   return out;
 }
 
+namespace {
+
+void AddServed(const Served& served, json::object& out) {
+  if (served.version > 0) out["skill_version"] = served.version;
+  if (!served.arm.empty()) out["arm"] = served.arm;
+}
+
+}  // namespace
+
 json::value ToJson(const InvocationResult& r) {
   json::object out;
   out["skill"] = r.skill;
+  AddServed(r.served, out);
   out["output"] = r.output;
   if (r.review) out["review"] = *r.review;
   out["attempts"] = AttemptsToJson(r.attempts);
@@ -309,6 +319,7 @@ json::value ErrorToJson(const InvocationFailure& f) {
   if (f.error.code == ErrorCode::kOverloaded) {
     if (const json::value* after = f.error.details.if_contains("retry_after_ms")) out["retry_after_ms"] = *after;
   }
+  AddServed(f.served, out);
   out["attempts"] = AttemptsToJson(f.attempts);
   out["metrics"] = ToJson(f.metrics);
   return out;

@@ -191,6 +191,12 @@ struct InvocationOptions {
   // An eval's case and repeat (design.md §10.6: batch requests are recorded by
   // them); null outside evals.
   std::shared_ptr<const EvalTag> eval;
+  // design.md §11.2: what a rollout assigns this call by (before the input's
+  // sticky value and the session); the same key keeps the same arm.
+  std::optional<std::string> routing_key;
+  // Runs this version of the skill (its stable one or its candidate's); a
+  // pinned call is not counted by the rollout.
+  std::optional<int> version;
 };
 
 // How long one request waited before it went out and how long it took.
@@ -299,18 +305,28 @@ class InvocationContext {
 // (it may be a fallback); a final error answer implies the reset.
 std::function<void(const Attempt&)> ResetOnAbandon(StreamEvents& events);
 
+// Which version of a skill answered (design.md §11.2): its `version`, and the
+// arm of its rollout ("stable" | "candidate"; empty without a rollout).
+// Version 0: no skill was found to answer.
+struct Served {
+  int version = 0;
+  std::string_view arm;  // a literal
+};
+
 struct InvocationResult {
   std::string skill;
   boost::json::value output;
   std::optional<boost::json::value> review;
   std::vector<Attempt> attempts;
   Metrics metrics;
+  Served served;
 };
 
 struct InvocationFailure {
   Error error;
   std::vector<Attempt> attempts;
   Metrics metrics;
+  Served served;
 };
 
 using InvocationOutcome = std::expected<InvocationResult, InvocationFailure>;
@@ -321,9 +337,9 @@ bool ReviewFailed(const boost::json::value& review);
 
 boost::json::value ToJson(const Attempt& attempt);
 boost::json::value ToJson(const Metrics& metrics);
-// success: {"skill","output","review"?,"attempts","metrics"}
+// success: {"skill","skill_version"?,"arm"?,"output","review"?,"attempts","metrics"}
 boost::json::value ToJson(const InvocationResult& result);
-// The inner error object: {"code","message","errors"?,"details"?,"attempts","metrics"}
+// The inner error object: {"code","message","errors"?,"details"?,"skill_version"?,"arm"?,"attempts","metrics"}
 boost::json::value ErrorToJson(const InvocationFailure& failure);
 // {"error": ErrorToJson(...)} or the success shape.
 boost::json::value ToJson(const InvocationOutcome& outcome);

@@ -24,9 +24,9 @@ using testing::SchemaJson;
 
 // The methods the server dispatches (runner/server/methods.cpp); the
 // answers test checks this list against the server's own rpc.discover.
-const std::vector<std::string> kMethods = {"skills.invoke", "skills.list", "skills.describe",
-                                           "skills.reload", "health",      "metrics",
-                                           "$/cancel",      "auth",        "rpc.discover"};
+const std::vector<std::string> kMethods = {"skills.invoke", "skills.list", "skills.describe", "skills.reload",
+                                           "rollouts.list", "health",      "metrics",         "$/cancel",
+                                           "auth",          "rpc.discover"};
 
 // `$/cancel`'s files are named cancel.*: "$" and "/" do not belong in a file name.
 std::string FileStem(const std::string& method) { return method == "$/cancel" ? "cancel" : method; }

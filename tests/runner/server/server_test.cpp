@@ -132,7 +132,7 @@ TEST_F(ServerTest, BadParamsNameThePointer) {
   EXPECT_EQ(
       answer.at("error").at("data").at("errors").at(1),
       json::parse(
-          R"J({"path": "/options/colour", "message": "unknown option (expected timeout_ms, seed, session, show_request, max_cost_usd, traceparent, stream, partial_interval_ms)"})J"));
+          R"J({"path": "/options/colour", "message": "unknown option (expected timeout_ms, seed, session, show_request, max_cost_usd, traceparent, stream, partial_interval_ms, routing_key, version)"})J"));
   auto bad_show = client.Call(InvokeLine(9, "echo", "{}", R"({"show_request": "yes"})"));
   EXPECT_EQ(bad_show.at("error").at("message"), "Invalid params: /options/show_request: expected true or false");
   auto bad_trace = client.Call(InvokeLine(10, "echo", "{}", R"({"traceparent": "00-abc-def-01"})"));
