@@ -7,7 +7,13 @@
 // latency, and the difference is what serve adds. Each rate also gives serve's
 // CPU per call (its own rusage).
 //
-//   build/open_loop_bench [seconds-per-rate [rates [connections]]]   (default 5 1000,5000 32)
+// Variants: `plain` (the skill alone), `rollout` (a candidate at traffic 0.5:
+// the assignment and counting on every call), `review` (that, and every
+// answer judged online by a judge answering in 50 ms: what judging after the
+// answer costs the calls).
+//
+//   build/open_loop_bench [seconds-per-rate [rates [connections [variants]]]]
+//                         (default 5 1000,5000 32 plain,rollout,review)
 #include <sys/resource.h>
 
 #include <boost/asio/as_tuple.hpp>
@@ -177,34 +183,59 @@ void Print(const char* label, Run& run) {
               run.latency_us.size(), run.errors, run.late_sends);
 }
 
+// One way of serving the triage skill: its own tree and serve process.
+struct Variant {
+  const char* name;
+  std::string rollout;  // the skill's rollout block ("" for none)
+  bool judged = false;  // an online review by a judge that answers in 50 ms
+};
+
+// serve's latency and CPU per call at `rate` for one variant, against `alone` (the fake by itself).
+void Measure(const Variant& variant, const std::string& fake_url, const std::string& judge_url, double rate,
+             double seconds, std::size_t connections, Run& alone) {
+  skillrunner::testing::TempTree tree;
+  skillrunner::bench::WriteTree(tree, 0, fake_url, variant.rollout, variant.judged ? judge_url : "");
+  const std::string socket = tree.Path("s.sock").string();
+  ServeProcess server(tree, socket, 100000);
+  skillrunner::bench::WaitForSocket(socket);
+  ThroughServe(socket, 1000, 1, connections);  // warm: connections to the fake server, caches
+  const double cpu_before = server.CpuSeconds();
+  Run served = ThroughServe(socket, rate, seconds, connections);
+  const double cpu_us = (server.CpuSeconds() - cpu_before) / static_cast<double>(served.due.size()) * 1e6;
+  std::printf("  %s (serve's CPU %.1f us a call):\n", variant.name, cpu_us);
+  Print("through serve", served);
+  std::printf("  %-14s p50 %7.0f us  p99 %7.0f us  p99.9 %7.0f us\n", "serve adds",
+              Percentile(served.latency_us, 0.5) - Percentile(alone.latency_us, 0.5),
+              Percentile(served.latency_us, 0.99) - Percentile(alone.latency_us, 0.99),
+              Percentile(served.latency_us, 0.999) - Percentile(alone.latency_us, 0.999));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const double seconds = argc > 1 ? std::stod(argv[1]) : 5.0;
   const std::string rates = argc > 2 ? argv[2] : "1000,5000";
   const std::size_t connections = argc > 3 ? std::stoul(argv[3]) : 32;
+  const std::string chosen = argc > 4 ? argv[4] : "plain,rollout,review";
   skillrunner::testing::TempTree tree;
   FakeOpenAi fake(tree);
-  skillrunner::bench::WriteTree(tree, 0, fake.url());
-  const std::string socket = tree.Path("s.sock").string();
-  ServeProcess server(tree, socket, 100000);
-  skillrunner::bench::WaitForSocket(socket);
-  ThroughServe(socket, 1000, 1, connections);  // warm: connections to the fake server, caches
+  FakeOpenAi judge(tree, {"50"}, "judge");
+  const std::vector<Variant> variants = {
+      {"plain", ""},
+      {"rollout", "rollout: { candidate: candidate.yaml, traffic: 0.5 }\n"},
+      {"review", "rollout: { candidate: candidate.yaml, traffic: 0.5, review: { skill: judge, sample: 1.0 } }\n",
+       true}};
   std::stringstream list(rates);
   for (std::string item; std::getline(list, item, ',');) {
     const double rate = std::stod(item);
     Run alone = StraightToFake(fake.url(), rate, seconds, connections);
-    const double cpu_before = server.CpuSeconds();
-    Run served = ThroughServe(socket, rate, seconds, connections);
-    const double cpu_us = (server.CpuSeconds() - cpu_before) / static_cast<double>(served.due.size()) * 1e6;
-    std::printf("%.0f calls/s for %.0f s on %zu connections (serve's CPU %.1f us a call):\n", rate, seconds,
-                connections, cpu_us);
+    std::printf("%.0f calls/s for %.0f s on %zu connections:\n", rate, seconds, connections);
     Print("fake alone", alone);
-    Print("through serve", served);
-    std::printf("  %-14s p50 %7.0f us  p99 %7.0f us  p99.9 %7.0f us\n", "serve adds",
-                Percentile(served.latency_us, 0.5) - Percentile(alone.latency_us, 0.5),
-                Percentile(served.latency_us, 0.99) - Percentile(alone.latency_us, 0.99),
-                Percentile(served.latency_us, 0.999) - Percentile(alone.latency_us, 0.999));
+    for (const Variant& variant : variants) {
+      if (chosen.find(variant.name) != std::string::npos) {
+        Measure(variant, fake.url(), judge.url(), rate, seconds, connections, alone);
+      }
+    }
   }
   return 0;
 }

@@ -72,6 +72,7 @@ class ServeProcess {
     std::vector<std::string> args = tree.TreeFlags();
     args.insert(args.begin(), {"serve", "--socket", socket});
     args.insert(args.end(), {"--max-in-flight", std::to_string(max_in_flight)});
+    args.insert(args.end(), {"--state-dir", tree.Path("state").string()});  // a rollout's state: not in $HOME
     if (threads > 0) {
       args.push_back("--threads");
       args.push_back(std::to_string(threads));
@@ -84,17 +85,19 @@ class ServeProcess {
 };
 
 // build/fake_openai_server in its own process, answering every request at
-// once with the triage skill's answer.
+// once with the triage skill's answer (or as `args` say: DELAY_MS [CONTENT];
+// without CONTENT, a passing verdict on the criteria "correct" and "clear").
 class FakeOpenAi {
  public:
-  explicit FakeOpenAi(const testing::TempTree& tree)
-      : err_(tree.Path("fake.err")),
-        process_(
-            FAKE_OPENAI_SERVER,
-            {"0", R"({"priority":2,"category":"bug","summary":"Login rejects the password.","needs_human":false})"},
-            test_support::CleanEnvironment(), {}, tree.Path("fake.out"), tree.Path("fake.err")) {
+  explicit FakeOpenAi(const testing::TempTree& tree,
+                      std::vector<std::string> args = {"0", R"({"priority":2,"category":"bug","summary":"Login )"
+                                                            R"(rejects the password.","needs_human":false})"},
+                      const std::string& name = "fake")
+      : err_(tree.Path(name + ".err")),
+        process_(FAKE_OPENAI_SERVER, std::move(args), test_support::CleanEnvironment(), {}, tree.Path(name + ".out"),
+                 tree.Path(name + ".err")) {
     for (int i = 0; i < 1000 && url_.empty(); ++i) {
-      std::ifstream out(tree.Path("fake.out"));
+      std::ifstream out(tree.Path(name + ".out"));
       std::getline(out, url_);
       if (url_.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
@@ -139,16 +142,33 @@ inline double Percentile(std::vector<double>& v, double p) {
 
 // The simulated provider answering after `latency_ms`, or (with `openai_url`)
 // the OpenAI provider at that server.
-inline void WriteTree(const testing::TempTree& tree, int latency_ms, const std::string& openai_url = "") {
+// `rollout` (a block for skill.yaml) adds a candidate (version 2, another
+// system prompt); `judge_url` adds the provider `judge` there, the rubric
+// `quality` and the LLM_REVIEW skill `judge` on it, for an online review.
+inline void WriteTree(const testing::TempTree& tree, int latency_ms, const std::string& openai_url = "",
+                      const std::string& rollout = "", const std::string& judge_url = "") {
   const std::string provider = openai_url.empty()
                                    ? "  sim: { kind: simulated, latency_ms: " + std::to_string(latency_ms) + " }\n"
                                    : "  sim: { kind: openai, base_url: \"" + openai_url + "/v1\" }\n";
-  tree.Write("skillrunner.yaml", "providers:\n" + provider +
-                                     "models:\n  m: { provider: sim, structured_output: native }\n"
-                                     "default_provider: sim\n");
+  const std::string judge = judge_url.empty() ? "" : "  judge: { kind: openai, base_url: \"" + judge_url + "/v1\" }\n";
+  tree.Write("skillrunner.yaml",
+             "providers:\n" + provider + judge + "models:\n  m: { provider: sim, structured_output: native }\n" +
+                 (judge_url.empty() ? "" : "  j: { provider: judge, structured_output: native }\n") +
+                 "default_provider: sim\n");
   std::string skill = kTriageSkill;
   skill.replace(skill.find("MODEL"), 5, "m");
-  tree.Write("skills/triage/skill.yaml", skill);
+  tree.Write("skills/triage/skill.yaml", "version: 1\n" + skill + rollout);
+  if (!rollout.empty()) {
+    std::string candidate = skill;
+    candidate.replace(candidate.find("You triage tickets."), 19, "You triage support tickets.");
+    tree.Write("skills/triage/candidate.yaml", "version: 2\n" + candidate);
+  }
+  if (!judge_url.empty()) {
+    tree.Write("rubrics/quality.yaml",
+               "id: quality\ncriteria:\n  - { id: correct, description: Right., required: true }\n"
+               "  - { id: clear, description: Clear. }\n");
+    tree.Write("skills/judge/skill.yaml", "id: judge\ntemplate_type: LLM_REVIEW\nmodel: j\nrubric: quality\n");
+  }
 }
 
 }  // namespace skillrunner::bench

@@ -1,6 +1,11 @@
 #include "runner/rollout_report.h"
 
+#include <cstdio>
+
+#include "runner/online_review.h"
 #include "services/common/iso_time.h"
+#include "services/common/text.h"
+#include "services/common/trace_context.h"
 
 namespace skillrunner {
 namespace json = boost::json;
@@ -25,7 +30,8 @@ std::string_view DecisionWord(const stats::MeasureDecision& decision) {
 json::object RolloutReport(const Skill& stable, const rollout::RolloutStatus& status) {
   const rollout::RolloutSpec& spec = *stable.rollout;
   std::vector<stats::MeasureCounts> counts;
-  for (const auto& t : status.tallies) counts.push_back({std::string(rollout::MeasureName(t.measure)), t.stable, t.candidate});
+  for (const auto& t : status.tallies)
+    counts.push_back({std::string(rollout::MeasureName(t.measure)), t.stable, t.candidate});
   stats::DecideOptions options;
   options.alpha = spec.decide.alpha;
   options.tau = spec.decide.tau;
@@ -57,7 +63,8 @@ json::object RolloutReport(const Skill& stable, const rollout::RolloutStatus& st
                       {"measures", std::move(measures)},
                       {"reason", status.reason}};
   if (status.decided_at_ms > 0) {
-    report["decided_at"] = IsoUtc(std::chrono::system_clock::time_point(std::chrono::milliseconds(status.decided_at_ms)));
+    report["decided_at"] =
+        IsoUtc(std::chrono::system_clock::time_point(std::chrono::milliseconds(status.decided_at_ms)));
   }
   return report;
 }
@@ -69,6 +76,97 @@ json::array RolloutsReport(const SkillRegistry& registry, rollout::RolloutBook& 
     out.push_back(RolloutReport(*stable, book.Status(*stable->rollout)));
   }
   return out;
+}
+
+namespace {
+
+void Header(std::string& out, std::string_view name, std::string_view type, std::string_view help) {
+  out += "# HELP " + std::string(name) + " " + std::string(help) + "\n# TYPE " + std::string(name) + " " +
+         std::string(type) + "\n";
+}
+
+std::string Line(std::string_view name, const std::vector<std::pair<std::string_view, std::string_view>>& labels,
+                 double value) {
+  std::string out(name);
+  out += "{";
+  for (std::size_t i = 0; i < labels.size(); ++i) {
+    out += (i ? "," : "") + std::string(labels[i].first) + "=\"" + PrometheusLabel(labels[i].second) + "\"";
+  }
+  char number[32];
+  std::snprintf(number, sizeof number, "%.17g", value);
+  return out + "} " + number + "\n";
+}
+
+}  // namespace
+
+std::string RolloutPrometheus(const SkillRegistry& registry, rollout::RolloutBook& book, const OnlineReviews* reviews) {
+  std::vector<std::pair<const Skill*, rollout::RolloutStatus>> rollouts;
+  for (const auto& stable : registry.skills()) {
+    if (stable->rollout && stable->candidate) rollouts.emplace_back(stable.get(), book.Status(*stable->rollout));
+  }
+  if (rollouts.empty()) return {};
+  std::string out;
+  Header(out, "skillrunner_rollout_traffic_ratio", "gauge", "The candidate's share of calls now, by skill.");
+  for (const auto& [skill, status] : rollouts)
+    out += Line("skillrunner_rollout_traffic_ratio", {{"skill", skill->id}}, status.traffic);
+  Header(out, "skillrunner_rollout_state", "gauge", "1 for the state each skill's rollout is in, else 0.");
+  for (const auto& [skill, status] : rollouts) {
+    for (auto state : {rollout::State::kRunning, rollout::State::kPaused, rollout::State::kReady,
+                       rollout::State::kRolledBack, rollout::State::kHeld}) {
+      out += Line("skillrunner_rollout_state", {{"skill", skill->id}, {"state", rollout::StateName(state)}},
+                  state == status.state ? 1 : 0);
+    }
+  }
+  Header(out, "skillrunner_rollout_samples_total", "counter",
+         "Counted calls of each rollout, by arm, measure and outcome (success or failure).");
+  for (const auto& [skill, status] : rollouts) {
+    for (const auto& t : status.tallies) {
+      for (auto [arm, counts] : {std::pair{"stable", t.stable}, std::pair{"candidate", t.candidate}}) {
+        for (auto [outcome, n] :
+             {std::pair{"success", counts.successes}, std::pair{"failure", counts.n - counts.successes}}) {
+          out += Line(
+              "skillrunner_rollout_samples_total",
+              {{"skill", skill->id}, {"arm", arm}, {"measure", rollout::MeasureName(t.measure)}, {"outcome", outcome}},
+              static_cast<double>(n));
+        }
+      }
+    }
+  }
+  Header(
+      out, "skillrunner_rollout_samples_dropped_total", "counter",
+      "Answers sampled for the online review and not judged, by reason (queue_full, spend_cap, expired, judge_error).");
+  if (reviews != nullptr) {
+    for (const auto& [skill, reasons] : reviews->Dropped()) {
+      for (const auto& [reason, n] : reasons) {
+        out += Line("skillrunner_rollout_samples_dropped_total", {{"skill", skill}, {"reason", reason}},
+                    static_cast<double>(n));
+      }
+    }
+  }
+  return out;
+}
+
+telemetry::Span DecisionSpan(const rollout::RolloutEvent& event) {
+  const auto now =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  telemetry::Span span;
+  span.trace_id = NewTraceId();
+  span.span_id = NewSpanId();
+  span.name = "skillrunner.rollout.decision";
+  span.start_unix_nano = span.end_unix_nano = now;
+  const rollout::RolloutStatus& status = event.status;
+  span.attributes = {{"skillrunner.skill", event.key.skill},
+                     {"skillrunner.rollout.stable_version", static_cast<std::int64_t>(event.key.stable_version)},
+                     {"skillrunner.rollout.candidate_version", static_cast<std::int64_t>(event.key.candidate_version)},
+                     {"skillrunner.rollout.from", std::string(rollout::StateName(event.from))},
+                     {"skillrunner.rollout.state", std::string(rollout::StateName(status.state))},
+                     {"skillrunner.rollout.traffic", status.traffic},
+                     {"skillrunner.rollout.step", static_cast<std::int64_t>(status.step)},
+                     {"skillrunner.rollout.reason", status.reason}};
+  const bool worse = status.state == rollout::State::kRolledBack || status.state == rollout::State::kHeld;
+  span.status = worse ? telemetry::SpanStatus::kError : telemetry::SpanStatus::kOk;
+  if (worse) span.status_message = status.reason;
+  return span;
 }
 
 }  // namespace skillrunner

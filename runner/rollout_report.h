@@ -7,10 +7,12 @@
 
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
+#include <string>
 #include <string_view>
 
 #include "runner/rollout/rollout_book.h"
 #include "runner/tree/skill_registry.h"
+#include "services/telemetry/span.h"
 
 namespace skillrunner {
 
@@ -22,5 +24,17 @@ boost::json::object RolloutReport(const Skill& stable, const rollout::RolloutSta
 
 // Every skill of `registry` with a rollout (only `skill` when not empty), as `book` has it.
 boost::json::array RolloutsReport(const SkillRegistry& registry, rollout::RolloutBook& book, std::string_view skill);
+
+class OnlineReviews;
+
+// The rollouts' Prometheus lines: skillrunner_rollout_traffic_ratio{skill},
+// skillrunner_rollout_state{skill,state} (1 for the state it is in, else 0),
+// skillrunner_rollout_samples_total{skill,arm,measure,outcome} and
+// skillrunner_rollout_samples_dropped_total{skill,reason}.
+std::string RolloutPrometheus(const SkillRegistry& registry, rollout::RolloutBook& book, const OnlineReviews* reviews);
+
+// The span a decision or command is traced as (design.md §11.2): "skillrunner.rollout.decision",
+// its skill, versions, the state it left and the one it took, traffic, step and reason.
+telemetry::Span DecisionSpan(const rollout::RolloutEvent& event);
 
 }  // namespace skillrunner

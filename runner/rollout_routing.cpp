@@ -48,7 +48,8 @@ std::expected<Route, Error> RouteCall(const Skill& stable, const json::value& in
   if (options.version) {
     if (*options.version == stable.version) return Arm(stable, false, false);
     if (candidate && *options.version == candidate->version) return Arm(*candidate, true, false);
-    std::string versions = std::to_string(stable.version) + (candidate ? ", " + std::to_string(candidate->version) : "");
+    std::string versions =
+        std::to_string(stable.version) + (candidate ? ", " + std::to_string(candidate->version) : "");
     return std::unexpected(Error{ErrorCode::kSkillNotFound,
                                  "skill \"" + stable.id + "\" has no version " + std::to_string(*options.version) +
                                      " (versions: " + versions + ")",
@@ -59,8 +60,8 @@ std::expected<Route, Error> RouteCall(const Skill& stable, const json::value& in
   if (!book) return Arm(stable, false, false);
   const rollout::RolloutSpec& spec = *stable.rollout;
   const double traffic = book->Traffic(spec);
-  std::string key = rollout::AssignmentKey(options.routing_key.value_or(""), input, spec.sticky,
-                                           options.session.value_or(""));
+  std::string key =
+      rollout::AssignmentKey(options.routing_key.value_or(""), input, spec.sticky, options.session.value_or(""));
   const std::uint64_t hash = key.empty() ? Drawn() : rollout::AssignmentHash(stable.id, candidate->version, key);
   const bool to_candidate = traffic > 0 && rollout::ToCandidate(hash, traffic);
   return to_candidate ? Arm(*candidate, true, true) : Arm(stable, false, true);

@@ -8,6 +8,7 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include "runner/online_review.h"
 #include "runner/rollout_routing.h"
 
 namespace skillrunner {
@@ -261,9 +262,15 @@ asio::awaitable<InvocationOutcome> SkillRunner::Invoke(std::string_view skill_id
     ctx.set_trace(trace->ids);
   }
   SkillService* service = nullptr;
+  // An answer the rollout's online review may judge, on this executor (after the answer went).
+  const bool judged_online = reviews_ && route.counted && stable->rollout->review;
+  asio::any_io_executor executor;
+  if (judged_online) executor = co_await asio::this_coro::executor;
   auto end = [&](InvocationOutcome outcome) {
     (outcome ? outcome->served : outcome.error().served) = route.served;
     if (rollouts_ && stable) CountOutcome(*stable, route, outcome, *rollouts_);
+    if (judged_online && outcome && !outcome->review)
+      OfferReview(registry, *stable, route, input, outcome->output, executor);
     if (trace) EndTrace(*trace, outcome, show_request);
     return outcome;
   };
@@ -273,6 +280,20 @@ asio::awaitable<InvocationOutcome> SkillRunner::Invoke(std::string_view skill_id
   }
   Result<Produced> produced = co_await RunBeforeDeadline(*service, *skill, input, ctx, limit);
   co_return end(Finish(*skill, *service, std::move(produced), ctx, start));
+}
+
+void SkillRunner::SetRollouts(std::shared_ptr<rollout::RolloutBook> book) {
+  rollouts_ = std::move(book);
+  reviews_ = rollouts_ ? std::make_shared<OnlineReviews>(rollouts_) : nullptr;
+}
+
+void SkillRunner::OfferReview(std::shared_ptr<const SkillRegistry> registry, const Skill& stable, const Route& route,
+                              const json::value& input, const json::value& output,
+                              const asio::any_io_executor& executor) {
+  std::shared_ptr<SkillRunner> self = self_.lock();
+  if (!self) return;
+  const rollout::Arm arm = route.served.arm == "candidate" ? rollout::Arm::kCandidate : rollout::Arm::kStable;
+  reviews_->Offer(std::move(self), std::move(registry), stable, arm, input, output, executor);
 }
 
 asio::awaitable<InvocationOutcome> SkillRunner::Judge(const review::JudgeSpec& judge, const json::value& subject,

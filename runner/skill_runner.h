@@ -1,6 +1,7 @@
 #pragma once
 
 #include <atomic>
+#include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/json/value.hpp>
 #include <map>
@@ -18,6 +19,8 @@ namespace skillrunner {
 namespace rollout {
 class RolloutBook;  // runner/rollout/rollout_book.h
 }
+class OnlineReviews;  // runner/online_review.h
+struct Route;         // runner/rollout_routing.h
 
 // The core: looks a skill up, checks its input, dispatches on template_type to
 // the service registered for it, checks the output, and returns the result of
@@ -38,8 +41,13 @@ class SkillRunner {
   // design.md §11.2: the rollouts this runner serves (serve, MCP): calls to a skill with a
   // rollout are assigned an arm and counted. Without (run, eval), calls go to the stable
   // version unless they pin one. Call before the first Invoke.
-  void SetRollouts(std::shared_ptr<rollout::RolloutBook> book) { rollouts_ = std::move(book); }
+  void SetRollouts(std::shared_ptr<rollout::RolloutBook> book);
   const std::shared_ptr<rollout::RolloutBook>& rollouts() const { return rollouts_; }
+  // The rollouts' online review (null without rollouts).
+  const std::shared_ptr<OnlineReviews>& online_reviews() const { return reviews_; }
+  // The shared_ptr this runner is owned by: a sample waiting for its online review keeps the
+  // runner (and what it runs on) alive. Without one, answers are not judged online.
+  void SetSelf(std::weak_ptr<SkillRunner> self) { self_ = std::move(self); }
 
   // design.md §9.4: where the spans of every invocation go. Call before the first Invoke.
   void SetTracing(TraceSettings tracing) { tracing_ = std::move(tracing); }
@@ -65,6 +73,10 @@ class SkillRunner {
                                                   const boost::json::value* context, InvocationOptions options);
 
  private:
+  // Queues an answered call of `stable`'s rollout for its online review.
+  void OfferReview(std::shared_ptr<const SkillRegistry> registry, const Skill& stable, const Route& route,
+                   const boost::json::value& input, const boost::json::value& output,
+                   const boost::asio::any_io_executor& executor);
   // Judge without the trace.
   boost::asio::awaitable<InvocationOutcome> RunJudge(const review::JudgeSpec& judge, const boost::json::value& subject,
                                                      const boost::json::value* context, InvocationOptions options,
@@ -84,6 +96,8 @@ class SkillRunner {
   std::map<TemplateType, std::shared_ptr<SkillService>> services_;
   std::shared_ptr<review::Reviewer> judge_;
   std::shared_ptr<rollout::RolloutBook> rollouts_;
+  std::shared_ptr<OnlineReviews> reviews_;
+  std::weak_ptr<SkillRunner> self_;
   TraceSettings tracing_;
 };
 

@@ -14,10 +14,10 @@
 #include <sstream>
 
 #include "runner/cli/codegen_command.h"
-#include "runner/cli/rollout_command.h"
 #include "runner/cli/environment.h"
 #include "runner/cli/eval_command.h"
 #include "runner/cli/providers_command.h"
+#include "runner/cli/rollout_command.h"
 #include "runner/cli/serve_command.h"
 #include "runner/cli/tree_at_ref.h"
 #include "runner/cli/tree_cache.h"

@@ -198,7 +198,8 @@ Runtime::~Runtime() {
 
 std::string StateDir(const CommonOptions& options, const EnvLookup& env) {
   if (!options.state_dir.empty()) return options.state_dir;
-  if (auto systemd = env("STATE_DIRECTORY"); systemd && !systemd->empty()) return systemd->substr(0, systemd->find(':'));
+  if (auto systemd = env("STATE_DIRECTORY"); systemd && !systemd->empty())
+    return systemd->substr(0, systemd->find(':'));
   if (auto xdg = env("XDG_STATE_HOME"); xdg && !xdg->empty()) return *xdg + "/skillrunner";
   auto home = env("HOME");
   return (home && !home->empty() ? *home : std::string(".")) + "/.local/state/skillrunner";

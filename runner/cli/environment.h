@@ -79,7 +79,7 @@ struct RuntimeOptions {
   const BatchRun* batch = nullptr;
   // serve: the rollouts calls are assigned and counted by (design.md §11.2). Null: every call
   // goes to a skill's stable version unless it pins one.
-  std::shared_ptr<rollout::RolloutBook> rollouts;
+  std::shared_ptr<rollout::RolloutBook> rollouts = nullptr;
 };
 
 // Everything an invocation needs, wired with the real implementations: the

@@ -117,12 +117,15 @@ ReloadingHost::Built ReloadingHost::Build() {
   }
   auto loaded = LoadRegistry(common_, std::move(*config));
   built.diagnostics = std::move(loaded.diagnostics);
-  auto runtime = Runtime::Create(loaded.registry, executor_, RuntimeOptions{shared_, {}, tracing_, nullptr, nullptr, rollouts_});
+  auto runtime =
+      Runtime::Create(loaded.registry, executor_, RuntimeOptions{shared_, {}, tracing_, nullptr, nullptr, rollouts_});
   if (!runtime) {
     built.failure = runtime.error().message;
     return built;
   }
   built.runtime = std::move(*runtime);
+  // A sample waiting for its online review keeps this runtime alive (design.md §11.2).
+  built.runtime->runner().SetSelf(std::shared_ptr<SkillRunner>(built.runtime, &built.runtime->runner()));
   return built;
 }
 

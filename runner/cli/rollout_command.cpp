@@ -7,6 +7,7 @@
 #include <memory>
 #include <sstream>
 
+#include "runner/cli/rollout_store.h"
 #include "runner/rollout/rollout_book.h"
 #include "runner/rollout_report.h"
 #include "services/common/json_text.h"
@@ -19,6 +20,7 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr int kUsageStatus = 2;
+constexpr int kUnreachableStatus = 3;  // the store (Redis) does not answer
 
 struct RolloutOptions {
   std::string skill;
@@ -71,7 +73,8 @@ void PrintStatus(const json::array& rollouts) {
     std::printf("%s: version %lld -> %lld, %s, traffic %s (step %lld)\n", r.at("skill").as_string().c_str(),
                 static_cast<long long>(r.at("stable_version").as_int64()),
                 static_cast<long long>(r.at("candidate_version").as_int64()), r.at("state").as_string().c_str(),
-                Percent(r.at("traffic").to_number<double>()).c_str(), static_cast<long long>(r.at("step").to_number<std::int64_t>()));
+                Percent(r.at("traffic").to_number<double>()).c_str(),
+                static_cast<long long>(r.at("step").to_number<std::int64_t>()));
     for (const auto& m : r.at("measures").as_array()) {
       const json::object& measure = m.as_object();
       auto arm = [&](const char* name) {
@@ -97,8 +100,9 @@ int Status(const CommonOptions& common, const RolloutOptions& options) {
   if (!options.skill.empty()) {
     if (auto skill = RolloutSkill(*registry, options.skill); !skill) return Refuse(skill.error());
   }
-  rollout::RolloutBook book(rollout::MakeDirStore(StateDir(common, ProcessEnv)));
-  json::array rollouts = RolloutsReport(*registry, book, options.skill);
+  auto book = OpenRolloutState(common, registry->config())->Read(*registry);
+  if (!book) return kUnreachableStatus;
+  json::array rollouts = RolloutsReport(*registry, *book, options.skill);
   if (options.as_json) {
     std::printf("%s\n", CompactJson(json::object{{"rollouts", std::move(rollouts)}}).c_str());
   } else {
@@ -107,26 +111,20 @@ int Status(const CommonOptions& common, const RolloutOptions& options) {
   return 0;
 }
 
-// pause, resume, rollback: checked against the saved state, then left for serve.
+// pause, resume, rollback: checked against the state kept, then left for serve.
 int Steer(const CommonOptions& common, const RolloutOptions& options, rollout::Command command) {
   auto registry = LoadTree(common);
   if (!registry) return kUsageStatus;
   auto skill = RolloutSkill(*registry, options.skill);
   if (!skill) return Refuse(skill.error());
   const rollout::RolloutSpec& spec = *(*skill)->rollout;
-  auto store = rollout::MakeDirStore(StateDir(common, ProcessEnv));
-  rollout::RolloutStore& kept = *store;
-  rollout::RolloutBook book(std::move(store));
-  auto applied = book.Apply(spec, command);  // the transition checked and saved
-  if (!applied) return Refuse(applied.error().message);
-  const std::string_view word = command == rollout::Command::kPause    ? "pause"
-                                : command == rollout::Command::kResume ? "resume"
-                                                                       : "rollback";
-  json::object left = rollout::CommandJson(word);
-  kept.SaveCommand(spec.key.name, left);
-  book.Sync();  // this book applied it already: marks it applied here
-  std::printf("%s: %s (serve applies it within a second)\n", options.skill.c_str(),
-              std::string(rollout::StateName(applied->state)).c_str());
+  auto source = OpenRolloutState(common, registry->config());
+  auto book = source->Read(*registry);
+  if (!book) return kUnreachableStatus;
+  if (auto refused = rollout::Refusal(spec, book->Status(spec).state, command)) return Refuse(refused->message);
+  if (!source->Leave(spec, command)) return kUnreachableStatus;
+  std::printf("%s: %s sent (serve applies it within a second)\n", options.skill.c_str(),
+              std::string(rollout::CommandName(command)).c_str());
   return 0;
 }
 

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "runner/cli/environment.h"
+#include "runner/cli/rollout_store.h"
 #include "runner/cli/run_program.h"
 #include "runner/rollout/rollout_book.h"
 #include "services/common/text.h"
@@ -48,8 +49,8 @@ bool WriteWhole(const fs::path& path, const std::string& text) {
 // What changed, as `diff -u` says it (or the paths alone when diff is not installed).
 void PrintDiff(const fs::path& stable, const fs::path& candidate) {
   const std::string shown = stable.string();
-  Ran diff = RunProgram({"diff", "-u", "--label", "a/" + shown, "--label", "b/" + shown, stable.string(),
-                         candidate.string()});
+  Ran diff =
+      RunProgram({"diff", "-u", "--label", "a/" + shown, "--label", "b/" + shown, stable.string(), candidate.string()});
   if (diff.started && (diff.status == 0 || diff.status == 1)) {
     std::fputs(diff.out.c_str(), stdout);
   } else {
@@ -71,8 +72,9 @@ int Promote(const CommonOptions& common, const std::string& id, bool force) {
                       : "unknown skill \"" + id + "\"" + DidYouMean(loaded.registry->SimilarSkillIds(id)));
   }
   if (!skill->rollout || !skill->candidate) return Refuse("skill \"" + id + "\" has no rollout to promote");
-  rollout::RolloutBook book(rollout::MakeDirStore(StateDir(common, ProcessEnv)));
-  const rollout::RolloutStatus status = book.Status(*skill->rollout);
+  auto book = OpenRolloutState(common, loaded.registry->config())->Read(*loaded.registry);
+  if (!book) return 3;
+  const rollout::RolloutStatus status = book->Status(*skill->rollout);
   if (status.state != rollout::State::kReady && !force) {
     return Refuse("the rollout of \"" + id + "\" is " + std::string(rollout::StateName(status.state)) +
                   ", not ready (`skillrunner rollout status " + id + "` says why; --force promotes it anyway)");

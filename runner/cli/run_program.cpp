@@ -8,14 +8,10 @@
 
 namespace skillrunner::cli {
 
-namespace {
-
 std::string Trimmed(std::string text) {
   while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' ')) text.pop_back();
   return text;
 }
-
-}  // namespace
 
 Ran RunProgram(std::vector<std::string> argv, std::string stdin_data) {
   handler::ProcessRequest request;

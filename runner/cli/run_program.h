@@ -17,6 +17,9 @@ struct Ran {
 // Output beyond this is cut (status -1).
 inline constexpr std::size_t kMaxProgramOutput = 256u << 20;
 
+// `text` without the line ends and spaces at its end.
+std::string Trimmed(std::string text);
+
 // `argv[0]` found on PATH, `stdin_data` on its standard input; two minutes at most.
 Ran RunProgram(std::vector<std::string> argv, std::string stdin_data = {});
 

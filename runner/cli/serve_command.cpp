@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <boost/asio/as_tuple.hpp>
@@ -20,6 +21,8 @@
 
 #include "runner/cli/reloading_host.h"
 #include "runner/rollout/rollout_book.h"
+#include "runner/rollout/shared_rollouts.h"
+#include "runner/rollout_report.h"
 #include "runner/server/server.h"
 #include "services/state/tenant_quota.h"
 
@@ -101,16 +104,53 @@ class IoThreads {
   std::vector<asio::executor_work_guard<asio::io_context::executor_type>> guards_;
 };
 
-// Rollout state kept once a second (design.md §11.2): counts saved, operators' commands applied.
-// Ends when `timer` is cancelled.
-asio::awaitable<void> KeepRollouts(rollout::RolloutBook& book, asio::steady_timer& timer) {
-  for (;;) {
-    timer.expires_after(std::chrono::seconds(1));
-    auto [ec] = co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
-    book.Sync();
-    book.Flush();
-    if (ec) co_return;
+// Rollout state kept (design.md §11.2): with Redis, exchanged with the other replicas twice a
+// second; else, once a second, counts saved to the state dir and operators' commands applied. Ends when
+// `timer` is cancelled.
+// The loop below and how to end it: on the main io_context, `stopped` set and the timer cancelled.
+struct RolloutKeeper {
+  explicit RolloutKeeper(asio::io_context& io) : timer(io) {}
+  asio::steady_timer timer;
+  bool stopped = false;
+};
+
+// After its last exchange it closes Redis (`state`), whose connection alone would keep serve from
+// ever ending.
+asio::awaitable<void> KeepRollouts(rollout::RolloutBook& book, std::shared_ptr<rollout::SharedRollouts> shared,
+                                   std::shared_ptr<state::SharedState> state, RolloutKeeper& keeper) {
+  while (!keeper.stopped) {
+    // Shared, twice a second: a decision reaches every replica within a second of it.
+    keeper.timer.expires_after(shared ? std::chrono::milliseconds(500) : std::chrono::milliseconds(1000));
+    co_await keeper.timer.async_wait(asio::as_tuple(asio::use_awaitable));
+    if (shared) {
+      co_await shared->Exchange();
+    } else {
+      book.Sync();
+      book.Flush();
+    }
   }
+  if (state) state->Stop();
+}
+
+// This process among the replicas: host name and pid.
+std::string ReplicaName() {
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  return std::string(host) + ":" + std::to_string(getpid());
+}
+
+// Each decision traced when spans are exported; with Redis, the rollouts shared by the replicas
+// (null without).
+std::shared_ptr<rollout::SharedRollouts> ShareRollouts(ReloadingHost& host,
+                                                       const std::shared_ptr<rollout::RolloutBook>& rollouts) {
+  if (auto sink = host.tracing()) {
+    rollouts->set_observer([sink](const rollout::RolloutEvent& event) {
+      if (sink->HasRoom(1)) sink->Export({DecisionSpan(event)});
+    });
+  }
+  if (!host.shared_state()) return nullptr;
+  rollouts->SetShared();
+  return std::make_shared<rollout::SharedRollouts>(host.shared_state(), rollouts, ReplicaName());
 }
 
 }  // namespace
@@ -142,11 +182,15 @@ int Serve(const CommonOptions& common, ServeOptions options) {
   options.server.shared_state = host.shared_state();
   options.server.tracing = host.tracing();
   server::Server server(io, options.server, host, io_threads.Workers(io));
-  asio::steady_timer rollout_timer(io);
-  asio::co_spawn(io, KeepRollouts(*rollouts, rollout_timer), asio::detached);
-  server.OnStopped([&io_threads, &io, &rollout_timer] {
+  auto shared_rollouts = ShareRollouts(host, rollouts);
+  RolloutKeeper keeper(io);
+  asio::co_spawn(io, KeepRollouts(*rollouts, shared_rollouts, host.shared_state(), keeper), asio::detached);
+  server.OnStopped([&io_threads, &io, &keeper] {
     io_threads.Release();
-    asio::post(io, [&rollout_timer] { rollout_timer.cancel(); });
+    asio::post(io, [&keeper] {
+      keeper.stopped = true;
+      keeper.timer.cancel();
+    });
   });
   server.HandleSignals();  // before the socket listens: a SIGHUP right after must reload, not kill
   if (auto started = server.Start(); !started) {

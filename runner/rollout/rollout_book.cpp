@@ -1,11 +1,11 @@
 #include "runner/rollout/rollout_book.h"
 
 #include <spdlog/spdlog.h>
-
-#include <algorithm>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <boost/json/parse.hpp>
 #include <chrono>
 
 namespace skillrunner::rollout {
@@ -17,6 +17,8 @@ namespace {
 
 constexpr std::string_view kStateNames[] = {"running", "paused", "ready", "rolled_back", "held"};
 constexpr int kFormat = 1;  // of the saved object
+// A shared rollout's hash fields per measure, after its name: stable n, successes, candidate n, successes.
+constexpr const char* kFields[] = {".stable.n", ".stable.successes", ".candidate.n", ".candidate.successes"};
 
 std::int64_t NowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
@@ -123,9 +125,14 @@ json::object ToJson(const RolloutStatus& status) {
                                    {"stable_at_step", t.stable_at_step},
                                    {"candidate_at_step", t.candidate_at_step}});
   }
-  return {{"format", kFormat},         {"state", StateName(status.state)}, {"step", status.step},
-          {"traffic", status.traffic}, {"tallies", std::move(tallies)},      {"reason", status.reason},
-          {"decided_at_ms", status.decided_at_ms}, {"applied_command", status.applied_command}};
+  return {{"format", kFormat},
+          {"state", StateName(status.state)},
+          {"step", status.step},
+          {"traffic", status.traffic},
+          {"tallies", std::move(tallies)},
+          {"reason", status.reason},
+          {"decided_at_ms", status.decided_at_ms},
+          {"applied_command", status.applied_command}};
 }
 
 std::optional<RolloutStatus> StatusFromJson(const json::object& saved, const RolloutSpec& spec) {
@@ -167,7 +174,7 @@ RolloutBook::Entry& RolloutBook::EntryLocked(const RolloutSpec& spec) {
     if (it->second.seen != &spec) Respec(it->second, spec);
     return it->second;
   }
-  Entry entry{spec, &spec, FreshStatus(spec), false};
+  Entry entry{spec, &spec, FreshStatus(spec), false, {}, false};
   if (store_) {
     if (auto saved = store_->Load(name)) {
       if (auto status = StatusFromJson(*saved, spec)) {
@@ -187,7 +194,8 @@ RolloutBook::Entry& RolloutBook::EntryLocked(const RolloutSpec& spec) {
 
 double RolloutBook::Traffic(const RolloutSpec& spec) {
   std::lock_guard lock(mutex_);
-  return EntryLocked(spec).status.traffic;
+  const Entry& entry = EntryLocked(spec);
+  return shared_ && !entry.known ? 0 : entry.status.traffic;  // shared, nothing heard yet: stable
 }
 
 void RolloutBook::Count(const RolloutSpec& spec, Arm arm, Measure measure, bool success) {
@@ -195,14 +203,19 @@ void RolloutBook::Count(const RolloutSpec& spec, Arm arm, Measure measure, bool 
   {
     std::lock_guard lock(mutex_);
     Entry& entry = EntryLocked(spec);
-    for (MeasureTally& tally : entry.status.tallies) {
+    entry.pending.resize(entry.status.tallies.size());
+    for (std::size_t i = 0; i < entry.status.tallies.size(); ++i) {
+      MeasureTally& tally = entry.status.tallies[i];
       if (tally.measure != measure) continue;
       stats::ArmCounts& counts = arm == Arm::kStable ? tally.stable : tally.candidate;
       ++counts.n;
       counts.successes += success ? 1 : 0;
       entry.dirty = true;
+      const std::size_t at = arm == Arm::kStable ? 0 : 2;
+      entry.pending[i][at] += 1;
+      entry.pending[i][at + 1] += success ? 1 : 0;
     }
-    event = DecideLocked(entry);
+    if (!shared_) event = DecideLocked(entry);  // shared: the replica holding the lock decides
   }
   Notify(event);
 }
@@ -211,7 +224,8 @@ std::optional<RolloutEvent> RolloutBook::DecideLocked(Entry& entry) {
   RolloutStatus& status = entry.status;
   if (status.state == State::kRolledBack || status.state == State::kHeld) return std::nullopt;
   std::vector<stats::MeasureCounts> counts;
-  for (const MeasureTally& t : status.tallies) counts.push_back({std::string(MeasureName(t.measure)), t.stable, t.candidate});
+  for (const MeasureTally& t : status.tallies)
+    counts.push_back({std::string(MeasureName(t.measure)), t.stable, t.candidate});
   status.last = stats::Decide(counts, OptionsOf(entry.spec.decide));
   const State from = status.state;
   const std::size_t step = status.step;
@@ -238,26 +252,36 @@ std::optional<RolloutEvent> RolloutBook::DecideLocked(Entry& entry) {
   return RolloutEvent{entry.spec.key, from, status};
 }
 
+std::optional<Error> Refusal(const RolloutSpec& spec, State state, Command command) {
+  const bool applies = command == Command::kPause    ? state == State::kRunning
+                       : command == Command::kResume ? state == State::kPaused
+                                                     : state != State::kRolledBack;
+  if (applies) return std::nullopt;
+  const std::string_view what = command == Command::kPause    ? "pause"
+                                : command == Command::kResume ? "resume"
+                                                              : "roll back";
+  return Error{ErrorCode::kConfigInvalid,
+               "cannot " + std::string(what) + " the rollout of \"" + spec.key.skill + "\": it is " +
+                   std::string(StateName(state)),
+               {},
+               {}};
+}
+
+std::string_view CommandName(Command command) {
+  return command == Command::kPause ? "pause" : command == Command::kResume ? "resume" : "rollback";
+}
+
 std::expected<RolloutEvent, Error> RolloutBook::ApplyLocked(Entry& entry, Command command) {
   RolloutStatus& status = entry.status;
   const State from = status.state;
-  auto refuse = [&](std::string_view what) {
-    return std::unexpected(Error{ErrorCode::kConfigInvalid,
-                                 "cannot " + std::string(what) + " the rollout of \"" + entry.spec.key.skill +
-                                     "\": it is " + std::string(StateName(from)),
-                                 {},
-                                 {}});
-  };
+  if (auto refused = Refusal(entry.spec, from, command)) return std::unexpected(std::move(*refused));
   if (command == Command::kPause) {
-    if (from != State::kRunning) return refuse("pause");
     status.state = State::kPaused;
     status.reason = "paused by an operator";
   } else if (command == Command::kResume) {
-    if (from != State::kPaused) return refuse("resume");
     status.state = State::kRunning;
     status.reason = "resumed by an operator";
   } else {
-    if (from == State::kRolledBack) return refuse("roll back");
     status.state = State::kRolledBack;
     status.traffic = 0;
     status.reason = "rolled back by an operator";
@@ -280,7 +304,10 @@ Result<RolloutStatus> RolloutBook::Apply(const RolloutSpec& spec, Command comman
 
 std::optional<RolloutEvent> RolloutBook::TakeCommandLocked(Entry& entry) {
   if (!store_) return std::nullopt;
-  auto saved = store_->LoadCommand(entry.spec.key.name);
+  return ApplyCommandLocked(entry, store_->LoadCommand(entry.spec.key.name));
+}
+
+std::optional<RolloutEvent> RolloutBook::ApplyCommandLocked(Entry& entry, const std::optional<json::object>& saved) {
   const json::value* id = saved ? saved->if_contains("id") : nullptr;
   const json::value* word = saved ? saved->if_contains("command") : nullptr;
   if (!id || !id->is_string() || !word || !word->is_string() || id->as_string() == entry.status.applied_command) {
@@ -288,9 +315,10 @@ std::optional<RolloutEvent> RolloutBook::TakeCommandLocked(Entry& entry) {
   }
   entry.status.applied_command = std::string(id->as_string());
   const std::string_view command = word->as_string();
-  auto event = ApplyLocked(entry, command == "pause"    ? Command::kPause
-                                  : command == "resume" ? Command::kResume
-                                                        : Command::kRollback);
+  std::expected<RolloutEvent, Error> event = std::unexpected(Error{ErrorCode::kConfigInvalid, "not a command", {}, {}});
+  for (Command known : {Command::kPause, Command::kResume, Command::kRollback}) {
+    if (command == CommandName(known)) event = ApplyLocked(entry, known);
+  }
   if (!event) {
     spdlog::warn("rollout {}: an operator's {}: {}", entry.spec.key.skill, command, event.error().message);
     SaveLocked(entry, true);  // applied (as far as it goes): not again
@@ -337,11 +365,107 @@ void RolloutBook::Flush() {
   }
 }
 
+std::vector<RolloutBook::Deltas> RolloutBook::TakeDeltas() {
+  std::lock_guard lock(mutex_);
+  std::vector<Deltas> out;
+  for (auto& [name, entry] : entries_) {
+    Deltas& deltas = out.emplace_back(Deltas{entry.spec, {}});
+    entry.pending.resize(entry.status.tallies.size());
+    for (std::size_t i = 0; i < entry.pending.size(); ++i) {
+      const std::string measure(MeasureName(entry.status.tallies[i].measure));
+      for (std::size_t f = 0; f < 4; ++f) {
+        if (entry.pending[i][f] != 0) deltas.fields.emplace_back(measure + kFields[f], entry.pending[i][f]);
+      }
+      entry.pending[i] = {};
+    }
+  }
+  return out;
+}
+
+void RolloutBook::Restore(const Deltas& deltas) {
+  std::lock_guard lock(mutex_);
+  Entry& entry = EntryLocked(deltas.spec);
+  entry.pending.resize(entry.status.tallies.size());
+  for (const auto& [field, increment] : deltas.fields) {
+    for (std::size_t i = 0; i < entry.status.tallies.size(); ++i) {
+      const std::string measure(MeasureName(entry.status.tallies[i].measure));
+      for (std::size_t f = 0; f < 4; ++f) {
+        if (field == measure + kFields[f]) entry.pending[i][f] += increment;
+      }
+    }
+  }
+}
+
+namespace {
+
+// The sums of a shared rollout's counts, plus what this replica counted since it sent its deltas.
+void SetSums(std::vector<MeasureTally>& tallies, const std::vector<std::array<std::int64_t, 4>>& pending,
+             const std::map<std::string, std::int64_t>& sums) {
+  auto sum = [&sums](const std::string& field) {
+    auto it = sums.find(field);
+    return it == sums.end() ? std::int64_t{0} : std::max<std::int64_t>(0, it->second);
+  };
+  for (std::size_t i = 0; i < tallies.size(); ++i) {
+    MeasureTally& t = tallies[i];
+    const std::string m(MeasureName(t.measure));
+    const auto& own = i < pending.size() ? pending[i] : std::array<std::int64_t, 4>{};
+    t.stable.n = sum(m + ".stable.n") + own[0];
+    t.stable.successes = std::min(t.stable.n, sum(m + ".stable.successes") + own[1]);
+    t.candidate.n = sum(m + ".candidate.n") + own[2];
+    t.candidate.successes = std::min(t.candidate.n, sum(m + ".candidate.successes") + own[3]);
+  }
+}
+
+std::optional<json::object> ParsedObject(std::string_view text) {
+  if (text.empty()) return std::nullopt;
+  boost::system::error_code ec;
+  json::value value = json::parse(text, ec);
+  if (ec || !value.is_object()) return std::nullopt;
+  return std::move(value.as_object());
+}
+
+}  // namespace
+
+std::optional<json::object> RolloutBook::Adopt(const RolloutSpec& spec, const std::map<std::string, std::int64_t>& sums,
+                                               std::string_view state, std::string_view command, bool decide) {
+  std::vector<RolloutEvent> events;
+  std::optional<json::object> write;
+  {
+    std::lock_guard lock(mutex_);
+    Entry& entry = EntryLocked(spec);
+    entry.known = true;
+    RolloutStatus& status = entry.status;
+    const State before = status.state;
+    const std::size_t step = status.step;
+    if (auto saved = ParsedObject(state); saved) {
+      if (auto decided = StatusFromJson(*saved, entry.spec)) {
+        std::vector<MeasureTally> tallies = std::move(status.tallies);
+        status = std::move(*decided);
+        for (std::size_t i = 0; i < tallies.size() && i < status.tallies.size(); ++i) {
+          tallies[i].stable_at_step = status.tallies[i].stable_at_step;
+          tallies[i].candidate_at_step = status.tallies[i].candidate_at_step;
+        }
+        status.tallies = std::move(tallies);
+      }
+    }
+    SetSums(status.tallies, entry.pending, sums);
+    if (decide) {
+      if (auto event = ApplyCommandLocked(entry, ParsedObject(command))) events.push_back(std::move(*event));
+      if (auto event = DecideLocked(entry)) events.push_back(std::move(*event));
+      if (!events.empty() || state.empty()) write = ToJson(status);
+    } else if (status.state != before || status.step != step) {
+      events.push_back(RolloutEvent{entry.spec.key, before, status});
+    }
+  }
+  for (const auto& event : events) Notify(event);
+  return write;
+}
+
 void RolloutBook::Notify(const std::optional<RolloutEvent>& event) const {
   if (!event) return;
   const RolloutStatus& status = event->status;
-  const auto level = status.state == State::kRolledBack || status.state == State::kHeld ? spdlog::level::warn
-                                                                                         : spdlog::level::info;
+  const auto level =
+      status.state == State::kRolledBack || status.state == State::kHeld ? spdlog::level::warn : spdlog::level::info;
   spdlog::log(level, "rollout of {}: version {} {} -> {} (traffic {:.4g}, step {}): {}", event->key.skill,
               event->key.candidate_version, StateName(event->from), StateName(status.state), status.traffic,
               status.step, status.reason);

@@ -7,6 +7,7 @@
 // counts when Flush runs (serve: once a second), so that a restart never
 // sends calls to a candidate that was rolled back.
 
+#include <array>
 #include <boost/json/object.hpp>
 #include <cstdint>
 #include <expected>
@@ -50,9 +51,9 @@ struct RolloutStatus {
   std::size_t step = 0;  // into the spec's steps (0 without steps)
   double traffic = 0;    // the candidate's share now
   std::vector<MeasureTally> tallies;
-  std::string reason;                 // of the last decision or command
-  std::string applied_command;        // the id of the last operator's command applied
-  std::int64_t decided_at_ms = 0;     // its time, Unix milliseconds (0: none yet)
+  std::string reason;                   // of the last decision or command
+  std::string applied_command;          // the id of the last operator's command applied
+  std::int64_t decided_at_ms = 0;       // its time, Unix milliseconds (0: none yet)
   std::optional<stats::Decision> last;  // the statistics as of the last count
 };
 
@@ -88,6 +89,10 @@ struct RolloutEvent {
 };
 
 enum class Command { kPause, kResume, kRollback };
+std::string_view CommandName(Command command);  // "pause" | "resume" | "rollback"
+// Why `command` does not apply to a rollout in `state` (pause needs running, resume paused,
+// rollback anything not rolled back yet): CONFIG_INVALID; nullopt when it applies.
+std::optional<Error> Refusal(const RolloutSpec& spec, State state, Command command);
 
 class RolloutBook {
  public:
@@ -107,6 +112,30 @@ class RolloutBook {
   RolloutStatus Status(const RolloutSpec& spec);
   // Saves the counts changed since the last flush.
   void Flush();
+
+  // Shared by replicas (state.redis; shared_rollouts.h): counts are summed in Redis and one
+  // replica decides, so this book decides nothing itself and, until it first hears from Redis,
+  // sends no call to a candidate. Call before the first count.
+  void SetShared() {
+    shared_ = true;
+    store_.reset();  // Redis keeps the state
+  }
+  bool shared() const { return shared_; }
+  // Each rollout's counts since the last take, as Redis hash fields ("ok.stable.n",
+  // "ok.stable.successes", ...) with their increments.
+  struct Deltas {
+    RolloutSpec spec;
+    std::vector<std::pair<std::string, std::int64_t>> fields;
+  };
+  std::vector<Deltas> TakeDeltas();
+  // Deltas Redis did not take, counted again at the next exchange.
+  void Restore(const Deltas& deltas);
+  // What Redis holds for a rollout: the summed counts by field, the decided state (a JSON
+  // object's text, or empty), the operators' latest command (likewise). With `decide` (this
+  // replica holds the lock), decides on the sums and applies the command; returns the state to
+  // write back when it changed. Without, adopts the state written.
+  std::optional<boost::json::object> Adopt(const RolloutSpec& spec, const std::map<std::string, std::int64_t>& sums,
+                                           std::string_view state, std::string_view command, bool decide);
   // Applies the operators' commands the store holds for the rollouts seen so far (serve: once a
   // second, with Flush).
   void Sync();
@@ -117,6 +146,10 @@ class RolloutBook {
     const RolloutSpec* seen = nullptr;  // the spec last given (a reload gives another)
     RolloutStatus status;
     bool dirty = false;
+    // Shared: counted since the last TakeDeltas, per tally (stable n, successes, candidate n,
+    // successes); and whether Redis has been heard from.
+    std::vector<std::array<std::int64_t, 4>> pending;
+    bool known = false;
   };
   Entry& EntryLocked(const RolloutSpec& spec);
   static void Respec(Entry& entry, const RolloutSpec& spec);
@@ -124,12 +157,15 @@ class RolloutBook {
   std::expected<RolloutEvent, Error> ApplyLocked(Entry& entry, Command command);
   // The store's command for the entry when it has not been applied yet.
   std::optional<RolloutEvent> TakeCommandLocked(Entry& entry);
+  // `command` ({"command", "id"}) applied when its id was not yet.
+  std::optional<RolloutEvent> ApplyCommandLocked(Entry& entry, const std::optional<boost::json::object>& command);
   // Decides after a count; an event when the state or step changed.
   std::optional<RolloutEvent> DecideLocked(Entry& entry);
   void SaveLocked(Entry& entry, bool durable);
   void Notify(const std::optional<RolloutEvent>& event) const;
 
   std::unique_ptr<RolloutStore> store_;
+  bool shared_ = false;
   std::function<void(const RolloutEvent&)> observer_;
   std::mutex mutex_;
   std::map<std::string, Entry, std::less<>> entries_;  // by RolloutKey::name

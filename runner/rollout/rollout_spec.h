@@ -34,11 +34,11 @@ struct OnlineReview {
   // both empty: the skill's own review gate.
   std::string rubric;
   std::string skill;
-  double sample = 0.2;                             // share of each arm's answered calls judged
-  std::optional<double> max_cost_usd_per_hour;     // judge spend cap over a rolling hour
-  int queue = 1000;                                // judged calls waiting at most
-  int concurrency = 4;                             // judged at once
-  std::chrono::milliseconds max_wait{60000};       // a sample older than this when its turn comes is dropped
+  double sample = 0.2;                          // share of each arm's answered calls judged
+  std::optional<double> max_cost_usd_per_hour;  // judge spend cap over a rolling hour
+  int queue = 1000;                             // judged calls waiting at most
+  int concurrency = 4;                          // judged at once
+  std::chrono::milliseconds max_wait{60000};    // a sample older than this when its turn comes is dropped
 };
 
 // `rollout.decide`.
@@ -62,12 +62,12 @@ struct RolloutKey {
 RolloutKey MakeRolloutKey(std::string skill, int stable_version, int candidate_version, std::string candidate_digest);
 
 struct RolloutSpec {
-  std::string candidate;                  // as written: a file in the skill's folder
-  std::filesystem::path candidate_file;   // the skill's folder / candidate
-  RolloutKey key;  // set when the candidate is loaded
-  double traffic = 0;                     // the share of calls at the start: steps[0] when steps are given
-  std::vector<double> steps;              // the ramp, rising; empty: traffic throughout
-  std::string sticky;                     // a JSON pointer into the input; empty: none
+  std::string candidate;                 // as written: a file in the skill's folder
+  std::filesystem::path candidate_file;  // the skill's folder / candidate
+  RolloutKey key;                        // set when the candidate is loaded
+  double traffic = 0;                    // the share of calls at the start: steps[0] when steps are given
+  std::vector<double> steps;             // the ramp, rising; empty: traffic throughout
+  std::string sticky;                    // a JSON pointer into the input; empty: none
   std::optional<OnlineReview> review;
   DecideRules decide;
   OnWorse on_worse = OnWorse::kRollback;

@@ -10,6 +10,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <chrono>
 
+#include "runner/rollout_report.h"
 #include "runner/server/connection.h"
 #include "runner/server/listeners.h"
 #include "runner/server/metrics_endpoint.h"
@@ -66,6 +67,11 @@ Server::State::State(asio::io_context& io_context, ServerOptions server_options,
       drain_timer(strand) {
   metrics.Attach(options.quotas, options.shared_state, options.tracing);
   metrics.RecordReload(true, UnixSeconds(std::chrono::system_clock::now()), false);  // the tree loaded at start
+  metrics.AttachRollouts([&host = host] {
+    std::shared_ptr<SkillRunner> runner = host.Current();
+    if (!runner || !runner->rollouts()) return std::string();
+    return RolloutPrometheus(*runner->registry(), *runner->rollouts(), runner->online_reviews().get());
+  });
 }
 
 asio::io_context& Server::State::NextWorker() {

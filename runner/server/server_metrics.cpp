@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "services/common/text.h"
 #include "services/state/shared_state.h"
 #include "services/state/tenant_quota.h"
 
@@ -12,23 +13,6 @@ namespace skillrunner::server {
 namespace json = boost::json;
 
 namespace {
-
-// Label values are escaped as the exposition format asks (\\, \", \n).
-std::string Label(std::string_view value) {
-  std::string out;
-  out.reserve(value.size());
-  for (char c : value) {
-    if (c == '\\' || c == '"') {
-      out.push_back('\\');
-      out.push_back(c);
-    } else if (c == '\n') {
-      out += "\\n";
-    } else {
-      out.push_back(c);
-    }
-  }
-  return out;
-}
 
 template <class Map>
 std::uint64_t& Slot(Map& map, std::string_view key) {
@@ -177,15 +161,17 @@ void ServerMetrics::AppendTenantsAndState(std::string& out, const Header& header
     auto usage = quotas_->usage();
     header("skillrunner_tenant_invocations_total", "counter", "Invocations of each tenant admitted by this process.");
     for (const auto& [tenant, u] : usage) {
-      out += fmt::format("skillrunner_tenant_invocations_total{{tenant=\"{}\"}} {}\n", Label(tenant), u.requests);
+      out += fmt::format("skillrunner_tenant_invocations_total{{tenant=\"{}\"}} {}\n", PrometheusLabel(tenant),
+                         u.requests);
     }
     header("skillrunner_tenant_overloaded_total", "counter", "Invocations of each tenant refused over its quota.");
     for (const auto& [tenant, u] : usage) {
-      out += fmt::format("skillrunner_tenant_overloaded_total{{tenant=\"{}\"}} {}\n", Label(tenant), u.overloaded);
+      out += fmt::format("skillrunner_tenant_overloaded_total{{tenant=\"{}\"}} {}\n", PrometheusLabel(tenant),
+                         u.overloaded);
     }
     header("skillrunner_tenant_in_flight", "gauge", "Invocations of each tenant running in this process.");
     for (const auto& [tenant, u] : usage) {
-      out += fmt::format("skillrunner_tenant_in_flight{{tenant=\"{}\"}} {}\n", Label(tenant), u.in_flight);
+      out += fmt::format("skillrunner_tenant_in_flight{{tenant=\"{}\"}} {}\n", PrometheusLabel(tenant), u.in_flight);
     }
   }
   if (shared_) {
@@ -218,8 +204,8 @@ boost::json::object CostJson(const std::map<std::string, double, std::less<>>& b
 void ServerMetrics::AppendCosts(std::string& out, const Figures& all) {
   for (const auto& [skill, f] : all.skills) {
     for (const auto& [model, cost] : f.cost_by_model) {
-      out +=
-          fmt::format("skillrunner_cost_usd_total{{skill=\"{}\",model=\"{}\"}} {}\n", Label(skill), Label(model), cost);
+      out += fmt::format("skillrunner_cost_usd_total{{skill=\"{}\",model=\"{}\"}} {}\n", PrometheusLabel(skill),
+                         PrometheusLabel(model), cost);
     }
   }
 }
@@ -234,14 +220,14 @@ std::string ServerMetrics::Prometheus() const {
          "Finished invocations by skill and outcome (ok, review_failed or the error code).");
   for (const auto& [skill, f] : all.skills) {
     for (const auto& [outcome, n] : f.outcomes) {
-      out += fmt::format("skillrunner_invocations_total{{skill=\"{}\",outcome=\"{}\"}} {}\n", Label(skill),
-                         Label(outcome), n);
+      out += fmt::format("skillrunner_invocations_total{{skill=\"{}\",outcome=\"{}\"}} {}\n", PrometheusLabel(skill),
+                         PrometheusLabel(outcome), n);
     }
   }
   auto per_skill = [&](std::string_view name, std::string_view help, auto field) {
     header(name, "counter", help);
     for (const auto& [skill, f] : all.skills) {
-      out += fmt::format("{}{{skill=\"{}\"}} {}\n", name, Label(skill), f.*field);
+      out += fmt::format("{}{{skill=\"{}\"}} {}\n", name, PrometheusLabel(skill), f.*field);
     }
   };
   per_skill("skillrunner_attempts_total", "Provider or handler attempts, every retry included.",
@@ -258,20 +244,20 @@ std::string ServerMetrics::Prometheus() const {
   AppendCosts(out, all);
   header("skillrunner_tokens_total", "counter", "Tokens of every attempt, by direction.");
   for (const auto& [skill, f] : all.skills) {
-    out +=
-        fmt::format("skillrunner_tokens_total{{skill=\"{}\",direction=\"input\"}} {}\n", Label(skill), f.input_tokens);
-    out += fmt::format("skillrunner_tokens_total{{skill=\"{}\",direction=\"output\"}} {}\n", Label(skill),
+    out += fmt::format("skillrunner_tokens_total{{skill=\"{}\",direction=\"input\"}} {}\n", PrometheusLabel(skill),
+                       f.input_tokens);
+    out += fmt::format("skillrunner_tokens_total{{skill=\"{}\",direction=\"output\"}} {}\n", PrometheusLabel(skill),
                        f.output_tokens);
   }
   header("skillrunner_invocation_duration_seconds", "histogram", "Invocation latency.");
   AppendLatency(out, all);
   header("skillrunner_requests_total", "counter", "JSON-RPC requests by method.");
   for (const auto& [method, n] : all.requests) {
-    out += fmt::format("skillrunner_requests_total{{method=\"{}\"}} {}\n", Label(method), n);
+    out += fmt::format("skillrunner_requests_total{{method=\"{}\"}} {}\n", PrometheusLabel(method), n);
   }
   header("skillrunner_rejected_total", "counter", "Requests refused before running, by reason.");
   for (const auto& [reason, n] : all.rejected) {
-    out += fmt::format("skillrunner_rejected_total{{reason=\"{}\"}} {}\n", Label(reason), n);
+    out += fmt::format("skillrunner_rejected_total{{reason=\"{}\"}} {}\n", PrometheusLabel(reason), n);
   }
   header("skillrunner_in_flight", "gauge", "Invocations accepted and not yet answered.");
   out += fmt::format("skillrunner_in_flight {}\n", in_flight());
@@ -279,6 +265,7 @@ std::string ServerMetrics::Prometheus() const {
   out += fmt::format("skillrunner_connections {}\n", connections());
   AppendReviewsAndReloads(out, all, header);
   AppendTenantsAndState(out, header);
+  if (rollouts_) out += rollouts_();
   return out;
 }
 
@@ -288,8 +275,8 @@ void ServerMetrics::AppendReviewsAndReloads(std::string& out, const Figures& all
          "Verdicts of the final review of gated invocations, by skill, criterion and verdict.");
   for (const auto& [skill, f] : all.skills) {
     for (const auto& [key, n] : f.reviews) {
-      out += fmt::format("skillrunner_reviews_total{{skill=\"{}\",criterion=\"{}\",verdict=\"{}\"}} {}\n", Label(skill),
-                         Label(key.first), Label(key.second), n);
+      out += fmt::format("skillrunner_reviews_total{{skill=\"{}\",criterion=\"{}\",verdict=\"{}\"}} {}\n",
+                         PrometheusLabel(skill), PrometheusLabel(key.first), PrometheusLabel(key.second), n);
     }
   }
   header("skillrunner_reloads_total", "counter", "Reloads of the skill tree (SIGHUP or skills.reload), by result.");
@@ -307,14 +294,16 @@ void ServerMetrics::AppendLatency(std::string& out, const Figures& all) {
     std::uint64_t cumulative = 0;
     for (std::size_t i = 0; i < kBuckets.size(); ++i) {
       cumulative += f.buckets[i];
-      out += fmt::format("skillrunner_invocation_duration_seconds_bucket{{skill=\"{}\",le=\"{}\"}} {}\n", Label(skill),
-                         kBuckets[i], cumulative);
+      out += fmt::format("skillrunner_invocation_duration_seconds_bucket{{skill=\"{}\",le=\"{}\"}} {}\n",
+                         PrometheusLabel(skill), kBuckets[i], cumulative);
     }
     cumulative += f.buckets.back();
-    out += fmt::format("skillrunner_invocation_duration_seconds_bucket{{skill=\"{}\",le=\"+Inf\"}} {}\n", Label(skill),
-                       cumulative);
-    out += fmt::format("skillrunner_invocation_duration_seconds_sum{{skill=\"{}\"}} {}\n", Label(skill), f.seconds_sum);
-    out += fmt::format("skillrunner_invocation_duration_seconds_count{{skill=\"{}\"}} {}\n", Label(skill), f.count);
+    out += fmt::format("skillrunner_invocation_duration_seconds_bucket{{skill=\"{}\",le=\"+Inf\"}} {}\n",
+                       PrometheusLabel(skill), cumulative);
+    out += fmt::format("skillrunner_invocation_duration_seconds_sum{{skill=\"{}\"}} {}\n", PrometheusLabel(skill),
+                       f.seconds_sum);
+    out += fmt::format("skillrunner_invocation_duration_seconds_count{{skill=\"{}\"}} {}\n", PrometheusLabel(skill),
+                       f.count);
   }
 }
 

@@ -10,6 +10,7 @@
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -56,6 +57,10 @@ class ServerMetrics {
   // be null and must outlive the metrics. Call before serving.
   void Attach(const state::TenantQuotas* quotas, std::shared_ptr<const state::SharedState> shared,
               std::shared_ptr<const telemetry::OtlpExporter> tracing = nullptr);
+
+  // More Prometheus lines, rendered at each scrape (the rollouts of the tree in service). Call
+  // before serving.
+  void AttachRollouts(std::function<std::string()> render) { rollouts_ = std::move(render); }
 
   // Prometheus text exposition format 0.0.4.
   std::string Prometheus() const;
@@ -116,6 +121,7 @@ class ServerMetrics {
   const state::TenantQuotas* quotas_ = nullptr;
   std::shared_ptr<const state::SharedState> shared_;
   std::shared_ptr<const telemetry::OtlpExporter> tracing_;
+  std::function<std::string()> rollouts_;
 };
 
 // The shared state as `health` shows it: "local" (no state.redis), "shared"

@@ -42,8 +42,9 @@ bool HoldToStable(const Skill& stable, const Skill& candidate, std::vector<Diagn
            "a candidate's version is higher than its stable version's: " + stable.file.filename().string() +
                " has version " + std::to_string(stable.version) + ", this file " + std::to_string(candidate.version));
   }
-  for (auto [key, mine, theirs] : {std::tuple{"input_schema", &candidate.input_schema_json, &stable.input_schema_json},
-                                   std::tuple{"output_schema", &candidate.output_schema_json, &stable.output_schema_json}}) {
+  for (auto [key, mine, theirs] :
+       {std::tuple{"input_schema", &candidate.input_schema_json, &stable.input_schema_json},
+        std::tuple{"output_schema", &candidate.output_schema_json, &stable.output_schema_json}}) {
     if (CanonicalJson(*mine) == CanonicalJson(*theirs)) continue;
     Refuse(diagnostics, file, std::string("/") + key,
            std::string("a candidate keeps its skill's ") + key +
@@ -70,8 +71,9 @@ bool SkillRegistry::LinkRollout(Skill& skill, const RegistryOptions& options, co
   const std::string candidate_file = spec.candidate_file.string();
   std::error_code ec;
   if (!fs::is_regular_file(spec.candidate_file, ec)) {
-    Refuse(diagnostics, file, "/rollout/candidate",
-           "no file \"" + spec.candidate + "\" in " + skill.dir.string() + " (the candidate is a skill descriptor there)");
+    Refuse(
+        diagnostics, file, "/rollout/candidate",
+        "no file \"" + spec.candidate + "\" in " + skill.dir.string() + " (the candidate is a skill descriptor there)");
     return false;
   }
   auto loaded = LoadSkillFile(candidate_file, config_, options.is_known_handler, diagnostics);

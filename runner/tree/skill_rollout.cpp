@@ -1,9 +1,9 @@
 #include "runner/tree/skill_rollout.h"
 
-#include <boost/json/serialize.hpp>
 #include <vector>
 
 #include "services/common/json_pointer.h"
+#include "services/common/json_text.h"
 
 namespace skillrunner {
 namespace json = boost::json;
@@ -20,7 +20,7 @@ void LoadTraffic(DescriptorReader& reader, const json::object& block, rollout::R
       spec.steps.push_back(Share(list[i]));
       if (i > 0 && spec.steps[i] <= spec.steps[i - 1]) {
         reader.Error("/rollout/steps/" + std::to_string(i),
-                     "steps rise strictly: " + json::serialize(list[i]) + " after " + json::serialize(list[i - 1]));
+                     "steps rise strictly: " + CompactJson(list[i]) + " after " + CompactJson(list[i - 1]));
       }
     }
   }
@@ -31,8 +31,8 @@ void LoadTraffic(DescriptorReader& reader, const json::object& block, rollout::R
   }
   spec.traffic = traffic ? Share(*traffic) : spec.steps.front();
   if (traffic && !spec.steps.empty() && spec.traffic != spec.steps.front()) {
-    reader.Error("/rollout/traffic", "the traffic is where the steps start: " + json::serialize(*traffic) +
-                                         " is not steps[0] (" + json::serialize(block.at("steps").as_array()[0]) +
+    reader.Error("/rollout/traffic", "the traffic is where the steps start: " + CompactJson(*traffic) +
+                                         " is not steps[0] (" + CompactJson(block.at("steps").as_array()[0]) +
                                          "); leave traffic out, or make them equal");
   }
 }
@@ -51,7 +51,8 @@ void LoadOnlineReview(DescriptorReader& reader, const json::object& r, const Ski
   if (const auto* v = r.if_contains("max_cost_usd_per_hour")) review.max_cost_usd_per_hour = v->to_number<double>();
   if (const auto* v = r.if_contains("queue")) review.queue = static_cast<int>(DescriptorReader::IntOf(*v));
   if (const auto* v = r.if_contains("concurrency")) review.concurrency = static_cast<int>(DescriptorReader::IntOf(*v));
-  if (const auto* v = r.if_contains("max_wait_ms")) review.max_wait = std::chrono::milliseconds(DescriptorReader::IntOf(*v));
+  if (const auto* v = r.if_contains("max_wait_ms"))
+    review.max_wait = std::chrono::milliseconds(DescriptorReader::IntOf(*v));
 }
 
 void LoadDecide(const json::object& d, rollout::DecideRules& decide, bool reviewed) {
@@ -69,13 +70,14 @@ void LoadDecide(const json::object& d, rollout::DecideRules& decide, bool review
   }
 }
 
-// review_pass is measured by an online review: without one it has nothing to count.
-void CheckMeasures(DescriptorReader& reader, const rollout::RolloutSpec& spec) {
+// review_pass counts verdicts: the online review's or the review gate's. Without either it has
+// nothing to count.
+void CheckMeasures(DescriptorReader& reader, const rollout::RolloutSpec& spec, const Skill& skill) {
   for (rollout::Measure measure : spec.decide.measures) {
-    if (measure == rollout::Measure::kReviewPass && !spec.review) {
+    if (measure == rollout::Measure::kReviewPass && !spec.review && !skill.review) {
       reader.Error("/rollout/decide/measures",
-                   "review_pass is measured by the online review: add rollout.review (a rubric or skill and a "
-                   "sample), or measure [ok] alone");
+                   "review_pass counts review verdicts, and this skill has none: add rollout.review (a rubric or "
+                   "skill and a sample), or measure [ok] alone");
     }
   }
 }
@@ -95,15 +97,16 @@ void LoadRollout(DescriptorReader& reader, Skill& skill) {
   spec.candidate = std::string(block.at("candidate").as_string());
   spec.candidate_file = skill.dir / spec.candidate;
   if (spec.candidate_file.filename() == skill.file.filename()) {
-    reader.Error("/rollout/candidate", "the candidate is a file of its own beside " +
-                                           skill.file.filename().string() + " (candidate.yaml, say)");
+    reader.Error("/rollout/candidate", "the candidate is a file of its own beside " + skill.file.filename().string() +
+                                           " (candidate.yaml, say)");
   }
   LoadTraffic(reader, block, spec);
   if (const auto* v = block.if_contains("sticky")) {
     spec.sticky = std::string(v->as_string());
     std::vector<std::string> tokens;
     if (!ParsePointer(spec.sticky, tokens) || spec.sticky.empty()) {
-      reader.Error("/rollout/sticky", "\"" + spec.sticky + "\" is not a JSON pointer into the input (/customer_id, say)");
+      reader.Error("/rollout/sticky",
+                   "\"" + spec.sticky + "\" is not a JSON pointer into the input (/customer_id, say)");
     }
   }
   if (const auto* v = block.if_contains("review")) {
@@ -111,8 +114,9 @@ void LoadRollout(DescriptorReader& reader, Skill& skill) {
   }
   static const json::object kNoRules;
   const auto* decide = block.if_contains("decide");
-  LoadDecide(decide ? decide->as_object() : kNoRules, spec.decide, spec.review.has_value());
-  CheckMeasures(reader, spec);
+  // Answers are judged online, or inline by the skill's review gate (its verdicts count).
+  LoadDecide(decide ? decide->as_object() : kNoRules, spec.decide, spec.review || skill.review);
+  CheckMeasures(reader, spec, skill);
   if (const auto* v = block.if_contains("on_worse"); v && v->as_string() == "hold") {
     spec.on_worse = rollout::OnWorse::kHold;
   }

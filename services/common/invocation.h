@@ -319,14 +319,14 @@ struct InvocationResult {
   std::optional<boost::json::value> review;
   std::vector<Attempt> attempts;
   Metrics metrics;
-  Served served;
+  Served served{};
 };
 
 struct InvocationFailure {
   Error error;
   std::vector<Attempt> attempts;
   Metrics metrics;
-  Served served;
+  Served served{};
 };
 
 using InvocationOutcome = std::expected<InvocationResult, InvocationFailure>;

@@ -56,4 +56,21 @@ std::string DidYouMean(const std::vector<std::string>& names) {
   return out + "?)";
 }
 
+// Label values are escaped as the exposition format asks (\\, \", \n).
+std::string PrometheusLabel(std::string_view value) {
+  std::string out;
+  out.reserve(value.size());
+  for (char c : value) {
+    if (c == '\\' || c == '"') {
+      out.push_back('\\');
+      out.push_back(c);
+    } else if (c == '\n') {
+      out += "\\n";
+    } else {
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
 }  // namespace skillrunner

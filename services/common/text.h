@@ -23,4 +23,7 @@ std::vector<std::string> ClosestNames(std::string_view name, const std::vector<s
 // ` (did you mean "a"?)`, ` (did you mean "a", "b"?)`, or "" for none.
 std::string DidYouMean(const std::vector<std::string>& names);
 
+// A Prometheus label value escaped as the text exposition format asks (\\, \", \n).
+std::string PrometheusLabel(std::string_view value);
+
 }  // namespace skillrunner

@@ -239,6 +239,16 @@ RedisConnection::~RedisConnection() {
 
 bool RedisConnection::connected() const { return impl_->connected; }
 
+void RedisConnection::Close() {
+  // hiredis keeps a read armed while it is connected (to see the server hang up), and that wait
+  // alone keeps an io_context running: a server that drained would never end.
+  asio::post(impl_->strand, [impl = impl_] {
+    if (impl->context == nullptr) return;
+    redisAsyncContext* context = impl->context;
+    redisAsyncFree(context);  // answers what is pending with "lost", then cleanup → Drop
+  });
+}
+
 boost::asio::awaitable<std::expected<void, std::string>> RedisConnection::Connect(std::chrono::milliseconds timeout) {
   auto self = shared_from_this();
   asio::ip::tcp::resolver resolver(impl_->strand);

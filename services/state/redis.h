@@ -49,6 +49,9 @@ class RedisConnection : public std::enable_shared_from_this<RedisConnection> {
   // when Redis answers with an error, or when no answer came within `timeout`.
   boost::asio::awaitable<Answer> Command(std::vector<std::string> args, std::chrono::milliseconds timeout);
   bool connected() const;
+  // Drops the connection (commands pending answer "lost"); nothing of it keeps the executor busy
+  // afterwards. A later Connect connects again.
+  void Close();
 
  private:
   struct Impl;

@@ -22,7 +22,10 @@ std::shared_ptr<SharedState> SharedState::Start(boost::asio::any_io_executor exe
 
 SharedState::~SharedState() { stopped_ = true; }
 
-void SharedState::Stop() { stopped_ = true; }
+void SharedState::Stop() {
+  stopped_ = true;
+  connection_->Close();
+}
 
 std::string SharedState::Key(std::string_view kind, std::string_view name) const {
   std::string key = options_.key_namespace;

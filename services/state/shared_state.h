@@ -41,7 +41,8 @@ class SharedState : public std::enable_shared_from_this<SharedState> {
   static std::shared_ptr<SharedState> Start(boost::asio::any_io_executor executor, SharedStateOptions options,
                                             Clock& clock);
   ~SharedState();
-  // Ends the background probe (at shutdown).
+  // Ends the background probe and closes the connection (at shutdown): commands after it answer
+  // nullopt.
   void Stop();
 
   // Runs a Lua script atomically; nullopt (and degraded) when Redis did not

@@ -50,6 +50,10 @@ class InvokeResult:
     review: dict[str, Any] | None = None
     attempts: list[dict[str, Any]] = field(default_factory=list)
     metrics: dict[str, Any] = field(default_factory=dict)
+    #: The version of the skill that answered (its rollout's candidate's when it sent the call there).
+    skill_version: int | None = None
+    #: "stable" or "candidate" for a skill with a rollout; None without.
+    arm: str | None = None
 
     @property
     def review_passed(self) -> bool | None:
@@ -237,6 +241,8 @@ def invoke_result(result: Any) -> InvokeResult:
         review=review if isinstance(review, dict) else None,
         attempts=attempts if isinstance(attempts, list) else [],
         metrics=metrics if isinstance(metrics, dict) else {},
+        skill_version=result["skill_version"] if isinstance(result.get("skill_version"), int) else None,
+        arm=result["arm"] if isinstance(result.get("arm"), str) else None,
     )
 
 

@@ -77,6 +77,10 @@ export interface InvokeResult<O = unknown> {
   reviewPassed: boolean | null;
   attempts: Attempt[];
   metrics: Record<string, unknown>;
+  /** The version of the skill that answered (its rollout's candidate's when it sent the call there). */
+  skillVersion: number | null;
+  /** "stable" or "candidate" for a skill with a rollout; null without. */
+  arm: "stable" | "candidate" | null;
 }
 
 /**
@@ -399,6 +403,8 @@ function toInvokeResult<O>(result: unknown): InvokeResult<O> {
     reviewPassed: isObject(result.review) ? result.review.pass !== false : null,
     attempts: Array.isArray(result.attempts) ? (result.attempts as Attempt[]) : [],
     metrics: isObject(result.metrics) ? result.metrics : {},
+    skillVersion: typeof result.skill_version === "number" ? result.skill_version : null,
+    arm: result.arm === "stable" || result.arm === "candidate" ? result.arm : null,
   };
 }
 
