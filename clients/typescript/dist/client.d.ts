@@ -62,6 +62,10 @@ export interface InvokeResult<O = unknown> {
     reviewPassed: boolean | null;
     attempts: Attempt[];
     metrics: Record<string, unknown>;
+    /** The version of the skill that answered (its rollout's candidate's when it sent the call there). */
+    skillVersion: number | null;
+    /** "stable" or "candidate" for a skill with a rollout; null without. */
+    arm: "stable" | "candidate" | null;
 }
 /**
  * An event of a streamed invocation: `skills.partial` ({id, attempt, value,

@@ -308,6 +308,8 @@ function toInvokeResult(result) {
         reviewPassed: (0, errors_1.isObject)(result.review) ? result.review.pass !== false : null,
         attempts: Array.isArray(result.attempts) ? result.attempts : [],
         metrics: (0, errors_1.isObject)(result.metrics) ? result.metrics : {},
+        skillVersion: typeof result.skill_version === "number" ? result.skill_version : null,
+        arm: result.arm === "stable" || result.arm === "candidate" ? result.arm : null,
     };
 }
 /** The SCHEMA_CHANGED error for a skill the server no longer has as the caller expects. */
