@@ -24,15 +24,6 @@ int Refuse(const std::string& message) {
   return kUsageStatus;
 }
 
-// The file's bytes, or nullopt.
-std::optional<std::string> ReadAll(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 // Replaces `path` with `text` whole (written aside, then renamed over).
 bool WriteWhole(const fs::path& path, const std::string& text) {
   const fs::path aside = path.string() + ".promote.tmp";
@@ -81,7 +72,7 @@ int Promote(const CommonOptions& common, const std::string& id, bool force) {
   }
   const fs::path stable_file = skill->file;
   const fs::path candidate_file = skill->rollout->candidate_file;
-  auto text = ReadAll(candidate_file);
+  auto text = ReadFileText(candidate_file);
   if (!text) return Refuse("cannot read " + candidate_file.string());
   PrintDiff(stable_file, candidate_file);
   if (!WriteWhole(stable_file, *text)) return Refuse("cannot write " + stable_file.string());

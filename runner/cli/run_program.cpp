@@ -3,6 +3,8 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_future.hpp>
+#include <fstream>
+#include <sstream>
 
 #include "services/handler/process_runner.h"
 
@@ -34,6 +36,14 @@ Ran RunProgram(std::vector<std::string> argv, std::string stdin_data) {
   if (outcome->output_truncated) ran.err = "more than " + std::to_string(kMaxProgramOutput >> 20) + " MiB";
   if (outcome->timed_out) ran.err = "no end after 120 s";
   return ran;
+}
+
+std::optional<std::string> ReadFileText(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
 }
 
 }  // namespace skillrunner::cli

@@ -1,7 +1,10 @@
 #pragma once
 
-// Runs a helper program to its end (git, tar, diff) for the CLI's commands.
+// What the CLI's commands share for the world outside: a helper program run
+// to its end (git, tar, diff), a file read whole.
 
+#include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,5 +25,8 @@ std::string Trimmed(std::string text);
 
 // `argv[0]` found on PATH, `stdin_data` on its standard input; two minutes at most.
 Ran RunProgram(std::vector<std::string> argv, std::string stdin_data = {});
+
+// The bytes of `path`, or nullopt when it cannot be read.
+std::optional<std::string> ReadFileText(const std::filesystem::path& path);
 
 }  // namespace skillrunner::cli

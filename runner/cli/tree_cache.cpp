@@ -8,6 +8,7 @@
 #include <sstream>
 #include <system_error>
 
+#include "runner/cli/run_program.h"
 #include "runner/tree/tree_index.h"
 #include "services/common/digest.h"
 
@@ -48,14 +49,6 @@ std::optional<std::string> Identity(const CommonOptions& options, const Config& 
   std::string provider = options.provider;
   if (provider.empty()) provider = ProcessEnv("SKILLRUNNER_PROVIDER").value_or("");
   return out + "provider=" + provider + "\n";
-}
-
-std::optional<std::string> ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 // Keeps the kMaxIndexes most recently written indexes of `dir`.
@@ -103,7 +96,7 @@ void WriteIndex(const fs::path& file, const std::string& text) {
 std::expected<SkillRegistry::LoadResult, std::string> LoadIndexed(const fs::path& file, const std::string& identity,
                                                                   const RegistryOptions& registry_options,
                                                                   const Config& config, std::string_view skill) {
-  auto text = ReadFile(file);
+  auto text = ReadFileText(file);
   if (!text) return std::unexpected("none at " + file.string());
   auto index = TreeIndexFromJson(*text);
   if (!index) return std::unexpected(file.string() + " is not an index this binary reads");

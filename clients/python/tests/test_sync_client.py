@@ -229,7 +229,9 @@ class FaultTests(unittest.TestCase):
         self.assertEqual(err.message, 'the judge of rubric "contact_quality" (model "gpt-4o-mini") '
                          "gave no usable verdict, so the review neither passed nor failed: "
                          "REFUSED: the model refused to answer: I can't help with that.")
-        self.assertEqual(err.details, {"cause": "REFUSED"})
+        # The members of the error's data beside code, message, attempts and metrics: the version
+        # that answered, too.
+        self.assertEqual(err.details, {"cause": "REFUSED", "skill_version": 1})
 
     def test_provider_unavailable(self) -> None:
         err = self.failure(self.server_a, "triage_ticket", TICKET, ProviderUnavailableError)

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
+#include <optional>
 #include <regex>
 #include <thread>
 
@@ -113,14 +114,35 @@ json::object RolloutOf(testing::SocketClient& client) {
   return answer.at("result").at("rollouts").at(0).as_object();
 }
 
-TEST(ServeRolloutTest, DistinctKeysGiveTheCandidateItsShareAndAKeyKeepsItsArm) {
-  RolloutLlm llm(0);
+// One serve of the rollout tree with its provider, for the tests that need nothing else.
+struct OneServe {
+  OneServe(int candidate_bad_per_100, const std::string& traffic)
+      : llm(candidate_bad_per_100),
+        socket(tree.Path("s.sock").string()),
+        serve(std::in_place, Written(tree, llm, traffic),
+              std::vector<std::string>{"--socket", socket, "--state-dir", tree.Path("state").string()}),
+        client(testing::ConnectWhenReady(socket)) {}
+  static const TempTree& Written(const TempTree& tree, const RolloutLlm& llm, const std::string& traffic) {
+    WriteRolloutTree(tree, llm.base_url(), "rollout: { candidate: candidate.yaml, traffic: " + traffic + " }\n");
+    return tree;
+  }
+  // Ends serve as SIGTERM does; its exit status.
+  int Stop() {
+    client->Close();
+    serve->Signal(SIGTERM);
+    return serve->Wait(10s);
+  }
+  RolloutLlm llm;
   TempTree tree;
-  WriteRolloutTree(tree, llm.base_url(), "rollout: { candidate: candidate.yaml, traffic: 0.1 }\n");
-  const std::string socket = tree.Path("s.sock").string();
-  testing::ServeProcess serve(tree, {"--socket", socket, "--state-dir", tree.Path("state").string()});
-  auto client = testing::ConnectWhenReady(socket);
-  ASSERT_TRUE(client) << serve.Stderr();
+  std::string socket;
+  std::optional<testing::ServeProcess> serve;
+  std::optional<testing::SocketClient> client;
+};
+
+TEST(ServeRolloutTest, DistinctKeysGiveTheCandidateItsShareAndAKeyKeepsItsArm) {
+  OneServe one(0, "0.1");
+  ASSERT_TRUE(one.client) << one.serve->Stderr();
+  testing::SocketClient* client = &*one.client;
   std::vector<std::string> arms;
   int candidate = 0;
   for (int i = 0; i < 1000; ++i) {
@@ -150,9 +172,7 @@ TEST(ServeRolloutTest, DistinctKeysGiveTheCandidateItsShareAndAKeyKeepsItsArm) {
   const json::object& ok = rollout.at("measures").at(0).as_object();
   EXPECT_EQ(ok.at("measure"), "ok");
   EXPECT_EQ(ok.at("stable").at("n").as_int64() + ok.at("candidate").at("n").as_int64(), 1200);
-  client->Close();
-  serve.Signal(SIGTERM);
-  EXPECT_EQ(serve.Wait(10s), 0);
+  EXPECT_EQ(one.Stop(), 0);
 }
 
 // Calls until `done` says so or `limit` calls went; how many went.
@@ -210,24 +230,17 @@ TEST(ServeRolloutTest, AWorseCandidateIsRolledBackAndARestartKeepsTheRollback) {
 }
 
 TEST(ServeRolloutTest, AnAACandidateIsNotRolledBackIn2000Calls) {
-  RolloutLlm llm(5);
-  TempTree tree;
-  WriteRolloutTree(tree, llm.base_url(), "rollout: { candidate: candidate.yaml, traffic: 0.5 }\n");
-  const std::string socket = tree.Path("s.sock").string();
-  testing::ServeProcess serve(tree, {"--socket", socket, "--state-dir", tree.Path("state").string()});
-  auto client = testing::ConnectWhenReady(socket);
-  ASSERT_TRUE(client) << serve.Stderr();
+  OneServe one(5, "0.5");
+  ASSERT_TRUE(one.client) << one.serve->Stderr();
   int candidate = 0;
-  CallUntil(*client, 0, 2000, [&](const Served& served) {
+  CallUntil(*one.client, 0, 2000, [&](const Served& served) {
     candidate += served.arm == "candidate";
     return false;
   });
-  json::object rollout = RolloutOf(*client);
+  json::object rollout = RolloutOf(*one.client);
   EXPECT_NE(rollout.at("state"), "rolled_back") << json::serialize(rollout);
   EXPECT_GT(candidate, 800);
-  client->Close();
-  serve.Signal(SIGTERM);
-  EXPECT_EQ(serve.Wait(10s), 0);
+  EXPECT_EQ(one.Stop(), 0);
 }
 
 // Two replicas sharing Redis: counts are summed there, one replica decides, and the other stops
