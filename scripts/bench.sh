@@ -12,7 +12,7 @@ if ! command -v jq >/dev/null; then
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
   $SUDO apt-get install -y -qq --no-install-recommends jq >&2
 fi
-cmake --build "$ROOT/build" -j"${JOBS:-$(nproc)}" --target skillrunner http_client_bench runner_bench server_bench open_loop_bench fake_openai_server >&2
+cmake --build "$ROOT/build" -j"${JOBS:-$(nproc)}" --target skillrunner http_client_bench runner_bench server_bench open_loop_bench rollout_bench fake_openai_server >&2
 N="${1:-20000}"
 echo "## HttpClient against a loopback server"
 "$ROOT/build/http_client_bench" "$N"
@@ -31,8 +31,12 @@ echo "## after 20 s): peak RSS and KiB per invocation in flight"
 "$ROOT/build/server_bench" 5 100000 1000 20000 --threads 1,2
 echo
 echo "## serve's added latency, open loop (calls on a fixed schedule, latency from when each was due) at"
-echo "## 1,000 and 5,000 calls/s over HTTP to bench/fake_openai_server, beside the fake server's own"
+echo "## 1,000 and 5,000 calls/s over HTTP to bench/fake_openai_server, beside the fake server's own;"
+echo "## each rate for the skill alone, with a rollout, and with a rollout whose answers are all judged online"
 "$ROOT/build/open_loop_bench" 5 1000,5000 32
+echo
+echo "## What a rollout adds to a call's hot path (routing and counting), in one process"
+"$ROOT/build/rollout_bench" 1000000
 if command -v nginx >/dev/null || [ -x /usr/sbin/nginx ]; then
   echo
   echo "## serve's CPU per call with nginx answering a fixed chat.completion as the provider"

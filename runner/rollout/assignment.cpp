@@ -13,12 +13,9 @@ std::uint64_t AssignmentHash(std::string_view skill_id, int candidate_version, s
   text += std::to_string(candidate_version);
   text += '\0';
   text += key;
-  const std::string hex = Sha256Hex(text);
+  const std::array<unsigned char, 32> digest = Sha256(text);
   std::uint64_t hash = 0;
-  for (std::size_t i = 0; i < 16; ++i) {
-    const char c = hex[i];
-    hash = (hash << 4) | static_cast<std::uint64_t>(c <= '9' ? c - '0' : c - 'a' + 10);
-  }
+  for (std::size_t i = 0; i < 8; ++i) hash = (hash << 8) | digest[i];
   return hash;
 }
 

@@ -226,14 +226,17 @@ std::optional<RolloutEvent> RolloutBook::DecideLocked(Entry& entry) {
   std::vector<stats::MeasureCounts> counts;
   for (const MeasureTally& t : status.tallies)
     counts.push_back({std::string(MeasureName(t.measure)), t.stable, t.candidate});
-  status.last = stats::Decide(counts, OptionsOf(entry.spec.decide));
+  // Decided after every count: the reason is written only when the decision changes something.
+  stats::DecideOptions options = OptionsOf(entry.spec.decide);
+  options.explain = false;
+  const stats::Verdict verdict = stats::Decide(counts, options).verdict;
   const State from = status.state;
   const std::size_t step = status.step;
-  if (status.last->verdict == stats::Verdict::kRollback) {
+  if (verdict == stats::Verdict::kRollback) {
     const bool rollback = entry.spec.on_worse == OnWorse::kRollback;
     status.state = rollback ? State::kRolledBack : State::kHeld;
     if (rollback) status.traffic = 0;
-  } else if (status.last->verdict == stats::Verdict::kStepUp && status.state == State::kRunning &&
+  } else if (verdict == stats::Verdict::kStepUp && status.state == State::kRunning &&
              StepSampled(status, entry.spec.decide.min_samples)) {
     if (status.step + 1 < entry.spec.steps.size()) {
       status.traffic = entry.spec.steps[++status.step];
@@ -246,7 +249,8 @@ std::optional<RolloutEvent> RolloutBook::DecideLocked(Entry& entry) {
     }
   }
   if (status.state == from && status.step == step) return std::nullopt;
-  status.reason = status.last->reason;
+  options.explain = true;
+  status.reason = stats::Decide(counts, options).reason;
   status.decided_at_ms = NowMs();
   SaveLocked(entry, true);
   return RolloutEvent{entry.spec.key, from, status};

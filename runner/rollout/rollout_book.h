@@ -51,10 +51,9 @@ struct RolloutStatus {
   std::size_t step = 0;  // into the spec's steps (0 without steps)
   double traffic = 0;    // the candidate's share now
   std::vector<MeasureTally> tallies;
-  std::string reason;                   // of the last decision or command
-  std::string applied_command;          // the id of the last operator's command applied
-  std::int64_t decided_at_ms = 0;       // its time, Unix milliseconds (0: none yet)
-  std::optional<stats::Decision> last;  // the statistics as of the last count
+  std::string reason;              // of the last decision or command
+  std::string applied_command;     // the id of the last operator's command applied
+  std::int64_t decided_at_ms = 0;  // its time, Unix milliseconds (0: none yet)
 };
 
 // Where decisions persist (the state dir, Redis), and where operators leave

@@ -49,14 +49,16 @@ Decision Decide(std::span<const MeasureCounts> measures, const DecideOptions& op
     all_non_inferior = all_non_inferior && d.non_inferior;
     if (d.worse && decision.verdict != Verdict::kRollback) {
       decision.verdict = Verdict::kRollback;
-      decision.reason = Describe(d, "the candidate is worse");
+      if (options.explain) decision.reason = Describe(d, "the candidate is worse");
     }
     decision.measures.push_back(std::move(d));
   }
   if (decision.verdict != Verdict::kRollback && all_non_inferior) {
     decision.verdict = Verdict::kStepUp;
     std::string reason;
-    for (const auto& d : decision.measures) reason += (reason.empty() ? "" : "; ") + Describe(d, "not worse");
+    for (const auto& d : decision.measures) {
+      if (options.explain) reason += (reason.empty() ? "" : "; ") + Describe(d, "not worse");
+    }
     decision.reason = reason;
   }
   return decision;

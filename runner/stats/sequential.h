@@ -55,6 +55,7 @@ struct DecideOptions {
   std::int64_t min_samples = 200;      // per arm and measure before a step up
   double margin = 0.02;                // the largest drop a step up accepts
   std::int64_t min_for_rollback = 30;  // per arm before a rollback
+  bool explain = true;                 // write Decision::reason (formatting it is most of a decision's cost)
 };
 
 enum class Verdict {

@@ -31,15 +31,20 @@ json::value Sorted(const json::value& value) {
 
 }  // namespace
 
-std::string Sha256Hex(std::string_view text) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
+std::array<unsigned char, 32> Sha256(std::string_view text) {
+  std::array<unsigned char, 32> digest{};
   unsigned int length = 0;
-  EVP_Digest(text.data(), text.size(), digest, &length, EVP_sha256(), nullptr);
+  EVP_Digest(text.data(), text.size(), digest.data(), &length, EVP_sha256(), nullptr);
+  return digest;
+}
+
+std::string Sha256Hex(std::string_view text) {
+  static constexpr char kDigits[] = "0123456789abcdef";
   std::string hex;
-  char byte[3];
-  for (unsigned int i = 0; i < length; ++i) {
-    std::snprintf(byte, sizeof byte, "%02x", digest[i]);
-    hex += byte;
+  hex.reserve(64);
+  for (unsigned char byte : Sha256(text)) {
+    hex += kDigits[byte >> 4];
+    hex += kDigits[byte & 0xf];
   }
   return hex;
 }
