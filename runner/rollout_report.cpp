@@ -97,6 +97,19 @@ std::string Line(std::string_view name, const std::vector<std::pair<std::string_
   return out + "} " + number + "\n";
 }
 
+// What the online review judged and what judging cost, apart from the calls' own figures.
+void AppendJudging(std::string& out, const OnlineReviews& reviews) {
+  Header(out, "skillrunner_rollout_judged_total", "counter", "Answers the online review judged, by skill.");
+  for (const auto& [skill, n] : reviews.Judged()) {
+    out += Line("skillrunner_rollout_judged_total", {{"skill", skill}}, static_cast<double>(n));
+  }
+  Header(out, "skillrunner_rollout_judge_cost_usd_total", "counter",
+         "What the online review's judging cost (priced judge models only), by skill.");
+  for (const auto& [skill, usd] : reviews.JudgeCostUsd()) {
+    out += Line("skillrunner_rollout_judge_cost_usd_total", {{"skill", skill}}, usd);
+  }
+}
+
 }  // namespace
 
 std::string RolloutPrometheus(const SkillRegistry& registry, rollout::RolloutBook& book, const OnlineReviews* reviews) {
@@ -136,6 +149,7 @@ std::string RolloutPrometheus(const SkillRegistry& registry, rollout::RolloutBoo
       out, "skillrunner_rollout_samples_dropped_total", "counter",
       "Answers sampled for the online review and not judged, by reason (queue_full, spend_cap, expired, judge_error).");
   if (reviews != nullptr) {
+    AppendJudging(out, *reviews);
     for (const auto& [skill, reasons] : reviews->Dropped()) {
       for (const auto& [reason, n] : reasons) {
         out += Line("skillrunner_rollout_samples_dropped_total", {{"skill", skill}, {"reason", reason}},

@@ -29,7 +29,8 @@ class OnlineReviews;
 
 // The rollouts' Prometheus lines: skillrunner_rollout_traffic_ratio{skill},
 // skillrunner_rollout_state{skill,state} (1 for the state it is in, else 0),
-// skillrunner_rollout_samples_total{skill,arm,measure,outcome} and
+// skillrunner_rollout_samples_total{skill,arm,measure,outcome},
+// skillrunner_rollout_judged_total{skill}, skillrunner_rollout_judge_cost_usd_total{skill} and
 // skillrunner_rollout_samples_dropped_total{skill,reason}.
 std::string RolloutPrometheus(const SkillRegistry& registry, rollout::RolloutBook& book, const OnlineReviews* reviews);
 

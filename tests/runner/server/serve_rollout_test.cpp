@@ -334,6 +334,9 @@ TEST(ServeRolloutTest, TheOnlineReviewJudgesAfterTheAnswerAndAFullQueueDropsAndC
   ASSERT_NE(at, std::string::npos) << prometheus;
   EXPECT_EQ(std::stoi(prometheus.substr(at + dropped.size())), 40 - judged);  // every sample judged or counted
   EXPECT_NE(prometheus.find("skillrunner_rollout_traffic_ratio{skill=\"greet\"} 0.5\n"), std::string::npos);
+  EXPECT_NE(prometheus.find("skillrunner_rollout_judged_total{skill=\"greet\"} " + std::to_string(judged) + "\n"),
+            std::string::npos)
+      << prometheus;
   client->Close();
   serve.Signal(SIGTERM);
   EXPECT_EQ(serve.Wait(10s), 0);
