@@ -206,6 +206,9 @@ int Serve(const CommonOptions& common, ServeOptions options) {
   std::fprintf(stderr, "skillrunner: listening on %s\n", where.c_str());
 
   io_threads.Run(io);
+  // `options` (a parameter) outlives `io`: its hold on Redis's connection, whose timers belong to
+  // `io`, goes first.
+  options.server.shared_state.reset();
   if (host.tracing()) host.tracing()->Shutdown();  // the last spans go out before the process does
   return 0;
 }
