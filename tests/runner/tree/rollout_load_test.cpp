@@ -117,6 +117,24 @@ TEST_F(RolloutLoadTest, ARolloutBlockThatCannotWorkIsRefusedWhereItSaysSo) {
                                               "descriptor there)"}));
 }
 
+TEST_F(RolloutLoadTest, AnOnlineReviewWithoutOneJudgeAndARolloutOfAHandlerAreRefused) {
+  WriteStable("rollout: { candidate: candidate.yaml, traffic: 0.1, review: { rubric: q, skill: j } }\n");
+  WriteCandidate("id: greet\nversion: 2\n");
+  EXPECT_EQ(Load(), (std::vector<std::string>{"skills/greet/skill.yaml:8:61: /rollout/review: give the online "
+                                              "review a rubric or an LLM_REVIEW skill, not both"}));
+  WriteStable("rollout: { candidate: candidate.yaml, traffic: 0.1, review: { sample: 0.5 } }\n");
+  EXPECT_EQ(Load(), (std::vector<std::string>{"skills/greet/skill.yaml:8:61: /rollout/review: the online review "
+                                              "needs a judge: rubric: ID or skill: ID (this skill has no review "
+                                              "gate to share)"}));
+  tree_.Write("skills/greet/skill.yaml",
+              "id: greet\nhandler: echo\ninput_schema: { type: object }\noutput_schema: { type: object }\n"
+              "rollout: { candidate: candidate.yaml, traffic: 0.1 }\n");
+  // (This tree knows no handlers: "echo" is reported too.)
+  EXPECT_EQ(Load(), (std::vector<std::string>{"skills/greet/skill.yaml:2:10: /handler: unknown handler \"echo\"",
+                                              "skills/greet/skill.yaml:5:10: /rollout: only LLM_JSON_GENERATION "
+                                              "skills roll out a candidate (this one is handler)"}));
+}
+
 TEST_F(RolloutLoadTest, TheTreeIndexStampsTheCandidate) {
   WriteStable("rollout: { candidate: candidate.yaml, traffic: 0.1 }\n");
   WriteCandidate("id: greet\nversion: 2\n");
