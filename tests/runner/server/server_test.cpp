@@ -139,6 +139,12 @@ TEST_F(ServerTest, BadParamsNameThePointer) {
   EXPECT_EQ(bad_trace.at("error").at("message"),
             "Invalid params: /options/traceparent: not a W3C traceparent: expected 00-<32 hex digits>-<16 hex "
             "digits>-<2 hex digits>");
+  auto bad_key = client.Call(InvokeLine(12, "echo", "{}", R"({"routing_key": ""})"));
+  EXPECT_EQ(bad_key.at("error").at("message"),
+            "Invalid params: /options/routing_key: expected a string of 1 to 1024 characters");
+  auto bad_version = client.Call(InvokeLine(13, "echo", "{}", R"({"version": 0})"));
+  EXPECT_EQ(bad_version.at("error").at("message"),
+            "Invalid params: /options/version: expected a version number (an integer from 1)");
   auto good_trace = client.Call(
       InvokeLine(11, "echo", "{}", R"({"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"})"));
   EXPECT_FALSE(good_trace.as_object().contains("error")) << Str(good_trace);
