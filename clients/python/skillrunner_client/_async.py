@@ -198,17 +198,25 @@ class AsyncClient:
             await conn.close()
 
     async def invoke(self, skill: str, input: Any, *, timeout_ms: int | None = None,
-                     schema_hash: str | None = None, skill_version: int | None = None) -> InvokeResult:
+                     schema_hash: str | None = None, skill_version: int | None = None,
+                     routing_key: str | None = None, version: int | None = None) -> InvokeResult:
         """Invoke ``skill`` with ``input`` and return its result.
 
         The same rules as ``Client.invoke``; in addition, cancelling the awaiting
         task sends ``$/cancel`` for the request and re-raises CancelledError.
+
+        ``routing_key`` (``options.routing_key``) is what a skill's rollout assigns the call
+        by: the same key gets the same version. ``version`` (``options.version``) runs that
+        version of the skill, its stable one or its rollout's candidate (SkillNotFoundError
+        for any other). Unlike ``skill_version``, which only qualifies the ``schema_hash``
+        check, ``version`` changes what runs. Each is sent only when given.
         """
         deadline = Deadline(timeout_ms)
         retries = 0
         while True:
             try:
-                return await self._invoke_once(skill, input, deadline, schema_hash, skill_version)
+                return await self._invoke_once(skill, input, deadline, schema_hash, skill_version,
+                                               routing_key, version)
             except OverloadedError as exc:
                 delay_s = overloaded_delay_s(exc, retries, deadline)
                 retries += 1
@@ -218,7 +226,9 @@ class AsyncClient:
 
     async def stream(self, skill: str, input: Any, *,
                      timeout_ms: int | None = None,
-                     partial_interval_ms: int | None = None) -> AsyncIterator[StreamEvent | InvokeResult]:
+                     partial_interval_ms: int | None = None,
+                     routing_key: str | None = None,
+                     version: int | None = None) -> AsyncIterator[StreamEvent | InvokeResult]:
         """Invoke ``skill`` with ``"stream": true``: yield each event, then the result.
 
         Events are ``{"method": "skills.partial", "params": {id, attempt, value,
@@ -228,10 +238,13 @@ class AsyncClient:
         Errors raise as from ``invoke`` (no OVERLOADED retry: events may have been
         shown). Closing the iterator early sends ``$/cancel``. ``partial_interval_ms``
         (0 to 10000; the server's default 25) is the least time between two partials.
+        ``routing_key`` and ``version`` (pin a version of a skill with a rollout) are those of
+        ``invoke``.
         """
         deadline = Deadline(timeout_ms)
         conn = await self._connection()
-        params = stream_params(skill, input, deadline, partial_interval_ms)
+        params = stream_params(skill, input, deadline, partial_interval_ms,
+                               routing_key=routing_key, version=version)
         req_id = self._ids.take()
         line = encode_request(req_id, "skills.invoke", params, self._token)
         check_size(line, self._max_line_bytes)
@@ -277,12 +290,14 @@ class AsyncClient:
         return result
 
     async def _invoke_once(self, skill: str, input_value: Any, deadline: Deadline,
-                           schema_hash: str | None, skill_version: int | None = None) -> InvokeResult:
+                           schema_hash: str | None, skill_version: int | None = None,
+                           routing_key: str | None = None,
+                           version: int | None = None) -> InvokeResult:
         """One ``skills.invoke`` round trip (after the schema check, when asked)."""
         conn = await self._connection()
         if schema_hash is not None:
             await self._check_schema(conn, skill, schema_hash, skill_version)
-        params = invoke_params(skill, input_value, deadline)
+        params = invoke_params(skill, input_value, deadline, routing_key=routing_key, version=version)
         return invoke_result(await self._request(conn, "skills.invoke", params, deadline))
 
     async def _check_schema(self, conn: _AsyncConnection, skill: str, expected: str,

@@ -138,20 +138,30 @@ def encode_cancel(req_id: int, token: str | None) -> bytes:
     return encode_request(None, "$/cancel", {"id": req_id}, token)
 
 
-def invoke_params(skill: str, input_value: Any, deadline: Deadline) -> dict[str, Any]:
-    """The params of ``skills.invoke`` (options only when there is a deadline)."""
+def invoke_params(skill: str, input_value: Any, deadline: Deadline, *,
+                  routing_key: str | None = None, version: int | None = None) -> dict[str, Any]:
+    """The params of ``skills.invoke``: ``options`` only when there is something to put in it
+    (``timeout_ms`` with a deadline, ``routing_key`` and ``version`` when given)."""
     params: dict[str, Any] = {"skill": skill, "input": input_value}
+    options: dict[str, Any] = {}
     timeout_ms = deadline.server_timeout_ms()
     if timeout_ms is not None:
-        params["options"] = {"timeout_ms": timeout_ms}
+        options["timeout_ms"] = timeout_ms
+    if routing_key is not None:
+        options["routing_key"] = routing_key
+    if version is not None:
+        options["version"] = version
+    if options:
+        params["options"] = options
     return params
 
 
 def stream_params(skill: str, input_value: Any, deadline: Deadline,
-                  partial_interval_ms: int | None = None) -> dict[str, Any]:
+                  partial_interval_ms: int | None = None, *,
+                  routing_key: str | None = None, version: int | None = None) -> dict[str, Any]:
     """The params of a streamed ``skills.invoke`` (``options.stream`` set, and
-    ``options.partial_interval_ms`` when given)."""
-    params = invoke_params(skill, input_value, deadline)
+    ``options.partial_interval_ms``, ``routing_key`` and ``version`` when given)."""
+    params = invoke_params(skill, input_value, deadline, routing_key=routing_key, version=version)
     options = params.setdefault("options", {})
     options["stream"] = True
     if partial_interval_ms is not None:

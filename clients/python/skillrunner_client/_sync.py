@@ -236,7 +236,8 @@ class Client:
             conn.close()
 
     def invoke(self, skill: str, input: Any, *, timeout_ms: int | None = None,
-               schema_hash: str | None = None, skill_version: int | None = None) -> InvokeResult:
+               schema_hash: str | None = None, skill_version: int | None = None,
+               routing_key: str | None = None, version: int | None = None) -> InvokeResult:
         """Invoke ``skill`` with ``input`` and return its result.
 
         With ``timeout_ms`` the server gets that deadline, and the client waits at
@@ -247,12 +248,23 @@ class Client:
         per connection and again after each ``skills.changed``; a difference raises
         SchemaChangedError, unless ``skill_version`` is given and the server's skill is
         still at that version (a compatible change: the generated stubs pass it).
+
+        For a skill with a rollout (docs/rollouts.md): ``routing_key`` (sent as
+        ``options.routing_key``) is what the rollout assigns the call by, so calls with the
+        same key get the same version; ``version`` (sent as ``options.version``) runs that
+        version of the skill, its stable one or its rollout's candidate, and the server
+        answers SkillNotFoundError for any other (a pinned call is not counted by the
+        rollout). ``version`` changes what runs; ``skill_version`` does not: it only
+        qualifies the ``schema_hash`` check. Each is sent only when given, and the server
+        checks them (ProtocolError -32602 for a bad value). ``InvokeResult.skill_version``
+        and ``.arm`` say which version answered.
         """
         deadline = Deadline(timeout_ms)
         retries = 0
         while True:
             try:
-                return self._invoke_once(skill, input, deadline, schema_hash, skill_version)
+                return self._invoke_once(skill, input, deadline, schema_hash, skill_version,
+                                         routing_key, version)
             except OverloadedError as exc:
                 delay_s = overloaded_delay_s(exc, retries, deadline)
                 retries += 1
@@ -262,7 +274,9 @@ class Client:
 
     def stream(self, skill: str, input: Any, *,
                timeout_ms: int | None = None,
-               partial_interval_ms: int | None = None) -> Iterator[StreamEvent | InvokeResult]:
+               partial_interval_ms: int | None = None,
+               routing_key: str | None = None,
+               version: int | None = None) -> Iterator[StreamEvent | InvokeResult]:
         """Invoke ``skill`` with ``"stream": true``: yield each event, then the result.
 
         A generator with the items of ``AsyncClient.stream``: ``{"method":
@@ -275,10 +289,13 @@ class Client:
         is sent and SkillTimeoutError raised. ``partial_interval_ms`` (0 to 10000; the
         server's default 25) is the least time between two partials. Leaving the loop before the result
         (``break``, an exception, or ``close()`` on the generator) sends ``$/cancel``.
+        ``routing_key`` and ``version`` (pin a version of a skill with a rollout) are those of
+        ``invoke``.
         """
         deadline = Deadline(timeout_ms)
         conn = self._connection()
-        params = stream_params(skill, input, deadline, partial_interval_ms)
+        params = stream_params(skill, input, deadline, partial_interval_ms,
+                               routing_key=routing_key, version=version)
         with self._lock:
             req_id = self._ids.take()
         line = encode_request(req_id, "skills.invoke", params, self._token)
@@ -327,12 +344,13 @@ class Client:
         return result
 
     def _invoke_once(self, skill: str, input_value: Any, deadline: Deadline,
-                     schema_hash: str | None, skill_version: int | None = None) -> InvokeResult:
+                     schema_hash: str | None, skill_version: int | None = None,
+                     routing_key: str | None = None, version: int | None = None) -> InvokeResult:
         """One ``skills.invoke`` round trip (after the schema check, when asked)."""
         conn = self._connection()
         if schema_hash is not None:
             self._check_schema(conn, skill, schema_hash, skill_version)
-        params = invoke_params(skill, input_value, deadline)
+        params = invoke_params(skill, input_value, deadline, routing_key=routing_key, version=version)
         return invoke_result(self._request(conn, "skills.invoke", params, deadline))
 
     def _check_schema(self, conn: _Connection, skill: str, expected: str,

@@ -253,6 +253,36 @@ class Served:
         return client
 
 
+# A skill with a canary rollout (docs/rollouts.md): version 1 stable, version 2 its candidate on 10%.
+ROLLOUT_SKILL = "greet"
+_GREET = """id: greet
+version: {version}
+description: Greet someone{how}.
+template_type: LLM_JSON_GENERATION
+model: gpt-4o-mini
+input_schema: {{ type: object, required: [name], properties: {{ name: {{ type: string }} }} }}
+output_schema:
+  type: object
+  required: [greeting]
+  additionalProperties: false
+  properties: {{ greeting: {{ type: string }} }}
+prompt: {{ system: Greet the person{how}., user: "{{{{input.name}}}}" }}
+"""
+
+
+def rollout_server() -> Server:
+    """A serve (not started) on a tree of one skill, ``greet``, with a rollout: skill.yaml at
+    version 1 and candidate.yaml at version 2 with traffic 0.1; rollout state in its own folder."""
+    server = Server(config_text())
+    skill_dir = Path(server.dir) / "skills" / ROLLOUT_SKILL
+    skill_dir.mkdir(parents=True)
+    (skill_dir / "skill.yaml").write_text(
+        _GREET.format(version=1, how="") + "rollout: { candidate: candidate.yaml, traffic: 0.1 }\n")
+    (skill_dir / "candidate.yaml").write_text(_GREET.format(version=2, how=" warmly"))
+    server.args += ["--skills", str(skill_dir.parent), "--state-dir", os.path.join(server.dir, "state")]
+    return server
+
+
 def raw_call(path: str, method: str, params: Any = None) -> Any:
     """One request on its own connection, without the client under test."""
     msg: dict[str, Any] = {"jsonrpc": "2.0", "id": 1, "method": method}

@@ -36,8 +36,22 @@ export interface InvokeOptions {
      * `skillVersion` is given and the server's skill is still at that version (a compatible change).
      */
     schemaHash?: string;
-    /** The skill's version the caller was generated against (the generated functions pass it). */
+    /**
+     * The skill's version the caller was generated against (the generated functions pass it). It
+     * only qualifies the `schemaHash` check and does not choose what runs: `version` does.
+     */
     skillVersion?: number;
+    /**
+     * Sent as `options.routing_key`: what the skill's rollout assigns the call by, so that calls with
+     * the same key get the same version (docs/rollouts.md). 1 to 1024 characters (the server checks).
+     */
+    routingKey?: string;
+    /**
+     * Sent as `options.version`: run this version of the skill, its stable one or its rollout's
+     * candidate (SKILL_NOT_FOUND for any other; a pinned call is not counted by the rollout).
+     * The result's `skillVersion` and `arm` say which version answered.
+     */
+    version?: number;
 }
 /** Options of `stream`: those of `invoke`, and the pace of the partials. */
 export interface StreamOptions extends InvokeOptions {

@@ -68,6 +68,7 @@ class Client {
             ctl.giveUpAt = Date.now() + options.timeoutMs + this.graceMs;
             streamOptions.timeout_ms = options.timeoutMs;
         }
+        addRollout(streamOptions, options);
         const conn = await this.connection(ctl);
         const events = [];
         let wake;
@@ -133,8 +134,12 @@ class Client {
         if (options.schemaHash !== undefined)
             await this.checkSchema(conn, skill, { schemaHash: options.schemaHash, version: options.skillVersion }, ctl);
         const params = { skill, input };
+        const invokeOptions = {};
         if (deadline !== undefined)
-            params.options = { timeout_ms: Math.max(1, Math.round(deadline - Date.now())) };
+            invokeOptions.timeout_ms = Math.max(1, Math.round(deadline - Date.now()));
+        addRollout(invokeOptions, options);
+        if (Object.keys(invokeOptions).length > 0)
+            params.options = invokeOptions;
         return toInvokeResult(await this.send(conn, "skills.invoke", params, ctl, true));
     }
     /** How long to wait before retrying an OVERLOADED call, or undefined to give up (any other error too). */
@@ -229,6 +234,13 @@ function checkTimeout(timeoutMs) {
     const message = "expected a number of milliseconds from 1 to 86400000";
     const details = { jsonrpc_code: -32602, errors: [{ path: "/options/timeout_ms", message }] };
     throw new errors_1.ProtocolError("PROTOCOL_ERROR", `Invalid params: timeoutMs: ${message}`, [], details);
+}
+/** Adds `routing_key` and `version` to the wire options, each when given (the server checks them). */
+function addRollout(wire, options) {
+    if (options.routingKey !== undefined)
+        wire.routing_key = options.routingKey;
+    if (options.version !== undefined)
+        wire.version = options.version;
 }
 /** Checks the constructor options and returns the endpoint. */
 function endpointOf(options) {

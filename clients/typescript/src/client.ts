@@ -48,8 +48,22 @@ export interface InvokeOptions {
    * `skillVersion` is given and the server's skill is still at that version (a compatible change).
    */
   schemaHash?: string;
-  /** The skill's version the caller was generated against (the generated functions pass it). */
+  /**
+   * The skill's version the caller was generated against (the generated functions pass it). It
+   * only qualifies the `schemaHash` check and does not choose what runs: `version` does.
+   */
   skillVersion?: number;
+  /**
+   * Sent as `options.routing_key`: what the skill's rollout assigns the call by, so that calls with
+   * the same key get the same version (docs/rollouts.md). 1 to 1024 characters (the server checks).
+   */
+  routingKey?: string;
+  /**
+   * Sent as `options.version`: run this version of the skill, its stable one or its rollout's
+   * candidate (SKILL_NOT_FOUND for any other; a pinned call is not counted by the rollout).
+   * The result's `skillVersion` and `arm` say which version answered.
+   */
+  version?: number;
 }
 
 /** Options of `stream`: those of `invoke`, and the pace of the partials. */
@@ -157,6 +171,7 @@ export class Client {
       ctl.giveUpAt = Date.now() + options.timeoutMs + this.graceMs;
       streamOptions.timeout_ms = options.timeoutMs;
     }
+    addRollout(streamOptions, options);
     const conn = await this.connection(ctl);
     const events: StreamEvent[] = [];
     let wake: (() => void) | undefined;
@@ -225,7 +240,10 @@ export class Client {
     const conn = await this.connection(ctl);
     if (options.schemaHash !== undefined) await this.checkSchema(conn, skill, { schemaHash: options.schemaHash, version: options.skillVersion }, ctl);
     const params: Record<string, unknown> = { skill, input };
-    if (deadline !== undefined) params.options = { timeout_ms: Math.max(1, Math.round(deadline - Date.now())) };
+    const invokeOptions: Record<string, unknown> = {};
+    if (deadline !== undefined) invokeOptions.timeout_ms = Math.max(1, Math.round(deadline - Date.now()));
+    addRollout(invokeOptions, options);
+    if (Object.keys(invokeOptions).length > 0) params.options = invokeOptions;
     return toInvokeResult<O>(await this.send(conn, "skills.invoke", params, ctl, true));
   }
 
@@ -319,6 +337,12 @@ function checkTimeout(timeoutMs: number | undefined): void {
   const message = "expected a number of milliseconds from 1 to 86400000";
   const details = { jsonrpc_code: -32602, errors: [{ path: "/options/timeout_ms", message }] };
   throw new ProtocolError("PROTOCOL_ERROR", `Invalid params: timeoutMs: ${message}`, [], details);
+}
+
+/** Adds `routing_key` and `version` to the wire options, each when given (the server checks them). */
+function addRollout(wire: Record<string, unknown>, options: InvokeOptions): void {
+  if (options.routingKey !== undefined) wire.routing_key = options.routingKey;
+  if (options.version !== undefined) wire.version = options.version;
 }
 
 /** Checks the constructor options and returns the endpoint. */
