@@ -78,12 +78,22 @@ const std::shared_ptr<state::SharedState>& Runtime::shared_state() const { retur
 
 std::map<std::string, providers::SkillSimulation, std::less<>> SkillSimulations(const SkillRegistry& registry) {
   std::map<std::string, providers::SkillSimulation, std::less<>> out;
-  for (const auto& skill : registry.skills()) {
-    const auto* descriptor = skill->descriptor.if_object();
+  // A candidate's requests take its own block (design.md §11.2), an empty one when it has none.
+  auto add = [&out](const Skill& skill, bool candidate) {
+    const auto* descriptor = skill.descriptor.if_object();
     const auto* block = descriptor ? descriptor->if_contains("simulation") : nullptr;
-    if (block == nullptr) continue;
     // Checked at load: a block that got this far parses.
-    if (auto parsed = providers::ParseSkillSimulation(*block)) out.emplace(skill->id, std::move(*parsed));
+    std::optional<providers::SkillSimulation> parsed;
+    if (block != nullptr) {
+      if (auto checked = providers::ParseSkillSimulation(*block)) parsed = std::move(*checked);
+    }
+    if (!parsed && !candidate) return;
+    out.emplace(candidate ? skill.id + "@" + std::to_string(skill.version) : skill.id,
+                parsed ? std::move(*parsed) : providers::SkillSimulation{});
+  };
+  for (const auto& skill : registry.skills()) {
+    add(*skill, false);
+    if (skill->candidate) add(*skill->candidate, true);
   }
   return out;
 }

@@ -93,6 +93,7 @@ boost::asio::awaitable<void> JudgeCase(const CaseTask& task, const json::value& 
 boost::asio::awaitable<json::object> RunCase(const CaseTask& task, const CaseDeps& deps) {
   const Skill& skill = *task.entry->skill;
   json::object record{{"skill", skill.id}, {"case", task.eval_case->id}};
+  if (task.entry->version) record["version"] = *task.entry->version;
   if (task.repeat > 0) record["repeat"] = task.repeat;
   if (!task.eval_case->tags.empty()) record["tags"] = task.eval_case->tags;
   if (!task.eval_case->human.empty()) record["human"] = task.eval_case->human;
@@ -102,6 +103,7 @@ boost::asio::awaitable<json::object> RunCase(const CaseTask& task, const CaseDep
   InvocationOptions options;
   if (task.repeat > 0) options.seed = static_cast<std::uint64_t>(task.repeat);
   options.eval = std::make_shared<const EvalTag>(EvalTag{task.eval_case->id, task.repeat});
+  options.version = task.entry->version;  // a candidate's entry pins it; else the stable version
   if (deps.batch && task.entry->batch) options.timeout = kBatchCaseTimeout;
   std::optional<json::value> output, gate_review;
   if (task.stored != nullptr) {

@@ -20,8 +20,9 @@ namespace skillrunner::eval {
 namespace json = boost::json;
 namespace {
 
-std::string TaskKey(const std::string& skill, const std::string& id, int repeat) {
-  json::object record{{"skill", skill}, {"case", id}};
+std::string TaskKey(const SuiteSkill& entry, const std::string& id, int repeat) {
+  json::object record{{"skill", entry.skill->id}, {"case", id}};
+  if (entry.version) record["version"] = *entry.version;
   if (repeat > 0) record["repeat"] = repeat;
   return CaseKey(record);
 }
@@ -66,8 +67,8 @@ boost::asio::awaitable<void> Worker(WorkQueue* queue) {
     if (!misses.empty()) {
       // design.md §10.1: a replay that missed is no result; left unrecorded.
       for (const std::string& hash : misses) {
-        queue->stats.cache_misses.push_back("cache miss: skill " + task.entry->skill->id + " case " +
-                                            task.eval_case->id + " request sha256:" + hash);
+        queue->stats.cache_misses.push_back("cache miss: skill " + task.entry->label + " case " + task.eval_case->id +
+                                            " request sha256:" + hash);
       }
       continue;
     }
@@ -95,7 +96,7 @@ std::vector<CaseTask> PlanCases(const Suite& suite, const PlanOptions& options, 
     for (const EvalCase& c : entry.cases) {
       for (int r = 1; r <= suite.repeats; ++r) {
         int repeat = suite.repeats > 1 ? r : 0;
-        all.push_back(CaseTask{&entry, &c, repeat, 0, TaskKey(entry.skill->id, c.id, repeat), nullptr, ""});
+        all.push_back(CaseTask{&entry, &c, repeat, 0, TaskKey(entry, c.id, repeat), nullptr, ""});
       }
     }
     if (options.rejudge > 0) {

@@ -31,7 +31,7 @@ void SayRubricRates(const json::object& summary, const Say& say) {
 
 int FinishEval(const Suite& suite, SummaryHeader header, std::vector<json::object> records,
                const FinishRequest& request, const Say& say) {
-  for (const auto& entry : suite.skills) header.skills.push_back(entry.skill->id);
+  for (const auto& entry : suite.skills) header.skills.push_back(entry.label);
   SortRecords(suite, records);
   FinishOptions finish;
   finish.out_dir = request.out;

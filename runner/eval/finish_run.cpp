@@ -37,11 +37,11 @@ void SortRecords(const Suite& suite, std::vector<json::object>& records) {
   std::map<std::pair<std::string, std::string>, std::size_t> case_order;
   for (std::size_t s = 0; s < suite.skills.size(); ++s) {
     const SuiteSkill& entry = suite.skills[s];
-    skill_order[entry.skill->id] = s;
-    for (std::size_t c = 0; c < entry.cases.size(); ++c) case_order[{entry.skill->id, entry.cases[c].id}] = c;
+    skill_order[entry.label] = s;
+    for (std::size_t c = 0; c < entry.cases.size(); ++c) case_order[{entry.label, entry.cases[c].id}] = c;
   }
   auto rank = [&](const json::object& r) {
-    std::string skill = r.contains("skill") && r.at("skill").is_string() ? std::string(r.at("skill").as_string()) : "";
+    std::string skill = SkillLabel(r);
     std::string id = r.contains("case") && r.at("case").is_string() ? std::string(r.at("case").as_string()) : "";
     auto s = skill_order.find(skill);
     auto c = case_order.find({skill, id});
@@ -129,9 +129,10 @@ FinishResult FinishRun(const Suite& suite, SummaryHeader header, std::vector<jso
     SortRecords(suite, records);
   }
   for (const SuiteSkill& entry : suite.skills) {
-    if (!entry.rubric.empty()) header.counted_criteria[entry.skill->id] = entry.counted_criteria;
+    if (!entry.rubric.empty()) header.counted_criteria[entry.label] = entry.counted_criteria;
     header.min_judge_kappa = suite.min_judge_kappa;
   }
+  header.version_pairs = suite.version_pairs;
   json::object summary = BuildSummary(header, records);
   std::unique_ptr<History> history;
   if (auto opened = History::Open(options.history_file); opened) {

@@ -119,7 +119,7 @@ std::optional<json::value> StableDelta(std::string_view skill, const json::objec
   if (!any_unstable) return std::nullopt;
   std::vector<Verdicts> current;
   for (const json::object& record : records) {
-    if (TextAt(&record, "skill") == skill) current.push_back(VerdictsOf(record));
+    if (SkillLabel(record) == skill) current.push_back(VerdictsOf(record));
   }
   std::vector<const Verdicts*> now, before;
   for (const Verdicts& v : current) now.push_back(&v);
@@ -213,7 +213,7 @@ std::map<std::string, SkillPairs, std::less<>> PairCases(const std::vector<json:
     const std::string key = CaseKey(record);
     auto before = baseline.outcomes.find(key);
     if (before == baseline.outcomes.end()) continue;
-    SkillPairs& pairs = out[std::string(TextAt(&record, "skill"))];
+    SkillPairs& pairs = out[SkillLabel(record)];
     const CaseOutcome now = OutcomeOf(record);
     const CaseGates gates = GatesOf(record);
     auto then_gates = baseline.gates.find(key);
@@ -256,8 +256,7 @@ std::vector<Flip> Flips(const std::vector<json::object>& records, const Baseline
     CaseOutcome now = OutcomeOf(record);
     // A judge error says nothing about the output, so it is no flip.
     if (now != CaseOutcome::kFail && now != CaseOutcome::kError) continue;
-    Flip flip{std::string(report::TextAt(&record, "skill")), std::string(report::TextAt(&record, "case")), std::nullopt,
-              now};
+    Flip flip{SkillLabel(record), std::string(report::TextAt(&record, "case")), std::nullopt, now};
     if (const json::value* repeat = record.if_contains("repeat"); repeat && repeat->is_int64()) {
       flip.repeat = repeat->as_int64();
     }
@@ -285,7 +284,7 @@ json::object GateFlips(const std::vector<json::object>& records, const BaselineR
       if (before == baseline.gates.end()) continue;
       const std::optional<bool> then = before->second.*gate.field, now = GatesOf(record).*gate.field;
       if (!then || !now || *then == *now) continue;
-      json::object entry{{"skill", TextAt(&record, "skill")}, {"case", TextAt(&record, "case")}};
+      json::object entry{{"skill", SkillLabel(record)}, {"case", TextAt(&record, "case")}};
       if (const json::value* repeat = record.if_contains("repeat"); repeat && repeat->is_int64()) {
         entry["repeat"] = *repeat;
       }
@@ -339,6 +338,45 @@ json::object CompareWithBaseline(const json::object& summary, const std::vector<
   comparison["flipped"] = std::move(flipped);
   comparison["flips"] = GateFlips(records, baseline);
   return comparison;
+}
+
+json::array CompareVersions(const json::object& summary, const std::vector<json::object>& records,
+                            const std::vector<VersionPair>& pairs, double alpha) {
+  json::array out;
+  const json::object* skills = ObjectAt(&summary, "skills");
+  for (const VersionPair& pair : pairs) {
+    // The stable version's cases as the baseline of the candidate's, keyed as the candidate's.
+    BaselineRun stable{"", "", json::object{{"skills", json::object{}}}, {}, {}};
+    if (const json::object* stats = ObjectAt(skills, pair.skill)) {
+      stable.summary["skills"].as_object()[pair.candidate_label] = *stats;
+    }
+    std::vector<json::object> candidate;
+    json::object current{{"skills", json::object{}}};
+    if (const json::object* stats = ObjectAt(skills, pair.candidate_label)) {
+      current["skills"].as_object()[pair.candidate_label] = *stats;
+    }
+    for (const json::object& record : records) {
+      const std::string label = SkillLabel(record);
+      if (label == pair.candidate_label) candidate.push_back(record);
+      if (label != pair.skill) continue;
+      const std::string key = pair.candidate_label + CaseKey(record).substr(pair.skill.size());
+      stable.outcomes[key] = OutcomeOf(record);
+      stable.verdicts[key] = VerdictsOf(record);
+      stable.gates[key] = GatesOf(record);
+    }
+    json::object compared = CompareWithBaseline(current, candidate, stable, alpha);
+    json::value deltas = std::move(compared["skills"].as_object()[pair.candidate_label]);
+    json::object entry{{"skill", pair.skill},
+                       {"stable_version", pair.stable_version},
+                       {"candidate_version", pair.candidate_version},
+                       {"candidate", pair.candidate_label},
+                       {"regression_alpha", alpha}};
+    for (auto& [key, value] : deltas.as_object()) entry[key] = std::move(value);
+    entry["flipped"] = std::move(compared["flipped"]);
+    entry["flips"] = std::move(compared["flips"]);
+    out.push_back(std::move(entry));
+  }
+  return out;
 }
 
 }  // namespace skillrunner::eval

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "runner/eval/history/history.h"
+#include "runner/eval/summary.h"
 
 namespace skillrunner::eval {
 
@@ -38,5 +39,15 @@ namespace skillrunner::eval {
 boost::json::object CompareWithBaseline(const boost::json::object& summary,
                                         const std::vector<boost::json::object>& records, const BaselineRun& baseline,
                                         double alpha = 0.05);
+
+// design.md §11.2: the "versions" array of summary.json, one entry per skill
+// the suite ran at both versions: {"skill", "stable_version",
+// "candidate_version", "candidate" (its label), "regression_alpha", then the
+// candidate's comparison with the stable version as a baseline skill entry
+// of CompareWithBaseline has it (the deltas, "paired", criteria), with
+// "flipped" and "flips"}. The stable version's cases are the baseline: a case
+// pairs with the same case id and repeat.
+boost::json::array CompareVersions(const boost::json::object& summary, const std::vector<boost::json::object>& records,
+                                   const std::vector<VersionPair>& pairs, double alpha = 0.05);
 
 }  // namespace skillrunner::eval

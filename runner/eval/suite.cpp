@@ -78,9 +78,9 @@ class EntryChecker {
                std::vector<Diagnostic>& problems)
       : doc_(doc), file_(std::move(file)), registry_(registry), problems_(problems) {}
 
+  // The entry at skill `id`'s stable version, or its candidate.
   std::optional<SuiteSkill> Check(const json::object& entry, const std::string& pointer,
-                                  const Thresholds& suite_thresholds) {
-    std::string id(entry.at("skill").as_string());
+                                  const Thresholds& suite_thresholds, const std::string& id, bool candidate) {
     const Skill* skill = registry_.FindSkill(id);
     if (!skill) {
       auto similar = registry_.SimilarSkillIds(id);
@@ -89,6 +89,17 @@ class EntryChecker {
       return std::nullopt;
     }
     SuiteSkill out;
+    out.label = id;
+    if (candidate) {
+      if (!skill->candidate) {
+        Report(pointer + (entry.contains("versions") ? "/versions" : "/skill"),
+               "skill \"" + id + "\" has no candidate to run (its skill.yaml has no rollout: block)");
+        return std::nullopt;
+      }
+      skill = skill->candidate.get();
+      out.version = skill->version;
+      out.label = id + "@" + std::to_string(skill->version);
+    }
     out.skill = skill;
     out.thresholds = suite_thresholds.Overlay(ParseThresholds(entry.if_contains("thresholds")));
     if (const json::value* mode = entry.if_contains("expected")) {
@@ -229,14 +240,51 @@ std::size_t Suite::CaseCount() const {
   return n * static_cast<std::size_t>(repeats);
 }
 
-const SuiteSkill* Suite::Find(std::string_view skill_id) const {
+const SuiteSkill* Suite::Find(std::string_view label) const {
   for (const auto& s : skills) {
-    if (s.skill->id == skill_id) return &s;
+    if (s.label == label) return &s;
   }
   return nullptr;
 }
 
 namespace {
+
+// Which versions of its skill an entry runs (design.md §11.2).
+struct EntryVersions {
+  std::string id;
+  bool stable = true;
+  bool candidate = false;
+};
+
+// `skill: ID@candidate`, or `versions: stable|candidate|both` (not both spellings).
+std::expected<EntryVersions, std::string> ReadVersions(const json::object& entry) {
+  constexpr std::string_view kSuffix = "@candidate";
+  EntryVersions out{std::string(entry.at("skill").as_string())};
+  const json::value* versions = entry.if_contains("versions");
+  if (out.id.ends_with(kSuffix)) {
+    if (versions) return std::unexpected("give either versions or \"skill: " + out.id + "\", not both");
+    out.id.resize(out.id.size() - kSuffix.size());
+    out.stable = false;
+    out.candidate = true;
+  } else if (versions) {
+    out.stable = versions->as_string() != "candidate";
+    out.candidate = versions->as_string() != "stable";
+  }
+  return out;
+}
+
+// Each candidate entry whose skill's stable version runs too.
+std::vector<VersionPair> PairVersions(const std::vector<SuiteSkill>& skills) {
+  std::vector<VersionPair> pairs;
+  for (const SuiteSkill& candidate : skills) {
+    if (!candidate.version) continue;
+    for (const SuiteSkill& stable : skills) {
+      if (stable.version || stable.label != candidate.skill->id) continue;
+      pairs.push_back(VersionPair{stable.label, stable.skill->version, *candidate.version, candidate.label});
+    }
+  }
+  return pairs;
+}
 
 // The suite's `batch:` block (checked against the schema already).
 std::optional<SuiteBatch> ReadBatch(const json::object& root) {
@@ -269,6 +317,37 @@ void ReadRateLimits(const json::object& root, const YamlDocument& doc, const std
                                         pointer + ": the config has no provider \"" + std::string(name) +
                                             "\"; its limits are ignored" + Hint(name, names),
                                         Diagnostic::Severity::kWarning});
+  }
+}
+
+// The `skills:` entries, each version an entry runs as one SuiteSkill (design.md §11.2).
+void ReadEntries(const json::array& entries, const YamlDocument& doc, const std::string& file,
+                 const SkillRegistry& registry, const Thresholds& thresholds, Suite& suite,
+                 std::vector<Diagnostic>& problems) {
+  EntryChecker checker(doc, file, registry, problems);
+  std::set<std::string> seen;  // "<id>" and "<id>@candidate"
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    std::string pointer = "/skills/" + std::to_string(i);
+    const json::object& entry = entries[i].as_object();
+    auto which = ReadVersions(entry);
+    if (!which) {
+      problems.push_back(
+          Diagnostic{file, doc.positions.Find(pointer + "/versions"), pointer + "/versions: " + which.error()});
+      continue;
+    }
+    for (bool candidate : {false, true}) {
+      if (!(candidate ? which->candidate : which->stable)) continue;
+      std::string name = which->id + (candidate ? "@candidate" : "");
+      if (!seen.insert(name).second) {
+        problems.push_back(Diagnostic{file, doc.positions.Find(pointer + "/skill"),
+                                      pointer + "/skill: skill \"" + name + "\" is listed twice"});
+        continue;
+      }
+      auto checked = checker.Check(entry, pointer, thresholds, which->id, candidate);
+      if (!checked) break;  // reported once: the candidate shares the entry's dataset and judge
+      if (const json::value* batch = entry.if_contains("batch")) checked->batch = batch->as_bool();
+      suite.skills.push_back(std::move(*checked));
+    }
   }
 }
 
@@ -306,24 +385,9 @@ std::expected<Suite, std::vector<Diagnostic>> LoadSuiteDocument(const std::files
   suite.batch = ReadBatch(root);
   Thresholds thresholds = ParseThresholds(root.if_contains("thresholds"));
   suite.max_cost_usd = thresholds.max_cost_usd;
-  EntryChecker checker(*doc, file, registry, problems);
-  std::set<std::string> seen;
-  const json::array& entries = root.at("skills").as_array();
-  for (std::size_t i = 0; i < entries.size(); ++i) {
-    std::string pointer = "/skills/" + std::to_string(i);
-    const json::object& entry = entries[i].as_object();
-    std::string id(entry.at("skill").as_string());
-    if (!seen.insert(id).second) {
-      problems.push_back(Diagnostic{file, doc->positions.Find(pointer + "/skill"),
-                                    pointer + "/skill: skill \"" + id + "\" is listed twice"});
-      continue;
-    }
-    if (auto checked = checker.Check(entry, pointer, thresholds)) {
-      if (const json::value* batch = entry.if_contains("batch")) checked->batch = batch->as_bool();
-      suite.skills.push_back(std::move(*checked));
-    }
-  }
+  ReadEntries(root.at("skills").as_array(), *doc, file, registry, thresholds, suite, problems);
   if (!problems.empty()) return std::unexpected(std::move(problems));
+  suite.version_pairs = PairVersions(suite.skills);
   return suite;
 }
 

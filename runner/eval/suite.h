@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "runner/eval/dataset.h"
+#include "runner/eval/summary.h"
 #include "runner/tree/diagnostic.h"
 #include "runner/tree/skill_registry.h"
 
@@ -54,7 +55,13 @@ struct Thresholds {
 using RateLimit = state::RateLimit;
 
 struct SuiteSkill {
-  const Skill* skill = nullptr;  // owned by the registry the suite was loaded with
+  const Skill* skill = nullptr;  // owned by the registry the suite was loaded with (a candidate's own)
+  // design.md §11.2: the entry runs a skill's candidate (pinned to this version;
+  // `versions: candidate|both`, or `skill: ID@candidate`); unset: its stable version.
+  std::optional<int> version;
+  // How the run names it: the skill id, "<id>@<version>" for a candidate (its
+  // records' "skill" plus their "version"; SkillLabel of case_outcome.h).
+  std::string label;
   std::filesystem::path cases_file;
   std::vector<EvalCase> cases;
   std::string rubric;          // empty: outputs are not judged
@@ -93,10 +100,12 @@ struct Suite {
   std::map<std::string, RateLimit, std::less<>> rate_limits;  // by provider name
   std::optional<SuiteBatch> batch;
   std::vector<SuiteSkill> skills;
+  // A skill run at both versions: its cases paired between them (summary "versions").
+  std::vector<VersionPair> version_pairs;
   std::vector<Diagnostic> warnings;  // e.g. rate limits for providers the config lacks
 
-  std::size_t CaseCount() const;  // cases x repeats
-  const SuiteSkill* Find(std::string_view skill_id) const;
+  std::size_t CaseCount() const;                         // cases x repeats
+  const SuiteSkill* Find(std::string_view label) const;  // by SuiteSkill::label
 };
 
 // Loads `path`, checks it against suite.schema.json, resolves each skill,

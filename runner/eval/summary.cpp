@@ -6,6 +6,7 @@
 
 #include "runner/eval/records/case_outcome.h"
 #include "runner/eval/records/record_fields.h"
+#include "runner/eval/regression.h"
 #include "runner/stats/statistics.h"
 
 namespace skillrunner::eval {
@@ -327,7 +328,7 @@ json::object BuildSummary(const SummaryHeader& header, const std::vector<json::o
   };
   Tally totals;
   for (const auto& record : records) {
-    tally_of(std::string(TextAt(&record, "skill"))).Add(record);
+    tally_of(SkillLabel(record)).Add(record);
     totals.Add(record);
   }
   summary["totals"] = totals.ToJson(false);
@@ -337,6 +338,7 @@ json::object BuildSummary(const SummaryHeader& header, const std::vector<json::o
     if (!skills.contains(id)) skills[id] = tally.ToJson(true);
   }
   summary["skills"] = std::move(skills);
+  if (!header.version_pairs.empty()) summary["versions"] = CompareVersions(summary, records, header.version_pairs);
   return summary;
 }
 

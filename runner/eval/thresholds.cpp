@@ -32,6 +32,8 @@ std::string Fixed(double value) {
 class Checker {
  public:
   explicit Checker(const std::string& skill) : skill_(skill) {}
+  // What a regression is measured against: "the baseline", or a candidate's "the stable version".
+  void Against(std::string against) { against_ = std::move(against); }
 
   // A minimum rate; `missing_why` explains a null actual (empty: not a breach).
   void Minimum(std::string_view threshold, const std::string& criterion, const std::string& what,
@@ -73,9 +75,9 @@ class Checker {
     char test[96];
     std::snprintf(test, sizeof test, "McNemar p = %.3g < %.3g", *p, alpha);
     Add("max_regression", criterion, max_drop, *value,
-        what + " fell by " + Fixed(-*value) + " against the baseline, more than the allowed " + Fixed(max_drop) + " (" +
-            count("pass_to_fail") + " pass->fail, " + count("fail_to_pass") + " fail->pass of " + count("cases") +
-            " paired cases; " + test + ")",
+        what + " fell by " + Fixed(-*value) + " against " + against_ + ", more than the allowed " + Fixed(max_drop) +
+            " (" + count("pass_to_fail") + " pass->fail, " + count("fail_to_pass") + " fail->pass of " +
+            count("cases") + " paired cases; " + test + ")",
         measure);
   }
 
@@ -120,11 +122,13 @@ class Checker {
     breach["kind"] = threshold == "max_regression" ? "regression" : "threshold";
     breach["limit"] = limit;
     breach["actual"] = std::move(actual);
+    if (threshold == "max_regression" && against_ != "the baseline") breach["against"] = "stable";
     breach["message"] = skill_ + ": " + message;
     breaches_.push_back(std::move(breach));
   }
 
   std::string skill_;
+  std::string against_ = "the baseline";
   json::array breaches_;
 };
 
@@ -193,10 +197,10 @@ void CheckRegressions(Checker& check, const SuiteSkill& entry, const json::value
   }
 }
 
-void CheckSkill(const SuiteSkill& entry, const json::value& stats, const json::value* baseline, bool gate_unstable,
-                double alpha, json::array& out) {
+void CheckSkill(const SuiteSkill& entry, const json::value& stats, const json::value* baseline,
+                const json::value* versus_stable, bool gate_unstable, double alpha, json::array& out) {
   const Thresholds& t = entry.thresholds;
-  Checker check(entry.skill->id);
+  Checker check(entry.label);
   if (!t.schema_compliance && !t.rubric_pass_rate && !t.expected_match) check.NonModelErrors(Get(&stats, "errors"));
   std::int64_t cases = Get(&stats, "cases") ? Get(&stats, "cases")->to_number<std::int64_t>() : 0;
   if (cases == 0) return;  // e.g. a shard that drew none of this skill's cases
@@ -245,7 +249,22 @@ void CheckSkill(const SuiteSkill& entry, const json::value& stats, const json::v
   if (t.max_regression && baseline) {
     CheckRegressions(check, entry, *baseline, criteria, gate_unstable, alpha);
   }
+  if (t.max_regression && versus_stable) {  // design.md §11.2: a candidate no worse than its stable version
+    check.Against("the stable version");
+    CheckRegressions(check, entry, *versus_stable, criteria, gate_unstable, alpha);
+  }
   for (auto& breach : check.Take()) out.push_back(std::move(breach));
+}
+
+// A candidate's entry of summary "versions" (its comparison with the stable version), if any.
+const json::value* VersusStable(const json::object& summary, const SuiteSkill& entry) {
+  const json::value* versions = summary.if_contains("versions");
+  if (!entry.version || versions == nullptr || !versions->is_array()) return nullptr;
+  for (const json::value& pair : versions->as_array()) {
+    const json::value* label = Get(&pair, "candidate");
+    if (label && label->is_string() && label->as_string() == entry.label) return &pair;
+  }
+  return nullptr;
 }
 
 }  // namespace
@@ -255,10 +274,10 @@ json::array CheckThresholds(const json::object& summary, const Suite& suite) {
   const json::value* skills = summary.if_contains("skills");
   const json::value* baseline_skills = Get(summary.if_contains("baseline"), "skills");
   for (const SuiteSkill& entry : suite.skills) {
-    const json::value* stats = Get(skills, entry.skill->id);
+    const json::value* stats = Get(skills, entry.label);
     if (!stats) continue;
-    CheckSkill(entry, *stats, Get(baseline_skills, entry.skill->id), suite.gate_unstable_criteria,
-               suite.regression_alpha, out);
+    CheckSkill(entry, *stats, Get(baseline_skills, entry.label), VersusStable(summary, entry),
+               suite.gate_unstable_criteria, suite.regression_alpha, out);
   }
   if (suite.max_cost_usd) {
     // The whole run (design.md §9.4): every case of every skill, judges included.

@@ -11,6 +11,7 @@ generation::GenerationSpec JudgeBase(const Skill& skill, std::string review_id, 
                                      int max_output_tokens) {
   generation::GenerationSpec base;
   base.skill_id = skill.id;
+  base.skill_version = skill.version;
   base.task_id = std::move(review_id);
   base.temperature = temperature;
   base.max_output_tokens = max_output_tokens;

@@ -105,6 +105,7 @@ void SkillRouting::MakeSpecs(json::value strict_wire) {
   generation::ShareWire(*schema);
   auto spec = std::make_shared<generation::GenerationSpec>();
   spec->skill_id = skill_.id;
+  spec->skill_version = skill_.version;
   spec->task_id = skill_.id;
   spec->model = skill_.model;
   spec->provider = skill_.provider;

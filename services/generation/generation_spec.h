@@ -77,8 +77,9 @@ struct ModelRoute {
 // One structured generation: a model, a schema the answer must match, and how
 // to retry (design.md §5.1). Used by LLM_JSON_GENERATION skills and by judges.
 struct GenerationSpec {
-  std::string skill_id;  // the skill whose invocation runs it
-  std::string task_id;   // what it produces (RequestMetadata::task_id)
+  std::string skill_id;   // the skill whose invocation runs it
+  int skill_version = 0;  // that skill's version (RequestMetadata::skill_version)
+  std::string task_id;    // what it produces (RequestMetadata::task_id)
   std::string model;
   std::string provider;        // a provider name of the config
   std::optional<Price> price;  // the model's (design.md §9.4), for each attempt's cost_usd

@@ -119,6 +119,7 @@ Conversation Begin(const GenerationSpec& spec, const Prompt& prompt, int sample,
   c.request.metadata.provider = spec.provider;
   c.request.metadata.role = spec.role;
   c.request.metadata.skill_id = ctx.skill_id();
+  c.request.metadata.skill_version = spec.skill_version;
   c.request.metadata.task_id = spec.task_id;
   c.request.metadata.sample = sample;
   c.request.metadata.seed = ctx.options().seed;

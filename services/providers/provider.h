@@ -48,7 +48,8 @@ struct RequestMetadata {
   std::string invocation_id;  // InvocationContext::invocation_id()
   std::string provider;       // the config's name of the provider it goes to
   AttemptRole role = AttemptRole::kGeneration;
-  std::string skill_id;  // the invoked skill
+  std::string skill_id;   // the invoked skill
+  int skill_version = 0;  // its version (a rollout's stable or candidate); 0: not known
   // What this request produces: the skill's id for its output, the review
   // skill's id, "<skill>.review" for a gate's judge, "<skill>.eval" for an
   // eval's judge.

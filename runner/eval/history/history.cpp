@@ -253,7 +253,7 @@ Result<void> InsertCases(sqlite::Database& db, std::string_view run_id, const st
   if (!verdict_stmt) return std::unexpected(std::move(verdict_stmt.error()));
 
   for (const json::object& record : records) {
-    std::string_view skill = TextAt(&record, "skill");
+    const std::string skill = SkillLabel(record);  // a candidate's cases apart: "greet@2" (design.md §11.2)
     std::string_view case_id = TextAt(&record, "case");
     std::int64_t repeat = IntAt(&record, "repeat").value_or(0);
     const json::object* metrics = MetricsOf(record);

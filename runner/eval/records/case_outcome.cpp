@@ -36,11 +36,17 @@ CaseOutcome OutcomeOf(const json::object& record) {
   return CaseOutcome::kPass;
 }
 
-std::string CaseKey(const json::object& record) {
-  std::string key;
-  if (const auto* skill = record.if_contains("skill"); skill && skill->is_string()) {
-    key.append(skill->as_string());
+std::string SkillLabel(const json::object& record) {
+  std::string label;
+  if (const auto* skill = record.if_contains("skill"); skill && skill->is_string()) label = skill->as_string();
+  if (const auto* version = record.if_contains("version"); version && version->is_int64()) {
+    label += "@" + std::to_string(version->as_int64());
   }
+  return label;
+}
+
+std::string CaseKey(const json::object& record) {
+  std::string key = SkillLabel(record);
   key.push_back('/');
   if (const auto* id = record.if_contains("case"); id && id->is_string()) key.append(id->as_string());
   if (const auto* repeat = record.if_contains("repeat"); repeat && repeat->is_int64()) {

@@ -30,9 +30,13 @@ std::string_view CaseOutcomeName(CaseOutcome outcome);
 // review or a mismatch.
 CaseOutcome OutcomeOf(const boost::json::object& record);
 
-// The identity of a case in a run: skill, case id and repeat ("skill/case" or
-// "skill/case#k" when the record has "repeat"). Case ids may hold "/"; the
-// key is for maps and display, not for parsing back.
+// The skill a record counts for: its "skill", and "@<version>" when the
+// record has "version" (a candidate's case, design.md §11.2): "greet@2".
+std::string SkillLabel(const boost::json::object& record);
+
+// The identity of a case in a run: skill label, case id and repeat
+// ("skill/case" or "skill/case#k" when the record has "repeat"). Case ids may
+// hold "/"; the key is for maps and display, not for parsing back.
 std::string CaseKey(const boost::json::object& record);
 
 // Keeps one record per CaseKey, the last one (a case recorded twice, e.g. by

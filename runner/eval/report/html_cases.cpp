@@ -120,7 +120,7 @@ std::string Headline(const json::object& record, CaseOutcome outcome) {
 }
 
 std::string CaseDetails(const json::object& record, CaseOutcome outcome) {
-  std::string name = std::string(TextAt(&record, "skill")) + " / " + std::string(TextAt(&record, "case"));
+  std::string name = SkillLabel(record) + " / " + std::string(TextAt(&record, "case"));
   if (auto repeat = NumberAt(&record, "repeat")) name += " #" + FormatNumber(repeat);
   std::string outcome_name(CaseOutcomeName(outcome));
   std::string html = "<details><summary><span class=\"tag " + outcome_name + "\">" + outcome_name + "</span> <b>" +
@@ -179,8 +179,8 @@ std::string FailingCasesSection(const std::vector<json::object>& records) {
     }
   }
   auto by_identity = [](const json::object* a, const json::object* b) {
-    return std::make_tuple(TextAt(a, "skill"), TextAt(a, "case"), NumberAt(a, "repeat")) <
-           std::make_tuple(TextAt(b, "skill"), TextAt(b, "case"), NumberAt(b, "repeat"));
+    return std::make_tuple(SkillLabel(*a), TextAt(a, "case"), NumberAt(a, "repeat")) <
+           std::make_tuple(SkillLabel(*b), TextAt(b, "case"), NumberAt(b, "repeat"));
   };
   for (auto* list : {&failed, &errors, &judge_errors}) {
     std::stable_sort(list->begin(), list->end(), by_identity);

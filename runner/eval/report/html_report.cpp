@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <map>
 
+#include "runner/eval/records/case_outcome.h"
 #include "runner/eval/report/html_cases.h"
 #include "runner/eval/report/html_charts.h"
 #include "runner/eval/report/report_markup.h"
@@ -133,7 +134,8 @@ std::string Header(const json::object& summary) {
   if (const json::object* totals = ObjectAt(&summary, "totals")) TotalsRows(html, summary, *totals);
   html +=
       "</dl><nav><a href=\"#skills\">Skills</a><a href=\"#criteria\">Criteria</a>"
-      "<a href=\"#histograms\">Histograms</a><a href=\"#baseline\">Baseline</a>"
+      "<a href=\"#histograms\">Histograms</a><a href=\"#baseline\">Baseline</a>" +
+      std::string(summary.contains("versions") ? "<a href=\"#versions\">Versions</a>" : "") +
       "<a href=\"#trends\">Trends</a><a href=\"#failures\">Failing cases</a></nav></header>\n";
   return html;
 }
@@ -317,8 +319,8 @@ std::string CriteriaSection(const json::object& summary, const json::object* ski
 std::string Histograms(const json::object* skills, const std::vector<json::object>& records) {
   std::map<std::string, std::vector<double>, std::less<>> durations, costs;
   for (const json::object& record : records) {
-    if (auto ms = CaseDurationMs(record)) durations[std::string(TextAt(&record, "skill"))].push_back(*ms);
-    if (auto usd = CaseCostUsd(record)) costs[std::string(TextAt(&record, "skill"))].push_back(*usd);
+    if (auto ms = CaseDurationMs(record)) durations[SkillLabel(record)].push_back(*ms);
+    if (auto usd = CaseCostUsd(record)) costs[SkillLabel(record)].push_back(*usd);
   }
   std::string html = "<section id=\"histograms\"><h2>Attempts, latency and cost</h2>";
   if (skills == nullptr || skills->empty()) return html + "<p>No skills in this run.</p></section>\n";
@@ -415,7 +417,8 @@ std::string PairedRow(const std::string& skill, const std::string& gate, const j
 
 // design.md §9.5: which drops are real and which are noise, from the cases
 // both runs share.
-std::string SignificanceTable(const json::object& baseline) {
+std::string SignificanceTable(const json::object& baseline, std::string_view before = "Baseline",
+                              std::string_view after = "Now", std::string_view shared = "both runs") {
   const json::object* skills = ObjectAt(&baseline, "skills");
   if (skills == nullptr || skills->empty()) return "";
   const double alpha = NumberAt(&baseline, "regression_alpha").value_or(0.05);
@@ -436,13 +439,16 @@ std::string SignificanceTable(const json::object& baseline) {
     }
   }
   if (rows.empty()) return "";
-  return "<h3>Is the change real?</h3><p class=\"muted\">The cases both runs share, paired: each rate with its "
+  return "<h3>Is the change real?</h3><p class=\"muted\">The cases " + std::string(shared) +
+         " share, paired: each rate with its "
          "Wilson 95% interval, the cases that flipped each way, and the exact McNemar p-value. A drop gates "
          "(max_regression) only when p &lt; " +
          FormatSignificant(alpha) +
          " (regression_alpha).</p><div class=\"scroll\"><table><thead><tr><th class=\"name\">Skill</th>"
-         "<th class=\"name\">Gate</th><th>Paired cases</th><th>Baseline (95% CI)</th><th>Now (95% CI)</th>"
-         "<th>Pass→fail</th><th>Fail→pass</th><th>McNemar p</th><th class=\"name\">Verdict</th></tr></thead><tbody>" +
+         "<th class=\"name\">Gate</th><th>Paired cases</th><th>" +
+         std::string(before) + " (95% CI)</th><th>" + std::string(after) +
+         " (95% CI)</th><th>Pass→fail</th><th>Fail→pass</th><th>McNemar p</th><th class=\"name\">Verdict</th></tr>"
+         "</thead><tbody>" +
          rows + "</tbody></table></div>";
 }
 
@@ -484,6 +490,9 @@ std::string DeltasTable(const json::object& baseline) {
   return html;
 }
 
+// "Flipped from pass": the cases of `flipped` (CompareWithBaseline's), or `none`.
+std::string FlippedTable(const json::array* flipped, std::string_view none);
+
 std::string BaselineSection(const json::object& summary) {
   std::string html = "<section id=\"baseline\"><h2>Compared with baseline</h2>";
   const json::object* baseline = ObjectAt(&summary, "baseline");
@@ -502,10 +511,51 @@ std::string BaselineSection(const json::object& summary) {
           "points.</p>";
   html += DeltasTable(*baseline);
   html += SignificanceTable(*baseline) + GateFlipsList(*baseline);
-  const json::array* flipped = ArrayAt(baseline, "flipped");
+  return html + FlippedTable(ArrayAt(baseline, "flipped"), "No case that passed in the baseline fails now.") +
+         "</section>\n";
+}
+
+// design.md §11.2: each skill the suite ran at both versions, its candidate
+// against its stable version (the paired comparison of summary "versions").
+std::string VersionsSection(const json::object& summary) {
+  const json::array* versions = ArrayAt(&summary, "versions");
+  if (versions == nullptr || versions->empty()) return "";
+  json::object as_baseline{{"skills", json::object{}}};
+  json::array flipped;
+  json::object flips;
+  for (const json::value& value : *versions) {
+    if (!value.is_object()) continue;
+    const json::object& pair = value.as_object();
+    as_baseline["regression_alpha"] = NumberAt(&pair, "regression_alpha").value_or(0.05);
+    const std::string name = FormatValue(pair.if_contains("candidate")) + " vs " +
+                             FormatValue(pair.if_contains("skill")) + "@" +
+                             FormatValue(pair.if_contains("stable_version"));
+    as_baseline["skills"].as_object()[name] = pair;
+    for (const json::value& f : ArrayAt(&pair, "flipped") ? *ArrayAt(&pair, "flipped") : json::array()) {
+      flipped.push_back(f);
+    }
+    for (const auto& [gate, ways] : ObjectAt(&pair, "flips") ? *ObjectAt(&pair, "flips") : json::object()) {
+      for (const auto& [way, cases] : ways.is_object() ? ways.as_object() : json::object()) {
+        json::value& by_way = flips[gate];
+        if (!by_way.is_object()) by_way.emplace_object();
+        json::value& into = by_way.as_object()[way];
+        if (!into.is_array()) into = json::array{};
+        for (const json::value& c : cases.is_array() ? cases.as_array() : json::array()) into.as_array().push_back(c);
+      }
+    }
+  }
+  as_baseline["flips"] = std::move(flips);
+  return "<section id=\"versions\"><h2>Candidate against stable</h2><p class=\"muted\">Each case ran at both "
+         "versions of the skill; deltas are the candidate minus the stable version, in percentage points.</p>" +
+         DeltasTable(as_baseline) + SignificanceTable(as_baseline, "Stable", "Candidate", "both versions") +
+         GateFlipsList(as_baseline) +
+         FlippedTable(&flipped, "No case that passed on the stable version fails on the candidate.") + "</section>\n";
+}
+
+std::string FlippedTable(const json::array* flipped, std::string_view none) {
   std::size_t count = flipped ? flipped->size() : 0;
-  html += "<h3>Flipped from pass (" + std::to_string(count) + ")</h3>";
-  if (count == 0) return html + "<p>No case that passed in the baseline fails now.</p></section>\n";
+  std::string html = "<h3>Flipped from pass (" + std::to_string(count) + ")</h3>";
+  if (count == 0) return html + "<p>" + std::string(none) + "</p>";
   html +=
       "<table><thead><tr><th class=\"name\">Skill</th><th class=\"name\">Case</th>"
       "<th>Repeat</th><th class=\"name\">Was</th><th class=\"name\">Now</th></tr></thead><tbody>";
@@ -517,7 +567,7 @@ std::string BaselineSection(const json::object& summary) {
             Cell(FormatValue(flip ? flip->if_contains("from") : nullptr), "name") +
             Cell(FormatValue(flip ? flip->if_contains("to") : nullptr), "name down") + "</tr>";
   }
-  return html + "</tbody></table></section>\n";
+  return html + "</tbody></table>";
 }
 
 // The past runs with this run as the newest point: the history is read
@@ -573,6 +623,7 @@ std::string HtmlReport(const json::object& summary, const std::vector<json::obje
   html += CriteriaSection(summary, skills);
   html += Histograms(skills, records);
   html += BaselineSection(summary);
+  html += VersionsSection(summary);
   html += TrendSection(skills, WithCurrentRun(summary, trend));
   html += FailingCasesSection(records);
   html +=

@@ -69,7 +69,7 @@ std::string ErrorElement(const json::object* error, std::string_view fallback_ty
 }
 
 std::string TestCase(const json::object& record, Counts& counts) {
-  std::string_view skill = TextAt(&record, "skill");
+  const std::string skill = SkillLabel(record);
   std::string name(TextAt(&record, "case"));
   if (const json::value* repeat = record.if_contains("repeat"); repeat && repeat->is_int64()) {
     name += "#" + std::to_string(repeat->as_int64());
@@ -136,7 +136,7 @@ std::map<std::string, std::vector<const json::object*>> BySkill(const json::obje
     for (const auto& entry : *skills) groups[std::string(entry.key())];
   }
   for (const json::object& record : records) {
-    groups[std::string(TextAt(&record, "skill"))].push_back(&record);
+    groups[SkillLabel(record)].push_back(&record);
   }
   auto repeat_of = [](const json::object* record) {
     const json::value* repeat = record->if_contains("repeat");

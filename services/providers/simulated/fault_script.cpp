@@ -33,9 +33,9 @@ constexpr std::array<std::pair<std::string_view, FaultKind>, 13> kKinds = {{
     {"verdict", FaultKind::kVerdict},
 }};
 
-constexpr std::array<std::string_view, 12> kKeys = {"attempt",       "fault",  "path",      "retry_after_ms",
-                                                    "retry_after_s", "status", "criterion", "verdict",
-                                                    "confidence",    "skill",  "comment",   "probability"};
+constexpr std::array<std::string_view, 13> kKeys = {
+    "attempt", "fault",      "path",  "retry_after_ms", "retry_after_s", "status", "criterion",
+    "verdict", "confidence", "skill", "comment",        "probability",   "version"};
 
 constexpr std::string_view kDocumentation = R"doc(Fault scripts (simulated provider)
 
@@ -60,6 +60,9 @@ Entry:
   verdict         verdict: pass, fail or indeterminate (default fail)
   confidence      verdict: 0-100 (default 90; 30 for indeterminate)
   skill           config only: the skill id the entry applies to
+  version         config only: the skill version it applies to, so that a
+                  rollout's candidate can be given faults its stable
+                  version does not get (default: every version)
   probability     0-1 (default 1): the share of the attempts it names that
                   it fires on, drawn from the request (its input and its
                   seed) and the attempt number, so the same request always
@@ -225,6 +228,12 @@ Parsed ParseMember(std::string_view key, const json::value& value, const std::st
       return std::unexpected(at + ": expected one of \"pass\", \"fail\", \"indeterminate\", found " + Describe(value));
     }
     fault.verdict = std::string(value.get_string());
+  } else if (key == "version") {
+    auto version = AsInteger(value);
+    if (!version || *version < 1) {
+      return std::unexpected(at + ": expected a skill version (an integer of at least 1), found " + Describe(value));
+    }
+    fault.version = static_cast<int>(*version);
   } else if (key == "probability") {
     if (!value.is_number() || value.to_number<double>() < 0 || value.to_number<double>() > 1) {
       return std::unexpected(at + ": expected a number from 0 to 1, found " + Describe(value));
@@ -248,8 +257,8 @@ std::expected<Fault, std::string> ParseEntry(const json::value& entry, const std
     if (std::find(kKeys.begin(), kKeys.end(), key) == kKeys.end()) {
       return std::unexpected(where + ": unknown key \"" + std::string(key) + "\"" + Suggestion(key, kKeys));
     }
-    if (key == "skill" && scope == FaultScriptScope::kSkill) {
-      return std::unexpected(where + ": \"skill\" is only allowed in the provider config's faults");
+    if ((key == "skill" || key == "version") && scope == FaultScriptScope::kSkill) {
+      return std::unexpected(where + ": \"" + std::string(key) + "\" is only allowed in the provider config's faults");
     }
   }
   Fault fault;
@@ -315,14 +324,15 @@ std::expected<std::vector<Fault>, std::string> ParseFaultScript(const json::valu
 }
 
 std::vector<Fault> FaultsForAttempt(const std::vector<Fault>& skill_faults, const std::vector<Fault>& config_faults,
-                                    std::string_view skill_id, int attempt) {
+                                    std::string_view skill_id, int skill_version, int attempt) {
   std::vector<Fault> out;
   for (const auto& fault : skill_faults) {
     if (fault.Applies(attempt)) out.push_back(fault);
   }
   if (!out.empty()) return out;
   for (const auto& fault : config_faults) {
-    if (fault.Applies(attempt) && (fault.skill.empty() || fault.skill == skill_id)) out.push_back(fault);
+    if (!fault.Applies(attempt) || (!fault.skill.empty() && fault.skill != skill_id)) continue;
+    if (!fault.version || *fault.version == skill_version) out.push_back(fault);
   }
   return out;
 }

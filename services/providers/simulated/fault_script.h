@@ -52,6 +52,7 @@ struct Fault {
   std::string verdict = "fail";                          // verdict: pass|fail|indeterminate
   std::optional<double> confidence;                      // verdict
   std::string skill;                                     // config scripts: "" = every skill
+  std::optional<int> version;                            // config scripts: only that skill version
   double probability = 1.0;                              // the share of matching attempts it fires on
 
   bool Applies(int attempt) const;
@@ -72,11 +73,12 @@ enum class FaultScriptScope {
 std::expected<std::vector<Fault>, std::string> ParseFaultScript(const boost::json::value& script,
                                                                 FaultScriptScope scope = FaultScriptScope::kSkill);
 
-// The faults for `attempt` of `skill_id`: the skill's entries that name the
-// attempt if any, else the config entries that name it and target the skill
-// (or no skill). Script order is kept.
+// The faults for `attempt` of `skill_id` at `skill_version` (0: not known):
+// the skill's entries that name the attempt if any, else the config entries
+// that name it and target the skill (or no skill) and that version (or none).
+// Script order is kept.
 std::vector<Fault> FaultsForAttempt(const std::vector<Fault>& skill_faults, const std::vector<Fault>& config_faults,
-                                    std::string_view skill_id, int attempt);
+                                    std::string_view skill_id, int skill_version, int attempt);
 
 // The user documentation of the script format (plain text, for the README
 // and `--help`).

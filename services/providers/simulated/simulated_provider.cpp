@@ -84,21 +84,25 @@ void SimulatedProvider::SetSkillSimulations(std::map<std::string, SkillSimulatio
   skills_ = std::move(skills);
 }
 
-const SkillSimulation* SimulatedProvider::SimulationFor(std::string_view skill_id) const {
+const SkillSimulation* SimulatedProvider::SimulationFor(std::string_view skill_id, int skill_version) const {
+  if (skill_version > 0) {
+    auto versioned = skills_.find(std::string(skill_id) + "@" + std::to_string(skill_version));
+    if (versioned != skills_.end()) return &versioned->second;
+  }
   auto it = skills_.find(skill_id);
   return it == skills_.end() ? nullptr : &it->second;
 }
 
 std::expected<ChatResponse, ProviderError> SimulatedProvider::Answer(const ChatRequest& request) const {
   const RequestMetadata& meta = request.metadata;
-  const SkillSimulation* skill = SimulationFor(meta.skill_id);
+  const SkillSimulation* skill = SimulationFor(meta.skill_id, meta.skill_version);
   const std::uint64_t request_seed =
       meta.seed.value_or(skill && skill->seed ? *skill->seed : 0) + static_cast<std::uint64_t>(meta.sample);
   const std::uint64_t seed = SimulationSeed(request, request_seed, options_.seed);
   const std::string request_id = "sim-" + Hex16(seed);
   static const std::vector<Fault> kNoFaults;
-  std::vector<Fault> faults =
-      FaultsForAttempt(skill ? skill->faults : kNoFaults, config_faults_, meta.task_id, meta.attempt);
+  std::vector<Fault> faults = FaultsForAttempt(skill ? skill->faults : kNoFaults, config_faults_, meta.task_id,
+                                               meta.skill_version, meta.attempt);
   std::vector<Fault> firing;
   for (std::size_t i = 0; i < faults.size(); ++i) {
     if (faults[i].Fires(seed, meta.attempt, i)) firing.push_back(std::move(faults[i]));

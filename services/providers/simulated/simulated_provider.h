@@ -67,12 +67,15 @@ class SimulatedProvider final : public Provider {
   // The answer without the wait.
   std::expected<ChatResponse, ProviderError> Answer(const ChatRequest& request) const;
 
-  // The skills' `simulation:` blocks, by skill id. Call before the first
-  // Chat (the composition root does, for every skill of its registry).
+  // The skills' `simulation:` blocks, by skill id, and by "<id>@<version>"
+  // for each version of a skill with a rollout (its candidate's block is its
+  // own). Call before the first Chat (the composition root does, for every
+  // skill of its registry).
   void SetSkillSimulations(std::map<std::string, SkillSimulation, std::less<>> skills);
 
  private:
-  const SkillSimulation* SimulationFor(std::string_view skill_id) const;
+  // A request of a known version takes "<id>@<version>" when there is one.
+  const SkillSimulation* SimulationFor(std::string_view skill_id, int skill_version) const;
 
   SimulatedProviderOptions options_;
   std::vector<Fault> config_faults_;

@@ -18,6 +18,7 @@ class ThresholdsFixture : public ::testing::Test {
   ThresholdsFixture() {
     skill_.id = "s";
     entry_.skill = &skill_;
+    entry_.label = "s";
     entry_.rubric = "r";
     suite_.id = "nightly";
   }

@@ -95,17 +95,38 @@ TEST(FaultScriptTest, SkillEntriesWinOverConfigEntriesForTheSameAttempt) {
       {"attempt": 3, "fault": "refusal", "skill": "mine"}])"),
                                  FaultScriptScope::kConfig);
   ASSERT_TRUE(skill && config);
-  auto first = FaultsForAttempt(*skill, *config, "mine", 1);
+  auto first = FaultsForAttempt(*skill, *config, "mine", 0, 1);
   ASSERT_EQ(first.size(), 1u);
   EXPECT_EQ(first[0].kind, FaultKind::kFence);
-  auto second = FaultsForAttempt(*skill, *config, "mine", 2);
+  auto second = FaultsForAttempt(*skill, *config, "mine", 0, 2);
   ASSERT_EQ(second.size(), 1u);
   EXPECT_EQ(second[0].kind, FaultKind::kProse);
-  auto third = FaultsForAttempt(*skill, *config, "mine", 3);
+  auto third = FaultsForAttempt(*skill, *config, "mine", 0, 3);
   ASSERT_EQ(third.size(), 1u);
   EXPECT_EQ(third[0].kind, FaultKind::kRefusal);
-  EXPECT_TRUE(FaultsForAttempt(*skill, *config, "other", 3).empty());
-  EXPECT_TRUE(FaultsForAttempt(*skill, *config, "mine", 4).empty());
+  EXPECT_TRUE(FaultsForAttempt(*skill, *config, "other", 0, 3).empty());
+  EXPECT_TRUE(FaultsForAttempt(*skill, *config, "mine", 0, 4).empty());
+}
+
+// design.md §11.2: a config entry may target one version of a skill (a rollout's candidate).
+TEST(FaultScriptTest, AConfigEntryWithAVersionFiresOnlyForThatVersionOfTheSkill) {
+  EXPECT_EQ(ErrorOf(R"([{"attempt": 1, "fault": "fence", "version": 2}])"),
+            "/0/version: \"version\" is only allowed in the provider config's faults");
+  EXPECT_EQ(ErrorOf(R"([{"attempt": 1, "fault": "fence", "version": 0}])", FaultScriptScope::kConfig),
+            "/0/version: expected a skill version (an integer of at least 1), found 0");
+  EXPECT_EQ(ErrorOf(R"([{"attempt": 1, "fault": "fence", "version": "2"}])", FaultScriptScope::kConfig),
+            "/0/version: expected a skill version (an integer of at least 1), found \"2\"");
+  auto config = ParseFaultScript(json::parse(R"([{"attempt": 1, "fault": "fence", "skill": "mine", "version": 2},
+                                                 {"attempt": 1, "fault": "prose", "version": 1}])"),
+                                 FaultScriptScope::kConfig);
+  ASSERT_TRUE(config) << config.error();
+  auto candidate = FaultsForAttempt({}, *config, "mine", 2, 1);
+  ASSERT_EQ(candidate.size(), 1u);
+  EXPECT_EQ(candidate[0].kind, FaultKind::kFence);
+  auto stable = FaultsForAttempt({}, *config, "mine", 1, 1);
+  ASSERT_EQ(stable.size(), 1u);
+  EXPECT_EQ(stable[0].kind, FaultKind::kProse);
+  EXPECT_TRUE(FaultsForAttempt({}, *config, "mine", 0, 1).empty());  // a request of no known version
 }
 
 TEST(FaultScriptTest, DocumentationNamesEveryKind) {
