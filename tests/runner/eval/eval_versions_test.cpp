@@ -228,8 +228,9 @@ TEST_F(EvalVersionsTest, TheSimulatedProviderAimsFaultsAtOneVersion) {
   EXPECT_GT(candidate, 0.5);
   EXPECT_EQ(ran.status, 0) << ran.err;
 
-  tree_.Write("skills/extract/candidate.yaml",
-              std::string(kCandidate) + "simulation:\n  faults:\n    - { attempt: [1, 2], fault: wrong_type, path: /total }\n");
+  tree_.Write(
+      "skills/extract/candidate.yaml",
+      std::string(kCandidate) + "simulation:\n  faults:\n    - { attempt: [1, 2], fault: wrong_type, path: /total }\n");
   tree_.Write("sim.yaml",
               "providers:\n  simulated: { kind: simulated }\n"
               "models:\n  m: { provider: simulated, structured_output: none }\n");
