@@ -1,8 +1,21 @@
 #include "runner/online_review.h"
 
+#include <pthread.h>
+#include <sched.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <atomic>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <iterator>
+#include <mutex>
+#include <optional>
 #include <random>
+#include <thread>
 #include <vector>
 
 #include "runner/skill_runner.h"
@@ -14,6 +27,23 @@ namespace json = boost::json;
 namespace {
 
 constexpr std::chrono::hours kSpendWindow{1};
+
+std::mutex judging_mutex;
+std::shared_ptr<JudgingThread> judging_thread;  // JudgeOn's
+
+std::shared_ptr<JudgingThread> CurrentJudgingThread() {
+  std::lock_guard lock(judging_mutex);
+  return judging_thread;
+}
+
+// This thread takes only CPU that nothing else wants: SCHED_IDLE, which any thread may choose,
+// else the lowest nice value.
+void LowerThisThreadsPriority() {
+  sched_param param{};
+  if (pthread_setschedparam(pthread_self(), SCHED_IDLE, &param) != 0) {
+    setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), 19);
+  }
+}
 
 bool Drawn(double share) {
   if (share >= 1) return true;
@@ -31,11 +61,48 @@ double Spent(std::deque<std::pair<std::chrono::steady_clock::time_point, double>
 
 }  // namespace
 
+struct JudgingThread::Impl {
+  asio::io_context io{1};
+  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> guard{io.get_executor()};
+  std::atomic<bool> stopping{false};
+  std::thread thread;
+};
+
+JudgingThread::JudgingThread() : impl_(std::make_unique<Impl>()) {
+  impl_->thread = std::thread([io = &impl_->io] {
+    LowerThisThreadsPriority();
+    io->run();
+  });
+}
+
+JudgingThread::~JudgingThread() { Join(); }
+
+void JudgingThread::Join() {
+  Stop();
+  if (impl_->thread.joinable()) impl_->thread.join();
+}
+
+asio::any_io_executor JudgingThread::executor() const { return impl_->io.get_executor(); }
+
+void JudgingThread::Stop() {
+  if (impl_->stopping.exchange(true)) return;
+  asio::post(impl_->io, [impl = impl_.get()] { impl->guard.reset(); });
+}
+
+bool JudgingThread::stopping() const { return impl_->stopping.load(); }
+
+void OnlineReviews::JudgeOn(std::shared_ptr<JudgingThread> thread) {
+  std::lock_guard lock(judging_mutex);
+  judging_thread = std::move(thread);
+}
+
 void OnlineReviews::Offer(std::shared_ptr<SkillRunner> runner, std::shared_ptr<const SkillRegistry> registry,
                           const Skill& stable, rollout::Arm arm, const json::value& input, const json::value& output,
                           asio::any_io_executor executor) {
   const rollout::OnlineReview& review = *stable.rollout->review;
   if (!stable.online_judge || !Drawn(review.sample)) return;
+  std::shared_ptr<JudgingThread> judging = CurrentJudgingThread();
+  if (judging && judging->stopping()) return;
   {
     std::lock_guard lock(mutex_);
     Queue& queue = queues_[stable.id];
@@ -48,15 +115,20 @@ void OnlineReviews::Offer(std::shared_ptr<SkillRunner> runner, std::shared_ptr<c
     if (queue.running >= review.concurrency) return;
     ++queue.running;
   }
-  asio::co_spawn(executor, Work(shared_from_this(), stable.id), asio::detached);
+  asio::co_spawn(judging ? judging->executor() : executor, Work(shared_from_this(), stable.id, judging),
+                 asio::detached);
 }
 
-bool OnlineReviews::Next(const std::string& skill, Sample& out) {
+bool OnlineReviews::Next(const std::string& skill, const JudgingThread* judging, Sample& out) {
   // Dropped samples go after the lock: the last of them may hold the last runner of a tree a
   // reload replaced.
   std::vector<Sample> gone;
   std::lock_guard lock(mutex_);
   Queue& queue = queues_[skill];
+  if (judging && judging->stopping()) {  // serve is ending: what is queued stays unjudged
+    std::move(queue.waiting.begin(), queue.waiting.end(), std::back_inserter(gone));
+    queue.waiting.clear();
+  }
   while (!queue.waiting.empty()) {
     Sample sample = std::move(queue.waiting.front());
     queue.waiting.pop_front();
@@ -94,9 +166,10 @@ void OnlineReviews::Judged(const std::string& skill, const Sample& sample, const
   book_->Count(*sample.stable->rollout, sample.arm, rollout::Measure::kReviewPass, !ReviewFailed(verdict->output));
 }
 
-asio::awaitable<void> OnlineReviews::Work(std::shared_ptr<OnlineReviews> self, std::string skill) {
+asio::awaitable<void> OnlineReviews::Work(std::shared_ptr<OnlineReviews> self, std::string skill,
+                                          std::shared_ptr<JudgingThread> judging) {
   Sample sample;
-  while (self->Next(skill, sample)) {
+  while (self->Next(skill, judging.get(), sample)) {
     InvocationOutcome verdict =
         co_await sample.runner->Judge(*sample.stable->online_judge, sample.output, &sample.input, InvocationOptions{});
     self->Judged(skill, sample, verdict);

@@ -24,9 +24,37 @@ namespace skillrunner {
 
 class SkillRunner;
 
+// Where online judging runs, so that it never slows a call (design.md §11.2): an io_context of
+// its own on a thread at idle priority (SCHED_IDLE, else nice 19), which gets only the CPU no
+// call wants; a sample it cannot get to in time expires and is counted. serve starts one and
+// stops it with the server: samples still queued are then left unjudged, the judgings under way
+// finish. Without one, judging runs on the answered call's executor.
+class JudgingThread {
+ public:
+  JudgingThread();
+  ~JudgingThread();  // Join()
+  JudgingThread(const JudgingThread&) = delete;
+  JudgingThread& operator=(const JudgingThread&) = delete;
+
+  boost::asio::any_io_executor executor() const;
+  void Stop();
+  // Stop(), then waits for the judgings under way (serve: before the providers they use go; the
+  // object itself outlives them, its io_context holding their pooled connections).
+  void Join();
+  bool stopping() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
 class OnlineReviews : public std::enable_shared_from_this<OnlineReviews> {
  public:
   explicit OnlineReviews(std::shared_ptr<rollout::RolloutBook> book) : book_(std::move(book)) {}
+
+  // The process's judging thread (serve sets it once, before the first call); null: judging runs
+  // on the answered call's executor.
+  static void JudgeOn(std::shared_ptr<JudgingThread> thread);
 
   // An answered call of `stable`'s rollout, on `arm`: judged with the share the rollout's review
   // samples. `runner` (kept alive while the sample waits) judges it on `executor`; `registry`
@@ -59,10 +87,12 @@ class OnlineReviews : public std::enable_shared_from_this<OnlineReviews> {
     std::int64_t judged = 0;
     double cost_usd = 0;
   };
-  // The next sample to judge, dropping the expired and those over the spend cap; false when none.
-  bool Next(const std::string& skill, Sample& out);
+  // The next sample to judge, dropping the expired and those over the spend cap; false when none
+  // (and when `judging`, the thread this runs on, is stopping).
+  bool Next(const std::string& skill, const JudgingThread* judging, Sample& out);
   void Judged(const std::string& skill, const Sample& sample, const InvocationOutcome& verdict);
-  static boost::asio::awaitable<void> Work(std::shared_ptr<OnlineReviews> self, std::string skill);
+  static boost::asio::awaitable<void> Work(std::shared_ptr<OnlineReviews> self, std::string skill,
+                                           std::shared_ptr<JudgingThread> judging);
 
   std::shared_ptr<rollout::RolloutBook> book_;
   mutable std::mutex mutex_;

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "runner/cli/reloading_host.h"
+#include "runner/online_review.h"
 #include "runner/rollout/rollout_book.h"
 #include "runner/rollout/shared_rollouts.h"
 #include "runner/rollout_report.h"
@@ -104,6 +105,24 @@ class IoThreads {
   std::vector<asio::executor_work_guard<asio::io_context::executor_type>> guards_;
 };
 
+// "SOCKET, ADDRESS (port N), ...": where serve listens.
+std::string Listeners(const server::ServerOptions& options, const std::vector<unsigned short>& ports) {
+  std::string where = options.socket_path;
+  for (std::size_t i = 0; i < options.listen.size(); ++i) {
+    if (!where.empty()) where += ", ";
+    where += options.listen[i] + " (port " + std::to_string(ports[i]) + ")";
+  }
+  return where;
+}
+
+// The process's online review judges on `thread` while this lives (it goes before the thread does).
+struct JudgingInUse {
+  explicit JudgingInUse(std::shared_ptr<JudgingThread> thread) { OnlineReviews::JudgeOn(std::move(thread)); }
+  ~JudgingInUse() { OnlineReviews::JudgeOn(nullptr); }
+  JudgingInUse(const JudgingInUse&) = delete;
+  JudgingInUse& operator=(const JudgingInUse&) = delete;
+};
+
 // Rollout state kept (design.md §11.2): with Redis, exchanged with the other replicas twice a
 // second; else, once a second, counts saved to the state dir and operators' commands applied. Ends when
 // `timer` is cancelled.
@@ -165,6 +184,9 @@ int Serve(const CommonOptions& common, ServeOptions options) {
   const unsigned threads = options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
   asio::io_context io(threads == 1 ? 1 : BOOST_ASIO_CONCURRENCY_HINT_DEFAULT);
   IoThreads io_threads(threads);  // before the host: its pooled connections live on them
+  // Online review judges here, at idle priority (design.md §11.2), also before the host.
+  auto judging = std::make_shared<JudgingThread>();
+  JudgingInUse judging_in_use(judging);
   auto rollouts = std::make_shared<rollout::RolloutBook>(rollout::MakeDirStore(StateDir(common, ProcessEnv)));
   ReloadingHost host(common, io.get_executor(), options.allow_broken, rollouts);
   if (!LoadTree(host)) return kUsageStatus;
@@ -185,8 +207,9 @@ int Serve(const CommonOptions& common, ServeOptions options) {
   auto shared_rollouts = ShareRollouts(host, rollouts);
   RolloutKeeper keeper(io);
   asio::co_spawn(io, KeepRollouts(*rollouts, shared_rollouts, host.shared_state(), keeper), asio::detached);
-  server.OnStopped([&io_threads, &io, &keeper] {
+  server.OnStopped([&io_threads, &io, &keeper, &judging] {
     io_threads.Release();
+    judging->Stop();
     asio::post(io, [&keeper] {
       keeper.stopped = true;
       keeper.timer.cancel();
@@ -197,15 +220,12 @@ int Serve(const CommonOptions& common, ServeOptions options) {
     std::fprintf(stderr, "skillrunner serve: %s\n", started.error().message.c_str());
     return kUsageStatus;
   }
-  std::string where = options.server.socket_path;
-  for (std::size_t i = 0; i < options.server.listen.size(); ++i) {
-    if (!where.empty()) where += ", ";
-    where += options.server.listen[i] + " (port " + std::to_string(server.tcp_ports()[i]) + ")";
-  }
+  const std::string where = Listeners(options.server, server.tcp_ports());
   spdlog::info("serving {} skill(s) on {}", host.Current()->registry()->skills().size(), where);
   std::fprintf(stderr, "skillrunner: listening on %s\n", where.c_str());
 
   io_threads.Run(io);
+  judging->Join();
   // `options` (a parameter) outlives `io`: its hold on Redis's connection, whose timers belong to
   // `io`, goes first.
   options.server.shared_state.reset();

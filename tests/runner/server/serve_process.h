@@ -27,6 +27,7 @@ class ServeProcess {
         process_(SKILLRUNNER_BINARY, ServeArgs(tree, std::move(args)), test_support::CleanEnvironment(env), {}, {},
                  stderr_path_) {}
   void Signal(int signal) { process_.Signal(signal); }
+  pid_t pid() const { return process_.pid(); }
   int Wait(std::chrono::milliseconds timeout) { return process_.Wait(timeout); }
   std::string Stderr() const {
     std::ifstream in(stderr_path_);

@@ -2,13 +2,18 @@
 // §11.2): the candidate's share of calls, sticky keys, an automatic rollback that a restart
 // keeps, an A/A candidate left alone, pinned versions, and the rollout commands.
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <atomic>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
+#include <filesystem>
+#include <fstream>
 #include <optional>
 #include <regex>
+#include <sstream>
 #include <thread>
 
 #include "tests/runner/server/serve_process.h"
@@ -340,6 +345,49 @@ TEST(ServeRolloutTest, TheOnlineReviewJudgesAfterTheAnswerAndAFullQueueDropsAndC
   client->Close();
   serve.Signal(SIGTERM);
   EXPECT_EQ(serve.Wait(10s), 0);
+}
+
+// The scheduling policy of each of `pid`'s threads (field 41 of /proc/PID/task/TID/stat; 5 is SCHED_IDLE).
+std::vector<int> ThreadPolicies(pid_t pid) {
+  std::vector<int> policies;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task")) {
+    std::ifstream in(task.path() / "stat");
+    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::istringstream fields(stat.substr(stat.rfind(')') + 2));  // after "PID (comm) ": field 3 on
+    std::string field;
+    for (int i = 3; i <= 41 && fields >> field; ++i) {
+      if (i == 41) policies.push_back(std::stoi(field));
+    }
+  }
+  return policies;
+}
+
+// Judging never takes CPU a call wants: it runs on a thread at idle priority. And a serve told
+// to stop does not judge what is still queued: it exits once the judging under way is done.
+TEST(ServeRolloutTest, JudgingRunsAtIdlePriorityAndAStoppedServeLeavesQueuedSamplesUnjudged) {
+  RolloutLlm llm(0, 300ms);
+  TempTree tree;
+  WriteRolloutTree(tree, llm.base_url(),
+                   "rollout:\n  candidate: candidate.yaml\n  traffic: 0.5\n"
+                   "  review: { rubric: quality, sample: 1.0, queue: 30, concurrency: 1 }\n",
+                   "", false);
+  const std::string socket = tree.Path("s.sock").string();
+  testing::ServeProcess serve(tree, {"--socket", socket, "--state-dir", tree.Path("state").string()});
+  auto client = testing::ConnectWhenReady(socket);
+  ASSERT_TRUE(client) << serve.Stderr();
+  std::string lines;
+  for (int i = 0; i < 30; ++i) {
+    lines += testing::InvokeLine(i + 1, "greet", R"({"text":"t-)" + std::to_string(i) + R"("})", KeyOption(i));
+  }
+  ASSERT_TRUE(client->Send(lines));
+  for (int i = 0; i < 30; ++i) ASSERT_TRUE(client->ReadJson());
+  const std::vector<int> policies = ThreadPolicies(serve.pid());
+  EXPECT_EQ(std::count(policies.begin(), policies.end(), SCHED_IDLE), 1) << ::testing::PrintToString(policies);
+  client->Close();
+  serve.Signal(SIGTERM);
+  // 30 queued at 300 ms a verdict would be 9 s; one judging under way is at most 300 ms.
+  EXPECT_EQ(serve.Wait(5s), 0) << serve.Stderr();
+  EXPECT_LE(llm.judged(), 3);
 }
 
 }  // namespace
