@@ -82,6 +82,20 @@ TEST_F(RolloutCliTest, StatusPauseResumeAndTheirRefusals) {
   EXPECT_EQ(json::parse(from_env.out).at("rollouts").at(0).at("state"), "running") << from_env.out;
 }
 
+// With state.redis the rollouts' state is in Redis: a Redis that does not answer is exit status 3
+// (try again), not a state read from elsewhere.
+TEST_F(RolloutCliTest, ARedisThatDoesNotAnswerIsExitStatusThree) {
+  tree_.Write("redis.yaml",
+              "providers:\n  sim: { kind: simulated }\nmodels:\n  sim-model: { provider: sim }\n"
+              "state: { redis: \"redis://127.0.0.1:1\", timeout_ms: 300 }\n");
+  auto paused = Run("--config redis.yaml rollout pause greet");
+  EXPECT_EQ(paused.status, 3) << paused.out;
+  EXPECT_NE(paused.out.find("skillrunner rollout: Redis (state.redis) does not answer: the rollouts' state is there\n"),
+            std::string::npos)
+      << paused.out;
+  EXPECT_FALSE(std::filesystem::exists(tree_.Path("state")));  // nothing went to the state dir instead
+}
+
 TEST_F(RolloutCliTest, PromoteWritesTheCandidateOverTheSkillAndPrintsTheDiff) {
   auto refused = Run("rollout promote greet");
   EXPECT_EQ(refused.status, 2);

@@ -135,6 +135,20 @@ TEST_F(RolloutLoadTest, AnOnlineReviewWithoutOneJudgeAndARolloutOfAHandlerAreRef
                                               "skills roll out a candidate (this one is handler)"}));
 }
 
+TEST_F(RolloutLoadTest, ASpendCapNeedsAPricedJudgeAndTheCandidateIsAFileOfItsOwn) {
+  tree_.Write("rubrics/q.yaml", "id: q\ncriteria:\n  - { id: a, description: Fine. }\n");
+  WriteStable(
+      "rollout:\n  candidate: candidate.yaml\n  traffic: 0.1\n"
+      "  review: { rubric: q, max_cost_usd_per_hour: 5 }\n");
+  WriteCandidate("id: greet\nversion: 2\n");
+  EXPECT_EQ(Load(), (std::vector<std::string>{
+                        "skills/greet/skill.yaml:11:47: /rollout/review/max_cost_usd_per_hour: a spend cap needs the "
+                        "judge model's price: give \"sim-model\" a price in the config's models table"}));
+  WriteStable("rollout: { candidate: skill.yaml, traffic: 0.1 }\n");
+  EXPECT_EQ(Load(), (std::vector<std::string>{"skills/greet/skill.yaml:8:23: /rollout/candidate: the candidate is a "
+                                              "file of its own beside skill.yaml (candidate.yaml, say)"}));
+}
+
 TEST_F(RolloutLoadTest, TheTreeIndexStampsTheCandidate) {
   WriteStable("rollout: { candidate: candidate.yaml, traffic: 0.1 }\n");
   WriteCandidate("id: greet\nversion: 2\n");
