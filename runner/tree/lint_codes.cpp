@@ -35,6 +35,9 @@ constexpr LintCode kCodes[] = {
     {"candidate-invalid", kError,
      "A rollout's candidate that is not its skill one version on: another id, a version not higher, other "
      "schemas, a rollout of its own, a file that is missing."},
+    {"rollout-one-sided", kWarning,
+     "A rollout measuring review_pass from review gates (no rollout.review) where only one version has a gate: "
+     "the other is never judged, so the rollout cannot step up."},
     {"reference-unknown", kError,
      "A rubric, review skill or handler named that does not exist or did not "
      "load."},

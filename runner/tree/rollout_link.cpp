@@ -1,5 +1,6 @@
 // A rollout's candidate (design.md §11.2), loaded beside its stable version
 // and held to it, and the judge of the rollout's online review.
+#include <algorithm>
 #include <boost/json/serialize.hpp>
 
 #include "runner/tree/judges.h"
@@ -63,6 +64,26 @@ std::string CandidateDigest(const Skill& candidate) {
   return "sha256:" + Sha256Hex(CanonicalJson(content));
 }
 
+// review_pass from review gates alone (no rollout.review) needs a gate on both versions: with one,
+// only that arm is ever judged, and the rollout can neither step up nor see the other arm worse.
+void WarnOneSidedGate(const Skill& stable, const Skill& candidate, std::vector<Diagnostic>& diagnostics) {
+  const rollout::RolloutSpec& spec = *stable.rollout;
+  const auto& measures = spec.decide.measures;
+  if (spec.review || static_cast<bool>(stable.review) == static_cast<bool>(candidate.review) ||
+      std::find(measures.begin(), measures.end(), rollout::Measure::kReviewPass) == measures.end()) {
+    return;
+  }
+  const std::string gated = (stable.review ? stable : candidate).file.filename().string();
+  const std::string ungated = (stable.review ? candidate : stable).file.filename().string();
+  const std::string file = stable.file.string();
+  diagnostics.push_back({file, PositionIn(file, "/rollout"),
+                         "/rollout: review_pass counts review gates' verdicts, and only " + gated +
+                             " has a review gate: the calls of " + ungated +
+                             " give none, so this rollout can never step up; give both the same review:, or add "
+                             "rollout.review to judge both versions alike",
+                         Diagnostic::Severity::kWarning, "rollout-one-sided"});
+}
+
 }  // namespace
 
 bool SkillRegistry::LinkRollout(Skill& skill, const RegistryOptions& options, const std::string& file,
@@ -89,6 +110,7 @@ bool SkillRegistry::LinkRollout(Skill& skill, const RegistryOptions& options, co
   }
   spec.key = rollout::MakeRolloutKey(skill.id, skill.version, loaded->version, CandidateDigest(*loaded));
   skill.candidate = std::make_shared<const Skill>(std::move(*loaded));
+  WarnOneSidedGate(skill, *skill.candidate, diagnostics);
   return LinkOnlineJudge(skill, file, reviewers, diagnostics);
 }
 

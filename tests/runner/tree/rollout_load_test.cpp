@@ -149,6 +149,20 @@ TEST_F(RolloutLoadTest, ASpendCapNeedsAPricedJudgeAndTheCandidateIsAFileOfItsOwn
                                               "file of its own beside skill.yaml (candidate.yaml, say)"}));
 }
 
+TEST_F(RolloutLoadTest, AReviewGateOnOneVersionAloneIsWarnedOf) {
+  tree_.Write("rubrics/q.yaml", "id: q\ncriteria:\n  - { id: a, description: Fine. }\n");
+  WriteStable("review: { rubric: q }\nrollout: { candidate: candidate.yaml, traffic: 0.1 }\n");
+  WriteCandidate("id: greet\nversion: 2\n");
+  EXPECT_EQ(Load(), (std::vector<std::string>{
+                        "skills/greet/skill.yaml:9:10: warning: /rollout: review_pass counts review gates' verdicts, "
+                        "and only skill.yaml has a review gate: the calls of candidate.yaml give none, so this rollout "
+                        "can never step up; give both the same review:, or add rollout.review to judge both versions "
+                        "alike [rollout-one-sided]"}));
+  ASSERT_NE(registry_->FindSkill("greet"), nullptr);  // a warning: it loads
+  WriteCandidate("id: greet\nversion: 2\nreview: { rubric: q }\n");
+  EXPECT_EQ(Load(), std::vector<std::string>{});
+}
+
 TEST_F(RolloutLoadTest, TheTreeIndexStampsTheCandidate) {
   WriteStable("rollout: { candidate: candidate.yaml, traffic: 0.1 }\n");
   WriteCandidate("id: greet\nversion: 2\n");
