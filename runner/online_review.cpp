@@ -91,6 +91,9 @@ void JudgingThread::Stop() {
 
 bool JudgingThread::stopping() const { return impl_->stopping.load(); }
 
+OnlineReviews::OnlineReviews(std::shared_ptr<rollout::RolloutBook> book)
+    : book_(std::move(book)), judging_(CurrentJudgingThread()) {}
+
 void OnlineReviews::JudgeOn(std::shared_ptr<JudgingThread> thread) {
   std::lock_guard lock(judging_mutex);
   judging_thread = std::move(thread);
@@ -101,8 +104,7 @@ void OnlineReviews::Offer(std::shared_ptr<SkillRunner> runner, std::shared_ptr<c
                           asio::any_io_executor executor) {
   const rollout::OnlineReview& review = *stable.rollout->review;
   if (!stable.online_judge || !Drawn(review.sample)) return;
-  std::shared_ptr<JudgingThread> judging = CurrentJudgingThread();
-  if (judging && judging->stopping()) return;
+  if (judging_ && judging_->stopping()) return;
   {
     std::lock_guard lock(mutex_);
     Queue& queue = queues_[stable.id];
@@ -115,17 +117,16 @@ void OnlineReviews::Offer(std::shared_ptr<SkillRunner> runner, std::shared_ptr<c
     if (queue.running >= review.concurrency) return;
     ++queue.running;
   }
-  asio::co_spawn(judging ? judging->executor() : executor, Work(shared_from_this(), stable.id, judging),
-                 asio::detached);
+  asio::co_spawn(judging_ ? judging_->executor() : executor, Work(shared_from_this(), stable.id), asio::detached);
 }
 
-bool OnlineReviews::Next(const std::string& skill, const JudgingThread* judging, Sample& out) {
+bool OnlineReviews::Next(const std::string& skill, Sample& out) {
   // Dropped samples go after the lock: the last of them may hold the last runner of a tree a
   // reload replaced.
   std::vector<Sample> gone;
   std::lock_guard lock(mutex_);
   Queue& queue = queues_[skill];
-  if (judging && judging->stopping()) {  // serve is ending: what is queued stays unjudged
+  if (judging_ && judging_->stopping()) {  // serve is ending: what is queued stays unjudged
     std::move(queue.waiting.begin(), queue.waiting.end(), std::back_inserter(gone));
     queue.waiting.clear();
   }
@@ -166,10 +167,9 @@ void OnlineReviews::Judged(const std::string& skill, const Sample& sample, const
   book_->Count(*sample.stable->rollout, sample.arm, rollout::Measure::kReviewPass, !ReviewFailed(verdict->output));
 }
 
-asio::awaitable<void> OnlineReviews::Work(std::shared_ptr<OnlineReviews> self, std::string skill,
-                                          std::shared_ptr<JudgingThread> judging) {
+asio::awaitable<void> OnlineReviews::Work(std::shared_ptr<OnlineReviews> self, std::string skill) {
   Sample sample;
-  while (self->Next(skill, judging.get(), sample)) {
+  while (self->Next(skill, sample)) {
     InvocationOutcome verdict =
         co_await sample.runner->Judge(*sample.stable->online_judge, sample.output, &sample.input, InvocationOptions{});
     self->Judged(skill, sample, verdict);

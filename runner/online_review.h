@@ -50,10 +50,10 @@ class JudgingThread {
 
 class OnlineReviews : public std::enable_shared_from_this<OnlineReviews> {
  public:
-  explicit OnlineReviews(std::shared_ptr<rollout::RolloutBook> book) : book_(std::move(book)) {}
+  // Judges on the process's judging thread as JudgeOn left it (serve sets it before it loads a tree).
+  explicit OnlineReviews(std::shared_ptr<rollout::RolloutBook> book);
 
-  // The process's judging thread (serve sets it once, before the first call); null: judging runs
-  // on the answered call's executor.
+  // The process's judging thread; null: judging runs on the answered call's executor.
   static void JudgeOn(std::shared_ptr<JudgingThread> thread);
 
   // An answered call of `stable`'s rollout, on `arm`: judged with the share the rollout's review
@@ -88,13 +88,13 @@ class OnlineReviews : public std::enable_shared_from_this<OnlineReviews> {
     double cost_usd = 0;
   };
   // The next sample to judge, dropping the expired and those over the spend cap; false when none
-  // (and when `judging`, the thread this runs on, is stopping).
-  bool Next(const std::string& skill, const JudgingThread* judging, Sample& out);
+  // (and when the judging thread is stopping).
+  bool Next(const std::string& skill, Sample& out);
   void Judged(const std::string& skill, const Sample& sample, const InvocationOutcome& verdict);
-  static boost::asio::awaitable<void> Work(std::shared_ptr<OnlineReviews> self, std::string skill,
-                                           std::shared_ptr<JudgingThread> judging);
+  static boost::asio::awaitable<void> Work(std::shared_ptr<OnlineReviews> self, std::string skill);
 
   std::shared_ptr<rollout::RolloutBook> book_;
+  const std::shared_ptr<JudgingThread> judging_;  // null: on the answered call's executor
   mutable std::mutex mutex_;
   std::map<std::string, Queue, std::less<>> queues_;
 };

@@ -132,8 +132,10 @@ FinishResult FinishRun(const Suite& suite, SummaryHeader header, std::vector<jso
     if (!entry.rubric.empty()) header.counted_criteria[entry.label] = entry.counted_criteria;
     header.min_judge_kappa = suite.min_judge_kappa;
   }
-  header.version_pairs = suite.version_pairs;
   json::object summary = BuildSummary(header, records);
+  if (!suite.version_pairs.empty()) {
+    summary["versions"] = CompareVersions(summary, records, suite.version_pairs, suite.regression_alpha);
+  }
   std::unique_ptr<History> history;
   if (auto opened = History::Open(options.history_file); opened) {
     history = std::move(*opened);

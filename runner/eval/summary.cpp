@@ -6,7 +6,6 @@
 
 #include "runner/eval/records/case_outcome.h"
 #include "runner/eval/records/record_fields.h"
-#include "runner/eval/regression.h"
 #include "runner/stats/statistics.h"
 
 namespace skillrunner::eval {
@@ -338,7 +337,6 @@ json::object BuildSummary(const SummaryHeader& header, const std::vector<json::o
     if (!skills.contains(id)) skills[id] = tally.ToJson(true);
   }
   summary["skills"] = std::move(skills);
-  if (!header.version_pairs.empty()) summary["versions"] = CompareVersions(summary, records, header.version_pairs);
   return summary;
 }
 

@@ -32,7 +32,8 @@ namespace skillrunner::eval {
 inline constexpr double kStableAgreement = 0.8;
 
 // design.md §11.2: a skill whose suite runs its stable version and its
-// candidate; the summary pairs their cases (by case id and repeat).
+// candidate; summary.json's "versions" pairs their cases (by case id and
+// repeat; CompareVersions in regression.h).
 struct VersionPair {
   std::string skill;            // the id
   int stable_version = 0;       // its records' label is the id
@@ -55,7 +56,6 @@ struct SummaryHeader {
   // design.md §9.5 min_judge_kappa: a criterion with human labels whose judge
   // agrees with them less (or whose kappa is undefined) is "uncalibrated".
   std::optional<double> min_judge_kappa;
-  std::vector<VersionPair> version_pairs;
 };
 
 // {"run_id", "suite", "started_at", "finished_at", "duration_ms", "shard"?,

@@ -27,24 +27,17 @@ using eval_test::ReadFile;
 using eval_test::ReadRecords;
 using eval_test::Skillrunner;
 
-constexpr std::string_view kStable = R"(id: extract
-version: 1
-template_type: LLM_JSON_GENERATION
+// The schemas both versions keep, and each version's own head and prompt.
+constexpr std::string_view kSchemas = R"(template_type: LLM_JSON_GENERATION
 model: m
-prompt: { user: "Extract the total of order {{input.n}}" }
-input_schema: { type: object, required: [n], properties: { n: { type: integer } } }
-output_schema: { type: object, required: [total], additionalProperties: false, properties: { total: { type: integer } } }
-rollout: { candidate: candidate.yaml, traffic: 0.1 }
-)";
-
-constexpr std::string_view kCandidate = R"(id: extract
-version: 2
-template_type: LLM_JSON_GENERATION
-model: m
-prompt: { user: "Read order {{input.n}} and extract its total" }
 input_schema: { type: object, required: [n], properties: { n: { type: integer } } }
 output_schema: { type: object, required: [total], additionalProperties: false, properties: { total: { type: integer } } }
 )";
+const std::string kStable = "id: extract\nversion: 1\n" + std::string(kSchemas) +
+                            "prompt: { user: \"Extract the total of order {{input.n}}\" }\n"
+                            "rollout: { candidate: candidate.yaml, traffic: 0.1 }\n";
+const std::string kCandidate = "id: extract\nversion: 2\n" + std::string(kSchemas) +
+                               "prompt: { user: \"Read order {{input.n}} and extract its total\" }\n";
 
 class EvalVersionsTest : public ::testing::Test {
  protected:
@@ -66,8 +59,8 @@ class EvalVersionsTest : public ::testing::Test {
     tree_.Write("skillrunner.yaml", "providers:\n  llm: { kind: openai, base_url: \"" + server_->base_url() +
                                         "/v1\", api_key_env: NO_KEY_NEEDED }\n"
                                         "models:\n  m: { provider: llm, structured_output: none }\n");
-    tree_.Write("skills/extract/skill.yaml", std::string(kStable));
-    tree_.Write("skills/extract/candidate.yaml", std::string(kCandidate));
+    tree_.Write("skills/extract/skill.yaml", kStable);
+    tree_.Write("skills/extract/candidate.yaml", kCandidate);
     std::string lines;
     for (int i = 1; i <= 20; ++i) {
       lines += R"({"id":"c)" + std::to_string(i) + R"(","input":{"n":)" + std::to_string(i) +
@@ -178,6 +171,19 @@ TEST_F(EvalVersionsTest, ACandidateNoWorseThanStableIsPairedAndPasses) {
   EXPECT_EQ(outcome.at("significant"), false);
 }
 
+// The suite's regression_alpha decides between the versions as it does against a baseline.
+TEST_F(EvalVersionsTest, TheSuitesRegressionAlphaDecidesWhetherTheCandidatesDropIsReal) {
+  wrong_ = {2, 5, 8, 11, 14, 17, 20};  // p = 0.0156: real at 0.05, not at 0.01
+  auto ran = Eval(std::string(kBoth) + "regression_alpha: 0.01\n", "--out out/n1 --history h.sqlite");
+  EXPECT_EQ(ran.status, 0) << ran.err;
+  json::object summary = Summary("out/n1");
+  EXPECT_EQ(summary.at("breaches"), json::array{});
+  const json::object& versions = summary.at("versions").at(0).as_object();
+  EXPECT_EQ(versions.at("regression_alpha"), 0.01);
+  EXPECT_EQ(versions.at("paired").at("expected").at("p_value"), 0.015625);
+  EXPECT_EQ(versions.at("paired").at("expected").at("significant"), false);
+}
+
 TEST_F(EvalVersionsTest, SkillAtCandidateRunsTheCandidateAloneWithNoComparison) {
   auto ran = Eval("id: canary\nskills:\n  - skill: extract@candidate\n", "--out out/n1 --history h.sqlite");
   EXPECT_EQ(ran.status, 0) << ran.err;
@@ -190,7 +196,7 @@ TEST_F(EvalVersionsTest, SkillAtCandidateRunsTheCandidateAloneWithNoComparison) 
 }
 
 TEST_F(EvalVersionsTest, AskingForACandidateThatIsNotThereSaysWhere) {
-  tree_.Write("skills/extract/skill.yaml", std::string(kStable.substr(0, kStable.find("rollout:"))));
+  tree_.Write("skills/extract/skill.yaml", kStable.substr(0, kStable.find("rollout:")));
   auto both = Eval("id: canary\nskills:\n  - skill: extract\n    versions: both\n", "--out out/n1");
   EXPECT_EQ(both.status, 2) << both.err;
   EXPECT_NE(both.err.find("suite.yaml:4:15: /skills/0/versions: skill \"extract\" has no candidate to run (its "
@@ -228,9 +234,8 @@ TEST_F(EvalVersionsTest, TheSimulatedProviderAimsFaultsAtOneVersion) {
   EXPECT_GT(candidate, 0.5);
   EXPECT_EQ(ran.status, 0) << ran.err;
 
-  tree_.Write(
-      "skills/extract/candidate.yaml",
-      std::string(kCandidate) + "simulation:\n  faults:\n    - { attempt: [1, 2], fault: wrong_type, path: /total }\n");
+  tree_.Write("skills/extract/candidate.yaml",
+              kCandidate + "simulation:\n  faults:\n    - { attempt: [1, 2], fault: wrong_type, path: /total }\n");
   tree_.Write("sim.yaml",
               "providers:\n  simulated: { kind: simulated }\n"
               "models:\n  m: { provider: simulated, structured_output: none }\n");

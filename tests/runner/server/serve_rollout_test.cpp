@@ -299,25 +299,34 @@ TEST(ServeRolloutTest, TwoReplicasSharingRedisBothStopSendingToARolledBackCandid
   EXPECT_EQ(b.Wait(10s), 0);
 }
 
+// A rollout at traffic 0.5 whose every answer is judged online, one at a time, on a queue of `queue`.
+std::string JudgedRollout(int queue) {
+  return "rollout:\n  candidate: candidate.yaml\n  traffic: 0.5\n"
+         "  review: { rubric: quality, sample: 1.0, queue: " +
+         std::to_string(queue) + ", concurrency: 1 }\n";
+}
+
+// `n` pipelined calls of greet, each with a routing key of its own.
+std::string DistinctKeyCalls(int n) {
+  std::string lines;
+  for (int i = 0; i < n; ++i) {
+    lines += testing::InvokeLine(i + 1, "greet", R"({"text":"t-)" + std::to_string(i) + R"("})", KeyOption(i));
+  }
+  return lines;
+}
+
 // The online review judges answered calls after their answers went: 40 calls pipelined are all
 // answered while a slow judge (300 ms, one at a time) has barely begun; a full queue drops the
 // rest, counted, and every verdict counts as review_pass.
 TEST(ServeRolloutTest, TheOnlineReviewJudgesAfterTheAnswerAndAFullQueueDropsAndCounts) {
   RolloutLlm llm(0, 300ms);
   TempTree tree;
-  WriteRolloutTree(tree, llm.base_url(),
-                   "rollout:\n  candidate: candidate.yaml\n  traffic: 0.5\n"
-                   "  review: { rubric: quality, sample: 1.0, queue: 5, concurrency: 1 }\n",
-                   "", false);
+  WriteRolloutTree(tree, llm.base_url(), JudgedRollout(5), "", false);
   const std::string socket = tree.Path("s.sock").string();
   testing::ServeProcess serve(tree, {"--socket", socket, "--state-dir", tree.Path("state").string()});
   auto client = testing::ConnectWhenReady(socket);
   ASSERT_TRUE(client) << serve.Stderr();
-  std::string lines;
-  for (int i = 0; i < 40; ++i) {
-    lines += testing::InvokeLine(i + 1, "greet", R"({"text":"t-)" + std::to_string(i) + R"("})", KeyOption(i));
-  }
-  ASSERT_TRUE(client->Send(lines));
+  ASSERT_TRUE(client->Send(DistinctKeyCalls(40)));
   for (int i = 0; i < 40; ++i) {
     auto answer = client->ReadJson();
     ASSERT_TRUE(answer && answer->as_object().contains("result")) << (answer ? json::serialize(*answer) : "none");
@@ -374,19 +383,12 @@ std::vector<int> ThreadPolicies(pid_t pid) {
 TEST(ServeRolloutTest, JudgingRunsAtIdlePriorityAndAStoppedServeLeavesQueuedSamplesUnjudged) {
   RolloutLlm llm(0, 300ms);
   TempTree tree;
-  WriteRolloutTree(tree, llm.base_url(),
-                   "rollout:\n  candidate: candidate.yaml\n  traffic: 0.5\n"
-                   "  review: { rubric: quality, sample: 1.0, queue: 30, concurrency: 1 }\n",
-                   "", false);
+  WriteRolloutTree(tree, llm.base_url(), JudgedRollout(30), "", false);
   const std::string socket = tree.Path("s.sock").string();
   testing::ServeProcess serve(tree, {"--socket", socket, "--state-dir", tree.Path("state").string()});
   auto client = testing::ConnectWhenReady(socket);
   ASSERT_TRUE(client) << serve.Stderr();
-  std::string lines;
-  for (int i = 0; i < 30; ++i) {
-    lines += testing::InvokeLine(i + 1, "greet", R"({"text":"t-)" + std::to_string(i) + R"("})", KeyOption(i));
-  }
-  ASSERT_TRUE(client->Send(lines));
+  ASSERT_TRUE(client->Send(DistinctKeyCalls(30)));
   for (int i = 0; i < 30; ++i) ASSERT_TRUE(client->ReadJson());
   const std::vector<int> policies = ThreadPolicies(serve.pid());
   EXPECT_EQ(std::count(policies.begin(), policies.end(), SCHED_IDLE), 1) << ::testing::PrintToString(policies);
