@@ -2,7 +2,7 @@
 # Builds and runs the benchmarks (programs, not tests): HttpClient round trips
 # against a loopback server, the runner's own overhead per invocation, `run`
 # of one skill in a 2,000-skill tree, the socket server under load (pipelined,
-# open loop, and with nginx as the provider when nginx is installed), and eval
+# open loop, and with nginx as the provider when nginx is installed), the viewer on a big history, and eval
 # runs (with promptfoo from npm when PF=1, the default of bench/eval_bench.sh).
 #   scripts/bench.sh [requests]
 set -euo pipefail
@@ -12,7 +12,7 @@ if ! command -v jq >/dev/null; then
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
   $SUDO apt-get install -y -qq --no-install-recommends jq >&2
 fi
-cmake --build "$ROOT/build" -j"${JOBS:-$(nproc)}" --target skillrunner http_client_bench runner_bench server_bench open_loop_bench rollout_bench fake_openai_server >&2
+cmake --build "$ROOT/build" -j"${JOBS:-$(nproc)}" --target skillrunner http_client_bench runner_bench server_bench open_loop_bench rollout_bench view_bench fake_openai_server >&2
 N="${1:-20000}"
 echo "## HttpClient against a loopback server"
 "$ROOT/build/http_client_bench" "$N"
@@ -37,6 +37,10 @@ echo "## each rate for the skill alone, with a rollout, and with a rollout whose
 echo
 echo "## What a rollout adds to a call's hot path (routing and counting), in one process"
 "$ROOT/build/rollout_bench" 1000000
+echo
+echo "## skillrunner view on a generated history of 1,000 runs x 1,000 cases (generated once into"
+echo "## build/view-bench.sqlite): each answer's latency, one request at a time, and the viewer's peak memory"
+"$ROOT/build/view_bench" 1000 1000 40 "$ROOT/build/view-bench.sqlite"
 if command -v nginx >/dev/null || [ -x /usr/sbin/nginx ]; then
   echo
   echo "## serve's CPU per call with nginx answering a fixed chat.completion as the provider"

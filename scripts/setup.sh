@@ -19,12 +19,14 @@ PACKAGES=(
   g++ cmake make git python3 ca-certificates ccache pkg-config
   libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev
   libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev libssl-dev
-  libsqlite3-dev openssl libhiredis-dev
+  libsqlite3-dev openssl libhiredis-dev libpq-dev
 )
 # The tests' own packages (scripts/test.sh sets WITH_TESTS=1): GoogleTest, the JSON-Schema test suite,
-# Redis for the shared-state tests, mypy for the Python client's, clang-format-15 for FormatTest;
+# Redis for the shared-state tests, mypy for the Python client's, clang-format-15 for FormatTest,
+# Chromium for the viewer's browser test (driven by playwright-core from npm; nothing downloads a browser),
+# PostgreSQL 15 for the history's PostgreSQL tests (a throwaway cluster per run, scripts/postgres_cluster.sh);
 # Node 18+ and npm for the TypeScript client's: Debian's nodejs and npm, unless a node and an npm are already on PATH.
-TEST_PACKAGES=(libgtest-dev googletest json-schema-test-suite redis-server python3-mypy clang-format-15)
+TEST_PACKAGES=(libgtest-dev googletest json-schema-test-suite redis-server python3-mypy clang-format-15 chromium postgresql-15)
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
   TEST_PACKAGES+=(nodejs npm)
 fi

@@ -21,6 +21,7 @@
 #include "runner/cli/serve_command.h"
 #include "runner/cli/tree_at_ref.h"
 #include "runner/cli/tree_cache.h"
+#include "runner/cli/view_command.h"
 #include "runner/logging.h"
 #include "runner/tree/key_reference.h"
 #include "runner/tree/lint_codes.h"
@@ -413,6 +414,14 @@ std::optional<int> Parse(CLI::App& app, int argc, char** argv) {
   return std::nullopt;
 }
 
+// The commands that set `chosen` when parsed.
+void AddChosenCommands(CLI::App& app, const CommonOptions& common, std::function<int()>& chosen) {
+  AddServeCommands(app, common, chosen);
+  AddCodegenCommand(app, common, chosen);
+  AddRolloutCommands(app, common, chosen);
+  AddViewCommand(app, common, chosen);
+}
+
 }  // namespace
 
 int RunCli(int argc, char** argv) {
@@ -443,9 +452,7 @@ int RunCli(int argc, char** argv) {
   auto* check_cmd = AddProvidersCheckCommand(app, check);
 
   std::function<int()> chosen;
-  AddServeCommands(app, common, chosen);
-  AddCodegenCommand(app, common, chosen);
-  AddRolloutCommands(app, common, chosen);
+  AddChosenCommands(app, common, chosen);
 
   EvalCommand eval_command(app);
 

@@ -37,6 +37,12 @@ std::expected<Config, std::vector<Diagnostic>> ResolveConfig(const CommonOptions
   return config;
 }
 
+std::string HistoryLocation(const CommonOptions& options, const std::string& flag) {
+  if (!flag.empty()) return flag;
+  auto config = ResolveConfig(options);
+  return config ? config->history : std::string();
+}
+
 RegistryOptions RegistryOptionsFor(const CommonOptions& options) {
   RegistryOptions registry_options;
   registry_options.skills_dir = options.skills_dir;

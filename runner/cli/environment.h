@@ -37,6 +37,11 @@ std::string StateDir(const CommonOptions& options, const EnvLookup& env);
 // The config, with --provider applied. Errors are diagnostics (file:line:col).
 std::expected<Config, std::vector<Diagnostic>> ResolveConfig(const CommonOptions& options);
 
+// design.md §11.3: the history a command uses: `flag` (--history), else the config's `history:`,
+// else "" (the command's own default). A config that does not load gives "" here; the command
+// reports it when it loads the config itself.
+std::string HistoryLocation(const CommonOptions& options, const std::string& flag);
+
 // Every skill's `simulation:` block, for the simulated providers (which own
 // the fault scripts).
 std::map<std::string, providers::SkillSimulation, std::less<>> SkillSimulations(const SkillRegistry& registry);

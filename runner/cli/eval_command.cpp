@@ -13,6 +13,7 @@
 #include "runner/eval/compare_runs.h"
 #include "runner/eval/finish_run.h"
 #include "runner/eval/history/history.h"
+#include "runner/eval/history/sql_db.h"
 #include "runner/eval/history/stored_runs.h"
 #include "runner/eval/orchestrate.h"
 #include "runner/eval/records/run_meta.h"
@@ -190,8 +191,10 @@ Result<std::shared_ptr<eval::ResponseCache>> OpenCache(const EvalOptions& option
   }
   std::filesystem::path file = *options.cache;
   if (file.empty()) {
+    // Beside a history file; with a database for the history, where the default file would be.
+    const bool file_history = !options.history.empty() && !eval::sql::IsPostgresUrl(options.history);
     const std::filesystem::path history =
-        options.history.empty() ? eval::DefaultHistoryFile(options.out) : std::filesystem::path(options.history);
+        file_history ? std::filesystem::path(options.history) : eval::DefaultHistoryFile(options.out);
     file = history.parent_path() / "eval-cache.sqlite";
     std::error_code ec;  // the run creates --out; its parent may not exist yet either
     std::filesystem::create_directories(file.parent_path(), ec);
@@ -199,6 +202,15 @@ Result<std::shared_ptr<eval::ResponseCache>> OpenCache(const EvalOptions& option
   auto cache = eval::ResponseCache::Open(file, ttl, *mode);
   if (!cache) return std::unexpected(std::move(cache.error()));
   return std::shared_ptr<eval::ResponseCache>(std::move(*cache));
+}
+
+// design.md §11.3: the commit a run is recorded at: --git-ref, else what GitHub Actions or GitLab CI say.
+std::string GitRefFor(const EvalOptions& options) {
+  if (!options.git_ref.empty()) return options.git_ref;
+  for (std::string_view name : {"GITHUB_SHA", "CI_COMMIT_SHA"}) {
+    if (auto value = ProcessEnv(name); value && !value->empty()) return *value;
+  }
+  return {};
 }
 
 int RunEval(const CommonOptions& common, const EvalOptions& options) {
@@ -223,6 +235,7 @@ int RunEval(const CommonOptions& common, const EvalOptions& options) {
   request.concurrency = options.concurrency;
   request.threads = options.threads;
   request.run_id = options.run_id;
+  request.git_ref = GitRefFor(options);
   request.rejudge_from = options.rejudge_from;
   auto tracing = StartTracing(loaded->registry->config(), ProcessEnv);
   if (!tracing) return Fail(tracing.error().message);
@@ -247,6 +260,7 @@ int MergeEval(const CommonOptions& common, const EvalOptions& options) {
   eval::MergeRequest request;
   for (const auto& source : options.merge_sources) request.sources.emplace_back(source);
   request.suite_file = options.merge_suite;
+  request.git_ref = options.git_ref;  // else the shards' own
   request.finish = FinishRequestFor(options);
   auto load = [&common](const std::string& file) { return LoadSuiteForEval(common, file, false); };
   return eval::MergeRuns(request, load, SayToStderr);
@@ -254,6 +268,7 @@ int MergeEval(const CommonOptions& common, const EvalOptions& options) {
 
 // eval pin RUN_ID --history FILE: the suite's baseline for --baseline pinned.
 int PinRun(const EvalOptions& options) {
+  if (options.history.empty()) return Fail("eval pin: give the history: --history FILE|URL, or history: in the config");
   auto history = eval::History::Open(options.history);
   if (!history) return Fail(history.error().message);
   auto suite = (*history)->Pin(options.pin_run);
@@ -340,6 +355,8 @@ EvalCommand::EvalCommand(CLI::App& app) {
       ->check(CLI::IsMember(kFailOn))
       ->transform(CLI::Transformer(kFailOnSame));
   eval_->add_option("--run-id", options_.run_id, "Run id (default: a new one; shards of one night may share it)");
+  eval_->add_option("--git-ref", options_.git_ref,
+                    "The commit this run is made at, kept in the history (default: $GITHUB_SHA, else $CI_COMMIT_SHA)");
   AddMerge();
   AddCompare();
   AddPin();
@@ -350,6 +367,7 @@ void EvalCommand::AddMerge() {
   merge_->add_option("sources", options_.merge_sources, "Shard output folders")->required();
   merge_->add_option("--out", options_.out, "Folder for the merged run")->required();
   merge_->add_option("--suite", options_.merge_suite, "The suite file (default: the one the shards ran)");
+  merge_->add_option("--git-ref", options_.git_ref, "The commit the merged run is recorded at (default: the shards')");
   merge_->add_option("--history", options_.history, "History database (default DIR/../eval-history.sqlite)");
   merge_->add_option("--baseline", options_.baseline,
                      "Compare with a previous run: last, last-passing, pinned or a run id");
@@ -365,7 +383,7 @@ void EvalCommand::AddMerge() {
 void EvalCommand::AddPin() {
   pin_ = eval_->add_subcommand("pin", "Make a recorded run its suite's baseline for --baseline pinned");
   pin_->add_option("run_id", options_.pin_run, "The run's id (as summary.json and the history give it)")->required();
-  pin_->add_option("--history", options_.history, "History database")->required();
+  pin_->add_option("--history", options_.history, "History database (default: the config's history:)");
 }
 
 void EvalCommand::AddCompare() {
@@ -385,6 +403,7 @@ void EvalCommand::AddCompare() {
 bool EvalCommand::parsed() const { return eval_->parsed(); }
 
 int EvalCommand::Run(const CommonOptions& common) {
+  options_.history = HistoryLocation(common, options_.history);
   if (merge_->parsed()) return MergeEval(common, options_);
   if (compare_->parsed()) return CompareEval(common, options_);
   if (pin_->parsed()) return PinRun(options_);

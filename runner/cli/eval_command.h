@@ -37,6 +37,7 @@ struct EvalOptions {
   std::string cache_ttl;                  // --cache-ttl
   std::string cache_mode = "read-write";  // --cache-mode read-write | replay | refresh
   std::string run_id;                     // empty: a new one (kept across --resume)
+  std::string git_ref;                    // empty: GITHUB_SHA, else CI_COMMIT_SHA, else none
   std::vector<std::string> merge_sources;
   std::string merge_suite;  // merge: the suite file, default the shards' run.json
   // compare (design.md §9.5): two runs, the rubric, the judge model.

@@ -145,7 +145,10 @@ RunMeta MergedMeta(const std::vector<ShardRun>& shards, const Suite& suite, cons
   meta.suite_file = fs::absolute(suite_file).lexically_normal().string();
   meta.plan_hash = PlanHash(suite);
   meta.started_at = shards.front().meta.started_at;
-  for (const auto& s : shards) meta.started_at = std::min(meta.started_at, s.meta.started_at);
+  for (const auto& s : shards) {
+    meta.started_at = std::min(meta.started_at, s.meta.started_at);
+    if (!meta.git_ref) meta.git_ref = s.meta.git_ref;  // the shards of one night share a commit
+  }
   return meta;
 }
 
@@ -186,6 +189,7 @@ int MergeRuns(const MergeRequest& request, const SuiteLoader& load_suite, const 
     return Failed(say, out.string() + " already holds a run (results.jsonl)");
   }
   RunMeta meta = MergedMeta(shards, loaded->suite, suite_file);
+  if (!request.git_ref.empty()) meta.git_ref = request.git_ref;
   if (auto baseline = CheckBaselineFirst(request.finish, loaded->suite, meta.run_id, say); !baseline) {
     return Failed(say, baseline.error().message + " (checked before merging)");
   }

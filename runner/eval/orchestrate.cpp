@@ -213,6 +213,7 @@ Result<RunMeta> PrepareRunMeta(const RunRequest& request, const Suite& suite) {
   meta.suite_file = fs::absolute(request.suite_file).lexically_normal().string();
   meta.started_at = IsoUtc(now);
   if (request.shard) meta.shard = request.shard->ToString();
+  if (!request.git_ref.empty()) meta.git_ref = request.git_ref;
   meta.plan_hash = PlanHash(suite);
   if (auto written = WriteRunMeta(dir / "run.json", meta); !written) return std::unexpected(std::move(written.error()));
   return meta;
@@ -228,6 +229,7 @@ SummaryHeader MakeSummaryHeader(const RunMeta& meta, std::chrono::system_clock::
     header.duration_ms = std::chrono::duration_cast<std::chrono::milliseconds>(now - *started).count();
   }
   header.shard = meta.shard;
+  header.git_ref = meta.git_ref;
   header.concurrency = concurrency;
   return header;
 }

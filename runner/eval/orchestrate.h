@@ -76,6 +76,8 @@ struct RunRequest {
   int concurrency = 0;  // 0: the suite's, else kDefaultConcurrency
   int threads = 0;      // 0: min(4, cores)
   std::string run_id;   // empty: a new one (kept across --resume)
+  // The commit the run is made at (history's git_ref); empty: none known. A resumed run keeps its own.
+  std::string git_ref;
   // design.md §9.5 --rejudge-from: an earlier run (its folder, or its id in the
   // history) whose stored outputs are judged again; no generation request.
   std::string rejudge_from;
@@ -110,6 +112,7 @@ using SuiteLoader = std::function<std::optional<LoadedSuite>(const std::string& 
 struct MergeRequest {
   std::vector<std::filesystem::path> sources;  // shard folders
   std::string suite_file;                      // empty: the one the shards ran
+  std::string git_ref;                         // empty: the shards' own
   FinishRequest finish;
 };
 

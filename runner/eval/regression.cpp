@@ -8,6 +8,7 @@
 #include <string>
 #include <tuple>
 
+#include "runner/eval/history/run_measures.h"
 #include "runner/eval/report/report_markup.h"
 #include "runner/stats/statistics.h"
 
@@ -56,8 +57,6 @@ json::object SkillDeltas(const json::object& current, const json::object* baseli
   return deltas;
 }
 
-using Verdicts = std::map<std::string, std::string>;  // criterion id -> verdict
-
 // The share of decided cases that pass when only `criteria` count: a case
 // fails when one of them failed, is undecided (left out) when it would pass
 // but one of them is indeterminate, else passes. Cases without a verdict on
@@ -78,21 +77,6 @@ json::value PassRateOver(const std::vector<const Verdicts*>& cases, const std::s
   }
   if (decided == 0) return nullptr;
   return static_cast<double>(passed) / static_cast<double>(decided);
-}
-
-Verdicts VerdictsOf(const json::object& record) {
-  Verdicts verdicts;
-  CaseOutcome outcome = OutcomeOf(record);
-  if (outcome == CaseOutcome::kError || outcome == CaseOutcome::kJudgeError) return verdicts;
-  if (const json::array* results = ArrayAt(ObjectAt(&record, "review"), "criteria_results")) {
-    for (const json::value& r : *results) {
-      if (!r.is_object()) continue;
-      std::string_view id = TextAt(&r.as_object(), "criterion_id");
-      std::string_view verdict = TextAt(&r.as_object(), "verdict");
-      if (!id.empty() && !verdict.empty()) verdicts[std::string(id)] = std::string(verdict);
-    }
-  }
-  return verdicts;
 }
 
 // When a skill has unstable criteria: its pass rate over the stable counted
@@ -134,7 +118,6 @@ std::optional<json::value> StableDelta(std::string_view skill, const json::objec
 
 // A gate's pass (true) or not (false) in one run; nullopt when the case says
 // nothing about that gate (a judge error, an indeterminate verdict).
-using GateResult = std::optional<bool>;
 
 // Pass/fail of the same cases in both runs, and what the paired test makes of it.
 struct Pairs {
@@ -174,20 +157,6 @@ struct Pairs {
                         {"significant", pass_to_fail + fail_to_pass > 0 && p < alpha}};
   }
 };
-
-GateResult SchemaGate(CaseOutcome outcome) { return outcome != CaseOutcome::kError; }
-// design.md §10.1: a case passes when every gate it has passes, the skill's own
-// review gate included; a judge error says nothing.
-GateResult CaseGate(CaseOutcome outcome, const CaseGates* gates) {
-  if (outcome == CaseOutcome::kJudgeError) return std::nullopt;
-  return outcome == CaseOutcome::kPass && !(gates != nullptr && gates->review_gate == false);
-}
-GateResult VerdictGate(const Verdicts* verdicts, const std::string& criterion) {
-  if (verdicts == nullptr) return std::nullopt;
-  auto it = verdicts->find(criterion);
-  if (it == verdicts->end() || (it->second != "pass" && it->second != "fail")) return std::nullopt;
-  return it->second == "pass";
-}
 
 // Each skill's pairs, one per regression measure (design.md §10.1): schema, case
 // outcome, expected match, rubric pass, review gate and per criterion, over

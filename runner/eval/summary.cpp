@@ -314,6 +314,7 @@ json::object BuildSummary(const SummaryHeader& header, const std::vector<json::o
                        {"finished_at", header.finished_at},
                        {"duration_ms", header.duration_ms}};
   if (header.shard) summary["shard"] = *header.shard;
+  if (header.git_ref) summary["git_ref"] = *header.git_ref;
   summary["concurrency"] = header.concurrency;
   std::map<std::string, Tally> by_skill;
   auto tally_of = [&](const std::string& id) -> Tally& {

@@ -48,6 +48,7 @@ struct SummaryHeader {
   std::string finished_at;
   std::int64_t duration_ms = 0;
   std::optional<std::string> shard;
+  std::optional<std::string> git_ref;
   int concurrency = 0;
   std::vector<std::string> skills;  // suite order; skills without records still appear
   // Per skill, the criteria that decide whether a review passes (the rubric's
@@ -58,7 +59,7 @@ struct SummaryHeader {
   std::optional<double> min_judge_kappa;
 };
 
-// {"run_id", "suite", "started_at", "finished_at", "duration_ms", "shard"?,
+// {"run_id", "suite", "started_at", "finished_at", "duration_ms", "shard"?, "git_ref"?,
 //  "concurrency", "totals", "skills"}; "breaches", "status" and "baseline"
 // are added by the caller.
 boost::json::object BuildSummary(const SummaryHeader& header, const std::vector<boost::json::object>& records);

@@ -229,6 +229,7 @@ std::expected<Config, std::vector<Diagnostic>> LoadConfig(const std::string& pat
   }
   config.telemetry = ReadTelemetry(section("telemetry"));
   config.default_provider = StringAt(root, "default_provider");
+  config.history = StringAt(root, "history");
   if (!config.default_provider.empty() && !config.providers.contains(config.default_provider)) {
     problems.push_back({path, doc->positions.Find("/default_provider"),
                         "/default_provider: unknown provider \"" + config.default_provider + "\""});

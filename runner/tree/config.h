@@ -59,6 +59,8 @@ struct Config {
   providers::ProviderSettingsMap providers;
   std::map<std::string, ModelConfig, std::less<>> models;
   std::string default_provider;  // may be empty: unknown models are errors
+  // `history:`: the eval history (a file or a postgresql:// URL); empty: each command's default.
+  std::string history;
   // `rate_limits:` per provider name (a start and a ceiling).
   std::map<std::string, state::RateLimit, std::less<>> rate_limits;
   StateConfig state;

@@ -60,7 +60,10 @@ std::string SchemasDir() { return (fs::path(SKILLRUNNER_SOURCE_DIR) / "schemas")
 
 std::vector<std::string> SchemaFiles() {
   std::vector<std::string> names;
-  for (const auto& entry : fs::directory_iterator(SchemasDir())) names.push_back(entry.path().filename().string());
+  for (const auto& entry : fs::directory_iterator(SchemasDir())) {
+    // schemas/view/ holds the viewer's HTTP API, not the socket protocol.
+    if (entry.is_regular_file()) names.push_back(entry.path().filename().string());
+  }
   std::sort(names.begin(), names.end());
   return names;
 }

@@ -1,15 +1,18 @@
 #pragma once
 
-// The eval history: one SQLite file that every nightly run is recorded in, so
-// that a run can be compared with an earlier one (--baseline) and the report
-// can draw trends. Tables: runs, case_outcomes, criterion_verdicts, batches
+// The eval history that every nightly run is recorded in, so that a run can
+// be compared with an earlier one (--baseline), the report can draw trends
+// and the viewer can show every case: an SQLite file (the embedded default)
+// or a PostgreSQL database (a postgresql:// URL) that many writers share
+// (design.md §11.3). Tables: runs, case_outcomes, criterion_verdicts, batches
 // (each provider batch a batch-mode run created, recorded when it is created,
-// before the run ends); the schema version is kept in PRAGMA user_version.
+// before the run ends), pins, case_records, run_measures; the same versioned
+// migrations in both (history_schema.h).
 //
-// Several shards on one machine may write the same file at once: the
-// database runs in WAL mode with a busy timeout, and each RecordRun is one
-// transaction. A History object itself is not thread-safe; use one per
-// thread (or guard it).
+// Several writers may record at once: SQLite in WAL mode with a busy timeout,
+// PostgreSQL with each transaction run again when it met another's; each
+// RecordRun is one transaction. A History object itself is not thread-safe;
+// use one per thread (or guard it).
 //
 // Shard runs: `skillrunner eval --shard` does not record its run here
 // (FinishRun); the merged run is recorded by `eval merge`. So shards that
@@ -73,20 +76,28 @@ struct HistoryBatch {
   bool operator==(const HistoryBatch&) const = default;
 };
 
+// The schema this program writes (PRAGMA user_version). Bump when the schema
+// changes, and add a migration step in history.cpp's Migrate.
+inline constexpr int kHistorySchemaVersion = 6;
+
 // Whether `which` names a kind of baseline (last, last-passing, pinned) rather than a run id.
 bool IsBaselineKind(std::string_view which);
 
 class History {
  public:
-  // Opens (creating when absent) the database at `file` and brings its
-  // schema up to date. Fails with a message naming the file when its folder
-  // does not exist (CONFIG_INVALID: the path is wrong), or when it cannot be
+  // Opens (creating when absent) the history at `location`, a file or a
+  // postgresql:// URL, and brings its schema up to date. Fails with a message
+  // naming it (a URL without its password) when a file's folder does not
+  // exist or a URL holds a password (CONFIG_INVALID), or when it cannot be
   // opened or its schema is newer than this program knows (INTERNAL, as is
-  // every SQLite failure below).
-  static Result<std::unique_ptr<History>> Open(const std::filesystem::path& file);
+  // every database failure below).
+  static Result<std::unique_ptr<History>> Open(const std::string& location);
   ~History();
   History(const History&) = delete;
   History& operator=(const History&) = delete;
+
+  // The file, or the URL without its password.
+  const std::string& name() const;
 
   // Records a finished run: `summary` is summary.json (its "run_id" and
   // "suite" are required), `records` the lines of results.jsonl. Recording a

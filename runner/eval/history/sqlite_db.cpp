@@ -83,6 +83,10 @@ std::string Statement::Text(int column) const {
 
 std::int64_t Statement::Int(int column) const { return sqlite3_column_int64(stmt_, column); }
 
+int Statement::ParameterIndex(const char* name) const { return sqlite3_bind_parameter_index(stmt_, name); }
+
+int Statement::ColumnCount() const { return sqlite3_column_count(stmt_); }
+
 double Statement::Real(int column) const { return sqlite3_column_double(stmt_, column); }
 
 bool Statement::IsNull(int column) const { return sqlite3_column_type(stmt_, column) == SQLITE_NULL; }
@@ -97,6 +101,60 @@ Result<Database> Database::Open(const std::filesystem::path& file, int busy_time
   }
   sqlite3_busy_timeout(db, busy_timeout_ms);
   return Database(db, file.string());
+}
+
+namespace {
+
+Result<sqlite3*> OpenWith(const std::string& name, int flags) {
+  sqlite3* db = nullptr;
+  int rc = sqlite3_open_v2(name.c_str(), &db, flags, nullptr);
+  if (rc != SQLITE_OK) {
+    std::string message = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+    sqlite3_close_v2(db);
+    return Fail(ErrorCode::kInternal, std::move(message));
+  }
+  return db;
+}
+
+// A file: URI for `file` (RFC 3986 escapes for what a URI path cannot hold).
+std::string FileUri(const std::filesystem::path& file, std::string_view query) {
+  std::string uri = "file:";
+  for (unsigned char c : std::filesystem::absolute(file).string()) {
+    if (c == '%' || c == '?' || c == '#' || c < 0x21 || c > 0x7e) {
+      constexpr char kHex[] = "0123456789ABCDEF";
+      uri += '%';
+      uri += kHex[c >> 4];
+      uri += kHex[c & 0xf];
+    } else {
+      uri += static_cast<char>(c);
+    }
+  }
+  return uri + "?" + std::string(query);
+}
+
+bool CanRead(sqlite3* db) {
+  return sqlite3_exec(db, "SELECT count(*) FROM sqlite_master", nullptr, nullptr, nullptr) == SQLITE_OK;
+}
+
+}  // namespace
+
+Result<Database> Database::OpenReadOnly(const std::filesystem::path& file, int busy_timeout_ms) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(file, ec)) return Fail(ErrorCode::kConfigInvalid, "no such file");
+  auto db = OpenWith(FileUri(file, "mode=ro"), SQLITE_OPEN_READONLY | SQLITE_OPEN_URI);
+  if (db && CanRead(*db)) {
+    sqlite3_busy_timeout(*db, busy_timeout_ms);
+    return Database(*db, file.string());
+  }
+  if (db) sqlite3_close_v2(*db);
+  db = OpenWith(FileUri(file, "immutable=1"), SQLITE_OPEN_READONLY | SQLITE_OPEN_URI);
+  if (!db) return std::unexpected(std::move(db.error()));
+  if (!CanRead(*db)) {
+    std::string message = sqlite3_errmsg(*db);
+    sqlite3_close_v2(*db);
+    return Fail(ErrorCode::kInternal, std::move(message));
+  }
+  return Database(*db, file.string());
 }
 
 Database::~Database() {
@@ -124,6 +182,14 @@ Result<Statement> Database::Prepare(std::string_view sql) {
     return Fail(ErrorCode::kInternal, Failure());
   }
   return Statement(stmt);
+}
+
+Result<int> UserVersion(Database& db) {
+  auto stmt = db.Prepare("PRAGMA user_version");
+  if (!stmt) return std::unexpected(std::move(stmt.error()));
+  auto row = stmt->Step();
+  if (!row) return std::unexpected(std::move(row.error()));
+  return *row ? static_cast<int>(stmt->Int(0)) : 0;
 }
 
 Result<Transaction> Transaction::Begin(Database& db) {

@@ -43,6 +43,10 @@ class Statement {
   Result<void> Run();
   void Reset();
 
+  // The index of a named parameter ("$1"), 0 when the statement has none of that name.
+  int ParameterIndex(const char* name) const;
+  int ColumnCount() const;
+
   std::string Text(int column) const;  // "" for NULL
   std::int64_t Int(int column) const;
   double Real(int column) const;
@@ -60,6 +64,12 @@ class Database {
   // Opens (creating) the file read-write, with a busy timeout so that other
   // writers make this one wait instead of fail.
   static Result<Database> Open(const std::filesystem::path& file, int busy_timeout_ms);
+  // Opens an existing file read-only (SQLITE_OPEN_READONLY): nothing this
+  // connection does can change it. Where even that cannot read (a WAL file in
+  // a folder this user may not write, so no -shm can be made), opens it as
+  // immutable instead (the URI parameter immutable=1: no locks, and changes
+  // other writers make meanwhile may not be seen).
+  static Result<Database> OpenReadOnly(const std::filesystem::path& file, int busy_timeout_ms);
   ~Database();
   Database(Database&& other) noexcept;
   Database& operator=(Database&&) = delete;
@@ -78,6 +88,9 @@ class Database {
   sqlite3* db_;
   std::string name_;
 };
+
+// PRAGMA user_version: the schema version the file was written at (0 when new).
+Result<int> UserVersion(Database& db);
 
 // BEGIN IMMEDIATE on construction (takes the write lock up front, so two
 // writers never deadlock upgrading read locks); ROLLBACK on destruction unless

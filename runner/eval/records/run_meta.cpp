@@ -18,6 +18,7 @@ json::object RunMeta::ToJson() const {
   json::object out{{"run_id", run_id}, {"suite", suite}, {"suite_file", suite_file}, {"started_at", started_at}};
   if (shard) out["shard"] = *shard;
   if (plan_hash) out["plan_hash"] = *plan_hash;
+  if (git_ref) out["git_ref"] = *git_ref;
   return out;
 }
 
@@ -46,6 +47,7 @@ Result<RunMeta> ReadRunMeta(const std::filesystem::path& file) {
   meta.suite_file = field("suite_file").value_or("");
   meta.shard = field("shard");
   meta.plan_hash = field("plan_hash");
+  meta.git_ref = field("git_ref");
   return meta;
 }
 

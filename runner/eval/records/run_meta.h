@@ -1,7 +1,7 @@
 #pragma once
 
 // DIR/run.json: what identifies a run across --resume and merge.
-//   {"run_id", "suite", "suite_file", "started_at", "shard"?, "plan_hash"?}
+//   {"run_id", "suite", "suite_file", "started_at", "shard"?, "plan_hash"?, "git_ref"?}
 // plan_hash (PlanHash) identifies the cases the suite planned when the run
 // began; --resume refuses a folder whose plan differs from the suite's now.
 
@@ -24,6 +24,8 @@ struct RunMeta {
   std::string started_at;            // ISO-8601 UTC
   std::optional<std::string> shard;  // "I/N"
   std::optional<std::string> plan_hash;
+  // The commit the run was made at (eval --git-ref, else GITHUB_SHA or CI_COMMIT_SHA).
+  std::optional<std::string> git_ref;
 
   boost::json::object ToJson() const;
 };

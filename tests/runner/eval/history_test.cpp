@@ -204,7 +204,7 @@ print(db.execute('select case_id, "repeat", criterion_id, verdict from criterion
 )",
                                           file_);
   EXPECT_EQ(output,
-            "wal 5\n"
+            "wal 6\n"
             "[('r1', 'nightly', '2025-01-01T02:00:00Z', 'pass')]\n"
             "[('extract', 'c1', 0, 'pass', 300, 100, 20, None), ('extract', 'c2', 3, 'fail', 300, 100, 20, 0.0015)]\n"
             "[('c1', 0, 'complete', 'pass'), ('c1', 0, 'faithful', 'pass'), "
@@ -219,7 +219,7 @@ TEST_F(HistoryTest, SchemaNewerThanTheProgramIsRefused) {
   ASSERT_FALSE(history.has_value());
   EXPECT_EQ(history.error().code, ErrorCode::kInternal);
   EXPECT_EQ(history.error().message, "cannot open eval history " + file_.string() +
-                                         ": schema version 7 is newer than this skillrunner understands (5)");
+                                         ": schema version 7 is newer than this skillrunner understands (6)");
 }
 
 // A file an older skillrunner wrote (schema version 1) gains the cost column
@@ -253,7 +253,7 @@ print(db.execute("pragma user_version").fetchone()[0])
 print(db.execute('select run_id, case_id, cost_usd from case_outcomes order by run_id').fetchall())
 )",
                                           file_);
-  EXPECT_EQ(output, "5\n[('r0', 'c1', None), ('r1', 'c1', None)]\n");
+  EXPECT_EQ(output, "6\n[('r0', 'c1', None), ('r1', 'c1', None)]\n");
 }
 
 // design.md §10.6: each batch id of a run is recorded as its batch is created
@@ -261,10 +261,13 @@ print(db.execute('select run_id, case_id, cost_usd from case_outcomes order by r
 // finished run is recorded over it; a version-3 file gains the table.
 TEST_F(HistoryTest, BatchIdsAreRecordedOnceAndReadBackByRun) {
   { OpenHistory(); }
-  testing::RunPython(tree_,
-                     "import sqlite3, sys\ndb = sqlite3.connect(sys.argv[1])\n"
-                     "db.executescript('DROP TABLE batches; PRAGMA user_version = 3;')\n",
-                     file_);
+  testing::RunPython(
+      tree_,
+      "import sqlite3, sys\ndb = sqlite3.connect(sys.argv[1])\n"
+      "db.executescript('DROP TABLE batches; DROP TABLE pins; DROP TABLE case_records; DROP TABLE run_measures; "
+      "ALTER TABLE runs DROP COLUMN git_ref; ALTER TABLE runs DROP COLUMN models; "
+      "PRAGMA user_version = 3;')\n",
+      file_);
   auto history = History::Open(file_);
   ASSERT_TRUE(history.has_value()) << history.error().message;
   const HistoryBatch first{"llm", 1, "msgbatch_1", false, "2026-01-01T00:00:01Z"};
@@ -287,7 +290,7 @@ print(db.execute("pragma user_version").fetchone()[0])
 print(db.execute("select run_id, provider, round, batch_id, adopted from batches order by run_id, round").fetchall())
 )",
                          file_),
-      "5\n[('r1', 'llm', 1, 'msgbatch_1', 0), ('r1', 'llm', 2, 'msgbatch_2', 1), ('r2', 'g', 1, 'batches/9', 0)]\n");
+      "6\n[('r1', 'llm', 1, 'msgbatch_1', 0), ('r1', 'llm', 2, 'msgbatch_2', 1), ('r2', 'g', 1, 'batches/9', 0)]\n");
 }
 
 // Shards on one machine write the same file at once; WAL and the busy

@@ -1,0 +1,16 @@
+#pragma once
+
+// The history's tables and their migrations, per dialect under the same
+// numbers (design.md §11.3): version N means the same tables in SQLite and in
+// PostgreSQL. Internal to runner/eval/history.
+
+#include "runner/eval/history/sql_db.h"
+
+namespace skillrunner::eval {
+
+// Creates or upgrades the schema to kHistorySchemaVersion inside one write transaction, so that
+// two writers opening a new history at once do not both create it (PostgreSQL: under an advisory
+// lock). INTERNAL when the schema is newer than this program.
+Result<void> MigrateHistory(sql::Db& db);
+
+}  // namespace skillrunner::eval

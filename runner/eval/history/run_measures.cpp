@@ -1,0 +1,95 @@
+#include "runner/eval/history/run_measures.h"
+
+#include <array>
+
+#include "runner/eval/records/record_fields.h"
+
+namespace skillrunner::eval {
+namespace json = boost::json;
+
+GateResult SchemaGate(CaseOutcome outcome) { return outcome != CaseOutcome::kError; }
+
+GateResult CaseGate(CaseOutcome outcome, const CaseGates* gates) {
+  if (outcome == CaseOutcome::kJudgeError) return std::nullopt;
+  return outcome == CaseOutcome::kPass && !(gates != nullptr && gates->review_gate == false);
+}
+
+GateResult VerdictGate(const Verdicts* verdicts, const std::string& criterion) {
+  if (verdicts == nullptr) return std::nullopt;
+  auto it = verdicts->find(criterion);
+  if (it == verdicts->end() || (it->second != "pass" && it->second != "fail")) return std::nullopt;
+  return it->second == "pass";
+}
+
+Verdicts VerdictsOf(const json::object& record) {
+  Verdicts verdicts;
+  CaseOutcome outcome = OutcomeOf(record);
+  if (outcome == CaseOutcome::kError || outcome == CaseOutcome::kJudgeError) return verdicts;
+  if (const json::array* results = ArrayAt(ObjectAt(&record, "review"), "criteria_results")) {
+    for (const json::value& r : *results) {
+      if (!r.is_object()) continue;
+      std::string_view id = TextAt(&r.as_object(), "criterion_id");
+      std::string_view verdict = TextAt(&r.as_object(), "verdict");
+      if (!id.empty() && !verdict.empty()) verdicts[std::string(id)] = std::string(verdict);
+    }
+  }
+  return verdicts;
+}
+
+namespace {
+
+struct Count {
+  std::int64_t successes = 0, n = 0;
+  void Add(GateResult gate) {
+    if (!gate) return;
+    ++n;
+    successes += *gate;
+  }
+};
+
+// The fixed measures in the order a reader expects them; criteria follow.
+constexpr std::array<const char*, 5> kGateMeasures = {"schema", "outcome", "expected", "rubric", "review_gate"};
+
+void CountRecord(const json::object& record, std::map<std::string, Count>& counts) {
+  const CaseOutcome outcome = OutcomeOf(record);
+  const CaseGates gates = GatesOf(record);
+  counts["schema"].Add(SchemaGate(outcome));
+  counts["outcome"].Add(CaseGate(outcome, &gates));
+  counts["expected"].Add(gates.expected);
+  counts["rubric"].Add(gates.rubric);
+  counts["review_gate"].Add(gates.review_gate);
+  const Verdicts verdicts = VerdictsOf(record);
+  for (const auto& [criterion, verdict] : verdicts) {
+    counts["criterion:" + criterion].Add(VerdictGate(&verdicts, criterion));
+  }
+}
+
+}  // namespace
+
+std::vector<MeasureCount> CountMeasures(const std::vector<json::object>& records) {
+  std::map<std::string, std::map<std::string, Count>> by_skill;
+  for (const json::object& record : records) CountRecord(record, by_skill[SkillLabel(record)]);
+  std::vector<MeasureCount> out;
+  for (auto& [skill, counts] : by_skill) {
+    for (const char* measure : kGateMeasures) {
+      const Count& count = counts[measure];
+      if (count.n > 0) out.push_back({skill, measure, count.successes, count.n});
+    }
+    for (const auto& [measure, count] : counts) {
+      if (measure.starts_with("criterion:") && count.n > 0) out.push_back({skill, measure, count.successes, count.n});
+    }
+  }
+  return out;
+}
+
+std::string MeasureLabel(const std::string& measure) {
+  if (measure == "schema") return "schema compliance";
+  if (measure == "outcome") return "case pass";
+  if (measure == "expected") return "expected match";
+  if (measure == "rubric") return "rubric pass";
+  if (measure == "review_gate") return "review gate pass";
+  if (measure.starts_with("criterion:")) return "criterion " + measure.substr(10);
+  return measure;
+}
+
+}  // namespace skillrunner::eval

@@ -1,0 +1,260 @@
+// The run, compare and case answers of view_json.h: the ones that read cases.
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <tuple>
+
+#include "runner/eval/history/run_measures.h"
+#include "runner/eval/records/case_outcome.h"
+#include "runner/eval/records/record_fields.h"
+#include "runner/eval/regression.h"
+#include "runner/view/json_diff.h"
+#include "runner/view/view_json.h"
+
+namespace skillrunner::view {
+namespace json = boost::json;
+using eval::ArrayAt;
+using eval::CaseOutcome;
+using eval::ObjectAt;
+using eval::TextAt;
+
+namespace {
+
+json::value OrNull(std::optional<double> value) { return value ? json::value(*value) : json::value(nullptr); }
+
+// Milliseconds as a whole number (they are whole in every record), null when unknown.
+json::value Ms(std::optional<double> value) {
+  return value ? json::value(static_cast<std::int64_t>(std::llround(*value))) : json::value(nullptr);
+}
+
+// The least value that counts as one of the run's highest tenth: the 90th percentile (nearest
+// rank), and above the median, so that a run whose cases all took the same flags none; nullopt
+// when no value is that.
+std::optional<double> TopTenthFrom(std::vector<double> values) {
+  if (values.empty()) return std::nullopt;
+  std::sort(values.begin(), values.end());
+  auto rank = [&](double p) {
+    auto r = static_cast<std::size_t>(std::ceil(p * static_cast<double>(values.size())));
+    return values[std::max<std::size_t>(r, 1) - 1];
+  };
+  const double median = rank(0.5);
+  auto above = std::upper_bound(values.begin(), values.end(), median);
+  if (above == values.end()) return std::nullopt;
+  return std::max(rank(0.9), *above);
+}
+
+eval::GateResult CasePassed(const json::object& record) {
+  const eval::CaseGates gates = eval::GatesOf(record);
+  return eval::CaseGate(eval::OutcomeOf(record), &gates);
+}
+
+struct RunLimits {
+  std::optional<double> slow_ms, costly_usd;
+};
+
+RunLimits LimitsOf(const std::vector<json::object>& records) {
+  std::vector<double> durations, costs;
+  for (const json::object& record : records) {
+    if (auto d = eval::CaseDurationMs(record)) durations.push_back(*d);
+    if (auto c = eval::CaseCostUsd(record); c && *c > 0) costs.push_back(*c);
+  }
+  return {TopTenthFrom(std::move(durations)), TopTenthFrom(std::move(costs))};
+}
+
+json::array FlagsOf(const json::object& record, const RunLimits& limits, const json::object* before) {
+  json::array flags;
+  const CaseOutcome outcome = eval::OutcomeOf(record);
+  if (outcome == CaseOutcome::kFail || outcome == CaseOutcome::kError) flags.emplace_back("failed");
+  if (before != nullptr) {
+    const eval::GateResult then = CasePassed(*before), now = CasePassed(record);
+    if (then && now && *then != *now) flags.emplace_back("flipped");
+  }
+  const std::string_view code = eval::ErrorCodeOf(record);
+  if (code == "REFUSED" || code == "CONTENT_FILTERED") flags.emplace_back("refused");
+  for (const auto& [criterion, verdict] : eval::VerdictsOf(record)) {
+    if (verdict == "indeterminate") {
+      flags.emplace_back("indeterminate");
+      break;
+    }
+  }
+  // The slowest and costliest tenth of the run.
+  const auto duration = eval::CaseDurationMs(record);
+  if (duration && limits.slow_ms && *duration >= *limits.slow_ms) flags.emplace_back("slow");
+  const auto cost = eval::CaseCostUsd(record);
+  if (cost && limits.costly_usd && *cost >= *limits.costly_usd) flags.emplace_back("costly");
+  return flags;
+}
+
+std::map<std::string, const json::object*> ByCase(const std::vector<json::object>& records) {
+  std::map<std::string, const json::object*> out;
+  for (const json::object& record : records) out[eval::CaseKey(record)] = &record;
+  return out;
+}
+
+json::object CaseRow(const json::object& record, const RunLimits& limits, const json::object* before) {
+  const std::string_view code = eval::ErrorCodeOf(record);
+  json::object row{{"skill", eval::SkillLabel(record)},
+                   {"case", TextAt(&record, "case")},
+                   {"repeat", eval::IntAt(&record, "repeat").value_or(0)},
+                   {"outcome", eval::CaseOutcomeName(eval::OutcomeOf(record))},
+                   {"flags", FlagsOf(record, limits, before)},
+                   {"duration_ms", Ms(eval::CaseDurationMs(record))},
+                   {"cost_usd", OrNull(eval::CaseCostUsd(record))},
+                   {"error_code", code.empty() ? json::value(nullptr) : json::value(code)}};
+  return row;
+}
+
+json::array MeasuresJson(const std::vector<eval::MeasureCount>& measures) {
+  json::array out;
+  for (const eval::MeasureCount& m : measures) {
+    json::object entry{{"skill", m.skill}, {"measure", m.measure}, {"label", eval::MeasureLabel(m.measure)}};
+    for (auto& [key, value] : RateJson(m.successes, m.n)) entry[key] = value;
+    out.push_back(std::move(entry));
+  }
+  return out;
+}
+
+}  // namespace
+
+json::object RunJson(const eval::RunRow& run, const std::vector<eval::MeasureCount>& measures,
+                     const std::vector<json::object>& records, const eval::RunRow* baseline,
+                     const std::vector<json::object>& baseline_records) {
+  json::object head = RunHead(run);
+  head["duration_ms"] = OrNull(eval::NumberAt(&run.summary, "duration_ms"));
+  head["cost_usd"] = OrNull(eval::NumberAt(ObjectAt(&run.summary, "totals"), "cost_usd"));
+  head["baseline_run_id"] = baseline ? json::value(baseline->run_id) : json::value(nullptr);
+  const auto before = ByCase(baseline_records);
+  const RunLimits limits = LimitsOf(records);
+  json::array cases;
+  for (const json::object& record : records) {
+    auto then = before.find(eval::CaseKey(record));
+    cases.push_back(CaseRow(record, limits, then == before.end() ? nullptr : then->second));
+  }
+  const json::object* thresholds = ObjectAt(&run.summary, "thresholds");
+  const json::object* skills = ObjectAt(&run.summary, "skills");
+  const json::array* breaches = ArrayAt(&run.summary, "breaches");
+  return json::object{{"run", std::move(head)},
+                      {"thresholds", thresholds ? *thresholds : json::object{}},
+                      {"breaches", breaches ? *breaches : json::array{}},
+                      {"measures", MeasuresJson(measures)},
+                      {"skills", skills ? *skills : json::object{}},
+                      {"cases", std::move(cases)}};
+}
+
+namespace {
+
+json::value OutputOf(const json::object& record) {
+  const json::object* result = ObjectAt(&record, "result");
+  const json::value* output = result ? result->if_contains("output") : nullptr;
+  return output ? *output : json::value(nullptr);
+}
+
+// One side of a flipped case: what the compare page shows of it.
+json::object Side(const json::object& record) {
+  const json::object* error = ObjectAt(&record, "error");
+  const json::object* review = ObjectAt(&record, "review");
+  if (review == nullptr) review = ObjectAt(ObjectAt(&record, "result"), "review");
+  const json::array* attempts = eval::AttemptsOf(record);
+  json::value error_json = nullptr;
+  if (error) error_json = json::object{{"code", TextAt(error, "code")}, {"message", TextAt(error, "message")}};
+  return json::object{{"outcome", eval::CaseOutcomeName(eval::OutcomeOf(record))},
+                      {"output", OutputOf(record)},
+                      {"error", std::move(error_json)},
+                      {"review", review ? json::value(*review) : json::value(nullptr)},
+                      {"attempts", attempts ? *attempts : json::array{}},
+                      {"duration_ms", Ms(eval::CaseDurationMs(record))},
+                      {"cost_usd", OrNull(eval::CaseCostUsd(record))}};
+}
+
+// The paired measures of CompareWithBaseline's comparison, one row per skill and measure.
+json::array PairedMeasures(const json::object& comparison) {
+  json::array out;
+  auto add = [&out](const std::string& skill, const std::string& measure, const json::object& paired) {
+    out.push_back(json::object{{"skill", skill},
+                               {"measure", measure},
+                               {"label", eval::MeasureLabel(measure)},
+                               {"cases", paired.at("cases")},
+                               {"b_rate", paired.at("baseline_rate")},
+                               {"b_interval", paired.at("baseline_interval")},
+                               {"a_rate", paired.at("rate")},
+                               {"a_interval", paired.at("interval")},
+                               {"pass_to_fail", paired.at("pass_to_fail")},
+                               {"fail_to_pass", paired.at("fail_to_pass")},
+                               {"p_value", paired.at("p_value")},
+                               {"significant", paired.at("significant")}});
+  };
+  const json::object* skills = ObjectAt(&comparison, "skills");
+  for (const auto& [skill, entry] : skills ? *skills : json::object{}) {
+    if (!entry.is_object()) continue;
+    for (const auto& [measure, paired] : *ObjectAt(&entry.as_object(), "paired")) {
+      if (paired.is_object() && paired.as_object().at("cases").to_number<double>() > 0) {
+        add(skill, measure, paired.as_object());
+      }
+    }
+    const json::object* criteria = ObjectAt(&entry.as_object(), "criteria");
+    for (const auto& [criterion, c] : criteria ? *criteria : json::object{}) {
+      const json::object* paired = c.is_object() ? ObjectAt(&c.as_object(), "paired") : nullptr;
+      if (paired && paired->at("cases").to_number<double>() > 0)
+        add(skill, "criterion:" + std::string(criterion), *paired);
+    }
+  }
+  return out;
+}
+
+json::array Flips(const std::vector<json::object>& a_records, const std::vector<json::object>& b_records) {
+  const auto before = ByCase(b_records);
+  json::array flips;
+  for (const json::object& record : a_records) {
+    auto then = before.find(eval::CaseKey(record));
+    if (then == before.end()) continue;
+    const eval::GateResult was = CasePassed(*then->second), is = CasePassed(record);
+    if (!was || !is || *was == *is) continue;
+    flips.push_back(json::object{{"skill", eval::SkillLabel(record)},
+                                 {"case", TextAt(&record, "case")},
+                                 {"repeat", eval::IntAt(&record, "repeat").value_or(0)},
+                                 {"from", eval::CaseOutcomeName(eval::OutcomeOf(*then->second))},
+                                 {"to", eval::CaseOutcomeName(eval::OutcomeOf(record))},
+                                 {"direction", *was ? "pass_to_fail" : "fail_to_pass"},
+                                 {"a", Side(record)},
+                                 {"b", Side(*then->second)},
+                                 {"diff", DiffJson(OutputOf(record), OutputOf(*then->second))}});
+  }
+  return flips;
+}
+
+}  // namespace
+
+json::object CompareJson(const eval::RunRow& a, const std::vector<json::object>& a_records, const eval::RunRow& b,
+                         const std::vector<json::object>& b_records) {
+  double alpha = eval::NumberAt(ObjectAt(&a.summary, "baseline"), "regression_alpha").value_or(0.05);
+  const json::object comparison =
+      eval::CompareWithBaseline(a.summary, a_records, eval::BaselineFromRecords(b, b_records), alpha);
+  return json::object{{"a", RunHead(a)},
+                      {"b", RunHead(b)},
+                      {"alpha", alpha},
+                      {"measures", PairedMeasures(comparison)},
+                      {"flips", Flips(a_records, b_records)}};
+}
+
+json::object CaseJson(std::string_view suite, std::string_view skill, std::string_view case_id, std::int64_t repeat,
+                      const std::vector<eval::CaseRun>& runs) {
+  json::array out;
+  for (const eval::CaseRun& run : runs) {
+    json::object verdicts;
+    for (const auto& [criterion, verdict] : eval::VerdictsOf(run.record)) verdicts[criterion] = verdict;
+    const std::string_view code = eval::ErrorCodeOf(run.record);
+    out.push_back(json::object{{"run_id", run.run_id},
+                               {"started_at", run.started_at},
+                               {"git_ref", run.git_ref ? json::value(*run.git_ref) : json::value(nullptr)},
+                               {"outcome", eval::CaseOutcomeName(eval::OutcomeOf(run.record))},
+                               {"output", OutputOf(run.record)},
+                               {"error_code", code.empty() ? json::value(nullptr) : json::value(code)},
+                               {"duration_ms", Ms(eval::CaseDurationMs(run.record))},
+                               {"cost_usd", OrNull(eval::CaseCostUsd(run.record))},
+                               {"verdicts", std::move(verdicts)}});
+  }
+  return json::object{
+      {"suite", suite}, {"skill", skill}, {"case", case_id}, {"repeat", repeat}, {"runs", std::move(out)}};
+}
+
+}  // namespace skillrunner::view

@@ -1,0 +1,37 @@
+#pragma once
+
+// The viewer's answers built from what the history reader read (view_api.h
+// says which answer is which; schemas/view/ has their schemas).
+
+#include <boost/json/object.hpp>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "runner/eval/history/history_reader.h"
+#include "runner/view/view_api.h"
+
+namespace skillrunner::view {
+
+// {"successes", "n", "rate"?, "low"?, "high"?}: the rate with its Wilson 95% interval (none for n = 0).
+boost::json::object RateJson(std::int64_t successes, std::int64_t n);
+
+// {"run_id", "suite", "started_at", "finished_at", "git_ref", "status"}
+boost::json::object RunHead(const eval::RunRow& run);
+
+boost::json::object SuiteJson(std::string_view suite, const SuiteFilter& filter, const std::vector<eval::RunRow>& runs,
+                              const std::vector<eval::StoredMeasure>& measures);
+
+// `baseline` (may be null) and its records decide which cases flipped.
+boost::json::object RunJson(const eval::RunRow& run, const std::vector<eval::MeasureCount>& measures,
+                            const std::vector<boost::json::object>& records, const eval::RunRow* baseline,
+                            const std::vector<boost::json::object>& baseline_records);
+
+// `a` is the newer run, `b` the one it is compared with.
+boost::json::object CompareJson(const eval::RunRow& a, const std::vector<boost::json::object>& a_records,
+                                const eval::RunRow& b, const std::vector<boost::json::object>& b_records);
+
+boost::json::object CaseJson(std::string_view suite, std::string_view skill, std::string_view case_id,
+                             std::int64_t repeat, const std::vector<eval::CaseRun>& runs);
+
+}  // namespace skillrunner::view

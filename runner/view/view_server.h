@@ -1,0 +1,50 @@
+#pragma once
+
+// `skillrunner view`'s HTTP/1.1 server (Boost.Beast, one thread): the pages,
+// the assets and the JSON API of view_api.h, over a history opened read-only.
+// Every answer carries Content-Security-Policy default-src 'self'.
+//
+// With a token, every request needs it, from loopback too: an
+// `Authorization: Bearer TOKEN` header, or the HttpOnly cookie that a
+// `?token=TOKEN` link sets (answered with a redirect to the same address
+// without it, so the token does not stay in the address bar); else 401.
+// Without a token (loopback only), a request whose Host is not a loopback
+// name is refused (403), so a web page elsewhere cannot read the history
+// through a rebound DNS name.
+
+#include <boost/asio/ip/tcp.hpp>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "runner/eval/history/history_reader.h"
+#include "services/common/error.h"
+
+namespace skillrunner::view {
+
+struct ServerOptions {
+  boost::asio::ip::tcp::endpoint listen;
+  std::optional<std::string> token;
+};
+
+class ViewServer {
+ public:
+  // Binds the address (CONFIG_INVALID naming it when it cannot).
+  static Result<std::unique_ptr<ViewServer>> Bind(const ServerOptions& options,
+                                                  std::unique_ptr<eval::HistoryReader> history);
+  ~ViewServer();
+  ViewServer(const ViewServer&) = delete;
+  ViewServer& operator=(const ViewServer&) = delete;
+
+  unsigned short port() const;
+  // Serves until SIGINT or SIGTERM; `on_listening` is called once, when requests are taken.
+  Result<void> Run(const std::function<void()>& on_listening);
+
+ private:
+  struct Impl;
+  explicit ViewServer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace skillrunner::view

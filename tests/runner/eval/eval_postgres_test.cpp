@@ -1,0 +1,100 @@
+// design.md §11.3: `history: postgresql://...` shared by many writers. Real `skillrunner eval`
+// processes, at once, into one database of the real PostgreSQL cluster ctest starts; then
+// --baseline last, eval merge and view against it.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <boost/json/parse.hpp>
+
+#include "tests/runner/eval/eval_cli_support.h"
+#include "tests/support/postgres_server.h"
+#include "tests/support/temp_tree.h"
+
+namespace skillrunner {
+namespace {
+namespace json = boost::json;
+using eval_test::ReadFile;
+
+constexpr int kCases = 12;
+
+class EvalPostgresTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto& pg = test_support::PostgresCluster::Shared();
+    SKILLRUNNER_NEED_POSTGRES(pg);
+    url_ = pg.NewDatabase(::testing::UnitTest::GetInstance()->current_test_info()->name());
+    tree_.Write("skills/echo/skill.yaml",
+                "id: echo\nhandler: echo\ninput_schema: { type: object }\noutput_schema: { type: object }\n");
+    std::string cases;
+    for (int i = 1; i <= kCases; ++i) {
+      cases += "{\"id\": \"c" + std::to_string(i) + "\", \"input\": {\"n\": " + std::to_string(i) + "}}\n";
+    }
+    tree_.Write("skills/echo/cases.jsonl", cases);
+    tree_.Write("suite.yaml", "id: night\nskills:\n  - skill: echo\n");
+    // The config names the history: no command below passes --history but the first ones.
+    tree_.Write("skillrunner.yaml", "history: \"" + url_ + "\"\n");
+  }
+
+  std::string Sql(const std::string& sql) { return test_support::PostgresCluster::Shared().Psql(url_, sql); }
+
+  testing::TempTree tree_;
+  std::string url_;
+};
+
+TEST_F(EvalPostgresTest, FourEvalsAtOnceIntoOneDatabaseAllAppearAndTheNextComparesWithTheLast) {
+  std::vector<pid_t> pids;
+  for (int i = 0; i < 4; ++i) {
+    pids.push_back(eval_test::Spawn(
+        tree_.root(), {"--skills", "skills", "eval", "suite.yaml", "--out", "out/n" + std::to_string(i), "--history",
+                       url_, "--git-ref", "ref" + std::to_string(i)}));
+  }
+  for (pid_t pid : pids) {
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  }
+  EXPECT_EQ(Sql("SELECT count(*), count(DISTINCT git_ref) FROM runs"), "4|4");
+  EXPECT_EQ(Sql("SELECT count(*) FROM case_records"), std::to_string(4 * kCases));
+  EXPECT_EQ(Sql("SELECT count(*) FROM case_outcomes WHERE outcome = 'pass'"), std::to_string(4 * kCases));
+
+  auto next = eval_test::Skillrunner(tree_.root(), "--skills skills eval suite.yaml --out out/n4 --baseline last");
+  ASSERT_EQ(next.status, 0) << next.err;
+  json::value summary = json::parse(ReadFile(tree_.Path("out/n4/summary.json")));
+  EXPECT_EQ(summary.at_pointer("/baseline/status"), "compared");
+  EXPECT_EQ(Sql("SELECT count(*) FROM runs"), "5");
+
+  auto exported = eval_test::Skillrunner(tree_.root(), "view --export site");
+  ASSERT_EQ(exported.status, 0) << exported.err;
+  // index, rollouts, the suite, 5 runs, 4 compares (each run but the first has one before it), and
+  // the 12 cases of the newest.
+  EXPECT_EQ(exported.err, "view: wrote 24 page(s) to site (open index.html)\n");
+  EXPECT_NE(ReadFile(tree_.Path("site/index.html")).find("\"runs\":5"), std::string::npos);
+}
+
+TEST_F(EvalPostgresTest, ShardsRecordNothingAndTheirMergeRecordsTheRun) {
+  for (const char* shard : {"0/2", "1/2"}) {
+    const std::string out = std::string("out/s") + shard[0];
+    auto ran = eval_test::Skillrunner(
+        tree_.root(), "--skills skills eval suite.yaml --out " + out + " --shard " + shard + " --run-id night-1");
+    ASSERT_EQ(ran.status, 0) << ran.err;
+  }
+  EXPECT_EQ(Sql("SELECT count(*) FROM runs"), "0");
+  auto merged = eval_test::Skillrunner(tree_.root(), "--skills skills eval merge out/s0 out/s1 --out out/merged");
+  ASSERT_EQ(merged.status, 0) << merged.err;
+  EXPECT_EQ(Sql("SELECT run_id, (SELECT count(*) FROM case_records) FROM runs"), "night-1|" + std::to_string(kCases));
+}
+
+TEST_F(EvalPostgresTest, ADatabaseThatDoesNotAnswerIsARunErrorThatNamesIt) {
+  const std::string gone = "postgresql:///nodb?host=/nonexistent&port=5432&user=skillrunner";
+  auto ran =
+      eval_test::Skillrunner(tree_.root(), "--skills skills eval suite.yaml --out out/x --history '" + gone + "'");
+  EXPECT_EQ(ran.status, 2);
+  EXPECT_NE(ran.err.find("cannot open eval history " + gone +
+                         ": connection to server on socket "
+                         "\"/nonexistent/.s.PGSQL.5432\" failed: No such file or directory"),
+            std::string::npos)
+      << ran.err;
+}
+
+}  // namespace
+}  // namespace skillrunner

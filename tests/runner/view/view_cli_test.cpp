@@ -1,0 +1,163 @@
+// `skillrunner view` as a user runs it: a real process on a loopback port,
+// real HTTP; the token rules; `--export` (design.md §11.3).
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <boost/json/parse.hpp>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+#include "runner/eval/history/history.h"
+#include "tests/runner/eval/report_test_records.h"
+#include "tests/support/child_process.h"
+#include "tests/support/cli_runner.h"
+#include "tests/support/http_fetch.h"
+#include "tests/support/temp_tree.h"
+
+namespace skillrunner {
+namespace {
+namespace json = boost::json;
+using namespace std::chrono_literals;
+using test_support::ChildProcess;
+using test_support::CleanEnvironment;
+using test_support::HttpReply;
+using test_support::Skillrunner;
+
+HttpReply Http(std::uint16_t port, const std::string& target, const std::string& headers = "Host: 127.0.0.1\r\n") {
+  return test_support::HttpFetch(port, target, headers);
+}
+
+std::string ReadFile(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+class ViewCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto history = eval::History::Open(file_);
+    ASSERT_TRUE(history.has_value()) << history.error().message;
+    for (int night = 1; night <= 2; ++night) {
+      const std::string run = "r" + std::to_string(night);
+      json::object summary{{"run_id", run},
+                           {"suite", "nightly"},
+                           {"started_at", "2025-01-0" + std::to_string(night)},
+                           {"status", "pass"},
+                           {"breaches", json::array()}};
+      json::object record = night == 1 ? testing::PassRecord("extract", "c1") : testing::FailRecord("extract", "c1");
+      record["result"].as_object()["output"] = json::object{{"name", "<script>alert(1)</script>"}};
+      ASSERT_TRUE((*history)->RecordRun(summary, {record}).has_value());
+    }
+  }
+
+  // Starts `view ARGS` and waits (at most 10 s) for its "view: http://HOST:PORT/" line; 0 when it never came.
+  std::uint16_t Start(const std::vector<std::string>& args, const std::vector<std::string>& env = {}) {
+    std::vector<std::string> argv{"view", "--history", file_.string(), "--listen", "127.0.0.1:0"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    child_ = std::make_unique<ChildProcess>(SKILLRUNNER_BINARY, argv, CleanEnvironment(env), tree_.root(),
+                                            std::filesystem::path(), stderr_);
+    static const std::regex line("view: http://127\\.0\\.0\\.1:([0-9]+)/\n");
+    for (auto deadline = std::chrono::steady_clock::now() + 10s; std::chrono::steady_clock::now() < deadline;) {
+      std::smatch match;
+      const std::string text = ReadFile(stderr_);
+      if (std::regex_search(text, match, line)) return static_cast<std::uint16_t>(std::stoi(match[1]));
+      std::this_thread::sleep_for(20ms);
+    }
+    return 0;
+  }
+
+  testing::TempTree tree_;
+  std::filesystem::path file_ = tree_.Path("eval-history.sqlite");
+  std::filesystem::path stderr_ = tree_.Path("view.stderr");
+  std::unique_ptr<ChildProcess> child_;
+};
+
+TEST_F(ViewCliTest, ServesPagesAssetsAndTheApiOnLoopbackThenStopsOnSigterm) {
+  const std::uint16_t port = Start({});
+  ASSERT_NE(port, 0) << ReadFile(stderr_);
+  HttpReply page = Http(port, "/runs/r2");
+  EXPECT_EQ(page.status, 200);
+  EXPECT_NE(page.head.find("Content-Security-Policy: default-src 'self'"), std::string::npos) << page.head;
+  EXPECT_NE(page.body.find("<script src=\"/assets/app.js\"></script>"), std::string::npos) << page.body;
+  HttpReply script = Http(port, "/assets/app.js");
+  EXPECT_EQ(script.status, 200);
+  EXPECT_NE(script.head.find("Content-Type: text/javascript; charset=utf-8"), std::string::npos);
+  HttpReply api = Http(port, "/api/runs/r2");
+  ASSERT_EQ(api.status, 200) << api.body;
+  EXPECT_EQ(json::parse(api.body).at("run").at("baseline_run_id"), "r1");
+  HttpReply missing = Http(port, "/api/runs/r%2F9");
+  EXPECT_EQ(missing.status, 404);
+  EXPECT_EQ(json::parse(missing.body).at("error").at("message"),
+            json::value("run r/9 is not in the history " + file_.string()));
+  EXPECT_EQ(Http(port, "/nothing/here").status, 404);
+  // A name that is not loopback in Host: a page elsewhere reaching us through a rebound DNS name.
+  HttpReply rebound = Http(port, "/api/suites", "Host: attacker.example:8321\r\n");
+  EXPECT_EQ(rebound.status, 403);
+  child_->Signal(SIGTERM);
+  EXPECT_EQ(child_->Wait(10s), 0);
+}
+
+TEST_F(ViewCliTest, WithATokenEveryRequestNeedsItAndALinkSetsACookie) {
+  std::ofstream(tree_.Path("token")) << "s3cret-token\n";
+  const std::uint16_t port = Start({"--token-file", tree_.Path("token").string()});
+  ASSERT_NE(port, 0) << ReadFile(stderr_);
+  HttpReply none = Http(port, "/api/suites");
+  EXPECT_EQ(none.status, 401);
+  EXPECT_EQ(json::parse(none.body).at("error").at("code"), "UNAUTHORIZED");
+  EXPECT_EQ(Http(port, "/api/suites", "Host: 127.0.0.1\r\nAuthorization: Bearer wrong\r\n").status, 401);
+  EXPECT_EQ(Http(port, "/api/suites", "Host: 127.0.0.1\r\nAuthorization: Bearer s3cret-token\r\n").status, 200);
+  HttpReply link = Http(port, "/runs/r2?token=s3cret-token&x=1");
+  EXPECT_EQ(link.status, 303);
+  EXPECT_NE(link.head.find("Location: /runs/r2?x=1"), std::string::npos) << link.head;
+  EXPECT_NE(link.head.find("Set-Cookie: skillrunner_view_token=s3cret-token; Path=/; HttpOnly; SameSite=Strict"),
+            std::string::npos)
+      << link.head;
+  EXPECT_EQ(
+      Http(port, "/api/runs/r2", "Host: 127.0.0.1\r\nCookie: a=b; skillrunner_view_token=s3cret-token\r\n").status,
+      200);
+  EXPECT_EQ(ReadFile(stderr_).find("s3cret"), std::string::npos);
+}
+
+TEST_F(ViewCliTest, AnAddressOthersCanReachNeedsAllowRemoteAndAToken) {
+  auto refused = Skillrunner(tree_.root(), "view --history " + file_.string() + " --listen 0.0.0.0:0", "2>&1");
+  EXPECT_EQ(refused.status, 2);
+  EXPECT_EQ(refused.out,
+            "skillrunner view: --listen 0.0.0.0:0 is not a loopback address: add --allow-remote (with a token) to "
+            "serve the history to other machines\n");
+  auto tokenless =
+      Skillrunner(tree_.root(), "view --history " + file_.string() + " --listen 0.0.0.0:0 --allow-remote", "2>&1");
+  EXPECT_EQ(tokenless.status, 2);
+  EXPECT_EQ(tokenless.out,
+            "skillrunner view: --listen 0.0.0.0:0 with --allow-remote needs a token: --token-file FILE, or "
+            "SKILLRUNNER_TOKEN\n");
+  auto no_history = Skillrunner(tree_.root(), "view --history missing.sqlite", "2>&1");
+  EXPECT_EQ(no_history.status, 2);
+  EXPECT_EQ(no_history.out, "skillrunner view: cannot open eval history missing.sqlite: no such file\n");
+}
+
+TEST_F(ViewCliTest, ExportWritesPagesThatCarryTheirDataWithEveryLessThanEscaped) {
+  auto exported = Skillrunner(tree_.root(), "view --history " + file_.string() + " --export site", "2>&1");
+  ASSERT_EQ(exported.status, 0) << exported.out;
+  EXPECT_EQ(exported.out, "view: wrote 7 page(s) to site (open index.html)\n");
+  for (const char* file : {"index.html", "rollouts.html", "assets/app.js", "assets/app.css", "suites/nightly.html",
+                           "runs/r1.html", "runs/r2.html", "compare/r2__r1.html", "cases/nightly__extract__c1.html"}) {
+    EXPECT_TRUE(std::filesystem::is_regular_file(tree_.Path("site") / file)) << file;
+  }
+  const std::string compare = ReadFile(tree_.Path("site/compare/r2__r1.html"));
+  EXPECT_NE(compare.find("<body data-root=\"../\" data-page=\"compare\">"), std::string::npos) << compare;
+  EXPECT_NE(compare.find("\\u003cscript\\u003ealert(1)\\u003c/script\\u003e"), std::string::npos);
+  EXPECT_EQ(compare.find("<script>alert"), std::string::npos);
+  const std::string begin = "<script type=\"application/json\" id=\"page-data\">";
+  const std::size_t at = compare.find(begin);
+  ASSERT_NE(at, std::string::npos);
+  const std::size_t end = compare.find("</script>", at);
+  json::value data = json::parse(compare.substr(at + begin.size(), end - at - begin.size()));
+  EXPECT_EQ(data.at("flips").at(0).at("a").at("output").at("name"), "<script>alert(1)</script>");
+}
+
+}  // namespace
+}  // namespace skillrunner

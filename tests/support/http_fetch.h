@@ -1,0 +1,20 @@
+#pragma once
+
+// One plain HTTP/1.1 request to 127.0.0.1:PORT on a fresh connection
+// (Connection: close), read to the end: what the viewer's tests and its
+// benchmark send, with the headers a browser or curl would.
+
+#include <cstdint>
+#include <string>
+
+namespace skillrunner::test_support {
+
+struct HttpReply {
+  int status = 0;    // 0: no answer
+  std::string head;  // the status line and headers
+  std::string body;
+};
+
+HttpReply HttpFetch(std::uint16_t port, const std::string& target, const std::string& headers = "Host: 127.0.0.1\r\n");
+
+}  // namespace skillrunner::test_support
