@@ -13,10 +13,8 @@
 #include <fstream>
 #include <functional>
 #include <random>
-#include <regex>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "tests/support/child_process.h"
@@ -32,17 +30,6 @@ std::string ReadFile(const std::string& file) {
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();
-}
-
-std::uint16_t WaitForPort(const std::string& stderr_file) {
-  static const std::regex line("view: http://127\\.0\\.0\\.1:([0-9]+)/");
-  for (auto deadline = std::chrono::steady_clock::now() + 60s; std::chrono::steady_clock::now() < deadline;) {
-    std::smatch match;
-    const std::string text = ReadFile(stderr_file);
-    if (std::regex_search(text, match, line)) return static_cast<std::uint16_t>(std::stoi(match[1]));
-    std::this_thread::sleep_for(50ms);
-  }
-  return 0;
 }
 
 std::string PeakMemory(pid_t pid) {
@@ -95,7 +82,7 @@ int main(int argc, char** argv) {
   const std::string err = file + ".view-stderr";
   test_support::ChildProcess view(SKILLRUNNER_BINARY, {"view", "--history", file, "--listen", "127.0.0.1:0"},
                                   test_support::CleanEnvironment(), {}, {}, err);
-  const std::uint16_t port = WaitForPort(err);
+  const std::uint16_t port = test_support::WaitForViewPort(err, 60s);
   if (port == 0) {
     std::fprintf(stderr, "view_bench: the viewer did not start: %s\n", ReadFile(err).c_str());
     return 1;

@@ -3,9 +3,28 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <thread>
+
 #include "tests/support/child_process.h"
 
 namespace skillrunner::test_support {
+
+std::uint16_t WaitForViewPort(const std::filesystem::path& stderr_file, std::chrono::milliseconds timeout) {
+  static const std::regex line("view: http://127\\.0\\.0\\.1:([0-9]+)/\n");
+  for (auto deadline = std::chrono::steady_clock::now() + timeout; std::chrono::steady_clock::now() < deadline;) {
+    std::ifstream in(stderr_file);
+    std::ostringstream text;
+    text << in.rdbuf();
+    const std::string seen = text.str();
+    std::smatch match;
+    if (std::regex_search(seen, match, line)) return static_cast<std::uint16_t>(std::stoi(match[1]));
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return 0;
+}
 
 HttpReply HttpFetch(std::uint16_t port, const std::string& target, const std::string& headers) {
   HttpReply reply;

@@ -4,7 +4,9 @@
 // (Connection: close), read to the end: what the viewer's tests and its
 // benchmark send, with the headers a browser or curl would.
 
+#include <chrono>
 #include <cstdint>
+#include <filesystem>
 #include <string>
 
 namespace skillrunner::test_support {
@@ -14,6 +16,10 @@ struct HttpReply {
   std::string head;  // the status line and headers
   std::string body;
 };
+
+// Waits (at most `timeout`) until `stderr_file` holds `skillrunner view`'s "view: http://127.0.0.1:PORT/"
+// line; the port, or 0 when it never came.
+std::uint16_t WaitForViewPort(const std::filesystem::path& stderr_file, std::chrono::milliseconds timeout);
 
 HttpReply HttpFetch(std::uint16_t port, const std::string& target, const std::string& headers = "Host: 127.0.0.1\r\n");
 

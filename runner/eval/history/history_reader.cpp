@@ -4,6 +4,7 @@
 #include <boost/json/parse.hpp>
 #include <system_error>
 
+#include "runner/eval/history/history_schema.h"
 #include "runner/eval/history/sql_db.h"
 #include "runner/eval/records/record_fields.h"
 
@@ -58,13 +59,8 @@ sql::Value Limit(std::size_t limit) {
 }
 
 Result<void> CheckSchema(sql::Db& db, const std::string& location) {
-  auto version = db.SchemaVersion();
+  auto version = KnownSchemaVersion(db);
   if (!version) return std::unexpected(std::move(version.error()));
-  if (*version > kHistorySchemaVersion) {
-    return Fail(ErrorCode::kInternal, "schema version " + std::to_string(*version) +
-                                          " is newer than this skillrunner understands (" +
-                                          std::to_string(kHistorySchemaVersion) + ")");
-  }
   if (*version < kFirstViewableSchema) {
     return Fail(ErrorCode::kConfigInvalid,
                 "it was written by an older skillrunner (schema " + std::to_string(*version) +

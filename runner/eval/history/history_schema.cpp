@@ -122,13 +122,8 @@ Result<void> Upgrade(sql::Db& db) {
   if (db.dialect() == sql::Dialect::kPostgres) {
     if (auto locked = db.Query(kMigrationLock); !locked) return std::unexpected(std::move(locked.error()));
   }
-  auto version = db.SchemaVersion();
+  auto version = KnownSchemaVersion(db);
   if (!version) return std::unexpected(std::move(version.error()));
-  if (*version > kHistorySchemaVersion) {
-    return Fail(ErrorCode::kInternal, "schema version " + std::to_string(*version) +
-                                          " is newer than this skillrunner understands (" +
-                                          std::to_string(kHistorySchemaVersion) + ")");
-  }
   if (*version == kHistorySchemaVersion) return {};
   for (int step = *version; step < kHistorySchemaVersion; ++step) {
     const Step& s = kSteps[static_cast<std::size_t>(step)];
@@ -138,6 +133,17 @@ Result<void> Upgrade(sql::Db& db) {
 }
 
 }  // namespace
+
+Result<int> KnownSchemaVersion(sql::Db& db) {
+  auto version = db.SchemaVersion();
+  if (!version) return std::unexpected(std::move(version.error()));
+  if (*version > kHistorySchemaVersion) {
+    return Fail(ErrorCode::kInternal, "schema version " + std::to_string(*version) +
+                                          " is newer than this skillrunner understands (" +
+                                          std::to_string(kHistorySchemaVersion) + ")");
+  }
+  return version;
+}
 
 Result<void> MigrateHistory(sql::Db& db) {
   return db.Transaction([&db] { return Upgrade(db); });

@@ -8,6 +8,9 @@
 
 namespace skillrunner::eval {
 
+// The schema version the database was written at; INTERNAL when it is newer than this program.
+Result<int> KnownSchemaVersion(sql::Db& db);
+
 // Creates or upgrades the schema to kHistorySchemaVersion inside one write transaction, so that
 // two writers opening a new history at once do not both create it (PostgreSQL: under an advisory
 // lock). INTERNAL when the schema is newer than this program.

@@ -5,9 +5,7 @@
 
 #include <boost/json/parse.hpp>
 #include <fstream>
-#include <regex>
 #include <sstream>
-#include <thread>
 
 #include "runner/eval/history/history.h"
 #include "tests/runner/eval/report_test_records.h"
@@ -60,14 +58,7 @@ class ViewCliTest : public ::testing::Test {
     argv.insert(argv.end(), args.begin(), args.end());
     child_ = std::make_unique<ChildProcess>(SKILLRUNNER_BINARY, argv, CleanEnvironment(env), tree_.root(),
                                             std::filesystem::path(), stderr_);
-    static const std::regex line("view: http://127\\.0\\.0\\.1:([0-9]+)/\n");
-    for (auto deadline = std::chrono::steady_clock::now() + 10s; std::chrono::steady_clock::now() < deadline;) {
-      std::smatch match;
-      const std::string text = ReadFile(stderr_);
-      if (std::regex_search(text, match, line)) return static_cast<std::uint16_t>(std::stoi(match[1]));
-      std::this_thread::sleep_for(20ms);
-    }
-    return 0;
+    return test_support::WaitForViewPort(stderr_, 10s);
   }
 
   testing::TempTree tree_;
