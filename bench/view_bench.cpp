@@ -92,6 +92,7 @@ int main(int argc, char** argv) {
   const std::vector<Kind> kinds = {
       {"suites", [](std::mt19937&) { return std::string("/api/suites"); }},
       {"suite", [](std::mt19937&) { return std::string("/api/suites/nightly"); }},
+      {"suite 1000", [](std::mt19937&) { return std::string("/api/suites/nightly?limit=1000"); }},
       {"run", [&](std::mt19937& r) { return "/api/runs/" + run(r); }},
       {"compare", [&](std::mt19937& r) { return "/api/compare?a=" + run(r); }},
       {"case",
