@@ -31,6 +31,17 @@ constexpr std::chrono::hours kSpendWindow{1};
 std::mutex judging_mutex;
 std::shared_ptr<JudgingThread> judging_thread;  // JudgeOn's
 
+std::function<void(const JudgedSample&)> sample_sink;  // RecordTo's, under judging_mutex
+
+void Record(const JudgedSample& sample) {
+  std::function<void(const JudgedSample&)> sink;
+  {
+    std::lock_guard lock(judging_mutex);
+    sink = sample_sink;
+  }
+  if (sink) sink(sample);
+}
+
 std::shared_ptr<JudgingThread> CurrentJudgingThread() {
   std::lock_guard lock(judging_mutex);
   return judging_thread;
@@ -93,6 +104,11 @@ bool JudgingThread::stopping() const { return impl_->stopping.load(); }
 
 OnlineReviews::OnlineReviews(std::shared_ptr<rollout::RolloutBook> book)
     : book_(std::move(book)), judging_(CurrentJudgingThread()) {}
+
+void OnlineReviews::RecordTo(std::function<void(const JudgedSample&)> sink) {
+  std::lock_guard lock(judging_mutex);
+  sample_sink = std::move(sink);
+}
 
 void OnlineReviews::JudgeOn(std::shared_ptr<JudgingThread> thread) {
   std::lock_guard lock(judging_mutex);
@@ -164,7 +180,9 @@ void OnlineReviews::Judged(const std::string& skill, const Sample& sample, const
     }
     ++queue.judged;
   }
-  book_->Count(*sample.stable->rollout, sample.arm, rollout::Measure::kReviewPass, !ReviewFailed(verdict->output));
+  const bool pass = !ReviewFailed(verdict->output);
+  book_->Count(*sample.stable->rollout, sample.arm, rollout::Measure::kReviewPass, pass);
+  Record(JudgedSample{*sample.stable, sample.arm, sample.input, sample.output, verdict->output, pass});
 }
 
 asio::awaitable<void> OnlineReviews::Work(std::shared_ptr<OnlineReviews> self, std::string skill) {

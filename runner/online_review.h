@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -48,6 +49,16 @@ class JudgingThread {
   std::unique_ptr<Impl> impl_;
 };
 
+// One answer the online review judged, as serve records it in the history (design.md §11.3).
+struct JudgedSample {
+  const Skill& stable;  // the stable version, whose rollout it is
+  rollout::Arm arm;
+  const boost::json::value& input;
+  const boost::json::value& output;
+  const boost::json::value& review;  // the judge's verdict
+  bool pass;
+};
+
 class OnlineReviews : public std::enable_shared_from_this<OnlineReviews> {
  public:
   // Judges on the process's judging thread as JudgeOn left it (serve sets it before it loads a tree).
@@ -55,6 +66,9 @@ class OnlineReviews : public std::enable_shared_from_this<OnlineReviews> {
 
   // The process's judging thread; null: judging runs on the answered call's executor.
   static void JudgeOn(std::shared_ptr<JudgingThread> thread);
+  // Where the process's judged samples go besides the counts (serve, with a history); empty: nowhere.
+  // Called on the judging thread; it must not block.
+  static void RecordTo(std::function<void(const JudgedSample&)> sink);
 
   // An answered call of `stable`'s rollout, on `arm`: judged with the share the rollout's review
   // samples. `runner` (kept alive while the sample waits) judges it on `executor`; `registry`

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "runner/cli/reloading_host.h"
+#include "runner/cli/rollout_history.h"
 #include "runner/online_review.h"
 #include "runner/rollout/rollout_book.h"
 #include "runner/rollout/shared_rollouts.h"
@@ -123,6 +124,16 @@ struct JudgingInUse {
   JudgingInUse& operator=(const JudgingInUse&) = delete;
 };
 
+// The online review's judged samples go to `recorder` while this lives (none without one).
+struct SamplesRecorded {
+  explicit SamplesRecorded(const std::shared_ptr<RolloutRecorder>& recorder) {
+    if (recorder) OnlineReviews::RecordTo([recorder](const JudgedSample& sample) { recorder->Sample(sample); });
+  }
+  ~SamplesRecorded() { OnlineReviews::RecordTo(nullptr); }
+  SamplesRecorded(const SamplesRecorded&) = delete;
+  SamplesRecorded& operator=(const SamplesRecorded&) = delete;
+};
+
 // Rollout state kept (design.md §11.2): with Redis, exchanged with the other replicas twice a
 // second; else, once a second, counts saved to the state dir and operators' commands applied. Ends when
 // `timer` is cancelled.
@@ -136,7 +147,8 @@ struct RolloutKeeper {
 // After its last exchange it closes Redis (`state`), whose connection alone would keep serve from
 // ever ending.
 asio::awaitable<void> KeepRollouts(rollout::RolloutBook& book, std::shared_ptr<rollout::SharedRollouts> shared,
-                                   std::shared_ptr<state::SharedState> state, RolloutKeeper& keeper) {
+                                   std::shared_ptr<state::SharedState> state, RolloutKeeper& keeper,
+                                   std::shared_ptr<RolloutRecorder> recorder, ReloadingHost& host) {
   while (!keeper.stopped) {
     // Shared, twice a second: a decision reaches every replica within a second of it.
     keeper.timer.expires_after(shared ? std::chrono::milliseconds(500) : std::chrono::milliseconds(1000));
@@ -147,7 +159,9 @@ asio::awaitable<void> KeepRollouts(rollout::RolloutBook& book, std::shared_ptr<r
       book.Sync();
       book.Flush();
     }
+    if (recorder) recorder->Snapshot(*host.Current()->registry(), book, false);
   }
+  if (recorder) recorder->Snapshot(*host.Current()->registry(), book, true);  // where serve left them
   if (state) state->Stop();
 }
 
@@ -161,10 +175,13 @@ std::string ReplicaName() {
 // Each decision traced when spans are exported; with Redis, the rollouts shared by the replicas
 // (null without).
 std::shared_ptr<rollout::SharedRollouts> ShareRollouts(ReloadingHost& host,
-                                                       const std::shared_ptr<rollout::RolloutBook>& rollouts) {
-  if (auto sink = host.tracing()) {
-    rollouts->set_observer([sink](const rollout::RolloutEvent& event) {
-      if (sink->HasRoom(1)) sink->Export({DecisionSpan(event)});
+                                                       const std::shared_ptr<rollout::RolloutBook>& rollouts,
+                                                       std::shared_ptr<RolloutRecorder> recorder) {
+  auto sink = host.tracing();
+  if (sink || recorder) {
+    rollouts->set_observer([sink, recorder, &host](const rollout::RolloutEvent& event) {
+      if (sink && sink->HasRoom(1)) sink->Export({DecisionSpan(event)});
+      if (recorder) recorder->Decision(event, *host.Current()->registry());
     });
   }
   if (!host.shared_state()) return nullptr;
@@ -204,9 +221,13 @@ int Serve(const CommonOptions& common, ServeOptions options) {
   options.server.shared_state = host.shared_state();
   options.server.tracing = host.tracing();
   server::Server server(io, options.server, host, io_threads.Workers(io));
-  auto shared_rollouts = ShareRollouts(host, rollouts);
+  // design.md §11.3: with `history:` in the config, the rollouts are recorded there too.
+  auto recorder = RolloutRecorder::Start(config.history, ReplicaName());
+  SamplesRecorded samples_recorded(recorder);
+  auto shared_rollouts = ShareRollouts(host, rollouts, recorder);
   RolloutKeeper keeper(io);
-  asio::co_spawn(io, KeepRollouts(*rollouts, shared_rollouts, host.shared_state(), keeper), asio::detached);
+  asio::co_spawn(io, KeepRollouts(*rollouts, shared_rollouts, host.shared_state(), keeper, recorder, host),
+                 asio::detached);
   server.OnStopped([&io_threads, &io, &keeper, &judging] {
     io_threads.Release();
     judging->Stop();

@@ -213,6 +213,14 @@ Result<json::object> ViewApi::Case(std::string_view suite, std::string_view skil
   return CaseJson(suite, skill, case_id, repeat, *runs);
 }
 
-Result<json::object> ViewApi::Rollouts() { return json::object{{"rollouts", json::array{}}}; }
+Result<json::object> ViewApi::Rollouts() {
+  // Enough points a rollout for a day of snapshots a minute and its decisions.
+  constexpr std::size_t kPointsPerRollout = 2000;
+  auto points = history_.RolloutPoints(kPointsPerRollout);
+  if (!points) return std::unexpected(std::move(points.error()));
+  auto samples = history_.RolloutSamples();
+  if (!samples) return std::unexpected(std::move(samples.error()));
+  return RolloutsJson(*points, *samples);
+}
 
 }  // namespace skillrunner::view

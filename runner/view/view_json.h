@@ -31,6 +31,10 @@ boost::json::object RunJson(const eval::RunRow& run, const std::vector<eval::Mea
 boost::json::object CompareJson(const eval::RunRow& a, const std::vector<boost::json::object>& a_records,
                                 const eval::RunRow& b, const std::vector<boost::json::object>& b_records);
 
+// Each rollout of `points` (by rollout, then time), with the samples' counts.
+boost::json::object RolloutsJson(const std::vector<eval::RolloutPoint>& points,
+                                 const std::vector<eval::SampleTally>& samples);
+
 boost::json::object CaseJson(std::string_view suite, std::string_view skill, std::string_view case_id,
                              std::int64_t repeat, const std::vector<eval::CaseRun>& runs);
 

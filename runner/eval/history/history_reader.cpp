@@ -205,6 +205,39 @@ Result<std::vector<CaseRun>> HistoryReader::CaseAcrossRuns(std::string_view suit
   return out;
 }
 
+Result<std::vector<RolloutPoint>> HistoryReader::RolloutPoints(std::size_t limit) {
+  auto rows = impl_->Query(
+      "SELECT rollout, skill, stable_version, candidate_version, at, kind, replica, state, traffic, reason, alpha, "
+      "tau, status FROM (SELECT rowid AS seq, rollout, skill, stable_version, candidate_version, at, kind, replica, "
+      "state, traffic, reason, alpha, tau, status, "
+      "row_number() OVER (PARTITION BY rollout ORDER BY at DESC, rowid DESC) AS newest FROM rollout_points) p "
+      "WHERE newest <= $1 ORDER BY rollout, at, seq",
+      {Limit(limit)});
+  if (!rows) return std::unexpected(std::move(rows.error()));
+  std::vector<RolloutPoint> out;
+  for (std::size_t r = 0; r < rows->size(); ++r) {
+    out.push_back(RolloutPoint{rows->TextAt(r, 0), rows->TextAt(r, 1), static_cast<int>(rows->IntAt(r, 2)),
+                               static_cast<int>(rows->IntAt(r, 3)), rows->TextAt(r, 4), rows->TextAt(r, 5),
+                               rows->TextAt(r, 6), rows->TextAt(r, 7), std::strtod(rows->TextAt(r, 8).c_str(), nullptr),
+                               rows->TextAt(r, 9), std::strtod(rows->TextAt(r, 10).c_str(), nullptr),
+                               std::strtod(rows->TextAt(r, 11).c_str(), nullptr), ParseObject(rows->TextAt(r, 12))});
+  }
+  return out;
+}
+
+Result<std::vector<SampleTally>> HistoryReader::RolloutSamples() {
+  auto rows = impl_->Query(
+      "SELECT rollout, arm, count(pass), coalesce(sum(pass), 0) FROM rollout_samples GROUP BY rollout, arm "
+      "ORDER BY rollout, arm",
+      {});
+  if (!rows) return std::unexpected(std::move(rows.error()));
+  std::vector<SampleTally> out;
+  for (std::size_t r = 0; r < rows->size(); ++r) {
+    out.push_back({rows->TextAt(r, 0), rows->TextAt(r, 1), rows->IntAt(r, 2), rows->IntAt(r, 3)});
+  }
+  return out;
+}
+
 BaselineRun BaselineFromRecords(const RunRow& run, const std::vector<json::object>& records) {
   BaselineRun baseline{run.run_id, run.started_at, run.summary, {}, {}};
   for (const json::object& record : records) {

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "runner/eval/history/history.h"
+#include "runner/eval/history/rollout_log.h"
 #include "runner/eval/history/run_measures.h"
 #include "services/common/error.h"
 
@@ -44,6 +45,14 @@ struct SuiteRow {
 struct StoredMeasure {
   std::string run_id;
   MeasureCount count;
+};
+
+// How many of a rollout's answers on one arm the online review judged, and passed.
+struct SampleTally {
+  std::string rollout;
+  std::string arm;
+  std::int64_t judged = 0;
+  std::int64_t passed = 0;
 };
 
 // One case of one run, for a case across runs.
@@ -82,6 +91,11 @@ class HistoryReader {
   // The case in the newest `limit` whole runs of `suite`, oldest first.
   Result<std::vector<CaseRun>> CaseAcrossRuns(std::string_view suite, std::string_view skill, std::string_view case_id,
                                               std::int64_t repeat, std::size_t limit);
+  // Every rollout's points (decisions, commands, snapshots), by rollout then time; at most the
+  // newest `limit` of each rollout.
+  Result<std::vector<RolloutPoint>> RolloutPoints(std::size_t limit);
+  // The judged samples of every rollout, counted per arm.
+  Result<std::vector<SampleTally>> RolloutSamples();
   // The whole run of the same suite that began last before `run`; nullopt when none did.
   Result<std::optional<RunRow>> Previous(const RunRow& run);
 

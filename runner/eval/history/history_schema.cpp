@@ -78,7 +78,9 @@ CREATE TABLE IF NOT EXISTS pins (suite TEXT PRIMARY KEY NOT NULL, run_id TEXT NO
 
 // 6 (design.md §11.3): what the viewer reads. Each case's whole record (its long texts cut), each
 // run's measures counted once when it is recorded (a trend over a thousand runs reads a few rows a
-// run, not every case), the commit the run was made at and the models it used.
+// run, not every case), the commit the run was made at and the models it used; and serve's
+// rollouts (§11.2): each decision, command and periodic snapshot of a rollout's counts, and each
+// answer its online review judged.
 constexpr const char* kSqliteV6 = R"sql(
 ALTER TABLE runs ADD COLUMN git_ref TEXT;
 ALTER TABLE runs ADD COLUMN models TEXT;
@@ -89,6 +91,15 @@ CREATE INDEX IF NOT EXISTS case_records_by_case ON case_records(skill, case_id);
 CREATE TABLE IF NOT EXISTS run_measures (
   run_id TEXT NOT NULL, skill TEXT NOT NULL, measure TEXT NOT NULL, successes INTEGER NOT NULL,
   n INTEGER NOT NULL, PRIMARY KEY (run_id, skill, measure));
+CREATE TABLE IF NOT EXISTS rollout_points (
+  rollout TEXT NOT NULL, skill TEXT NOT NULL, stable_version INTEGER NOT NULL, candidate_version INTEGER NOT NULL,
+  at TEXT NOT NULL, kind TEXT NOT NULL, replica TEXT NOT NULL, state TEXT NOT NULL, traffic REAL NOT NULL,
+  reason TEXT NOT NULL, alpha REAL NOT NULL, tau REAL NOT NULL, status TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS rollout_points_by_rollout ON rollout_points(rollout, at);
+CREATE TABLE IF NOT EXISTS rollout_samples (
+  rollout TEXT NOT NULL, skill TEXT NOT NULL, arm TEXT NOT NULL, version INTEGER NOT NULL, at TEXT NOT NULL,
+  replica TEXT NOT NULL, pass INTEGER, sample TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS rollout_samples_by_rollout ON rollout_samples(rollout, at);
 )sql";
 constexpr const char* kPostgresV6 = R"sql(
 ALTER TABLE runs ADD COLUMN IF NOT EXISTS git_ref TEXT, ADD COLUMN IF NOT EXISTS models TEXT;
@@ -101,6 +112,17 @@ CREATE TABLE IF NOT EXISTS run_measures (
   rowid BIGINT GENERATED ALWAYS AS IDENTITY,
   run_id TEXT NOT NULL, skill TEXT NOT NULL, measure TEXT NOT NULL, successes BIGINT NOT NULL,
   n BIGINT NOT NULL, PRIMARY KEY (run_id, skill, measure));
+CREATE TABLE IF NOT EXISTS rollout_points (
+  rowid BIGINT GENERATED ALWAYS AS IDENTITY,
+  rollout TEXT NOT NULL, skill TEXT NOT NULL, stable_version BIGINT NOT NULL, candidate_version BIGINT NOT NULL,
+  at TEXT NOT NULL, kind TEXT NOT NULL, replica TEXT NOT NULL, state TEXT NOT NULL, traffic DOUBLE PRECISION NOT NULL,
+  reason TEXT NOT NULL, alpha DOUBLE PRECISION NOT NULL, tau DOUBLE PRECISION NOT NULL, status JSON NOT NULL);
+CREATE INDEX IF NOT EXISTS rollout_points_by_rollout ON rollout_points(rollout, at);
+CREATE TABLE IF NOT EXISTS rollout_samples (
+  rowid BIGINT GENERATED ALWAYS AS IDENTITY,
+  rollout TEXT NOT NULL, skill TEXT NOT NULL, arm TEXT NOT NULL, version BIGINT NOT NULL, at TEXT NOT NULL,
+  replica TEXT NOT NULL, pass INTEGER, sample JSON NOT NULL);
+CREATE INDEX IF NOT EXISTS rollout_samples_by_rollout ON rollout_samples(rollout, at);
 )sql";
 
 struct Step {

@@ -16,6 +16,9 @@
 #include <sstream>
 #include <thread>
 
+#include "runner/eval/history/history_reader.h"
+#include "runner/view/view_api.h"
+#include "tests/docs/protocol_schemas.h"
 #include "tests/runner/server/serve_process.h"
 #include "tests/runner/server/server_fixture.h"
 #include "tests/support/cli_runner.h"
@@ -397,6 +400,56 @@ TEST(ServeRolloutTest, JudgingRunsAtIdlePriorityAndAStoppedServeLeavesQueuedSamp
   // 30 queued at 300 ms a verdict would be 9 s; one judging under way is at most 300 ms.
   EXPECT_EQ(serve.Wait(5s), 0) << serve.Stderr();
   EXPECT_LE(llm.judged(), 3);
+}
+
+// design.md §11.3: with `history:` in the config, serve records each decision, snapshots of the
+// counts and each judged sample, and the viewer's rollouts answer shows them: the arms, each
+// measure's confidence sequence over time, the rollback.
+TEST(ServeRolloutTest, WithAHistoryTheRolloutsDecisionsSnapshotsAndSamplesAreRecordedForTheViewer) {
+  RolloutLlm llm(40);
+  TempTree tree;
+  const std::string history = tree.Path("eval-history.sqlite").string();
+  WriteRolloutTree(tree, llm.base_url(), JudgedRollout(1000), "history: \"" + history + "\"\n", false);
+  const std::string socket = tree.Path("s.sock").string();
+  testing::ServeProcess serve(tree, {"--socket", socket, "--state-dir", tree.Path("state").string()});
+  auto client = testing::ConnectWhenReady(socket);
+  ASSERT_TRUE(client) << serve.Stderr();
+  int calls = 0;
+  for (; calls < 2000; calls += 50) {
+    CallUntil(*client, calls, 50, [](const Served&) { return false; });
+    if (RolloutOf(*client).at("state") == "rolled_back") break;
+    std::this_thread::sleep_for(200ms);  // judging runs at idle priority: let it catch up
+  }
+  ASSERT_LT(calls, 2000) << json::serialize(RolloutOf(*client));
+  client->Close();
+  serve.Signal(SIGTERM);
+  ASSERT_EQ(serve.Wait(10s), 0) << serve.Stderr();
+
+  auto reader = eval::HistoryReader::Open(history);
+  ASSERT_TRUE(reader.has_value()) << reader.error().message;
+  view::ViewApi api(**reader);
+  view::ApiAnswer answer = api.Get({"rollouts"}, {});
+  ASSERT_EQ(answer.status, 200) << json::serialize(answer.body);
+  EXPECT_EQ(testing::SchemaViolations("view/rollouts.schema.json", answer.body), "");
+  ASSERT_EQ(answer.body.at("rollouts").as_array().size(), 1u) << json::serialize(answer.body);
+  const json::object& rollout = answer.body.at("rollouts").at(0).as_object();
+  EXPECT_EQ(rollout.at("skill"), "greet");
+  EXPECT_EQ(rollout.at("stable_version"), 1);
+  EXPECT_EQ(rollout.at("candidate_version"), 2);
+  EXPECT_EQ(rollout.at("state"), "rolled_back");  // serve's last snapshot, written as it stopped
+  const json::array& decisions = rollout.at("decisions").as_array();
+  ASSERT_FALSE(decisions.empty());
+  EXPECT_EQ(decisions.back().at("state"), "rolled_back");
+  EXPECT_NE(decisions.back().at("reason").as_string().find("the candidate is worse"), std::string::npos);
+  const json::object& candidate = rollout.at("arms").at("candidate").as_object();
+  EXPECT_GT(candidate.at("samples").as_int64(), 0);
+  EXPECT_LT(candidate.at("passed").as_int64(), candidate.at("samples").as_int64());  // 40% of its answers fail
+  // The review's sequence ends below 0: the candidate is worse.
+  for (const json::value& measure : rollout.at("measures").as_array()) {
+    if (measure.at("measure") != "review_pass") continue;
+    const json::object& last = measure.at("points").as_array().back().as_object();
+    EXPECT_LT(last.at("high").as_double(), 0.0) << json::serialize(measure);
+  }
 }
 
 }  // namespace
