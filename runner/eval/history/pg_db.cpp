@@ -60,7 +60,7 @@ class PgDb final : public sql::Db {
   Result<sql::Table> Query(std::string_view sql, const std::vector<sql::Value>& params) override {
     std::vector<const char*> values;
     values.reserve(params.size());
-    for (const sql::Value& p : params) values.push_back(p ? p->c_str() : nullptr);
+    for (const sql::Value& p : params) values.push_back(p.text ? p.text->c_str() : nullptr);
     const std::string text(sql);
     PGresult* result =
         PQexecParams(conn_, text.c_str(), static_cast<int>(values.size()), nullptr, values.data(), nullptr, nullptr, 0);

@@ -20,8 +20,19 @@
 
 namespace skillrunner::eval::sql {
 
-// A parameter or a value: text, or NULL.
-using Value = std::optional<std::string>;
+// A value read back: text, or NULL.
+using Cell = std::optional<std::string>;
+
+// A parameter: text or NULL, and whether it is a whole number. SQLite compares a text parameter
+// with an expression that has no column's type (LIMIT, a window function's result) as text, so a
+// whole number is bound as one; PostgreSQL takes every parameter as text and types it itself.
+struct Value {
+  Cell text;
+  bool integer = false;
+  Value() = default;
+  Value(std::nullopt_t) {}  // NOLINT: NULL, as std::nullopt reads
+  explicit Value(Cell value, bool whole = false) : text(std::move(value)), integer(whole) {}
+};
 
 Value Text(std::string_view text);
 Value Int(std::int64_t value);
@@ -29,7 +40,7 @@ Value Int(std::optional<std::int64_t> value);
 Value Real(std::optional<double> value);
 
 struct Table {
-  std::vector<std::vector<Value>> rows;
+  std::vector<std::vector<Cell>> rows;
 
   std::size_t size() const { return rows.size(); }
   bool empty() const { return rows.empty(); }

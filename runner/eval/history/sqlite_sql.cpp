@@ -1,5 +1,6 @@
 #include "runner/eval/history/sqlite_sql.h"
 
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 
@@ -24,10 +25,13 @@ class SqliteDb final : public Db {
     for (std::size_t i = 0; i < params.size(); ++i) {
       const int index = s.ParameterIndex(("$" + std::to_string(i + 1)).c_str());
       if (index == 0) continue;
-      if (params[i]) {
-        s.Bind(index, std::string_view(*params[i]));
-      } else {
+      const Value& p = params[i];
+      if (!p.text) {
         s.BindNull(index);
+      } else if (p.integer) {
+        s.Bind(index, static_cast<std::int64_t>(std::strtoll(p.text->c_str(), nullptr, 10)));
+      } else {
+        s.Bind(index, std::string_view(*p.text));
       }
     }
     Table table;
@@ -38,8 +42,8 @@ class SqliteDb final : public Db {
         return std::unexpected(std::move(row.error()));
       }
       if (!*row) break;
-      std::vector<Value>& values = table.rows.emplace_back();
-      for (int c = 0; c < s.ColumnCount(); ++c) values.push_back(s.IsNull(c) ? Value() : Value(s.Text(c)));
+      std::vector<Cell>& values = table.rows.emplace_back();
+      for (int c = 0; c < s.ColumnCount(); ++c) values.push_back(s.IsNull(c) ? Cell() : Cell(s.Text(c)));
     }
     s.Reset();
     return table;

@@ -5,6 +5,7 @@
 
 #include "runner/eval/history/history.h"
 #include "runner/eval/history/history_reader.h"
+#include "runner/eval/history/rollout_log.h"
 #include "tests/runner/eval/report_test_records.h"
 #include "tests/support/postgres_server.h"
 #include "tests/support/temp_tree.h"
@@ -113,6 +114,41 @@ TEST_P(HistoryDialectTest, TheViewersReaderSeesRunsRecordsAndCasesAcrossRuns) {
   auto previous = (*reader)->Previous(suites->front().last);
   ASSERT_TRUE(previous.has_value() && previous->has_value());
   EXPECT_EQ((*previous)->run_id, "r1");
+}
+
+// serve's rollout log: what its thread writes (every item, once it is closed) the reader reads back.
+TEST_P(HistoryDialectTest, ARolloutsPointsAndSamplesAreWrittenByTheLogAndReadBack) {
+  {
+    auto log = RolloutLog::Open(location_);
+    ASSERT_TRUE(log.has_value()) << log.error().message;
+    for (int i = 0; i < 3; ++i) {
+      json::object status{
+          {"tallies", json::array{json::object{{"measure", "ok"},
+                                               {"stable", json::object{{"n", 10 * i}, {"successes", 9 * i}}},
+                                               {"candidate", json::object{{"n", i}, {"successes", i}}}}}}};
+      (*log)->Add(RolloutPoint{"greet@1..2/sha256:ab", "greet", 1, 2, "2025-01-01T02:00:0" + std::to_string(i) + "Z",
+                               i == 2 ? "decision" : "snapshot", "host:1", i == 2 ? "rolled_back" : "running", 0.1,
+                               i == 2 ? "worse" : "", 0.05, 0.05, status});
+    }
+    for (bool pass : {true, false, true}) {
+      (*log)->Add(RolloutSample{"greet@1..2/sha256:ab", "greet", "candidate", 2, "2025-01-01T02:00:01Z", "host:1", pass,
+                                json::object{{"input", json::object{}}, {"output", "x"}, {"review", nullptr}}});
+    }
+  }
+  auto reader = HistoryReader::Open(location_);
+  ASSERT_TRUE(reader.has_value()) << reader.error().message;
+  auto points = (*reader)->RolloutPoints(2);
+  ASSERT_TRUE(points.has_value()) << points.error().message;
+  ASSERT_EQ(points->size(), 2u);  // the newest two, oldest first
+  EXPECT_EQ(points->front().at, "2025-01-01T02:00:01Z");
+  EXPECT_EQ(points->back().state, "rolled_back");
+  EXPECT_EQ(points->back().status.at("tallies").at(0).at("stable").at("n"), 20);
+  auto samples = (*reader)->RolloutSamples();
+  ASSERT_TRUE(samples.has_value()) << samples.error().message;
+  ASSERT_EQ(samples->size(), 1u);
+  EXPECT_EQ(samples->front().arm, "candidate");
+  EXPECT_EQ(samples->front().judged, 3);
+  EXPECT_EQ(samples->front().passed, 2);
 }
 
 std::string DialectName(const ::testing::TestParamInfo<std::string>& info) {

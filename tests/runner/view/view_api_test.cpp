@@ -99,6 +99,13 @@ TEST_F(ViewApiTest, ASuitesTrendHasEachMeasureWithItsWilsonBandAndBreaches) {
                                       .at("p"));
   EXPECT_EQ(answer.body.at("git_refs"), json::array({"ref-r1", "ref-r2"}));
 
+  // limit: the newest runs only.
+  ApiAnswer newest = api_->Get({"suites", "nightly"}, {{"limit", "1"}});
+  ASSERT_EQ(newest.status, 200);
+  ASSERT_EQ(newest.body.at("runs").as_array().size(), 1u);
+  EXPECT_EQ(newest.body.at("runs").at(0).at("run_id"), "r2");
+  EXPECT_EQ(Find(newest.body.at("series").as_array(), "measure", "outcome").at("points").as_array().size(), 1u);
+
   ApiAnswer filtered = api_->Get({"suites", "nightly"}, {{"git_ref", "ref-r1"}});
   ASSERT_EQ(filtered.status, 200);
   EXPECT_EQ(filtered.body.at("runs").as_array().size(), 1u);
