@@ -456,9 +456,11 @@
 
   const pathD = (pairs) => pairs.map(([x, y], k) => `${k ? "L" : "M"}${x.toFixed(1)},${y.toFixed(1)}`).join("");
 
-  function bandChart(total, points, xTicks, label) {
+  // `scale` (optional) turns the values into [domain, ticks, format]; by default rates or counts.
+  function bandChart(total, points, xTicks, label, scale) {
     const values = points.flatMap((p) => [p.low, p.high, p.value]).filter((v) => v != null);
-    const [domain, ticks, format] = values.every((v) => v >= 0 && v <= 1) ? rateScale(values) : linearScale(values, String);
+    const pick = scale || ((vs) => (vs.every((v) => v >= 0 && v <= 1) ? rateScale(vs) : linearScale(vs, String)));
+    const [domain, ticks, format] = pick(values);
     const f = frame(total, domain, ticks, format, xTicks, label);
     const banded = points.filter((p) => p.low != null && p.high != null);
     if (banded.length) {
@@ -504,6 +506,14 @@
     const low = Math.min(0.9, Math.max(0, Math.floor((min - 0.02) * 10) / 10));
     const step = 1 - low <= 0.2 ? 0.05 : 1 - low <= 0.5 ? 0.1 : 0.2;
     return [[low, 1], stepTicks(low, 1, step), (v) => `${Math.round(v * 100)}%`];
+  }
+
+  // A difference of two rates (candidate - stable): an axis symmetric about 0, in percentage points.
+  function differenceScale(values) {
+    const widest = Math.max(0.05, ...values.map((v) => Math.abs(v)));
+    const bound = [0.05, 0.1, 0.25, 0.5, 1].find((b) => b >= Math.min(widest, 1)) || 1;
+    const format = (v) => `${v > 0 ? "+" : ""}${Math.round(v * 100)} pts`;
+    return [[-bound, bound], stepTicks(-bound, bound, bound / 2), format];
   }
 
   function linearScale(values, format) {
@@ -896,14 +906,22 @@
       decisions.length ? [h("h3", {}, "Decisions"), table("decisions-table", ["At", "State", "#Traffic", "Reason"], decisions)] : null);
   }
 
+  // The interval shown within ±0.5 (its first points span ±1 and would flatten the rest).
+  function clipped(p) {
+    const clamp = (v) => (v == null ? v : Math.max(-0.5, Math.min(0.5, v)));
+    return { ...p, low: clamp(p.low), high: clamp(p.high) };
+  }
+
   function rolloutChart(measure) {
     const points = (measure.points || []).map((p, i) => ({
       i, value: p.estimate, low: p.low, high: p.high, tip: `${when(p.at)}\n${measure.measure}: ${p.estimate} (${p.low} to ${p.high})`,
     }));
     const ticks = points.length ? [[0, when(measure.points[0].at)], [points.length - 1, when(measure.points[points.length - 1].at)]] : [];
+    // The band can reach ±1 while little is counted: clip it to the axis, which fits the estimates.
     return h("figure", { class: "card chart", testid: "rollout-chart", data: { measure: measure.measure } },
       h("figcaption", {}, h("span", { class: "chart-title" }, measure.measure)),
-      bandChart(points.length, points, points.length > 1 ? ticks : ticks.slice(0, 1), `${measure.measure} of the candidate over time`));
+      bandChart(points.length, points.map(clipped), points.length > 1 ? ticks : ticks.slice(0, 1),
+        `${measure.measure}: candidate minus stable over time, with its always-valid interval`, differenceScale));
   }
 
   const PAGES = { suites: renderSuites, suite: renderSuite, run: renderRun, compare: renderCompare, case: renderCase, rollouts: renderRollouts };
