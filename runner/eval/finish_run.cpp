@@ -145,6 +145,7 @@ FinishResult FinishRun(const Suite& suite, SummaryHeader header, std::vector<jso
   if (history && !options.baseline.empty()) {
     AddBaseline(*history, suite, header.run_id, records, options, summary, result.problems);
   }
+  summary["thresholds"] = ThresholdsJson(suite);
   json::array breaches = CheckThresholds(summary, suite);
   summary["status"] = breaches.empty() ? "pass" : "breached";
   summary["breaches"] = std::move(breaches);

@@ -289,4 +289,35 @@ json::array CheckThresholds(const json::object& summary, const Suite& suite) {
   return out;
 }
 
+namespace {
+
+json::object LimitsJson(const Thresholds& t) {
+  json::object out;
+  auto put = [&out](const char* key, const std::optional<double>& value) {
+    if (value) out[key] = *value;
+  };
+  put("schema_compliance", t.schema_compliance);
+  put("rubric_pass_rate", t.rubric_pass_rate);
+  put("expected_match", t.expected_match);
+  put("max_regression", t.max_regression);
+  put("criterion_pass_rate", t.criterion_pass_rate);
+  put("max_judge_error_rate", t.max_judge_error_rate);
+  put("max_indeterminate_rate", t.max_indeterminate_rate);
+  put("max_cost_usd", t.max_cost_usd);
+  if (!t.criteria.empty()) {
+    json::object criteria;
+    for (const auto& [id, minimum] : t.criteria) criteria[id] = minimum;
+    out["criteria"] = std::move(criteria);
+  }
+  return out;
+}
+
+}  // namespace
+
+json::object ThresholdsJson(const Suite& suite) {
+  json::object out;
+  for (const SuiteSkill& entry : suite.skills) out[entry.label] = LimitsJson(entry.thresholds);
+  return out;
+}
+
 }  // namespace skillrunner::eval

@@ -36,4 +36,8 @@ namespace skillrunner::eval {
 // (schema_compliance, criterion:<id>, judge_error_rate, cost_usd, errors, ...).
 boost::json::array CheckThresholds(const boost::json::object& summary, const Suite& suite);
 
+// summary.json's "thresholds": {"<skill label>": {"schema_compliance": 0.98, ..., "criteria": {...}}},
+// each skill's limits as the run applied them (the suite's overlaid with the entry's), only the set ones.
+boost::json::object ThresholdsJson(const Suite& suite);
+
 }  // namespace skillrunner::eval
