@@ -191,6 +191,18 @@ int CallUntil(testing::SocketClient& client, int first, int limit, const std::fu
   return limit;
 }
 
+// Calls 50 at a time (each a key of its own), `pause` after each 50, until the rollout is rolled
+// back or 2,000 calls went; how many went before it was.
+int CallsUntilRolledBack(testing::SocketClient& client, std::chrono::milliseconds pause) {
+  int calls = 0;
+  for (; calls < 2000; calls += 50) {
+    CallUntil(client, calls, 50, [](const Served&) { return false; });
+    if (RolloutOf(client).at("state") == "rolled_back") break;
+    std::this_thread::sleep_for(pause);
+  }
+  return calls;
+}
+
 TEST(ServeRolloutTest, AWorseCandidateIsRolledBackAndARestartKeepsTheRollback) {
   RolloutLlm llm(40);
   TempTree tree;
@@ -201,12 +213,7 @@ TEST(ServeRolloutTest, AWorseCandidateIsRolledBackAndARestartKeepsTheRollback) {
     testing::ServeProcess serve(tree, {"--socket", socket, "--state-dir", state, "--log-format", "json"});
     auto client = testing::ConnectWhenReady(socket);
     ASSERT_TRUE(client) << serve.Stderr();
-    int calls = 0;
-    for (; calls < 2000; calls += 50) {
-      CallUntil(*client, calls, 50, [](const Served&) { return false; });
-      if (RolloutOf(*client).at("state") == "rolled_back") break;
-    }
-    ASSERT_LT(calls, 2000) << json::serialize(RolloutOf(*client));
+    ASSERT_LT(CallsUntilRolledBack(*client, 0ms), 2000) << json::serialize(RolloutOf(*client));
     json::object rollout = RolloutOf(*client);
     EXPECT_EQ(rollout.at("traffic"), 0.0);
     EXPECT_NE(rollout.at("reason").as_string().find("the candidate is worse"), std::string::npos)
@@ -414,13 +421,8 @@ TEST(ServeRolloutTest, WithAHistoryTheRolloutsDecisionsSnapshotsAndSamplesAreRec
   testing::ServeProcess serve(tree, {"--socket", socket, "--state-dir", tree.Path("state").string()});
   auto client = testing::ConnectWhenReady(socket);
   ASSERT_TRUE(client) << serve.Stderr();
-  int calls = 0;
-  for (; calls < 2000; calls += 50) {
-    CallUntil(*client, calls, 50, [](const Served&) { return false; });
-    if (RolloutOf(*client).at("state") == "rolled_back") break;
-    std::this_thread::sleep_for(200ms);  // judging runs at idle priority: let it catch up
-  }
-  ASSERT_LT(calls, 2000) << json::serialize(RolloutOf(*client));
+  // Judging runs at idle priority: each 50 calls wait a little for it to catch up.
+  ASSERT_LT(CallsUntilRolledBack(*client, 200ms), 2000) << json::serialize(RolloutOf(*client));
   client->Close();
   serve.Signal(SIGTERM);
   ASSERT_EQ(serve.Wait(10s), 0) << serve.Stderr();
