@@ -78,12 +78,16 @@ void AddBatchFacts(json::object& summary, const std::filesystem::path& journal) 
   }
   summary["batches"] = batches;
   summary["resubmitted"] = resubmitted;
-  // The run's, beside each skill's in "skills" (null: no model had a price).
+  // The run's, beside each skill's in "skills" (null: no model had a price). Both are read before
+  // either is written: a new member may rehash `summary`, which would leave a pointer into it dangling.
   const json::value* totals = summary.if_contains("totals");
-  for (const char* key : {"batch_cost_usd", "online_cost_usd"}) {
-    const json::value* cost = totals && totals->is_object() ? totals->as_object().if_contains(key) : nullptr;
-    summary[key] = cost ? *cost : json::value(nullptr);
+  json::value costs[2];
+  const char* keys[2] = {"batch_cost_usd", "online_cost_usd"};
+  for (int i = 0; i < 2; ++i) {
+    const json::value* cost = totals && totals->is_object() ? totals->as_object().if_contains(keys[i]) : nullptr;
+    costs[i] = cost ? *cost : json::value(nullptr);
   }
+  for (int i = 0; i < 2; ++i) summary[keys[i]] = std::move(costs[i]);
 }
 
 // What the summary says about how the run was made: --fail-on, the cache's
