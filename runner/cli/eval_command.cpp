@@ -268,7 +268,8 @@ int MergeEval(const CommonOptions& common, const EvalOptions& options) {
 
 // eval pin RUN_ID --history FILE: the suite's baseline for --baseline pinned.
 int PinRun(const EvalOptions& options) {
-  if (options.history.empty()) return Fail("eval pin: give the history: --history FILE|URL, or history: in the config");
+  if (options.history.empty())
+    return Fail("give the history to pin the run in: --history FILE|URL, or history: in skillrunner.yaml");
   auto history = eval::History::Open(options.history);
   if (!history) return Fail(history.error().message);
   auto suite = (*history)->Pin(options.pin_run);

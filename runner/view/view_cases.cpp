@@ -20,8 +20,6 @@ using eval::TextAt;
 
 namespace {
 
-json::value OrNull(std::optional<double> value) { return value ? json::value(*value) : json::value(nullptr); }
-
 // Milliseconds as a whole number (they are whole in every record), null when unknown.
 json::value Ms(std::optional<double> value) {
   return value ? json::value(static_cast<std::int64_t>(std::llround(*value))) : json::value(nullptr);
@@ -245,7 +243,7 @@ json::object CaseJson(std::string_view suite, std::string_view skill, std::strin
     const std::string_view code = eval::ErrorCodeOf(run.record);
     out.push_back(json::object{{"run_id", run.run_id},
                                {"started_at", run.started_at},
-                               {"git_ref", run.git_ref ? json::value(*run.git_ref) : json::value(nullptr)},
+                               {"git_ref", OrNull(run.git_ref)},
                                {"outcome", eval::CaseOutcomeName(eval::OutcomeOf(run.record))},
                                {"output", OutputOf(run.record)},
                                {"error_code", code.empty() ? json::value(nullptr) : json::value(code)},

@@ -23,13 +23,11 @@ namespace {
 
 double Round6(double value) { return std::round(value * 1e6) / 1e6; }
 
+}  // namespace
+
 json::value OrNull(std::optional<double> value) { return value ? json::value(*value) : json::value(nullptr); }
 
-json::value OptionalText(const std::optional<std::string>& text) {
-  return text ? json::value(*text) : json::value(nullptr);
-}
-
-}  // namespace
+json::value OrNull(const std::optional<std::string>& text) { return text ? json::value(*text) : json::value(nullptr); }
 
 json::object RateJson(std::int64_t successes, std::int64_t n) {
   json::object out{{"successes", successes}, {"n", n}};
@@ -95,12 +93,9 @@ json::array Strings(const std::set<std::string>& values) {
 }  // namespace
 
 json::object RunHead(const eval::RunRow& run) {
-  return json::object{{"run_id", run.run_id},
-                      {"suite", run.suite},
-                      {"started_at", run.started_at},
-                      {"finished_at", run.finished_at},
-                      {"git_ref", OptionalText(run.git_ref)},
-                      {"status", run.status}};
+  return json::object{{"run_id", run.run_id},           {"suite", run.suite},
+                      {"started_at", run.started_at},   {"finished_at", run.finished_at},
+                      {"git_ref", OrNull(run.git_ref)}, {"status", run.status}};
 }
 
 json::object SuiteJson(std::string_view suite, const SuiteFilter& filter, const std::vector<eval::RunRow>& runs,
@@ -137,9 +132,8 @@ json::object SuiteJson(std::string_view suite, const SuiteFilter& filter, const 
                                        {"label", eval::MeasureLabel(key.second)},
                                        {"points", std::move(points)}});
   }
-  json::object filters{{"skill", OptionalText(filter.skill)},
-                       {"model", OptionalText(filter.model)},
-                       {"git_ref", OptionalText(filter.git_ref)}};
+  json::object filters{
+      {"skill", OrNull(filter.skill)}, {"model", OrNull(filter.model)}, {"git_ref", OrNull(filter.git_ref)}};
   return json::object{{"suite", suite},
                       {"filters", std::move(filters)},
                       {"skills", Strings(skills)},

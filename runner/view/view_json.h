@@ -5,6 +5,8 @@
 
 #include <boost/json/object.hpp>
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -12,6 +14,10 @@
 #include "runner/view/view_api.h"
 
 namespace skillrunner::view {
+
+// A number, or null when there is none; a text, or null.
+boost::json::value OrNull(std::optional<double> value);
+boost::json::value OrNull(const std::optional<std::string>& text);
 
 // {"successes", "n", "rate"?, "low"?, "high"?}: the rate with its Wilson 95% interval (none for n = 0).
 boost::json::object RateJson(std::int64_t successes, std::int64_t n);

@@ -242,6 +242,11 @@ TEST_F(EvalGatesCliTest, TwoNightsOfDriftStayRedUnderLastPassingAndAPinnedRunIsT
   auto unknown = Skillrunner(tree_.root(), "eval pin NOPE --history h.sqlite");
   EXPECT_EQ(unknown.status, 2);
   EXPECT_EQ(unknown.err, "skillrunner eval: run NOPE is not in the eval history h.sqlite\n");
+  auto nowhere = Skillrunner(tree_.root(), "eval pin NOPE");
+  EXPECT_EQ(nowhere.status, 2);
+  EXPECT_EQ(nowhere.err,
+            "skillrunner eval: give the history to pin the run in: --history FILE|URL, or history: in "
+            "skillrunner.yaml\n");
 }
 
 // Records: case key -> outcome and output.

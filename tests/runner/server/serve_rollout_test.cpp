@@ -454,5 +454,26 @@ TEST(ServeRolloutTest, WithAHistoryTheRolloutsDecisionsSnapshotsAndSamplesAreRec
   }
 }
 
+// A history serve cannot open is said once, and serve goes on: a rollout never depends on its record.
+TEST(ServeRolloutTest, AHistoryThatCannotBeOpenedIsSaidAndServeGoesOn) {
+  RolloutLlm llm(0);
+  TempTree tree;
+  WriteRolloutTree(tree, llm.base_url(), "rollout: { candidate: candidate.yaml, traffic: 0.5 }\n",
+                   "history: /nonexistent/folder/eval-history.sqlite\n");
+  const std::string socket = tree.Path("s.sock").string();
+  testing::ServeProcess serve(tree, {"--socket", socket, "--state-dir", tree.Path("state").string()});
+  auto client = testing::ConnectWhenReady(socket);
+  ASSERT_TRUE(client) << serve.Stderr();
+  EXPECT_EQ(Invoke(*client, 1, 1, KeyOption(1)).name.rfind("Zed-good", 0), 0u);
+  client->Close();
+  serve.Signal(SIGTERM);
+  EXPECT_EQ(serve.Wait(10s), 0);
+  EXPECT_NE(serve.Stderr().find("skillrunner serve: rollouts are not recorded in the history: cannot open eval "
+                                "history /nonexistent/folder/eval-history.sqlite: folder /nonexistent/folder does "
+                                "not exist\n"),
+            std::string::npos)
+      << serve.Stderr();
+}
+
 }  // namespace
 }  // namespace skillrunner

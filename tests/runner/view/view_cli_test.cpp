@@ -130,6 +130,31 @@ TEST_F(ViewCliTest, AnAddressOthersCanReachNeedsAllowRemoteAndAToken) {
   EXPECT_EQ(no_history.out, "skillrunner view: cannot open eval history missing.sqlite: no such file\n");
 }
 
+TEST_F(ViewCliTest, WrongOptionsAreRefusedWithWhatIsWrong) {
+  auto refused = [this](const std::string& args) { return Skillrunner(tree_.root(), "view " + args, "2>&1"); };
+  auto no_history = refused("");
+  EXPECT_EQ(no_history.status, 2);
+  EXPECT_EQ(no_history.out,
+            "skillrunner view: give the history: --history FILE|URL, or history: in skillrunner.yaml (eval writes "
+            "DIR/../eval-history.sqlite)\n");
+  auto no_token_file = refused("--history " + file_.string() + " --token-file missing-token");
+  EXPECT_EQ(no_token_file.status, 2);
+  EXPECT_EQ(no_token_file.out, "skillrunner view: cannot read --token-file missing-token\n");
+  std::ofstream(tree_.Path("blank-token")) << "   \n";
+  auto blank_token = refused("--history " + file_.string() + " --token-file blank-token");
+  EXPECT_EQ(blank_token.status, 2);
+  EXPECT_EQ(blank_token.out, "skillrunner view: --token-file blank-token holds no token\n");
+  auto bad_listen = refused("--history " + file_.string() + " --listen nonsense");
+  EXPECT_EQ(bad_listen.status, 2);
+  EXPECT_EQ(bad_listen.out, "skillrunner view: --listen: expected HOST:PORT, got \"nonsense\"\n");
+  // The config's history: is the default; --history wins over it.
+  tree_.Write("skillrunner.yaml", "history: " + file_.string() + "\n");
+  auto from_config = refused("--export from-config");
+  EXPECT_EQ(from_config.status, 0) << from_config.out;
+  auto flag_wins = refused("--history missing.sqlite --export flag-wins");
+  EXPECT_EQ(flag_wins.out, "skillrunner view: cannot open eval history missing.sqlite: no such file\n");
+}
+
 TEST_F(ViewCliTest, ExportWritesPagesThatCarryTheirDataWithEveryLessThanEscaped) {
   auto exported = Skillrunner(tree_.root(), "view --history " + file_.string() + " --export site", "2>&1");
   ASSERT_EQ(exported.status, 0) << exported.out;
