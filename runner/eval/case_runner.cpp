@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "runner/eval/case_checks.h"
 #include "runner/eval/expected_match.h"
 
 namespace skillrunner::eval {
@@ -45,6 +46,49 @@ void CheckExpected(const CaseTask& task, const json::value& output, json::object
   record["expected_mismatches"] = std::move(list);
 }
 
+boost::asio::awaitable<json::object> RunExecCheck(const ExecCheck& check, const json::value& output,
+                                                  const json::value& input, const CaseDeps& deps) {
+  if (!deps.graders) co_return json::object{{"op", "exec"}, {"pass", false}, {"message", "no grader runner"}};
+  handler::ProcessRequest request{check.argv, check.working_dir, ExecCheckInput(output, input), check.timeout};
+  Result<handler::ProcessOutcome> ended = co_await deps.graders->Run(std::move(request));
+  if (!ended) co_return json::object{{"op", "exec"}, {"pass", false}, {"message", ended.error().message}};
+  co_return ExecVerdict(*ended, check);
+}
+
+// The case's own checks against `output` and the record's metrics: "checks" (each verdict) and
+// "check_pass" (all of them held) in `record`.
+boost::asio::awaitable<void> RunCaseChecks(const CaseTask& task, const json::value& output, const CaseDeps& deps,
+                                           json::object& record) {
+  const EvalCase& c = *task.eval_case;
+  if (c.checks.empty() && !c.exec_check) co_return;
+  json::object metrics;
+  if (const json::value* result = record.if_contains("result"); result && result->is_object()) {
+    if (const json::value* m = result->as_object().if_contains("metrics"); m && m->is_object())
+      metrics = m->as_object();
+  }
+  json::array verdicts;
+  bool pass = true;
+  for (const CaseCheck& check : c.checks) {
+    json::object verdict = RunCheck(check, output, metrics);
+    pass = pass && verdict.at("pass").as_bool();
+    verdicts.push_back(std::move(verdict));
+  }
+  if (c.exec_check) {
+    json::object verdict = co_await RunExecCheck(*c.exec_check, output, c.input, deps);
+    pass = pass && verdict.at("pass").as_bool();
+    verdicts.push_back(std::move(verdict));
+  }
+  record["checks"] = std::move(verdicts);
+  record["check_pass"] = pass;
+}
+
+// What the judge sees beside the output: the case's input, or {input, reference} when the case has a
+// reference answer.
+json::value JudgeContext(const EvalCase& c) {
+  if (!c.reference) return c.input;
+  return json::object{{"input", c.input}, {"reference", *c.reference}};
+}
+
 // Judges `output` as the suite entry says (reusing `gate_review` when the
 // suite judges with the skill's own gate), re-judges it when sampled, and
 // puts the verdicts and the judges' usage in `record`.
@@ -52,12 +96,13 @@ boost::asio::awaitable<void> JudgeCase(const CaseTask& task, const json::value& 
                                        const std::optional<json::value>& gate_review, const InvocationOptions& invoked,
                                        const CaseDeps& deps, json::object& record) {
   const std::uint64_t seed = invoked.seed.value_or(0);
+  const json::value context = JudgeContext(*task.eval_case);
   record["rubric"] = task.entry->rubric;
   Metrics judge_usage;
   if (task.entry->judge_is_gate && gate_review) {
     record["review"] = *gate_review;
   } else {
-    JudgeOutcome judged = co_await JudgeOnce(*task.entry->judge, seed, output, task.eval_case->input, deps, invoked);
+    JudgeOutcome judged = co_await JudgeOnce(*task.entry->judge, seed, output, context, deps, invoked);
     judge_usage = judged.metrics;
     for (auto& [key, value] : judged.record_fields) record[key] = std::move(value);
   }
@@ -66,7 +111,7 @@ boost::asio::awaitable<void> JudgeCase(const CaseTask& task, const json::value& 
     // A different seed per judging: a judge that only agrees with itself
     // because it saw the same request would prove nothing.
     JudgeOutcome again = co_await JudgeOnce(*task.entry->judge, seed + 1000 * static_cast<std::uint64_t>(k), output,
-                                            task.eval_case->input, deps, invoked);
+                                            context, deps, invoked);
     judge_usage.input_tokens += again.metrics.input_tokens;
     judge_usage.output_tokens += again.metrics.output_tokens;
     judge_usage.cached_input_tokens += again.metrics.cached_input_tokens;
@@ -125,6 +170,7 @@ boost::asio::awaitable<json::object> RunCase(const CaseTask& task, const CaseDep
     }
   }
   if (output) CheckExpected(task, *output, record);
+  if (output) co_await RunCaseChecks(task, *output, deps, record);
   if (output && !task.entry->rubric.empty()) {
     InvocationOptions judging = options;
     judging.timeout = deps.batch && task.entry->batch ? options.timeout : skill.timeout;

@@ -16,6 +16,7 @@
 #include "runner/skill_runner.h"
 #include "runner/tree/judges.h"
 #include "services/common/batch_quorum.h"
+#include "services/handler/process_runner.h"
 
 namespace skillrunner::eval {
 
@@ -45,6 +46,8 @@ struct CaseDeps {
   bool batch = false;
   // Batch mode: the providers' count of running cases (RunCases keeps it).
   BatchQuorum* quorum = nullptr;
+  // Runs the cases' exec_check graders; a case with one needs it.
+  handler::ProcessRunner* graders = nullptr;
 };
 
 // How long a batched case may wait: past the providers' 24 h completion

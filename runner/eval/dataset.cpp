@@ -8,17 +8,30 @@ namespace skillrunner::eval {
 namespace json = boost::json;
 namespace {
 
-constexpr std::string_view kAllowedKeys[] = {"id", "input", "expected", "tags", "human"};
+constexpr std::string_view kAllowedKeys[] = {"id",    "input",  "expected",   "tags",
+                                             "human", "checks", "exec_check", "reference"};
+constexpr std::string_view kKeysSaid = "id, input, expected, tags, human, checks, exec_check, reference";
+
+// The case's own assertions and reference (case_checks.h).
+std::string CheckAssertions(const json::object& obj, const std::filesystem::path& dir, EvalCase& out) {
+  std::string problem;
+  if (const json::value* checks = obj.if_contains("checks")) problem = ParseChecks(*checks, out.checks);
+  if (const json::value* exec = obj.if_contains("exec_check"); exec && problem.empty()) {
+    problem = ParseExecCheck(*exec, dir, out.exec_check.emplace());
+  }
+  if (!problem.empty()) return "case \"" + out.id + "\": " + problem;
+  if (const json::value* reference = obj.if_contains("reference")) out.reference = *reference;
+  return {};
+}
 
 // Checks one parsed line; returns the problem, or an empty string.
-std::string CheckCase(const json::value& value, EvalCase& out) {
-  if (!value.is_object())
-    return "a case must be a JSON object {\"id\", \"input\", \"expected\"?, \"tags\"?, \"human\"?}";
+std::string CheckCase(const json::value& value, const std::filesystem::path& dir, EvalCase& out) {
+  if (!value.is_object()) return "a case must be a JSON object (" + std::string(kKeysSaid) + ")";
   const json::object& obj = value.as_object();
   for (const auto& [key, unused] : obj) {
     bool known = false;
     for (auto allowed : kAllowedKeys) known = known || key == allowed;
-    if (!known) return "unexpected key \"" + std::string(key) + "\" (a case has id, input, expected, tags, human)";
+    if (!known) return "unexpected key \"" + std::string(key) + "\" (a case has " + std::string(kKeysSaid) + ")";
   }
   const json::value* id = obj.if_contains("id");
   if (!id) return "missing key \"id\"";
@@ -46,7 +59,7 @@ std::string CheckCase(const json::value& value, EvalCase& out) {
     }
     out.human = human->as_object();
   }
-  return {};
+  return CheckAssertions(obj, dir, out);
 }
 
 }  // namespace
@@ -70,7 +83,7 @@ LoadedDataset LoadDataset(const std::filesystem::path& file) {
     json::value value = json::parse(text, ec, {}, options);
     EvalCase c;
     c.line = line;
-    std::string problem = ec ? "not valid JSON: " + ec.message() : CheckCase(value, c);
+    std::string problem = ec ? "not valid JSON: " + ec.message() : CheckCase(value, file.parent_path(), c);
     if (problem.empty()) {
       auto [it, inserted] = first_line.emplace(c.id, line);
       if (!inserted) {

@@ -2,9 +2,12 @@
 
 // Eval datasets: JSONL files, one case per line:
 //   {"id": "c1", "input": {...}, "expected": {...}?, "tags": ["..."]?,
-//    "human": {"<criterion id>": "pass"|"fail", ...}?}
+//    "human": {"<criterion id>": "pass"|"fail", ...}?, "checks": [...]?,
+//    "exec_check": {...}?, "reference": ...?}
 // `human` holds people's own verdicts, against which the judge is calibrated
-// (design.md §9.5).
+// (design.md §9.5); `checks` and `exec_check` are the case's own assertions
+// (runner/eval/case_checks.h); `reference` is an expected answer the judge
+// sees beside the input.
 // Blank lines are skipped. Every problem names the file and line.
 
 #include <boost/json/array.hpp>
@@ -15,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "runner/eval/case_checks.h"
 #include "runner/tree/diagnostic.h"
 
 namespace skillrunner::eval {
@@ -25,7 +29,10 @@ struct EvalCase {
   std::optional<boost::json::value> expected;
   boost::json::array tags;
   boost::json::object human;  // criterion id -> "pass" | "fail"
-  int line = 0;               // 1-based line in the dataset file
+  std::vector<CaseCheck> checks;
+  std::optional<ExecCheck> exec_check;
+  std::optional<boost::json::value> reference;
+  int line = 0;  // 1-based line in the dataset file
 };
 
 // A dataset as read: the cases that parsed, and every problem of the others, so that the cases'

@@ -24,6 +24,7 @@ Thresholds ParseThresholds(const json::value* value) {
   t.schema_compliance = RateAt(obj, "schema_compliance");
   t.rubric_pass_rate = RateAt(obj, "rubric_pass_rate");
   t.expected_match = RateAt(obj, "expected_match");
+  t.check_pass_rate = RateAt(obj, "check_pass_rate");
   t.max_regression = RateAt(obj, "max_regression");
   t.criterion_pass_rate = RateAt(obj, "criterion_pass_rate");
   t.max_judge_error_rate = RateAt(obj, "max_judge_error_rate");
@@ -225,6 +226,7 @@ Thresholds Thresholds::Overlay(const Thresholds& over) const {
   if (over.schema_compliance) t.schema_compliance = over.schema_compliance;
   if (over.rubric_pass_rate) t.rubric_pass_rate = over.rubric_pass_rate;
   if (over.expected_match) t.expected_match = over.expected_match;
+  if (over.check_pass_rate) t.check_pass_rate = over.check_pass_rate;
   if (over.max_regression) t.max_regression = over.max_regression;
   if (over.criterion_pass_rate) t.criterion_pass_rate = over.criterion_pass_rate;
   if (over.max_judge_error_rate) t.max_judge_error_rate = over.max_judge_error_rate;

@@ -33,6 +33,7 @@ struct Thresholds {
   std::optional<double> schema_compliance;
   std::optional<double> rubric_pass_rate;
   std::optional<double> expected_match;
+  std::optional<double> check_pass_rate;  // of the cases with checks or an exec_check
   std::optional<double> max_regression;
   std::optional<double> criterion_pass_rate;  // every criterion's minimum
   // Most judge errors allowed, as a share of the cases that reached a judge.

@@ -14,6 +14,13 @@ namespace {
 
 const json::value* At(const json::object& obj, std::string_view key) { return obj.if_contains(key); }
 
+// A case's boolean gate (expected_match, check_pass), when its record has one.
+void CountGate(const json::value* held, std::size_t& total, std::size_t& passed) {
+  if (!held || !held->is_bool()) return;
+  ++total;
+  passed += held->as_bool();
+}
+
 json::value Rate(std::size_t numerator, std::size_t denominator) {
   if (denominator == 0) return nullptr;
   return static_cast<double>(numerator) / static_cast<double>(denominator);
@@ -89,10 +96,8 @@ class Tally {
     // only when there are no metrics.
     std::optional<std::int64_t> latency = IntAt(metrics, "duration_ms");
     latencies_.push_back(latency ? *latency : IntAt(&record, "duration_ms").value_or(0));
-    if (const json::value* match = At(record, "expected_match"); match && match->is_bool()) {
-      ++expected_total_;
-      expected_matched_ += match->as_bool();
-    }
+    CountGate(At(record, "expected_match"), expected_total_, expected_matched_);
+    CountGate(At(record, "check_pass"), checked_total_, checks_passed_);
     if (outcome == CaseOutcome::kJudgeError) ++judge_errors_;
     if (review && review->is_object() && outcome != CaseOutcome::kError && outcome != CaseOutcome::kJudgeError) {
       AddVerdict(review->as_object(), At(record, "rejudges"), ObjectAt(&record, "human"));
@@ -122,6 +127,7 @@ class Tally {
     out["indeterminate"] = indeterminate_cases_;
     out["indeterminate_rate"] = Rate(indeterminate_cases_, judged_);
     out["expected_match"] = Rate(expected_matched_, expected_total_);
+    out["check_pass_rate"] = Rate(checks_passed_, checked_total_);  // of the cases with checks
     out["input_tokens"] = input_tokens_ + judge_input_tokens_;
     out["cached_input_tokens"] = cached_input_tokens_;  // of input_tokens, read from the providers' caches
     out["output_tokens"] = output_tokens_ + judge_output_tokens_;
@@ -296,6 +302,7 @@ class Tally {
   std::size_t case_passed_ = 0, case_decided_ = 0;
   std::size_t judged_ = 0, passed_ = 0, judge_errors_ = 0, indeterminate_cases_ = 0;
   std::size_t expected_total_ = 0, expected_matched_ = 0;
+  std::size_t checked_total_ = 0, checks_passed_ = 0;
   std::int64_t transient_retries_ = 0, input_tokens_ = 0, output_tokens_ = 0;
   std::int64_t judge_input_tokens_ = 0, judge_output_tokens_ = 0, cached_input_tokens_ = 0;
   std::optional<double> cost_, judge_cost_;  // USD; none while no priced model was used

@@ -197,11 +197,26 @@ void CheckRegressions(Checker& check, const SuiteSkill& entry, const json::value
   }
 }
 
+// Each criterion's pass rate against its minimum (its own, else criterion_pass_rate).
+void CheckCriteria(Checker& check, const Thresholds& t, const json::value* criteria) {
+  if (!criteria || !criteria->is_object()) return;
+  for (const auto& [id, c] : criteria->as_object()) {
+    std::string criterion(id);
+    if (Flag(&c, "uncalibrated")) continue;  // design.md §9.5: out of the gates
+    auto it = t.criteria.find(criterion);
+    std::optional<double> limit = it != t.criteria.end() ? std::optional<double>(it->second) : t.criterion_pass_rate;
+    check.Minimum("criterion_pass_rate", criterion, "criterion \"" + criterion + "\" pass rate", limit,
+                  Get(&c, "pass_rate"), "every verdict was indeterminate");
+  }
+}
+
 void CheckSkill(const SuiteSkill& entry, const json::value& stats, const json::value* baseline,
                 const json::value* versus_stable, bool gate_unstable, double alpha, json::array& out) {
   const Thresholds& t = entry.thresholds;
   Checker check(entry.label);
-  if (!t.schema_compliance && !t.rubric_pass_rate && !t.expected_match) check.NonModelErrors(Get(&stats, "errors"));
+  if (!t.schema_compliance && !t.rubric_pass_rate && !t.expected_match && !t.check_pass_rate) {
+    check.NonModelErrors(Get(&stats, "errors"));
+  }
   std::int64_t cases = Get(&stats, "cases") ? Get(&stats, "cases")->to_number<std::int64_t>() : 0;
   if (cases == 0) return;  // e.g. a shard that drew none of this skill's cases
   check.Minimum("schema_compliance", "", "schema compliance", t.schema_compliance, Get(&stats, "schema_compliance"),
@@ -235,17 +250,10 @@ void CheckSkill(const SuiteSkill& entry, const json::value& stats, const json::v
   if (entry.expected != ExpectedMode::kNone) {
     check.Minimum("expected_match", "", "expected-match rate", t.expected_match, Get(&stats, "expected_match"), "");
   }
+  check.Minimum("check_pass_rate", "", "check pass rate", t.check_pass_rate, Get(&stats, "check_pass_rate"),
+                "no case has checks");
   const json::value* criteria = Get(&stats, "criteria");
-  if (criteria && criteria->is_object()) {
-    for (const auto& [id, c] : criteria->as_object()) {
-      std::string criterion(id);
-      if (Flag(&c, "uncalibrated")) continue;  // design.md §9.5: out of the gates
-      auto it = t.criteria.find(criterion);
-      std::optional<double> limit = it != t.criteria.end() ? std::optional<double>(it->second) : t.criterion_pass_rate;
-      check.Minimum("criterion_pass_rate", criterion, "criterion \"" + criterion + "\" pass rate", limit,
-                    Get(&c, "pass_rate"), "every verdict was indeterminate");
-    }
-  }
+  CheckCriteria(check, t, criteria);
   if (t.max_regression && baseline) {
     CheckRegressions(check, entry, *baseline, criteria, gate_unstable, alpha);
   }
@@ -299,6 +307,7 @@ json::object LimitsJson(const Thresholds& t) {
   put("schema_compliance", t.schema_compliance);
   put("rubric_pass_rate", t.rubric_pass_rate);
   put("expected_match", t.expected_match);
+  put("check_pass_rate", t.check_pass_rate);
   put("max_regression", t.max_regression);
   put("criterion_pass_rate", t.criterion_pass_rate);
   put("max_judge_error_rate", t.max_judge_error_rate);

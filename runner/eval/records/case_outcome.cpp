@@ -30,8 +30,10 @@ CaseOutcome OutcomeOf(const json::object& record) {
     if (!pass || !pass->is_bool()) return CaseOutcome::kJudgeError;  // fail closed
     if (!pass->as_bool()) return CaseOutcome::kFail;
   }
-  if (const auto* match = record.if_contains("expected_match"); match && match->is_bool() && !match->as_bool()) {
-    return CaseOutcome::kFail;
+  for (const char* gate : {"expected_match", "check_pass"}) {
+    if (const auto* held = record.if_contains(gate); held && held->is_bool() && !held->as_bool()) {
+      return CaseOutcome::kFail;
+    }
   }
   return CaseOutcome::kPass;
 }

@@ -13,7 +13,7 @@ namespace skillrunner::eval {
 
 enum class CaseOutcome {
   kPass,        // output valid; review passed (or none); expected matched (or none)
-  kFail,        // output valid, but the review failed or `expected` did not match
+  kFail,        // output valid, but the review failed, `expected` did not match or a check failed
   kError,       // the invocation failed (no valid output): the record has "error"
   kJudgeError,  // the judge gave no usable verdict: "judge_error" (the eval's
                 // judge), or "error" with code JUDGE_ERROR (the skill's own
@@ -24,7 +24,7 @@ enum class CaseOutcome {
 std::string_view CaseOutcomeName(CaseOutcome outcome);
 
 // Reads a record: {"skill", "case", "repeat"?, "result"|"error", "review"?,
-// "judge_error"?, "expected_match"?}. An invocation error wins over
+// "judge_error"?, "expected_match"?, "check_pass"?}. An invocation error wins over
 // everything, except a review-gate judge error (error.code JUDGE_ERROR), which
 // is a judge error like the eval judge's; then a judge error; then a failed
 // review or a mismatch.
