@@ -19,7 +19,7 @@ PACKAGES=(
   g++ cmake make git python3 ca-certificates ccache pkg-config
   libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev
   libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev libssl-dev
-  libsqlite3-dev openssl libhiredis-dev libpq-dev
+  libsqlite3-dev openssl libhiredis-dev libpq-dev libcsv-dev
 )
 # The tests' own packages (scripts/test.sh sets WITH_TESTS=1): GoogleTest, the JSON-Schema test suite,
 # Redis for the shared-state tests, mypy for the Python client's, clang-format-15 for FormatTest,

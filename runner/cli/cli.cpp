@@ -16,6 +16,7 @@
 #include "runner/cli/codegen_command.h"
 #include "runner/cli/environment.h"
 #include "runner/cli/eval_command.h"
+#include "runner/cli/import_command.h"
 #include "runner/cli/providers_command.h"
 #include "runner/cli/rollout_command.h"
 #include "runner/cli/serve_command.h"
@@ -420,6 +421,7 @@ void AddChosenCommands(CLI::App& app, const CommonOptions& common, std::function
   AddCodegenCommand(app, common, chosen);
   AddRolloutCommands(app, common, chosen);
   AddViewCommand(app, common, chosen);
+  AddImportCommand(app, chosen);
 }
 
 }  // namespace
