@@ -196,7 +196,7 @@ json::object InferInputSchema(const std::vector<json::object>& inputs) {
 
 std::string ConvertTemplate(std::string_view text, std::string_view strip, ImportedTree& tree,
                             const std::string& where) {
-  static const std::regex kPlain(R"(\{\{\s*([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)*)\s*\}\})");
+  static const std::regex kPlain(R"(\{\{\s*([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)*)\s*(\|[^}]*)?\}\})");
   static const std::regex kOther(R"(\{\{[^}]*\}\}|\{%[^%]*%\}|\{#[^#]*#\})");
   std::string out;
   std::string rest(text);
@@ -206,6 +206,7 @@ std::string ConvertTemplate(std::string_view text, std::string_view strip, Impor
     if (!strip.empty() && name.starts_with(std::string(strip) + ".")) name = name.substr(strip.size() + 1);
     out += m.prefix().str();
     out += name == strip ? "{{input}}" : "{{input." + name + "}}";
+    if (m[2].matched) tree.Report("template filter", where, "dropped: " + m[2].str() + " (the value goes in as it is)");
     rest = m.suffix().str();
   }
   out += rest;

@@ -42,8 +42,9 @@ boost::json::object InferInputSchema(const std::vector<boost::json::object>& inp
 
 // A template's placeholders for skillrunner: each {{ name }} or {{ name.path }}
 // whose head is a variable becomes {{input.name.path}} (`strip`: a head to
-// drop first, as OpenAI's "item"); other Nunjucks or Jinja ({% ... %}, filters,
-// expressions) is removed and reported at `where`.
+// drop first, as OpenAI's "item"); a filter after one ({{ name | upper }}) is
+// dropped and reported; other Nunjucks or Jinja ({% ... %}, expressions) is
+// removed and reported at `where`.
 std::string ConvertTemplate(std::string_view text, std::string_view strip, ImportedTree& tree,
                             const std::string& where);
 

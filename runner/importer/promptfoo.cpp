@@ -264,6 +264,10 @@ json::object MakeCase(const Test& test, std::size_t index, const std::string& sk
       {"input", test.vars}};
   for (const auto& [name, value] : test.vars) {
     if (IsRef(value)) tree.Report("var from file://", test.where + ".vars." + std::string(name), "kept as text");
+    if (value.is_array()) {
+      tree.Report("var with several values", test.where + ".vars." + std::string(name),
+                  "one case with the array as its value (promptfoo runs a test per value)");
+    }
   }
   for (std::size_t i = 0; i < test.asserts.size(); ++i) {
     const std::string where = test.where + ".assert[" + std::to_string(i) + "] (skill " + skill + ")";

@@ -75,7 +75,9 @@ describe("cancellation", () => {
     assert.ok(error instanceof SkillTimeoutError, String(error));
     assert.equal(error.code, "TIMEOUT");
     assert.equal(error.details.client_side, true);
-    assert.ok(elapsed >= 500 && elapsed < 3000, `gave up after ${elapsed} ms (200 + 300 grace)`);
+    // Node's timers run off the event loop's cached clock, which can be a millisecond or two behind
+    // Date.now(): a 500 ms give-up measured 499 ms once.
+    assert.ok(elapsed >= 495 && elapsed < 3000, `gave up after ${elapsed} ms (200 + 300 grace)`);
     // Resumed, the server reads the invoke and then the $/cancel.
     const line = await server.waitForLog((l) => l.includes('"event":"invoke"') && l.includes('"skill":"extract_contact"'));
     assert.match(line, /"outcome":"CANCELLED"/, "the $/cancel reached the server");

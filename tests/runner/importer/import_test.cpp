@@ -56,7 +56,8 @@ TEST_F(ImportTest, APromptfooConfigOfTextPromptsCsvAndDefaultTestImportsValidate
   const std::string skill = ReadFile(Out() / "skills/translate/skill.yaml");
   EXPECT_NE(skill.find("Translate into French: {{input.text}}"), std::string::npos) << skill;
   EXPECT_EQ(skill.find("{%"), std::string::npos) << skill;
-  EXPECT_NE(ReadFile(Out() / "skills/say_text_in_french_briefly/skill.yaml").find("Say {{input.text}} in French"),
+  // An inline prompt is named by its first words; its filter is dropped.
+  EXPECT_NE(ReadFile(Out() / "skills/say_text_trim_in_french_briefly/skill.yaml").find("Say {{input.text}} in French"),
             std::string::npos);
   auto cases = CasesOf("translate");
   ASSERT_EQ(cases.size(), 5u);
@@ -84,6 +85,7 @@ TEST_F(ImportTest, APromptfooConfigOfTextPromptsCsvAndDefaultTestImportsValidate
   EXPECT_NE(report.find("| template {% ... %} | 2 |"), std::string::npos) << report;
   EXPECT_NE(report.find("| rubric assertion of one test | 2 |"), std::string::npos) << report;
   EXPECT_NE(report.find("| another provider | 1 |"), std::string::npos) << report;
+  EXPECT_NE(report.find("| template filter | 1 |"), std::string::npos) << report;
   EXPECT_NE(report.find("- `tests[1].assert[3] (skill translate)`: assertion javascript"), std::string::npos) << report;
   ValidatesAndRuns("translate_to_french", 10);
 }
