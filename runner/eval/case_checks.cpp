@@ -206,14 +206,13 @@ std::string ParseExecCheck(const json::value& value, const std::filesystem::path
   return {};
 }
 
-json::object RunCheck(const CaseCheck& check, const json::value& output, const json::object& metrics) {
+json::object RunCheck(const CaseCheck& check, const json::value& output, const json::value& metrics) {
   json::object verdict{{"pointer", check.pointer}, {"op", CheckOpName(check.op)}};
   if (check.negate) verdict["negate"] = true;
   const bool of_metrics = check.pointer.starts_with("/metrics/");
   boost::system::error_code ec;
-  const json::value metrics_value = of_metrics ? json::value(metrics) : json::value();
   const json::value* target =
-      of_metrics ? metrics_value.find_pointer(check.pointer.substr(8), ec) : output.find_pointer(check.pointer, ec);
+      of_metrics ? metrics.find_pointer(check.pointer.substr(8), ec) : output.find_pointer(check.pointer, ec);
   if (!target) {
     verdict["pass"] = false;
     verdict["message"] = std::string(of_metrics ? "the record's metrics have" : "the output has") + " no value at " +

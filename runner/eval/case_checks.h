@@ -55,8 +55,9 @@ std::string ParseExecCheck(const boost::json::value& value, const std::filesyste
 
 // One check's verdict: {"pointer", "op", "negate"? (when true), "pass",
 // "message"? (why it failed)}.
+// `metrics`: the record's result.metrics (null when it has none).
 boost::json::object RunCheck(const CaseCheck& check, const boost::json::value& output,
-                             const boost::json::object& metrics);
+                             const boost::json::value& metrics);
 
 // Text similarity as fuzzy measures it: 1 - the insert/delete edit distance
 // over the two lengths summed (rapidfuzz's fuzz.ratio / 100), by bytes; 1 for

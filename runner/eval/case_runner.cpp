@@ -61,15 +61,16 @@ boost::asio::awaitable<void> RunCaseChecks(const CaseTask& task, const json::val
                                            json::object& record) {
   const EvalCase& c = *task.eval_case;
   if (c.checks.empty() && !c.exec_check) co_return;
-  json::object metrics;
+  // The record's metrics, read in place: the record is not written until every check has run.
+  static const json::value kNoMetrics;
+  const json::value* metrics = &kNoMetrics;
   if (const json::value* result = record.if_contains("result"); result && result->is_object()) {
-    if (const json::value* m = result->as_object().if_contains("metrics"); m && m->is_object())
-      metrics = m->as_object();
+    if (const json::value* m = result->as_object().if_contains("metrics")) metrics = m;
   }
   json::array verdicts;
   bool pass = true;
   for (const CaseCheck& check : c.checks) {
-    json::object verdict = RunCheck(check, output, metrics);
+    json::object verdict = RunCheck(check, output, *metrics);
     pass = pass && verdict.at("pass").as_bool();
     verdicts.push_back(std::move(verdict));
   }

@@ -116,8 +116,7 @@ std::string ReportMarkdown(const ImportedTree& tree) {
   std::size_t cases = 0;
   for (const auto& [skill, list] : tree.cases) cases += list.size();
   md += std::to_string(cases) + " case(s), " + std::to_string(tree.rubrics.size()) + " rubric(s), " +
-        std::to_string(tree.carried_assertions) +
-        " assertion(s) carried over as checks, expected values or criteria.\n";
+        std::to_string(tree.carried_assertions) + " assertion(s) carried over as checks or criteria.\n";
   md += "Run it: `skillrunner --provider simulated eval evals/" + tree.name + ".yaml --out out/" + tree.name + "`.\n\n";
   if (tree.not_carried.empty()) return md + "Everything was carried over.\n";
   std::map<std::string, std::size_t> by_kind;

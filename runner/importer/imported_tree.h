@@ -36,7 +36,7 @@ struct ImportedTree {
   std::map<std::string, std::string> files;                       // more files: path in the tree -> content
   boost::json::object suite;                                      // evals/NAME.yaml
   std::vector<NotCarried> not_carried;
-  std::size_t carried_assertions = 0;  // assertions that became checks, expected values or criteria
+  std::size_t carried_assertions = 0;  // assertions that became checks or criteria
 
   void Report(std::string kind, std::string where, std::string instead = "") {
     not_carried.push_back({std::move(kind), std::move(where), std::move(instead)});

@@ -118,15 +118,16 @@ json::object CsvTest(const json::object& row) {
     const std::string text = value.is_string() ? std::string(value.as_string()) : json::serialize(value);
     if (name.starts_with("__expected")) {
       if (text.empty()) continue;
+      // "TYPE: VALUE" when what comes before the first colon is one word; else the value to equal.
       const std::size_t colon = text.find(':');
       const std::string type = colon == std::string::npos ? "" : text.substr(0, colon);
-      const bool typed = !type.empty() && type.find(' ') == std::string::npos;
-      const std::string rest = typed ? text.substr(text.find_first_not_of(' ', colon + 1) == std::string::npos
-                                                       ? text.size()
-                                                       : text.find_first_not_of(' ', colon + 1))
-                                     : text;
-      asserts.push_back(
-          json::object{{"type", typed ? (type == "grade" ? "llm-rubric" : type) : "equals"}, {"value", rest}});
+      if (type.empty() || type.find(' ') != std::string::npos) {
+        asserts.push_back(json::object{{"type", "equals"}, {"value", text}});
+        continue;
+      }
+      std::string rest = text.substr(colon + 1);
+      rest.erase(0, rest.find_first_not_of(' '));
+      asserts.push_back(json::object{{"type", type == "grade" ? "llm-rubric" : type}, {"value", rest}});
     } else if (name == "__description") {
       test["description"] = text;
     } else if (!name.starts_with("__")) {

@@ -29,7 +29,7 @@ json::object Verdict(const std::string& check, const std::string& output) {
   std::string problem = ParseChecks(json::parse("[" + check + "]"), parsed);
   EXPECT_EQ(problem, "");
   if (parsed.empty()) return {};
-  return RunCheck(parsed[0], json::parse(output), json::object{{"cost_usd", 0.02}, {"duration_ms", 900}});
+  return RunCheck(parsed[0], json::parse(output), json::value(json::object{{"cost_usd", 0.02}, {"duration_ms", 900}}));
 }
 
 bool Passes(const std::string& check, const std::string& output) { return Verdict(check, output).at("pass").as_bool(); }
@@ -116,6 +116,9 @@ TEST(CaseChecksTest, AGradersVerdictComesFromItsScoreOrItsPass) {
   ended.exit_status = 3;
   ended.stderr_tail = "NameError: grade";
   EXPECT_EQ(ExecVerdict(ended, check).at("message"), "the grader exited 3: NameError: grade");
+  ended.timed_out = true;
+  check.timeout = std::chrono::milliseconds(250);
+  EXPECT_EQ(ExecVerdict(ended, check).at("message"), "the grader ran past its 250 ms");
   EXPECT_EQ(ExecCheckInput(json::parse(R"({"answer": "Paris"})"), json::parse(R"({"q": "capital?"})")),
             R"({"sample":{"output_text":"{\"answer\":\"Paris\"}","output_json":{"answer":"Paris"}},)"
             R"("item":{"q":"capital?"}})");

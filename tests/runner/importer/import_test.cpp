@@ -129,6 +129,31 @@ TEST_F(ImportTest, AnOutFolderThatIsNotEmptyIsRefusedAndStrictFailsOnWhatWasLeft
   EXPECT_EQ(missing.err, "skillrunner import promptfoo: cannot read nowhere.yaml\n");
 }
 
+TEST_F(ImportTest, InputThatIsNotOfItsKindIsRefusedNamingTheFileAndPlace) {
+  tree_.Write("src/empty.yaml", "description: no prompts here\n");
+  tree_.Write("src/broken.yaml", "prompts: [\"a\"\ntests: {\n");
+  tree_.Write("src/rows.yaml", "prompts: [\"Say {{x}}\"]\ntests: file://rows.csv\n");
+  tree_.Write("src/rows.csv", "x,y,__expected\n1,2,contains: 1\n3\n");
+  tree_.Write("src/eval.json", R"({"name": "no graders"})");
+  tree_.Write("src/good.json", R"({"name": "e", "testing_criteria": []})");
+  tree_.Write("src/items.jsonl", "{\"item\": {\"a\": 1}}\n{\"a\": 2}\n");
+  auto refusal = [&](const std::string& args) {
+    auto ran = Skillrunner(tree_.Path("src"), "import " + args + " --out " + Out().string());
+    EXPECT_EQ(ran.status, 2) << args;
+    EXPECT_FALSE(fs::exists(Out())) << args;
+    return ran.err;
+  };
+  EXPECT_EQ(refusal("promptfoo empty.yaml"),
+            "skillrunner import promptfoo: empty.yaml: not a promptfoo config (it has no prompts)\n");
+  EXPECT_TRUE(refusal("promptfoo broken.yaml").starts_with("skillrunner import promptfoo: broken.yaml:2:"));
+  EXPECT_EQ(refusal("promptfoo rows.yaml"),
+            "skillrunner import promptfoo: rows.csv: row 3 has 1 values for 3 columns\n");
+  EXPECT_EQ(refusal("openai-evals eval.json"),
+            "skillrunner import openai-evals: eval.json: not an OpenAI eval object (no testing_criteria)\n");
+  EXPECT_EQ(refusal("openai-evals good.json --data items.jsonl"),
+            "skillrunner import openai-evals: items.jsonl:2: an item line is {\"item\": {...}}\n");
+}
+
 TEST_F(ImportTest, AnOpenAiEvalAsReturnedAndAsCreatedImportsTheSameValidatesAndRuns) {
   CopyFixture("openai");
   auto imported =
