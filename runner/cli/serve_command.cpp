@@ -189,14 +189,19 @@ std::shared_ptr<rollout::SharedRollouts> ShareRollouts(ReloadingHost& host,
   return std::make_shared<rollout::SharedRollouts>(host.shared_state(), rollouts, ReplicaName());
 }
 
-}  // namespace
-
-int Serve(const CommonOptions& common, ServeOptions options) {
+// The environment's token and the command line's timeouts, into the server's options.
+void ApplyServeOptions(ServeOptions& options) {
   if (const char* token = std::getenv("SKILLRUNNER_TOKEN")) options.server.token = token;
   if (options.idle_timeout_ms > 0)
     options.server.limits.idle_timeout = std::chrono::milliseconds(options.idle_timeout_ms);
   if (options.drain_timeout_ms > 0)
     options.server.limits.drain_timeout = std::chrono::milliseconds(options.drain_timeout_ms);
+}
+
+}  // namespace
+
+int Serve(const CommonOptions& common, ServeOptions options) {
+  ApplyServeOptions(options);
   RaiseOpenFileLimit();
   const unsigned threads = options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
   asio::io_context io(threads == 1 ? 1 : BOOST_ASIO_CONCURRENCY_HINT_DEFAULT);

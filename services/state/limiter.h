@@ -43,7 +43,8 @@ struct RateLimit {
 //   held there, it probes).
 // - A rate ran clean after a second (probing: kProbeSeconds) of at least
 //   kMinSample / 2 requests (or half a second's worth at the rate, when
-//   fewer) and no 429. No cut goes below the fastest rate
+//   fewer), no 429, and a request held back by the pace (nobody waiting:
+//   not counted as clean, and a search holds). No cut goes below the fastest rate
 //   that ran clean since (it was refused above that), and a 429 one step
 //   above it goes straight back to it, without waiting for a sample.
 //   Refused at or below it: one 429, or kStrayShare of the sample or

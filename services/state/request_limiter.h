@@ -35,6 +35,9 @@ class RequestLimiter final : public Limiter {
   void CreepLocked(Clock::TimePoint now);
   void CountUnlimitedLocked(Clock::TimePoint now);  // one more sent while unlimited
   void CutLocked(Clock::TimePoint now, bool sampled);
+  // A few 429s at a rate that ran clean (or one while probing): jitter; the rate holds and the
+  // sample goes on (halved past 10 x kMinSample, so that old requests fade).
+  void HoldAsJitterLocked(Clock::TimePoint now, double rate);
   double RateBeforeCutLocked(Clock::TimePoint now) const;  // per minute: what a cut starts from
   // Changes the rate and re-times the places not yet reached: a cut makes
   // them later, a rise sooner. Their waiters check again when they wake, and

@@ -142,15 +142,17 @@ local function creep(s)
     return
   end
   local newrate = s.rate
-  s.clean = math.max(s.clean, newrate)  -- it ran clean
+  local binding = s.waited > 0 or (s.tail > 0 and slot_of(s, s.tail - 1) > now)
+  if binding then s.clean = math.max(s.clean, newrate) end  -- it ran clean, as far as it was reached
   s.grace = 0  -- and the provider's window after the cut is over
   if s.clean >= s.refusedat then s.lone = 0 end  -- past the rate refused: that was jitter
-  local binding = s.waited > 0 or (s.tail > 0 and slot_of(s, s.tail - 1) > now)
   if ceiling == 0 and not binding and
       ((s.probing and newrate >= s.probecap) or (not s.probing and newrate >= 2 * s.accepted)) then
     newrate, s.probing = nil, false
   elseif s.probing then
     newrate = newrate * factor
+  elseif searching(s) and not binding then
+    -- a rise nobody would use: held (RequestLimiter::CreepLocked)
   elseif searching(s) then
     if s.refusedat - newrate > searchstep * s.refusedat then
       newrate = math.min(newrate + (s.refusedat - newrate) / 2, growth * newrate)

@@ -154,6 +154,29 @@ TEST(RequestLimiterTest, OnlyRequestsTeachItAndAStepUpRefusedGoesBackToTheRateTh
   EXPECT_LE(clock.Now() - settled, milliseconds(1100));
 }
 
+// Searching between 2,400 (ran clean) and 2,700 (refused), requests slower than the pace teach
+// nothing of the provider: nobody waits, the rate holds and is not counted as clean. Two replicas'
+// callers coming back together from a Retry-After met a rate risen unused from 1,106 to 2,999 a
+// minute and 21 of 166 were refused. As fast as the pace lets them, the same search rises.
+TEST(RequestLimiterTest, ASearchRiseNobodyWouldUseIsHeld) {
+  FakeClock clock;
+  RequestLimiter limiter(RateLimit{}, clock);
+  LearnFromABurst(limiter, clock);
+  SendUntilTheRateChanges(limiter);  // 2,400 ran clean: 2,700
+  limiter.Report(RunAwaitable(limiter.Acquire(kFarFuture, 0)).ticket, true, 0);
+  ASSERT_EQ(limiter.rate_per_minute(), 2400);  // refused one step up: back to 2,400, a search
+  clock.Advance(milliseconds(100));            // past the last one's slot
+  const std::size_t slept = clock.sleeps.size();
+  for (int i = 0; i < 100; ++i) {
+    clock.Advance(milliseconds(50));  // 1,200 a minute: nobody waits at 2,400
+    ASSERT_EQ(Take(limiter), Outcome::kGo);
+  }
+  EXPECT_EQ(clock.sleeps.size(), slept);  // nobody waited
+  EXPECT_EQ(limiter.rate_per_minute(), 2400);
+  SendUntilTheRateChanges(limiter);
+  EXPECT_EQ(limiter.rate_per_minute(), 2550);
+}
+
 // Searching between 2,400 (ran clean) and 2,700 (refused), one stray 429 at 2,400 is held as
 // jitter, and the search goes on at the next chance. It used to stop every rise until the
 // sample had 200 requests (5 s here; measured on nginx: 5 s at 73 of its 100 a second).

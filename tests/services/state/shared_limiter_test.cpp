@@ -152,7 +152,8 @@ TEST_F(SharedLimiterTest, AStray429HeldAsJitterDoesNotStopTheNextRise) {
                                      {"refusedat", "2700"},
                                      {"probecap", "0"},
                                      {"clean", "2400"},
-                                     {"lone", "1"}}));
+                                     {"lone", "1"},
+                                     {"waited", "1"}}));  // the pace held a request back
   SharedLimiter limiter(state_, "openai", RateLimit{}, RealClock());
   const auto latest = RealClock().Now() + 60s;
   ASSERT_EQ(Await(limiter.Acquire(latest, 0)).outcome, Limiter::Outcome::kGo);
@@ -161,6 +162,32 @@ TEST_F(SharedLimiterTest, AStray429HeldAsJitterDoesNotStopTheNextRise) {
   std::this_thread::sleep_for(550ms);
   ASSERT_EQ(Await(limiter.Acquire(latest, 0)).outcome, Limiter::Outcome::kGo);
   EXPECT_EQ(redis_->Command({"HGET", "skillrunner:limit:openai", "rate"}), "2550.000000");
+}
+
+// Between a rate that ran clean and one refused, a second in which nobody waited for the pace is
+// no evidence: the rate holds and is not counted as clean (two replicas' callers coming back
+// together from a Retry-After met a rate risen unused from 1,106 to 2,999 a minute). Held a
+// request back, the same second rises.
+TEST_F(SharedLimiterTest, ASearchRiseNobodyWouldUseIsHeld) {
+  for (const char* waited : {"0", "1"}) {
+    ASSERT_NO_FATAL_FAILURE(SeedState({{"rate", "1100"},
+                                       {"sent", "25"},
+                                       {"refused", "0"},
+                                       {"accepted", "1100"},
+                                       {"probing", "0"},
+                                       {"refusedat", "3500"},
+                                       {"probecap", "0"},
+                                       {"clean", "1000"},
+                                       {"lone", "0"},
+                                       {"waited", waited}}));
+    SharedLimiter limiter(state_, "openai", RateLimit{}, RealClock());  // crept 600 ms ago: may creep
+    ASSERT_EQ(Await(limiter.Acquire(RealClock().Now() + 60s, 0)).outcome, Limiter::Outcome::kGo);
+    const bool held = std::string_view(waited) == "0";
+    EXPECT_EQ(redis_->Command({"HGET", "skillrunner:limit:openai", "rate"}), held ? "1100.000000" : "1650.000000")
+        << "waited " << waited;
+    EXPECT_EQ(redis_->Command({"HGET", "skillrunner:limit:openai", "clean"}), held ? "1000.000000" : "1100.000000")
+        << "waited " << waited;
+  }
 }
 
 // The Lua twin of RequestLimiterTest.AfterACutThe429sUntilTheProviderTakesOneAreNotTheNewRatesSample:
