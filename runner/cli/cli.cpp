@@ -418,6 +418,7 @@ std::optional<int> Parse(CLI::App& app, int argc, char** argv) {
 // The commands that set `chosen` when parsed.
 void AddChosenCommands(CLI::App& app, const CommonOptions& common, std::function<int()>& chosen) {
   AddServeCommands(app, common, chosen);
+  AddMcpCommand(app, common, chosen);
   AddCodegenCommand(app, common, chosen);
   AddRolloutCommands(app, common, chosen);
   AddViewCommand(app, common, chosen);

@@ -21,6 +21,8 @@
 
 #include "runner/cli/reloading_host.h"
 #include "runner/cli/rollout_history.h"
+#include "runner/mcp/mcp_http.h"
+#include "runner/mcp/mcp_stdio.h"
 #include "runner/online_review.h"
 #include "runner/rollout/rollout_book.h"
 #include "runner/rollout/shared_rollouts.h"
@@ -189,6 +191,45 @@ std::shared_ptr<rollout::SharedRollouts> ShareRollouts(ReloadingHost& host,
   return std::make_shared<rollout::SharedRollouts>(host.shared_state(), rollouts, ReplicaName());
 }
 
+// What an MCP session runs with: the tree in service, the server's bounds and metrics, the tenants' quotas.
+mcp::SessionOptions McpSessionOptions(server::Server& server, ReloadingHost& host, const ServeOptions& options) {
+  mcp::SessionOptions session;
+  session.host = &host;
+  session.caller.quotas = options.server.quotas;
+  session.metrics = &server.metrics();
+  session.max_in_flight = options.server.limits.max_in_flight_per_connection;
+  session.max_in_flight_total = options.server.limits.max_in_flight_total;
+  session.server_version = SKILLRUNNER_VERSION;
+  return session;
+}
+
+// `--mcp-listen` and `skillrunner mcp`'s stdio: front doors of the server. "" when all opened, else why not.
+std::string AddMcpDoors(server::Server& server, ReloadingHost& host, const ServeOptions& options,
+                        std::vector<asio::io_context*> workers, std::string& where) {
+  if (options.mcp_stdio) {
+    server.AddFrontDoor(std::make_shared<mcp::StdioDoor>(
+        *workers.front(), McpSessionOptions(server, host, options), [&server] { server.Shutdown(); }, 0, 1,
+        options.server.limits.max_line_bytes, options.server.limits.max_depth));
+    where += where.empty() ? "MCP on stdin/stdout" : ", MCP on stdin/stdout";
+  }
+  if (!options.mcp_listen.empty()) {
+    mcp::HttpOptions http;
+    http.session = McpSessionOptions(server, host, options);
+    http.token = options.server.token;
+    http.tenants = options.server.tenants;
+    http.allow_remote = options.server.allow_remote;
+    http.max_body_bytes = options.server.limits.max_line_bytes;
+    http.max_depth = options.server.limits.max_depth;
+    http.idle_timeout = options.server.limits.idle_timeout;
+    auto door = mcp::HttpDoor::Listen(std::move(workers), options.mcp_listen, std::move(http));
+    if (!door) return door.error().message;
+    where += (where.empty() ? "" : ", ") + std::string("MCP at http://") + options.mcp_listen + "/mcp (port " +
+             std::to_string((*door)->port()) + ")";
+    server.AddFrontDoor(std::move(*door));
+  }
+  return "";
+}
+
 // The environment's token and the command line's timeouts, into the server's options.
 void ApplyServeOptions(ServeOptions& options) {
   if (const char* token = std::getenv("SKILLRUNNER_TOKEN")) options.server.token = token;
@@ -226,6 +267,12 @@ int Serve(const CommonOptions& common, ServeOptions options) {
   options.server.shared_state = host.shared_state();
   options.server.tracing = host.tracing();
   server::Server server(io, options.server, host, io_threads.Workers(io));
+  const char* command = options.mcp_stdio ? "skillrunner mcp" : "skillrunner serve";
+  std::string mcp_where;
+  if (auto failed = AddMcpDoors(server, host, options, io_threads.Workers(io), mcp_where); !failed.empty()) {
+    std::fprintf(stderr, "%s: %s\n", command, failed.c_str());
+    return kUsageStatus;
+  }
   // design.md §11.3: with `history:` in the config, the rollouts are recorded there too.
   auto recorder = RolloutRecorder::Start(config.history, ReplicaName());
   SamplesRecorded samples_recorded(recorder);
@@ -243,10 +290,11 @@ int Serve(const CommonOptions& common, ServeOptions options) {
   });
   server.HandleSignals();  // before the socket listens: a SIGHUP right after must reload, not kill
   if (auto started = server.Start(); !started) {
-    std::fprintf(stderr, "skillrunner serve: %s\n", started.error().message.c_str());
+    std::fprintf(stderr, "%s: %s\n", command, started.error().message.c_str());
     return kUsageStatus;
   }
-  const std::string where = Listeners(options.server, server.tcp_ports());
+  std::string where = Listeners(options.server, server.tcp_ports());
+  if (!mcp_where.empty()) where += (where.empty() ? "" : ", ") + mcp_where;
   spdlog::info("serving {} skill(s) on {}", host.Current()->registry()->skills().size(), where);
   std::fprintf(stderr, "skillrunner: listening on %s\n", where.c_str());
 
@@ -298,6 +346,8 @@ void AddServeCommands(CLI::App& app, const CommonOptions& common, std::function<
   serve_cmd->add_flag("--allow-remote", s.allow_remote,
                       "Allow non-loopback --listen addresses (SKILLRUNNER_TOKEN required)");
   serve_cmd->add_option("--metrics-listen", s.metrics_listen, "HOST:PORT for GET /metrics (Prometheus text)");
+  serve_cmd->add_option("--mcp-listen", serve->mcp_listen,
+                        "HOST:PORT for MCP (Streamable HTTP at /mcp; loopback unless --allow-remote)");
   serve_cmd->add_option("--threads", serve->threads, "io threads (default: one per core)");
   AddServeLimits(serve_cmd, serve.get());
   serve_cmd->add_flag(
@@ -324,6 +374,21 @@ void AddServeCommands(CLI::App& app, const CommonOptions& common, std::function<
   probe_cmd->add_option("--timeout-ms", probe->timeout_ms, "Give up after this (default 5000)")
       ->check(CLI::PositiveNumber);
   probe_cmd->callback([&run, probe] { run = [probe] { return Probe(*probe); }; });
+}
+
+void AddMcpCommand(CLI::App& app, const CommonOptions& common, std::function<int()>& run) {
+  auto mcp = std::make_shared<ServeOptions>();
+  mcp->mcp_stdio = true;
+  auto* cmd = app.add_subcommand(
+      "mcp", "Serve the skills as MCP tools on stdin/stdout (an MCP host starts it); logs go to stderr");
+  cmd->add_option("--threads", mcp->threads, "io threads (default: one per core)");
+  AddPositive(cmd, "--max-in-flight", mcp->server.limits.max_in_flight_total,
+              "Calls in flight at once (default 16384); beyond: OVERLOADED");
+  cmd->add_option("--drain-timeout-ms", mcp->drain_timeout_ms,
+                  "When the input ends, wait this long for calls in flight (default 30000)")
+      ->check(CLI::Range(1, 86400000));
+  cmd->add_flag("--allow-broken", mcp->allow_broken, "Serve the skills that load when others do not");
+  cmd->callback([&run, &common, mcp] { run = [&common, mcp] { return Serve(common, *mcp); }; });
 }
 
 }  // namespace skillrunner::cli

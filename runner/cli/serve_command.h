@@ -14,6 +14,8 @@ struct ServeOptions {
   std::int64_t idle_timeout_ms = 0;
   std::int64_t drain_timeout_ms = 0;
   bool allow_broken = false;  // serve what loaded when skills or rubrics do not
+  std::string mcp_listen;     // HOST:PORT of MCP's Streamable HTTP at /mcp; empty: none
+  bool mcp_stdio = false;     // `skillrunner mcp`: one MCP session on stdin/stdout, no listener needed
 };
 
 struct CallOptions {
@@ -38,6 +40,9 @@ void AddServeCommands(CLI::App& app, const CommonOptions& common, std::function<
 // --allow-broken any skill or rubric that does not load: every problem is
 // printed first).
 int Serve(const CommonOptions& common, ServeOptions options);
+
+// Adds `mcp`: the tree as MCP tools over stdin/stdout (Serve with mcp_stdio).
+void AddMcpCommand(CLI::App& app, const CommonOptions& common, std::function<int()>& run);
 
 // `skillrunner call METHOD [PARAMS]`: one request, the answer on stdout.
 // Exit 0 for a result, the design.md §6.1 status for an application error, 2 for

@@ -120,6 +120,7 @@ SkillHost::ReloadReport Server::State::Reload() {
   if (report.ok) {
     spdlog::info("reloaded: {} skill(s), {} rubric(s)", report.skills, report.rubrics);
     // Every open connection hears which skills' schemas changed, and whether that breaks callers.
+    for (auto& door : front_doors) door->Reloaded();
     for (const auto& change : report.changed) {
       const std::string line =
           CompactJson(json::object{{"jsonrpc", "2.0"}, {"method", "skills.changed"}, {"params", change.as_object()}});
@@ -212,6 +213,7 @@ void Server::State::BeginShutdown() {
   spdlog::info("stopping: {} connection(s), {} invocation(s) in flight; waiting up to {} ms", live.size(),
                metrics.in_flight(), options.limits.drain_timeout.count());
   for (auto& connection : live) connection->Drain();
+  DrainFrontDoors();
   drain_timer.expires_after(options.limits.drain_timeout);
   drain_timer.async_wait([self = shared_from_this()](boost::system::error_code ec) {
     if (ec || self->stopped) return;
@@ -233,8 +235,23 @@ std::int64_t Server::State::DrainLeftMs() const {
   return std::max<std::int64_t>(0, left);
 }
 
+void Server::State::DrainFrontDoors() {
+  front_doors_busy = front_doors.size();
+  for (auto& door : front_doors) {
+    door->Drain([weak = weak_from_this()] {
+      if (auto self = weak.lock()) {
+        asio::post(self->strand, [self] {
+          --self->front_doors_busy;
+          self->FinishIfDrained();
+        });
+      }
+    });
+  }
+}
+
 void Server::State::CancelEverything(const std::string& reason) {
   for (auto& connection : LiveConnections()) connection->CancelAll(reason);
+  for (auto& door : front_doors) door->CancelAll(reason);
 }
 
 void Server::State::FinishIfDrained() {
@@ -243,8 +260,10 @@ void Server::State::FinishIfDrained() {
     std::lock_guard lock(connections_mutex);
     if (!connections.empty()) return;
   }
+  if (front_doors_busy > 0) return;
   stopped = true;
   drain_timer.cancel();
+  for (auto& door : front_doors) door->Close();
   if (metrics_endpoint) metrics_endpoint->Close();
   if (signals) signals->cancel();
   spdlog::info("stopped");
@@ -261,7 +280,7 @@ Server::~Server() {
 
 Result<void> Server::Start() {
   State& state = *state_;
-  if (state.options.socket_path.empty() && state.options.listen.empty()) {
+  if (state.options.socket_path.empty() && state.options.listen.empty() && state.front_doors.empty()) {
     return Fail(ErrorCode::kConfigInvalid, "nothing to listen on: give --socket PATH and/or --listen HOST:PORT");
   }
   auto fail = [&](Error error) -> Result<void> {
@@ -302,6 +321,7 @@ Result<void> Server::Start() {
     state.metrics_endpoint->Start(StopServerIfLoopFails(state_, "metrics endpoint accept loop"));
   }
   StartAccepting(state_);
+  for (auto& door : state.front_doors) door->Open();
   return {};
 }
 
@@ -342,5 +362,7 @@ void Server::Shutdown() {
 void Server::OnStopped(std::function<void()> callback) { state_->on_stopped = std::move(callback); }
 
 ServerMetrics& Server::metrics() { return state_->metrics; }
+
+void Server::AddFrontDoor(std::shared_ptr<FrontDoor> door) { state_->front_doors.push_back(std::move(door)); }
 
 }  // namespace skillrunner::server

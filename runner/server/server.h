@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "runner/server/front_door.h"
 #include "runner/server/server_metrics.h"
 #include "runner/server/server_options.h"
 #include "runner/server/skill_host.h"
@@ -57,6 +58,11 @@ class Server {
   void OnStopped(std::function<void()> callback);
 
   ServerMetrics& metrics();
+
+  // Another way in (MCP): opened by Start, told of reloads, drained and
+  // cancelled with the connections. Call before Start. A server with one
+  // needs no listener of its own.
+  void AddFrontDoor(std::shared_ptr<FrontDoor> door);
 
   struct State;
 

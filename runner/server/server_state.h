@@ -60,6 +60,8 @@ struct Server::State : std::enable_shared_from_this<Server::State> {
   std::optional<boost::asio::local::stream_protocol::acceptor> unix_acceptor;
   std::vector<boost::asio::ip::tcp::acceptor> tcp_acceptors;
   std::shared_ptr<MetricsEndpoint> metrics_endpoint;
+  std::vector<std::shared_ptr<FrontDoor>> front_doors;
+  std::size_t front_doors_busy = 0;  // draining, with calls still in flight
   std::optional<boost::asio::signal_set> signals;
   boost::asio::steady_timer drain_timer;
   std::function<void()> on_stopped;
@@ -85,6 +87,7 @@ struct Server::State : std::enable_shared_from_this<Server::State> {
 
   void BeginShutdown();  // on strand
   void CancelEverything(const std::string& reason);
+  void DrainFrontDoors();  // on strand
   void FinishIfDrained();  // on strand
 };
 
