@@ -41,9 +41,21 @@ struct Plain {
   std::vector<std::pair<std::string, std::string>> headers;
 };
 
+// An answer without a body (202 to a notification, 200 to DELETE). A function, not a braced
+// temporary at the call: GCC 12 freed a braced aggregate passed straight to a coroutine twice.
+Plain Bodiless(http::status status) {
+  Plain plain;
+  plain.status = status;
+  plain.type.clear();
+  return plain;
+}
+
 // An HTTP-level refusal with a JSON-RPC error body (id null), as the MCP SDKs answer them.
 Plain Refusal(http::status status, int code, std::string message) {
-  return Plain{status, CompactJson(server::ErrorAnswer(nullptr, code, message)) + "\n", "application/json", {}};
+  Plain plain = Bodiless(status);
+  plain.body = CompactJson(server::ErrorAnswer(nullptr, code, message)) + "\n";
+  plain.type = "application/json";
+  return plain;
 }
 
 bool LoopbackOrigin(std::string_view origin) {
@@ -77,7 +89,12 @@ std::optional<std::string> Caller(const HttpOptions& options, const Request& req
 std::optional<Plain> Screen(const HttpOptions& options, const Request& request, std::optional<std::string>& caller) {
   std::string_view target = request.target();
   if (auto query = target.find('?'); query != std::string_view::npos) target = target.substr(0, query);
-  if (target != "/mcp") return Plain{http::status::not_found, "only /mcp is served here\n", "text/plain", {}};
+  if (target != "/mcp") {
+    Plain missing = Bodiless(http::status::not_found);
+    missing.body = "only /mcp is served here\n";
+    missing.type = "text/plain";
+    return missing;
+  }
   if (auto origin = request.find(http::field::origin); origin != request.end() && !LoopbackOrigin(origin->value())) {
     return Refusal(http::status::forbidden, server::kInvalidRequest,
                    "Forbidden: Origin " + std::string(origin->value()) + " is not a loopback origin");
@@ -97,8 +114,9 @@ std::optional<Plain> Screen(const HttpOptions& options, const Request& request, 
   return std::nullopt;
 }
 
-template <class Stream>
-asio::awaitable<bool> WritePlain(Stream& stream, const Request& request, Plain plain, bool keep_alive) {
+// Writes `plain` (a variable of the caller's frame: GCC 12 destroyed temporaries handed straight to
+// a coroutine twice, so every answer is a named variable and every call a plain statement).
+asio::awaitable<bool> WritePlain(beast::tcp_stream& stream, const Request& request, Plain& plain, bool keep_alive) {
   http::response<http::string_body> response{plain.status, request.version()};
   response.set(http::field::server, "skillrunner");
   if (!plain.body.empty()) response.set(http::field::content_type, plain.type);
@@ -108,7 +126,8 @@ asio::awaitable<bool> WritePlain(Stream& stream, const Request& request, Plain p
   response.prepare_payload();
   stream.expires_after(kWriteTimeout);
   auto [ec, n] = co_await http::async_write(stream, response, asio::as_tuple(asio::use_awaitable));
-  co_return !ec && keep_alive;
+  const bool kept = !ec && keep_alive;
+  co_return kept;
 }
 
 // An SSE stream: the header, then each event as a chunk; `session_id` named when not empty.
@@ -128,18 +147,22 @@ class EventStream {
     auto [ec, n] = co_await http::async_write_header(stream_, serializer, asio::as_tuple(asio::use_awaitable));
     co_return !ec;
   }
-  asio::awaitable<bool> Send(std::string text) {
+  // `text` outlives the write (a literal, or a variable of the caller's).
+  asio::awaitable<bool> Send(std::string_view text) {
     stream_.expires_after(kWriteTimeout);
-    auto [ec, n] =
-        co_await asio::async_write(stream_, http::make_chunk(asio::buffer(text)), asio::as_tuple(asio::use_awaitable));
+    auto chunk = http::make_chunk(asio::buffer(text.data(), text.size()));
+    auto [ec, n] = co_await asio::async_write(stream_, chunk, asio::as_tuple(asio::use_awaitable));
     co_return !ec;
   }
   asio::awaitable<bool> Event(const json::object& message) {
-    co_return co_await Send("event: message\ndata: " + CompactJson(message) + "\n\n");
+    std::string text = "event: message\ndata: " + CompactJson(message) + "\n\n";
+    const bool sent = co_await Send(text);
+    co_return sent;
   }
   asio::awaitable<bool> End() {
     stream_.expires_after(kWriteTimeout);
-    auto [ec, n] = co_await asio::async_write(stream_, http::make_chunk_last(), asio::as_tuple(asio::use_awaitable));
+    auto last = http::make_chunk_last();
+    auto [ec, n] = co_await asio::async_write(stream_, last, asio::as_tuple(asio::use_awaitable));
     co_return !ec && request_.keep_alive();
   }
 
@@ -196,119 +219,165 @@ asio::awaitable<bool> StreamAnswer(beast::tcp_stream& stream, const Request& req
     if (!co_await events.Event(popped.message)) co_return false;
     if (popped.message.contains("id")) break;
   }
-  co_return co_await events.End();
+  const bool kept = co_await events.End();
+  co_return kept;
+}
+
+// What a POST is, read before anything waits: a refusal, or the session and its message.
+struct PostedMessage {
+  std::optional<Plain> refusal;
+  std::shared_ptr<Session> session;
+  std::string id;  // the session's
+  json::value message;
+  bool initialize = false;
+};
+
+PostedMessage ReadPost(HttpDoor::State& state, const Request& request, const std::string& caller) {
+  PostedMessage posted;
+  json::parse_options limits;
+  limits.max_depth = state.options.max_depth;
+  boost::system::error_code ec;
+  posted.message = json::parse(request.body(), ec, {}, limits);
+  if (ec) {
+    posted.refusal = Refusal(http::status::bad_request, server::kParseError, "Parse error: " + ec.message());
+    return posted;
+  }
+  if (!posted.message.is_object()) {
+    posted.refusal = Refusal(http::status::bad_request, server::kInvalidRequest,
+                             "Invalid Request: one JSON-RPC message object per POST");
+    return posted;
+  }
+  const json::value* method = posted.message.as_object().if_contains("method");
+  posted.initialize = IsRequest(posted.message) && method->is_string() && method->get_string() == "initialize";
+  if (!posted.initialize) {
+    auto named = NamedSession(state, request, caller, posted.id);
+    if (auto* refused = std::get_if<Plain>(&named)) {
+      posted.refusal = std::move(*refused);
+    } else {
+      posted.session = std::get<std::shared_ptr<Session>>(named);
+    }
+    return posted;
+  }
+  auto opened = state.draining ? std::nullopt : state.Open(caller);
+  if (!opened) {
+    posted.refusal = Refusal(http::status::service_unavailable, server::kInvalidRequest,
+                             state.draining ? "Service Unavailable: the server is shutting down"
+                                            : "Service Unavailable: too many MCP sessions");
+    return posted;
+  }
+  posted.id = *opened;
+  posted.session = state.Find(posted.id, caller);
+  return posted;
 }
 
 asio::awaitable<bool> Post(HttpDoor::State& state, beast::tcp_stream& stream, const Request& request,
                            const std::string& caller) {
-  const bool keep = request.keep_alive();
-  json::parse_options limits;
-  limits.max_depth = state.options.max_depth;
-  boost::system::error_code ec;
-  json::value message = json::parse(request.body(), ec, {}, limits);
-  if (ec)
-    co_return co_await WritePlain(
-        stream, request, Refusal(http::status::bad_request, server::kParseError, "Parse error: " + ec.message()), keep);
-  if (!message.is_object()) {
-    co_return co_await WritePlain(stream, request,
-                                  Refusal(http::status::bad_request, server::kInvalidRequest,
-                                          "Invalid Request: one JSON-RPC message object per POST"),
-                                  keep);
-  }
-  const json::value* method = message.as_object().if_contains("method");
-  const bool initialize = IsRequest(message) && method->is_string() && method->get_string() == "initialize";
-  std::string id;
-  std::shared_ptr<Session> session;
-  if (initialize) {
-    auto opened = state.draining ? std::nullopt : state.Open(caller);
-    if (!opened) {
-      co_return co_await WritePlain(stream, request,
-                                    Refusal(http::status::service_unavailable, server::kInvalidRequest,
-                                            state.draining ? "Service Unavailable: the server is shutting down"
-                                                           : "Service Unavailable: too many MCP sessions"),
-                                    keep);
+  PostedMessage posted = ReadPost(state, request, caller);
+  Plain plain = posted.refusal ? std::move(*posted.refusal) : Bodiless(http::status::accepted);
+  if (!posted.refusal && !IsRequest(posted.message)) {
+    posted.session->Handle(std::move(posted.message), [](json::object) {});
+  } else if (!posted.refusal) {
+    const bool progress = WantsProgress(posted.message);
+    auto mailbox = std::make_shared<Mailbox>(stream.get_executor());
+    posted.session->Handle(std::move(posted.message), [mailbox](json::object m) { mailbox->Push(std::move(m)); });
+    if (progress) {
+      const std::string named_id = posted.initialize ? posted.id : std::string();
+      const bool kept = co_await StreamAnswer(stream, request, *mailbox, named_id);
+      co_return kept;
     }
-    id = *opened;
-    session = state.Find(id, caller);
+    json::object answer = co_await AnswerOf(*mailbox);
+    if (!answer.empty()) {  // empty: the call was cancelled, and MCP answers nothing
+      plain.status = http::status::ok;
+      plain.body = CompactJson(answer) + "\n";
+      plain.type = "application/json";
+      if (posted.initialize) plain.headers.emplace_back(std::string(kSessionHeader), posted.id);
+    }
+  }
+  const bool kept = co_await WritePlain(stream, request, plain, request.keep_alive());
+  co_return kept;
+}
+
+// What a GET or DELETE names: its session, or the refusal.
+struct Named {
+  std::optional<Plain> refusal;
+  std::shared_ptr<Session> session;
+  std::string id;
+};
+
+Named ReadNamed(HttpDoor::State& state, const Request& request, const std::string& caller) {
+  Named named;
+  auto found = NamedSession(state, request, caller, named.id);
+  if (auto* refused = std::get_if<Plain>(&found)) {
+    named.refusal = std::move(*refused);
   } else {
-    auto named = NamedSession(state, request, caller, id);
-    if (auto* refused = std::get_if<Plain>(&named))
-      co_return co_await WritePlain(stream, request, std::move(*refused), keep);
-    session = std::get<std::shared_ptr<Session>>(named);
+    named.session = std::get<std::shared_ptr<Session>>(found);
   }
-  if (!IsRequest(message)) {
-    session->Handle(std::move(message), [](json::object) {});
-    co_return co_await WritePlain(stream, request, Plain{http::status::accepted, "", "", {}}, keep);
+  return named;
+}
+
+// The events of an open GET stream until the session ends or the client leaves.
+asio::awaitable<bool> Notifications(EventStream& events, Mailbox& mailbox) {
+  bool open = co_await events.Start("");
+  while (open) {
+    Mailbox::Popped popped = co_await mailbox.Pop(kKeepAliveEvery);
+    if (popped.got == Mailbox::Got::kShut) break;
+    if (popped.got == Mailbox::Got::kTimeout) {
+      open = co_await events.Send(": keep-alive\n\n");
+    } else {
+      open = co_await events.Event(popped.message);
+    }
   }
-  const bool progress = WantsProgress(message);
-  auto mailbox = std::make_shared<Mailbox>(stream.get_executor());
-  session->Handle(std::move(message), [mailbox](json::object m) { mailbox->Push(std::move(m)); });
-  if (progress) co_return co_await StreamAnswer(stream, request, *mailbox, initialize ? id : std::string());
-  json::object answer = co_await AnswerOf(*mailbox);
-  if (answer.empty()) co_return co_await WritePlain(stream, request, Plain{http::status::accepted, "", "", {}}, keep);
-  Plain plain{http::status::ok, CompactJson(answer) + "\n", "application/json", {}};
-  if (initialize) plain.headers.emplace_back(std::string(kSessionHeader), id);
-  co_return co_await WritePlain(stream, request, std::move(plain), keep);
+  if (open) open = co_await events.End();
+  co_return open;
 }
 
 // The session's own stream: notifications/tools/list_changed, a comment every kKeepAliveEvery.
 asio::awaitable<bool> Get(HttpDoor::State& state, beast::tcp_stream& stream, const Request& request,
                           const std::string& caller) {
-  const bool keep = request.keep_alive();
-  if (request[http::field::accept].find("text/event-stream") == std::string_view::npos) {
-    Plain refused = Refusal(http::status::method_not_allowed, server::kInvalidRequest,
-                            "Method Not Allowed: GET /mcp is an SSE stream (Accept: text/event-stream)");
-    refused.headers.emplace_back("Allow", "GET, POST, DELETE");
-    co_return co_await WritePlain(stream, request, std::move(refused), keep);
-  }
-  std::string id;
-  auto named = NamedSession(state, request, caller, id);
-  if (auto* refused = std::get_if<Plain>(&named))
-    co_return co_await WritePlain(stream, request, std::move(*refused), keep);
-  auto session = std::get<std::shared_ptr<Session>>(named);
+  Named named = ReadNamed(state, request, caller);
   auto mailbox = std::make_shared<Mailbox>(stream.get_executor());
-  if (!state.AttachStream(id, mailbox)) {
-    co_return co_await WritePlain(
-        stream, request,
-        Refusal(http::status::conflict, server::kInvalidRequest, "Conflict: this session's GET stream is already open"),
-        keep);
+  Plain plain = named.refusal ? std::move(*named.refusal) : Bodiless(http::status::ok);
+  if (request[http::field::accept].find("text/event-stream") == std::string_view::npos) {
+    plain = Refusal(http::status::method_not_allowed, server::kInvalidRequest,
+                    "Method Not Allowed: GET /mcp is an SSE stream (Accept: text/event-stream)");
+    plain.headers.emplace_back("Allow", "GET, POST, DELETE");
+  } else if (!named.refusal && !state.AttachStream(named.id, mailbox)) {
+    plain =
+        Refusal(http::status::conflict, server::kInvalidRequest, "Conflict: this session's GET stream is already open");
+  } else if (!named.refusal) {
+    named.session->SetNotifications([mailbox](json::object m) { mailbox->Push(std::move(m)); });
+    EventStream events(stream, request);
+    const bool kept = co_await Notifications(events, *mailbox);
+    state.DetachStream(named.id, mailbox);
+    co_return kept;
   }
-  session->SetNotifications([mailbox](json::object m) { mailbox->Push(std::move(m)); });
-  EventStream events(stream, request);
-  bool open = co_await events.Start("");
-  while (open) {
-    Mailbox::Popped popped = co_await mailbox->Pop(kKeepAliveEvery);
-    if (popped.got == Mailbox::Got::kShut) break;
-    open = popped.got == Mailbox::Got::kTimeout ? co_await events.Send(": keep-alive\n\n")
-                                                : co_await events.Event(popped.message);
-  }
-  state.DetachStream(id, mailbox);
-  co_return open&& co_await events.End();
+  const bool kept = co_await WritePlain(stream, request, plain, request.keep_alive());
+  co_return kept;
 }
 
 asio::awaitable<bool> Delete(HttpDoor::State& state, beast::tcp_stream& stream, const Request& request,
                              const std::string& caller) {
-  std::string id;
-  auto named = NamedSession(state, request, caller, id);
-  if (auto* refused = std::get_if<Plain>(&named))
-    co_return co_await WritePlain(stream, request, std::move(*refused), request.keep_alive());
-  state.Erase(id);
-  co_return co_await WritePlain(stream, request, Plain{http::status::ok, "", "", {}}, request.keep_alive());
+  Named named = ReadNamed(state, request, caller);
+  Plain plain = named.refusal ? std::move(*named.refusal) : Bodiless(http::status::ok);
+  if (!named.refusal) state.Erase(named.id);
+  const bool kept = co_await WritePlain(stream, request, plain, request.keep_alive());
+  co_return kept;
 }
 
 asio::awaitable<bool> Exchange(HttpDoor::State& state, beast::tcp_stream& stream, const Request& request) {
   std::optional<std::string> caller;
-  if (auto refused = Screen(state.options, request, caller)) {
-    co_return co_await WritePlain(stream, request, std::move(*refused), request.keep_alive());
+  std::optional<Plain> refused = Screen(state.options, request, caller);
+  bool kept = false;
+  if (refused) {
+    kept = co_await WritePlain(stream, request, *refused, request.keep_alive());
+  } else if (request.method() == http::verb::post) {
+    kept = co_await Post(state, stream, request, *caller);
+  } else if (request.method() == http::verb::get) {
+    kept = co_await Get(state, stream, request, *caller);
+  } else {
+    kept = co_await Delete(state, stream, request, *caller);
   }
-  switch (request.method()) {
-    case http::verb::post:
-      co_return co_await Post(state, stream, request, *caller);
-    case http::verb::get:
-      co_return co_await Get(state, stream, request, *caller);
-    default:
-      co_return co_await Delete(state, stream, request, *caller);
-  }
+  co_return kept;
 }
 
 }  // namespace
@@ -325,11 +394,10 @@ asio::awaitable<void> ServeConnection(std::shared_ptr<HttpDoor::State> state,
     if (ec == http::error::body_limit) {
       Request request;
       request.version(11);
-      co_await WritePlain(
-          *stream, request,
+      Plain refused =
           Refusal(http::status::payload_too_large, server::kInvalidRequest,
-                  "Payload Too Large: a message over " + std::to_string(state->options.max_body_bytes) + " bytes"),
-          false);
+                  "Payload Too Large: a message over " + std::to_string(state->options.max_body_bytes) + " bytes");
+      co_await WritePlain(*stream, request, refused, false);
       break;
     }
     if (ec) break;

@@ -56,35 +56,30 @@ bool WantsProgress(const json::value& message) {
 
 namespace {
 
-// The progress of one call with a progressToken: one notification as each attempt starts, and one
-// as an attempt is abandoned for a retry. Emitted on the call's strand (no pacing: no timer).
+// The progress of one call with a progressToken: one notification as it starts ("attempt 1"), and
+// one as each attempt is abandoned for a retry. At the start rather than at an attempt's first
+// output: a fast answer right behind its progress raced it in the SDK's client (it handles
+// notifications a tick later than answers, and dropped the progress of a call already answered).
 struct Progress {
   json::value token;
   Sink reply;
-  int attempt = 0;      // the attempt the last notification was about
   double progress = 0;  // the last value sent (it only grows)
+  void Send(std::string message) {
+    progress += 1;
+    reply(
+        Notification("notifications/progress",
+                     json::object{{"progressToken", token}, {"progress", progress}, {"message", std::move(message)}}));
+  }
 };
 
 StreamEvents::Emit ProgressOf(std::shared_ptr<Progress> state) {
   return [state = std::move(state)](std::string_view method, json::object params) {
+    if (method != "skills.reset") return;
     const json::value* at = params.if_contains("attempt");
-    const int attempt = at != nullptr && at->is_int64() ? static_cast<int>(at->get_int64()) : 0;
-    std::string message;
-    if (method == "skills.reset") {
-      const json::value* reason = params.if_contains("reason");
-      message = "attempt " + std::to_string(attempt) + " abandoned (" +
+    const json::value* reason = params.if_contains("reason");
+    state->Send("attempt " + std::to_string(at != nullptr && at->is_int64() ? at->get_int64() : 0) + " abandoned (" +
                 (reason != nullptr && reason->is_string() ? std::string(reason->get_string()) : "retry") +
-                "); retrying";
-    } else if (attempt != state->attempt) {
-      message = "attempt " + std::to_string(attempt);
-    } else {
-      return;
-    }
-    state->attempt = attempt;
-    state->progress += 1;
-    state->reply(Notification(
-        "notifications/progress",
-        json::object{{"progressToken", state->token}, {"progress", state->progress}, {"message", std::move(message)}}));
+                "); retrying");
   };
 }
 
@@ -286,7 +281,9 @@ void Session::Call(const json::value& id, json::object params, const Sink& reply
   auto flight = std::make_shared<InFlight>();
   const json::object& meta = ObjectMember(params, "_meta");
   if (const json::value* token = meta.if_contains("progressToken")) {
-    flight->events = std::make_unique<StreamEvents>(ProgressOf(std::make_shared<Progress>(Progress{*token, reply})));
+    auto progress = std::make_shared<Progress>(Progress{*token, reply});
+    progress->Send("attempt 1");
+    flight->events = std::make_unique<StreamEvents>(ProgressOf(std::move(progress)));
     request->options.stream = flight->events.get();
   }
   in_flight_.emplace(key, flight);
