@@ -223,8 +223,9 @@ std::string AddMcpDoors(server::Server& server, ReloadingHost& host, const Serve
     http.idle_timeout = options.server.limits.idle_timeout;
     auto door = mcp::HttpDoor::Listen(std::move(workers), options.mcp_listen, std::move(http));
     if (!door) return door.error().message;
-    where += (where.empty() ? "" : ", ") + std::string("MCP at http://") + options.mcp_listen + "/mcp (port " +
-             std::to_string((*door)->port()) + ")";
+    const std::string host = options.mcp_listen.substr(0, options.mcp_listen.rfind(':'));
+    where += (where.empty() ? "" : ", ") + std::string("MCP at http://") + host + ":" +
+             std::to_string((*door)->port()) + "/mcp";
     server.AddFrontDoor(std::move(*door));
   }
   return "";

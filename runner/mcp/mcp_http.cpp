@@ -187,14 +187,16 @@ void HttpDoor::Open() {
               co_await state->acceptor.async_accept(asio::make_strand(io), asio::as_tuple(asio::use_awaitable));
           if (ec == asio::error::operation_aborted || !state->acceptor.is_open()) break;
           if (ec) continue;
-          auto stream = std::make_shared<beast::tcp_stream>(std::move(socket));
+          auto connection = std::make_shared<LiveConnection>();
+          connection->stream = std::make_shared<beast::tcp_stream>(std::move(socket));
           std::uint64_t id = 0;
           {
             std::lock_guard lock(state->mutex);
             id = ++state->next_connection;
-            state->connections.emplace(id, stream);
+            state->connections.emplace(id, connection);
           }
-          asio::co_spawn(stream->get_executor(), ServeConnection(state, stream), [state, id](std::exception_ptr e) {
+          auto executor = connection->stream->get_executor();
+          asio::co_spawn(executor, ServeConnection(state, connection), [state, id](std::exception_ptr e) {
             if (e) spdlog::warn("mcp: a connection ended on an exception");
             std::lock_guard lock(state->mutex);
             state->connections.erase(id);
@@ -237,8 +239,10 @@ void HttpDoor::Close() {
   for (auto& [id, entry] : state_->sessions) {
     if (entry.stream) entry.stream->Shut();
   }
-  for (auto& [id, weak] : state_->connections) {
-    if (auto stream = weak.lock()) asio::post(stream->get_executor(), [stream] { stream->close(); });
+  for (auto& [id, connection] : state_->connections) {
+    asio::post(connection->stream->get_executor(), [connection] {
+      if (!connection->busy) connection->stream->close();  // a busy one ends after its exchange
+    });
   }
 }
 

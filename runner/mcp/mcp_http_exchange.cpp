@@ -383,7 +383,8 @@ asio::awaitable<bool> Exchange(HttpDoor::State& state, beast::tcp_stream& stream
 }  // namespace
 
 asio::awaitable<void> ServeConnection(std::shared_ptr<HttpDoor::State> state,
-                                      std::shared_ptr<beast::tcp_stream> stream) {
+                                      std::shared_ptr<LiveConnection> connection) {
+  beast::tcp_stream* stream = connection->stream.get();
   beast::flat_buffer buffer;
   while (!state->closed) {
     http::request_parser<http::string_body> parser;
@@ -402,7 +403,10 @@ asio::awaitable<void> ServeConnection(std::shared_ptr<HttpDoor::State> state,
     }
     if (ec) break;
     Request request = parser.release();
-    if (!co_await Exchange(*state, *stream, request)) break;
+    connection->busy = true;
+    const bool kept = co_await Exchange(*state, *stream, request);
+    connection->busy = false;
+    if (!kept) break;
   }
   beast::error_code ignored;
   stream->socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);

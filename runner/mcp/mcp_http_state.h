@@ -43,6 +43,13 @@ class Mailbox : public std::enable_shared_from_this<Mailbox> {
   bool shut_ = false;
 };
 
+// An open connection: closed at once by Close while it waits for a request; one in an exchange
+// finishes it first (its answer is written). `busy` is read and written on the stream's strand only.
+struct LiveConnection {
+  std::shared_ptr<boost::beast::tcp_stream> stream;
+  bool busy = false;
+};
+
 // One MCP session as HTTP sees it.
 struct HttpSession {
   std::shared_ptr<Session> session;
@@ -63,7 +70,7 @@ struct HttpDoor::State : std::enable_shared_from_this<HttpDoor::State> {
 
   std::mutex mutex;  // guards what follows
   std::map<std::string, HttpSession> sessions;
-  std::map<std::uint64_t, std::weak_ptr<boost::beast::tcp_stream>> connections;
+  std::map<std::uint64_t, std::shared_ptr<LiveConnection>> connections;
   std::uint64_t next_connection = 0;
   std::size_t busy_sessions = 0;  // draining, with calls in flight
   std::function<void()> on_idle;
@@ -82,6 +89,6 @@ struct HttpDoor::State : std::enable_shared_from_this<HttpDoor::State> {
 
 // Serves one accepted connection until it closes (mcp_http_exchange.cpp).
 boost::asio::awaitable<void> ServeConnection(std::shared_ptr<HttpDoor::State> state,
-                                             std::shared_ptr<boost::beast::tcp_stream> stream);
+                                             std::shared_ptr<LiveConnection> connection);
 
 }  // namespace skillrunner::mcp

@@ -304,8 +304,15 @@ void Session::Call(const json::value& id, json::object params, const Sink& reply
 }
 
 void Session::Conclude(const CallDone& done, const InFlight& flight, std::exception_ptr e, server::DonePtr result) {
-  Finished(done.key);
-  if (options_.metrics != nullptr) options_.metrics->AddInFlight(-1);
+  // The answer goes out before the call stops counting: a drain waiting for it ends after it is sent.
+  struct Uncount {
+    Session& session;
+    const std::string& key;
+    ~Uncount() {
+      session.Finished(key);
+      if (session.options_.metrics != nullptr) session.options_.metrics->AddInFlight(-1);
+    }
+  } uncount{*this, done.key};
   if (e) {
     server::LogInternalError(done.key, done.skill->id, e);
     done.reply(server::ErrorAnswer(done.id, server::kInternalError, "Internal error: the call failed unexpectedly"));

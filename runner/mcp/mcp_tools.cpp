@@ -84,7 +84,9 @@ json::value Inliner::Node(const json::value& schema, int depth) {
   json::object out;
   for (const auto& [key, value] : *object) {
     if (key == "$schema" || key == "$id") continue;
-    out[key] = IsDataKeyword(key) ? value : Node(value, depth + 1);
+    // The root's definitions as written: what a kept (recursive) ref needs, dropped when none is.
+    const bool definitions = depth == 0 && (key == "$defs" || key == "definitions");
+    out[key] = IsDataKeyword(key) || definitions ? value : Node(value, depth + 1);
   }
   return out;
 }

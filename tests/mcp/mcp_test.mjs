@@ -243,9 +243,10 @@ async function startServe() {
   server.on('exit', (code, signal) => {
     state.exited = { code, signal };
   });
-  await waitFor(() => /\/mcp \(port \d+\)/.test(state.log) || state.exited, 10000, 'listening line');
+  const listening = /MCP at (http:\/\/127\.0\.0\.1:\d+\/mcp)/;
+  await waitFor(() => listening.test(state.log) || state.exited, 10000, 'listening line');
   if (state.exited) throw new Error(`serve exited: ${JSON.stringify(state.exited)}\n${state.log}`);
-  state.url = `http://127.0.0.1:${state.log.match(/\/mcp \(port (\d+)\)/)[1]}/mcp`;
+  state.url = state.log.match(listening)[1];
   return state;
 }
 

@@ -3,6 +3,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -27,10 +29,17 @@ std::uint16_t WaitForViewPort(const std::filesystem::path& stderr_file, std::chr
 }
 
 HttpReply HttpFetch(std::uint16_t port, const std::string& target, const std::string& headers) {
+  return HttpSend(port, "GET", target, headers, "");
+}
+
+HttpReply HttpSend(std::uint16_t port, const std::string& method, const std::string& target, const std::string& headers,
+                   const std::string& body) {
   HttpReply reply;
   int fd = ConnectToLoopback(port);
   if (fd < 0) return reply;
-  const std::string request = "GET " + target + " HTTP/1.1\r\n" + headers + "Connection: close\r\n\r\n";
+  std::string request = method + " " + target + " HTTP/1.1\r\n" + headers + "Connection: close\r\n";
+  if (!body.empty() || method == "POST") request += "Content-Length: " + std::to_string(body.size()) + "\r\n";
+  request += "\r\n" + body;
   if (send(fd, request.data(), request.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(request.size())) {
     close(fd);
     return reply;
@@ -45,6 +54,26 @@ HttpReply HttpFetch(std::uint16_t port, const std::string& target, const std::st
   reply.head = text.substr(0, split);
   reply.body = text.substr(split + 4);
   return reply;
+}
+
+std::string HeaderOf(const HttpReply& reply, std::string_view name) {
+  std::size_t start = reply.head.find("\r\n");
+  while (start != std::string::npos) {
+    start += 2;
+    const std::size_t end = reply.head.find("\r\n", start);
+    std::string_view line =
+        std::string_view(reply.head).substr(start, end == std::string::npos ? std::string::npos : end - start);
+    const std::size_t colon = line.find(':');
+    if (colon == name.size() && std::equal(name.begin(), name.end(), line.begin(), [](char a, char b) {
+          return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
+        })) {
+      std::string_view value = line.substr(colon + 1);
+      while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
+      return std::string(value);
+    }
+    start = end;
+  }
+  return "";
 }
 
 }  // namespace skillrunner::test_support

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <string_view>
 
 namespace skillrunner::test_support {
 
@@ -22,5 +23,10 @@ struct HttpReply {
 std::uint16_t WaitForViewPort(const std::filesystem::path& stderr_file, std::chrono::milliseconds timeout);
 
 HttpReply HttpFetch(std::uint16_t port, const std::string& target, const std::string& headers = "Host: 127.0.0.1\r\n");
+// Any method, with a body (Content-Length set; `headers` end each line with CRLF).
+HttpReply HttpSend(std::uint16_t port, const std::string& method, const std::string& target, const std::string& headers,
+                   const std::string& body);
+// The value of header `name` (any case) in `head`, "" when it has none.
+std::string HeaderOf(const HttpReply& reply, std::string_view name);
 
 }  // namespace skillrunner::test_support
