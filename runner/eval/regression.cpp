@@ -162,7 +162,7 @@ struct Pairs {
 // outcome, expected match, rubric pass, review gate and per criterion, over
 // the cases present in both runs (same skill, case id and repeat).
 struct SkillPairs {
-  Pairs schema, outcome, expected, rubric, review_gate;
+  Pairs schema, outcome, expected, rubric, review_gate, checks;
   std::map<std::string, Pairs> criteria;
 };
 
@@ -173,6 +173,7 @@ void AddGates(SkillPairs& pairs, const CaseGates* then, const CaseGates& now) {
   pairs.expected.Add(gate(then, &CaseGates::expected), now.expected);
   pairs.rubric.Add(gate(then, &CaseGates::rubric), now.rubric);
   pairs.review_gate.Add(gate(then, &CaseGates::review_gate), now.review_gate);
+  pairs.checks.Add(gate(then, &CaseGates::checks), now.checks);
 }
 
 std::map<std::string, SkillPairs, std::less<>> PairCases(const std::vector<json::object>& records,
@@ -200,13 +201,14 @@ std::map<std::string, SkillPairs, std::less<>> PairCases(const std::vector<json:
   return out;
 }
 
-// "paired" of a skill: schema and outcome always; expected, rubric and
-// review_gate where some case both runs share has that gate.
+// "paired" of a skill: schema and outcome always; expected, rubric,
+// review_gate and checks where some case both runs share has that gate.
 json::object PairedJson(const SkillPairs& pairs, double alpha) {
   json::object paired{{"schema", pairs.schema.ToJson(alpha)}, {"outcome", pairs.outcome.ToJson(alpha)}};
   if (pairs.expected.n > 0) paired["expected"] = pairs.expected.ToJson(alpha);
   if (pairs.rubric.n > 0) paired["rubric"] = pairs.rubric.ToJson(alpha);
   if (pairs.review_gate.n > 0) paired["review_gate"] = pairs.review_gate.ToJson(alpha);
+  if (pairs.checks.n > 0) paired["checks"] = pairs.checks.ToJson(alpha);
   return paired;
 }
 

@@ -144,7 +144,8 @@ json::value PairedDelta(const json::value* paired) {
 // Drops against the baseline (max_regression), one per measure of the closed
 // set of design.md §10.1: case_pass_rate, schema_compliance, expected_match,
 // rubric_pass_rate, review_gate (when the suite judges with another rubric
-// than the skill's gate) and criterion:<id>.
+// than the skill's gate), check_pass_rate (when the cases carry checks) and
+// criterion:<id>.
 void CheckRegressions(Checker& check, const SuiteSkill& entry, const json::value& baseline_value,
                       const json::value* criteria, bool gate_unstable, double alpha) {
   const double max_regression = *entry.thresholds.max_regression;
@@ -184,6 +185,9 @@ void CheckRegressions(Checker& check, const SuiteSkill& entry, const json::value
     const json::value delta = PairedDelta(gate);
     check.Regression("review_gate", "", "review gate pass rate", max_regression, &delta, gate, alpha);
   }
+  const json::value* checks = Get(paired, "checks");  // only when the cases carry checks
+  const json::value checks_delta = PairedDelta(checks);
+  check.Regression("check_pass_rate", "", "check pass rate", max_regression, &checks_delta, checks, alpha);
   const json::value* deltas = Get(baseline, "criteria");
   if (deltas && deltas->is_object()) {
     for (const auto& [id, d] : deltas->as_object()) {

@@ -48,6 +48,7 @@ std::string SeriesOfBreach(std::string_view measure) {
   if (measure == "case_pass_rate") return "outcome";
   if (measure == "expected_match") return "expected";
   if (measure == "rubric_pass_rate") return "rubric";
+  if (measure == "check_pass_rate") return "checks";
   return std::string(measure);  // review_gate, criterion:<id>, and those no series has
 }
 

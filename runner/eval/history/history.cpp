@@ -106,6 +106,9 @@ CaseGates GatesOf(const json::object& record) {
   const json::object* gate = ObjectAt(ObjectAt(&record, "result"), "review");
   const json::value* gate_pass = gate ? gate->if_contains("pass") : nullptr;
   if (outcome != CaseOutcome::kError && gate_pass && gate_pass->is_bool()) gates.review_gate = gate_pass->as_bool();
+  if (const json::value* checks = record.if_contains("check_pass"); checks && checks->is_bool()) {
+    gates.checks = checks->as_bool();
+  }
   return gates;
 }
 
@@ -154,12 +157,13 @@ Result<void> InsertRun(sql::Db& db, const json::object& summary, const std::vect
 // A merged run may carry one case twice; the last wins.
 constexpr const char* kUpsertOutcome =
     "INSERT INTO case_outcomes (run_id, skill, case_id, \"repeat\", outcome, duration_ms, input_tokens, "
-    "output_tokens, cost_usd, schema_ok, expected_ok, rubric_ok, review_gate_ok) "
-    "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) "
+    "output_tokens, cost_usd, schema_ok, expected_ok, rubric_ok, review_gate_ok, check_ok) "
+    "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) "
     "ON CONFLICT (run_id, skill, case_id, \"repeat\") DO UPDATE SET outcome = excluded.outcome, "
     "duration_ms = excluded.duration_ms, input_tokens = excluded.input_tokens, "
     "output_tokens = excluded.output_tokens, cost_usd = excluded.cost_usd, schema_ok = excluded.schema_ok, "
-    "expected_ok = excluded.expected_ok, rubric_ok = excluded.rubric_ok, review_gate_ok = excluded.review_gate_ok";
+    "expected_ok = excluded.expected_ok, rubric_ok = excluded.rubric_ok, review_gate_ok = excluded.review_gate_ok, "
+    "check_ok = excluded.check_ok";
 constexpr const char* kUpsertVerdict =
     "INSERT INTO criterion_verdicts (run_id, skill, case_id, \"repeat\", criterion_id, verdict) "
     "VALUES ($1, $2, $3, $4, $5, $6) "
@@ -195,7 +199,7 @@ Result<void> InsertCases(sql::Db& db, std::string_view run_id, const std::vector
                      sql::Int(IntAt(&record, "repeat").value_or(0)), sql::Text(CaseOutcomeName(OutcomeOf(record))),
                      sql::Int(duration), sql::Int(IntAt(metrics, "input_tokens")),
                      sql::Int(IntAt(metrics, "output_tokens")), sql::Real(CaseCostUsd(record)), Gate(gates.schema),
-                     Gate(gates.expected), Gate(gates.rubric), Gate(gates.review_gate)});
+                     Gate(gates.expected), Gate(gates.rubric), Gate(gates.review_gate), Gate(gates.checks)});
     if (!done) return done;
     if (auto verdicts = InsertVerdicts(db, run_id, skill, record); !verdicts) return verdicts;
   }
@@ -258,7 +262,7 @@ std::string IdentityKey(const std::string& skill, const std::string& case_id, st
 
 Result<void> LoadOutcomes(sql::Db& db, BaselineRun& run) {
   auto rows = db.Query(
-      "SELECT skill, case_id, \"repeat\", outcome, schema_ok, expected_ok, rubric_ok, review_gate_ok "
+      "SELECT skill, case_id, \"repeat\", outcome, schema_ok, expected_ok, rubric_ok, review_gate_ok, check_ok "
       "FROM case_outcomes WHERE run_id = $1",
       {sql::Text(run.run_id)});
   if (!rows) return std::unexpected(std::move(rows.error()));
@@ -271,8 +275,8 @@ Result<void> LoadOutcomes(sql::Db& db, BaselineRun& run) {
       if (rows->IsNull(r, column)) return std::nullopt;
       return rows->IntAt(r, column) != 0;
     };
-    CaseGates gates{gate(4), gate(5), gate(6), gate(7)};
-    if (gates.schema || gates.expected || gates.rubric || gates.review_gate) run.gates[key] = gates;
+    CaseGates gates{gate(4), gate(5), gate(6), gate(7), gate(8)};
+    if (gates.schema || gates.expected || gates.rubric || gates.review_gate || gates.checks) run.gates[key] = gates;
   }
   auto verdicts =
       db.Query("SELECT skill, case_id, \"repeat\", criterion_id, verdict FROM criterion_verdicts WHERE run_id = $1",

@@ -125,6 +125,10 @@ CREATE TABLE IF NOT EXISTS rollout_samples (
 CREATE INDEX IF NOT EXISTS rollout_samples_by_rollout ON rollout_samples(rollout, at);
 )sql";
 
+// 7 (design.md §11.4): the case's own checks, a gate of the paired comparison like the others.
+constexpr const char* kSqliteV7 = "ALTER TABLE case_outcomes ADD COLUMN check_ok INTEGER;";
+constexpr const char* kPostgresV7 = "ALTER TABLE case_outcomes ADD COLUMN IF NOT EXISTS check_ok INTEGER;";
+
 struct Step {
   const char* sqlite;
   const char* postgres;
@@ -135,7 +139,8 @@ constexpr std::array<Step, kHistorySchemaVersion> kSteps = {{{kSqliteV1, kPostgr
                                                              {kSqliteV3, kPostgresV3},
                                                              {kBothV4, kBothV4},
                                                              {kBothV5, kBothV5},
-                                                             {kSqliteV6, kPostgresV6}}};
+                                                             {kSqliteV6, kPostgresV6},
+                                                             {kSqliteV7, kPostgresV7}}};
 
 // Any constant: the key of the advisory lock PostgreSQL writers migrate under.
 constexpr const char* kMigrationLock = "SELECT pg_advisory_xact_lock(7268455350)";

@@ -48,7 +48,8 @@ struct Count {
 };
 
 // The fixed measures in the order a reader expects them; criteria follow.
-constexpr std::array<const char*, 5> kGateMeasures = {"schema", "outcome", "expected", "rubric", "review_gate"};
+constexpr std::array<const char*, 6> kGateMeasures = {"schema", "outcome",     "expected",
+                                                      "rubric", "review_gate", "checks"};
 
 void CountRecord(const json::object& record, std::map<std::string, Count>& counts) {
   const CaseOutcome outcome = OutcomeOf(record);
@@ -58,6 +59,7 @@ void CountRecord(const json::object& record, std::map<std::string, Count>& count
   counts["expected"].Add(gates.expected);
   counts["rubric"].Add(gates.rubric);
   counts["review_gate"].Add(gates.review_gate);
+  counts["checks"].Add(gates.checks);
   const Verdicts verdicts = VerdictsOf(record);
   for (const auto& [criterion, verdict] : verdicts) {
     counts["criterion:" + criterion].Add(VerdictGate(&verdicts, criterion));
@@ -88,6 +90,7 @@ std::string MeasureLabel(const std::string& measure) {
   if (measure == "expected") return "expected match";
   if (measure == "rubric") return "rubric pass";
   if (measure == "review_gate") return "review gate pass";
+  if (measure == "checks") return "checks pass";
   if (measure.starts_with("criterion:")) return "criterion " + measure.substr(10);
   return measure;
 }

@@ -431,6 +431,7 @@ std::string SignificanceTable(const json::object& baseline, std::string_view bef
     rows += PairedRow(id, "expected match", ObjectAt(paired, "expected"), alpha);
     rows += PairedRow(id, "rubric", ObjectAt(paired, "rubric"), alpha);
     rows += PairedRow(id, "review gate", ObjectAt(paired, "review_gate"), alpha);
+    rows += PairedRow(id, "checks", ObjectAt(paired, "checks"), alpha);
     if (const json::object* criteria = ObjectAt(skill, "criteria")) {
       for (const auto& [cid, entry] : *criteria) {
         rows += PairedRow(id, "criterion " + std::string(cid),

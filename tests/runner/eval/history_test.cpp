@@ -147,13 +147,16 @@ TEST_F(HistoryTest, OutcomesAreKeyedLikeCaseKeyWithRepeats) {
 }
 
 // design.md §10.1: each gate of a case comes back, the skill's own review gate
-// (its verdict on the result) included.
+// (its verdict on the result) and the case's own checks included.
 TEST_F(HistoryTest, EveryGateOfACaseIsKeptTheReviewGateIncluded) {
   auto history = OpenHistory();
   json::object gated = PassRecord("extract", "c1");
   gated["result"].as_object()["review"] = json::object{{"pass", false}};
   gated["expected_match"] = true;
-  Record(*history, Summary("r1", "2025-01-01T02:00:00Z"), {gated, FailRecord("extract", "c2")});
+  gated["check_pass"] = true;
+  json::object checked = FailRecord("extract", "c2");
+  checked["check_pass"] = false;
+  Record(*history, Summary("r1", "2025-01-01T02:00:00Z"), {gated, checked, PassRecord("extract", "c3")});
   auto baseline = history->LoadBaseline("nightly", "last", "r2");
   ASSERT_TRUE(baseline.has_value() && baseline->has_value());
   const CaseGates& c1 = (*baseline)->gates.at("extract/c1");
@@ -161,9 +164,12 @@ TEST_F(HistoryTest, EveryGateOfACaseIsKeptTheReviewGateIncluded) {
   EXPECT_EQ(c1.expected, true);
   EXPECT_EQ(c1.rubric, true);
   EXPECT_EQ(c1.review_gate, false);
+  EXPECT_EQ(c1.checks, true);
   const CaseGates& c2 = (*baseline)->gates.at("extract/c2");
   EXPECT_EQ(c2.rubric, false);
   EXPECT_EQ(c2.review_gate, std::nullopt);
+  EXPECT_EQ(c2.checks, false);
+  EXPECT_EQ((*baseline)->gates.at("extract/c3").checks, std::nullopt);  // a case without checks
 }
 
 TEST_F(HistoryTest, FolderThatDoesNotExistIsAClearError) {
@@ -204,7 +210,7 @@ print(db.execute('select case_id, "repeat", criterion_id, verdict from criterion
 )",
                                           file_);
   EXPECT_EQ(output,
-            "wal 6\n"
+            "wal 7\n"
             "[('r1', 'nightly', '2025-01-01T02:00:00Z', 'pass')]\n"
             "[('extract', 'c1', 0, 'pass', 300, 100, 20, None), ('extract', 'c2', 3, 'fail', 300, 100, 20, 0.0015)]\n"
             "[('c1', 0, 'complete', 'pass'), ('c1', 0, 'faithful', 'pass'), "
@@ -213,13 +219,13 @@ print(db.execute('select case_id, "repeat", criterion_id, verdict from criterion
 
 TEST_F(HistoryTest, SchemaNewerThanTheProgramIsRefused) {
   { OpenHistory(); }
-  testing::RunPython(tree_, "import sqlite3, sys\nsqlite3.connect(sys.argv[1]).execute('pragma user_version = 7')\n",
+  testing::RunPython(tree_, "import sqlite3, sys\nsqlite3.connect(sys.argv[1]).execute('pragma user_version = 8')\n",
                      file_);
   auto history = History::Open(file_);
   ASSERT_FALSE(history.has_value());
   EXPECT_EQ(history.error().code, ErrorCode::kInternal);
   EXPECT_EQ(history.error().message, "cannot open eval history " + file_.string() +
-                                         ": schema version 7 is newer than this skillrunner understands (6)");
+                                         ": schema version 8 is newer than this skillrunner understands (7)");
 }
 
 // A file an older skillrunner wrote (schema version 1) gains the cost column
@@ -253,7 +259,7 @@ print(db.execute("pragma user_version").fetchone()[0])
 print(db.execute('select run_id, case_id, cost_usd from case_outcomes order by run_id').fetchall())
 )",
                                           file_);
-  EXPECT_EQ(output, "6\n[('r0', 'c1', None), ('r1', 'c1', None)]\n");
+  EXPECT_EQ(output, "7\n[('r0', 'c1', None), ('r1', 'c1', None)]\n");
 }
 
 // design.md §10.6: each batch id of a run is recorded as its batch is created
@@ -266,7 +272,7 @@ TEST_F(HistoryTest, BatchIdsAreRecordedOnceAndReadBackByRun) {
       "import sqlite3, sys\ndb = sqlite3.connect(sys.argv[1])\n"
       "db.executescript('DROP TABLE batches; DROP TABLE pins; DROP TABLE case_records; DROP TABLE run_measures; "
       "ALTER TABLE runs DROP COLUMN git_ref; ALTER TABLE runs DROP COLUMN models; "
-      "PRAGMA user_version = 3;')\n",
+      "ALTER TABLE case_outcomes DROP COLUMN check_ok; PRAGMA user_version = 3;')\n",
       file_);
   auto history = History::Open(file_);
   ASSERT_TRUE(history.has_value()) << history.error().message;
@@ -290,7 +296,7 @@ print(db.execute("pragma user_version").fetchone()[0])
 print(db.execute("select run_id, provider, round, batch_id, adopted from batches order by run_id, round").fetchall())
 )",
                          file_),
-      "6\n[('r1', 'llm', 1, 'msgbatch_1', 0), ('r1', 'llm', 2, 'msgbatch_2', 1), ('r2', 'g', 1, 'batches/9', 0)]\n");
+      "7\n[('r1', 'llm', 1, 'msgbatch_1', 0), ('r1', 'llm', 2, 'msgbatch_2', 1), ('r2', 'g', 1, 'batches/9', 0)]\n");
 }
 
 // Shards on one machine write the same file at once; WAL and the busy

@@ -171,6 +171,38 @@ TEST_F(SignificanceGateTest, ReviewGateDropsBreachOnlyWhenTheSuiteJudgesWithAnot
   EXPECT_EQ(measures(), (std::vector<std::string>{"case_pass_rate"}));
 }
 
+// design.md §11.4: a case's own checks are a measure of their own, paired like the others; a
+// suite whose cases carry none has no such measure.
+TEST_F(SignificanceGateTest, CheckPassDropsBreachAsTheirOwnMeasure) {
+  PairedRun run;
+  run.baseline.run_id = "r1";
+  for (int i = 0; i < 20; ++i) {
+    const std::string id = "c" + std::to_string(i);
+    json::object record = PassRecord("s", id);
+    record["check_pass"] = i >= 8;  // 8 cases' checks now fail
+    run.records.push_back(std::move(record));
+    run.baseline.outcomes["s/" + id] = CaseOutcome::kPass;
+    run.baseline.gates["s/" + id] = CaseGates{true, std::nullopt, true, std::nullopt, true};
+  }
+  run.summary =
+      json::parse(R"({"skills":{"s":{"cases":20,"schema_compliance":1.0,"rubric_pass_rate":1.0}}})").as_object();
+  run.summary["baseline"] = CompareWithBaseline(run.summary, run.records, run.baseline);
+  const json::value& paired = run.summary.at("baseline").at("skills").at("s").at("paired");
+  EXPECT_EQ(paired.at("checks").at("pass_to_fail"), 8);
+  EXPECT_EQ(paired.at("checks").at("cases"), 20);
+  EXPECT_EQ(paired.at("rubric").at("pass_to_fail"), 0);
+  suite_.skills = {entry_};
+  std::vector<std::string> measures;
+  for (const auto& b : CheckThresholds(run.summary, suite_)) measures.emplace_back(b.at("measure").as_string());
+  EXPECT_EQ(measures, (std::vector<std::string>{"case_pass_rate", "check_pass_rate"}));
+  EXPECT_EQ(Messages(run.summary).back(),
+            "s: check pass rate fell by 0.400 against the baseline, more than the allowed 0.050 (8 pass->fail, "
+            "0 fail->pass of 20 paired cases; McNemar p = 0.00781 < 0.05)");
+  // Without checks on either side, no such measure.
+  PairedRun plain = Paired(45, 0, 0);
+  EXPECT_FALSE(plain.summary.at("baseline").at("skills").at("s").at("paired").as_object().contains("checks"));
+}
+
 }  // namespace
 }  // namespace skillrunner::eval
 
