@@ -68,6 +68,8 @@ HttpDoor::State::State(std::vector<asio::io_context*> workers_in, tcp::acceptor 
 
 namespace {
 
+constexpr std::chrono::hours kSessionIdle{1};
+
 // 128 random bits as 32 hex digits (MCP: a session id is globally unique and unguessable).
 std::string NewSessionId() {
   unsigned char bytes[16];
@@ -89,7 +91,20 @@ std::optional<std::string> HttpDoor::State::Open(const std::string& tenant) {
   session_options.caller.tenant = tenant;
   auto session = std::make_shared<Session>(io.get_executor(), std::move(session_options));
   std::lock_guard lock(mutex);
-  if (sessions.size() >= options.max_sessions) return std::nullopt;
+  const auto now = std::chrono::steady_clock::now();
+  auto oldest = sessions.end();
+  for (auto it = sessions.begin(); it != sessions.end();) {
+    if (it->second.Idle() && now - it->second.last_used > kSessionIdle) {
+      it = sessions.erase(it);
+      continue;
+    }
+    if (it->second.Idle() && (oldest == sessions.end() || it->second.last_used < oldest->second.last_used)) oldest = it;
+    ++it;
+  }
+  if (sessions.size() >= options.max_sessions) {
+    if (oldest == sessions.end()) return std::nullopt;
+    sessions.erase(oldest);
+  }
   std::string id = NewSessionId();
   sessions.emplace(id, HttpSession{std::move(session), tenant, nullptr});
   return id;
@@ -98,7 +113,9 @@ std::optional<std::string> HttpDoor::State::Open(const std::string& tenant) {
 std::shared_ptr<Session> HttpDoor::State::Find(const std::string& id, const std::string& tenant) {
   std::lock_guard lock(mutex);
   auto it = sessions.find(id);
-  return it == sessions.end() || it->second.tenant != tenant ? nullptr : it->second.session;
+  if (it == sessions.end() || it->second.tenant != tenant) return nullptr;
+  it->second.last_used = std::chrono::steady_clock::now();
+  return it->second.session;
 }
 
 void HttpDoor::State::Erase(const std::string& id) {

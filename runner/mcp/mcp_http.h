@@ -36,7 +36,9 @@ struct HttpOptions {
   bool allow_remote = false;
   std::size_t max_body_bytes = 1 << 20;
   std::size_t max_depth = 64;
-  std::size_t max_sessions = 4096;                 // beyond: initialize is refused 503
+  // Sessions at once; beyond, the one unused the longest (nothing in flight, no stream) ends, and
+  // with none such initialize is refused 503. An idle session unused for an hour ends anyway.
+  std::size_t max_sessions = 4096;
   std::chrono::milliseconds idle_timeout{300000};  // a keep-alive connection with no request
 };
 

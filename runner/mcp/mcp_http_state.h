@@ -55,6 +55,9 @@ struct HttpSession {
   std::shared_ptr<Session> session;
   std::string tenant;               // whose token opened it (only that token may use it)
   std::shared_ptr<Mailbox> stream;  // the GET stream's, while one is open
+  std::chrono::steady_clock::time_point last_used = std::chrono::steady_clock::now();
+  // Nothing in flight, no stream: a client that went away without DELETE leaves such sessions.
+  bool Idle() const { return session->Idle() && !stream; }
 };
 
 struct HttpDoor::State : std::enable_shared_from_this<HttpDoor::State> {
@@ -75,7 +78,8 @@ struct HttpDoor::State : std::enable_shared_from_this<HttpDoor::State> {
   std::size_t busy_sessions = 0;  // draining, with calls in flight
   std::function<void()> on_idle;
 
-  // A new session for `tenant`: its id, or nullopt at max_sessions.
+  // A new session for `tenant`: its id, or nullopt at max_sessions with none idle. Idle sessions
+  // unused for kSessionIdle end first; at the bound, the one unused the longest makes room.
   std::optional<std::string> Open(const std::string& tenant);
   // The session `id` opened by `tenant`, or null.
   std::shared_ptr<Session> Find(const std::string& id, const std::string& tenant);
