@@ -12,12 +12,15 @@ namespace json = boost::json;
 
 namespace {
 
+// The model's safety decisions are refusals; RECITATION (an answer withheld for quoting its
+// training data) is the provider's filter, as OpenAI's content_filter is.
 FinishReason MapFinishReason(std::string_view reason) {
   if (reason == "STOP") return FinishReason::kStop;
   if (reason == "MAX_TOKENS") return FinishReason::kLength;
-  for (std::string_view filtered : {"SAFETY", "PROHIBITED_CONTENT", "BLOCKLIST", "SPII", "RECITATION"}) {
-    if (reason == filtered) return FinishReason::kContentFilter;
+  for (std::string_view refused : {"SAFETY", "PROHIBITED_CONTENT", "BLOCKLIST", "SPII"}) {
+    if (reason == refused) return FinishReason::kRefusal;
   }
+  if (reason == "RECITATION") return FinishReason::kContentFilter;
   return FinishReason::kOther;  // LANGUAGE, OTHER, MALFORMED_FUNCTION_CALL, ...
 }
 
@@ -57,7 +60,8 @@ std::expected<ChatResponse, ProviderError> ParseGeminiResponse(const http::HttpR
     if (!feedback || !feedback->is_object() || JsonString(feedback->as_object(), "blockReason").empty()) {
       return std::unexpected(ProtocolError(response, "the answer has no candidates", "x-goog-request-id"));
     }
-    out.finish_reason = FinishReason::kContentFilter;
+    out.finish_reason = FinishReason::kRefusal;
+    out.refusal = "the prompt was blocked (" + JsonString(feedback->as_object(), "blockReason") + ")";
   } else if ((*candidates)[0].is_object()) {
     const json::object& candidate = (*candidates)[0].as_object();
     if (auto* content = candidate.if_contains("content"); content && content->is_object()) {
@@ -68,7 +72,9 @@ std::expected<ChatResponse, ProviderError> ParseGeminiResponse(const http::HttpR
         }
       }
     }
-    out.finish_reason = MapFinishReason(JsonString(candidate, "finishReason"));
+    const std::string reason = JsonString(candidate, "finishReason");
+    out.finish_reason = MapFinishReason(reason);
+    if (out.finish_reason == FinishReason::kRefusal) out.refusal = "finishReason " + reason;
   }
   if (auto* usage = root.if_contains("usageMetadata"); usage && usage->is_object()) {
     const json::object& u = usage->as_object();

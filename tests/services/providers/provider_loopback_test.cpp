@@ -332,10 +332,10 @@ TEST_F(ProviderLoopbackTest, GeminiFinishReasonsAndABlockedPromptMapAsDesignSays
   const std::vector<std::pair<std::string, FinishReason>> reasons = {
       {"STOP", FinishReason::kStop},
       {"MAX_TOKENS", FinishReason::kLength},
-      {"SAFETY", FinishReason::kContentFilter},
-      {"PROHIBITED_CONTENT", FinishReason::kContentFilter},
-      {"BLOCKLIST", FinishReason::kContentFilter},
-      {"SPII", FinishReason::kContentFilter},
+      {"SAFETY", FinishReason::kRefusal},
+      {"PROHIBITED_CONTENT", FinishReason::kRefusal},
+      {"BLOCKLIST", FinishReason::kRefusal},
+      {"SPII", FinishReason::kRefusal},
       {"RECITATION", FinishReason::kContentFilter},
       {"LANGUAGE", FinishReason::kOther},
       {"OTHER", FinishReason::kOther}};
@@ -344,11 +344,15 @@ TEST_F(ProviderLoopbackTest, GeminiFinishReasonsAndABlockedPromptMapAsDesignSays
     auto result = Send(*provider);
     ASSERT_TRUE(result) << reason;
     EXPECT_EQ(result->finish_reason, mapped) << reason;
+    EXPECT_EQ(result->refusal, mapped == FinishReason::kRefusal ? std::optional<std::string>("finishReason " + reason)
+                                                                : std::nullopt)
+        << reason;
   }
   server_.Enqueue({.body = R"({"promptFeedback":{"blockReason":"SAFETY"},"usageMetadata":{"promptTokenCount":9}})"});
   auto blocked = Send(*provider);
   ASSERT_TRUE(blocked);
-  EXPECT_EQ(blocked->finish_reason, FinishReason::kContentFilter);
+  EXPECT_EQ(blocked->finish_reason, FinishReason::kRefusal);
+  EXPECT_EQ(blocked->refusal, "the prompt was blocked (SAFETY)");
   EXPECT_EQ(blocked->text, "");
   EXPECT_EQ(blocked->usage.input_tokens, 9);
   // Neither a candidate nor a block reason: an answer we cannot understand, tried again.
