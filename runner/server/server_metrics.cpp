@@ -34,6 +34,7 @@ void ServerMetrics::Figures::Add(const Figures& other) {
     SkillFigures& sum = skills[name];
     for (const auto& [outcome, n] : f.outcomes) sum.outcomes[outcome] += n;
     for (const auto& [key, n] : f.reviews) sum.reviews[key] += n;
+    for (const auto& [key, n] : f.refusals) sum.refusals[key] += n;
     sum.attempts += f.attempts;
     sum.transient_retries += f.transient_retries;
     sum.validation_retries += f.validation_retries;
@@ -92,6 +93,9 @@ void ServerMetrics::RecordInvocation(std::string_view skill, std::string_view ou
   SkillFigures& figures = it->second;
   ++Slot(figures.outcomes, outcome);
   if (review != nullptr) CountVerdicts(*review, figures.reviews);
+  if (outcome == "REFUSED" || outcome == "CONTENT_FILTERED") {
+    ++figures.refusals[{metrics.model, metrics.provider, outcome == "REFUSED" ? "refused" : "content_filtered"}];
+  }
   figures.attempts += static_cast<std::uint64_t>(metrics.attempts);
   figures.transient_retries += static_cast<std::uint64_t>(metrics.transient_retries);
   figures.validation_retries += static_cast<std::uint64_t>(metrics.validation_retries);
@@ -269,6 +273,16 @@ std::string ServerMetrics::Prometheus() const {
   return out;
 }
 
+void ServerMetrics::AppendRefusals(std::string& out, const Figures& all) {
+  for (const auto& [skill, f] : all.skills) {
+    for (const auto& [key, n] : f.refusals) {
+      const auto& [model, provider, reason] = key;
+      out += fmt::format("skillrunner_refusals_total{{skill=\"{}\",model=\"{}\",provider=\"{}\",reason=\"{}\"}} {}\n",
+                         PrometheusLabel(skill), PrometheusLabel(model), PrometheusLabel(provider), reason, n);
+    }
+  }
+}
+
 template <typename Header>
 void ServerMetrics::AppendReviewsAndReloads(std::string& out, const Figures& all, const Header& header) const {
   header("skillrunner_reviews_total", "counter",
@@ -279,6 +293,10 @@ void ServerMetrics::AppendReviewsAndReloads(std::string& out, const Figures& all
                          PrometheusLabel(skill), PrometheusLabel(key.first), PrometheusLabel(key.second), n);
     }
   }
+  header("skillrunner_refusals_total", "counter",
+         "Invocations ended by a refusal (reason refused) or a provider's content filter (content_filtered), by skill "
+         "and the model that refused.");
+  AppendRefusals(out, all);
   header("skillrunner_reloads_total", "counter", "Reloads of the skill tree (SIGHUP or skills.reload), by result.");
   out += fmt::format("skillrunner_reloads_total{{result=\"ok\"}} {}\n", reloads_ok_.load(std::memory_order_relaxed));
   out += fmt::format("skillrunner_reloads_total{{result=\"failed\"}} {}\n",

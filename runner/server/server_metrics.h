@@ -17,6 +17,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 
 #include "services/common/invocation.h"
 #include "services/telemetry/otlp_exporter.h"
@@ -71,6 +72,8 @@ class ServerMetrics {
   struct SkillFigures {
     std::map<std::string, std::uint64_t, std::less<>> outcomes;
     std::map<std::pair<std::string, std::string>, std::uint64_t> reviews;  // (criterion, verdict)
+    // REFUSED and CONTENT_FILTERED answers by (model, provider, reason: refused | content_filtered).
+    std::map<std::tuple<std::string, std::string, std::string>, std::uint64_t> refusals;
     std::uint64_t attempts = 0;
     std::uint64_t transient_retries = 0;
     std::uint64_t validation_retries = 0;
@@ -106,7 +109,9 @@ class ServerMetrics {
   static void AppendCosts(std::string& out, const Figures& all);
   // The invocation latency histogram, per skill.
   static void AppendLatency(std::string& out, const Figures& all);
-  // skillrunner_reviews_total, skillrunner_reloads_total and the tree's load time.
+  // skillrunner_refusals_total{skill,model,provider,reason} lines.
+  static void AppendRefusals(std::string& out, const Figures& all);
+  // skillrunner_reviews_total, skillrunner_refusals_total, skillrunner_reloads_total and the tree's load time.
   template <typename Header>
   void AppendReviewsAndReloads(std::string& out, const Figures& all, const Header& header) const;
   Shard& ThisThreadsShard();

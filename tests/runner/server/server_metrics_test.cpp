@@ -28,5 +28,29 @@ TEST(ServerMetricsTest, CostIsCountedPerSkillAndModel) {
   EXPECT_EQ(json.at("skills").at("triage").at("cost_usd").at("gpt-4o-mini").as_double(), 0.0015);
 }
 
+// design.md §11.5: refusals are counted apart, by the model and provider that refused and whether it
+// was the model (refused) or the provider's filter (content_filtered).
+TEST(ServerMetricsTest, RefusalsAreCountedBySkillModelProviderAndReason) {
+  ServerMetrics metrics;
+  Metrics openai;
+  openai.model = "gpt-4o-mini";
+  openai.provider = "openai";
+  Metrics gemini;
+  gemini.model = "gemini-2.5-flash";
+  gemini.provider = "gemini";
+  metrics.RecordInvocation("triage", "REFUSED", openai, 0.2);
+  metrics.RecordInvocation("triage", "REFUSED", openai, 0.2);
+  metrics.RecordInvocation("triage", "CONTENT_FILTERED", gemini, 0.2);
+  metrics.RecordInvocation("triage", "ok", openai, 0.2);
+  const std::string text = metrics.Prometheus();
+  EXPECT_NE(text.find("# TYPE skillrunner_refusals_total counter\n"
+                      "skillrunner_refusals_total{skill=\"triage\",model=\"gemini-2.5-flash\",provider=\"gemini\","
+                      "reason=\"content_filtered\"} 1\n"
+                      "skillrunner_refusals_total{skill=\"triage\",model=\"gpt-4o-mini\",provider=\"openai\","
+                      "reason=\"refused\"} 2\n#"),
+            std::string::npos)
+      << text;
+}
+
 }  // namespace
 }  // namespace skillrunner::server

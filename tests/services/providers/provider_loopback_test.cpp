@@ -329,23 +329,22 @@ TEST_F(ProviderLoopbackTest, GeminiRequestAndAnswerFollowGenerateContent) {
 
 TEST_F(ProviderLoopbackTest, GeminiFinishReasonsAndABlockedPromptMapAsDesignSays) {
   auto provider = MakeGemini();
-  const std::vector<std::pair<std::string, FinishReason>> reasons = {
-      {"STOP", FinishReason::kStop},
-      {"MAX_TOKENS", FinishReason::kLength},
-      {"SAFETY", FinishReason::kRefusal},
-      {"PROHIBITED_CONTENT", FinishReason::kRefusal},
-      {"BLOCKLIST", FinishReason::kRefusal},
-      {"SPII", FinishReason::kRefusal},
-      {"RECITATION", FinishReason::kContentFilter},
-      {"LANGUAGE", FinishReason::kOther},
-      {"OTHER", FinishReason::kOther}};
+  const std::vector<std::pair<std::string, FinishReason>> reasons = {{"STOP", FinishReason::kStop},
+                                                                     {"MAX_TOKENS", FinishReason::kLength},
+                                                                     {"SAFETY", FinishReason::kRefusal},
+                                                                     {"PROHIBITED_CONTENT", FinishReason::kRefusal},
+                                                                     {"BLOCKLIST", FinishReason::kRefusal},
+                                                                     {"SPII", FinishReason::kRefusal},
+                                                                     {"RECITATION", FinishReason::kContentFilter},
+                                                                     {"LANGUAGE", FinishReason::kOther},
+                                                                     {"OTHER", FinishReason::kOther}};
   for (const auto& [reason, mapped] : reasons) {
     server_.Enqueue({.body = GeminiAnswer("{}", reason)});
     auto result = Send(*provider);
     ASSERT_TRUE(result) << reason;
     EXPECT_EQ(result->finish_reason, mapped) << reason;
-    EXPECT_EQ(result->refusal, mapped == FinishReason::kRefusal ? std::optional<std::string>("finishReason " + reason)
-                                                                : std::nullopt)
+    EXPECT_EQ(result->refusal,
+              mapped == FinishReason::kRefusal ? std::optional<std::string>("finishReason " + reason) : std::nullopt)
         << reason;
   }
   server_.Enqueue({.body = R"({"promptFeedback":{"blockReason":"SAFETY"},"usageMetadata":{"promptTokenCount":9}})"});
