@@ -63,6 +63,9 @@ void Progress::CaseDone(CaseOutcome outcome, std::int64_t tokens) {
     case CaseOutcome::kJudgeError:
       ++judge_errors_;
       break;
+    case CaseOutcome::kRefused:
+      ++refused_;
+      break;
   }
   Clock::TimePoint now = clock_.Now();
   if (now - last_draw_ >= Interval()) DrawLocked(now, false);
@@ -95,10 +98,12 @@ std::string Progress::Line(Clock::TimePoint now) const {
   } else if (done_ == total_) {
     eta = "0s";
   }
+  char refused[32] = "";
+  if (refused_ > 0) std::snprintf(refused, sizeof refused, ", %zu refused", refused_);
   char line[256];
   std::snprintf(line, sizeof line,
-                "%zu/%zu cases, cases passed %s, %zu failed, %zu errors, %zu judge errors, %lld tokens, ETA %s", done,
-                all, rate, failed_, errors_, judge_errors_, static_cast<long long>(tokens_), eta.c_str());
+                "%zu/%zu cases, cases passed %s, %zu failed, %zu errors, %zu judge errors%s, %lld tokens, ETA %s", done,
+                all, rate, failed_, errors_, judge_errors_, refused, static_cast<long long>(tokens_), eta.c_str());
   if (!terminal_) return std::string("eval: ") + line;
   constexpr int kWidth = 24;
   int filled = all == 0 ? kWidth : static_cast<int>(kWidth * done / all);

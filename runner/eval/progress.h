@@ -61,6 +61,7 @@ class Progress {
   std::size_t failed_ = 0;
   std::size_t errors_ = 0;
   std::size_t judge_errors_ = 0;
+  std::size_t refused_ = 0;  // apart from the rate: neither passed nor failed
   std::int64_t tokens_ = 0;
   Duration line_interval_;
   bool finished_ = false;  // the ticker stops

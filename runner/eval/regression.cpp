@@ -163,6 +163,7 @@ struct Pairs {
 // the cases present in both runs (same skill, case id and repeat).
 struct SkillPairs {
   Pairs schema, outcome, expected, rubric, review_gate, checks;
+  Pairs answered;  // not refused
   std::map<std::string, Pairs> criteria;
 };
 
@@ -189,6 +190,7 @@ std::map<std::string, SkillPairs, std::less<>> PairCases(const std::vector<json:
     auto then_gates = baseline.gates.find(key);
     const CaseGates* previous_gates = then_gates == baseline.gates.end() ? nullptr : &then_gates->second;
     pairs.schema.Add(SchemaGate(before->second), SchemaGate(now));
+    pairs.answered.Add(AnsweredGate(before->second), AnsweredGate(now));
     pairs.outcome.Add(CaseGate(before->second, previous_gates), CaseGate(now, &gates));
     AddGates(pairs, previous_gates, gates);
     const Verdicts current = VerdictsOf(record);
@@ -202,13 +204,18 @@ std::map<std::string, SkillPairs, std::less<>> PairCases(const std::vector<json:
 }
 
 // "paired" of a skill: schema and outcome always; expected, rubric,
-// review_gate and checks where some case both runs share has that gate.
+// review_gate and checks where some case both runs share has that gate;
+// answered (not refused) where some paired case was refused.
 json::object PairedJson(const SkillPairs& pairs, double alpha) {
   json::object paired{{"schema", pairs.schema.ToJson(alpha)}, {"outcome", pairs.outcome.ToJson(alpha)}};
   if (pairs.expected.n > 0) paired["expected"] = pairs.expected.ToJson(alpha);
   if (pairs.rubric.n > 0) paired["rubric"] = pairs.rubric.ToJson(alpha);
   if (pairs.review_gate.n > 0) paired["review_gate"] = pairs.review_gate.ToJson(alpha);
   if (pairs.checks.n > 0) paired["checks"] = pairs.checks.ToJson(alpha);
+  // Not refused: only where some paired case was refused in either run.
+  if (pairs.answered.before < pairs.answered.n || pairs.answered.now < pairs.answered.n) {
+    paired["answered"] = pairs.answered.ToJson(alpha);
+  }
   return paired;
 }
 

@@ -29,6 +29,7 @@ Thresholds ParseThresholds(const json::value* value) {
   t.criterion_pass_rate = RateAt(obj, "criterion_pass_rate");
   t.max_judge_error_rate = RateAt(obj, "max_judge_error_rate");
   t.max_indeterminate_rate = RateAt(obj, "max_indeterminate_rate");
+  t.max_refusal_rate = RateAt(obj, "max_refusal_rate");
   t.max_cost_usd = RateAt(obj, "max_cost_usd");
   if (const json::value* criteria = obj.if_contains("criteria"); criteria && criteria->is_object()) {
     for (const auto& [id, rate] : criteria->as_object()) {
@@ -231,6 +232,7 @@ Thresholds Thresholds::Overlay(const Thresholds& over) const {
   if (over.criterion_pass_rate) t.criterion_pass_rate = over.criterion_pass_rate;
   if (over.max_judge_error_rate) t.max_judge_error_rate = over.max_judge_error_rate;
   if (over.max_indeterminate_rate) t.max_indeterminate_rate = over.max_indeterminate_rate;
+  if (over.max_refusal_rate) t.max_refusal_rate = over.max_refusal_rate;
   t.max_cost_usd = over.max_cost_usd;  // per skill only: the suite's is the run's
   for (const auto& [id, rate] : over.criteria) t.criteria[id] = rate;
   return t;

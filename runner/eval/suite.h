@@ -43,6 +43,8 @@ struct Thresholds {
   // Most judged cases whose pass was indeterminate (left out of
   // rubric_pass_rate), as a share of the judged cases. Unset: not checked.
   std::optional<double> max_indeterminate_rate;
+  // Most cases that ended refused (REFUSED or CONTENT_FILTERED), as a share of the cases. Unset: not checked.
+  std::optional<double> max_refusal_rate;
   // The skill's cases' cost in USD (a skill entry's own; the suite's applies to the whole run).
   std::optional<double> max_cost_usd;
   std::map<std::string, double> criteria;  // per-criterion minimums (override)

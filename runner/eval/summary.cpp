@@ -61,6 +61,7 @@ class Tally {
     if (outcome != CaseOutcome::kJudgeError) ++case_decided_;
     case_passed_ += outcome == CaseOutcome::kPass;
     if (gate_judge_error) ++gate_judge_errors_;
+    refused_ += outcome == CaseOutcome::kRefused;
     if (std::string_view code = ErrorCodeOf(record); record.contains("error") && !gate_judge_error) {
       ++errors_[code.empty() ? "UNKNOWN" : std::string(code)];
     }
@@ -107,15 +108,17 @@ class Tally {
   json::object ToJson(bool with_criteria) const {
     json::object out;
     out["cases"] = cases_;
-    out["schema_compliance"] = Rate(valid_, cases_ - gate_judge_errors_);
-    // Its denominator: a case whose review gate's judge failed has no output to check.
-    out["schema_checked"] = cases_ - gate_judge_errors_;
+    // Its denominator: a case whose review gate's judge failed, or that the model refused, has no output to check.
+    out["schema_compliance"] = Rate(valid_, cases_ - gate_judge_errors_ - refused_);
+    out["schema_checked"] = cases_ - gate_judge_errors_ - refused_;
     out["case_pass_rate"] = Rate(case_passed_, case_decided_);  // every gate; the progress line's "cases passed"
     out["first_try_rate"] = Rate(first_try_, cases_);
     out["retry_rate"] = Rate(retried_, cases_);
     out["transient_retries"] = transient_retries_;
     out["truncations"] = truncations_;
-    out["refusals"] = refusals_;
+    out["refusals"] = refusals_;  // refused attempts
+    out["refused"] = refused_;    // cases that ended refused (REFUSED or CONTENT_FILTERED)
+    out["refusal_rate"] = Rate(refused_, cases_);
     json::object errors;
     for (const auto& [code, n] : errors_) errors[code] = n;
     out["errors"] = std::move(errors);
@@ -295,7 +298,7 @@ class Tally {
     return {{"p50", rank(0.50)}, {"p95", rank(0.95)}, {"p99", rank(0.99)}};
   }
 
-  std::size_t cases_ = 0, valid_ = 0, first_try_ = 0, retried_ = 0, truncations_ = 0, refusals_ = 0;
+  std::size_t cases_ = 0, valid_ = 0, first_try_ = 0, retried_ = 0, truncations_ = 0, refusals_ = 0, refused_ = 0;
   const std::set<std::string>* counted_ = nullptr;  // null: every criterion counts
   std::optional<double> min_kappa_;
   std::size_t gate_judge_errors_ = 0;

@@ -185,6 +185,10 @@ void CheckRegressions(Checker& check, const SuiteSkill& entry, const json::value
     const json::value delta = PairedDelta(gate);
     check.Regression("review_gate", "", "review gate pass rate", max_regression, &delta, gate, alpha);
   }
+  // Refusals (only when a paired case was refused in either run): the share answered fell.
+  const json::value* answered = Get(paired, "answered");
+  const json::value answered_delta = PairedDelta(answered);
+  check.Regression("refusal_rate", "", "share of cases not refused", max_regression, &answered_delta, answered, alpha);
   const json::value* checks = Get(paired, "checks");  // only when the cases carry checks
   const json::value checks_delta = PairedDelta(checks);
   check.Regression("check_pass_rate", "", "check pass rate", max_regression, &checks_delta, checks, alpha);
@@ -212,6 +216,11 @@ void CheckCriteria(Checker& check, const Thresholds& t, const json::value* crite
     check.Minimum("criterion_pass_rate", criterion, "criterion \"" + criterion + "\" pass rate", limit,
                   Get(&c, "pass_rate"), "every verdict was indeterminate");
   }
+}
+
+// A count of the skill's summary, as text.
+std::string Count(const json::value& stats, std::string_view key) {
+  return std::to_string(static_cast<long long>(AsNumber(Get(&stats, key)).value_or(0)));
 }
 
 void CheckSkill(const SuiteSkill& entry, const json::value& stats, const json::value* baseline,
@@ -250,6 +259,10 @@ void CheckSkill(const SuiteSkill& entry, const json::value& stats, const json::v
   if (t.max_cost_usd) {
     check.Maximum("max_cost_usd", "cost in USD", *t.max_cost_usd, Get(&stats, "cost_usd"),
                   "its cases, judges included, at the models' prices");
+  }
+  if (t.max_refusal_rate) {
+    check.Maximum("max_refusal_rate", "refusal rate", *t.max_refusal_rate, Get(&stats, "refusal_rate"),
+                  Count(stats, "refused") + " of " + std::to_string(cases) + " case(s) refused");
   }
   if (entry.expected != ExpectedMode::kNone) {
     check.Minimum("expected_match", "", "expected-match rate", t.expected_match, Get(&stats, "expected_match"), "");
@@ -316,6 +329,7 @@ json::object LimitsJson(const Thresholds& t) {
   put("criterion_pass_rate", t.criterion_pass_rate);
   put("max_judge_error_rate", t.max_judge_error_rate);
   put("max_indeterminate_rate", t.max_indeterminate_rate);
+  put("max_refusal_rate", t.max_refusal_rate);
   put("max_cost_usd", t.max_cost_usd);
   if (!t.criteria.empty()) {
     json::object criteria;

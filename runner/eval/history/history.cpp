@@ -37,7 +37,8 @@ sql::Value OptionalText(const json::object& object, std::string_view key) {
 }
 
 std::optional<CaseOutcome> OutcomeNamed(std::string_view name) {
-  for (CaseOutcome outcome : {CaseOutcome::kPass, CaseOutcome::kFail, CaseOutcome::kError, CaseOutcome::kJudgeError}) {
+  for (CaseOutcome outcome :
+       {CaseOutcome::kPass, CaseOutcome::kFail, CaseOutcome::kError, CaseOutcome::kJudgeError, CaseOutcome::kRefused}) {
     if (CaseOutcomeName(outcome) == name) return outcome;
   }
   return std::nullopt;
@@ -93,7 +94,7 @@ struct History::Impl {
 CaseGates GatesOf(const json::object& record) {
   CaseGates gates;
   const CaseOutcome outcome = OutcomeOf(record);
-  gates.schema = outcome != CaseOutcome::kError;
+  gates.schema = SchemaGate(outcome);
   if (const json::value* match = record.if_contains("expected_match"); match && match->is_bool()) {
     gates.expected = match->as_bool();
   }

@@ -7,7 +7,15 @@
 namespace skillrunner::eval {
 namespace json = boost::json;
 
-GateResult SchemaGate(CaseOutcome outcome) { return outcome != CaseOutcome::kError; }
+GateResult SchemaGate(CaseOutcome outcome) {
+  if (outcome == CaseOutcome::kRefused) return std::nullopt;  // no output to check: counted as a refusal
+  return outcome != CaseOutcome::kError;
+}
+
+GateResult AnsweredGate(CaseOutcome outcome) {
+  if (outcome == CaseOutcome::kJudgeError) return std::nullopt;
+  return outcome != CaseOutcome::kRefused;
+}
 
 GateResult CaseGate(CaseOutcome outcome, const CaseGates* gates) {
   if (outcome == CaseOutcome::kJudgeError) return std::nullopt;

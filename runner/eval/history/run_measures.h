@@ -23,8 +23,10 @@ using GateResult = std::optional<bool>;
 // criterion id -> verdict ("pass", "fail", "indeterminate")
 using Verdicts = std::map<std::string, std::string>;
 
-// The schema gate: the case has a valid output.
+// The schema gate: the case has a valid output (a refusal says nothing of it).
 GateResult SchemaGate(CaseOutcome outcome);
+// The refusal gate: the model answered (neither refused nor filtered); a judge error says nothing.
+GateResult AnsweredGate(CaseOutcome outcome);
 // The case passes when every gate it has passes, the skill's own review gate
 // included; a judge error says nothing.
 GateResult CaseGate(CaseOutcome outcome, const CaseGates* gates);

@@ -17,12 +17,17 @@ std::string_view CaseOutcomeName(CaseOutcome outcome) {
       return "error";
     case CaseOutcome::kJudgeError:
       return "judge_error";
+    case CaseOutcome::kRefused:
+      return "refused";
   }
   return "error";
 }
 
 CaseOutcome OutcomeOf(const json::object& record) {
   if (IsGateJudgeError(record)) return CaseOutcome::kJudgeError;
+  if (const std::string_view code = ErrorCodeOf(record); code == "REFUSED" || code == "CONTENT_FILTERED") {
+    return CaseOutcome::kRefused;
+  }
   if (record.contains("error") || !record.contains("result")) return CaseOutcome::kError;
   if (record.contains("judge_error")) return CaseOutcome::kJudgeError;
   if (const auto* review = record.if_contains("review"); review && review->is_object()) {

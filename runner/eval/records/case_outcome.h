@@ -18,15 +18,18 @@ enum class CaseOutcome {
   kJudgeError,  // the judge gave no usable verdict: "judge_error" (the eval's
                 // judge), or "error" with code JUDGE_ERROR (the skill's own
                 // review gate: its output was valid, its judge broke)
+  kRefused,     // the model refused (or the provider's filter withheld) the answer:
+                // "error" with code REFUSED or CONTENT_FILTERED; counted apart from failures
 };
 
-// "pass" | "fail" | "error" | "judge_error"
+// "pass" | "fail" | "error" | "judge_error" | "refused"
 std::string_view CaseOutcomeName(CaseOutcome outcome);
 
 // Reads a record: {"skill", "case", "repeat"?, "result"|"error", "review"?,
 // "judge_error"?, "expected_match"?, "check_pass"?}. An invocation error wins over
 // everything, except a review-gate judge error (error.code JUDGE_ERROR), which
-// is a judge error like the eval judge's; then a judge error; then a failed
+// is a judge error like the eval judge's; a refusal (error.code REFUSED or
+// CONTENT_FILTERED) is its own outcome; then a judge error; then a failed
 // review or a mismatch.
 CaseOutcome OutcomeOf(const boost::json::object& record);
 

@@ -112,7 +112,8 @@ std::string Headline(const json::object& record, CaseOutcome outcome) {
     headline = reasons.empty() ? "failed" : reasons.front();
     if (reasons.size() > 1) headline += " (+" + std::to_string(reasons.size() - 1) + " more)";
   } else {
-    const json::object* error = outcome == CaseOutcome::kError ? ObjectAt(&record, "error") : JudgeErrorOf(record);
+    const bool own = outcome == CaseOutcome::kError || outcome == CaseOutcome::kRefused;
+    const json::object* error = own ? ObjectAt(&record, "error") : JudgeErrorOf(record);
     headline = FormatValue(error ? error->if_contains("code") : nullptr) + ": " + std::string(TextAt(error, "message"));
   }
   std::string_view cut = TruncateUtf8(headline, kMaxHeadlineBytes);
@@ -162,10 +163,13 @@ std::string CaseList(std::string_view id, std::string_view title, std::string_vi
 }  // namespace
 
 std::string FailingCasesSection(const std::vector<json::object>& records) {
-  std::vector<const json::object*> failed, errors, judge_errors;
+  std::vector<const json::object*> failed, errors, judge_errors, refused;
   for (const json::object& record : records) {
     switch (OutcomeOf(record)) {
       case CaseOutcome::kPass:
+        break;
+      case CaseOutcome::kRefused:
+        refused.push_back(&record);
         break;
       case CaseOutcome::kFail:
         failed.push_back(&record);
@@ -182,7 +186,7 @@ std::string FailingCasesSection(const std::vector<json::object>& records) {
     return std::make_tuple(SkillLabel(*a), TextAt(a, "case"), NumberAt(a, "repeat")) <
            std::make_tuple(SkillLabel(*b), TextAt(b, "case"), NumberAt(b, "repeat"));
   };
-  for (auto* list : {&failed, &errors, &judge_errors}) {
+  for (auto* list : {&failed, &errors, &judge_errors, &refused}) {
     std::stable_sort(list->begin(), list->end(), by_identity);
   }
   std::string html = "<section id=\"failures\"><h2>Failing cases</h2>";
@@ -193,6 +197,12 @@ std::string FailingCasesSection(const std::vector<json::object>& records) {
                    "The judge gave no usable verdict. These cases count neither as passed nor as "
                    "failed; the rubric pass rate leaves them out.",
                    judge_errors, CaseOutcome::kJudgeError);
+  if (!refused.empty()) {  // a list of its own only when some case was refused
+    html += CaseList("refused", "Refused",
+                     "The model refused, or the provider's filter withheld the answer (REFUSED, CONTENT_FILTERED). "
+                     "Counted apart from failures: the refusal rate.",
+                     refused, CaseOutcome::kRefused);
+  }
   return html + "</section>";
 }
 

@@ -43,7 +43,7 @@ td.breach{background:#ffebee;color:#b71c1c;font-weight:600}
 .up{color:#2e7d32}.down{color:#c62828;font-weight:600}.same{color:#666}
 .muted{color:#777}
 .tag{display:inline-block;padding:0 6px;border-radius:4px;color:#fff;font-size:12px}
-.tag.fail{background:#c62828}.tag.error{background:#6a1b9a}.tag.judge_error{background:#ef6c00}
+.tag.fail{background:#c62828}.tag.error{background:#6a1b9a}.tag.judge_error{background:#ef6c00}.tag.refused{background:#455a64}
 .tag.unstable{background:#ef6c00}
 .legend span{margin-right:14px}.swatch{display:inline-block;width:10px;height:10px;margin-right:4px}
 .charts{display:flex;flex-wrap:wrap;gap:24px;align-items:flex-end}

@@ -68,6 +68,22 @@ std::string ErrorElement(const json::object* error, std::string_view fallback_ty
   return Problem("error", type, message.empty() ? type : message, details);
 }
 
+// Always typed JUDGE_ERROR, whatever code the judge's failure carried, so CI shows it as "the
+// judge broke", not as a bad output: the eval judge's "judge_error", or the review gate's (an
+// "error" with code JUDGE_ERROR).
+std::string JudgeErrorElement(const json::object& record) {
+  const json::object* judge = JudgeErrorOf(record);
+  std::string message = "judge error";
+  if (std::string_view text = TextAt(judge, "message"); !text.empty()) {
+    message += ": " + std::string(text);
+  }
+  std::vector<std::string> details{message};
+  for (std::string& line : report::ErrorLines(report::ArrayAt(judge, "errors"))) {
+    details.push_back(std::move(line));
+  }
+  return Problem("error", "JUDGE_ERROR", message, details);
+}
+
 std::string TestCase(const json::object& record, Counts& counts) {
   const std::string skill = SkillLabel(record);
   std::string name(TextAt(&record, "case"));
@@ -98,22 +114,16 @@ std::string TestCase(const json::object& record, Counts& counts) {
       counts.errors++;
       body = ErrorElement(report::ObjectAt(&record, "error"), "ERROR");
       break;
-    case CaseOutcome::kJudgeError: {
+    case CaseOutcome::kJudgeError:
       counts.errors++;
-      // Always typed JUDGE_ERROR, whatever code the judge's failure carried,
-      // so CI shows it as "the judge broke", not as a bad output.
-      // The eval judge's "judge_error", or the review gate's (an "error" with
-      // code JUDGE_ERROR).
-      const json::object* judge = JudgeErrorOf(record);
-      std::string message = "judge error";
-      if (std::string_view text = TextAt(judge, "message"); !text.empty()) {
-        message += ": " + std::string(text);
-      }
-      std::vector<std::string> details{message};
-      for (std::string& line : report::ErrorLines(report::ArrayAt(judge, "errors"))) {
-        details.push_back(std::move(line));
-      }
-      body = Problem("error", "JUDGE_ERROR", message, details);
+      body = JudgeErrorElement(record);
+      break;
+    case CaseOutcome::kRefused: {
+      // The model did not answer: a failure typed by its code (REFUSED, CONTENT_FILTERED).
+      counts.failures++;
+      const json::object* error = report::ObjectAt(&record, "error");
+      const std::string message(TextAt(error, "message"));
+      body = Problem("failure", std::string(TextAt(error, "code")), message, {message});
       break;
     }
   }

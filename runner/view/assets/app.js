@@ -18,7 +18,7 @@
   const ROOT = body.getAttribute("data-root") ?? (EXPORT ? "" : "/");
   const app = document.getElementById("app");
   const DASH = "—";
-  const MARKS = { pass: "✓", fail: "✗", breached: "✗", error: "!", judge_error: "!", indeterminate: "?" };
+  const MARKS = { pass: "✓", fail: "✗", breached: "✗", error: "!", judge_error: "!", indeterminate: "?", refused: "⊘" };
   const CASE_FILTERS = ["all", "failed", "flipped", "refused", "indeterminate", "slow", "costly"];
 
   class ViewError extends Error {
@@ -131,6 +131,7 @@
     if (v === "pass" || v === "ok" || v === "promoted") return "good";
     if (v === "fail" || v === "breached" || v === "rolled_back") return "bad";
     if (v.includes("error") || v === "indeterminate") return "warn";
+    if (v === "refused") return "refused";  // neither a failure nor an error: a colour of its own
     return "neutral";
   }
 

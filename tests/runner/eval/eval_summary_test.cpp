@@ -4,6 +4,7 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
+#include "runner/eval/records/case_outcome.h"
 #include "runner/eval/summary.h"
 #include "runner/eval/thresholds.h"
 #include "tests/runner/eval/thresholds_fixture.h"
@@ -78,6 +79,37 @@ TEST(EvalSummaryTest, CountsEveryOutcomeApartAndKeepsJudgeErrorsOutOfPassRates) 
             R"("counted":true}})");
   EXPECT_EQ(summary.at("skills").at("unrun").at("cases"), 0);
   EXPECT_EQ(summary.at("totals").at("cases"), 4);
+}
+
+// design.md §11.5: a refused case (REFUSED or CONTENT_FILTERED) is its own outcome: counted in
+// `refused` and `refusal_rate`, left out of schema compliance (there is no output to check), and a
+// max_refusal_rate threshold bounds it.
+TEST(EvalSummaryTest, RefusedCasesAreCountedApartAndMaxRefusalRateBoundsThem) {
+  std::vector<json::object> records = Records();
+  records.push_back(Record(R"({"skill":"s","case":"5","error":{"code":"REFUSED","message":"the model refused to )"
+                           R"(answer: no","attempts":[{"kind":"refusal"}],"metrics":{"attempts":1}}})"));
+  records.push_back(Record(R"({"skill":"s","case":"6","error":{"code":"CONTENT_FILTERED","message":"withheld",)"
+                           R"("attempts":[{"kind":"content_filter"}],"metrics":{"attempts":1}}})"));
+  EXPECT_EQ(OutcomeOf(records[4]), CaseOutcome::kRefused);
+  EXPECT_EQ(OutcomeOf(records[5]), CaseOutcome::kRefused);
+  EXPECT_EQ(CaseOutcomeName(CaseOutcome::kRefused), "refused");
+  json::object summary = BuildSummary(Header(), records);
+  const json::object& s = summary.at("skills").at("s").as_object();
+  EXPECT_EQ(s.at("cases"), 6);
+  EXPECT_EQ(s.at("refused"), 2);
+  EXPECT_EQ(s.at("refusal_rate"), 2.0 / 6.0);
+  EXPECT_EQ(s.at("schema_checked"), 4);
+  EXPECT_EQ(s.at("schema_compliance"), 0.75);  // as without them: 3 of the 4 with an output to check
+  EXPECT_EQ(summary.at("totals").at("refused"), 2);
+  Suite suite;
+  SuiteSkill entry;
+  entry.label = "s";
+  entry.thresholds.max_refusal_rate = 0.2;
+  suite.skills = {entry};
+  json::array breaches = CheckThresholds(summary, suite);
+  ASSERT_EQ(breaches.size(), 1u) << json::serialize(breaches);
+  EXPECT_EQ(breaches[0].at("measure"), "refusal_rate");
+  EXPECT_EQ(breaches[0].at("message"), "s: refusal rate 0.333 is above the maximum 0.200 (2 of 6 case(s) refused)");
 }
 
 TEST(EvalSummaryTest, RejudgesGiveAgreementAndFlagUnstableCriteria) {

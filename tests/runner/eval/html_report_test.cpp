@@ -245,6 +245,25 @@ TEST_F(HtmlReportTest, ListsFailuresErrorsAndJudgeErrorsApart) {
       << text_;
 }
 
+// design.md §11.5: refused cases are a list of their own, in a colour of their own; none refused, no list.
+TEST_F(HtmlReportTest, RefusedCasesAreListedApartInTheirOwnColour) {
+  json::object refused = ErrorRecord("extract", "c9");
+  refused["error"].as_object()["code"] = "REFUSED";
+  refused["error"].as_object()["message"] = "the model refused to answer: not that";
+  std::vector<json::object> records = Records();
+  records.push_back(refused);
+  const std::string html = HtmlReport(FullSummary(), records, {});
+  Check(html);
+  EXPECT_TRUE(
+      Shows("Refused (1) The model refused, or the provider's filter withheld the answer (REFUSED, "
+            "CONTENT_FILTERED). Counted apart from failures: the refusal rate. refused extract / c9 — "
+            "REFUSED: the model refused to answer: not that"))
+      << text_;
+  EXPECT_NE(html.find(".tag.refused{background:#455a64}"), std::string::npos);
+  EXPECT_NE(html.find("<span class=\"tag refused\">refused</span>"), std::string::npos);
+  EXPECT_EQ(HtmlReport(FullSummary(), Records(), {}).find("id=\"refused\""), std::string::npos);
+}
+
 TEST_F(HtmlReportTest, TruncatesLongRawTextToFourKilobytes) {
   json::object record = ErrorRecord("extract", "c2");
   record["error"].as_object()["attempts"].as_array()[0].as_object()["raw"] = std::string(10000, 'x');

@@ -53,6 +53,17 @@ TEST(JunitReportTest, ProblemBodiesCarryTheDetails) {
       << xml;
 }
 
+TEST(JunitReportTest, ARefusalIsAFailureTypedByItsCode) {
+  json::object record = ErrorRecord("extract", "c1");
+  record["error"].as_object()["code"] = "REFUSED";
+  record["error"].as_object()["message"] = "the model refused to answer: I can't help with that";
+  std::string xml = JunitXml(Summary(), {record});
+  EXPECT_NE(xml.find("<failure message=\"the model refused to answer: I can&#39;t help with that\" type=\"REFUSED\">"),
+            std::string::npos)
+      << xml;
+  EXPECT_NE(xml.find("failures=\"1\" errors=\"0\""), std::string::npos) << xml;
+}
+
 TEST(JunitReportTest, ExpectedMismatchIsAFailureOfItsOwnType) {
   json::object record = PassRecord("extract", "c1");
   record["expected_match"] = false;

@@ -203,6 +203,40 @@ TEST_F(SignificanceGateTest, CheckPassDropsBreachAsTheirOwnMeasure) {
   EXPECT_FALSE(plain.summary.at("baseline").at("skills").at("s").at("paired").as_object().contains("checks"));
 }
 
+// design.md §11.5: refusals have a paired regression of their own (the share of cases not refused),
+// present only where some paired case was refused.
+TEST_F(SignificanceGateTest, RefusalsRisingBreachAsTheirOwnMeasure) {
+  PairedRun run;
+  run.baseline.run_id = "r1";
+  for (int i = 0; i < 20; ++i) {
+    const std::string id = "c" + std::to_string(i);
+    json::object record = PassRecord("s", id);
+    if (i < 8) {
+      record.erase("result");
+      record.erase("review");
+      record["error"] = json::object{{"code", "REFUSED"}, {"message", "the model refused to answer: no"}};
+    }
+    run.records.push_back(std::move(record));
+    run.baseline.outcomes["s/" + id] = CaseOutcome::kPass;
+    run.baseline.gates["s/" + id] = CaseGates{true, std::nullopt, true};
+  }
+  run.summary =
+      json::parse(R"({"skills":{"s":{"cases":20,"schema_compliance":1.0,"rubric_pass_rate":1.0}}})").as_object();
+  run.summary["baseline"] = CompareWithBaseline(run.summary, run.records, run.baseline);
+  const json::value& paired = run.summary.at("baseline").at("skills").at("s").at("paired");
+  EXPECT_EQ(paired.at("answered").at("pass_to_fail"), 8);
+  EXPECT_EQ(paired.at("schema").at("cases"), 12);  // a refusal says nothing of the schema
+  suite_.skills = {entry_};
+  std::vector<std::string> measures;
+  for (const auto& b : CheckThresholds(run.summary, suite_)) measures.emplace_back(b.at("measure").as_string());
+  EXPECT_EQ(measures, (std::vector<std::string>{"case_pass_rate", "refusal_rate"}));
+  EXPECT_EQ(Messages(run.summary).back(),
+            "s: share of cases not refused fell by 0.400 against the baseline, more than the allowed 0.050 (8 "
+            "pass->fail, 0 fail->pass of 20 paired cases; McNemar p = 0.00781 < 0.05)");
+  PairedRun plain = Paired(45, 3, 0);  // nothing refused on either side: no such measure
+  EXPECT_FALSE(plain.summary.at("baseline").at("skills").at("s").at("paired").as_object().contains("answered"));
+}
+
 }  // namespace
 }  // namespace skillrunner::eval
 

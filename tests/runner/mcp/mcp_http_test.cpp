@@ -35,7 +35,7 @@ class McpHttpTest : public ::testing::Test {
                 "  beta: { token_env: BETA_TOKEN }\n");
     tree_.Write("skills/nap/skill.yaml",
                 "id: nap\nversion: 1\nhandler: exec\n"
-                "command: [python3, -c, \"import time; time.sleep(1.5); print('{}')\"]\n"
+                "command: [python3, -c, \"import time; time.sleep(3); print('{}')\"]\n"
                 "input_schema: { type: object }\noutput_schema: { type: object }\n");
     std::filesystem::create_directories(tree_.Path("rubrics"));
   }
@@ -88,7 +88,7 @@ TEST_F(McpHttpTest, ATenantsTokenOpensItsOwnSessionAndItsQuotaHoldsAsOnTheSocket
   // Two calls at once against alpha's max_in_flight of 1: one runs, one is OVERLOADED with when to come back.
   auto first =
       std::async(std::launch::async, [&] { return Post(port, "alpha-secret", alpha, CallLine(3, "nap", "{}")); });
-  std::this_thread::sleep_for(500ms);
+  std::this_thread::sleep_for(1s);  // well inside the first call's 3 s
   auto second = Post(port, "alpha-secret", alpha, CallLine(4, "nap", "{}"));
   auto ran = first.get();
   ASSERT_EQ(ran.status, 200) << ran.body;
@@ -131,7 +131,7 @@ TEST_F(McpHttpTest, SigtermLetsTheCallInFlightFinishThenServeExitsZero) {
   ASSERT_NE(port, 0);
   const std::string beta = Open(port, "beta-secret");
   auto call = std::async(std::launch::async, [&] { return Post(port, "beta-secret", beta, CallLine(2, "nap", "{}")); });
-  std::this_thread::sleep_for(500ms);
+  std::this_thread::sleep_for(1s);  // well inside the first call's 3 s
   serve_->Signal(SIGTERM);
   auto answered = call.get();
   ASSERT_EQ(answered.status, 200) << answered.body;
