@@ -65,6 +65,9 @@ void CheckModelRoutes(const Config& config, const std::string& path, const YamlD
       check(at + "/fallbacks/" + std::to_string(i), model.fallbacks[i]);
     }
     if (!model.escalate_to.empty()) check(at + "/escalate_to", model.escalate_to);
+    for (std::size_t i = 0; i < model.on_refusal.size(); ++i) {
+      check(at + "/on_refusal/" + std::to_string(i), model.on_refusal[i]);
+    }
   }
 }
 
@@ -179,6 +182,9 @@ ModelConfig ReadModel(std::string_view name, const json::object& m, const Config
   }
   if (auto* list = m.if_contains("fallbacks"); list && list->is_array()) {
     for (const auto& fallback : list->as_array()) model.fallbacks.emplace_back(fallback.as_string());
+  }
+  if (auto* list = m.if_contains("on_refusal"); list && list->is_array()) {
+    for (const auto& other : list->as_array()) model.on_refusal.emplace_back(other.as_string());
   }
   model.escalate_to = StringAt(m, "escalate_to");
   if (auto* price = m.if_contains("price"); price && price->is_object()) {

@@ -26,9 +26,10 @@ struct ModelConfig {
   std::string name;
   std::string provider;
   OutputMode structured_output = OutputMode::kNone;
-  std::vector<std::string> fallbacks;  // design.md §9.3: tried in order when the transient budget is spent
-  std::string escalate_to;             // one more generation after MAX_RETRIES_EXCEEDED
-  std::optional<Price> price;          // design.md §9.4: USD per million tokens
+  std::vector<std::string> fallbacks;        // design.md §9.3: tried in order when the transient budget is spent
+  std::string escalate_to;                   // one more generation after MAX_RETRIES_EXCEEDED
+  std::optional<Price> price;                // design.md §9.4: USD per million tokens
+  std::vector<std::string> on_refusal = {};  // design.md §11.5: tried in order after REFUSED or CONTENT_FILTERED
 };
 
 // `state:` (design.md §9.6): where limits, quotas and session memory live.

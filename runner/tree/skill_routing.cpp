@@ -125,6 +125,7 @@ void SkillRouting::MakeSpecs(json::value strict_wire) {
       spec->fallbacks.push_back(Route(fallback, spec->schema));
     }
     if (!model->second.escalate_to.empty()) spec->escalation = Route(model->second.escalate_to, spec->schema);
+    for (const std::string& other : model->second.on_refusal) spec->on_refusal.push_back(Route(other, spec->schema));
   }
   skill_.generation = std::move(spec);
 }

@@ -99,6 +99,9 @@ struct GenerationSpec {
   std::vector<ModelRoute> fallbacks;
   // One more generation, with the last errors, after MAX_RETRIES_EXCEEDED.
   std::optional<ModelRoute> escalation;
+  // design.md §11.5: tried in order, with the same request, after REFUSED or CONTENT_FILTERED; the
+  // routes' own on_refusal is not followed.
+  std::vector<ModelRoute> on_refusal;
   // Rules a schema cannot say (e.g. a judge must rate every criterion once);
   // their failures share the one validation retry.
   std::function<std::vector<FieldError>(const boost::json::value&)> extra_validator;

@@ -308,6 +308,20 @@ void FallBack(Conversation& c, const ModelRoute& fallback, const Error& why, con
   SwitchTo(c, fallback, downgrades, ctx);
 }
 
+// design.md §11.5: the model refused (or its provider's filter withheld the answer): the same
+// request to the next model of its on_refusal list, which is not followed in turn.
+bool TurnOnRefusal(Conversation& c, const Error& why, std::size_t& next, const ModelDowngrades& downgrades,
+                   InvocationContext& ctx) {
+  if (why.code != ErrorCode::kRefused && why.code != ErrorCode::kContentFiltered) return false;
+  if (next >= c.spec.on_refusal.size()) return false;
+  const ModelRoute& route = c.spec.on_refusal[next++];
+  spdlog::info("skill {}: model {} ended the call {}; trying {} (on_refusal)", ctx.skill_id(), c.request.model,
+               ErrorCodeName(why.code), route.model);
+  ++ctx.metrics().fallbacks;
+  SwitchTo(c, route, downgrades, ctx);  // with the validation budget that is left, as a fallback
+  return true;
+}
+
 // The model cannot take the response format: the validation loop, for the
 // rest of the process.
 void Downgrade(Conversation& c, const Error& why, ModelDowngrades& downgrades, InvocationContext& ctx) {
@@ -428,6 +442,7 @@ boost::asio::awaitable<Result<Produced>> StructuredGenerator::Generate(const Gen
     stream = std::make_unique<AnswerStream>(*ctx.options().stream, ctx);
   }
   std::size_t next_fallback = 0;
+  std::size_t next_on_refusal = 0;
   bool escalated = false;
   for (;;) {
     providers::Provider* provider = providers_(c.provider);
@@ -448,6 +463,7 @@ boost::asio::awaitable<Result<Produced>> StructuredGenerator::Generate(const Gen
     if (aborted) AbortedAttempt(c, *response, *stream, *reply);
     const Verdict verdict = aborted ? Verdict::kChecked : Examine(c, *response, *reply, ctx);
     if (verdict == Verdict::kAskAgain) continue;
+    if (verdict == Verdict::kStop && TurnOnRefusal(c, *reply->stop, next_on_refusal, downgrades_, ctx)) continue;
     if (verdict == Verdict::kStop) co_return std::unexpected(std::move(*reply->stop));
     if (reply->value && HasExecRules(spec.rules)) {
       Result<std::vector<FieldError>> broken = co_await CheckRules(spec.rules, *reply->value, rules_, ctx);

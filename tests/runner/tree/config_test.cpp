@@ -216,6 +216,36 @@ models:
                 bad.string() + ":4:71: /models/small/escalate_to: unknown model \"huge\" (not in the models table)"}));
 }
 
+// design.md §11.5: on_refusal names other models of the table, checked like fallbacks.
+TEST(ConfigTest, OnRefusalNamesOtherModelsOfTheTable) {
+  testing::TempTree tree;
+  auto config = LoadConfig(tree.Write("good.yaml", R"(providers:
+  openai: { kind: openai }
+models:
+  small: { provider: openai, on_refusal: [other, third] }
+  other: { provider: openai }
+  third: { provider: openai }
+)")
+                               .string(),
+                           NoEnv);
+  ASSERT_TRUE(config) << config.error()[0].ToString();
+  EXPECT_EQ(config->models.at("small").on_refusal, (std::vector<std::string>{"other", "third"}));
+  EXPECT_TRUE(config->models.at("other").on_refusal.empty());
+  auto bad = tree.Write("bad.yaml", R"(providers:
+  openai: { kind: openai }
+models:
+  small: { provider: openai, on_refusal: [small, nope] }
+)");
+  auto refused = LoadConfig(bad.string(), NoEnv);
+  ASSERT_FALSE(refused);
+  std::vector<std::string> lines;
+  for (const auto& d : refused.error()) lines.push_back(d.ToString());
+  EXPECT_EQ(lines,
+            (std::vector<std::string>{
+                bad.string() + ":4:43: /models/small/on_refusal/0: a model cannot fall back or escalate to itself",
+                bad.string() + ":4:50: /models/small/on_refusal/1: unknown model \"nope\" (not in the models table)"}));
+}
+
 TEST(ConfigTest, UnknownProviderReferencesAreErrors) {
   testing::TempTree tree;
   auto path = tree.Write("c.yaml", R"(providers:

@@ -911,6 +911,43 @@ TEST_F(GenerationLoopbackTest, RefusalIsRefusedAfterOneRequest) {
   EXPECT_EQ(outcome.error().attempts[0].kind, AttemptKind::kRefusal);
 }
 
+// design.md §11.5 on_refusal: a refusal (or a content filter) sends the same request to the next model
+// of the refusing model's list, once each; the list of the model turned to is not followed.
+TEST_F(GenerationLoopbackTest, ARefusalTurnsToTheOnRefusalModelsInOrderWithTheSameRequest) {
+  bed_.AddSkill("triage", TriageSkill("m-primary"));
+  bed_.Start("openai",
+             "  m-primary: { provider: llm, structured_output: none, on_refusal: [m-second, m-third] }\n"
+             "  m-second: { provider: llm, structured_output: none, on_refusal: [m-primary] }\n"
+             "  m-third: { provider: llm, structured_output: none }\n");
+  bed_.server().Enqueue({.body = test_support::OpenAiRefusal("I can't help with that.")});
+  bed_.server().Enqueue({.body = OpenAiAnswer("", "content_filter")});
+  bed_.server().Enqueue({.body = OpenAiAnswer(R"({"priority": 2, "category": "bug"})")});
+  auto outcome = bed_.Invoke("triage", R"({"text":"crash"})");
+  ASSERT_TRUE(outcome) << json::serialize(ToJson(outcome));
+  auto bodies = bed_.Bodies();
+  ASSERT_EQ(bodies.size(), 3u);
+  for (std::size_t i = 1; i < 3; ++i) {
+    json::value same = bodies[0];
+    same.at("model") = i == 1 ? "m-second" : "m-third";
+    EXPECT_EQ(bodies[i], same) << i;  // the same first request, on the next model
+  }
+  ASSERT_EQ(outcome->attempts.size(), 3u);
+  EXPECT_EQ(outcome->attempts[0].kind, AttemptKind::kRefusal);
+  EXPECT_EQ(outcome->attempts[0].model, "m-primary");
+  EXPECT_EQ(outcome->attempts[1].kind, AttemptKind::kContentFilter);
+  EXPECT_EQ(outcome->attempts[1].model, "m-second");
+  EXPECT_EQ(outcome->attempts[2].kind, AttemptKind::kOk);
+  EXPECT_EQ(outcome->attempts[2].model, "m-third");
+  EXPECT_EQ(outcome->metrics.fallbacks, 2);
+  // Every model of the list refusing: REFUSED (or CONTENT_FILTERED) from the last, one request each.
+  for (int i = 0; i < 3; ++i) bed_.server().Enqueue({.body = test_support::OpenAiRefusal("No.")});
+  auto refused = bed_.Invoke("triage", R"({"text":"crash"})");
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().error.code, ErrorCode::kRefused);
+  EXPECT_EQ(refused.error().attempts.size(), 3u);
+  EXPECT_EQ(bed_.server().request_count(), 6u);
+}
+
 TEST_F(GenerationLoopbackTest, ContentFilterIsReportedAsSuch) {
   bed_.AddSkill("triage", TriageSkill("m-loop"));
   bed_.Start();
