@@ -43,8 +43,9 @@ struct RateLimit {
 //   held there, it probes).
 // - A rate ran clean after a second (probing: kProbeSeconds) of at least
 //   kMinSample / 2 requests (or half a second's worth at the rate, when
-//   fewer), no 429, and a request held back by the pace (nobody waiting:
-//   not counted as clean, and a search holds). No cut goes below the fastest rate
+//   fewer), no 429, and the rate reached (the requests sent since it was set
+//   came to kReachedShare of it: a pace nobody reached is not counted as
+//   clean, and a search holds). No cut goes below the fastest rate
 //   that ran clean since (it was refused above that), and a 429 one step
 //   above it goes straight back to it, without waiting for a sample.
 //   Refused at or below it: one 429, or kStrayShare of the sample or
@@ -89,6 +90,10 @@ inline constexpr double kTargetOver = 1.1;
 inline constexpr double kMaxSampledCut = 0.8;
 inline constexpr double kSearchStep = 0.01;
 inline constexpr double kSearchGrowth = 1.5;
+// A rate was reached when the requests sent at it since the last creep came to this share of it or
+// more, or a request waits for its place now (a busy CPU that wakes waiters late sends below a pace
+// it saturates).
+inline constexpr double kReachedShare = 0.9;
 inline constexpr double kStrayShare = 0.01;
 inline constexpr double kProbeSeconds = 0.5;
 inline constexpr int kSettleSeconds = 30;

@@ -67,6 +67,7 @@ void RequestLimiter::SetRateLocked(std::optional<double> rate, Clock::TimePoint 
   // What the provider makes of the new rate is a new sample.
   changed_ = now;
   sent_since_change_ = 0;
+  sent_since_creep_ = 0;
   refused_since_change_ = 0;
   forgiven_since_change_ = 0;
   waited_since_change_ = 0;
@@ -99,17 +100,21 @@ void RequestLimiter::CreepLocked(Clock::TimePoint now) {
     return;
   }
   if (refused > 0 || sent_since_change_ < enough) {
-    last_creep_ = now;  // held: another second
+    MarkCreepLocked(now);  // held: another second
     return;
   }
   std::optional<double> rate = *rate_;
   const std::optional<double>& ceiling = limit_.requests_per_minute;
   // Whether the pace held anyone back: a request waited at it, or one waits now.
   const bool binding = waited_since_change_ > 0 || (tail_ > 0 && SlotLocked(tail_ - 1, now) > now);
-  // It ran clean, as far as it was reached: a pace nobody waited for proves nothing of the provider.
-  if (binding) clean_at_ = std::max(clean_at_, *rate);
-  grace_until_ = {};                                 // and the provider's window after the cut is over
-  if (clean_at_ >= refused_at_) lone_refusals_ = 0;  // past the rate refused: that was jitter
+  // Whether the requests since the last creep came at the rate: a pace nobody reached proves nothing
+  // of the provider (an idle stretch before it is no part of it: each creep starts the window again).
+  const double minutes = std::chrono::duration<double>(now - std::max(last_creep_, changed_)).count() / 60.0;
+  const bool queued = tail_ > 0 && SlotLocked(tail_ - 1, now) > now;  // someone waits for a place now
+  const bool reached = queued || (minutes > 0 && sent_since_creep_ >= kReachedShare * *rate * minutes);
+  if (reached) clean_at_ = std::max(clean_at_, *rate);  // it ran clean
+  grace_until_ = {};                                    // and the provider's window after the cut is over
+  if (clean_at_ >= refused_at_) lone_refusals_ = 0;     // past the rate refused: that was jitter
   if (!ceiling && !binding && (probing_ ? *rate >= probe_cap_ : *rate >= 2 * accepted_at_cut_)) {
     // A quiet second well past what the provider took (or the burst it
     // refused), and a pace nobody waited for: unlimited again.
@@ -117,10 +122,12 @@ void RequestLimiter::CreepLocked(Clock::TimePoint now) {
     probing_ = false;
   } else if (probing_) {
     *rate *= kProbeFactor;
-  } else if (SearchingLocked() && !binding) {
+  } else if (SearchingLocked() && !reached) {
     // Between a rate that ran clean and one refused, a rise nobody would use only lets the callers
     // who come back together (a Retry-After over) go past the limit: held. Measured with two
-    // replicas: risen from 1,106 to 2,999 a minute unused, 21 of 166 were refused after the third second.
+    // replicas: risen from 1,106 to 2,999 a minute at 16 requests a second, 21 of 166 (and 43 of
+    // 191) were refused after the third second. A single request that waited does not make a
+    // rate reached (that let the rise through).
   } else if (SearchingLocked()) {
     // Halfway towards the refused rate until within kSearchStep; settled
     // there, a try just past it once each kSettleSeconds (a limit may rise;
@@ -135,7 +142,7 @@ void RequestLimiter::CreepLocked(Clock::TimePoint now) {
     const double target = std::min(refused_at_, kTargetOver * accepted_at_cut_);
     *rate += *rate < kNearRefused * target ? (target - *rate) / 2 : kStepShare * accepted_at_cut_;
   }
-  last_creep_ = now;
+  MarkCreepLocked(now);
   if (rate && ceiling) rate = std::min(*rate, *ceiling);
   if (rate != rate_) SetRateLocked(rate, now);
 }
@@ -179,6 +186,11 @@ double RequestLimiter::RateBeforeCutLocked(Clock::TimePoint now) const {
                    2 * accepted_at_cut_});
 }
 
+void RequestLimiter::MarkCreepLocked(Clock::TimePoint now) {
+  last_creep_ = now;
+  sent_since_creep_ = 0;
+}
+
 void RequestLimiter::HoldAsJitterLocked(Clock::TimePoint now, double rate) {
   spdlog::debug("rate limit: {} of {} refused at {:.0f} a minute, which ran clean or is probed: held",
                 refused_since_change_, sent_since_change_, rate);
@@ -187,7 +199,7 @@ void RequestLimiter::HoldAsJitterLocked(Clock::TimePoint now, double rate) {
     refused_since_change_ /= 2;
   }
   forgiven_since_change_ = refused_since_change_;
-  last_creep_ = now;
+  MarkCreepLocked(now);
 }
 
 void RequestLimiter::CutLocked(Clock::TimePoint now, bool sampled) {
@@ -245,7 +257,7 @@ void RequestLimiter::CutLocked(Clock::TimePoint now, bool sampled) {
                 refused_since_change_, sent_since_change_, before, rate, probing_ ? " (probing)" : "");
   SetRateLocked(rate, now);
   last_cut_ = now;
-  last_creep_ = now;
+  MarkCreepLocked(now);
   grace_until_ = excess ? now + kCutGrace : Clock::TimePoint{};
 }
 
@@ -294,6 +306,7 @@ boost::asio::awaitable<Limiter::Admission> RequestLimiter::Acquire(Clock::TimePo
       if (slot <= now) {
         last_go_ = now;
         ++sent_since_change_;
+        ++sent_since_creep_;
         if (!rate_) CountUnlimitedLocked(now);
         admission.ticket = Ticket{now, -1, tokens};
         co_return admission;
@@ -330,6 +343,7 @@ void RequestLimiter::Report(const Ticket& ticket, bool rate_limited, std::int64_
   if (ticket.admitted < changed_) return;  // sent before the rate last changed: not this rate's sample
   if (ticket.admitted < grace_until_) {
     --sent_since_change_;  // just after a cut: the provider's window, not this rate's sample
+    if (sent_since_creep_ > 0) --sent_since_creep_;
     return;
   }
   ++refused_since_change_;
@@ -346,7 +360,7 @@ void RequestLimiter::Report(const Ticket& ticket, bool rate_limited, std::int64_
     probing_ = false;  // between the two, a search
     SetRateLocked(clean_at_, now);
     last_cut_ = now;
-    last_creep_ = now;
+    MarkCreepLocked(now);
   }
 }
 

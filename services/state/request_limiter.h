@@ -33,6 +33,8 @@ class RequestLimiter final : public Limiter {
  private:
   using Duration = Clock::TimePoint::duration;
   void CreepLocked(Clock::TimePoint now);
+  // A creep happened (or was held) at `now`: the next one measures the pace from here.
+  void MarkCreepLocked(Clock::TimePoint now);
   void CountUnlimitedLocked(Clock::TimePoint now);  // one more sent while unlimited
   void CutLocked(Clock::TimePoint now, bool sampled);
   // A few 429s at a rate that ran clean (or one while probing): jitter; the rate holds and the
@@ -103,6 +105,7 @@ class RequestLimiter final : public Limiter {
   // many of them were refused.
   Clock::TimePoint changed_{};
   int sent_since_change_ = 0;
+  int sent_since_creep_ = 0;  // of those, since the last creep: whether the rate was reached
   int refused_since_change_ = 0;
   int forgiven_since_change_ = 0;  // of those, held as jitter (CutLocked): they do not stop a rise
   int waited_since_change_ = 0;    // times a request went to sleep for its place

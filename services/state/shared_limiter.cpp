@@ -25,7 +25,8 @@ local near, over, searchstep, probems = tonumber(ARGV[9]), tonumber(ARGV[10]), t
 local ttl, settlems, stray, lonems = tonumber(ARGV[13]), tonumber(ARGV[14]), tonumber(ARGV[15]), tonumber(ARGV[16])
 local growth = tonumber(ARGV[17])
 local names = {'rate', 'tail', 'apos', 'atime', 'tnext', 'cut', 'creep', 'changed', 'sent', 'refused', 'accepted',
-  'probing', 'refusedat', 'probecap', 'clean', 'waited', 'lone', 'wstart', 'wsent', 'wlast', 'forgiven', 'grace'}
+  'probing', 'refusedat', 'probecap', 'clean', 'waited', 'lone', 'wstart', 'wsent', 'wlast', 'forgiven', 'grace',
+  'screep'}
 local function load()
   local v = redis.call('HMGET', KEYS[1], unpack(names))
   local s = {fresh = not v[6]}
@@ -35,7 +36,7 @@ local function load()
   s.sent, s.refused, s.accepted, s.probing = s.sent or 0, s.refused or 0, s.accepted or 0, v[12] == '1'
   s.refusedat, s.probecap, s.clean, s.waited = s.refusedat or 0, s.probecap or 0, s.clean or 0, s.waited or 0
   s.lone, s.wstart, s.wsent, s.wlast = s.lone or 0, s.wstart or now, s.wsent or 0, s.wlast or 0
-  s.forgiven, s.grace = s.forgiven or 0, s.grace or 0
+  s.forgiven, s.grace, s.screep = s.forgiven or 0, s.grace or 0, s.screep or 0
   if s.fresh and ceiling > 0 then s.rate = ceiling end
   return s
 end
@@ -46,7 +47,7 @@ local function save(s)
     'probing', s.probing and '1' or '0', 'refusedat', string.format('%.6f', s.refusedat),
     'probecap', string.format('%.6f', s.probecap), 'clean', string.format('%.6f', s.clean), 'waited', s.waited,
     'lone', s.lone, 'wstart', s.wstart, 'wsent', s.wsent, 'wlast', string.format('%.6f', s.wlast), 'forgiven', s.forgiven,
-    'grace', s.grace)
+    'grace', s.grace, 'screep', s.screep)
   redis.call('PEXPIRE', KEYS[1], ttl)
 end
 local function slot_of(s, p)
@@ -64,7 +65,7 @@ local function set_rate(s, newrate)
     end
   end
   s.rate, s.apos, s.atime = newrate, first, start
-  s.changed, s.sent, s.refused, s.waited, s.forgiven = now, 0, 0, 0, 0
+  s.changed, s.sent, s.refused, s.waited, s.forgiven, s.screep = now, 0, 0, 0, 0, 0
 end
 -- between a rate that ran clean and a faster one refused (RequestLimiter::SearchingLocked)
 local function searching(s)
@@ -84,6 +85,7 @@ end
 -- (RequestLimiter::CountUnlimitedLocked)
 local function went(s)
   s.sent = s.sent + 1
+  s.screep = s.screep + 1  -- since the last creep: whether the rate was reached
   if s.rate then return end
   if now - s.wstart >= 1000 then
     s.wlast, s.wstart, s.wsent = s.wsent * 1000 / (now - s.wstart), now, 0
@@ -112,7 +114,7 @@ local function cut(s, sampled)
       -- one or a few refused at a rate that ran clean: jitter, held (RequestLimiter's CutLocked)
       if s.sent > 10 * sample then s.sent, s.refused = math.floor(s.sent / 2), math.floor(s.refused / 2) end
       s.forgiven = s.refused  -- held as jitter: they do not stop a rise (creep)
-      s.creep = now
+      s.creep, s.screep = now, 0
       return
     end
     if s.clean >= before then s.clean = 0 end
@@ -130,7 +132,7 @@ local function cut(s, sampled)
   if s.probing then s.probecap = 2 * math.max(before, s.clean) end
   if ceiling > 0 then newrate = math.min(newrate, ceiling) end
   set_rate(s, newrate)
-  s.cut, s.creep, s.grace = now, now, excess and now + 1000 or 0
+  s.cut, s.creep, s.grace, s.screep = now, now, excess and now + 1000 or 0, 0
 end
 local function creep(s)
   if not s.rate then return end
@@ -138,12 +140,16 @@ local function creep(s)
   local refused = s.refused - s.forgiven
   if refused > 0 and s.sent >= sample then return cut(s, true) end
   if refused > 0 or s.sent < math.min(sample / 2, s.rate / 120) then  -- not enough to teach
-    s.creep = now
+    s.creep, s.screep = now, 0
     return
   end
   local newrate = s.rate
   local binding = s.waited > 0 or (s.tail > 0 and slot_of(s, s.tail - 1) > now)
-  if binding then s.clean = math.max(s.clean, newrate) end  -- it ran clean, as far as it was reached
+  -- reached: the requests sent since the last creep came to kReachedShare (0.9) of the rate, or one
+  -- waits for its place now
+  local since = now - math.max(s.creep, s.changed)
+  local reached = (s.tail > 0 and slot_of(s, s.tail - 1) > now) or (since > 0 and s.screep * 60000 >= 0.9 * newrate * since)
+  if reached then s.clean = math.max(s.clean, newrate) end  -- it ran clean
   s.grace = 0  -- and the provider's window after the cut is over
   if s.clean >= s.refusedat then s.lone = 0 end  -- past the rate refused: that was jitter
   if ceiling == 0 and not binding and
@@ -151,7 +157,7 @@ local function creep(s)
     newrate, s.probing = nil, false
   elseif s.probing then
     newrate = newrate * factor
-  elseif searching(s) and not binding then
+  elseif searching(s) and not reached then
     -- a rise nobody would use: held (RequestLimiter::CreepLocked)
   elseif searching(s) then
     if s.refusedat - newrate > searchstep * s.refusedat then
@@ -168,7 +174,7 @@ local function creep(s)
       newrate = newrate + step * s.accepted
     end
   end
-  s.creep = now
+  s.creep, s.screep = now, 0
   if newrate and ceiling > 0 then newrate = math.min(newrate, ceiling) end
   if newrate ~= s.rate then set_rate(s, newrate) end
 end
@@ -221,7 +227,7 @@ constexpr std::string_view kRefused = R"lua(
 local s = load()
 if tonumber(ARGV[18]) < s.changed then return -1 end
 if tonumber(ARGV[18]) < s.grace then  -- just after a cut: the provider's window, not this rate's sample
-  s.sent = math.max(0, s.sent - 1)
+  s.sent, s.screep = math.max(0, s.sent - 1), math.max(0, s.screep - 1)
   save(s)
   return -1
 end
@@ -231,7 +237,7 @@ if s.rate and s.sent < sample then
     -- a step up from a rate that ran clean, refused: back to that at once
     s.refusedat, s.accepted, s.probing, s.lone = s.rate, math.max(s.accepted, s.clean), false, s.lone + 1
     set_rate(s, s.clean)
-    s.cut, s.creep = now, now
+    s.cut, s.creep, s.screep = now, now, 0
     save(s)
     return math.floor(s.rate * 1000)
   end
@@ -253,6 +259,7 @@ save(s)
 return 1
 )lua";
 static_assert(kCutGrace == std::chrono::milliseconds(1000), "the Lua cut() above writes kCutGrace as 1000 ms");
+static_assert(kReachedShare == 0.9, "the Lua creep() above writes kReachedShare as 0.9");
 
 std::string Number(double value) { return std::to_string(value); }
 

@@ -6,6 +6,7 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <future>
+#include <map>
 #include <regex>
 
 #include "tests/runner/server/serve_process.h"
@@ -107,6 +108,42 @@ TEST_F(McpHttpTest, ATenantsTokenOpensItsOwnSessionAndItsQuotaHoldsAsOnTheSocket
   EXPECT_NE(metrics.find("skillrunner_invocations_total{skill=\"nap\",outcome=\"OVERLOADED\"} 1\n"), std::string::npos)
       << metrics;
   EXPECT_NE(metrics.find("skillrunner_tenant_invocations_total{tenant=\"alpha\"} 1\n"), std::string::npos) << metrics;
+}
+
+// Rollouts apply to MCP calls as to the socket's: half the calls go to the candidate, each answer's
+// _meta names the arm and version that produced it.
+TEST_F(McpHttpTest, ARolloutSplitsMcpCallsAndEachResultNamesItsArm) {
+  tree_.Write("skillrunner.yaml",
+              "providers:\n  simulated: { kind: simulated }\n"
+              "models:\n  sim: { provider: simulated, structured_output: none }\n"
+              "tenants:\n  beta: { token_env: BETA_TOKEN }\n");
+  const std::string body =
+      "template_type: LLM_JSON_GENERATION\nmodel: sim\n"
+      "input_schema: { type: object }\n"
+      "output_schema: { type: object, required: [name], properties: { name: { type: string } } }\n";
+  tree_.Write("skills/pick/skill.yaml", "id: pick\nversion: 1\n" + body +
+                                            "prompt: { user: \"v1: a name\" }\n"
+                                            "rollout: { candidate: candidate.yaml, traffic: 0.5 }\n");
+  tree_.Write("skills/pick/candidate.yaml", "id: pick\nversion: 2\n" + body + "prompt: { user: \"v2: a name\" }\n");
+  const std::uint16_t port = Start({"--mcp-listen", "127.0.0.1:0", "--state-dir", tree_.Path("state").string()});
+  ASSERT_NE(port, 0);
+  const std::string session = Open(port, "beta-secret");
+  std::map<std::string, int> arms;
+  for (int i = 0; i < 30; ++i) {
+    auto reply = Post(port, "beta-secret", session, CallLine(10 + i, "pick", "{}"));
+    ASSERT_EQ(reply.status, 200) << reply.body;
+    const json::value result = json::parse(reply.body).at("result");
+    ASSERT_EQ(result.at("isError"), false) << reply.body;
+    const std::string arm(result.at("_meta").at("skillrunner/arm").as_string());
+    const std::int64_t version = result.at("_meta").at("skillrunner/skill_version").as_int64();
+    EXPECT_EQ(version, arm == "candidate" ? 2 : 1) << reply.body;
+    EXPECT_TRUE(result.at("structuredContent").at("name").is_string()) << reply.body;
+    ++arms[arm];
+  }
+  // 30 calls at 0.5: both arms (the chance that one gets none is 2 in a billion).
+  EXPECT_EQ(arms.size(), 2u);
+  EXPECT_GT(arms["stable"], 0);
+  EXPECT_GT(arms["candidate"], 0);
 }
 
 TEST_F(McpHttpTest, ANonLoopbackAddressNeedsAllowRemoteAndThenAToken) {
