@@ -61,11 +61,12 @@ std::expected<std::vector<server::TenantToken>, std::string> TenantTokens(const 
   return tenants;
 }
 
-bool LoadTree(ReloadingHost& host) {
+// `command` names the subcommand in the message ("skillrunner serve", "skillrunner mcp").
+bool LoadTree(ReloadingHost& host, const char* command) {
   auto loaded = host.LoadInitial();
   if (loaded) return true;
   for (const auto& d : loaded.error().problems) std::fprintf(stderr, "%s\n", d.ToString().c_str());
-  std::fprintf(stderr, "skillrunner serve: %s\n", loaded.error().message.c_str());
+  std::fprintf(stderr, "%s: %s\n", command, loaded.error().message.c_str());
   return false;
 }
 
@@ -253,7 +254,8 @@ int Serve(const CommonOptions& common, ServeOptions options) {
   JudgingInUse judging_in_use(judging);
   auto rollouts = std::make_shared<rollout::RolloutBook>(rollout::MakeDirStore(StateDir(common, ProcessEnv)));
   ReloadingHost host(common, io.get_executor(), options.allow_broken, rollouts);
-  if (!LoadTree(host)) return kUsageStatus;
+  const char* command = options.mcp_stdio ? "skillrunner mcp" : "skillrunner serve";
+  if (!LoadTree(host, command)) return kUsageStatus;
   const Config& config = host.Current()->registry()->config();
   auto tenants = TenantTokens(config);
   if (!tenants) {
@@ -268,7 +270,6 @@ int Serve(const CommonOptions& common, ServeOptions options) {
   options.server.shared_state = host.shared_state();
   options.server.tracing = host.tracing();
   server::Server server(io, options.server, host, io_threads.Workers(io));
-  const char* command = options.mcp_stdio ? "skillrunner mcp" : "skillrunner serve";
   std::string mcp_where;
   if (auto failed = AddMcpDoors(server, host, options, io_threads.Workers(io), mcp_where); !failed.empty()) {
     std::fprintf(stderr, "%s: %s\n", command, failed.c_str());

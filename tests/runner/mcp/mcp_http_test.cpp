@@ -146,6 +146,37 @@ TEST_F(McpHttpTest, ARolloutSplitsMcpCallsAndEachResultNamesItsArm) {
   EXPECT_GT(arms["candidate"], 0);
 }
 
+// The HTTP refusals the SDK test does not reach: a body that is not JSON, one that is not a message
+// object, a method /mcp does not take, a body over --max-line-bytes. Each names why.
+TEST_F(McpHttpTest, BadBodiesAndMethodsAreRefusedWithTheirReason) {
+  const std::uint16_t port = Start({"--mcp-listen", "127.0.0.1:0", "--max-line-bytes", "2000"});
+  ASSERT_NE(port, 0);
+  auto broken = Post(port, "beta-secret", "", "{\"jsonrpc\":");
+  EXPECT_EQ(broken.status, 400);
+  EXPECT_EQ(json::parse(broken.body).at("error").at("code"), -32700) << broken.body;
+  EXPECT_EQ(json::parse(broken.body).at("error").at("message").as_string().find("Parse error: "), 0u) << broken.body;
+  auto batch = Post(port, "beta-secret", "", "[]");
+  EXPECT_EQ(batch.status, 400);
+  EXPECT_EQ(json::parse(batch.body),
+            json::parse(R"({"jsonrpc":"2.0","id":null,"error":{"code":-32600,)"
+                        R"("message":"Invalid Request: one JSON-RPC message object per POST"}})"));
+  auto put =
+      test_support::HttpSend(port, "PUT", "/mcp", "Host: 127.0.0.1\r\nAuthorization: Bearer beta-secret\r\n", "{}");
+  EXPECT_EQ(put.status, 405);
+  EXPECT_EQ(test_support::HeaderOf(put, "Allow"), "GET, POST, DELETE");
+  auto get =
+      test_support::HttpSend(port, "GET", "/mcp", "Host: 127.0.0.1\r\nAuthorization: Bearer beta-secret\r\n", "");
+  EXPECT_EQ(get.status, 405);  // not asking for an event stream
+  EXPECT_EQ(json::parse(get.body).at("error").at("message"),
+            "Method Not Allowed: GET /mcp is an SSE stream (Accept: text/event-stream)");
+  auto elsewhere = test_support::HttpSend(port, "GET", "/other", "Host: 127.0.0.1\r\n", "");
+  EXPECT_EQ(elsewhere.status, 404);
+  EXPECT_EQ(elsewhere.body, "only /mcp is served here\n");
+  auto large = Post(port, "beta-secret", "", std::string(3000, ' ') + kInitialize);
+  EXPECT_EQ(large.status, 413);
+  EXPECT_EQ(json::parse(large.body).at("error").at("message"), "Payload Too Large: a message over 2000 bytes");
+}
+
 TEST_F(McpHttpTest, ANonLoopbackAddressNeedsAllowRemoteAndThenAToken) {
   tree_.Write("skillrunner.yaml", "providers:\n  simulated: { kind: simulated }\n");  // no tenants, no token
   serve_.emplace(tree_, std::vector<std::string>{"--mcp-listen", "0.0.0.0:0"});
