@@ -6,6 +6,7 @@
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
+#include <functional>
 
 #include "runner/eval/regression.h"
 #include "runner/eval/report/html_report.h"
@@ -69,6 +70,25 @@ struct PairedRun {
   std::vector<json::object> records;
   BaselineRun baseline;
 };
+
+// 20 cases of "s" that all passed every gate of the baseline (`gates`), `change` applied to each
+// current record (with its index), compared with that baseline.
+PairedRun GateFlips(const CaseGates& gates, const std::function<void(json::object&, int)>& change) {
+  PairedRun run;
+  run.baseline.run_id = "r1";
+  for (int i = 0; i < 20; ++i) {
+    const std::string id = "c" + std::to_string(i);
+    json::object record = PassRecord("s", id);
+    change(record, i);
+    run.records.push_back(std::move(record));
+    run.baseline.outcomes["s/" + id] = CaseOutcome::kPass;
+    run.baseline.gates["s/" + id] = gates;
+  }
+  run.summary =
+      json::parse(R"({"skills":{"s":{"cases":20,"schema_compliance":1.0,"rubric_pass_rate":1.0}}})").as_object();
+  run.summary["baseline"] = CompareWithBaseline(run.summary, run.records, run.baseline);
+  return run;
+}
 
 PairedRun Paired(int baseline_passes, int pass_to_fail, int fail_to_pass) {
   PairedRun run;
@@ -139,19 +159,9 @@ TEST_F(SignificanceGateTest, FlipsBothWaysCancelOut) {
 // design.md §10.1: the skill's own review gate is a measure of its own when the
 // suite judges with another rubric; the suite's rubric still passes here.
 TEST_F(SignificanceGateTest, ReviewGateDropsBreachOnlyWhenTheSuiteJudgesWithAnotherRubric) {
-  PairedRun run;
-  run.baseline.run_id = "r1";
-  for (int i = 0; i < 20; ++i) {
-    const std::string id = "c" + std::to_string(i);
-    json::object record = PassRecord("s", id);
+  PairedRun run = GateFlips(CaseGates{true, std::nullopt, true, true}, [](json::object& record, int i) {
     record["result"].as_object()["review"] = json::object{{"pass", i >= 8}};  // 8 gate verdicts flip to fail
-    run.records.push_back(std::move(record));
-    run.baseline.outcomes["s/" + id] = CaseOutcome::kPass;
-    run.baseline.gates["s/" + id] = CaseGates{true, std::nullopt, true, true};
-  }
-  run.summary =
-      json::parse(R"({"skills":{"s":{"cases":20,"schema_compliance":1.0,"rubric_pass_rate":1.0}}})").as_object();
-  run.summary["baseline"] = CompareWithBaseline(run.summary, run.records, run.baseline);
+  });
   const json::value& paired = run.summary.at("baseline").at("skills").at("s").at("paired");
   EXPECT_EQ(paired.at("review_gate").at("pass_to_fail"), 8);
   EXPECT_EQ(paired.at("rubric").at("pass_to_fail"), 0);
@@ -174,19 +184,8 @@ TEST_F(SignificanceGateTest, ReviewGateDropsBreachOnlyWhenTheSuiteJudgesWithAnot
 // design.md §11.4: a case's own checks are a measure of their own, paired like the others; a
 // suite whose cases carry none has no such measure.
 TEST_F(SignificanceGateTest, CheckPassDropsBreachAsTheirOwnMeasure) {
-  PairedRun run;
-  run.baseline.run_id = "r1";
-  for (int i = 0; i < 20; ++i) {
-    const std::string id = "c" + std::to_string(i);
-    json::object record = PassRecord("s", id);
-    record["check_pass"] = i >= 8;  // 8 cases' checks now fail
-    run.records.push_back(std::move(record));
-    run.baseline.outcomes["s/" + id] = CaseOutcome::kPass;
-    run.baseline.gates["s/" + id] = CaseGates{true, std::nullopt, true, std::nullopt, true};
-  }
-  run.summary =
-      json::parse(R"({"skills":{"s":{"cases":20,"schema_compliance":1.0,"rubric_pass_rate":1.0}}})").as_object();
-  run.summary["baseline"] = CompareWithBaseline(run.summary, run.records, run.baseline);
+  PairedRun run = GateFlips(CaseGates{true, std::nullopt, true, std::nullopt, true},
+                            [](json::object& record, int i) { record["check_pass"] = i >= 8; });  // 8 now fail
   const json::value& paired = run.summary.at("baseline").at("skills").at("s").at("paired");
   EXPECT_EQ(paired.at("checks").at("pass_to_fail"), 8);
   EXPECT_EQ(paired.at("checks").at("cases"), 20);
@@ -206,23 +205,12 @@ TEST_F(SignificanceGateTest, CheckPassDropsBreachAsTheirOwnMeasure) {
 // design.md §11.5: refusals have a paired regression of their own (the share of cases not refused),
 // present only where some paired case was refused.
 TEST_F(SignificanceGateTest, RefusalsRisingBreachAsTheirOwnMeasure) {
-  PairedRun run;
-  run.baseline.run_id = "r1";
-  for (int i = 0; i < 20; ++i) {
-    const std::string id = "c" + std::to_string(i);
-    json::object record = PassRecord("s", id);
-    if (i < 8) {
-      record.erase("result");
-      record.erase("review");
-      record["error"] = json::object{{"code", "REFUSED"}, {"message", "the model refused to answer: no"}};
-    }
-    run.records.push_back(std::move(record));
-    run.baseline.outcomes["s/" + id] = CaseOutcome::kPass;
-    run.baseline.gates["s/" + id] = CaseGates{true, std::nullopt, true};
-  }
-  run.summary =
-      json::parse(R"({"skills":{"s":{"cases":20,"schema_compliance":1.0,"rubric_pass_rate":1.0}}})").as_object();
-  run.summary["baseline"] = CompareWithBaseline(run.summary, run.records, run.baseline);
+  PairedRun run = GateFlips(CaseGates{true, std::nullopt, true}, [](json::object& record, int i) {
+    if (i >= 8) return;
+    record.erase("result");
+    record.erase("review");
+    record["error"] = json::object{{"code", "REFUSED"}, {"message", "the model refused to answer: no"}};
+  });
   const json::value& paired = run.summary.at("baseline").at("skills").at("s").at("paired");
   EXPECT_EQ(paired.at("answered").at("pass_to_fail"), 8);
   EXPECT_EQ(paired.at("schema").at("cases"), 12);  // a refusal says nothing of the schema
