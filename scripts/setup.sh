@@ -26,7 +26,10 @@ PACKAGES=(
 # Chromium for the viewer's browser test (driven by playwright-core from npm; nothing downloads a browser),
 # PostgreSQL 15 for the history's PostgreSQL tests (a throwaway cluster per run, scripts/postgres_cluster.sh);
 # Node 18+ and npm for the TypeScript client's: Debian's nodejs and npm, unless a node and an npm are already on PATH.
-TEST_PACKAGES=(libgtest-dev googletest json-schema-test-suite redis-server python3-mypy clang-format-15 chromium postgresql-15)
+# botocore (it checks every SigV4 signature), cryptography and PyJWT (the service-account JWTs) for the
+# Bedrock and Vertex AI fakes (tests/support/cloud).
+TEST_PACKAGES=(libgtest-dev googletest json-schema-test-suite redis-server python3-mypy clang-format-15 chromium postgresql-15
+  python3-botocore python3-cryptography python3-jwt)
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
   TEST_PACKAGES+=(nodejs npm)
 fi

@@ -19,8 +19,13 @@ export PATH="/usr/bin:$PATH"
 # Tests never see a real provider's settings.
 unset OPENAI_API_KEY OPENAI_BASE_URL ANTHROPIC_API_KEY ANTHROPIC_BASE_URL GEMINI_API_KEY GEMINI_BASE_URL \
   SKILLRUNNER_PROVIDER SKILLRUNNER_TOKEN || true
-# Nor a trace collector: spans would leave the machine.
-while IFS= read -r name; do unset "$name"; done < <(env | sed -n 's/^\(OTEL_[A-Z_]*\)=.*/\1/p')
+# Nor a trace collector: spans would leave the machine. Nor a cloud's credentials or a database's
+# settings: the Bedrock, Vertex AI and PostgreSQL tests give their own, and no test may reach EC2's
+# metadata address.
+while IFS= read -r name; do unset "$name"; done < <(env | sed -n 's/^\(\(OTEL\|AWS\|PG\)_[A-Z_]*\)=.*/\1/p')
+unset PGHOST PGPORT PGUSER PGPASSWORD PGDATABASE PGPASSFILE PGSERVICE GOOGLE_APPLICATION_CREDENTIALS \
+  GCE_METADATA_HOST || true
+export AWS_EC2_METADATA_DISABLED=true
 REALLLM_DIR="${SKILLRUNNER_REALLLM_DIR:-$ROOT/.deps/realllm}"
 if [ "${REALLLM:-0}" = "1" ]; then
   bash "$ROOT/scripts/realllm/setup.sh" "$REALLLM_DIR" >/dev/null

@@ -128,6 +128,8 @@ std::map<std::string, std::string, std::less<>> ProviderSystems(const Config& co
   for (const auto& [name, provider] : config.providers) {
     std::string system = provider.kind;
     if (provider.kind == "gemini") system = "gcp.gemini";
+    if (provider.kind == "vertex") system = "gcp.vertex_ai";
+    if (provider.kind == "bedrock") system = "aws.bedrock";
     if (provider.kind == "simulated") system = "skillrunner.simulated";
     const auto* query = provider.settings.if_contains("query");
     if (provider.kind == "openai" && query != nullptr && query->is_object() &&

@@ -27,6 +27,19 @@ std::string Config::KindOf(std::string_view provider) const {
   return it == providers.end() ? std::string() : it->second.kind;
 }
 
+std::string VertexPublisher(std::string_view model, std::string_view configured) {
+  if (!configured.empty()) return std::string(configured);
+  return model.starts_with("claude") ? "anthropic" : "google";
+}
+
+std::string Config::DialectKindOf(std::string_view model) const {
+  const std::string kind = KindOf(ProviderFor(model).value_or(""));
+  if (kind == "bedrock") return "anthropic";
+  if (kind != "vertex") return kind;
+  auto it = models.find(model);
+  return VertexPublisher(model, it == models.end() ? "" : it->second.publisher) == "google" ? "gemini" : "anthropic";
+}
+
 Config BuiltinConfig() {
   Config config;
   config.providers["simulated"] = ProviderConfig{"simulated", "simulated", "", "", {}};
@@ -43,6 +56,11 @@ constexpr std::pair<std::string_view, std::string_view> kKindKeys[] = {{"max_tok
                                                                        {"auth_header", "openai"},
                                                                        {"query", "openai"},
                                                                        {"anthropic_version", "anthropic"},
+                                                                       {"region", "bedrock"},
+                                                                       {"profile", "bedrock"},
+                                                                       {"project", "vertex"},
+                                                                       {"location", "vertex"},
+                                                                       {"credentials_file", "vertex"},
                                                                        {"faults", "simulated"},
                                                                        {"latency_ms", "simulated"},
                                                                        {"seed", "simulated"}};
@@ -134,6 +152,32 @@ TelemetryConfig ReadTelemetry(const json::object& telemetry) {
   return out;
 }
 
+// bedrock and vertex (design.md §11.5): the region, project and location their URLs are made of,
+// and those URLs, unless base_url (or AWS_ENDPOINT_URL_BEDROCK_RUNTIME) points elsewhere.
+std::optional<std::string> ReadCloud(ProviderConfig& provider, const EnvLookup& env) {
+  json::object& settings = provider.settings;
+  if (provider.kind == "bedrock") {
+    std::string region = StringAt(settings, "region");
+    for (const char* name : {"AWS_REGION", "AWS_DEFAULT_REGION"}) {
+      if (region.empty()) region = env(name).value_or("");
+    }
+    if (region.empty()) return "a bedrock provider needs a region (region:, else AWS_REGION or AWS_DEFAULT_REGION)";
+    settings["region"] = region;
+    if (auto over = env("AWS_ENDPOINT_URL_BEDROCK_RUNTIME"); over && !over->empty()) provider.base_url = *over;
+    if (provider.base_url.empty()) provider.base_url = "https://bedrock-runtime." + region + ".amazonaws.com";
+  } else if (provider.kind == "vertex") {
+    const std::string project = StringAt(settings, "project");
+    if (project.empty()) return "a vertex provider needs its Google Cloud project (project:)";
+    std::string location = StringAt(settings, "location");
+    if (location.empty()) settings["location"] = location = "us-central1";
+    if (provider.base_url.empty()) {
+      provider.base_url = location == "global" ? "https://aiplatform.googleapis.com"
+                                               : "https://" + location + "-aiplatform.googleapis.com";
+    }
+  }
+  return std::nullopt;
+}
+
 // One entry of `providers:`, with its kind's defaults and the environment's
 // base URL; settings of another kind and a bad fault script are problems.
 ProviderConfig ReadProvider(std::string_view name, const json::object& p, const EnvLookup& env, const std::string& path,
@@ -149,6 +193,7 @@ ProviderConfig ReadProvider(std::string_view name, const json::object& p, const 
     if (provider.api_key_env.empty()) provider.api_key_env = defaults->key_env;
   }
   const std::string at = AppendPointer("/providers", name);
+  if (auto problem = ReadCloud(provider, env)) problems.push_back({path, doc.positions.Find(at), at + ": " + *problem});
   for (const auto& [key, kind] : kKindKeys) {
     if (p.contains(key) && provider.kind != kind) {
       std::string pointer = AppendPointer(at, key);
@@ -165,6 +210,29 @@ ProviderConfig ReadProvider(std::string_view name, const json::object& p, const 
     }
   }
   return provider;
+}
+
+// design.md §11.6: a bedrock or vertex model's structured output when the table does not say, by
+// its id: native for the models whose strict mode is known, tool for other Claude models (Bedrock's
+// tool use, Vertex's Anthropic publisher), else the validation loop.
+OutputMode CloudDefaultMode(std::string_view kind, std::string_view id, std::string_view publisher) {
+  if (kind == "bedrock") {
+    // Inference profiles put a geography first: us.anthropic..., global.anthropic...
+    std::string_view bare = id;
+    if (std::size_t at = bare.find("anthropic."); at != std::string_view::npos) bare = bare.substr(at);
+    for (std::string_view prefix : {"anthropic.claude-sonnet-4-5", "anthropic.claude-haiku-4-5",
+                                    "anthropic.claude-opus-4-5", "anthropic.claude-opus-4-6"}) {
+      if (bare.starts_with(prefix)) return OutputMode::kNative;
+    }
+    return bare.starts_with("anthropic.claude") ? OutputMode::kTool : OutputMode::kNone;
+  }
+  if (kind == "vertex") {
+    if (VertexPublisher(id, publisher) == "anthropic") return OutputMode::kTool;
+    for (std::string_view prefix : {"gemini-2.5", "gemini-3"}) {
+      if (id.starts_with(prefix)) return OutputMode::kNative;
+    }
+  }
+  return OutputMode::kNone;
 }
 
 // One entry of `models:`; a provider the config does not define is a problem.
@@ -187,6 +255,14 @@ ModelConfig ReadModel(std::string_view name, const json::object& m, const Config
     for (const auto& other : list->as_array()) model.on_refusal.emplace_back(other.as_string());
   }
   model.escalate_to = StringAt(m, "escalate_to");
+  model.publisher = StringAt(m, "publisher");
+  const std::string kind = config.KindOf(model.provider);
+  if (!model.publisher.empty() && kind != "vertex") {
+    std::string pointer = AppendPointer(AppendPointer("/models", name), "publisher");
+    problems.push_back(
+        {path, doc.positions.FindKey(pointer), pointer + ": only models of vertex providers take a publisher"});
+  }
+  if (!m.contains("structured_output")) model.structured_output = CloudDefaultMode(kind, name, model.publisher);
   if (auto* price = m.if_contains("price"); price && price->is_object()) {
     const json::object& p = price->as_object();
     model.price =
@@ -194,6 +270,17 @@ ModelConfig ReadModel(std::string_view name, const json::object& m, const Config
               NumberAt(p, "cache_write"),       NumberAt(p, "batch_input"),  NumberAt(p, "batch_output")};
   }
   return model;
+}
+
+// A vertex provider learns each of its models' publishers (the URL and the body depend on it).
+void AddVertexPublishers(Config& config) {
+  for (const auto& [name, model] : config.models) {
+    auto provider = config.providers.find(model.provider);
+    if (provider == config.providers.end() || provider->second.kind != "vertex") continue;
+    json::value& publishers = provider->second.settings["publishers"];
+    if (!publishers.is_object()) publishers = json::object();
+    publishers.as_object()[name] = VertexPublisher(name, model.publisher);
+  }
 }
 
 }  // namespace
@@ -218,6 +305,7 @@ std::expected<Config, std::vector<Diagnostic>> LoadConfig(const std::string& pat
     ModelConfig model = ReadModel(name, value.as_object(), config, path, *doc, problems);
     config.models.emplace(model.name, std::move(model));
   }
+  AddVertexPublishers(config);
   CheckModelRoutes(config, path, *doc, problems);
   for (const auto& [name, value] : section("rate_limits")) {
     if (!config.providers.contains(name)) {

@@ -30,6 +30,7 @@ struct ModelConfig {
   std::string escalate_to;                   // one more generation after MAX_RETRIES_EXCEEDED
   std::optional<Price> price;                // design.md §9.4: USD per million tokens
   std::vector<std::string> on_refusal = {};  // design.md §11.5: tried in order after REFUSED or CONTENT_FILTERED
+  std::string publisher = {};                // vertex: google | anthropic (default: anthropic for claude*)
 };
 
 // `state:` (design.md §9.6): where limits, quotas and session memory live.
@@ -81,7 +82,13 @@ struct Config {
   OutputMode StructuredOutputFor(std::string_view model) const;
   // The kind of the provider `name` ("" when the config has none).
   std::string KindOf(std::string_view provider) const;
+  // Whose strict mode the model's requests meet: its provider's kind, but for bedrock (Claude's
+  // rules: anthropic) and vertex (the publisher's: gemini or anthropic).
+  std::string DialectKindOf(std::string_view model) const;
 };
+
+// A vertex model's publisher: the table's `publisher`, else anthropic for claude* ids, else google.
+std::string VertexPublisher(std::string_view model, std::string_view configured);
 
 // The config used when neither --config nor ./skillrunner.yaml exists: only
 // the simulated provider, which is also the default.

@@ -23,7 +23,7 @@ generation::GenerationSpec JudgeBase(const Skill& skill, std::string review_id, 
 review::JudgeRoute RouteOf(const std::string& model, const Config& config) {
   std::string provider = config.ProviderFor(model).value_or("");
   auto entry = config.models.find(model);
-  return review::JudgeRoute{model, provider, config.KindOf(provider), config.StructuredOutputFor(model),
+  return review::JudgeRoute{model, provider, config.DialectKindOf(model), config.StructuredOutputFor(model),
                             entry == config.models.end() ? std::nullopt : entry->second.price};
 }
 
@@ -48,7 +48,7 @@ review::JudgeSpec JudgeForReviewSkill(const Skill& skill, std::shared_ptr<const 
   if (const json::value* v = descriptor ? descriptor->if_contains("samples") : nullptr; v && v->is_int64()) {
     samples = static_cast<int>(std::max<std::int64_t>(1, v->get_int64()));
   }
-  review::JudgeRoute route{skill.model, skill.provider, skill.provider_kind, skill.output_mode,
+  review::JudgeRoute route{skill.model, skill.provider, config.DialectKindOf(skill.model), skill.output_mode,
                            RouteOf(skill.model, config).price};
   review::JudgeSpec judge = review::MakeJudgeSpec(
       std::move(rubric), route, JudgeBase(skill, skill.id, temperature, skill.max_output_tokens), samples);
@@ -59,7 +59,8 @@ review::JudgeSpec JudgeForReviewSkill(const Skill& skill, std::shared_ptr<const 
 Result<review::JudgeSpec> JudgeOnModel(const Skill& skill, const std::string& model, const Config& config,
                                        std::shared_ptr<const review::Rubric> rubric, std::string review_id,
                                        int samples) {
-  review::JudgeRoute route{model, skill.provider, skill.provider_kind, skill.output_mode, RouteOf(model, config).price};
+  review::JudgeRoute route{model, skill.provider, config.DialectKindOf(skill.model), skill.output_mode,
+                           RouteOf(model, config).price};
   if (model != skill.model) {
     auto provider = config.ProviderFor(model);
     if (!provider) {
@@ -67,7 +68,7 @@ Result<review::JudgeSpec> JudgeOnModel(const Skill& skill, const std::string& mo
                   "the judge model \"" + model + "\" is not in the models table and there is no default_provider");
     }
     route.provider = *provider;
-    route.provider_kind = config.KindOf(*provider);
+    route.provider_kind = config.DialectKindOf(model);
     route.mode = config.StructuredOutputFor(model);
   }
   review::JudgeSpec judge = review::MakeJudgeSpec(

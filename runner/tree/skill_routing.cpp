@@ -46,17 +46,18 @@ json::value SkillRouting::ResolveOutputMode() {
   skill_.provider_kind = config_.KindOf(skill_.provider);
   skill_.output_mode = skill_.structured_output.value_or(config_.StructuredOutputFor(skill_.model));
   if (skill_.template_type != TemplateType::kLlmJsonGeneration) return nullptr;
-  if (skill_.output_mode == OutputMode::kTool && skill_.provider_kind != "openai" &&
-      skill_.provider_kind != "anthropic" && skill_.provider_kind != "simulated") {
+  const std::string dialect_kind = config_.DialectKindOf(skill_.model);
+  if (skill_.output_mode == OutputMode::kTool && dialect_kind != "openai" && dialect_kind != "anthropic" &&
+      dialect_kind != "simulated") {
     reader_.Error(reader_.Has("structured_output") ? "/structured_output" : "/model",
-                  "tool mode needs an openai or anthropic provider; model \"" + skill_.model + "\" runs on a " +
-                      skill_.provider_kind + " one");
+                  "tool mode needs an openai, anthropic or bedrock provider or a Claude model on vertex; model \"" +
+                      skill_.model + "\" runs on a " + skill_.provider_kind + " one");
     return nullptr;
   }
   const bool strict_wire = skill_.output_mode == OutputMode::kNative || skill_.output_mode == OutputMode::kTool;
   if (!strict_wire || skill_.provider_kind == "simulated") return nullptr;
   if (!skill_.output_schema) return nullptr;  // already reported
-  auto dialect = generation::DialectOf(skill_.provider_kind);
+  auto dialect = generation::DialectOf(dialect_kind);
   auto strict = generation::MakeStrictSchema(skill_.output_schema_json, dialect);
   if (!strict) {
     reader_.Error("/output_schema",
@@ -148,7 +149,7 @@ generation::ModelRoute SkillRouting::Route(const std::string& model,
   schema->strict_wire = nullptr;  // the simulated provider takes the schema as written
   schema->wrapped = false;
   if (kind != "simulated") {
-    auto dialect = generation::DialectOf(kind);
+    auto dialect = generation::DialectOf(config_.DialectKindOf(model));
     auto wire = generation::MakeStrictSchema(skill_.output_schema_json, dialect);
     if (wire) {
       schema->strict_wire = std::move(wire->wire);

@@ -117,7 +117,11 @@ std::string Redact(std::string_view text, std::string_view secret) {
     }
   }
   static const std::regex kKeyShape("sk-[A-Za-z0-9_*.\\-]{3,}");
-  return std::regex_replace(out, kKeyShape, "sk-[redacted]");
+  static const std::regex kGoogleToken("ya29\\.[A-Za-z0-9_.\\-]+");
+  static const std::regex kPrivateKey("-----BEGIN ([A-Z ]*)PRIVATE KEY-----[^-]*(-----END [A-Z ]*PRIVATE KEY-----)?");
+  out = std::regex_replace(out, kKeyShape, "sk-[redacted]");
+  out = std::regex_replace(out, kGoogleToken, "ya29.[redacted]");
+  return std::regex_replace(out, kPrivateKey, "[redacted private key]");
 }
 
 void RedactError(ProviderError& error, std::string_view secret) {
@@ -153,33 +157,53 @@ ProviderError ProtocolError(const http::HttpResponse& response, std::string mess
   return error;
 }
 
-boost::asio::awaitable<std::expected<ChatResponse, ProviderError>> PostChat(http::HttpClient& client,
-                                                                            const KeySource& source, ChatCall call,
-                                                                            std::string body, const ChatRequest& chat) {
-  auto found = LookUpKey(source.env, source.api_key_env, source.provider_name, source.base_url);
-  if (!found) co_return std::unexpected(std::move(found.error()));
-  const std::optional<std::string>& key = *found;
+namespace {
+
+// The request of a chat call, everything but how it proves who sends it.
+http::HttpRequest ChatHttpRequest(ChatCall& call, std::string body, const ChatRequest& chat) {
   http::HttpRequest request;
   request.url = std::move(call.url);
   request.headers = std::move(call.headers);
-  if (key) request.headers.emplace_back(call.key_header, call.key_prefix + *key);
   request.body = std::move(body);
   request.timeout = chat.timeout;
   request.method = "POST";
   request.headers.emplace_back("content-type", "application/json");
-  request.headers.emplace_back("accept", call.stream ? "text/event-stream" : "application/json");
+  request.headers.emplace_back("accept", call.stream ? call.stream_type : "application/json");
   if (call.stream)
     request.on_body = [stream = call.stream.get()](std::string_view bytes) { return stream->Feed(bytes); };
   request.headers.emplace_back("user-agent", "skillrunner/" SKILLRUNNER_VERSION);
   if (!chat.metadata.traceparent.empty()) request.headers.emplace_back("traceparent", chat.metadata.traceparent);
+  return request;
+}
+
+}  // namespace
+
+boost::asio::awaitable<std::expected<ChatResponse, ProviderError>> PostChat(http::HttpClient& client,
+                                                                            const KeySource& source, ChatCall call,
+                                                                            std::string body, const ChatRequest& chat) {
+  http::HttpRequest request = ChatHttpRequest(call, std::move(body), chat);
+  std::vector<std::string> secrets;
+  if (call.sign) {
+    auto signed_with = co_await call.sign(request);
+    if (!signed_with) co_return std::unexpected(std::move(signed_with.error()));
+    secrets = std::move(*signed_with);
+  } else {
+    auto found = LookUpKey(source.env, source.api_key_env, source.provider_name, source.base_url);
+    if (!found) co_return std::unexpected(std::move(found.error()));
+    if (*found) {
+      request.headers.emplace_back(call.key_header, call.key_prefix + **found);
+      secrets.push_back(**found);
+    }
+  }
   auto response = co_await client.Send(std::move(request));
   if (!response) co_return std::unexpected(ErrorFromTransport(response.error()));
   if (response->status < 200 || response->status >= 300) {
     ProviderError error = call.parse_error(*response);
-    RedactError(error, key.value_or(""));
+    for (const std::string& secret : secrets) RedactError(error, secret);
+    if (secrets.empty()) RedactError(error, "");
     co_return std::unexpected(std::move(error));
   }
-  if (call.stream && response->Header("content-type").value_or("").starts_with("text/event-stream")) {
+  if (call.stream && response->Header("content-type").value_or("").starts_with(call.stream_type)) {
     co_return call.stream->Finish(*response, chat);
   }
   co_return call.parse_answer(*response, chat);

@@ -36,8 +36,8 @@ ProviderError ErrorFromStatus(const http::HttpResponse& response);
 ProviderError ErrorFromTransport(const http::HttpError& error);
 
 // `text` with every occurrence of `secret` and anything shaped like an API
-// key (sk-..., sk-ant-...) replaced, so provider messages that echo a key
-// (even masked) never reach a log or an answer.
+// key (sk-..., sk-ant-...), a Google access token (ya29....) or a PEM private key replaced, so provider messages that
+// echo a key (even masked) never reach a log or an answer.
 std::string Redact(std::string_view text, std::string_view secret);
 void RedactError(ProviderError& error, std::string_view secret);
 
@@ -67,6 +67,13 @@ struct ChatCall {
   // Set when the request asks for a stream: the body is read through it (an
   // answer that is not text/event-stream still goes to parse_answer).
   std::unique_ptr<ChatStream> stream = nullptr;
+  // The content type of a streamed answer (Bedrock's binary event stream is not SSE).
+  std::string stream_type = "text/event-stream";
+  // Cloud providers (Bedrock's SigV4, Vertex AI's OAuth2 token): called with the whole request just
+  // before it goes out, to add what proves who sends it; it answers the secrets it used (redacted
+  // from any error), or an error that ends the call unsent. When set, no API key is looked up.
+  std::function<boost::asio::awaitable<std::expected<std::vector<std::string>, ProviderError>>(http::HttpRequest&)>
+      sign = nullptr;
 };
 
 // Where the key of a provider comes from (LookUpKey).

@@ -56,7 +56,7 @@ boost::asio::awaitable<ChatResult> LimitedProvider::Chat(const ChatRequest& requ
     co_return std::unexpected(std::move(refused));
   }
   auto response = co_await inner_->Chat(request);
-  bool rate_limited = !response && (response.error().http_status == 429 || response.error().http_status == 529);
+  bool rate_limited = !response && response.error().IsRateLimited();
   std::int64_t used =
       response ? response->usage.input_tokens + response->usage.output_tokens : (rate_limited ? 0 : estimate);
   limiter_->Report(admission.ticket, rate_limited, used);

@@ -149,6 +149,11 @@ struct ProviderError {
   // the 429 just taught it, so a short retry-after is an upper bound
   // (RetryingProvider).
   bool paced = false;
+  // Set by a provider that tells a rate limit from other 429s itself (Bedrock: ThrottlingException
+  // is one, ModelNotReadyException, also a 429, is not); unset: a 429 or 529 is one.
+  std::optional<bool> rate_limited;
+  // Whether the limiter and the retry's pacing treat this error as the provider's rate limit.
+  bool IsRateLimited() const { return rate_limited.value_or(http_status == 429 || http_status == 529); }
 };
 
 // What Chat comes back with, boxed: the answer passes up through the frames

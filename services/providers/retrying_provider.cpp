@@ -93,7 +93,7 @@ bool QuotaSpent(const ProviderError& error) {
          error.message.find("credit balance is too low") != std::string::npos;
 }
 
-bool RateLimited(const ProviderError& error) { return error.http_status == 429 || error.http_status == 529; }
+bool RateLimited(const ProviderError& error) { return error.IsRateLimited(); }
 
 // A request that the invocation's deadline ended (its timeout was the time
 // left, or the deadline's cancellation reached it): an attempt of kind

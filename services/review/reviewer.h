@@ -31,7 +31,7 @@ struct JudgeSpec {
 struct JudgeRoute {
   std::string model;
   std::string provider;
-  std::string provider_kind;  // openai | anthropic | simulated
+  std::string provider_kind;  // whose strict rules: openai | anthropic | gemini | simulated (Config::DialectKindOf)
   OutputMode mode = OutputMode::kNone;
   std::optional<Price> price;  // design.md §9.4
 };

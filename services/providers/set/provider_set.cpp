@@ -6,11 +6,14 @@
 #include "services/http/http_client.h"
 #include "services/providers/anthropic_answer.h"
 #include "services/providers/anthropic_provider.h"
+#include "services/providers/aws/bedrock_provider.h"
 #include "services/providers/batch/anthropic_batch_api.h"
 #include "services/providers/batch/gemini_batch_api.h"
 #include "services/providers/batch/openai_batch_api.h"
 #include "services/providers/gemini_answer.h"
 #include "services/providers/gemini_provider.h"
+#include "services/providers/google/vertex_provider.h"
+#include "services/providers/http_errors.h"
 #include "services/providers/limited_provider.h"
 #include "services/providers/openai_provider.h"
 #include "services/providers/simulated/simulated_provider.h"
@@ -108,6 +111,42 @@ static GeminiOptions GeminiOptionsFor(const std::string& name, const ProviderSet
   return options;
 }
 
+// bedrock: the region, and the credential chain as the environment and files say now.
+static std::expected<std::shared_ptr<Provider>, std::string> MakeBedrock(const std::string& name,
+                                                                         const ProviderSettings& provider,
+                                                                         std::shared_ptr<http::HttpClient> client,
+                                                                         const EnvLookup& env) {
+  aws::BedrockOptions options;
+  options.name = name;
+  options.region = JsonString(provider.settings, "region");
+  options.base_url = provider.base_url;
+  auto chain = aws::ResolveAwsChain(env, options.region, JsonString(provider.settings, "profile"));
+  if (!chain) return std::unexpected(chain.error());
+  options.credentials = std::move(*chain);
+  return std::make_shared<aws::BedrockProvider>(std::move(options), std::move(client));
+}
+
+// vertex: the project, location, credentials and each model's publisher.
+static std::expected<std::shared_ptr<Provider>, std::string> MakeVertex(const std::string& name,
+                                                                        const ProviderSettings& provider,
+                                                                        std::shared_ptr<http::HttpClient> client,
+                                                                        const EnvLookup& env) {
+  google::VertexOptions options;
+  options.name = name;
+  options.project = JsonString(provider.settings, "project");
+  options.location = JsonString(provider.settings, "location", options.location);
+  options.base_url = provider.base_url;
+  auto source = google::ResolveGoogleSource(env, JsonString(provider.settings, "credentials_file"));
+  if (!source) return std::unexpected(source.error());
+  options.credentials = std::move(*source);
+  if (auto* publishers = provider.settings.if_contains("publishers"); publishers && publishers->is_object()) {
+    for (const auto& [model, publisher] : publishers->as_object()) {
+      if (publisher.is_string()) options.publishers[std::string(model)] = std::string(publisher.as_string());
+    }
+  }
+  return std::make_shared<google::VertexProvider>(std::move(options), std::move(client));
+}
+
 std::shared_ptr<BatchApi> MakeBatchApi(const std::string& name, const ProviderSettings& provider,
                                        boost::asio::any_io_executor executor, EnvLookup env) {
   auto client = http::MakeHttpClient(executor, HttpOptions(provider.settings));
@@ -170,6 +209,12 @@ std::expected<std::unique_ptr<ProviderSet>, std::string> ProviderSet::Create(con
     } else if (provider.kind == "anthropic") {
       set->providers_[name] = std::make_shared<AnthropicProvider>(
           AnthropicOptionsFor(name, provider), http::MakeHttpClient(executor, HttpOptions(settings)), env);
+    } else if (provider.kind == "bedrock" || provider.kind == "vertex") {
+      auto client = http::MakeHttpClient(executor, HttpOptions(settings));
+      auto made = provider.kind == "bedrock" ? MakeBedrock(name, provider, client, env)
+                                             : MakeVertex(name, provider, client, env);
+      if (!made) return std::unexpected("provider \"" + name + "\": " + made.error());
+      set->providers_[name] = std::move(*made);
     } else {
       return std::unexpected("provider \"" + name + "\": unknown kind \"" + provider.kind + "\"");
     }

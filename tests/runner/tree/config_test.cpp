@@ -133,7 +133,7 @@ default_provider: missing
   ASSERT_EQ(config.error().size(), 1u);
   EXPECT_EQ(config.error()[0].ToString(), path.string() +
                                               ":2:19: /providers/openai/kind: expected one of "
-                                              "[\"openai\",\"anthropic\",\"gemini\",\"simulated\"], found \"opnai\"");
+                                              "[\"openai\",\"anthropic\",\"gemini\",\"bedrock\",\"vertex\",\"simulated\"], found \"opnai\"");
 }
 
 TEST(ConfigTest, AzureSettingsAreOpenAiKindOnlyAndEachMisplacedKeyIsPlaced) {
