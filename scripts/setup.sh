@@ -29,7 +29,7 @@ PACKAGES=(
 # botocore (it checks every SigV4 signature), cryptography and PyJWT (the service-account JWTs) for the
 # Bedrock and Vertex AI fakes (tests/support/cloud).
 TEST_PACKAGES=(libgtest-dev googletest json-schema-test-suite redis-server python3-mypy clang-format-15 chromium postgresql-15
-  python3-botocore python3-cryptography python3-jwt)
+  python3-botocore python3-cryptography python3-jwt curl)
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
   TEST_PACKAGES+=(nodejs npm)
 fi

@@ -35,6 +35,7 @@ void ServerMetrics::Figures::Add(const Figures& other) {
     for (const auto& [outcome, n] : f.outcomes) sum.outcomes[outcome] += n;
     for (const auto& [key, n] : f.reviews) sum.reviews[key] += n;
     for (const auto& [key, n] : f.refusals) sum.refusals[key] += n;
+    for (const auto& [key, n] : f.native_downgrades) sum.native_downgrades[key] += n;
     sum.attempts += f.attempts;
     sum.transient_retries += f.transient_retries;
     sum.validation_retries += f.validation_retries;
@@ -96,6 +97,7 @@ void ServerMetrics::RecordInvocation(std::string_view skill, std::string_view ou
   if (outcome == "REFUSED" || outcome == "CONTENT_FILTERED") {
     ++figures.refusals[{metrics.model, metrics.provider, outcome == "REFUSED" ? "refused" : "content_filtered"}];
   }
+  if (!metrics.native_downgraded.empty()) ++figures.native_downgrades[{metrics.native_downgraded, metrics.provider}];
   figures.attempts += static_cast<std::uint64_t>(metrics.attempts);
   figures.transient_retries += static_cast<std::uint64_t>(metrics.transient_retries);
   figures.validation_retries += static_cast<std::uint64_t>(metrics.validation_retries);
@@ -273,6 +275,17 @@ std::string ServerMetrics::Prometheus() const {
   return out;
 }
 
+void ServerMetrics::AppendNativeDowngrades(std::string& out, const Figures& all) {
+  std::map<std::pair<std::string, std::string>, std::uint64_t> models;
+  for (const auto& [skill, f] : all.skills) {
+    for (const auto& [key, n] : f.native_downgrades) models[key] += n;
+  }
+  for (const auto& [key, n] : models) {
+    out += fmt::format("skillrunner_native_downgrades_total{{model=\"{}\",provider=\"{}\"}} {}\n",
+                       PrometheusLabel(key.first), PrometheusLabel(key.second), n);
+  }
+}
+
 void ServerMetrics::AppendRefusals(std::string& out, const Figures& all) {
   for (const auto& [skill, f] : all.skills) {
     for (const auto& [key, n] : f.refusals) {
@@ -297,6 +310,10 @@ void ServerMetrics::AppendReviewsAndReloads(std::string& out, const Figures& all
          "Invocations ended by a refusal (reason refused) or a provider's content filter (content_filtered), by skill "
          "and the model that refused.");
   AppendRefusals(out, all);
+  header("skillrunner_native_downgrades_total", "counter",
+         "Models sent to the validation loop for the process's life after their strict mode answered outside the "
+         "schema three times within 10 minutes.");
+  AppendNativeDowngrades(out, all);
   header("skillrunner_reloads_total", "counter", "Reloads of the skill tree (SIGHUP or skills.reload), by result.");
   out += fmt::format("skillrunner_reloads_total{{result=\"ok\"}} {}\n", reloads_ok_.load(std::memory_order_relaxed));
   out += fmt::format("skillrunner_reloads_total{{result=\"failed\"}} {}\n",

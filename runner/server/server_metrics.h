@@ -74,6 +74,8 @@ class ServerMetrics {
     std::map<std::pair<std::string, std::string>, std::uint64_t> reviews;  // (criterion, verdict)
     // REFUSED and CONTENT_FILTERED answers by (model, provider, reason: refused | content_filtered).
     std::map<std::tuple<std::string, std::string, std::string>, std::uint64_t> refusals;
+    // Models whose strict mode was given up (design.md §11.5), by (model, provider).
+    std::map<std::pair<std::string, std::string>, std::uint64_t> native_downgrades;
     std::uint64_t attempts = 0;
     std::uint64_t transient_retries = 0;
     std::uint64_t validation_retries = 0;
@@ -111,6 +113,8 @@ class ServerMetrics {
   static void AppendLatency(std::string& out, const Figures& all);
   // skillrunner_refusals_total{skill,model,provider,reason} lines.
   static void AppendRefusals(std::string& out, const Figures& all);
+  // skillrunner_native_downgrades_total{model,provider} lines.
+  static void AppendNativeDowngrades(std::string& out, const Figures& all);
   // skillrunner_reviews_total, skillrunner_refusals_total, skillrunner_reloads_total and the tree's load time.
   template <typename Header>
   void AppendReviewsAndReloads(std::string& out, const Figures& all, const Header& header) const;

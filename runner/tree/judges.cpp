@@ -27,7 +27,7 @@ review::JudgeRoute RouteOf(const std::string& model, const Config& config) {
                             entry == config.models.end() ? std::nullopt : entry->second.price};
 }
 
-// The judge model's fallbacks and escalation from the models table (design.md §9.3).
+// The judge model's fallbacks, escalation (design.md §9.3) and on_refusal (§11.5) from the models table.
 void AddRoutes(review::JudgeSpec& judge, const std::string& model, const Config& config) {
   auto entry = config.models.find(model);
   if (entry == config.models.end()) return;
@@ -35,7 +35,9 @@ void AddRoutes(review::JudgeSpec& judge, const std::string& model, const Config&
   for (const std::string& fallback : entry->second.fallbacks) fallbacks.push_back(RouteOf(fallback, config));
   std::optional<review::JudgeRoute> escalation;
   if (!entry->second.escalate_to.empty()) escalation = RouteOf(entry->second.escalate_to, config);
-  review::SetJudgeRoutes(judge, fallbacks, escalation);
+  std::vector<review::JudgeRoute> on_refusal;
+  for (const std::string& other : entry->second.on_refusal) on_refusal.push_back(RouteOf(other, config));
+  review::SetJudgeRoutes(judge, fallbacks, escalation, on_refusal);
 }
 
 }  // namespace

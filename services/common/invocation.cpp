@@ -257,6 +257,8 @@ json::value ToJson(const Attempt& a) {
   if (a.tokens_estimated) out["tokens_estimated"] = true;
   if (a.from_cache) out["from_cache"] = true;
   if (a.aborted_early) out["aborted_early"] = true;
+  if (a.native_violation) out["native_violation"] = true;
+  if (a.native_downgrade) out["native_downgrade"] = true;
   if (!a.batch_id.empty()) {
     out["batch"] = a.batch_id;
     out["online_cost_usd"] = a.online_cost_usd ? json::value(*a.online_cost_usd) : json::value(nullptr);

@@ -131,6 +131,10 @@ struct Attempt {
   // design.md §10.7: a streamed answer stopped as soon as a complete member broke
   // the schema (its tokens are the part that arrived).
   bool aborted_early = false;
+  // design.md §11.5: in native or tool mode, the answer broke the schema the provider was sent
+  // (native_violation), and this one was the third in ten minutes that sent the model to the loop.
+  bool native_violation = false;
+  bool native_downgrade = false;
   std::int64_t duration_ms = 0;           // the request's own time, from when it went out to its answer
   AttemptSpan span;                       // LLM attempts of a traced invocation
   std::string batch_id;                   // answered inside this batch (design.md §10.6)
@@ -146,6 +150,9 @@ struct Metrics {
   int transient_retries = 0;
   int fallbacks = 0;       // models given up on for the next of their `fallbacks` (design.md §9.3)
   bool escalated = false;  // one more generation ran on the model's `escalate_to`
+  // design.md §11.5: the model this invocation sent to the validation loop for the process's life
+  // (its strict mode failed a third time within ten minutes); empty when none.
+  std::string native_downgraded;
   std::int64_t input_tokens = 0;
   std::int64_t cached_input_tokens = 0;  // of input_tokens, served from the provider's prompt cache
   std::int64_t output_tokens = 0;

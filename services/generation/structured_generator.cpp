@@ -6,7 +6,9 @@
 
 #include "services/generation/answer_check.h"
 #include "services/generation/answer_stream.h"
+#include "services/generation/json_extract.h"
 #include "services/generation/prompt_builder.h"
+#include "services/validation/compiled_schema.h"
 
 namespace skillrunner::generation {
 namespace json = boost::json;
@@ -22,6 +24,17 @@ bool ModelDowngrades::IsDowngraded(const std::string& model) const {
 
 bool ModelDowngrades::Downgrade(const std::string& model) {
   std::lock_guard lock(mutex_);
+  return models_.insert(model).second;
+}
+
+bool ModelDowngrades::NoteViolation(const std::string& model, Clock::TimePoint now) {
+  std::lock_guard lock(mutex_);
+  if (models_.contains(model)) return false;
+  std::deque<Clock::TimePoint>& times = violations_[model];
+  times.push_back(now);
+  while (!times.empty() && now - times.front() > kViolationWindow) times.pop_front();
+  if (static_cast<int>(times.size()) < kViolationsToDowngrade) return false;
+  violations_.erase(model);
   return models_.insert(model).second;
 }
 
@@ -347,13 +360,43 @@ struct Reply {
   std::optional<Error> stop;         // set when the generation ends with this error
 };
 
+// Whether an answer that failed the skill's schema also breaks the one the provider was sent and
+// claims to hold its answers to: it did not parse, or it fails that schema (only checked now, after
+// the skill's failed; a keyword the strict mode leaves to skillrunner is no violation).
+bool BreaksTheWire(const Conversation& c, const ChatResponse& answer, const Attempt& attempt) {
+  if (attempt.kind == AttemptKind::kParse) return true;
+  if (attempt.kind != AttemptKind::kValidation) return false;
+  auto extracted = ExtractJson(answer.text);
+  if (!extracted) return true;
+  auto wire = validation::CompiledSchema::Compile(c.request.response_format.Schema());
+  return wire && !(*wire)->Validate(extracted->value).empty();
+}
+
+// design.md §11.5: in native and tool mode, an answer outside the wire schema is the provider's
+// strict mode failing (native_violation); the third within ten minutes sends the model to the
+// validation loop for the life of the process (logged once; native_downgrade marks the attempt).
+void NoteViolation(const Conversation& c, const ChatResponse& answer, Attempt& attempt, ModelDowngrades& downgrades,
+                   InvocationContext& ctx) {
+  if (!UsesStrictWire(c.mode) || !c.request.response_format.strict || !BreaksTheWire(c, answer, attempt)) return;
+  attempt.native_violation = true;
+  if (!downgrades.NoteViolation(c.request.model, ctx.clock().Now())) return;
+  attempt.native_downgrade = true;
+  ctx.metrics().native_downgraded = c.request.model;
+  spdlog::warn(
+      "model {} answered outside the schema its {} mode was sent {} times within {} minutes; it uses the "
+      "validation loop from now on",
+      c.request.model, c.mode == OutputMode::kTool ? "tool" : "native", ModelDowngrades::kViolationsToDowngrade,
+      ModelDowngrades::kViolationWindow.count());
+}
+
 enum class Verdict { kAskAgain, kStop, kChecked };
 
 // Records what the model answered and checks it: refusal, content filter and
 // truncation (kAskAgain: the same request with room to finish; kStop), then
 // parsing, the schema and the rules that need no process (kChecked, with
 // reply.value when the answer passed).
-Verdict Examine(Conversation& c, const ChatResponse& answer, Reply& reply, InvocationContext& ctx) {
+Verdict Examine(Conversation& c, const ChatResponse& answer, Reply& reply, ModelDowngrades& downgrades,
+                InvocationContext& ctx) {
   reply.attempt = AnsweredAttempt(c, answer);
   if (ctx.options().show_request) reply.attempt.request = providers::RequestForDisplay(c.request);
   if (auto stopped = Stopped(c, answer, reply.attempt, ctx)) {
@@ -362,6 +405,7 @@ Verdict Examine(Conversation& c, const ChatResponse& answer, Reply& reply, Invoc
     return Verdict::kStop;
   }
   reply.value = Check(c, answer, reply.attempt);
+  if (!reply.value) NoteViolation(c, answer, reply.attempt, downgrades, ctx);
   if (reply.value && !c.spec.rules.empty() && !HasExecRules(c.spec.rules)) {
     if (Rejected(CheckNonEmpty(c.spec.rules, *reply.value), reply.attempt)) reply.value.reset();
   }
@@ -461,7 +505,7 @@ boost::asio::awaitable<Result<Produced>> StructuredGenerator::Generate(const Gen
     if (stream) stream->Answered(*response);
     const bool aborted = stream && response->stopped_early;
     if (aborted) AbortedAttempt(c, *response, *stream, *reply);
-    const Verdict verdict = aborted ? Verdict::kChecked : Examine(c, *response, *reply, ctx);
+    const Verdict verdict = aborted ? Verdict::kChecked : Examine(c, *response, *reply, downgrades_, ctx);
     if (verdict == Verdict::kAskAgain) continue;
     if (verdict == Verdict::kStop && TurnOnRefusal(c, *reply->stop, next_on_refusal, downgrades_, ctx)) continue;
     if (verdict == Verdict::kStop) co_return std::unexpected(std::move(*reply->stop));

@@ -2,7 +2,9 @@
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/json/value.hpp>
+#include <deque>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <set>
 #include <string>
@@ -25,10 +27,18 @@ class ModelDowngrades {
   bool IsDowngraded(const std::string& model) const;
   // True the first time for this model (the caller logs it once).
   bool Downgrade(const std::string& model);
+  // design.md §11.5: an answer in native or tool mode outside the schema the provider was sent (its
+  // strict mode did not hold). The kViolationsToDowngrade-th within kViolationWindow downgrades the
+  // model: true when this one did.
+  bool NoteViolation(const std::string& model, Clock::TimePoint now);
+
+  static constexpr int kViolationsToDowngrade = 3;
+  static constexpr std::chrono::minutes kViolationWindow{10};
 
  private:
   mutable std::mutex mutex_;
   std::set<std::string> models_;
+  std::map<std::string, std::deque<Clock::TimePoint>, std::less<>> violations_;
 };
 
 // One structured generation (design.md §5.1): ask, then check the answer

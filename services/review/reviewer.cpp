@@ -56,7 +56,7 @@ JudgeSpec MakeJudgeSpec(std::shared_ptr<const Rubric> rubric, const JudgeRoute& 
 }
 
 void SetJudgeRoutes(JudgeSpec& judge, const std::vector<JudgeRoute>& fallbacks,
-                    const std::optional<JudgeRoute>& escalation) {
+                    const std::optional<JudgeRoute>& escalation, const std::vector<JudgeRoute>& on_refusal) {
   auto to_route = [&](const JudgeRoute& route) {
     OutputMode mode = route.mode;
     auto schema = SchemaFor(*judge.rubric->judge, route, mode);
@@ -66,6 +66,8 @@ void SetJudgeRoutes(JudgeSpec& judge, const std::vector<JudgeRoute>& fallbacks,
   for (const JudgeRoute& route : fallbacks) judge.generation.fallbacks.push_back(to_route(route));
   judge.generation.escalation.reset();
   if (escalation) judge.generation.escalation = to_route(*escalation);
+  judge.generation.on_refusal.clear();
+  for (const JudgeRoute& route : on_refusal) judge.generation.on_refusal.push_back(to_route(route));
 }
 
 Reviewer::Reviewer(generation::ProviderLookup providers, generation::ModelDowngrades& downgrades,

@@ -42,9 +42,10 @@ struct JudgeRoute {
 // provider), the rubric's judge prompt, every criterion rated once.
 // `base` carries skill_id, task_id, temperature, max_output_tokens and retry.
 // Where the judge goes when its model gives up (design.md §9.3): its fallbacks in
-// order and its escalation, each with the verdict schema that provider takes.
+// order and its escalation, and where it turns on a refusal (design.md §11.5: on_refusal), each
+// with the verdict schema that provider takes.
 void SetJudgeRoutes(JudgeSpec& judge, const std::vector<JudgeRoute>& fallbacks,
-                    const std::optional<JudgeRoute>& escalation);
+                    const std::optional<JudgeRoute>& escalation, const std::vector<JudgeRoute>& on_refusal);
 
 JudgeSpec MakeJudgeSpec(std::shared_ptr<const Rubric> rubric, const JudgeRoute& route, generation::GenerationSpec base,
                         int samples);

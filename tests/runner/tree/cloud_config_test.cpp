@@ -82,10 +82,11 @@ TEST(CloudConfigTest, NoCredentialsAnywhereIsAConfigErrorWhenTheProvidersAreMade
   boost::asio::io_context io;
   auto set = providers::ProviderSet::Create(config->providers, io.get_executor(), env, RealClock());
   ASSERT_FALSE(set);
-  EXPECT_EQ(set.error(), "provider \"aws\": no AWS credentials: none in the environment (AWS_ACCESS_KEY_ID), no web "
-                         "identity (AWS_WEB_IDENTITY_TOKEN_FILE), no profile \"default\" with keys in " +
-                             tree.Path(".aws/credentials").string() +
-                             ", no container credentials, and AWS_EC2_METADATA_DISABLED=true");
+  EXPECT_EQ(set.error(),
+            "provider \"aws\": no AWS credentials: none in the environment (AWS_ACCESS_KEY_ID), no web "
+            "identity (AWS_WEB_IDENTITY_TOKEN_FILE), no profile \"default\" with keys in " +
+                tree.Path(".aws/credentials").string() +
+                ", no container credentials, and AWS_EC2_METADATA_DISABLED=true");
 }
 
 }  // namespace

@@ -131,9 +131,10 @@ default_provider: missing
   auto config = LoadConfig(path.string(), NoEnv);
   ASSERT_FALSE(config);
   ASSERT_EQ(config.error().size(), 1u);
-  EXPECT_EQ(config.error()[0].ToString(), path.string() +
-                                              ":2:19: /providers/openai/kind: expected one of "
-                                              "[\"openai\",\"anthropic\",\"gemini\",\"bedrock\",\"vertex\",\"simulated\"], found \"opnai\"");
+  EXPECT_EQ(config.error()[0].ToString(),
+            path.string() +
+                ":2:19: /providers/openai/kind: expected one of "
+                "[\"openai\",\"anthropic\",\"gemini\",\"bedrock\",\"vertex\",\"simulated\"], found \"opnai\"");
 }
 
 TEST(ConfigTest, AzureSettingsAreOpenAiKindOnlyAndEachMisplacedKeyIsPlaced) {

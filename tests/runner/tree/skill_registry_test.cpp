@@ -265,8 +265,8 @@ output_schema: { type: object, properties: { tags: { type: array } } }
           "in "
           "openai strict mode (/properties/tags: array has no items schema; openai strict mode needs typed items); it "
           "runs the validation loop [fallback-unstrict]",
-          "skills/tool/skill.yaml:4:20: /structured_output: tool mode needs an openai or anthropic provider; model "
-          "\"gem\" runs on a gemini one",
+          "skills/tool/skill.yaml:4:20: /structured_output: tool mode needs an openai, anthropic or bedrock "
+          "provider or a Claude model on vertex; model \"gem\" runs on a gemini one",
       }));
   const Skill* fb = registry_->FindSkill("fb");
   ASSERT_NE(fb, nullptr);

@@ -125,6 +125,27 @@ TEST_F(ReviewLoopbackTest, AJudgeFallsBackAndEscalatesLikeAGeneration) {
   EXPECT_EQ(bed_.Bodies().back().at("model"), "j-large");
 }
 
+// design.md §11.5 for judges: a judge model that refuses hands the same request to its on_refusal model.
+TEST_F(ReviewLoopbackTest, AJudgeThatRefusesTurnsToItsOnRefusalModel) {
+  bed_.AddSkill("judge_answer", "id: judge_answer\ntemplate_type: LLM_REVIEW\nrubric: answer_quality\nmodel: j-shy\n");
+  bed_.Start("openai",
+             "  j-shy: { provider: llm, structured_output: none, on_refusal: [j-plain] }\n"
+             "  j-plain: { provider: llm, structured_output: none }\n");
+  bed_.server().Enqueue({.body = test_support::OpenAiRefusal("I won't judge that.")});
+  bed_.server().Enqueue({.body = OpenAiAnswer(AllPass())});
+  auto judged = bed_.Invoke("judge_answer", R"({"subject":"Fine."})");
+  ASSERT_TRUE(judged) << json::serialize(ToJson(judged));
+  EXPECT_EQ(judged->output.at("pass"), true);
+  EXPECT_EQ(Kinds(judged->attempts), (std::vector<std::string>{"refusal", "ok"}));
+  EXPECT_EQ(judged->attempts[0].model, "j-shy");
+  EXPECT_EQ(judged->attempts[1].model, "j-plain");
+  auto bodies = bed_.Bodies();
+  ASSERT_EQ(bodies.size(), 2u);
+  json::value same = bodies[0];
+  same.at("model") = "j-plain";
+  EXPECT_EQ(bodies[1], same);  // the same request, on the next model
+}
+
 // design.md §9.4: judges' attempts are priced like any other.
 TEST_F(ReviewLoopbackTest, AJudgesAttemptsArePricedAndSummed) {
   bed_.AddSkill("judge_answer",

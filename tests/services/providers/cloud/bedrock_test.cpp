@@ -10,6 +10,8 @@
 
 #include "services/providers/aws/bedrock_provider.h"
 #include "services/providers/aws/event_stream.h"
+#include "services/providers/limited_provider.h"
+#include "services/state/request_limiter.h"
 #include "tests/support/cloud_fake.h"
 
 namespace skillrunner::providers::aws {
@@ -188,6 +190,24 @@ TEST_F(BedrockTest, OnlyThrottlingFeedsTheRateLimitAndModelErrorsAreTerminal) {
   auto unavailable = Call(*provider, Request());
   EXPECT_TRUE(unavailable.error().retryable);
   EXPECT_FALSE(unavailable.error().IsRateLimited());
+}
+
+TEST_F(BedrockTest, AModelNotReadyLeavesTheRateAloneAndAThrottleSetsIt) {
+  auto limiter = std::make_shared<state::RequestLimiter>(state::RateLimit{}, RealClock());
+  auto bedrock = std::shared_ptr<Provider>(Make());
+  LimitedProvider limited(bedrock, limiter, RealClock());
+  fake_->Enqueue(
+      "converse",
+      json::array{json::object{{"status", 429}, {"error_type", "ModelNotReadyException"}, {"message", "loading"}},
+                  json::object{{"status", 429}, {"error_type", "ThrottlingException"}, {"message", "slow down"}}});
+  auto loading = Call(limited, Request());
+  ASSERT_FALSE(loading.has_value());
+  EXPECT_FALSE(loading.error().paced);
+  EXPECT_FALSE(limiter->rate_per_minute().has_value());  // nothing learned: not the rate limit
+  auto throttled = Call(limited, Request());
+  ASSERT_FALSE(throttled.has_value());
+  EXPECT_TRUE(throttled.error().paced);
+  EXPECT_TRUE(limiter->rate_per_minute().has_value());  // the pace now follows the 429
 }
 
 TEST_F(BedrockTest, AStreamHandsOnItsTextAndEndsWithTheUsage) {

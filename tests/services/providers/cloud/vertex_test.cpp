@@ -53,8 +53,8 @@ class VertexTest : public ::testing::Test {
   static void SetUpTestSuite() {
     dir_ = new testing::TempTree();
     private_pem_ = new std::string(MakeRsaKey(dir_->Path("public.pem")));
-    fake_ = new CloudFake("vertex_fake.py", {"--public-key", dir_->Path("public.pem").string(), "--client-email", kEmail,
-                                             "--project", "proj-1", "--location", "europe-west4"});
+    fake_ = new CloudFake("vertex_fake.py", {"--public-key", dir_->Path("public.pem").string(), "--client-email",
+                                             kEmail, "--project", "proj-1", "--location", "europe-west4"});
   }
   static void TearDownTestSuite() {
     delete fake_;
@@ -69,12 +69,9 @@ class VertexTest : public ::testing::Test {
 
   // A key file for the service account (`pem`: its private key), its token_uri the fake's.
   std::string KeyFile(const std::string& pem) const {
-    json::object key{{"type", "service_account"},
-                     {"project_id", "proj-1"},
-                     {"private_key_id", "k1"},
-                     {"private_key", pem},
-                     {"client_email", kEmail},
-                     {"token_uri", fake_->base_url() + "/token"}};
+    json::object key{{"type", "service_account"}, {"project_id", "proj-1"},
+                     {"private_key_id", "k1"},    {"private_key", pem},
+                     {"client_email", kEmail},    {"token_uri", fake_->base_url() + "/token"}};
     return dir_->Write("key.json", json::serialize(key)).string();
   }
 
@@ -129,8 +126,9 @@ TEST_F(VertexTest, GeminiIsCalledWithTheServiceAccountsToken) {
   EXPECT_EQ(sent[0].at("auth"), "ok");
   EXPECT_EQ(sent[0].at("path"),
             "/v1/projects/proj-1/locations/europe-west4/publishers/google/models/gemini-2.5-flash:generateContent");
-  EXPECT_EQ(json::serialize(sent[0].at("body")),
-            R"({"systemInstruction":{"parts":[{"text":"Be brief."}]},"contents":[{"role":"user","parts":[{"text":"Say ok as JSON."}]}],"generationConfig":{"maxOutputTokens":64}})");
+  EXPECT_EQ(
+      json::serialize(sent[0].at("body")),
+      R"({"systemInstruction":{"parts":[{"text":"Be brief."}]},"contents":[{"role":"user","parts":[{"text":"Say ok as JSON."}]}],"generationConfig":{"maxOutputTokens":64}})");
 }
 
 TEST_F(VertexTest, ClaudeGoesToRawPredictWithTheVertexVersionAndNoModel) {
@@ -141,11 +139,13 @@ TEST_F(VertexTest, ClaudeGoesToRawPredictWithTheVertexVersionAndNoModel) {
   auto sent = fake_->RequestsOf("rawPredict");
   ASSERT_EQ(sent.size(), 1u);
   EXPECT_EQ(sent[0].at("auth"), "ok");
-  EXPECT_EQ(sent[0].at("path"),
-            "/v1/projects/proj-1/locations/europe-west4/publishers/anthropic/models/claude-sonnet-4-5@20250929:rawPredict");
-  EXPECT_EQ(sent[0].at("body"),  // members in any order
-            json::parse(R"({"max_tokens":64,"system":"Be brief.","messages":[{"role":"user","content":"Say ok as JSON."}],)"
-                        R"("anthropic_version":"vertex-2023-10-16"})"));
+  EXPECT_EQ(
+      sent[0].at("path"),
+      "/v1/projects/proj-1/locations/europe-west4/publishers/anthropic/models/claude-sonnet-4-5@20250929:rawPredict");
+  EXPECT_EQ(
+      sent[0].at("body"),  // members in any order
+      json::parse(R"({"max_tokens":64,"system":"Be brief.","messages":[{"role":"user","content":"Say ok as JSON."}],)"
+                  R"("anthropic_version":"vertex-2023-10-16"})"));
 }
 
 TEST_F(VertexTest, BothPublishersStream) {
