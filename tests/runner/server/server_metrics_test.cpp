@@ -54,3 +54,26 @@ TEST(ServerMetricsTest, RefusalsAreCountedBySkillModelProviderAndReason) {
 
 }  // namespace
 }  // namespace skillrunner::server
+
+namespace skillrunner::server {
+namespace {
+
+// design.md §11.5: a model whose strict mode gave way is counted once, by model and provider, whichever
+// skill's invocation sent it to the loop.
+TEST(ServerMetricsTest, ANativeDowngradeIsCountedByModelAndProvider) {
+  ServerMetrics metrics;
+  Metrics downgraded;
+  downgraded.model = downgraded.native_downgraded = "anthropic.claude-3-haiku-20240307-v1:0";
+  downgraded.provider = "aws";
+  metrics.RecordInvocation("triage", "MAX_RETRIES_EXCEEDED", downgraded, 0.2);
+  metrics.RecordInvocation("triage", "ok", Metrics{}, 0.1);
+  const std::string text = metrics.Prometheus();
+  EXPECT_NE(text.find("# TYPE skillrunner_native_downgrades_total counter\n"
+                      "skillrunner_native_downgrades_total{model=\"anthropic.claude-3-haiku-20240307-v1:0\","
+                      "provider=\"aws\"} 1\n"),
+            std::string::npos)
+      << text;
+}
+
+}  // namespace
+}  // namespace skillrunner::server

@@ -59,7 +59,9 @@ class BedrockCredentialsTest : public ::testing::Test {
     options.region = "eu-west-1";
     options.base_url = fake_->base_url();
     options.credentials = chain.value_or(AwsChain{});
-    return std::make_unique<BedrockProvider>(options, http::MakeHttpClient(io_.get_executor()));
+    // The provider's wall clock runs `ahead_` in front of the real one (signatures allow 5 minutes).
+    return std::make_unique<BedrockProvider>(options, http::MakeHttpClient(io_.get_executor()),
+                                             [this] { return std::chrono::system_clock::now() + ahead_; });
   }
 
   std::vector<ChatResult> Calls(Provider& provider, int n) {
@@ -88,6 +90,7 @@ class BedrockCredentialsTest : public ::testing::Test {
   boost::asio::io_context io_;
   testing::TempTree home_;
   std::map<std::string, std::string> env_;
+  std::chrono::seconds ahead_{0};
 };
 
 CloudFake* BedrockCredentialsTest::fake_ = nullptr;
@@ -156,14 +159,39 @@ TEST_F(BedrockCredentialsTest, WebIdentityIsExchangedAtStsOnceForCallsThatComeTo
 
 TEST_F(BedrockCredentialsTest, CredentialsAreRefreshedFiveMinutesBeforeTheyExpire) {
   UseWebIdentity();
-  fake_->Configure({{"credential_lifetime_s", 301}});  // one second before the refresh is due
+  fake_->Configure({{"credential_lifetime_s", 330}});  // 30 s before the refresh is due
   auto provider = Make();
   ASSERT_TRUE(Call(*provider).has_value());
   ASSERT_TRUE(Call(*provider).has_value());
   EXPECT_EQ(fake_->RequestsOf("sts").size(), 1u);
-  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  ahead_ = std::chrono::seconds(31);
   ASSERT_TRUE(Call(*provider).has_value());
   EXPECT_EQ(fake_->RequestsOf("sts").size(), 2u);
+}
+
+TEST_F(BedrockCredentialsTest, InstanceAndContainerCredentialsAreRefreshedBeforeTheyExpireToo) {
+  home_.Write("pod-token", "pod-identity-token");
+  for (const char* source : {"imds", "container"}) {
+    SetUp();
+    ahead_ = std::chrono::seconds(0);
+    fake_->Configure({{"credential_lifetime_s", 330}});
+    if (std::string(source) == "imds") {
+      env_["AWS_EC2_METADATA_DISABLED"] = "false";
+      env_["AWS_EC2_METADATA_SERVICE_ENDPOINT"] = fake_->base_url();
+    } else {
+      env_["AWS_CONTAINER_CREDENTIALS_FULL_URI"] = fake_->base_url() + "/container-credentials";
+      env_["AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE"] = home_.Path("pod-token").string();
+    }
+    const std::string route = std::string(source) == "imds" ? "imds-creds" : "container";
+    auto provider = Make();
+    ASSERT_TRUE(Call(*provider).has_value()) << source;
+    ASSERT_TRUE(Call(*provider).has_value()) << source;
+    EXPECT_EQ(fake_->RequestsOf(route).size(), 1u) << source;
+    ahead_ = std::chrono::seconds(31);
+    ASSERT_TRUE(Call(*provider).has_value()) << source;
+    EXPECT_EQ(fake_->RequestsOf(route).size(), 2u) << source;
+    for (const auto& sent : fake_->RequestsOf("converse")) EXPECT_EQ(sent.at("auth"), "ok") << source;
+  }
 }
 
 TEST_F(BedrockCredentialsTest, StsRefusingIsAProviderErrorAndUnreachableIsTransient) {

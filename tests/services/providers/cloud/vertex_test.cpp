@@ -82,7 +82,8 @@ class VertexTest : public ::testing::Test {
     options.base_url = fake_->base_url();
     options.credentials = std::move(source);
     options.publishers = {{"claude-sonnet-4-5@20250929", "anthropic"}};
-    return std::make_unique<VertexProvider>(options, http::MakeHttpClient(io_.get_executor()));
+    return std::make_unique<VertexProvider>(options, http::MakeHttpClient(io_.get_executor()),
+                                            [this] { return std::chrono::system_clock::now() + ahead_; });
   }
 
   GoogleSource ServiceAccount(const std::string& pem) {
@@ -102,6 +103,7 @@ class VertexTest : public ::testing::Test {
   static std::string* private_pem_;
   static CloudFake* fake_;
   boost::asio::io_context io_;
+  std::chrono::seconds ahead_{0};  // the provider's wall clock runs this far ahead of the real one
 };
 
 testing::TempTree* VertexTest::dir_ = nullptr;
@@ -169,12 +171,12 @@ TEST_F(VertexTest, BothPublishersStream) {
 }
 
 TEST_F(VertexTest, TheTokenIsRefreshedFiveMinutesBeforeItExpires) {
-  fake_->Configure({{"token_lifetime_s", 301}});
+  fake_->Configure({{"token_lifetime_s", 330}});
   auto provider = Make(ServiceAccount(*private_pem_));
   ASSERT_TRUE(Call(*provider, Request("gemini-2.5-flash")).has_value());
   ASSERT_TRUE(Call(*provider, Request("gemini-2.5-flash")).has_value());
   EXPECT_EQ(fake_->RequestsOf("token").size(), 1u);
-  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  ahead_ = std::chrono::seconds(31);
   ASSERT_TRUE(Call(*provider, Request("gemini-2.5-flash")).has_value());
   EXPECT_EQ(fake_->RequestsOf("token").size(), 2u);
 }
