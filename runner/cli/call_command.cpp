@@ -3,6 +3,8 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
 #include <boost/asio/read_until.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/json/parse.hpp>
 #include <cstdio>
@@ -80,6 +82,47 @@ int Exchange(asio::io_context& io, Socket& socket, const std::string& request, s
   return StatusOf(parsed);
 }
 
+// The client side of --tls: the server's certificate verified against --ca (else the system's
+// CAs) and for `host` (an IP address or a name); --cert and --key when the server wants one.
+std::expected<std::unique_ptr<asio::ssl::context>, std::string> ClientContext(const CallOptions& options) {
+  auto context = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_client);
+  SSL_CTX_set_min_proto_version(context->native_handle(), TLS1_2_VERSION);
+  boost::system::error_code ec;
+  if (options.ca_file.empty()) {
+    context->set_default_verify_paths(ec);
+  } else {
+    context->load_verify_file(options.ca_file, ec);
+  }
+  if (ec) return std::unexpected("--ca " + options.ca_file + ": " + ec.message());
+  context->set_verify_mode(asio::ssl::verify_peer);
+  if (!options.cert_file.empty()) {
+    context->use_certificate_chain_file(options.cert_file, ec);
+    if (ec) return std::unexpected("--cert " + options.cert_file + ": " + ec.message());
+    context->use_private_key_file(options.key_file, asio::ssl::context::pem, ec);
+    if (ec) return std::unexpected("--key " + options.key_file + ": " + ec.message());
+  }
+  return context;
+}
+
+int CallOverTls(asio::io_context& io, asio::ip::tcp::socket& socket, const CallOptions& options,
+                const std::string& host, const std::string& request) {
+  auto context = ClientContext(options);
+  if (!context) return Complain(kUsageStatus, context.error());
+  asio::ssl::stream<asio::ip::tcp::socket&> stream(socket, **context);
+  X509_VERIFY_PARAM* param = SSL_get0_param(stream.native_handle());
+  boost::system::error_code ec;
+  asio::ip::make_address(host, ec);
+  if (!ec) {
+    X509_VERIFY_PARAM_set1_ip_asc(param, host.c_str());
+  } else {
+    X509_VERIFY_PARAM_set1_host(param, host.c_str(), 0);
+    SSL_set_tlsext_host_name(stream.native_handle(), host.c_str());
+  }
+  stream.handshake(asio::ssl::stream_base::client, ec);
+  if (ec) return Complain(kUnreachableStatus, "TLS with " + options.connect + " failed: " + ec.message());
+  return Exchange(io, stream, request, options.timeout_ms);
+}
+
 }  // namespace
 
 int Call(const CallOptions& options) {
@@ -99,6 +142,11 @@ int Call(const CallOptions& options) {
     socket.connect(*endpoint, ec);
     if (ec) return Complain(kUnreachableStatus, "cannot connect to " + options.connect + ": " + ec.message());
     socket.set_option(asio::ip::tcp::no_delay(true), ec);
+    if (options.tls) {
+      const std::string host = options.connect.substr(0, options.connect.rfind(':'));
+      return CallOverTls(io, socket, options, host.starts_with("[") ? host.substr(1, host.size() - 2) : host,
+                         CompactJson(request) + "\n");
+    }
     return Exchange(io, socket, CompactJson(request) + "\n", options.timeout_ms);
   }
   if (options.socket.empty()) return Complain(kUsageStatus, "give --socket PATH or --connect HOST:PORT");

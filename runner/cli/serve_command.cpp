@@ -51,12 +51,16 @@ void RaiseOpenFileLimit() {
 std::expected<std::vector<server::TenantToken>, std::string> TenantTokens(const Config& config) {
   std::vector<server::TenantToken> tenants;
   for (const auto& [name, tenant] : config.tenants) {
+    if (tenant.token_env.empty()) {  // known by its client certificate only
+      tenants.push_back({name, "", tenant.tls_subject});
+      continue;
+    }
     const char* token = std::getenv(tenant.token_env.c_str());
     if (token == nullptr || *token == '\0') {
       return std::unexpected(config.source + ": /tenants/" + name + "/token_env: " + tenant.token_env +
                              " is not set (the tenant's token)");
     }
-    tenants.push_back({name, token});
+    tenants.push_back({name, token, tenant.tls_subject});
   }
   return tenants;
 }
@@ -243,6 +247,28 @@ void ApplyServeOptions(ServeOptions& options) {
 
 }  // namespace
 
+// Where serve listens, on stderr (what scripts wait for) and in the log.
+void SayWhere(const ServeOptions& options, const server::Server& server, const std::string& mcp_where,
+              std::size_t skills) {
+  std::string where = Listeners(options.server, server.tcp_ports());
+  if (!mcp_where.empty()) where += (where.empty() ? "" : ", ") + mcp_where;
+  spdlog::info("serving {} skill(s) on {}", skills, where);
+  std::fprintf(stderr, "skillrunner: listening on %s\n", where.c_str());
+}
+
+// When the server has stopped: the io threads, the judge and the rollout keeper stop too.
+void StopWithServer(server::Server& server, IoThreads& io_threads, asio::io_context& io, RolloutKeeper& keeper,
+                    const std::shared_ptr<JudgingThread>& judging) {
+  server.OnStopped([&io_threads, &io, &keeper, judging] {
+    io_threads.Release();
+    judging->Stop();
+    asio::post(io, [&keeper] {
+      keeper.stopped = true;
+      keeper.timer.cancel();
+    });
+  });
+}
+
 int Serve(const CommonOptions& common, ServeOptions options) {
   ApplyServeOptions(options);
   RaiseOpenFileLimit();
@@ -282,23 +308,13 @@ int Serve(const CommonOptions& common, ServeOptions options) {
   RolloutKeeper keeper(io);
   asio::co_spawn(io, KeepRollouts(*rollouts, shared_rollouts, host.shared_state(), keeper, recorder, host),
                  asio::detached);
-  server.OnStopped([&io_threads, &io, &keeper, &judging] {
-    io_threads.Release();
-    judging->Stop();
-    asio::post(io, [&keeper] {
-      keeper.stopped = true;
-      keeper.timer.cancel();
-    });
-  });
+  StopWithServer(server, io_threads, io, keeper, judging);
   server.HandleSignals();  // before the socket listens: a SIGHUP right after must reload, not kill
   if (auto started = server.Start(); !started) {
     std::fprintf(stderr, "%s: %s\n", command, started.error().message.c_str());
     return kUsageStatus;
   }
-  std::string where = Listeners(options.server, server.tcp_ports());
-  if (!mcp_where.empty()) where += (where.empty() ? "" : ", ") + mcp_where;
-  spdlog::info("serving {} skill(s) on {}", host.Current()->registry()->skills().size(), where);
-  std::fprintf(stderr, "skillrunner: listening on %s\n", where.c_str());
+  SayWhere(options, server, mcp_where, host.Current()->registry()->skills().size());
 
   io_threads.Run(io);
   judging->Join();
@@ -348,6 +364,15 @@ void AddServeCommands(CLI::App& app, const CommonOptions& common, std::function<
   serve_cmd->add_flag("--allow-remote", s.allow_remote,
                       "Allow non-loopback --listen addresses (SKILLRUNNER_TOKEN required)");
   serve_cmd->add_option("--metrics-listen", s.metrics_listen, "HOST:PORT for GET /metrics (Prometheus text)");
+  auto* cert = serve_cmd->add_option("--tls-cert", s.tls.cert_file,
+                                     "PEM certificate (then its chain): TLS on every TCP listener");
+  auto* key = serve_cmd->add_option("--tls-key", s.tls.key_file, "PEM private key of --tls-cert");
+  serve_cmd
+      ->add_option("--tls-client-ca", s.tls.client_ca_file,
+                   "PEM CAs that client certificates must chain to (mutual TLS; tenants by tls_subject)")
+      ->needs(cert);
+  cert->needs(key);
+  key->needs(cert);
   serve_cmd->add_option("--mcp-listen", serve->mcp_listen,
                         "HOST:PORT for MCP (Streamable HTTP at /mcp; loopback unless --allow-remote)");
   serve_cmd->add_option("--threads", serve->threads, "io threads (default: one per core)");
@@ -365,6 +390,16 @@ void AddServeCommands(CLI::App& app, const CommonOptions& common, std::function<
   auto* connect =
       call_cmd->add_option("--connect", call->connect, "TCP HOST:PORT of the server (token from SKILLRUNNER_TOKEN)");
   socket->excludes(connect);
+  auto* tls = call_cmd->add_flag("--tls", call->tls, "Speak TLS to --connect (a server with --tls-cert)");
+  tls->needs(connect);
+  call_cmd
+      ->add_option("--ca", call->ca_file, "PEM CAs to check the server's certificate against (default: the system's)")
+      ->needs(tls);
+  auto* client_cert =
+      call_cmd->add_option("--cert", call->cert_file, "PEM client certificate (mutual TLS)")->needs(tls);
+  auto* client_key = call_cmd->add_option("--key", call->key_file, "PEM private key of --cert")->needs(tls);
+  client_cert->needs(client_key);
+  client_key->needs(client_cert);
   call_cmd->add_option("--timeout-ms", call->timeout_ms, "Give up waiting after this (default: none)")
       ->check(CLI::PositiveNumber);
   call_cmd->callback([&run, call] { run = [call] { return Call(*call); }; });

@@ -24,6 +24,10 @@ struct CallOptions {
   std::string socket;
   std::string connect;  // HOST:PORT
   std::int64_t timeout_ms = 0;
+  // design.md §11.8: TLS to a server with --tls-cert; the server's certificate is checked against
+  // `ca_file` (else the system's CAs) and the host; `cert_file` and `key_file` for mutual TLS.
+  bool tls = false;
+  std::string ca_file, cert_file, key_file;
 };
 
 struct ProbeOptions {

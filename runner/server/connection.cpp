@@ -9,6 +9,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
@@ -16,6 +17,7 @@
 #include "runner/logging.h"
 #include "runner/server/invocation_answer.h"
 #include "runner/server/methods.h"
+#include "runner/server/tls_server.h"
 #include "runner/server/token.h"
 #include "services/common/json_text.h"
 #include "services/common/stream_events.h"
@@ -31,6 +33,17 @@ namespace {
 // Per connection for its whole life: small, so that a thousand connections
 // cost little (a longer line is gathered by the framer).
 constexpr std::size_t kReadChunk = 16 * 1024;
+
+// A certificate's subject as RFC 2253 writes it ("CN=billing,O=Example"), what tls_subject names.
+std::string CertificateSubject(X509* certificate) {
+  BIO* out = BIO_new(BIO_s_mem());
+  X509_NAME_print_ex(out, X509_get_subject_name(certificate), 0, XN_FLAG_RFC2253);
+  char* data = nullptr;
+  const long size = BIO_get_mem_data(out, &data);
+  std::string text(data, static_cast<std::size_t>(size));
+  BIO_free(out);
+  return text;
+}
 
 // A Unix peer that closed its end entirely (not just its writing half).
 bool PeerHungUp(int fd) {
@@ -48,10 +61,17 @@ void Connection::InFlight::Cancel(std::string reason) {
   });
 }
 
+struct Connection::Tls {
+  Tls(Socket& socket, std::shared_ptr<asio::ssl::context> held) : context(std::move(held)), stream(socket, *context) {}
+  std::shared_ptr<asio::ssl::context> context;  // this connection's for its life (a reload swaps the server's)
+  asio::ssl::stream<Socket&> stream;
+};
+
 Connection::Connection(std::shared_ptr<Server::State> state, Socket socket, bool is_unix, std::string peer,
-                       std::uint64_t id)
+                       std::uint64_t id, std::shared_ptr<asio::ssl::context> tls)
     : state_(std::move(state)),
       socket_(std::move(socket)),
+      tls_(tls ? std::make_unique<Tls>(socket_, std::move(tls)) : nullptr),
       is_unix_(is_unix),
       peer_(std::move(peer)),
       id_(id),
@@ -78,8 +98,37 @@ void Connection::Start() {
     }
     self->Abort("internal error");
   };
-  asio::co_spawn(socket_.get_executor(), ReadLoop(), log_failure);
+  asio::co_spawn(socket_.get_executor(), tls_ ? Handshake() : ReadLoop(), log_failure);
   asio::co_spawn(socket_.get_executor(), IdleWatch(), log_failure);
+}
+
+asio::awaitable<void> Connection::Handshake() {
+  auto self = shared_from_this();
+  auto [ec] =
+      co_await tls_->stream.async_handshake(asio::ssl::stream_base::server, asio::as_tuple(asio::use_awaitable));
+  if (ec) {
+    // A client that speaks no TLS, an old protocol, or (mutual TLS) shows no certificate the CA signed.
+    state_->metrics.RecordRejected("tls_handshake");
+    spdlog::info("connection {} ({}): TLS handshake failed: {}", id_, peer_, ec.message());
+    CloseSocket();
+    co_return;
+  }
+  if (state_->tls && state_->tls->mutual()) AuthenticateByCertificate();
+  co_await ReadLoop();
+}
+
+void Connection::AuthenticateByCertificate() {
+  X509* certificate = SSL_get_peer_certificate(tls_->stream.native_handle());
+  if (certificate == nullptr) return;
+  const std::string subject = CertificateSubject(certificate);
+  X509_free(certificate);
+  authenticated_ = true;  // the CA vouched for it
+  tenant_.clear();
+  for (const auto& tenant : state_->options.tenants) {
+    if (!tenant.tls_subject.empty() && tenant.tls_subject == subject) tenant_ = tenant.name;
+  }
+  spdlog::debug("connection {} ({}): client certificate {} ({})", id_, peer_, subject,
+                tenant_.empty() ? "no tenant names it" : "tenant " + tenant_);
 }
 
 void Connection::Drain() {
@@ -122,7 +171,8 @@ asio::awaitable<void> Connection::ReadLoop() {
   boost::system::error_code ec;
   while (!closed_) {
     auto [read_ec, n] =
-        co_await socket_.async_read_some(asio::buffer(read_buffer_), asio::as_tuple(asio::use_awaitable));
+        tls_ ? co_await tls_->stream.async_read_some(asio::buffer(read_buffer_), asio::as_tuple(asio::use_awaitable))
+             : co_await socket_.async_read_some(asio::buffer(read_buffer_), asio::as_tuple(asio::use_awaitable));
     if (read_ec) {
       ec = read_ec;
       break;
@@ -194,7 +244,8 @@ asio::awaitable<void> Connection::WriteLoop() {
       write_queue_.pop_front();
     }
     for (const auto& line : batch) buffers.push_back(asio::buffer(line));
-    auto [ec, n] = co_await asio::async_write(socket_, buffers, asio::as_tuple(asio::use_awaitable));
+    auto [ec, n] = tls_ ? co_await asio::async_write(tls_->stream, buffers, asio::as_tuple(asio::use_awaitable))
+                        : co_await asio::async_write(socket_, buffers, asio::as_tuple(asio::use_awaitable));
     if (closed_) break;
     queued_bytes_ -= std::min(queued_bytes_, n);
     last_write_progress_ = state_->clock.Now();
@@ -345,7 +396,7 @@ std::optional<std::string> Connection::Identify(std::string_view token) const {
   if (token.empty()) return std::nullopt;
   if (!state_->options.token.empty() && TokensEqual(token, state_->options.token)) return std::string();
   for (const auto& tenant : state_->options.tenants) {
-    if (TokensEqual(token, tenant.token)) return tenant.name;
+    if (!tenant.token.empty() && TokensEqual(token, tenant.token)) return tenant.name;
   }
   return std::nullopt;
 }

@@ -24,14 +24,20 @@ namespace skillrunner {
 class StreamEvents;  // services/common/stream_events.h
 }  // namespace skillrunner
 
+namespace boost::asio::ssl {
+class context;
+}  // namespace boost::asio::ssl
+
 namespace skillrunner::server {
 
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
   using Socket = boost::asio::generic::stream_protocol::socket;
 
-  // `socket` must be bound to a strand of its own.
-  Connection(std::shared_ptr<Server::State> state, Socket socket, bool is_unix, std::string peer, std::uint64_t id);
+  // `socket` must be bound to a strand of its own. With `tls`, the connection handshakes first and
+  // speaks TLS (design.md §11.8); it keeps that context for its life.
+  Connection(std::shared_ptr<Server::State> state, Socket socket, bool is_unix, std::string peer, std::uint64_t id,
+             std::shared_ptr<boost::asio::ssl::context> tls = nullptr);
   ~Connection();
 
   void Start();
@@ -95,8 +101,15 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Who a token belongs to, as Caller.
   std::optional<std::string> Identify(std::string_view token) const;
 
+  // The TLS handshake, then the read loop; a client certificate (mutual TLS) authenticates the
+  // connection as the tenant whose tls_subject it names.
+  boost::asio::awaitable<void> Handshake();
+  void AuthenticateByCertificate();
+
+  struct Tls;  // the TLS stream over socket_ (connection.cpp)
   std::shared_ptr<Server::State> state_;
   Socket socket_;
+  std::unique_ptr<Tls> tls_;
   bool is_unix_;
   std::string peer_;
   std::uint64_t id_;

@@ -176,10 +176,17 @@ Result<void> OpenTcpListener(Server::State& state, std::string_view text) {
                                                  " is not a loopback address; add --allow-remote to accept other "
                                                  "hosts (clients then need SKILLRUNNER_TOKEN)");
     }
-    if (state.options.token.empty() && state.options.tenants.empty()) {
+    const bool mutual = state.tls && state.tls->mutual();  // a client certificate is the credential
+    if (state.options.token.empty() && state.options.tenants.empty() && !mutual) {
       return Fail(ErrorCode::kConfigInvalid, "--listen " + std::string(text) +
                                                  " accepts other hosts, so it needs a token: set SKILLRUNNER_TOKEN in "
                                                  "the server's environment (or give the config tenants)");
+    }
+    if (!state.tls) {
+      spdlog::warn(
+          "--listen {} accepts other hosts without TLS: tokens, inputs and outputs cross the network in "
+          "plain text (give --tls-cert and --tls-key)",
+          text);
     }
   }
   auto acceptor = OpenTcpAcceptor(state, *endpoint, text);
@@ -216,7 +223,8 @@ namespace {
 
 // Every accepted socket, Unix or TCP, becomes a Connection on its own strand
 // of the next worker io_context.
-void Adopt(const std::shared_ptr<Server::State>& state, Connection::Socket socket, bool is_unix, std::string peer) {
+void Adopt(const std::shared_ptr<Server::State>& state, Connection::Socket socket, bool is_unix, std::string peer,
+           std::shared_ptr<asio::ssl::context> tls = nullptr) {
   if (static_cast<std::size_t>(state->metrics.connections()) >= state->options.limits.max_connections) {
     state->metrics.RecordRejected("max_connections");
     spdlog::warn("refusing a connection from {}: {} are open (max_connections)", peer,
@@ -228,7 +236,8 @@ void Adopt(const std::shared_ptr<Server::State>& state, Connection::Socket socke
     std::lock_guard lock(state->connections_mutex);
     id = ++state->next_connection_id;
   }
-  auto connection = std::make_shared<Connection>(state, std::move(socket), is_unix, std::move(peer), id);
+  auto connection =
+      std::make_shared<Connection>(state, std::move(socket), is_unix, std::move(peer), id, std::move(tls));
   state->AddConnection(connection, id);
   connection->Start();
 }
@@ -253,7 +262,7 @@ void OpenConnection(const std::shared_ptr<Server::State>& state, tcp::socket soc
   int fd = socket.release(ec);
   if (ec) return;
   Adopt(state, Connection::Socket(executor, asio::generic::stream_protocol(family, IPPROTO_TCP), fd), false,
-        std::move(peer));
+        std::move(peer), state->tls ? state->tls->Current() : nullptr);
 }
 
 Result<tcp::acceptor> OpenTcpAcceptor(Server::State& state, const tcp::endpoint& endpoint, std::string_view text) {

@@ -1,8 +1,11 @@
 #include "runner/server/metrics_endpoint.h"
 
+#include <spdlog/spdlog.h>
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
@@ -46,13 +49,14 @@ void Route(const http::request<http::empty_body>& request, http::response<http::
   }
 }
 
-asio::awaitable<void> ServeSession(beast::tcp_stream& stream, ServerMetrics& metrics,
+template <class Stream>
+asio::awaitable<void> ServeSession(Stream& stream, beast::tcp_stream& lowest, ServerMetrics& metrics,
                                    const std::function<Probe()>& probe, const std::atomic<bool>& closing) {
   beast::flat_buffer buffer(kMaxRequestBytes);
   while (!closing) {
     http::request_parser<http::empty_body> parser;
     parser.header_limit(kMaxRequestBytes);
-    stream.expires_after(kRequestTimeout);
+    lowest.expires_after(kRequestTimeout);
     auto [ec, n] = co_await http::async_read(stream, buffer, parser, asio::as_tuple(asio::use_awaitable));
     if (ec) break;
     const auto& request = parser.get();
@@ -61,27 +65,50 @@ asio::awaitable<void> ServeSession(beast::tcp_stream& stream, ServerMetrics& met
     response.keep_alive(request.keep_alive() && !closing);
     Route(request, response, metrics, probe);
     response.prepare_payload();
-    stream.expires_after(kRequestTimeout);
+    lowest.expires_after(kRequestTimeout);
     auto [write_ec, written] = co_await http::async_write(stream, response, asio::as_tuple(asio::use_awaitable));
     if (write_ec || !response.keep_alive()) break;
   }
   beast::error_code ignored;
-  stream.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+  lowest.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
 }
 
 }  // namespace
 
 struct MetricsEndpoint::Session {
-  explicit Session(asio::ip::tcp::socket socket) : stream(std::move(socket)) {}
+  Session(asio::ip::tcp::socket socket, std::shared_ptr<asio::ssl::context> tls)
+      : stream(std::move(socket)), context(std::move(tls)) {
+    if (context) secure.emplace(stream, *context);
+  }
   beast::tcp_stream stream;
+  std::shared_ptr<asio::ssl::context> context;  // the session's for its life
+  std::optional<asio::ssl::stream<beast::tcp_stream&>> secure;
 };
 
+namespace {
+
+asio::awaitable<void> ServeSecure(std::shared_ptr<MetricsEndpoint::Session> session, ServerMetrics& metrics,
+                                  const std::function<Probe()>& probe, const std::atomic<bool>& closing) {
+  session->stream.expires_after(kRequestTimeout);
+  auto [ec] =
+      co_await session->secure->async_handshake(asio::ssl::stream_base::server, asio::as_tuple(asio::use_awaitable));
+  if (ec) {
+    spdlog::debug("metrics endpoint: TLS handshake failed: {}", ec.message());
+    session->stream.close();
+    co_return;
+  }
+  co_await ServeSession(*session->secure, session->stream, metrics, probe, closing);
+}
+
+}  // namespace
+
 MetricsEndpoint::MetricsEndpoint(asio::io_context& io, asio::ip::tcp::acceptor acceptor, ServerMetrics& metrics,
-                                 std::function<Probe()> probe)
+                                 std::function<Probe()> probe, std::shared_ptr<TlsServer> tls)
     : io_(io),
       acceptor_(std::move(acceptor)),
       metrics_(metrics),
       probe_(std::move(probe)),
+      tls_(std::move(tls)),
       port_(acceptor_.local_endpoint().port()) {}
 
 void MetricsEndpoint::Start(std::function<void(std::exception_ptr)> on_failure) {
@@ -93,7 +120,7 @@ void MetricsEndpoint::Start(std::function<void(std::exception_ptr)> on_failure) 
               co_await self->acceptor_.async_accept(asio::make_strand(self->io_), asio::as_tuple(asio::use_awaitable));
           if (ec == asio::error::operation_aborted || !self->acceptor_.is_open()) break;
           if (ec) continue;
-          auto session = std::make_shared<Session>(std::move(socket));
+          auto session = std::make_shared<Session>(std::move(socket), self->tls_ ? self->tls_->Current() : nullptr);
           self->Serve(std::move(session));
         }
       },
@@ -108,11 +135,12 @@ void MetricsEndpoint::Serve(std::shared_ptr<Session> session) {
     sessions_.emplace(id, session);
   }
   auto executor = session->stream.get_executor();
-  asio::co_spawn(executor, ServeSession(session->stream, metrics_, probe_, closing_),
-                 [self = shared_from_this(), session, id](std::exception_ptr) {
-                   std::lock_guard lock(self->sessions_mutex_);
-                   self->sessions_.erase(id);
-                 });
+  auto serve = session->secure ? ServeSecure(session, metrics_, probe_, closing_)
+                               : ServeSession(session->stream, session->stream, metrics_, probe_, closing_);
+  asio::co_spawn(executor, std::move(serve), [self = shared_from_this(), session, id](std::exception_ptr) {
+    std::lock_guard lock(self->sessions_mutex_);
+    self->sessions_.erase(id);
+  });
 }
 
 void MetricsEndpoint::Close() {

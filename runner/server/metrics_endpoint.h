@@ -1,6 +1,6 @@
 #pragma once
 
-// `--metrics-listen HOST:PORT`: plain HTTP/1.1 (Boost.Beast), no token:
+// `--metrics-listen HOST:PORT`: HTTP/1.1 (Boost.Beast; HTTPS with the server's TLS), no token:
 //   GET /metrics  the Prometheus text format;
 //   GET /healthz  200 while the process serves (liveness);
 //   GET /readyz   200, or 503 while the server drains or serves no skill
@@ -18,6 +18,7 @@
 #include <mutex>
 
 #include "runner/server/server_metrics.h"
+#include "runner/server/tls_server.h"
 
 namespace skillrunner::server {
 
@@ -31,8 +32,9 @@ struct Probe {
 class MetricsEndpoint : public std::enable_shared_from_this<MetricsEndpoint> {
  public:
   // `probe` is called for /healthz and /readyz, from any io thread.
+  // With `tls`, every scrape connection handshakes with its current certificate first.
   MetricsEndpoint(boost::asio::io_context& io, boost::asio::ip::tcp::acceptor acceptor, ServerMetrics& metrics,
-                  std::function<Probe()> probe);
+                  std::function<Probe()> probe, std::shared_ptr<TlsServer> tls = nullptr);
   // Starts the accept loop; `on_failure` gets the exception that ends it, if
   // one does (the server logs it and shuts down).
   void Start(std::function<void(std::exception_ptr)> on_failure);
@@ -41,14 +43,16 @@ class MetricsEndpoint : public std::enable_shared_from_this<MetricsEndpoint> {
   void Close();
   unsigned short port() const { return port_; }
 
+  struct Session;  // one scrape connection (metrics_endpoint.cpp)
+
  private:
-  struct Session;
   void Serve(std::shared_ptr<Session> session);
 
   boost::asio::io_context& io_;
   boost::asio::ip::tcp::acceptor acceptor_;
   ServerMetrics& metrics_;
   std::function<Probe()> probe_;
+  std::shared_ptr<TlsServer> tls_;
   unsigned short port_;
   std::atomic<bool> closing_{false};
   std::mutex sessions_mutex_;

@@ -5,6 +5,7 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -107,6 +108,19 @@ json::value Server::State::LastReload() {
   return last_reload;
 }
 
+std::optional<json::object> Server::State::ReloadTls(bool force) {
+  if (!tls) return std::nullopt;
+  auto reloaded = tls->Reload(force);
+  if (reloaded && !*reloaded) return std::nullopt;
+  if (!reloaded) {
+    spdlog::error("the TLS certificate and key were not reloaded ({}); the previous pair still serves",
+                  reloaded.error().message);
+    return json::object{{"ok", false}, {"error", reloaded.error().message}};
+  }
+  spdlog::info("TLS: new connections now get {}", tls->Describe());
+  return json::object{{"ok", true}, {"certificate", tls->Describe()}};
+}
+
 SkillHost::ReloadReport Server::State::Reload() {
   // Counted before the new skills are in service, so that no client sees
   // them with the old count (ThreadSanitizer's timing found that window).
@@ -116,6 +130,10 @@ SkillHost::ReloadReport Server::State::Reload() {
   {
     std::lock_guard lock(last_reload_mutex);
     last_reload = json::object{{"ok", report.ok}, {"at", IsoUtc(at)}, {"failed", ReloadProblems(report)}};
+    if (auto tls_reload = ReloadTls(true)) {
+      last_reload.as_object()["tls"] = std::move(*tls_reload);
+      if (!last_reload.at("tls").at("ok").as_bool()) last_reload.as_object()["ok"] = false;
+    }
   }
   if (report.ok) {
     spdlog::info("reloaded: {} skill(s), {} rubric(s)", report.skills, report.rubrics);
@@ -184,8 +202,12 @@ json::object Server::State::Health() {
       {"rubrics", registry->rubrics().size()},
       {"reloads", reloads.load()},
       {"last_reload", LastReload()},
-      {"listeners",
-       json::object{{"socket", options.socket_path}, {"tcp", std::move(tcp)}, {"metrics", options.metrics_listen}}},
+      {"listeners", json::object{{"socket", options.socket_path},
+                                 {"tcp", std::move(tcp)},
+                                 {"metrics", options.metrics_listen},
+                                 {"tls", tls ? json::value(json::object{{"certificate", tls->Describe()},
+                                                                        {"client_certificates", tls->mutual()}})
+                                             : json::value(nullptr)}}},
       {"limits", LimitsJson(options.limits)},
       {"state", StateStatus(options.shared_state.get())},
       {"tenants", TenantsJson(options.quotas)},
@@ -207,6 +229,7 @@ void Server::State::BeginShutdown() {
     ::unlink(options.socket_path.c_str());
   }
   for (auto& acceptor : tcp_acceptors) acceptor.close(ignored);
+  if (tls_watch) tls_watch->cancel();
   // The metrics listener stays open until the drain is over: /readyz says
   // 503 to the load balancer meanwhile, and /metrics shows the drain.
   auto live = LiveConnections();
@@ -278,6 +301,64 @@ Server::~Server() {
   if (state_->unix_acceptor && !state_->draining) ::unlink(state_->options.socket_path.c_str());
 }
 
+namespace {
+
+Result<void> LoadTls(Server::State& state) {
+  if (!state.options.tls.enabled()) return {};
+  auto tls = TlsServer::Load(state.options.tls);
+  if (!tls) return std::unexpected(std::move(tls.error()));
+  state.tls = std::move(*tls);
+  spdlog::info("TLS on every TCP listener: {}{}", state.tls->Describe(),
+               state.tls->mutual() ? "; client certificates required" : "");
+  return {};
+}
+
+// The Prometheus and probe listener (--metrics-listen), if asked for.
+Result<void> OpenMetricsEndpoint(const std::shared_ptr<Server::State>& shared) {
+  Server::State& state = *shared;
+  if (state.options.metrics_listen.empty()) return {};
+  auto endpoint = ParseListenAddress(state.options.metrics_listen);
+  if (!endpoint)
+    return std::unexpected(endpoint.error().WithContext("--metrics-listen " + state.options.metrics_listen));
+  if (!endpoint->address().is_loopback() && !state.options.allow_remote) {
+    return std::unexpected(Error{ErrorCode::kConfigInvalid,
+                                 "--metrics-listen " + state.options.metrics_listen +
+                                     " is not a loopback address; add --allow-remote to expose metrics to other hosts",
+                                 {},
+                                 {}});
+  }
+  auto acceptor = OpenTcpAcceptor(state, *endpoint, state.options.metrics_listen);
+  if (!acceptor) return std::unexpected(std::move(acceptor.error()));
+  std::weak_ptr<Server::State> weak = shared;
+  auto probe = [weak] {
+    auto alive = weak.lock();
+    return alive ? alive->Readiness() : Probe{false, json::object{{"status", "stopped"}}};
+  };
+  state.metrics_endpoint =
+      std::make_shared<MetricsEndpoint>(state.io, std::move(*acceptor), state.metrics, std::move(probe), state.tls);
+  state.metrics_endpoint->Start(StopServerIfLoopFails(shared, "metrics endpoint accept loop"));
+  return {};
+}
+
+// A changed certificate or key file (cert-manager renewing a Secret) is loaded within kTlsWatch.
+constexpr std::chrono::seconds kTlsWatch{5};
+
+asio::awaitable<void> WatchTlsFiles(std::shared_ptr<Server::State> state) {
+  state->tls_watch.emplace(state->strand);
+  while (!state->draining && !state->stopped) {
+    state->tls_watch->expires_after(kTlsWatch);
+    auto [ec] = co_await state->tls_watch->async_wait(asio::as_tuple(asio::use_awaitable));
+    if (ec || state->draining) break;
+    if (auto reloaded = state->ReloadTls(false)) {
+      std::lock_guard lock(state->last_reload_mutex);
+      if (!state->last_reload.is_object()) state->last_reload = json::object();
+      state->last_reload.as_object()["tls"] = std::move(*reloaded);
+    }
+  }
+}
+
+}  // namespace
+
 Result<void> Server::Start() {
   State& state = *state_;
   if (state.options.socket_path.empty() && state.options.listen.empty() && state.front_doors.empty()) {
@@ -293,34 +374,16 @@ Result<void> Server::Start() {
     state.tcp_acceptors.clear();
     return std::unexpected(std::move(error));
   };
+  if (auto loaded = LoadTls(state); !loaded) return fail(std::move(loaded.error()));
   if (!state.options.socket_path.empty()) {
     if (auto opened = OpenUnixListener(state); !opened) return fail(std::move(opened.error()));
   }
   for (const auto& listen : state.options.listen) {
     if (auto opened = OpenTcpListener(state, listen); !opened) return fail(std::move(opened.error()));
   }
-  if (!state.options.metrics_listen.empty()) {
-    auto endpoint = ParseListenAddress(state.options.metrics_listen);
-    if (!endpoint) return fail(endpoint.error().WithContext("--metrics-listen " + state.options.metrics_listen));
-    if (!endpoint->address().is_loopback() && !state.options.allow_remote) {
-      return fail(Error{ErrorCode::kConfigInvalid,
-                        "--metrics-listen " + state.options.metrics_listen +
-                            " is not a loopback address; add --allow-remote to expose metrics to other hosts",
-                        {},
-                        {}});
-    }
-    auto acceptor = OpenTcpAcceptor(state, *endpoint, state.options.metrics_listen);
-    if (!acceptor) return fail(std::move(acceptor.error()));
-    std::weak_ptr<State> weak = state_;
-    auto probe = [weak] {
-      auto alive = weak.lock();
-      return alive ? alive->Readiness() : Probe{false, json::object{{"status", "stopped"}}};
-    };
-    state.metrics_endpoint =
-        std::make_shared<MetricsEndpoint>(state.io, std::move(*acceptor), state.metrics, std::move(probe));
-    state.metrics_endpoint->Start(StopServerIfLoopFails(state_, "metrics endpoint accept loop"));
-  }
+  if (auto opened = OpenMetricsEndpoint(state_); !opened) return fail(std::move(opened.error()));
   StartAccepting(state_);
+  if (state.tls) asio::co_spawn(state.strand, WatchTlsFiles(state_), asio::detached);
   for (auto& door : state.front_doors) door->Open();
   return {};
 }

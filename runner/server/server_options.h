@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "runner/server/tls_server.h"
 #include "services/common/clock.h"
 #include "services/telemetry/otlp_exporter.h"
 
@@ -20,6 +21,7 @@ namespace skillrunner::server {
 struct TenantToken {
   std::string name;
   std::string token;
+  std::string tls_subject;  // mutual TLS: the client certificate's subject (RFC 2253) that is this tenant
 };
 
 // Limits of the socket server; all are reported by `health`.
@@ -53,6 +55,8 @@ struct ServerOptions {
   // The trace exporter (health and Prometheus report its drops); null: none.
   std::shared_ptr<telemetry::OtlpExporter> tracing;
   std::string metrics_listen;  // HOST:PORT of the Prometheus endpoint; empty: none
+  // design.md §11.8: TLS for every TCP listener (--tls-cert, --tls-key, --tls-client-ca); empty: plain.
+  TlsFiles tls;
   ServerLimits limits;
   // Idle and write-progress times, uptime, invocation durations; must outlive
   // the server.

@@ -54,6 +54,14 @@ struct Server::State : std::enable_shared_from_this<Server::State> {
   std::mutex last_reload_mutex;
   boost::json::value last_reload;
   boost::json::value LastReload();
+  // design.md §11.8: every TCP listener's TLS (null: plain), loaded by Start, re-read by Reload and
+  // when its files change.
+  std::shared_ptr<TlsServer> tls;
+  // The TLS files again when they changed: a new pair serves new connections; a broken one is logged,
+  // in last_reload, and leaves the old one serving. Null when there was nothing to do.
+  std::optional<boost::json::object> ReloadTls(bool force);
+  // Looks at the TLS files every few seconds (a Kubernetes Secret that cert-manager renewed); on `strand`.
+  std::optional<boost::asio::steady_timer> tls_watch;
 
   // Everything below is touched only on `strand`.
   Strand strand;

@@ -133,7 +133,8 @@ std::optional<std::string> ReadStateAndTenants(const json::object& state, const 
         std::string(name),
         TenantConfig{std::string(name), StringAt(t, "token_env"),
                      state::Quota{NumberAt(t, "requests_per_minute"),
-                                  in_flight ? std::optional<int>(static_cast<int>(*in_flight)) : std::nullopt}});
+                                  in_flight ? std::optional<int>(static_cast<int>(*in_flight)) : std::nullopt},
+                     StringAt(t, "tls_subject")});
   }
   if (config.state.redis.empty()) return std::nullopt;
   auto url = state::ParseRedisUrl(config.state.redis);

@@ -52,8 +52,9 @@ struct TelemetryConfig {
 // starts) with its quota.
 struct TenantConfig {
   std::string name;
-  std::string token_env;
+  std::string token_env;  // empty: the tenant is known by its client certificate only
   state::Quota quota;
+  std::string tls_subject = {};  // design.md §11.8: its client certificate's subject (RFC 2253)
 };
 
 // The checked `skillrunner.yaml`. Immutable after loading.

@@ -27,6 +27,11 @@ std::string RedisUrl::Display() const {
 
 std::expected<RedisUrl, std::string> ParseRedisUrl(std::string_view text) {
   auto parsed = boost::urls::parse_uri(text);
+  if (parsed && parsed->scheme() == "rediss") {
+    return std::unexpected(
+        "rediss:// (Redis over TLS) is not supported: Debian 12's hiredis has no TLS; run a TLS sidecar such as "
+        "stunnel next to each replica and give its local redis:// address (docs/operations.md)");
+  }
   if (!parsed || parsed->scheme() != "redis") {
     return std::unexpected("not a redis:// URL (redis://[:password@]host[:port][/db])");
   }

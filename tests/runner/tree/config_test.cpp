@@ -106,6 +106,17 @@ tenants:
   EXPECT_EQ(bad.error()[0].ToString(), tree.Path("bad.yaml").string() +
                                            ":4:10: /state/redis: the redis URL's path must be a database number, "
                                            "not \"/zero\"");
+  auto tls = LoadConfig(tree.Write("tls.yaml",
+                                   "providers:\n  openai: { kind: openai }\nstate:\n"
+                                   "  redis: rediss://cache.internal:6380\n")
+                            .string(),
+                        NoEnv);
+  ASSERT_FALSE(tls);
+  EXPECT_EQ(tls.error()[0].ToString(),
+            tree.Path("tls.yaml").string() +
+                ":4:10: /state/redis: rediss:// (Redis over TLS) is not supported: Debian 12's hiredis has no TLS; run "
+                "a TLS sidecar such as stunnel next to each replica and give its local redis:// address "
+                "(docs/operations.md)");
 }
 
 TEST(ConfigTest, BaseUrlEnvironmentOverridesEveryProviderOfThatKind) {

@@ -1,0 +1,269 @@
+// serve --tls-cert / --tls-key / --tls-client-ca (design.md §11.8) with certificates `openssl req` makes
+// here: TLS calls from `skillrunner call` and a client of the test's own, TLS 1.1 and plain text
+// refused, client certificates as tenants, the metrics listener over HTTPS, and rotation.
+#include <gtest/gtest.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/read_until.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/json/parse.hpp>
+#include <csignal>
+#include <regex>
+#include <thread>
+
+#include "tests/runner/server/serve_process.h"
+#include "tests/support/cli_runner.h"
+#include "tests/support/temp_tree.h"
+
+namespace skillrunner {
+namespace {
+namespace asio = boost::asio;
+namespace json = boost::json;
+using test_support::ShellQuote;
+using testing::ServeProcess;
+using testing::TempTree;
+
+// Runs a shell command; its exit status.
+int Shell(const std::string& command) { return std::system(command.c_str()) == 0 ? 0 : 1; }
+
+// A CA, and certificates it signs, made with the openssl command line in `dir`.
+class TestPki {
+ public:
+  explicit TestPki(const TempTree& dir) : dir_(dir) {
+    Shell(
+        Openssl("req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -subj '/CN=skillrunner test CA' "
+                "-days 2"));
+  }
+  // NAME.pem and NAME.key for `subject`, for 127.0.0.1 and localhost.
+  void Issue(const std::string& name, const std::string& subject) const {
+    dir_.Write(name + ".ext", "subjectAltName=IP:127.0.0.1,DNS:localhost\n");
+    Shell(
+        Openssl("req -newkey rsa:2048 -nodes -keyout " + name + ".key -out " + name + ".csr -subj '" + subject + "'"));
+    Shell(Openssl("x509 -req -in " + name + ".csr -CA ca.pem -CAkey ca.key -CAcreateserial -out " + name +
+                  ".pem -days 2 -extfile " + name + ".ext"));
+  }
+  std::string Path(const std::string& file) const { return dir_.Path(file).string(); }
+
+ private:
+  std::string Openssl(const std::string& args) const {
+    return "cd " + ShellQuote(dir_.root().string()) + " && openssl " + args + " >/dev/null 2>&1";
+  }
+  const TempTree& dir_;
+};
+
+// The port of `serve --listen 127.0.0.1:0` from its "listening on" line, or 0.
+std::uint16_t ListeningPort(const ServeProcess& serve) {
+  const std::regex line("listening on 127\\.0\\.0\\.1:0 \\(port ([0-9]+)\\)");
+  for (int i = 0; i < 400; ++i) {
+    std::smatch match;
+    const std::string text = serve.Stderr();
+    if (std::regex_search(text, match, line)) return static_cast<std::uint16_t>(std::stoi(match[1]));
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  return 0;
+}
+
+// One TLS connection of the test's own (the server checked against the CA), kept open between calls.
+class TlsClient {
+ public:
+  TlsClient(std::uint16_t port, const TestPki& pki, const std::string& client = "")
+      : context_(asio::ssl::context::tls_client), socket_(io_), stream_(socket_, context_) {
+    context_.load_verify_file(pki.Path("ca.pem"));
+    context_.set_verify_mode(asio::ssl::verify_peer);
+    if (!client.empty()) {
+      context_.use_certificate_chain_file(pki.Path(client + ".pem"));
+      context_.use_private_key_file(pki.Path(client + ".key"), asio::ssl::context::pem);
+    }
+    boost::system::error_code ec;
+    socket_.connect({asio::ip::make_address("127.0.0.1"), port}, ec);
+    if (!ec) stream_.handshake(asio::ssl::stream_base::client, ec);
+    ok_ = !ec;
+  }
+  bool ok() const { return ok_; }
+  // The subject of the certificate the server showed.
+  std::string ServerSubject() {
+    X509* certificate = SSL_get_peer_certificate(stream_.native_handle());
+    if (certificate == nullptr) return "";
+    char name[256];
+    X509_NAME_oneline(X509_get_subject_name(certificate), name, sizeof name);
+    X509_free(certificate);
+    return name;
+  }
+  // One request line, its answer line ("" when the connection failed).
+  std::string Ask(const std::string& line) {
+    boost::system::error_code ec;
+    asio::write(stream_, asio::buffer(line + "\n"), ec);
+    std::string answer;
+    if (!ec) asio::read_until(stream_, asio::dynamic_buffer(answer), '\n', ec);
+    return ec ? std::string() : answer.substr(0, answer.find('\n'));
+  }
+
+ private:
+  asio::io_context io_;
+  asio::ssl::context context_;
+  asio::ip::tcp::socket socket_;
+  asio::ssl::stream<asio::ip::tcp::socket&> stream_;
+  bool ok_ = false;
+};
+
+constexpr const char* kHealth = R"({"jsonrpc":"2.0","id":1,"method":"health"})";
+
+class ServeTlsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    tree_.Write("skillrunner.yaml", "providers:\n  sim: { kind: simulated }\ndefault_provider: sim\n");
+    tree_.Write("skills/echo/skill.yaml",
+                "id: echo\nhandler: echo\ninput_schema: { type: object }\noutput_schema: { type: object }\n");
+    pki_.Issue("server", "/CN=localhost");
+  }
+  test_support::CommandResult Call(std::uint16_t port, const std::string& more, const std::string& method = "health") {
+    return test_support::Skillrunner(
+        tree_.root(), "call " + method + " --connect 127.0.0.1:" + std::to_string(port) + " --timeout-ms 5000 " + more,
+        "2>&1");
+  }
+
+  TempTree tree_;
+  TempTree pki_dir_;
+  TestPki pki_{pki_dir_};
+};
+
+TEST_F(ServeTlsTest, ATlsCallIsServedAndPlainTextAndTls11AreRefused) {
+  ServeProcess serve(
+      tree_, {"--listen", "127.0.0.1:0", "--tls-cert", pki_.Path("server.pem"), "--tls-key", pki_.Path("server.key")});
+  const std::uint16_t port = ListeningPort(serve);
+  ASSERT_NE(port, 0) << serve.Stderr();
+  auto tls = Call(port, "--tls --ca " + pki_.Path("ca.pem"));
+  EXPECT_EQ(tls.status, 0) << tls.out;
+  auto health = json::parse(tls.out);
+  EXPECT_EQ(health.at("result").at("status"), "ok");
+  EXPECT_TRUE(health.at("result")
+                  .at("listeners")
+                  .at("tls")
+                  .at("certificate")
+                  .as_string()
+                  .starts_with("CN=localhost, valid until "));
+  EXPECT_EQ(health.at("result").at("listeners").at("tls").at("client_certificates"), false);
+  auto plain = Call(port, "");
+  EXPECT_EQ(plain.status, 3) << plain.out;
+  EXPECT_EQ(plain.out, "skillrunner call: the server closed the connection without an answer\n");
+  auto untrusted = Call(port, "--tls");  // the system's CAs do not know the test CA
+  EXPECT_EQ(untrusted.status, 3) << untrusted.out;
+  EXPECT_NE(untrusted.out.find("certificate verify failed"), std::string::npos) << untrusted.out;
+  const std::string s_client = "echo | timeout 10 openssl s_client -connect 127.0.0.1:" + std::to_string(port) +
+                               " -tls1_1 -CAfile " + ShellQuote(pki_.Path("ca.pem")) + " 2>&1";
+  FILE* pipe = popen(s_client.c_str(), "r");
+  std::string said;
+  char buffer[4096];
+  while (std::size_t n = fread(buffer, 1, sizeof buffer, pipe)) said.append(buffer, n);
+  pclose(pipe);
+  EXPECT_NE(said.find("Cipher is (NONE)"), std::string::npos) << said;  // no session: TLS 1.1 is refused
+  serve.Signal(SIGTERM);
+  EXPECT_EQ(serve.Wait(std::chrono::seconds(10)), 0);
+  EXPECT_NE(serve.Stderr().find("TLS handshake failed"), std::string::npos);
+}
+
+// Mutual TLS: a client without a certificate is refused; one with a certificate the CA signed is
+// served, as the tenant whose tls_subject its subject is.
+TEST_F(ServeTlsTest, AClientCertificateIsRequiredAndNamesItsTenant) {
+  tree_.Write("skillrunner.yaml",
+              "providers:\n  sim: { kind: simulated }\ndefault_provider: sim\n"
+              "tenants:\n  billing: { tls_subject: \"CN=billing,O=Example\", max_in_flight: 4 }\n");
+  pki_.Issue("billing", "/O=Example/CN=billing");
+  ServeProcess serve(tree_, {"--listen", "127.0.0.1:0", "--tls-cert", pki_.Path("server.pem"), "--tls-key",
+                             pki_.Path("server.key"), "--tls-client-ca", pki_.Path("ca.pem")});
+  const std::uint16_t port = ListeningPort(serve);
+  ASSERT_NE(port, 0) << serve.Stderr();
+  TlsClient anonymous(port, pki_);
+  // TLS 1.3 finishes the client's handshake before the server has checked its certificate: the refusal
+  // comes as the first read fails.
+  EXPECT_EQ(anonymous.ok() ? anonymous.Ask(kHealth) : "", "");
+  auto refused = Call(port, "--tls --ca " + pki_.Path("ca.pem"));
+  EXPECT_EQ(refused.status, 3) << refused.out;
+  auto served = Call(port,
+                     "--tls --ca " + pki_.Path("ca.pem") + " --cert " + pki_.Path("billing.pem") + " --key " +
+                         pki_.Path("billing.key"),
+                     "skills.invoke '{\"skill\":\"echo\",\"input\":{\"a\":1}}'");
+  EXPECT_EQ(served.status, 0) << served.out;
+  EXPECT_NE(served.out.find(R"("output":{"a":1})"), std::string::npos) << served.out;
+  serve.Signal(SIGTERM);
+  ASSERT_EQ(serve.Wait(std::chrono::seconds(10)), 0);
+  EXPECT_NE(serve.Stderr().find("tenant=billing skill=echo outcome=ok"), std::string::npos) << serve.Stderr();
+}
+
+// The metrics listener speaks TLS with the same certificate.
+TEST_F(ServeTlsTest, TheMetricsListenerIsServedOverHttps) {
+  const std::uint16_t metrics = test_support::FreeLoopbackPort();
+  ServeProcess serve(tree_, {"--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:" + std::to_string(metrics),
+                             "--tls-cert", pki_.Path("server.pem"), "--tls-key", pki_.Path("server.key")});
+  ASSERT_NE(ListeningPort(serve), 0) << serve.Stderr();
+  const std::string url = "https://127.0.0.1:" + std::to_string(metrics);
+  EXPECT_EQ(Shell("curl -sf --cacert " + ShellQuote(pki_.Path("ca.pem")) + " " + url +
+                  "/metrics | grep -q "
+                  "'^skillrunner_connections '"),
+            0);
+  EXPECT_NE(Shell("curl -sf http://127.0.0.1:" + std::to_string(metrics) + "/metrics >/dev/null"), 0);
+}
+
+// After the files change and SIGHUP, a new connection gets the new certificate while an open one keeps
+// working; a broken pair is refused (logged, in last_reload) and the one before keeps serving; a file
+// change alone is noticed too.
+TEST_F(ServeTlsTest, ACertificateRotatesOnSighupAndOpenConnectionsKeepTheirs) {
+  std::filesystem::copy_file(pki_.Path("server.pem"), pki_.Path("live.pem"));
+  std::filesystem::copy_file(pki_.Path("server.key"), pki_.Path("live.key"));
+  ServeProcess serve(
+      tree_, {"--listen", "127.0.0.1:0", "--tls-cert", pki_.Path("live.pem"), "--tls-key", pki_.Path("live.key")});
+  const std::uint16_t port = ListeningPort(serve);
+  ASSERT_NE(port, 0) << serve.Stderr();
+  TlsClient open(port, pki_);
+  ASSERT_TRUE(open.ok());
+  EXPECT_EQ(open.ServerSubject(), "/CN=localhost");
+  pki_.Issue("renewed", "/CN=renewed");
+  std::filesystem::copy_file(pki_.Path("renewed.pem"), pki_.Path("live.pem"),
+                             std::filesystem::copy_options::overwrite_existing);
+  std::filesystem::copy_file(pki_.Path("renewed.key"), pki_.Path("live.key"),
+                             std::filesystem::copy_options::overwrite_existing);
+  serve.Signal(SIGHUP);
+  std::string subject;
+  for (int i = 0; i < 100 && subject != "/CN=renewed"; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    TlsClient fresh(port, pki_);
+    subject = fresh.ok() ? fresh.ServerSubject() : "";
+  }
+  EXPECT_EQ(subject, "/CN=renewed");
+  EXPECT_NE(open.Ask(kHealth).find(R"("status":"ok")"), std::string::npos);  // the open one still works
+  // A key that is not the certificate's: refused, the renewed pair still serves.
+  std::filesystem::copy_file(pki_.Path("server.key"), pki_.Path("live.key"),
+                             std::filesystem::copy_options::overwrite_existing);
+  serve.Signal(SIGHUP);
+  std::string health;
+  for (int i = 0; i < 100 && health.find(R"("tls":{"ok":false)") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    health = open.Ask(kHealth);
+  }
+  EXPECT_NE(health.find(R"("tls":{"ok":false,"error":"--tls-key )" + pki_.Path("live.key") +
+                        " is not the private key of --tls-cert " + pki_.Path("live.pem") + "\"}"),
+            std::string::npos)
+      << health;
+  TlsClient after(port, pki_);
+  ASSERT_TRUE(after.ok());
+  EXPECT_EQ(after.ServerSubject(), "/CN=renewed");
+  // The files changed back to a good pair, no signal: noticed within seconds (a renewed Secret).
+  std::filesystem::copy_file(pki_.Path("server.pem"), pki_.Path("live.pem"),
+                             std::filesystem::copy_options::overwrite_existing);
+  subject.clear();
+  for (int i = 0; i < 200 && subject != "/CN=localhost"; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    TlsClient fresh(port, pki_);
+    subject = fresh.ok() ? fresh.ServerSubject() : "";
+  }
+  EXPECT_EQ(subject, "/CN=localhost");
+  EXPECT_NE(serve.Stderr().find("the TLS certificate and key were not reloaded"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace skillrunner
