@@ -1,5 +1,5 @@
 // `skillrunner probe URL`: a health check for images without curl (Docker's
-// HEALTHCHECK, an exec probe): one GET, exit 0 on a 2xx answer.
+// HEALTHCHECK, an exec probe): one GET, exit 0 on a 2xx answer; https:// for a server with --tls-cert.
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_future.hpp>
@@ -17,9 +17,11 @@ constexpr int kHealthy = 0;
 constexpr int kUnhealthy = 1;  // Docker reserves 2: every failure is 1
 
 asio::awaitable<std::expected<http::HttpResponse, http::HttpError>> Get(asio::any_io_executor executor,
-                                                                        http::HttpRequest request) {
+                                                                        http::HttpRequest request,
+                                                                        std::string ca_file) {
   http::HttpClientOptions options;  // no proxy: a probe asks the process beside it
   options.connect_timeout = request.timeout;
+  options.ca_file = std::move(ca_file);
   auto client = http::MakeHttpClient(executor, options);
   co_return co_await client->Send(std::move(request));
 }
@@ -32,7 +34,7 @@ int Probe(const ProbeOptions& options) {
   request.url = options.url;
   request.timeout = std::chrono::milliseconds(options.timeout_ms);
   asio::io_context io;
-  auto answer = asio::co_spawn(io, Get(io.get_executor(), std::move(request)), asio::use_future);
+  auto answer = asio::co_spawn(io, Get(io.get_executor(), std::move(request), options.ca_file), asio::use_future);
   io.run();
   auto response = answer.get();
   if (!response) {

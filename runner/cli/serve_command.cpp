@@ -407,7 +407,8 @@ void AddServeCommands(CLI::App& app, const CommonOptions& common, std::function<
   auto probe = std::make_shared<ProbeOptions>();
   auto* probe_cmd =
       app.add_subcommand("probe", "GET a URL (e.g. http://127.0.0.1:9464/readyz); exit 0 on a 2xx, else 1");
-  probe_cmd->add_option("url", probe->url, "http://HOST:PORT/PATH")->required();
+  probe_cmd->add_option("url", probe->url, "http://HOST:PORT/PATH (https:// with TLS)")->required();
+  probe_cmd->add_option("--ca", probe->ca_file, "PEM CAs for an https:// URL, besides the system's");
   probe_cmd->add_option("--timeout-ms", probe->timeout_ms, "Give up after this (default 5000)")
       ->check(CLI::PositiveNumber);
   probe_cmd->callback([&run, probe] { run = [probe] { return Probe(*probe); }; });

@@ -207,6 +207,13 @@ TEST_F(ServeTlsTest, TheMetricsListenerIsServedOverHttps) {
                   "'^skillrunner_connections '"),
             0);
   EXPECT_NE(Shell("curl -sf http://127.0.0.1:" + std::to_string(metrics) + "/metrics >/dev/null"), 0);
+  auto probed =
+      test_support::Skillrunner(tree_.root(), "probe " + url + "/healthz --ca " + pki_.Path("ca.pem"), "2>&1");
+  EXPECT_EQ(probed.status, 0) << probed.out;
+  EXPECT_EQ(probed.out, url + "/healthz: HTTP 200\n");
+  auto untrusted = test_support::Skillrunner(tree_.root(), "probe " + url + "/healthz", "2>&1");
+  EXPECT_EQ(untrusted.status, 1) << untrusted.out;
+  EXPECT_NE(untrusted.out.find("certificate verify failed"), std::string::npos) << untrusted.out;
 }
 
 // After the files change and SIGHUP, a new connection gets the new certificate while an open one keeps
