@@ -226,10 +226,13 @@ std::string AddMcpDoors(server::Server& server, ReloadingHost& host, const Serve
     http.max_body_bytes = options.server.limits.max_line_bytes;
     http.max_depth = options.server.limits.max_depth;
     http.idle_timeout = options.server.limits.idle_timeout;
+    auto tls = server.LoadTls();
+    if (!tls) return tls.error().message;
+    http.tls = *tls;
     auto door = mcp::HttpDoor::Listen(std::move(workers), options.mcp_listen, std::move(http));
     if (!door) return door.error().message;
     const std::string host = options.mcp_listen.substr(0, options.mcp_listen.rfind(':'));
-    where += (where.empty() ? "" : ", ") + std::string("MCP at http://") + host + ":" +
+    where += (where.empty() ? "" : ", ") + std::string(*tls ? "MCP at https://" : "MCP at http://") + host + ":" +
              std::to_string((*door)->port()) + "/mcp";
     server.AddFrontDoor(std::move(*door));
   }

@@ -24,6 +24,7 @@ struct ViewOptions {
   std::string token_file;
   std::string export_dir;
   std::size_t runs = 100;
+  server::TlsFiles tls;
 };
 
 int Refuse(const std::string& message) {
@@ -69,14 +70,15 @@ int Serve(std::unique_ptr<eval::HistoryReader> history, const ViewOptions& optio
                     " with --allow-remote needs a token: --token-file FILE, or SKILLRUNNER_TOKEN");
     }
   }
-  auto bound = view::ViewServer::Bind(view::ServerOptions{*listen, *token}, std::move(history));
+  auto bound = view::ViewServer::Bind(view::ServerOptions{*listen, *token, options.tls}, std::move(history));
   if (!bound) return Refuse(bound.error().message);
   view::ViewServer& viewer = **bound;
   auto ran = viewer.Run([&] {
     std::ostringstream address;
     address << listen->address();
     std::string host = listen->address().is_v6() ? "[" + address.str() + "]" : address.str();
-    std::fprintf(stderr, "view: http://%s:%u/\n", host.c_str(), static_cast<unsigned>(viewer.port()));
+    std::fprintf(stderr, "view: %s://%s:%u/\n", viewer.tls() ? "https" : "http", host.c_str(),
+                 static_cast<unsigned>(viewer.port()));
     std::fflush(stderr);
   });
   if (!ran) return Refuse(ran.error().message);
@@ -108,6 +110,10 @@ void AddViewCommand(CLI::App& app, const CommonOptions& common, std::function<in
                  "Allow a --listen address other machines can reach (needs a token)");
   view->add_option("--token-file", options->token_file,
                    "File whose first line is the token every request must carry (default: $SKILLRUNNER_TOKEN)");
+  auto* cert = view->add_option("--tls-cert", options->tls.cert_file, "PEM certificate (then its chain): serve HTTPS");
+  auto* key = view->add_option("--tls-key", options->tls.key_file, "PEM private key of --tls-cert");
+  cert->needs(key);
+  key->needs(cert);
   view->add_option("--export", options->export_dir, "Write the pages as static files into DIR instead of serving them");
   view->add_option("--runs", options->runs, "Runs per suite to show (default 100)")->check(CLI::Range(1, 1000));
   view->callback([&chosen, &common, options] { chosen = [options, &common] { return View(*options, common); }; });

@@ -205,14 +205,15 @@ void HttpDoor::Open() {
           if (ec == asio::error::operation_aborted || !state->acceptor.is_open()) break;
           if (ec) continue;
           auto connection = std::make_shared<LiveConnection>();
-          connection->stream = std::make_shared<beast::tcp_stream>(std::move(socket));
+          connection->stream = std::make_shared<McpStream>(
+              std::move(socket), state->options.tls ? state->options.tls->Current() : nullptr);
           std::uint64_t id = 0;
           {
             std::lock_guard lock(state->mutex);
             id = ++state->next_connection;
             state->connections.emplace(id, connection);
           }
-          auto executor = connection->stream->get_executor();
+          auto executor = connection->stream->tcp.get_executor();
           asio::co_spawn(executor, ServeConnection(state, connection), [state, id](std::exception_ptr e) {
             if (e) spdlog::warn("mcp: a connection ended on an exception");
             std::lock_guard lock(state->mutex);
@@ -257,8 +258,8 @@ void HttpDoor::Close() {
     if (entry.stream) entry.stream->Shut();
   }
   for (auto& [id, connection] : state_->connections) {
-    asio::post(connection->stream->get_executor(), [connection] {
-      if (!connection->busy) connection->stream->close();  // a busy one ends after its exchange
+    asio::post(connection->stream->tcp.get_executor(), [connection] {
+      if (!connection->busy) connection->stream->tcp.close();  // a busy one ends after its exchange
     });
   }
 }

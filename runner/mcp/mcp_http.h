@@ -40,6 +40,8 @@ struct HttpOptions {
   // with none such initialize is refused 503. An idle session unused for an hour ends anyway.
   std::size_t max_sessions = 4096;
   std::chrono::milliseconds idle_timeout{300000};  // a keep-alive connection with no request
+  // design.md §11.8: HTTPS with the server's certificate (the one serve reloads); null: plain HTTP.
+  std::shared_ptr<server::TlsServer> tls;
 };
 
 class HttpDoor final : public server::FrontDoor, public std::enable_shared_from_this<HttpDoor> {

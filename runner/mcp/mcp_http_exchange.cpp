@@ -116,7 +116,7 @@ std::optional<Plain> Screen(const HttpOptions& options, const Request& request, 
 
 // Writes `plain` (a variable of the caller's frame: GCC 12 destroyed temporaries handed straight to
 // a coroutine twice, so every answer is a named variable and every call a plain statement).
-asio::awaitable<bool> WritePlain(beast::tcp_stream& stream, const Request& request, Plain& plain, bool keep_alive) {
+asio::awaitable<bool> WritePlain(McpStream& stream, const Request& request, Plain& plain, bool keep_alive) {
   http::response<http::string_body> response{plain.status, request.version()};
   response.set(http::field::server, "skillrunner");
   if (!plain.body.empty()) response.set(http::field::content_type, plain.type);
@@ -124,8 +124,9 @@ asio::awaitable<bool> WritePlain(beast::tcp_stream& stream, const Request& reque
   response.body() = std::move(plain.body);
   response.keep_alive(keep_alive);
   response.prepare_payload();
-  stream.expires_after(kWriteTimeout);
-  auto [ec, n] = co_await http::async_write(stream, response, asio::as_tuple(asio::use_awaitable));
+  stream.tcp.expires_after(kWriteTimeout);
+  auto [ec, n] = stream.tls ? co_await http::async_write(*stream.tls, response, asio::as_tuple(asio::use_awaitable))
+                            : co_await http::async_write(stream.tcp, response, asio::as_tuple(asio::use_awaitable));
   const bool kept = !ec && keep_alive;
   co_return kept;
 }
@@ -133,7 +134,7 @@ asio::awaitable<bool> WritePlain(beast::tcp_stream& stream, const Request& reque
 // An SSE stream: the header, then each event as a chunk; `session_id` named when not empty.
 class EventStream {
  public:
-  EventStream(beast::tcp_stream& stream, const Request& request) : stream_(stream), request_(request) {}
+  EventStream(McpStream& stream, const Request& request) : stream_(stream), request_(request) {}
   asio::awaitable<bool> Start(const std::string& session_id) {
     http::response<http::empty_body> head{http::status::ok, request_.version()};
     head.set(http::field::server, "skillrunner");
@@ -143,15 +144,18 @@ class EventStream {
     head.chunked(true);
     head.keep_alive(request_.keep_alive());
     http::response_serializer<http::empty_body> serializer{head};
-    stream_.expires_after(kWriteTimeout);
-    auto [ec, n] = co_await http::async_write_header(stream_, serializer, asio::as_tuple(asio::use_awaitable));
+    stream_.tcp.expires_after(kWriteTimeout);
+    auto [ec, n] =
+        stream_.tls ? co_await http::async_write_header(*stream_.tls, serializer, asio::as_tuple(asio::use_awaitable))
+                    : co_await http::async_write_header(stream_.tcp, serializer, asio::as_tuple(asio::use_awaitable));
     co_return !ec;
   }
   // `text` outlives the write (a literal, or a variable of the caller's).
   asio::awaitable<bool> Send(std::string_view text) {
-    stream_.expires_after(kWriteTimeout);
+    stream_.tcp.expires_after(kWriteTimeout);
     auto chunk = http::make_chunk(asio::buffer(text.data(), text.size()));
-    auto [ec, n] = co_await asio::async_write(stream_, chunk, asio::as_tuple(asio::use_awaitable));
+    auto [ec, n] = stream_.tls ? co_await asio::async_write(*stream_.tls, chunk, asio::as_tuple(asio::use_awaitable))
+                               : co_await asio::async_write(stream_.tcp, chunk, asio::as_tuple(asio::use_awaitable));
     co_return !ec;
   }
   asio::awaitable<bool> Event(const json::object& message) {
@@ -160,14 +164,15 @@ class EventStream {
     co_return sent;
   }
   asio::awaitable<bool> End() {
-    stream_.expires_after(kWriteTimeout);
+    stream_.tcp.expires_after(kWriteTimeout);
     auto last = http::make_chunk_last();
-    auto [ec, n] = co_await asio::async_write(stream_, last, asio::as_tuple(asio::use_awaitable));
+    auto [ec, n] = stream_.tls ? co_await asio::async_write(*stream_.tls, last, asio::as_tuple(asio::use_awaitable))
+                               : co_await asio::async_write(stream_.tcp, last, asio::as_tuple(asio::use_awaitable));
     co_return !ec && request_.keep_alive();
   }
 
  private:
-  beast::tcp_stream& stream_;
+  McpStream& stream_;
   const Request& request_;
 };
 
@@ -205,7 +210,7 @@ asio::awaitable<json::object> AnswerOf(Mailbox& mailbox) {
 }
 
 // A request's progress notifications, then its answer, as SSE.
-asio::awaitable<bool> StreamAnswer(beast::tcp_stream& stream, const Request& request, Mailbox& mailbox,
+asio::awaitable<bool> StreamAnswer(McpStream& stream, const Request& request, Mailbox& mailbox,
                                    const std::string& session_id) {
   EventStream events(stream, request);
   if (!co_await events.Start(session_id)) co_return false;
@@ -270,7 +275,7 @@ PostedMessage ReadPost(HttpDoor::State& state, const Request& request, const std
   return posted;
 }
 
-asio::awaitable<bool> Post(HttpDoor::State& state, beast::tcp_stream& stream, const Request& request,
+asio::awaitable<bool> Post(HttpDoor::State& state, McpStream& stream, const Request& request,
                            const std::string& caller) {
   PostedMessage posted = ReadPost(state, request, caller);
   Plain plain = posted.refusal ? std::move(*posted.refusal) : Bodiless(http::status::accepted);
@@ -278,7 +283,7 @@ asio::awaitable<bool> Post(HttpDoor::State& state, beast::tcp_stream& stream, co
     posted.session->Handle(std::move(posted.message), [](json::object) {});
   } else if (!posted.refusal) {
     const bool progress = WantsProgress(posted.message);
-    auto mailbox = std::make_shared<Mailbox>(stream.get_executor());
+    auto mailbox = std::make_shared<Mailbox>(stream.tcp.get_executor());
     posted.session->Handle(std::move(posted.message), [mailbox](json::object m) { mailbox->Push(std::move(m)); });
     if (progress) {
       const std::string named_id = posted.initialize ? posted.id : std::string();
@@ -332,10 +337,10 @@ asio::awaitable<bool> Notifications(EventStream& events, Mailbox& mailbox) {
 }
 
 // The session's own stream: notifications/tools/list_changed, a comment every kKeepAliveEvery.
-asio::awaitable<bool> Get(HttpDoor::State& state, beast::tcp_stream& stream, const Request& request,
+asio::awaitable<bool> Get(HttpDoor::State& state, McpStream& stream, const Request& request,
                           const std::string& caller) {
   Named named = ReadNamed(state, request, caller);
-  auto mailbox = std::make_shared<Mailbox>(stream.get_executor());
+  auto mailbox = std::make_shared<Mailbox>(stream.tcp.get_executor());
   Plain plain = named.refusal ? std::move(*named.refusal) : Bodiless(http::status::ok);
   if (request[http::field::accept].find("text/event-stream") == std::string_view::npos) {
     plain = Refusal(http::status::method_not_allowed, server::kInvalidRequest,
@@ -355,7 +360,7 @@ asio::awaitable<bool> Get(HttpDoor::State& state, beast::tcp_stream& stream, con
   co_return kept;
 }
 
-asio::awaitable<bool> Delete(HttpDoor::State& state, beast::tcp_stream& stream, const Request& request,
+asio::awaitable<bool> Delete(HttpDoor::State& state, McpStream& stream, const Request& request,
                              const std::string& caller) {
   Named named = ReadNamed(state, request, caller);
   Plain plain = named.refusal ? std::move(*named.refusal) : Bodiless(http::status::ok);
@@ -364,7 +369,7 @@ asio::awaitable<bool> Delete(HttpDoor::State& state, beast::tcp_stream& stream, 
   co_return kept;
 }
 
-asio::awaitable<bool> Exchange(HttpDoor::State& state, beast::tcp_stream& stream, const Request& request) {
+asio::awaitable<bool> Exchange(HttpDoor::State& state, McpStream& stream, const Request& request) {
   std::optional<std::string> caller;
   std::optional<Plain> refused = Screen(state.options, request, caller);
   bool kept = false;
@@ -384,14 +389,26 @@ asio::awaitable<bool> Exchange(HttpDoor::State& state, beast::tcp_stream& stream
 
 asio::awaitable<void> ServeConnection(std::shared_ptr<HttpDoor::State> state,
                                       std::shared_ptr<LiveConnection> connection) {
-  beast::tcp_stream* stream = connection->stream.get();
+  McpStream* stream = connection->stream.get();
   beast::flat_buffer buffer;
+  if (stream->tls) {
+    stream->tcp.expires_after(kWriteTimeout);
+    auto [ec] =
+        co_await stream->tls->async_handshake(asio::ssl::stream_base::server, asio::as_tuple(asio::use_awaitable));
+    if (ec) {
+      spdlog::debug("mcp: TLS handshake failed: {}", ec.message());
+      stream->tcp.close();
+      co_return;
+    }
+  }
   while (!state->closed) {
     http::request_parser<http::string_body> parser;
     parser.header_limit(kMaxHeaderBytes);
     parser.body_limit(state->options.max_body_bytes);
-    stream->expires_after(state->options.idle_timeout);
-    auto [ec, n] = co_await http::async_read(*stream, buffer, parser, asio::as_tuple(asio::use_awaitable));
+    stream->tcp.expires_after(state->options.idle_timeout);
+    auto [ec, n] = stream->tls
+                       ? co_await http::async_read(*stream->tls, buffer, parser, asio::as_tuple(asio::use_awaitable))
+                       : co_await http::async_read(stream->tcp, buffer, parser, asio::as_tuple(asio::use_awaitable));
     if (ec == http::error::body_limit) {
       Request request;
       request.version(11);
@@ -409,7 +426,7 @@ asio::awaitable<void> ServeConnection(std::shared_ptr<HttpDoor::State> state,
     if (!kept) break;
   }
   beast::error_code ignored;
-  stream->socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+  stream->tcp.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
 }
 
 }  // namespace skillrunner::mcp

@@ -6,6 +6,7 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/json/object.hpp>
@@ -43,10 +44,21 @@ class Mailbox : public std::enable_shared_from_this<Mailbox> {
   bool shut_ = false;
 };
 
+// A connection's stream: TCP, or TLS over it (design.md §11.8) with the context it began with.
+struct McpStream {
+  McpStream(boost::asio::ip::tcp::socket socket, std::shared_ptr<boost::asio::ssl::context> context)
+      : tcp(std::move(socket)), tls_context(std::move(context)) {
+    if (tls_context) tls.emplace(tcp, *tls_context);
+  }
+  boost::beast::tcp_stream tcp;
+  std::shared_ptr<boost::asio::ssl::context> tls_context;
+  std::optional<boost::asio::ssl::stream<boost::beast::tcp_stream&>> tls;
+};
+
 // An open connection: closed at once by Close while it waits for a request; one in an exchange
 // finishes it first (its answer is written). `busy` is read and written on the stream's strand only.
 struct LiveConnection {
-  std::shared_ptr<boost::beast::tcp_stream> stream;
+  std::shared_ptr<McpStream> stream;
   bool busy = false;
 };
 

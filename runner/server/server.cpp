@@ -303,16 +303,6 @@ Server::~Server() {
 
 namespace {
 
-Result<void> LoadTls(Server::State& state) {
-  if (!state.options.tls.enabled()) return {};
-  auto tls = TlsServer::Load(state.options.tls);
-  if (!tls) return std::unexpected(std::move(tls.error()));
-  state.tls = std::move(*tls);
-  spdlog::info("TLS on every TCP listener: {}{}", state.tls->Describe(),
-               state.tls->mutual() ? "; client certificates required" : "");
-  return {};
-}
-
 // The Prometheus and probe listener (--metrics-listen), if asked for.
 Result<void> OpenMetricsEndpoint(const std::shared_ptr<Server::State>& shared) {
   Server::State& state = *shared;
@@ -359,6 +349,17 @@ asio::awaitable<void> WatchTlsFiles(std::shared_ptr<Server::State> state) {
 
 }  // namespace
 
+Result<std::shared_ptr<TlsServer>> Server::LoadTls() {
+  State& state = *state_;
+  if (state.tls || !state.options.tls.enabled()) return state.tls;
+  auto tls = TlsServer::Load(state.options.tls);
+  if (!tls) return std::unexpected(std::move(tls.error()));
+  state.tls = std::move(*tls);
+  spdlog::info("TLS on every TCP listener: {}{}", state.tls->Describe(),
+               state.tls->mutual() ? "; client certificates required" : "");
+  return state.tls;
+}
+
 Result<void> Server::Start() {
   State& state = *state_;
   if (state.options.socket_path.empty() && state.options.listen.empty() && state.front_doors.empty()) {
@@ -374,7 +375,7 @@ Result<void> Server::Start() {
     state.tcp_acceptors.clear();
     return std::unexpected(std::move(error));
   };
-  if (auto loaded = LoadTls(state); !loaded) return fail(std::move(loaded.error()));
+  if (auto loaded = LoadTls(); !loaded) return fail(std::move(loaded.error()));
   if (!state.options.socket_path.empty()) {
     if (auto opened = OpenUnixListener(state); !opened) return fail(std::move(opened.error()));
   }

@@ -1,10 +1,14 @@
 #include "runner/view/view_server.h"
 
+#include <spdlog/spdlog.h>
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <boost/asio/ssl/stream.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
@@ -99,6 +103,9 @@ struct ViewServer::Impl {
   std::unique_ptr<eval::HistoryReader> history;
   ViewApi api{*history};
 
+  std::shared_ptr<server::TlsServer> tls;  // null: plain HTTP
+  asio::steady_timer tls_watch{io};
+
   Impl(std::optional<std::string> t, std::unique_ptr<eval::HistoryReader> h)
       : token(std::move(t)), history(std::move(h)) {}
 
@@ -156,13 +163,13 @@ struct ViewServer::Impl {
     Answer(response, http::status::not_found, "text/plain; charset=utf-8", "not found\n");
   }
 
-  asio::awaitable<void> Serve(tcp::socket socket) {
-    beast::tcp_stream stream(std::move(socket));
+  template <class Stream>
+  asio::awaitable<void> ServeOn(Stream& stream, beast::tcp_stream& lowest) {
     beast::flat_buffer buffer(kMaxRequestBytes);
     while (true) {
       http::request_parser<http::empty_body> parser;
       parser.header_limit(kMaxRequestBytes);
-      stream.expires_after(kRequestTimeout);
+      lowest.expires_after(kRequestTimeout);
       auto [ec, n] = co_await http::async_read(stream, buffer, parser, asio::as_tuple(asio::use_awaitable));
       if (ec) break;
       const Request& request = parser.get();
@@ -172,14 +179,49 @@ struct ViewServer::Impl {
       response.set("Content-Security-Policy", kContentSecurityPolicy);
       response.set("X-Content-Type-Options", "nosniff");
       response.set("Referrer-Policy", "no-referrer");
+      if (tls) response.set(http::field::strict_transport_security, "max-age=31536000");
       Route(request, response);
       response.prepare_payload();
-      stream.expires_after(kRequestTimeout);
+      lowest.expires_after(kRequestTimeout);
       auto [write_ec, written] = co_await http::async_write(stream, response, asio::as_tuple(asio::use_awaitable));
       if (write_ec || !response.keep_alive()) break;
     }
     beast::error_code ignored;
-    stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
+    lowest.socket().shutdown(tcp::socket::shutdown_both, ignored);
+  }
+
+  asio::awaitable<void> Serve(tcp::socket socket) {
+    beast::tcp_stream stream(std::move(socket));
+    if (!tls) {
+      co_await ServeOn(stream, stream);
+      co_return;
+    }
+    std::shared_ptr<asio::ssl::context> context = tls->Current();  // this connection's for its life
+    asio::ssl::stream<beast::tcp_stream&> secure(stream, *context);
+    stream.expires_after(kRequestTimeout);
+    auto [ec] = co_await secure.async_handshake(asio::ssl::stream_base::server, asio::as_tuple(asio::use_awaitable));
+    if (ec) co_return;
+    co_await ServeOn(secure, stream);
+  }
+
+  // The certificate's files looked at every few seconds (SIGHUP forces it).
+  asio::awaitable<void> WatchTls() {
+    while (true) {
+      tls_watch.expires_after(std::chrono::seconds(5));
+      auto [ec] = co_await tls_watch.async_wait(asio::as_tuple(asio::use_awaitable));
+      if (ec) co_return;
+      ReloadTls(false);
+    }
+  }
+
+  void ReloadTls(bool force) {
+    auto reloaded = tls->Reload(force);
+    if (!reloaded) {
+      spdlog::error("the TLS certificate and key were not reloaded ({}); the previous pair still serves",
+                    reloaded.error().message);
+    } else if (*reloaded) {
+      spdlog::info("TLS: new connections now get {}", tls->Describe());
+    }
   }
 
   asio::awaitable<void> Accept() {
@@ -198,6 +240,11 @@ ViewServer::~ViewServer() = default;
 Result<std::unique_ptr<ViewServer>> ViewServer::Bind(const ServerOptions& options,
                                                      std::unique_ptr<eval::HistoryReader> history) {
   auto impl = std::make_unique<Impl>(options.token, std::move(history));
+  if (options.tls.enabled()) {
+    auto tls = server::TlsServer::Load(options.tls);
+    if (!tls) return std::unexpected(std::move(tls.error()));
+    impl->tls = std::move(*tls);
+  }
   boost::system::error_code ec;
   impl->acceptor.open(options.listen.protocol(), ec);
   if (!ec) impl->acceptor.set_option(tcp::acceptor::reuse_address(true), ec);
@@ -213,12 +260,20 @@ Result<std::unique_ptr<ViewServer>> ViewServer::Bind(const ServerOptions& option
 
 unsigned short ViewServer::port() const { return impl_->acceptor.local_endpoint().port(); }
 
+bool ViewServer::tls() const { return impl_->tls != nullptr; }
+
 Result<void> ViewServer::Run(const std::function<void()>& on_listening) {
-  asio::signal_set signals(impl_->io, SIGINT, SIGTERM);
-  signals.async_wait([this](const boost::system::error_code& ec, int) {
-    if (!ec) impl_->io.stop();
-  });
+  asio::signal_set signals(impl_->io, SIGINT, SIGTERM, SIGHUP);
+  std::function<void(const boost::system::error_code&, int)> on_signal = [&](const boost::system::error_code& ec,
+                                                                             int signal) {
+    if (ec) return;
+    if (signal != SIGHUP) return impl_->io.stop();
+    if (impl_->tls) impl_->ReloadTls(true);
+    signals.async_wait(on_signal);
+  };
+  signals.async_wait(on_signal);
   asio::co_spawn(impl_->io, impl_->Accept(), asio::detached);
+  if (impl_->tls) asio::co_spawn(impl_->io, impl_->WatchTls(), asio::detached);
   on_listening();
   try {
     impl_->io.run();

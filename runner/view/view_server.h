@@ -19,6 +19,7 @@
 #include <string>
 
 #include "runner/eval/history/history_reader.h"
+#include "runner/server/tls_server.h"
 #include "services/common/error.h"
 
 namespace skillrunner::view {
@@ -26,6 +27,9 @@ namespace skillrunner::view {
 struct ServerOptions {
   boost::asio::ip::tcp::endpoint listen;
   std::optional<std::string> token;
+  // design.md §11.8: HTTPS (--tls-cert, --tls-key), re-read on SIGHUP and when the files change;
+  // empty: plain HTTP.
+  server::TlsFiles tls = {};
 };
 
 class ViewServer {
@@ -38,6 +42,7 @@ class ViewServer {
   ViewServer& operator=(const ViewServer&) = delete;
 
   unsigned short port() const;
+  bool tls() const;
   // Serves until SIGINT or SIGTERM; `on_listening` is called once, when requests are taken.
   Result<void> Run(const std::function<void()>& on_listening);
 

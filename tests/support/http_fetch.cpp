@@ -15,7 +15,7 @@
 namespace skillrunner::test_support {
 
 std::uint16_t WaitForViewPort(const std::filesystem::path& stderr_file, std::chrono::milliseconds timeout) {
-  static const std::regex line("view: http://127\\.0\\.0\\.1:([0-9]+)/\n");
+  static const std::regex line("view: https?://127\\.0\\.0\\.1:([0-9]+)/\n");
   for (auto deadline = std::chrono::steady_clock::now() + timeout; std::chrono::steady_clock::now() < deadline;) {
     std::ifstream in(stderr_file);
     std::ostringstream text;

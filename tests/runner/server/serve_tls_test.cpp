@@ -19,42 +19,17 @@
 #include "tests/runner/server/serve_process.h"
 #include "tests/support/cli_runner.h"
 #include "tests/support/temp_tree.h"
+#include "tests/support/test_pki.h"
 
 namespace skillrunner {
 namespace {
 namespace asio = boost::asio;
 namespace json = boost::json;
+using test_support::Shell;
 using test_support::ShellQuote;
+using test_support::TestPki;
 using testing::ServeProcess;
 using testing::TempTree;
-
-// Runs a shell command; its exit status.
-int Shell(const std::string& command) { return std::system(command.c_str()) == 0 ? 0 : 1; }
-
-// A CA, and certificates it signs, made with the openssl command line in `dir`.
-class TestPki {
- public:
-  explicit TestPki(const TempTree& dir) : dir_(dir) {
-    Shell(
-        Openssl("req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -subj '/CN=skillrunner test CA' "
-                "-days 2"));
-  }
-  // NAME.pem and NAME.key for `subject`, for 127.0.0.1 and localhost.
-  void Issue(const std::string& name, const std::string& subject) const {
-    dir_.Write(name + ".ext", "subjectAltName=IP:127.0.0.1,DNS:localhost\n");
-    Shell(
-        Openssl("req -newkey rsa:2048 -nodes -keyout " + name + ".key -out " + name + ".csr -subj '" + subject + "'"));
-    Shell(Openssl("x509 -req -in " + name + ".csr -CA ca.pem -CAkey ca.key -CAcreateserial -out " + name +
-                  ".pem -days 2 -extfile " + name + ".ext"));
-  }
-  std::string Path(const std::string& file) const { return dir_.Path(file).string(); }
-
- private:
-  std::string Openssl(const std::string& args) const {
-    return "cd " + ShellQuote(dir_.root().string()) + " && openssl " + args + " >/dev/null 2>&1";
-  }
-  const TempTree& dir_;
-};
 
 // The port of `serve --listen 127.0.0.1:0` from its "listening on" line, or 0.
 std::uint16_t ListeningPort(const ServeProcess& serve) {
@@ -214,6 +189,24 @@ TEST_F(ServeTlsTest, TheMetricsListenerIsServedOverHttps) {
   auto untrusted = test_support::Skillrunner(tree_.root(), "probe " + url + "/healthz", "2>&1");
   EXPECT_EQ(untrusted.status, 1) << untrusted.out;
   EXPECT_NE(untrusted.out.find("certificate verify failed"), std::string::npos) << untrusted.out;
+}
+
+// The MCP listener is HTTPS with the same certificate.
+TEST_F(ServeTlsTest, TheMcpListenerIsServedOverHttps) {
+  const std::uint16_t mcp = test_support::FreeLoopbackPort();
+  ServeProcess serve(tree_, {"--listen", "127.0.0.1:0", "--mcp-listen", "127.0.0.1:" + std::to_string(mcp),
+                             "--tls-cert", pki_.Path("server.pem"), "--tls-key", pki_.Path("server.key")});
+  ASSERT_NE(ListeningPort(serve), 0) << serve.Stderr();
+  EXPECT_NE(serve.Stderr().find("MCP at https://127.0.0.1:" + std::to_string(mcp) + "/mcp"), std::string::npos);
+  const std::string initialize =
+      R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18",)"
+      R"("capabilities":{},"clientInfo":{"name":"t","version":"1"}}})";
+  const std::string curl = "curl -sf --cacert " + ShellQuote(pki_.Path("ca.pem")) +
+                           " -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' "
+                           "-d " +
+                           ShellQuote(initialize) + " https://127.0.0.1:" + std::to_string(mcp) + "/mcp";
+  EXPECT_EQ(Shell(curl + " | grep -q '\"protocolVersion\":\"2025-06-18\"'"), 0);
+  EXPECT_NE(Shell("curl -sf -d '{}' http://127.0.0.1:" + std::to_string(mcp) + "/mcp >/dev/null"), 0);
 }
 
 // After the files change and SIGHUP, a new connection gets the new certificate while an open one keeps

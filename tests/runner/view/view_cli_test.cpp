@@ -13,6 +13,7 @@
 #include "tests/support/cli_runner.h"
 #include "tests/support/http_fetch.h"
 #include "tests/support/temp_tree.h"
+#include "tests/support/test_pki.h"
 
 namespace skillrunner {
 namespace {
@@ -173,6 +174,28 @@ TEST_F(ViewCliTest, ExportWritesPagesThatCarryTheirDataWithEveryLessThanEscaped)
   const std::size_t end = compare.find("</script>", at);
   json::value data = json::parse(compare.substr(at + begin.size(), end - at - begin.size()));
   EXPECT_EQ(data.at("flips").at(0).at("a").at("output").at("name"), "<script>alert(1)</script>");
+}
+
+}  // namespace
+}  // namespace skillrunner
+
+namespace skillrunner {
+namespace {
+
+// design.md §11.8: view --tls-cert serves HTTPS (curl checks the certificate against the test CA);
+// plain HTTP gets no page.
+TEST_F(ViewCliTest, WithACertificateTheViewerServesHttps) {
+  testing::TempTree pki_dir;
+  test_support::TestPki pki(pki_dir);
+  pki.Issue("server", "/CN=localhost");
+  const std::uint16_t port = Start({"--tls-cert", pki.Path("server.pem"), "--tls-key", pki.Path("server.key")});
+  ASSERT_NE(port, 0u) << ReadFile(stderr_);
+  EXPECT_NE(ReadFile(stderr_).find("view: https://127.0.0.1:" + std::to_string(port) + "/\n"), std::string::npos);
+  const std::string base = "https://127.0.0.1:" + std::to_string(port);
+  EXPECT_EQ(test_support::Shell("curl -sf --cacert " + test_support::ShellQuote(pki.Path("ca.pem")) + " " + base +
+                                "/api/suites | grep -q nightly"),
+            0);
+  EXPECT_EQ(Http(port, "/api/suites").status, 0);  // plain HTTP: no answer
 }
 
 }  // namespace
