@@ -36,6 +36,7 @@ from ._protocol import (
     stream_params,
     timeout_error,
 )
+from ._tls import tls_context
 
 _log = logging.getLogger("skillrunner_client")
 
@@ -48,6 +49,7 @@ class _AsyncConnection:
         """Take over a connected stream pair and start its reader task."""
         self.address = address
         self.alive = True
+        self.lost_reason = f"the connection to {address} was lost"  # fail()'s first reason
         self.schema_lock = asyncio.Lock()
         self.skills: SkillSummaries | None = None
         self._reader = reader
@@ -60,7 +62,7 @@ class _AsyncConnection:
     def register(self, req_id: int, lists_skills: bool = False) -> asyncio.Future[JsonObject]:
         """Track a call before its request is sent (``lists_skills``: a ``skills.list`` kept)."""
         if not self.alive:
-            raise ConnectionLostError(f"the connection to {self.address} was lost")
+            raise ConnectionLostError(self.lost_reason)
         fut: asyncio.Future[JsonObject] = asyncio.get_running_loop().create_future()
         self._pending[req_id] = fut
         if lists_skills:
@@ -133,6 +135,8 @@ class _AsyncConnection:
 
     def fail(self, reason: str, protocol_error: ProtocolError | None = None) -> None:
         """Mark the connection dead and fail every call in flight on it."""
+        if self.alive:
+            self.lost_reason = reason
         self.alive = False
         pending, self._pending = self._pending, {}
         for fut in pending.values():
@@ -160,16 +164,20 @@ class _AsyncConnection:
 class AsyncClient:
     """An asyncio skillrunner client.
 
-    ``AsyncClient(socket=PATH)`` or ``AsyncClient(host=H, port=P, token=T)``. It
+    ``AsyncClient(socket=PATH)`` or ``AsyncClient(host=H, port=P, token=T)``, with
+    ``tls=True`` (and ``ca_file``, ``cert_file``, ``key_file``) as for ``Client``. It
     connects on the first call (and again after a lost connection); concurrent calls
     share the connection. Cancelling the task of an ``invoke`` sends ``$/cancel``.
     """
 
     def __init__(self, socket: str | None = None, *, host: str | None = None,
                  port: int | None = None, token: str | None = None,
+                 tls: bool = False, ca_file: str | None = None, cert_file: str | None = None,
+                 key_file: str | None = None,
                  connect_timeout_s: float = 10.0, max_line_bytes: int = 1 << 20) -> None:
-        """Keep the address; nothing connects until the first call (see Client)."""
+        """Keep the address; nothing connects until the first call (see Client, also for TLS)."""
         self._address = address_params(socket, host, port)
+        self._tls = tls_context(tls, socket, ca_file, cert_file, key_file)
         self._socket_path = socket
         self._host = host
         self._port = port
@@ -353,6 +361,10 @@ class AsyncClient:
             async with asyncio.timeout(self._connect_timeout_s):
                 if self._socket_path is not None:
                     return await asyncio.open_unix_connection(self._socket_path, limit=READ_LIMIT)
+                if self._tls is not None:
+                    return await asyncio.open_connection(
+                        self._host, self._port, limit=READ_LIMIT, ssl=self._tls,
+                        server_hostname=self._host)
                 return await asyncio.open_connection(self._host, self._port, limit=READ_LIMIT)
         except OSError as exc:
             raise ConnectionLostError(f"cannot connect to {self._address}: {exc}",

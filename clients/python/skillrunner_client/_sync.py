@@ -39,8 +39,12 @@ from ._protocol import (
     stream_params,
     timeout_error,
 )
+from ._tls import TlsSocket, tls_context
 
 _log = logging.getLogger("skillrunner_client")
+
+_Socket = socketlib.socket | TlsSocket
+"""A connected socket: plain, or TLS over one (``tls=True``)."""
 
 
 class _Call:
@@ -71,11 +75,12 @@ class _Call:
 class _Connection:
     """One socket, a reader thread matching answers to calls by id."""
 
-    def __init__(self, sock: socketlib.socket, address: str) -> None:
+    def __init__(self, sock: _Socket, address: str) -> None:
         """Take over a connected socket and start its reader thread."""
         self.sock = sock
         self.address = address
         self.alive = True
+        self.lost_reason = f"the connection to {address} was lost"  # fail()'s first reason
         self.schema_lock = threading.Lock()
         self.skills: SkillSummaries | None = None
         self._lock = threading.Lock()
@@ -90,7 +95,7 @@ class _Connection:
         call = _Call(stream, lists_skills)
         with self._lock:
             if not self.alive:
-                raise ConnectionLostError(f"the connection to {self.address} was lost")
+                raise ConnectionLostError(self.lost_reason)
             self._pending[req_id] = call
         return call
 
@@ -169,6 +174,8 @@ class _Connection:
     def fail(self, reason: str, protocol_error: ProtocolError | None = None) -> None:
         """Mark the connection dead and fail every call in flight on it."""
         with self._lock:
+            if self.alive:
+                self.lost_reason = reason
             self.alive = False
             pending, self._pending = self._pending, {}
         for call in pending.values():
@@ -194,19 +201,30 @@ class Client:
     """A synchronous, thread-safe skillrunner client.
 
     ``Client(socket=PATH)`` for the Unix socket, ``Client(host=H, port=P, token=T)``
-    for TCP. It connects on the first call (and again after a lost connection), and
-    every thread's calls share that one connection, pipelined and matched by id.
+    for TCP, and ``tls=True`` (with ``ca_file``, ``cert_file``, ``key_file``) for a TCP
+    listener with TLS (``serve --tls-cert``). It connects on the first call (and again
+    after a lost connection), and every thread's calls share that one connection,
+    pipelined and matched by id.
     """
 
     def __init__(self, socket: str | None = None, *, host: str | None = None,
                  port: int | None = None, token: str | None = None,
+                 tls: bool = False, ca_file: str | None = None, cert_file: str | None = None,
+                 key_file: str | None = None,
                  connect_timeout_s: float = 10.0, max_line_bytes: int = 1 << 20) -> None:
         """Keep the address; nothing connects until the first call.
 
         ``max_line_bytes`` mirrors the server's --max-line-bytes: a longer request
         is refused here (ProtocolError) instead of being sent.
+
+        ``tls=True`` speaks TLS (1.2 or newer) to ``host``: the server's certificate must
+        chain to ``ca_file`` (PEM; else the system's CAs) and name ``host``. ``cert_file``
+        and ``key_file`` (PEM) are the client certificate a server with
+        ``--tls-client-ca`` asks for. The files are read here; a failed handshake raises
+        ConnectionLostError ("cannot connect to ...") with OpenSSL's reason.
         """
         self._address = address_params(socket, host, port)
+        self._tls = tls_context(tls, socket, ca_file, cert_file, key_file)
         self._socket_path = socket
         self._host = host
         self._port = port
@@ -399,8 +417,9 @@ class Client:
                 self._conn = _Connection(self._open(), self._address)
             return self._conn
 
-    def _open(self) -> socketlib.socket:
-        """Connect the socket (ConnectionLostError when that fails)."""
+    def _open(self) -> _Socket:
+        """Connect the socket, and with ``tls`` do the handshake (ConnectionLostError when
+        that fails); both under the connect timeout."""
         try:
             if self._socket_path is None:
                 assert self._host is not None and self._port is not None
@@ -414,9 +433,16 @@ class Client:
                 except OSError:
                     sock.close()
                     raise
+            conn: _Socket = sock
+            if self._tls is not None:
+                assert self._host is not None
+                try:
+                    conn = TlsSocket(sock, self._tls, self._host)
+                except BaseException:
+                    sock.close()
+                    raise
         except OSError as exc:
             raise ConnectionLostError(f"cannot connect to {self._address}: {exc}",
                                       details={"address": self._address}) from exc
-        sock.settimeout(None)
-        return sock
-
+        conn.settimeout(None)
+        return conn

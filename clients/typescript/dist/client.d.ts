@@ -1,11 +1,6 @@
-/**
- * The skillrunner client: one lazily opened connection (Unix socket or TCP)
- * that pipelines every call, deadlines that send `$/cancel`, AbortSignal
- * cancellation, OVERLOADED retried after the server's hint, and typed errors.
- */
 import { Notification } from "./connection";
 import { Attempt } from "./errors";
-/** How to reach the server: `{socket}` or `{host, port, token?}`, plus tuning. */
+/** How to reach the server: `{socket}` or `{host, port, token?, tls?}`, plus tuning. */
 export interface ClientOptions {
     /** Unix socket path of `skillrunner serve --socket`. */
     socket?: string;
@@ -15,6 +10,12 @@ export interface ClientOptions {
     port?: number;
     /** Token for a TCP listener whose server has SKILLRUNNER_TOKEN; sent as `auth` in every request. */
     token?: string;
+    /**
+     * TLS to a TCP listener of `serve --tls-cert` (TLS 1.2 or newer): `{}` verifies the server against
+     * the system's CAs, `{ca}` against those; `cert` and `key` are the client certificate that a server
+     * with `--tls-client-ca` asks for. PEM text or Buffers, read by the caller.
+     */
+    tls?: TlsOptions;
     /** Give up connecting after this long (default 10000 ms). */
     connectTimeoutMs?: number;
     /** How long past `timeoutMs` to wait for the server's own TIMEOUT before sending `$/cancel` (default 1000 ms). */
@@ -23,6 +24,15 @@ export interface ClientOptions {
     maxOverloadedRetries?: number;
     /** Longest request line the client sends (default 1 MiB, the server's default `--max-line-bytes`). */
     maxLineBytes?: number;
+}
+/** The `tls` connection option: PEM strings or Buffers (e.g. `fs.readFileSync("ca.pem")`). */
+export interface TlsOptions {
+    /** The CA certificate(s) the server's certificate must chain to; default: the system's CAs. */
+    ca?: string | Buffer;
+    /** The client certificate (mutual TLS), with `key`. */
+    cert?: string | Buffer;
+    /** The client certificate's private key (unencrypted PEM). */
+    key?: string | Buffer;
 }
 /** Per-call options of `invoke`. */
 export interface InvokeOptions {
@@ -95,11 +105,12 @@ export declare class Client {
     private readonly graceMs;
     private readonly maxOverloadedRetries;
     private readonly maxLineBytes;
+    private readonly secureContext;
     private conn;
     private connecting;
     private nextId;
     private closed;
-    /** Takes `{socket}` or `{host, port, token?}`; nothing is connected until the first call. */
+    /** Takes `{socket}` or `{host, port, token?, tls?}`; nothing is connected until the first call. */
     constructor(options: ClientOptions);
     /**
      * Invokes a skill and resolves with its result; rejects with a

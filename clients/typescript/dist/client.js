@@ -1,4 +1,37 @@
 "use strict";
+var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
+    if (k2 === undefined) k2 = k;
+    var desc = Object.getOwnPropertyDescriptor(m, k);
+    if (!desc || ("get" in desc ? !m.__esModule : desc.writable || desc.configurable)) {
+      desc = { enumerable: true, get: function() { return m[k]; } };
+    }
+    Object.defineProperty(o, k2, desc);
+}) : (function(o, m, k, k2) {
+    if (k2 === undefined) k2 = k;
+    o[k2] = m[k];
+}));
+var __setModuleDefault = (this && this.__setModuleDefault) || (Object.create ? (function(o, v) {
+    Object.defineProperty(o, "default", { enumerable: true, value: v });
+}) : function(o, v) {
+    o["default"] = v;
+});
+var __importStar = (this && this.__importStar) || (function () {
+    var ownKeys = function(o) {
+        ownKeys = Object.getOwnPropertyNames || function (o) {
+            var ar = [];
+            for (var k in o) if (Object.prototype.hasOwnProperty.call(o, k)) ar[ar.length] = k;
+            return ar;
+        };
+        return ownKeys(o);
+    };
+    return function (mod) {
+        if (mod && mod.__esModule) return mod;
+        var result = {};
+        if (mod != null) for (var k = ownKeys(mod), i = 0; i < k.length; i++) if (k[i] !== "default") __createBinding(result, mod, k[i]);
+        __setModuleDefault(result, mod);
+        return result;
+    };
+})();
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Client = void 0;
 exports.raiseForReview = raiseForReview;
@@ -7,6 +40,7 @@ exports.raiseForReview = raiseForReview;
  * that pipelines every call, deadlines that send `$/cancel`, AbortSignal
  * cancellation, OVERLOADED retried after the server's hint, and typed errors.
  */
+const tls = __importStar(require("node:tls"));
 const connection_1 = require("./connection");
 const errors_1 = require("./errors");
 const DEFAULT_RETRY_AFTER_MS = 100;
@@ -18,13 +52,15 @@ class Client {
     graceMs;
     maxOverloadedRetries;
     maxLineBytes;
+    secureContext;
     conn;
     connecting;
     nextId = 1;
     closed = false;
-    /** Takes `{socket}` or `{host, port, token?}`; nothing is connected until the first call. */
+    /** Takes `{socket}` or `{host, port, token?, tls?}`; nothing is connected until the first call. */
     constructor(options) {
         this.endpoint = endpointOf(options);
+        this.secureContext = secureContextOf(options);
         this.token = options.token;
         this.connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
         this.graceMs = options.timeoutGraceMs ?? 1_000;
@@ -159,7 +195,7 @@ class Client {
         if (this.conn?.isOpen)
             return Promise.resolve(this.conn);
         if (!this.connecting) {
-            this.connecting = connection_1.Connection.open(this.endpoint, this.connectTimeoutMs).then((conn) => {
+            this.connecting = connection_1.Connection.open(this.endpoint, this.connectTimeoutMs, this.secureContext).then((conn) => {
                 this.connecting = undefined;
                 if (this.closed)
                     conn.close();
@@ -249,6 +285,17 @@ function endpointOf(options) {
     if (options.socket === undefined && options.port !== undefined)
         return { host: options.host ?? "127.0.0.1", port: options.port };
     throw new TypeError("Client needs either {socket} or {host, port}");
+}
+/** The TLS settings of `options.tls` (undefined without); a TypeError for a bad mix, PEM that does not load throws here. */
+function secureContextOf(options) {
+    const given = options.tls;
+    if (given === undefined)
+        return undefined;
+    if (options.socket !== undefined)
+        throw new TypeError("Client: tls is for {host, port}, not a Unix socket");
+    if ((given.cert === undefined) !== (given.key === undefined))
+        throw new TypeError("Client: tls.cert and tls.key go together");
+    return tls.createSecureContext({ ca: given.ca, cert: given.cert, key: given.key, minVersion: "TLSv1.2" });
 }
 /**
  * Waits for `work`, but rejects with TIMEOUT at `ctl.giveUpAt` or CANCELLED when

@@ -1,3 +1,4 @@
+import * as tls from "node:tls";
 /** Where the server listens: a Unix socket path, or a TCP host and port. */
 export type Endpoint = {
     socket: string;
@@ -38,8 +39,12 @@ export declare class Connection {
     listing: Promise<unknown> | undefined;
     private readonly listIds;
     private constructor();
-    /** Opens a connection; rejects with CONNECTION_LOST when the server cannot be reached. */
-    static open(endpoint: Endpoint, connectTimeoutMs: number): Promise<Connection>;
+    /**
+     * Opens a connection; rejects with CONNECTION_LOST when the server cannot be reached. With
+     * `secureContext` (a TCP endpoint) it speaks TLS: the handshake, in the connect timeout, must
+     * verify the server's certificate and its name (`servername` for a host that is not an IP).
+     */
+    static open(endpoint: Endpoint, connectTimeoutMs: number, secureContext?: tls.SecureContext): Promise<Connection>;
     /** False once the socket has closed or failed. */
     get isOpen(): boolean;
     /** Number of calls waiting for an answer on this connection. */

@@ -42,6 +42,7 @@ exports.describeEndpoint = describeEndpoint;
  * closes, every pending call is rejected with CONNECTION_LOST (never re-sent).
  */
 const net = __importStar(require("node:net"));
+const tls = __importStar(require("node:tls"));
 const errors_1 = require("./errors");
 /** Maps a `skills.list` result to skill id -> stamp; undefined when it is not a list. */
 function stampsOf(list) {
@@ -88,18 +89,35 @@ class Connection {
         socket.on("error", (err) => this.fail(this.lostError(err.message)));
         socket.on("close", () => this.fail(this.lostError("the server closed the connection")));
     }
-    /** Opens a connection; rejects with CONNECTION_LOST when the server cannot be reached. */
-    static open(endpoint, connectTimeoutMs) {
+    /**
+     * Opens a connection; rejects with CONNECTION_LOST when the server cannot be reached. With
+     * `secureContext` (a TCP endpoint) it speaks TLS: the handshake, in the connect timeout, must
+     * verify the server's certificate and its name (`servername` for a host that is not an IP).
+     */
+    static open(endpoint, connectTimeoutMs, secureContext) {
         const where = describeEndpoint(endpoint);
         return new Promise((resolve, reject) => {
-            const socket = "socket" in endpoint ? net.createConnection(endpoint.socket) : net.createConnection(endpoint.port, endpoint.host);
+            let socket;
+            let ready = "connect";
+            if ("socket" in endpoint)
+                socket = net.createConnection(endpoint.socket);
+            else if (secureContext === undefined)
+                socket = net.createConnection(endpoint.port, endpoint.host);
+            else {
+                const servername = net.isIP(endpoint.host) === 0 ? endpoint.host : undefined;
+                socket = tls.connect({ host: endpoint.host, port: endpoint.port, secureContext, servername, rejectUnauthorized: true });
+                ready = "secureConnect";
+            }
             const timer = setTimeout(() => socket.destroy(new Error(`no connection after ${connectTimeoutMs} ms`)), connectTimeoutMs);
             const onError = (err) => {
                 clearTimeout(timer);
-                reject(new errors_1.ConnectionLostError("CONNECTION_LOST", `cannot connect to ${where}: ${err.message}`, [], { endpoint: where, phase: "connect" }));
+                // A certificate that does not verify (or does not name the host): node sets authorizationError.
+                const unverified = socket instanceof tls.TLSSocket && socket.authorizationError !== undefined && socket.authorizationError !== null;
+                const why = unverified ? `TLS certificate verification failed: ${err.message}` : err.message;
+                reject(new errors_1.ConnectionLostError("CONNECTION_LOST", `cannot connect to ${where}: ${why}`, [], { endpoint: where, phase: "connect" }));
             };
             socket.once("error", onError);
-            socket.once("connect", () => {
+            socket.once(ready, () => {
                 clearTimeout(timer);
                 socket.off("error", onError);
                 resolve(new Connection(socket, where));

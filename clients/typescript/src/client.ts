@@ -3,6 +3,8 @@
  * that pipelines every call, deadlines that send `$/cancel`, AbortSignal
  * cancellation, OVERLOADED retried after the server's hint, and typed errors.
  */
+import * as tls from "node:tls";
+
 import { Connection, Endpoint, Notification, SkillStamp } from "./connection";
 import {
   Attempt,
@@ -16,7 +18,7 @@ import {
   isObject,
 } from "./errors";
 
-/** How to reach the server: `{socket}` or `{host, port, token?}`, plus tuning. */
+/** How to reach the server: `{socket}` or `{host, port, token?, tls?}`, plus tuning. */
 export interface ClientOptions {
   /** Unix socket path of `skillrunner serve --socket`. */
   socket?: string;
@@ -26,6 +28,12 @@ export interface ClientOptions {
   port?: number;
   /** Token for a TCP listener whose server has SKILLRUNNER_TOKEN; sent as `auth` in every request. */
   token?: string;
+  /**
+   * TLS to a TCP listener of `serve --tls-cert` (TLS 1.2 or newer): `{}` verifies the server against
+   * the system's CAs, `{ca}` against those; `cert` and `key` are the client certificate that a server
+   * with `--tls-client-ca` asks for. PEM text or Buffers, read by the caller.
+   */
+  tls?: TlsOptions;
   /** Give up connecting after this long (default 10000 ms). */
   connectTimeoutMs?: number;
   /** How long past `timeoutMs` to wait for the server's own TIMEOUT before sending `$/cancel` (default 1000 ms). */
@@ -34,6 +42,16 @@ export interface ClientOptions {
   maxOverloadedRetries?: number;
   /** Longest request line the client sends (default 1 MiB, the server's default `--max-line-bytes`). */
   maxLineBytes?: number;
+}
+
+/** The `tls` connection option: PEM strings or Buffers (e.g. `fs.readFileSync("ca.pem")`). */
+export interface TlsOptions {
+  /** The CA certificate(s) the server's certificate must chain to; default: the system's CAs. */
+  ca?: string | Buffer;
+  /** The client certificate (mutual TLS), with `key`. */
+  cert?: string | Buffer;
+  /** The client certificate's private key (unencrypted PEM). */
+  key?: string | Buffer;
 }
 
 /** Per-call options of `invoke`. */
@@ -121,14 +139,16 @@ export class Client {
   private readonly graceMs: number;
   private readonly maxOverloadedRetries: number;
   private readonly maxLineBytes: number;
+  private readonly secureContext: tls.SecureContext | undefined;
   private conn: Connection | undefined;
   private connecting: Promise<Connection> | undefined;
   private nextId = 1;
   private closed = false;
 
-  /** Takes `{socket}` or `{host, port, token?}`; nothing is connected until the first call. */
+  /** Takes `{socket}` or `{host, port, token?, tls?}`; nothing is connected until the first call. */
   constructor(options: ClientOptions) {
     this.endpoint = endpointOf(options);
+    this.secureContext = secureContextOf(options);
     this.token = options.token;
     this.connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
     this.graceMs = options.timeoutGraceMs ?? 1_000;
@@ -261,7 +281,7 @@ export class Client {
     if (this.closed) return Promise.reject(new ConnectionLostError("CONNECTION_LOST", "the client is closed"));
     if (this.conn?.isOpen) return Promise.resolve(this.conn);
     if (!this.connecting) {
-      this.connecting = Connection.open(this.endpoint, this.connectTimeoutMs).then(
+      this.connecting = Connection.open(this.endpoint, this.connectTimeoutMs, this.secureContext).then(
         (conn) => {
           this.connecting = undefined;
           if (this.closed) conn.close();
@@ -350,6 +370,15 @@ function endpointOf(options: ClientOptions): Endpoint {
   if (options.socket !== undefined && options.host === undefined && options.port === undefined) return { socket: options.socket };
   if (options.socket === undefined && options.port !== undefined) return { host: options.host ?? "127.0.0.1", port: options.port };
   throw new TypeError("Client needs either {socket} or {host, port}");
+}
+
+/** The TLS settings of `options.tls` (undefined without); a TypeError for a bad mix, PEM that does not load throws here. */
+function secureContextOf(options: ClientOptions): tls.SecureContext | undefined {
+  const given = options.tls;
+  if (given === undefined) return undefined;
+  if (options.socket !== undefined) throw new TypeError("Client: tls is for {host, port}, not a Unix socket");
+  if ((given.cert === undefined) !== (given.key === undefined)) throw new TypeError("Client: tls.cert and tls.key go together");
+  return tls.createSecureContext({ ca: given.ca, cert: given.cert, key: given.key, minVersion: "TLSv1.2" });
 }
 
 /**

@@ -4,6 +4,7 @@
  * closes, every pending call is rejected with CONNECTION_LOST (never re-sent).
  */
 import * as net from "node:net";
+import * as tls from "node:tls";
 
 import { ConnectionLostError, ProtocolError, SkillrunnerError, errorFromJsonRpc, isObject } from "./errors";
 
@@ -76,18 +77,33 @@ export class Connection {
     socket.on("close", () => this.fail(this.lostError("the server closed the connection")));
   }
 
-  /** Opens a connection; rejects with CONNECTION_LOST when the server cannot be reached. */
-  static open(endpoint: Endpoint, connectTimeoutMs: number): Promise<Connection> {
+  /**
+   * Opens a connection; rejects with CONNECTION_LOST when the server cannot be reached. With
+   * `secureContext` (a TCP endpoint) it speaks TLS: the handshake, in the connect timeout, must
+   * verify the server's certificate and its name (`servername` for a host that is not an IP).
+   */
+  static open(endpoint: Endpoint, connectTimeoutMs: number, secureContext?: tls.SecureContext): Promise<Connection> {
     const where = describeEndpoint(endpoint);
     return new Promise((resolve, reject) => {
-      const socket = "socket" in endpoint ? net.createConnection(endpoint.socket) : net.createConnection(endpoint.port, endpoint.host);
+      let socket: net.Socket;
+      let ready = "connect";
+      if ("socket" in endpoint) socket = net.createConnection(endpoint.socket);
+      else if (secureContext === undefined) socket = net.createConnection(endpoint.port, endpoint.host);
+      else {
+        const servername = net.isIP(endpoint.host) === 0 ? endpoint.host : undefined;
+        socket = tls.connect({ host: endpoint.host, port: endpoint.port, secureContext, servername, rejectUnauthorized: true });
+        ready = "secureConnect";
+      }
       const timer = setTimeout(() => socket.destroy(new Error(`no connection after ${connectTimeoutMs} ms`)), connectTimeoutMs);
       const onError = (err: Error): void => {
         clearTimeout(timer);
-        reject(new ConnectionLostError("CONNECTION_LOST", `cannot connect to ${where}: ${err.message}`, [], { endpoint: where, phase: "connect" }));
+        // A certificate that does not verify (or does not name the host): node sets authorizationError.
+        const unverified = socket instanceof tls.TLSSocket && socket.authorizationError !== undefined && socket.authorizationError !== null;
+        const why = unverified ? `TLS certificate verification failed: ${err.message}` : err.message;
+        reject(new ConnectionLostError("CONNECTION_LOST", `cannot connect to ${where}: ${why}`, [], { endpoint: where, phase: "connect" }));
       };
       socket.once("error", onError);
-      socket.once("connect", () => {
+      socket.once(ready, () => {
         clearTimeout(timer);
         socket.off("error", onError);
         resolve(new Connection(socket, where));

@@ -6,6 +6,6 @@
  *     const result = await client.invoke<{ priority: number }>("triage_ticket", { subject: "..." }, { timeoutMs: 5000 });
  */
 export { Client, raiseForReview } from "./client";
-export type { CallOptions, ClientOptions, InvokeOptions, InvokeResult, StreamEvent, StreamOptions } from "./client";
+export type { CallOptions, ClientOptions, InvokeOptions, InvokeResult, StreamEvent, StreamOptions, TlsOptions } from "./client";
 export type { Endpoint, Notification } from "./connection";
 export * from "./errors";
