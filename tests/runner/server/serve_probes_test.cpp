@@ -41,18 +41,19 @@ struct HttpAnswer {
   std::string body;  // the lines after the headers
 };
 
-// GET `path` on 127.0.0.1:`port` as a probe would (no token, no keep-alive);
-// retries the connection for a while (the listener may be a moment behind
-// the socket). Status 0: no answer.
+// A TCP connection to 127.0.0.1:`port`, retried for a while (a listener opens a moment after the
+// Unix socket takes connections).
+std::optional<SocketClient> ConnectTcpWhenReady(std::uint16_t port) {
+  for (auto deadline = std::chrono::steady_clock::now() + 10s; std::chrono::steady_clock::now() < deadline;) {
+    if (auto client = SocketClient::ConnectTcp(port)) return client;
+    std::this_thread::sleep_for(20ms);
+  }
+  return std::nullopt;
+}
+
+// GET `path` on 127.0.0.1:`port` as a probe would (no token, no keep-alive). Status 0: no answer.
 HttpAnswer HttpGet(std::uint16_t port, const std::string& path) {
-  auto connect = [port] {
-    for (auto deadline = std::chrono::steady_clock::now() + 10s; std::chrono::steady_clock::now() < deadline;) {
-      if (auto client = SocketClient::ConnectTcp(port)) return client;
-      std::this_thread::sleep_for(20ms);
-    }
-    return std::optional<SocketClient>();
-  };
-  auto client = connect();
+  auto client = ConnectTcpWhenReady(port);
   HttpAnswer answer;
   if (!client || !client->Send("GET " + path + " HTTP/1.1\r\nHost: probe\r\nConnection: close\r\n\r\n")) return answer;
   auto status_line = client->ReadLine(5s);
@@ -321,8 +322,8 @@ TEST_F(ServeProbesTest, ProbesNeedNoTokenAndReadyzIs503WhileADrainWaitsForACallI
                      {"SKILLRUNNER_TOKEN=s3cret-token"});
   auto client = ConnectWhenReady(socket_);
   ASSERT_TRUE(client) << serve.Stderr();
-  auto tcp = SocketClient::ConnectTcp(tcp_port);
-  ASSERT_TRUE(tcp);
+  auto tcp = ConnectTcpWhenReady(tcp_port);
+  ASSERT_TRUE(tcp) << serve.Stderr();
   EXPECT_EQ(tcp->Call(R"({"jsonrpc":"2.0","id":1,"method":"health"})").at("error").at("code"), -32001);
   auto live = HttpGet(metrics_port_, "/healthz");
   EXPECT_EQ(live.status, 200);
