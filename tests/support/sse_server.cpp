@@ -105,7 +105,12 @@ void SseServer::Impl::Answer(int fd) {
   for (std::size_t at = 0; at < script.body.size();) {
     std::size_t end =
         std::min({at + std::max<std::size_t>(piece, 1), script.body.size(), at < hold ? hold : script.body.size()});
-    if (!SendChunk(fd, std::string_view(script.body).substr(at, end - at))) return;
+    if (!SendChunk(fd, std::string_view(script.body).substr(at, end - at))) {
+      // A client that stopped reading hung up before the rest too, even before the hold was reached.
+      std::lock_guard lock(mutex);
+      if (script.hold_at && at <= hold) ++hung_up;
+      return;
+    }
     at = end;
     if (script.piece_gap.count() > 0 && at < script.body.size()) std::this_thread::sleep_for(script.piece_gap);
     if (at == hold && PeerHungUp(fd, script.hold_timeout)) {
