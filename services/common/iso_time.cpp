@@ -1,5 +1,6 @@
 #include "services/common/iso_time.h"
 
+#include <cstdint>
 #include <cstdio>
 #include <ctime>
 
@@ -22,15 +23,18 @@ double UnixSeconds(std::chrono::system_clock::time_point time) {
 
 std::optional<std::chrono::system_clock::time_point> ParseIsoUtc(std::string_view text) {
   std::tm tm{};
-  int millis = 0;
   std::string copy(text);
-  if (std::sscanf(copy.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d.%3dZ", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
-                  &tm.tm_min, &tm.tm_sec, &millis) != 7) {
-    return std::nullopt;
+  const char* end = strptime(copy.c_str(), "%Y-%m-%dT%H:%M:%S", &tm);
+  if (end == nullptr) return std::nullopt;
+  std::chrono::nanoseconds fraction{0};
+  if (*end == '.') {
+    std::int64_t scale = 100'000'000;
+    for (++end; *end >= '0' && *end <= '9'; ++end, scale /= 10)
+      fraction += std::chrono::nanoseconds((*end - '0') * scale);
   }
-  tm.tm_year -= 1900;
-  tm.tm_mon -= 1;
-  return std::chrono::system_clock::from_time_t(timegm(&tm)) + std::chrono::milliseconds(millis);
+  if (std::string_view(end) != "Z" && std::string_view(end) != "+00:00") return std::nullopt;
+  return std::chrono::time_point_cast<std::chrono::system_clock::duration>(
+      std::chrono::system_clock::from_time_t(timegm(&tm)) + fraction);
 }
 
 }  // namespace skillrunner

@@ -12,7 +12,8 @@ namespace skillrunner {
 
 // "2024-05-01T02:03:04.567Z"
 std::string IsoUtc(std::chrono::system_clock::time_point time);
-// Parses IsoUtc's output back (nullopt for anything else).
+// Parses IsoUtc's output back, and any RFC 3339 time in UTC (a fraction of any length or none; Z or
+// +00:00), as STS and the metadata services write expirations; nullopt for anything else.
 std::optional<std::chrono::system_clock::time_point> ParseIsoUtc(std::string_view text);
 // `time` as Unix seconds, with its fraction (what a dashboard compares with).
 double UnixSeconds(std::chrono::system_clock::time_point time);

@@ -13,9 +13,9 @@ namespace json = boost::json;
 
 namespace {
 
-class GeminiStream final : public StreamBase {
+class GeminiStream final : public SseStreamBase {
  public:
-  using StreamBase::StreamBase;
+  using SseStreamBase::SseStreamBase;
 
   std::expected<ChatResponse, ProviderError> Complete(const http::HttpResponse& response,
                                                       const ChatRequest& request) override {

@@ -1,8 +1,9 @@
 #pragma once
 
-// What the Anthropic and Gemini streams share (openai_stream has its own
-// shape): the SSE reading, the text so far, on_text, the error that ended
-// the stream, and how each kind of ending becomes the answer or an error.
+// What the Anthropic, Gemini and Bedrock streams share (openai_stream has its
+// own shape): the text so far, on_text, the error that ended the stream, and
+// how each kind of ending becomes the answer or an error; the SSE reading of
+// the first two.
 
 #include <boost/json/value.hpp>
 #include <expected>
@@ -21,19 +22,15 @@ ProviderError StreamError(const boost::json::value* error, std::string fallback,
 // A stream that ended (with HTTP `status`) before the answer was complete.
 ProviderError Dropped(int status);
 
-// The base of a stream read as server-sent events.
+// What every stream that assembles its answer shares: the text so far, on_text, the error that
+// ended the stream, and how each kind of ending becomes the answer or an error. How the bytes are
+// framed (server-sent events, AWS's event stream) is the subclass's Feed.
 class StreamBase : public ChatStream {
  public:
   explicit StreamBase(const ChatRequest& request) : request_(request) {}
-  bool Feed(std::string_view bytes) override {
-    sse_.Feed(bytes, [this](const SseEvent& event) {
-      if (!stop_) Event(event);
-    });
-    return !stop_;
-  }
 
-  // The error that ended the stream, the cut answer of a stream stopped on
-  // purpose, else the whole answer (Complete).
+  // The error that ended the stream, the cut answer of a stream stopped on purpose, else the whole
+  // answer (Complete).
   std::expected<ChatResponse, ProviderError> Finish(const http::HttpResponse& response,
                                                     const ChatRequest& request) final {
     if (error_) return std::unexpected(std::move(*error_));
@@ -42,7 +39,6 @@ class StreamBase : public ChatStream {
   }
 
  protected:
-  virtual void Event(const SseEvent& event) = 0;
   virtual std::expected<ChatResponse, ProviderError> Complete(const http::HttpResponse& response,
                                                               const ChatRequest& request) = 0;
   void Piece(std::string_view piece) {
@@ -67,10 +63,26 @@ class StreamBase : public ChatStream {
   }
 
   const ChatRequest& request_;
-  SseParser sse_;
   std::string text_;
   std::optional<ProviderError> error_;
   bool stop_ = false;
+};
+
+// The base of a stream read as server-sent events (Anthropic, Gemini).
+class SseStreamBase : public StreamBase {
+ public:
+  using StreamBase::StreamBase;
+  bool Feed(std::string_view bytes) override {
+    sse_.Feed(bytes, [this](const SseEvent& event) {
+      if (!stop_) Event(event);
+    });
+    return !stop_;
+  }
+
+ protected:
+  virtual void Event(const SseEvent& event) = 0;
+
+  SseParser sse_;
 };
 
 }  // namespace skillrunner::providers

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "services/common/iso_time.h"
 #include "services/common/utf8.h"
 #include "services/providers/http_errors.h"
 
@@ -20,19 +21,6 @@ namespace asio = boost::asio;
 namespace json = boost::json;
 namespace pt = boost::property_tree;
 using Outcome = std::expected<CloudCredentials, ProviderError>;
-
-std::optional<std::chrono::system_clock::time_point> ParseIsoTime(std::string_view text) {
-  std::tm tm{};
-  std::string copy(text);
-  const char* end = strptime(copy.c_str(), "%Y-%m-%dT%H:%M:%S", &tm);
-  if (end == nullptr) return std::nullopt;
-  if (*end == '.') {
-    ++end;
-    while (*end >= '0' && *end <= '9') ++end;
-  }
-  if (std::string_view(end) != "Z" && std::string_view(end) != "+00:00") return std::nullopt;
-  return std::chrono::system_clock::from_time_t(timegm(&tm));
-}
 
 namespace {
 
@@ -82,7 +70,7 @@ Outcome FromJson(const std::string& body, const std::string& what) {
   if (ec || !value.is_object()) return std::unexpected(CredentialError(what, 0, "the answer is not a JSON object"));
   const json::object& o = value.as_object();
   CloudCredentials out{JsonString(o, "AccessKeyId"), JsonString(o, "SecretAccessKey"), JsonString(o, "Token"),
-                       ParseIsoTime(JsonString(o, "Expiration")), what};
+                       ParseIsoUtc(JsonString(o, "Expiration")), what};
   if (out.key_id.empty() || out.secret.empty()) {
     return std::unexpected(CredentialError(what, 0, "the answer has no AccessKeyId or SecretAccessKey"));
   }
@@ -101,7 +89,7 @@ Outcome FromStsXml(const std::string& body, const std::string& what) {
   auto c = tree.get_child_optional("AssumeRoleWithWebIdentityResponse.AssumeRoleWithWebIdentityResult.Credentials");
   if (!c) return std::unexpected(CredentialError(what, 0, "the answer has no Credentials"));
   CloudCredentials out{c->get("AccessKeyId", ""), c->get("SecretAccessKey", ""), c->get("SessionToken", ""),
-                       ParseIsoTime(c->get("Expiration", "")), what};
+                       ParseIsoUtc(c->get("Expiration", "")), what};
   if (out.key_id.empty() || out.secret.empty()) return std::unexpected(CredentialError(what, 0, "empty Credentials"));
   return out;
 }

@@ -40,8 +40,4 @@ std::expected<AwsChain, std::string> ResolveAwsChain(const EnvLookup& env, std::
 // Fetches the chain's credentials through `client` (fixed ones at once).
 CredentialFetch AwsCredentialFetch(AwsChain chain, std::shared_ptr<http::HttpClient> client);
 
-// An ISO 8601 UTC time ("2026-12-02T05:00:00Z", fractions allowed), as STS and the metadata services
-// write expirations.
-std::optional<std::chrono::system_clock::time_point> ParseIsoTime(std::string_view text);
-
 }  // namespace skillrunner::providers::aws

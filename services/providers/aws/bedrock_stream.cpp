@@ -25,9 +25,9 @@ ProviderError Corrupt(std::string message) {
   return error;
 }
 
-class BedrockStream final : public ChatStream {
+class BedrockStream final : public StreamBase {
  public:
-  explicit BedrockStream(const ChatRequest& request) : request_(request) {}
+  using StreamBase::StreamBase;
 
   bool Feed(std::string_view bytes) override {
     auto broken = decoder_.Feed(bytes, [this](const EventMessage& message) {
@@ -37,10 +37,9 @@ class BedrockStream final : public ChatStream {
     return !stop_;
   }
 
-  std::expected<ChatResponse, ProviderError> Finish(const http::HttpResponse& response,
-                                                    const ChatRequest& request) override {
-    if (error_) return std::unexpected(std::move(*error_));
-    if (response.stopped) return Cut(response, request);
+ protected:
+  std::expected<ChatResponse, ProviderError> Complete(const http::HttpResponse& response,
+                                                      const ChatRequest& request) override {
     if (!stopped_) return std::unexpected(Dropped(response.status));
     json::array content;
     for (auto& [index, block] : blocks_) content.push_back(std::move(block));
@@ -103,28 +102,6 @@ class BedrockStream final : public ChatStream {
     }
   }
 
-  void Piece(std::string_view piece) {
-    text_.append(piece);
-    if (!piece.empty() && request_.on_text && !request_.on_text(piece)) stop_ = true;
-  }
-
-  void End(ProviderError error) {
-    error_ = std::move(error);
-    stop_ = true;
-  }
-
-  ChatResponse Cut(const http::HttpResponse& response, const ChatRequest& request) const {
-    ChatResponse out;
-    out.text = text_;
-    out.tool_call = request.response_format.kind == ResponseFormat::Kind::kTool;
-    out.http_status = response.status;
-    out.model = request.model;
-    out.stopped_early = true;
-    out.usage = EstimatedUsage(request, text_);
-    return out;
-  }
-
-  const ChatRequest& request_;
   EventStreamDecoder decoder_;
   std::map<std::int64_t, json::value> blocks_;
   std::map<std::int64_t, std::string> texts_;
@@ -132,10 +109,7 @@ class BedrockStream final : public ChatStream {
   std::set<std::int64_t> tools_;
   json::object metadata_;
   std::string stop_reason_;
-  std::string text_;
-  std::optional<ProviderError> error_;
-  bool stop_ = false;
-  bool stopped_ = false;
+  bool stopped_ = false;  // messageStop came: the answer is whole
 };
 
 }  // namespace

@@ -122,7 +122,11 @@ std::string Stamp(std::chrono::system_clock::time_point now, const char* format)
 
 }  // namespace
 
-std::string CanonicalRequest(const http::HttpRequest& request) {
+namespace {
+
+// The canonical request (the URL's path encoded once more, as for every service but S3, signing
+// `host`, `content-type` and every `x-amz-*` header), and the names it signs into `names`.
+std::string Canonical(const http::HttpRequest& request, std::string& names) {
   auto url = http::ParseHttpUrl(request.url);
   std::string target = url ? url->target : "/";
   std::string_view path = target;
@@ -132,11 +136,14 @@ std::string CanonicalRequest(const http::HttpRequest& request) {
     path = path.substr(0, q);
   }
   const auto headers = SignedHeaders(request, url ? url->HostHeader() : "");
+  names = SignedNames(headers);
   std::string out = request.method + "\n" + CanonicalUri(path) + "\n" + CanonicalQuery(query) + "\n";
   for (const auto& [name, value] : headers) out += name + ":" + value + "\n";
-  out += "\n" + SignedNames(headers) + "\n" + Sha256Hex(request.body);
+  out += "\n" + names + "\n" + Sha256Hex(request.body);
   return out;
 }
+
+}  // namespace
 
 void SignV4(http::HttpRequest& request, const CloudCredentials& credentials, const SigV4Scope& scope,
             std::chrono::system_clock::time_point now) {
@@ -145,7 +152,8 @@ void SignV4(http::HttpRequest& request, const CloudCredentials& credentials, con
   request.headers.emplace_back("x-amz-date", amz_date);
   if (!credentials.session_token.empty())
     request.headers.emplace_back("x-amz-security-token", credentials.session_token);
-  const std::string canonical = CanonicalRequest(request);
+  std::string names;
+  const std::string canonical = Canonical(request, names);
   const std::string credential_scope = date + "/" + scope.region + "/" + scope.service + "/aws4_request";
   const auto canonical_hash = Sha256(canonical);
   const std::string to_sign =
@@ -155,8 +163,6 @@ void SignV4(http::HttpRequest& request, const CloudCredentials& credentials, con
   key = Hmac(key, scope.service);
   key = Hmac(key, "aws4_request");
   const std::string signature = Hmac(key, to_sign);
-  auto url = http::ParseHttpUrl(request.url);
-  const std::string names = SignedNames(SignedHeaders(request, url ? url->HostHeader() : ""));
   request.headers.emplace_back(
       "authorization",
       "AWS4-HMAC-SHA256 Credential=" + credentials.key_id + "/" + credential_scope + ", SignedHeaders=" + names +

@@ -16,10 +16,6 @@ struct SigV4Scope {
   std::string service = "bedrock";
 };
 
-// The canonical request of `request` (its URL's path encoded once more, as for every service
-// but S3), signing `host`, `content-type` and every `x-amz-*` header it has.
-std::string CanonicalRequest(const http::HttpRequest& request);
-
 // Adds `x-amz-date`, `x-amz-security-token` (temporary credentials) and `authorization` to
 // `request`, signed at `now`.
 void SignV4(http::HttpRequest& request, const CloudCredentials& credentials, const SigV4Scope& scope,

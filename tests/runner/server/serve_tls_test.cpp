@@ -126,6 +126,9 @@ TEST_F(ServeTlsTest, ATlsCallIsServedAndPlainTextAndTls11AreRefused) {
   auto plain = Call(port, "");
   EXPECT_EQ(plain.status, 3) << plain.out;
   EXPECT_EQ(plain.out, "skillrunner call: the server closed the connection without an answer\n");
+  auto no_ca = Call(port, "--tls --ca " + pki_.Path("missing.pem"));
+  EXPECT_EQ(no_ca.status, 2) << no_ca.out;
+  EXPECT_TRUE(no_ca.out.starts_with("skillrunner call: --ca " + pki_.Path("missing.pem") + ": ")) << no_ca.out;
   auto untrusted = Call(port, "--tls");  // the system's CAs do not know the test CA
   EXPECT_EQ(untrusted.status, 3) << untrusted.out;
   EXPECT_NE(untrusted.out.find("certificate verify failed"), std::string::npos) << untrusted.out;
@@ -140,6 +143,26 @@ TEST_F(ServeTlsTest, ATlsCallIsServedAndPlainTextAndTls11AreRefused) {
   serve.Signal(SIGTERM);
   EXPECT_EQ(serve.Wait(std::chrono::seconds(10)), 0);
   EXPECT_NE(serve.Stderr().find("TLS handshake failed"), std::string::npos);
+}
+
+// A pair that does not load stops serve before it listens, naming the file.
+TEST_F(ServeTlsTest, FilesThatDoNotLoadAreSaidWithTheirFlag) {
+  const std::string missing = pki_.Path("missing.pem");
+  auto serve = test_support::Skillrunner(
+      tree_.root(), "serve --listen 127.0.0.1:0 --tls-cert " + missing + " --tls-key " + pki_.Path("server.key"),
+      "2>&1");
+  EXPECT_EQ(serve.status, 2) << serve.out;
+  EXPECT_NE(serve.out.find("skillrunner serve: --tls-cert " + missing + ": "), std::string::npos) << serve.out;
+  pki_.Issue("other", "/CN=other");
+  auto mismatched = test_support::Skillrunner(
+      tree_.root(),
+      "serve --listen 127.0.0.1:0 --tls-cert " + pki_.Path("server.pem") + " --tls-key " + pki_.Path("other.key"),
+      "2>&1");
+  EXPECT_EQ(mismatched.status, 2) << mismatched.out;
+  EXPECT_NE(mismatched.out.find("skillrunner serve: --tls-key " + pki_.Path("other.key") +
+                                " is not the private key of --tls-cert " + pki_.Path("server.pem") + "\n"),
+            std::string::npos)
+      << mismatched.out;
 }
 
 // Mutual TLS: a client without a certificate is refused; one with a certificate the CA signed is

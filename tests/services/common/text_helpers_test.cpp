@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "services/common/iso_time.h"
 #include "services/common/json_pointer.h"
 #include "services/common/text.h"
 #include "services/common/utf8.h"
@@ -62,6 +63,25 @@ TEST(DamerauDistanceTest, CountsASwapAsOneEdit) {
   EXPECT_EQ(DamerauDistance("abc", ""), 3u);
   EXPECT_EQ(DamerauDistance("same", "same"), 0u);
   EXPECT_EQ(DamerauDistance("ca", "abc"), 3u);  // optimal string alignment: no edit of a swapped pair
+}
+
+}  // namespace
+}  // namespace skillrunner
+
+namespace skillrunner {
+namespace {
+
+// IsoUtc's own form, and the RFC 3339 UTC forms STS and the metadata services write expirations in.
+TEST(IsoTimeTest, ParsesIsoUtcAndTheCloudsExpirations) {
+  const auto at = std::chrono::system_clock::from_time_t(1796187600);  // 2026-12-02T05:00:00Z
+  EXPECT_EQ(ParseIsoUtc("2026-12-02T05:00:00Z"), at);
+  EXPECT_EQ(ParseIsoUtc("2026-12-02T05:00:00+00:00"), at);
+  EXPECT_EQ(ParseIsoUtc("2026-12-02T05:00:00.250Z"), at + std::chrono::milliseconds(250));
+  EXPECT_EQ(ParseIsoUtc("2026-12-02T05:00:00.5Z"), at + std::chrono::milliseconds(500));
+  EXPECT_EQ(ParseIsoUtc(IsoUtc(at + std::chrono::milliseconds(7))), at + std::chrono::milliseconds(7));
+  EXPECT_EQ(ParseIsoUtc("2026-12-02T05:00:00"), std::nullopt);  // no zone: not UTC for sure
+  EXPECT_EQ(ParseIsoUtc("2026-12-02T05:00:00+01:00"), std::nullopt);
+  EXPECT_EQ(ParseIsoUtc("tomorrow"), std::nullopt);
 }
 
 }  // namespace

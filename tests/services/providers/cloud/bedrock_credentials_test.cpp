@@ -214,6 +214,30 @@ TEST_F(BedrockCredentialsTest, StsRefusingIsAProviderErrorAndUnreachableIsTransi
   ASSERT_FALSE(unreachable.has_value());
   EXPECT_EQ(unreachable.error().http_status, 0);
   EXPECT_TRUE(unreachable.error().retryable);
+  EXPECT_TRUE(unreachable.error().message.starts_with("STS AssumeRoleWithWebIdentity at " +
+                                                      env_["AWS_ENDPOINT_URL_STS"] + ": "))
+      << unreachable.error().message;
+  // An empty token file is said before anything is sent.
+  home_.Write("token", "");
+  env_["AWS_ENDPOINT_URL_STS"] = fake_->base_url();
+  auto empty = Call(*Make());
+  ASSERT_FALSE(empty.has_value());
+  EXPECT_EQ(empty.error().message, "STS AssumeRoleWithWebIdentity at " + fake_->base_url() + ": the token file " +
+                                       home_.Path("token").string() + " is empty or unreadable");
+  EXPECT_FALSE(empty.error().retryable);
+}
+
+TEST_F(BedrockCredentialsTest, AContainerTokenTheEndpointRefusesIsAProviderErrorNamingIt) {
+  env_["AWS_CONTAINER_CREDENTIALS_FULL_URI"] = fake_->base_url() + "/container-credentials";
+  env_["AWS_CONTAINER_AUTHORIZATION_TOKEN"] = "not-the-pods-token";
+  auto refused = Call(*Make());
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_EQ(refused.error().http_status, 401);
+  EXPECT_FALSE(refused.error().retryable);
+  EXPECT_TRUE(refused.error().message.starts_with("container credentials at " + fake_->base_url() +
+                                                  "/container-credentials: HTTP 401: "))
+      << refused.error().message;
+  EXPECT_TRUE(fake_->RequestsOf("converse").empty());
 }
 
 TEST_F(BedrockCredentialsTest, Imdsv2GivesTheInstanceRolesCredentials) {

@@ -14,6 +14,7 @@
 
 #include "services/providers/google/vertex_provider.h"
 #include "services/providers/http_errors.h"
+#include "tests/support/child_process.h"
 #include "tests/support/cloud_fake.h"
 #include "tests/support/temp_tree.h"
 
@@ -209,6 +210,28 @@ TEST_F(VertexTest, AJwtTheTokenEndpointRefusesIsAProviderErrorWithNoSecretInIt) 
   EXPECT_NE(refused.error().message.find("invalid_grant"), std::string::npos) << refused.error().message;
   EXPECT_EQ(refused.error().message.find("PRIVATE KEY"), std::string::npos);
   EXPECT_TRUE(fake_->RequestsOf("generateContent").empty());
+}
+
+TEST_F(VertexTest, AnUnreachableMetadataServerIsTransientAndABrokenKeyIsSaid) {
+  const std::string host = "127.0.0.1:" + std::to_string(test_support::FreeLoopbackPort());
+  auto source = ResolveGoogleSource(
+      [&](std::string_view name) {
+        return name == "GCE_METADATA_HOST" ? std::optional<std::string>(host) : std::nullopt;
+      },
+      "");
+  ASSERT_TRUE(source.has_value());
+  auto unreachable = Call(*Make(*source), Request("gemini-2.5-flash"));
+  ASSERT_FALSE(unreachable.has_value());
+  EXPECT_TRUE(unreachable.error().retryable);
+  EXPECT_TRUE(unreachable.error().message.starts_with("metadata server (" + host + "): "))
+      << unreachable.error().message;
+  auto broken = Call(*Make(ServiceAccount("-----BEGIN PRIVATE KEY-----\nnot a key\n-----END PRIVATE KEY-----\n")),
+                     Request("gemini-2.5-flash"));
+  ASSERT_FALSE(broken.has_value());
+  EXPECT_FALSE(broken.error().retryable);
+  EXPECT_EQ(broken.error().message, "service account " + std::string(kEmail) + " (" + dir_->Path("key.json").string() +
+                                        "): the private key does not load (" + dir_->Path("key.json").string() + ")");
+  EXPECT_TRUE(fake_->RequestsOf("token").empty());
 }
 
 TEST_F(VertexTest, AKeyFileThatIsNoServiceAccountsIsSaidAtLoad) {
