@@ -47,13 +47,16 @@ struct RateLimit {
 //   came to kReachedShare of it: a pace nobody reached is not counted as
 //   clean, and a search holds). No cut goes below the fastest rate
 //   that ran clean since (it was refused above that), and a 429 one step
-//   above it goes straight back to it, without waiting for a sample.
+//   above it goes straight back to it, without waiting for a sample (a
+//   probe's doubling refused: halfway back, the search's first step).
 //   Refused at or below it: one 429, or kStrayShare of the sample or
 //   fewer, is jitter, and the rate holds with the sample going on (it does
 //   not stop the next rise: held, it would have stopped 10 x kMinSample
 //   requests' worth, measured as a 5 s stall at 73 of nginx's 100 a
-//   second); more, the limit fell, and that rate is forgotten. Probing
-//   (no estimate yet), one 429 in a sample is jitter too (RequestLimiter only).
+//   second); more, the limit fell or it is jitter at the limit: kStepShare
+//   down at most while the provider took more than half, and that rate is
+//   forgotten (the next sample cuts as above). Probing (no estimate yet),
+//   one 429 in a sample is jitter too (RequestLimiter only).
 // - After a cut, a provider goes on refusing for the rest of its window what
 //   the rate before sent too many: 429s of requests sent within kCutGrace of
 //   the cut are not the new rate's sample (neither sent nor refused), until

@@ -129,14 +129,7 @@ void RequestLimiter::CreepLocked(Clock::TimePoint now) {
     // 191) were refused after the third second. A single request that waited does not make a
     // rate reached (that let the rise through).
   } else if (SearchingLocked()) {
-    // Halfway towards the refused rate until within kSearchStep; settled
-    // there, a try just past it once each kSettleSeconds (a limit may rise;
-    // kLoneSettleSeconds when one 429 alone refused it: jitter, as likely).
-    if (refused_at_ - *rate > kSearchStep * refused_at_) {
-      *rate = std::min(*rate + (refused_at_ - *rate) / 2, kSearchGrowth * *rate);
-    } else if (now - last_cut_ >= SettleTime()) {
-      *rate = refused_at_ * (1 + kSearchStep);
-    }
+    rate = SearchStepLocked(*rate, now);
   } else {
     // Halfway back towards the refused rate, not far past the estimate; near it, small steps.
     const double target = std::min(refused_at_, kTargetOver * accepted_at_cut_);
@@ -145,6 +138,16 @@ void RequestLimiter::CreepLocked(Clock::TimePoint now) {
   MarkCreepLocked(now);
   if (rate && ceiling) rate = std::min(*rate, *ceiling);
   if (rate != rate_) SetRateLocked(rate, now);
+}
+
+double RequestLimiter::SearchStepLocked(double rate, Clock::TimePoint now) const {
+  // Halfway towards the refused rate until within kSearchStep; settled
+  // there, a try just past it once each kSettleSeconds (a limit may rise;
+  // kLoneSettleSeconds when one 429 alone refused it: jitter, as likely).
+  if (refused_at_ - rate > kSearchStep * refused_at_) {
+    return std::min(rate + (refused_at_ - rate) / 2, kSearchGrowth * rate);
+  }
+  return now - last_cut_ >= SettleTime() ? refused_at_ * (1 + kSearchStep) : rate;
 }
 
 Clock::TimePoint::duration RequestLimiter::CreepInterval() const {
@@ -202,6 +205,47 @@ void RequestLimiter::HoldAsJitterLocked(Clock::TimePoint now, double rate) {
   MarkCreepLocked(now);
 }
 
+std::optional<RequestLimiter::CutTo> RequestLimiter::SampledCutLocked(double before) {
+  const double refused_share = refused_since_change_ / static_cast<double>(sent_since_change_);
+  CutTo to;
+  to.estimate = *rate_ * (1 - refused_share);
+  to.next = refused_share > 1 - kBackoff ? kBackoff * to.estimate : to.estimate;
+  // A provider that spaces requests strictly refuses far more than the
+  // excess (up to half of them just above its limit): while it takes more
+  // than half, one sample cuts a fifth at most (the next sample cuts again).
+  if (refused_share < 0.5) {
+    to.next = std::max(to.next, kMaxSampledCut * before);
+    to.estimate = std::max(to.estimate, to.next);
+  }
+  // Refused above a rate that ran clean: no lower than that. Refused at or
+  // below it: one 429, or kStrayShare of the sample or fewer, is jitter at
+  // the limit (a busy CPU sent two too close; cutting would not stop it),
+  // and the rate holds for a second with the sample going on (halved past
+  // 10 x kMinSample, so that old requests fade); more, and the provider's
+  // limit fell: what ran clean is forgotten.
+  // Probing up from a first burst (no estimate yet), one 429 in a whole sample is jitter too: the
+  // provider took the rest at this pace. Cut, the probe ended far under the limit (nginx without a
+  // burst: a lone 429 at 64 a second, and the pace crept up from 62 a second for 13 s). Not in the
+  // shared limiter: there two replicas' first bursts meet one bucket, and holding the probe past a
+  // lone 429 let 46-145 of 200-305 requests be refused after the third second
+  // (SharedStateTest.A429BurstSlowsBothReplicas..., under load).
+  const bool jitter = clean_at_ >= before ? refused_since_change_ <= 1 || refused_share <= kStrayShare
+                                          : probing_ && refused_since_change_ <= 1;
+  if (jitter) return std::nullopt;
+  if (clean_at_ >= before && refused_share < 0.5) {
+    // More at a rate that ran clean: as likely jitter at the limit (a provider spacing requests
+    // strictly refuses a third of those sent at its own rate) as a limit fallen. A step down; a
+    // limit fallen further is cut again by the next sample, as what ran clean is forgotten.
+    // Measured on nginx at 100 a second: 6 of 20 refused at 6,000 a minute, which had run clean,
+    // cut to 4,800, and the search took 5 s back to 5,962.
+    to.next = std::max(to.next, (1 - kStepShare) * before);
+    to.estimate = std::max(to.estimate, to.next);
+  }
+  if (clean_at_ >= before) clean_at_ = 0;
+  to.estimate = std::max(to.estimate, clean_at_);
+  return to;
+}
+
 void RequestLimiter::CutLocked(Clock::TimePoint now, bool sampled) {
   const double n = sent_since_change_;
   const double before = RateBeforeCutLocked(now);
@@ -211,37 +255,14 @@ void RequestLimiter::CutLocked(Clock::TimePoint now, bool sampled) {
   // follows (measured: 42 admitted in the next second instead of 71). The
   // shared (Redis) limiter still halves: there, several replicas' first
   // bursts meet one bucket, and not halving refused too many (shared_limiter.cpp).
-  double estimate = before;
-  double next = estimate;
+  CutTo to{before, before};
   if (sampled) {
-    const double refused_share = refused_since_change_ / n;
-    estimate = *rate_ * (1 - refused_share);
-    next = refused_share > 1 - kBackoff ? kBackoff * estimate : estimate;
-    // A provider that spaces requests strictly refuses far more than the
-    // excess (up to half of them just above its limit): while it takes more
-    // than half, one sample cuts a fifth at most (the next sample cuts again).
-    if (refused_share < 0.5) {
-      next = std::max(next, kMaxSampledCut * before);
-      estimate = std::max(estimate, next);
-    }
-    // Refused above a rate that ran clean: no lower than that. Refused at or
-    // below it: one 429, or kStrayShare of the sample or fewer, is jitter at
-    // the limit (a busy CPU sent two too close; cutting would not stop it),
-    // and the rate holds for a second with the sample going on (halved past
-    // 10 x kMinSample, so that old requests fade); more, and the provider's
-    // limit fell: what ran clean is forgotten.
-    // Probing up from a first burst (no estimate yet), one 429 in a whole sample is jitter too: the
-    // provider took the rest at this pace. Cut, the probe ended far under the limit (nginx without a
-    // burst: a lone 429 at 64 a second, and the pace crept up from 62 a second for 13 s). Not in the
-    // shared limiter: there two replicas' first bursts meet one bucket, and holding the probe past a
-    // lone 429 let 46-145 of 200-305 requests be refused after the third second
-    // (SharedStateTest.A429BurstSlowsBothReplicas..., under load).
-    const bool jitter = clean_at_ >= before ? refused_since_change_ <= 1 || refused_share <= kStrayShare
-                                            : probing_ && refused_since_change_ <= 1;
-    if (jitter) return HoldAsJitterLocked(now, before);
-    if (clean_at_ >= before) clean_at_ = 0;
-    estimate = std::max(estimate, clean_at_);
+    const std::optional<CutTo> sample = SampledCutLocked(before);
+    if (!sample) return HoldAsJitterLocked(now, before);
+    to = *sample;
   }
+  double estimate = to.estimate;
+  double next = to.next;
   next = std::max(next, clean_at_);  // refused above what ran clean: no lower than that
   const double floor = before / kMaxCut;
   // A sampled cut of the excess (not a stray 429's, not a first burst's): its provider window follows.
@@ -264,6 +285,20 @@ void RequestLimiter::CutLocked(Clock::TimePoint now, bool sampled) {
 Clock::TimePoint::duration RequestLimiter::TokenTimeLocked(std::int64_t tokens) const {
   if (!limit_.tokens_per_minute || *limit_.tokens_per_minute <= 0) return Clock::TimePoint::duration::zero();
   return Span(static_cast<double>(tokens), *limit_.tokens_per_minute);
+}
+
+void RequestLimiter::GoLocked(std::int64_t position, Clock::TimePoint now) {
+  if (rate_ && position >= anchor_position_) {
+    // The places behind follow this one at the pace, each at its own time. Left on a schedule
+    // that late wake-ups had passed, every waiter whose slot passed woke at each send, and the
+    // one to go was late again (nginx at 100 a second: 10.35 ms apart at a pace of 10.12 ms).
+    anchor_position_ = position;
+    anchor_time_ = now;
+  }
+  last_go_ = now;
+  ++sent_since_change_;
+  ++sent_since_creep_;
+  if (!rate_) CountUnlimitedLocked(now);
 }
 
 boost::asio::awaitable<Limiter::Admission> RequestLimiter::Acquire(Clock::TimePoint latest, std::int64_t tokens) {
@@ -304,10 +339,7 @@ boost::asio::awaitable<Limiter::Admission> RequestLimiter::Acquire(Clock::TimePo
         slot = std::max(slot, last_go_ + Span(1, *rate_));
       }
       if (slot <= now) {
-        last_go_ = now;
-        ++sent_since_change_;
-        ++sent_since_creep_;
-        if (!rate_) CountUnlimitedLocked(now);
+        GoLocked(position, now);
         admission.ticket = Ticket{now, -1, tokens};
         co_return admission;
       }
@@ -352,16 +384,21 @@ void RequestLimiter::Report(const Ticket& ticket, bool rate_limited, std::int64_
   } else if (!rate_) {
     CutLocked(now, false);  // a burst while unlimited: nothing to sample
   } else if (clean_at_ > 0 && *rate_ > clean_at_) {
-    // A step up from a rate that ran clean, refused: back to that at once.
-    spdlog::debug("rate limit: a 429 at {:.0f} a minute, above {:.0f} that ran clean; back to that", *rate_, clean_at_);
-    refused_at_ = *rate_;
-    ++lone_refusals_;
-    accepted_at_cut_ = std::max(accepted_at_cut_, clean_at_);
-    probing_ = false;  // between the two, a search
-    SetRateLocked(clean_at_, now);
-    last_cut_ = now;
-    MarkCreepLocked(now);
+    StepBackLocked(now);
   }
+}
+
+void RequestLimiter::StepBackLocked(Clock::TimePoint now) {
+  const double rate = probing_ ? clean_at_ + (*rate_ - clean_at_) / 2 : clean_at_;
+  spdlog::debug("rate limit: a 429 at {:.0f} a minute, above {:.0f} that ran clean; now {:.0f} a minute", *rate_,
+                clean_at_, rate);
+  refused_at_ = *rate_;
+  ++lone_refusals_;
+  accepted_at_cut_ = std::max(accepted_at_cut_, clean_at_);
+  probing_ = false;  // between the two, a search
+  SetRateLocked(rate, now);
+  last_cut_ = now;
+  MarkCreepLocked(now);
 }
 
 std::optional<double> RequestLimiter::rate_per_minute() const {

@@ -37,9 +37,24 @@ class RequestLimiter final : public Limiter {
   void MarkCreepLocked(Clock::TimePoint now);
   void CountUnlimitedLocked(Clock::TimePoint now);  // one more sent while unlimited
   void CutLocked(Clock::TimePoint now, bool sampled);
+  // A sampled cut: the provider's limit as estimated and the rate to cut to (before the floors
+  // CutLocked applies), or nullopt when the 429s are jitter (the rate holds).
+  struct CutTo {
+    double estimate = 0;
+    double next = 0;
+  };
+  std::optional<CutTo> SampledCutLocked(double before);
+  // Place `position` goes now: counted, and the places behind follow it at the pace.
+  void GoLocked(std::int64_t position, Clock::TimePoint now);
   // A few 429s at a rate that ran clean (or one while probing): jitter; the rate holds and the
   // sample goes on (halved past 10 x kMinSample, so that old requests fade).
   void HoldAsJitterLocked(Clock::TimePoint now, double rate);
+  // A step up from a rate that ran clean, refused: back to that rate at once. A probe's doubling
+  // refused goes halfway back instead (the search's first step, without the half second at the
+  // rate below first); refused there too, back to that rate. Only a probe's: halving each step
+  // refused, a provider refusing everything for the rest of its window had each halving refused
+  // too, and the search settled at a quarter of what ran clean.
+  void StepBackLocked(Clock::TimePoint now);
   double RateBeforeCutLocked(Clock::TimePoint now) const;  // per minute: what a cut starts from
   // Changes the rate and re-times the places not yet reached: a cut makes
   // them later, a rise sooner. Their waiters check again when they wake, and
@@ -53,6 +68,8 @@ class RequestLimiter final : public Limiter {
   Duration SettleTime() const;
   // Between a rate that ran clean and a faster one refused.
   bool SearchingLocked() const;
+  // A search's next rate from `rate`, which ran clean.
+  double SearchStepLocked(double rate, Clock::TimePoint now) const;
   static Duration Span(double places, double per_minute);
   // When place `position` of the queue may start (now or later).
   Clock::TimePoint SlotLocked(std::int64_t position, Clock::TimePoint now) const;

@@ -117,6 +117,11 @@ local function cut(s, sampled)
       s.creep, s.screep = now, 0
       return
     end
+    if s.clean >= before and share < 0.5 then
+      -- more at a rate that ran clean: jitter at the limit or a limit fallen, a step down (the C++ twin)
+      nextrate = math.max(nextrate, (1 - step) * before)
+      estimate = math.max(estimate, nextrate)
+    end
     if s.clean >= before then s.clean = 0 end
     estimate = math.max(estimate, s.clean)
   end
@@ -234,9 +239,10 @@ end
 s.refused = s.refused + 1
 if s.rate and s.sent < sample then
   if s.clean > 0 and s.rate > s.clean then
-    -- a step up from a rate that ran clean, refused: back to that at once
+    -- a step up from a rate that ran clean, refused: back to that at once (a probe's doubling: halfway back)
+    local back = s.probing and s.clean + (s.rate - s.clean) / 2 or s.clean
     s.refusedat, s.accepted, s.probing, s.lone = s.rate, math.max(s.accepted, s.clean), false, s.lone + 1
-    set_rate(s, s.clean)
+    set_rate(s, back)
     s.cut, s.creep, s.screep = now, now, 0
     save(s)
     return math.floor(s.rate * 1000)

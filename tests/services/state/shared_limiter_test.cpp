@@ -90,6 +90,24 @@ class SharedLimiterTest : public ::testing::Test {
     ASSERT_TRUE(redis_->Command(command));
   }
 
+  // openai's `field` once Redis has `value` (reports are not awaited), or what it has after five seconds.
+  std::optional<std::string> FieldOnce(const std::string& field, const std::string& value) {
+    std::optional<std::string> got;
+    for (auto deadline = std::chrono::steady_clock::now() + 5s; std::chrono::steady_clock::now() < deadline;) {
+      got = redis_->Command({"HGET", "skillrunner:limit:openai", field});
+      if (got == value) break;
+      std::this_thread::sleep_for(10ms);
+    }
+    return got;
+  }
+
+  // One request of `limiter`, reported refused (the report is not awaited).
+  void SendRefused(SharedLimiter& limiter) {
+    auto admission = Await(limiter.Acquire(RealClock().Now() + 60s, 0));
+    ASSERT_EQ(admission.outcome, Limiter::Outcome::kGo);
+    boost::asio::post(io_, [&limiter, ticket = admission.ticket] { limiter.Report(ticket, true, 0); });
+  }
+
   testing::TempTree tree_;
   std::unique_ptr<test_support::RedisServer> redis_;
   boost::asio::io_context io_;
@@ -211,29 +229,61 @@ TEST_F(SharedLimiterTest, AfterACutThe429sUntilTheProviderTakesOneAreNotTheNewRa
       boost::asio::post(io_, [&limiter, ticket = admission.ticket, r = refused(i)] { limiter.Report(ticket, r, 0); });
     }
   };
-  // Reports are not awaited: the field once Redis has it (within five seconds).
-  auto field_once = [&](const std::string& field, const std::string& value) {
-    std::optional<std::string> got;
-    for (auto deadline = std::chrono::steady_clock::now() + 5s; std::chrono::steady_clock::now() < deadline;) {
-      got = redis_->Command({"HGET", key, field});
-      if (got == value) break;
-      std::this_thread::sleep_for(10ms);
-    }
-    return got;
-  };
   exchange(20, [](int) { return true; });
-  ASSERT_EQ(field_once("rate", "1500.000000"), "1500.000000");  // none of 20 taken: a quarter
-  EXPECT_NE(redis_->Command({"HGET", key, "grace"}), "0");      // kCutGrace from the cut
-  exchange(10, [](int) { return true; });                       // 0.4 s of 429s, within the grace
+  ASSERT_EQ(FieldOnce("rate", "1500.000000"), "1500.000000");  // none of 20 taken: a quarter
+  EXPECT_NE(redis_->Command({"HGET", key, "grace"}), "0");     // kCutGrace from the cut
+  exchange(10, [](int) { return true; });                      // 0.4 s of 429s, within the grace
   std::this_thread::sleep_for(100ms);
   EXPECT_EQ(redis_->Command({"HGET", key, "rate"}), "1500.000000");  // held
   EXPECT_EQ(redis_->Command({"HGET", key, "refused"}), "0");
   // One taken ends the grace (0.4 s in, before it would have): the sample starts there, and the next
   // 429s are its own (10 of 20 refused at 1,500: 90% of the 750 it took).
   exchange(1, [](int) { return false; });
-  EXPECT_EQ(field_once("grace", "0"), "0");
+  EXPECT_EQ(FieldOnce("grace", "0"), "0");
   exchange(19, [](int i) { return i % 2 == 0; });
-  EXPECT_EQ(field_once("rate", "675.000000"), "675.000000");
+  EXPECT_EQ(FieldOnce("rate", "675.000000"), "675.000000");
+}
+
+// The Lua twin of RequestLimiterTest.AProbesDoublingRefusedGoesHalfwayBackAndRefusedAgainToTheRateThatRanClean:
+// probing, 3,840 a minute ran clean and the probe doubled; refused at 7,680, halfway back; refused
+// again, back to 3,840.
+TEST_F(SharedLimiterTest, AProbesDoublingRefusedGoesHalfwayBackAndRefusedAgainToTheRateThatRanClean) {
+  ASSERT_NO_FATAL_FAILURE(SeedState({{"rate", "7680"},
+                                     {"sent", "0"},
+                                     {"screep", "0"},
+                                     {"refused", "0"},
+                                     {"accepted", "3840"},
+                                     {"probing", "1"},
+                                     {"refusedat", "0"},
+                                     {"probecap", "7680"},
+                                     {"clean", "3840"},
+                                     {"lone", "0"}}));
+  SharedLimiter limiter(state_, "openai", RateLimit{}, RealClock());
+  ASSERT_NO_FATAL_FAILURE(SendRefused(limiter));
+  EXPECT_EQ(FieldOnce("rate", "5760.000000"), "5760.000000");
+  EXPECT_EQ(redis_->Command({"HGET", "skillrunner:limit:openai", "probing"}), "0");  // a search now
+  ASSERT_NO_FATAL_FAILURE(SendRefused(limiter));
+  EXPECT_EQ(FieldOnce("rate", "3840.000000"), "3840.000000");
+}
+
+// The Lua twin of RequestLimiterTest.SeveralRefusedAtARateThatRanCleanStepItDownAndTheNextSampleCuts:
+// 6 of 20 refused at 2,400, which ran clean: 5% down (a fifth down would be 1,920), and what ran
+// clean forgotten.
+TEST_F(SharedLimiterTest, SeveralRefusedAtARateThatRanCleanStepItDown) {
+  ASSERT_NO_FATAL_FAILURE(SeedState({{"rate", "2400"},
+                                     {"sent", "19"},
+                                     {"screep", "19"},
+                                     {"refused", "5"},
+                                     {"accepted", "2400"},
+                                     {"probing", "0"},
+                                     {"refusedat", "2700"},
+                                     {"probecap", "0"},
+                                     {"clean", "2400"},
+                                     {"lone", "1"}}));
+  SharedLimiter limiter(state_, "openai", RateLimit{}, RealClock());
+  ASSERT_NO_FATAL_FAILURE(SendRefused(limiter));
+  EXPECT_EQ(FieldOnce("rate", "2280.000000"), "2280.000000");
+  EXPECT_EQ(redis_->Command({"HGET", "skillrunner:limit:openai", "clean"}), "0.000000");
 }
 
 }  // namespace
