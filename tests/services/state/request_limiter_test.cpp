@@ -50,11 +50,17 @@ TEST(RequestLimiterTest, AConfiguredRatePacesCallersInArrivalOrder) {
 // An unconfigured limiter's first burst refused (`burst` sent at once, the first refused: the
 // burst's pace, probed up from), then `sample` at that pace of which the provider refuses
 // `refused`, the last of them last: the cut of a sampled 429.
-void BurstThenSample(RequestLimiter& limiter, FakeClock& clock, int burst, int sample, int refused) {
+// `burst` sent at once, and 10 ms later the first of them refused. Returns their tickets.
+std::vector<Limiter::Ticket> FirstBurstRefused(RequestLimiter& limiter, FakeClock& clock, int burst) {
   std::vector<Limiter::Ticket> sent;
   for (int i = 0; i < burst; ++i) sent.push_back(RunAwaitable(limiter.Acquire(kFarFuture, 0)).ticket);
   clock.Advance(milliseconds(10));
   limiter.Report(sent[0], true, 0);
+  return sent;
+}
+
+void BurstThenSample(RequestLimiter& limiter, FakeClock& clock, int burst, int sample, int refused) {
+  const std::vector<Limiter::Ticket> sent = FirstBurstRefused(limiter, clock, burst);
   limiter.Report(sent[1], true, 0);  // sent before the rate changed: not its sample
   Limiter::Ticket last;
   for (int i = 0; i < sample; ++i) {
@@ -67,6 +73,11 @@ void BurstThenSample(RequestLimiter& limiter, FakeClock& clock, int burst, int s
 // 50 at once, then 6 of 25 refused at 3,000 a minute: cut to 2,400.
 void LearnFromABurst(RequestLimiter& limiter, FakeClock& clock) { BurstThenSample(limiter, clock, 50, 25, 6); }
 
+// One request, refused.
+void SendRefused(RequestLimiter& limiter) {
+  limiter.Report(RunAwaitable(limiter.Acquire(kFarFuture, 0)).ticket, true, 0);
+}
+
 // Takes requests as fast as the limiter lets them go until its rate changes or `most` went.
 int SendUntilTheRateChanges(RequestLimiter& limiter, int most = 10'000) {
   const std::optional<double> rate = limiter.rate_per_minute();
@@ -76,6 +87,15 @@ int SendUntilTheRateChanges(RequestLimiter& limiter, int most = 10'000) {
     ++sent;
   }
   return sent;
+}
+
+// LearnFromABurst, then 2,400 ran clean and the rise halfway to 3,000 was refused: back to 2,400,
+// a search between the two.
+void SearchFrom2400(RequestLimiter& limiter, FakeClock& clock) {
+  LearnFromABurst(limiter, clock);
+  SendUntilTheRateChanges(limiter);
+  SendRefused(limiter);
+  ASSERT_EQ(limiter.rate_per_minute(), 2400);
 }
 
 TEST(RequestLimiterTest, AFirstBurstSetsItsOwnPaceThenTheShareTheProviderTookSetsTheRate) {
@@ -160,16 +180,13 @@ TEST(RequestLimiterTest, OnlyRequestsTeachItAndAStepUpRefusedGoesBackToTheRateTh
 TEST(RequestLimiterTest, AProbesDoublingRefusedGoesHalfwayBackAndRefusedAgainToTheRateThatRanClean) {
   FakeClock clock;
   RequestLimiter limiter(RateLimit{}, clock);
-  std::vector<Limiter::Ticket> burst;
-  for (int i = 0; i < 64; ++i) burst.push_back(RunAwaitable(limiter.Acquire(kFarFuture, 0)).ticket);
-  clock.Advance(milliseconds(10));
-  limiter.Report(burst[0], true, 0);
+  FirstBurstRefused(limiter, clock, 64);
   ASSERT_EQ(limiter.rate_per_minute(), 3840);  // probing up from the burst's pace
   EXPECT_EQ(SendUntilTheRateChanges(limiter), 32);
   ASSERT_EQ(limiter.rate_per_minute(), 7680);  // half a second ran clean: doubled
-  limiter.Report(RunAwaitable(limiter.Acquire(kFarFuture, 0)).ticket, true, 0);
+  SendRefused(limiter);
   EXPECT_EQ(limiter.rate_per_minute(), 5760);
-  limiter.Report(RunAwaitable(limiter.Acquire(kFarFuture, 0)).ticket, true, 0);
+  SendRefused(limiter);
   EXPECT_EQ(limiter.rate_per_minute(), 3840);
   // The search goes on from there: halfway towards the 5,760 refused after half a second clean.
   SendUntilTheRateChanges(limiter);
@@ -184,10 +201,7 @@ TEST(RequestLimiterTest, AProbesDoublingRefusedGoesHalfwayBackAndRefusedAgainToT
 TEST(RequestLimiterTest, SeveralRefusedAtARateThatRanCleanStepItDownAndTheNextSampleCuts) {
   FakeClock clock;
   RequestLimiter limiter(RateLimit{}, clock);
-  LearnFromABurst(limiter, clock);   // 6 of 25 refused at 3,000: cut to 2,400
-  SendUntilTheRateChanges(limiter);  // 2,400 ran clean: halfway to 3,000
-  limiter.Report(RunAwaitable(limiter.Acquire(kFarFuture, 0)).ticket, true, 0);
-  ASSERT_EQ(limiter.rate_per_minute(), 2400);  // refused one step up: back to 2,400
+  ASSERT_NO_FATAL_FAILURE(SearchFrom2400(limiter, clock));
   // 6 of 20 refused at 2,400: 90% of the 1,680 it took would be 1,512, a fifth down 1,920.
   auto refuse_six_of_twenty = [&] {
     Limiter::Ticket last;
@@ -212,11 +226,8 @@ TEST(RequestLimiterTest, SeveralRefusedAtARateThatRanCleanStepItDownAndTheNextSa
 TEST(RequestLimiterTest, ASearchRiseNobodyWouldUseIsHeld) {
   FakeClock clock;
   RequestLimiter limiter(RateLimit{}, clock);
-  LearnFromABurst(limiter, clock);
-  SendUntilTheRateChanges(limiter);  // 2,400 ran clean: 2,700
-  limiter.Report(RunAwaitable(limiter.Acquire(kFarFuture, 0)).ticket, true, 0);
-  ASSERT_EQ(limiter.rate_per_minute(), 2400);  // refused one step up: back to 2,400, a search
-  clock.Advance(milliseconds(100));            // past the last one's slot
+  ASSERT_NO_FATAL_FAILURE(SearchFrom2400(limiter, clock));
+  clock.Advance(milliseconds(100));  // past the last one's slot
   const std::size_t slept = clock.sleeps.size();
   for (int i = 0; i < 100; ++i) {
     clock.Advance(milliseconds(50));  // 1,200 a minute: nobody waits at 2,400
@@ -234,10 +245,7 @@ TEST(RequestLimiterTest, ASearchRiseNobodyWouldUseIsHeld) {
 TEST(RequestLimiterTest, AStray429HeldAsJitterDoesNotStopTheNextRise) {
   FakeClock clock;
   RequestLimiter limiter(RateLimit{}, clock);
-  LearnFromABurst(limiter, clock);
-  SendUntilTheRateChanges(limiter);  // 2,400 ran clean: 2,700
-  limiter.Report(RunAwaitable(limiter.Acquire(kFarFuture, 0)).ticket, true, 0);
-  ASSERT_EQ(limiter.rate_per_minute(), 2400);  // refused one step up: back to 2,400
+  ASSERT_NO_FATAL_FAILURE(SearchFrom2400(limiter, clock));
   const Clock::TimePoint start = clock.Now();
   Limiter::Ticket last;
   for (int i = 0; i < 5; ++i) last = RunAwaitable(limiter.Acquire(kFarFuture, 0)).ticket;

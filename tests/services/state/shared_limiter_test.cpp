@@ -9,6 +9,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_future.hpp>
 #include <chrono>
+#include <cmath>
 #include <functional>
 #include <string>
 #include <thread>
@@ -69,25 +70,49 @@ class SharedLimiterTest : public ::testing::Test {
     return std::nullopt;
   }
 
-  // Writes openai's limiter state as a search or probe left it, last changed, cut and crept 600 ms ago
-  // (more than a creep's half second): `fields` (name, value) over a clean slate.
-  void SeedState(const std::vector<std::pair<std::string, std::string>>& fields) {
+  // openai's limiter state as a search or probe left it (the fields the Lua keeps; `sent` is also the
+  // count since the last creep, screep).
+  struct Seed {
+    double rate = 0;
+    int sent = 0;
+    int refused = 0;
+    double accepted = 0;
+    bool probing = false;
+    double refusedat = 0;
+    double probecap = 0;
+    double clean = 0;
+    int lone = 0;
+    int waited = 0;
+  };
+
+  // Writes `seed` over a clean slate, last changed, cut and crept 600 ms ago (more than a creep's half
+  // second).
+  void SeedState(const Seed& seed) {
     auto time = redis_->Command({"TIME"});
     ASSERT_TRUE(time.has_value());
     const auto newline = time->find('\n');
     const long long now_ms = std::stoll(time->substr(0, newline)) * 1000 + std::stoll(time->substr(newline + 1)) / 1000;
     const std::string before = std::to_string(now_ms - 600);
-    std::vector<std::string> command = {"HSET",    "skillrunner:limit:openai",
-                                        "tail",    "0",
-                                        "apos",    "0",
-                                        "atime",   before,
-                                        "tnext",   "0",
-                                        "cut",     before,
-                                        "creep",   before,
-                                        "changed", before,
-                                        "waited",  "0"};
-    for (const auto& [name, value] : fields) command.insert(command.end(), {name, value});
-    ASSERT_TRUE(redis_->Command(command));
+    auto number = [](double value) { return std::to_string(std::llround(value)); };
+    ASSERT_TRUE(redis_->Command({"HSET",      "skillrunner:limit:openai",
+                                 "tail",      "0",
+                                 "apos",      "0",
+                                 "atime",     before,
+                                 "tnext",     "0",
+                                 "cut",       before,
+                                 "creep",     before,
+                                 "changed",   before,
+                                 "waited",    std::to_string(seed.waited),
+                                 "rate",      number(seed.rate),
+                                 "sent",      std::to_string(seed.sent),
+                                 "screep",    std::to_string(seed.sent),
+                                 "refused",   std::to_string(seed.refused),
+                                 "accepted",  number(seed.accepted),
+                                 "probing",   seed.probing ? "1" : "0",
+                                 "refusedat", number(seed.refusedat),
+                                 "probecap",  number(seed.probecap),
+                                 "clean",     number(seed.clean),
+                                 "lone",      std::to_string(seed.lone)}));
   }
 
   // openai's `field` once Redis has `value` (reports are not awaited), or what it has after five seconds.
@@ -162,16 +187,9 @@ TEST_F(SharedLimiterTest, AFirst429AfterAnIdleStretchIsJudgedByTheLastSecondsPac
 // The next creep holds it as jitter; the one after rises halfway (it used to hold again,
 // every half second, until the sample had 200 requests).
 TEST_F(SharedLimiterTest, AStray429HeldAsJitterDoesNotStopTheNextRise) {
-  ASSERT_NO_FATAL_FAILURE(SeedState({{"rate", "2400"},
-                                     {"sent", "25"},
-                                     {"screep", "25"},  // the pace reached: 25 in the 600 ms to the first creep
-                                     {"refused", "1"},
-                                     {"accepted", "2400"},
-                                     {"probing", "0"},
-                                     {"refusedat", "2700"},
-                                     {"probecap", "0"},
-                                     {"clean", "2400"},
-                                     {"lone", "1"}}));
+  // The pace reached: 25 in the 600 ms to the first creep.
+  ASSERT_NO_FATAL_FAILURE(SeedState(
+      {.rate = 2400, .sent = 25, .refused = 1, .accepted = 2400, .refusedat = 2700, .clean = 2400, .lone = 1}));
   SharedLimiter limiter(state_, "openai", RateLimit{}, RealClock());
   const auto latest = RealClock().Now() + 60s;
   ASSERT_EQ(Await(limiter.Acquire(latest, 0)).outcome, Limiter::Outcome::kGo);
@@ -192,21 +210,13 @@ TEST_F(SharedLimiterTest, AStray429HeldAsJitterDoesNotStopTheNextRise) {
 // from a Retry-After met a rate risen unused from 1,106 to 2,999 a minute). Reached (the requests came
 // to 90% of it or more), the same creep rises.
 TEST_F(SharedLimiterTest, ASearchRiseNobodyWouldUseIsHeld) {
-  for (const char* sent : {"12", "40"}) {  // 600 ms at 3,000 a minute is 30 places: 40%, then 133%
-    ASSERT_NO_FATAL_FAILURE(SeedState({{"rate", "3000"},
-                                       {"sent", sent},
-                                       {"screep", sent},
-                                       {"refused", "0"},
-                                       {"accepted", "3000"},
-                                       {"probing", "0"},
-                                       {"refusedat", "9000"},
-                                       {"probecap", "0"},
-                                       {"clean", "2000"},
-                                       {"lone", "0"},
-                                       {"waited", "5"}}));              // some waited: that alone does not count
+  for (int sent : {12, 40}) {  // 600 ms at 3,000 a minute is 30 places: 40%, then 133%
+    // Some waited: that alone does not count.
+    ASSERT_NO_FATAL_FAILURE(
+        SeedState({.rate = 3000, .sent = sent, .accepted = 3000, .refusedat = 9000, .clean = 2000, .waited = 5}));
     SharedLimiter limiter(state_, "openai", RateLimit{}, RealClock());  // crept 600 ms ago: may creep
     ASSERT_EQ(Await(limiter.Acquire(RealClock().Now() + 60s, 0)).outcome, Limiter::Outcome::kGo);
-    const bool held = std::string_view(sent) == "12";
+    const bool held = sent == 12;
     EXPECT_EQ(redis_->Command({"HGET", "skillrunner:limit:openai", "rate"}), held ? "3000.000000" : "4500.000000")
         << "sent " << sent;
     EXPECT_EQ(redis_->Command({"HGET", "skillrunner:limit:openai", "clean"}), held ? "2000.000000" : "3000.000000")
@@ -248,16 +258,8 @@ TEST_F(SharedLimiterTest, AfterACutThe429sUntilTheProviderTakesOneAreNotTheNewRa
 // probing, 3,840 a minute ran clean and the probe doubled; refused at 7,680, halfway back; refused
 // again, back to 3,840.
 TEST_F(SharedLimiterTest, AProbesDoublingRefusedGoesHalfwayBackAndRefusedAgainToTheRateThatRanClean) {
-  ASSERT_NO_FATAL_FAILURE(SeedState({{"rate", "7680"},
-                                     {"sent", "0"},
-                                     {"screep", "0"},
-                                     {"refused", "0"},
-                                     {"accepted", "3840"},
-                                     {"probing", "1"},
-                                     {"refusedat", "0"},
-                                     {"probecap", "7680"},
-                                     {"clean", "3840"},
-                                     {"lone", "0"}}));
+  ASSERT_NO_FATAL_FAILURE(
+      SeedState({.rate = 7680, .accepted = 3840, .probing = true, .probecap = 7680, .clean = 3840}));
   SharedLimiter limiter(state_, "openai", RateLimit{}, RealClock());
   ASSERT_NO_FATAL_FAILURE(SendRefused(limiter));
   EXPECT_EQ(FieldOnce("rate", "5760.000000"), "5760.000000");
@@ -270,16 +272,8 @@ TEST_F(SharedLimiterTest, AProbesDoublingRefusedGoesHalfwayBackAndRefusedAgainTo
 // 6 of 20 refused at 2,400, which ran clean: 5% down (a fifth down would be 1,920), and what ran
 // clean forgotten.
 TEST_F(SharedLimiterTest, SeveralRefusedAtARateThatRanCleanStepItDown) {
-  ASSERT_NO_FATAL_FAILURE(SeedState({{"rate", "2400"},
-                                     {"sent", "19"},
-                                     {"screep", "19"},
-                                     {"refused", "5"},
-                                     {"accepted", "2400"},
-                                     {"probing", "0"},
-                                     {"refusedat", "2700"},
-                                     {"probecap", "0"},
-                                     {"clean", "2400"},
-                                     {"lone", "1"}}));
+  ASSERT_NO_FATAL_FAILURE(SeedState(
+      {.rate = 2400, .sent = 19, .refused = 5, .accepted = 2400, .refusedat = 2700, .clean = 2400, .lone = 1}));
   SharedLimiter limiter(state_, "openai", RateLimit{}, RealClock());
   ASSERT_NO_FATAL_FAILURE(SendRefused(limiter));
   EXPECT_EQ(FieldOnce("rate", "2280.000000"), "2280.000000");
