@@ -232,16 +232,18 @@ std::optional<RequestLimiter::CutTo> RequestLimiter::SampledCutLocked(double bef
   const bool jitter = clean_at_ >= before ? refused_since_change_ <= 1 || refused_share <= kStrayShare
                                           : probing_ && refused_since_change_ <= 1;
   if (jitter) return std::nullopt;
-  if (clean_at_ >= before && refused_share < 0.5) {
+  if (clean_at_ >= before) {
     // More at a rate that ran clean: as likely jitter at the limit (a provider spacing requests
     // strictly refuses a third of those sent at its own rate) as a limit fallen. A step down; a
     // limit fallen further is cut again by the next sample, as what ran clean is forgotten.
     // Measured on nginx at 100 a second: 6 of 20 refused at 6,000 a minute, which had run clean,
     // cut to 4,800, and the search took 5 s back to 5,962.
-    to.next = std::max(to.next, (1 - kStepShare) * before);
-    to.estimate = std::max(to.estimate, to.next);
+    if (refused_share < 0.5) {
+      to.next = std::max(to.next, (1 - kStepShare) * before);
+      to.estimate = std::max(to.estimate, to.next);
+    }
+    clean_at_ = 0;
   }
-  if (clean_at_ >= before) clean_at_ = 0;
   to.estimate = std::max(to.estimate, clean_at_);
   return to;
 }
@@ -261,9 +263,8 @@ void RequestLimiter::CutLocked(Clock::TimePoint now, bool sampled) {
     if (!sample) return HoldAsJitterLocked(now, before);
     to = *sample;
   }
-  double estimate = to.estimate;
-  double next = to.next;
-  next = std::max(next, clean_at_);  // refused above what ran clean: no lower than that
+  const double estimate = to.estimate;
+  const double next = std::max(to.next, clean_at_);  // refused above what ran clean: no lower than that
   const double floor = before / kMaxCut;
   // A sampled cut of the excess (not a stray 429's, not a first burst's): its provider window follows.
   const bool excess = sampled && refused_since_change_ > (1 - kBackoff) * n;

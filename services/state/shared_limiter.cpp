@@ -117,12 +117,14 @@ local function cut(s, sampled)
       s.creep, s.screep = now, 0
       return
     end
-    if s.clean >= before and share < 0.5 then
+    if s.clean >= before then
       -- more at a rate that ran clean: jitter at the limit or a limit fallen, a step down (the C++ twin)
-      nextrate = math.max(nextrate, (1 - step) * before)
-      estimate = math.max(estimate, nextrate)
+      if share < 0.5 then
+        nextrate = math.max(nextrate, (1 - step) * before)
+        estimate = math.max(estimate, nextrate)
+      end
+      s.clean = 0
     end
-    if s.clean >= before then s.clean = 0 end
     estimate = math.max(estimate, s.clean)
   end
   nextrate = math.max(nextrate, s.clean)  -- refused above what ran clean: no lower than that
