@@ -184,12 +184,27 @@ start_nginx() { # LABEL: a fresh bucket at burst $BURST and access log ($T/nginx
 }
 # Statuses in an access log: sets N200 N429 NOTHER NREQ SPAN (first to last request, s)
 # and LATE429 (429s after the first second of traffic) and PEAK (most 200s in one second).
+# Retries: a request whose id (INVOCATION.N) follows a 429's (INVOCATION.N-1) is that 429's retry;
+# EARLY counts those that came before the 429's `Retry-After: 1` was over (from the 429's answer
+# to the retry's arrival: $msec less $request_time, nginx's millisecond grain), RETRIES all of them,
+# MINGAP the shortest such gap (s; "-" without retries).
 count_log() { # FILE
-  read -r NREQ N200 N429 NOTHER SPAN LATE429 PEAK < <(awk '
+  read -r NREQ N200 N429 NOTHER SPAN LATE429 PEAK RETRIES EARLY MINGAP < <(awk '
     NR == 1 { t0 = $1 }
     { n++; t1 = $1; if ($2 == 200) { ok++; sec[int($1 - t0)]++ } else if ($2 == 429) { r++; if ($1 - t0 >= 1) late++ } else other++ }
+    $4 != "-" && $4 != "" { arrived[$4] = $1 - $3; if ($2 == 429) refused[$4] = $1 }
     END { for (s in sec) if (sec[s] > peak) peak = sec[s]
-          printf "%d %d %d %d %.1f %d %d\n", n, ok, r, other, (n ? t1 - t0 : 0), late, peak }' "$1")
+          min = -1
+          for (id in arrived) {
+            k = match(id, /\.[0-9]+$/); if (!k) continue
+            before = substr(id, 1, k) (substr(id, k + 1) - 1)
+            if (!(before in refused)) continue
+            gap = arrived[id] - refused[before]; retries++
+            if (gap < 0.999) early++
+            if (min < 0 || gap < min) min = gap
+          }
+          printf "%d %d %d %d %.1f %d %d %d %d %s\n", n, ok, r, other, (n ? t1 - t0 : 0), late, peak, retries, early,
+                 (min < 0 ? "-" : sprintf("%.3f", min)) }' "$1")
 }
 
 # ------------------------------------------------------------------ skill, rubric, dataset, config, suites
@@ -252,8 +267,8 @@ IDEAL=$(awk -v n="$CASES" -v r="$RATE" 'BEGIN { printf "%.1f", 2 * n / r }')
 row() { # CONC RUN WALL LOST DETAIL EXIT (of the burst in progress, $BURST)
   local ratio="-"
   case "$3" in [0-9]*) ratio=$(awk -v w="$3" -v i="$IDEAL" 'BEGIN { printf "%.2fx", w / i }') ;; esac
-  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$BURST" "$1" "$2" "$3" "$ratio" "$4" "$5" \
-    "$N200" "$N429" "$LATE429" "$PEAK" "$NOTHER" "$6" >>"$ROWS"
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$BURST" "$1" "$2" "$3" "$ratio" "$4" "$5" \
+    "$N200" "$N429" "$LATE429" "$PEAK" "$NOTHER" "$RETRIES retries, $EARLY early, shortest gap $MINGAP s" "$6" >>"$ROWS"
 }
 # Runs CMD... under timeout; sets WALL (s) and RC.
 timed() {
@@ -293,7 +308,7 @@ run_skillrunner() { # CONC KIND LABEL [RUN]
     (if length < $n then ["\($n - length) without a record"] else [] end)
     | join(", ")' "$res")
   [ -n "$detail" ] || detail="-"
-  log "  wall ${WALL}s (ideal ${IDEAL}s), exit $RC, lost $lost ($detail); nginx: $NREQ requests, $N200 x 200, $N429 x 429 ($LATE429 after the first second), $NOTHER other, over ${SPAN}s, busiest second $PEAK x 200"
+  log "  wall ${WALL}s (ideal ${IDEAL}s), exit $RC, lost $lost ($detail); nginx: $NREQ requests, $N200 x 200, $N429 x 429 ($LATE429 after the first second), $NOTHER other, over ${SPAN}s, busiest second $PEAK x 200; $RETRIES retries of a 429, $EARLY before its Retry-After (shortest gap ${MINGAP}s)"
   [ "$RC" = 0 ] || [ "$RC" = 1 ] || { log "  skillrunner exited $RC; its stderr ends:"; tail -5 "$T/$label.log" >&2 || true; }
   row "$conc" "$3" "$WALL" "$lost" "$detail" "$RC"
 }
@@ -356,7 +371,7 @@ run_promptfoo() { # CONC
   local first
   first=$(jq -r '[.results.results[] | select(.success != true) | (.error // .gradingResult.reason // "?")] | .[0] // empty' "$out" | head -c 200)
   [ -n "$first" ] && detail="$detail (first: $(printf '%s' "$first" | tr '\n|\t' '  /'))"
-  log "  wall ${WALL}s (ideal ${IDEAL}s), exit $RC, lost $lost ($detail); nginx: $NREQ requests, $N200 x 200, $N429 x 429 ($LATE429 after the first second), $NOTHER other, over ${SPAN}s, busiest second $PEAK x 200"
+  log "  wall ${WALL}s (ideal ${IDEAL}s), exit $RC, lost $lost ($detail); nginx: $NREQ requests, $N200 x 200, $N429 x 429 ($LATE429 after the first second), $NOTHER other, over ${SPAN}s, busiest second $PEAK x 200; $RETRIES retries of a 429, $EARLY before its Retry-After (shortest gap ${MINGAP}s)"
   row "$conc" "promptfoo ${PFV:-?}, no configuration" "$WALL" "$lost" "$detail" "$RC"
 }
 
@@ -381,7 +396,7 @@ for BURST in $BURSTS; do
         # The median wall of this row's runs (an even count: the mean of the middle two).
         median=$(tail -n "$RUNS" "$ROWS" | cut -f4 | sort -n | awk '{ v[NR] = $1 } END { m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%.1f", m }')
         log "  median wall of $RUNS runs at burst $BURST: ${median}s (ideal ${IDEAL}s)"
-        N200="-" N429="-" LATE429="-" PEAK="-" NOTHER="-"
+        N200="-" N429="-" LATE429="-" PEAK="-" NOTHER="-" RETRIES="-" EARLY="-" MINGAP="-"
         row "$conc" "$what, median of $RUNS" "$median" "-" "-" "-"
       fi
     done
@@ -399,10 +414,10 @@ echo "nginx $("$NGINX" -v 2>&1 | sed 's/.*\///') \`limit_req\` rate=${RATE}r/s, 
      "$((2 * CASES)) requests; ideal wall $IDEAL s; $(nproc) cores; load average before: $LOAD0, after: $(cut -d' ' -f1-3 /proc/loadavg);" \
      "each run killed after $RUN_TIMEOUT s"
 echo
-echo "| nginx burst | concurrency | run | wall s | x ideal | cases lost | how they were lost | 200s | 429s | 429s after 1st s | most 200s in 1 s | other statuses | exit |"
-echo "|---:|---:|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|"
-while IFS=$'\t' read -r b c run wall ratio lost detail ok r late peak other rc; do
-  echo "| $b | $c | $run | $wall | $ratio | $lost | $detail | $ok | $r | $late | $peak | $other | $rc |"
+echo "| nginx burst | concurrency | run | wall s | x ideal | cases lost | how they were lost | 200s | 429s | 429s after 1st s | most 200s in 1 s | other statuses | retries of a 429 (before its Retry-After) | exit |"
+echo "|---:|---:|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---|---:|"
+while IFS=$'\t' read -r b c run wall ratio lost detail ok r late peak other retries rc; do
+  echo "| $b | $c | $run | $wall | $ratio | $lost | $detail | $ok | $r | $late | $peak | $other | $retries | $rc |"
 done <"$ROWS"
 [ -n "$PF_NOTE" ] && { echo; echo "promptfoo: $PF_NOTE"; }
 exit 0

@@ -278,8 +278,47 @@ asio::awaitable<InvocationOutcome> SkillRunner::Invoke(std::string_view skill_id
   if (auto refused = Boxed(Admit(*registry, skill_id, skill, input, services_, ctx, service))) {
     co_return end(std::unexpected(Failure(std::move(*refused), ctx, start)));
   }
+  std::optional<handler::ProcessSlots::Slot> place;
+  if (auto missed = co_await TakeProcessPlace(*skill, ctx, limit, start, place)) {
+    co_return end(std::unexpected(Failure(std::move(*missed), ctx, start)));
+  }
   Result<Produced> produced = co_await RunBeforeDeadline(*service, *skill, input, ctx, limit);
+  place.reset();
   co_return end(Finish(*skill, *service, std::move(produced), ctx, start));
+}
+
+asio::awaitable<std::unique_ptr<Error>> SkillRunner::TakeProcessPlace(
+    const Skill& skill, InvocationContext& ctx, std::chrono::milliseconds limit, Clock::TimePoint& start,
+    std::optional<handler::ProcessSlots::Slot>& place) {
+  if (!pools_ || skill.template_type != TemplateType::kHandler || skill.handler != "exec") co_return nullptr;
+  handler::ProcessSlots& slots =
+      skill.max_concurrent ? pools_->Own(skill.id, static_cast<std::size_t>(*skill.max_concurrent)) : pools_->shared();
+  // Only a caller's own deadline bounds the wait (serve's timeout_ms); an eval's wait is bounded by
+  // its concurrency and charged to nothing.
+  const bool caller_deadline = ctx.options().timeout.has_value();
+  handler::ProcessSlots::Waited waited =
+      co_await slots.Acquire(caller_deadline ? ctx.deadline() : Clock::TimePoint::max());
+  if (waited.slot) {
+    place = std::move(waited.slot);
+    if (!caller_deadline) {
+      start = clock_.Now();
+      ctx.set_started(start);
+      ctx.set_deadline(start + limit);
+    }
+    co_return nullptr;
+  }
+  if (waited.missed == handler::ProcessSlots::Missed::kCancelled) {
+    co_return std::make_unique<Error>(Error{ErrorCode::kCancelled, "invocation cancelled", {}, {}});
+  }
+  auto overloaded = std::make_unique<Error>(
+      Error{ErrorCode::kOverloaded,
+            "no handler process place came free before the deadline (" + std::to_string(slots.capacity()) +
+                " run at once: handler_concurrency" + (skill.max_concurrent ? ", the skill's max_concurrent" : "") +
+                "); retry in " + std::to_string(waited.retry_after.count()) + " ms",
+            {},
+            {}});
+  overloaded->details["retry_after_ms"] = waited.retry_after.count();
+  co_return overloaded;
 }
 
 void SkillRunner::SetRollouts(std::shared_ptr<rollout::RolloutBook> book) {

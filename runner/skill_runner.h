@@ -6,6 +6,7 @@
 #include <boost/json/value.hpp>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string_view>
 
 #include "runner/skill_service.h"
@@ -13,6 +14,7 @@
 #include "runner/tree/skill_registry.h"
 #include "services/common/clock.h"
 #include "services/common/invocation.h"
+#include "services/handler/process_slots.h"
 #include "services/review/reviewer.h"
 
 namespace skillrunner {
@@ -51,6 +53,13 @@ class SkillRunner {
 
   // design.md §9.4: where the spans of every invocation go. Call before the first Invoke.
   void SetTracing(TraceSettings tracing) { tracing_ = std::move(tracing); }
+
+  // design.md §12.0: the places exec handlers wait for before they start (their timeout_ms counts
+  // from then). A caller's own deadline (InvocationOptions::timeout) bounds the wait: a call
+  // that finds no place before it is OVERLOADED with retry_after_ms. Null: no bound (tests).
+  // Call before the first Invoke.
+  void SetProcessPools(std::shared_ptr<handler::ProcessPools> pools) { pools_ = std::move(pools); }
+  const std::shared_ptr<handler::ProcessPools>& process_pools() const { return pools_; }
 
   std::shared_ptr<const SkillRegistry> registry() const { return registry_.load(); }
   void SwapRegistry(std::shared_ptr<const SkillRegistry> registry) { registry_.store(std::move(registry)); }
@@ -91,6 +100,14 @@ class SkillRunner {
                                                              const boost::json::value& input, InvocationContext& ctx,
                                                              std::chrono::milliseconds limit);
 
+  // An exec handler's process place (none for other skills, or without pools): the error when
+  // the caller's deadline or cancellation came first. Held, a wait without a caller's deadline
+  // starts the invocation's clock again (`start` and ctx's deadline).
+  boost::asio::awaitable<std::unique_ptr<Error>> TakeProcessPlace(const Skill& skill, InvocationContext& ctx,
+                                                                  std::chrono::milliseconds limit,
+                                                                  Clock::TimePoint& start,
+                                                                  std::optional<handler::ProcessSlots::Slot>& place);
+
   std::atomic<std::shared_ptr<const SkillRegistry>> registry_;
   Clock& clock_;
   std::map<TemplateType, std::shared_ptr<SkillService>> services_;
@@ -99,6 +116,7 @@ class SkillRunner {
   std::shared_ptr<OnlineReviews> reviews_;
   std::weak_ptr<SkillRunner> self_;
   TraceSettings tracing_;
+  std::shared_ptr<handler::ProcessPools> pools_;
 };
 
 }  // namespace skillrunner

@@ -111,7 +111,7 @@ void InstallServices(SkillRunner& runner, const ServiceDeps& deps) {
   auto handlers = std::make_shared<handler::HandlerService>(deps.process_runner);
   auto generation = std::make_shared<generation::LlmGenerationService>(
       deps.providers, deps.downgrades, deps.sessions, deps.retry_options,
-      std::make_shared<ExecRules>(deps.process_runner));
+      std::make_shared<ExecRules>(deps.rule_runner != nullptr ? *deps.rule_runner : deps.process_runner));
   auto reviewer = std::make_shared<review::Reviewer>(deps.providers, deps.downgrades, deps.retry_options);
   runner.RegisterService(TemplateType::kHandler, std::make_shared<HandlerSkills>(handlers));
   runner.RegisterService(TemplateType::kLlmJsonGeneration, std::make_shared<GenerationSkills>(generation, reviewer));

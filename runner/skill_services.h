@@ -85,6 +85,9 @@ struct ServiceDeps {
   generation::ModelDowngrades& downgrades;
   generation::SessionMemory& sessions;
   providers::RetryingProviderOptions retry_options = {};
+  // What runs exec validators: a runner that waits for a process place (design.md §12.0; the
+  // handlers' places are taken by SkillRunner before they start). Null: process_runner.
+  handler::ProcessRunner* rule_runner = nullptr;
 };
 
 // Registers the real services for every template_type, and the judge that

@@ -143,7 +143,10 @@ int Run(const CommonOptions& common, const RunOptions& options) {
   auto tracing = StartTracing(loaded.registry->config(), ProcessEnv);
   if (!tracing) return PrintFailure(std::move(tracing.error()), options.pretty);
   boost::asio::io_context io;
-  auto runtime = Runtime::Create(loaded.registry, io.get_executor(), RuntimeOptions{nullptr, {}, *tracing});
+  RuntimeOptions runtime_options{nullptr, {}, *tracing};
+  runtime_options.process_pools =
+      std::make_shared<handler::ProcessPools>(HandlerConcurrency(common, loaded.registry->config()));
+  auto runtime = Runtime::Create(loaded.registry, io.get_executor(), std::move(runtime_options));
   if (!runtime) return PrintFailure(std::move(runtime.error()), options.pretty);
   InvocationOptions invocation;
   if (options.timeout_ms > 0) invocation.timeout = std::chrono::milliseconds(options.timeout_ms);
@@ -328,6 +331,10 @@ void AddCommonOptions(CLI::App& app, CommonOptions& common) {
   app.add_option("--state-dir", common.state_dir,
                  "Where rollout state is kept (default $STATE_DIRECTORY, else $XDG_STATE_HOME/skillrunner, else "
                  "~/.local/state/skillrunner)");
+  app.add_option("--handler-concurrency", common.handler_concurrency,
+                 "Child processes (exec handlers, validators and checks) run at once; the rest wait for a place "
+                 "(default the config's handler_concurrency, else the usable cores)")
+      ->check(CLI::Range(1, 1024));
 }
 
 }  // namespace

@@ -1,10 +1,13 @@
 #include "runner/cli/environment.h"
 
+#include <spdlog/spdlog.h>
+
 #include <filesystem>
 
 #include "runner/skill_services.h"
 #include "services/handler/builtin_handlers.h"
 #include "services/handler/process_runner.h"
+#include "services/handler/process_slots.h"
 #include "services/providers/caching_provider.h"
 #include "services/providers/set/provider_set.h"
 #include "services/state/request_limiter.h"
@@ -55,8 +58,16 @@ SkillRegistry::LoadResult LoadRegistry(const CommonOptions& options, Config conf
   return SkillRegistry::Load(RegistryOptionsFor(options), std::move(config));
 }
 
+std::size_t HandlerConcurrency(const CommonOptions& options, const Config& config) {
+  if (options.handler_concurrency > 0) return static_cast<std::size_t>(options.handler_concurrency);
+  if (config.handler_concurrency) return static_cast<std::size_t>(*config.handler_concurrency);
+  return handler::UsableCores();
+}
+
 struct Runtime::Parts {
   handler::AsioProcessRunner process_runner;
+  std::shared_ptr<handler::ProcessPools> pools;
+  std::unique_ptr<handler::PooledProcessRunner> pooled;
   std::unique_ptr<providers::ProviderSet> providers;
   generation::ModelDowngrades downgrades;
   generation::SessionMemory sessions;
@@ -81,6 +92,8 @@ std::shared_ptr<state::SharedState> StartSharedState(const Config& config, boost
 }
 
 const std::shared_ptr<state::SharedState>& Runtime::shared_state() const { return parts_->shared; }
+
+handler::ProcessRunner& Runtime::pooled_process_runner() { return *parts_->pooled; }
 
 std::map<std::string, providers::SkillSimulation, std::less<>> SkillSimulations(const SkillRegistry& registry) {
   std::map<std::string, providers::SkillSimulation, std::less<>> out;
@@ -206,7 +219,21 @@ Result<std::unique_ptr<Runtime>> Runtime::Create(std::shared_ptr<const SkillRegi
     if (auto it = batched->find(name); it != batched->end()) return it->second.get();
     return set->Find(name);
   };
-  InstallServices(*runtime->runner_, ServiceDeps{lookup, parts.process_runner, parts.downgrades, parts.sessions});
+  // What the config said without refusing (config-empty): once per load, where validate's listing is
+  // not read.
+  for (const Diagnostic& warning : runtime->runner_->registry()->config().warnings)
+    spdlog::warn("{}", warning.ToString());
+  parts.pools = options.process_pools;
+  if (!parts.pools) {
+    const Config& loaded = runtime->runner_->registry()->config();
+    parts.pools = std::make_shared<handler::ProcessPools>(
+        loaded.handler_concurrency ? static_cast<std::size_t>(*loaded.handler_concurrency) : handler::UsableCores());
+  }
+  parts.pooled = std::make_unique<handler::PooledProcessRunner>(parts.process_runner, parts.pools->shared());
+  runtime->runner_->SetProcessPools(parts.pools);
+  ServiceDeps deps{lookup, parts.process_runner, parts.downgrades, parts.sessions};
+  deps.rule_runner = parts.pooled.get();
+  InstallServices(*runtime->runner_, deps);
   return runtime;
 }
 

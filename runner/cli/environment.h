@@ -26,8 +26,13 @@ struct CommonOptions {
   std::string provider;     // --provider / SKILLRUNNER_PROVIDER
   std::string log_level = "warn";
   std::string log_format = "text";
-  std::string state_dir;  // --state-dir; empty: StateDir's order
+  std::string state_dir;        // --state-dir; empty: StateDir's order
+  int handler_concurrency = 0;  // --handler-concurrency; 0: the config's, else the usable cores
 };
+
+// design.md §12.0: how many child processes run at once: --handler-concurrency, else the
+// config's handler_concurrency, else the usable cores.
+std::size_t HandlerConcurrency(const CommonOptions& options, const Config& config);
 
 // Where serve and `rollout` keep rollout state (design.md §11.2): --state-dir,
 // else $STATE_DIRECTORY (systemd's StateDirectory=, the first of a list),
@@ -85,6 +90,9 @@ struct RuntimeOptions {
   // serve: the rollouts calls are assigned and counted by (design.md §11.2). Null: every call
   // goes to a skill's stable version unless it pins one.
   std::shared_ptr<rollout::RolloutBook> rollouts = nullptr;
+  // The process places of this eval or serve (kept across serve's reloads). Null: the runtime
+  // makes its own of the config's handler_concurrency (else the usable cores).
+  std::shared_ptr<handler::ProcessPools> process_pools = nullptr;
 };
 
 // Everything an invocation needs, wired with the real implementations: the
@@ -100,6 +108,8 @@ class Runtime {
   SkillRunner& runner() { return *runner_; }
   // Null without `state.redis`.
   const std::shared_ptr<state::SharedState>& shared_state() const;
+  // Runs a child process once a place of the shared pool is free (eval's exec checks).
+  handler::ProcessRunner& pooled_process_runner();
 
  private:
   Runtime() = default;

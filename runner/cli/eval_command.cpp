@@ -121,8 +121,8 @@ Result<std::shared_ptr<RunRuntime>> OpenBatchJournal(const BatchPlan& plan, Batc
 eval::RunnerFactory RunnerFor(std::shared_ptr<const SkillRegistry> registry,
                               std::map<std::string, state::RateLimit, std::less<>> rate_limits,
                               std::shared_ptr<telemetry::SpanSink> spans, std::shared_ptr<eval::ResponseCache> cache,
-                              std::shared_ptr<const BatchPlan> batch = nullptr) {
-  return [registry, rate_limits, spans, cache,
+                              std::size_t handler_concurrency, std::shared_ptr<const BatchPlan> batch = nullptr) {
+  return [registry, rate_limits, spans, cache, handler_concurrency,
           batch](boost::asio::any_io_executor executor) -> Result<std::shared_ptr<SkillRunner>> {
     auto owner = std::make_shared<RunRuntime>();
     BatchRun run;
@@ -131,8 +131,9 @@ eval::RunnerFactory RunnerFor(std::shared_ptr<const SkillRegistry> registry,
       if (!opened) return std::unexpected(std::move(opened.error()));
       owner = std::move(*opened);
     }
-    auto runtime = Runtime::Create(registry, executor,
-                                   RuntimeOptions{nullptr, rate_limits, spans, cache.get(), batch ? &run : nullptr});
+    RuntimeOptions options{nullptr, rate_limits, spans, cache.get(), batch ? &run : nullptr};
+    options.process_pools = std::make_shared<handler::ProcessPools>(handler_concurrency);
+    auto runtime = Runtime::Create(registry, executor, std::move(options));
     if (!runtime) return std::unexpected(std::move(runtime.error()));
     owner->runtime = std::move(*runtime);
     return std::shared_ptr<SkillRunner>(owner, &owner->runtime->runner());
@@ -242,8 +243,10 @@ int RunEval(const CommonOptions& common, const EvalOptions& options) {
   auto cache = OpenCache(options);
   if (!cache) return Fail(cache.error().message);
   request.finish.cache = *cache;
-  const int status = eval::ExecuteRun(
-      *loaded, request, RunnerFor(loaded->registry, loaded->suite.rate_limits, *tracing, *cache, batch), SayToStderr);
+  const int status = eval::ExecuteRun(*loaded, request,
+                                      RunnerFor(loaded->registry, loaded->suite.rate_limits, *tracing, *cache,
+                                                HandlerConcurrency(common, loaded->registry->config()), batch),
+                                      SayToStderr);
   if (*tracing) (*tracing)->Shutdown();
   return status;
 }
@@ -304,7 +307,10 @@ int CompareEval(const CommonOptions& common, const EvalOptions& options) {
   }
   auto tracing = StartTracing(loaded.registry->config(), ProcessEnv);
   if (!tracing) return Fail(tracing.error().message);
-  return eval::CompareRuns(*loaded.registry, request, RunnerFor(loaded.registry, {}, *tracing, nullptr), SayToStderr);
+  return eval::CompareRuns(
+      *loaded.registry, request,
+      RunnerFor(loaded.registry, {}, *tracing, nullptr, HandlerConcurrency(common, loaded.registry->config())),
+      SayToStderr);
 }
 
 EvalCommand::EvalCommand(CLI::App& app) {

@@ -115,10 +115,18 @@ ReloadingHost::Built ReloadingHost::Build() {
     tracing_ = std::move(*tracing);
     tracing_started_ = true;
   }
+  // One set of process places for the server's life; a reload may resize it.
+  const std::size_t places = HandlerConcurrency(common_, *config);
+  if (!pools_) {
+    pools_ = std::make_shared<handler::ProcessPools>(places);
+  } else {
+    pools_->shared().SetCapacity(places);
+  }
   auto loaded = LoadRegistry(common_, std::move(*config));
   built.diagnostics = std::move(loaded.diagnostics);
-  auto runtime =
-      Runtime::Create(loaded.registry, executor_, RuntimeOptions{shared_, {}, tracing_, nullptr, nullptr, rollouts_});
+  RuntimeOptions options{shared_, {}, tracing_, nullptr, nullptr, rollouts_};
+  options.process_pools = pools_;
+  auto runtime = Runtime::Create(loaded.registry, executor_, std::move(options));
   if (!runtime) {
     built.failure = runtime.error().message;
     return built;

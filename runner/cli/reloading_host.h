@@ -73,6 +73,7 @@ class ReloadingHost : public server::SkillHost {
   std::mutex reload_mutex_;
   std::atomic<std::shared_ptr<const Serving>> serving_;
   std::shared_ptr<state::SharedState> shared_;
+  std::shared_ptr<handler::ProcessPools> pools_;  // made at the first load
   std::shared_ptr<telemetry::OtlpExporter> tracing_;
   bool tracing_started_ = false;
 };

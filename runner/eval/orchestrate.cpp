@@ -16,6 +16,7 @@
 #include "runner/eval/records/record_fields.h"
 #include "runner/eval/records/results_log.h"
 #include "services/handler/process_runner.h"
+#include "services/handler/process_slots.h"
 
 namespace skillrunner::eval {
 namespace json = boost::json;
@@ -155,9 +156,12 @@ Result<RunStats> RunPlanned(const LoadedSuite& loaded, const RunRequest& request
     EvalIoContext& io;
     ~DestroyQueuedHandlersFirst() { io.DestroyQueuedHandlers(); }
   } teardown{io};
-  handler::AsioProcessRunner graders;  // the cases' exec_check programs
+  handler::AsioProcessRunner programs;  // the cases' exec_check programs, each once a process place is free
+  std::optional<handler::PooledProcessRunner> pooled;
+  if (const auto& pools = (*runner)->process_pools()) pooled.emplace(programs, pools->shared());
+  handler::ProcessRunner* graders = pooled ? static_cast<handler::ProcessRunner*>(&*pooled) : &programs;
   CaseDeps deps{**runner, request.finish.cache && request.finish.cache->mode() == CacheMode::kReplay, request.batch,
-                request.batch_quorum.get(), &graders};
+                request.batch_quorum.get(), graders};
   // Batch mode: a batch gathers the requests of every case at once.
   const int in_flight = request.batch ? static_cast<int>(std::max<std::size_t>(1, plan.tasks.size())) : concurrency;
   Progress progress(request.progress, isatty(fileno(request.progress)) == 1, plan.tasks.size(), plan.already);

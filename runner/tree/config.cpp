@@ -289,6 +289,18 @@ void AddVertexPublishers(Config& config) {
 std::expected<Config, std::vector<Diagnostic>> LoadConfig(const std::string& path, const EnvLookup& env) {
   auto doc = LoadYamlFile(path);
   if (!doc) return std::unexpected(std::vector<Diagnostic>{doc.error()});
+  if (doc->value.is_null()) {
+    // Nothing but comments (or nothing): the same as no file, said once.
+    Config config = BuiltinConfig();
+    config.source = path;
+    config.warnings.push_back({path,
+                               {},
+                               "the config holds no settings (empty or only comments): the built-in defaults apply, "
+                               "as with no file (only the simulated provider)",
+                               Diagnostic::Severity::kWarning,
+                               "config-empty"});
+    return config;
+  }
   std::vector<Diagnostic> problems = CheckAgainstEmbeddedSchema(*doc, path, "config.schema.json");
   if (!problems.empty()) return std::unexpected(problems);
   Config config;
@@ -325,6 +337,7 @@ std::expected<Config, std::vector<Diagnostic>> LoadConfig(const std::string& pat
   config.telemetry = ReadTelemetry(section("telemetry"));
   config.default_provider = StringAt(root, "default_provider");
   config.history = StringAt(root, "history");
+  if (auto places = NumberAt(root, "handler_concurrency")) config.handler_concurrency = static_cast<int>(*places);
   if (!config.default_provider.empty() && !config.providers.contains(config.default_provider)) {
     problems.push_back({path, doc->positions.Find("/default_provider"),
                         "/default_provider: unknown provider \"" + config.default_provider + "\""});

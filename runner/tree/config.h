@@ -64,6 +64,8 @@ struct Config {
   std::string default_provider;  // may be empty: unknown models are errors
   // `history:`: the eval history (a file or a postgresql:// URL); empty: each command's default.
   std::string history;
+  // `handler_concurrency:`: child processes at once per eval or serve; unset: the usable cores.
+  std::optional<int> handler_concurrency;
   // `rate_limits:` per provider name (a start and a ceiling).
   std::map<std::string, state::RateLimit, std::less<>> rate_limits;
   StateConfig state;
@@ -74,6 +76,9 @@ struct Config {
   // No config file: every model runs on the simulator by design, so a model
   // missing from the (empty) table is worth no warning.
   bool builtin = false;
+  // What loading it found worth a word without refusing it (config-empty); the tree's
+  // load reports them with its own.
+  std::vector<Diagnostic> warnings;
 
   // The provider a model runs on: its models-table entry, else the default
   // provider; nullopt when neither applies.
@@ -96,7 +101,9 @@ std::string VertexPublisher(std::string_view model, std::string_view configured)
 Config BuiltinConfig();
 
 // Loads and checks a config file; every problem is a diagnostic with a
-// position. `env` looks up environment variables (OPENAI_BASE_URL, ...).
+// position. `env` looks up environment variables (OPENAI_BASE_URL, ...). A
+// file that is empty or holds only comments is BuiltinConfig(), with a
+// config-empty warning.
 std::expected<Config, std::vector<Diagnostic>> LoadConfig(const std::string& path, const EnvLookup& env);
 
 // Routes every model to the provider named `name` (a name from `providers:` or

@@ -31,6 +31,9 @@ constexpr LintCode kCodes[] = {
     {"config-invalid", kError,
      "A skillrunner.yaml setting the loader refuses: a provider, a Redis URL, "
      "a route."},
+    {"config-empty", kWarning,
+     "A skillrunner.yaml that is empty or holds only comments: the built-in "
+     "defaults apply, as with no file (only the simulated provider)."},
     {"duplicate-id", kError, "Two skills or two rubrics with one id."},
     {"candidate-invalid", kError,
      "A rollout's candidate that is not its skill one version on: another id, a version not higher, other "

@@ -73,6 +73,8 @@ struct Skill {
 
   std::string handler;               // "exec" or a built-in name
   std::vector<std::string> command;  // exec: argv
+  // exec: a pool of this many places of its own (`max_concurrent:`); unset: the shared places.
+  std::optional<int> max_concurrent;
 
   std::filesystem::path dir;      // the skill folder
   std::filesystem::path file;     // its skill.yaml

@@ -59,6 +59,7 @@ class SkillLoader {
     if (Str("coercion") == "lax") skill_.coercion = generation::Coercion::kLax;
     skill_.handler = Str("handler");
     skill_.rubric = Str("rubric");
+    if (Has("max_concurrent")) skill_.max_concurrent = static_cast<int>(Int("max_concurrent", 1));
     if (auto* cmd = reader_.root().if_contains("command")) {
       for (const auto& arg : cmd->as_array()) skill_.command.emplace_back(arg.as_string());
     }
@@ -244,7 +245,7 @@ class SkillLoader {
         for (auto key : {"model", "prompt", "input_schema", "output_schema"}) {
           need(key, "LLM_JSON_GENERATION skills");
         }
-        for (auto key : {"handler", "command", "rubric", "samples"}) {
+        for (auto key : {"handler", "command", "rubric", "samples", "max_concurrent"}) {
           refuse(key, "LLM_JSON_GENERATION skills", "");
         }
         break;
@@ -254,7 +255,7 @@ class SkillLoader {
         for (auto key : {"input_schema", "output_schema"}) {
           refuse(key, "LLM_REVIEW skills", " (their input is {subject, context?} and their output the verdict)");
         }
-        for (auto key : {"handler", "command", "review", "prompt", "coercion", "validators"}) {
+        for (auto key : {"handler", "command", "review", "prompt", "coercion", "validators", "max_concurrent"}) {
           refuse(key, "LLM_REVIEW skills", "");
         }
         break;
@@ -275,6 +276,7 @@ class SkillLoader {
           need("command", "exec handler skills");
         } else {
           refuse("command", "only exec handler skills", "");
+          refuse("max_concurrent", "only exec handler skills", "");
           if (is_known_handler && !is_known_handler(skill_.handler)) {
             Error("/handler", "unknown handler \"" + skill_.handler + "\"", "reference-unknown");
           }

@@ -336,7 +336,7 @@ void SkillRegistry::Register(std::vector<SkillEntry>& entries,
 
 SkillRegistry::LoadResult SkillRegistry::Load(const RegistryOptions& options, Config config) {
   auto registry = std::make_shared<SkillRegistry>();
-  std::vector<Diagnostic> diagnostics;
+  std::vector<Diagnostic> diagnostics = config.warnings;
   registry->config_ = std::move(config);
   registry->LoadRubrics(ListRubricFiles(options, diagnostics), diagnostics);
   registry->LoadSkills(options, ListSkillFiles(options, diagnostics), diagnostics);
@@ -346,7 +346,7 @@ SkillRegistry::LoadResult SkillRegistry::Load(const RegistryOptions& options, Co
 SkillRegistry::LoadResult SkillRegistry::LoadFiles(const RegistryOptions& options, Config config,
                                                    const TreeFiles& files) {
   auto registry = std::make_shared<SkillRegistry>();
-  std::vector<Diagnostic> diagnostics;
+  std::vector<Diagnostic> diagnostics = config.warnings;
   registry->config_ = std::move(config);
   registry->LoadRubrics(files.rubric_files, diagnostics);
   registry->LoadSkills(options, files.skill_files, diagnostics);

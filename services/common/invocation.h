@@ -248,6 +248,8 @@ class InvocationContext {
   RequestTiming TimeRequest(TimePoint sent, TimePoint ended);
   // When the invocation started (default: the context's creation).
   void set_started(TimePoint started) { started_ = started; }
+  // A deadline that starts again (a handler's, once its process place is free).
+  void set_deadline(TimePoint deadline) { deadline_ = deadline; }
   TimePoint started() const { return started_; }
 
   // Appends an attempt, numbering it, and adds its tokens to the metrics; the

@@ -52,8 +52,12 @@ std::optional<milliseconds> ParseRetryAfter(const http::HttpResponse& response,
     return milliseconds(static_cast<std::int64_t>(std::llround(*seconds * 1000)));
   }
   if (auto date = ParseHttpDate(*header)) {
-    auto delta = std::chrono::duration_cast<milliseconds>(*date - now);
-    return delta.count() > 0 ? delta : milliseconds(0);
+    // Against the server's own clock when it sent one (a client's clock may be off by seconds), in
+    // whole seconds, rounded up: an HTTP date has no finer grain.
+    std::optional<std::chrono::system_clock::time_point> sent;
+    if (auto stamp = response.Header("date")) sent = ParseHttpDate(*stamp);
+    auto delta = std::chrono::ceil<std::chrono::seconds>(*date - sent.value_or(now));
+    return delta.count() > 0 ? std::chrono::duration_cast<milliseconds>(delta) : milliseconds(0);
   }
   return std::nullopt;
 }

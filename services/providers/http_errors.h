@@ -19,8 +19,9 @@
 namespace skillrunner::providers {
 
 // The server's requested delay: `retry-after-ms` (milliseconds), else
-// `retry-after` as seconds (fractions allowed) or as an HTTP date relative to
-// `now`. Negative or unparsable values are ignored (docs/development/providers-notes.md §5).
+// `retry-after` as seconds (fractions allowed) or as an HTTP date: that date
+// minus the response's `Date` header (else `now`), rounded up to whole
+// seconds. Negative or unparsable values are ignored (docs/development/providers-notes.md §5).
 std::optional<std::chrono::milliseconds> ParseRetryAfter(
     const http::HttpResponse& response, std::chrono::system_clock::time_point now = std::chrono::system_clock::now());
 

@@ -59,8 +59,9 @@ boost::asio::awaitable<ChatResult> LimitedProvider::Chat(const ChatRequest& requ
   bool rate_limited = !response && response.error().IsRateLimited();
   std::int64_t used =
       response ? response->usage.input_tokens + response->usage.output_tokens : (rate_limited ? 0 : estimate);
-  limiter_->Report(admission.ticket, rate_limited, used);
-  if (rate_limited) response.error().paced = true;  // its retry takes a place in this queue too
+  const std::chrono::milliseconds server_delay =
+      rate_limited ? response.error().retry_after.value_or(std::chrono::milliseconds(0)) : std::chrono::milliseconds(0);
+  limiter_->Report(admission.ticket, rate_limited, used, server_delay);
   if (response) {
     response->queued_ms = queued_ms;
   } else {

@@ -150,6 +150,13 @@ boost::asio::awaitable<ChatResult> OpenAiProvider::Chat(const ChatRequest& reque
                 bearer ? "Bearer " : "",
                 ParseOpenAiError,
                 ParseOpenAiResponse};
+  // The id OpenAI's reference documents for a request of the client's own naming ("Debugging
+  // requests"): this invocation and request, so that a retry can be paired with the refusal
+  // before it in a provider's or proxy's log.
+  if (!request.metadata.invocation_id.empty()) {
+    call.headers.emplace_back("x-client-request-id",
+                              request.metadata.invocation_id + "." + std::to_string(request.metadata.attempt));
+  }
   if (request.on_text) call.stream = MakeOpenAiChatStream(request);
   KeySource source{env_, options_.api_key_env, options_.name, options_.base_url};
   co_return co_await PostChat(*client_, source, std::move(call), RequestBodyText(request), request);

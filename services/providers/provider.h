@@ -144,11 +144,6 @@ struct ProviderError {
   std::string request_id;
   std::string raw_body;
   std::int64_t queued_ms = 0;  // waited for the provider's rate limit before it was sent
-  // A 429/529 of a request that went through its provider's limiter
-  // (LimitedProvider): the retry waits in that queue too, paced at the rate
-  // the 429 just taught it, so a short retry-after is an upper bound
-  // (RetryingProvider).
-  bool paced = false;
   // Set by a provider that tells a rate limit from other 429s itself (Bedrock: ThrottlingException
   // is one, ModelNotReadyException, also a 429, is not); unset: a 429 or 529 is one.
   std::optional<bool> rate_limited;

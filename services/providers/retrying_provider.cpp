@@ -112,16 +112,6 @@ std::optional<Stop> EndedByDeadline(const ProviderError& error, const ChatReques
       ToError(error, ErrorCode::kTimeout, "invocation timed out after " + std::to_string(limit.count()) + " ms")};
 }
 
-// A paced 429 (ProviderError::paced) whose server asks this long or less is
-// retried at a random point within the server's delay, not after it: the
-// provider's limiter spaces every request, retries included, at the rate the
-// 429 just taught it, so waiting all of it on top only leaves the provider's
-// slots empty (nginx at 100 a second without burst: 63 of a first burst of 64
-// asleep for 1-1.25 s while the provider would take one each 10 ms). A
-// longer ask is a spent window, where an early retry would only be refused
-// again (and spend the rate-limit budget): it is waited out as before.
-constexpr milliseconds kPacedRetryAfterMost{1000};
-
 // A failure that is not retried, or nullopt for a retryable one.
 std::optional<Stop> Permanent(const ProviderError& error, const ChatRequest& request, Attempt& attempt) {
   if (error.kind == ProviderError::Kind::kConfig) {
@@ -186,11 +176,15 @@ std::variant<milliseconds, Stop> NextDelay(const ProviderError& error, const Tra
     }
     delay = *error.retry_after;
   }
-  if (budget.rate_limited && error.paced && error.retry_after && delay <= kPacedRetryAfterMost) {
-    delay = milliseconds(static_cast<std::int64_t>(spread * static_cast<double>(delay.count())));
-  } else if (budget.rate_limited) {
-    const double most = error.retry_after ? std::min(1000.0, delay.count() / 4.0) : 1000.0;
+  // The server's delay is a floor (design.md §5.2): coming back sooner earns another refusal and
+  // spends the quota it asked to be left alone. The spread that keeps the callers it sent away from
+  // returning in one instant goes on top of it: up to a quarter of it, a second at most. A
+  // rate limit without a delay takes the computed backoff plus up to a second.
+  if (error.retry_after) {
+    const double most = std::min(1000.0, static_cast<double>(delay.count()) / 4.0);
     delay += milliseconds(static_cast<std::int64_t>(spread * most));
+  } else if (budget.rate_limited) {
+    delay += milliseconds(static_cast<std::int64_t>(spread * 1000.0));
   }
   if (ctx.clock().Now() + delay >= ctx.deadline() && budget.rate_limited) {
     // The provider's next slot falls after the deadline: overloaded, at once.

@@ -24,23 +24,22 @@ struct TransientRetryPolicy {
 struct RetryingProviderOptions {
   // U[0,1) for the jitter that shortens each backoff by up to 25%.
   std::function<double()> random;
-  // U[0,1) for the spread added to every rate-limit wait, so that the
-  // callers a 429 sent away do not all come back in the same instant (for a
-  // paced 429 with a short retry-after: the share of it waited).
+  // U[0,1) for the spread added to every wait a server gave and every
+  // rate-limit wait, so that the callers a 429 sent away do not all come
+  // back in the same instant.
   std::function<double()> spread;
 };
 
 // The transient policy of design.md §5.2 and §9.6 around one provider: 408, 409,
 // 5xx, connection failures and timeouts are retried up to max_retries, 429
-// and 529 up to max_rate_limit_retries (each wait plus a spread of up to a
-// quarter of the server's delay, or a second, whichever is less; 0-1000 ms
-// after a computed backoff; a paced 429 - ProviderError::paced - whose server
-// asks a second or less waits a random part of that instead: its provider's
-// limiter paces the retry;
-// a 429 that says the quota is spent fails at once), with exponential backoff
-// (initial_delay × multiplier^k, capped at max_delay, shortened by up to 25%);
-// `retry-after-ms` / `retry-after` replace the computed delay up to
-// max_server_delay (a longer ask fails at once); `x-should-retry` is obeyed;
+// and 529 up to max_rate_limit_retries (a 429 that says the quota is spent
+// fails at once), with exponential backoff (initial_delay × multiplier^k,
+// capped at max_delay, shortened by up to 25%; a rate limit's plus a spread
+// of 0-1000 ms). A server-given delay (`retry-after-ms`, `retry-after`,
+// Gemini's RetryInfo) replaces the computed one and is a floor: the retry
+// waits all of it plus a spread of up to a quarter of it, a second at most,
+// never less, and a delay over max_server_delay fails at once (whatever
+// max_delay says); `x-should-retry` is obeyed;
 // other statuses are never retried. Every failed request is recorded in the
 // invocation as an attempt (kind "transient" with the delay waited after it,
 // "provider_error", or "downgrade" for a 400 that names response_format on a

@@ -124,8 +124,16 @@ class Limiter {
   // than `latest`; kCancelled when the wait was cancelled.
   virtual boost::asio::awaitable<Admission> Acquire(Clock::TimePoint latest, std::int64_t tokens) = 0;
   // What came of an admitted request: whether it was refused with a rate
-  // limit, and the tokens it really used (the estimate is corrected).
-  virtual void Report(const Ticket& ticket, bool rate_limited, std::int64_t used_tokens) = 0;
+  // limit, and the tokens it really used (the estimate is corrected). A
+  // refusal's `server_delay` (its Retry-After; 0: none given) is a floor for
+  // the pace too: a burst's first 429 starts no probe up before it is over
+  // (design.md §12.0). The refused request waits it out (RetryingProvider);
+  // the others keep the learned pace.
+  virtual void Report(const Ticket& ticket, bool rate_limited, std::int64_t used_tokens,
+                      std::chrono::milliseconds server_delay) = 0;
+  void Report(const Ticket& ticket, bool rate_limited, std::int64_t used_tokens) {
+    Report(ticket, rate_limited, used_tokens, std::chrono::milliseconds(0));
+  }
   // Requests per minute allowed now; nullopt while unlimited.
   virtual std::optional<double> rate_per_minute() const = 0;
 };

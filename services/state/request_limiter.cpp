@@ -103,6 +103,12 @@ void RequestLimiter::CreepLocked(Clock::TimePoint now) {
     MarkCreepLocked(now);  // held: another second
     return;
   }
+  // A burst's first 429 starts no probe up before its Retry-After is over: the provider asked to be
+  // left alone until then, and a doubled rate would only be refused for it. Later 429s do not hold
+  // the pace: their refused requests wait their delay, the others keep the learned pace (held
+  // behind every 429's second, a provider refusing the rest of each fixed window kept the search
+  // under its limit: 27.7 s for the 20 s eval at 2x over one entry, not 21.4).
+  if (probing_ && now < rises_held_until_) return;
   std::optional<double> rate = *rate_;
   const std::optional<double>& ceiling = limit_.requests_per_minute;
   // Whether the pace held anyone back: a request waited at it, or one waits now.
@@ -174,7 +180,8 @@ bool RequestLimiter::SearchingLocked() const { return clean_at_ > 0 && refused_a
 
 std::optional<Clock::TimePoint> RequestLimiter::NextCreepLocked(Clock::TimePoint now) const {
   if (!rate_ || (limit_.requests_per_minute && *rate_ >= *limit_.requests_per_minute)) return std::nullopt;
-  return std::max(now, std::max(last_creep_, last_cut_) + CreepInterval());
+  const Clock::TimePoint next = std::max(now, std::max(last_creep_, last_cut_) + CreepInterval());
+  return probing_ ? std::max(next, rises_held_until_) : next;
 }
 
 double RequestLimiter::RateBeforeCutLocked(Clock::TimePoint now) const {
@@ -359,7 +366,8 @@ boost::asio::awaitable<Limiter::Admission> RequestLimiter::Acquire(Clock::TimePo
   }
 }
 
-void RequestLimiter::Report(const Ticket& ticket, bool rate_limited, std::int64_t used_tokens) {
+void RequestLimiter::Report(const Ticket& ticket, bool rate_limited, std::int64_t used_tokens,
+                            std::chrono::milliseconds server_delay) {
   // Unlimited, a request taken teaches nothing (no tokens to correct, no grace after a cut).
   if (!rate_limited && open_.load(std::memory_order_acquire)) return;
   std::lock_guard lock(mutex_);
@@ -383,7 +391,8 @@ void RequestLimiter::Report(const Ticket& ticket, bool rate_limited, std::int64_
   if (rate_ && sent_since_change_ >= kMinSample) {
     CutLocked(now, true);
   } else if (!rate_) {
-    CutLocked(now, false);  // a burst while unlimited: nothing to sample
+    CutLocked(now, false);                   // a burst while unlimited: nothing to sample
+    rises_held_until_ = now + server_delay;  // and no probe up before the server's delay is over
   } else if (clean_at_ > 0 && *rate_ > clean_at_) {
     StepBackLocked(now);
   }

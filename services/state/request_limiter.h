@@ -27,7 +27,9 @@ class RequestLimiter final : public Limiter {
   RequestLimiter(RateLimit limit, Clock& clock);
 
   boost::asio::awaitable<Admission> Acquire(Clock::TimePoint latest, std::int64_t tokens) override;
-  void Report(const Ticket& ticket, bool rate_limited, std::int64_t used_tokens) override;
+  using Limiter::Report;
+  void Report(const Ticket& ticket, bool rate_limited, std::int64_t used_tokens,
+              std::chrono::milliseconds server_delay) override;
   std::optional<double> rate_per_minute() const override;
 
  private:
@@ -112,6 +114,9 @@ class RequestLimiter final : public Limiter {
   // sample (the provider refusing the rest of its window for what the rate
   // before sent too many); ended early by a request sent since that it took.
   Clock::TimePoint grace_until_{};
+  // A burst's first 429 asked the provider to be left alone until then (its Retry-After): no probe
+  // up before.
+  Clock::TimePoint rises_held_until_{};
   bool probing_ = false;
   double accepted_at_cut_ = 0;  // per minute: the provider's limit as last estimated
   double refused_at_ = 0;       // per minute: the rate the last sampled cut came from

@@ -26,7 +26,7 @@ local ttl, settlems, stray, lonems = tonumber(ARGV[13]), tonumber(ARGV[14]), ton
 local growth = tonumber(ARGV[17])
 local names = {'rate', 'tail', 'apos', 'atime', 'tnext', 'cut', 'creep', 'changed', 'sent', 'refused', 'accepted',
   'probing', 'refusedat', 'probecap', 'clean', 'waited', 'lone', 'wstart', 'wsent', 'wlast', 'forgiven', 'grace',
-  'screep'}
+  'screep', 'hold'}
 local function load()
   local v = redis.call('HMGET', KEYS[1], unpack(names))
   local s = {fresh = not v[6]}
@@ -36,7 +36,7 @@ local function load()
   s.sent, s.refused, s.accepted, s.probing = s.sent or 0, s.refused or 0, s.accepted or 0, v[12] == '1'
   s.refusedat, s.probecap, s.clean, s.waited = s.refusedat or 0, s.probecap or 0, s.clean or 0, s.waited or 0
   s.lone, s.wstart, s.wsent, s.wlast = s.lone or 0, s.wstart or now, s.wsent or 0, s.wlast or 0
-  s.forgiven, s.grace, s.screep = s.forgiven or 0, s.grace or 0, s.screep or 0
+  s.forgiven, s.grace, s.screep, s.hold = s.forgiven or 0, s.grace or 0, s.screep or 0, s.hold or 0
   if s.fresh and ceiling > 0 then s.rate = ceiling end
   return s
 end
@@ -47,7 +47,7 @@ local function save(s)
     'probing', s.probing and '1' or '0', 'refusedat', string.format('%.6f', s.refusedat),
     'probecap', string.format('%.6f', s.probecap), 'clean', string.format('%.6f', s.clean), 'waited', s.waited,
     'lone', s.lone, 'wstart', s.wstart, 'wsent', s.wsent, 'wlast', string.format('%.6f', s.wlast), 'forgiven', s.forgiven,
-    'grace', s.grace, 'screep', s.screep)
+    'grace', s.grace, 'screep', s.screep, 'hold', s.hold)
   redis.call('PEXPIRE', KEYS[1], ttl)
 end
 local function slot_of(s, p)
@@ -79,7 +79,7 @@ end
 -- ms to the next chance of a rise (a creep), -1 when none (at the ceiling, unlimited)
 local function rise_in(s)
   if not s.rate or (ceiling > 0 and s.rate >= ceiling) then return -1 end
-  return math.max(1, math.max(s.creep, s.cut) + creep_ms(s) - now)
+  return math.max(1, math.max(s.creep, s.cut) + creep_ms(s) - now, s.probing and s.hold - now or 0)
 end
 -- One more sent at the current rate; unlimited, the pace is also counted a second at a time
 -- (RequestLimiter::CountUnlimitedLocked)
@@ -150,6 +150,7 @@ local function creep(s)
     s.creep, s.screep = now, 0
     return
   end
+  if s.probing and now < s.hold then return end  -- no probe into a Retry-After that is not over
   local newrate = s.rate
   local binding = s.waited > 0 or (s.tail > 0 and slot_of(s, s.tail - 1) > now)
   -- reached: the requests sent since the last creep came to kReachedShare (0.9) of the rate, or one
@@ -227,7 +228,9 @@ if slot - now > budget then return {0, math.ceil(slot - now), now, rise} end
 return {2, math.ceil(slot - now), now, rise}
 )lua";
 
-// A 429 of a request sent at ARGV[18] (Redis ms): counted against the
+// A 429 of a request sent at ARGV[18] (Redis ms) with a Retry-After of
+// ARGV[19] ms (0: none; the first 429 of a burst starts no probe up before it
+// is over): counted against the
 // current rate's sample, and a cut as limiter.h describes. Returns the rate
 // * 1000, or -1 when it did not cut.
 constexpr std::string_view kRefused = R"lua(
@@ -252,7 +255,9 @@ if s.rate and s.sent < sample then
   save(s)
   return -1
 end
-cut(s, s.rate ~= nil)
+local probe = s.rate == nil
+cut(s, not probe)
+if probe then s.hold = now + tonumber(ARGV[19]) end  -- a burst's first 429: no probe up before its delay
 save(s)
 return math.floor(s.rate * 1000)
 )lua";
@@ -390,9 +395,10 @@ boost::asio::awaitable<Limiter::Admission> SharedLimiter::OneIntervalAfterTheLas
   }
 }
 
-void SharedLimiter::Report(const Ticket& ticket, bool rate_limited, std::int64_t used_tokens) {
+void SharedLimiter::Report(const Ticket& ticket, bool rate_limited, std::int64_t used_tokens,
+                           std::chrono::milliseconds server_delay) {
   if (ticket.shared_admitted_ms < 0) {  // admitted by this process's share
-    local_.Report(ticket, rate_limited, used_tokens);
+    local_.Report(ticket, rate_limited, used_tokens, server_delay);
     return;
   }
   const bool correct = limit_.tokens_per_minute && used_tokens != ticket.tokens;
@@ -410,6 +416,7 @@ void SharedLimiter::Report(const Ticket& ticket, bool rate_limited, std::int64_t
     std::vector<std::string> constants = Constants();
     command.insert(command.end(), constants.begin(), constants.end());
     command.push_back(std::to_string(ticket.shared_admitted_ms));
+    if (rate_limited) command.push_back(std::to_string(server_delay.count()));
     commands.push_back(std::move(command));
   }
   // Reports are not awaited by the request that made them.

@@ -25,7 +25,9 @@ class SharedLimiter final : public Limiter {
   SharedLimiter(std::shared_ptr<SharedState> state, std::string provider, RateLimit limit, Clock& clock);
 
   boost::asio::awaitable<Admission> Acquire(Clock::TimePoint latest, std::int64_t tokens) override;
-  void Report(const Ticket& ticket, bool rate_limited, std::int64_t used_tokens) override;
+  using Limiter::Report;
+  void Report(const Ticket& ticket, bool rate_limited, std::int64_t used_tokens,
+              std::chrono::milliseconds server_delay) override;
   std::optional<double> rate_per_minute() const override;
 
  private:

@@ -1,3 +1,9 @@
+/**
+ * The skillrunner client: one lazily opened connection (Unix socket or TCP)
+ * that pipelines every call, deadlines that send `$/cancel`, AbortSignal
+ * cancellation, OVERLOADED retried after the server's hint, and typed errors.
+ */
+import * as net from "node:net";
 import { Notification } from "./connection";
 import { Attempt } from "./errors";
 /** How to reach the server: `{socket}` or `{host, port, token?, tls?}`, plus tuning. */
@@ -16,6 +22,11 @@ export interface ClientOptions {
      * with `--tls-client-ca` asks for. PEM text or Buffers, read by the caller.
      */
     tls?: TlsOptions;
+    /**
+     * How `host` is resolved (Node's `net.connect` `lookup`; default `dns.lookup`). Every address it
+     * gives is tried, IPv6 and IPv4 alike, until one connects.
+     */
+    lookup?: net.LookupFunction;
     /** Give up connecting after this long (default 10000 ms). */
     connectTimeoutMs?: number;
     /** How long past `timeoutMs` to wait for the server's own TIMEOUT before sending `$/cancel` (default 1000 ms). */

@@ -35,11 +35,6 @@ var __importStar = (this && this.__importStar) || (function () {
 Object.defineProperty(exports, "__esModule", { value: true });
 exports.Client = void 0;
 exports.raiseForReview = raiseForReview;
-/**
- * The skillrunner client: one lazily opened connection (Unix socket or TCP)
- * that pipelines every call, deadlines that send `$/cancel`, AbortSignal
- * cancellation, OVERLOADED retried after the server's hint, and typed errors.
- */
 const tls = __importStar(require("node:tls"));
 const connection_1 = require("./connection");
 const errors_1 = require("./errors");
@@ -282,8 +277,9 @@ function addRollout(wire, options) {
 function endpointOf(options) {
     if (options.socket !== undefined && options.host === undefined && options.port === undefined)
         return { socket: options.socket };
-    if (options.socket === undefined && options.port !== undefined)
-        return { host: options.host ?? "127.0.0.1", port: options.port };
+    if (options.socket === undefined && options.port !== undefined) {
+        return { host: options.host ?? "127.0.0.1", port: options.port, lookup: options.lookup };
+    }
     throw new TypeError("Client needs either {socket} or {host, port}");
 }
 /** The TLS settings of `options.tls` (undefined without); a TypeError for a bad mix, PEM that does not load throws here. */

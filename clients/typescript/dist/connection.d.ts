@@ -1,3 +1,9 @@
+/**
+ * One socket to the server: writes request lines, splits the answers on
+ * newlines and settles the pending call with the matching id. When the socket
+ * closes, every pending call is rejected with CONNECTION_LOST (never re-sent).
+ */
+import * as net from "node:net";
 import * as tls from "node:tls";
 /** Where the server listens: a Unix socket path, or a TCP host and port. */
 export type Endpoint = {
@@ -5,6 +11,7 @@ export type Endpoint = {
 } | {
     host: string;
     port: number;
+    lookup?: net.LookupFunction;
 };
 /** A notification about one request (`skills.partial`, `skills.reset`); `params.id` names the request. */
 export interface Notification {

@@ -99,13 +99,27 @@ class Connection {
         return new Promise((resolve, reject) => {
             let socket;
             let ready = "connect";
+            // A host name is tried at each address it resolves to (Happy Eyeballs): Node 18 connects to
+            // the first alone unless asked, and `localhost` resolves to ::1 first on a stock Debian while a
+            // server may listen on 127.0.0.1 only.
             if ("socket" in endpoint)
                 socket = net.createConnection(endpoint.socket);
-            else if (secureContext === undefined)
-                socket = net.createConnection(endpoint.port, endpoint.host);
+            else if (secureContext === undefined) {
+                socket = net.createConnection({ host: endpoint.host, port: endpoint.port, lookup: endpoint.lookup, autoSelectFamily: true });
+            }
             else {
                 const servername = net.isIP(endpoint.host) === 0 ? endpoint.host : undefined;
-                socket = tls.connect({ host: endpoint.host, port: endpoint.port, secureContext, servername, rejectUnauthorized: true });
+                // tls.connect hands its options to net's connect, autoSelectFamily included (not in its types).
+                const options = {
+                    host: endpoint.host,
+                    port: endpoint.port,
+                    lookup: endpoint.lookup,
+                    autoSelectFamily: true,
+                    secureContext,
+                    servername,
+                    rejectUnauthorized: true,
+                };
+                socket = tls.connect(options);
                 ready = "secureConnect";
             }
             const timer = setTimeout(() => socket.destroy(new Error(`no connection after ${connectTimeoutMs} ms`)), connectTimeoutMs);

@@ -3,6 +3,7 @@
  * that pipelines every call, deadlines that send `$/cancel`, AbortSignal
  * cancellation, OVERLOADED retried after the server's hint, and typed errors.
  */
+import * as net from "node:net";
 import * as tls from "node:tls";
 
 import { Connection, Endpoint, Notification, SkillStamp } from "./connection";
@@ -34,6 +35,11 @@ export interface ClientOptions {
    * with `--tls-client-ca` asks for. PEM text or Buffers, read by the caller.
    */
   tls?: TlsOptions;
+  /**
+   * How `host` is resolved (Node's `net.connect` `lookup`; default `dns.lookup`). Every address it
+   * gives is tried, IPv6 and IPv4 alike, until one connects.
+   */
+  lookup?: net.LookupFunction;
   /** Give up connecting after this long (default 10000 ms). */
   connectTimeoutMs?: number;
   /** How long past `timeoutMs` to wait for the server's own TIMEOUT before sending `$/cancel` (default 1000 ms). */
@@ -368,7 +374,9 @@ function addRollout(wire: Record<string, unknown>, options: InvokeOptions): void
 /** Checks the constructor options and returns the endpoint. */
 function endpointOf(options: ClientOptions): Endpoint {
   if (options.socket !== undefined && options.host === undefined && options.port === undefined) return { socket: options.socket };
-  if (options.socket === undefined && options.port !== undefined) return { host: options.host ?? "127.0.0.1", port: options.port };
+  if (options.socket === undefined && options.port !== undefined) {
+    return { host: options.host ?? "127.0.0.1", port: options.port, lookup: options.lookup };
+  }
   throw new TypeError("Client needs either {socket} or {host, port}");
 }
 

@@ -172,7 +172,10 @@ asio::awaitable<std::expected<std::string, ProviderError>> BatchingProvider::Sta
   for (int attempt = 1; attempt <= 3; ++attempt) {
     created = co_await api->Create(items, tag);
     if (created || !created.error().retryable) co_return created;
-    if (!co_await clock.Sleep(std::min(settings.poll_interval, std::chrono::milliseconds(5'000)))) co_return created;
+    // The server's delay, when it gave one, is a floor (design.md §12.0).
+    const auto wait = std::max(std::min(settings.poll_interval, std::chrono::milliseconds(5'000)),
+                               created.error().retry_after.value_or(std::chrono::milliseconds(0)));
+    if (!co_await clock.Sleep(wait)) co_return created;
     auto found = co_await api->FindTagged(tag);
     if (found && *found) co_return **found;
   }
@@ -192,7 +195,9 @@ asio::awaitable<void> BatchingProvider::State::Poll(TrackerPtr tracker) {
         Refuse(tracker, std::move(status.error()));
         co_return;
       }
-      continue;  // transient: the next poll
+      // Transient: the next poll, no sooner than the server asked (design.md §12.0).
+      if (status.error().retry_after) interval = std::max(interval, *status.error().retry_after);
+      continue;
     }
     Progress(*tracker, *status);
     if (!status->ended) continue;

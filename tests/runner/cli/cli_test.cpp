@@ -8,6 +8,7 @@
 #include <boost/json/serialize.hpp>
 #include <cstdio>
 
+#include "tests/runner/server/serve_process.h"
 #include "tests/support/cli_runner.h"
 #include "tests/support/temp_tree.h"
 
@@ -71,6 +72,36 @@ TEST_F(CliTest, ValidateOnAGoodTreeExitsZero) {
   EXPECT_EQ(result.out,
             "3 skill(s) and 0 rubric(s) loaded; 0 error(s), 0 warning(s) (schemas not compared: skills is not in a git "
             "work tree)\n");
+}
+
+// An empty skillrunner.yaml, or one of comments only, is the same as none (design.md §12.0): validate,
+// run and serve load it as the built-in defaults, saying so once.
+TEST_F(CliTest, AnEmptyOrCommentOnlyConfigIsTheBuiltInDefaultsWithAWarning) {
+  for (const std::string content : {"", "# the settings come later\n# history: nightly.db\n"}) {
+    SCOPED_TRACE("skillrunner.yaml: \"" + content + "\"");
+    tree_.Write("skillrunner.yaml", content);
+    auto validate = Skillrunner(tree_.root(), "validate");
+    EXPECT_EQ(validate.status, 0);
+    EXPECT_EQ(validate.out,
+              "skillrunner.yaml: warning: the config holds no settings (empty or only comments): the built-in "
+              "defaults apply, as with no file (only the simulated provider) [config-empty]\n"
+              "3 skill(s) and 0 rubric(s) loaded; 0 error(s), 1 warning(s) (schemas not compared: skills is not in a "
+              "git work tree)\n");
+    auto run = Skillrunner(tree_.root(), "run upper --input '{\"text\":\"hi\"}'");
+    ASSERT_EQ(run.status, 0) << run.out;
+    EXPECT_EQ(json::serialize(json::parse(run.out).at("output")), R"({"text":"HI"})");
+    const std::string socket = tree_.Path("serve.sock").string();
+    testing::ServeProcess serve(tree_, {"--socket", socket});
+    auto client = testing::ConnectWhenReady(socket);
+    ASSERT_TRUE(client) << serve.Stderr();
+    json::value answer = client->Call(
+        R"({"jsonrpc":"2.0","id":1,"method":"skills.invoke","params":{"skill":"upper","input":{"text":"hi"}}})"
+        "\n");
+    EXPECT_EQ(answer.at_pointer("/result/output/text"), "HI") << json::serialize(answer);
+    serve.Signal(SIGTERM);
+    EXPECT_EQ(serve.Wait(std::chrono::seconds(20)), 0) << serve.Stderr();
+    EXPECT_NE(serve.Stderr().find("the config holds no settings"), std::string::npos) << serve.Stderr();
+  }
 }
 
 TEST_F(CliTest, ExecHandlerSkillRunsEndToEnd) {

@@ -41,12 +41,6 @@ ProviderError Http(int status, std::optional<milliseconds> retry_after = {}) {
   return e;
 }
 
-// What LimitedProvider makes of a 429 or 529: its retry is paced by the provider's limiter.
-ProviderError Paced(ProviderError error) {
-  error.paced = true;
-  return error;
-}
-
 ChatResponse Ok() {
   ChatResponse r;
   r.text = "{}";
@@ -175,23 +169,28 @@ TEST_F(RetryingProviderTest, RateLimitWaitsSpreadPastTheServersDelayByUpToAQuart
   EXPECT_EQ(sleeper_.DelaysMs().back(), 2000);  // other transient failures get no spread
 }
 
-// Issue 39: the limiter that sent a request paces its retry too, so a short retry-after is an
-// upper bound. Waiting all of it, 63 of a first burst of 64 slept a second while nginx would
-// have taken one each 10 ms.
-TEST_F(RetryingProviderTest, APaced429WithARetryAfterOfASecondOrLessWaitsARandomPartOfIt) {
-  spread_ = 0.25;
-  provider_.script = {std::unexpected(Paced(Http(429, milliseconds(1000)))),
-                      std::unexpected(Paced(Http(429, milliseconds(2000)))),
-                      std::unexpected(Http(429, milliseconds(1000))), std::unexpected(Paced(Http(529))), Ok()};
+// A server-given delay is a floor (design.md §5.2): the spread only adds to it, whatever
+// max_delay_ms says, for a 429 and for a 503 alike.
+TEST_F(RetryingProviderTest, AServerGivenDelayIsAFloorThatTheSpreadOnlyAddsTo) {
+  policy_.max_delay = milliseconds(100);
+  spread_ = 0.999;
+  provider_.script = {std::unexpected(Http(429, milliseconds(150))), std::unexpected(Http(429, milliseconds(400))),
+                      std::unexpected(Http(503, milliseconds(1000))), std::unexpected(Http(429, milliseconds(8000))),
+                      Ok()};
   auto result = Run();
   ASSERT_TRUE(result);
-  // A quarter of the paced second; a paced 2 s (a spent window) waited out, plus a quarter of
-  // its spread (500 ms); an unpaced second, plus a quarter of its 250 ms; a paced 529 without a
-  // retry-after: the backoff of the fourth rate-limit retry (8 s), plus a quarter of a second.
-  EXPECT_EQ(sleeper_.DelaysMs(), (std::vector<std::int64_t>{250, 2125, 1062, 8250}));
-  ASSERT_EQ(ctx_->attempts().size(), 4u);
-  EXPECT_EQ(ctx_->attempts()[0].delay_ms, 250);
-  EXPECT_EQ(ctx_->metrics().transient_retries, 4);
+  // 150 + 0.999 x 37.5; 400 + 0.999 x 100; 1000 + 0.999 x 250; 8000 + 0.999 x 1000 (a second at most).
+  EXPECT_EQ(sleeper_.DelaysMs(), (std::vector<std::int64_t>{187, 499, 1249, 8999}));
+  spread_ = 0.0;
+  provider_.requests.clear();
+  provider_.script = {std::unexpected(Http(429, milliseconds(150))), std::unexpected(Http(429, milliseconds(1000))),
+                      Ok()};
+  ASSERT_TRUE(Run());
+  const std::vector<std::int64_t> delays = sleeper_.DelaysMs();
+  EXPECT_EQ(std::vector<std::int64_t>(delays.end() - 2, delays.end()), (std::vector<std::int64_t>{150, 1000}));
+  ASSERT_EQ(ctx_->attempts().size(), 2u);
+  EXPECT_EQ(ctx_->attempts()[0].delay_ms, 150);
+  EXPECT_EQ(ctx_->attempts()[1].delay_ms, 1000);
 }
 
 TEST_F(RetryingProviderTest, RateLimitsHaveABudgetOfTheirOwn) {

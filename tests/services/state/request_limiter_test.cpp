@@ -98,6 +98,31 @@ void SearchFrom2400(RequestLimiter& limiter, FakeClock& clock) {
   ASSERT_EQ(limiter.rate_per_minute(), 2400);
 }
 
+// A 429's Retry-After is a floor for the pace too (design.md §12.0): a first burst refused with
+// `Retry-After: 2` probes up from its pace only once those 2 s are over; without one, after the
+// probe's half second.
+TEST(RequestLimiterTest, NoProbeUpComesBeforeAFirst429sRetryAfterIsOver) {
+  for (const milliseconds server_delay : {milliseconds(2000), milliseconds(0)}) {
+    FakeClock clock;
+    RequestLimiter limiter(RateLimit{}, clock);
+    std::vector<Limiter::Ticket> burst;
+    for (int i = 0; i < 50; ++i) burst.push_back(RunAwaitable(limiter.Acquire(kFarFuture, 0)).ticket);
+    clock.Advance(milliseconds(10));
+    limiter.Report(burst[0], true, 0, server_delay);
+    const Clock::TimePoint refused = clock.Now();
+    ASSERT_EQ(limiter.rate_per_minute(), 3000);  // the burst's pace, probed up from
+    SendUntilTheRateChanges(limiter);
+    EXPECT_EQ(limiter.rate_per_minute(), 6000);
+    const auto rose_after = std::chrono::duration_cast<milliseconds>(clock.Now() - refused);
+    if (server_delay.count() > 0) {
+      EXPECT_GE(rose_after, server_delay);
+      EXPECT_LE(rose_after, server_delay + milliseconds(40));  // at the first request after it
+    } else {
+      EXPECT_LE(rose_after, milliseconds(540));
+    }
+  }
+}
+
 TEST(RequestLimiterTest, AFirstBurstSetsItsOwnPaceThenTheShareTheProviderTookSetsTheRate) {
   FakeClock clock;
   RequestLimiter limiter(RateLimit{}, clock);
@@ -586,13 +611,12 @@ ProviderTake Nginx(int per_second, int burst) {
   return [provider = NginxLimitReq(per_second, burst)](Clock::TimePoint now) mutable { return provider.Take(now); };
 }
 
-// How the simulated eval's requests travel. By default a request reaches the provider 0.2-1.5 ms
-// after its slot, and a 429 is retried after its retry-after of a second plus up to a quarter of it
-// (the retrying provider's spread for an unpaced 429). `paced`: what the retrying provider does
-// with a 429 that went through the limiter, a retry at a random point within the second.
+// How the simulated eval's requests travel: a request reaches the provider 0.2 ms to `most_us` after
+// its slot, and a 429 (with `Retry-After: 1`, reported to the limiter as the server's delay) is
+// retried after that second plus up to a quarter of it, the retrying provider's spread: never sooner
+// (design.md §12.0).
 struct Travel {
   int most_us = 1500;
-  bool paced = false;
 };
 
 // bench/rate_limit_bench.sh on the virtual clock: `cases` cases of one generation (through
@@ -628,9 +652,9 @@ class SimulatedEval {
       co_await clock.SleepUntil(clock.Now() + std::chrono::microseconds(Uniform(200, travel_.most_us)));
       const bool taken = provider_(clock.Now());
       co_await clock.Sleep(milliseconds(taken ? 100 : 1));
-      limiter.Report(admission.ticket, !taken, 0);
+      limiter.Report(admission.ticket, !taken, 0, taken ? milliseconds(0) : milliseconds(1000));
       if (taken) co_return;
-      co_await clock.Sleep(milliseconds(travel_.paced ? Uniform(0, 1000) : 1000 + Uniform(0, 250)));
+      co_await clock.Sleep(milliseconds(1000 + Uniform(0, 250)));
     }
   }
   int Uniform(int low, int high) { return std::uniform_int_distribution<int>(low, high)(random_); }
@@ -698,19 +722,23 @@ TEST(RequestLimiterTest, ABurstTheProviderTakesAtOnceIsLearnedAsItsLimit) {
 
 // bench/rate_limit_bench.sh's standing BURST=0 case: nginx at 100 a second without a burst refuses
 // any request within 10 ms of the last it took, so 63 of a first burst of 64 are refused. With
-// what the bench measures of the way there (a request reaches nginx 0.2-0.4 ms after its slot, a
-// paced 429 comes back within its second), the eval takes at most 1.05x the ideal 20 s,
-// unconfigured and configured at 2x (the median of three seeds). It took 21.1 s unconfigured when
-// a refused doubling of the first probe went back to the rate below it for half a second, and a
-// few more 429s at a rate that had run clean cut it a fifth.
+// what the bench measures of the way there (a request reaches nginx 0.2-0.4 ms after its slot;
+// every 429 waited out: its second plus up to a quarter, design.md §12.0), the eval takes at most
+// 1.09x the ideal 20 s unconfigured and 1.05x configured at 2x (the median of three seeds). The
+// first burst's refused callers are away for the whole first second, a twentieth of the run, before
+// anything is learned; the rest is the pace they come back to. (With a paced 429 retried at a
+// random point within its second, as stage four did, it was 20.75 s unconfigured: it came back
+// before the server said. Earlier, 21.1 s when a refused doubling of the first probe went back to
+// the rate below it for half a second, and a few more 429s at a rate that had run clean cut it a
+// fifth.)
 TEST(RequestLimiterTest, AProviderSpacingRequestsStrictlyIsLearnedNearItsLimit) {
   for (std::optional<double> per_minute : {std::optional<double>(), std::optional<double>(12000)}) {
     SCOPED_TRACE(per_minute ? "configured at 2x" : "nothing configured");
     const std::vector<double> seconds = SimulatedEvalSeconds(
-        per_minute, [] { return Nginx(100, 0); }, Travel{.most_us = 400, .paced = true});
+        per_minute, [] { return Nginx(100, 0); }, Travel{.most_us = 400});
     std::printf("nginx burst 0, %s: %.2f %.2f %.2f s\n", per_minute ? "2x" : "none", seconds[0], seconds[1],
                 seconds[2]);
-    EXPECT_LE(seconds[1], 21.0);
+    EXPECT_LE(seconds[1], per_minute ? 21.0 : 21.8);
   }
 }
 
@@ -753,7 +781,7 @@ TEST(LimitedProviderTest, A429SlowsTheNextRequestsAndATooLateSlotIsOverloaded) {
   clock.Advance(milliseconds(500));
   auto refused_answer = RunAwaitable(limited.Chat(request));  // the 429
   ASSERT_FALSE(refused_answer);
-  EXPECT_TRUE(refused_answer.error().paced);  // its retry takes a place in the queue too
+  EXPECT_EQ(refused_answer.error().http_status, 429);  // the refusal as the provider gave it
   ASSERT_TRUE(limited.limiter().rate_per_minute().has_value());
   auto first_after = RunAwaitable(limited.Chat(request));
   auto second_after = RunAwaitable(limited.Chat(request));
@@ -767,7 +795,7 @@ TEST(LimitedProviderTest, A429SlowsTheNextRequestsAndATooLateSlotIsOverloaded) {
   auto late = RunAwaitable(limited.Chat(request));
   ASSERT_FALSE(late);
   EXPECT_EQ(late.error().kind, providers::ProviderError::Kind::kOverloaded);
-  EXPECT_FALSE(late.error().paced);  // not sent: no 429 to pace
+  EXPECT_FALSE(late.error().IsRateLimited());  // not sent: no 429 for the pace to learn from
   ASSERT_TRUE(late.error().retry_after.has_value());
   EXPECT_GT(late.error().retry_after->count(), 0);
   EXPECT_EQ(late.error().message, "the provider's rate limit (" +

@@ -280,5 +280,24 @@ TEST_F(SharedLimiterTest, SeveralRefusedAtARateThatRanCleanStepItDown) {
   EXPECT_EQ(redis_->Command({"HGET", "skillrunner:limit:openai", "clean"}), "0.000000");
 }
 
+// The Lua twin of RequestLimiterTest.NoProbeUpComesBeforeAFirst429sRetryAfterIsOver: the first 429
+// of a burst (two sent: probed up from 1,200 a minute) with `Retry-After: 2` holds the probe while
+// the delay is not over, though the half second and the requests a doubling needs have passed.
+TEST_F(SharedLimiterTest, NoProbeUpComesBeforeAFirst429sRetryAfterIsOver) {
+  SharedLimiter limiter(state_, "openai", RateLimit{}, RealClock());
+  const auto latest = RealClock().Now() + 60s;
+  auto first = Await(limiter.Acquire(latest, 0));
+  ASSERT_EQ(Await(limiter.Acquire(latest, 0)).outcome, Limiter::Outcome::kGo);
+  boost::asio::post(io_, [&limiter, ticket = first.ticket] { limiter.Report(ticket, true, 0, 2000ms); });
+  ASSERT_EQ(RateOnceSet("openai"), 1200);
+  // 15 at 1,200 a minute: 700 ms, past a probe's half second and its 10 requests.
+  for (int i = 0; i < 15; ++i) ASSERT_EQ(Await(limiter.Acquire(latest, 0)).outcome, Limiter::Outcome::kGo);
+  EXPECT_EQ(redis_->Command({"HGET", "skillrunner:limit:openai", "rate"}), "1200.000000");  // held
+  EXPECT_EQ(redis_->Command({"HGET", "skillrunner:limit:openai", "probing"}), "1");
+  ASSERT_TRUE(redis_->Command({"HSET", "skillrunner:limit:openai", "hold", "0"}));  // the delay over
+  ASSERT_EQ(Await(limiter.Acquire(latest, 0)).outcome, Limiter::Outcome::kGo);
+  EXPECT_NE(redis_->Command({"HGET", "skillrunner:limit:openai", "rate"}), "1200.000000");  // probed up
+}
+
 }  // namespace
 }  // namespace skillrunner::state

@@ -11,8 +11,10 @@
 #include "services/providers/aws/bedrock_provider.h"
 #include "services/providers/aws/event_stream.h"
 #include "services/providers/limited_provider.h"
+#include "services/providers/retrying_provider.h"
 #include "services/state/request_limiter.h"
 #include "tests/support/cloud_fake.h"
+#include "tests/support/llm_test_bed.h"
 
 namespace skillrunner::providers::aws {
 namespace {
@@ -202,12 +204,40 @@ TEST_F(BedrockTest, AModelNotReadyLeavesTheRateAloneAndAThrottleSetsIt) {
                   json::object{{"status", 429}, {"error_type", "ThrottlingException"}, {"message", "slow down"}}});
   auto loading = Call(limited, Request());
   ASSERT_FALSE(loading.has_value());
-  EXPECT_FALSE(loading.error().paced);
+  EXPECT_FALSE(loading.error().IsRateLimited());
   EXPECT_FALSE(limiter->rate_per_minute().has_value());  // nothing learned: not the rate limit
   auto throttled = Call(limited, Request());
   ASSERT_FALSE(throttled.has_value());
-  EXPECT_TRUE(throttled.error().paced);
+  EXPECT_TRUE(throttled.error().IsRateLimited());
   EXPECT_TRUE(limiter->rate_per_minute().has_value());  // the pace now follows the 429
+}
+
+// A Bedrock throttle says no delay (design.md §12.0): its retry waits the computed backoff (2 s,
+// shortened by up to a quarter) plus the rate limit's spread (up to a second), never less.
+TEST_F(BedrockTest, AThrottlesRetryWaitsTheComputedBackoffAndItsSpread) {
+  auto bedrock = std::shared_ptr<Provider>(Make());
+  test_support::RecordingSleeper clock;
+  clock.advance = true;
+  auto limiter = std::make_shared<state::RequestLimiter>(state::RateLimit{}, clock);
+  LimitedProvider limited(bedrock, limiter, clock);
+  RetryingProvider retrying(limited, RetryingProviderOptions{[] { return 0.0; }, [] { return 0.5; }});
+  fake_->Enqueue("converse", json::array{json::object{
+                                 {"status", 429}, {"error_type", "ThrottlingException"}, {"message", "slow down"}}});
+  const auto start = clock.Now();
+  InvocationContext ctx("s", InvocationOptions{}, start + std::chrono::minutes(5), clock);
+  ctx.set_started(start);
+  ChatRequest request = Request();
+  auto future =
+      boost::asio::co_spawn(io_, retrying.Chat(request, TransientRetryPolicy{}, ctx), boost::asio::use_future);
+  io_.restart();
+  io_.run();
+  Result<ChatResponse> answer = future.get();
+  ASSERT_TRUE(answer.has_value()) << answer.error().message;
+  ASSERT_EQ(ctx.attempts().size(), 1u);
+  EXPECT_EQ(ctx.attempts()[0].http_status, 429);
+  EXPECT_EQ(ctx.attempts()[0].delay_ms, 2500);  // 2000 (u = 0) + 0.5 x 1000
+  EXPECT_EQ(clock.delays.front(), 2500);
+  EXPECT_GE(answer->timing.waited_ms, 2500);
 }
 
 TEST_F(BedrockTest, AStreamHandsOnItsTextAndEndsWithTheUsage) {
