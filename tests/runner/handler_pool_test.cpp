@@ -17,14 +17,8 @@ namespace skillrunner {
 namespace {
 namespace json = boost::json;
 using namespace std::chrono_literals;
+using testing::ReadFile;
 using testing::TempTree;
-
-std::string ReadFile(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 // A config with nothing to say about processes.
 constexpr const char* kConfig = "default_provider: sim\nproviders:\n  sim: { kind: simulated }\n";

@@ -10,6 +10,7 @@
 #include <sstream>
 #include <string>
 
+#include "tests/runner/name_skill_tree.h"
 #include "tests/support/child_process.h"
 #include "tests/support/llm_test_bed.h"
 #include "tests/support/loopback_server.h"
@@ -35,21 +36,11 @@ TEST(RateLimitTest, AnEvalWithNothingConfiguredLearnsTheLimitLosesNoCaseAndIsRar
   LoopbackServer llm;
   llm.SetDefault({.body = OpenAiAnswer(R"({"name":"Ada"})")});
   llm.SetRateLimit(50, 1);
-  tree.Write("skillrunner.yaml", "providers:\n  openai: { kind: openai, base_url: \"" + llm.base_url() +
-                                     "/v1\", api_key_env: TEST_LLM_KEY }\n"
-                                     "models:\n  gpt-test: { provider: openai, structured_output: native }\n");
-  tree.Write("skills/name/skill.yaml", R"(id: name
-model: gpt-test
-template_type: LLM_JSON_GENERATION
-input_schema: { type: object }
-output_schema: { type: object, required: [name], properties: { name: { type: string } } }
-prompt: { user: "Say a name." }
-)");
+  testing::WriteNameSkillTree(tree, llm.base_url());
   std::string cases;
   for (int i = 0; i < 500; ++i) cases += "{\"id\": \"c" + std::to_string(i) + "\", \"input\": {}}\n";
   tree.Write("skills/name/cases.jsonl", cases);
   tree.Write("suite.yaml", "id: limited\nskills:\n  - skill: name\n");
-  std::filesystem::create_directories(tree.Path("rubrics"));
   test_support::ChildProcess eval(
       SKILLRUNNER_BINARY,
       {"eval", tree.Path("suite.yaml").string(), "--out", tree.Path("out").string(), "--concurrency", "16", "--config",

@@ -18,6 +18,7 @@
 #include "services/providers/retrying_provider.h"
 #include "services/state/shared_limiter.h"
 #include "services/state/shared_state.h"
+#include "tests/runner/name_skill_tree.h"
 #include "tests/runner/server/serve_process.h"
 #include "tests/support/child_process.h"
 #include "tests/support/cli_runner.h"
@@ -32,14 +33,8 @@ namespace json = boost::json;
 using namespace std::chrono_literals;
 using std::chrono::milliseconds;
 using test_support::LoopbackServer;
+using testing::ReadFile;
 using testing::TempTree;
-
-std::string ReadFile(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 // The refusal with its header, then answers.
 void ScriptRefusal(LoopbackServer& llm, std::pair<std::string, std::string> header) {
@@ -54,21 +49,6 @@ milliseconds Gap(const LoopbackServer& llm) {
   auto requests = llm.requests();
   if (requests.size() < 2) return milliseconds(-1);
   return std::chrono::duration_cast<milliseconds>(requests[1].arrived - requests[0].arrived);
-}
-
-// A tree whose one skill asks the loopback server.
-void WriteTree(const TempTree& tree, const LoopbackServer& llm) {
-  tree.Write("skillrunner.yaml", "providers:\n  openai: { kind: openai, base_url: \"" + llm.base_url() +
-                                     "/v1\", api_key_env: TEST_LLM_KEY }\n"
-                                     "models:\n  gpt-test: { provider: openai, structured_output: native }\n");
-  tree.Write("skills/name/skill.yaml", R"(id: name
-model: gpt-test
-template_type: LLM_JSON_GENERATION
-input_schema: { type: object }
-output_schema: { type: object, required: [name], properties: { name: { type: string } } }
-prompt: { user: "Say a name." }
-)");
-  std::filesystem::create_directories(tree.Path("rubrics"));
 }
 
 // The attempts of an invocation's answer: the refusal waited out, then the answer after it.
@@ -88,7 +68,7 @@ TEST(RetryAfterPathsTest, RunWaitsOutRetryAfterMs) {
   TempTree tree;
   LoopbackServer llm;
   ScriptRefusal(llm, {"retry-after-ms", "400"});
-  WriteTree(tree, llm);
+  testing::WriteNameSkillTree(tree, llm.base_url());
   std::string flags;
   for (const std::string& flag : tree.TreeFlags()) flags += test_support::ShellQuote(flag) + " ";
   auto result = test_support::Skillrunner(tree.root(), "run name --input '{}' " + flags, "2>/dev/null",
@@ -103,7 +83,7 @@ TEST(RetryAfterPathsTest, EvalWaitsOutRetryAfterSeconds) {
   TempTree tree;
   LoopbackServer llm;
   ScriptRefusal(llm, {"retry-after", "1"});
-  WriteTree(tree, llm);
+  testing::WriteNameSkillTree(tree, llm.base_url());
   tree.Write("skills/name/cases.jsonl", "{\"id\": \"c1\", \"input\": {}}\n");
   tree.Write("suite.yaml", "id: floor\nskills:\n  - skill: name\n");
   std::vector<std::string> args{"eval", tree.Path("suite.yaml").string(), "--out", tree.Path("out").string()};
@@ -122,7 +102,7 @@ TEST(RetryAfterPathsTest, ServeWaitsOutRetryAfterMs) {
   TempTree tree;
   LoopbackServer llm;
   ScriptRefusal(llm, {"retry-after-ms", "400"});
-  WriteTree(tree, llm);
+  testing::WriteNameSkillTree(tree, llm.base_url());
   const std::string socket = tree.Path("serve.sock").string();
   testing::ServeProcess serve(tree, {"--socket", socket}, {"TEST_LLM_KEY=sk-test-key"});
   auto client = testing::ConnectWhenReady(socket);
