@@ -227,8 +227,8 @@ TEST_F(BedrockTest, AThrottlesRetryWaitsTheComputedBackoffAndItsSpread) {
   InvocationContext ctx("s", InvocationOptions{}, start + std::chrono::minutes(5), clock);
   ctx.set_started(start);
   ChatRequest request = Request();
-  auto future =
-      boost::asio::co_spawn(io_, retrying.Chat(request, TransientRetryPolicy{}, ctx), boost::asio::use_future);
+  const TransientRetryPolicy policy;  // named: the coroutine holds a reference to it
+  auto future = boost::asio::co_spawn(io_, retrying.Chat(request, policy, ctx), boost::asio::use_future);
   io_.restart();
   io_.run();
   Result<ChatResponse> answer = future.get();
