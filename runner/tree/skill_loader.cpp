@@ -276,7 +276,7 @@ class SkillLoader {
           need("command", "exec handler skills");
         } else {
           refuse("command", "only exec handler skills", "");
-          refuse("max_concurrent", "only exec handler skills", "");
+          refuse("max_concurrent", "handler skills other than exec", " (they start no process)");
           if (is_known_handler && !is_known_handler(skill_.handler)) {
             Error("/handler", "unknown handler \"" + skill_.handler + "\"", "reference-unknown");
           }

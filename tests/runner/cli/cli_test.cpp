@@ -104,6 +104,18 @@ TEST_F(CliTest, AnEmptyOrCommentOnlyConfigIsTheBuiltInDefaultsWithAWarning) {
   }
 }
 
+// max_concurrent is a pool of places for a skill's processes: a skill that starts none is told so.
+TEST_F(CliTest, MaxConcurrentOnASkillThatStartsNoProcessIsAnErrorAtItsKey) {
+  tree_.Write(
+      "skills/good/skill.yaml",
+      "id: good\nhandler: echo\nmax_concurrent: 4\ninput_schema: { type: object }\noutput_schema: { type: object }\n");
+  auto result = Skillrunner(tree_.root(), "validate");
+  EXPECT_EQ(result.status, 2);
+  EXPECT_EQ(result.out.substr(0, result.out.find('\n')),
+            "skills/good/skill.yaml:3:17: /max_concurrent: handler skills other than exec take no \"max_concurrent\" "
+            "(they start no process)");
+}
+
 TEST_F(CliTest, ExecHandlerSkillRunsEndToEnd) {
   auto result = Skillrunner(tree_.root(), "run upper --input '{\"text\":\"hello\"}'");
   ASSERT_EQ(result.status, 0) << result.out;
