@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/json/parse.hpp>
@@ -11,7 +12,9 @@
 #include <fstream>
 #include <iostream>
 #include <optional>
+#include <set>
 #include <sstream>
+#include <tuple>
 
 #include "runner/cli/codegen_command.h"
 #include "runner/cli/environment.h"
@@ -23,6 +26,7 @@
 #include "runner/cli/tree_at_ref.h"
 #include "runner/cli/tree_cache.h"
 #include "runner/cli/view_command.h"
+#include "runner/eval/suite.h"
 #include "runner/logging.h"
 #include "runner/tree/key_reference.h"
 #include "runner/tree/lint_codes.h"
@@ -180,8 +184,9 @@ int Run(const CommonOptions& common, const RunOptions& options) {
 struct ValidateOptions {
   bool as_json = false;
   bool strict = false;
-  std::vector<std::string> allow;  // warning codes acknowledged for this check
-  std::string against = "HEAD";    // the git ref whose skills the schemas are compared with; "none"
+  std::vector<std::string> allow;   // warning codes acknowledged for this check
+  std::string against = "HEAD";     // the git ref whose skills the schemas are compared with; "none"
+  std::vector<std::string> suites;  // --suite: eval suites whose datasets are checked too
 };
 
 struct Tally {
@@ -232,6 +237,25 @@ struct Validated {
   Comparison comparison;
 };
 
+// design.md §12.3: every skill's cases.jsonl, and (--suite) every dataset those suites name, with
+// the messages eval would give; a problem two of them share is said once.
+void AddDatasetDiagnostics(const SkillRegistry& registry, const std::vector<std::string>& suites,
+                           std::vector<Diagnostic>& diagnostics) {
+  std::vector<Diagnostic> found = eval::CheckSkillDatasets(registry);
+  for (const std::string& file : suites) {
+    auto suite = eval::LoadSuite(file, registry);
+    for (auto& d : suite ? suite->warnings : suite.error()) found.push_back(std::move(d));
+  }
+  std::stable_sort(found.begin(), found.end(), [](const Diagnostic& a, const Diagnostic& b) {
+    return std::tie(a.file, a.position.line) < std::tie(b.file, b.position.line);
+  });
+  std::set<std::string> shown;
+  for (const Diagnostic& d : diagnostics) shown.insert(d.ToString());
+  for (auto& d : found) {
+    if (shown.insert(d.ToString()).second) diagnostics.push_back(std::move(d));
+  }
+}
+
 std::expected<Validated, std::string> LoadAndCompare(const CommonOptions& common, const ValidateOptions& options) {
   Validated validated;
   auto config = ResolveConfig(common);
@@ -242,6 +266,7 @@ std::expected<Validated, std::string> LoadAndCompare(const CommonOptions& common
   auto loaded = LoadRegistry(common, *config);
   validated.diagnostics = std::move(loaded.diagnostics);
   validated.registry = loaded.registry;
+  AddDatasetDiagnostics(*validated.registry, options.suites, validated.diagnostics);
   auto compared = CompareWithRef(common, *config, *validated.registry, options.against, validated.diagnostics);
   if (!compared) return std::unexpected("--against " + options.against + ": " + compared.error());
   validated.comparison = std::move(*compared);
@@ -386,6 +411,9 @@ CLI::App* AddValidateCommand(CLI::App& app, ValidateOptions& validate) {
   validate_cmd->add_option("--against", validate.against,
                            "Compare each skill's schemas with the skill at this git ref: a change that breaks "
                            "callers needs a higher version (default HEAD; none: no comparison)");
+  validate_cmd->add_option("--suite", validate.suites,
+                           "Also check the eval suites named and every dataset they use (each skill's cases.jsonl "
+                           "is always checked)");
   return validate_cmd;
 }
 

@@ -161,7 +161,9 @@ std::optional<eval::LoadedSuite> LoadSuiteForEval(const CommonOptions& common, c
     for (const auto& d : suite.error()) std::fprintf(stderr, "%s\n", d.ToString().c_str());
     return std::nullopt;
   }
-  for (const auto& d : suite->warnings) std::fprintf(stderr, "%s\n", d.ToString().c_str());
+  for (const auto& d : suite->warnings) {
+    if (!d.acknowledged) std::fprintf(stderr, "%s\n", d.ToString().c_str());
+  }
   return eval::LoadedSuite{registry.registry, std::move(*suite)};
 }
 

@@ -5,6 +5,7 @@
 #include <cctype>
 
 #include "runner/eval/expected_match.h"
+#include "runner/eval/records/case_record.h"
 #include "services/common/regex_guard.h"
 #include "services/handler/exec_handler.h"
 
@@ -207,24 +208,26 @@ std::string ParseExecCheck(const json::value& value, const std::filesystem::path
 }
 
 json::object RunCheck(const CaseCheck& check, const json::value& output, const json::value& metrics) {
-  json::object verdict{{"pointer", check.pointer}, {"op", CheckOpName(check.op)}};
-  if (check.negate) verdict["negate"] = true;
+  CheckResult verdict;
+  verdict.pointer = check.pointer;
+  verdict.op = CheckOpName(check.op);
+  verdict.negate = check.negate;
+  verdict.expected = check.value;
   const bool of_metrics = check.pointer.starts_with("/metrics/");
   boost::system::error_code ec;
   const json::value* target =
       of_metrics ? metrics.find_pointer(check.pointer.substr(8), ec) : output.find_pointer(check.pointer, ec);
   if (!target) {
-    verdict["pass"] = false;
-    verdict["message"] = std::string(of_metrics ? "the record's metrics have" : "the output has") + " no value at " +
-                         (check.pointer.empty() ? std::string("\"\"") : check.pointer);
-    return verdict;
+    verdict.message = std::string(of_metrics ? "the record's metrics have" : "the output has") + " no value at " +
+                      (check.pointer.empty() ? std::string("\"\"") : check.pointer);
+    return verdict.ToJson();
   }
+  verdict.actual = KeptValue(*target);
   std::string why;
   const bool holds = Holds(check, *target, why);
-  const bool pass = holds != check.negate;
-  verdict["pass"] = pass;
-  if (!pass) verdict["message"] = check.negate ? "passes the check it must fail (negate)" : why;
-  return verdict;
+  verdict.pass = holds != check.negate;
+  if (!verdict.pass) verdict.message = check.negate ? "passes the check it must fail (negate)" : why;
+  return verdict.ToJson();
 }
 
 double FuzzyRatio(std::string_view a, std::string_view b) {
@@ -249,16 +252,18 @@ std::string ExecCheckInput(const json::value& output, const json::value& input) 
 }
 
 json::object ExecVerdict(const handler::ProcessOutcome& outcome, const ExecCheck& check) {
-  json::object verdict{{"op", "exec"}, {"pass", false}};
+  CheckResult verdict;
+  verdict.op = "exec";
+  verdict.expected = check.pass_threshold;
   if (outcome.timed_out) {
-    verdict["message"] = "the grader ran past its " + std::to_string(check.timeout.count()) + " ms";
-    return verdict;
+    verdict.message = "the grader ran past its " + std::to_string(check.timeout.count()) + " ms";
+    return verdict.ToJson();
   }
   if (outcome.signal != 0 || outcome.exit_status != 0) {
-    verdict["message"] = (outcome.signal != 0 ? "the grader was killed by signal " + std::to_string(outcome.signal)
-                                              : "the grader exited " + std::to_string(outcome.exit_status)) +
-                         (outcome.stderr_tail.empty() ? std::string() : ": " + outcome.stderr_tail);
-    return verdict;
+    verdict.message = (outcome.signal != 0 ? "the grader was killed by signal " + std::to_string(outcome.signal)
+                                           : "the grader exited " + std::to_string(outcome.exit_status)) +
+                      (outcome.stderr_tail.empty() ? std::string() : ": " + outcome.stderr_tail);
+    return verdict.ToJson();
   }
   auto parsed = handler::ParseSingleJsonValue(outcome.stdout_data);
   const json::value* score = parsed && parsed->is_number() ? &*parsed : nullptr;
@@ -268,18 +273,20 @@ json::object ExecVerdict(const handler::ProcessOutcome& outcome, const ExecCheck
     pass = parsed->as_object().if_contains("pass");
   }
   if ((score && !score->is_number()) || (pass && !pass->is_bool()) || (!score && !pass)) {
-    verdict["message"] = "the grader must print a number or {\"score\": number} or {\"pass\": boolean}";
-    return verdict;
+    verdict.message = "the grader must print a number or {\"score\": number} or {\"pass\": boolean}";
+    return verdict.ToJson();
   }
-  if (score) verdict["score"] = score->to_number<double>();
-  const bool passed = pass ? pass->as_bool() : score->to_number<double>() >= check.pass_threshold;
-  verdict["pass"] = passed;
-  if (!passed) {
-    verdict["message"] = pass ? std::string("the grader said it fails")
-                              : "score " + json::serialize(*score) + " is under the pass threshold " +
-                                    json::serialize(json::value(check.pass_threshold));
+  if (score) {
+    verdict.score = score->to_number<double>();
+    verdict.actual = *verdict.score;
   }
-  return verdict;
+  verdict.pass = pass ? pass->as_bool() : score->to_number<double>() >= check.pass_threshold;
+  if (!verdict.pass) {
+    verdict.message = pass ? std::string("the grader said it fails")
+                           : "score " + json::serialize(*score) + " is under the pass threshold " +
+                                 json::serialize(json::value(check.pass_threshold));
+  }
+  return verdict.ToJson();
 }
 
 }  // namespace skillrunner::eval

@@ -53,8 +53,9 @@ std::string ParseChecks(const boost::json::value& value, std::vector<CaseCheck>&
 // same kind of problem as ParseChecks.
 std::string ParseExecCheck(const boost::json::value& value, const std::filesystem::path& dataset_dir, ExecCheck& out);
 
-// One check's verdict: {"pointer", "op", "negate"? (when true), "pass",
-// "message"? (why it failed)}.
+// One check's verdict: {"pointer", "op", "negate"? (when true), "expected"
+// (the check's value), "actual"? (the value found; strings over 64 KiB cut,
+// KeptValue), "pass", "message"? (why it failed)}.
 // `metrics`: the record's result.metrics (null when it has none).
 boost::json::object RunCheck(const CaseCheck& check, const boost::json::value& output,
                              const boost::json::value& metrics);
@@ -71,8 +72,8 @@ std::string ExecCheckInput(const boost::json::value& output, const boost::json::
 
 // The exec_check's verdict from how the program ended: its stdout is one JSON
 // value, a number (the score) or an object with "score" (a number) or "pass"
-// (a boolean); exit status 0 required. {"op": "exec", "pass", "score"?,
-// "message"?}.
+// (a boolean); exit status 0 required. {"op": "exec", "pass", "expected"
+// (the pass threshold), "score"? and "actual"? (the score), "message"?}.
 boost::json::object ExecVerdict(const handler::ProcessOutcome& outcome, const ExecCheck& check);
 
 }  // namespace skillrunner::eval

@@ -4,6 +4,7 @@
 
 #include "runner/eval/case_checks.h"
 #include "runner/eval/expected_match.h"
+#include "runner/eval/records/case_record.h"
 
 namespace skillrunner::eval {
 namespace json = boost::json;
@@ -141,6 +142,8 @@ boost::asio::awaitable<json::object> RunCase(const CaseTask& task, const CaseDep
   json::object record{{"skill", skill.id}, {"case", task.eval_case->id}};
   if (task.entry->version) record["version"] = *task.entry->version;
   if (task.repeat > 0) record["repeat"] = task.repeat;
+  record["record_schema"] = CaseRecord::kRecordSchema;
+  record["input"] = KeptValue(task.eval_case->input);
   if (!task.eval_case->tags.empty()) record["tags"] = task.eval_case->tags;
   if (!task.eval_case->human.empty()) record["human"] = task.eval_case->human;
 
@@ -178,6 +181,11 @@ boost::asio::awaitable<json::object> RunCase(const CaseTask& task, const CaseDep
     co_await JudgeCase(task, *output, gate_review, judging, deps, record);
   }
   record["duration_ms"] = clock.ElapsedMs(started);
+  if (!task.entry->redact.empty()) {
+    CaseRecord typed = CaseRecord::FromJson(record);
+    typed.Redact(task.entry->redact);
+    co_return typed.ToJson();
+  }
   co_return record;
 }
 

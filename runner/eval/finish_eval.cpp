@@ -42,6 +42,10 @@ int FinishEval(const Suite& suite, SummaryHeader header, std::vector<json::objec
   FinishResult result = FinishRun(suite, header, records, finish);
   const json::object* baseline = ObjectAt(&result.summary, "baseline");
   if (TextAt(baseline, "status") == "none") say("no baseline: " + std::string(TextAt(baseline, "reason")));
+  if (TextAt(baseline, "status") == "skipped") {
+    say("skillrunner eval: the regression gate was skipped (no baseline compared): " +
+        std::string(TextAt(baseline, "reason")));
+  }
   for (const auto& note : result.notes) say("skillrunner eval: " + note);
   for (const auto& problem : result.problems) say("skillrunner eval: " + problem);
   SayRubricRates(result.summary, say);

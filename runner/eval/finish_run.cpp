@@ -104,6 +104,12 @@ void AddRunFacts(json::object& summary, const FinishOptions& options) {
   AddBatchFacts(summary, options.out_dir / "batches.jsonl");
 }
 
+// design.md §12.3: the regression gate asked for could not run (the history failed after the
+// run began); CI scripts read `.status`.
+json::object SkippedBaseline(std::string reason) {
+  return json::object{{"status", "skipped"}, {"reason", std::move(reason)}};
+}
+
 // The comparison with the baseline run, or why there is none.
 void AddBaseline(History& history, const Suite& suite, const std::string& run_id,
                  const std::vector<json::object>& records, const FinishOptions& options, json::object& summary,
@@ -111,6 +117,7 @@ void AddBaseline(History& history, const Suite& suite, const std::string& run_id
   auto baseline = history.LoadBaseline(suite.id, options.baseline, run_id);
   if (!baseline) {
     problems.push_back("baseline: " + baseline.error().message);
+    summary["baseline"] = SkippedBaseline("baseline: " + baseline.error().message);
   } else if (*baseline) {
     summary["baseline"] = CompareWithBaseline(summary, records, **baseline, suite.regression_alpha);
   } else {
@@ -145,6 +152,7 @@ FinishResult FinishRun(const Suite& suite, SummaryHeader header, std::vector<jso
     history = std::move(*opened);
   } else {
     result.problems.push_back("history: " + opened.error().message);
+    if (!options.baseline.empty()) summary["baseline"] = SkippedBaseline("history: " + opened.error().message);
   }
   if (history && !options.baseline.empty()) {
     AddBaseline(*history, suite, header.run_id, records, options, summary, result.problems);

@@ -179,6 +179,11 @@ int MergeRuns(const MergeRequest& request, const SuiteLoader& load_suite, const 
   if (auto checked = CheckShardSet(shards); !checked) return Failed(say, checked.error());
   if (auto covered = CheckCoverage(loaded->suite, shards, read->seen); !covered) return Failed(say, covered.error());
 
+  RunMeta meta = MergedMeta(shards, loaded->suite, suite_file);
+  if (!request.git_ref.empty()) meta.git_ref = request.git_ref;
+  if (auto baseline = CheckBaselineFirst(request.finish, loaded->suite, meta.run_id, say); !baseline) {
+    return Failed(say, baseline.error().message + " (checked before merging)");
+  }
   const fs::path& out = request.finish.out;
   std::error_code ec;
   fs::create_directories(out, ec);
@@ -187,11 +192,6 @@ int MergeRuns(const MergeRequest& request, const SuiteLoader& load_suite, const 
   if (!lock) return Failed(say, lock.error());
   if (fs::file_size(out / "results.jsonl", ec) > 0 && !ec) {
     return Failed(say, out.string() + " already holds a run (results.jsonl)");
-  }
-  RunMeta meta = MergedMeta(shards, loaded->suite, suite_file);
-  if (!request.git_ref.empty()) meta.git_ref = request.git_ref;
-  if (auto baseline = CheckBaselineFirst(request.finish, loaded->suite, meta.run_id, say); !baseline) {
-    return Failed(say, baseline.error().message + " (checked before merging)");
   }
   if (auto written = WriteRunMeta(out / "run.json", meta); !written) return Failed(say, written.error());
   std::vector<json::object> records;

@@ -188,13 +188,20 @@ int ReplayMissed(const RunStats& stats, const FinishRequest& request, const Say&
 
 Result<void> CheckBaselineFirst(const FinishRequest& request, const Suite& suite, const std::string& run_id,
                                 const Say& say) {
-  if (request.baseline.empty() || (IsBaselineKind(request.baseline) && !request.require_baseline)) return {};
+  // Nothing configured: the default history file is opened when the run is recorded, as before.
+  if (request.history.empty() && request.baseline.empty()) return {};
   const fs::path file = request.history.empty() ? DefaultHistoryFile(request.out) : request.history;
+  if (request.history.empty()) {
+    std::error_code ec;  // the default file's folder (the parent of --out) may not exist yet
+    fs::create_directories(file.parent_path(), ec);
+  }
+  // Opening migrates the schema; a refused password or a password in the URL fails here.
   auto history = History::Open(file);
   if (!history) return Fail(std::move(history.error()), "history");
+  if (request.baseline.empty()) return {};
   auto baseline = (*history)->LoadBaseline(suite.id, request.baseline, run_id);
   if (!baseline) return Fail(std::move(baseline.error()), "baseline");
-  if (!*baseline) {
+  if (!*baseline && request.require_baseline) {
     say("no baseline: " + NoBaselineReason(suite.id, request.baseline));
     return Fail(ErrorCode::kConfigInvalid,
                 "--require-baseline: there is nothing to compare with, so nothing ran; keep the history DB (" +
@@ -205,13 +212,6 @@ Result<void> CheckBaselineFirst(const FinishRequest& request, const Suite& suite
 
 Result<RunMeta> PrepareRunMeta(const RunRequest& request, const Suite& suite) {
   if (request.resume) return ResumedMeta(request, suite);
-  const fs::path& dir = request.finish.out;
-  std::error_code ec;
-  if (fs::file_size(dir / "results.jsonl", ec) > 0 && !ec) {
-    return Fail(ErrorCode::kConfigInvalid, dir.string() +
-                                               " already holds a run (results.jsonl); continue it with --resume or "
-                                               "choose another --out");
-  }
   RunMeta meta;
   auto now = std::chrono::system_clock::now();
   meta.run_id = request.run_id.empty() ? NewRunId(now) : request.run_id;
@@ -221,9 +221,25 @@ Result<RunMeta> PrepareRunMeta(const RunRequest& request, const Suite& suite) {
   if (request.shard) meta.shard = request.shard->ToString();
   if (!request.git_ref.empty()) meta.git_ref = request.git_ref;
   meta.plan_hash = PlanHash(suite);
-  if (auto written = WriteRunMeta(dir / "run.json", meta); !written) return std::unexpected(std::move(written.error()));
   return meta;
 }
+
+namespace {
+
+// A new run's run.json, in a folder that holds no run yet (checked under the folder's lock).
+Result<void> StartRunFolder(const RunRequest& request, const RunMeta& meta) {
+  if (request.resume) return {};
+  const fs::path& dir = request.finish.out;
+  std::error_code ec;
+  if (fs::file_size(dir / "results.jsonl", ec) > 0 && !ec) {
+    return Fail(ErrorCode::kConfigInvalid, dir.string() +
+                                               " already holds a run (results.jsonl); continue it with --resume or "
+                                               "choose another --out");
+  }
+  return WriteRunMeta(dir / "run.json", meta);
+}
+
+}  // namespace
 
 SummaryHeader MakeSummaryHeader(const RunMeta& meta, std::chrono::system_clock::time_point now, int concurrency) {
   SummaryHeader header;
@@ -242,17 +258,20 @@ SummaryHeader MakeSummaryHeader(const RunMeta& meta, std::chrono::system_clock::
 
 int ExecuteRun(const LoadedSuite& loaded, const RunRequest& request, const RunnerFactory& make_runner, const Say& say) {
   const Suite& suite = loaded.suite;
+  auto meta = PrepareRunMeta(request, suite);
+  if (!meta) return Failed(say, meta.error());
+  // design.md §12.3: the history and the baseline are known good before anything is paid for or
+  // written; a run they stop leaves no --out folder behind.
+  if (auto baseline = CheckBaselineFirst(request.finish, suite, meta->run_id, say); !baseline) {
+    return Failed(say, baseline.error().message + " (checked before any case ran)");
+  }
   std::error_code ec;
   fs::create_directories(request.finish.out, ec);
   if (ec) return Failed(say, "cannot create " + request.finish.out.string() + ": " + ec.message());
   // Held until the run is finished: one process writes a folder at a time.
   auto lock = DirLock::Acquire(request.finish.out);
   if (!lock) return Failed(say, lock.error());
-  auto meta = PrepareRunMeta(request, suite);
-  if (!meta) return Failed(say, meta.error());
-  if (auto baseline = CheckBaselineFirst(request.finish, suite, meta->run_id, say); !baseline) {
-    return Failed(say, baseline.error().message + " (checked before any case ran)");
-  }
+  if (auto started = StartRunFolder(request, *meta); !started) return Failed(say, started.error());
   auto plan = PlanRun(loaded, request, say);
   if (!plan) return Failed(say, plan.error());
   if (!request.rejudge_from.empty()) {

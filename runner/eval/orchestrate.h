@@ -87,7 +87,7 @@ struct RunRequest {
 // Runs `loaded.suite` as `request` says; the exit status.
 int ExecuteRun(const LoadedSuite& loaded, const RunRequest& request, const RunnerFactory& make_runner, const Say& say);
 
-// run.json for this run: a new one, or (--resume) the one already in the
+// run.json for this run (not written yet): a new one, or (--resume) the one already in the
 // folder, which must be of this suite, plan and shard (CONFIG_INVALID when
 // the folder does not fit the flags; INTERNAL when its files fail).
 Result<RunMeta> PrepareRunMeta(const RunRequest& request, const Suite& suite);
@@ -100,9 +100,12 @@ SummaryHeader MakeSummaryHeader(const RunMeta& meta, std::chrono::system_clock::
 int FinishEval(const Suite& suite, SummaryHeader header, std::vector<boost::json::object> records,
                const FinishRequest& request, const Say& say);
 
-// Before any case runs (or a merge writes): --baseline RUN_ID must name a
-// run of the history, and under --require-baseline "last" must find one
-// (the "no baseline: ..." line is said first). Why not, or nothing.
+// Before any case runs (or a merge writes), and before the --out folder is
+// made: a configured history (--history, the config's history:) or any
+// --baseline opens the history (migrating it), so an unreachable database, a
+// refused password or a password in the URL stops the run; --baseline RUN_ID
+// must name a run of the history, and under --require-baseline "last" must
+// find one (the "no baseline: ..." line is said first). Why not, or nothing.
 Result<void> CheckBaselineFirst(const FinishRequest& request, const Suite& suite, const std::string& run_id,
                                 const Say& say);
 

@@ -146,15 +146,19 @@ struct Pairs {
       return static_cast<double>(k) / static_cast<double>(total);
     };
     const double p = stats::McNemarExactP(pass_to_fail, fail_to_pass);
-    return json::object{{"cases", n},
-                        {"baseline_rate", rate(before, n)},
-                        {"baseline_interval", interval(before, n)},
-                        {"rate", rate(now, n)},
-                        {"interval", interval(now, n)},
-                        {"pass_to_fail", pass_to_fail},
-                        {"fail_to_pass", fail_to_pass},
-                        {"p_value", std::round(p * 1e9) / 1e9},
-                        {"significant", pass_to_fail + fail_to_pass > 0 && p < alpha}};
+    json::object out{{"cases", n},
+                     {"baseline_rate", rate(before, n)},
+                     {"baseline_interval", interval(before, n)},
+                     {"rate", rate(now, n)},
+                     {"interval", interval(now, n)},
+                     {"pass_to_fail", pass_to_fail},
+                     {"fail_to_pass", fail_to_pass},
+                     {"p_value", std::round(p * 1e9) / 1e9},
+                     {"significant", pass_to_fail + fail_to_pass > 0 && p < alpha}};
+    // design.md §12.3: too few pairs for any flips to be significant: every case flipping one way
+    // still gives p >= alpha, so this gate cannot fire; said, never called noise.
+    if (n > 0 && stats::McNemarExactP(n, 0) >= alpha) out["underpowered"] = true;
+    return out;
   }
 };
 
@@ -252,8 +256,11 @@ json::object GateFlips(const std::vector<json::object>& records, const BaselineR
     const char* name;
     std::optional<bool> CaseGates::*field;
   };
-  const Gate gates[] = {
-      {"schema", &CaseGates::schema}, {"expected", &CaseGates::expected}, {"rubric", &CaseGates::rubric}};
+  const Gate gates[] = {{"schema", &CaseGates::schema},
+                        {"expected", &CaseGates::expected},
+                        {"checks", &CaseGates::checks},
+                        {"rubric", &CaseGates::rubric},
+                        {"review_gate", &CaseGates::review_gate}};
   json::object out;
   for (const Gate& gate : gates) {
     json::array down, up;

@@ -1,10 +1,13 @@
 #include "runner/eval/suite.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <set>
 #include <utility>
 
+#include "runner/stats/statistics.h"
 #include "runner/tree/judges.h"
+#include "runner/tree/lint_codes.h"
 #include "services/common/json_text.h"
 
 namespace skillrunner::eval {
@@ -65,14 +68,6 @@ std::string Hint(std::string_view name, const std::vector<std::string>& candidat
   return best.empty() ? std::string() : " (did you mean \"" + best + "\"?)";
 }
 
-// An error of `expected` that a subset may have: members and items left out (a subset's array
-// lists some elements of the answer's), or an undeclared key (CheckExpected says so, with a hint).
-bool LeftOutBySubset(std::string_view message) {
-  if (message.starts_with("required property is missing") || message.starts_with("unexpected property")) return true;
-  return message.starts_with("expected at least ") &&
-         (message.find(" item") != std::string_view::npos || message.find(" propert") != std::string_view::npos);
-}
-
 // Everything about one `skills:` entry that needs the registry.
 class EntryChecker {
  public:
@@ -119,7 +114,7 @@ class EntryChecker {
     // One pass: the lines that did not parse, and the schema checks of those that did, in line order.
     out.cases = std::move(dataset.cases);
     std::vector<Diagnostic> found = std::move(dataset.problems);
-    CheckCases(out, found);
+    CheckDatasetCases(*out.skill, out.expected, out.cases_file, out.cases, found);
     std::stable_sort(found.begin(), found.end(),
                      [](const Diagnostic& a, const Diagnostic& b) { return a.position.line < b.position.line; });
     if (found.empty()) return out;
@@ -128,53 +123,6 @@ class EntryChecker {
   }
 
  private:
-  // Each case's input against the skill's input_schema, and its `expected` against the
-  // output_schema (under `expected: subset`, the members it gives: none is required, and each
-  // key must be one the schema declares), before any request is made.
-  void CheckCases(const SuiteSkill& entry, std::vector<Diagnostic>& found) const {
-    const Skill& skill = *entry.skill;
-    const std::string file = entry.cases_file.string();
-    for (const EvalCase& c : entry.cases) {
-      auto place = [&](const std::string& pointer, const std::string& message) {
-        found.push_back(Diagnostic{file, {c.line, 1}, "case \"" + c.id + "\": " + pointer + ": " + message});
-      };
-      if (skill.input_schema) {
-        for (const auto& e : skill.input_schema->Validate(c.input)) place("/input" + e.path, e.message);
-      }
-      if (!c.expected || entry.expected == ExpectedMode::kNone || !skill.output_schema_json.is_object()) continue;
-      const bool subset = entry.expected == ExpectedMode::kSubset;
-      if (subset) CheckExpected(skill.output_schema_json, *c.expected, "/expected", place);
-      if (!skill.output_schema) continue;
-      for (const auto& e : skill.output_schema->Validate(*c.expected)) {
-        if (!subset || !LeftOutBySubset(e.message)) place("/expected" + e.path, e.message);
-      }
-    }
-  }
-
-  // Every object key of `expected` must be a property the output schema
-  // declares where it stands (a misspelt pointer would never match).
-  template <typename Place>
-  static void CheckExpected(const json::value& schema, const json::value& expected, const std::string& pointer,
-                            Place& place, int depth = 0) {
-    const json::object* object = expected.if_object();
-    const json::object* s = schema.if_object();
-    if (object == nullptr || s == nullptr || depth > 32) return;
-    const json::value* props = s->if_contains("properties");
-    if (props == nullptr || !props->is_object()) return;
-    std::vector<std::string> names;
-    for (const auto& [name, unused] : props->as_object()) names.emplace_back(name);
-    for (const auto& [key, value] : *object) {
-      std::string at = AppendPointer(pointer, key);
-      const json::value* declared = props->as_object().if_contains(key);
-      if (declared == nullptr) {
-        place(at, "the output_schema declares no property \"" + std::string(key) + "\"" +
-                      DidYouMean(ClosestNames(key, names)) + ", so no output can match it");
-        continue;
-      }
-      CheckExpected(*declared, value, at, place, depth + 1);
-    }
-  }
-
   void Report(const std::string& pointer, std::string message) {
     problems_.push_back(Diagnostic{file_, doc_.positions.Find(pointer), pointer + ": " + std::move(message)});
   }
@@ -324,6 +272,47 @@ void ReadRateLimits(const json::object& root, const YamlDocument& doc, const std
   }
 }
 
+// `lint: {allow: [code, ...]}`: the suite's warnings it acknowledges (still listed, not printed);
+// an allowed code that is no warning's is an error, as in a skill.
+std::vector<Diagnostic> ReadLintAllow(const json::object& root, const YamlDocument& doc, const std::string& file,
+                                      std::vector<Diagnostic>& warnings) {
+  std::vector<Diagnostic> problems;
+  const json::value* allow = root.contains("lint") ? root.at("lint").as_object().if_contains("allow") : nullptr;
+  if (allow == nullptr) return problems;
+  std::set<std::string, std::less<>> codes;
+  for (std::size_t i = 0; i < allow->as_array().size(); ++i) {
+    const std::string_view slug = allow->as_array()[i].as_string();
+    if (std::string why = AllowProblem(slug); !why.empty()) {
+      const std::string pointer = "/lint/allow/" + std::to_string(i);
+      problems.push_back(Diagnostic{file, doc.positions.Find(pointer), pointer + ": " + why,
+                                    Diagnostic::Severity::kError, "allow-unknown"});
+    }
+    codes.emplace(slug);
+  }
+  for (Diagnostic& d : warnings) d.acknowledged = d.acknowledged || codes.contains(d.code);
+  return problems;
+}
+
+// design.md §12.3: a max_regression that can never fire, because even every paired case flipping
+// one way would give a McNemar p at or above the suite's alpha; `at` is the entry's place.
+void WarnIfUnderpowered(const SuiteSkill& entry, const Suite& suite, Diagnostic at, std::vector<Diagnostic>& warnings) {
+  const std::size_t n = entry.cases.size() * static_cast<std::size_t>(suite.repeats);
+  if (!entry.thresholds.max_regression || n == 0 || stats::McNemarExactP(n, 0) < suite.regression_alpha) return;
+  std::size_t needed = n;
+  while (stats::McNemarExactP(needed, 0) >= suite.regression_alpha) ++needed;
+  char p[32];
+  std::snprintf(p, sizeof p, "%.3g", stats::McNemarExactP(n, 0));
+  char alpha[32];
+  std::snprintf(alpha, sizeof alpha, "%.3g", suite.regression_alpha);
+  at.message += ": skill \"" + entry.label + "\" has " + std::to_string(n) +
+                " paired case(s) per run, too few for max_regression ever to fire at regression_alpha " + alpha +
+                " (every case flipping one way still gives McNemar p = " + p + "); it needs at least " +
+                std::to_string(needed);
+  at.severity = Diagnostic::Severity::kWarning;
+  at.code = "underpowered-gate";
+  warnings.push_back(std::move(at));
+}
+
 // The `skills:` entries, each version an entry runs as one SuiteSkill (design.md §11.2).
 void ReadEntries(const json::array& entries, const YamlDocument& doc, const std::string& file,
                  const SkillRegistry& registry, const Thresholds& thresholds, Suite& suite,
@@ -350,6 +339,8 @@ void ReadEntries(const json::array& entries, const YamlDocument& doc, const std:
       auto checked = checker.Check(entry, pointer, thresholds, which->id, candidate);
       if (!checked) break;  // reported once: the candidate shares the entry's dataset and judge
       if (const json::value* batch = entry.if_contains("batch")) checked->batch = batch->as_bool();
+      WarnIfUnderpowered(*checked, suite, Diagnostic{file, doc.positions.Find(pointer), pointer}, suite.warnings);
+      checked->redact = suite.redact;
       suite.skills.push_back(std::move(*checked));
     }
   }
@@ -385,12 +376,18 @@ std::expected<Suite, std::vector<Diagnostic>> LoadSuiteDocument(const std::files
   if (const json::value* g = root.if_contains("gate_unstable_criteria")) suite.gate_unstable_criteria = g->as_bool();
   if (const json::value* a = root.if_contains("regression_alpha")) suite.regression_alpha = a->to_number<double>();
   if (const json::value* k = root.if_contains("min_judge_kappa")) suite.min_judge_kappa = k->to_number<double>();
+  if (const json::value* redact = root.if_contains("redact")) {
+    for (const json::value& pointer : redact->as_array()) suite.redact.emplace_back(pointer.as_string());
+  }
   ReadRateLimits(root, *doc, file, registry, suite);
   suite.batch = ReadBatch(root);
   Thresholds thresholds = ParseThresholds(root.if_contains("thresholds"));
   suite.max_cost_usd = thresholds.max_cost_usd;
   ReadEntries(root.at("skills").as_array(), *doc, file, registry, thresholds, suite, problems);
   if (!problems.empty()) return std::unexpected(std::move(problems));
+  if (auto allowed = ReadLintAllow(root, *doc, file, suite.warnings); !allowed.empty()) {
+    return std::unexpected(std::move(allowed));
+  }
   suite.version_pairs = PairVersions(suite.skills);
   return suite;
 }

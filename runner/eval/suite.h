@@ -77,6 +77,9 @@ struct SuiteSkill {
   ExpectedMode expected = ExpectedMode::kNone;
   Thresholds thresholds;  // the suite's, overlaid with the entry's own
   bool batch = true;      // false: online even in batch mode (`batch: false`)
+  // design.md §12.3: the suite's `redact:` pointers ("/input/...", "/output/..."), masked in every
+  // record this entry writes (CaseRecord::Redact).
+  std::vector<std::string> redact;
 };
 
 // The suite's `batch:` block (design.md §10.6); its presence turns batch mode on.
@@ -102,6 +105,7 @@ struct Suite {
   std::optional<double> min_judge_kappa;
   std::map<std::string, RateLimit, std::less<>> rate_limits;  // by provider name
   std::optional<SuiteBatch> batch;
+  std::vector<std::string> redact;  // `redact:` (SuiteSkill::redact)
   std::vector<SuiteSkill> skills;
   // A skill run at both versions: its cases paired between them (summary "versions").
   std::vector<VersionPair> version_pairs;
@@ -110,6 +114,17 @@ struct Suite {
   std::size_t CaseCount() const;                         // cases x repeats
   const SuiteSkill* Find(std::string_view label) const;  // by SuiteSkill::label
 };
+
+// design.md §12.3: each case's input against the skill's input_schema and, under an `expected:`
+// mode, its `expected` against the output_schema (under `subset`, the members it gives: none is
+// required, and each key must be one the schema declares). "FILE:LINE:1: case \"ID\": POINTER:
+// message" into `found`, the messages eval gives before any request is made.
+void CheckDatasetCases(const Skill& skill, ExpectedMode expected, const std::filesystem::path& cases_file,
+                       const std::vector<EvalCase>& cases, std::vector<Diagnostic>& found);
+
+// What `validate` finds in every skill's own cases.jsonl: lines that are not
+// cases, and inputs the skill's input_schema refuses (eval's messages).
+std::vector<Diagnostic> CheckSkillDatasets(const SkillRegistry& registry);
 
 // Loads `path`, checks it against suite.schema.json, resolves each skill,
 // rubric and judge model against `registry`, and loads every dataset (a path

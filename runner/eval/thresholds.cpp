@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "runner/eval/records/record_fields.h"
+#include "services/common/text.h"
 
 namespace skillrunner::eval {
 namespace json = boost::json;
@@ -72,8 +73,9 @@ class Checker {
     auto count = [&](std::string_view key) {
       return std::to_string(static_cast<long long>(AsNumber(Get(paired, key)).value_or(0)));
     };
-    char test[96];
-    std::snprintf(test, sizeof test, "McNemar p = %.3g < %.3g", *p, alpha);
+    char bound[32];
+    std::snprintf(bound, sizeof bound, " < %.3g", alpha);
+    const std::string test = "McNemar " + PValueText(*p) + (*p < 1e-9 ? "" : bound);
     Add("max_regression", criterion, max_drop, *value,
         what + " fell by " + Fixed(-*value) + " against " + against_ + ", more than the allowed " + Fixed(max_drop) +
             " (" + count("pass_to_fail") + " pass->fail, " + count("fail_to_pass") + " fail->pass of " +

@@ -89,6 +89,10 @@ constexpr LintCode kCodes[] = {
      "that breaks its callers (an input member now "
      "required, an input type or enum narrowed, an output member gone or no longer required, an output "
      "type or enum widened) and its `version` did not rise."},
+    {"underpowered-gate", kWarning,
+     "An eval suite's skill with max_regression and too few paired cases (dataset cases x repeats) for it ever to "
+     "fire at the suite's regression_alpha: even every case flipping one way gives McNemar p >= alpha (fewer than 6 "
+     "at 0.05, 8 at 0.01). A suite acknowledges it with `lint: { allow: [underpowered-gate] }`."},
 };
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include "runner/eval/history/run_measures.h"
 #include "runner/eval/records/case_outcome.h"
+#include "runner/eval/records/case_record.h"
 #include "runner/eval/records/record_fields.h"
 #include "runner/eval/regression.h"
 #include "runner/view/json_diff.h"
@@ -89,6 +90,30 @@ std::map<std::string, const json::object*> ByCase(const std::vector<json::object
   return out;
 }
 
+// design.md §12.3: the gates the case failed ({type, message}, in JUnit's order) and every check
+// (op, pointer, expected, actual, message), from the typed record every output reads.
+json::array GatesJson(const eval::CaseRecord& record) {
+  json::array out;
+  for (const eval::GateFailure& gate : record.FailedGates()) {
+    out.push_back(json::object{{"type", eval::GateType(gate.gate)}, {"message", gate.message}});
+  }
+  return out;
+}
+
+json::array ChecksJson(const eval::CaseRecord& record) {
+  json::array out;
+  for (const eval::CheckResult& check : record.checks) {
+    out.push_back(json::object{{"op", check.op},
+                               {"negate", check.negate},
+                               {"pointer", check.pointer},
+                               {"pass", check.pass},
+                               {"expected", check.expected ? *check.expected : json::value(nullptr)},
+                               {"actual", check.actual ? *check.actual : json::value(nullptr)},
+                               {"message", check.message}});
+  }
+  return out;
+}
+
 json::object CaseRow(const json::object& record, const RunLimits& limits, const json::object* before) {
   const std::string_view code = eval::ErrorCodeOf(record);
   json::object row{{"skill", eval::SkillLabel(record)},
@@ -98,7 +123,8 @@ json::object CaseRow(const json::object& record, const RunLimits& limits, const 
                    {"flags", FlagsOf(record, limits, before)},
                    {"duration_ms", Ms(eval::CaseDurationMs(record))},
                    {"cost_usd", OrNull(eval::CaseCostUsd(record))},
-                   {"error_code", code.empty() ? json::value(nullptr) : json::value(code)}};
+                   {"error_code", code.empty() ? json::value(nullptr) : json::value(code)},
+                   {"gates", GatesJson(eval::CaseRecord::FromJson(record))}};
   return row;
 }
 
@@ -155,7 +181,10 @@ json::object Side(const json::object& record) {
   const json::array* attempts = eval::AttemptsOf(record);
   json::value error_json = nullptr;
   if (error) error_json = json::object{{"code", TextAt(error, "code")}, {"message", TextAt(error, "message")}};
+  const eval::CaseRecord typed = eval::CaseRecord::FromJson(record);
   return json::object{{"outcome", eval::CaseOutcomeName(eval::OutcomeOf(record))},
+                      {"gates", GatesJson(typed)},
+                      {"checks", ChecksJson(typed)},
                       {"output", OutputOf(record)},
                       {"error", std::move(error_json)},
                       {"review", review ? json::value(*review) : json::value(nullptr)},
@@ -179,7 +208,8 @@ json::array PairedMeasures(const json::object& comparison) {
                                {"pass_to_fail", paired.at("pass_to_fail")},
                                {"fail_to_pass", paired.at("fail_to_pass")},
                                {"p_value", paired.at("p_value")},
-                               {"significant", paired.at("significant")}});
+                               {"significant", paired.at("significant")},
+                               {"underpowered", paired.contains("underpowered")}});
   };
   const json::object* skills = ObjectAt(&comparison, "skills");
   for (const auto& [skill, entry] : skills ? *skills : json::object{}) {
@@ -241,6 +271,7 @@ json::object CaseJson(std::string_view suite, std::string_view skill, std::strin
     json::object verdicts;
     for (const auto& [criterion, verdict] : eval::VerdictsOf(run.record)) verdicts[criterion] = verdict;
     const std::string_view code = eval::ErrorCodeOf(run.record);
+    const eval::CaseRecord typed = eval::CaseRecord::FromJson(run.record);
     out.push_back(json::object{{"run_id", run.run_id},
                                {"started_at", run.started_at},
                                {"git_ref", OrNull(run.git_ref)},
@@ -249,7 +280,10 @@ json::object CaseJson(std::string_view suite, std::string_view skill, std::strin
                                {"error_code", code.empty() ? json::value(nullptr) : json::value(code)},
                                {"duration_ms", Ms(eval::CaseDurationMs(run.record))},
                                {"cost_usd", OrNull(eval::CaseCostUsd(run.record))},
-                               {"verdicts", std::move(verdicts)}});
+                               {"verdicts", std::move(verdicts)},
+                               {"input", typed.input ? *typed.input : json::value(nullptr)},
+                               {"gates", GatesJson(typed)},
+                               {"checks", ChecksJson(typed)}});
   }
   return json::object{
       {"suite", suite}, {"skill", skill}, {"case", case_id}, {"repeat", repeat}, {"runs", std::move(out)}};

@@ -1,6 +1,7 @@
 #include "services/common/text.h"
 
 #include <algorithm>
+#include <cstdio>
 
 namespace skillrunner {
 
@@ -71,6 +72,13 @@ std::string PrometheusLabel(std::string_view value) {
     }
   }
   return out;
+}
+
+std::string PValueText(double p) {
+  if (p < 1e-9) return "p < 1e-9";
+  char text[32];
+  std::snprintf(text, sizeof text, "p = %.3g", p);
+  return text;
 }
 
 }  // namespace skillrunner

@@ -23,6 +23,10 @@ std::vector<std::string> ClosestNames(std::string_view name, const std::vector<s
 // ` (did you mean "a"?)`, ` (did you mean "a", "b"?)`, or "" for none.
 std::string DidYouMean(const std::vector<std::string>& names);
 
+// A p-value as every output prints it: "p = 0.0156" (three significant digits), or "p < 1e-9"
+// below that (stored p-values are rounded to 1e-9, so a smaller one reads 0).
+std::string PValueText(double p);
+
 // A Prometheus label value escaped as the text exposition format asks (\\, \", \n).
 std::string PrometheusLabel(std::string_view value);
 

@@ -9,7 +9,8 @@
 // Each check prints "ok" or "FAIL" with its reason; the exit status is 1 when
 // any failed. No browser is downloaded: the system one is launched.
 import assert from "node:assert/strict";
-import { mkdirSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
@@ -25,6 +26,9 @@ const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable
   "--disable-background-networking", "--disable-component-update", "--disable-sync"];
 
 const failures = [];
+// axe-core (npm), run in each page: the WCAG 2 A and AA rules (design.md §12.3).
+const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+const AXE_TAGS = ["wcag2a", "wcag2aa"];
 
 function options() {
   const { values } = parseArgs({
@@ -81,6 +85,17 @@ async function settle(page, problems) {
   assert.deepEqual(problems, [], "console errors, page errors or failed requests");
 }
 
+// No violation of the WCAG 2 A and AA rules axe-core checks (keyboard, contrast, names, links told
+// apart without colour), listed by rule with the nodes it found.
+async function accessible(page) {
+  await page.evaluate(AXE_SOURCE);  // evaluated by the browser's debugger protocol: no CSP applies to it
+  const violations = await page.evaluate(async (tags) => {
+    const result = await window.axe.run(document, { runOnly: { type: "tag", values: tags }, resultTypes: ["violations"] });
+    return result.violations.map((v) => `${v.id} (${v.impact}) on ${v.nodes.length} node(s): ${v.help}; first: ${v.nodes[0]?.target?.join(" ")}`);
+  }, AXE_TAGS);
+  assert.deepEqual(violations, [], "axe-core found WCAG 2 A/AA violations");
+}
+
 // Opens url, screenshots it, runs inspect(page) and the page checks.
 async function pageCheck(ctx, name, url, inspect) {
   await check(`${ctx.mode} ${name} page at ${ctx.width} px`, async () => {
@@ -93,6 +108,7 @@ async function pageCheck(ctx, name, url, inspect) {
       await page.screenshot({ path: path.join(ctx.shots, `${prefix}${name}-${ctx.width}.png`), fullPage: true });
       await inspect(page);
       await settle(page, problems);
+      await accessible(page);
     } finally {
       await page.close();
     }
@@ -237,7 +253,7 @@ function exactMcNemar(b, c) {
   return Math.min(1, (2 * tail) / 2 ** n);
 }
 
-const formatP = (p) => (p < 0.0001 ? "p < 0.0001" : `p = ${String(Number(p.toPrecision(3)))}`);
+const formatP = (p) => (p < 1e-9 ? "p < 1e-9" : `p = ${String(Number(p.toPrecision(3)))}`);
 
 async function inspectCompare(page, ctx) {
   const data = await pageData(page, ctx, `/api/compare?a=${encodeURIComponent(ctx.newer)}&b=${encodeURIComponent(ctx.older)}`);
@@ -295,6 +311,25 @@ async function inspectCase(page, ctx) {
   const outputs = page.locator(byTestId("case-output"));
   assert.equal(await outputs.count(), data.runs.length, "one output per run");
   for (const text of await outputs.allTextContents()) assert.ok(text.includes(SCRIPT), "an output does not show the <script> text");
+  await assertCaseDetail(page, data);
+}
+
+// design.md §12.3: the case's input, its failed gates and every check with op, pointer, expected,
+// actual and message, as the API (the typed record) has them; the <script> in the input as text.
+async function assertCaseDetail(page, data) {
+  const inputs = page.locator(byTestId("case-input"));
+  assert.equal(await inputs.count(), data.runs.length, "one input per run");
+  for (const text of await inputs.allTextContents()) assert.ok(text.includes(SCRIPT), "an input does not show the <script> text");
+  const failed = data.runs.find((r) => r.outcome === "fail");
+  assert.deepEqual(failed.gates.map((g) => g.type), ["EXPECTED_MISMATCH", "CHECK_FAILED"], "the failed night's gates");
+  const run = page.locator(byTestId("case-run", { run: failed.run_id }));
+  const gates = await run.locator(`${byTestId("failed-gates")} li`).allTextContents();
+  assert.deepEqual(gates, failed.gates.map((g) => `${g.type} ${g.message}`), "the failed gates shown");
+  const [check] = failed.checks;
+  assert.deepEqual([check.op, check.pointer, check.expected, check.pass], ["equals", "/label", "negative", false], "the API's check");
+  assert.ok(check.message.length > 0 && check.actual !== "negative", "the failed check has its actual value and why");
+  const cells = await run.locator(byTestId("check-row")).first().locator("td").allTextContents();
+  assert.deepEqual(cells, ["✗ fail", "equals", "/label", "negative", String(check.actual), check.message], "the check row");
 }
 
 async function inspectRollouts(page, ctx) {

@@ -4,6 +4,7 @@
 #include <tuple>
 
 #include "runner/eval/records/case_outcome.h"
+#include "runner/eval/records/case_record.h"
 #include "runner/eval/report/report_markup.h"
 #include "services/common/json_text.h"
 
@@ -120,15 +121,45 @@ std::string Headline(const json::object& record, CaseOutcome outcome) {
   return std::string(cut) + (cut.size() < headline.size() ? "…" : "");
 }
 
+// design.md §12.3: every check of the case, passed or not: op, pointer, expected, actual, message.
+std::string ChecksTable(const CaseRecord& record) {
+  if (record.checks.empty()) return "";
+  std::string html =
+      "<h4>Checks</h4><table><thead><tr><th>Result</th><th>Op</th><th>Pointer</th><th>Expected</th><th>Actual</th>"
+      "<th>Message</th></tr></thead><tbody>";
+  for (const CheckResult& check : record.checks) {
+    const std::string op = (check.negate ? "not " : "") + check.op;
+    const json::value* expected = check.expected ? &*check.expected : nullptr;
+    const json::value* actual = check.actual ? &*check.actual : nullptr;
+    html += "<tr><td><span class=\"tag " + std::string(check.pass ? "pass" : "fail") + "\">" +
+            (check.pass ? "pass" : "fail") + "</span></td><td>" + EscapeMarkup(op) + "</td><td><code>" +
+            EscapeMarkup(check.pointer) + "</code></td><td>" + EscapeMarkup(FormatValue(expected)) + "</td><td>" +
+            EscapeMarkup(FormatValue(actual)) + "</td><td>" + EscapeMarkup(check.message) + "</td></tr>";
+  }
+  return html + "</tbody></table>";
+}
+
+// The failed gates as tags, in the order that types the JUnit failure.
+std::string GateTags(const CaseRecord& record) {
+  std::string html;
+  for (const GateFailure& gate : record.FailedGates()) {
+    html += " <span class=\"tag fail\">" + std::string(GateType(gate.gate)) + "</span>";
+  }
+  return html;
+}
+
 std::string CaseDetails(const json::object& record, CaseOutcome outcome) {
   std::string name = SkillLabel(record) + " / " + std::string(TextAt(&record, "case"));
   if (auto repeat = NumberAt(&record, "repeat")) name += " #" + FormatNumber(repeat);
   std::string outcome_name(CaseOutcomeName(outcome));
-  std::string html = "<details><summary><span class=\"tag " + outcome_name + "\">" + outcome_name + "</span> <b>" +
-                     EscapeMarkup(name) + "</b> — " + EscapeMarkup(Headline(record, outcome)) +
-                     "</summary><div class=\"case\">";
+  const CaseRecord typed = CaseRecord::FromJson(record);
+  std::string html = "<details><summary><span class=\"tag " + outcome_name + "\">" + outcome_name + "</span>" +
+                     GateTags(typed) + " <b>" + EscapeMarkup(name) + "</b> — " +
+                     EscapeMarkup(Headline(record, outcome)) + "</summary><div class=\"case\">";
   html += "<div class=\"facts\">" + Fact("took", FormatMs(CaseDurationMs(record))) + "</div>";
   if (outcome == CaseOutcome::kFail) html += "<h4>Why it failed</h4>" + List(FailureReasons(record));
+  if (typed.input) html += "<h4>Input</h4>" + Pre(PrettyJson(*typed.input));
+  html += ChecksTable(typed);
   // A review-gate judge error is the record's "error"; show it once, as the
   // judge's.
   bool gate_judge_error = IsGateJudgeError(record);
@@ -190,8 +221,9 @@ std::string FailingCasesSection(const std::vector<json::object>& records) {
     std::stable_sort(list->begin(), list->end(), by_identity);
   }
   std::string html = "<section id=\"failures\"><h2>Failing cases</h2>";
-  html += CaseList("failed", "Failed", "Valid output, but the review failed or the expected values did not match.",
-                   failed, CaseOutcome::kFail);
+  html += CaseList("failed", "Failed",
+                   "Valid output, but the expected values did not match, a check failed or the review failed.", failed,
+                   CaseOutcome::kFail);
   html += CaseList("errors", "Errors", "No valid output: the invocation itself failed.", errors, CaseOutcome::kError);
   html += CaseList("judge-errors", "Judge errors",
                    "The judge gave no usable verdict. These cases count neither as passed nor as "

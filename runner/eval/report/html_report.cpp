@@ -125,9 +125,11 @@ std::string Header(const json::object& summary) {
   row("Duration", FormatMs(NumberAt(&summary, "duration_ms")));
   // design.md §10.1: a run asked to compare that found nothing says so up front.
   if (const json::object* baseline = ObjectAt(&summary, "baseline")) {
-    row("Baseline", TextAt(baseline, "status") == "none"
-                        ? "none: " + std::string(TextAt(baseline, "reason")) + " (no regression checked)"
-                        : "run " + std::string(TextAt(baseline, "run_id")));
+    const std::string_view status = TextAt(baseline, "status");
+    row("Baseline",
+        status == "none" || status == "skipped"
+            ? std::string(status) + ": " + std::string(TextAt(baseline, "reason")) + " (no regression checked)"
+            : "run " + std::string(TextAt(baseline, "run_id")));
   }
   row("Concurrency", FormatValue(summary.if_contains("concurrency")));
   if (summary.contains("shard")) row("Shard", FormatValue(summary.if_contains("shard")));
@@ -405,14 +407,20 @@ std::string PairedRow(const std::string& skill, const std::string& gate, const j
   const double down = NumberAt(paired, "pass_to_fail").value_or(0), up = NumberAt(paired, "fail_to_pass").value_or(0);
   const std::optional<double> p = NumberAt(paired, "p_value");
   const bool significant = p && *p < alpha && down + up > 0;
+  const bool underpowered = paired->contains("underpowered");
+  const std::string flips = FormatNumber(down + up) + " flip" + (down + up == 1 ? "" : "s");
   std::string verdict = down + up == 0 ? "no flips"
                         : significant  ? (down > up ? "significant drop" : "significant rise")
-                                       : "noise (p ≥ " + FormatSignificant(alpha) + ")";
+                                       : "not significant (" + flips + ")";
+  if (underpowered) {
+    verdict += "; underpowered: " + FormatNumber(NumberAt(paired, "cases")) + " paired cases can never reach p < " +
+               FormatSignificant(alpha);
+  }
   const std::string css = significant ? (down > up ? "name breach" : "name up") : "name";
   return "<tr>" + Cell(skill, "name") + Cell(gate, "name") + Cell(FormatNumber(NumberAt(paired, "cases"))) +
          Cell(with_interval("baseline_rate", "baseline_interval")) + Cell(with_interval("rate", "interval")) +
-         Cell(FormatNumber(down)) + Cell(FormatNumber(up)) + Cell(p ? FormatSignificant(*p) : std::string(kDash)) +
-         Cell(verdict, css) + "</tr>";
+         Cell(FormatNumber(down)) + Cell(FormatNumber(up)) +
+         Cell(p ? (*p < 1e-9 ? "< 1e-9" : FormatSignificant(*p)) : std::string(kDash)) + Cell(verdict, css) + "</tr>";
 }
 
 // design.md §9.5: which drops are real and which are noise, from the cases
@@ -502,8 +510,10 @@ std::string BaselineSection(const json::object& summary) {
            "<p>No baseline comparison in this run (use <code>--baseline last</code> or "
            "<code>--baseline RUN_ID</code>).</p></section>\n";
   }
-  if (TextAt(baseline, "status") == "none") {
-    return html + "<p class=\"down\"><b>No baseline:</b> " + EscapeMarkup(std::string(TextAt(baseline, "reason"))) +
+  if (TextAt(baseline, "status") == "none" || TextAt(baseline, "status") == "skipped") {
+    const bool none = TextAt(baseline, "status") == "none";
+    return html + "<p class=\"down\"><b>" + (none ? "No baseline:" : "Regression gate skipped:") + "</b> " +
+           EscapeMarkup(std::string(TextAt(baseline, "reason"))) +
            ". No regression was checked in this run.</p></section>\n";
   }
   html += "<p>Baseline: run <b>" + EscapeMarkup(FormatValue(baseline->if_contains("run_id"))) + "</b> started " +

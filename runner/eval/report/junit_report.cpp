@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "runner/eval/records/case_outcome.h"
+#include "runner/eval/records/case_record.h"
 #include "runner/eval/report/report_markup.h"
 
 namespace skillrunner::eval {
@@ -84,48 +85,45 @@ std::string JudgeErrorElement(const json::object& record) {
   return Problem("error", "JUDGE_ERROR", message, details);
 }
 
-std::string TestCase(const json::object& record, Counts& counts) {
-  const std::string skill = SkillLabel(record);
-  std::string name(TextAt(&record, "case"));
-  if (const json::value* repeat = record.if_contains("repeat"); repeat && repeat->is_int64()) {
-    name += "#" + std::to_string(repeat->as_int64());
+// design.md §12.3: one <failure> per failed case, typed by its first failed gate (SCHEMA_INVALID,
+// EXPECTED_MISMATCH, CHECK_FAILED, REVIEW_FAILED, then a refusal by its code), its message listing
+// every failed gate with its own message, and every detail in the body.
+std::string GateFailureElement(const CaseRecord& record, const std::vector<GateFailure>& failed) {
+  const Gate first = failed.front().gate;
+  const std::string type(first == Gate::kRefusal ? record.ErrorCode() : GateType(first));
+  std::string headline;
+  std::vector<std::string> details;
+  for (const GateFailure& gate : failed) {
+    headline += (headline.empty() ? "" : " | ") + std::string(GateType(gate.gate)) + ": " + gate.message;
+    details.push_back(std::string(GateType(gate.gate)) + ":");
+    for (const std::string& line : gate.lines) details.push_back("  " + line);
   }
-  double seconds = report::CaseDurationMs(record).value_or(0) / 1000.0;
+  return Problem("failure", type, headline, details);
+}
+
+std::string TestCase(const json::object& json, Counts& counts) {
+  const CaseRecord record = CaseRecord::FromJson(json);
+  std::string name = record.case_id;
+  if (record.repeat > 0) name += "#" + std::to_string(record.repeat);
+  double seconds = report::CaseDurationMs(json).value_or(0) / 1000.0;
   counts.tests++;
   counts.seconds += seconds;
 
-  std::string xml =
-      "    <testcase" + Attribute("classname", skill) + Attribute("name", name) + Attribute("time", Seconds(seconds));
+  std::string xml = "    <testcase" + Attribute("classname", record.Label()) + Attribute("name", name) +
+                    Attribute("time", Seconds(seconds));
+  const CaseOutcome outcome = OutcomeOf(json);
+  if (outcome == CaseOutcome::kPass) return xml + "/>\n";
   std::string body;
-  switch (OutcomeOf(record)) {
-    case CaseOutcome::kPass:
-      return xml + "/>\n";
-    case CaseOutcome::kFail: {
-      counts.failures++;
-      std::vector<std::string> reasons = report::FailureReasons(record);
-      const json::object* review = report::ObjectAt(&record, "review");
-      const json::value* pass = review ? review->if_contains("pass") : nullptr;
-      bool review_failed = pass != nullptr && pass->is_bool() && !pass->as_bool();
-      if (reasons.empty()) reasons.push_back(review_failed ? "review failed" : "expected mismatch");
-      body = Problem("failure", review_failed ? "REVIEW_FAILED" : "EXPECTED_MISMATCH", Join(reasons, "; "), reasons);
-      break;
-    }
-    case CaseOutcome::kError:
-      counts.errors++;
-      body = ErrorElement(report::ObjectAt(&record, "error"), "ERROR");
-      break;
-    case CaseOutcome::kJudgeError:
-      counts.errors++;
-      body = JudgeErrorElement(record);
-      break;
-    case CaseOutcome::kRefused: {
-      // The model did not answer: a failure typed by its code (REFUSED, CONTENT_FILTERED).
-      counts.failures++;
-      const json::object* error = report::ObjectAt(&record, "error");
-      const std::string message(TextAt(error, "message"));
-      body = Problem("failure", std::string(TextAt(error, "code")), message, {message});
-      break;
-    }
+  if (outcome == CaseOutcome::kJudgeError) {
+    counts.errors++;
+    body = JudgeErrorElement(json);
+  } else if (std::vector<GateFailure> failed = record.FailedGates(); !failed.empty()) {
+    counts.failures++;
+    body = GateFailureElement(record, failed);
+  } else {
+    // A provider or handler error, a timeout: the case could not be judged.
+    counts.errors++;
+    body = ErrorElement(report::ObjectAt(&json, "error"), "ERROR");
   }
   return xml + ">\n" + body + "    </testcase>\n";
 }

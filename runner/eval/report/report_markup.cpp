@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstdio>
 
+#include "runner/eval/records/case_record.h"
 #include "services/common/json_text.h"
 
 namespace skillrunner::eval::report {
@@ -112,32 +113,12 @@ std::string FormatValue(const json::value* value) {
 namespace skillrunner::eval::report {
 
 std::vector<std::string> FailureReasons(const json::object& record) {
-  // Each reason once (design.md §9.5): the review repeats a failed criterion's
-  // reasoning among its issues as "<criterion>: <reasoning>", so that issue
-  // gives way to the criterion's own line.
-  std::vector<std::string> criteria, echoed;
-  const json::object* review = ObjectAt(&record, "review");
-  if (const json::array* results = ArrayAt(review, "criteria_results")) {
-    for (const json::value& result : *results) {
-      if (!result.is_object() || TextAt(&result.as_object(), "verdict") != "fail") continue;
-      const std::string id(TextAt(&result.as_object(), "criterion_id"));
-      const std::string reasoning(TextAt(&result.as_object(), "reasoning"));
-      criteria.push_back("criterion " + id + " failed" + (reasoning.empty() ? "" : ": " + reasoning));
-      echoed.push_back(id + ": " + reasoning);
-    }
-  }
   std::vector<std::string> reasons;
-  auto add = [&reasons](std::string line) {
-    if (std::find(reasons.begin(), reasons.end(), line) == reasons.end()) reasons.push_back(std::move(line));
-  };
-  if (const json::array* issues = ArrayAt(review, "issues")) {
-    for (const json::value& issue : *issues) {
-      std::string line = FormatValue(&issue);
-      if (std::find(echoed.begin(), echoed.end(), line) == echoed.end()) add(std::move(line));
+  for (const GateFailure& gate : CaseRecord::FromJson(record).FailedGates()) {
+    for (const std::string& line : gate.lines) {
+      if (std::find(reasons.begin(), reasons.end(), line) == reasons.end()) reasons.push_back(line);
     }
   }
-  for (std::string& line : criteria) add(std::move(line));
-  for (std::string& line : ErrorLines(ArrayAt(&record, "expected_mismatches"))) add("expected " + line);
   return reasons;
 }
 

@@ -54,9 +54,10 @@ std::string FormatMs(std::optional<double> ms);
 // null or missing; arrays and objects as compact JSON.
 std::string FormatValue(const boost::json::value* value);
 
-// Why a case whose outcome is "fail" failed, one line each: the review's
-// issues, its failed criteria ("criterion <id> failed: <reasoning>") and the
-// expected-value mismatches ("expected <path>: <message>").
+// Why a case failed, one line each, gate by gate (CaseRecord::FailedGates):
+// the expected-value mismatches ("expected <path>: <message>"), the failed
+// checks ("check <op> <pointer>: <message>"), the review's issues and its
+// failed criteria ("criterion <id> failed: <reasoning>").
 std::vector<std::string> FailureReasons(const boost::json::object& record);
 
 // "path: message" for each entry of an errors array ([{path, message}]).

@@ -70,7 +70,7 @@
       const cls = [numeric ? "num" : null, wideOnly.includes(text) ? "wide-only" : null].filter(Boolean).join(" ");
       return h("th", { scope: "col", class: cls || null }, text);
     }));
-    return h("div", { class: "table-wrap" },
+    return h("div", { class: "table-wrap", tabindex: "0", role: "region", "aria-label": caption || String(testid).split("-").join(" ") },
       h("table", { testid }, caption ? h("caption", {}, caption) : null, h("thead", {}, headRow), h("tbody", {}, rows)));
   }
 
@@ -96,7 +96,7 @@
 
   function formatP(p) {
     if (p == null) return `p = ${DASH}`;
-    if (p < 0.0001) return "p < 0.0001";
+    if (p < 1e-9) return "p < 1e-9";
     return `p = ${String(Number(p.toPrecision(3)))}`;
   }
 
@@ -440,7 +440,7 @@
     const { width, height, left, right, top, bottom } = CHART;
     const x = (i) => (total <= 1 ? left + (width - left - right) / 2 : left + (i * (width - left - right)) / (total - 1));
     const y = (v) => top + (1 - (v - domain[0]) / (domain[1] - domain[0] || 1)) * (height - top - bottom);
-    const svg = s("svg", { class: "plot", viewBox: `0 0 ${width} ${height}`, role: "img", "aria-label": label });
+    const svg = s("svg", { class: "plot", viewBox: `0 0 ${width} ${height}`, role: "group", "aria-label": label });
     const grid = ticks.map((t) => s("g", { class: "tick" },
       s("line", { x1: left, x2: width - right, y1: y(t), y2: y(t) }),
       s("text", { x: left - 8, y: y(t), dy: "0.32em", "text-anchor": "end" }, format(t))));
@@ -682,7 +682,7 @@
       data: { skill: c.skill, case: c.case, repeat: c.repeat ?? 0, outcome: c.outcome, flags: (c.flags || []).join(" ") },
     },
       td(code(c.skill)), td(h("a", { href: link.case(run.suite, c.skill, c.case), testid: "case-link" }, c.case)),
-      td(String(c.repeat ?? 0), "num muted"), td(badge(c.outcome)),
+      td(String(c.repeat ?? 0), "num muted"), td([badge(c.outcome), gateTags(c.gates)]),
       td(h("span", { class: "flags" }, (c.flags || []).map((flag) => h("span", { class: `flag flag-${flag}` }, flag)))),
       td(ms(c.duration_ms), "num"), td(usd(c.cost_usd), "num"), td(c.error_code ? code(c.error_code) : null),
       EXPORT ? null : td(recordButton(c, run, detail)));
@@ -712,7 +712,7 @@
     const query = new URLSearchParams({ skill: c.skill, case: c.case, repeat: String(c.repeat ?? 0) });
     try {
       const data = await fetchJson(api(`runs/${enc(run.run_id)}/case`, query));
-      return h("pre", { class: "json record", testid: "case-record" }, pretty(data.record));
+      return h("pre", { class: "json record", testid: "case-record", tabindex: "0", "aria-label": "The case's record" }, pretty(data.record));
     } catch (error) {
       return h("p", { class: "error-box" }, code(error.code || "ERROR"), " ", error.message);
     }
@@ -774,7 +774,11 @@
 
   function changeVerdict(m, change) {
     if (!m.pass_to_fail && !m.fail_to_pass) return badge("same", "no flips");
-    if (!m.significant) return badge("noise", "noise");
+    if (!m.significant) {
+      const flips = (m.pass_to_fail || 0) + (m.fail_to_pass || 0);
+      const said = `not significant (${flips} flip${flips === 1 ? "" : "s"})`;
+      return m.underpowered ? badge("noise", `${said}; underpowered: ${m.cases} paired cases can never be significant`) : badge("noise", said);
+    }
     return (change ?? m.fail_to_pass - m.pass_to_fail) < 0 ? badge("fail", "significant drop") : badge("pass", "significant rise");
   }
 
@@ -803,8 +807,42 @@
       hasOutput ? h("pre", { class: "json output", testid: `output-${key}` }, pretty(one.output))
         : h("p", { class: "muted output", testid: `output-${key}` }, "No output."),
       one.error ? h("p", { class: "error-box" }, code(one.error.code || "ERROR"), " ", one.error.message || "") : null,
+      gatesView(one.gates),
+      checksView(one.checks),
       reviewView(one.review),
       attemptsView(one.attempts));
+  }
+
+  // design.md §12.3: the gates a case failed, in JUnit's order, each with its message.
+  function gateTags(gates) {
+    if (!Array.isArray(gates) || !gates.length) return null;
+    return h("span", { class: "gates", testid: "gates" }, gates.map((g) =>
+      h("span", { class: "flag bad gate", title: g.message, data: { gate: g.type } }, g.type)));
+  }
+
+  function gatesView(gates) {
+    if (!Array.isArray(gates) || !gates.length) return null;
+    return h("div", { class: "gates", testid: "failed-gates" }, h("h4", {}, "Why it failed"),
+      h("ul", {}, gates.map((g) => h("li", { data: { gate: g.type } }, code(g.type), " ", g.message))));
+  }
+
+  // Each check: op, pointer, expected, actual and, when it failed, why.
+  function checksView(checks) {
+    if (!Array.isArray(checks) || !checks.length) return null;
+    const value = (v) => (v === null || v === undefined ? DASH : code(typeof v === "string" ? v : JSON.stringify(v)));
+    return h("div", { class: "checks", testid: "checks" }, h("h4", {}, `Checks (${checks.length})`),
+      table("checks-table", ["Result", "Op", "Pointer", "Expected", "Actual", "Message"], checks.map((c) =>
+        h("tr", { testid: "check-row", data: { op: c.op, pointer: c.pointer, pass: String(c.pass) } },
+          td(badge(c.pass ? "pass" : "fail")), td(code(`${c.negate ? "not " : ""}${c.op}`)),
+          td(c.pointer ? code(c.pointer) : DASH), td(value(c.expected)), td(value(c.actual)), td(c.message || DASH)))));
+  }
+
+  function inputView(input) {
+    if (input === undefined || input === null) {
+      return h("p", { class: "muted", testid: "case-input" }, "No input recorded (a run older than inputs kept).");
+    }
+    return h("details", { class: "input", open: true }, h("summary", {}, "Input"),
+      h("pre", { class: "json", testid: "case-input" }, pretty(input)));
   }
 
   function reviewView(review) {
@@ -874,9 +912,12 @@
         run.git_ref ? code(run.git_ref) : null, run.error_code ? code(run.error_code, { class: "error-code" }) : null),
       verdicts.length ? h("p", { class: "verdicts" }, verdicts.map(([criterion, verdict]) =>
         h("span", { class: `flag ${tone(verdict)}` }, `${criterion}: ${verdict}`))) : null,
+      gatesView(run.gates),
+      inputView(run.input),
       run.output !== undefined && run.output !== null
         ? h("pre", { class: "json output", testid: "case-output" }, pretty(run.output))
-        : h("p", { class: "muted", testid: "case-output" }, "No output."));
+        : h("p", { class: "muted", testid: "case-output" }, "No output."),
+      checksView(run.checks));
   }
 
   // ---- rollouts ----

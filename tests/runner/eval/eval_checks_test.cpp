@@ -76,10 +76,11 @@ TEST(CaseChecksTest, EachOpAndItsNegation) {
   EXPECT_TRUE(Passes(R"({"pointer": "/answer", "op": "contains", "value": "Rome", "negate": true})", answer));
   json::object negated =
       Verdict(R"({"pointer": "/answer", "op": "contains", "value": "Paris", "negate": true})", answer);
-  EXPECT_EQ(json::serialize(negated), R"({"pointer":"/answer","op":"contains","negate":true,"pass":false,)"
-                                      R"x("message":"passes the check it must fail (negate)"})x");
+  EXPECT_EQ(json::serialize(negated),
+            R"({"pointer":"/answer","op":"contains","negate":true,"pass":false,"expected":"Paris",)"
+            R"x("actual":"The Capital of France is Paris.","message":"passes the check it must fail (negate)"})x");
   EXPECT_EQ(json::serialize(Verdict(R"({"pointer": "/n", "op": "lte", "value": 2})", answer)),
-            R"({"pointer":"/n","op":"lte","pass":false,"message":"is 3, over 2"})");
+            R"({"pointer":"/n","op":"lte","pass":false,"expected":2,"actual":3,"message":"is 3, over 2"})");
   EXPECT_EQ(Verdict(R"({"pointer": "/missing", "op": "equals", "value": 1})", answer).at("message"),
             "the output has no value at /missing");
 }
@@ -105,7 +106,8 @@ TEST(CaseChecksTest, AGradersVerdictComesFromItsScoreOrItsPass) {
   check.pass_threshold = 0.5;
   handler::ProcessOutcome ended;
   ended.stdout_data = "0.75\n";
-  EXPECT_EQ(json::serialize(ExecVerdict(ended, check)), R"({"op":"exec","pass":true,"score":7.5E-1})");
+  EXPECT_EQ(json::serialize(ExecVerdict(ended, check)),
+            R"({"op":"exec","pass":true,"expected":5E-1,"actual":7.5E-1,"score":7.5E-1})");
   ended.stdout_data = R"({"score": 0.25})";
   EXPECT_EQ(ExecVerdict(ended, check).at("message"), "score 2.5E-1 is under the pass threshold 5E-1");
   ended.stdout_data = R"({"pass": false})";
@@ -191,14 +193,18 @@ TEST_F(EvalChecksCliTest, ChecksGateTheCaseAndTheRunAndTheJudgeSeesTheReference)
   std::map<std::string, json::object> by_case;
   for (auto& r : records) by_case[std::string(r.at("case").as_string())] = r;
   EXPECT_EQ(by_case["fr"].at("check_pass"), true);
-  EXPECT_EQ(json::serialize(by_case["fr"].at("checks")),
-            R"([{"pointer":"/answer","op":"icontains","pass":true},)"
-            R"({"pointer":"/metrics/cost_usd","op":"lte","pass":true},{"op":"exec","pass":true,"score":1E0}])");
+  EXPECT_EQ(
+      json::serialize(by_case["fr"].at("checks")),
+      R"([{"pointer":"/answer","op":"icontains","pass":true,"expected":"paris","actual":"Paris is the capital."},)"
+      R"({"pointer":"/metrics/cost_usd","op":"lte","pass":true,"expected":1,"actual":4E-5},)"
+      R"({"op":"exec","pass":true,"expected":5E-1,"actual":1E0,"score":1E0}])");
   EXPECT_EQ(OutcomeOf(by_case["fr"]), CaseOutcome::kPass);
   EXPECT_EQ(by_case["pe"].at("check_pass"), false);
   EXPECT_EQ(json::serialize(by_case["pe"].at("checks")),
-            R"([{"pointer":"/answer","op":"contains","pass":false,"message":"does not contain \"Lima\""},)"
-            R"({"op":"exec","pass":false,"score":0E0,"message":"score 0E0 is under the pass threshold 5E-1"}])");
+            R"([{"pointer":"/answer","op":"contains","pass":false,"expected":"Lima","actual":"I do not know.",)"
+            R"("message":"does not contain \"Lima\""},)"
+            R"({"op":"exec","pass":false,"expected":5E-1,"actual":0E0,"score":0E0,)"
+            R"("message":"score 0E0 is under the pass threshold 5E-1"}])");
   EXPECT_EQ(OutcomeOf(by_case["pe"]), CaseOutcome::kFail);
   EXPECT_FALSE(by_case["no"].contains("check_pass"));
   EXPECT_EQ(OutcomeOf(by_case["no"]), CaseOutcome::kPass);

@@ -182,6 +182,22 @@ output_schema:
             "skills/invoice/cases.jsonl:7:1: case \"i7\": /expected/lines/0/amount: expected number, found string "
             "\"1\"\n");
   EXPECT_FALSE(std::filesystem::exists(tree_.Path("out/invoices/results.jsonl")));
+
+  // design.md §12.3: validate finds the same, at the same lines, in eval's words: every skill's
+  // cases.jsonl always (its lines and inputs), and with --suite the `expected` checks of that
+  // suite's mode too.
+  const std::string validate = "--skills skills --rubrics rubrics --config good.yaml validate --against none";
+  auto alone = Skillrunner(tree_.root(), validate);
+  EXPECT_EQ(alone.status, 2) << alone.out;
+  EXPECT_NE(alone.out.find("skills/invoice/cases.jsonl:4:1: duplicate case id \"i1\" (first used on line 1)\n"
+                           "skills/invoice/cases.jsonl:5:1: case \"i5\": /input/text: required property is missing\n"
+                           "skills/invoice/cases.jsonl:6:1: not valid JSON: incomplete JSON\n"),
+            std::string::npos)
+      << alone.out;
+  EXPECT_EQ(alone.out.find("/expected/"), std::string::npos) << alone.out;
+  auto suite = Skillrunner(tree_.root(), validate + " --suite invoices.yaml");
+  EXPECT_EQ(suite.status, 2);
+  EXPECT_NE(suite.out.find(run.err), std::string::npos) << suite.out;
 }
 
 TEST_F(EvalCliTest, ShardsMergedEqualTheUnshardedRunCaseForCase) {

@@ -15,6 +15,7 @@
 #include <regex>
 #include <set>
 
+#include "runner/eval/history/stored_runs.h"
 #include "runner/eval/records/case_outcome.h"
 #include "tests/runner/eval/eval_cli_support.h"
 #include "tests/support/llm_test_bed.h"
@@ -41,6 +42,7 @@ class EvalGatesCliTest : public ::testing::Test {
                                            R"("verdict":"pass","confidence":90}],"issues":[],"suggested_fixes":[]})")};
       }
       ++generation_requests_;
+      RemoveWhatWasAsked();
       std::smatch n;
       if (!std::regex_search(body, n, std::regex("Extract the total of order ([0-9]+)"))) return std::nullopt;
       int total = std::stoi(n[1]);
@@ -76,6 +78,12 @@ output_schema: { type: object, required: [total], additionalProperties: false, p
                 "    expected: exact\nthresholds: { max_regression: 0.05 }\n");
   }
 
+  void RemoveWhatWasAsked() {
+    std::lock_guard lock(mutex_);
+    std::error_code ec;
+    if (!remove_on_request_.empty()) std::filesystem::remove_all(remove_on_request_, ec);
+  }
+
   void Drift(std::set<int> cases) {
     std::lock_guard lock(mutex_);
     drifted_ = std::move(cases);
@@ -97,6 +105,7 @@ output_schema: { type: object, required: [total], additionalProperties: false, p
 
   std::mutex mutex_;
   std::set<int> drifted_;
+  std::filesystem::path remove_on_request_;
   std::unique_ptr<test_support::LoopbackServer> server_;
   testing::TempTree tree_;
   std::atomic<int> generation_requests_{0}, judge_requests_{0};
@@ -186,6 +195,104 @@ TEST_F(EvalGatesCliTest, RequireBaselineExitsTwoBeforeAnyCaseRunsAndNeedsBaselin
   EXPECT_EQ(compared.status, 0) << compared.err;
   EXPECT_EQ(Summary("out/n4").at("baseline").at("status"), "compared");
   EXPECT_EQ(Summary("out/n4").at("baseline").at("run_id"), Summary("out/n3").at("run_id"));
+}
+
+// design.md §12.3: a history that cannot be used is found before the first paid request, and the
+// run leaves no --out folder: unreachable, a password in its URL, a file in a missing folder, a
+// baseline run id it does not hold; with the history configured and no --baseline too.
+TEST_F(EvalGatesCliTest, AnUnusableHistoryStopsTheRunBeforeAnyRequestAndLeavesNoOutFolder) {
+  struct Case {
+    std::string flags;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {"--history postgresql://127.0.0.1:1/nightly --baseline last-passing",
+       "skillrunner eval: history: cannot open eval history postgresql://127.0.0.1:1/nightly: "},
+      {"--history postgresql://eval:s3cret@127.0.0.1:1/nightly",
+       "skillrunner eval: history: cannot open eval history postgresql://eval:***@127.0.0.1:1/nightly: the history URL "
+       "postgresql://eval:***@127.0.0.1:1/nightly holds a password: give it through PGPASSWORD or PGPASSFILE"},
+      {"--history missing/h.sqlite --baseline last",
+       "skillrunner eval: history: cannot open eval history missing/h.sqlite"},
+      {"--history h.sqlite --baseline 20240101T000000Z-aaaaaa",
+       "skillrunner eval: baseline: baseline run 20240101T000000Z-aaaaaa is not in the eval history h.sqlite (checked "
+       "before any case ran)\n"},
+  };
+  for (const Case& c : cases) {
+    auto refused = Eval("suite.yaml --out out/x " + c.flags);
+    EXPECT_EQ(refused.status, 2) << c.flags << "\n" << refused.err;
+    EXPECT_NE(refused.err.find(c.message), std::string::npos) << c.flags << "\n" << refused.err;
+    EXPECT_EQ(refused.err.find("s3cret"), std::string::npos) << refused.err;
+    EXPECT_NE(refused.err.find("(checked before any case ran)\n"), std::string::npos) << refused.err;
+    EXPECT_FALSE(std::filesystem::exists(tree_.Path("out/x"))) << c.flags;
+  }
+  EXPECT_EQ(generation_requests_, 0);
+  EXPECT_EQ(judge_requests_, 0);
+}
+
+// The regression gate that could not run says so in summary.json, the report and on stderr: here the
+// history file becomes unwritable (a folder in its place) after the checks before the run passed.
+TEST_F(EvalGatesCliTest, ARegressionGateThatCouldNotRunIsSkippedWithWhyInTheSummary) {
+  ASSERT_EQ(Eval("suite.yaml --out out/n1 --history h.sqlite").status, 0);
+  std::filesystem::create_directories(tree_.Path("hist"));
+  std::filesystem::copy_file(tree_.Path("h.sqlite"), tree_.Path("hist/h.sqlite"));
+  {
+    std::lock_guard lock(mutex_);
+    remove_on_request_ = tree_.Path("hist");  // the history goes away while the run is under way
+  }
+  auto ran = Eval("suite.yaml --out out/n2 --history hist/h.sqlite --baseline last");
+  EXPECT_EQ(ran.status, 2) << ran.err;
+  const json::object summary = Summary("out/n2");
+  ASSERT_TRUE(summary.contains("baseline")) << ran.err;
+  EXPECT_EQ(summary.at("baseline").at("status"), "skipped");
+  const std::string reason(summary.at("baseline").at("reason").as_string());
+  EXPECT_TRUE(reason.starts_with("history: cannot open eval history hist/h.sqlite")) << reason;
+  EXPECT_NE(ran.err.find("skillrunner eval: the regression gate was skipped (no baseline compared): " + reason + "\n"),
+            std::string::npos)
+      << ran.err;
+  EXPECT_NE(ReadFile(tree_.Path("out/n2/report.html")).find("<b>Regression gate skipped:</b> "), std::string::npos);
+}
+
+// design.md §12.3 `redact:`: the masked fields are "[redacted]" in results.jsonl, junit.xml,
+// report.html, the history and the viewer; the provider is sent the real input (each case still
+// gets its own total back).
+TEST_F(EvalGatesCliTest, RedactedFieldsAreMaskedInEveryOutputButNotInWhatTheProviderIsSent) {
+  WriteSuite(4);
+  tree_.Write("private.yaml",
+              "id: night\nredact: [/input/n, /output/total]\nskills:\n  - skill: extract\n    expected: exact\n");
+  Drift({2});
+  auto ran = Eval("private.yaml --out out/p --history h.sqlite --run-id private-1");
+  ASSERT_EQ(ran.status, 0) << ran.err;
+  const auto masked = json::parse(R"({"n":"[redacted]"})");
+  std::map<std::string, json::object> by_case;
+  for (auto& record : ReadRecords(tree_.Path("out/p/results.jsonl"))) {
+    by_case[std::string(record.at("case").as_string())] = record;
+    EXPECT_EQ(record.at("input"), masked);
+    EXPECT_EQ(record.at("result").at("output"), json::parse(R"({"total":"[redacted]"})"));
+    EXPECT_EQ(record.at("result").at("attempts").at(0).at("raw"), "[redacted]");
+  }
+  ASSERT_EQ(by_case.size(), 4u);
+  EXPECT_EQ(by_case["c1"].at("expected_match"), true);  // the provider saw order 1 and answered 1
+  EXPECT_EQ(by_case["c2"].at("expected_match"), false);
+  EXPECT_EQ(by_case["c2"].at("expected_mismatches").at(0).at("message"), "[redacted]");
+  EXPECT_NE(ReadFile(tree_.Path("out/p/junit.xml")).find("EXPECTED_MISMATCH: expected (root): [redacted]"),
+            std::string::npos);
+  EXPECT_NE(ReadFile(tree_.Path("out/p/report.html")).find("&quot;n&quot;: &quot;[redacted]&quot;"), std::string::npos);
+  auto stored = eval::LoadStoredRun("private-1", tree_.Path("h.sqlite"));
+  ASSERT_TRUE(stored.has_value()) << stored.error().message;
+  for (const json::object& record : stored->records) {
+    EXPECT_EQ(record.at("input"), masked);
+    EXPECT_EQ(record.at("result").at("output"), json::parse(R"({"total":"[redacted]"})"));
+  }
+  auto exported = Skillrunner(tree_.root(), "view --history h.sqlite --export site");
+  ASSERT_EQ(exported.status, 0) << exported.err;
+  std::size_t pages_with_input = 0;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(tree_.Path("site"))) {
+    if (!entry.is_regular_file()) continue;
+    const std::string page = ReadFile(entry.path());
+    pages_with_input += page.find(R"("input":{"n":"[redacted]"})") != std::string::npos;
+    EXPECT_EQ(page.find(R"("input":{"n":1})"), std::string::npos) << entry.path();
+  }
+  EXPECT_EQ(pages_with_input, 4u);  // each case's page
 }
 
 TEST_F(EvalGatesCliTest, MergeFollowsTheSameBaselineRules) {

@@ -103,7 +103,7 @@ TEST_F(HtmlReportTest, HostileModelOutputIsShownAsText) {
   EXPECT_NE(html.find("<pre>&lt;script&gt;alert(1)&lt;/script&gt;</pre>"), std::string::npos);
   EXPECT_TRUE(Shows("<script>alert(1)</script>"));
   EXPECT_TRUE(
-      Shows("fail extract / <img src=x onerror=alert(1)> — </details></section><b>broken "
+      Shows("fail REVIEW_FAILED extract / <img src=x onerror=alert(1)> — </details></section><b>broken "
             "(+1 more)"))
       << text_;
 }
@@ -197,12 +197,29 @@ TEST_F(HtmlReportTest, SaysWhichDropsAreSignificantAndWhichAreNoise) {
     records.push_back(i < 3 || i >= 45 ? FailRecord("extract", id) : PassRecord("extract", id));
     records.push_back(i < 12 || i >= 45 ? FailRecord("summarise", id) : PassRecord("summarise", id));
   }
+  for (int i = 0; i < 5; ++i) {  // design.md §12.3: five pairs can never be significant at 0.05
+    const std::string id = "t" + std::to_string(i);
+    baseline.outcomes["tiny/" + id] = CaseOutcome::kPass;
+    records.push_back(i < 3 ? FailRecord("tiny", id) : PassRecord("tiny", id));
+  }
   json::object summary = FullSummary();
+  summary["skills"].as_object()["tiny"] = json::object{{"cases", 5}};
   summary["baseline"] = CompareWithBaseline(summary, records, baseline);
   Check(HtmlReport(summary, records, {}));
   EXPECT_TRUE(Shows("Is the change real? The cases both runs share, paired")) << text_;
-  EXPECT_TRUE(Shows("extract case outcome 50 90.0% (78.6%–95.7%) 84.0% (71.5%–91.7%) 3 0 0.25 noise (p ≥ 0.05)"))
+  EXPECT_TRUE(
+      Shows("extract case outcome 50 90.0% (78.6%–95.7%) 84.0% (71.5%–91.7%) 3 0 0.25 not significant (3 flips)"))
       << text_;
+  EXPECT_TRUE(Shows("3 0 0.25 not significant (3 flips); underpowered: 5 paired cases can never reach p < 0.05"))
+      << text_;
+  EXPECT_EQ(summary.at("baseline").at("skills").at("tiny").at("paired").at("outcome").at("underpowered"), true);
+  EXPECT_FALSE(summary.at("baseline")
+                   .at("skills")
+                   .at("extract")
+                   .at("paired")
+                   .at("outcome")
+                   .as_object()
+                   .contains("underpowered"));
   EXPECT_TRUE(Shows("extract schema 50 100.0% (92.9%–100.0%) 100.0% (92.9%–100.0%) 0 0 1 no flips")) << text_;
   EXPECT_TRUE(Shows("summarise case outcome 50 90.0% (78.6%–95.7%) 66.0% (52.2%–77.6%) 12 0 0.000488 significant drop"))
       << text_;
@@ -229,11 +246,12 @@ TEST_F(HtmlReportTest, ListsFailuresErrorsAndJudgeErrorsApart) {
   Check(HtmlReport(FullSummary(), Records(), {}));
   EXPECT_TRUE(Shows("Failed (1)")) << text_;
   EXPECT_TRUE(
-      Shows("fail extract / c1 — phone number invented (+1 more) took 300 ms Why it failed "
+      Shows("fail REVIEW_FAILED extract / c1 — phone number invented (+1 more) took 300 ms Why it failed "
             "phone number invented criterion faithful failed: the phone is not in the text"))
       << text_;
   EXPECT_TRUE(Shows("Errors (1)")) << text_;
-  EXPECT_TRUE(Shows("error extract / c2 — MAX_RETRIES_EXCEEDED: output invalid after 2 attempts")) << text_;
+  EXPECT_TRUE(Shows("error SCHEMA_INVALID extract / c2 — MAX_RETRIES_EXCEEDED: output invalid after 2 attempts"))
+      << text_;
   EXPECT_TRUE(
       Shows("Attempts (2) # 1 kind validation temperature 0.2 tokens in/out 100 / 9 took "
             "120 ms /email: does not match format email {\"email\":\"nope\"}"))
@@ -256,7 +274,7 @@ TEST_F(HtmlReportTest, RefusedCasesAreListedApartInTheirOwnColour) {
   Check(html);
   EXPECT_TRUE(
       Shows("Refused (1) The model refused, or the provider's filter withheld the answer (REFUSED, "
-            "CONTENT_FILTERED). Counted apart from failures: the refusal rate. refused extract / c9 — "
+            "CONTENT_FILTERED). Counted apart from failures: the refusal rate. refused REFUSED extract / c9 — "
             "REFUSED: the model refused to answer: not that"))
       << text_;
   EXPECT_NE(html.find(".tag.refused{background:#455a64}"), std::string::npos);

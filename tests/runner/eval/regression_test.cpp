@@ -15,7 +15,8 @@ const std::string kNoPairs = R"({"cases":0,"baseline_rate":null,"baseline_interv
                              R"("pass_to_fail":0,"fail_to_pass":0,"p_value":1.0,"significant":false})";
 const std::string kNoFlips =
     R"({"schema":{"pass_to_fail":[],"fail_to_pass":[]},"expected":{"pass_to_fail":[],"fail_to_pass":[]},)"
-    R"("rubric":{"pass_to_fail":[],"fail_to_pass":[]}})";
+    R"("checks":{"pass_to_fail":[],"fail_to_pass":[]},"rubric":{"pass_to_fail":[],"fail_to_pass":[]},)"
+    R"("review_gate":{"pass_to_fail":[],"fail_to_pass":[]}})";
 const std::string kNoSkillPairs = R"("paired":{"schema":)" + kNoPairs + R"(,"outcome":)" + kNoPairs + "}";
 
 TEST(RegressionTest, DeltasAreCurrentMinusBaselineAndNullWhereEitherSideIsMissing) {

@@ -121,7 +121,8 @@ TEST_F(ViewApiTest, ARunFlagsItsFailedFlippedAndIndeterminateCases) {
   EXPECT_EQ(json::serialize(Find(cases, "case", "c1")),
             json::serialize(ParseObject(R"({"skill": "extract", "case": "c1", "repeat": 0,
     "outcome": "fail", "flags": ["failed", "flipped", "indeterminate"], "duration_ms": 300, "cost_usd": null,
-    "error_code": null})")));
+    "error_code": null, "gates": [{"type": "REVIEW_FAILED",
+    "message": "phone number invented; criterion faithful failed: the phone is not in the text"}]})")));
   EXPECT_EQ(Find(cases, "case", "c20").at("flags"), json::array({"flipped"}));
   EXPECT_EQ(Find(cases, "case", "c9").at("flags"), json::array());
 }
