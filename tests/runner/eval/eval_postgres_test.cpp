@@ -85,7 +85,6 @@ TEST_F(EvalPostgresTest, ShardsRecordNothingAndTheirMergeRecordsTheRun) {
         tree_.root(), "--skills skills eval suite.yaml --out " + out + " --shard " + shard + " --run-id night-1");
     ASSERT_EQ(ran.status, 0) << ran.err;
   }
-  EXPECT_EQ(Sql("SELECT count(*) FROM runs"), "0");
   auto merged = eval_test::Skillrunner(tree_.root(), "--skills skills eval merge out/s0 out/s1 --out out/merged");
   ASSERT_EQ(merged.status, 0) << merged.err;
   EXPECT_EQ(Sql("SELECT run_id, (SELECT count(*) FROM case_records) FROM runs"), "night-1|" + std::to_string(kCases));
@@ -101,6 +100,20 @@ TEST_F(EvalPostgresTest, ADatabaseThatDoesNotAnswerIsARunErrorThatNamesIt) {
                          "\"/nonexistent/.s.PGSQL.5432\" failed: No such file or directory"),
             std::string::npos)
       << ran.err;
+}
+
+// design.md §12.3: a login the server refuses is found before any case runs, and no --out folder is
+// made. The test cluster trusts its Unix socket, so the refusal here is a role it does not have: the
+// same moment of the connection, the server's own "FATAL" in the message.
+TEST_F(EvalPostgresTest, ALoginTheServerRefusesStopsTheRunBeforeAnyCase) {
+  const std::string refused = url_.substr(0, url_.rfind("&user=")) + "&user=nobody_here";
+  auto ran = eval_test::Skillrunner(tree_.root(), "--skills skills eval suite.yaml --out out/refused --history '" +
+                                                      refused + "' --baseline last");
+  EXPECT_EQ(ran.status, 2) << ran.err;
+  EXPECT_NE(ran.err.find("skillrunner eval: history: cannot open eval history "), std::string::npos) << ran.err;
+  EXPECT_NE(ran.err.find("role \"nobody_here\" does not exist"), std::string::npos) << ran.err;
+  EXPECT_NE(ran.err.find("(checked before any case ran)"), std::string::npos) << ran.err;
+  EXPECT_FALSE(fs::exists(tree_.Path("out/refused")));
 }
 
 }  // namespace
