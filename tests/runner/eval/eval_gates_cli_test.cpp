@@ -295,6 +295,44 @@ TEST_F(EvalGatesCliTest, RedactedFieldsAreMaskedInEveryOutputButNotInWhatTheProv
   EXPECT_EQ(pages_with_input, 4u);  // each case's page
 }
 
+// design.md §12.3: five paired cases can never make max_regression fire at alpha 0.05 (all five
+// flipping gives p = 0.0625): the suite says so when it loads, a suite may acknowledge it, and
+// against a baseline the paired counts say underpowered.
+TEST_F(EvalGatesCliTest, AGateTooSmallToEverFireIsSaidAtLoadAndInTheComparison) {
+  WriteSuite(5);
+  const std::string warning =
+      "suite.yaml:3:5: warning: /skills/0: skill \"extract\" has 5 paired case(s) per run, too few for "
+      "max_regression ever to fire at regression_alpha 0.05 (every case flipping one way still gives McNemar p = "
+      "0.0625); it needs at least 6 [underpowered-gate]\n";
+  auto first = Eval("suite.yaml --out out/n1 --history h.sqlite");
+  ASSERT_EQ(first.status, 0) << first.err;
+  EXPECT_NE(first.err.find(warning), std::string::npos) << first.err;
+  Drift({1, 2, 3, 4, 5});
+  auto drifted = Eval("suite.yaml --out out/n2 --history h.sqlite --baseline last --fail-on regressions");
+  EXPECT_EQ(drifted.status, 0) << drifted.err;  // every case flipped, and still no regression can be shown
+  const json::object paired = Summary("out/n2").at("baseline").at("skills").at("extract").at("paired").as_object();
+  EXPECT_EQ(paired.at("expected").at("pass_to_fail"), 5);
+  EXPECT_EQ(paired.at("expected").at("p_value"), 0.0625);
+  EXPECT_EQ(paired.at("expected").at("underpowered"), true);
+  EXPECT_NE(ReadFile(tree_.Path("out/n2/report.html"))
+                .find("not significant (5 flips); underpowered: 5 paired cases can never reach p &lt; 0.05"),
+            std::string::npos);
+
+  auto validate = Skillrunner(tree_.root(),
+                              "--config skillrunner.yaml --skills skills --rubrics rubrics validate "
+                              "--against none --suite suite.yaml");
+  EXPECT_NE(validate.out.find(warning), std::string::npos) << validate.out;
+  const std::string suite = ReadFile(tree_.Path("suite.yaml"));
+  tree_.Write("suite.yaml", suite + "lint: { allow: [underpowered-gate] }\n");
+  auto allowed = Eval("suite.yaml --out out/n3 --history h.sqlite");
+  EXPECT_EQ(allowed.status, 0) << allowed.err;
+  EXPECT_EQ(allowed.err.find("underpowered-gate"), std::string::npos) << allowed.err;
+  tree_.Write("suite.yaml", suite + "lint: { allow: [underpowered] }\n");
+  auto unknown = Eval("suite.yaml --out out/n4 --history h.sqlite");
+  EXPECT_EQ(unknown.status, 2);
+  EXPECT_NE(unknown.err.find("suite.yaml:8:17: /lint/allow/0: "), std::string::npos) << unknown.err;
+}
+
 TEST_F(EvalGatesCliTest, MergeFollowsTheSameBaselineRules) {
   for (int i = 0; i < 2; ++i) {
     const std::string shard = std::to_string(i);

@@ -107,8 +107,8 @@ TEST_F(EvalPostgresTest, ADatabaseThatDoesNotAnswerIsARunErrorThatNamesIt) {
 // same moment of the connection, the server's own "FATAL" in the message.
 TEST_F(EvalPostgresTest, ALoginTheServerRefusesStopsTheRunBeforeAnyCase) {
   const std::string refused = url_.substr(0, url_.rfind("&user=")) + "&user=nobody_here";
-  auto ran = eval_test::Skillrunner(tree_.root(), "--skills skills eval suite.yaml --out out/refused --history '" +
-                                                      refused + "' --baseline last");
+  auto ran = eval_test::Skillrunner(
+      tree_.root(), "--skills skills eval suite.yaml --out out/refused --history '" + refused + "' --baseline last");
   EXPECT_EQ(ran.status, 2) << ran.err;
   EXPECT_NE(ran.err.find("skillrunner eval: history: cannot open eval history "), std::string::npos) << ran.err;
   EXPECT_NE(ran.err.find("role \"nobody_here\" does not exist"), std::string::npos) << ran.err;
