@@ -335,7 +335,7 @@ std::vector<GateFailure> CaseRecord::FailedGates() const {
   if (code == "MAX_RETRIES_EXCEEDED" || code == "TRUNCATED") {
     std::vector<std::string> lines{message.empty() ? std::string(code) : message};
     for (std::string& line : ErrorDetailLines(&*error)) lines.push_back(std::move(line));
-    failed.push_back(GateFailure{Gate::kSchema, lines.front(), std::move(lines)});
+    failed.push_back(Failure(Gate::kSchema, std::move(lines)));
   }
   if (expected_match == false) {
     std::vector<std::string> lines;

@@ -34,7 +34,7 @@ TEST(JunitReportTest, ParsesWithOneSuitePerSkillAndJudgeErrorsAsErrors) {
             "  case 'extract' 'c2' 0.300 [('failure', 'REVIEW_FAILED', 'REVIEW_FAILED: phone number invented; "
             "criterion faithful failed: the phone is not in the text')]\n"
             "  case 'extract' 'c3' 0.260 [('failure', 'SCHEMA_INVALID', 'SCHEMA_INVALID: output invalid after "
-            "2 attempts')]\n"
+            "2 attempts; /email: does not match format email')]\n"
             " suite idle 0 0 0 0 [('run_id', '2025-01-02-ab12'), ('suite', 'nightly')]\n"
             " suite summarise 2 0 1 2 [('run_id', '2025-01-02-ab12'), ('suite', 'nightly')]\n"
             "  case 'summarise' 's1#1' 0.300 []\n"
@@ -129,7 +129,8 @@ TEST(JunitReportTest, EscapesMarkupAndReplacesControlCharacters) {
             "testsuites n<1> 1 1 0\n"
             " suite ex<tract> 1 1 0 1 [('run_id', 'r&1'), ('suite', 'n<1>')]\n"
             "  case 'ex<tract>' 'a<b&\"c\\'' 0.260 [('failure', 'SCHEMA_INVALID', "
-            "'SCHEMA_INVALID: bad\xEF\xBF\xBD byte ]]> & <end>\\nline two')]\n");
+            "'SCHEMA_INVALID: bad\xEF\xBF\xBD byte ]]> & <end>\\nline two; /email: does not match format "
+            "email')]\n");
   std::string xml = JunitXml(summary, {record});
   EXPECT_EQ(xml.find('\x01'), std::string::npos);
   EXPECT_NE(xml.find("name=\"a&lt;b&amp;&quot;c&#39;\""), std::string::npos) << xml;
