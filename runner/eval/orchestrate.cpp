@@ -12,6 +12,7 @@
 #include "runner/eval/eval_run.h"
 #include "runner/eval/finish_run.h"
 #include "runner/eval/history/history.h"
+#include "runner/eval/history/sql_db.h"
 #include "runner/eval/history/stored_runs.h"
 #include "runner/eval/records/record_fields.h"
 #include "runner/eval/records/results_log.h"
@@ -191,9 +192,10 @@ Result<void> CheckBaselineFirst(const FinishRequest& request, const Suite& suite
   // Nothing configured: the default history file is opened when the run is recorded, as before.
   if (request.history.empty() && request.baseline.empty()) return {};
   const fs::path file = request.history.empty() ? DefaultHistoryFile(request.out) : request.history;
-  if (request.history.empty()) {
-    std::error_code ec;  // the default file's folder (the parent of --out) may not exist yet
-    fs::create_directories(file.parent_path(), ec);
+  if (!sql::IsPostgresUrl(file.string())) {
+    // The file's folder is made, as --out is (a history beside --out used to exist because of it).
+    std::error_code ec;
+    fs::create_directories(fs::absolute(file).parent_path(), ec);
   }
   // Opening migrates the schema; a refused password or a password in the URL fails here.
   auto history = History::Open(file);

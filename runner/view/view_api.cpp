@@ -104,6 +104,7 @@ ApiAnswer ViewApi::Get(const std::vector<std::string>& segments, const Query& qu
     if (!repeat) return Answer(std::unexpected(std::move(repeat.error())));
     return Answer(CaseRecord(segments[1], *skill, *case_id, *repeat));
   }
+  if (n == 3 && first == "runs" && segments[2] == "versions") return Answer(Versions(segments[1]));
   if (n == 1 && first == "compare") {
     auto a = Required(query, "a");
     if (!a) return Answer(std::unexpected(std::move(a.error())));
@@ -211,6 +212,18 @@ Result<json::object> ViewApi::Case(std::string_view suite, std::string_view skil
     return NotFound("suite " + std::string(suite) + " has no case " + std::string(skill) + "/" + std::string(case_id));
   }
   return CaseJson(suite, skill, case_id, repeat, *runs);
+}
+
+Result<json::object> ViewApi::Versions(std::string_view run_id) {
+  auto run = FindRun(run_id);
+  if (!run) return std::unexpected(std::move(run.error()));
+  const json::array* versions = eval::ArrayAt(&run->summary, "versions");
+  if (versions == nullptr || versions->empty()) {
+    return NotFound("run " + std::string(run_id) + " ran no skill at both versions (a suite entry's versions: both)");
+  }
+  auto records = history_.Records(run_id);
+  if (!records) return std::unexpected(std::move(records.error()));
+  return VersionsJson(*run, *versions, *records);
 }
 
 Result<json::object> ViewApi::Rollouts() {

@@ -55,6 +55,8 @@ class ViewApi {
   Result<boost::json::object> Case(std::string_view suite, std::string_view skill, std::string_view case_id,
                                    std::int64_t repeat, std::size_t limit);
   Result<boost::json::object> Rollouts();
+  // design.md §12.3: a `versions: both` run's candidate against its stable version, per skill.
+  Result<boost::json::object> Versions(std::string_view run_id);
 
   // The run `run` is compared with by default; nullopt when it is its suite's first.
   Result<std::optional<eval::RunRow>> BaselineOf(const eval::RunRow& run);

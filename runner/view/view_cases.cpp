@@ -147,6 +147,8 @@ json::object RunJson(const eval::RunRow& run, const std::vector<eval::MeasureCou
   head["duration_ms"] = OrNull(eval::NumberAt(&run.summary, "duration_ms"));
   head["cost_usd"] = OrNull(eval::NumberAt(ObjectAt(&run.summary, "totals"), "cost_usd"));
   head["baseline_run_id"] = baseline ? json::value(baseline->run_id) : json::value(nullptr);
+  const json::array* versions = eval::ArrayAt(&run.summary, "versions");
+  head["versions"] = versions != nullptr && !versions->empty();
   const auto before = ByCase(baseline_records);
   const RunLimits limits = LimitsOf(records);
   json::array cases;
@@ -262,6 +264,35 @@ json::object CompareJson(const eval::RunRow& a, const std::vector<json::object>&
                       {"alpha", alpha},
                       {"measures", PairedMeasures(comparison)},
                       {"flips", Flips(a_records, b_records)}};
+}
+
+json::object VersionsJson(const eval::RunRow& run, const json::array& versions,
+                          const std::vector<json::object>& records) {
+  json::array out;
+  for (const json::value& value : versions) {
+    const json::object* entry = value.if_object();
+    if (entry == nullptr) continue;
+    const std::string skill(TextAt(entry, "skill")), candidate(TextAt(entry, "candidate"));
+    const std::int64_t candidate_version = eval::IntAt(entry, "candidate_version").value_or(0);
+    // The stable version's cases, keyed as the candidate's (the same case id and repeat pair).
+    std::vector<json::object> stable, trial;
+    for (const json::object& record : records) {
+      const std::string label = eval::SkillLabel(record);
+      if (label == candidate) trial.push_back(record);
+      if (label != skill) continue;
+      stable.push_back(record);
+      stable.back()["version"] = candidate_version;
+    }
+    const json::object comparison{{"skills", json::object{{candidate, *entry}}}};
+    out.push_back(json::object{{"skill", skill},
+                               {"stable_version", eval::IntAt(entry, "stable_version").value_or(0)},
+                               {"candidate_version", candidate_version},
+                               {"candidate", candidate},
+                               {"alpha", eval::NumberAt(entry, "regression_alpha").value_or(0.05)},
+                               {"measures", PairedMeasures(comparison)},
+                               {"flips", Flips(trial, stable)}});
+  }
+  return json::object{{"run", RunHead(run)}, {"versions", std::move(out)}};
 }
 
 json::object CaseJson(std::string_view suite, std::string_view skill, std::string_view case_id, std::int64_t repeat,

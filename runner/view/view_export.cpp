@@ -55,6 +55,10 @@ struct Exporter {
     if (auto page = Page(fs::path("runs") / (ExportName(run.run_id) + ".html"), "run", api.Run(run.run_id)); !page) {
       return page;
     }
+    if (const json::array* versions = eval::ArrayAt(&run.summary, "versions"); versions && !versions->empty()) {
+      auto page = Page(fs::path("versions") / (ExportName(run.run_id) + ".html"), "versions", api.Versions(run.run_id));
+      if (!page) return page;
+    }
     auto baseline = api.BaselineOf(run);
     if (!baseline) return std::unexpected(std::move(baseline.error()));
     if (!*baseline) return {};

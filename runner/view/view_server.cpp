@@ -91,7 +91,7 @@ bool IsPage(const std::vector<std::string>& s) {
   const std::string& kind = s[0];
   return (kind == "suites" && s.size() == 2) || (kind == "runs" && s.size() == 2) ||
          (kind == "compare" && (s.size() == 2 || s.size() == 3)) || (kind == "cases" && s.size() == 4) ||
-         (kind == "rollouts" && s.size() == 1);
+         (kind == "rollouts" && s.size() == 1) || (kind == "versions" && s.size() == 2);
 }
 
 }  // namespace

@@ -2,7 +2,8 @@
 # Browser test of `skillrunner view` (run by ctest; also by hand):
 #   1. npm ci of playwright-core (cache in <repo>/.deps/npm, so a rerun is offline; no browser download)
 #   2. two evals of tests/browser/fixture/evals/drift.yaml into one history: DRIFT=0, then DRIFT=1,
-#      which flips 7 cases pass -> fail and 1 fail -> pass (no LLM, no network: a handler skill)
+#      which flips 7 cases pass -> fail and 1 fail -> pass (no LLM, no network: a handler skill), and one
+#      of evals/versions.yaml (a skill and its candidate, on the simulated provider)
 #   3. `skillrunner view` on 127.0.0.1 (any free port) and `skillrunner view --export`
 #   4. view_test.mjs drives the system Chromium over both, at 1400 and 800 px
 # SKILLRUNNER_BINARY names the program (default <repo>/build/skillrunner); CHROMIUM the browser
@@ -63,6 +64,14 @@ night 1 0 --git-ref 1111aaa
 night 2 1 --git-ref 2222bbb --baseline last
 OLDER="$(run_id 1)"
 NEWER="$(run_id 2)"
+# The candidate-against-stable page: evals/versions.yaml (simulated; exit 1, its candidate breaches).
+status=0
+(cd "$HERE/fixture" && "$BINARY" eval evals/versions.yaml --out "$WORK/versions" --history "$HISTORY" \
+  --run-id view_versions) >"$WORK/versions.log" 2>&1 || status=$?
+if [ "$status" -gt 1 ]; then
+  cat "$WORK/versions.log" >&2
+  fail "the fixture's versions eval exited $status"
+fi
 
 "$BINARY" view --history "$HISTORY" --listen 127.0.0.1:0 2>"$WORK/view.err" &
 SERVER_PID=$!
@@ -85,7 +94,7 @@ fi
 
 mkdir -p "$SHOTS"
 status=0
-node "$HERE/view_test.mjs" --url "$URL" "${exported[@]}" --newer "$NEWER" --older "$OLDER" \
+node "$HERE/view_test.mjs" --url "$URL" "${exported[@]}" --newer "$NEWER" --older "$OLDER" --versions view_versions \
   --shots "$SHOTS" --chromium "$CHROMIUM" || status=$?
 if [ "$status" -ne 0 ]; then
   echo "test.sh: the server said:" >&2

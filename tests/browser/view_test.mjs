@@ -4,7 +4,7 @@
 // makes from tests/browser/fixture (two nights of evals/drift.yaml).
 //
 //   node view_test.mjs --url http://127.0.0.1:PORT/ --export DIR \
-//     --newer RUN_ID --older RUN_ID --shots DIR [--chromium /usr/bin/chromium]
+//     --newer RUN_ID --older RUN_ID [--versions RUN_ID] --shots DIR [--chromium /usr/bin/chromium]
 //
 // Each check prints "ok" or "FAIL" with its reason; the exit status is 1 when
 // any failed. No browser is downloaded: the system one is launched.
@@ -34,6 +34,7 @@ function options() {
   const { values } = parseArgs({
     options: {
       url: { type: "string" }, export: { type: "string" }, newer: { type: "string" }, older: { type: "string" },
+      versions: { type: "string" },
       shots: { type: "string", default: "view-shots" }, chromium: { type: "string", default: "/usr/bin/chromium" },
     },
   });
@@ -131,7 +132,7 @@ function locations(ctx) {
     const at = (p) => new URL(p, ctx.origin).href;
     return {
       index: ctx.url, rollouts: at("/rollouts"), suite: (s) => at(`/suites/${enc(s)}`), run: (r) => at(`/runs/${enc(r)}`),
-      compare: (a, b) => at(`/compare/${enc(a)}/${enc(b)}`),
+      compare: (a, b) => at(`/compare/${enc(a)}/${enc(b)}`), versions: (r) => at(`/versions/${enc(r)}`),
       case: (s, k, c) => at(`/cases/${enc(s)}/${enc(k)}/${enc(c)}`),
     };
   }
@@ -139,7 +140,7 @@ function locations(ctx) {
   const named = (folder, ...ids) => file(folder, `${ids.map(exportName).join("__")}.html`);
   return {
     index: file("index.html"), rollouts: file("rollouts.html"), suite: (s) => named("suites", s), run: (r) => named("runs", r),
-    compare: (a, b) => named("compare", a, b), case: (s, k, c) => named("cases", s, k, c),
+    compare: (a, b) => named("compare", a, b), case: (s, k, c) => named("cases", s, k, c), versions: (r) => named("versions", r),
   };
 }
 
@@ -332,6 +333,36 @@ async function assertCaseDetail(page, data) {
   assert.deepEqual(cells, ["✗ fail", "equals", "/label", "negative", String(check.actual), check.message], "the check row");
 }
 
+// design.md §12.3: a versions: both run's candidate against its stable version, as the API says it
+// (which the C++ test holds against summary.json's versions): per measure the two rates, the flips
+// each way and McNemar p, and each flipped case with the stable and candidate sides.
+async function inspectVersions(page, ctx) {
+  const data = await pageData(page, ctx, `/api/runs/${encodeURIComponent(ctx.versions)}/versions`);
+  assert.equal(data.versions.length, 1, "one skill at both versions");
+  const [pair] = data.versions;
+  const section = page.locator(byTestId("version-pair", { skill: pair.skill }));
+  assert.equal(await section.count(), 1, "the skill's section");
+  assert.equal(await section.locator(byTestId("measure-row")).count(), pair.measures.length, "one row per paired measure");
+  for (const m of pair.measures) {
+    const row = section.locator(byTestId("measure-row", { skill: m.skill, measure: m.measure }));
+    const counts = [await row.locator(byTestId("pass-to-fail")).textContent(), await row.locator(byTestId("fail-to-pass")).textContent()].map(Number);
+    assert.deepEqual(counts, [m.pass_to_fail, m.fail_to_pass], `${m.measure}: flips shown`);
+    assert.equal((await row.locator(byTestId("mcnemar-p")).textContent()).trim(), formatP(m.p_value), `${m.measure}: p shown`);
+  }
+  const schema = pair.measures.find((m) => m.measure === "schema");
+  assert.ok(schema && schema.pass_to_fail > 0 && schema.significant, "the candidate's schema drop is shown significant");
+  assert.equal(await section.locator(byTestId("flip")).count(), pair.flips.length, "one flip shown per flipped case");
+  for (const flip of pair.flips) {
+    const view = section.locator(byTestId("flip", { skill: flip.skill, case: flip.case }));
+    assert.deepEqual(await view.locator(".side-name").allTextContents(), ["Stable", "Candidate"], `${flip.case}: the sides`);
+    assert.deepEqual(flip.a.gates.map((g) => g.type), ["SCHEMA_INVALID"], `${flip.case}: the candidate's gate`);
+  }
+  if (ctx.mode === "served") {
+    const run = await pageData(page, ctx, `/api/runs/${encodeURIComponent(ctx.versions)}`);
+    assert.equal(run.run.versions, true, "the run says it has a versions page");
+  }
+}
+
 async function inspectRollouts(page, ctx) {
   const data = await pageData(page, ctx, "/api/rollouts");
   if (data.rollouts.length) assert.equal(await page.locator(byTestId("rollout")).count(), data.rollouts.length, "one section per rollout");
@@ -381,6 +412,7 @@ async function runAll(browser, ctx) {
     await pageCheck(ctx, "compare", at.compare(ctx.newer, ctx.older), (page) => inspectCompare(page, ctx));
     await pageCheck(ctx, "case", at.case(SUITE, SKILL, FIXTURE.scriptCase), (page) => inspectCase(page, ctx));
     await pageCheck(ctx, "rollouts", at.rollouts, (page) => inspectRollouts(page, ctx));
+    if (ctx.versions) await pageCheck(ctx, "versions", at.versions(ctx.versions), (page) => inspectVersions(page, ctx));
     await linksCheck(ctx);
   } finally {
     await ctx.context.close();
@@ -391,7 +423,7 @@ async function main() {
   const opts = options();
   mkdirSync(opts.shots, { recursive: true });
   const browser = await chromium.launch({ executablePath: opts.chromium, headless: true, args: CHROMIUM_ARGS });
-  const common = { newer: opts.newer, older: opts.older, shots: opts.shots };
+  const common = { newer: opts.newer, older: opts.older, versions: opts.versions, shots: opts.shots };
   try {
     for (const width of WIDTHS) {
       if (opts.url) await runAll(browser, { ...common, mode: "served", width, url: opts.url, origin: new URL(opts.url).origin });

@@ -169,6 +169,7 @@
     },
     case: (suite, skill, id) =>
       EXPORT ? exported("cases", suite, skill, id) : `${ROOT}cases/${enc(suite)}/${enc(skill)}/${enc(id)}`,
+    versions: (run) => (EXPORT ? exported("versions", run) : `${ROOT}versions/${enc(run)}`),
   };
 
   const api = (path, query) => `${ROOT}api/${path}${query && String(query) ? `?${query}` : ""}`;
@@ -192,6 +193,7 @@
     }
     if (head === "cases" && rest.length === 3) return { page: "case", suite: rest[0], skill: rest[1], id: rest[2] };
     if (head === "rollouts" && rest.length === 0) return { page: "rollouts" };
+    if (head === "versions" && rest.length === 1) return { page: "versions", run: rest[0] };
     return { page: "notfound" };
   }
 
@@ -213,6 +215,7 @@
         for (const [key, value] of [["suite", route.suite], ["skill", route.skill], ["case", route.id]]) query.set(key, value);
         return api("cases", query);
       case "rollouts": return api("rollouts");
+      case "versions": return api(`runs/${enc(route.run)}/versions`);
       default: throw new ViewError("NOT_FOUND", `There is no page at ${location.pathname}.`);
     }
   }
@@ -590,7 +593,8 @@
     const body = h("div", { class: "page run" },
       h("div", { class: "title" },
         h("h1", {}, "Run ", h("span", { class: "id" }, run.run_id)), badge(run.status),
-        compareHref ? h("a", { class: "button", href: compareHref, testid: "compare-link" }, "Compare with baseline") : null),
+        compareHref ? h("a", { class: "button", href: compareHref, testid: "compare-link" }, "Compare with baseline") : null,
+        run.versions ? h("a", { class: "button", href: link.versions(run.run_id), testid: "versions-link" }, "Candidate against stable") : null),
       facts([
         ["Suite", h("a", { href: link.suite(run.suite) }, run.suite)],
         ["Started", time(run.started_at)], ["Finished", time(run.finished_at)],
@@ -746,7 +750,33 @@
       h("div", { class: "muted small" }, when(run.started_at), run.git_ref ? [" · ", code(run.git_ref)] : null));
   }
 
-  function compareMeasuresPanel(measures, alpha) {
+  // design.md §12.3: a versions: both run, each skill's candidate against its stable version: the
+  // report's section (both rates per measure, flips both ways, McNemar p) and the flipped cases.
+  function renderVersions(data) {
+    const run = data.run;
+    const sides = ["Stable", "Candidate"];
+    const body = h("div", { class: "page versions" },
+      h("div", { class: "title" }, h("h1", {}, "Candidate against stable"),
+        h("p", { class: "lede" }, "Run ", h("a", { href: link.run(run.run_id), class: "id" }, run.run_id),
+          " ran these skills at both versions over the same cases.")),
+      (data.versions || []).map((v) => {
+        const down = v.flips.filter((f) => f.direction === "pass_to_fail");
+        const up = v.flips.filter((f) => f.direction !== "pass_to_fail");
+        return h("section", { class: "version-pair", testid: "version-pair", data: { skill: v.skill, candidate: v.candidate } },
+          h("h2", {}, code(v.skill), `: version ${v.stable_version} (stable) against ${v.candidate_version} (candidate)`),
+          compareMeasuresPanel(v.measures, v.alpha, [`Stable v${v.stable_version}`, `Candidate v${v.candidate_version}`],
+            "Paired over the cases both versions ran"),
+          flipsPanel("Pass → fail", "flips-pass-to-fail", down, run.suite, sides),
+          flipsPanel("Fail → pass", "flips-fail-to-pass", up, run.suite, sides));
+      }));
+    return {
+      title: `Candidate against stable: run ${run.run_id}`,
+      crumbs: [indexCrumb(), [run.suite, link.suite(run.suite)], [`Run ${run.run_id}`, link.run(run.run_id)], ["Candidate against stable", null]],
+      body,
+    };
+  }
+
+  function compareMeasuresPanel(measures, alpha, labels = ["B (older)", "A (newer)"], paired = "Paired over the cases both runs have") {
     const rows = measures.map((m) => {
       const change = m.a_rate != null && m.b_rate != null ? m.a_rate - m.b_rate : null;
       return h("tr", { testid: "measure-row", class: m.significant ? "significant" : null, data: { skill: m.skill, measure: m.measure } },
@@ -757,8 +787,8 @@
         td([h("span", { testid: "mcnemar-p", class: "p-value block" }, formatP(m.p_value)), changeVerdict(m, change)], "num nowrap"));
     });
     return panel("Is the change real?", "compare-measures",
-      h("p", { class: "muted" }, `Paired over the cases both runs have; exact two-sided McNemar test, significant when p < ${alpha ?? 0.05}.`),
-      table("measures-table", ["Measure", "#Cases", "#B (older)", "#A (newer)", "#Change", "#Pass → fail", "#Fail → pass", "#McNemar p"], rows));
+      h("p", { class: "muted" }, `${paired}; exact two-sided McNemar test, significant when p < ${alpha ?? 0.05}.`),
+      table("measures-table", ["Measure", "#Cases", `#${labels[0]}`, `#${labels[1]}`, "#Change", "#Pass → fail", "#Fail → pass", "#McNemar p"], rows));
   }
 
   function rateWithInterval(rate, bounds) {
@@ -782,19 +812,19 @@
     return (change ?? m.fail_to_pass - m.pass_to_fail) < 0 ? badge("fail", "significant drop") : badge("pass", "significant rise");
   }
 
-  function flipsPanel(title, testid, flips, suite) {
+  function flipsPanel(title, testid, flips, suite, sides = ["B · older", "A · newer"]) {
     return panel(`${title} (${flips.length})`, testid, flips.length
-      ? flips.map((flip) => flipView(flip, suite))
+      ? flips.map((flip) => flipView(flip, suite, sides))
       : h("p", { class: "empty" }, "None."));
   }
 
-  function flipView(flip, suite) {
+  function flipView(flip, suite, sides) {
     return h("article", { class: "card flip", testid: "flip", data: { skill: flip.skill, case: flip.case, repeat: flip.repeat ?? 0, direction: flip.direction } },
       h("header", { class: "flip-head" },
         h("h3", {}, code(flip.skill), " / ", h("a", { href: link.case(suite, flip.skill, flip.case), testid: "case-link" }, flip.case)),
         flip.repeat ? muted(`repeat ${flip.repeat}`) : null,
         h("span", { class: "flip-change" }, badge(flip.from), h("span", { "aria-label": "became" }, " → "), badge(flip.to))),
-      h("div", { class: "sides" }, flipSide(flip.b, "b", "B · older"), flipSide(flip.a, "a", "A · newer")),
+      h("div", { class: "sides" }, flipSide(flip.b, "b", sides[0]), flipSide(flip.a, "a", sides[1])),
       diffView(flip.diff || []));
   }
 
@@ -966,7 +996,7 @@
         `${measure.measure}: candidate minus stable over time, with its always-valid interval`, differenceScale));
   }
 
-  const PAGES = { suites: renderSuites, suite: renderSuite, run: renderRun, compare: renderCompare, case: renderCase, rollouts: renderRollouts };
+  const PAGES = { suites: renderSuites, suite: renderSuite, run: renderRun, compare: renderCompare, case: renderCase, rollouts: renderRollouts, versions: renderVersions };
 
   if (!EXPORT) window.addEventListener("popstate", () => start());
   start();

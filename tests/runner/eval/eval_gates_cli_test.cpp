@@ -198,7 +198,7 @@ TEST_F(EvalGatesCliTest, RequireBaselineExitsTwoBeforeAnyCaseRunsAndNeedsBaselin
 }
 
 // design.md §12.3: a history that cannot be used is found before the first paid request, and the
-// run leaves no --out folder: unreachable, a password in its URL, a file in a missing folder, a
+// run leaves no --out folder: unreachable, a password in its URL, a file that is not SQLite, a
 // baseline run id it does not hold; with the history configured and no --baseline too.
 TEST_F(EvalGatesCliTest, AnUnusableHistoryStopsTheRunBeforeAnyRequestAndLeavesNoOutFolder) {
   struct Case {
@@ -211,12 +211,12 @@ TEST_F(EvalGatesCliTest, AnUnusableHistoryStopsTheRunBeforeAnyRequestAndLeavesNo
       {"--history postgresql://eval:s3cret@127.0.0.1:1/nightly",
        "skillrunner eval: history: cannot open eval history postgresql://eval:***@127.0.0.1:1/nightly: the history URL "
        "postgresql://eval:***@127.0.0.1:1/nightly holds a password: give it through PGPASSWORD or PGPASSFILE"},
-      {"--history missing/h.sqlite --baseline last",
-       "skillrunner eval: history: cannot open eval history missing/h.sqlite"},
+      {"--history junk.sqlite --baseline last", "skillrunner eval: history: cannot open eval history junk.sqlite"},
       {"--history h.sqlite --baseline 20240101T000000Z-aaaaaa",
        "skillrunner eval: baseline: baseline run 20240101T000000Z-aaaaaa is not in the eval history h.sqlite (checked "
        "before any case ran)\n"},
   };
+  tree_.Write("junk.sqlite", "this is not an SQLite database, and it is long enough for SQLite to say so\n");
   for (const Case& c : cases) {
     auto refused = Eval("suite.yaml --out out/x " + c.flags);
     EXPECT_EQ(refused.status, 2) << c.flags << "\n" << refused.err;

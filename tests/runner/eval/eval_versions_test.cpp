@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -15,6 +16,7 @@
 #include <regex>
 #include <set>
 
+#include "tests/docs/protocol_schemas.h"
 #include "tests/runner/eval/eval_cli_support.h"
 #include "tests/support/llm_test_bed.h"
 #include "tests/support/loopback_server.h"
@@ -157,6 +159,52 @@ TEST_F(EvalVersionsTest, VersionsBothPairsEachCaseAndACandidateWorseThanStableBr
       second.at("baseline").at("skills").at("extract@2").at("paired").at("expected").as_object();
   EXPECT_EQ(healed.at("cases"), 20);
   EXPECT_EQ(healed.at("fail_to_pass"), 7);
+}
+
+// design.md §12.3: the viewer's candidate-against-stable page says what summary.json's versions says:
+// per measure both rates, the flips both ways and McNemar p, and the flipped cases side by side.
+TEST_F(EvalVersionsTest, TheViewersCandidatePageAgreesWithTheSummarysVersions) {
+  wrong_ = {2, 5, 8, 11, 14, 17, 20};
+  ASSERT_EQ(Eval(std::string(kBoth), "--out out/n1 --history h.sqlite --run-id canary-1").status, 1);
+  const json::object versions = Summary("out/n1").at("versions").at(0).as_object();
+  auto exported = Skillrunner(tree_.root(), "view --history h.sqlite --export site");
+  ASSERT_EQ(exported.status, 0) << exported.err;
+  const std::string page = ReadFile(tree_.Path("site/versions/canary-1.html"));
+  const std::string open = "<script type=\"application/json\" id=\"page-data\">";
+  const std::size_t from = page.find(open) + open.size();
+  const json::object data = json::parse(page.substr(from, page.find("</script>", from) - from)).as_object();
+  EXPECT_EQ(testing::SchemaViolations("view/versions.schema.json", data), "");
+  const json::object& shown = data.at("versions").at(0).as_object();
+  EXPECT_EQ(shown.at("candidate"), "extract@2");
+  EXPECT_EQ(shown.at("stable_version"), 1);
+  for (const json::value& m : shown.at("measures").as_array()) {
+    const std::string measure(m.at("measure").as_string());
+    if (measure.starts_with("criterion:")) continue;
+    const json::value& paired = versions.at("paired").at(measure);
+    for (const auto& [mine, theirs] : {std::pair{"cases", "cases"},
+                                       {"b_rate", "baseline_rate"},
+                                       {"a_rate", "rate"},
+                                       {"pass_to_fail", "pass_to_fail"},
+                                       {"fail_to_pass", "fail_to_pass"},
+                                       {"p_value", "p_value"},
+                                       {"significant", "significant"}}) {
+      EXPECT_EQ(m.at(mine), paired.at(theirs)) << measure << " " << mine;
+    }
+  }
+  std::vector<std::string> flipped, summarised;
+  for (const json::value& f : shown.at("flips").as_array()) {
+    flipped.emplace_back(f.at("case").as_string());
+    EXPECT_EQ(f.at("direction"), "pass_to_fail");
+    EXPECT_EQ(f.at("b").at("outcome"), "pass");  // the stable side
+    EXPECT_EQ(f.at("a").at("gates").at(0).at("type"), "EXPECTED_MISMATCH");
+  }
+  for (const json::value& f : versions.at("flipped").as_array()) summarised.emplace_back(f.at("case").as_string());
+  std::sort(flipped.begin(), flipped.end());
+  std::sort(summarised.begin(), summarised.end());
+  EXPECT_EQ(flipped, summarised);
+  EXPECT_EQ(flipped.size(), 7u);
+  // The run page links to it; a run without versions answers 404 with why.
+  EXPECT_NE(ReadFile(tree_.Path("site/runs/canary-1.html")).find("\"versions\":true"), std::string::npos);
 }
 
 TEST_F(EvalVersionsTest, ACandidateNoWorseThanStableIsPairedAndPasses) {

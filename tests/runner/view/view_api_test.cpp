@@ -176,6 +176,10 @@ TEST_F(ViewApiTest, WrongRequestsSayWhatIsWrong) {
   ApiAnswer first = api_->Get({"compare"}, {{"a", "r1"}});
   EXPECT_EQ(first.status, 404);
   EXPECT_EQ(first.body.at("error").at("message"), "run r1 is the first of suite nightly");
+  ApiAnswer no_versions = api_->Get({"runs", "r2", "versions"}, {});
+  EXPECT_EQ(no_versions.status, 404);
+  EXPECT_EQ(no_versions.body.at("error").at("message"),
+            "run r2 ran no skill at both versions (a suite entry's versions: both)");
 }
 
 // schemas/view/ documents each answer; every answer above holds to its schema.
