@@ -100,11 +100,19 @@ boost::asio::awaitable<void> JudgeCase(const CaseTask& task, const json::value& 
   const std::uint64_t seed = invoked.seed.value_or(0);
   const json::value context = JudgeContext(*task.eval_case);
   record["rubric"] = task.entry->rubric;
+  // design.md §12.3: a case with its own criteria is judged by its own judge (the rubric plus them).
+  const auto own = task.entry->case_judges.find(task.eval_case->id);
+  const review::JudgeSpec& judge = own != task.entry->case_judges.end() ? *own->second : *task.entry->judge;
+  if (own != task.entry->case_judges.end()) {
+    json::array ids;
+    for (const CaseCriterion& criterion : task.eval_case->criteria) ids.emplace_back(criterion.id);
+    record["case_criteria"] = std::move(ids);
+  }
   Metrics judge_usage;
-  if (task.entry->judge_is_gate && gate_review) {
+  if (task.entry->judge_is_gate && gate_review && own == task.entry->case_judges.end()) {
     record["review"] = *gate_review;
   } else {
-    JudgeOutcome judged = co_await JudgeOnce(*task.entry->judge, seed, output, context, deps, invoked);
+    JudgeOutcome judged = co_await JudgeOnce(judge, seed, output, context, deps, invoked);
     judge_usage = judged.metrics;
     for (auto& [key, value] : judged.record_fields) record[key] = std::move(value);
   }
@@ -112,8 +120,8 @@ boost::asio::awaitable<void> JudgeCase(const CaseTask& task, const json::value& 
   for (int k = 1; k <= task.rejudges; ++k) {
     // A different seed per judging: a judge that only agrees with itself
     // because it saw the same request would prove nothing.
-    JudgeOutcome again = co_await JudgeOnce(*task.entry->judge, seed + 1000 * static_cast<std::uint64_t>(k), output,
-                                            context, deps, invoked);
+    JudgeOutcome again =
+        co_await JudgeOnce(judge, seed + 1000 * static_cast<std::uint64_t>(k), output, context, deps, invoked);
     judge_usage.input_tokens += again.metrics.input_tokens;
     judge_usage.output_tokens += again.metrics.output_tokens;
     judge_usage.cached_input_tokens += again.metrics.cached_input_tokens;

@@ -8,9 +8,39 @@ namespace skillrunner::eval {
 namespace json = boost::json;
 namespace {
 
-constexpr std::string_view kAllowedKeys[] = {"id",    "input",  "expected",   "tags",
-                                             "human", "checks", "exec_check", "reference"};
-constexpr std::string_view kKeysSaid = "id, input, expected, tags, human, checks, exec_check, reference";
+constexpr std::string_view kAllowedKeys[] = {"id",     "input",      "expected",  "tags",    "human",
+                                             "checks", "exec_check", "reference", "criteria"};
+constexpr std::string_view kKeysSaid = "id, input, expected, tags, human, checks, exec_check, reference, criteria";
+
+// A case's own criteria: [{"id", "description", "required"?}], ids unique; the problem, or "".
+std::string ParseCriteria(const json::value& value, std::vector<CaseCriterion>& out) {
+  const std::string shape = "/criteria: must be an array of {\"id\", \"description\", \"required\"?}";
+  if (!value.is_array()) return shape;
+  for (std::size_t i = 0; i < value.as_array().size(); ++i) {
+    const std::string at = "/criteria/" + std::to_string(i);
+    const json::object* c = value.as_array()[i].if_object();
+    if (c == nullptr) return shape;
+    for (const auto& [key, unused] : *c) {
+      if (key != "id" && key != "description" && key != "required") {
+        return at + ": unexpected key \"" + std::string(key) + "\" (a criterion has id, description, required)";
+      }
+    }
+    const json::value* id = c->if_contains("id");
+    const json::value* description = c->if_contains("description");
+    const json::value* required = c->if_contains("required");
+    if (!id || !id->is_string() || id->as_string().empty()) return at + "/id: must be a non-empty string";
+    if (!description || !description->is_string() || description->as_string().empty()) {
+      return at + "/description: must be a non-empty string";
+    }
+    if (required && !required->is_bool()) return at + "/required: must be true or false";
+    for (const CaseCriterion& seen : out) {
+      if (seen.id == id->as_string()) return at + "/id: \"" + seen.id + "\" is listed twice";
+    }
+    out.push_back(CaseCriterion{std::string(id->as_string()), std::string(description->as_string()),
+                                required && required->as_bool()});
+  }
+  return {};
+}
 
 // The case's own assertions and reference (case_checks.h).
 std::string CheckAssertions(const json::object& obj, const std::filesystem::path& dir, EvalCase& out) {
@@ -21,6 +51,10 @@ std::string CheckAssertions(const json::object& obj, const std::filesystem::path
   }
   if (!problem.empty()) return "case \"" + out.id + "\": " + problem;
   if (const json::value* reference = obj.if_contains("reference")) out.reference = *reference;
+  if (const json::value* criteria = obj.if_contains("criteria")) {
+    if (std::string why = ParseCriteria(*criteria, out.criteria); !why.empty())
+      return "case \"" + out.id + "\": " + why;
+  }
   return {};
 }
 

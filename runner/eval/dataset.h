@@ -3,7 +3,8 @@
 // Eval datasets: JSONL files, one case per line:
 //   {"id": "c1", "input": {...}, "expected": {...}?, "tags": ["..."]?,
 //    "human": {"<criterion id>": "pass"|"fail", ...}?, "checks": [...]?,
-//    "exec_check": {...}?, "reference": ...?}
+//    "exec_check": {...}?, "reference": ...?,
+//    "criteria": [{"id", "description", "required"?}]?}
 // `human` holds people's own verdicts, against which the judge is calibrated
 // (design.md §9.5); `checks` and `exec_check` are the case's own assertions
 // (runner/eval/case_checks.h); `reference` is an expected answer the judge
@@ -23,6 +24,13 @@
 
 namespace skillrunner::eval {
 
+// design.md §12.3: a criterion of one case, judged with the skill's rubric for that case only.
+struct CaseCriterion {
+  std::string id;
+  std::string description;
+  bool required = false;
+};
+
 struct EvalCase {
   std::string id;
   boost::json::value input;
@@ -32,6 +40,7 @@ struct EvalCase {
   std::vector<CaseCheck> checks;
   std::optional<ExecCheck> exec_check;
   std::optional<boost::json::value> reference;
+  std::vector<CaseCriterion> criteria;
   int line = 0;  // 1-based line in the dataset file
 };
 

@@ -115,6 +115,7 @@ class EntryChecker {
     out.cases = std::move(dataset.cases);
     std::vector<Diagnostic> found = std::move(dataset.problems);
     CheckDatasetCases(*out.skill, out.expected, out.cases_file, out.cases, found);
+    JudgeCaseCriteria(out, found);
     std::stable_sort(found.begin(), found.end(),
                      [](const Diagnostic& a, const Diagnostic& b) { return a.position.line < b.position.line; });
     if (found.empty()) return out;
@@ -123,6 +124,43 @@ class EntryChecker {
   }
 
  private:
+  // design.md §12.3: each case with `criteria` gets a judge of its own: the entry's rubric with them
+  // after its own criteria (no id may clash), on the entry's judge model. Problems at the case's line.
+  void JudgeCaseCriteria(SuiteSkill& out, std::vector<Diagnostic>& found) const {
+    const std::string file = out.cases_file.string();
+    for (const EvalCase& c : out.cases) {
+      if (c.criteria.empty()) continue;
+      auto place = [&](const std::string& message) {
+        found.push_back(Diagnostic{file, {c.line, 1}, "case \"" + c.id + "\": /criteria: " + message});
+      };
+      const auto* rubric = out.rubric.empty() ? nullptr : registry_.FindRubric(out.rubric);
+      if (rubric == nullptr) {
+        place("a case's criteria are judged with its skill's rubric, and the suite entry of skill \"" + out.skill->id +
+              "\" has none (give it rubric: and judge_model:)");
+        continue;
+      }
+      std::vector<review::Criterion> extra;
+      bool clashed = false;
+      for (const CaseCriterion& criterion : c.criteria) {
+        const bool clash = std::any_of(rubric->criteria.begin(), rubric->criteria.end(),
+                                       [&](const review::Criterion& own) { return own.id == criterion.id; });
+        if (clash) place("\"" + criterion.id + "\" is a criterion of rubric " + rubric->id + " already");
+        clashed = clashed || clash;
+        extra.push_back(review::Criterion{criterion.id, criterion.description, criterion.required, "", {}});
+      }
+      if (clashed) continue;
+      auto extended = RubricWithCriteria(*rubric, std::move(extra));
+      auto judge = extended ? JudgeOnModel(*out.skill, out.judge_model, registry_.config(), *extended,
+                                           out.skill->id + ".eval", out.judge ? out.judge->samples : 1)
+                            : std::unexpected(extended.error());
+      if (!judge) {
+        place(judge.error().message);
+        continue;
+      }
+      out.case_judges[c.id] = std::make_shared<const review::JudgeSpec>(std::move(*judge));
+    }
+  }
+
   void Report(const std::string& pointer, std::string message) {
     problems_.push_back(Diagnostic{file_, doc_.positions.Find(pointer), pointer + ": " + std::move(message)});
   }

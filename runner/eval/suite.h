@@ -73,6 +73,9 @@ struct SuiteSkill {
   // How the eval judges this entry ("<skill>.eval", the rubric, the judge
   // model's provider and mode), prepared at load; a case only sets the seed.
   std::shared_ptr<const skillrunner::review::JudgeSpec> judge;
+  // design.md §12.3: the judge of each case that has its own `criteria` (by case id): the rubric with
+  // those criteria after its own, on the entry's judge model.
+  std::map<std::string, std::shared_ptr<const skillrunner::review::JudgeSpec>, std::less<>> case_judges;
   std::set<std::string> counted_criteria;  // the rubric's criteria that decide a pass
   ExpectedMode expected = ExpectedMode::kNone;
   Thresholds thresholds;  // the suite's, overlaid with the entry's own

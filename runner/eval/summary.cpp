@@ -101,7 +101,11 @@ class Tally {
     CountGate(At(record, "check_pass"), checked_total_, checks_passed_);
     if (outcome == CaseOutcome::kJudgeError) ++judge_errors_;
     if (review && review->is_object() && outcome != CaseOutcome::kError && outcome != CaseOutcome::kJudgeError) {
-      AddVerdict(review->as_object(), At(record, "rejudges"), ObjectAt(&record, "human"));
+      AddVerdict(review->as_object(), At(record, "rejudges"), ObjectAt(&record, "human"), CaseCriteriaOf(record));
+      if (std::optional<bool> held = CaseCriteriaHeld(record)) {
+        ++case_criteria_decided_;
+        case_criteria_passed_ += *held;
+      }
     }
   }
 
@@ -127,6 +131,11 @@ class Tally {
     out["judge_error_rate"] = Rate(judge_errors_, judged_ + judge_errors_);
     out["decided"] = judged_ - indeterminate_cases_;
     out["rubric_pass_rate"] = Rate(passed_, judged_ - indeterminate_cases_);
+    if (case_criteria_decided_ > 0) {  // design.md §12.3: the cases' own criteria, as one measure
+      out["case_criteria"] = json::object{{"decided", case_criteria_decided_},
+                                          {"passed", case_criteria_passed_},
+                                          {"pass_rate", Rate(case_criteria_passed_, case_criteria_decided_)}};
+    }
     out["indeterminate"] = indeterminate_cases_;
     out["indeterminate_rate"] = Rate(indeterminate_cases_, judged_);
     out["expected_match"] = Rate(expected_matched_, expected_total_);
@@ -205,7 +214,9 @@ class Tally {
     }
   }
 
-  void AddVerdict(const json::object& review, const json::value* rejudges, const json::object* human) {
+  // `own`: the case's own criteria, counted in the review's pass but not one by one (CaseCriteriaHeld).
+  void AddVerdict(const json::object& review, const json::value* rejudges, const json::object* human,
+                  const std::set<std::string, std::less<>>& own) {
     ++judged_;
     const json::value* pass = review.if_contains("pass");
     bool passed = pass && pass->is_bool() && pass->as_bool();
@@ -221,6 +232,7 @@ class Tally {
       const json::value* id = r.is_object() ? r.as_object().if_contains("criterion_id") : nullptr;
       if (!id || !id->is_string()) continue;
       std::string criterion(id->as_string());
+      if (own.contains(criterion)) continue;
       const json::value* given = r.as_object().if_contains("verdict");
       std::string verdict = given && given->is_string() ? std::string(given->as_string()) : "";
       CriterionTally& tally = criteria_[criterion];
@@ -300,6 +312,7 @@ class Tally {
 
   std::size_t cases_ = 0, valid_ = 0, first_try_ = 0, retried_ = 0, truncations_ = 0, refusals_ = 0, refused_ = 0;
   const std::set<std::string>* counted_ = nullptr;  // null: every criterion counts
+  std::size_t case_criteria_decided_ = 0, case_criteria_passed_ = 0;
   std::optional<double> min_kappa_;
   std::size_t gate_judge_errors_ = 0;
   std::size_t case_passed_ = 0, case_decided_ = 0;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "services/review/prepared_judge.h"
+
 namespace skillrunner {
 namespace json = boost::json;
 
@@ -87,6 +89,17 @@ Result<review::JudgeSpec> JudgeForGate(const Skill& skill, const Config& config,
                             gate.samples);
   if (!judge) return std::unexpected(std::move(judge.error().WithContext("review gate of skill \"" + skill.id + "\"")));
   return judge;
+}
+
+Result<std::shared_ptr<const review::Rubric>> RubricWithCriteria(const review::Rubric& rubric,
+                                                                 std::vector<review::Criterion> extra) {
+  auto extended = std::make_shared<review::Rubric>(rubric);
+  for (review::Criterion& criterion : extra) extended->criteria.push_back(std::move(criterion));
+  auto judge = review::PrepareJudge(*extended);
+  if (!judge)
+    return Fail(ErrorCode::kConfigInvalid, "rubric " + rubric.id + " with the case's criteria: " + judge.error());
+  extended->judge = std::move(*judge);
+  return std::shared_ptr<const review::Rubric>(std::move(extended));
 }
 
 }  // namespace skillrunner

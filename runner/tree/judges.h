@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "runner/tree/config.h"
 #include "runner/tree/skill.h"
@@ -25,6 +26,11 @@ review::JudgeSpec JudgeForReviewSkill(const Skill& skill, std::shared_ptr<const 
 Result<review::JudgeSpec> JudgeOnModel(const Skill& skill, const std::string& model, const Config& config,
                                        std::shared_ptr<const review::Rubric> rubric, std::string review_id,
                                        int samples);
+
+// `rubric` with `extra` criteria after its own, its judge prepared again (design.md §12.3: a
+// case's own criteria, judged for that case only). CONFIG_INVALID when the judge cannot be made.
+Result<std::shared_ptr<const review::Rubric>> RubricWithCriteria(const review::Rubric& rubric,
+                                                                 std::vector<review::Criterion> extra);
 
 // A generation skill's `review:` gate ("<skill>.review").
 Result<review::JudgeSpec> JudgeForGate(const Skill& skill, const Config& config,

@@ -33,10 +33,12 @@ Verdicts VerdictsOf(const json::object& record) {
   Verdicts verdicts;
   CaseOutcome outcome = OutcomeOf(record);
   if (outcome == CaseOutcome::kError || outcome == CaseOutcome::kJudgeError) return verdicts;
+  const auto own = CaseCriteriaOf(record);  // a case's own criteria are one measure, not one each
   if (const json::array* results = ArrayAt(ObjectAt(&record, "review"), "criteria_results")) {
     for (const json::value& r : *results) {
       if (!r.is_object()) continue;
       std::string_view id = TextAt(&r.as_object(), "criterion_id");
+      if (own.contains(id)) continue;
       std::string_view verdict = TextAt(&r.as_object(), "verdict");
       if (!id.empty() && !verdict.empty()) verdicts[std::string(id)] = std::string(verdict);
     }
@@ -56,8 +58,8 @@ struct Count {
 };
 
 // The fixed measures in the order a reader expects them; criteria follow.
-constexpr std::array<const char*, 6> kGateMeasures = {"schema", "outcome",     "expected",
-                                                      "rubric", "review_gate", "checks"};
+constexpr std::array<const char*, 7> kGateMeasures = {"schema",      "outcome", "expected",     "rubric",
+                                                      "review_gate", "checks",  "case_criteria"};
 
 void CountRecord(const json::object& record, std::map<std::string, Count>& counts) {
   const CaseOutcome outcome = OutcomeOf(record);
@@ -68,6 +70,9 @@ void CountRecord(const json::object& record, std::map<std::string, Count>& count
   counts["rubric"].Add(gates.rubric);
   counts["review_gate"].Add(gates.review_gate);
   counts["checks"].Add(gates.checks);
+  if (outcome != CaseOutcome::kError && outcome != CaseOutcome::kJudgeError) {
+    counts["case_criteria"].Add(CaseCriteriaHeld(record));
+  }
   const Verdicts verdicts = VerdictsOf(record);
   for (const auto& [criterion, verdict] : verdicts) {
     counts["criterion:" + criterion].Add(VerdictGate(&verdicts, criterion));
@@ -99,6 +104,7 @@ std::string MeasureLabel(const std::string& measure) {
   if (measure == "rubric") return "rubric pass";
   if (measure == "review_gate") return "review gate pass";
   if (measure == "checks") return "checks pass";
+  if (measure == "case_criteria") return "case criteria pass";
   if (measure.starts_with("criterion:")) return "criterion " + measure.substr(10);
   return measure;
 }

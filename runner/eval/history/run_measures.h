@@ -37,8 +37,9 @@ Verdicts VerdictsOf(const boost::json::object& record);
 
 // One measure of one skill in one run: `successes` of `n` cases passed it.
 struct MeasureCount {
-  std::string skill;    // its label: "greet", or "greet@2" for a candidate
-  std::string measure;  // schema | outcome | expected | rubric | review_gate | checks | criterion:<id>
+  std::string skill;  // its label: "greet", or "greet@2" for a candidate
+  // schema | outcome | expected | rubric | review_gate | checks | case_criteria | criterion:<id>
+  std::string measure;
   std::int64_t successes = 0;
   std::int64_t n = 0;
   bool operator==(const MeasureCount&) const = default;

@@ -76,7 +76,8 @@ constexpr std::string_view kKnown[] = {"skill",
                                        "judge_error",
                                        "rejudges",
                                        "judge_usage",
-                                       "duration_ms"};
+                                       "duration_ms",
+                                       "case_criteria"};
 
 void ReadGates(const json::object& json, CaseRecord& record) {
   record.expected_match = BoolMember(json, "expected_match");
@@ -92,6 +93,11 @@ void ReadGates(const json::object& json, CaseRecord& record) {
   }
   record.check_pass = BoolMember(json, "check_pass");
   record.rubric = TextAt(&json, "rubric");
+  if (const json::array* ids = ArrayAt(&json, "case_criteria")) {
+    for (const json::value& id : *ids) {
+      if (id.is_string()) record.case_criteria.emplace_back(id.as_string());
+    }
+  }
   record.review = ObjectMember(json, "review");
   record.judge_error = ObjectMember(json, "judge_error");
   if (const json::array* rejudges = ArrayAt(&json, "rejudges")) record.rejudges = *rejudges;
@@ -113,6 +119,11 @@ void WriteGates(const CaseRecord& record, json::object& out) {
   }
   if (record.check_pass) out["check_pass"] = *record.check_pass;
   if (!record.rubric.empty()) out["rubric"] = record.rubric;
+  if (!record.case_criteria.empty()) {
+    json::array ids;
+    for (const std::string& id : record.case_criteria) ids.emplace_back(id);
+    out["case_criteria"] = std::move(ids);
+  }
   if (record.review) out["review"] = *record.review;
   if (record.judge_error) out["judge_error"] = *record.judge_error;
   if (record.rejudges) out["rejudges"] = *record.rejudges;

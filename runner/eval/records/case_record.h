@@ -84,6 +84,7 @@ struct CaseRecord {
   std::vector<CheckResult> checks;
   std::optional<bool> check_pass;
   std::string rubric;
+  std::vector<std::string> case_criteria;  // the ids of the case's own criteria, judged for it alone
   std::optional<boost::json::object> review;
   std::optional<boost::json::object> judge_error;
   std::optional<boost::json::array> rejudges;

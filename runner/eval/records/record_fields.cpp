@@ -74,6 +74,33 @@ const json::object* JudgeErrorOf(const json::object& record) {
   return IsGateJudgeError(record) ? ObjectAt(&record, "error") : nullptr;
 }
 
+std::set<std::string, std::less<>> CaseCriteriaOf(const json::object& record) {
+  std::set<std::string, std::less<>> ids;
+  if (const json::array* listed = ArrayAt(&record, "case_criteria")) {
+    for (const json::value& id : *listed) {
+      if (id.is_string()) ids.emplace(id.as_string());
+    }
+  }
+  return ids;
+}
+
+std::optional<bool> CaseCriteriaHeld(const json::object& record) {
+  const auto ids = CaseCriteriaOf(record);
+  if (ids.empty()) return std::nullopt;
+  std::set<std::string, std::less<>> passed;
+  if (const json::array* results = ArrayAt(ObjectAt(&record, "review"), "criteria_results")) {
+    for (const json::value& r : *results) {
+      const json::object* result = r.if_object();
+      const std::string_view id = TextAt(result, "criterion_id");
+      if (!ids.contains(id)) continue;
+      if (TextAt(result, "verdict") == "fail") return false;
+      if (TextAt(result, "verdict") == "pass") passed.emplace(id);
+    }
+  }
+  if (passed.size() < ids.size()) return std::nullopt;
+  return true;
+}
+
 std::int64_t RecordTokens(const json::object& record) {
   std::int64_t tokens = 0;
   for (const json::object* usage : {MetricsOf(record), ObjectAt(&record, "judge_usage")}) {

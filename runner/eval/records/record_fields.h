@@ -11,6 +11,8 @@
 #include <boost/json/value.hpp>
 #include <cstdint>
 #include <optional>
+#include <set>
+#include <string>
 #include <string_view>
 
 namespace skillrunner::eval {
@@ -38,6 +40,12 @@ bool IsGateJudgeError(const boost::json::object& record);
 // The judge's failure: "judge_error" (an eval judge), else "error" when it is
 // a review-gate judge error; nullptr otherwise.
 const boost::json::object* JudgeErrorOf(const boost::json::object& record);
+// design.md §12.3: the ids of the case's own criteria ("case_criteria"), judged for it alone.
+std::set<std::string, std::less<>> CaseCriteriaOf(const boost::json::object& record);
+// Whether the case's own criteria held: false when one failed, true when all passed, nullopt when it
+// has none or one is undecided (indeterminate, or no verdict).
+std::optional<bool> CaseCriteriaHeld(const boost::json::object& record);
+
 // Input plus output tokens of the invocation and of the eval's judgings.
 std::int64_t RecordTokens(const boost::json::object& record);
 // The case's wall time: the record's "duration_ms", else its metrics'.

@@ -7,6 +7,7 @@
 #include <boost/json/serialize.hpp>
 #include <filesystem>
 #include <map>
+#include <mutex>
 #include <regex>
 
 #include "runner/eval/records/case_record.h"
@@ -45,8 +46,17 @@ constexpr std::string_view kCases =
 class EvalGateStoryTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    server_.SetResponder([](const std::string& body) -> std::optional<test_support::ScriptedResponse> {
+    server_.SetResponder([this](const std::string& body) -> std::optional<test_support::ScriptedResponse> {
       auto has = [&body](std::string_view token) { return body.find(token) != std::string::npos; };
+      if (has("criteria_results") && has("cites_order")) {  // a case's own criterion, which fails
+        std::lock_guard lock(mutex_);
+        judged_with_own_.push_back(body);
+        return test_support::ScriptedResponse{
+            .body = test_support::OpenAiAnswer(
+                R"({"criteria_results":[{"criterion_id":"a","reasoning":"fine","verdict":"pass","confidence":90},)"
+                R"({"criterion_id":"cites_order","reasoning":"no order number","verdict":"fail","confidence":90}],)"
+                R"("issues":[],"suggested_fixes":[]})")};
+      }
       if (has("criteria_results")) {
         const bool fail = has("tok-review") || has("tok-three");
         return test_support::ScriptedResponse{
@@ -83,6 +93,8 @@ output_schema: { type: object, required: [total], properties: { total: { type: i
 
   test_support::LoopbackServer server_;
   testing::TempTree tree_;
+  std::mutex mutex_;
+  std::vector<std::string> judged_with_own_;  // the judge requests that carried a case's own criterion
 };
 
 // How Python's repr() writes a string without control characters: in single quotes, or in double
@@ -180,6 +192,58 @@ TEST_F(EvalGateStoryTest, EachGateAloneAndThreeAtOnceAreNamedAlikeInEveryOutput)
       EXPECT_GE(seen, 2u) << id << ": " << gates_json;
     }
   }
+}
+
+// design.md §12.3: a case's own criteria are judged with the skill's rubric for that case only: its
+// judge request carries them and no other case's does; a failed required one fails the review; the
+// summary counts them as one measure, not one per id. An id the rubric has, or an entry without a
+// rubric, is a load error at the case's line.
+TEST_F(EvalGateStoryTest, ACasesOwnCriteriaAreJudgedForThatCaseAlone) {
+  tree_.Write("skills/extract/cases.jsonl",
+              R"({"id": "own", "input": {"token": "tok-own", "n": 3}, "criteria": [{"id": "cites_order",)"
+              R"( "description": "Names the order number tok-own.", "required": true}]})"
+              "\n"
+              R"({"id": "plain", "input": {"token": "tok-plain", "n": 3}})"
+              "\n");
+  const std::string eval = "--config skillrunner.yaml --skills skills --rubrics rubrics eval suite.yaml --out ";
+  auto ran = eval_test::Skillrunner(tree_.root(), eval + "out/own");
+  ASSERT_EQ(ran.status, 0) << ran.err;
+  {
+    std::lock_guard lock(mutex_);
+    ASSERT_EQ(judged_with_own_.size(), 1u);
+    EXPECT_NE(judged_with_own_[0].find("Names the order number tok-own."), std::string::npos);
+    EXPECT_NE(judged_with_own_[0].find("tok-own"), std::string::npos);
+  }
+  const Story story = GatesFromResults(tree_.Path("out/own/results.jsonl"));
+  EXPECT_EQ(story,
+            (Story{{"own", {{"REVIEW_FAILED", "criterion cites_order failed: no order number"}}}, {"plain", {}}}));
+  const json::object skill =
+      json::parse(ReadFile(tree_.Path("out/own/summary.json"))).at("skills").at("extract").as_object();
+  EXPECT_TRUE(skill.at("criteria").as_object().contains("a"));
+  EXPECT_FALSE(skill.at("criteria").as_object().contains("cites_order"));
+  EXPECT_EQ(skill.at("case_criteria"), json::parse(R"({"decided":1,"passed":0,"pass_rate":0.0})"));
+  EXPECT_EQ(skill.at("rubric_pass_rate"), 0.5);
+
+  tree_.Write(
+      "skills/extract/cases.jsonl",
+      R"({"id": "own", "input": {"token": "tok-own", "n": 3}, "criteria": [{"id": "a", "description": "Again."}]})"
+      "\n"
+      R"({"id": "bad", "input": {"token": "tok-bad", "n": 3}, "criteria": [{"id": "x"}]})"
+      "\n");
+  auto clash = eval_test::Skillrunner(tree_.root(), eval + "out/clash");
+  EXPECT_EQ(clash.status, 2);
+  EXPECT_EQ(clash.err,
+            "skills/extract/cases.jsonl:1:1: case \"own\": /criteria: \"a\" is a criterion of rubric quality already\n"
+            "skills/extract/cases.jsonl:2:1: case \"bad\": /criteria/0/description: must be a non-empty string\n");
+  tree_.Write("skills/extract/cases.jsonl", R"({"id": "own", "input": {"token": "tok-own", "n": 3},)"
+                                            R"( "criteria": [{"id": "c", "description": "Short."}]})"
+                                            "\n");
+  tree_.Write("suite.yaml", "id: story\nskills:\n  - skill: extract\n");
+  auto unjudged = eval_test::Skillrunner(tree_.root(), eval + "out/unjudged");
+  EXPECT_EQ(unjudged.status, 2);
+  EXPECT_EQ(unjudged.err,
+            "skills/extract/cases.jsonl:1:1: case \"own\": /criteria: a case's criteria are judged with its skill's "
+            "rubric, and the suite entry of skill \"extract\" has none (give it rubric: and judge_model:)\n");
 }
 
 }  // namespace

@@ -176,10 +176,10 @@ TEST_F(SuiteTest, BadDatasetLinesNameFileAndLine) {
                 "skills/echo/broken.jsonl:4:1: duplicate case id \"a\" (first used on line 1)",
                 "skills/echo/broken.jsonl:5:1: missing key \"id\"",
                 "skills/echo/broken.jsonl:6:1: unexpected key \"expect\" (a case has id, input, expected, tags, human, "
-                "checks, exec_check, reference)",
+                "checks, exec_check, reference, criteria)",
                 "skills/echo/broken.jsonl:7:1: case \"d\": missing key \"input\"",
                 "skills/echo/broken.jsonl:8:1: a case must be a JSON object (id, input, expected, tags, human, checks, "
-                "exec_check, reference)",
+                "exec_check, reference, criteria)",
                 "skills/echo/broken.jsonl:9:1: case \"e\": human[\"faithful\"] must be \"pass\" or \"fail\"",
                 "skills/echo/broken.jsonl:10:1: case \"f\": \"human\" must be an object of criterion ids to \"pass\" "
                 "or \"fail\"",
