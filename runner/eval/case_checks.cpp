@@ -207,7 +207,7 @@ std::string ParseExecCheck(const json::value& value, const std::filesystem::path
   return {};
 }
 
-json::object RunCheck(const CaseCheck& check, const json::value& output, const json::value& metrics) {
+CheckResult RunCheck(const CaseCheck& check, const json::value& output, const json::value& metrics) {
   CheckResult verdict;
   verdict.pointer = check.pointer;
   verdict.op = CheckOpName(check.op);
@@ -220,14 +220,14 @@ json::object RunCheck(const CaseCheck& check, const json::value& output, const j
   if (!target) {
     verdict.message = std::string(of_metrics ? "the record's metrics have" : "the output has") + " no value at " +
                       (check.pointer.empty() ? std::string("\"\"") : check.pointer);
-    return verdict.ToJson();
+    return verdict;
   }
   verdict.actual = KeptValue(*target);
   std::string why;
   const bool holds = Holds(check, *target, why);
   verdict.pass = holds != check.negate;
   if (!verdict.pass) verdict.message = check.negate ? "passes the check it must fail (negate)" : why;
-  return verdict.ToJson();
+  return verdict;
 }
 
 double FuzzyRatio(std::string_view a, std::string_view b) {
@@ -251,19 +251,19 @@ std::string ExecCheckInput(const json::value& output, const json::value& input) 
   return json::serialize(json::object{{"sample", std::move(sample)}, {"item", input}});
 }
 
-json::object ExecVerdict(const handler::ProcessOutcome& outcome, const ExecCheck& check) {
+CheckResult ExecVerdict(const handler::ProcessOutcome& outcome, const ExecCheck& check) {
   CheckResult verdict;
   verdict.op = "exec";
   verdict.expected = check.pass_threshold;
   if (outcome.timed_out) {
     verdict.message = "the grader ran past its " + std::to_string(check.timeout.count()) + " ms";
-    return verdict.ToJson();
+    return verdict;
   }
   if (outcome.signal != 0 || outcome.exit_status != 0) {
     verdict.message = (outcome.signal != 0 ? "the grader was killed by signal " + std::to_string(outcome.signal)
                                            : "the grader exited " + std::to_string(outcome.exit_status)) +
                       (outcome.stderr_tail.empty() ? std::string() : ": " + outcome.stderr_tail);
-    return verdict.ToJson();
+    return verdict;
   }
   auto parsed = handler::ParseSingleJsonValue(outcome.stdout_data);
   const json::value* score = parsed && parsed->is_number() ? &*parsed : nullptr;
@@ -274,7 +274,7 @@ json::object ExecVerdict(const handler::ProcessOutcome& outcome, const ExecCheck
   }
   if ((score && !score->is_number()) || (pass && !pass->is_bool()) || (!score && !pass)) {
     verdict.message = "the grader must print a number or {\"score\": number} or {\"pass\": boolean}";
-    return verdict.ToJson();
+    return verdict;
   }
   if (score) {
     verdict.score = score->to_number<double>();
@@ -286,7 +286,7 @@ json::object ExecVerdict(const handler::ProcessOutcome& outcome, const ExecCheck
                            : "score " + json::serialize(*score) + " is under the pass threshold " +
                                  json::serialize(json::value(check.pass_threshold));
   }
-  return verdict.ToJson();
+  return verdict;
 }
 
 }  // namespace skillrunner::eval

@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "runner/eval/records/case_record.h"
 #include "services/handler/process_runner.h"
 
 namespace skillrunner::eval {
@@ -57,8 +58,7 @@ std::string ParseExecCheck(const boost::json::value& value, const std::filesyste
 // (the check's value), "actual"? (the value found; strings over 64 KiB cut,
 // KeptValue), "pass", "message"? (why it failed)}.
 // `metrics`: the record's result.metrics (null when it has none).
-boost::json::object RunCheck(const CaseCheck& check, const boost::json::value& output,
-                             const boost::json::value& metrics);
+CheckResult RunCheck(const CaseCheck& check, const boost::json::value& output, const boost::json::value& metrics);
 
 // Text similarity as fuzzy measures it: 1 - the insert/delete edit distance
 // over the two lengths summed (rapidfuzz's fuzz.ratio / 100), by bytes; 1 for
@@ -74,6 +74,6 @@ std::string ExecCheckInput(const boost::json::value& output, const boost::json::
 // value, a number (the score) or an object with "score" (a number) or "pass"
 // (a boolean); exit status 0 required. {"op": "exec", "pass", "expected"
 // (the pass threshold), "score"? and "actual"? (the score), "message"?}.
-boost::json::object ExecVerdict(const handler::ProcessOutcome& outcome, const ExecCheck& check);
+CheckResult ExecVerdict(const handler::ProcessOutcome& outcome, const ExecCheck& check);
 
 }  // namespace skillrunner::eval

@@ -11,7 +11,8 @@ namespace json = boost::json;
 namespace {
 
 struct JudgeOutcome {
-  json::object record_fields;  // "review" or "judge_error" (an extra verdict for rejudges)
+  std::optional<json::value> review;        // the verdict
+  std::optional<json::object> judge_error;  // or why there is none
   Metrics metrics;
 };
 
@@ -24,64 +25,63 @@ boost::asio::awaitable<JudgeOutcome> JudgeOnce(const review::JudgeSpec& judge, s
   JudgeOutcome out;
   out.metrics = verdict ? verdict->metrics : verdict.error().metrics;
   if (verdict) {
-    out.record_fields["review"] = std::move(verdict->output);
+    out.review = std::move(verdict->output);
   } else {
-    out.record_fields["judge_error"] = ErrorToJson(verdict.error());
+    out.judge_error = ErrorToJson(verdict.error()).as_object();
   }
   co_return out;
 }
 
-void AddBatchUsage(Metrics& sum, const Metrics& more) {
+void AddUsage(JudgeUsage& sum, const Metrics& more) {
+  sum.input_tokens += more.input_tokens;
+  sum.output_tokens += more.output_tokens;
+  sum.cached_input_tokens += more.cached_input_tokens;
+  if (more.cost_usd) sum.cost_usd = sum.cost_usd.value_or(0) + *more.cost_usd;
   sum.batched = sum.batched || more.batched;
   if (more.batch_cost_usd) sum.batch_cost_usd = sum.batch_cost_usd.value_or(0) + *more.batch_cost_usd;
   if (more.online_cost_usd) sum.online_cost_usd = sum.online_cost_usd.value_or(0) + *more.online_cost_usd;
 }
 
-void CheckExpected(const CaseTask& task, const json::value& output, json::object& record) {
+void CheckExpected(const CaseTask& task, const json::value& output, CaseRecord& record) {
   if (task.entry->expected == ExpectedMode::kNone || !task.eval_case->expected) return;
   std::vector<FieldError> mismatches = CompareExpected(task.entry->expected, *task.eval_case->expected, output);
-  record["expected_match"] = mismatches.empty();
-  if (mismatches.empty()) return;
-  json::array list;
-  for (const auto& m : mismatches) list.push_back(json::object{{"path", m.path}, {"message", m.message}});
-  record["expected_mismatches"] = std::move(list);
+  record.expected_match = mismatches.empty();
+  for (const auto& m : mismatches) record.expected_mismatches.push_back(FieldMismatch{m.path, m.message});
 }
 
-boost::asio::awaitable<json::object> RunExecCheck(const ExecCheck& check, const json::value& output,
-                                                  const json::value& input, const CaseDeps& deps) {
-  if (!deps.graders) co_return json::object{{"op", "exec"}, {"pass", false}, {"message", "no grader runner"}};
+boost::asio::awaitable<CheckResult> RunExecCheck(const ExecCheck& check, const json::value& output,
+                                                 const json::value& input, const CaseDeps& deps) {
+  CheckResult failed;
+  failed.op = "exec";
+  if (!deps.graders) {
+    failed.message = "no grader runner";
+    co_return failed;
+  }
   handler::ProcessRequest request{check.argv, check.working_dir, ExecCheckInput(output, input), check.timeout};
   Result<handler::ProcessOutcome> ended = co_await deps.graders->Run(std::move(request));
-  if (!ended) co_return json::object{{"op", "exec"}, {"pass", false}, {"message", ended.error().message}};
+  if (!ended) {
+    failed.message = ended.error().message;
+    co_return failed;
+  }
   co_return ExecVerdict(*ended, check);
 }
 
-// The case's own checks against `output` and the record's metrics: "checks" (each verdict) and
-// "check_pass" (all of them held) in `record`.
-boost::asio::awaitable<void> RunCaseChecks(const CaseTask& task, const json::value& output, const CaseDeps& deps,
-                                           json::object& record) {
+// The case's own checks against `output` and the invocation's metrics: each verdict, and whether
+// all of them held.
+boost::asio::awaitable<void> RunCaseChecks(const CaseTask& task, const json::value& output, const json::value& metrics,
+                                           const CaseDeps& deps, CaseRecord& record) {
   const EvalCase& c = *task.eval_case;
   if (c.checks.empty() && !c.exec_check) co_return;
-  // The record's metrics, read in place: the record is not written until every check has run.
-  static const json::value kNoMetrics;
-  const json::value* metrics = &kNoMetrics;
-  if (const json::value* result = record.if_contains("result"); result && result->is_object()) {
-    if (const json::value* m = result->as_object().if_contains("metrics")) metrics = m;
-  }
-  json::array verdicts;
   bool pass = true;
   for (const CaseCheck& check : c.checks) {
-    json::object verdict = RunCheck(check, output, *metrics);
-    pass = pass && verdict.at("pass").as_bool();
-    verdicts.push_back(std::move(verdict));
+    record.checks.push_back(RunCheck(check, output, metrics));
+    pass = pass && record.checks.back().pass;
   }
   if (c.exec_check) {
-    json::object verdict = co_await RunExecCheck(*c.exec_check, output, c.input, deps);
-    pass = pass && verdict.at("pass").as_bool();
-    verdicts.push_back(std::move(verdict));
+    record.checks.push_back(co_await RunExecCheck(*c.exec_check, output, c.input, deps));
+    pass = pass && record.checks.back().pass;
   }
-  record["checks"] = std::move(verdicts);
-  record["check_pass"] = pass;
+  record.check_pass = pass;
 }
 
 // What the judge sees beside the output: the case's input, or {input, reference} when the case has a
@@ -96,25 +96,25 @@ json::value JudgeContext(const EvalCase& c) {
 // puts the verdicts and the judges' usage in `record`.
 boost::asio::awaitable<void> JudgeCase(const CaseTask& task, const json::value& output,
                                        const std::optional<json::value>& gate_review, const InvocationOptions& invoked,
-                                       const CaseDeps& deps, json::object& record) {
+                                       const CaseDeps& deps, CaseRecord& record) {
   const std::uint64_t seed = invoked.seed.value_or(0);
   const json::value context = JudgeContext(*task.eval_case);
-  record["rubric"] = task.entry->rubric;
+  record.rubric = task.entry->rubric;
   // design.md §12.3: a case with its own criteria is judged by its own judge (the rubric plus them).
   const auto own = task.entry->case_judges.find(task.eval_case->id);
-  const review::JudgeSpec& judge = own != task.entry->case_judges.end() ? *own->second : *task.entry->judge;
-  if (own != task.entry->case_judges.end()) {
-    json::array ids;
-    for (const CaseCriterion& criterion : task.eval_case->criteria) ids.emplace_back(criterion.id);
-    record["case_criteria"] = std::move(ids);
+  const bool own_judge = own != task.entry->case_judges.end();
+  const review::JudgeSpec& judge = own_judge ? *own->second : *task.entry->judge;
+  if (own_judge) {
+    for (const CaseCriterion& criterion : task.eval_case->criteria) record.case_criteria.push_back(criterion.id);
   }
-  Metrics judge_usage;
-  if (task.entry->judge_is_gate && gate_review && own == task.entry->case_judges.end()) {
-    record["review"] = *gate_review;
+  JudgeUsage usage;
+  if (task.entry->judge_is_gate && gate_review && !own_judge) {
+    record.review = gate_review->as_object();
   } else {
     JudgeOutcome judged = co_await JudgeOnce(judge, seed, output, context, deps, invoked);
-    judge_usage = judged.metrics;
-    for (auto& [key, value] : judged.record_fields) record[key] = std::move(value);
+    AddUsage(usage, judged.metrics);
+    if (judged.review && judged.review->is_object()) record.review = judged.review->as_object();
+    record.judge_error = std::move(judged.judge_error);
   }
   json::array rejudges;
   for (int k = 1; k <= task.rejudges; ++k) {
@@ -122,38 +122,48 @@ boost::asio::awaitable<void> JudgeCase(const CaseTask& task, const json::value& 
     // because it saw the same request would prove nothing.
     JudgeOutcome again =
         co_await JudgeOnce(judge, seed + 1000 * static_cast<std::uint64_t>(k), output, context, deps, invoked);
-    judge_usage.input_tokens += again.metrics.input_tokens;
-    judge_usage.output_tokens += again.metrics.output_tokens;
-    judge_usage.cached_input_tokens += again.metrics.cached_input_tokens;
-    if (again.metrics.cost_usd) judge_usage.cost_usd = judge_usage.cost_usd.value_or(0) + *again.metrics.cost_usd;
-    AddBatchUsage(judge_usage, again.metrics);
-    // A verdict as it is; a failed judging as {"judge_error": ...}.
-    json::value* verdict = again.record_fields.if_contains("review");
-    rejudges.push_back(verdict ? std::move(*verdict) : json::value(std::move(again.record_fields)));
+    AddUsage(usage, again.metrics);
+    rejudges.push_back(RejudgeJson(std::move(again.review), std::move(again.judge_error)));
   }
-  if (task.rejudges > 0) record["rejudges"] = std::move(rejudges);
-  json::object usage{{"input_tokens", judge_usage.input_tokens},
-                     {"cached_input_tokens", judge_usage.cached_input_tokens},
-                     {"output_tokens", judge_usage.output_tokens}};
-  if (judge_usage.cost_usd) usage["cost_usd"] = *judge_usage.cost_usd;
-  if (judge_usage.batched) {
-    usage["batch_cost_usd"] = judge_usage.batch_cost_usd ? json::value(*judge_usage.batch_cost_usd) : nullptr;
-    usage["online_cost_usd"] = judge_usage.online_cost_usd ? json::value(*judge_usage.online_cost_usd) : nullptr;
+  if (task.rejudges > 0) record.rejudges = std::move(rejudges);
+  record.judge_usage = usage.ToJson();
+}
+
+// The invocation's answer, or (--rejudge-from) the stored one as it was; the output to judge.
+boost::asio::awaitable<std::optional<json::value>> Answer(const CaseTask& task, const InvocationOptions& options,
+                                                          const CaseDeps& deps, CaseRecord& record,
+                                                          std::optional<json::value>& gate_review) {
+  if (task.stored != nullptr) {
+    // --rejudge-from: the stored output (or error) as it was; today's judge.
+    const CaseRecord stored = CaseRecord::FromJson(*task.stored);
+    record.rejudged_from = task.stored_run;
+    record.error = stored.error;
+    record.result = stored.result;
+    const json::value* output = stored.Output();
+    co_return output ? std::optional<json::value>(*output) : std::nullopt;
   }
-  record["judge_usage"] = std::move(usage);
+  InvocationOutcome outcome = co_await deps.runner.Invoke(task.entry->skill->id, task.eval_case->input, options);
+  if (!outcome) {
+    record.error = ErrorToJson(outcome.error()).as_object();
+    co_return std::nullopt;
+  }
+  record.result = ToJson(*outcome).as_object();
+  gate_review = std::move(outcome->review);
+  co_return std::move(outcome->output);
 }
 
 }  // namespace
 
 boost::asio::awaitable<json::object> RunCase(const CaseTask& task, const CaseDeps& deps) {
   const Skill& skill = *task.entry->skill;
-  json::object record{{"skill", skill.id}, {"case", task.eval_case->id}};
-  if (task.entry->version) record["version"] = *task.entry->version;
-  if (task.repeat > 0) record["repeat"] = task.repeat;
-  record["record_schema"] = CaseRecord::kRecordSchema;
-  record["input"] = KeptValue(task.eval_case->input);
-  if (!task.eval_case->tags.empty()) record["tags"] = task.eval_case->tags;
-  if (!task.eval_case->human.empty()) record["human"] = task.eval_case->human;
+  CaseRecord record;
+  record.skill = skill.id;
+  record.case_id = task.eval_case->id;
+  if (task.entry->version) record.version = *task.entry->version;
+  record.repeat = task.repeat;
+  record.input = KeptValue(task.eval_case->input);
+  record.tags = task.eval_case->tags;
+  record.human = task.eval_case->human;
 
   const Clock& clock = deps.runner.clock();
   Clock::TimePoint started = clock.Now();  // rate-limit waits are not the case's latency
@@ -162,39 +172,20 @@ boost::asio::awaitable<json::object> RunCase(const CaseTask& task, const CaseDep
   options.eval = std::make_shared<const EvalTag>(EvalTag{task.eval_case->id, task.repeat});
   options.version = task.entry->version;  // a candidate's entry pins it; else the stable version
   if (deps.batch && task.entry->batch) options.timeout = kBatchCaseTimeout;
-  std::optional<json::value> output, gate_review;
-  if (task.stored != nullptr) {
-    // --rejudge-from: the stored output (or error) as it was; today's judge.
-    record["rejudged_from"] = task.stored_run;
-    if (const json::value* error = task.stored->if_contains("error")) record["error"] = *error;
-    if (const json::value* result = task.stored->if_contains("result"); result && result->is_object()) {
-      record["result"] = *result;
-      if (const json::value* stored_output = result->as_object().if_contains("output")) output = *stored_output;
-    }
-  } else {
-    InvocationOutcome outcome = co_await deps.runner.Invoke(skill.id, task.eval_case->input, options);
-    if (!outcome) {
-      record["error"] = ErrorToJson(outcome.error());
-    } else {
-      record["result"] = ToJson(*outcome);
-      output = std::move(outcome->output);
-      gate_review = std::move(outcome->review);
-    }
+  std::optional<json::value> gate_review;
+  const std::optional<json::value> output = co_await Answer(task, options, deps, record, gate_review);
+  if (output) {
+    CheckExpected(task, *output, record);
+    co_await RunCaseChecks(task, *output, record.MetricsValue(), deps, record);
   }
-  if (output) CheckExpected(task, *output, record);
-  if (output) co_await RunCaseChecks(task, *output, deps, record);
   if (output && !task.entry->rubric.empty()) {
     InvocationOptions judging = options;
     judging.timeout = deps.batch && task.entry->batch ? options.timeout : skill.timeout;
     co_await JudgeCase(task, *output, gate_review, judging, deps, record);
   }
-  record["duration_ms"] = clock.ElapsedMs(started);
-  if (!task.entry->redact.empty()) {
-    CaseRecord typed = CaseRecord::FromJson(record);
-    typed.Redact(task.entry->redact);
-    co_return typed.ToJson();
-  }
-  co_return record;
+  record.duration_ms = clock.ElapsedMs(started);
+  record.Redact(task.entry->redact);
+  co_return record.ToJson();
 }
 
 }  // namespace skillrunner::eval

@@ -271,6 +271,22 @@ void CaseRecord::Redact(const std::vector<std::string>& pointers) {
 
 json::object CheckResult::ToJson() const { return CheckJson(*this); }
 
+json::object JudgeUsage::ToJson() const {
+  json::object usage{
+      {"input_tokens", input_tokens}, {"cached_input_tokens", cached_input_tokens}, {"output_tokens", output_tokens}};
+  if (cost_usd) usage["cost_usd"] = *cost_usd;
+  if (batched) {
+    usage["batch_cost_usd"] = batch_cost_usd ? json::value(*batch_cost_usd) : nullptr;
+    usage["online_cost_usd"] = online_cost_usd ? json::value(*online_cost_usd) : nullptr;
+  }
+  return usage;
+}
+
+json::value RejudgeJson(std::optional<json::value> review, std::optional<json::object> judge_error) {
+  if (review) return std::move(*review);
+  return json::object{{"judge_error", judge_error ? json::value(std::move(*judge_error)) : json::value(nullptr)}};
+}
+
 std::string_view GateType(Gate gate) {
   switch (gate) {
     case Gate::kSchema:
@@ -336,6 +352,12 @@ std::string CaseRecord::Key() const {
 }
 
 const json::value* CaseRecord::Output() const { return result ? result->if_contains("output") : nullptr; }
+
+const json::value& CaseRecord::MetricsValue() const {
+  static const json::value kNone;
+  const json::value* metrics = result ? result->if_contains("metrics") : nullptr;
+  return metrics ? *metrics : kNone;
+}
 
 std::string_view CaseRecord::ErrorCode() const { return error ? TextAt(&*error, "code") : std::string_view(); }
 

@@ -58,6 +58,22 @@ struct CheckResult {
   boost::json::object ToJson() const;
 };
 
+// What the eval's judgings of a case used (its "judge_usage"): tokens, and dollars when priced.
+struct JudgeUsage {
+  std::int64_t input_tokens = 0;
+  std::int64_t cached_input_tokens = 0;
+  std::int64_t output_tokens = 0;
+  std::optional<double> cost_usd;
+  bool batched = false;  // some judging went through a batch: its costs are split
+  std::optional<double> batch_cost_usd, online_cost_usd;
+
+  boost::json::object ToJson() const;
+};
+
+// One entry of a record's "rejudges": the verdict as it is, or {"judge_error": ...}.
+boost::json::value RejudgeJson(std::optional<boost::json::value> review,
+                               std::optional<boost::json::object> judge_error);
+
 // A gate the case failed, with what each output says about it.
 struct GateFailure {
   Gate gate;
@@ -97,10 +113,11 @@ struct CaseRecord {
   boost::json::object ToJson() const;
 
   CaseOutcome Outcome() const;
-  std::string Label() const;                 // "skill" or "skill@version"
-  std::string Key() const;                   // "label/case" or "label/case#repeat"
-  const boost::json::value* Output() const;  // result.output, or null
-  std::string_view ErrorCode() const;        // error.code, or ""
+  std::string Label() const;                       // "skill" or "skill@version"
+  std::string Key() const;                         // "label/case" or "label/case#repeat"
+  const boost::json::value* Output() const;        // result.output, or null
+  const boost::json::value& MetricsValue() const;  // result.metrics, or a null value
+  std::string_view ErrorCode() const;              // error.code, or ""
   // Every gate the case failed, in Gate order, each with its own message.
   std::vector<GateFailure> FailedGates() const;
 

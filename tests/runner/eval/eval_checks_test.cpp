@@ -29,7 +29,8 @@ json::object Verdict(const std::string& check, const std::string& output) {
   std::string problem = ParseChecks(json::parse("[" + check + "]"), parsed);
   EXPECT_EQ(problem, "");
   if (parsed.empty()) return {};
-  return RunCheck(parsed[0], json::parse(output), json::value(json::object{{"cost_usd", 0.02}, {"duration_ms", 900}}));
+  return RunCheck(parsed[0], json::parse(output), json::value(json::object{{"cost_usd", 0.02}, {"duration_ms", 900}}))
+      .ToJson();
 }
 
 bool Passes(const std::string& check, const std::string& output) { return Verdict(check, output).at("pass").as_bool(); }
@@ -106,21 +107,21 @@ TEST(CaseChecksTest, AGradersVerdictComesFromItsScoreOrItsPass) {
   check.pass_threshold = 0.5;
   handler::ProcessOutcome ended;
   ended.stdout_data = "0.75\n";
-  EXPECT_EQ(json::serialize(ExecVerdict(ended, check)),
+  EXPECT_EQ(json::serialize(ExecVerdict(ended, check).ToJson()),
             R"({"op":"exec","pass":true,"expected":5E-1,"actual":7.5E-1,"score":7.5E-1})");
   ended.stdout_data = R"({"score": 0.25})";
-  EXPECT_EQ(ExecVerdict(ended, check).at("message"), "score 2.5E-1 is under the pass threshold 5E-1");
+  EXPECT_EQ(ExecVerdict(ended, check).ToJson().at("message"), "score 2.5E-1 is under the pass threshold 5E-1");
   ended.stdout_data = R"({"pass": false})";
-  EXPECT_EQ(ExecVerdict(ended, check).at("message"), "the grader said it fails");
+  EXPECT_EQ(ExecVerdict(ended, check).ToJson().at("message"), "the grader said it fails");
   ended.stdout_data = "\"good\"";
-  EXPECT_EQ(ExecVerdict(ended, check).at("message"),
+  EXPECT_EQ(ExecVerdict(ended, check).ToJson().at("message"),
             "the grader must print a number or {\"score\": number} or {\"pass\": boolean}");
   ended.exit_status = 3;
   ended.stderr_tail = "NameError: grade";
-  EXPECT_EQ(ExecVerdict(ended, check).at("message"), "the grader exited 3: NameError: grade");
+  EXPECT_EQ(ExecVerdict(ended, check).ToJson().at("message"), "the grader exited 3: NameError: grade");
   ended.timed_out = true;
   check.timeout = std::chrono::milliseconds(250);
-  EXPECT_EQ(ExecVerdict(ended, check).at("message"), "the grader ran past its 250 ms");
+  EXPECT_EQ(ExecVerdict(ended, check).ToJson().at("message"), "the grader ran past its 250 ms");
   EXPECT_EQ(ExecCheckInput(json::parse(R"({"answer": "Paris"})"), json::parse(R"({"q": "capital?"})")),
             R"({"sample":{"output_text":"{\"answer\":\"Paris\"}","output_json":{"answer":"Paris"}},)"
             R"("item":{"q":"capital?"}})");
