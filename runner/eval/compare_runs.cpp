@@ -10,6 +10,7 @@
 
 #include "runner/eval/history/stored_runs.h"
 #include "runner/eval/records/case_outcome.h"
+#include "runner/eval/records/record_fields.h"
 #include "runner/eval/records/results_log.h"
 #include "runner/eval/report/report_markup.h"
 #include "runner/pairwise.h"
@@ -33,11 +34,6 @@ struct Pair {
   std::string first, swapped, result;  // a | b | tie | error
   std::string error;
 };
-
-const json::value* OutputOf(const json::object& record) {
-  const json::value* result = record.if_contains("result");
-  return result && result->is_object() ? result->as_object().if_contains("output") : nullptr;
-}
 
 // Which run's output the judge preferred with `first_run`'s shown as A.
 asio::awaitable<std::string> Judge(SkillRunner& runner, const Pair& pair, bool a_first, std::string& error) {
@@ -145,7 +141,7 @@ Result<void> MakePairs(const SkillRegistry& registry, const CompareRequest& requ
   for (const json::object& record : a.records) {
     auto other = b_by_key.find(CaseKey(record));
     if (other == b_by_key.end() || !OutputOf(record) || !OutputOf(*other->second)) continue;
-    const std::string skill_id = json::value_to<std::string>(record.at("skill"));
+    const std::string skill_id(SkillIdOf(record));
     const Skill* skill = registry.FindSkill(skill_id);
     if (skill == nullptr) continue;
     if (!judges.contains(skill_id)) {
@@ -155,7 +151,7 @@ Result<void> MakePairs(const SkillRegistry& registry, const CompareRequest& requ
       judges.emplace(skill_id, std::move(*judge));
     }
     Pair pair{skill_id,
-              json::value_to<std::string>(record.at("case")),
+              std::string(CaseIdOf(record)),
               CaseKey(record),
               OutputOf(record),
               OutputOf(*other->second),

@@ -21,10 +21,7 @@ namespace json = boost::json;
 namespace {
 
 std::string TaskKey(const SuiteSkill& entry, const std::string& id, int repeat) {
-  json::object record{{"skill", entry.skill->id}, {"case", id}};
-  if (entry.version) record["version"] = *entry.version;
-  if (repeat > 0) record["repeat"] = repeat;
-  return CaseKey(record);
+  return CaseKey(entry.skill->id, entry.version, id, repeat);
 }
 
 struct WorkQueue {

@@ -8,6 +8,7 @@
 
 #include "runner/eval/history/history.h"
 #include "runner/eval/records/case_outcome.h"
+#include "runner/eval/records/record_fields.h"
 #include "runner/eval/records/results_log.h"
 #include "runner/eval/regression.h"
 #include "runner/eval/report/html_report.h"
@@ -42,10 +43,10 @@ void SortRecords(const Suite& suite, std::vector<json::object>& records) {
   }
   auto rank = [&](const json::object& r) {
     std::string skill = SkillLabel(r);
-    std::string id = r.contains("case") && r.at("case").is_string() ? std::string(r.at("case").as_string()) : "";
+    std::string id(CaseIdOf(r));
     auto s = skill_order.find(skill);
     auto c = case_order.find({skill, id});
-    std::int64_t repeat = r.contains("repeat") && r.at("repeat").is_int64() ? r.at("repeat").as_int64() : 0;
+    std::int64_t repeat = RepeatOf(r);
     std::size_t unknown = suite.skills.size() + 1;
     return std::make_tuple(s == skill_order.end() ? unknown : s->second,
                            c == case_order.end() ? std::numeric_limits<std::size_t>::max() : c->second, CaseKey(r),

@@ -238,10 +238,8 @@ std::vector<Flip> Flips(const std::vector<json::object>& records, const Baseline
     CaseOutcome now = OutcomeOf(record);
     // A judge error says nothing about the output, so it is no flip.
     if (now != CaseOutcome::kFail && now != CaseOutcome::kError) continue;
-    Flip flip{SkillLabel(record), std::string(report::TextAt(&record, "case")), std::nullopt, now};
-    if (const json::value* repeat = record.if_contains("repeat"); repeat && repeat->is_int64()) {
-      flip.repeat = repeat->as_int64();
-    }
+    Flip flip{SkillLabel(record), std::string(CaseIdOf(record)), std::nullopt, now};
+    if (const std::int64_t repeat = RepeatOf(record); repeat > 0) flip.repeat = repeat;
     flips.push_back(std::move(flip));
   }
   std::sort(flips.begin(), flips.end(), [](const Flip& a, const Flip& b) {
@@ -269,10 +267,8 @@ json::object GateFlips(const std::vector<json::object>& records, const BaselineR
       if (before == baseline.gates.end()) continue;
       const std::optional<bool> then = before->second.*gate.field, now = GatesOf(record).*gate.field;
       if (!then || !now || *then == *now) continue;
-      json::object entry{{"skill", SkillLabel(record)}, {"case", TextAt(&record, "case")}};
-      if (const json::value* repeat = record.if_contains("repeat"); repeat && repeat->is_int64()) {
-        entry["repeat"] = *repeat;
-      }
+      json::object entry{{"skill", SkillLabel(record)}, {"case", CaseIdOf(record)}};
+      if (const std::int64_t repeat = RepeatOf(record); repeat > 0) entry["repeat"] = repeat;
       (*then ? down : up).push_back(std::move(entry));
     }
     out[gate.name] = json::object{{"pass_to_fail", std::move(down)}, {"fail_to_pass", std::move(up)}};

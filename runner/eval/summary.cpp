@@ -62,7 +62,7 @@ class Tally {
     case_passed_ += outcome == CaseOutcome::kPass;
     if (gate_judge_error) ++gate_judge_errors_;
     refused_ += outcome == CaseOutcome::kRefused;
-    if (std::string_view code = ErrorCodeOf(record); record.contains("error") && !gate_judge_error) {
+    if (std::string_view code = ErrorCodeOf(record); ErrorOf(record) != nullptr && !gate_judge_error) {
       ++errors_[code.empty() ? "UNKNOWN" : std::string(code)];
     }
     std::int64_t validation_retries = IntAt(metrics, "validation_retries").value_or(0);
@@ -81,7 +81,7 @@ class Tally {
     output_tokens_ += IntAt(metrics, "output_tokens").value_or(0) - gate.out;
     judge_input_tokens_ += gate.in;
     judge_output_tokens_ += gate.out;
-    const json::object* judge_usage = ObjectAt(&record, "judge_usage");
+    const json::object* judge_usage = JudgeUsageOf(record);
     judge_input_tokens_ += IntAt(judge_usage, "input_tokens").value_or(0);
     cached_input_tokens_ +=
         IntAt(metrics, "cached_input_tokens").value_or(0) + IntAt(judge_usage, "cached_input_tokens").value_or(0);
@@ -96,12 +96,12 @@ class Tally {
     // The invocation's own latency; the record's wall time (judging included)
     // only when there are no metrics.
     std::optional<std::int64_t> latency = IntAt(metrics, "duration_ms");
-    latencies_.push_back(latency ? *latency : IntAt(&record, "duration_ms").value_or(0));
+    latencies_.push_back(latency ? *latency : std::llround(CaseDurationMs(record).value_or(0)));
     CountGate(At(record, "expected_match"), expected_total_, expected_matched_);
     CountGate(At(record, "check_pass"), checked_total_, checks_passed_);
     if (outcome == CaseOutcome::kJudgeError) ++judge_errors_;
     if (review && review->is_object() && outcome != CaseOutcome::kError && outcome != CaseOutcome::kJudgeError) {
-      AddVerdict(review->as_object(), At(record, "rejudges"), ObjectAt(&record, "human"), CaseCriteriaOf(record));
+      AddVerdict(review->as_object(), RejudgesOf(record), HumanOf(record), CaseCriteriaOf(record));
       if (std::optional<bool> held = CaseCriteriaHeld(record)) {
         ++case_criteria_decided_;
         case_criteria_passed_ += *held;

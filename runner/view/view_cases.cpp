@@ -117,8 +117,8 @@ json::array ChecksJson(const eval::CaseRecord& record) {
 json::object CaseRow(const json::object& record, const RunLimits& limits, const json::object* before) {
   const std::string_view code = eval::ErrorCodeOf(record);
   json::object row{{"skill", eval::SkillLabel(record)},
-                   {"case", TextAt(&record, "case")},
-                   {"repeat", eval::IntAt(&record, "repeat").value_or(0)},
+                   {"case", eval::CaseIdOf(record)},
+                   {"repeat", eval::RepeatOf(record)},
                    {"outcome", eval::CaseOutcomeName(eval::OutcomeOf(record))},
                    {"flags", FlagsOf(record, limits, before)},
                    {"duration_ms", Ms(eval::CaseDurationMs(record))},
@@ -170,16 +170,15 @@ json::object RunJson(const eval::RunRow& run, const std::vector<eval::MeasureCou
 namespace {
 
 json::value OutputOf(const json::object& record) {
-  const json::object* result = ObjectAt(&record, "result");
-  const json::value* output = result ? result->if_contains("output") : nullptr;
+  const json::value* output = eval::OutputOf(record);
   return output ? *output : json::value(nullptr);
 }
 
 // One side of a flipped case: what the compare page shows of it.
 json::object Side(const json::object& record) {
-  const json::object* error = ObjectAt(&record, "error");
-  const json::object* review = ObjectAt(&record, "review");
-  if (review == nullptr) review = ObjectAt(ObjectAt(&record, "result"), "review");
+  const json::object* error = eval::ErrorOf(record);
+  const json::object* review = eval::ReviewOf(record);
+  if (review == nullptr) review = eval::GateReviewOf(record);
   const json::array* attempts = eval::AttemptsOf(record);
   json::value error_json = nullptr;
   if (error) error_json = json::object{{"code", TextAt(error, "code")}, {"message", TextAt(error, "message")}};
@@ -240,8 +239,8 @@ json::array Flips(const std::vector<json::object>& a_records, const std::vector<
     const eval::GateResult was = CasePassed(*then->second), is = CasePassed(record);
     if (!was || !is || *was == *is) continue;
     flips.push_back(json::object{{"skill", eval::SkillLabel(record)},
-                                 {"case", TextAt(&record, "case")},
-                                 {"repeat", eval::IntAt(&record, "repeat").value_or(0)},
+                                 {"case", eval::CaseIdOf(record)},
+                                 {"repeat", eval::RepeatOf(record)},
                                  {"from", eval::CaseOutcomeName(eval::OutcomeOf(*then->second))},
                                  {"to", eval::CaseOutcomeName(eval::OutcomeOf(record))},
                                  {"direction", *was ? "pass_to_fail" : "fail_to_pass"},

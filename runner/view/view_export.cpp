@@ -40,8 +40,8 @@ struct Exporter {
     if (!records) return std::unexpected(std::move(records.error()));
     for (const json::object& record : *records) {
       const std::string skill = eval::SkillLabel(record);
-      const std::string case_id(eval::TextAt(&record, "case"));
-      const std::int64_t repeat = eval::IntAt(&record, "repeat").value_or(0);
+      const std::string case_id(eval::CaseIdOf(record));
+      const std::int64_t repeat = eval::RepeatOf(record);
       std::string name = ExportName(newest.suite) + "__" + ExportName(skill) + "__" + ExportName(case_id);
       if (repeat > 0) name += "__" + std::to_string(repeat);
       auto page = Page(fs::path("cases") / (name + ".html"), "case",

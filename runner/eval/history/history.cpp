@@ -95,21 +95,17 @@ CaseGates GatesOf(const json::object& record) {
   CaseGates gates;
   const CaseOutcome outcome = OutcomeOf(record);
   gates.schema = SchemaGate(outcome);
-  if (const json::value* match = record.if_contains("expected_match"); match && match->is_bool()) {
-    gates.expected = match->as_bool();
-  }
-  const json::value* review = record.if_contains("review");
-  const json::value* pass = review && review->is_object() ? review->as_object().if_contains("pass") : nullptr;
+  gates.expected = ExpectedMatchOf(record);
+  const json::object* review = ReviewOf(record);
+  const json::value* pass = review ? review->if_contains("pass") : nullptr;
   if (outcome != CaseOutcome::kError && outcome != CaseOutcome::kJudgeError && pass && pass->is_bool()) {
     gates.rubric = pass->as_bool();
   }
   // The skill's own gate: its final verdict rides on the result.
-  const json::object* gate = ObjectAt(ObjectAt(&record, "result"), "review");
+  const json::object* gate = GateReviewOf(record);
   const json::value* gate_pass = gate ? gate->if_contains("pass") : nullptr;
   if (outcome != CaseOutcome::kError && gate_pass && gate_pass->is_bool()) gates.review_gate = gate_pass->as_bool();
-  if (const json::value* checks = record.if_contains("check_pass"); checks && checks->is_bool()) {
-    gates.checks = checks->as_bool();
-  }
+  gates.checks = CheckPassOf(record);
   return gates;
 }
 
@@ -172,7 +168,7 @@ constexpr const char* kUpsertVerdict =
 
 Result<void> InsertVerdicts(sql::Db& db, std::string_view run_id, const std::string& skill,
                             const json::object& record) {
-  const json::object* review = ObjectAt(&record, "review");
+  const json::object* review = ReviewOf(record);
   const json::value* results = review ? review->if_contains("criteria_results") : nullptr;
   if (results == nullptr || !results->is_array()) return {};
   for (const json::value& result : results->as_array()) {
@@ -181,8 +177,8 @@ Result<void> InsertVerdicts(sql::Db& db, std::string_view run_id, const std::str
     std::string_view verdict = TextAt(&result.as_object(), "verdict");
     if (criterion.empty() || verdict.empty()) continue;
     auto done = Run(db, kUpsertVerdict,
-                    {sql::Text(run_id), sql::Text(skill), sql::Text(TextAt(&record, "case")),
-                     sql::Int(IntAt(&record, "repeat").value_or(0)), sql::Text(criterion), sql::Text(verdict)});
+                    {sql::Text(run_id), sql::Text(skill), sql::Text(CaseIdOf(record)), sql::Int(RepeatOf(record)),
+                     sql::Text(criterion), sql::Text(verdict)});
     if (!done) return done;
   }
   return {};
@@ -192,15 +188,15 @@ Result<void> InsertCases(sql::Db& db, std::string_view run_id, const std::vector
   for (const json::object& record : records) {
     const std::string skill = SkillLabel(record);  // a candidate's cases apart: "greet@2" (design.md §11.2)
     const json::object* metrics = MetricsOf(record);
-    std::optional<std::int64_t> duration = IntAt(&record, "duration_ms");
-    if (!duration) duration = IntAt(metrics, "duration_ms");
+    std::optional<double> ms = CaseDurationMs(record);
+    std::optional<std::int64_t> duration = ms ? std::optional<std::int64_t>(std::llround(*ms)) : std::nullopt;
     const CaseGates gates = GatesOf(record);
-    auto done = Run(db, kUpsertOutcome,
-                    {sql::Text(run_id), sql::Text(skill), sql::Text(TextAt(&record, "case")),
-                     sql::Int(IntAt(&record, "repeat").value_or(0)), sql::Text(CaseOutcomeName(OutcomeOf(record))),
-                     sql::Int(duration), sql::Int(IntAt(metrics, "input_tokens")),
-                     sql::Int(IntAt(metrics, "output_tokens")), sql::Real(CaseCostUsd(record)), Gate(gates.schema),
-                     Gate(gates.expected), Gate(gates.rubric), Gate(gates.review_gate), Gate(gates.checks)});
+    auto done = Run(
+        db, kUpsertOutcome,
+        {sql::Text(run_id), sql::Text(skill), sql::Text(CaseIdOf(record)), sql::Int(RepeatOf(record)),
+         sql::Text(CaseOutcomeName(OutcomeOf(record))), sql::Int(duration), sql::Int(IntAt(metrics, "input_tokens")),
+         sql::Int(IntAt(metrics, "output_tokens")), sql::Real(CaseCostUsd(record)), Gate(gates.schema),
+         Gate(gates.expected), Gate(gates.rubric), Gate(gates.review_gate), Gate(gates.checks)});
     if (!done) return done;
     if (auto verdicts = InsertVerdicts(db, run_id, skill, record); !verdicts) return verdicts;
   }
@@ -209,12 +205,11 @@ Result<void> InsertCases(sql::Db& db, std::string_view run_id, const std::vector
 
 Result<void> InsertRecords(sql::Db& db, std::string_view run_id, const std::vector<json::object>& records) {
   for (const json::object& record : records) {
-    auto done = Run(
-        db,
-        "INSERT INTO case_records (run_id, skill, case_id, \"repeat\", record) VALUES ($1, $2, $3, $4, $5) "
-        "ON CONFLICT (run_id, skill, case_id, \"repeat\") DO UPDATE SET record = excluded.record",
-        {sql::Text(run_id), sql::Text(SkillLabel(record)), sql::Text(TextAt(&record, "case")),
-         sql::Int(IntAt(&record, "repeat").value_or(0)), sql::Text(json::serialize(CapTexts(record, kMaxRecordText)))});
+    auto done = Run(db,
+                    "INSERT INTO case_records (run_id, skill, case_id, \"repeat\", record) VALUES ($1, $2, $3, $4, $5) "
+                    "ON CONFLICT (run_id, skill, case_id, \"repeat\") DO UPDATE SET record = excluded.record",
+                    {sql::Text(run_id), sql::Text(SkillLabel(record)), sql::Text(CaseIdOf(record)),
+                     sql::Int(RepeatOf(record)), sql::Text(json::serialize(CapTexts(record, kMaxRecordText)))});
     if (!done) return done;
   }
   return {};

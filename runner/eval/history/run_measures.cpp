@@ -34,7 +34,7 @@ Verdicts VerdictsOf(const json::object& record) {
   CaseOutcome outcome = OutcomeOf(record);
   if (outcome == CaseOutcome::kError || outcome == CaseOutcome::kJudgeError) return verdicts;
   const auto own = CaseCriteriaOf(record);  // a case's own criteria are one measure, not one each
-  if (const json::array* results = ArrayAt(ObjectAt(&record, "review"), "criteria_results")) {
+  if (const json::array* results = ArrayAt(ReviewOf(record), "criteria_results")) {
     for (const json::value& r : *results) {
       if (!r.is_object()) continue;
       std::string_view id = TextAt(&r.as_object(), "criterion_id");

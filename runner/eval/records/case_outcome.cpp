@@ -46,7 +46,7 @@ CaseOutcome OutcomeOf(const json::object& record) {
 std::string SkillLabel(const json::object& record) {
   std::string label;
   if (const auto* skill = record.if_contains("skill"); skill && skill->is_string()) label = skill->as_string();
-  if (const auto* version = record.if_contains("version"); version && version->is_int64()) {
+  if (const auto* version = record.if_contains("version"); version && version->is_int64() && version->as_int64() > 0) {
     label += "@" + std::to_string(version->as_int64());
   }
   return label;
@@ -60,6 +60,16 @@ std::string CaseKey(const json::object& record) {
     key.push_back('#');
     key.append(std::to_string(repeat->as_int64()));
   }
+  return key;
+}
+
+std::string CaseKey(std::string_view skill, std::optional<std::int64_t> version, std::string_view case_id,
+                    std::int64_t repeat) {
+  std::string key(skill);
+  if (version) key += "@" + std::to_string(*version);
+  key.push_back('/');
+  key.append(case_id);
+  if (repeat > 0) key += "#" + std::to_string(repeat);
   return key;
 }
 

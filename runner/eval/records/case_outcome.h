@@ -5,6 +5,8 @@
 // baseline comparison so that all of them count a case the same way.
 
 #include <boost/json/object.hpp>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -41,6 +43,10 @@ std::string SkillLabel(const boost::json::object& record);
 // ("skill/case" or "skill/case#k" when the record has "repeat"). Case ids may
 // hold "/"; the key is for maps and display, not for parsing back.
 std::string CaseKey(const boost::json::object& record);
+
+// The same key from its parts (a version > 0 is a candidate's; a repeat > 0 is written "#k").
+std::string CaseKey(std::string_view skill, std::optional<std::int64_t> version, std::string_view case_id,
+                    std::int64_t repeat);
 
 // Keeps one record per CaseKey, the last one (a case recorded twice, e.g. by
 // two processes that wrote one folder, counts once); the kept records stay in

@@ -55,6 +55,31 @@ std::string_view TextAt(const json::object* object, std::string_view key) {
   return value != nullptr && value->is_string() ? std::string_view(value->as_string()) : std::string_view();
 }
 
+std::string_view SkillIdOf(const json::object& record) { return TextAt(&record, "skill"); }
+std::string_view CaseIdOf(const json::object& record) { return TextAt(&record, "case"); }
+std::int64_t RepeatOf(const json::object& record) { return IntAt(&record, "repeat").value_or(0); }
+const json::object* ResultOf(const json::object& record) { return ObjectAt(&record, "result"); }
+const json::object* ErrorOf(const json::object& record) { return ObjectAt(&record, "error"); }
+const json::value* OutputOf(const json::object& record) {
+  const json::object* result = ResultOf(record);
+  return result ? result->if_contains("output") : nullptr;
+}
+const json::object* ReviewOf(const json::object& record) { return ObjectAt(&record, "review"); }
+const json::object* GateReviewOf(const json::object& record) { return ObjectAt(ResultOf(record), "review"); }
+const json::object* HumanOf(const json::object& record) { return ObjectAt(&record, "human"); }
+const json::value* RejudgesOf(const json::object& record) { return record.if_contains("rejudges"); }
+const json::object* JudgeUsageOf(const json::object& record) { return ObjectAt(&record, "judge_usage"); }
+
+namespace {
+std::optional<bool> BoolAt(const json::object& record, std::string_view key) {
+  const json::value* value = record.if_contains(key);
+  return value && value->is_bool() ? std::optional<bool>(value->as_bool()) : std::nullopt;
+}
+}  // namespace
+
+std::optional<bool> ExpectedMatchOf(const json::object& record) { return BoolAt(record, "expected_match"); }
+std::optional<bool> CheckPassOf(const json::object& record) { return BoolAt(record, "check_pass"); }
+
 const json::object* MetricsOf(const json::object& record) {
   if (const json::object* metrics = ObjectAt(ObjectAt(&record, "result"), "metrics")) return metrics;
   return ObjectAt(ObjectAt(&record, "error"), "metrics");

@@ -28,6 +28,22 @@ std::optional<std::int64_t> IntAt(const boost::json::object* object, std::string
 // "" when missing or not a string.
 std::string_view TextAt(const boost::json::object* object, std::string_view key);
 
+// A record's members (design.md §12.3: only runner/eval/records reads a record by its keys; everyone
+// else asks these, CaseRecord, or case_outcome.h). Each is nullptr / empty / nullopt when absent.
+std::string_view SkillIdOf(const boost::json::object& record);               // "skill"
+std::string_view CaseIdOf(const boost::json::object& record);                // "case"
+std::int64_t RepeatOf(const boost::json::object& record);                    // "repeat", 0 when absent
+const boost::json::object* ResultOf(const boost::json::object& record);      // "result"
+const boost::json::object* ErrorOf(const boost::json::object& record);       // "error"
+const boost::json::value* OutputOf(const boost::json::object& record);       // "result.output"
+const boost::json::object* ReviewOf(const boost::json::object& record);      // "review" (the eval's judge)
+const boost::json::object* GateReviewOf(const boost::json::object& record);  // "result.review" (the skill's gate)
+const boost::json::object* HumanOf(const boost::json::object& record);       // "human"
+const boost::json::value* RejudgesOf(const boost::json::object& record);     // "rejudges"
+const boost::json::object* JudgeUsageOf(const boost::json::object& record);  // "judge_usage"
+std::optional<bool> ExpectedMatchOf(const boost::json::object& record);      // "expected_match"
+std::optional<bool> CheckPassOf(const boost::json::object& record);          // "check_pass"
+
 // The invocation's metrics: "result.metrics", else "error.metrics".
 const boost::json::object* MetricsOf(const boost::json::object& record);
 // The invocation's attempts: "result.attempts", else "error.attempts".

@@ -114,7 +114,7 @@ std::string Headline(const json::object& record, CaseOutcome outcome) {
     if (reasons.size() > 1) headline += " (+" + std::to_string(reasons.size() - 1) + " more)";
   } else {
     const bool own = outcome == CaseOutcome::kError || outcome == CaseOutcome::kRefused;
-    const json::object* error = own ? ObjectAt(&record, "error") : JudgeErrorOf(record);
+    const json::object* error = own ? ErrorOf(record) : JudgeErrorOf(record);
     headline = FormatValue(error ? error->if_contains("code") : nullptr) + ": " + std::string(TextAt(error, "message"));
   }
   std::string_view cut = TruncateUtf8(headline, kMaxHeadlineBytes);
@@ -149,8 +149,8 @@ std::string GateTags(const CaseRecord& record) {
 }
 
 std::string CaseDetails(const json::object& record, CaseOutcome outcome) {
-  std::string name = SkillLabel(record) + " / " + std::string(TextAt(&record, "case"));
-  if (auto repeat = NumberAt(&record, "repeat")) name += " #" + FormatNumber(repeat);
+  std::string name = SkillLabel(record) + " / " + std::string(CaseIdOf(record));
+  if (const std::int64_t repeat = RepeatOf(record); repeat > 0) name += " #" + std::to_string(repeat);
   std::string outcome_name(CaseOutcomeName(outcome));
   const CaseRecord typed = CaseRecord::FromJson(record);
   std::string html = "<details><summary><span class=\"tag " + outcome_name + "\">" + outcome_name + "</span>" +
@@ -163,16 +163,16 @@ std::string CaseDetails(const json::object& record, CaseOutcome outcome) {
   // A review-gate judge error is the record's "error"; show it once, as the
   // judge's.
   bool gate_judge_error = IsGateJudgeError(record);
-  if (!gate_judge_error) html += ErrorBlock(ObjectAt(&record, "error"), "Error");
+  if (!gate_judge_error) html += ErrorBlock(ErrorOf(record), "Error");
   const json::object* judge_error = JudgeErrorOf(record);
   html += ErrorBlock(judge_error, gate_judge_error ? "Judge error (the skill's review gate)" : "Judge error");
-  html += Review(ObjectAt(&record, "review"));
-  const json::object* result = ObjectAt(&record, "result");
+  html += Review(ReviewOf(record));
+  const json::object* result = ResultOf(record);
   if (const json::value* output = result ? result->if_contains("output") : nullptr) {
     html += "<h4>Output</h4>" + Pre(PrettyJson(*output));
   }
   const json::array* attempts = ArrayAt(result, "attempts");
-  if (attempts == nullptr) attempts = ArrayAt(ObjectAt(&record, "error"), "attempts");
+  if (attempts == nullptr) attempts = ArrayAt(ErrorOf(record), "attempts");
   html += Attempts(attempts, "Attempts");
   if (!gate_judge_error) html += Attempts(ArrayAt(judge_error, "attempts"), "Judge attempts");
   return html + "</div></details>";
@@ -214,8 +214,8 @@ std::string FailingCasesSection(const std::vector<json::object>& records) {
     }
   }
   auto by_identity = [](const json::object* a, const json::object* b) {
-    return std::make_tuple(SkillLabel(*a), TextAt(a, "case"), NumberAt(a, "repeat")) <
-           std::make_tuple(SkillLabel(*b), TextAt(b, "case"), NumberAt(b, "repeat"));
+    return std::make_tuple(SkillLabel(*a), CaseIdOf(*a), RepeatOf(*a)) <
+           std::make_tuple(SkillLabel(*b), CaseIdOf(*b), RepeatOf(*b));
   };
   for (auto* list : {&failed, &errors, &judge_errors, &refused}) {
     std::stable_sort(list->begin(), list->end(), by_identity);

@@ -146,13 +146,10 @@ std::map<std::string, std::vector<const json::object*>> BySkill(const json::obje
   for (const json::object& record : records) {
     groups[SkillLabel(record)].push_back(&record);
   }
-  auto repeat_of = [](const json::object* record) {
-    const json::value* repeat = record->if_contains("repeat");
-    return repeat != nullptr && repeat->is_int64() ? repeat->as_int64() : 0;
-  };
+  auto repeat_of = [](const json::object* record) { return RepeatOf(*record); };
   for (auto& [skill, group] : groups) {
     std::stable_sort(group.begin(), group.end(), [&](const json::object* a, const json::object* b) {
-      return std::make_tuple(TextAt(a, "case"), repeat_of(a)) < std::make_tuple(TextAt(b, "case"), repeat_of(b));
+      return std::make_tuple(CaseIdOf(*a), repeat_of(a)) < std::make_tuple(CaseIdOf(*b), repeat_of(b));
     });
   }
   return groups;
