@@ -244,7 +244,10 @@ asio::awaitable<InvocationOutcome> SkillRunner::Invoke(std::string_view skill_id
     if (!begun.ids.trace_id.empty()) kept = std::make_unique<InvocationTrace>(std::move(begun));
     return kept;
   }();
-  if (trace && tracing_.capture_content) trace->input = &input;
+  if (trace && tracing_.capture_content) {
+    trace->input = &input;
+    trace->eval = options.eval;
+  }
   std::shared_ptr<const SkillRegistry> registry = registry_.load();
   const Skill* stable = registry->FindSkill(skill_id);
   std::unique_ptr<Error> misrouted;

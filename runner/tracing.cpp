@@ -5,6 +5,8 @@
 #include <boost/json/object.hpp>
 #include <boost/json/serialize.hpp>
 
+#include "services/common/json_pointer.h"
+
 namespace skillrunner {
 namespace json = boost::json;
 using telemetry::Attribute;
@@ -42,6 +44,20 @@ std::string OutputMessages(const Attempt& attempt) {
   json::object message{{"role", "assistant"}, {"parts", std::move(parts)}};
   if (!attempt.span.finish_reason.empty()) message["finish_reason"] = attempt.span.finish_reason;
   return json::serialize(json::array{std::move(message)});
+}
+
+bool Redacts(const InvocationTrace& trace) { return trace.eval && !trace.eval->redact.empty(); }
+
+// `value` with the eval's `redact:` fields under `root` ("/input" or "/output") masked.
+json::value Masked(const json::value& value, const InvocationTrace& trace, std::string_view root) {
+  if (!Redacts(trace)) return value;
+  json::value copy = value;
+  for (const std::string& pointer : trace.eval->redact) {
+    if (pointer == root || (pointer.starts_with(root) && pointer[root.size()] == '/')) {
+      MaskAt(copy, std::string_view(pointer).substr(root.size()), "[redacted]");
+    }
+  }
+  return copy;
 }
 
 Span ChatSpan(const InvocationTrace& trace, const Attempt& attempt, const TraceSettings& settings, const Clock& clock) {
@@ -84,7 +100,9 @@ Span ChatSpan(const InvocationTrace& trace, const Attempt& attempt, const TraceS
     span.status_message = std::string(AttemptKindName(attempt.kind));
     Add(span, "error.type", std::string(AttemptKindName(attempt.kind)));
   }
-  if (settings.capture_content) {
+  if (settings.capture_content && Redacts(trace)) {
+    Add(span, "skillrunner.content_redacted", true);  // the texts hold the masked fields: left out
+  } else if (settings.capture_content) {
     if (attempt.request) Add(span, "gen_ai.input.messages", InputMessages(*attempt.request));
     if (!attempt.span.finish_reason.empty()) Add(span, "gen_ai.output.messages", OutputMessages(attempt));
   }
@@ -119,8 +137,8 @@ Span InvokeSpan(const InvocationTrace& trace, const InvocationOutcome& outcome, 
     Add(span, "error.type", std::string(ErrorCodeName(outcome.error().error.code)));
   }
   if (settings.capture_content) {
-    if (trace.input != nullptr) Add(span, "skillrunner.input", json::serialize(*trace.input));
-    if (outcome) Add(span, "skillrunner.output", json::serialize(outcome->output));
+    if (trace.input != nullptr) Add(span, "skillrunner.input", json::serialize(Masked(*trace.input, trace, "/input")));
+    if (outcome) Add(span, "skillrunner.output", json::serialize(Masked(outcome->output, trace, "/output")));
   }
   return span;
 }

@@ -39,6 +39,7 @@ struct InvocationTrace {
   Clock::TimePoint started{};
   Clock::TimePoint ended{};
   const boost::json::value* input = nullptr;  // with capture_content
+  std::shared_ptr<const EvalTag> eval;        // an eval case's: its `redact:` masks the content
 };
 
 // The invocation's ids: a child of the caller's traceparent, else a new

@@ -227,6 +227,13 @@ int RunEval(const CommonOptions& common, const EvalOptions& options) {
   }
   auto loaded = LoadSuiteForEval(common, options.suite);
   if (!loaded) return kEvalRunError;
+  if (options.cache && !loaded->suite.redact.empty()) {
+    // design.md §12.3: nothing skillrunner writes may hold a masked field, and a cache keeps the
+    // requests and answers as they were (a replay needs them whole).
+    return Fail("--cache: suite \"" + loaded->suite.id +
+                "\" masks fields (redact:), and the response cache would keep the provider's requests and answers "
+                "unmasked; run it without --cache");
+  }
   request.suite_file = options.suite;
   request.finish = FinishRequestFor(options);
   request.resume = options.resume;

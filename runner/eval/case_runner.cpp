@@ -169,7 +169,7 @@ boost::asio::awaitable<json::object> RunCase(const CaseTask& task, const CaseDep
   Clock::TimePoint started = clock.Now();  // rate-limit waits are not the case's latency
   InvocationOptions options;
   if (task.repeat > 0) options.seed = static_cast<std::uint64_t>(task.repeat);
-  options.eval = std::make_shared<const EvalTag>(EvalTag{task.eval_case->id, task.repeat});
+  options.eval = std::make_shared<const EvalTag>(EvalTag{task.eval_case->id, task.repeat, task.entry->redact});
   options.version = task.entry->version;  // a candidate's entry pins it; else the stable version
   if (deps.batch && task.entry->batch) options.timeout = kBatchCaseTimeout;
   std::optional<json::value> gate_review;

@@ -174,6 +174,9 @@ struct Metrics {
 struct EvalTag {
   std::string case_id;
   int repeat = 0;
+  // The suite's `redact:` pointers ("/input/...", "/output/..."): masked in the spans' captured
+  // content, whose prompt and answer texts are then left out (design.md §12.3).
+  std::vector<std::string> redact;
 };
 
 struct InvocationOptions {

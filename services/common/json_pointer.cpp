@@ -67,4 +67,12 @@ bool ParsePointer(std::string_view pointer, std::vector<std::string>& tokens) {
   }
 }
 
+bool MaskAt(boost::json::value& root, std::string_view pointer, std::string_view mask) {
+  boost::system::error_code ec;
+  boost::json::value* found = pointer.empty() ? &root : root.find_pointer(pointer, ec);
+  if (found == nullptr) return false;
+  *found = boost::json::string(mask);
+  return true;
+}
+
 }  // namespace skillrunner

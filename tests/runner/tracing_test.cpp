@@ -254,6 +254,30 @@ TEST_F(TracingTest, CapturedContentIsInTheSpansButTheAnswerCarriesNoRequestsUnle
                  R"("finish_reason":"stop"}])"));
 }
 
+// design.md §12.3: an eval case's `redact:` fields are masked in the captured input and output, and the
+// prompt and answer texts (which hold them) are left out of the chat spans, which say so.
+TEST_F(TracingTest, AnEvalCasesRedactedFieldsAreMaskedInTheCapturedContent) {
+  auto exporter = Exporter(receiver_.base_url() + "/v1/traces", /*capture=*/true);
+  bed_.server().Enqueue({.body = OpenAiAnswer(R"({"summary":"Cold rain at 12 Elm St."})")});
+  bed_.server().Enqueue({.body = OpenAiAnswer(Verdict("pass"))});
+  InvocationOptions options;
+  options.eval = std::make_shared<const EvalTag>(EvalTag{"c1", 0, {"/input/text", "/output/summary"}});
+  auto outcome = bed_.Invoke("summarize", R"({"text":"Rain at 12 Elm St."})", std::move(options));
+  ASSERT_TRUE(outcome) << json::serialize(ToJson(outcome));
+  EXPECT_EQ(outcome->output.at("summary"), "Cold rain at 12 Elm St.");  // the caller's answer is whole
+  exporter->Shutdown();
+  std::vector<ReceivedSpan> spans = Received(receiver_, "checkout-skills");
+  ASSERT_EQ(spans.size(), 3u);
+  EXPECT_EQ(spans[0].Attr("skillrunner.input"), Text(R"({"text":"[redacted]"})"));
+  EXPECT_EQ(spans[0].Attr("skillrunner.output"), Text(R"({"summary":"[redacted]"})"));
+  for (std::size_t i = 1; i < spans.size(); ++i) {
+    EXPECT_FALSE(spans[i].attributes.contains("gen_ai.input.messages")) << i;
+    EXPECT_FALSE(spans[i].attributes.contains("gen_ai.output.messages")) << i;
+    EXPECT_EQ(spans[i].Attr("skillrunner.content_redacted"), json::parse(R"({"boolValue":true})")) << i;
+  }
+  for (const ReceivedSpan& span : spans) EXPECT_EQ(json::serialize(span.span).find("Elm St"), std::string::npos);
+}
+
 TEST_F(TracingTest, WithoutAnExporterACallersTraceparentStillReachesTheProvider) {
   bed_.server().Enqueue({.body = OpenAiAnswer(R"({"summary":"Cold rain."})")});
   bed_.server().Enqueue({.body = OpenAiAnswer(Verdict("pass"))});

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "runner/eval/records/record_fields.h"
+#include "services/common/json_pointer.h"
 #include "services/common/json_text.h"
 #include "services/common/utf8.h"
 
@@ -219,13 +220,6 @@ json::value KeptValue(const json::value& value) {
 
 namespace {
 
-// Masks the value at `pointer` ("" is the whole value) when it exists.
-void MaskAt(json::value& root, std::string_view pointer) {
-  boost::system::error_code ec;
-  json::value* found = pointer.empty() ? &root : root.find_pointer(pointer, ec);
-  if (found != nullptr) *found = json::string(kRedacted);
-}
-
 // `path` is `under` or inside it, as JSON pointers.
 bool Within(std::string_view path, std::string_view under) {
   return path == under || (path.starts_with(under) && path.size() > under.size() && path[under.size()] == '/') ||
@@ -248,13 +242,13 @@ void MaskAttempts(json::object& answer) {
 void CaseRecord::Redact(const std::vector<std::string>& pointers) {
   for (const std::string& pointer : pointers) {
     if (pointer == "/input" || pointer.starts_with("/input/")) {
-      if (input) MaskAt(*input, std::string_view(pointer).substr(6));
+      if (input) MaskAt(*input, std::string_view(pointer).substr(6), kRedacted);
       continue;
     }
     if (pointer != "/output" && !pointer.starts_with("/output/")) continue;
     const std::string_view at = std::string_view(pointer).substr(7);
     if (result) {
-      if (json::value* output = result->if_contains("output")) MaskAt(*output, at);
+      if (json::value* output = result->if_contains("output")) MaskAt(*output, at, kRedacted);
       MaskAttempts(*result);
     }
     if (error) MaskAttempts(*error);

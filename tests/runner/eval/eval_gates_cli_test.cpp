@@ -293,6 +293,17 @@ TEST_F(EvalGatesCliTest, RedactedFieldsAreMaskedInEveryOutputButNotInWhatTheProv
     EXPECT_EQ(page.find(R"("input":{"n":1})"), std::string::npos) << entry.path();
   }
   EXPECT_EQ(pages_with_input, 4u);  // each case's page
+
+  // The response cache keeps requests and answers as they came: refused with a redacting suite.
+  const int requests = generation_requests_;
+  auto cached = Eval("private.yaml --out out/c --history h.sqlite --cache");
+  EXPECT_EQ(cached.status, 2);
+  EXPECT_NE(cached.err.find("skillrunner eval: --cache: suite \"night\" masks fields (redact:), and the response cache "
+                            "would keep the provider's requests and answers unmasked; run it without --cache\n"),
+            std::string::npos)
+      << cached.err;
+  EXPECT_EQ(generation_requests_, requests);
+  EXPECT_FALSE(std::filesystem::exists(tree_.Path("out/c")));
 }
 
 // design.md §12.3: five paired cases can never make max_regression fire at alpha 0.05 (all five
