@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <boost/json/serialize.hpp>
 #include <cctype>
+#include <cstdio>
 
 #include "runner/eval/expected_match.h"
 #include "runner/eval/records/case_record.h"
@@ -12,6 +13,15 @@
 namespace skillrunner::eval {
 namespace json = boost::json;
 namespace {
+
+// A value as a message shows it: a number as people write it ("0.25", "4e-05", "3"), anything
+// else as its JSON.
+std::string Shown(const json::value& value) {
+  if (!value.is_number()) return json::serialize(value);
+  char text[32];
+  std::snprintf(text, sizeof text, "%.6g", value.to_number<double>());
+  return text;
+}
 
 struct OpName {
   CheckOp op;
@@ -151,7 +161,7 @@ bool Holds(const CaseCheck& check, const json::value& target, std::string& why) 
       return ratio >= check.threshold;
     }
     case CheckOp::kLte:
-      why = "is " + json::serialize(target) + ", over " + json::serialize(v);
+      why = "is " + Shown(target) + ", over " + Shown(v);
       return target.is_number() && target.to_number<double>() <= v.to_number<double>();
   }
   return false;
@@ -282,9 +292,9 @@ CheckResult ExecVerdict(const handler::ProcessOutcome& outcome, const ExecCheck&
   }
   verdict.pass = pass ? pass->as_bool() : score->to_number<double>() >= check.pass_threshold;
   if (!verdict.pass) {
-    verdict.message = pass ? std::string("the grader said it fails")
-                           : "score " + json::serialize(*score) + " is under the pass threshold " +
-                                 json::serialize(json::value(check.pass_threshold));
+    verdict.message =
+        pass ? std::string("the grader said it fails")
+             : "score " + Shown(*score) + " is under the pass threshold " + Shown(json::value(check.pass_threshold));
   }
   return verdict;
 }

@@ -110,7 +110,7 @@ TEST(CaseChecksTest, AGradersVerdictComesFromItsScoreOrItsPass) {
   EXPECT_EQ(json::serialize(ExecVerdict(ended, check).ToJson()),
             R"({"op":"exec","pass":true,"expected":5E-1,"actual":7.5E-1,"score":7.5E-1})");
   ended.stdout_data = R"({"score": 0.25})";
-  EXPECT_EQ(ExecVerdict(ended, check).ToJson().at("message"), "score 2.5E-1 is under the pass threshold 5E-1");
+  EXPECT_EQ(ExecVerdict(ended, check).ToJson().at("message"), "score 0.25 is under the pass threshold 0.5");
   ended.stdout_data = R"({"pass": false})";
   EXPECT_EQ(ExecVerdict(ended, check).ToJson().at("message"), "the grader said it fails");
   ended.stdout_data = "\"good\"";
@@ -205,7 +205,7 @@ TEST_F(EvalChecksCliTest, ChecksGateTheCaseAndTheRunAndTheJudgeSeesTheReference)
             R"([{"pointer":"/answer","op":"contains","pass":false,"expected":"Lima","actual":"I do not know.",)"
             R"("message":"does not contain \"Lima\""},)"
             R"({"op":"exec","pass":false,"expected":5E-1,"actual":0E0,"score":0E0,)"
-            R"("message":"score 0E0 is under the pass threshold 5E-1"}])");
+            R"("message":"score 0 is under the pass threshold 0.5"}])");
   EXPECT_EQ(OutcomeOf(by_case["pe"]), CaseOutcome::kFail);
   EXPECT_FALSE(by_case["no"].contains("check_pass"));
   EXPECT_EQ(OutcomeOf(by_case["no"]), CaseOutcome::kPass);
