@@ -95,6 +95,7 @@ fi
 mkdir -p "$SHOTS"
 status=0
 node "$HERE/view_test.mjs" --url "$URL" "${exported[@]}" --newer "$NEWER" --older "$OLDER" --versions view_versions \
+  --versions-summary "$WORK/versions/summary.json" \
   --shots "$SHOTS" --chromium "$CHROMIUM" || status=$?
 if [ "$status" -ne 0 ]; then
   echo "test.sh: the server said:" >&2

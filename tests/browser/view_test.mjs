@@ -4,7 +4,8 @@
 // makes from tests/browser/fixture (two nights of evals/drift.yaml).
 //
 //   node view_test.mjs --url http://127.0.0.1:PORT/ --export DIR \
-//     --newer RUN_ID --older RUN_ID [--versions RUN_ID] --shots DIR [--chromium /usr/bin/chromium]
+//     --newer RUN_ID --older RUN_ID [--versions RUN_ID --versions-summary FILE] --shots DIR
+//     [--chromium /usr/bin/chromium]
 //
 // Each check prints "ok" or "FAIL" with its reason; the exit status is 1 when
 // any failed. No browser is downloaded: the system one is launched.
@@ -34,7 +35,7 @@ function options() {
   const { values } = parseArgs({
     options: {
       url: { type: "string" }, export: { type: "string" }, newer: { type: "string" }, older: { type: "string" },
-      versions: { type: "string" },
+      versions: { type: "string" }, "versions-summary": { type: "string" },
       shots: { type: "string", default: "view-shots" }, chromium: { type: "string", default: "/usr/bin/chromium" },
     },
   });
@@ -333,6 +334,23 @@ async function assertCaseDetail(page, data) {
   assert.deepEqual(cells, ["✗ fail", "equals", "/label", "negative", String(check.actual), check.message], "the check row");
 }
 
+// The page's pair against summary.json's versions entry: per paired measure the cases, both rates, the
+// flips each way and McNemar p; the flipped cases.
+function assertAgreesWithSummary(pair, summary) {
+  const entry = (summary.versions || []).find((v) => v.skill === pair.skill);
+  assert.ok(entry, `summary.json has no versions entry for ${pair.skill}`);
+  for (const m of pair.measures.filter((x) => !x.measure.startsWith("criterion:"))) {
+    const paired = entry.paired[m.measure];
+    assert.ok(paired, `summary.json's versions has no paired ${m.measure}`);
+    assert.deepEqual([m.cases, m.b_rate, m.a_rate, m.pass_to_fail, m.fail_to_pass, m.p_value],
+      [paired.cases, paired.baseline_rate, paired.rate, paired.pass_to_fail, paired.fail_to_pass, paired.p_value],
+      `${m.measure}: the page's counts and p against summary.json`);
+  }
+  const flipped = entry.flipped.map((f) => f.case).sort();
+  assert.deepEqual(pair.flips.filter((f) => f.direction === "pass_to_fail").map((f) => f.case).sort(), flipped,
+    "the pass -> fail cases against summary.json's flipped");
+}
+
 // design.md §12.3: a versions: both run's candidate against its stable version, as the API says it
 // (which the C++ test holds against summary.json's versions): per measure the two rates, the flips
 // each way and McNemar p, and each flipped case with the stable and candidate sides.
@@ -349,6 +367,8 @@ async function inspectVersions(page, ctx) {
     assert.deepEqual(counts, [m.pass_to_fail, m.fail_to_pass], `${m.measure}: flips shown`);
     assert.equal((await row.locator(byTestId("mcnemar-p")).textContent()).trim(), formatP(m.p_value), `${m.measure}: p shown`);
   }
+  assert.ok(ctx.versionsSummary, "--versions needs --versions-summary (the run's summary.json)");
+  assertAgreesWithSummary(pair, ctx.versionsSummary);
   const schema = pair.measures.find((m) => m.measure === "schema");
   assert.ok(schema && schema.pass_to_fail > 0 && schema.significant, "the candidate's schema drop is shown significant");
   assert.equal(await section.locator(byTestId("flip")).count(), pair.flips.length, "one flip shown per flipped case");
@@ -423,7 +443,11 @@ async function main() {
   const opts = options();
   mkdirSync(opts.shots, { recursive: true });
   const browser = await chromium.launch({ executablePath: opts.chromium, headless: true, args: CHROMIUM_ARGS });
-  const common = { newer: opts.newer, older: opts.older, versions: opts.versions, shots: opts.shots };
+  const common = {
+    newer: opts.newer, older: opts.older, versions: opts.versions, shots: opts.shots,
+    // summary.json of the versions run: what its page must agree with.
+    versionsSummary: opts["versions-summary"] ? JSON.parse(readFileSync(opts["versions-summary"], "utf8")) : null,
+  };
   try {
     for (const width of WIDTHS) {
       if (opts.url) await runAll(browser, { ...common, mode: "served", width, url: opts.url, origin: new URL(opts.url).origin });
