@@ -126,6 +126,28 @@ TEST(CaseRecordTest, RedactMasksTheFieldsAndEveryTraceOfAnOutputField) {
   EXPECT_EQ(testing::SchemaViolations(std::string(kSchema), out), "");
 }
 
+// schemas/eval/summary.schema.json is applied, not only parsed: a baseline status CI scripts do not
+// know, or a skipped gate without its reason, is refused (the CLI tests hold real summaries to it).
+TEST(CaseRecordTest, TheSummarySchemaRefusesABaselineItDoesNotDescribe) {
+  json::object summary = json::parse(R"({"run_id":"r","suite":"s","started_at":"","finished_at":"","duration_ms":1,
+    "concurrency":1,"skills":{},"thresholds":{},"status":"pass","breaches":[],"fail_on":"any","out":"/o",
+    "totals":{"cases":0,"schema_compliance":null,"schema_checked":0,"case_pass_rate":null,"first_try_rate":null,
+    "retry_rate":null,"transient_retries":0,"truncations":0,"refusals":0,"refused":0,"refusal_rate":null,"errors":{},
+    "judged":0,"judge_errors":0,"judge_error_rate":null,"decided":0,"rubric_pass_rate":null,"indeterminate":0,
+    "indeterminate_rate":null,"expected_match":null,"check_pass_rate":null,"input_tokens":0,"cached_input_tokens":0,
+    "output_tokens":0,"judge_input_tokens":0,"judge_output_tokens":0,"cost_usd":null,"judge_cost_usd":null,
+    "latency_ms":{"p50":null,"p95":null,"p99":null},"attempts_histogram":{}}})")
+                             .as_object();
+  const std::string name = "eval/summary.schema.json";
+  EXPECT_EQ(testing::SchemaViolations(name, summary), "");
+  summary["baseline"] = json::parse(R"({"status":"skipped","reason":"history: cannot open eval history h.sqlite"})");
+  EXPECT_EQ(testing::SchemaViolations(name, summary), "");
+  summary["baseline"] = json::parse(R"({"status":"skipped"})");
+  EXPECT_NE(testing::SchemaViolations(name, summary), "");
+  summary["baseline"] = json::parse(R"({"status":"lost","reason":"?"})");
+  EXPECT_NE(testing::SchemaViolations(name, summary), "");
+}
+
 TEST(CaseRecordTest, StringsOverSixtyFourKibAreCutWithTheirLengthStated) {
   const std::string big(70000, 'x');
   const json::value kept = KeptValue(json::parse(R"({"a":[")" + big + R"("],"b":"short","n":5})"));

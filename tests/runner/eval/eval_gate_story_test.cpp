@@ -11,6 +11,7 @@
 #include <regex>
 
 #include "runner/eval/records/case_record.h"
+#include "tests/docs/protocol_schemas.h"
 #include "tests/runner/eval/eval_cli_support.h"
 #include "tests/runner/eval/report_test_records.h"
 #include "tests/support/llm_test_bed.h"
@@ -217,8 +218,9 @@ TEST_F(EvalGateStoryTest, ACasesOwnCriteriaAreJudgedForThatCaseAlone) {
   const Story story = GatesFromResults(tree_.Path("out/own/results.jsonl"));
   EXPECT_EQ(story,
             (Story{{"own", {{"REVIEW_FAILED", "criterion cites_order failed: no order number"}}}, {"plain", {}}}));
-  const json::object skill =
-      json::parse(ReadFile(tree_.Path("out/own/summary.json"))).at("skills").at("extract").as_object();
+  const json::value summary = json::parse(ReadFile(tree_.Path("out/own/summary.json")));
+  EXPECT_EQ(testing::SchemaViolations("eval/summary.schema.json", summary), "");
+  const json::object skill = summary.at("skills").at("extract").as_object();
   EXPECT_TRUE(skill.at("criteria").as_object().contains("a"));
   EXPECT_FALSE(skill.at("criteria").as_object().contains("cites_order"));
   EXPECT_EQ(skill.at("case_criteria"), json::parse(R"({"decided":1,"passed":0,"pass_rate":0.0})"));

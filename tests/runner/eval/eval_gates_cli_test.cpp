@@ -17,6 +17,7 @@
 
 #include "runner/eval/history/stored_runs.h"
 #include "runner/eval/records/case_outcome.h"
+#include "tests/docs/protocol_schemas.h"
 #include "tests/runner/eval/eval_cli_support.h"
 #include "tests/support/llm_test_bed.h"
 #include "tests/support/loopback_server.h"
@@ -93,8 +94,11 @@ output_schema: { type: object, required: [total], additionalProperties: false, p
     return Skillrunner(tree_.root(), "--config skillrunner.yaml --skills skills --rubrics rubrics eval " + args);
   }
 
+  // summary.json, held against schemas/eval/summary.schema.json on every read.
   json::object Summary(const std::string& out) {
-    return json::parse(ReadFile(tree_.Path(out + "/summary.json"))).as_object();
+    json::object summary = json::parse(ReadFile(tree_.Path(out + "/summary.json"))).as_object();
+    EXPECT_EQ(testing::SchemaViolations("eval/summary.schema.json", summary), "") << out;
+    return summary;
   }
 
   static std::vector<std::string> Members(const json::object& summary, std::string_view key) {

@@ -76,8 +76,11 @@ class EvalVersionsTest : public ::testing::Test {
     return Skillrunner(tree_.root(), "--config skillrunner.yaml --skills skills eval suite.yaml " + args);
   }
 
+  // summary.json, held against schemas/eval/summary.schema.json on every read.
   json::object Summary(const std::string& out) {
-    return json::parse(ReadFile(tree_.Path(out + "/summary.json"))).as_object();
+    json::object summary = json::parse(ReadFile(tree_.Path(out + "/summary.json"))).as_object();
+    EXPECT_EQ(testing::SchemaViolations("eval/summary.schema.json", summary), "") << out;
+    return summary;
   }
 
   std::mutex mutex_;
