@@ -109,7 +109,7 @@ boost::asio::awaitable<void> JudgeCase(const CaseTask& task, const json::value& 
   }
   JudgeUsage usage;
   if (task.entry->judge_is_gate && gate_review && !own_judge) {
-    record.review = gate_review->as_object();
+    if (gate_review->is_object()) record.review = gate_review->as_object();
   } else {
     JudgeOutcome judged = co_await JudgeOnce(judge, seed, output, context, deps, invoked);
     AddUsage(usage, judged.metrics);

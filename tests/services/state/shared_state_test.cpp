@@ -283,7 +283,10 @@ TEST_F(SharedStateTest, UnderFiveTimesTheSharedLimitEveryRefusedCallIsOverloaded
       ASSERT_EQ(data.at("code"), "OVERLOADED") << json::serialize(s.answer);
       ASSERT_TRUE(data.as_object().contains("retry_after_ms")) << json::serialize(s.answer);
       EXPECT_GT(data.at("retry_after_ms").to_number<std::int64_t>(), 0) << json::serialize(s.answer);
-      EXPECT_LT(s.after, 3000ms) << json::serialize(s.answer);
+      // Refused before its deadline by the server's own clock; the client's reading adds the socket's
+      // and the reader thread's lag (one answer at 2,998 ms read at 3,000 ms on a loaded 2-core run).
+      EXPECT_LT(data.at("metrics").at("duration_ms").to_number<std::int64_t>(), 3000) << json::serialize(s.answer);
+      EXPECT_LT(s.after, 3250ms) << json::serialize(s.answer);
       ++overloaded;
     }
   }
