@@ -17,6 +17,7 @@
 #include "runner/stats/statistics.h"
 #include "runner/tree/judges.h"
 #include "services/common/json_text.h"
+#include "services/common/text.h"
 
 namespace skillrunner::eval {
 namespace json = boost::json;
@@ -127,7 +128,8 @@ std::string CompareHtml(const json::object& comparison) {
     for (const char* key : {"pairs", "a_wins", "b_wins", "ties", "order_disagreements", "judge_errors"}) {
       html += "<td>" + json::serialize(s.at(key)) + "</td>";
     }
-    html += "<td>" + report::FormatSignificant(s.at("sign_test_p").to_number<double>()) + "</td></tr>";
+    const double p = s.at("sign_test_p").to_number<double>();
+    html += "<td>" + (p < 1e-9 ? std::string("&lt; 1e-9") : report::FormatSignificant(p)) + "</td></tr>";
   }
   return html + "</tbody></table></body></html>\n";
 }
@@ -214,8 +216,7 @@ int CompareRuns(const SkillRegistry& registry, const CompareRequest& request, co
     say("skillrunner eval compare: " + std::string(skill) + ": A wins " + json::serialize(s.at("a_wins")) +
         ", B wins " + json::serialize(s.at("b_wins")) + ", ties " + json::serialize(s.at("ties")) + " (" +
         json::serialize(s.at("order_disagreements")) + " from the order), judge errors " +
-        json::serialize(s.at("judge_errors")) +
-        "; sign test p = " + report::FormatSignificant(s.at("sign_test_p").to_number<double>()));
+        json::serialize(s.at("judge_errors")) + "; sign test " + PValueText(s.at("sign_test_p").to_number<double>()));
   }
   say("skillrunner eval compare: reports in " + request.out.string() + " (compare.json, compare.html)");
   return 0;

@@ -159,31 +159,46 @@ TEST_F(SuiteTest, AJudgeModelTheConfigCannotRouteIsNamedAtItsLine) {
 }
 
 TEST_F(SuiteTest, BadDatasetLinesNameFileAndLine) {
-  tree_.Write("skills/echo/broken.jsonl",
-              "{\"id\": \"a\", \"input\": {}}\n"
-              "{\"id\": \"b\", \"input\": \n"
-              "\n"
-              "{\"id\": \"a\", \"input\": {}}\n"
-              "{\"input\": {}}\n"
-              "{\"id\": \"c\", \"input\": {}, \"expect\": {}}\n"
-              "{\"id\": \"d\"}\n"
-              "[1, 2]\n"
-              "{\"id\": \"e\", \"input\": {}, \"human\": {\"faithful\": \"yes\"}}\n"
-              "{\"id\": \"f\", \"input\": {}, \"human\": [\"pass\"]}\n");
-  EXPECT_EQ(Errors("id: s\nskills:\n  - skill: echo_skill\n    cases: broken.jsonl\n"),
-            (std::vector<std::string>{
-                "skills/echo/broken.jsonl:2:1: not valid JSON: incomplete JSON",
-                "skills/echo/broken.jsonl:4:1: duplicate case id \"a\" (first used on line 1)",
-                "skills/echo/broken.jsonl:5:1: missing key \"id\"",
-                "skills/echo/broken.jsonl:6:1: unexpected key \"expect\" (a case has id, input, expected, tags, human, "
-                "checks, exec_check, reference, criteria)",
-                "skills/echo/broken.jsonl:7:1: case \"d\": missing key \"input\"",
-                "skills/echo/broken.jsonl:8:1: a case must be a JSON object (id, input, expected, tags, human, checks, "
-                "exec_check, reference, criteria)",
-                "skills/echo/broken.jsonl:9:1: case \"e\": human[\"faithful\"] must be \"pass\" or \"fail\"",
-                "skills/echo/broken.jsonl:10:1: case \"f\": \"human\" must be an object of criterion ids to \"pass\" "
-                "or \"fail\"",
-            }));
+  tree_.Write(
+      "skills/echo/broken.jsonl",
+      "{\"id\": \"a\", \"input\": {}}\n"
+      "{\"id\": \"b\", \"input\": \n"
+      "\n"
+      "{\"id\": \"a\", \"input\": {}}\n"
+      "{\"input\": {}}\n"
+      "{\"id\": \"c\", \"input\": {}, \"expect\": {}}\n"
+      "{\"id\": \"d\"}\n"
+      "[1, 2]\n"
+      "{\"id\": \"e\", \"input\": {}, \"human\": {\"faithful\": \"yes\"}}\n"
+      "{\"id\": \"f\", \"input\": {}, \"human\": [\"pass\"]}\n"
+      "{\"id\": \"g\", \"input\": {}, \"criteria\": {\"id\": \"x\"}}\n"
+      "{\"id\": \"h\", \"input\": {}, \"criteria\": [{\"id\": \"x\", \"description\": \"X.\", \"weight\": 2}]}\n"
+      "{\"id\": \"i\", \"input\": {}, \"criteria\": [{\"id\": \"x\", \"description\": \"X.\", \"required\": 1}]}\n"
+      "{\"id\": \"j\", \"input\": {}, \"criteria\": [{\"id\": \"x\", \"description\": \"X.\"},"
+      " {\"id\": \"x\", \"description\": \"Y.\"}]}\n"
+      "{\"id\": \"k\", \"input\": {}, \"criteria\": [{\"id\": \"\", \"description\": \"X.\"}]}\n");
+  EXPECT_EQ(
+      Errors("id: s\nskills:\n  - skill: echo_skill\n    cases: broken.jsonl\n"),
+      (std::vector<std::string>{
+          "skills/echo/broken.jsonl:2:1: not valid JSON: incomplete JSON",
+          "skills/echo/broken.jsonl:4:1: duplicate case id \"a\" (first used on line 1)",
+          "skills/echo/broken.jsonl:5:1: missing key \"id\"",
+          "skills/echo/broken.jsonl:6:1: unexpected key \"expect\" (a case has id, input, expected, tags, human, "
+          "checks, exec_check, reference, criteria)",
+          "skills/echo/broken.jsonl:7:1: case \"d\": missing key \"input\"",
+          "skills/echo/broken.jsonl:8:1: a case must be a JSON object (id, input, expected, tags, human, checks, "
+          "exec_check, reference, criteria)",
+          "skills/echo/broken.jsonl:9:1: case \"e\": human[\"faithful\"] must be \"pass\" or \"fail\"",
+          "skills/echo/broken.jsonl:10:1: case \"f\": \"human\" must be an object of criterion ids to \"pass\" "
+          "or \"fail\"",
+          "skills/echo/broken.jsonl:11:1: case \"g\": /criteria: must be an array of {\"id\", \"description\", "
+          "\"required\"?}",
+          "skills/echo/broken.jsonl:12:1: case \"h\": /criteria/0: unexpected key \"weight\" (a criterion has id, "
+          "description, required)",
+          "skills/echo/broken.jsonl:13:1: case \"i\": /criteria/0/required: must be true or false",
+          "skills/echo/broken.jsonl:14:1: case \"j\": /criteria/1/id: \"x\" is listed twice",
+          "skills/echo/broken.jsonl:15:1: case \"k\": /criteria/0/id: must be a non-empty string",
+      }));
 }
 
 TEST_F(SuiteTest, AMissingDatasetIsNamedAtTheSuiteLine) {
