@@ -53,9 +53,7 @@ json::value Masked(const json::value& value, const InvocationTrace& trace, std::
   if (!Redacts(trace)) return value;
   json::value copy = value;
   for (const std::string& pointer : trace.eval->redact) {
-    if (pointer == root || (pointer.starts_with(root) && pointer[root.size()] == '/')) {
-      MaskAt(copy, std::string_view(pointer).substr(root.size()), "[redacted]");
-    }
+    if (auto under = PointerUnder(pointer, root)) MaskAt(copy, *under, "[redacted]");
   }
   return copy;
 }

@@ -75,4 +75,9 @@ bool MaskAt(boost::json::value& root, std::string_view pointer, std::string_view
   return true;
 }
 
+std::optional<std::string_view> PointerUnder(std::string_view pointer, std::string_view root) {
+  if (!pointer.starts_with(root) || (pointer.size() > root.size() && pointer[root.size()] != '/')) return std::nullopt;
+  return pointer.substr(root.size());
+}
+
 }  // namespace skillrunner

@@ -141,23 +141,6 @@ std::string ValueText(const json::value& value) {
   return value.is_string() ? std::string(value.as_string()) : CompactJson(value);
 }
 
-// "path: message" for each {path, message} of an invocation error's `errors`.
-std::vector<std::string> ErrorDetailLines(const json::object* error) {
-  std::vector<std::string> lines;
-  if (const json::array* errors = ArrayAt(error, "errors")) {
-    for (const json::value& e : *errors) {
-      if (!e.is_object()) {
-        lines.push_back(ValueText(e));
-        continue;
-      }
-      std::string_view path = TextAt(&e.as_object(), "path");
-      lines.push_back(std::string(path.empty() ? "(root)" : path) + ": " +
-                      std::string(TextAt(&e.as_object(), "message")));
-    }
-  }
-  return lines;
-}
-
 // The review's failed criteria ("criterion ID failed: reasoning") and its
 // issues, each once: an issue that only repeats a failed criterion's
 // reasoning ("ID: reasoning") gives way to the criterion's own line.
@@ -198,6 +181,20 @@ GateFailure Failure(Gate gate, std::vector<std::string> lines) {
 
 }  // namespace
 
+std::vector<std::string> ErrorLines(const json::array* errors) {
+  std::vector<std::string> lines;
+  for (const json::value& e : errors ? *errors : json::array()) {
+    if (!e.is_object()) {
+      lines.push_back(ValueText(e));
+      continue;
+    }
+    std::string_view path = TextAt(&e.as_object(), "path");
+    lines.push_back(std::string(path.empty() ? "(root)" : path) + ": " +
+                    std::string(TextAt(&e.as_object(), "message")));
+  }
+  return lines;
+}
+
 json::value KeptValue(const json::value& value) {
   if (value.is_string()) {
     const std::string_view text = value.as_string();
@@ -220,14 +217,10 @@ json::value KeptValue(const json::value& value) {
 
 namespace {
 
-// `path` is `under` or inside it, as JSON pointers.
-bool Within(std::string_view path, std::string_view under) {
-  return path == under || (path.starts_with(under) && path.size() > under.size() && path[under.size()] == '/') ||
-         under.empty();
-}
-
 // A value at `path` holds the field at `masked`, or is inside it: either way it shows what was masked.
-bool Overlaps(std::string_view path, std::string_view masked) { return Within(path, masked) || Within(masked, path); }
+bool Overlaps(std::string_view path, std::string_view masked) {
+  return PointerUnder(path, masked).has_value() || PointerUnder(masked, path).has_value();
+}
 
 void MaskAttempts(json::object& answer) {
   json::value* attempts = answer.if_contains("attempts");
@@ -241,12 +234,13 @@ void MaskAttempts(json::object& answer) {
 
 void CaseRecord::Redact(const std::vector<std::string>& pointers) {
   for (const std::string& pointer : pointers) {
-    if (pointer == "/input" || pointer.starts_with("/input/")) {
-      if (input) MaskAt(*input, std::string_view(pointer).substr(6), kRedacted);
+    if (auto under = PointerUnder(pointer, "/input")) {
+      if (input) MaskAt(*input, *under, kRedacted);
       continue;
     }
-    if (pointer != "/output" && !pointer.starts_with("/output/")) continue;
-    const std::string_view at = std::string_view(pointer).substr(7);
+    const std::optional<std::string_view> output_at = PointerUnder(pointer, "/output");
+    if (!output_at) continue;
+    const std::string_view at = *output_at;
     if (result) {
       if (json::value* output = result->if_contains("output")) MaskAt(*output, at, kRedacted);
       MaskAttempts(*result);
@@ -361,7 +355,7 @@ std::vector<GateFailure> CaseRecord::FailedGates() const {
   const std::string message = error ? std::string(TextAt(&*error, "message")) : std::string();
   if (code == "MAX_RETRIES_EXCEEDED" || code == "TRUNCATED") {
     std::vector<std::string> lines{message.empty() ? std::string(code) : message};
-    for (std::string& line : ErrorDetailLines(&*error)) lines.push_back(std::move(line));
+    for (std::string& line : ErrorLines(ArrayAt(&*error, "errors"))) lines.push_back(std::move(line));
     failed.push_back(Failure(Gate::kSchema, std::move(lines)));
   }
   if (expected_match == false) {

@@ -30,6 +30,10 @@ namespace skillrunner::eval {
 inline constexpr std::size_t kKeptStringBytes = 64 * 1024;
 boost::json::value KeptValue(const boost::json::value& value);
 
+// "path: message" for each {path, message} of an `errors` array (an invocation error's, an
+// attempt's); "(root)" for the empty path. The one way every output lists them.
+std::vector<std::string> ErrorLines(const boost::json::array* errors);
+
 // The gates a case passes or fails, in the order that types a JUnit failure.
 enum class Gate { kSchema, kExpected, kCheck, kReview, kRefusal };
 

@@ -122,21 +122,4 @@ std::vector<std::string> FailureReasons(const json::object& record) {
   return reasons;
 }
 
-std::vector<std::string> ErrorLines(const json::array* errors) {
-  std::vector<std::string> lines;
-  if (errors == nullptr) return lines;
-  for (const json::value& error : *errors) {
-    if (!error.is_object()) {
-      lines.push_back(FormatValue(&error));
-      continue;
-    }
-    std::string_view path = TextAt(&error.as_object(), "path");
-    std::string line(path.empty() ? std::string_view("(root)") : path);
-    line += ": ";
-    line += TextAt(&error.as_object(), "message");
-    lines.push_back(std::move(line));
-  }
-  return lines;
-}
-
 }  // namespace skillrunner::eval::report

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "runner/eval/records/case_record.h"
 #include "runner/eval/records/record_fields.h"
 #include "services/common/utf8.h"
 
@@ -27,6 +28,7 @@ inline constexpr std::string_view kDash = "—";
 using eval::ArrayAt;
 using eval::AsNumber;
 using eval::CaseDurationMs;
+using eval::ErrorLines;
 using eval::NumberAt;
 using eval::ObjectAt;
 using eval::TextAt;
@@ -59,8 +61,5 @@ std::string FormatValue(const boost::json::value* value);
 // checks ("check <op> <pointer>: <message>"), the review's issues and its
 // failed criteria ("criterion <id> failed: <reasoning>").
 std::vector<std::string> FailureReasons(const boost::json::object& record);
-
-// "path: message" for each entry of an errors array ([{path, message}]).
-std::vector<std::string> ErrorLines(const boost::json::array* errors);
 
 }  // namespace skillrunner::eval::report

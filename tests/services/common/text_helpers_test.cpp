@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <boost/json/parse.hpp>
+
 #include "services/common/iso_time.h"
 #include "services/common/json_pointer.h"
 #include "services/common/text.h"
@@ -19,6 +21,21 @@ TEST(CodePointsTest, CountsCharactersNotBytes) {
   EXPECT_EQ(CodePoints(""), 0);
   EXPECT_EQ(CodePoints("abc"), 3);
   EXPECT_EQ(CodePoints("é€😀"), 3);
+}
+
+// The rule redaction uses for "a field under /input" and for a value that shows a masked field.
+TEST(JsonPointerTest, APointerUnderARootAndMaskingAtOne) {
+  EXPECT_EQ(PointerUnder("/input/a/b", "/input"), std::optional<std::string_view>("/a/b"));
+  EXPECT_EQ(PointerUnder("/input", "/input"), std::optional<std::string_view>(""));
+  EXPECT_EQ(PointerUnder("/inputs/a", "/input"), std::nullopt);
+  EXPECT_EQ(PointerUnder("/output/a", "/input"), std::nullopt);
+  EXPECT_EQ(PointerUnder("/a", ""), std::optional<std::string_view>("/a"));
+  boost::json::value value = boost::json::parse(R"({"a":{"b":1},"c":2})");
+  EXPECT_TRUE(MaskAt(value, "/a/b", "[redacted]"));
+  EXPECT_FALSE(MaskAt(value, "/missing", "[redacted]"));
+  EXPECT_EQ(value, boost::json::parse(R"({"a":{"b":"[redacted]"},"c":2})"));
+  EXPECT_TRUE(MaskAt(value, "", "[redacted]"));
+  EXPECT_EQ(value, "[redacted]");
 }
 
 TEST(JsonPointerTest, EscapesJoinsAndSplitsTokens) {
