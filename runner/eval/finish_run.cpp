@@ -59,16 +59,16 @@ void SortRecords(const Suite& suite, std::vector<json::object>& records) {
 namespace {
 
 // --fail-on regressions: threshold breaches are reported, only regressions fail the run.
-bool Failing(const json::object& summary, const FinishOptions& options) {
-  for (const json::value& breach : summary.at("breaches").as_array()) {
-    if (!options.fail_on_regressions_only || breach.at("kind") == "regression") return true;
+bool Failing(const RunSummary& summary, const FinishOptions& options) {
+  for (const Breach& breach : summary.breaches) {
+    if (!options.fail_on_regressions_only || breach.kind == "regression") return true;
   }
   return false;
 }
 
 // Batch mode (design.md §10.6): the batches of the run folder's journal and the
 // requests resubmitted because a batch left them unanswered.
-void AddBatchFacts(json::object& summary, const std::filesystem::path& journal) {
+void AddBatchFacts(RunSummary& summary, const std::filesystem::path& journal) {
   std::ifstream in(journal);
   if (!in) return;
   std::int64_t batches = 0;
@@ -77,56 +77,51 @@ void AddBatchFacts(json::object& summary, const std::filesystem::path& journal) 
     batches += line.starts_with(R"({"event":"batch",)") ? 1 : 0;
     resubmitted += line.starts_with(R"({"event":"resubmitted",)") ? 1 : 0;
   }
-  summary["batches"] = batches;
-  summary["resubmitted"] = resubmitted;
-  // The run's, beside each skill's in "skills" (null: no model had a price). Both are read before
-  // either is written: a new member may rehash `summary`, which would leave a pointer into it dangling.
-  const json::value* totals = summary.if_contains("totals");
-  json::value costs[2];
-  const char* keys[2] = {"batch_cost_usd", "online_cost_usd"};
-  for (int i = 0; i < 2; ++i) {
-    const json::value* cost = totals && totals->is_object() ? totals->as_object().if_contains(keys[i]) : nullptr;
-    costs[i] = cost ? *cost : json::value(nullptr);
-  }
-  for (int i = 0; i < 2; ++i) summary[keys[i]] = std::move(costs[i]);
+  summary.batches = batches;
+  summary.resubmitted = resubmitted;
+  // The run's, beside each skill's in "skills" (none: no model had a price).
+  summary.batch_cost_usd = summary.totals.batch_cost_usd;
+  summary.online_cost_usd = summary.totals.online_cost_usd;
 }
 
 // What the summary says about how the run was made: --fail-on, the cache's
 // hits, and where its records are (--rejudge-from RUN_ID finds them by it).
-void AddRunFacts(json::object& summary, const FinishOptions& options) {
-  summary["fail_on"] = options.fail_on_regressions_only ? "regressions" : "any";
+void AddRunFacts(RunSummary& summary, const FinishOptions& options) {
+  summary.fail_on = options.fail_on_regressions_only ? "regressions" : "any";
   if (options.cache) {
-    summary["cache"] = json::object{{"file", options.cache->file().string()},
-                                    {"mode", CacheModeName(options.cache->mode())},
-                                    {"hits", options.cache->hits()},
-                                    {"misses", options.cache->misses()}};
+    summary.cache = CacheFacts{options.cache->file().string(), std::string(CacheModeName(options.cache->mode())),
+                               static_cast<std::int64_t>(options.cache->hits()),
+                               static_cast<std::int64_t>(options.cache->misses())};
   }
-  summary["out"] = std::filesystem::absolute(options.out_dir).lexically_normal().string();
+  summary.out = std::filesystem::absolute(options.out_dir).lexically_normal().string();
   AddBatchFacts(summary, options.out_dir / "batches.jsonl");
 }
 
 // design.md §12.3: the regression gate asked for could not run (the history failed after the
 // run began); CI scripts read `.status`.
-json::object SkippedBaseline(std::string reason) {
-  return json::object{{"status", "skipped"}, {"reason", std::move(reason)}};
+BaselineComparison SkippedBaseline(std::string reason) {
+  BaselineComparison skipped;
+  skipped.status = BaselineComparison::Status::kSkipped;
+  skipped.reason = std::move(reason);
+  return skipped;
 }
 
 // The comparison with the baseline run, or why there is none.
-void AddBaseline(History& history, const Suite& suite, const std::string& run_id,
-                 const std::vector<json::object>& records, const FinishOptions& options, json::object& summary,
-                 std::vector<std::string>& problems) {
-  auto baseline = history.LoadBaseline(suite.id, options.baseline, run_id);
+void AddBaseline(History& history, const Suite& suite, const std::vector<json::object>& records,
+                 const FinishOptions& options, RunSummary& summary, std::vector<std::string>& problems) {
+  auto baseline = history.LoadBaseline(suite.id, options.baseline, summary.run_id);
   if (!baseline) {
     problems.push_back("baseline: " + baseline.error().message);
-    summary["baseline"] = SkippedBaseline("baseline: " + baseline.error().message);
+    summary.baseline = SkippedBaseline("baseline: " + baseline.error().message);
   } else if (*baseline) {
-    summary["baseline"] = CompareWithBaseline(summary, records, **baseline, suite.regression_alpha);
+    summary.baseline = CompareWithBaseline(summary, records, **baseline, suite.regression_alpha);
   } else {
     // design.md §10.1: said in the summary (and the report), not only on stderr.
-    summary["baseline"] =
-        json::object{{"status", "none"},
-                     {"reason", NoBaselineReason(suite.id, options.baseline)},
-                     {"history", std::filesystem::absolute(options.history_file).lexically_normal().string()}};
+    BaselineComparison none;
+    none.status = BaselineComparison::Status::kNone;
+    none.reason = NoBaselineReason(suite.id, options.baseline);
+    none.history = std::filesystem::absolute(options.history_file).lexically_normal().string();
+    summary.baseline = std::move(none);
   }
 }
 
@@ -144,24 +139,21 @@ FinishResult FinishRun(const Suite& suite, SummaryHeader header, std::vector<jso
     if (!entry.rubric.empty()) header.counted_criteria[entry.label] = entry.counted_criteria;
     header.min_judge_kappa = suite.min_judge_kappa;
   }
-  json::object summary = BuildSummary(header, records);
+  RunSummary summary = BuildSummary(header, records);
   if (!suite.version_pairs.empty()) {
-    summary["versions"] = CompareVersions(summary, records, suite.version_pairs, suite.regression_alpha);
+    summary.versions = CompareVersions(summary, records, suite.version_pairs, suite.regression_alpha);
   }
   std::unique_ptr<History> history;
   if (auto opened = History::Open(options.history_file); opened) {
     history = std::move(*opened);
   } else {
     result.problems.push_back("history: " + opened.error().message);
-    if (!options.baseline.empty()) summary["baseline"] = SkippedBaseline("history: " + opened.error().message);
+    if (!options.baseline.empty()) summary.baseline = SkippedBaseline("history: " + opened.error().message);
   }
-  if (history && !options.baseline.empty()) {
-    AddBaseline(*history, suite, header.run_id, records, options, summary, result.problems);
-  }
-  summary["thresholds"] = ThresholdsJson(suite);
-  json::array breaches = CheckThresholds(summary, suite);
-  summary["status"] = breaches.empty() ? "pass" : "breached";
-  summary["breaches"] = std::move(breaches);
+  if (history && !options.baseline.empty()) AddBaseline(*history, suite, records, options, summary, result.problems);
+  summary.thresholds = ThresholdsJson(suite);
+  summary.breaches = CheckThresholds(summary, suite);
+  summary.status = summary.breaches.empty() ? "pass" : "breached";
   AddRunFacts(summary, options);
   std::vector<TrendPoint> trend;
   if (history) {
@@ -176,7 +168,7 @@ FinishResult FinishRun(const Suite& suite, SummaryHeader header, std::vector<jso
       result.problems.push_back(written.error().message);
     }
   };
-  write("summary.json", PrettyJson(summary) + "\n");
+  write("summary.json", PrettyJson(summary.ToJson()) + "\n");
   write("junit.xml", JunitXml(summary, records));
   write("report.html", HtmlReport(summary, records, trend));
   if (history && header.shard) {

@@ -32,7 +32,7 @@ struct FinishOptions {
 
 struct FinishResult {
   int exit_status = 0;  // 0 pass, 1 breached, 2 run error
-  boost::json::object summary;
+  RunSummary summary;
   std::vector<std::string> problems;  // run errors, for stderr
   std::vector<std::string> notes;     // worth saying, not errors
 };

@@ -9,51 +9,36 @@
 #include <tuple>
 
 #include "runner/eval/history/run_measures.h"
-#include "runner/eval/report/report_markup.h"
+#include "runner/eval/records/record_fields.h"
 #include "runner/stats/statistics.h"
 
 namespace skillrunner::eval {
 namespace json = boost::json;
-using report::ArrayAt;
-using report::NumberAt;
-using report::ObjectAt;
-using report::TextAt;
 
 namespace {
 
 // current - baseline, rounded to 1e-9 so that 0.9 - 0.8 reads 0.1 and not
-// 0.09999999999999998; null when either side is not a number.
-json::value Delta(const json::object* current, const json::object* baseline, std::string_view key) {
-  std::optional<double> now = NumberAt(current, key);
-  std::optional<double> before = NumberAt(baseline, key);
-  if (!now || !before) return nullptr;
+// 0.09999999999999998; none when either side has none.
+std::optional<double> Delta(std::optional<double> now, std::optional<double> before) {
+  if (!now || !before) return std::nullopt;
   return std::round((*now - *before) * 1e9) / 1e9;
 }
 
-json::object SkillDeltas(const json::object& current, const json::object* baseline) {
-  json::object deltas;
-  deltas["schema_compliance_delta"] = Delta(&current, baseline, "schema_compliance");
-  deltas["rubric_pass_rate_delta"] = Delta(&current, baseline, "rubric_pass_rate");
-  // design.md §9.5 "what changed": the rest of the skill's figures.
-  for (std::string_view key :
-       {"first_try_rate", "retry_rate", "expected_match", "input_tokens", "output_tokens", "cost_usd"}) {
-    deltas[std::string(key) + "_delta"] = Delta(&current, baseline, key);
+SkillComparison SkillDeltas(const SkillStats& current, const SkillStats* baseline) {
+  SkillComparison deltas;
+  // design.md §9.5 "what changed": the gates' rates, then the rest of the skill's figures.
+  for (std::string_view measure :
+       {"schema_compliance", "rubric_pass_rate", "first_try_rate", "retry_rate", "expected_match", "input_tokens",
+        "output_tokens", "cost_usd", "latency_p50_ms", "latency_p95_ms"}) {
+    deltas.deltas.emplace_back(std::string(measure) + "_delta",
+                               Delta(current.Measure(measure), baseline ? baseline->Measure(measure) : std::nullopt));
   }
-  for (std::string_view p : {"p50", "p95"}) {
-    deltas["latency_" + std::string(p) + "_ms_delta"] =
-        Delta(ObjectAt(&current, "latency_ms"), ObjectAt(baseline, "latency_ms"), p);
+  const Named<CriterionStats>* before = baseline && baseline->criteria ? &*baseline->criteria : nullptr;
+  for (const auto& [id, criterion] : current.criteria.value_or(Named<CriterionStats>{})) {
+    const CriterionStats* then = before ? Find(*before, id) : nullptr;
+    deltas.criteria.emplace_back(
+        id, CriterionComparison{Delta(criterion.pass_rate, then ? then->pass_rate : std::nullopt), std::nullopt});
   }
-  json::object criteria;
-  if (const json::object* current_criteria = ObjectAt(&current, "criteria")) {
-    const json::object* baseline_criteria = ObjectAt(baseline, "criteria");
-    for (const auto& [id, criterion] : *current_criteria) {
-      if (!criterion.is_object()) continue;
-      json::object entry;
-      entry["pass_rate_delta"] = Delta(&criterion.as_object(), ObjectAt(baseline_criteria, id), "pass_rate");
-      criteria[id] = std::move(entry);
-    }
-  }
-  deltas["criteria"] = std::move(criteria);
   return deltas;
 }
 
@@ -61,7 +46,7 @@ json::object SkillDeltas(const json::object& current, const json::object* baseli
 // fails when one of them failed, is undecided (left out) when it would pass
 // but one of them is indeterminate, else passes. Cases without a verdict on
 // any of them are left out. Null when no case is decided.
-json::value PassRateOver(const std::vector<const Verdicts*>& cases, const std::set<std::string>& criteria) {
+std::optional<double> PassRateOver(const std::vector<const Verdicts*>& cases, const std::set<std::string>& criteria) {
   std::size_t decided = 0, passed = 0;
   for (const Verdicts* verdicts : cases) {
     bool seen = false, failed = false, indeterminate = false;
@@ -75,29 +60,24 @@ json::value PassRateOver(const std::vector<const Verdicts*>& cases, const std::s
     ++decided;
     passed += !failed;
   }
-  if (decided == 0) return nullptr;
+  if (decided == 0) return std::nullopt;
   return static_cast<double>(passed) / static_cast<double>(decided);
 }
 
 // When a skill has unstable criteria: its pass rate over the stable counted
 // ones, now minus in the baseline (the baseline's per-case verdicts from the
 // history, judged by the same criteria). Absent (nullopt) otherwise.
-std::optional<json::value> StableDelta(std::string_view skill, const json::object& stats,
-                                       const std::vector<json::object>& records, const BaselineRun& baseline) {
-  const json::object* criteria = ObjectAt(&stats, "criteria");
-  if (criteria == nullptr) return std::nullopt;
+std::optional<std::optional<double>> StableDelta(std::string_view skill, const SkillStats& stats,
+                                                 const std::vector<json::object>& records,
+                                                 const BaselineRun& baseline) {
+  if (!stats.criteria) return std::nullopt;
   std::set<std::string> stable;
   bool any_unstable = false;
-  for (const auto& [id, c] : *criteria) {
-    if (!c.is_object()) continue;
-    const json::value* unstable = c.as_object().if_contains("unstable");
-    const json::value* uncalibrated = c.as_object().if_contains("uncalibrated");
-    const json::value* counted = c.as_object().if_contains("counted");
-    if ((unstable && unstable->is_bool() && unstable->as_bool()) ||
-        (uncalibrated && uncalibrated->is_bool() && uncalibrated->as_bool())) {
+  for (const auto& [id, c] : *stats.criteria) {
+    if (c.unstable.value_or(false) || c.uncalibrated.value_or(false)) {
       any_unstable = true;
-    } else if (!counted || !counted->is_bool() || counted->as_bool()) {
-      stable.insert(std::string(id));
+    } else if (c.counted) {
+      stable.insert(id);
     }
   }
   if (!any_unstable) return std::nullopt;
@@ -111,9 +91,7 @@ std::optional<json::value> StableDelta(std::string_view skill, const json::objec
   for (const auto& [key, verdicts] : baseline.verdicts) {
     if (key.starts_with(prefix)) before.push_back(&verdicts);
   }
-  json::value a = PassRateOver(now, stable), b = PassRateOver(before, stable);
-  if (!a.is_double() || !b.is_double()) return json::value(nullptr);
-  return json::value(std::round((a.as_double() - b.as_double()) * 1e9) / 1e9);
+  return Delta(PassRateOver(now, stable), PassRateOver(before, stable));
 }
 
 // A gate's pass (true) or not (false) in one run; nullopt when the case says
@@ -135,29 +113,30 @@ struct Pairs {
 
   // design.md §9.5: both rates with their Wilson 95% intervals, the flips both
   // ways, the exact McNemar p and whether it is below `alpha`.
-  json::object ToJson(double alpha) const {
-    auto interval = [](std::size_t k, std::size_t total) -> json::value {
+  PairedMeasure ToMeasure(double alpha) const {
+    auto interval = [](std::size_t k, std::size_t total) -> std::optional<std::pair<double, double>> {
       auto wilson = stats::Wilson(k, total);
-      if (!wilson) return nullptr;
-      return json::array{std::round(wilson->low * 1e6) / 1e6, std::round(wilson->high * 1e6) / 1e6};
+      if (!wilson) return std::nullopt;
+      return std::make_pair(std::round(wilson->low * 1e6) / 1e6, std::round(wilson->high * 1e6) / 1e6);
     };
-    auto rate = [](std::size_t k, std::size_t total) -> json::value {
-      if (total == 0) return nullptr;
+    auto rate = [](std::size_t k, std::size_t total) -> std::optional<double> {
+      if (total == 0) return std::nullopt;
       return static_cast<double>(k) / static_cast<double>(total);
     };
     const double p = stats::McNemarExactP(pass_to_fail, fail_to_pass);
-    json::object out{{"cases", n},
-                     {"baseline_rate", rate(before, n)},
-                     {"baseline_interval", interval(before, n)},
-                     {"rate", rate(now, n)},
-                     {"interval", interval(now, n)},
-                     {"pass_to_fail", pass_to_fail},
-                     {"fail_to_pass", fail_to_pass},
-                     {"p_value", std::round(p * 1e9) / 1e9},
-                     {"significant", pass_to_fail + fail_to_pass > 0 && p < alpha}};
+    PairedMeasure out;
+    out.cases = static_cast<std::int64_t>(n);
+    out.baseline_rate = rate(before, n);
+    out.baseline_interval = interval(before, n);
+    out.rate = rate(now, n);
+    out.interval = interval(now, n);
+    out.pass_to_fail = static_cast<std::int64_t>(pass_to_fail);
+    out.fail_to_pass = static_cast<std::int64_t>(fail_to_pass);
+    out.p_value = std::round(p * 1e9) / 1e9;
+    out.significant = pass_to_fail + fail_to_pass > 0 && p < alpha;
     // design.md §12.3: too few pairs for any flips to be significant: every case flipping one way
     // still gives p >= alpha, so this gate cannot fire; said, never called noise.
-    if (n > 0 && stats::McNemarExactP(n, 0) >= alpha) out["underpowered"] = true;
+    out.underpowered = n > 0 && stats::McNemarExactP(n, 0) >= alpha;
     return out;
   }
 };
@@ -210,15 +189,15 @@ std::map<std::string, SkillPairs, std::less<>> PairCases(const std::vector<json:
 // "paired" of a skill: schema and outcome always; expected, rubric,
 // review_gate and checks where some case both runs share has that gate;
 // answered (not refused) where some paired case was refused.
-json::object PairedJson(const SkillPairs& pairs, double alpha) {
-  json::object paired{{"schema", pairs.schema.ToJson(alpha)}, {"outcome", pairs.outcome.ToJson(alpha)}};
-  if (pairs.expected.n > 0) paired["expected"] = pairs.expected.ToJson(alpha);
-  if (pairs.rubric.n > 0) paired["rubric"] = pairs.rubric.ToJson(alpha);
-  if (pairs.review_gate.n > 0) paired["review_gate"] = pairs.review_gate.ToJson(alpha);
-  if (pairs.checks.n > 0) paired["checks"] = pairs.checks.ToJson(alpha);
+Named<PairedMeasure> PairedMeasures(const SkillPairs& pairs, double alpha) {
+  Named<PairedMeasure> paired{{"schema", pairs.schema.ToMeasure(alpha)}, {"outcome", pairs.outcome.ToMeasure(alpha)}};
+  if (pairs.expected.n > 0) paired.emplace_back("expected", pairs.expected.ToMeasure(alpha));
+  if (pairs.rubric.n > 0) paired.emplace_back("rubric", pairs.rubric.ToMeasure(alpha));
+  if (pairs.review_gate.n > 0) paired.emplace_back("review_gate", pairs.review_gate.ToMeasure(alpha));
+  if (pairs.checks.n > 0) paired.emplace_back("checks", pairs.checks.ToMeasure(alpha));
   // Not refused: only where some paired case was refused in either run.
   if (pairs.answered.before < pairs.answered.n || pairs.answered.now < pairs.answered.n) {
-    paired["answered"] = pairs.answered.ToJson(alpha);
+    paired.emplace_back("answered", pairs.answered.ToMeasure(alpha));
   }
   return paired;
 }
@@ -249,7 +228,7 @@ std::vector<Flip> Flips(const std::vector<json::object>& records, const Baseline
 }
 
 // design.md §9.5: per gate, the cases that flipped each way.
-json::object GateFlips(const std::vector<json::object>& records, const BaselineRun& baseline) {
+Named<GateFlips> FlipsPerGate(const std::vector<json::object>& records, const BaselineRun& baseline) {
   struct Gate {
     const char* name;
     std::optional<bool> CaseGates::*field;
@@ -259,83 +238,66 @@ json::object GateFlips(const std::vector<json::object>& records, const BaselineR
                         {"checks", &CaseGates::checks},
                         {"rubric", &CaseGates::rubric},
                         {"review_gate", &CaseGates::review_gate}};
-  json::object out;
+  Named<GateFlips> out;
   for (const Gate& gate : gates) {
-    json::array down, up;
+    GateFlips flips;
     for (const json::object& record : records) {
       auto before = baseline.gates.find(CaseKey(record));
       if (before == baseline.gates.end()) continue;
       const std::optional<bool> then = before->second.*gate.field, now = GatesOf(record).*gate.field;
       if (!then || !now || *then == *now) continue;
-      json::object entry{{"skill", SkillLabel(record)}, {"case", CaseIdOf(record)}};
-      if (const std::int64_t repeat = RepeatOf(record); repeat > 0) entry["repeat"] = repeat;
-      (*then ? down : up).push_back(std::move(entry));
+      CaseRef ref{SkillLabel(record), std::string(CaseIdOf(record)), std::nullopt};
+      if (const std::int64_t repeat = RepeatOf(record); repeat > 0) ref.repeat = repeat;
+      (*then ? flips.pass_to_fail : flips.fail_to_pass).push_back(std::move(ref));
     }
-    out[gate.name] = json::object{{"pass_to_fail", std::move(down)}, {"fail_to_pass", std::move(up)}};
+    out.emplace_back(gate.name, std::move(flips));
   }
   return out;
 }
 
 }  // namespace
 
-json::object CompareWithBaseline(const json::object& summary, const std::vector<json::object>& records,
-                                 const BaselineRun& baseline, double alpha) {
-  json::object comparison;
-  comparison["status"] = "compared";
-  comparison["run_id"] = baseline.run_id;
-  comparison["started_at"] = baseline.started_at;
-  comparison["regression_alpha"] = alpha;
+BaselineComparison CompareWithBaseline(const RunSummary& summary, const std::vector<json::object>& records,
+                                       const BaselineRun& baseline, double alpha) {
+  BaselineComparison comparison;
+  comparison.run_id = baseline.run_id;
+  comparison.started_at = baseline.started_at;
+  comparison.regression_alpha = alpha;
   const auto paired = PairCases(records, baseline);
-
-  json::object skills;
-  if (const json::object* current_skills = ObjectAt(&summary, "skills")) {
-    const json::object* baseline_skills = ObjectAt(&baseline.summary, "skills");
-    for (const auto& [id, skill] : *current_skills) {
-      if (!skill.is_object()) continue;
-      json::object deltas = SkillDeltas(skill.as_object(), ObjectAt(baseline_skills, id));
-      if (auto stable = StableDelta(id, skill.as_object(), records, baseline)) {
-        deltas["rubric_pass_rate_stable_delta"] = std::move(*stable);
-      }
-      const auto found = paired.find(std::string_view(id));
-      const SkillPairs pairs = found == paired.end() ? SkillPairs{} : found->second;
-      deltas["paired"] = PairedJson(pairs, alpha);
-      for (auto& [criterion, entry] : deltas["criteria"].as_object()) {
-        auto c = pairs.criteria.find(std::string(criterion));
-        entry.as_object()["paired"] = (c == pairs.criteria.end() ? Pairs{} : c->second).ToJson(alpha);
-      }
-      skills[id] = std::move(deltas);
+  for (const auto& [id, skill] : summary.skills) {
+    SkillComparison deltas = SkillDeltas(skill, baseline.summary.Skill(id));
+    deltas.rubric_pass_rate_stable_delta = StableDelta(id, skill, records, baseline);
+    const auto found = paired.find(std::string_view(id));
+    const SkillPairs pairs = found == paired.end() ? SkillPairs{} : found->second;
+    deltas.paired = PairedMeasures(pairs, alpha);
+    for (auto& [criterion, entry] : deltas.criteria) {
+      auto c = pairs.criteria.find(criterion);
+      entry.paired = (c == pairs.criteria.end() ? Pairs{} : c->second).ToMeasure(alpha);
     }
+    comparison.skills.emplace_back(id, std::move(deltas));
   }
-  comparison["skills"] = std::move(skills);
-
-  json::array flipped;
   for (Flip& flip : Flips(records, baseline)) {
-    json::object entry{{"skill", flip.skill}, {"case", flip.case_id}};
-    if (flip.repeat) entry["repeat"] = *flip.repeat;
-    entry["from"] = CaseOutcomeName(CaseOutcome::kPass);
-    entry["to"] = CaseOutcomeName(flip.to);
-    flipped.push_back(std::move(entry));
+    comparison.flipped.push_back(FlippedCase{CaseRef{flip.skill, flip.case_id, flip.repeat},
+                                             std::string(CaseOutcomeName(CaseOutcome::kPass)),
+                                             std::string(CaseOutcomeName(flip.to))});
   }
-  comparison["flipped"] = std::move(flipped);
-  comparison["flips"] = GateFlips(records, baseline);
+  comparison.flips = FlipsPerGate(records, baseline);
   return comparison;
 }
 
-json::array CompareVersions(const json::object& summary, const std::vector<json::object>& records,
-                            const std::vector<VersionPair>& pairs, double alpha) {
-  json::array out;
-  const json::object* skills = ObjectAt(&summary, "skills");
+std::vector<VersionComparison> CompareVersions(const RunSummary& summary, const std::vector<json::object>& records,
+                                               const std::vector<VersionPair>& pairs, double alpha) {
+  std::vector<VersionComparison> out;
   for (const VersionPair& pair : pairs) {
     // The stable version's cases as the baseline of the candidate's, keyed as the candidate's.
-    BaselineRun stable{"", "", json::object{{"skills", json::object{}}}, {}, {}};
-    if (const json::object* stats = ObjectAt(skills, pair.skill)) {
-      stable.summary["skills"].as_object()[pair.candidate_label] = *stats;
+    BaselineRun stable{"", "", RunSummary{}, {}, {}};
+    if (const SkillStats* stats = summary.Skill(pair.skill))
+      stable.summary.skills.emplace_back(pair.candidate_label, *stats);
+    RunSummary current;
+    if (const SkillStats* stats = summary.Skill(pair.candidate_label)) {
+      current.skills.emplace_back(pair.candidate_label, *stats);
     }
     std::vector<json::object> candidate;
-    json::object current{{"skills", json::object{}}};
-    if (const json::object* stats = ObjectAt(skills, pair.candidate_label)) {
-      current["skills"].as_object()[pair.candidate_label] = *stats;
-    }
     for (const json::object& record : records) {
       const std::string label = SkillLabel(record);
       if (label == pair.candidate_label) candidate.push_back(record);
@@ -345,16 +307,11 @@ json::array CompareVersions(const json::object& summary, const std::vector<json:
       stable.verdicts[key] = VerdictsOf(record);
       stable.gates[key] = GatesOf(record);
     }
-    json::object compared = CompareWithBaseline(current, candidate, stable, alpha);
-    json::value deltas = std::move(compared["skills"].as_object()[pair.candidate_label]);
-    json::object entry{{"skill", pair.skill},
-                       {"stable_version", pair.stable_version},
-                       {"candidate_version", pair.candidate_version},
-                       {"candidate", pair.candidate_label},
-                       {"regression_alpha", alpha}};
-    for (auto& [key, value] : deltas.as_object()) entry[key] = std::move(value);
-    entry["flipped"] = std::move(compared["flipped"]);
-    entry["flips"] = std::move(compared["flips"]);
+    BaselineComparison compared = CompareWithBaseline(current, candidate, stable, alpha);
+    VersionComparison entry{pair.skill, pair.stable_version, pair.candidate_version, pair.candidate_label, alpha};
+    if (!compared.skills.empty()) entry.comparison = std::move(compared.skills.front().second);
+    entry.flipped = std::move(compared.flipped);
+    entry.flips = std::move(compared.flips);
     out.push_back(std::move(entry));
   }
   return out;

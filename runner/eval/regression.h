@@ -10,7 +10,7 @@
 
 namespace skillrunner::eval {
 
-// Returns the "baseline" object of summary.json:
+// Returns summary.json's "baseline" (RunSummary; in JSON):
 //   {"status": "compared", "run_id" (the baseline's), "started_at" (the baseline's),
 //    "skills": {"<id>": {"schema_compliance_delta", "rubric_pass_rate_delta",
 //                        "criteria": {"<cid>": {"pass_rate_delta"}}}},
@@ -36,9 +36,8 @@ namespace skillrunner::eval {
 // rubric and review_gate as GatesOf says (present when some paired case has
 // the gate on both sides); a criterion's on a pass verdict (indeterminate
 // left out).
-boost::json::object CompareWithBaseline(const boost::json::object& summary,
-                                        const std::vector<boost::json::object>& records, const BaselineRun& baseline,
-                                        double alpha = 0.05);
+BaselineComparison CompareWithBaseline(const RunSummary& summary, const std::vector<boost::json::object>& records,
+                                       const BaselineRun& baseline, double alpha = 0.05);
 
 // design.md §11.2: the "versions" array of summary.json, one entry per skill
 // the suite ran at both versions: {"skill", "stable_version",
@@ -47,7 +46,8 @@ boost::json::object CompareWithBaseline(const boost::json::object& summary,
 // of CompareWithBaseline has it (the deltas, "paired", criteria), with
 // "flipped" and "flips"}. The stable version's cases are the baseline: a case
 // pairs with the same case id and repeat.
-boost::json::array CompareVersions(const boost::json::object& summary, const std::vector<boost::json::object>& records,
-                                   const std::vector<VersionPair>& pairs, double alpha = 0.05);
+std::vector<VersionComparison> CompareVersions(const RunSummary& summary,
+                                               const std::vector<boost::json::object>& records,
+                                               const std::vector<VersionPair>& pairs, double alpha = 0.05);
 
 }  // namespace skillrunner::eval

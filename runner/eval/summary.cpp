@@ -12,17 +12,15 @@ namespace skillrunner::eval {
 namespace json = boost::json;
 namespace {
 
-const json::value* At(const json::object& obj, std::string_view key) { return obj.if_contains(key); }
-
 // A case's boolean gate (expected_match, check_pass), when its record has one.
-void CountGate(const json::value* held, std::size_t& total, std::size_t& passed) {
-  if (!held || !held->is_bool()) return;
+void CountGate(std::optional<bool> held, std::size_t& total, std::size_t& passed) {
+  if (!held) return;
   ++total;
-  passed += held->as_bool();
+  passed += *held;
 }
 
-json::value Rate(std::size_t numerator, std::size_t denominator) {
-  if (denominator == 0) return nullptr;
+std::optional<double> Rate(std::size_t numerator, std::size_t denominator) {
+  if (denominator == 0) return std::nullopt;
   return static_cast<double>(numerator) / static_cast<double>(denominator);
 }
 
@@ -53,7 +51,7 @@ class Tally {
 
   void Add(const json::object& record) {
     ++cases_;
-    const json::value* result = At(record, "result");
+    const json::object* result = ResultOf(record);
     const json::object* metrics = MetricsOf(record);
     CaseOutcome outcome = OutcomeOf(record);
     bool gate_judge_error = IsGateJudgeError(record);
@@ -67,8 +65,8 @@ class Tally {
     }
     std::int64_t validation_retries = IntAt(metrics, "validation_retries").value_or(0);
     std::int64_t transient = IntAt(metrics, "transient_retries").value_or(0);
-    const json::value* review = At(record, "review");
-    bool regenerated = review && review->is_object() && review->as_object().contains("first");
+    const json::object* review = ReviewOf(record);
+    bool regenerated = review && review->contains("first");
     if (result && validation_retries == 0 && transient == 0 && !regenerated) ++first_try_;
     if (validation_retries > 0 || regenerated) ++retried_;
     transient_retries_ += transient;
@@ -86,22 +84,22 @@ class Tally {
     cached_input_tokens_ +=
         IntAt(metrics, "cached_input_tokens").value_or(0) + IntAt(judge_usage, "cached_input_tokens").value_or(0);
     judge_output_tokens_ += IntAt(judge_usage, "output_tokens").value_or(0);
-    AddCost(At(*metrics_or_empty(metrics), "cost_usd"), cost_);
+    AddCost(metrics ? metrics->if_contains("cost_usd") : nullptr, cost_);
     if (gate.cost) {  // the gate judge's share of the invocation's cost is judging, as its tokens are
       cost_ = cost_.value_or(0) - *gate.cost;
       judge_cost_ = judge_cost_.value_or(0) + *gate.cost;
     }
     AddCost(judge_usage ? judge_usage->if_contains("cost_usd") : nullptr, judge_cost_);
-    AddBatchCosts(metrics_or_empty(metrics), judge_usage);
+    AddBatchCosts(metrics, judge_usage);
     // The invocation's own latency; the record's wall time (judging included)
     // only when there are no metrics.
     std::optional<std::int64_t> latency = IntAt(metrics, "duration_ms");
     latencies_.push_back(latency ? *latency : std::llround(CaseDurationMs(record).value_or(0)));
-    CountGate(At(record, "expected_match"), expected_total_, expected_matched_);
-    CountGate(At(record, "check_pass"), checked_total_, checks_passed_);
+    CountGate(ExpectedMatchOf(record), expected_total_, expected_matched_);
+    CountGate(CheckPassOf(record), checked_total_, checks_passed_);
     if (outcome == CaseOutcome::kJudgeError) ++judge_errors_;
-    if (review && review->is_object() && outcome != CaseOutcome::kError && outcome != CaseOutcome::kJudgeError) {
-      AddVerdict(review->as_object(), RejudgesOf(record), HumanOf(record), CaseCriteriaOf(record));
+    if (review && outcome != CaseOutcome::kError && outcome != CaseOutcome::kJudgeError) {
+      AddVerdict(*review, RejudgesOf(record), HumanOf(record), CaseCriteriaOf(record));
       if (std::optional<bool> held = CaseCriteriaHeld(record)) {
         ++case_criteria_decided_;
         case_criteria_passed_ += *held;
@@ -109,59 +107,62 @@ class Tally {
     }
   }
 
-  json::object ToJson(bool with_criteria) const {
-    json::object out;
-    out["cases"] = cases_;
+  SkillStats ToStats(bool with_criteria) const {
+    SkillStats out;
+    out.cases = N(cases_);
     // Its denominator: a case whose review gate's judge failed, or that the model refused, has no output to check.
-    out["schema_compliance"] = Rate(valid_, cases_ - gate_judge_errors_ - refused_);
-    out["schema_checked"] = cases_ - gate_judge_errors_ - refused_;
-    out["case_pass_rate"] = Rate(case_passed_, case_decided_);  // every gate; the progress line's "cases passed"
-    out["first_try_rate"] = Rate(first_try_, cases_);
-    out["retry_rate"] = Rate(retried_, cases_);
-    out["transient_retries"] = transient_retries_;
-    out["truncations"] = truncations_;
-    out["refusals"] = refusals_;  // refused attempts
-    out["refused"] = refused_;    // cases that ended refused (REFUSED or CONTENT_FILTERED)
-    out["refusal_rate"] = Rate(refused_, cases_);
-    json::object errors;
-    for (const auto& [code, n] : errors_) errors[code] = n;
-    out["errors"] = std::move(errors);
-    out["judged"] = judged_;
-    out["judge_errors"] = judge_errors_;
-    out["judge_error_rate"] = Rate(judge_errors_, judged_ + judge_errors_);
-    out["decided"] = judged_ - indeterminate_cases_;
-    out["rubric_pass_rate"] = Rate(passed_, judged_ - indeterminate_cases_);
+    const std::size_t checked = cases_ - gate_judge_errors_ - refused_;
+    out.schema_compliance = Rate(valid_, checked);
+    out.schema_checked = N(checked);
+    out.case_pass_rate = Rate(case_passed_, case_decided_);  // every gate; the progress line's "cases passed"
+    out.first_try_rate = Rate(first_try_, cases_);
+    out.retry_rate = Rate(retried_, cases_);
+    out.transient_retries = transient_retries_;
+    out.truncations = N(truncations_);
+    out.refusals = N(refusals_);  // refused attempts
+    out.refused = N(refused_);    // cases that ended refused (REFUSED or CONTENT_FILTERED)
+    out.refusal_rate = Rate(refused_, cases_);
+    out.errors.emplace();
+    for (const auto& [code, n] : errors_) out.errors->emplace_back(code, N(n));
+    out.judged = N(judged_);
+    out.judge_errors = N(judge_errors_);
+    out.judge_error_rate = Rate(judge_errors_, judged_ + judge_errors_);
+    out.decided = N(judged_ - indeterminate_cases_);
+    out.rubric_pass_rate = Rate(passed_, judged_ - indeterminate_cases_);
     if (case_criteria_decided_ > 0) {  // design.md §12.3: the cases' own criteria, as one measure
-      out["case_criteria"] = json::object{{"decided", case_criteria_decided_},
-                                          {"passed", case_criteria_passed_},
-                                          {"pass_rate", Rate(case_criteria_passed_, case_criteria_decided_)}};
+      out.case_criteria = CaseCriteriaStats{N(case_criteria_decided_), N(case_criteria_passed_),
+                                            Rate(case_criteria_passed_, case_criteria_decided_)};
     }
-    out["indeterminate"] = indeterminate_cases_;
-    out["indeterminate_rate"] = Rate(indeterminate_cases_, judged_);
-    out["expected_match"] = Rate(expected_matched_, expected_total_);
-    out["check_pass_rate"] = Rate(checks_passed_, checked_total_);  // of the cases with checks
-    out["input_tokens"] = input_tokens_ + judge_input_tokens_;
-    out["cached_input_tokens"] = cached_input_tokens_;  // of input_tokens, read from the providers' caches
-    out["output_tokens"] = output_tokens_ + judge_output_tokens_;
-    out["judge_input_tokens"] = judge_input_tokens_;
-    out["judge_output_tokens"] = judge_output_tokens_;
-    // design.md §9.4: null when no model used had a price.
-    const bool priced = cost_ || judge_cost_;
-    out["cost_usd"] = priced ? json::value(cost_.value_or(0) + judge_cost_.value_or(0)) : json::value(nullptr);
-    out["judge_cost_usd"] = judge_cost_ ? json::value(*judge_cost_) : json::value(nullptr);
-    if (batched_) {  // design.md §10.6: what the batches cost, and what the same run would have cost online
-      out["batch_cost_usd"] = batch_cost_ ? json::value(*batch_cost_) : json::value(nullptr);
-      out["online_cost_usd"] = online_cost_ ? json::value(*online_cost_) : json::value(nullptr);
-    }
-    out["latency_ms"] = Percentiles();
-    json::object histogram;
-    for (const auto& [attempts, n] : attempts_histogram_) histogram[std::to_string(attempts)] = n;
-    out["attempts_histogram"] = std::move(histogram);
-    if (with_criteria) out["criteria"] = CriteriaJson();
+    out.indeterminate = N(indeterminate_cases_);
+    out.indeterminate_rate = Rate(indeterminate_cases_, judged_);
+    out.expected_match = Rate(expected_matched_, expected_total_);
+    out.check_pass_rate = Rate(checks_passed_, checked_total_);  // of the cases with checks
+    AddUsage(out);
+    if (with_criteria) out.criteria = Criteria();
     return out;
   }
 
  private:
+  static std::int64_t N(std::size_t n) { return static_cast<std::int64_t>(n); }
+
+  void AddUsage(SkillStats& out) const {
+    out.input_tokens = input_tokens_ + judge_input_tokens_;
+    out.cached_input_tokens = cached_input_tokens_;  // of input_tokens, read from the providers' caches
+    out.output_tokens = output_tokens_ + judge_output_tokens_;
+    out.judge_input_tokens = judge_input_tokens_;
+    out.judge_output_tokens = judge_output_tokens_;
+    // design.md §9.4: none when no model used had a price.
+    if (cost_ || judge_cost_) out.cost_usd = cost_.value_or(0) + judge_cost_.value_or(0);
+    out.judge_cost_usd = judge_cost_;
+    // design.md §10.6: what the batches cost, and what the same run would have cost online
+    out.batched = batched_;
+    out.batch_cost_usd = batch_cost_;
+    out.online_cost_usd = online_cost_;
+    out.latency_ms = Percentiles();
+    for (const auto& [attempts, n] : attempts_histogram_)
+      out.attempts_histogram.emplace_back(std::to_string(attempts), N(n));
+  }
+
   // A record's metrics and judge usage: their batch costs, and their online
   // counterfactual (the cost itself where nothing was batched).
   void AddBatchCosts(const json::object* metrics, const json::object* judge_usage) {
@@ -177,10 +178,6 @@ class Tally {
   bool batched_ = false;
   std::optional<double> batch_cost_;
   std::optional<double> online_cost_;
-  static const json::object* metrics_or_empty(const json::object* metrics) {
-    static const json::object empty;
-    return metrics ? metrics : &empty;
-  }
   static void AddCost(const json::value* cost, std::optional<double>& total) {
     if (cost != nullptr && cost->is_number()) total = total.value_or(0) + cost->to_number<double>();
   }
@@ -263,51 +260,51 @@ class Tally {
 
   bool Counts(const std::string& criterion) const { return !counted_ || counted_->contains(criterion); }
 
-  json::object CriteriaJson() const {
-    json::object out;
+  Named<CriterionStats> Criteria() const {
+    Named<CriterionStats> out;
     for (const auto& [id, t] : criteria_) {
-      json::object c{{"judged", t.judged},
-                     {"passed", t.passed},
-                     {"failed", t.failed},
-                     {"indeterminate", t.indeterminate},
-                     {"pass_rate", Rate(t.passed, t.passed + t.failed)},
-                     {"indeterminate_rate", Rate(t.indeterminate, t.judged)},
-                     {"counted", Counts(id)}};
+      CriterionStats c{N(t.judged),
+                       N(t.passed),
+                       N(t.failed),
+                       N(t.indeterminate),
+                       Rate(t.passed, t.passed + t.failed),
+                       Rate(t.indeterminate, t.judged),
+                       Counts(id)};
       if (t.rejudged > 0) {
         double agreement = static_cast<double>(t.agreed) / static_cast<double>(t.rejudged);
-        c["agreement"] = agreement;
-        c["unstable"] = agreement < kStableAgreement;
+        c.agreement = agreement;
+        c.unstable = agreement < kStableAgreement;
       }
       if (t.labelled > 0) AddCalibration(t, c);
-      out[id] = std::move(c);
+      out.emplace_back(id, std::move(c));
     }
     return out;
   }
 
   // design.md §9.5: the judge against people's labels on the same cases.
-  void AddCalibration(const CriterionTally& t, json::object& c) const {
+  void AddCalibration(const CriterionTally& t, CriterionStats& c) const {
     const stats::Agreement agreement = stats::CohenKappa(t.labels);
-    json::value kappa = nullptr;
-    if (agreement.kappa) kappa = std::round(*agreement.kappa * 1e6) / 1e6;
-    c["calibration"] = json::object{{"labelled", t.labelled},
-                                    {"agreement", std::round(agreement.observed * 1e6) / 1e6},
-                                    {"kappa", kappa},
-                                    {"confusion", json::object{{"judge_pass_human_pass", t.labels[0][0]},
-                                                               {"judge_pass_human_fail", t.labels[0][1]},
-                                                               {"judge_fail_human_pass", t.labels[1][0]},
-                                                               {"judge_fail_human_fail", t.labels[1][1]}}}};
-    if (min_kappa_) c["uncalibrated"] = !agreement.kappa || *agreement.kappa < *min_kappa_;
+    Calibration calibration;
+    calibration.labelled = N(t.labelled);
+    calibration.agreement = std::round(agreement.observed * 1e6) / 1e6;
+    if (agreement.kappa) calibration.kappa = std::round(*agreement.kappa * 1e6) / 1e6;
+    calibration.judge_pass_human_pass = N(t.labels[0][0]);
+    calibration.judge_pass_human_fail = N(t.labels[0][1]);
+    calibration.judge_fail_human_pass = N(t.labels[1][0]);
+    calibration.judge_fail_human_fail = N(t.labels[1][1]);
+    c.calibration = calibration;
+    if (min_kappa_) c.uncalibrated = !agreement.kappa || *agreement.kappa < *min_kappa_;
   }
 
-  json::object Percentiles() const {
-    if (latencies_.empty()) return {{"p50", nullptr}, {"p95", nullptr}, {"p99", nullptr}};
+  LatencyPercentiles Percentiles() const {
+    if (latencies_.empty()) return {};
     std::vector<std::int64_t> sorted = latencies_;
     std::sort(sorted.begin(), sorted.end());
     auto rank = [&](double p) {  // nearest rank
       std::size_t index = static_cast<std::size_t>(std::ceil(p * static_cast<double>(sorted.size())));
       return sorted[std::clamp<std::size_t>(index, 1, sorted.size()) - 1];
     };
-    return {{"p50", rank(0.50)}, {"p95", rank(0.95)}, {"p99", rank(0.99)}};
+    return {rank(0.50), rank(0.95), rank(0.99)};
   }
 
   std::size_t cases_ = 0, valid_ = 0, first_try_ = 0, retried_ = 0, truncations_ = 0, refusals_ = 0, refused_ = 0;
@@ -330,15 +327,16 @@ class Tally {
 
 }  // namespace
 
-json::object BuildSummary(const SummaryHeader& header, const std::vector<json::object>& records) {
-  json::object summary{{"run_id", header.run_id},
-                       {"suite", header.suite},
-                       {"started_at", header.started_at},
-                       {"finished_at", header.finished_at},
-                       {"duration_ms", header.duration_ms}};
-  if (header.shard) summary["shard"] = *header.shard;
-  if (header.git_ref) summary["git_ref"] = *header.git_ref;
-  summary["concurrency"] = header.concurrency;
+RunSummary BuildSummary(const SummaryHeader& header, const std::vector<json::object>& records) {
+  RunSummary summary;
+  summary.run_id = header.run_id;
+  summary.suite = header.suite;
+  summary.started_at = header.started_at;
+  summary.finished_at = header.finished_at;
+  summary.duration_ms = header.duration_ms;
+  summary.shard = header.shard;
+  summary.git_ref = header.git_ref;
+  summary.concurrency = header.concurrency;
   std::map<std::string, Tally> by_skill;
   auto tally_of = [&](const std::string& id) -> Tally& {
     auto it = by_skill.find(id);
@@ -354,13 +352,13 @@ json::object BuildSummary(const SummaryHeader& header, const std::vector<json::o
     tally_of(SkillLabel(record)).Add(record);
     totals.Add(record);
   }
-  summary["totals"] = totals.ToJson(false);
-  json::object skills;
-  for (const auto& id : header.skills) skills[id] = tally_of(id).ToJson(true);
-  for (const auto& [id, tally] : by_skill) {
-    if (!skills.contains(id)) skills[id] = tally.ToJson(true);
+  summary.totals = totals.ToStats(false);
+  for (const auto& id : header.skills) {
+    if (!summary.Skill(id)) summary.skills.emplace_back(id, tally_of(id).ToStats(true));
   }
-  summary["skills"] = std::move(skills);
+  for (const auto& [id, tally] : by_skill) {
+    if (!summary.Skill(id)) summary.skills.emplace_back(id, tally.ToStats(true));
+  }
   return summary;
 }
 

@@ -27,6 +27,8 @@
 #include <string>
 #include <vector>
 
+#include "runner/eval/records/run_summary.h"
+
 namespace skillrunner::eval {
 
 inline constexpr double kStableAgreement = 0.8;
@@ -59,9 +61,8 @@ struct SummaryHeader {
   std::optional<double> min_judge_kappa;
 };
 
-// {"run_id", "suite", "started_at", "finished_at", "duration_ms", "shard"?, "git_ref"?,
-//  "concurrency", "totals", "skills"}; "breaches", "status" and "baseline"
-// are added by the caller.
-boost::json::object BuildSummary(const SummaryHeader& header, const std::vector<boost::json::object>& records);
+// The header, "totals" and "skills"; the versions, the baseline, the breaches
+// and the status are the caller's to add.
+RunSummary BuildSummary(const SummaryHeader& header, const std::vector<boost::json::object>& records);
 
 }  // namespace skillrunner::eval

@@ -4,7 +4,7 @@
 // A rate that could not be measured where a threshold asks for it (nothing
 // judged because every judge failed, every verdict indeterminate) is a
 // breach: a broken judge must not turn a night green.
-// max_regression reads summary["baseline"] (CompareWithBaseline), one
+// max_regression reads the summary's baseline (CompareWithBaseline), one
 // measure at a time (design.md §10.1): case_pass_rate, expected_match (when the
 // entry checks expected values) and review_gate (when the suite judges with
 // another rubric than the skill's gate) by the rates of their paired cases;
@@ -26,6 +26,7 @@
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 
+#include "runner/eval/records/run_summary.h"
 #include "runner/eval/suite.h"
 
 namespace skillrunner::eval {
@@ -34,7 +35,7 @@ namespace skillrunner::eval {
 //   "message"}]; "kind" is "regression" (max_regression) or "threshold";
 // "measure" names the regression measure, or what a threshold bounds
 // (schema_compliance, criterion:<id>, judge_error_rate, cost_usd, errors, ...).
-boost::json::array CheckThresholds(const boost::json::object& summary, const Suite& suite);
+std::vector<Breach> CheckThresholds(const RunSummary& summary, const Suite& suite);
 
 // summary.json's "thresholds": {"<skill label>": {"schema_compliance": 0.98, ..., "criteria": {...}}},
 // each skill's limits as the run applied them (the suite's overlaid with the entry's), only the set ones.

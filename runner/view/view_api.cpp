@@ -77,8 +77,8 @@ Result<eval::RunRow> ViewApi::FindRun(std::string_view run_id) {
 }
 
 Result<std::optional<eval::RunRow>> ViewApi::BaselineOf(const eval::RunRow& run) {
-  const json::object* baseline = eval::ObjectAt(&run.summary, "baseline");
-  if (std::string_view id = eval::TextAt(baseline, "run_id"); !id.empty()) {
+  const std::optional<eval::BaselineComparison>& baseline = run.summary.baseline;
+  if (std::string_view id = baseline ? std::string_view(baseline->run_id) : std::string_view(); !id.empty()) {
     auto found = history_.Run(id);
     if (!found) return std::unexpected(std::move(found.error()));
     if (*found) return found;
@@ -130,9 +130,7 @@ Result<json::object> ViewApi::Suites() {
   json::array out;
   for (const eval::SuiteRow& suite : *suites) {
     json::array skills;
-    if (const json::object* s = eval::ObjectAt(&suite.last.summary, "skills")) {
-      for (const auto& [id, unused] : *s) skills.emplace_back(id);
-    }
+    for (const auto& [id, unused] : suite.last.summary.skills) skills.emplace_back(id);
     json::array models;
     for (const std::string& model : suite.last.models) models.emplace_back(model);
 
@@ -217,8 +215,8 @@ Result<json::object> ViewApi::Case(std::string_view suite, std::string_view skil
 Result<json::object> ViewApi::Versions(std::string_view run_id) {
   auto run = FindRun(run_id);
   if (!run) return std::unexpected(std::move(run.error()));
-  const json::array* versions = eval::ArrayAt(&run->summary, "versions");
-  if (versions == nullptr || versions->empty()) {
+  const std::optional<std::vector<eval::VersionComparison>>& versions = run->summary.versions;
+  if (!versions || versions->empty()) {
     return NotFound("run " + std::string(run_id) + " ran no skill at both versions (a suite entry's versions: both)");
   }
   auto records = history_.Records(run_id);

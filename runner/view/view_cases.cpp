@@ -144,11 +144,10 @@ json::object RunJson(const eval::RunRow& run, const std::vector<eval::MeasureCou
                      const std::vector<json::object>& records, const eval::RunRow* baseline,
                      const std::vector<json::object>& baseline_records) {
   json::object head = RunHead(run);
-  head["duration_ms"] = OrNull(eval::NumberAt(&run.summary, "duration_ms"));
-  head["cost_usd"] = OrNull(eval::NumberAt(ObjectAt(&run.summary, "totals"), "cost_usd"));
+  head["duration_ms"] = run.summary.duration_ms;
+  head["cost_usd"] = OrNull(run.summary.totals.cost_usd);
   head["baseline_run_id"] = baseline ? json::value(baseline->run_id) : json::value(nullptr);
-  const json::array* versions = eval::ArrayAt(&run.summary, "versions");
-  head["versions"] = versions != nullptr && !versions->empty();
+  head["versions"] = run.summary.versions && !run.summary.versions->empty();
   const auto before = ByCase(baseline_records);
   const RunLimits limits = LimitsOf(records);
   json::array cases;
@@ -156,14 +155,11 @@ json::object RunJson(const eval::RunRow& run, const std::vector<eval::MeasureCou
     auto then = before.find(eval::CaseKey(record));
     cases.push_back(CaseRow(record, limits, then == before.end() ? nullptr : then->second));
   }
-  const json::object* thresholds = ObjectAt(&run.summary, "thresholds");
-  const json::object* skills = ObjectAt(&run.summary, "skills");
-  const json::array* breaches = ArrayAt(&run.summary, "breaches");
   return json::object{{"run", std::move(head)},
-                      {"thresholds", thresholds ? *thresholds : json::object{}},
-                      {"breaches", breaches ? *breaches : json::array{}},
+                      {"thresholds", run.summary.thresholds},
+                      {"breaches", eval::BreachesJson(run.summary.breaches)},
                       {"measures", MeasuresJson(measures)},
-                      {"skills", skills ? *skills : json::object{}},
+                      {"skills", eval::SkillsJson(run.summary.skills)},
                       {"cases", std::move(cases)}};
 }
 
@@ -194,40 +190,36 @@ json::object Side(const json::object& record) {
                       {"cost_usd", OrNull(eval::CaseCostUsd(record))}};
 }
 
-// The paired measures of CompareWithBaseline's comparison, one row per skill and measure.
-json::array PairedMeasures(const json::object& comparison) {
-  json::array out;
-  auto add = [&out](const std::string& skill, const std::string& measure, const json::object& paired) {
-    out.push_back(json::object{{"skill", skill},
-                               {"measure", measure},
-                               {"label", eval::MeasureLabel(measure)},
-                               {"cases", paired.at("cases")},
-                               {"b_rate", paired.at("baseline_rate")},
-                               {"b_interval", paired.at("baseline_interval")},
-                               {"a_rate", paired.at("rate")},
-                               {"a_interval", paired.at("interval")},
-                               {"pass_to_fail", paired.at("pass_to_fail")},
-                               {"fail_to_pass", paired.at("fail_to_pass")},
-                               {"p_value", paired.at("p_value")},
-                               {"significant", paired.at("significant")},
-                               {"underpowered", paired.contains("underpowered")}});
-  };
-  const json::object* skills = ObjectAt(&comparison, "skills");
-  for (const auto& [skill, entry] : skills ? *skills : json::object{}) {
-    if (!entry.is_object()) continue;
-    for (const auto& [measure, paired] : *ObjectAt(&entry.as_object(), "paired")) {
-      if (paired.is_object() && paired.as_object().at("cases").to_number<double>() > 0) {
-        add(skill, measure, paired.as_object());
-      }
-    }
-    const json::object* criteria = ObjectAt(&entry.as_object(), "criteria");
-    for (const auto& [criterion, c] : criteria ? *criteria : json::object{}) {
-      const json::object* paired = c.is_object() ? ObjectAt(&c.as_object(), "paired") : nullptr;
-      if (paired && paired->at("cases").to_number<double>() > 0)
-        add(skill, "criterion:" + std::string(criterion), *paired);
-    }
+json::value Interval(const std::optional<std::pair<double, double>>& interval) {
+  if (!interval) return nullptr;
+  return json::array{interval->first, interval->second};
+}
+
+json::object PairedRow(const std::string& skill, const std::string& measure, const eval::PairedMeasure& paired) {
+  return json::object{{"skill", skill},
+                      {"measure", measure},
+                      {"label", eval::MeasureLabel(measure)},
+                      {"cases", paired.cases},
+                      {"b_rate", OrNull(paired.baseline_rate)},
+                      {"b_interval", Interval(paired.baseline_interval)},
+                      {"a_rate", OrNull(paired.rate)},
+                      {"a_interval", Interval(paired.interval)},
+                      {"pass_to_fail", paired.pass_to_fail},
+                      {"fail_to_pass", paired.fail_to_pass},
+                      {"p_value", paired.p_value},
+                      {"significant", paired.significant},
+                      {"underpowered", paired.underpowered}};
+}
+
+// The paired measures of a skill's comparison (CompareWithBaseline's, or a candidate's against its
+// stable version), one row per measure with paired cases.
+void AddPairedMeasures(const std::string& skill, const eval::SkillComparison& comparison, json::array& out) {
+  for (const auto& [measure, paired] : comparison.paired) {
+    if (paired.cases > 0) out.push_back(PairedRow(skill, measure, paired));
   }
-  return out;
+  for (const auto& [criterion, c] : comparison.criteria) {
+    if (c.paired && c.paired->cases > 0) out.push_back(PairedRow(skill, "criterion:" + criterion, *c.paired));
+  }
 }
 
 json::array Flips(const std::vector<json::object>& a_records, const std::vector<json::object>& b_records) {
@@ -255,24 +247,25 @@ json::array Flips(const std::vector<json::object>& a_records, const std::vector<
 
 json::object CompareJson(const eval::RunRow& a, const std::vector<json::object>& a_records, const eval::RunRow& b,
                          const std::vector<json::object>& b_records) {
-  double alpha = eval::NumberAt(ObjectAt(&a.summary, "baseline"), "regression_alpha").value_or(0.05);
-  const json::object comparison =
+  const double alpha = a.summary.baseline ? a.summary.baseline->regression_alpha : 0.05;
+  const eval::BaselineComparison comparison =
       eval::CompareWithBaseline(a.summary, a_records, eval::BaselineFromRecords(b, b_records), alpha);
+  json::array measures;
+  for (const auto& [skill, entry] : comparison.skills) AddPairedMeasures(skill, entry, measures);
   return json::object{{"a", RunHead(a)},
                       {"b", RunHead(b)},
                       {"alpha", alpha},
-                      {"measures", PairedMeasures(comparison)},
+                      {"measures", std::move(measures)},
                       {"flips", Flips(a_records, b_records)}};
 }
 
-json::object VersionsJson(const eval::RunRow& run, const json::array& versions,
+json::object VersionsJson(const eval::RunRow& run, const std::vector<eval::VersionComparison>& versions,
                           const std::vector<json::object>& records) {
   json::array out;
-  for (const json::value& value : versions) {
-    const json::object* entry = value.if_object();
-    if (entry == nullptr) continue;
-    const std::string skill(TextAt(entry, "skill")), candidate(TextAt(entry, "candidate"));
-    const std::int64_t candidate_version = eval::IntAt(entry, "candidate_version").value_or(0);
+  for (const eval::VersionComparison& entry : versions) {
+    const std::string& skill = entry.skill;
+    const std::string& candidate = entry.candidate;
+    const std::int64_t candidate_version = entry.candidate_version;
     // The stable version's cases, keyed as the candidate's (the same case id and repeat pair).
     std::vector<json::object> stable, trial;
     for (const json::object& record : records) {
@@ -282,13 +275,14 @@ json::object VersionsJson(const eval::RunRow& run, const json::array& versions,
       stable.push_back(record);
       stable.back()["version"] = candidate_version;
     }
-    const json::object comparison{{"skills", json::object{{candidate, *entry}}}};
+    json::array measures;
+    AddPairedMeasures(candidate, entry.comparison, measures);
     out.push_back(json::object{{"skill", skill},
-                               {"stable_version", eval::IntAt(entry, "stable_version").value_or(0)},
+                               {"stable_version", entry.stable_version},
                                {"candidate_version", candidate_version},
                                {"candidate", candidate},
-                               {"alpha", eval::NumberAt(entry, "regression_alpha").value_or(0.05)},
-                               {"measures", PairedMeasures(comparison)},
+                               {"alpha", entry.regression_alpha},
+                               {"measures", std::move(measures)},
                                {"flips", Flips(trial, stable)}});
   }
   return json::object{{"run", RunHead(run)}, {"versions", std::move(out)}};

@@ -55,7 +55,7 @@ struct Exporter {
     if (auto page = Page(fs::path("runs") / (ExportName(run.run_id) + ".html"), "run", api.Run(run.run_id)); !page) {
       return page;
     }
-    if (const json::array* versions = eval::ArrayAt(&run.summary, "versions"); versions && !versions->empty()) {
+    if (run.summary.versions && !run.summary.versions->empty()) {
       auto page = Page(fs::path("versions") / (ExportName(run.run_id) + ".html"), "versions", api.Versions(run.run_id));
       if (!page) return page;
     }

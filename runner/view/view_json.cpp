@@ -52,30 +52,23 @@ std::string SeriesOfBreach(std::string_view measure) {
   return std::string(measure);  // review_gate, criterion:<id>, and those no series has
 }
 
-json::array Breaches(const eval::RunRow& run) {
-  const json::array* breaches = ArrayAt(&run.summary, "breaches");
-  return breaches ? *breaches : json::array{};
-}
-
 bool Breached(const eval::RunRow& run, std::string_view skill, std::string_view measure) {
-  for (const json::value& breach : Breaches(run)) {
-    if (!breach.is_object()) continue;
-    const json::object& b = breach.as_object();
-    if (TextAt(&b, "skill") == skill && SeriesOfBreach(TextAt(&b, "measure")) == measure) return true;
+  for (const eval::Breach& breach : run.summary.breaches) {
+    if (breach.skill == skill && SeriesOfBreach(breach.measure) == measure) return true;
   }
   return false;
 }
 
 json::object TrendRun(const eval::RunRow& run) {
   json::object out = RunHead(run);
-  const json::object* totals = ObjectAt(&run.summary, "totals");
-  const json::object* latency = ObjectAt(totals, "latency_ms");
-  out["cases"] = OrNull(NumberAt(totals, "cases"));
-  out["breaches"] = Breaches(run);
-  out["cost_usd"] = OrNull(NumberAt(totals, "cost_usd"));
-  out["duration_ms"] = OrNull(NumberAt(&run.summary, "duration_ms"));
-  out["latency_p50_ms"] = OrNull(NumberAt(latency, "p50"));
-  out["latency_p95_ms"] = OrNull(NumberAt(latency, "p95"));
+  const eval::SkillStats& totals = run.summary.totals;
+  out["cases"] = totals.cases ? json::value(*totals.cases) : json::value(nullptr);
+  out["breaches"] = eval::BreachesJson(run.summary.breaches);
+  out["cost_usd"] = OrNull(totals.cost_usd);
+  out["duration_ms"] = run.summary.duration_ms;
+  auto ms = [](std::optional<std::int64_t> value) { return value ? json::value(*value) : json::value(nullptr); };
+  out["latency_p50_ms"] = ms(totals.latency_ms.p50);
+  out["latency_p95_ms"] = ms(totals.latency_ms.p95);
   return out;
 }
 

@@ -43,7 +43,7 @@ boost::json::object RolloutsJson(const std::vector<eval::RolloutPoint>& points,
 
 // Each entry of the run's summary "versions": the paired measures of the candidate against the stable
 // version and its flipped cases, the stable side as "b" and the candidate as "a".
-boost::json::object VersionsJson(const eval::RunRow& run, const boost::json::array& versions,
+boost::json::object VersionsJson(const eval::RunRow& run, const std::vector<eval::VersionComparison>& versions,
                                  const std::vector<boost::json::object>& records);
 
 boost::json::object CaseJson(std::string_view suite, std::string_view skill, std::string_view case_id,

@@ -104,7 +104,8 @@ std::string GenerateHistory(const std::filesystem::path& file, const HistoryShap
     std::vector<json::object> records;
     records.reserve(shape.cases);
     for (std::size_t i = 0; i < shape.cases; ++i) records.push_back(Record(run, i, random));
-    if (auto recorded = (*history)->RecordRun(Summary(shape, run), records); !recorded) return recorded.error().message;
+    if (auto recorded = (*history)->RecordRun(eval::RunSummary::FromJson(Summary(shape, run)), records); !recorded)
+      return recorded.error().message;
   }
   return "";
 }

@@ -30,10 +30,9 @@ sql::Value Gate(std::optional<bool> gate) {
   return sql::Int(std::int64_t{*gate ? 1 : 0});
 }
 
-sql::Value OptionalText(const json::object& object, std::string_view key) {
-  const json::value* value = object.if_contains(key);
-  if (value != nullptr && value->is_string()) return sql::Text(value->as_string());
-  return std::nullopt;
+sql::Value OptionalText(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  return sql::Text(text);
 }
 
 std::optional<CaseOutcome> OutcomeNamed(std::string_view name) {
@@ -67,11 +66,11 @@ json::value CapTexts(const json::value& value, std::size_t max_bytes) {
   return value;
 }
 
-json::object ParseSummary(const std::string& text) {
+RunSummary ParseSummary(const std::string& text) {
   std::error_code ec;
   json::value value = json::parse(text, ec);
   if (ec || !value.is_object()) return {};
-  return std::move(value.as_object());
+  return RunSummary::FromJson(value.as_object());
 }
 
 // The models a run's cases were answered by (a JSON array, sorted), for the viewer's filter.
@@ -140,15 +139,14 @@ Result<void> DeleteRun(sql::Db& db, std::string_view run_id) {
   return {};
 }
 
-Result<void> InsertRun(sql::Db& db, const json::object& summary, const std::vector<json::object>& records,
+Result<void> InsertRun(sql::Db& db, const RunSummary& summary, const std::vector<json::object>& records,
                        std::string_view run_id, std::string_view suite) {
-  return Run(
-      db,
-      "INSERT INTO runs (run_id, suite, started_at, finished_at, summary, status, git_ref, models) "
-      "VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
-      {sql::Text(run_id), sql::Text(suite), OptionalText(summary, "started_at"), OptionalText(summary, "finished_at"),
-       sql::Text(json::serialize(summary)), OptionalText(summary, "status"), OptionalText(summary, "git_ref"),
-       sql::Text(json::serialize(ModelsOf(records)))});
+  return Run(db,
+             "INSERT INTO runs (run_id, suite, started_at, finished_at, summary, status, git_ref, models) "
+             "VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+             {sql::Text(run_id), sql::Text(suite), OptionalText(summary.started_at), OptionalText(summary.finished_at),
+              sql::Text(json::serialize(summary.ToJson())), OptionalText(summary.status),
+              OptionalText(summary.git_ref.value_or("")), sql::Text(json::serialize(ModelsOf(records)))});
 }
 
 // A merged run may carry one case twice; the last wins.
@@ -227,9 +225,9 @@ Result<void> InsertMeasures(sql::Db& db, std::string_view run_id, const std::vec
 
 }  // namespace
 
-Result<void> History::RecordRun(const json::object& summary, const std::vector<json::object>& records) {
-  std::string_view run_id = TextAt(&summary, "run_id");
-  std::string_view suite = TextAt(&summary, "suite");
+Result<void> History::RecordRun(const RunSummary& summary, const std::vector<json::object>& records) {
+  std::string_view run_id = summary.run_id;
+  std::string_view suite = summary.suite;
   if (run_id.empty() || suite.empty()) {
     return Fail(ErrorCode::kInternal,
                 "cannot record run in " + name() + ": the summary has no \"run_id\" or no \"suite\"");
@@ -344,11 +342,11 @@ Result<std::string> History::Pin(std::string_view run_id) {
   return suite;
 }
 
-Result<std::optional<json::object>> History::FindRun(std::string_view run_id) {
+Result<std::optional<RunSummary>> History::FindRun(std::string_view run_id) {
   auto rows = impl_->db->Query("SELECT summary FROM runs WHERE run_id = $1", {sql::Text(run_id)});
   if (!rows) return Fail(std::move(rows.error()), "cannot read " + name());
-  if (rows->empty()) return std::optional<json::object>();
-  return std::optional<json::object>(ParseSummary(rows->TextAt(0, 0)));
+  if (rows->empty()) return std::optional<RunSummary>();
+  return std::optional<RunSummary>(ParseSummary(rows->TextAt(0, 0)));
 }
 
 Result<std::vector<TrendPoint>> History::Trend(std::string_view suite_id, std::size_t limit) {

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "runner/eval/records/case_outcome.h"
+#include "runner/eval/records/run_summary.h"
 #include "services/common/error.h"
 
 namespace skillrunner::eval {
@@ -53,7 +54,7 @@ CaseGates GatesOf(const boost::json::object& record);
 struct BaselineRun {
   std::string run_id;
   std::string started_at;
-  boost::json::object summary;
+  RunSummary summary;
   std::map<std::string, CaseOutcome> outcomes;  // by CaseKey
   // CaseKey -> criterion id -> verdict, for the cases that were judged.
   std::map<std::string, std::map<std::string, std::string>> verdicts;
@@ -65,7 +66,7 @@ struct BaselineRun {
 struct TrendPoint {
   std::string run_id;
   std::string started_at;
-  boost::json::object summary;
+  RunSummary summary;
 };
 
 // One provider batch of a run (design.md §10.6).
@@ -101,10 +102,10 @@ class History {
   // The file, or the URL without its password.
   const std::string& name() const;
 
-  // Records a finished run: `summary` is summary.json (its "run_id" and
-  // "suite" are required), `records` the lines of results.jsonl. Recording a
+  // Records a finished run: `summary` is summary.json (its run id and
+  // suite are required), `records` the lines of results.jsonl. Recording a
   // run id that is already present (a resumed or merged run) replaces it.
-  Result<void> RecordRun(const boost::json::object& summary, const std::vector<boost::json::object>& records);
+  Result<void> RecordRun(const RunSummary& summary, const std::vector<boost::json::object>& records);
 
   // The run to compare `current_run_id` with. `which` is "last" (the newest
   // other whole run of `suite_id`, by started_at: a run whose summary has a
@@ -121,7 +122,7 @@ class History {
   // The newest `limit` whole runs (no shard runs) of `suite_id`, oldest first.
   // The summary of run `run_id`, whatever its suite; nullopt when the
   // history has no such run.
-  Result<std::optional<boost::json::object>> FindRun(std::string_view run_id);
+  Result<std::optional<RunSummary>> FindRun(std::string_view run_id);
 
   // Makes `run_id` its suite's pinned baseline (replacing the one before);
   // returns the suite's id. A run not in the history is CONFIG_INVALID

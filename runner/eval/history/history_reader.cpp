@@ -50,7 +50,7 @@ RunRow RunAt(const sql::Table& rows, std::size_t r) {
                 rows.TextAt(r, 3),
                 rows.TextAt(r, 4),
                 OptionalText(rows, r, 5),
-                ParseObject(rows.TextAt(r, 6)),
+                RunSummary::FromJson(ParseObject(rows.TextAt(r, 6))),
                 ModelsAt(rows, r, 7)};
 }
 

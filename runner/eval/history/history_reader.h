@@ -32,7 +32,7 @@ struct RunRow {
   std::string finished_at;
   std::string status;
   std::optional<std::string> git_ref;
-  boost::json::object summary;
+  RunSummary summary;
   std::vector<std::string> models = {};  // the models its cases were answered by
 };
 

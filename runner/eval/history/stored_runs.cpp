@@ -20,11 +20,10 @@ Result<StoredRun> LoadStoredRun(const std::string& from, const fs::path& history
       return Fail(ErrorCode::kConfigInvalid,
                   "\"" + from + "\" is neither a run folder nor a run in " + history_file.string());
     }
-    const boost::json::value* out = (*found)->if_contains("out");
-    if (out == nullptr || !out->is_string()) {
+    if ((*found)->out.empty()) {
       return Fail(ErrorCode::kConfigInvalid, "run " + from + " does not say where its results are; give its folder");
     }
-    run.folder = std::string(out->as_string());
+    run.folder = (*found)->out;
   }
   auto meta = ReadRunMeta(run.folder / "run.json");
   if (!meta) return std::unexpected(std::move(meta.error()));

@@ -19,7 +19,7 @@ namespace skillrunner::eval {
 // `trend` is History::Trend's answer (oldest first); it may be empty. The
 // trend lines end with this run: `summary` is added as the newest point, and
 // replaces a point of `trend` with the same run id (a resumed run).
-std::string HtmlReport(const boost::json::object& summary, const std::vector<boost::json::object>& records,
+std::string HtmlReport(const RunSummary& summary, const std::vector<boost::json::object>& records,
                        const std::vector<TrendPoint>& trend);
 
 }  // namespace skillrunner::eval

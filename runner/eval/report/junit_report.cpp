@@ -123,7 +123,7 @@ std::string TestCase(const json::object& json, Counts& counts) {
   } else {
     // A provider or handler error, a timeout: the case could not be judged.
     counts.errors++;
-    body = ErrorElement(report::ObjectAt(&json, "error"), "ERROR");
+    body = ErrorElement(ErrorOf(json), "ERROR");
   }
   return xml + ">\n" + body + "    </testcase>\n";
 }
@@ -137,12 +137,10 @@ std::string Counted(const Counts& counts) {
 // Records grouped by skill (skills of the summary included even without a
 // record), each group in case order: results.jsonl is in completion order,
 // which differs between runs.
-std::map<std::string, std::vector<const json::object*>> BySkill(const json::object& summary,
+std::map<std::string, std::vector<const json::object*>> BySkill(const RunSummary& summary,
                                                                 const std::vector<json::object>& records) {
   std::map<std::string, std::vector<const json::object*>> groups;
-  if (const json::object* skills = report::ObjectAt(&summary, "skills")) {
-    for (const auto& entry : *skills) groups[std::string(entry.key())];
-  }
+  for (const auto& entry : summary.skills) groups[entry.first];
   for (const json::object& record : records) {
     groups[SkillLabel(record)].push_back(&record);
   }
@@ -157,9 +155,9 @@ std::map<std::string, std::vector<const json::object*>> BySkill(const json::obje
 
 }  // namespace
 
-std::string JunitXml(const json::object& summary, const std::vector<json::object>& records) {
-  std::string_view run_id = TextAt(&summary, "run_id");
-  std::string_view suite = TextAt(&summary, "suite");
+std::string JunitXml(const RunSummary& summary, const std::vector<json::object>& records) {
+  std::string_view run_id = summary.run_id;
+  std::string_view suite = summary.suite;
   std::string properties = "    <properties>\n      <property" + Attribute("name", "run_id") +
                            Attribute("value", run_id) + "/>\n      <property" + Attribute("name", "suite") +
                            Attribute("value", suite) + "/>\n    </properties>\n";
@@ -179,9 +177,7 @@ std::string JunitXml(const json::object& summary, const std::vector<json::object
   }
   // The suite's wall time, when known, is more honest than the sum of cases
   // that ran concurrently.
-  if (std::optional<double> ms = report::NumberAt(&summary, "duration_ms")) {
-    total.seconds = *ms / 1000.0;
-  }
+  if (summary.duration_ms > 0) total.seconds = static_cast<double>(summary.duration_ms) / 1000.0;
   return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites" + Attribute("name", suite) + Counted(total) + ">\n" +
          suites + "</testsuites>\n";
 }

@@ -13,8 +13,10 @@
 #include <string>
 #include <vector>
 
+#include "runner/eval/records/run_summary.h"
+
 namespace skillrunner::eval {
 
-std::string JunitXml(const boost::json::object& summary, const std::vector<boost::json::object>& records);
+std::string JunitXml(const RunSummary& summary, const std::vector<boost::json::object>& records);
 
 }  // namespace skillrunner::eval

@@ -28,6 +28,7 @@
 #include "runner/eval/thresholds.h"
 #include "services/common/utf8.h"
 #include "tests/runner/eval/report_test_records.h"
+#include "tests/runner/eval/summary_json.h"
 #include "tests/runner/eval/thresholds_fixture.h"
 #include "tests/support/fake_clock.h"
 #include "tests/support/run_awaitable.h"
@@ -96,7 +97,7 @@ TEST(EvalGateJudgeErrorTest, IsAJudgeErrorEverywhereNotAnInvocationError) {
   EXPECT_EQ(OutcomeOf(gate), CaseOutcome::kJudgeError);
   EXPECT_EQ(OutcomeOf(testing::ErrorRecord("s", "c2")), CaseOutcome::kError);
 
-  json::object summary = BuildSummary(Header(), {gate, PassRecord("s", "c2"), testing::ErrorRecord("s", "c3")});
+  json::object summary = SummaryJson(Header(), {gate, PassRecord("s", "c2"), testing::ErrorRecord("s", "c3")});
   const json::object& s = summary.at("skills").at("s").as_object();
   EXPECT_EQ(s.at("judge_errors"), 1);
   EXPECT_EQ(s.at("schema_compliance"), 0.5);  // 1 valid of 2: the gate's judge error is in neither part
@@ -127,7 +128,7 @@ TEST_F(EvalFailClosedTest, ManyJudgeErrorsAndAFewPassesAreABreachNotAGreenNight)
   std::vector<json::object> records;
   for (int i = 0; i < 95; ++i) records.push_back(EvalJudgeError("j" + std::to_string(i)));
   for (int i = 0; i < 5; ++i) records.push_back(Judged("p" + std::to_string(i), true, "pass", "pass"));
-  json::object summary = BuildSummary(Header(), records);
+  json::object summary = SummaryJson(Header(), records);
   const json::object& s = summary.at("skills").at("s").as_object();
   EXPECT_EQ(s.at("rubric_pass_rate"), 1.0);
   EXPECT_EQ(s.at("judge_errors"), 95);
@@ -155,7 +156,7 @@ TEST_F(EvalFailClosedTest, APassWithAnIndeterminateCountedCriterionIsLeftOutOfTh
   };
   SummaryHeader header = Header();
   header.counted_criteria["s"] = {"a"};
-  json::object summary = BuildSummary(header, records);
+  json::object summary = SummaryJson(header, records);
   const json::object& s = summary.at("skills").at("s").as_object();
   EXPECT_EQ(s.at("judged"), 5);
   EXPECT_EQ(s.at("decided"), 3);
@@ -166,7 +167,7 @@ TEST_F(EvalFailClosedTest, APassWithAnIndeterminateCountedCriterionIsLeftOutOfTh
   EXPECT_EQ(s.at("criteria").at("b").at("counted"), false);
   // Every criterion counts when the header does not say otherwise: case 5 is
   // then undecided too.
-  EXPECT_EQ(BuildSummary(Header(), records).at("skills").at("s").at("indeterminate"), 3);
+  EXPECT_EQ(SummaryJson(Header(), records).at("skills").at("s").at("indeterminate"), 3);
 
   EXPECT_TRUE(Messages(summary).empty());  // max_indeterminate_rate: unchecked unless set
   entry_.thresholds.max_indeterminate_rate = 0.25;
@@ -330,10 +331,11 @@ TEST_F(EvalFailClosedTest, TheSkillRateRegressionGateIgnoresADropThatComesOnlyFr
     r["rejudges"] = json::array{json::parse(Verdict(true, "pass", b_fails ? "pass" : "fail"))};
     records.push_back(std::move(r));
   }
-  json::object summary = BuildSummary(Header(), records);
+  json::object summary = SummaryJson(Header(), records);
   ASSERT_EQ(summary.at("skills").at("s").at("criteria").at("b").at("unstable"), true);
   ASSERT_EQ(summary.at("skills").at("s").at("rubric_pass_rate"), 0.5);
-  BaselineRun baseline{"r0", "", ParseObject(R"({"skills": {"s": {"rubric_pass_rate": 1.0}}})"), {}, {}};
+  BaselineRun baseline{
+      "r0", "", RunSummary::FromJson(ParseObject(R"({"skills": {"s": {"rubric_pass_rate": 1.0}}})")), {}, {}};
   for (int i = 0; i < 40; ++i) {
     baseline.outcomes["s/" + std::to_string(i)] = CaseOutcome::kPass;
     baseline.verdicts["s/" + std::to_string(i)] = {{"a", "pass"}, {"b", "pass"}};
@@ -358,7 +360,7 @@ TEST_F(EvalFailClosedTest, TheSkillRateRegressionGateIgnoresADropThatComesOnlyFr
     // a agrees with itself, b does not
     records[static_cast<std::size_t>(i)]["rejudges"] = json::array{json::parse(Verdict(false, "fail", "pass"))};
   }
-  summary = BuildSummary(Header(), records);
+  summary = SummaryJson(Header(), records);
   summary["baseline"] = CompareWithBaseline(summary, records, baseline);
   EXPECT_EQ(summary.at("baseline").at("skills").at("s").at("rubric_pass_rate_stable_delta"), -0.25);
   EXPECT_EQ(Messages(summary),

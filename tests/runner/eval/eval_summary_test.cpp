@@ -7,6 +7,7 @@
 #include "runner/eval/records/case_outcome.h"
 #include "runner/eval/summary.h"
 #include "runner/eval/thresholds.h"
+#include "tests/runner/eval/summary_json.h"
 #include "tests/runner/eval/thresholds_fixture.h"
 
 namespace skillrunner::eval {
@@ -50,7 +51,7 @@ SummaryHeader Header() {
 }
 
 TEST(EvalSummaryTest, CountsEveryOutcomeApartAndKeepsJudgeErrorsOutOfPassRates) {
-  json::object summary = BuildSummary(Header(), Records());
+  json::object summary = SummaryJson(Header(), Records());
   const json::object& s = summary.at("skills").at("s").as_object();
   EXPECT_EQ(s.at("cases"), 4);
   EXPECT_EQ(s.at("schema_compliance"), 0.75);
@@ -93,7 +94,7 @@ TEST(EvalSummaryTest, RefusedCasesAreCountedApartAndMaxRefusalRateBoundsThem) {
   EXPECT_EQ(OutcomeOf(records[4]), CaseOutcome::kRefused);
   EXPECT_EQ(OutcomeOf(records[5]), CaseOutcome::kRefused);
   EXPECT_EQ(CaseOutcomeName(CaseOutcome::kRefused), "refused");
-  json::object summary = BuildSummary(Header(), records);
+  json::object summary = SummaryJson(Header(), records);
   const json::object& s = summary.at("skills").at("s").as_object();
   EXPECT_EQ(s.at("cases"), 6);
   EXPECT_EQ(s.at("refused"), 2);
@@ -119,7 +120,7 @@ TEST(EvalSummaryTest, RejudgesGiveAgreementAndFlagUnstableCriteria) {
       Record(R"({"skill":"s","case":"2","result":)" + Ok(1, 0, 1) + R"(,"review":)" + Verdict(true, "pass", "pass") +
              R"(,"rejudges":[)" + Verdict(true, "pass", "pass") + R"(,{"judge_error":{"code":"JUDGE_ERROR"}}]})"),
   };
-  json::object summary = BuildSummary(Header(), records);
+  json::object summary = SummaryJson(Header(), records);
   const json::object& criteria = summary.at("skills").at("s").at("criteria").as_object();
   EXPECT_EQ(criteria.at("a").at("agreement"), 1.0);
   EXPECT_EQ(criteria.at("a").at("unstable"), false);
@@ -139,7 +140,7 @@ class EvalThresholdsTest : public ThresholdsFixture {
 };
 
 TEST_F(EvalThresholdsTest, EveryRateBelowItsMinimumIsABreach) {
-  json::object summary = BuildSummary(Header(), Records());
+  json::object summary = SummaryJson(Header(), Records());
   EXPECT_EQ(Messages(summary), (std::vector<std::string>{
                                    "s: schema compliance 0.750 is below the minimum 0.980",
                                    "s: rubric pass rate 0.500 is below the minimum 0.900",
@@ -161,7 +162,7 @@ TEST_F(EvalThresholdsTest, ABrokenJudgeIsABreachNotAPass) {
       Record(R"({"skill":"s","case":"2","result":)" + Ok(1, 0, 1) + R"(,"judge_error":{"code":"JUDGE_ERROR"}})"),
   };
   EXPECT_EQ(
-      Messages(BuildSummary(Header(), records)),
+      Messages(SummaryJson(Header(), records)),
       (std::vector<std::string>{"s: rubric pass rate could not be measured: no case was judged (2 judge error(s))",
                                 "s: judge error rate 1.000 is above the maximum 0.000 (2 judge error(s) in 2 "
                                 "case(s) sent to the judge)"}));

@@ -48,7 +48,8 @@ TEST_P(HistoryDialectTest, MigrationsMakeTheSchemaOnceAndAgainChangeNothing) {
   ASSERT_NE(Open(), nullptr);
   auto again = Open();
   ASSERT_NE(again, nullptr);
-  auto recorded = again->RecordRun(Summary("r1", "2025-01-01T02:00:00Z"), {PassRecord("extract", "c1")});
+  auto recorded = again->RecordRun(eval::RunSummary::FromJson(Summary("r1", "2025-01-01T02:00:00Z")),
+                                   {PassRecord("extract", "c1")});
   ASSERT_TRUE(recorded.has_value()) << recorded.error().message;
   auto reader = HistoryReader::Open(location_);
   ASSERT_TRUE(reader.has_value()) << reader.error().message;
@@ -60,10 +61,19 @@ TEST_P(HistoryDialectTest, MigrationsMakeTheSchemaOnceAndAgainChangeNothing) {
 TEST_P(HistoryDialectTest, BaselinesPinsTrendsAndBatchesReadBackWhatWasWritten) {
   auto history = Open();
   ASSERT_NE(history, nullptr);
-  ASSERT_TRUE(history->RecordRun(Summary("r1", "2025-01-01T02:00:00Z"), {PassRecord("extract", "c1", 2)}).has_value());
-  ASSERT_TRUE(history->RecordRun(Summary("r2", "2025-01-02T02:00:00Z"), {FailRecord("extract", "c1", 2)}).has_value());
+  ASSERT_TRUE(history
+                  ->RecordRun(eval::RunSummary::FromJson(Summary("r1", "2025-01-01T02:00:00Z")),
+                              {PassRecord("extract", "c1", 2)})
+                  .has_value());
+  ASSERT_TRUE(history
+                  ->RecordRun(eval::RunSummary::FromJson(Summary("r2", "2025-01-02T02:00:00Z")),
+                              {FailRecord("extract", "c1", 2)})
+                  .has_value());
   // Recording a run id again replaces it.
-  ASSERT_TRUE(history->RecordRun(Summary("r2", "2025-01-02T02:00:00Z"), {FailRecord("extract", "c1", 2)}).has_value());
+  ASSERT_TRUE(history
+                  ->RecordRun(eval::RunSummary::FromJson(Summary("r2", "2025-01-02T02:00:00Z")),
+                              {FailRecord("extract", "c1", 2)})
+                  .has_value());
   auto last = history->LoadBaseline("nightly", "last", "r2");
   ASSERT_TRUE(last.has_value() && last->has_value()) << (last ? "" : last.error().message);
   EXPECT_EQ((*last)->run_id, "r1");
@@ -78,7 +88,7 @@ TEST_P(HistoryDialectTest, BaselinesPinsTrendsAndBatchesReadBackWhatWasWritten) 
   auto trend = history->Trend("nightly", 10);
   ASSERT_TRUE(trend.has_value());
   ASSERT_EQ(trend->size(), 2u);
-  EXPECT_EQ(trend->back().summary.at("git_ref"), "abc");
+  EXPECT_EQ(trend->back().summary.git_ref, "abc");
   HistoryBatch batch{"openai", 1, "batch_1", false, "2025-01-02T02:00:00Z"};
   ASSERT_TRUE(history->RecordBatch("r2", batch).has_value());
   ASSERT_TRUE(history->RecordBatch("r2", batch).has_value());
@@ -93,8 +103,14 @@ TEST_P(HistoryDialectTest, BaselinesPinsTrendsAndBatchesReadBackWhatWasWritten) 
 TEST_P(HistoryDialectTest, TheViewersReaderSeesRunsRecordsAndCasesAcrossRuns) {
   auto history = Open();
   ASSERT_NE(history, nullptr);
-  ASSERT_TRUE(history->RecordRun(Summary("r1", "2025-01-01T02:00:00Z"), {PassRecord("extract", "c1")}).has_value());
-  ASSERT_TRUE(history->RecordRun(Summary("r2", "2025-01-02T02:00:00Z"), {FailRecord("extract", "c1")}).has_value());
+  ASSERT_TRUE(
+      history
+          ->RecordRun(eval::RunSummary::FromJson(Summary("r1", "2025-01-01T02:00:00Z")), {PassRecord("extract", "c1")})
+          .has_value());
+  ASSERT_TRUE(
+      history
+          ->RecordRun(eval::RunSummary::FromJson(Summary("r2", "2025-01-02T02:00:00Z")), {FailRecord("extract", "c1")})
+          .has_value());
   auto reader = HistoryReader::Open(location_);
   ASSERT_TRUE(reader.has_value()) << reader.error().message;
   auto suites = (*reader)->Suites();

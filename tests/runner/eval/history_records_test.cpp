@@ -34,7 +34,7 @@ class HistoryRecordsTest : public ::testing::Test {
   void RecordRun(const json::object& summary, const std::vector<json::object>& records) {
     auto history = History::Open(file_);
     ASSERT_TRUE(history.has_value()) << history.error().message;
-    auto recorded = (*history)->RecordRun(summary, records);
+    auto recorded = (*history)->RecordRun(eval::RunSummary::FromJson(summary), records);
     ASSERT_TRUE(recorded.has_value()) << recorded.error().message;
   }
   std::unique_ptr<HistoryReader> Reader() {

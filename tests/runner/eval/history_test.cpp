@@ -28,7 +28,7 @@ class HistoryTest : public ::testing::Test {
     return history ? std::move(*history) : nullptr;
   }
   void Record(History& history, const json::object& summary, const std::vector<json::object>& records = {}) {
-    auto recorded = history.RecordRun(summary, records);
+    auto recorded = history.RecordRun(eval::RunSummary::FromJson(summary), records);
     ASSERT_TRUE(recorded.has_value()) << recorded.error().message;
   }
 
@@ -47,7 +47,7 @@ TEST_F(HistoryTest, LastBaselineIsTheNewestOtherRunOfTheSuite) {
   ASSERT_TRUE(from_newer->has_value());
   EXPECT_EQ((*from_newer)->run_id, "r1");
   EXPECT_EQ((*from_newer)->started_at, "2025-01-01T02:00:00Z");
-  EXPECT_EQ((*from_newer)->summary, Summary("r1", "2025-01-01T02:00:00Z"));
+  EXPECT_EQ((*from_newer)->summary.ToJson(), RunSummary::FromJson(Summary("r1", "2025-01-01T02:00:00Z")).ToJson());
   EXPECT_EQ((*from_newer)->outcomes, (std::map<std::string, CaseOutcome>{{"extract/c1", CaseOutcome::kPass}}));
 
   // "Other" means any other run, even one that started later.
@@ -72,7 +72,7 @@ TEST_F(HistoryTest, ExplicitRunIdLoadsThatRun) {
   auto baseline = history->LoadBaseline("nightly", "r1", "r3");
   ASSERT_TRUE(baseline.has_value() && baseline->has_value());
   EXPECT_EQ((*baseline)->run_id, "r1");
-  EXPECT_EQ((*baseline)->summary.at("skills").at("extract").at("rubric_pass_rate"), 0.5);
+  EXPECT_EQ((*baseline)->summary.Skill("extract")->rubric_pass_rate, 0.5);
 }
 
 TEST_F(HistoryTest, UnknownExplicitRunIdIsAnErrorThatNamesIt) {
@@ -108,7 +108,9 @@ TEST_F(HistoryTest, TrendReturnsTheNewestRunsOldestFirst) {
   for (const TrendPoint& point : *trend) ids.push_back(point.run_id);
   EXPECT_EQ(ids, (std::vector<std::string>{"r2", "r3", "r4"}));
   EXPECT_EQ(trend->front().started_at, "2025-01-02T02:00:00Z");
-  EXPECT_EQ(trend->front().summary, Summary("r2", "2025-01-02T02:00:00Z"));
+  // The summary as recorded, read back as the type.
+  EXPECT_EQ(trend->front().summary.ToJson(), RunSummary::FromJson(Summary("r2", "2025-01-02T02:00:00Z")).ToJson());
+  EXPECT_EQ(trend->front().summary.Skill("extract")->rubric_pass_rate, 0.9);
 
   auto all = history->Trend("nightly", 100);
   ASSERT_TRUE(all.has_value());
@@ -126,7 +128,7 @@ TEST_F(HistoryTest, RecordingARunIdAgainReplacesIt) {
 
   auto baseline = history->LoadBaseline("nightly", "r1", "r2");
   ASSERT_TRUE(baseline.has_value() && baseline->has_value());
-  EXPECT_EQ((*baseline)->summary.at("skills").at("extract").at("rubric_pass_rate"), 0.5);
+  EXPECT_EQ((*baseline)->summary.Skill("extract")->rubric_pass_rate, 0.5);
   EXPECT_EQ((*baseline)->outcomes, (std::map<std::string, CaseOutcome>{{"extract/c1", CaseOutcome::kFail},
                                                                        {"extract/c3", CaseOutcome::kPass}}));
   EXPECT_EQ(history->Trend("nightly", 10)->size(), 1u);
@@ -183,7 +185,7 @@ TEST_F(HistoryTest, FolderThatDoesNotExistIsAClearError) {
 
 TEST_F(HistoryTest, SummaryWithoutRunIdIsRefused) {
   auto history = OpenHistory();
-  auto recorded = history->RecordRun(ParseObject(R"({"suite": "nightly"})"), {});
+  auto recorded = history->RecordRun(eval::RunSummary::FromJson(ParseObject(R"({"suite": "nightly"})")), {});
   ASSERT_FALSE(recorded.has_value());
   EXPECT_EQ(recorded.error().code, ErrorCode::kInternal);
   EXPECT_EQ(recorded.error().message,
@@ -308,8 +310,9 @@ TEST_F(HistoryTest, TwoWritersOnOneFileBothSucceed) {
     if (!history) return errors->push_back(history.error().message);
     for (int i = 0; i < 20; ++i) {
       std::string id = prefix + std::to_string(i);
-      auto recorded = (*history)->RecordRun(Summary(id, "2025-01-01T00:00:" + std::to_string(10 + i) + "Z"),
-                                            {PassRecord("extract", "c1"), FailRecord("extract", "c2")});
+      auto recorded = (*history)->RecordRun(
+          eval::RunSummary::FromJson(Summary(id, "2025-01-01T00:00:" + std::to_string(10 + i) + "Z")),
+          {PassRecord("extract", "c1"), FailRecord("extract", "c2")});
       if (!recorded) errors->push_back(recorded.error().message);
     }
   };

@@ -4,6 +4,7 @@
 
 #include "runner/eval/regression.h"
 #include "tests/runner/eval/report_test_records.h"
+#include "tests/runner/eval/summary_json.h"
 #include "tests/support/temp_tree.h"
 
 namespace skillrunner::eval {
@@ -49,7 +50,8 @@ std::vector<TrendPoint> Trend() {
   for (auto [id, pass, compliance] :
        {std::tuple{"r1", 0.9, 1.0}, std::tuple{"r2", 0.95, 0.99}, std::tuple{"2025-01-02-ab12", 0.8, 0.98}}) {
     json::object skills{{"extract", json::object{{"rubric_pass_rate", pass}, {"schema_compliance", compliance}}}};
-    trend.push_back({id, "2025-01-0" + std::to_string(trend.size()) + "T02:00:00Z", json::object{{"skills", skills}}});
+    trend.push_back({id, "2025-01-0" + std::to_string(trend.size()) + "T02:00:00Z",
+                     RunSummary::FromJson(json::object{{"skills", skills}})});
   }
   return trend;
 }
@@ -58,10 +60,10 @@ json::object WithBaseline(json::object summary, const std::vector<json::object>&
   BaselineRun baseline{
       "r2",
       "2025-01-01T02:00:00Z",
-      ParseObject(R"({"skills": {"extract": {"schema_compliance": 1,
+      RunSummary::FromJson(ParseObject(R"({"skills": {"extract": {"schema_compliance": 1,
                                        "rubric_pass_rate": 0.95, "first_try_rate": 0.9, "input_tokens": 1000,
                                        "latency_ms": {"p50": 100, "p95": 900}, "criteria": {
-                                       "faithful": {"pass_rate": 0.9}, "complete": {"pass_rate": 1}}}}})"),
+                                       "faithful": {"pass_rate": 0.9}, "complete": {"pass_rate": 1}}}}})")),
       {{"extract/c1", CaseOutcome::kPass}, {"extract/c2", CaseOutcome::kPass}, {"extract/c3", CaseOutcome::kPass}},
       {}};
   summary["baseline"] = CompareWithBaseline(summary, records, baseline);
@@ -189,7 +191,7 @@ TEST_F(HtmlReportTest, DrawsACostPerCaseHistogramForPricedSkills) {
 // design.md §9.5: the report says which changes are real and which are noise.
 TEST_F(HtmlReportTest, SaysWhichDropsAreSignificantAndWhichAreNoise) {
   std::vector<json::object> records;
-  BaselineRun baseline{"r2", "2025-01-01T02:00:00Z", ParseObject(R"({"skills": {}})"), {}, {}};
+  BaselineRun baseline{"r2", "2025-01-01T02:00:00Z", RunSummary::FromJson(ParseObject(R"({"skills": {}})")), {}, {}};
   for (int i = 0; i < 50; ++i) {
     const std::string id = "c" + std::to_string(i);
     baseline.outcomes["extract/" + id] = i < 45 ? CaseOutcome::kPass : CaseOutcome::kFail;
@@ -326,7 +328,7 @@ TEST_F(HtmlReportTest, DrawsTrendLinesOverPastRunsEndingWithThisRun) {
 }
 
 TEST_F(HtmlReportTest, OddOrEmptyInputStillRenders) {
-  EXPECT_EQ(Check(HtmlReport({}, {}, {})), testing::kHtmlClean);
+  EXPECT_EQ(Check(HtmlReport(RunSummary{}, {}, {})), testing::kHtmlClean);
   EXPECT_TRUE(Shows("Eval report: — — Run — Suite — Started —")) << text_;
   std::vector<json::object> odd{json::object(),
                                 ParseObject(R"({"skill": 1, "case": [], "error": {"code": 5, "attempts": "many"}})"),

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/runner/eval/report_test_records.h"
+#include "tests/runner/eval/summary_json.h"
 #include "tests/support/temp_tree.h"
 
 namespace skillrunner::eval {

@@ -1,8 +1,10 @@
 // design.md §12.3: a case record is read by its keys in runner/eval/records only (CaseRecord's parse and
 // serialize, record_fields.h's accessors); the run loop, the summary, the history, the reports and the
-// viewer ask those. This test reads every source file of runner/eval (records excepted) and runner/view
-// and names each line that reads or writes a record's member by its key, as those files used to:
-// TextAt(&record, "case"), record.if_contains("review"), record["expected_match"] = ...
+// viewer ask those. A run's summary likewise: RunSummary (runner/eval/records/run_summary.h) is its one
+// parse and serialize, and no file outside records holds a summary as JSON or reads one by its keys. This test reads
+// every source file of runner/eval (records excepted) and runner/view and names each line that reads or writes a
+// record's member by its key, as those files used to: TextAt(&record, "case"), record.if_contains("review"),
+// record["expected_match"] = ...
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -19,7 +21,13 @@ namespace fs = std::filesystem;
 const std::regex kKeyRead(
     R"re((TextAt|ObjectAt|ArrayAt|NumberAt|IntAt)\(&(record|r|stored)\b, "|\b(record|r|stored)(\.|->)(if_contains|contains|at)\("|\brecord\[")re");
 
-std::vector<std::string> KeyReadsUnder(const fs::path& root, const fs::path& except) {
+// A summary held as JSON (`json::object summary`), or read by its keys: summary.at("status"),
+// TextAt(&summary, "run_id"), ObjectAt(&run.summary, "totals"), summary["baseline"].
+const std::regex kSummaryRead(
+    R"re(json::object&? summary\b|\bsummary(\.|->)(if_contains|contains|at)\("|\bsummary\["|At\(&?(\w+(\.|->))?summary\b, ")re");
+
+std::vector<std::string> KeyReadsUnder(const fs::path& root, const fs::path& except,
+                                       const std::regex& pattern = kKeyRead) {
   std::vector<std::string> found;
   for (const auto& entry : fs::recursive_directory_iterator(root)) {
     const fs::path& file = entry.path();
@@ -29,7 +37,7 @@ std::vector<std::string> KeyReadsUnder(const fs::path& root, const fs::path& exc
     int number = 0;
     for (std::string line; std::getline(in, line);) {
       ++number;
-      if (std::regex_search(line, kKeyRead)) {
+      if (std::regex_search(line, pattern)) {
         found.push_back(file.lexically_relative(SKILLRUNNER_SOURCE_DIR).string() + ":" + std::to_string(number) + ": " +
                         line);
       }
@@ -43,6 +51,22 @@ TEST(RecordKeysTest, NoFileOutsideRecordsReadsACaseRecordByItsKeys) {
   std::vector<std::string> found = KeyReadsUnder(source / "runner" / "eval", source / "runner" / "eval" / "records");
   for (std::string& line : KeyReadsUnder(source / "runner" / "view", {})) found.push_back(std::move(line));
   EXPECT_EQ(found, std::vector<std::string>{}) << "read it through CaseRecord or record_fields.h instead";
+}
+
+TEST(RecordKeysTest, NoFileOutsideRecordsHoldsOrReadsASummaryAsJson) {
+  const fs::path source(SKILLRUNNER_SOURCE_DIR);
+  const fs::path records = source / "runner" / "eval" / "records";
+  std::vector<std::string> found = KeyReadsUnder(source / "runner" / "eval", records, kSummaryRead);
+  for (std::string& line : KeyReadsUnder(source / "runner" / "view", {}, kSummaryRead))
+    found.push_back(std::move(line));
+  EXPECT_EQ(found, std::vector<std::string>{}) << "read it through RunSummary instead";
+  for (const char* line :
+       {R"(  const json::object* totals = ObjectAt(&summary, "totals");)", R"(  summary["baseline"] = comparison;)",
+        R"(std::string Header(const json::object& summary) {)", R"(  ArrayAt(&run.summary, "versions"))",
+        R"(  for (const auto& b : summary.at("breaches").as_array()) {)"}) {
+    EXPECT_TRUE(std::regex_search(line, kSummaryRead)) << line;
+  }
+  EXPECT_FALSE(std::regex_search(std::string(R"(  for (const Breach& breach : summary.breaches) {)"), kSummaryRead));
 }
 
 TEST(RecordKeysTest, TheCheckFindsTheFormsItLooksFor) {

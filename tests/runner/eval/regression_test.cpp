@@ -4,6 +4,7 @@
 
 #include "services/common/json_text.h"
 #include "tests/runner/eval/report_test_records.h"
+#include "tests/runner/eval/summary_json.h"
 
 namespace skillrunner::eval {
 namespace {
@@ -27,9 +28,9 @@ TEST(RegressionTest, DeltasAreCurrentMinusBaselineAndNullWhereEitherSideIsMissin
     "summarise": {"schema_compliance": 1, "rubric_pass_rate": null}}})");
   BaselineRun baseline{"r1",
                        "2025-01-01T02:00:00Z",
-                       ParseObject(R"({"run_id": "r1", "skills": {
+                       RunSummary::FromJson(ParseObject(R"({"run_id": "r1", "skills": {
     "extract": {"schema_compliance": 0.8, "rubric_pass_rate": 0.9,
-                "criteria": {"faithful": {"pass_rate": 0.5}, "complete": {"pass_rate": 0.5}}}}})"),
+                "criteria": {"faithful": {"pass_rate": 0.5}, "complete": {"pass_rate": 0.5}}}}})")),
                        {},
                        {}};
 
@@ -85,7 +86,7 @@ TEST(RegressionTest, FlippedListsPassedCasesThatNowFailOrErrorSorted) {
       FailRecord("extract", "c1"),                                         // pass -> fail
   };
 
-  json::object comparison = CompareWithBaseline({}, records, baseline);
+  json::object comparison = CompareWithBaseline(json::object{}, records, baseline);
 
   EXPECT_EQ(CompactJson(comparison.at("flipped")),
             R"([{"skill":"extract","case":"c1","from":"pass","to":"fail"},)"
@@ -97,7 +98,7 @@ TEST(RegressionTest, FlippedListsPassedCasesThatNowFailOrErrorSorted) {
 TEST(RegressionTest, OddInputGivesNullsNotACrash) {
   json::object summary = ParseObject(R"({"skills": {"a": 7, "b": {"schema_compliance": "high",
     "criteria": [1]}, "c": {"criteria": {"x": null}}}})");
-  BaselineRun baseline{"r0", "", ParseObject(R"({"skills": []})"), {}, {}};
+  BaselineRun baseline{"r0", "", RunSummary::FromJson(ParseObject(R"({"skills": []})")), {}, {}};
   json::object comparison = CompareWithBaseline(summary, {ParseObject(R"({"skill": 3})"), json::object()}, baseline);
   const std::string kNullDeltas = R"("first_try_rate_delta":null,"retry_rate_delta":null,"expected_match_delta":null,)"
                                   R"("input_tokens_delta":null,"output_tokens_delta":null,"cost_usd_delta":null,)"

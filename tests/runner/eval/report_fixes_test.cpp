@@ -9,6 +9,7 @@
 #include "runner/eval/report/html_charts.h"
 #include "runner/eval/report/report_markup.h"
 #include "runner/eval/summary.h"
+#include "tests/runner/eval/summary_json.h"
 
 namespace skillrunner::eval {
 namespace {
@@ -62,7 +63,7 @@ TEST(ReportFixesTest, AReviewGatesJudgeTokensAndCostAreJudgeTokensAndCost) {
                             .as_object();
   SummaryHeader header;
   header.skills = {"s"};
-  json::object summary = BuildSummary(header, {record});
+  json::object summary = SummaryJson(header, {record});
   const json::object& s = summary.at("skills").at("s").as_object();
   EXPECT_EQ(s.at("judge_input_tokens"), 50);
   EXPECT_EQ(s.at("judge_output_tokens"), 5);

@@ -13,6 +13,7 @@
 #include "runner/eval/summary.h"
 #include "runner/stats/statistics.h"
 #include "tests/runner/eval/report_test_records.h"
+#include "tests/runner/eval/summary_json.h"
 #include "tests/runner/eval/thresholds_fixture.h"
 
 namespace skillrunner::eval {
@@ -102,9 +103,10 @@ PairedRun Paired(int baseline_passes, int pass_to_fail, int fail_to_pass) {
     run.records.push_back(now ? PassRecord("s", id) : FailRecord("s", id));
     now_passes += now;
   }
-  run.baseline.summary = json::parse(R"({"skills":{"s":{"schema_compliance":1.0,"rubric_pass_rate":)" +
-                                     std::to_string(baseline_passes / 50.0) + "}}}")
-                             .as_object();
+  run.baseline.summary =
+      RunSummary::FromJson(json::parse(R"({"skills":{"s":{"schema_compliance":1.0,"rubric_pass_rate":)" +
+                                       std::to_string(baseline_passes / 50.0) + "}}}")
+                               .as_object());
   run.summary = json::parse(R"({"skills":{"s":{"cases":50,"schema_compliance":1.0,"rubric_pass_rate":)" +
                             std::to_string(now_passes / 50.0) + "}}}")
                     .as_object();
@@ -268,7 +270,7 @@ TEST_F(CalibrationTest, KappaPerCriterionAndAnUncalibratedCriterionLeftOutOfTheG
   header.suite = "nightly";
   header.skills = {"s"};
   header.min_judge_kappa = 0.6;
-  json::object summary = BuildSummary(header, records);
+  json::object summary = SummaryJson(header, records);
   const json::object& criteria = summary.at("skills").at("s").at("criteria").as_object();
   EXPECT_EQ(criteria.at("a").at("calibration"), json::parse(R"({"labelled":10,"agreement":0.5,"kappa":0.0,
       "confusion":{"judge_pass_human_pass":4,"judge_pass_human_fail":1,"judge_fail_human_pass":4,
@@ -291,7 +293,7 @@ TEST_F(CalibrationTest, KappaPerCriterionAndAnUncalibratedCriterionLeftOutOfTheG
 
   // Without min_judge_kappa: reported, nothing left out.
   header.min_judge_kappa.reset();
-  summary = BuildSummary(header, records);
+  summary = SummaryJson(header, records);
   EXPECT_FALSE(summary.at("skills").at("s").at("criteria").at("a").as_object().contains("uncalibrated"));
   EXPECT_EQ(Messages(summary),
             (std::vector<std::string>{"s: criterion \"a\" pass rate 0.500 is below the minimum 0.800",

@@ -10,6 +10,7 @@
 
 #include "runner/eval/suite.h"
 #include "runner/eval/thresholds.h"
+#include "tests/runner/eval/summary_json.h"
 
 namespace skillrunner::eval {
 

@@ -51,8 +51,11 @@ class ViewApiTest : public ::testing::Test {
                                     {"measure", "case_pass_rate"},
                                     {"kind", "regression"},
                                     {"message", "extract: case pass rate fell"}}};
-    ASSERT_TRUE((*history)->RecordRun(Summary("r1", "2025-01-01T02:00:00Z"), Night(1)).has_value());
-    ASSERT_TRUE((*history)->RecordRun(Summary("r2", "2025-01-02T02:00:00Z", breach), Night(2)).has_value());
+    ASSERT_TRUE(
+        (*history)->RecordRun(eval::RunSummary::FromJson(Summary("r1", "2025-01-01T02:00:00Z")), Night(1)).has_value());
+    ASSERT_TRUE((*history)
+                    ->RecordRun(eval::RunSummary::FromJson(Summary("r2", "2025-01-02T02:00:00Z", breach)), Night(2))
+                    .has_value());
     auto reader = eval::HistoryReader::Open(file_);
     ASSERT_TRUE(reader.has_value()) << reader.error().message;
     reader_ = std::move(*reader);

@@ -49,7 +49,7 @@ class ViewCliTest : public ::testing::Test {
                            {"breaches", json::array()}};
       json::object record = night == 1 ? testing::PassRecord("extract", "c1") : testing::FailRecord("extract", "c1");
       record["result"].as_object()["output"] = json::object{{"name", "<script>alert(1)</script>"}};
-      ASSERT_TRUE((*history)->RecordRun(summary, {record}).has_value());
+      ASSERT_TRUE((*history)->RecordRun(eval::RunSummary::FromJson(summary), {record}).has_value());
     }
   }
 
