@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "runner/skill_runner.h"
+#include "services/common/clock.h"
 
 namespace skillrunner {
 namespace asio = boost::asio;
@@ -129,7 +130,7 @@ void OnlineReviews::Offer(std::shared_ptr<SkillRunner> runner, std::shared_ptr<c
       return;
     }
     queue.waiting.push_back(
-        Sample{std::move(runner), std::move(registry), &stable, arm, input, output, std::chrono::steady_clock::now()});
+        Sample{std::move(runner), std::move(registry), &stable, arm, input, output, RealClock().Now()});
     if (queue.running >= review.concurrency) return;
     ++queue.running;
   }
@@ -150,7 +151,7 @@ bool OnlineReviews::Next(const std::string& skill, Sample& out) {
     Sample sample = std::move(queue.waiting.front());
     queue.waiting.pop_front();
     const rollout::OnlineReview& review = *sample.stable->rollout->review;
-    const auto now = std::chrono::steady_clock::now();
+    const auto now = RealClock().Now();
     if (now - sample.queued > review.max_wait) {
       ++queue.dropped["expired"];
     } else if (review.max_cost_usd_per_hour && Spent(queue.spent, now) >= *review.max_cost_usd_per_hour) {
@@ -171,7 +172,7 @@ void OnlineReviews::Judged(const std::string& skill, const Sample& sample, const
     Queue& queue = queues_[skill];
     const auto& metrics = verdict ? verdict->metrics : verdict.error().metrics;
     if (metrics.cost_usd) {
-      queue.spent.emplace_back(std::chrono::steady_clock::now(), *metrics.cost_usd);
+      queue.spent.emplace_back(RealClock().Now(), *metrics.cost_usd);
       queue.cost_usd += *metrics.cost_usd;
     }
     if (!verdict) {

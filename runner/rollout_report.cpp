@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "runner/online_review.h"
+#include "services/common/clock.h"
 #include "services/common/iso_time.h"
 #include "services/common/text.h"
 #include "services/common/trace_context.h"
@@ -162,7 +163,7 @@ std::string RolloutPrometheus(const SkillRegistry& registry, rollout::RolloutBoo
 
 telemetry::Span DecisionSpan(const rollout::RolloutEvent& event) {
   const auto now =
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+      std::chrono::duration_cast<std::chrono::nanoseconds>(RealClock().WallNow().time_since_epoch()).count();
   telemetry::Span span;
   span.trace_id = NewTraceId();
   span.span_id = NewSpanId();

@@ -11,7 +11,7 @@
 #include <cstdlib>
 
 #include "runner/cli/serve_command.h"
-#include "runner/server/address.h"
+#include "runner/net/address.h"
 #include "services/common/json_text.h"
 
 namespace skillrunner::cli {
@@ -135,7 +135,7 @@ int Call(const CallOptions& options) {
   asio::io_context io;
   boost::system::error_code ec;
   if (!options.connect.empty()) {
-    auto endpoint = server::ParseListenAddress(options.connect);
+    auto endpoint = net::ParseListenAddress(options.connect);
     if (!endpoint) return Complain(kUsageStatus, "--connect " + endpoint.error().message);
     if (const char* token = std::getenv("SKILLRUNNER_TOKEN"); token && *token) request["auth"] = token;
     asio::ip::tcp::socket socket(io);

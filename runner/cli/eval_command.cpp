@@ -18,6 +18,7 @@
 #include "runner/eval/orchestrate.h"
 #include "runner/eval/records/run_meta.h"
 #include "runner/eval/shard.h"
+#include "services/common/clock.h"
 
 namespace skillrunner::cli {
 namespace json = boost::json;
@@ -92,7 +93,7 @@ void RecordBatchesInHistory(providers::BatchJournal& journal, fs::path history, 
     const auto* adopted = line.if_contains("adopted");
     eval::HistoryBatch batch{text("provider"), round && round->is_int64() ? static_cast<int>(round->as_int64()) : 0,
                              text("batch_id"), adopted && adopted->is_bool() && adopted->as_bool(),
-                             IsoUtc(std::chrono::system_clock::now())};
+                             IsoUtc(RealClock().WallNow())};
     auto opened = eval::History::Open(history);
     auto recorded = opened ? (*opened)->RecordBatch(run_id, batch) : std::unexpected(opened.error());
     if (!recorded) SayToStderr("skillrunner eval: warning: batch " + batch.batch_id + ": " + recorded.error().message);

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "services/common/clock.h"
 #include "services/common/iso_time.h"
 
 namespace skillrunner::cli {
@@ -9,7 +10,7 @@ namespace json = boost::json;
 
 namespace {
 
-std::string Now() { return IsoUtc(std::chrono::system_clock::now()); }
+std::string Now() { return IsoUtc(RealClock().WallNow()); }
 
 const rollout::RolloutSpec* SpecOf(const SkillRegistry& registry, const rollout::RolloutKey& key) {
   const Skill* skill = registry.FindSkill(key.skill);
@@ -56,7 +57,7 @@ void RolloutRecorder::Decision(const rollout::RolloutEvent& event, const SkillRe
 }
 
 void RolloutRecorder::Snapshot(const SkillRegistry& registry, rollout::RolloutBook& book, bool force) {
-  const auto now = std::chrono::steady_clock::now();
+  const auto now = RealClock().Now();
   if (!force && now - last_snapshot_ < kSnapshotEvery) return;
   last_snapshot_ = now;
   for (const auto& skill : registry.skills()) {

@@ -48,8 +48,8 @@ void RaiseOpenFileLimit() {
 
 // The config's tenants with their tokens read from the environment, or the
 // message naming the one whose variable is unset.
-std::expected<std::vector<server::TenantToken>, std::string> TenantTokens(const Config& config) {
-  std::vector<server::TenantToken> tenants;
+Result<std::vector<net::Tenant>> TenantTokens(const Config& config) {
+  std::vector<net::Tenant> tenants;
   for (const auto& [name, tenant] : config.tenants) {
     if (tenant.token_env.empty()) {  // known by its client certificate only
       tenants.push_back({name, "", tenant.tls_subject});
@@ -57,8 +57,8 @@ std::expected<std::vector<server::TenantToken>, std::string> TenantTokens(const 
     }
     const char* token = std::getenv(tenant.token_env.c_str());
     if (token == nullptr || *token == '\0') {
-      return std::unexpected(config.source + ": /tenants/" + name + "/token_env: " + tenant.token_env +
-                             " is not set (the tenant's token)");
+      return Fail(ErrorCode::kConfigInvalid, config.source + ": /tenants/" + name + "/token_env: " + tenant.token_env +
+                                                 " is not set (the tenant's token)");
     }
     tenants.push_back({name, token, tenant.tls_subject});
   }
@@ -220,8 +220,7 @@ std::string AddMcpDoors(server::Server& server, ReloadingHost& host, const Serve
   if (!options.mcp_listen.empty()) {
     mcp::HttpOptions http;
     http.session = McpSessionOptions(server, host, options);
-    http.token = options.server.token;
-    http.tenants = options.server.tenants;
+    http.identity = options.server.identity;
     http.allow_remote = options.server.allow_remote;
     http.max_body_bytes = options.server.limits.max_line_bytes;
     http.max_depth = options.server.limits.max_depth;
@@ -241,7 +240,8 @@ std::string AddMcpDoors(server::Server& server, ReloadingHost& host, const Serve
 
 // The environment's token and the command line's timeouts, into the server's options.
 void ApplyServeOptions(ServeOptions& options) {
-  if (const char* token = std::getenv("SKILLRUNNER_TOKEN")) options.server.token = token;
+  if (const char* token = std::getenv("SKILLRUNNER_TOKEN")) options.server.identity.admin_token = token;
+  options.server.mcp_listen = options.mcp_listen;
   if (options.idle_timeout_ms > 0)
     options.server.limits.idle_timeout = std::chrono::milliseconds(options.idle_timeout_ms);
   if (options.drain_timeout_ms > 0)
@@ -288,14 +288,15 @@ int Serve(const CommonOptions& common, ServeOptions options) {
   const Config& config = host.Current()->registry()->config();
   auto tenants = TenantTokens(config);
   if (!tenants) {
-    std::fprintf(stderr, "skillrunner serve: %s\n", tenants.error().c_str());
+    std::fprintf(stderr, "skillrunner serve: %s\n", tenants.error().message.c_str());
     return kUsageStatus;
   }
   std::map<std::string, state::Quota, std::less<>> quotas;
   for (const auto& [name, tenant] : config.tenants) quotas.emplace(name, tenant.quota);
   state::TenantQuotas tenant_quotas(std::move(quotas), host.shared_state(), RealClock());
-  options.server.tenants = std::move(*tenants);
-  if (!options.server.tenants.empty()) options.server.quotas = &tenant_quotas;
+  options.server.identity.tenants = std::move(*tenants);
+  options.server.identity.admin_subjects = config.tls_admin_subjects;
+  if (!options.server.identity.tenants.empty()) options.server.quotas = &tenant_quotas;
   options.server.shared_state = host.shared_state();
   options.server.tracing = host.tracing();
   server::Server server(io, options.server, host, io_threads.Workers(io));

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "runner/eval/history/history_reader.h"
-#include "runner/server/address.h"
+#include "runner/net/address.h"
 #include "runner/view/view_export.h"
 #include "runner/view/view_server.h"
 #include "services/common/env.h"
@@ -24,7 +24,7 @@ struct ViewOptions {
   std::string token_file;
   std::string export_dir;
   std::size_t runs = 100;
-  server::TlsFiles tls;
+  net::TlsFiles tls;
 };
 
 int Refuse(const std::string& message) {
@@ -56,7 +56,7 @@ int Export(eval::HistoryReader& history, const ViewOptions& options) {
 }
 
 int Serve(std::unique_ptr<eval::HistoryReader> history, const ViewOptions& options) {
-  auto listen = server::ParseListenAddress(options.listen);
+  auto listen = net::ParseListenAddress(options.listen);
   if (!listen) return Refuse("--listen: " + listen.error().message);
   auto token = ReadToken(options);
   if (!token) return Refuse(token.error().message);

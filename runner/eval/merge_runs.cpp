@@ -9,6 +9,7 @@
 #include "runner/eval/orchestrate.h"
 #include "runner/eval/records/case_outcome.h"
 #include "runner/eval/records/results_log.h"
+#include "services/common/clock.h"
 
 namespace skillrunner::eval {
 namespace json = boost::json;
@@ -140,7 +141,7 @@ RunMeta MergedMeta(const std::vector<ShardRun>& shards, const Suite& suite, cons
   bool same_run = std::all_of(shards.begin(), shards.end(),
                               [&](const ShardRun& s) { return s.meta.run_id == shards.front().meta.run_id; });
   RunMeta meta;
-  meta.run_id = same_run ? shards.front().meta.run_id : NewRunId(std::chrono::system_clock::now());
+  meta.run_id = same_run ? shards.front().meta.run_id : NewRunId(RealClock().WallNow());
   meta.suite = suite.id;
   meta.suite_file = fs::absolute(suite_file).lexically_normal().string();
   meta.plan_hash = PlanHash(suite);
@@ -200,8 +201,8 @@ int MergeRuns(const MergeRequest& request, const SuiteLoader& load_suite, const 
   }
   SortRecords(loaded->suite, records);
   if (auto written = WriteRecords(out / "results.jsonl", records); !written) return Failed(say, written.error());
-  SummaryHeader header = MakeSummaryHeader(meta, std::chrono::system_clock::now(),
-                                           loaded->suite.concurrency.value_or(kDefaultConcurrency));
+  SummaryHeader header =
+      MakeSummaryHeader(meta, RealClock().WallNow(), loaded->suite.concurrency.value_or(kDefaultConcurrency));
   header.shard.reset();
   say("skillrunner eval merge: " + std::to_string(records.size()) + " record(s) from " + std::to_string(shards.size()) +
       " shard folder(s) into run " + meta.run_id);

@@ -16,6 +16,7 @@
 #include "runner/eval/history/stored_runs.h"
 #include "runner/eval/records/record_fields.h"
 #include "runner/eval/records/results_log.h"
+#include "services/common/clock.h"
 #include "services/handler/process_runner.h"
 #include "services/handler/process_slots.h"
 
@@ -215,7 +216,7 @@ Result<void> CheckBaselineFirst(const FinishRequest& request, const Suite& suite
 Result<RunMeta> PrepareRunMeta(const RunRequest& request, const Suite& suite) {
   if (request.resume) return ResumedMeta(request, suite);
   RunMeta meta;
-  auto now = std::chrono::system_clock::now();
+  auto now = RealClock().WallNow();
   meta.run_id = request.run_id.empty() ? NewRunId(now) : request.run_id;
   meta.suite = suite.id;
   meta.suite_file = fs::absolute(request.suite_file).lexically_normal().string();
@@ -286,7 +287,7 @@ int ExecuteRun(const LoadedSuite& loaded, const RunRequest& request, const Runne
   if (!stats->cache_misses.empty()) return ReplayMissed(*stats, request.finish, say);
   auto all = ReadResults(request.finish.out / "results.jsonl", false);
   if (!all) return Failed(say, all.error());
-  SummaryHeader header = MakeSummaryHeader(*meta, std::chrono::system_clock::now(), concurrency);
+  SummaryHeader header = MakeSummaryHeader(*meta, RealClock().WallNow(), concurrency);
   int status = FinishEval(suite, std::move(header), std::move(all->records), request.finish, say);
   if (stats->internal_errors > 0) {
     return Failed(say, std::to_string(stats->internal_errors) +

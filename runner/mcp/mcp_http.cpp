@@ -11,7 +11,8 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include "runner/mcp/mcp_http_state.h"
-#include "runner/server/address.h"
+#include "runner/net/address.h"
+#include "services/common/clock.h"
 
 namespace skillrunner::mcp {
 namespace asio = boost::asio;
@@ -42,7 +43,7 @@ void Mailbox::Shut() {
 }
 
 asio::awaitable<Mailbox::Popped> Mailbox::Pop(std::chrono::steady_clock::duration wait) {
-  const auto deadline = std::chrono::steady_clock::now() + wait;
+  const auto deadline = RealClock().Now() + wait;
   for (;;) {
     {
       std::lock_guard lock(mutex_);
@@ -53,7 +54,7 @@ asio::awaitable<Mailbox::Popped> Mailbox::Pop(std::chrono::steady_clock::duratio
       }
       if (shut_) co_return Popped{};
     }
-    if (std::chrono::steady_clock::now() >= deadline) co_return Popped{Got::kTimeout, {}};
+    if (RealClock().Now() >= deadline) co_return Popped{Got::kTimeout, {}};
     // A Push meanwhile cancels this wait: its Wake is posted to this same executor.
     timer_.expires_at(deadline);
     co_await timer_.async_wait(asio::as_tuple(asio::use_awaitable));
@@ -91,7 +92,7 @@ std::optional<std::string> HttpDoor::State::Open(const std::string& tenant) {
   session_options.caller.tenant = tenant;
   auto session = std::make_shared<Session>(io.get_executor(), std::move(session_options));
   std::lock_guard lock(mutex);
-  const auto now = std::chrono::steady_clock::now();
+  const auto now = RealClock().Now();
   auto oldest = sessions.end();
   for (auto it = sessions.begin(); it != sessions.end();) {
     if (it->second.Idle() && now - it->second.last_used > kSessionIdle) {
@@ -114,7 +115,7 @@ std::shared_ptr<Session> HttpDoor::State::Find(const std::string& id, const std:
   std::lock_guard lock(mutex);
   auto it = sessions.find(id);
   if (it == sessions.end() || it->second.tenant != tenant) return nullptr;
-  it->second.last_used = std::chrono::steady_clock::now();
+  it->second.last_used = RealClock().Now();
   return it->second.session;
 }
 
@@ -164,14 +165,14 @@ void HttpDoor::State::SessionIdle() {
 Result<std::shared_ptr<HttpDoor>> HttpDoor::Listen(std::vector<asio::io_context*> workers, std::string_view address,
                                                    HttpOptions options) {
   const std::string flag = "--mcp-listen " + std::string(address);
-  auto endpoint = server::ParseListenAddress(address);
+  auto endpoint = net::ParseListenAddress(address);
   if (!endpoint) return std::unexpected(endpoint.error().WithContext(flag));
   if (!endpoint->address().is_loopback()) {
     if (!options.allow_remote) {
       return Fail(ErrorCode::kConfigInvalid,
                   flag + " is not a loopback address; add --allow-remote to accept other hosts");
     }
-    if (options.token.empty() && options.tenants.empty()) {
+    if (options.identity.Open()) {
       return Fail(
           ErrorCode::kConfigInvalid,
           flag + " accepts other hosts, so it needs a token: set SKILLRUNNER_TOKEN (or give the config tenants)");

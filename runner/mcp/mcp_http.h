@@ -30,9 +30,8 @@
 namespace skillrunner::mcp {
 
 struct HttpOptions {
-  SessionOptions session;  // the caller is set per request, from its token
-  std::string token;       // SKILLRUNNER_TOKEN; with no tenants either, no token is asked
-  std::vector<server::TenantToken> tenants;
+  SessionOptions session;      // the caller is set per request, from its token
+  net::IdentityRule identity;  // who a caller is (design.md §12.1); with no token and no tenant, no token is asked
   bool allow_remote = false;
   std::size_t max_body_bytes = 1 << 20;
   std::size_t max_depth = 64;
@@ -41,7 +40,7 @@ struct HttpOptions {
   std::size_t max_sessions = 4096;
   std::chrono::milliseconds idle_timeout{300000};  // a keep-alive connection with no request
   // design.md §11.8: HTTPS with the server's certificate (the one serve reloads); null: plain HTTP.
-  std::shared_ptr<server::TlsServer> tls;
+  std::shared_ptr<net::TlsServer> tls;
 };
 
 class HttpDoor final : public server::FrontDoor, public std::enable_shared_from_this<HttpDoor> {

@@ -14,8 +14,9 @@
 
 #include "runner/mcp/mcp_http_state.h"
 #include "runner/mcp/mcp_tools.h"
+#include "runner/net/peer.h"
+#include "runner/net/tls_server.h"
 #include "runner/server/json_rpc.h"
-#include "runner/server/token.h"
 #include "services/common/json_text.h"
 
 namespace skillrunner::mcp {
@@ -69,24 +70,31 @@ bool LoopbackOrigin(std::string_view origin) {
   return !ec && address.is_loopback();
 }
 
-// Who the request's bearer token says it is: "" (the admin, or nobody asked), a tenant's name, or nullopt.
-std::optional<std::string> Caller(const HttpOptions& options, const Request& request) {
-  if (options.token.empty() && options.tenants.empty()) return std::string();
+// The request's bearer token, or "" when it sends none.
+std::string_view BearerToken(const Request& request) {
   std::string_view header = request[http::field::authorization];
   constexpr std::string_view kBearer = "Bearer ";
   if (header.size() <= kBearer.size() || !boost::algorithm::iequals(header.substr(0, kBearer.size()), kBearer)) {
-    return std::nullopt;
+    return {};
   }
-  std::string_view given = header.substr(kBearer.size());
-  if (!options.token.empty() && server::TokensEqual(given, options.token)) return std::string();
-  for (const auto& tenant : options.tenants) {
-    if (server::TokensEqual(given, tenant.token)) return tenant.name;
+  return header.substr(kBearer.size());
+}
+
+// A caller refused (design.md §12.1): 401 asking for a token, 403 for a certificate or a token that
+// the rule refuses as it is.
+Plain Unauthorized(const net::Refusal& refusal) {
+  using Kind = net::Refusal::Kind;
+  if (refusal.kind == Kind::kNoToken || refusal.kind == Kind::kWrongToken) {
+    Plain refused = Refusal(http::status::unauthorized, -32001, "Unauthorized: a valid bearer token is required");
+    refused.headers.emplace_back("WWW-Authenticate", "Bearer");
+    return refused;
   }
-  return std::nullopt;
+  return Refusal(http::status::forbidden, -32001, "Forbidden: " + refusal.message);
 }
 
 // Refusals that come before any session: the path, the Origin, the token, the method.
-std::optional<Plain> Screen(const HttpOptions& options, const Request& request, std::optional<std::string>& caller) {
+std::optional<Plain> Screen(const HttpOptions& options, const McpStream& stream, const Request& request,
+                            std::optional<std::string>& caller) {
   std::string_view target = request.target();
   if (auto query = target.find('?'); query != std::string_view::npos) target = target.substr(0, query);
   if (target != "/mcp") {
@@ -99,12 +107,9 @@ std::optional<Plain> Screen(const HttpOptions& options, const Request& request, 
     return Refusal(http::status::forbidden, server::kInvalidRequest,
                    "Forbidden: Origin " + std::string(origin->value()) + " is not a loopback origin");
   }
-  caller = Caller(options, request);
-  if (!caller) {
-    Plain refused = Refusal(http::status::unauthorized, -32001, "Unauthorized: a valid bearer token is required");
-    refused.headers.emplace_back("WWW-Authenticate", "Bearer");
-    return refused;
-  }
+  auto who = net::Identify(options.identity, stream.peer, BearerToken(request));
+  if (!who) return Unauthorized(who.error());
+  caller = who->tenant;
   const http::verb verb = request.method();
   if (verb != http::verb::post && verb != http::verb::get && verb != http::verb::delete_) {
     Plain refused = Refusal(http::status::method_not_allowed, server::kInvalidRequest, "Method Not Allowed");
@@ -371,7 +376,7 @@ asio::awaitable<bool> Delete(HttpDoor::State& state, McpStream& stream, const Re
 
 asio::awaitable<bool> Exchange(HttpDoor::State& state, McpStream& stream, const Request& request) {
   std::optional<std::string> caller;
-  std::optional<Plain> refused = Screen(state.options, request, caller);
+  std::optional<Plain> refused = Screen(state.options, stream, request, caller);
   bool kept = false;
   if (refused) {
     kept = co_await WritePlain(stream, request, *refused, request.keep_alive());
@@ -391,6 +396,7 @@ asio::awaitable<void> ServeConnection(std::shared_ptr<HttpDoor::State> state,
                                       std::shared_ptr<LiveConnection> connection) {
   McpStream* stream = connection->stream.get();
   beast::flat_buffer buffer;
+  std::optional<std::string> subject;
   if (stream->tls) {
     stream->tcp.expires_after(kWriteTimeout);
     auto [ec] =
@@ -400,7 +406,10 @@ asio::awaitable<void> ServeConnection(std::shared_ptr<HttpDoor::State> state,
       stream->tcp.close();
       co_return;
     }
+    subject = net::VerifiedClientSubject(stream->tls->native_handle());
   }
+  // design.md §12.1: who the connection is, once; each request's token is checked against it.
+  stream->peer = net::PeerOfTransport(state->options.identity, net::Transport{false, std::move(subject)});
   while (!state->closed) {
     http::request_parser<http::string_body> parser;
     parser.header_limit(kMaxHeaderBytes);

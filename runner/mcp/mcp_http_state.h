@@ -19,6 +19,8 @@
 #include <string>
 
 #include "runner/mcp/mcp_http.h"
+#include "runner/net/peer.h"
+#include "services/common/clock.h"
 
 namespace skillrunner::mcp {
 
@@ -53,6 +55,8 @@ struct McpStream {
   boost::beast::tcp_stream tcp;
   std::shared_ptr<boost::asio::ssl::context> tls_context;
   std::optional<boost::asio::ssl::stream<boost::beast::tcp_stream&>> tls;
+  // Who the connection is by its client certificate (design.md §12.1), set after the handshake.
+  net::TransportPeer peer = std::optional<net::Peer>();
 };
 
 // An open connection: closed at once by Close while it waits for a request; one in an exchange
@@ -67,7 +71,7 @@ struct HttpSession {
   std::shared_ptr<Session> session;
   std::string tenant;               // whose token opened it (only that token may use it)
   std::shared_ptr<Mailbox> stream;  // the GET stream's, while one is open
-  std::chrono::steady_clock::time_point last_used = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point last_used = RealClock().Now();
   // Nothing in flight, no stream: a client that went away without DELETE leaves such sessions.
   bool Idle() const { return session->Idle() && !stream; }
 };

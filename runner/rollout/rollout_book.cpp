@@ -8,6 +8,8 @@
 #include <boost/json/parse.hpp>
 #include <chrono>
 
+#include "services/common/clock.h"
+
 namespace skillrunner::rollout {
 namespace json = boost::json;
 
@@ -21,8 +23,7 @@ constexpr int kFormat = 1;  // of the saved object
 constexpr const char* kFields[] = {".stable.n", ".stable.successes", ".candidate.n", ".candidate.successes"};
 
 std::int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration_cast<std::chrono::milliseconds>(RealClock().WallNow().time_since_epoch()).count();
 }
 
 std::vector<MeasureTally> FreshTallies(const RolloutSpec& spec) {

@@ -15,10 +15,10 @@
 #include <boost/asio/write.hpp>
 
 #include "runner/logging.h"
+#include "runner/net/peer.h"
+#include "runner/net/tls_server.h"
 #include "runner/server/invocation_answer.h"
 #include "runner/server/methods.h"
-#include "runner/server/tls_server.h"
-#include "runner/server/token.h"
 #include "services/common/json_text.h"
 #include "services/common/stream_events.h"
 #include "services/common/stream_timer.h"
@@ -33,17 +33,6 @@ namespace {
 // Per connection for its whole life: small, so that a thousand connections
 // cost little (a longer line is gathered by the framer).
 constexpr std::size_t kReadChunk = 16 * 1024;
-
-// A certificate's subject as RFC 2253 writes it ("CN=billing,O=Example"), what tls_subject names.
-std::string CertificateSubject(X509* certificate) {
-  BIO* out = BIO_new(BIO_s_mem());
-  X509_NAME_print_ex(out, X509_get_subject_name(certificate), 0, XN_FLAG_RFC2253);
-  char* data = nullptr;
-  const long size = BIO_get_mem_data(out, &data);
-  std::string text(data, static_cast<std::size_t>(size));
-  BIO_free(out);
-  return text;
-}
 
 // A Unix peer that closed its end entirely (not just its writing half).
 bool PeerHungUp(int fd) {
@@ -75,9 +64,9 @@ Connection::Connection(std::shared_ptr<Server::State> state, Socket socket, bool
       is_unix_(is_unix),
       peer_(std::move(peer)),
       id_(id),
-      // The Unix socket's file mode is its access control; TCP needs the
-      // token when the server has one.
-      authenticated_(is_unix || (state_->options.token.empty() && state_->options.tenants.empty())),
+      // The Unix socket's file mode is its access control; TCP needs a token or a certificate
+      // when the server has a token or tenants (design.md §12.1).
+      transport_peer_(net::PeerOfTransport(state_->options.identity, net::Transport{is_unix, std::nullopt})),
       framer_(state_->options.limits.max_line_bytes),
       read_buffer_(kReadChunk),
       idle_timer_(socket_.get_executor()),
@@ -113,22 +102,12 @@ asio::awaitable<void> Connection::Handshake() {
     CloseSocket();
     co_return;
   }
-  if (state_->tls && state_->tls->mutual()) AuthenticateByCertificate();
-  co_await ReadLoop();
-}
-
-void Connection::AuthenticateByCertificate() {
-  X509* certificate = SSL_get_peer_certificate(tls_->stream.native_handle());
-  if (certificate == nullptr) return;
-  const std::string subject = CertificateSubject(certificate);
-  X509_free(certificate);
-  authenticated_ = true;  // the CA vouched for it
-  tenant_.clear();
-  for (const auto& tenant : state_->options.tenants) {
-    if (!tenant.tls_subject.empty() && tenant.tls_subject == subject) tenant_ = tenant.name;
+  if (std::optional<std::string> subject = net::VerifiedClientSubject(tls_->stream.native_handle())) {
+    transport_peer_ = net::PeerOfTransport(state_->options.identity, net::Transport{false, subject});
+    spdlog::debug("connection {} ({}): client certificate {} ({})", id_, peer_, *subject,
+                  transport_peer_ ? "it is " + (*transport_peer_)->Name() : transport_peer_.error().message);
   }
-  spdlog::debug("connection {} ({}): client certificate {} ({})", id_, peer_, subject,
-                tenant_.empty() ? "no tenant names it" : "tenant " + tenant_);
+  co_await ReadLoop();
 }
 
 void Connection::Drain() {
@@ -140,7 +119,7 @@ void Connection::Drain() {
 
 void Connection::Notify(std::string line) {
   asio::post(socket_.get_executor(), [self = shared_from_this(), line = std::move(line)]() mutable {
-    if (self->authenticated_ && !self->closed_) self->Send(std::move(line));
+    if (self->Known() && !self->closed_) self->Send(std::move(line));
   });
 }
 
@@ -392,54 +371,47 @@ void Connection::HandleLine(std::string_view line) {
   }
 }
 
-std::optional<std::string> Connection::Identify(std::string_view token) const {
-  if (token.empty()) return std::nullopt;
-  if (!state_->options.token.empty() && TokensEqual(token, state_->options.token)) return std::string();
-  for (const auto& tenant : state_->options.tenants) {
-    if (!tenant.token.empty() && TokensEqual(token, tenant.token)) return tenant.name;
-  }
-  return std::nullopt;
+std::expected<net::Peer, net::Refusal> Connection::Caller(const Call& call) const {
+  if (call.auth.empty() && session_peer_) return *session_peer_;
+  return net::Identify(state_->options.identity, transport_peer_, call.auth);
 }
 
-std::optional<std::string> Connection::Caller(const Call& call) {
-  if (!call.auth.empty()) {
-    if (auto who = Identify(call.auth)) return who;
+void Connection::Authenticate(const Call& call, const Reply& reply) {
+  const std::string token = ParamString(call.params, "token");
+  auto who = net::Identify(state_->options.identity, transport_peer_, token);
+  if (who) {
+    session_peer_ = *who;
+    json::object result{{"authenticated", true}};
+    if (!who->admin) result["tenant"] = who->tenant;
+    Answer(reply, ResultAnswer(call.id, std::move(result)));
+    return;
   }
-  if (authenticated_) return tenant_;
-  return std::nullopt;
+  state_->metrics.RecordRejected("unauthorized");
+  spdlog::warn("connection {} ({}): auth failed: {}", id_, peer_, who.error().message);
+  Answer(reply, UnauthorizedAnswer(call.id, who.error().message));
+  // Guessing costs a reconnect every few tries.
+  if (who.error().kind == net::Refusal::Kind::kWrongToken && ++failed_auth_ >= kMaxFailedAuth) {
+    Abort("too many failed auth attempts");
+  }
 }
 
 void Connection::HandleCall(Call call, Reply reply) {
   state_->metrics.RecordRequest(IsKnownMethod(call.method) ? call.method : "unknown");
   if (call.method == "auth") {
-    std::string token = ParamString(call.params, "token");
-    if (auto who = Identify(token)) {
-      authenticated_ = true;
-      tenant_ = *who;
-      json::object result{{"authenticated", true}};
-      if (!tenant_.empty()) result["tenant"] = tenant_;
-      Answer(reply, ResultAnswer(call.id, std::move(result)));
-    } else if (state_->options.token.empty() && state_->options.tenants.empty()) {
-      Answer(reply, ResultAnswer(call.id, json::object{{"authenticated", true}}));
-    } else {
-      state_->metrics.RecordRejected("unauthorized");
-      spdlog::warn("connection {} ({}): auth failed", id_, peer_);
-      Answer(reply, UnauthorizedAnswer(call.id, "the token is wrong"));
-      // Guessing costs a reconnect every few tries.
-      if (++failed_auth_ >= kMaxFailedAuth) Abort("too many failed auth attempts");
-    }
+    Authenticate(call, reply);
     return;
   }
-  std::optional<std::string> caller = Caller(call);
+  auto caller = Caller(call);
   if (!caller) {
     state_->metrics.RecordRejected("unauthorized");
-    Answer(reply, UnauthorizedAnswer(call.id,
-                                     "this listener needs a token: send {\"method\":\"auth\","
-                                     "\"params\":{\"token\":…}} first, or \"auth\" in each request"));
+    Answer(reply, UnauthorizedAnswer(call.id, caller.error().kind == net::Refusal::Kind::kNoToken
+                                                  ? "this listener needs a token: send {\"method\":\"auth\","
+                                                    "\"params\":{\"token\":…}} first, or \"auth\" in each request"
+                                                  : caller.error().message));
     return;
   }
   if (call.method == "skills.invoke") {
-    StartInvoke(std::move(call), reply, *caller);
+    StartInvoke(std::move(call), reply, caller->tenant);
     return;
   }
   if (call.method == "$/cancel") {

@@ -95,16 +95,16 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void Send(std::string line);
   void CloseIfDone();
   void CloseSocket();
-  // Whose request this is: "" for the admin (or when no token is needed),
-  // a tenant's name, or nullopt when it may not run.
-  std::optional<std::string> Caller(const Call& call);
-  // Who a token belongs to, as Caller.
-  std::optional<std::string> Identify(std::string_view token) const;
+  // Who sent this request (design.md §12.1): its own "auth" token, else the one the connection's
+  // `auth` call gave, else the connection itself (its client certificate, the Unix socket).
+  std::expected<net::Peer, net::Refusal> Caller(const Call& call) const;
+  // The `auth` method: the connection's caller from now on, or why not.
+  void Authenticate(const Call& call, const Reply& reply);
+  // Whether a notification may go to this connection: its caller is known.
+  bool Known() const { return session_peer_ || (transport_peer_ && *transport_peer_); }
 
-  // The TLS handshake, then the read loop; a client certificate (mutual TLS) authenticates the
-  // connection as the tenant whose tls_subject it names.
+  // The TLS handshake, then the read loop; a client certificate (mutual TLS) says who the connection is.
   boost::asio::awaitable<void> Handshake();
-  void AuthenticateByCertificate();
 
   struct Tls;  // the TLS stream over socket_ (connection.cpp)
   std::shared_ptr<Server::State> state_;
@@ -113,9 +113,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool is_unix_;
   std::string peer_;
   std::uint64_t id_;
-  bool authenticated_;
+  net::TransportPeer transport_peer_;      // what the socket or its certificate says
+  std::optional<net::Peer> session_peer_;  // what a successful `auth` said
   int failed_auth_ = 0;
-  std::string tenant_;  // who authenticated this connection ("" : the admin)
   LineFramer framer_;
   std::vector<char> read_buffer_;
   boost::asio::steady_timer idle_timer_;

@@ -92,40 +92,6 @@ asio::awaitable<void> AcceptTcp(std::shared_ptr<Server::State> state, std::size_
 
 }  // namespace
 
-Result<tcp::endpoint> ParseListenAddress(std::string_view text) {
-  std::string_view host;
-  std::string_view port;
-  if (!text.empty() && text.front() == '[') {
-    auto close = text.find("]:");
-    if (close == std::string_view::npos)
-      return Fail(ErrorCode::kConfigInvalid, "expected [IPv6]:PORT, got \"" + std::string(text) + "\"");
-    host = text.substr(1, close - 1);
-    port = text.substr(close + 2);
-  } else {
-    auto colon = text.rfind(':');
-    if (colon == std::string_view::npos)
-      return Fail(ErrorCode::kConfigInvalid, "expected HOST:PORT, got \"" + std::string(text) + "\"");
-    host = text.substr(0, colon);
-    port = text.substr(colon + 1);
-  }
-  unsigned long number = 0;
-  try {
-    std::size_t used = 0;
-    number = std::stoul(std::string(port), &used);
-    if (used != port.size() || number > 65535) throw std::out_of_range("port");
-  } catch (const std::exception&) {
-    return Fail(ErrorCode::kConfigInvalid, "bad port in \"" + std::string(text) + "\" (0-65535)");
-  }
-  boost::system::error_code ec;
-  asio::ip::address address = host == "localhost" ? asio::ip::address(asio::ip::address_v4::loopback())
-                                                  : asio::ip::make_address(std::string(host), ec);
-  if (ec) {
-    return Fail(ErrorCode::kConfigInvalid,
-                "\"" + std::string(host) + "\" is not an IP address (give a numeric address)");
-  }
-  return tcp::endpoint(address, static_cast<unsigned short>(number));
-}
-
 Result<void> OpenUnixListener(Server::State& state) {
   const std::string& path = state.options.socket_path;
   if (path.size() >= sizeof(sockaddr_un{}.sun_path)) {
@@ -168,7 +134,7 @@ Result<void> OpenUnixListener(Server::State& state) {
 }
 
 Result<void> OpenTcpListener(Server::State& state, std::string_view text) {
-  auto endpoint = ParseListenAddress(text);
+  auto endpoint = net::ParseListenAddress(text);
   if (!endpoint) return Fail(std::move(endpoint.error()), "--listen " + std::string(text));
   if (!endpoint->address().is_loopback()) {
     if (!state.options.allow_remote) {
@@ -177,7 +143,7 @@ Result<void> OpenTcpListener(Server::State& state, std::string_view text) {
                                                  "hosts (clients then need SKILLRUNNER_TOKEN)");
     }
     const bool mutual = state.tls && state.tls->mutual();  // a client certificate is the credential
-    if (state.options.token.empty() && state.options.tenants.empty() && !mutual) {
+    if (state.options.identity.Open() && !mutual) {
       return Fail(ErrorCode::kConfigInvalid, "--listen " + std::string(text) +
                                                  " accepts other hosts, so it needs a token: set SKILLRUNNER_TOKEN in "
                                                  "the server's environment (or give the config tenants)");

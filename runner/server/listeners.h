@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "runner/server/address.h"
+#include "runner/net/address.h"
 #include "runner/server/server_state.h"
 
 namespace skillrunner::server {

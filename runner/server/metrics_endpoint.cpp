@@ -103,7 +103,7 @@ asio::awaitable<void> ServeSecure(std::shared_ptr<MetricsEndpoint::Session> sess
 }  // namespace
 
 MetricsEndpoint::MetricsEndpoint(asio::io_context& io, asio::ip::tcp::acceptor acceptor, ServerMetrics& metrics,
-                                 std::function<Probe()> probe, std::shared_ptr<TlsServer> tls)
+                                 std::function<Probe()> probe, std::shared_ptr<net::TlsServer> tls)
     : io_(io),
       acceptor_(std::move(acceptor)),
       metrics_(metrics),

@@ -17,8 +17,8 @@
 #include <memory>
 #include <mutex>
 
+#include "runner/net/tls_server.h"
 #include "runner/server/server_metrics.h"
-#include "runner/server/tls_server.h"
 
 namespace skillrunner::server {
 
@@ -34,7 +34,7 @@ class MetricsEndpoint : public std::enable_shared_from_this<MetricsEndpoint> {
   // `probe` is called for /healthz and /readyz, from any io thread.
   // With `tls`, every scrape connection handshakes with its current certificate first.
   MetricsEndpoint(boost::asio::io_context& io, boost::asio::ip::tcp::acceptor acceptor, ServerMetrics& metrics,
-                  std::function<Probe()> probe, std::shared_ptr<TlsServer> tls = nullptr);
+                  std::function<Probe()> probe, std::shared_ptr<net::TlsServer> tls = nullptr);
   // Starts the accept loop; `on_failure` gets the exception that ends it, if
   // one does (the server logs it and shuts down).
   void Start(std::function<void(std::exception_ptr)> on_failure);
@@ -52,7 +52,7 @@ class MetricsEndpoint : public std::enable_shared_from_this<MetricsEndpoint> {
   boost::asio::ip::tcp::acceptor acceptor_;
   ServerMetrics& metrics_;
   std::function<Probe()> probe_;
-  std::shared_ptr<TlsServer> tls_;
+  std::shared_ptr<net::TlsServer> tls_;
   unsigned short port_;
   std::atomic<bool> closing_{false};
   std::mutex sessions_mutex_;

@@ -1,5 +1,6 @@
 #include "runner/server/server.h"
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -10,13 +11,16 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <chrono>
+#include <set>
 
 #include "runner/rollout_report.h"
 #include "runner/server/connection.h"
 #include "runner/server/listeners.h"
 #include "runner/server/metrics_endpoint.h"
+#include "services/common/clock.h"
 #include "services/common/iso_time.h"
 #include "services/common/json_text.h"
+#include "services/common/text.h"
 #include "services/state/shared_state.h"
 #include "services/state/tenant_quota.h"
 
@@ -67,7 +71,8 @@ Server::State::State(asio::io_context& io_context, ServerOptions server_options,
       strand(asio::make_strand(io_context)),
       drain_timer(strand) {
   metrics.Attach(options.quotas, options.shared_state, options.tracing);
-  metrics.RecordReload(true, UnixSeconds(std::chrono::system_clock::now()), false);  // the tree loaded at start
+  metrics.RecordReload(true, UnixSeconds(clock.WallNow()), false);  // the tree loaded at start
+  metrics.AttachServing([this] { return ServingMetrics(); });
   metrics.AttachRollouts([&host = host] {
     std::shared_ptr<SkillRunner> runner = host.Current();
     if (!runner || !runner->rollouts()) return std::string();
@@ -103,6 +108,45 @@ std::vector<std::shared_ptr<Connection>> Server::State::LiveConnections() {
   return live;
 }
 
+std::string Server::State::ServingMetrics() {
+  std::set<std::string, std::less<>> files;
+  for (const json::value& failure : host.Failed()) {
+    const json::value* file = failure.is_object() ? failure.as_object().if_contains("file") : nullptr;
+    if (file != nullptr && file->is_string()) files.emplace(file->as_string());
+  }
+  std::string out = fmt::format(
+      "# HELP skillrunner_tree_degraded 1 while the tree in service left files out (serve --allow-broken), else 0.\n"
+      "# TYPE skillrunner_tree_degraded gauge\nskillrunner_tree_degraded {}\n"
+      "# HELP skillrunner_tree_failed_files The skill and rubric files the tree in service left out.\n"
+      "# TYPE skillrunner_tree_failed_files gauge\nskillrunner_tree_failed_files {}\n",
+      files.empty() ? 0 : 1, files.size());
+  if (!tls) return out;
+  out +=
+      "# HELP skillrunner_tls_certificate_expiry_timestamp_seconds When the certificate a TLS listener serves "
+      "expires (its notAfter, Unix time).\n"
+      "# TYPE skillrunner_tls_certificate_expiry_timestamp_seconds gauge\n";
+  std::vector<std::string> listeners = options.listen;
+  for (const std::string* other : {&options.metrics_listen, &options.mcp_listen}) {
+    if (!other->empty()) listeners.push_back(*other);
+  }
+  for (const std::string& listener : listeners) {
+    out += fmt::format("skillrunner_tls_certificate_expiry_timestamp_seconds{{listener=\"{}\"}} {}\n",
+                       PrometheusLabel(listener), tls->ExpiresAt());
+  }
+  return out;
+}
+
+void Server::State::WarnOfExpiry() {
+  constexpr std::chrono::hours kDay{24};
+  const auto left = std::chrono::seconds(tls->ExpiresAt()) - clock.WallNow().time_since_epoch();
+  if (left > 14 * kDay || (expiry_warned && clock.Now() - *expiry_warned < kDay)) return;
+  expiry_warned = clock.Now();
+  spdlog::warn(
+      "the TLS certificate ({}) expires in {} day(s): renew it (a new pair is loaded on SIGHUP or when "
+      "its files change)",
+      tls->Describe(), std::chrono::duration_cast<std::chrono::hours>(left).count() / 24);
+}
+
 json::value Server::State::LastReload() {
   std::lock_guard lock(last_reload_mutex);
   return last_reload;
@@ -112,6 +156,7 @@ std::optional<json::object> Server::State::ReloadTls(bool force) {
   if (!tls) return std::nullopt;
   auto reloaded = tls->Reload(force);
   if (reloaded && !*reloaded) return std::nullopt;
+  metrics.RecordTlsReload(reloaded.has_value());
   if (!reloaded) {
     spdlog::error("the TLS certificate and key were not reloaded ({}); the previous pair still serves",
                   reloaded.error().message);
@@ -125,7 +170,7 @@ SkillHost::ReloadReport Server::State::Reload() {
   // Counted before the new skills are in service, so that no client sees
   // them with the old count (ThreadSanitizer's timing found that window).
   SkillHost::ReloadReport report = host.Reload([this] { ++reloads; });
-  const auto at = std::chrono::system_clock::now();
+  const auto at = clock.WallNow();
   metrics.RecordReload(report.ok, UnixSeconds(at));
   {
     std::lock_guard lock(last_reload_mutex);
@@ -307,7 +352,7 @@ namespace {
 Result<void> OpenMetricsEndpoint(const std::shared_ptr<Server::State>& shared) {
   Server::State& state = *shared;
   if (state.options.metrics_listen.empty()) return {};
-  auto endpoint = ParseListenAddress(state.options.metrics_listen);
+  auto endpoint = net::ParseListenAddress(state.options.metrics_listen);
   if (!endpoint)
     return std::unexpected(endpoint.error().WithContext("--metrics-listen " + state.options.metrics_listen));
   if (!endpoint->address().is_loopback() && !state.options.allow_remote) {
@@ -339,6 +384,7 @@ asio::awaitable<void> WatchTlsFiles(std::shared_ptr<Server::State> state) {
     state->tls_watch->expires_after(kTlsWatch);
     auto [ec] = co_await state->tls_watch->async_wait(asio::as_tuple(asio::use_awaitable));
     if (ec || state->draining) break;
+    state->WarnOfExpiry();
     if (auto reloaded = state->ReloadTls(false)) {
       std::lock_guard lock(state->last_reload_mutex);
       if (!state->last_reload.is_object()) state->last_reload = json::object();
@@ -349,10 +395,10 @@ asio::awaitable<void> WatchTlsFiles(std::shared_ptr<Server::State> state) {
 
 }  // namespace
 
-Result<std::shared_ptr<TlsServer>> Server::LoadTls() {
+Result<std::shared_ptr<net::TlsServer>> Server::LoadTls() {
   State& state = *state_;
   if (state.tls || !state.options.tls.enabled()) return state.tls;
-  auto tls = TlsServer::Load(state.options.tls);
+  auto tls = net::TlsServer::Load(state.options.tls);
   if (!tls) return std::unexpected(std::move(tls.error()));
   state.tls = std::move(*tls);
   spdlog::info("TLS on every TCP listener: {}{}", state.tls->Describe(),

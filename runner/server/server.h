@@ -34,7 +34,7 @@ class Server {
 
   // design.md §11.8: the TLS of every TCP listener (options.tls), loaded once (Start does it too);
   // null without TLS. Front doors that listen on TCP share it, reloads included.
-  Result<std::shared_ptr<TlsServer>> LoadTls();
+  Result<std::shared_ptr<net::TlsServer>> LoadTls();
   // Opens every listener. Fails (nothing left open) with a message naming the
   // listener: CONFIG_INVALID for options that cannot work (nothing to listen
   // on, a bad address, a non-loopback address without --allow-remote or

@@ -272,6 +272,7 @@ std::string ServerMetrics::Prometheus() const {
   AppendReviewsAndReloads(out, all, header);
   AppendTenantsAndState(out, header);
   if (rollouts_) out += rollouts_();
+  if (serving_) out += serving_();
   return out;
 }
 
@@ -314,10 +315,17 @@ void ServerMetrics::AppendReviewsAndReloads(std::string& out, const Figures& all
          "Models sent to the validation loop for the process's life after their strict mode answered outside the "
          "schema three times within 10 minutes.");
   AppendNativeDowngrades(out, all);
-  header("skillrunner_reloads_total", "counter", "Reloads of the skill tree (SIGHUP or skills.reload), by result.");
-  out += fmt::format("skillrunner_reloads_total{{result=\"ok\"}} {}\n", reloads_ok_.load(std::memory_order_relaxed));
-  out += fmt::format("skillrunner_reloads_total{{result=\"failed\"}} {}\n",
-                     reloads_failed_.load(std::memory_order_relaxed));
+  header("skillrunner_reloads_total", "counter",
+         "Reloads by kind (tree: the skill tree, on SIGHUP or skills.reload; tls: the certificate and key, on SIGHUP "
+         "or when their files change) and result.");
+  const std::pair<const char*, const std::atomic<std::uint64_t>*> reloads[] = {
+      {"kind=\"tree\",result=\"ok\"", &reloads_ok_},
+      {"kind=\"tree\",result=\"failed\"", &reloads_failed_},
+      {"kind=\"tls\",result=\"ok\"", &tls_reloads_ok_},
+      {"kind=\"tls\",result=\"failed\"", &tls_reloads_failed_}};
+  for (const auto& [labels, count] : reloads) {
+    out += fmt::format("skillrunner_reloads_total{{{}}} {}\n", labels, count->load(std::memory_order_relaxed));
+  }
   header("skillrunner_tree_loaded_timestamp_seconds", "gauge",
          "When the skill tree in service was loaded (Unix time): at start or the last reload that succeeded.");
   out += fmt::format("skillrunner_tree_loaded_timestamp_seconds {:.3f}\n",

@@ -42,6 +42,10 @@ class ServerMetrics {
   // A reload of the tree, and when the tree in service was loaded (Unix seconds; the start's
   // load too, with `counted` false).
   void RecordReload(bool ok, double loaded_at, bool counted = true);
+  // A reload of the TLS certificate and key (SIGHUP, or a file that changed) that loaded or was refused.
+  void RecordTlsReload(bool ok) {
+    (ok ? tls_reloads_ok_ : tls_reloads_failed_).fetch_add(1, std::memory_order_relaxed);
+  }
   void RecordRequest(std::string_view method);
   // A request refused before it ran: "overloaded", "unauthorized", "draining", ...
   void RecordRejected(std::string_view reason);
@@ -62,6 +66,8 @@ class ServerMetrics {
   // More Prometheus lines, rendered at each scrape (the rollouts of the tree in service). Call
   // before serving.
   void AttachRollouts(std::function<std::string()> render) { rollouts_ = std::move(render); }
+  // The same for what the server is serving: the tree's failed files, the certificate's expiry.
+  void AttachServing(std::function<std::string()> render) { serving_ = std::move(render); }
 
   // Prometheus text exposition format 0.0.4.
   std::string Prometheus() const;
@@ -126,11 +132,14 @@ class ServerMetrics {
   alignas(64) std::atomic<std::int64_t> connections_{0};
   std::atomic<std::uint64_t> reloads_ok_{0};
   std::atomic<std::uint64_t> reloads_failed_{0};
+  std::atomic<std::uint64_t> tls_reloads_ok_{0};
+  std::atomic<std::uint64_t> tls_reloads_failed_{0};
   std::atomic<double> tree_loaded_at_{0};
   const state::TenantQuotas* quotas_ = nullptr;
   std::shared_ptr<const state::SharedState> shared_;
   std::shared_ptr<const telemetry::OtlpExporter> tracing_;
   std::function<std::string()> rollouts_;
+  std::function<std::string()> serving_;
 };
 
 // The shared state as `health` shows it: "local" (no state.redis), "shared"

@@ -6,7 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "runner/server/tls_server.h"
+#include "runner/net/peer.h"
+#include "runner/net/tls_server.h"
 #include "services/common/clock.h"
 #include "services/telemetry/otlp_exporter.h"
 
@@ -16,13 +17,6 @@ class TenantQuotas;
 }  // namespace skillrunner::state
 
 namespace skillrunner::server {
-
-// A TCP client with its own token and quota (`tenants:`).
-struct TenantToken {
-  std::string name;
-  std::string token;
-  std::string tls_subject;  // mutual TLS: the client certificate's subject (RFC 2253) that is this tenant
-};
 
 // Limits of the socket server; all are reported by `health`.
 struct ServerLimits {
@@ -43,20 +37,23 @@ struct ServerLimits {
 };
 
 struct ServerOptions {
-  std::string socket_path;                // Unix socket; empty: none
-  std::string socket_group;               // chgrp the socket and make it 0660
-  std::vector<std::string> listen;        // TCP HOST:PORT listeners
-  bool allow_remote = false;              // permit non-loopback TCP addresses (token required)
-  std::string token;                      // SKILLRUNNER_TOKEN; empty: TCP needs no auth (loopback only, no tenants)
-  std::vector<TenantToken> tenants;       // TCP tokens whose invocations count against `quotas`
+  std::string socket_path;          // Unix socket; empty: none
+  std::string socket_group;         // chgrp the socket and make it 0660
+  std::vector<std::string> listen;  // TCP HOST:PORT listeners
+  bool allow_remote = false;        // permit non-loopback TCP addresses (token required)
+  // Who a caller is (design.md §12.1): SKILLRUNNER_TOKEN, the tenants (their tokens and certificate
+  // subjects; their invocations count against `quotas`) and tls.admin_subjects. With no token and no
+  // tenant, TCP needs no auth (loopback only).
+  net::IdentityRule identity;
   state::TenantQuotas* quotas = nullptr;  // must outlive the server; null: no tenants
   // Shared through Redis (health says whether it is reachable); null: none.
   std::shared_ptr<state::SharedState> shared_state;
   // The trace exporter (health and Prometheus report its drops); null: none.
   std::shared_ptr<telemetry::OtlpExporter> tracing;
   std::string metrics_listen;  // HOST:PORT of the Prometheus endpoint; empty: none
+  std::string mcp_listen;      // HOST:PORT of MCP over HTTP (runner/mcp's door), for the certificate's metrics
   // design.md §11.8: TLS for every TCP listener (--tls-cert, --tls-key, --tls-client-ca); empty: plain.
-  TlsFiles tls;
+  net::TlsFiles tls;
   ServerLimits limits;
   // Idle and write-progress times, uptime, invocation durations; must outlive
   // the server.

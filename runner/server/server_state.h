@@ -56,12 +56,17 @@ struct Server::State : std::enable_shared_from_this<Server::State> {
   boost::json::value LastReload();
   // design.md §11.8: every TCP listener's TLS (null: plain), loaded by Start, re-read by Reload and
   // when its files change.
-  std::shared_ptr<TlsServer> tls;
+  std::shared_ptr<net::TlsServer> tls;
   // The TLS files again when they changed: a new pair serves new connections; a broken one is logged,
   // in last_reload, and leaves the old one serving. Null when there was nothing to do.
   std::optional<boost::json::object> ReloadTls(bool force);
   // Looks at the TLS files every few seconds (a Kubernetes Secret that cert-manager renewed); on `strand`.
   std::optional<boost::asio::steady_timer> tls_watch;
+  std::optional<Clock::TimePoint> expiry_warned;  // when the certificate's coming expiry was last logged
+  // Prometheus lines of what is served: the tree's failed files, the certificate's expiry per listener.
+  std::string ServingMetrics();
+  // design.md §12.1: a warning 14 days before the certificate expires, then daily.
+  void WarnOfExpiry();
 
   // Everything below is touched only on `strand`.
   Strand strand;

@@ -335,6 +335,9 @@ std::expected<Config, std::vector<Diagnostic>> LoadConfig(const std::string& pat
     problems.push_back({path, doc->positions.Find("/state/redis"), *bad});
   }
   config.telemetry = ReadTelemetry(section("telemetry"));
+  if (const json::value* admins = section("tls").if_contains("admin_subjects"); admins && admins->is_array()) {
+    for (const json::value& subject : admins->as_array()) config.tls_admin_subjects.emplace_back(subject.as_string());
+  }
   config.default_provider = StringAt(root, "default_provider");
   config.history = StringAt(root, "history");
   if (auto places = NumberAt(root, "handler_concurrency")) config.handler_concurrency = static_cast<int>(*places);

@@ -70,6 +70,8 @@ struct Config {
   std::map<std::string, state::RateLimit, std::less<>> rate_limits;
   StateConfig state;
   std::map<std::string, TenantConfig, std::less<>> tenants;
+  // `tls.admin_subjects`: client certificates (RFC 2253 subjects) that are the admin (design.md §12.1).
+  std::vector<std::string> tls_admin_subjects;
   TelemetryConfig telemetry;
   std::string source;              // the file it came from, or "(built-in)"
   bool provider_override = false;  // --provider: every model goes to default_provider

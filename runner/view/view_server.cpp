@@ -19,7 +19,7 @@
 #include <csignal>
 #include <sstream>
 
-#include "runner/server/token.h"
+#include "runner/net/token.h"
 #include "runner/view/view_api.h"
 #include "runner/view/view_pages.h"
 
@@ -71,9 +71,9 @@ std::optional<std::string_view> CookieValue(std::string_view header, std::string
 
 bool CarriesToken(const Request& request, const std::string& token) {
   std::string_view authorization = request[http::field::authorization];
-  if (authorization.starts_with("Bearer ") && server::TokensEqual(authorization.substr(7), token)) return true;
+  if (authorization.starts_with("Bearer ") && net::TokensEqual(authorization.substr(7), token)) return true;
   auto cookie = CookieValue(request[http::field::cookie], kCookie);
-  return cookie && server::TokensEqual(*cookie, token);
+  return cookie && net::TokensEqual(*cookie, token);
 }
 
 // Whether the Host header names this machine's loopback (localhost, 127.x.y.z, [::1]), any port.
@@ -103,7 +103,7 @@ struct ViewServer::Impl {
   std::unique_ptr<eval::HistoryReader> history;
   ViewApi api{*history};
 
-  std::shared_ptr<server::TlsServer> tls;  // null: plain HTTP
+  std::shared_ptr<net::TlsServer> tls;  // null: plain HTTP
   asio::steady_timer tls_watch{io};
 
   Impl(std::optional<std::string> t, std::unique_ptr<eval::HistoryReader> h)
@@ -118,7 +118,7 @@ struct ViewServer::Impl {
       return false;
     }
     if (auto given = url.params().find("token"); given != url.params().end()) {
-      if (!server::TokensEqual((*given).value, *token)) {
+      if (!net::TokensEqual((*given).value, *token)) {
         AnswerError(response, http::status::unauthorized, "UNAUTHORIZED", "the token is wrong");
         return false;
       }
@@ -241,7 +241,7 @@ Result<std::unique_ptr<ViewServer>> ViewServer::Bind(const ServerOptions& option
                                                      std::unique_ptr<eval::HistoryReader> history) {
   auto impl = std::make_unique<Impl>(options.token, std::move(history));
   if (options.tls.enabled()) {
-    auto tls = server::TlsServer::Load(options.tls);
+    auto tls = net::TlsServer::Load(options.tls);
     if (!tls) return std::unexpected(std::move(tls.error()));
     impl->tls = std::move(*tls);
   }

@@ -19,7 +19,7 @@
 #include <string>
 
 #include "runner/eval/history/history_reader.h"
-#include "runner/server/tls_server.h"
+#include "runner/net/tls_server.h"
 #include "services/common/error.h"
 
 namespace skillrunner::view {
@@ -29,7 +29,7 @@ struct ServerOptions {
   std::optional<std::string> token;
   // design.md §11.8: HTTPS (--tls-cert, --tls-key), re-read on SIGHUP and when the files change;
   // empty: plain HTTP.
-  server::TlsFiles tls = {};
+  net::TlsFiles tls = {};
 };
 
 class ViewServer {

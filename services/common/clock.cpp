@@ -23,9 +23,10 @@ boost::asio::awaitable<bool> SteadyClock::SleepUntil(TimePoint deadline) {
   co_return !ec;
 }
 
+std::chrono::system_clock::time_point Clock::WallNow() const { return std::chrono::system_clock::now(); }
+
 std::int64_t Clock::UnixNanos(TimePoint t) const {
-  const auto wall =
-      std::chrono::system_clock::now() - std::chrono::duration_cast<std::chrono::system_clock::duration>(Now() - t);
+  const auto wall = WallNow() - std::chrono::duration_cast<std::chrono::system_clock::duration>(Now() - t);
   return std::chrono::duration_cast<std::chrono::nanoseconds>(wall.time_since_epoch()).count();
 }
 

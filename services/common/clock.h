@@ -16,6 +16,10 @@ class Clock {
 
   virtual ~Clock() = default;
   virtual TimePoint Now() const = 0;
+  // The wall clock's reading now: what people and other machines read (run
+  // ids, ISO timestamps, expiry dates, Unix seconds in metrics). Not for
+  // measuring durations: Now() is.
+  virtual std::chrono::system_clock::time_point WallNow() const;
   // Waits `delay` on the calling coroutine's executor. Returns false when the
   // wait was cancelled (the caller went away, a drain ran out of time): a
   // value, never an exception.

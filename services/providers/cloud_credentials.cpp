@@ -6,6 +6,8 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <mutex>
 
+#include "services/common/clock.h"
+
 namespace skillrunner::providers {
 namespace asio = boost::asio;
 using Outcome = std::expected<CloudCredentials, ProviderError>;
@@ -40,7 +42,7 @@ struct CredentialCache::State {
 
 CredentialCache::CredentialCache(CredentialFetch fetch, WallClock now) : state_(std::make_shared<State>()) {
   state_->fetch = std::move(fetch);
-  state_->now = now ? std::move(now) : WallClock([] { return std::chrono::system_clock::now(); });
+  state_->now = now ? std::move(now) : WallClock([] { return RealClock().WallNow(); });
 }
 
 CredentialCache::~CredentialCache() = default;

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "services/common/clock.h"
 #include "services/http/http_client.h"
 #include "services/providers/chat_stream.h"
 #include "services/providers/provider.h"
@@ -23,7 +24,7 @@ namespace skillrunner::providers {
 // minus the response's `Date` header (else `now`), rounded up to whole
 // seconds. Negative or unparsable values are ignored (docs/development/providers-notes.md §5).
 std::optional<std::chrono::milliseconds> ParseRetryAfter(
-    const http::HttpResponse& response, std::chrono::system_clock::time_point now = std::chrono::system_clock::now());
+    const http::HttpResponse& response, std::chrono::system_clock::time_point now = RealClock().WallNow());
 
 // 408, 409, 429 and every 5xx (529 included) are transient (design.md §5.2).
 bool IsTransientStatus(int status);

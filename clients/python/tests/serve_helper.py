@@ -27,6 +27,7 @@ TICKET = {"subject": "Cannot log in", "body": "Since this morning."}
 UNAUTHORIZED_MESSAGE = (
     'unauthorized: this listener needs a token: send {"method":"auth","params":{"token":\u2026}}'
     ' first, or "auth" in each request')
+WRONG_TOKEN_MESSAGE = "unauthorized: the token is wrong"
 # Fault scripts that make every attempt of a skill fail one way (docs/simulated.md).
 FAULTS_A = [
     {"skill": "route_incident", "attempt": [1, 2, 3], "fault": "wrong_type", "path": "/severity"},

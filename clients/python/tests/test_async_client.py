@@ -16,7 +16,7 @@ from serve_helper import (
     FAULTS_A,
     FAULTS_B,
     TICKET,
-    UNAUTHORIZED_MESSAGE,
+    WRONG_TOKEN_MESSAGE,
     Server,
     config_text,
     finish_quick_invocations,
@@ -107,7 +107,7 @@ class AsyncFastTests(Served, unittest.IsolatedAsyncioTestCase):
             with self.assertRaises(UnauthorizedError) as caught:
                 await bad.invoke("word_stats", {"text": "a"})
         self.assertEqual((caught.exception.code, caught.exception.message),
-                         ("UNAUTHORIZED", UNAUTHORIZED_MESSAGE))
+                         ("UNAUTHORIZED", WRONG_TOKEN_MESSAGE))
 
     async def test_schema_hash_missing_skill(self) -> None:
         expected = "sha256:" + "1" * 64

@@ -18,6 +18,7 @@ from serve_helper import (
     FAULTS_B,
     TICKET,
     UNAUTHORIZED_MESSAGE,
+    WRONG_TOKEN_MESSAGE,
     Server,
     config_text,
     finish_quick_invocations,
@@ -129,12 +130,11 @@ class FastServerTests(Served, unittest.TestCase):
     def test_tcp_token(self) -> None:
         with Client(host="127.0.0.1", port=self.server.port, token=sh.TOKEN) as good:
             self.assertEqual(good.invoke("word_stats", {"text": "a"}).output["words"], 1)
-        for token in ("wrong-token", None):
+        for token, message in (("wrong-token", WRONG_TOKEN_MESSAGE), (None, UNAUTHORIZED_MESSAGE)):
             with Client(host="127.0.0.1", port=self.server.port, token=token) as bad:
                 with self.assertRaises(UnauthorizedError) as caught:
                     bad.invoke("word_stats", {"text": "a"})
-                self.assertEqual((caught.exception.code, caught.exception.message),
-                                 ("UNAUTHORIZED", UNAUTHORIZED_MESSAGE))
+                self.assertEqual((caught.exception.code, caught.exception.message), ("UNAUTHORIZED", message))
         self.assertNotIn(sh.TOKEN, self.server.log_text())
 
     def test_cannot_connect_and_closed_client(self) -> None:

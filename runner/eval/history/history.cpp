@@ -12,6 +12,7 @@
 #include "runner/eval/history/run_measures.h"
 #include "runner/eval/history/sql_db.h"
 #include "runner/eval/records/record_fields.h"
+#include "services/common/clock.h"
 #include "services/common/iso_time.h"
 #include "services/common/utf8.h"
 
@@ -337,7 +338,7 @@ Result<std::string> History::Pin(std::string_view run_id) {
   auto pinned = impl_->db->Query(
       "INSERT INTO pins (suite, run_id, pinned_at) VALUES ($1, $2, $3) "
       "ON CONFLICT (suite) DO UPDATE SET run_id = excluded.run_id, pinned_at = excluded.pinned_at",
-      {sql::Text(suite), sql::Text(run_id), sql::Text(IsoUtc(std::chrono::system_clock::now()))});
+      {sql::Text(suite), sql::Text(run_id), sql::Text(IsoUtc(RealClock().WallNow()))});
   if (!pinned) return Fail(std::move(pinned.error()), context);
   return suite;
 }

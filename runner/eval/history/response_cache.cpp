@@ -4,6 +4,7 @@
 #include <charconv>
 
 #include "runner/eval/history/sqlite_db.h"
+#include "services/common/clock.h"
 #include "services/common/digest.h"
 
 namespace skillrunner::eval {
@@ -12,7 +13,7 @@ namespace {
 constexpr int kBusyTimeoutMs = 30'000;
 
 std::int64_t NowSeconds() {
-  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  return std::chrono::duration_cast<std::chrono::seconds>(RealClock().WallNow().time_since_epoch()).count();
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <boost/url/encode.hpp>
 #include <boost/url/rfc/unreserved_chars.hpp>
 
+#include "services/common/clock.h"
 #include "services/common/json_text.h"
 #include "services/providers/aws/bedrock_answer.h"
 #include "services/providers/aws/bedrock_stream.h"
@@ -17,7 +18,7 @@ namespace asio = boost::asio;
 BedrockProvider::BedrockProvider(BedrockOptions options, std::shared_ptr<http::HttpClient> client, WallClock now)
     : options_(std::move(options)),
       client_(std::move(client)),
-      now_(now ? std::move(now) : WallClock([] { return std::chrono::system_clock::now(); })),
+      now_(now ? std::move(now) : WallClock([] { return RealClock().WallNow(); })),
       credentials_(std::make_shared<CredentialCache>(AwsCredentialFetch(options_.credentials, client_), now_)) {
   if (options_.base_url.empty()) options_.base_url = "https://bedrock-runtime." + options_.region + ".amazonaws.com";
 }

@@ -3,6 +3,7 @@
 #include <boost/url/encode.hpp>
 #include <boost/url/rfc/pchars.hpp>
 
+#include "services/common/clock.h"
 #include "services/common/json_text.h"
 #include "services/providers/anthropic_answer.h"
 #include "services/providers/anthropic_stream.h"
@@ -17,7 +18,7 @@ namespace json = boost::json;
 namespace {
 
 WallClock OrSystem(WallClock now) {
-  return now ? std::move(now) : WallClock([] { return std::chrono::system_clock::now(); });
+  return now ? std::move(now) : WallClock([] { return RealClock().WallNow(); });
 }
 
 EnvLookup NoEnv() {

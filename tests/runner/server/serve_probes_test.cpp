@@ -180,6 +180,9 @@ TEST_F(ServeProbesTest, UnderAllowBrokenAReloadTakesABrokenTreeAndReportsItButNe
   auto health = client->Call(R"({"jsonrpc":"2.0","id":4,"method":"health"})").at("result");
   EXPECT_EQ(health.at("status"), "degraded");
   EXPECT_EQ(health.at("failed"), HotFailed());
+  const std::string broken = HttpGet(metrics_port_, "/metrics").body;  // (HttpGet joins the lines)
+  EXPECT_NE(broken.find("skillrunner_tree_degraded 1"), std::string::npos) << broken;
+  EXPECT_NE(broken.find("skillrunner_tree_failed_files 1"), std::string::npos) << broken;
 
   std::filesystem::remove_all(tree_.Path("skills/hot"));  // fixed: SIGHUP takes the whole tree again
   serve.Signal(SIGHUP);
@@ -193,6 +196,9 @@ TEST_F(ServeProbesTest, UnderAllowBrokenAReloadTakesABrokenTreeAndReportsItButNe
   EXPECT_EQ(ready.at("failed"), json::array{});
   EXPECT_EQ(ready.at("last_reload").at("ok"), true);
   EXPECT_EQ(ready.at("last_reload").at("failed"), json::array{});
+  const std::string whole = HttpGet(metrics_port_, "/metrics").body;
+  EXPECT_NE(whole.find("skillrunner_tree_degraded 0"), std::string::npos) << whole;
+  EXPECT_NE(whole.find("skillrunner_tree_failed_files 0"), std::string::npos) << whole;
 
   tree_.Write("skillrunner.yaml", "providers: [not, a, map]\n");
   auto refused = client->Call(R"({"jsonrpc":"2.0","id":6,"method":"skills.reload"})");
@@ -234,9 +240,11 @@ TEST_F(ServeProbesTest, AFailedReloadIsLoggedAtItsPlaceAndHealthReadyzAndMetrics
   EXPECT_EQ(figures.at("reloads"), json::parse(R"({"ok":0,"failed":1})"));
   EXPECT_EQ(figures.at("tree_loaded_at").to_number<double>(), started);
   const std::string prometheus(figures.at("prometheus").as_string());
-  EXPECT_NE(
-      prometheus.find("\nskillrunner_reloads_total{result=\"ok\"} 0\nskillrunner_reloads_total{result=\"failed\"} 1\n"),
-      std::string::npos)
+  EXPECT_NE(prometheus.find("\nskillrunner_reloads_total{kind=\"tree\",result=\"ok\"} 0\n"
+                            "skillrunner_reloads_total{kind=\"tree\",result=\"failed\"} 1\n"
+                            "skillrunner_reloads_total{kind=\"tls\",result=\"ok\"} 0\n"
+                            "skillrunner_reloads_total{kind=\"tls\",result=\"failed\"} 0\n"),
+            std::string::npos)
       << prometheus;
   EXPECT_EQ(client->Call(InvokeLine(3, "echo", R"({"a":1})")).at("result").at("output"), json::parse(R"({"a":1})"));
 

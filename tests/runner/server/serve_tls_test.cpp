@@ -46,14 +46,9 @@ std::uint16_t ListeningPort(const ServeProcess& serve) {
 // One TLS connection of the test's own (the server checked against the CA), kept open between calls.
 class TlsClient {
  public:
+  // `client`: the name of the certificate (NAME.pem, NAME.key) to show; "" for none.
   TlsClient(std::uint16_t port, const TestPki& pki, const std::string& client = "")
-      : context_(asio::ssl::context::tls_client), socket_(io_), stream_(socket_, context_) {
-    context_.load_verify_file(pki.Path("ca.pem"));
-    context_.set_verify_mode(asio::ssl::verify_peer);
-    if (!client.empty()) {
-      context_.use_certificate_chain_file(pki.Path(client + ".pem"));
-      context_.use_private_key_file(pki.Path(client + ".key"), asio::ssl::context::pem);
-    }
+      : context_(Context(pki, client)), socket_(io_), stream_(socket_, context_) {
     boost::system::error_code ec;
     socket_.connect({asio::ip::make_address("127.0.0.1"), port}, ec);
     if (!ec) stream_.handshake(asio::ssl::stream_base::client, ec);
@@ -79,6 +74,18 @@ class TlsClient {
   }
 
  private:
+  // The stream takes its certificate from the context when it is made: the context is ready first.
+  static asio::ssl::context Context(const TestPki& pki, const std::string& client) {
+    asio::ssl::context context(asio::ssl::context::tls_client);
+    context.load_verify_file(pki.Path("ca.pem"));
+    context.set_verify_mode(asio::ssl::verify_peer);
+    if (!client.empty()) {
+      context.use_certificate_chain_file(pki.Path(client + ".pem"));
+      context.use_private_key_file(pki.Path(client + ".key"), asio::ssl::context::pem);
+    }
+    return context;
+  }
+
   asio::io_context io_;
   asio::ssl::context context_;
   asio::ip::tcp::socket socket_;
@@ -191,6 +198,132 @@ TEST_F(ServeTlsTest, AClientCertificateIsRequiredAndNamesItsTenant) {
   serve.Signal(SIGTERM);
   ASSERT_EQ(serve.Wait(std::chrono::seconds(10)), 0);
   EXPECT_NE(serve.Stderr().find("tenant=billing skill=echo outcome=ok"), std::string::npos) << serve.Stderr();
+}
+
+// design.md §12.1: one identity rule on --listen and /mcp. A tenant's certificate is that tenant on
+// both; one that names no tenant is the admin only when tls.admin_subjects lists it, and is refused
+// on both otherwise; a token sent with a certificate must name the same caller.
+TEST_F(ServeTlsTest, ACertificateIsOneCallerOnTheSocketAndOnMcp) {
+  tree_.Write("skillrunner.yaml",
+              "providers:\n  sim: { kind: simulated }\ndefault_provider: sim\n"
+              "tls:\n  admin_subjects: [\"CN=ops,O=Example\"]\n"
+              "tenants:\n  billing: { tls_subject: \"CN=billing,O=Example\" }\n"
+              "  ledger: { token_env: LEDGER_TOKEN }\n");
+  pki_.Issue("billing", "/O=Example/CN=billing");
+  pki_.Issue("ops", "/O=Example/CN=ops");
+  pki_.Issue("laptop", "/O=Example/CN=laptop");
+  const std::uint16_t mcp = test_support::FreeLoopbackPort();
+  ServeProcess serve(
+      tree_,
+      {"--listen", "127.0.0.1:0", "--mcp-listen", "127.0.0.1:" + std::to_string(mcp), "--tls-cert",
+       pki_.Path("server.pem"), "--tls-key", pki_.Path("server.key"), "--tls-client-ca", pki_.Path("ca.pem")},
+      {"LEDGER_TOKEN=ledger-secret"});
+  const std::uint16_t port = ListeningPort(serve);
+  ASSERT_NE(port, 0) << serve.Stderr();
+  const std::string invoke = R"({"jsonrpc":"2.0","id":2,"method":"skills.invoke","params":{"skill":"echo",)"
+                             R"("input":{"a":1}})";
+  TlsClient billing(port, pki_, "billing");
+  EXPECT_NE(billing.Ask(invoke + "}").find(R"("output":{"a":1})"), std::string::npos);
+  const std::string mismatch = billing.Ask(invoke + R"(,"auth":"ledger-secret"})");
+  EXPECT_NE(mismatch.find(R"("code":-32001)"), std::string::npos) << mismatch;
+  EXPECT_NE(mismatch.find("the token names ledger but the client certificate names billing"), std::string::npos)
+      << mismatch;
+  TlsClient ops(port, pki_, "ops");
+  EXPECT_NE(ops.Ask(kHealth).find(R"("status":"ok")"), std::string::npos);
+  TlsClient laptop(port, pki_, "laptop");
+  const std::string refused = laptop.Ask(kHealth);
+  EXPECT_NE(refused.find("certificate subject CN=laptop,O=Example is no tenant's and not an admin subject"),
+            std::string::npos)
+      << refused;
+
+  const std::string initialize =
+      R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18",)"
+      R"("capabilities":{},"clientInfo":{"name":"t","version":"1"}}})";
+  auto mcp_as = [&](const std::string& who, const std::string& token) {
+    return test_support::Shell(
+        "curl -s -o " + ShellQuote(tree_.Path(who + ".mcp").string()) + " -w '%{http_code}' --cacert " +
+        ShellQuote(pki_.Path("ca.pem")) + " --cert " + ShellQuote(pki_.Path(who + ".pem")) + " --key " +
+        ShellQuote(pki_.Path(who + ".key")) + (token.empty() ? "" : " -H 'Authorization: Bearer " + token + "'") +
+        " -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' -d " +
+        ShellQuote(initialize) + " https://127.0.0.1:" + std::to_string(mcp) + "/mcp > " +
+        ShellQuote(tree_.Path(who + ".status").string()));
+  };
+  ASSERT_EQ(mcp_as("billing", ""), 0);
+  EXPECT_EQ(testing::ReadFile(tree_.Path("billing.status")), "200");
+  EXPECT_NE(testing::ReadFile(tree_.Path("billing.mcp")).find(R"("protocolVersion":"2025-06-18")"), std::string::npos);
+  ASSERT_EQ(mcp_as("laptop", ""), 0);
+  EXPECT_EQ(testing::ReadFile(tree_.Path("laptop.status")), "403");
+  EXPECT_NE(testing::ReadFile(tree_.Path("laptop.mcp"))
+                .find("Forbidden: certificate subject CN=laptop,O=Example is no tenant's and not an admin subject"),
+            std::string::npos)
+      << testing::ReadFile(tree_.Path("laptop.mcp"));
+  ASSERT_EQ(mcp_as("billing", "ledger-secret"), 0);
+  EXPECT_EQ(testing::ReadFile(tree_.Path("billing.status")), "403");
+  EXPECT_NE(testing::ReadFile(tree_.Path("billing.mcp"))
+                .find("the token names ledger but the client certificate names billing"),
+            std::string::npos);
+  serve.Signal(SIGTERM);
+  ASSERT_EQ(serve.Wait(std::chrono::seconds(10)), 0);
+  // The access log names the certificate's tenant for the socket's call.
+  EXPECT_NE(serve.Stderr().find("tenant=billing skill=echo outcome=ok"), std::string::npos) << serve.Stderr();
+}
+
+// design.md §12.1: the certificate's notAfter per listener, and TLS reloads counted by result.
+TEST_F(ServeTlsTest, TheCertificatesExpiryAndItsReloadsAreInTheMetrics) {
+  std::filesystem::copy_file(pki_.Path("server.pem"), pki_.Path("live.pem"));
+  std::filesystem::copy_file(pki_.Path("server.key"), pki_.Path("live.key"));
+  const std::uint16_t metrics = test_support::FreeLoopbackPort();
+  const std::string metrics_at = "127.0.0.1:" + std::to_string(metrics);
+  ServeProcess serve(tree_, {"--listen", "127.0.0.1:0", "--metrics-listen", metrics_at, "--tls-cert",
+                             pki_.Path("live.pem"), "--tls-key", pki_.Path("live.key")});
+  ASSERT_NE(ListeningPort(serve), 0) << serve.Stderr();
+  // What openssl says the certificate's notAfter is, as Unix seconds.
+  auto not_after = [&](const std::string& pem) {
+    const std::string file = tree_.Path("not_after").string();
+    test_support::Shell("date -d \"$(openssl x509 -enddate -noout -in " + ShellQuote(pki_.Path(pem)) +
+                        " | cut -d= -f2)\" +%s > " + ShellQuote(file));
+    std::string text = testing::ReadFile(file);
+    return text.substr(0, text.find('\n'));
+  };
+  auto scrape = [&] {
+    const std::string file = tree_.Path("metrics.txt").string();
+    test_support::Shell("curl -s --cacert " + ShellQuote(pki_.Path("ca.pem")) + " https://" + metrics_at +
+                        "/metrics > " + ShellQuote(file));
+    return testing::ReadFile(file);
+  };
+  auto expiry = [&](const std::string& listener) {
+    return "skillrunner_tls_certificate_expiry_timestamp_seconds{listener=\"" + listener + "\"} ";
+  };
+  std::string text = scrape();
+  EXPECT_NE(text.find(expiry("127.0.0.1:0") + not_after("server.pem") + "\n"), std::string::npos) << text;
+  EXPECT_NE(text.find(expiry(metrics_at) + not_after("server.pem") + "\n"), std::string::npos) << text;
+  // A pair that does not load is refused and counted; the one before keeps serving.
+  std::filesystem::copy_file(pki_.Path("ca.key"), pki_.Path("live.key"),
+                             std::filesystem::copy_options::overwrite_existing);
+  serve.Signal(SIGHUP);
+  // (SIGHUP and the file watch may both see it: at least one refusal.)
+  const std::string none_failed = "skillrunner_reloads_total{kind=\"tls\",result=\"failed\"} 0\n";
+  for (int i = 0; i < 200 && scrape().find(none_failed) != std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  text = scrape();
+  EXPECT_EQ(text.find(none_failed), std::string::npos) << text;
+  EXPECT_NE(text.find(expiry(metrics_at) + not_after("server.pem") + "\n"), std::string::npos) << text;
+  // A renewed certificate moves the gauge (issued a second later: a later notAfter).
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  pki_.Issue("renewed", "/CN=localhost");
+  ASSERT_NE(not_after("renewed.pem"), not_after("server.pem"));
+  std::filesystem::copy_file(pki_.Path("renewed.pem"), pki_.Path("live.pem"),
+                             std::filesystem::copy_options::overwrite_existing);
+  std::filesystem::copy_file(pki_.Path("renewed.key"), pki_.Path("live.key"),
+                             std::filesystem::copy_options::overwrite_existing);
+  serve.Signal(SIGHUP);
+  for (int i = 0; i < 200 && scrape().find(expiry(metrics_at) + not_after("renewed.pem")) == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  text = scrape();
+  EXPECT_NE(text.find(expiry(metrics_at) + not_after("renewed.pem") + "\n"), std::string::npos) << text;
+  EXPECT_EQ(text.find("skillrunner_reloads_total{kind=\"tls\",result=\"ok\"} 0\n"), std::string::npos) << text;
 }
 
 // The metrics listener speaks TLS with the same certificate.

@@ -13,7 +13,7 @@
 #include <map>
 #include <thread>
 
-#include "runner/server/address.h"
+#include "runner/net/address.h"
 #include "tests/runner/server/server_fixture.h"
 #include "tests/support/llm_test_bed.h"
 #include "tests/support/loopback_server.h"
@@ -355,7 +355,7 @@ TEST_F(ServerTest, ReloadSwapsTheRegistryAndABrokenTreeKeepsTheOldOne) {
 TEST_F(ServerTest, TcpNeedsTheTokenWhenTheServerHasOne) {
   server::ServerOptions options;
   options.listen = {"127.0.0.1:0"};
-  options.token = "s3cret-token";
+  options.identity.admin_token = "s3cret-token";
   auto server = StartServer(options);
   auto client = SocketClient::ConnectTcp(server->server().tcp_ports().at(0));
   ASSERT_TRUE(client.has_value());
@@ -668,7 +668,7 @@ TEST_F(ServerTest, AStartFailureSaysWhetherTheOptionsOrTheSystemRefused) {
   server::ServerOptions no_folder;
   no_folder.socket_path = tree_.Path("no-such-folder/s.sock").string();
   EXPECT_EQ(start(no_folder), ErrorCode::kInternal);
-  EXPECT_EQ(server::ParseListenAddress("127.0.0.1:x").error().code, ErrorCode::kConfigInvalid);
+  EXPECT_EQ(net::ParseListenAddress("127.0.0.1:x").error().code, ErrorCode::kConfigInvalid);
 }
 
 TEST_F(ServerTest, TheTotalInFlightLimitAndADrainRefuseNewInvocations) {

@@ -1,4 +1,4 @@
-#include "runner/server/tls_server.h"
+#include "runner/net/tls_server.h"
 
 #include <openssl/err.h>
 #include <openssl/ssl.h>
@@ -7,7 +7,7 @@
 #include <array>
 #include <boost/asio/ssl/context.hpp>
 
-namespace skillrunner::server {
+namespace skillrunner::net {
 namespace ssl = boost::asio::ssl;
 
 namespace {
@@ -64,6 +64,18 @@ Result<std::shared_ptr<ssl::context>> MakeContext(const TlsFiles& files) {
   return context;
 }
 
+// The context's certificate's notAfter as Unix seconds; 0 when it has none.
+std::int64_t NotAfter(ssl::context& context) {
+  X509* certificate = SSL_CTX_get0_certificate(context.native_handle());
+  if (certificate == nullptr) return 0;
+  int days = 0;
+  int seconds = 0;
+  ASN1_TIME* epoch = ASN1_TIME_set(nullptr, 0);
+  const bool ok = ASN1_TIME_diff(&days, &seconds, epoch, X509_get0_notAfter(certificate)) == 1;
+  ASN1_TIME_free(epoch);
+  return ok ? std::int64_t{days} * 86400 + seconds : 0;
+}
+
 }  // namespace
 
 Result<std::shared_ptr<TlsServer>> TlsServer::Load(TlsFiles files) {
@@ -74,6 +86,7 @@ Result<std::shared_ptr<TlsServer>> TlsServer::Load(TlsFiles files) {
   server->current_ = std::move(*context);
   server->stamps_ = server->Stamps();
   server->describe_ = DescribeCertificate(*server->current_);
+  server->expires_at_ = NotAfter(*server->current_);
   return server;
 }
 
@@ -100,6 +113,11 @@ std::string TlsServer::Describe() const {
   return describe_;
 }
 
+std::int64_t TlsServer::ExpiresAt() const {
+  std::lock_guard lock(mutex_);
+  return expires_at_;
+}
+
 Result<bool> TlsServer::Reload(bool force) {
   auto stamps = Stamps();
   {
@@ -112,7 +130,22 @@ Result<bool> TlsServer::Reload(bool force) {
   if (!context) return std::unexpected(std::move(context.error()));
   current_ = std::move(*context);
   describe_ = DescribeCertificate(*current_);
+  expires_at_ = NotAfter(*current_);
   return true;
 }
 
-}  // namespace skillrunner::server
+std::optional<std::string> VerifiedClientSubject(SSL* ssl) {
+  if (ssl == nullptr || SSL_get_verify_result(ssl) != X509_V_OK) return std::nullopt;
+  X509* certificate = SSL_get_peer_certificate(ssl);
+  if (certificate == nullptr) return std::nullopt;
+  BIO* out = BIO_new(BIO_s_mem());
+  X509_NAME_print_ex(out, X509_get_subject_name(certificate), 0, XN_FLAG_RFC2253);
+  char* data = nullptr;
+  const long size = BIO_get_mem_data(out, &data);
+  std::string text(data, static_cast<std::size_t>(size));
+  BIO_free(out);
+  X509_free(certificate);
+  return text;
+}
+
+}  // namespace skillrunner::net

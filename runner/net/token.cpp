@@ -1,11 +1,11 @@
-#include "runner/server/token.h"
+#include "runner/net/token.h"
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 
 #include <array>
 
-namespace skillrunner::server {
+namespace skillrunner::net {
 
 namespace {
 
@@ -27,4 +27,4 @@ bool TokensEqual(std::string_view given, std::string_view expected) {
   return CRYPTO_memcmp(a.data(), b.data(), given_size) == 0;
 }
 
-}  // namespace skillrunner::server
+}  // namespace skillrunner::net

@@ -6,6 +6,7 @@
 // pair, open ones keep theirs, and a broken pair leaves the old one serving.
 
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <mutex>
@@ -17,8 +18,9 @@
 namespace boost::asio::ssl {
 class context;
 }  // namespace boost::asio::ssl
+struct ssl_st;  // OpenSSL's SSL
 
-namespace skillrunner::server {
+namespace skillrunner::net {
 
 struct TlsFiles {
   std::string cert_file;       // PEM: the certificate, then its chain
@@ -41,6 +43,8 @@ class TlsServer {
   const TlsFiles& files() const { return files_; }
   // The serving certificate's subject and expiry, for health and logs.
   std::string Describe() const;
+  // When the serving certificate expires (its notAfter, Unix seconds).
+  std::int64_t ExpiresAt() const;
 
  private:
   explicit TlsServer(TlsFiles files) : files_(std::move(files)) {}
@@ -52,6 +56,12 @@ class TlsServer {
   std::shared_ptr<boost::asio::ssl::context> current_;
   std::array<Stamp, 3> stamps_;
   std::string describe_;
+  std::int64_t expires_at_ = 0;
 };
 
-}  // namespace skillrunner::server
+// The subject (as RFC 2253 writes it: "CN=billing,O=Example", what tls_subject and
+// tls.admin_subjects name) of the client certificate a finished handshake verified;
+// nullopt when the client showed none or it did not verify.
+std::optional<std::string> VerifiedClientSubject(ssl_st* ssl);
+
+}  // namespace skillrunner::net
