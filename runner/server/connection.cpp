@@ -16,6 +16,7 @@
 
 #include "runner/logging.h"
 #include "runner/net/peer.h"
+#include "runner/net/plain_text.h"
 #include "runner/net/tls_server.h"
 #include "runner/server/invocation_answer.h"
 #include "runner/server/methods.h"
@@ -93,6 +94,12 @@ void Connection::Start() {
 
 asio::awaitable<void> Connection::Handshake() {
   auto self = shared_from_this();
+  if (co_await net::RefusePlainText(socket_)) {  // design.md §12.1: told why, in its own protocol
+    state_->metrics.RecordRejected("tls_required");
+    spdlog::info("connection {} ({}): plain text on a TLS listener, answered and closed", id_, peer_);
+    CloseSocket();
+    co_return;
+  }
   auto [ec] =
       co_await tls_->stream.async_handshake(asio::ssl::stream_base::server, asio::as_tuple(asio::use_awaitable));
   if (ec) {

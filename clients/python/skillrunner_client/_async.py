@@ -55,6 +55,8 @@ class _AsyncConnection:
         self._reader = reader
         self._writer = writer
         self._pending: dict[int, asyncio.Future[JsonObject]] = {}
+        # What the server said in an answer without id before it closed (plain text on a TLS port).
+        self._last_words = ""
         self._streams: dict[int, asyncio.Queue[JsonObject]] = {}
         self._lists: set[int] = set()
         self._task = asyncio.get_running_loop().create_task(self._read_loop())
@@ -107,6 +109,8 @@ class _AsyncConnection:
             protocol_error = exc
         except (OSError, ValueError, asyncio.IncompleteReadError) as exc:
             reason = f"the connection to {self.address} was lost: {exc}"
+        if self._last_words:
+            reason = f"the connection to {self.address} was closed by the server: {self._last_words}"
         self.fail(reason, protocol_error)
 
     def _dispatch(self, line: bytes) -> None:
@@ -125,6 +129,10 @@ class _AsyncConnection:
             return
         if req_id is None:
             _log.warning("skillrunner: an answer without id: %s", msg.get("error"))
+            error = msg.get("error")
+            if isinstance(error, dict) and isinstance(error.get("message"), str):
+                # A server that answers before it closes (plain text on a TLS port) says why.
+                self._last_words = error["message"]
             return
         fut = self._pending.pop(req_id, None)
         if req_id in self._lists and isinstance(msg.get("result"), list):

@@ -86,6 +86,8 @@ class _Connection:
         self._lock = threading.Lock()
         self._write_lock = threading.Lock()
         self._pending: dict[int, _Call] = {}
+        # What the server said in an answer without id before it closed (plain text on a TLS port).
+        self._last_words = ""
         self._reader = threading.Thread(
             target=self._read_loop, name="skillrunner-client-reader", daemon=True)
         self._reader.start()
@@ -134,6 +136,8 @@ class _Connection:
             protocol_error = exc
         except (OSError, ValueError) as exc:
             reason = f"the connection to {self.address} was lost: {exc}"
+        if self._last_words:
+            reason = f"the connection to {self.address} was closed by the server: {self._last_words}"
         self.fail(reason, protocol_error)
 
     def _dispatch(self, line: bytes) -> None:
@@ -146,6 +150,10 @@ class _Connection:
             return
         if req_id is None:
             _log.warning("skillrunner: an answer without id: %s", msg.get("error"))
+            error = msg.get("error")
+            if isinstance(error, dict) and isinstance(error.get("message"), str):
+                # A server that answers before it closes (plain text on a TLS port) says why.
+                self._last_words = error["message"]
             return
         with self._lock:
             call = self._pending.pop(req_id, None)

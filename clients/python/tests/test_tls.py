@@ -136,8 +136,12 @@ class TlsTests(TlsCase):
     def test_tls_plain_client_is_refused(self) -> None:
         client = Client(host="127.0.0.1", port=self.server.port, connect_timeout_s=5)
         self.addCleanup(client.close)
-        with self.assertRaises(ConnectionLostError):
+        with self.assertRaises(ConnectionLostError) as caught:
             client.health()
+        # The server says why before it closes (design.md §12.1), and the error carries its words.
+        self.assertEqual(caught.exception.message,
+                         f"the connection to 127.0.0.1:{self.server.port} was closed by the server: "
+                         "this listener requires TLS: connect with --tls / tls=True")
 
     def test_tls_arguments_are_checked(self) -> None:
         with self.assertRaisesRegex(ValueError, "Unix socket"):

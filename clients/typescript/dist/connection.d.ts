@@ -37,6 +37,8 @@ export declare class Connection {
     private readonly listeners;
     private buffer;
     private closedError;
+    /** What the server said, in an answer without an id, before it closed (plain text on a TLS port). */
+    private lastWords;
     /**
      * The last `skills.list` answered on this connection with every `skills.changed` after it
      * applied (kept as the lines arrive, so none is lost between the two); dropped with the connection.

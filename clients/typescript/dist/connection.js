@@ -71,6 +71,8 @@ class Connection {
     listeners = new Map();
     buffer = "";
     closedError;
+    /** What the server said, in an answer without an id, before it closed (plain text on a TLS port). */
+    lastWords;
     /**
      * The last `skills.list` answered on this connection with every `skills.changed` after it
      * applied (kept as the lines arrive, so none is lost between the two); dropped with the connection.
@@ -87,7 +89,11 @@ class Connection {
         socket.unref(); // an idle connection does not keep Node running; a pending call does
         socket.on("data", (chunk) => this.onData(chunk));
         socket.on("error", (err) => this.fail(this.lostError(err.message)));
-        socket.on("close", () => this.fail(this.lostError("the server closed the connection")));
+        socket.on("close", () => this.fail(this.lastWords === undefined
+            ? this.lostError("the server closed the connection")
+            : new errors_1.ConnectionLostError("CONNECTION_LOST", `connection to ${this.where} closed by the server: ${this.lastWords}`, [], {
+                endpoint: this.where,
+            })));
     }
     /**
      * Opens a connection; rejects with CONNECTION_LOST when the server cannot be reached. With
@@ -235,6 +241,10 @@ class Connection {
             const about = answer.params.id;
             if (typeof about === "number")
                 this.listeners.get(about)?.({ method: answer.method, params: answer.params });
+            return;
+        }
+        if ((0, errors_1.isObject)(answer) && answer.id === null && (0, errors_1.isObject)(answer.error) && typeof answer.error.message === "string") {
+            this.lastWords = answer.error.message; // nobody to tell now: said if the server closes
             return;
         }
         if (!(0, errors_1.isObject)(answer) || typeof answer.id !== "number")

@@ -56,6 +56,8 @@ export class Connection {
   private readonly listeners = new Map<number, (notification: Notification) => void>();
   private buffer = "";
   private closedError: SkillrunnerError | undefined;
+  /** What the server said, in an answer without an id, before it closed (plain text on a TLS port). */
+  private lastWords: string | undefined;
   /**
    * The last `skills.list` answered on this connection with every `skills.changed` after it
    * applied (kept as the lines arrive, so none is lost between the two); dropped with the connection.
@@ -74,7 +76,15 @@ export class Connection {
     socket.unref(); // an idle connection does not keep Node running; a pending call does
     socket.on("data", (chunk: string) => this.onData(chunk));
     socket.on("error", (err: Error) => this.fail(this.lostError(err.message)));
-    socket.on("close", () => this.fail(this.lostError("the server closed the connection")));
+    socket.on("close", () =>
+      this.fail(
+        this.lastWords === undefined
+          ? this.lostError("the server closed the connection")
+          : new ConnectionLostError("CONNECTION_LOST", `connection to ${this.where} closed by the server: ${this.lastWords}`, [], {
+              endpoint: this.where,
+            }),
+      ),
+    );
   }
 
   /**
@@ -222,6 +232,10 @@ export class Connection {
       if (answer.method === "skills.changed") return this.applyChanged(answer.params);
       const about = answer.params.id;
       if (typeof about === "number") this.listeners.get(about)?.({ method: answer.method, params: answer.params });
+      return;
+    }
+    if (isObject(answer) && answer.id === null && isObject(answer.error) && typeof answer.error.message === "string") {
+      this.lastWords = answer.error.message; // nobody to tell now: said if the server closes
       return;
     }
     if (!isObject(answer) || typeof answer.id !== "number") return; // id null: nobody to tell

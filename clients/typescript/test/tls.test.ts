@@ -122,7 +122,12 @@ describe("TLS", () => {
   it("a client without tls is refused by the TLS listener", async () => {
     const plain = new Client({ host: "127.0.0.1", port: s.server.port, connectTimeoutMs: 5_000 });
     s.clients.push(plain);
-    await connectionLost(plain.health({ timeoutMs: 5_000 }));
+    const error = await connectionLost(plain.health({ timeoutMs: 5_000 }));
+    // The server says why before it closes (design.md §12.1), and the error carries its words.
+    assert.equal(
+      error.message,
+      `connection to 127.0.0.1:${s.server.port} closed by the server: this listener requires TLS: connect with --tls / tls=True`,
+    );
   });
 
   it("checks its options: tls is for TCP; cert and key go together", () => {

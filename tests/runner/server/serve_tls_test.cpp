@@ -130,9 +130,19 @@ TEST_F(ServeTlsTest, ATlsCallIsServedAndPlainTextAndTls11AreRefused) {
                   .as_string()
                   .starts_with("CN=localhost, valid until "));
   EXPECT_EQ(health.at("result").at("listeners").at("tls").at("client_certificates"), false);
+  // design.md §12.1: plain text is told why before the close: a JSON-RPC error line, or an HTTP 400.
   auto plain = Call(port, "");
-  EXPECT_EQ(plain.status, 3) << plain.out;
-  EXPECT_EQ(plain.out, "skillrunner call: the server closed the connection without an answer\n");
+  EXPECT_EQ(plain.status, 2) << plain.out;
+  EXPECT_EQ(plain.out,
+            R"({"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"this listener requires TLS: connect )"
+            R"(with --tls / tls=True","data":{"code":"INPUT_INVALID","message":"this listener requires TLS: )"
+            R"(connect with --tls / tls=True"}}})"
+            "\n")
+      << plain.out;
+  const std::string http_file = tree_.Path("plain_http").string();
+  test_support::Shell("curl -s -w ' %{http_code}' http://127.0.0.1:" + std::to_string(port) + "/ > " +
+                      ShellQuote(http_file));
+  EXPECT_EQ(testing::ReadFile(http_file), "this listener requires TLS: connect with --tls / tls=True\n 400");
   auto no_ca = Call(port, "--tls --ca " + pki_.Path("missing.pem"));
   EXPECT_EQ(no_ca.status, 2) << no_ca.out;
   EXPECT_TRUE(no_ca.out.starts_with("skillrunner call: --ca " + pki_.Path("missing.pem") + ": ")) << no_ca.out;
