@@ -375,6 +375,11 @@ void AddServeCommands(CLI::App& app, const CommonOptions& common, std::function<
       ->add_option("--tls-client-ca", s.tls.client_ca_file,
                    "PEM CAs that client certificates must chain to (mutual TLS; tenants by tls_subject)")
       ->needs(cert);
+  serve_cmd
+      ->add_option("--metrics-client-ca", s.metrics_client_ca,
+                   "FILE|none: the metrics listener's own client CAs; none: /metrics, /healthz and /readyz ask no "
+                   "client certificate (default: --tls-client-ca)")
+      ->needs(cert);
   cert->needs(key);
   key->needs(cert);
   serve_cmd->add_option("--mcp-listen", serve->mcp_listen,

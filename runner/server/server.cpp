@@ -154,6 +154,11 @@ json::value Server::State::LastReload() {
 
 std::optional<json::object> Server::State::ReloadTls(bool force) {
   if (!tls) return std::nullopt;
+  if (metrics_tls) {  // the same pair, the metrics listener's own client CA
+    if (auto again = metrics_tls->Reload(force); !again) {
+      spdlog::error("the metrics listener's TLS pair was not reloaded ({})", again.error().message);
+    }
+  }
   auto reloaded = tls->Reload(force);
   if (reloaded && !*reloaded) return std::nullopt;
   metrics.RecordTlsReload(reloaded.has_value());
@@ -349,6 +354,20 @@ Server::~Server() {
 namespace {
 
 // The Prometheus and probe listener (--metrics-listen), if asked for.
+// design.md §12.1: the metrics listener's TLS: serve's, or (--metrics-client-ca) the same pair with its
+// own client CA, "none" asking no client certificate of probes and scrapers.
+Result<std::shared_ptr<net::TlsServer>> MetricsTls(Server::State& state) {
+  const std::string& ca = state.options.metrics_client_ca;
+  if (ca.empty()) return state.tls;
+  if (!state.tls) return Fail(ErrorCode::kConfigInvalid, "--metrics-client-ca needs --tls-cert and --tls-key");
+  net::TlsFiles files = state.options.tls;
+  files.client_ca_file = ca == "none" ? "" : ca;
+  auto loaded = net::TlsServer::Load(std::move(files));
+  if (!loaded) return Fail(std::move(loaded.error()), "--metrics-client-ca");
+  state.metrics_tls = *loaded;
+  return state.metrics_tls;
+}
+
 Result<void> OpenMetricsEndpoint(const std::shared_ptr<Server::State>& shared) {
   Server::State& state = *shared;
   if (state.options.metrics_listen.empty()) return {};
@@ -369,8 +388,10 @@ Result<void> OpenMetricsEndpoint(const std::shared_ptr<Server::State>& shared) {
     auto alive = weak.lock();
     return alive ? alive->Readiness() : Probe{false, json::object{{"status", "stopped"}}};
   };
+  auto tls = MetricsTls(state);
+  if (!tls) return std::unexpected(std::move(tls.error()));
   state.metrics_endpoint =
-      std::make_shared<MetricsEndpoint>(state.io, std::move(*acceptor), state.metrics, std::move(probe), state.tls);
+      std::make_shared<MetricsEndpoint>(state.io, std::move(*acceptor), state.metrics, std::move(probe), *tls);
   state.metrics_endpoint->Start(StopServerIfLoopFails(shared, "metrics endpoint accept loop"));
   return {};
 }

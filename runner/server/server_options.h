@@ -51,7 +51,10 @@ struct ServerOptions {
   // The trace exporter (health and Prometheus report its drops); null: none.
   std::shared_ptr<telemetry::OtlpExporter> tracing;
   std::string metrics_listen;  // HOST:PORT of the Prometheus endpoint; empty: none
-  std::string mcp_listen;      // HOST:PORT of MCP over HTTP (runner/mcp's door), for the certificate's metrics
+  // --metrics-client-ca: the CAs the metrics listener's clients must chain to; "none": no client
+  // certificate asked (probes, Prometheus); empty: tls.client_ca_file, as every listener.
+  std::string metrics_client_ca;
+  std::string mcp_listen;  // HOST:PORT of MCP over HTTP (runner/mcp's door), for the certificate's metrics
   // design.md §11.8: TLS for every TCP listener (--tls-cert, --tls-key, --tls-client-ca); empty: plain.
   net::TlsFiles tls;
   ServerLimits limits;

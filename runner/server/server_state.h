@@ -57,6 +57,7 @@ struct Server::State : std::enable_shared_from_this<Server::State> {
   // design.md §11.8: every TCP listener's TLS (null: plain), loaded by Start, re-read by Reload and
   // when its files change.
   std::shared_ptr<net::TlsServer> tls;
+  std::shared_ptr<net::TlsServer> metrics_tls;  // --metrics-client-ca: the metrics listener's own; else null
   // The TLS files again when they changed: a new pair serves new connections; a broken one is logged,
   // in last_reload, and leaves the old one serving. Null when there was nothing to do.
   std::optional<boost::json::object> ReloadTls(bool force);

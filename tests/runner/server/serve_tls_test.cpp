@@ -357,6 +357,30 @@ TEST_F(ServeTlsTest, TheMetricsListenerIsServedOverHttps) {
   EXPECT_NE(untrusted.out.find("certificate verify failed"), std::string::npos) << untrusted.out;
 }
 
+// design.md §12.1: --metrics-client-ca none lets probes and a Prometheus without a client certificate
+// read the metrics listener while --listen still demands one.
+TEST_F(ServeTlsTest, MetricsClientCaNoneOpensTheMetricsListenerAlone) {
+  const std::uint16_t metrics = test_support::FreeLoopbackPort();
+  const std::string url = "https://127.0.0.1:" + std::to_string(metrics);
+  ServeProcess serve(tree_, {"--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:" + std::to_string(metrics),
+                             "--tls-cert", pki_.Path("server.pem"), "--tls-key", pki_.Path("server.key"),
+                             "--tls-client-ca", pki_.Path("ca.pem"), "--metrics-client-ca", "none"});
+  const std::uint16_t port = ListeningPort(serve);
+  ASSERT_NE(port, 0) << serve.Stderr();
+  EXPECT_EQ(Shell("curl -sf --cacert " + ShellQuote(pki_.Path("ca.pem")) + " " + url +
+                  "/metrics | grep -q '^skillrunner_connections '"),
+            0);
+  auto probed = test_support::Skillrunner(tree_.root(), "probe " + url + "/readyz --ca " + pki_.Path("ca.pem"), "2>&1");
+  EXPECT_EQ(probed.status, 0) << probed.out;
+  EXPECT_EQ(probed.out, url + "/readyz: HTTP 200\n");
+  auto refused = Call(port, "--tls --ca " + pki_.Path("ca.pem"));  // no client certificate
+  EXPECT_EQ(refused.status, 3) << refused.out;
+  // Without --tls-cert there is no TLS to open.
+  auto alone = test_support::Skillrunner(tree_.root(), "serve --listen 127.0.0.1:0 --metrics-client-ca none", "2>&1");
+  EXPECT_EQ(alone.status, 2) << alone.out;
+  EXPECT_NE(alone.out.find("--metrics-client-ca"), std::string::npos) << alone.out;
+}
+
 // The MCP listener is HTTPS with the same certificate.
 TEST_F(ServeTlsTest, TheMcpListenerIsServedOverHttps) {
   const std::uint16_t mcp = test_support::FreeLoopbackPort();
