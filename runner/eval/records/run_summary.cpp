@@ -7,6 +7,15 @@
 
 namespace skillrunner::eval {
 namespace json = boost::json;
+
+// The parts, each written (and read) once; defined below, used by the members before them.
+static json::object SkillStatsJson(const SkillStats& s);
+static SkillStats SkillStatsFromJson(const json::object& json);
+static json::object PairedJson(const PairedMeasure& p);
+static json::object SkillComparisonJson(const SkillComparison& c);
+static json::object CaseRefJson(const CaseRef& ref);
+static json::object FlipsJson(const Named<GateFlips>& flips);
+static json::object BreachJson(const Breach& b);
 namespace {
 
 json::value OrNull(const std::optional<double>& value) { return value ? json::value(*value) : json::value(nullptr); }
@@ -415,7 +424,7 @@ std::string_view BaselineComparison::StatusName() const {
   return "compared";
 }
 
-json::object SkillStatsJson(const SkillStats& s) {
+static json::object SkillStatsJson(const SkillStats& s) {
   json::object out;
   PutCount(out, "cases", s.cases);
   out["schema_compliance"] = OrNull(s.schema_compliance);
@@ -439,7 +448,7 @@ json::object SkillStatsJson(const SkillStats& s) {
   return out;
 }
 
-SkillStats SkillStatsFromJson(const json::object& json) {
+static SkillStats SkillStatsFromJson(const json::object& json) {
   SkillStats s;
   s.cases = IntAt(&json, "cases");
   s.schema_compliance = NumberAt(&json, "schema_compliance");
@@ -461,7 +470,7 @@ SkillStats SkillStatsFromJson(const json::object& json) {
   return s;
 }
 
-json::object PairedJson(const PairedMeasure& p) {
+static json::object PairedJson(const PairedMeasure& p) {
   json::object out{{"cases", p.cases},
                    {"baseline_rate", OrNull(p.baseline_rate)},
                    {"baseline_interval", IntervalJson(p.baseline_interval)},
@@ -475,7 +484,7 @@ json::object PairedJson(const PairedMeasure& p) {
   return out;
 }
 
-json::object SkillComparisonJson(const SkillComparison& c) {
+static json::object SkillComparisonJson(const SkillComparison& c) {
   json::object out;
   for (const auto& [key, delta] : c.deltas) out[key] = OrNull(delta);
   json::object criteria;
@@ -492,13 +501,13 @@ json::object SkillComparisonJson(const SkillComparison& c) {
   return out;
 }
 
-json::object CaseRefJson(const CaseRef& ref) {
+static json::object CaseRefJson(const CaseRef& ref) {
   json::object out{{"skill", ref.skill}, {"case", ref.case_id}};
   if (ref.repeat) out["repeat"] = *ref.repeat;
   return out;
 }
 
-json::object FlipsJson(const Named<GateFlips>& flips) {
+static json::object FlipsJson(const Named<GateFlips>& flips) {
   json::object out;
   for (const auto& [gate, cases] : flips) {
     json::array down, up;
@@ -522,7 +531,7 @@ json::object BaselineJson(const BaselineComparison& b) {
                       {"flips", FlipsJson(b.flips)}};
 }
 
-json::object BreachJson(const Breach& b) {
+static json::object BreachJson(const Breach& b) {
   json::object out{{"skill", b.skill}};
   if (b.criterion) out["criterion"] = *b.criterion;
   out["threshold"] = b.threshold;

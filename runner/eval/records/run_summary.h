@@ -215,16 +215,9 @@ struct RunSummary {
   const SkillStats* Skill(std::string_view label) const { return Find(skills, label); }
 };
 
-// The parts on their own, as the comparisons and the viewer's answers write them.
-boost::json::object SkillStatsJson(const SkillStats& stats);
-SkillStats SkillStatsFromJson(const boost::json::object& json);
-boost::json::object PairedJson(const PairedMeasure& paired);
-boost::json::object SkillComparisonJson(const SkillComparison& comparison);
+// The parts on their own, as the viewer's answers write them.
 boost::json::object BaselineJson(const BaselineComparison& baseline);
-boost::json::object BreachJson(const Breach& breach);
 boost::json::array BreachesJson(const std::vector<Breach>& breaches);
 boost::json::object SkillsJson(const Named<SkillStats>& skills);
-boost::json::object CaseRefJson(const CaseRef& ref);
-boost::json::object FlipsJson(const Named<GateFlips>& flips);
 
 }  // namespace skillrunner::eval

@@ -28,14 +28,6 @@ inline boost::json::object CompareWithBaseline(const boost::json::object& summar
   return BaselineJson(CompareWithBaseline(RunSummary::FromJson(summary), records, baseline, alpha));
 }
 
-inline boost::json::array CompareVersions(const boost::json::object& summary,
-                                          const std::vector<boost::json::object>& records,
-                                          const std::vector<VersionPair>& pairs, double alpha = 0.05) {
-  RunSummary typed = RunSummary::FromJson(summary);
-  typed.versions = CompareVersions(typed, records, pairs, alpha);
-  return typed.ToJson().at("versions").as_array();
-}
-
 inline boost::json::array CheckThresholds(const boost::json::object& summary, const Suite& suite) {
   return BreachesJson(CheckThresholds(RunSummary::FromJson(summary), suite));
 }
