@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <cstdlib>
 #include <filesystem>
 
 #include "runner/skill_services.h"
@@ -248,6 +249,23 @@ std::string StateDir(const CommonOptions& options, const EnvLookup& env) {
   if (auto xdg = env("XDG_STATE_HOME"); xdg && !xdg->empty()) return *xdg + "/skillrunner";
   auto home = env("HOME");
   return (home && !home->empty() ? *home : std::string(".")) + "/.local/state/skillrunner";
+}
+
+Result<std::vector<net::Tenant>> TenantTokens(const Config& config) {
+  std::vector<net::Tenant> tenants;
+  for (const auto& [name, tenant] : config.tenants) {
+    if (tenant.token_env.empty()) {  // known by its client certificate only
+      tenants.push_back({name, "", tenant.tls_subject});
+      continue;
+    }
+    const char* token = std::getenv(tenant.token_env.c_str());
+    if (token == nullptr || *token == '\0') {
+      return Fail(ErrorCode::kConfigInvalid, config.source + ": /tenants/" + name + "/token_env: " + tenant.token_env +
+                                                 " is not set (the tenant's token)");
+    }
+    tenants.push_back({name, token, tenant.tls_subject});
+  }
+  return tenants;
 }
 
 }  // namespace skillrunner::cli

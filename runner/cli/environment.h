@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "runner/net/peer.h"
 #include "runner/skill_runner.h"
 #include "runner/tree/config.h"
 #include "runner/tree/skill_registry.h"
@@ -46,6 +47,10 @@ std::expected<Config, std::vector<Diagnostic>> ResolveConfig(const CommonOptions
 // else "" (the command's own default). A config that does not load gives "" here; the command
 // reports it when it loads the config itself.
 std::string HistoryLocation(const CommonOptions& options, const std::string& flag);
+
+// The config's tenants as the identity rule knows them (net/peer.h): each with its token (from its
+// token_env, CONFIG_INVALID naming the pointer when that is unset) and its certificate subject.
+Result<std::vector<net::Tenant>> TenantTokens(const Config& config);
 
 // Every skill's `simulation:` block, for the simulated providers (which own
 // the fault scripts).

@@ -18,10 +18,12 @@ constexpr int kUnhealthy = 1;  // Docker reserves 2: every failure is 1
 
 asio::awaitable<std::expected<http::HttpResponse, http::HttpError>> Get(asio::any_io_executor executor,
                                                                         http::HttpRequest request,
-                                                                        std::string ca_file) {
+                                                                        const ProbeOptions& probe) {
   http::HttpClientOptions options;  // no proxy: a probe asks the process beside it
   options.connect_timeout = request.timeout;
-  options.ca_file = std::move(ca_file);
+  options.ca_file = probe.ca_file;
+  options.client_cert_file = probe.cert_file;
+  options.client_key_file = probe.key_file;
   auto client = http::MakeHttpClient(executor, options);
   co_return co_await client->Send(std::move(request));
 }
@@ -34,7 +36,7 @@ int Probe(const ProbeOptions& options) {
   request.url = options.url;
   request.timeout = std::chrono::milliseconds(options.timeout_ms);
   asio::io_context io;
-  auto answer = asio::co_spawn(io, Get(io.get_executor(), std::move(request), options.ca_file), asio::use_future);
+  auto answer = asio::co_spawn(io, Get(io.get_executor(), std::move(request), options), asio::use_future);
   io.run();
   auto response = answer.get();
   if (!response) {

@@ -48,23 +48,6 @@ void RaiseOpenFileLimit() {
 
 // The config's tenants with their tokens read from the environment, or the
 // message naming the one whose variable is unset.
-Result<std::vector<net::Tenant>> TenantTokens(const Config& config) {
-  std::vector<net::Tenant> tenants;
-  for (const auto& [name, tenant] : config.tenants) {
-    if (tenant.token_env.empty()) {  // known by its client certificate only
-      tenants.push_back({name, "", tenant.tls_subject});
-      continue;
-    }
-    const char* token = std::getenv(tenant.token_env.c_str());
-    if (token == nullptr || *token == '\0') {
-      return Fail(ErrorCode::kConfigInvalid, config.source + ": /tenants/" + name + "/token_env: " + tenant.token_env +
-                                                 " is not set (the tenant's token)");
-    }
-    tenants.push_back({name, token, tenant.tls_subject});
-  }
-  return tenants;
-}
-
 // `command` names the subcommand in the message ("skillrunner serve", "skillrunner mcp").
 bool LoadTree(ReloadingHost& host, const char* command) {
   auto loaded = host.LoadInitial();
@@ -418,6 +401,11 @@ void AddServeCommands(CLI::App& app, const CommonOptions& common, std::function<
       app.add_subcommand("probe", "GET a URL (e.g. http://127.0.0.1:9464/readyz); exit 0 on a 2xx, else 1");
   probe_cmd->add_option("url", probe->url, "http://HOST:PORT/PATH (https:// with TLS)")->required();
   probe_cmd->add_option("--ca", probe->ca_file, "PEM CAs for an https:// URL, besides the system's");
+  auto* probe_cert =
+      probe_cmd->add_option("--cert", probe->cert_file, "PEM client certificate, for a listener that asks for one");
+  auto* probe_key = probe_cmd->add_option("--key", probe->key_file, "PEM private key of --cert");
+  probe_cert->needs(probe_key);
+  probe_key->needs(probe_cert);
   probe_cmd->add_option("--timeout-ms", probe->timeout_ms, "Give up after this (default 5000)")
       ->check(CLI::PositiveNumber);
   probe_cmd->callback([&run, probe] { run = [probe] { return Probe(*probe); }; });

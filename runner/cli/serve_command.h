@@ -33,7 +33,9 @@ struct CallOptions {
 struct ProbeOptions {
   std::string url;  // http://127.0.0.1:9464/readyz
   std::int64_t timeout_ms = 5000;
-  std::string ca_file;  // https:// URLs: CAs to check the certificate against, besides the system's
+  std::string ca_file;    // https:// URLs: CAs to check the certificate against, besides the system's
+  std::string cert_file;  // a client certificate for a listener that asks for one (mutual TLS)
+  std::string key_file;
 };
 
 // Adds `serve`, `call` and `probe` to the command line; `run` is set to the chosen

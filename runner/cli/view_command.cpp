@@ -6,6 +6,7 @@
 #include <sstream>
 #include <string>
 
+#include "runner/cli/environment.h"
 #include "runner/eval/history/history_reader.h"
 #include "runner/net/address.h"
 #include "runner/view/view_export.h"
@@ -48,6 +49,25 @@ Result<std::optional<std::string>> ReadToken(const ViewOptions& options) {
   return std::optional<std::string>(line);
 }
 
+// design.md §12.1: who may look. With a token or client certificates the config's tenants and
+// tls.admin_subjects count as on serve's listeners; with neither the viewer is open, loopback only.
+Result<net::IdentityRule> Identity(const CommonOptions& common, const ViewOptions& options,
+                                   const std::optional<std::string>& token) {
+  net::IdentityRule identity;
+  if (!token && options.tls.client_ca_file.empty()) return identity;
+  identity.admin_token = token.value_or("");
+  auto config = ResolveConfig(common);
+  if (!config) {
+    return Fail(ErrorCode::kConfigInvalid,
+                config.error().empty() ? "the config does not load" : config.error().front().ToString());
+  }
+  auto tenants = TenantTokens(*config);
+  if (!tenants) return std::unexpected(std::move(tenants.error()));
+  identity.tenants = std::move(*tenants);
+  identity.admin_subjects = config->tls_admin_subjects;
+  return identity;
+}
+
 int Export(eval::HistoryReader& history, const ViewOptions& options) {
   auto pages = view::ExportView(history, options.export_dir, view::ExportOptions{options.runs, 20});
   if (!pages) return Refuse(pages.error().message);
@@ -55,7 +75,7 @@ int Export(eval::HistoryReader& history, const ViewOptions& options) {
   return 0;
 }
 
-int Serve(std::unique_ptr<eval::HistoryReader> history, const ViewOptions& options) {
+int Serve(std::unique_ptr<eval::HistoryReader> history, const ViewOptions& options, const CommonOptions& common) {
   auto listen = net::ParseListenAddress(options.listen);
   if (!listen) return Refuse("--listen: " + listen.error().message);
   auto token = ReadToken(options);
@@ -65,12 +85,14 @@ int Serve(std::unique_ptr<eval::HistoryReader> history, const ViewOptions& optio
       return Refuse("--listen " + options.listen + " is not a loopback address: add --allow-remote (with a token) " +
                     "to serve the history to other machines");
     }
-    if (!*token) {
+    if (!*token && options.tls.client_ca_file.empty()) {
       return Refuse("--listen " + options.listen +
                     " with --allow-remote needs a token: --token-file FILE, or SKILLRUNNER_TOKEN");
     }
   }
-  auto bound = view::ViewServer::Bind(view::ServerOptions{*listen, *token, options.tls}, std::move(history));
+  auto identity = Identity(common, options, *token);
+  if (!identity) return Refuse(identity.error().message);
+  auto bound = view::ViewServer::Bind(view::ServerOptions{*listen, *identity, options.tls}, std::move(history));
   if (!bound) return Refuse(bound.error().message);
   view::ViewServer& viewer = **bound;
   auto ran = viewer.Run([&] {
@@ -95,7 +117,7 @@ int View(ViewOptions options, const CommonOptions& common) {
   auto history = eval::HistoryReader::Open(options.history);
   if (!history) return Refuse(history.error().message);
   if (!options.export_dir.empty()) return Export(**history, options);
-  return Serve(std::move(*history), options);
+  return Serve(std::move(*history), options, common);
 }
 
 }  // namespace
@@ -112,8 +134,12 @@ void AddViewCommand(CLI::App& app, const CommonOptions& common, std::function<in
                    "File whose first line is the token every request must carry (default: $SKILLRUNNER_TOKEN)");
   auto* cert = view->add_option("--tls-cert", options->tls.cert_file, "PEM certificate (then its chain): serve HTTPS");
   auto* key = view->add_option("--tls-key", options->tls.key_file, "PEM private key of --tls-cert");
+  auto* client_ca = view->add_option("--tls-client-ca", options->tls.client_ca_file,
+                                     "PEM CAs client certificates must chain to (mutual TLS; a tenant's certificate is "
+                                     "that tenant)");
   cert->needs(key);
   key->needs(cert);
+  client_ca->needs(cert);
   view->add_option("--export", options->export_dir, "Write the pages as static files into DIR instead of serving them");
   view->add_option("--runs", options->runs, "Runs per suite to show (default 100)")->check(CLI::Range(1, 1000));
   view->callback([&chosen, &common, options] { chosen = [options, &common] { return View(*options, common); }; });

@@ -4,21 +4,17 @@
 #include <spdlog/spdlog.h>
 
 #include <boost/asio/as_tuple.hpp>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
-#include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 #include "runner/mcp/mcp_http_state.h"
 #include "runner/net/address.h"
+#include "runner/net/listener.h"
 #include "services/common/clock.h"
 
 namespace skillrunner::mcp {
 namespace asio = boost::asio;
-namespace beast = boost::beast;
 namespace json = boost::json;
-using asio::ip::tcp;
 
 Mailbox::Mailbox(asio::any_io_executor executor) : timer_(std::move(executor)) {}
 
@@ -61,11 +57,8 @@ asio::awaitable<Mailbox::Popped> Mailbox::Pop(std::chrono::steady_clock::duratio
   }
 }
 
-HttpDoor::State::State(std::vector<asio::io_context*> workers_in, tcp::acceptor acceptor_in, HttpOptions options_in)
-    : workers(std::move(workers_in)), acceptor(std::move(acceptor_in)), options(std::move(options_in)) {
-  boost::system::error_code ec;
-  port = acceptor.local_endpoint(ec).port();
-}
+HttpDoor::State::State(std::vector<asio::io_context*> workers_in, HttpOptions options_in)
+    : workers(std::move(workers_in)), options(std::move(options_in)) {}
 
 namespace {
 
@@ -178,14 +171,11 @@ Result<std::shared_ptr<HttpDoor>> HttpDoor::Listen(std::vector<asio::io_context*
           flag + " accepts other hosts, so it needs a token: set SKILLRUNNER_TOKEN (or give the config tenants)");
     }
   }
-  tcp::acceptor acceptor(*workers.front());
-  boost::system::error_code ec;
-  acceptor.open(endpoint->protocol(), ec);
-  if (!ec) acceptor.set_option(asio::socket_base::reuse_address(true), ec);
-  if (!ec) acceptor.bind(*endpoint, ec);
-  if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
-  if (ec) return Fail(ErrorCode::kInternal, "cannot listen on " + flag + ": " + ec.message());
-  auto state = std::make_shared<State>(std::move(workers), std::move(acceptor), std::move(options));
+  auto listener = net::Listener::Tcp(*workers.front(), *endpoint, flag);
+  if (!listener) return std::unexpected(std::move(listener.error()));
+  auto state = std::make_shared<State>(std::move(workers), std::move(options));
+  state->http =
+      std::make_shared<net::HttpServer>(std::move(*listener), DoorHttpOptions(state->options), ExchangeHandler(state));
   return std::shared_ptr<HttpDoor>(new HttpDoor(std::move(state)));
 }
 
@@ -193,36 +183,12 @@ HttpDoor::HttpDoor(std::shared_ptr<State> state) : state_(std::move(state)) {}
 
 HttpDoor::~HttpDoor() = default;
 
-unsigned short HttpDoor::port() const { return state_->port; }
+unsigned short HttpDoor::port() const { return state_->http->port(); }
 
 void HttpDoor::Open() {
-  asio::co_spawn(
-      state_->acceptor.get_executor(),
-      [state = state_]() -> asio::awaitable<void> {
-        while (!state->closed) {
-          asio::io_context& io = *state->workers[state->next_worker++ % state->workers.size()];
-          auto [ec, socket] =
-              co_await state->acceptor.async_accept(asio::make_strand(io), asio::as_tuple(asio::use_awaitable));
-          if (ec == asio::error::operation_aborted || !state->acceptor.is_open()) break;
-          if (ec) continue;
-          auto connection = std::make_shared<LiveConnection>();
-          connection->stream = std::make_shared<McpStream>(
-              std::move(socket), state->options.tls ? state->options.tls->Current() : nullptr);
-          std::uint64_t id = 0;
-          {
-            std::lock_guard lock(state->mutex);
-            id = ++state->next_connection;
-            state->connections.emplace(id, connection);
-          }
-          auto executor = connection->stream->tcp.get_executor();
-          asio::co_spawn(executor, ServeConnection(state, connection), [state, id](std::exception_ptr e) {
-            if (e) spdlog::warn("mcp: a connection ended on an exception");
-            std::lock_guard lock(state->mutex);
-            state->connections.erase(id);
-          });
-        }
-      },
-      asio::detached);
+  state_->http->Start(state_->workers, [](std::exception_ptr failure) {
+    if (failure) spdlog::error("mcp: the accept loop stopped on an exception");
+  });
 }
 
 void HttpDoor::Reloaded() {
@@ -232,10 +198,7 @@ void HttpDoor::Reloaded() {
 
 void HttpDoor::Drain(std::function<void()> on_idle) {
   state_->draining = true;
-  asio::post(state_->acceptor.get_executor(), [state = state_] {
-    boost::system::error_code ignored;
-    state->acceptor.close(ignored);
-  });
+  state_->http->StopAccepting();
   std::vector<std::shared_ptr<Session>> sessions;
   {
     std::lock_guard lock(state_->mutex);
@@ -253,16 +216,13 @@ void HttpDoor::CancelAll(const std::string& reason) {
 }
 
 void HttpDoor::Close() {
-  state_->closed = true;
-  std::lock_guard lock(state_->mutex);
-  for (auto& [id, entry] : state_->sessions) {
-    if (entry.stream) entry.stream->Shut();
+  {
+    std::lock_guard lock(state_->mutex);
+    for (auto& [id, entry] : state_->sessions) {
+      if (entry.stream) entry.stream->Shut();
+    }
   }
-  for (auto& [id, connection] : state_->connections) {
-    asio::post(connection->stream->tcp.get_executor(), [connection] {
-      if (!connection->busy) connection->stream->tcp.close();  // a busy one ends after its exchange
-    });
-  }
+  state_->http->Close();  // a connection in an exchange ends after it
 }
 
 }  // namespace skillrunner::mcp

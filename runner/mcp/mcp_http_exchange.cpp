@@ -2,61 +2,41 @@
 #include <spdlog/spdlog.h>
 
 #include <boost/algorithm/string/predicate.hpp>
-#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/ip/address.hpp>
-#include <boost/asio/use_awaitable.hpp>
-#include <boost/asio/write.hpp>
-#include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/http.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/url/parse.hpp>
 #include <variant>
 
 #include "runner/mcp/mcp_http_state.h"
 #include "runner/mcp/mcp_tools.h"
+#include "runner/net/http_server.h"
 #include "runner/net/peer.h"
-#include "runner/net/tls_server.h"
 #include "runner/server/json_rpc.h"
 #include "services/common/json_text.h"
 
 namespace skillrunner::mcp {
 namespace asio = boost::asio;
-namespace beast = boost::beast;
-namespace http = beast::http;
 namespace json = boost::json;
 
 namespace {
 
-using Request = http::request<http::string_body>;
-constexpr std::size_t kMaxHeaderBytes = 16 * 1024;
-constexpr std::chrono::seconds kWriteTimeout{30};
+using Request = net::HttpRequest;
+using Plain = net::HttpResponse;
 constexpr std::chrono::seconds kKeepAliveEvery{15};  // a comment on an idle GET stream
 constexpr std::string_view kSessionHeader = "Mcp-Session-Id";
 constexpr std::string_view kVersionHeader = "MCP-Protocol-Version";
 
-// A whole answer: status, body (JSON unless `type` says otherwise), extra headers.
-struct Plain {
-  http::status status = http::status::ok;
-  std::string body;
-  std::string type = "application/json";
-  std::vector<std::pair<std::string, std::string>> headers;
-};
-
 // An answer without a body (202 to a notification, 200 to DELETE). A function, not a braced
 // temporary at the call: GCC 12 freed a braced aggregate passed straight to a coroutine twice.
-Plain Bodiless(http::status status) {
+Plain Bodiless(int status) {
   Plain plain;
   plain.status = status;
-  plain.type.clear();
   return plain;
 }
 
 // An HTTP-level refusal with a JSON-RPC error body (id null), as the MCP SDKs answer them.
-Plain Refusal(http::status status, int code, std::string message) {
-  Plain plain = Bodiless(status);
-  plain.body = CompactJson(server::ErrorAnswer(nullptr, code, message)) + "\n";
-  plain.type = "application/json";
-  return plain;
+Plain Refusal(int status, int code, std::string message) {
+  return Plain::Json(status, CompactJson(server::ErrorAnswer(nullptr, code, message)) + "\n");
 }
 
 bool LoopbackOrigin(std::string_view origin) {
@@ -72,7 +52,7 @@ bool LoopbackOrigin(std::string_view origin) {
 
 // The request's bearer token, or "" when it sends none.
 std::string_view BearerToken(const Request& request) {
-  std::string_view header = request[http::field::authorization];
+  std::string_view header = request.Header("Authorization");
   constexpr std::string_view kBearer = "Bearer ";
   if (header.size() <= kBearer.size() || !boost::algorithm::iequals(header.substr(0, kBearer.size()), kBearer)) {
     return {};
@@ -85,83 +65,55 @@ std::string_view BearerToken(const Request& request) {
 Plain Unauthorized(const net::Refusal& refusal) {
   using Kind = net::Refusal::Kind;
   if (refusal.kind == Kind::kNoToken || refusal.kind == Kind::kWrongToken) {
-    Plain refused = Refusal(http::status::unauthorized, -32001, "Unauthorized: a valid bearer token is required");
+    Plain refused = Refusal(401, -32001, "Unauthorized: a valid bearer token is required");
     refused.headers.emplace_back("WWW-Authenticate", "Bearer");
     return refused;
   }
-  return Refusal(http::status::forbidden, -32001, "Forbidden: " + refusal.message);
+  return Refusal(403, -32001, "Forbidden: " + refusal.message);
 }
 
 // Refusals that come before any session: the path, the Origin, the token, the method.
-std::optional<Plain> Screen(const HttpOptions& options, const McpStream& stream, const Request& request,
+std::optional<Plain> Screen(const HttpOptions& options, const net::HttpExchange& exchange,
                             std::optional<std::string>& caller) {
-  std::string_view target = request.target();
-  if (auto query = target.find('?'); query != std::string_view::npos) target = target.substr(0, query);
-  if (target != "/mcp") {
-    Plain missing = Bodiless(http::status::not_found);
+  const Request& request = exchange.request();
+  if (request.Path() != "/mcp") {
+    Plain missing = Bodiless(404);
     missing.body = "only /mcp is served here\n";
-    missing.type = "text/plain";
+    missing.content_type = "text/plain";
     return missing;
   }
-  if (auto origin = request.find(http::field::origin); origin != request.end() && !LoopbackOrigin(origin->value())) {
-    return Refusal(http::status::forbidden, server::kInvalidRequest,
-                   "Forbidden: Origin " + std::string(origin->value()) + " is not a loopback origin");
+  if (request.Has("Origin") && !LoopbackOrigin(request.Header("Origin"))) {
+    return Refusal(403, server::kInvalidRequest,
+                   "Forbidden: Origin " + std::string(request.Header("Origin")) + " is not a loopback origin");
   }
-  auto who = net::Identify(options.identity, stream.peer, BearerToken(request));
+  auto who = net::Identify(options.identity, exchange.peer(), BearerToken(request));
   if (!who) return Unauthorized(who.error());
   caller = who->tenant;
-  const http::verb verb = request.method();
-  if (verb != http::verb::post && verb != http::verb::get && verb != http::verb::delete_) {
-    Plain refused = Refusal(http::status::method_not_allowed, server::kInvalidRequest, "Method Not Allowed");
+  const std::string& verb = request.method;
+  if (verb != "POST" && verb != "GET" && verb != "DELETE") {
+    Plain refused = Refusal(405, server::kInvalidRequest, "Method Not Allowed");
     refused.headers.emplace_back("Allow", "GET, POST, DELETE");
     return refused;
   }
   return std::nullopt;
 }
 
-// Writes `plain` (a variable of the caller's frame: GCC 12 destroyed temporaries handed straight to
-// a coroutine twice, so every answer is a named variable and every call a plain statement).
-asio::awaitable<bool> WritePlain(McpStream& stream, const Request& request, Plain& plain, bool keep_alive) {
-  http::response<http::string_body> response{plain.status, request.version()};
-  response.set(http::field::server, "skillrunner");
-  if (!plain.body.empty()) response.set(http::field::content_type, plain.type);
-  for (auto& [name, value] : plain.headers) response.set(name, value);
-  response.body() = std::move(plain.body);
-  response.keep_alive(keep_alive);
-  response.prepare_payload();
-  stream.tcp.expires_after(kWriteTimeout);
-  auto [ec, n] = stream.tls ? co_await http::async_write(*stream.tls, response, asio::as_tuple(asio::use_awaitable))
-                            : co_await http::async_write(stream.tcp, response, asio::as_tuple(asio::use_awaitable));
-  const bool kept = !ec && keep_alive;
-  co_return kept;
-}
-
 // An SSE stream: the header, then each event as a chunk; `session_id` named when not empty.
 class EventStream {
  public:
-  EventStream(McpStream& stream, const Request& request) : stream_(stream), request_(request) {}
+  explicit EventStream(net::HttpExchange& exchange) : exchange_(exchange) {}
   asio::awaitable<bool> Start(const std::string& session_id) {
-    http::response<http::empty_body> head{http::status::ok, request_.version()};
-    head.set(http::field::server, "skillrunner");
-    head.set(http::field::content_type, "text/event-stream");
-    head.set(http::field::cache_control, "no-cache");
-    if (!session_id.empty()) head.set(kSessionHeader, session_id);
-    head.chunked(true);
-    head.keep_alive(request_.keep_alive());
-    http::response_serializer<http::empty_body> serializer{head};
-    stream_.tcp.expires_after(kWriteTimeout);
-    auto [ec, n] =
-        stream_.tls ? co_await http::async_write_header(*stream_.tls, serializer, asio::as_tuple(asio::use_awaitable))
-                    : co_await http::async_write_header(stream_.tcp, serializer, asio::as_tuple(asio::use_awaitable));
-    co_return !ec;
+    Plain head;
+    head.content_type = "text/event-stream";
+    head.headers.emplace_back("Cache-Control", "no-cache");
+    if (!session_id.empty()) head.headers.emplace_back(std::string(kSessionHeader), session_id);
+    const bool started = co_await exchange_.StartChunks(head);
+    co_return started;
   }
   // `text` outlives the write (a literal, or a variable of the caller's).
   asio::awaitable<bool> Send(std::string_view text) {
-    stream_.tcp.expires_after(kWriteTimeout);
-    auto chunk = http::make_chunk(asio::buffer(text.data(), text.size()));
-    auto [ec, n] = stream_.tls ? co_await asio::async_write(*stream_.tls, chunk, asio::as_tuple(asio::use_awaitable))
-                               : co_await asio::async_write(stream_.tcp, chunk, asio::as_tuple(asio::use_awaitable));
-    co_return !ec;
+    const bool sent = co_await exchange_.Chunk(text);
+    co_return sent;
   }
   asio::awaitable<bool> Event(const json::object& message) {
     std::string text = "event: message\ndata: " + CompactJson(message) + "\n\n";
@@ -169,36 +121,31 @@ class EventStream {
     co_return sent;
   }
   asio::awaitable<bool> End() {
-    stream_.tcp.expires_after(kWriteTimeout);
-    auto last = http::make_chunk_last();
-    auto [ec, n] = stream_.tls ? co_await asio::async_write(*stream_.tls, last, asio::as_tuple(asio::use_awaitable))
-                               : co_await asio::async_write(stream_.tcp, last, asio::as_tuple(asio::use_awaitable));
-    co_return !ec && request_.keep_alive();
+    const bool kept = co_await exchange_.EndChunks();
+    co_return kept;
   }
 
  private:
-  McpStream& stream_;
-  const Request& request_;
+  net::HttpExchange& exchange_;
 };
 
 // The session a request names in Mcp-Session-Id (opened by the same caller), or the refusal.
 std::variant<std::shared_ptr<Session>, Plain> NamedSession(HttpDoor::State& state, const Request& request,
                                                            const std::string& caller, std::string& id) {
-  auto header = request.find(kSessionHeader);
-  if (header == request.end()) {
-    return Refusal(http::status::bad_request, server::kInvalidRequest,
+  if (!request.Has(kSessionHeader)) {
+    return Refusal(400, server::kInvalidRequest,
                    "Bad Request: the Mcp-Session-Id header is required (initialize opens a session)");
   }
-  id = std::string(header->value());
+  id = std::string(request.Header(kSessionHeader));
   auto session = state.Find(id, caller);
   if (!session) {
-    return Refusal(http::status::not_found, server::kInvalidRequest,
+    return Refusal(404, server::kInvalidRequest,
                    "Not Found: no MCP session " + id + " (ended, or never opened; initialize again)");
   }
-  if (auto version = request.find(kVersionHeader); version != request.end()) {
-    std::string_view asked = version->value();
+  if (request.Has(kVersionHeader)) {
+    std::string_view asked = request.Header(kVersionHeader);
     if (NegotiatedVersion(asked) != asked) {
-      return Refusal(http::status::bad_request, server::kInvalidRequest,
+      return Refusal(400, server::kInvalidRequest,
                      "Bad Request: unsupported MCP-Protocol-Version " + std::string(asked));
     }
   }
@@ -215,9 +162,8 @@ asio::awaitable<json::object> AnswerOf(Mailbox& mailbox) {
 }
 
 // A request's progress notifications, then its answer, as SSE.
-asio::awaitable<bool> StreamAnswer(McpStream& stream, const Request& request, Mailbox& mailbox,
-                                   const std::string& session_id) {
-  EventStream events(stream, request);
+asio::awaitable<bool> StreamAnswer(net::HttpExchange& exchange, Mailbox& mailbox, const std::string& session_id) {
+  EventStream events(exchange);
   if (!co_await events.Start(session_id)) co_return false;
   for (;;) {
     Mailbox::Popped popped = co_await mailbox.Pop(kKeepAliveEvery);
@@ -247,14 +193,13 @@ PostedMessage ReadPost(HttpDoor::State& state, const Request& request, const std
   json::parse_options limits;
   limits.max_depth = state.options.max_depth;
   boost::system::error_code ec;
-  posted.message = json::parse(request.body(), ec, {}, limits);
+  posted.message = json::parse(request.body, ec, {}, limits);
   if (ec) {
-    posted.refusal = Refusal(http::status::bad_request, server::kParseError, "Parse error: " + ec.message());
+    posted.refusal = Refusal(400, server::kParseError, "Parse error: " + ec.message());
     return posted;
   }
   if (!posted.message.is_object()) {
-    posted.refusal = Refusal(http::status::bad_request, server::kInvalidRequest,
-                             "Invalid Request: one JSON-RPC message object per POST");
+    posted.refusal = Refusal(400, server::kInvalidRequest, "Invalid Request: one JSON-RPC message object per POST");
     return posted;
   }
   const json::value* method = posted.message.as_object().if_contains("method");
@@ -270,7 +215,7 @@ PostedMessage ReadPost(HttpDoor::State& state, const Request& request, const std
   }
   auto opened = state.draining ? std::nullopt : state.Open(caller);
   if (!opened) {
-    posted.refusal = Refusal(http::status::service_unavailable, server::kInvalidRequest,
+    posted.refusal = Refusal(503, server::kInvalidRequest,
                              state.draining ? "Service Unavailable: the server is shutting down"
                                             : "Service Unavailable: too many MCP sessions");
     return posted;
@@ -280,31 +225,30 @@ PostedMessage ReadPost(HttpDoor::State& state, const Request& request, const std
   return posted;
 }
 
-asio::awaitable<bool> Post(HttpDoor::State& state, McpStream& stream, const Request& request,
-                           const std::string& caller) {
+asio::awaitable<void> Post(HttpDoor::State& state, net::HttpExchange& exchange, const std::string& caller) {
+  const Request& request = exchange.request();
   PostedMessage posted = ReadPost(state, request, caller);
-  Plain plain = posted.refusal ? std::move(*posted.refusal) : Bodiless(http::status::accepted);
+  Plain plain = posted.refusal ? std::move(*posted.refusal) : Bodiless(202);
   if (!posted.refusal && !IsRequest(posted.message)) {
     posted.session->Handle(std::move(posted.message), [](json::object) {});
   } else if (!posted.refusal) {
     const bool progress = WantsProgress(posted.message);
-    auto mailbox = std::make_shared<Mailbox>(stream.tcp.get_executor());
+    auto mailbox = std::make_shared<Mailbox>(exchange.executor());
     posted.session->Handle(std::move(posted.message), [mailbox](json::object m) { mailbox->Push(std::move(m)); });
     if (progress) {
       const std::string named_id = posted.initialize ? posted.id : std::string();
-      const bool kept = co_await StreamAnswer(stream, request, *mailbox, named_id);
-      co_return kept;
+      co_await StreamAnswer(exchange, *mailbox, named_id);
+      co_return;
     }
     json::object answer = co_await AnswerOf(*mailbox);
     if (!answer.empty()) {  // empty: the call was cancelled, and MCP answers nothing
-      plain.status = http::status::ok;
+      plain.status = 200;
       plain.body = CompactJson(answer) + "\n";
-      plain.type = "application/json";
+      plain.content_type = "application/json";
       if (posted.initialize) plain.headers.emplace_back(std::string(kSessionHeader), posted.id);
     }
   }
-  const bool kept = co_await WritePlain(stream, request, plain, request.keep_alive());
-  co_return kept;
+  co_await exchange.Answer(plain);
 }
 
 // What a GET or DELETE names: its session, or the refusal.
@@ -342,100 +286,79 @@ asio::awaitable<bool> Notifications(EventStream& events, Mailbox& mailbox) {
 }
 
 // The session's own stream: notifications/tools/list_changed, a comment every kKeepAliveEvery.
-asio::awaitable<bool> Get(HttpDoor::State& state, McpStream& stream, const Request& request,
-                          const std::string& caller) {
+asio::awaitable<void> Get(HttpDoor::State& state, net::HttpExchange& exchange, const std::string& caller) {
+  const Request& request = exchange.request();
   Named named = ReadNamed(state, request, caller);
-  auto mailbox = std::make_shared<Mailbox>(stream.tcp.get_executor());
-  Plain plain = named.refusal ? std::move(*named.refusal) : Bodiless(http::status::ok);
-  if (request[http::field::accept].find("text/event-stream") == std::string_view::npos) {
-    plain = Refusal(http::status::method_not_allowed, server::kInvalidRequest,
+  auto mailbox = std::make_shared<Mailbox>(exchange.executor());
+  Plain plain = named.refusal ? std::move(*named.refusal) : Bodiless(200);
+  if (request.Header("Accept").find("text/event-stream") == std::string_view::npos) {
+    plain = Refusal(405, server::kInvalidRequest,
                     "Method Not Allowed: GET /mcp is an SSE stream (Accept: text/event-stream)");
     plain.headers.emplace_back("Allow", "GET, POST, DELETE");
   } else if (!named.refusal && !state.AttachStream(named.id, mailbox)) {
-    plain =
-        Refusal(http::status::conflict, server::kInvalidRequest, "Conflict: this session's GET stream is already open");
+    plain = Refusal(409, server::kInvalidRequest, "Conflict: this session's GET stream is already open");
   } else if (!named.refusal) {
     named.session->SetNotifications([mailbox](json::object m) { mailbox->Push(std::move(m)); });
-    EventStream events(stream, request);
-    const bool kept = co_await Notifications(events, *mailbox);
+    EventStream events(exchange);
+    co_await Notifications(events, *mailbox);
     state.DetachStream(named.id, mailbox);
-    co_return kept;
+    co_return;
   }
-  const bool kept = co_await WritePlain(stream, request, plain, request.keep_alive());
-  co_return kept;
+  co_await exchange.Answer(plain);
 }
 
-asio::awaitable<bool> Delete(HttpDoor::State& state, McpStream& stream, const Request& request,
-                             const std::string& caller) {
-  Named named = ReadNamed(state, request, caller);
-  Plain plain = named.refusal ? std::move(*named.refusal) : Bodiless(http::status::ok);
+asio::awaitable<void> Delete(HttpDoor::State& state, net::HttpExchange& exchange, const std::string& caller) {
+  Named named = ReadNamed(state, exchange.request(), caller);
+  Plain plain = named.refusal ? std::move(*named.refusal) : Bodiless(200);
   if (!named.refusal) state.Erase(named.id);
-  const bool kept = co_await WritePlain(stream, request, plain, request.keep_alive());
-  co_return kept;
+  co_await exchange.Answer(plain);
 }
 
-asio::awaitable<bool> Exchange(HttpDoor::State& state, McpStream& stream, const Request& request) {
+asio::awaitable<void> Exchange(std::shared_ptr<HttpDoor::State> state, net::HttpExchange& exchange) {
   std::optional<std::string> caller;
-  std::optional<Plain> refused = Screen(state.options, stream, request, caller);
-  bool kept = false;
+  std::optional<Plain> refused = Screen(state->options, exchange, caller);
+  const std::string& method = exchange.request().method;
   if (refused) {
-    kept = co_await WritePlain(stream, request, *refused, request.keep_alive());
-  } else if (request.method() == http::verb::post) {
-    kept = co_await Post(state, stream, request, *caller);
-  } else if (request.method() == http::verb::get) {
-    kept = co_await Get(state, stream, request, *caller);
+    co_await exchange.Answer(*refused);
+  } else if (method == "POST") {
+    co_await Post(*state, exchange, *caller);
+  } else if (method == "GET") {
+    co_await Get(*state, exchange, *caller);
   } else {
-    kept = co_await Delete(state, stream, request, *caller);
+    co_await Delete(*state, exchange, *caller);
   }
-  co_return kept;
+}
+
+asio::awaitable<void> ExchangeWhileOpen(std::weak_ptr<HttpDoor::State> weak, net::HttpExchange& exchange) {
+  auto state = weak.lock();
+  if (!state) {
+    Plain gone = Refusal(503, server::kInvalidRequest, "Service Unavailable: the server is shutting down");
+    co_await exchange.Answer(gone);
+    co_return;
+  }
+  co_await Exchange(std::move(state), exchange);
 }
 
 }  // namespace
 
-asio::awaitable<void> ServeConnection(std::shared_ptr<HttpDoor::State> state,
-                                      std::shared_ptr<LiveConnection> connection) {
-  McpStream* stream = connection->stream.get();
-  beast::flat_buffer buffer;
-  std::optional<std::string> subject;
-  if (stream->tls) {
-    stream->tcp.expires_after(kWriteTimeout);
-    auto [ec] =
-        co_await stream->tls->async_handshake(asio::ssl::stream_base::server, asio::as_tuple(asio::use_awaitable));
-    if (ec) {
-      spdlog::debug("mcp: TLS handshake failed: {}", ec.message());
-      stream->tcp.close();
-      co_return;
-    }
-    subject = net::VerifiedClientSubject(stream->tls->native_handle());
-  }
-  // design.md §12.1: who the connection is, once; each request's token is checked against it.
-  stream->peer = net::PeerOfTransport(state->options.identity, net::Transport{false, std::move(subject)});
-  while (!state->closed) {
-    http::request_parser<http::string_body> parser;
-    parser.header_limit(kMaxHeaderBytes);
-    parser.body_limit(state->options.max_body_bytes);
-    stream->tcp.expires_after(state->options.idle_timeout);
-    auto [ec, n] = stream->tls
-                       ? co_await http::async_read(*stream->tls, buffer, parser, asio::as_tuple(asio::use_awaitable))
-                       : co_await http::async_read(stream->tcp, buffer, parser, asio::as_tuple(asio::use_awaitable));
-    if (ec == http::error::body_limit) {
-      Request request;
-      request.version(11);
-      Plain refused =
-          Refusal(http::status::payload_too_large, server::kInvalidRequest,
-                  "Payload Too Large: a message over " + std::to_string(state->options.max_body_bytes) + " bytes");
-      co_await WritePlain(*stream, request, refused, false);
-      break;
-    }
-    if (ec) break;
-    Request request = parser.release();
-    connection->busy = true;
-    const bool kept = co_await Exchange(*state, *stream, request);
-    connection->busy = false;
-    if (!kept) break;
-  }
-  beast::error_code ignored;
-  stream->tcp.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+net::HttpHandler ExchangeHandler(std::weak_ptr<HttpDoor::State> weak) {
+  return [weak](net::HttpExchange& exchange) { return ExchangeWhileOpen(weak, exchange); };
+}
+
+net::HttpServerOptions DoorHttpOptions(const HttpOptions& options) {
+  net::HttpServerOptions http;
+  http.name = "mcp";
+  http.tls = options.tls;
+  http.identity = options.identity;
+  http.header_limit = 16 * 1024;
+  http.body_limit = options.max_body_bytes;
+  http.idle_timeout = options.idle_timeout;
+  http.headers.emplace_back("Server", "skillrunner");
+  http.too_large = [](std::size_t limit) {
+    return Refusal(413, server::kInvalidRequest,
+                   "Payload Too Large: a message over " + std::to_string(limit) + " bytes");
+  };
+  return http;
 }
 
 }  // namespace skillrunner::mcp

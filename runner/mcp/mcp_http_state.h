@@ -5,10 +5,7 @@
 #include <atomic>
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
 #include <boost/json/object.hpp>
 #include <chrono>
 #include <deque>
@@ -19,7 +16,7 @@
 #include <string>
 
 #include "runner/mcp/mcp_http.h"
-#include "runner/net/peer.h"
+#include "runner/net/http_server.h"
 #include "services/common/clock.h"
 
 namespace skillrunner::mcp {
@@ -46,26 +43,6 @@ class Mailbox : public std::enable_shared_from_this<Mailbox> {
   bool shut_ = false;
 };
 
-// A connection's stream: TCP, or TLS over it (design.md §11.8) with the context it began with.
-struct McpStream {
-  McpStream(boost::asio::ip::tcp::socket socket, std::shared_ptr<boost::asio::ssl::context> context)
-      : tcp(std::move(socket)), tls_context(std::move(context)) {
-    if (tls_context) tls.emplace(tcp, *tls_context);
-  }
-  boost::beast::tcp_stream tcp;
-  std::shared_ptr<boost::asio::ssl::context> tls_context;
-  std::optional<boost::asio::ssl::stream<boost::beast::tcp_stream&>> tls;
-  // Who the connection is by its client certificate (design.md §12.1), set after the handshake.
-  net::TransportPeer peer = std::optional<net::Peer>();
-};
-
-// An open connection: closed at once by Close while it waits for a request; one in an exchange
-// finishes it first (its answer is written). `busy` is read and written on the stream's strand only.
-struct LiveConnection {
-  std::shared_ptr<McpStream> stream;
-  bool busy = false;
-};
-
 // One MCP session as HTTP sees it.
 struct HttpSession {
   std::shared_ptr<Session> session;
@@ -77,20 +54,16 @@ struct HttpSession {
 };
 
 struct HttpDoor::State : std::enable_shared_from_this<HttpDoor::State> {
-  State(std::vector<boost::asio::io_context*> workers, boost::asio::ip::tcp::acceptor acceptor, HttpOptions options);
+  State(std::vector<boost::asio::io_context*> workers, HttpOptions options);
 
   std::vector<boost::asio::io_context*> workers;
   std::atomic<std::size_t> next_worker{0};
-  boost::asio::ip::tcp::acceptor acceptor;
   const HttpOptions options;
-  unsigned short port = 0;
+  std::shared_ptr<net::HttpServer> http;  // the connections and their requests
   std::atomic<bool> draining{false};
-  std::atomic<bool> closed{false};
 
   std::mutex mutex;  // guards what follows
   std::map<std::string, HttpSession> sessions;
-  std::map<std::uint64_t, std::shared_ptr<LiveConnection>> connections;
-  std::uint64_t next_connection = 0;
   std::size_t busy_sessions = 0;  // draining, with calls in flight
   std::function<void()> on_idle;
 
@@ -107,8 +80,8 @@ struct HttpDoor::State : std::enable_shared_from_this<HttpDoor::State> {
   void SessionIdle();
 };
 
-// Serves one accepted connection until it closes (mcp_http_exchange.cpp).
-boost::asio::awaitable<void> ServeConnection(std::shared_ptr<HttpDoor::State> state,
-                                             std::shared_ptr<LiveConnection> connection);
+// What the door's HttpServer does with each request, and its options (mcp_http_exchange.cpp).
+net::HttpHandler ExchangeHandler(std::weak_ptr<HttpDoor::State> state);
+net::HttpServerOptions DoorHttpOptions(const HttpOptions& options);
 
 }  // namespace skillrunner::mcp

@@ -1,23 +1,17 @@
 #pragma once
 
-// `--metrics-listen HOST:PORT`: HTTP/1.1 (Boost.Beast; HTTPS with the server's TLS), no token:
+// `--metrics-listen HOST:PORT`: the routes of the metrics listener (an
+// net::HttpServer; HTTPS with the server's TLS, or its own client CAs), no token:
 //   GET /metrics  the Prometheus text format;
 //   GET /healthz  200 while the process serves (liveness);
 //   GET /readyz   200, or 503 while the server drains or serves no skill
 //                 (readiness).
 // The probes answer the JSON body of Probe. Anything else is 404.
 
-#include <atomic>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
 #include <boost/json/object.hpp>
-#include <exception>
 #include <functional>
-#include <map>
-#include <memory>
-#include <mutex>
 
-#include "runner/net/tls_server.h"
+#include "runner/net/http_server.h"
 #include "runner/server/server_metrics.h"
 
 namespace skillrunner::server {
@@ -29,35 +23,10 @@ struct Probe {
   boost::json::object body;
 };
 
-class MetricsEndpoint : public std::enable_shared_from_this<MetricsEndpoint> {
- public:
-  // `probe` is called for /healthz and /readyz, from any io thread.
-  // With `tls`, every scrape connection handshakes with its current certificate first.
-  MetricsEndpoint(boost::asio::io_context& io, boost::asio::ip::tcp::acceptor acceptor, ServerMetrics& metrics,
-                  std::function<Probe()> probe, std::shared_ptr<net::TlsServer> tls = nullptr);
-  // Starts the accept loop; `on_failure` gets the exception that ends it, if
-  // one does (the server logs it and shuts down).
-  void Start(std::function<void(std::exception_ptr)> on_failure);
-  // Stops accepting and closes every open scrape connection (a keep-alive
-  // scraper must not keep a stopping server alive). Thread-safe.
-  void Close();
-  unsigned short port() const { return port_; }
+// `probe` is called for /healthz and /readyz, from any io thread.
+net::HttpHandler MetricsRoutes(ServerMetrics& metrics, std::function<Probe()> probe);
 
-  struct Session;  // one scrape connection (metrics_endpoint.cpp)
-
- private:
-  void Serve(std::shared_ptr<Session> session);
-
-  boost::asio::io_context& io_;
-  boost::asio::ip::tcp::acceptor acceptor_;
-  ServerMetrics& metrics_;
-  std::function<Probe()> probe_;
-  std::shared_ptr<net::TlsServer> tls_;
-  unsigned short port_;
-  std::atomic<bool> closing_{false};
-  std::mutex sessions_mutex_;
-  std::map<std::uint64_t, std::weak_ptr<Session>> sessions_;
-  std::uint64_t next_session_ = 0;
-};
+// The metrics listener's HTTP options: small requests, short deadlines.
+net::HttpServerOptions MetricsHttpOptions(std::shared_ptr<net::TlsServer> tls);
 
 }  // namespace skillrunner::server

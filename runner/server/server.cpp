@@ -273,12 +273,8 @@ void Server::State::BeginShutdown() {
   }
   drain_ends = (clock.Now() + options.limits.drain_timeout).time_since_epoch().count();
   draining = true;
-  boost::system::error_code ignored;
-  if (unix_acceptor) {
-    unix_acceptor->close(ignored);
-    ::unlink(options.socket_path.c_str());
-  }
-  for (auto& acceptor : tcp_acceptors) acceptor.close(ignored);
+  if (unix_listener) unix_listener->Stop();  // its file goes too
+  for (auto& listener : tcp_listeners) listener->Stop();
   if (tls_watch) tls_watch->cancel();
   // The metrics listener stays open until the drain is over: /readyz says
   // 503 to the load balancer meanwhile, and /metrics shows the drain.
@@ -348,7 +344,8 @@ Server::Server(asio::io_context& io, ServerOptions options, SkillHost& host, std
 
 Server::~Server() {
   // A server that never drained (a failed start, a test) leaves no socket file.
-  if (state_->unix_acceptor && !state_->draining) ::unlink(state_->options.socket_path.c_str());
+  if (state_->unix_listener) state_->unix_listener->Stop();
+  for (auto& listener : state_->tcp_listeners) listener->Stop();
 }
 
 namespace {
@@ -381,8 +378,8 @@ Result<void> OpenMetricsEndpoint(const std::shared_ptr<Server::State>& shared) {
                                  {},
                                  {}});
   }
-  auto acceptor = OpenTcpAcceptor(state, *endpoint, state.options.metrics_listen);
-  if (!acceptor) return std::unexpected(std::move(acceptor.error()));
+  auto listener = net::Listener::Tcp(state.io, *endpoint, state.options.metrics_listen);
+  if (!listener) return std::unexpected(std::move(listener.error()));
   std::weak_ptr<Server::State> weak = shared;
   auto probe = [weak] {
     auto alive = weak.lock();
@@ -390,9 +387,9 @@ Result<void> OpenMetricsEndpoint(const std::shared_ptr<Server::State>& shared) {
   };
   auto tls = MetricsTls(state);
   if (!tls) return std::unexpected(std::move(tls.error()));
-  state.metrics_endpoint =
-      std::make_shared<MetricsEndpoint>(state.io, std::move(*acceptor), state.metrics, std::move(probe), *tls);
-  state.metrics_endpoint->Start(StopServerIfLoopFails(shared, "metrics endpoint accept loop"));
+  state.metrics_endpoint = std::make_shared<net::HttpServer>(std::move(*listener), MetricsHttpOptions(*tls),
+                                                             MetricsRoutes(state.metrics, std::move(probe)));
+  state.metrics_endpoint->Start({&state.io}, StopServerIfLoopFails(shared, "metrics endpoint accept loop"));
   return {};
 }
 
@@ -433,13 +430,9 @@ Result<void> Server::Start() {
     return Fail(ErrorCode::kConfigInvalid, "nothing to listen on: give --socket PATH and/or --listen HOST:PORT");
   }
   auto fail = [&](Error error) -> Result<void> {
-    boost::system::error_code ignored;
-    if (state.unix_acceptor) {
-      state.unix_acceptor->close(ignored);
-      ::unlink(state.options.socket_path.c_str());
-      state.unix_acceptor.reset();
-    }
-    state.tcp_acceptors.clear();
+    if (state.unix_listener) state.unix_listener->Stop();
+    state.unix_listener.reset();
+    state.tcp_listeners.clear();
     return std::unexpected(std::move(error));
   };
   if (auto loaded = LoadTls(); !loaded) return fail(std::move(loaded.error()));
@@ -458,8 +451,7 @@ Result<void> Server::Start() {
 
 std::vector<unsigned short> Server::tcp_ports() const {
   std::vector<unsigned short> ports;
-  boost::system::error_code ec;
-  for (const auto& acceptor : state_->tcp_acceptors) ports.push_back(acceptor.local_endpoint(ec).port());
+  for (const auto& listener : state_->tcp_listeners) ports.push_back(listener->port());
   return ports;
 }
 

@@ -5,8 +5,6 @@
 
 #include <atomic>
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/local/stream_protocol.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
@@ -19,13 +17,14 @@
 #include <string>
 #include <vector>
 
+#include "runner/net/http_server.h"
+#include "runner/net/listener.h"
 #include "runner/server/metrics_endpoint.h"
 #include "runner/server/server.h"
 
 namespace skillrunner::server {
 
 class Connection;
-class MetricsEndpoint;
 
 struct Server::State : std::enable_shared_from_this<Server::State> {
   using Strand = boost::asio::strand<boost::asio::io_context::executor_type>;
@@ -71,9 +70,9 @@ struct Server::State : std::enable_shared_from_this<Server::State> {
 
   // Everything below is touched only on `strand`.
   Strand strand;
-  std::optional<boost::asio::local::stream_protocol::acceptor> unix_acceptor;
-  std::vector<boost::asio::ip::tcp::acceptor> tcp_acceptors;
-  std::shared_ptr<MetricsEndpoint> metrics_endpoint;
+  std::shared_ptr<net::Listener> unix_listener;               // --socket
+  std::vector<std::shared_ptr<net::Listener>> tcp_listeners;  // --listen, in order
+  std::shared_ptr<net::HttpServer> metrics_endpoint;          // --metrics-listen
   std::vector<std::shared_ptr<FrontDoor>> front_doors;
   std::size_t front_doors_busy = 0;  // draining, with calls still in flight
   std::optional<boost::asio::signal_set> signals;

@@ -7,26 +7,22 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
-#include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
-#include <boost/beast/http.hpp>
 #include <boost/json/serialize.hpp>
 #include <boost/url/parse.hpp>
 #include <boost/url/url.hpp>
 #include <csignal>
 #include <sstream>
+#include <variant>
 
-#include "runner/net/token.h"
+#include "runner/net/http_server.h"
+#include "runner/net/listener.h"
 #include "runner/view/view_api.h"
 #include "runner/view/view_pages.h"
 
 namespace skillrunner::view {
 namespace asio = boost::asio;
-namespace beast = boost::beast;
-namespace http = beast::http;
 namespace json = boost::json;
 using tcp = asio::ip::tcp;
 
@@ -36,23 +32,17 @@ constexpr std::size_t kMaxRequestBytes = 16 * 1024;
 constexpr std::chrono::seconds kRequestTimeout{30};
 constexpr std::string_view kCookie = "skillrunner_view_token";
 
-using Request = http::request<http::empty_body>;
-using Response = http::response<http::string_body>;
+using Request = net::HttpRequest;
+using Response = net::HttpResponse;
 
-void Answer(Response& response, http::status status, std::string_view type, std::string body) {
-  response.result(status);
-  response.set(http::field::content_type, type);
-  response.body() = std::move(body);
+Response AnswerJson(int status, const json::object& body) {
+  Response response = Response::Json(status, json::serialize(body) + "\n");
+  response.headers.emplace_back("Cache-Control", "no-store");
+  return response;
 }
 
-void AnswerJson(Response& response, int status, const json::object& body) {
-  Answer(response, static_cast<http::status>(status), "application/json", json::serialize(body) + "\n");
-  response.set(http::field::cache_control, "no-store");
-}
-
-void AnswerError(Response& response, http::status status, std::string_view code, std::string message) {
-  AnswerJson(response, static_cast<int>(status),
-             json::object{{"error", json::object{{"code", code}, {"message", std::move(message)}}}});
+Response AnswerError(int status, std::string_view code, std::string message) {
+  return AnswerJson(status, json::object{{"error", json::object{{"code", code}, {"message", std::move(message)}}}});
 }
 
 // The value of cookie `name` in a Cookie header, if it is there.
@@ -69,11 +59,11 @@ std::optional<std::string_view> CookieValue(std::string_view header, std::string
   return std::nullopt;
 }
 
-bool CarriesToken(const Request& request, const std::string& token) {
-  std::string_view authorization = request[http::field::authorization];
-  if (authorization.starts_with("Bearer ") && net::TokensEqual(authorization.substr(7), token)) return true;
-  auto cookie = CookieValue(request[http::field::cookie], kCookie);
-  return cookie && net::TokensEqual(*cookie, token);
+// The token a request carries: its bearer header, else its cookie; "" when neither.
+std::string_view CarriedToken(const Request& request) {
+  std::string_view authorization = request.Header("Authorization");
+  if (authorization.starts_with("Bearer ")) return authorization.substr(7);
+  return CookieValue(request.Header("Cookie"), kCookie).value_or(std::string_view());
 }
 
 // Whether the Host header names this machine's loopback (localhost, 127.x.y.z, [::1]), any port.
@@ -94,56 +84,90 @@ bool IsPage(const std::vector<std::string>& s) {
          (kind == "rollouts" && s.size() == 1) || (kind == "versions" && s.size() == 2);
 }
 
+// A caller the identity rule refuses: 401 asking for the token, 403 for a certificate it refuses.
+Response Refused(const net::Refusal& refusal) {
+  using Kind = net::Refusal::Kind;
+  if (refusal.kind == Kind::kNoToken || refusal.kind == Kind::kWrongToken) {
+    Response response =
+        AnswerError(401, "UNAUTHORIZED",
+                    "this viewer needs its token: an Authorization: Bearer header, or open a link with ?token=");
+    response.headers.emplace_back("WWW-Authenticate", "Bearer");
+    return response;
+  }
+  return AnswerError(403, "FORBIDDEN", refusal.message);
+}
+
+net::HttpServerOptions ViewHttpOptions(const ServerOptions& options, std::shared_ptr<net::TlsServer> tls) {
+  net::HttpServerOptions http;
+  http.name = "view";
+  http.tls = std::move(tls);
+  http.identity = options.identity;
+  http.header_limit = kMaxRequestBytes;
+  http.body_limit = 0;
+  http.idle_timeout = kRequestTimeout;
+  http.write_timeout = kRequestTimeout;
+  http.headers = {{"Content-Security-Policy", std::string(kContentSecurityPolicy)},
+                  {"X-Content-Type-Options", "nosniff"},
+                  {"Referrer-Policy", "no-referrer"}};
+  if (http.tls) http.headers.emplace_back("Strict-Transport-Security", "max-age=31536000");
+  return http;
+}
+
 }  // namespace
 
 struct ViewServer::Impl {
   asio::io_context io{1};
-  tcp::acceptor acceptor{io};
-  std::optional<std::string> token;
+  net::IdentityRule identity;
   std::unique_ptr<eval::HistoryReader> history;
   ViewApi api{*history};
-
   std::shared_ptr<net::TlsServer> tls;  // null: plain HTTP
+  std::shared_ptr<net::HttpServer> http;
   asio::steady_timer tls_watch{io};
 
-  Impl(std::optional<std::string> t, std::unique_ptr<eval::HistoryReader> h)
-      : token(std::move(t)), history(std::move(h)) {}
+  Impl(net::IdentityRule rule, std::unique_ptr<eval::HistoryReader> h)
+      : identity(std::move(rule)), history(std::move(h)) {}
 
-  // false when the request may not go on (the answer says why, or redirects).
-  bool Admit(const Request& request, const boost::urls::url_view& url, Response& response) {
-    if (!token) {
-      if (LoopbackHost(request[http::field::host])) return true;
-      AnswerError(response, http::status::forbidden, "FORBIDDEN",
-                  "this viewer serves loopback names only (Host: localhost, 127.0.0.1 or [::1])");
-      return false;
+  // No token, no tenant, no client certificates: loopback names only.
+  bool Open() const { return identity.Open() && !(tls && tls->mutual()); }
+
+  // Who calls, or the answer that refuses (or redirects) the request.
+  std::variant<net::Peer, Response> Admit(const Request& request, const boost::urls::url_view& url,
+                                          const net::TransportPeer& transport) {
+    if (Open()) {
+      if (LoopbackHost(request.Header("Host"))) return net::Peer{true, "", net::Via::kOpen};
+      return AnswerError(403, "FORBIDDEN",
+                         "this viewer serves loopback names only (Host: localhost, 127.0.0.1 or [::1])");
     }
     if (auto given = url.params().find("token"); given != url.params().end()) {
-      if (!net::TokensEqual((*given).value, *token)) {
-        AnswerError(response, http::status::unauthorized, "UNAUTHORIZED", "the token is wrong");
-        return false;
+      const std::string token = (*given).value;
+      auto who = net::Identify(identity, transport, token);
+      if (!who && who.error().kind == net::Refusal::Kind::kWrongToken) {
+        return AnswerError(401, "UNAUTHORIZED", "the token is wrong");
       }
+      if (!who) return Refused(who.error());
       boost::urls::url clean(url);
       clean.params().erase("token");
-      response.result(http::status::see_other);
-      response.set(http::field::location, clean.buffer());
-      response.set(http::field::set_cookie,
-                   std::string(kCookie) + "=" + *token + "; Path=/; HttpOnly; SameSite=Strict");
-      return false;
+      Response redirect;
+      redirect.status = 303;
+      redirect.headers = {{"Location", std::string(clean.buffer())},
+                          {"Set-Cookie", std::string(kCookie) + "=" + token + "; Path=/; HttpOnly; SameSite=Strict"}};
+      return redirect;
     }
-    if (CarriesToken(request, *token)) return true;
-    AnswerError(response, http::status::unauthorized, "UNAUTHORIZED",
-                "this viewer needs its token: an Authorization: Bearer header, or open a link with ?token=");
-    response.set(http::field::www_authenticate, "Bearer");
-    return false;
+    auto who = net::Identify(identity, transport, CarriedToken(request));
+    if (!who) return Refused(who.error());
+    return *who;
   }
 
-  void Route(const Request& request, Response& response) {
-    auto parsed = boost::urls::parse_origin_form(request.target());
-    if (!parsed) return AnswerError(response, http::status::bad_request, "INVALID_PARAMS", "the address is not valid");
-    if (!Admit(request, *parsed, response)) return;
-    if (request.method() != http::verb::get) {
-      response.set(http::field::allow, "GET");
-      return AnswerError(response, http::status::method_not_allowed, "METHOD_NOT_ALLOWED", "the viewer is read-only");
+  Response Route(const Request& request, const net::TransportPeer& transport, std::string& caller) {
+    auto parsed = boost::urls::parse_origin_form(request.target);
+    if (!parsed) return AnswerError(400, "INVALID_PARAMS", "the address is not valid");
+    auto admitted = Admit(request, *parsed, transport);
+    if (auto* answer = std::get_if<Response>(&admitted)) return std::move(*answer);
+    caller = std::get<net::Peer>(admitted).Name();
+    if (request.method != "GET") {
+      Response refused = AnswerError(405, "METHOD_NOT_ALLOWED", "the viewer is read-only");
+      refused.headers.emplace_back("Allow", "GET");
+      return refused;
     }
     std::vector<std::string> segments;
     for (auto segment : parsed->segments()) segments.emplace_back(segment);
@@ -152,56 +176,16 @@ struct ViewServer::Impl {
       Query query;
       for (auto param : parsed->params()) query.emplace(param.key, param.value);
       ApiAnswer answer = api.Get(std::vector<std::string>(segments.begin() + 1, segments.end()), query);
-      return AnswerJson(response, answer.status, answer.body);
+      return AnswerJson(answer.status, answer.body);
     }
     if (segments.size() == 2 && segments[0] == "assets") {
-      if (auto asset = FindAsset(segments[1]))
-        return Answer(response, http::status::ok, asset->content_type, std::string(asset->body));
+      if (auto asset = FindAsset(segments[1])) {
+        return Response{200, std::string(asset->content_type), std::string(asset->body), {}};
+      }
     } else if (IsPage(segments)) {
-      return Answer(response, http::status::ok, "text/html; charset=utf-8", ServedShell());
+      return Response{200, "text/html; charset=utf-8", ServedShell(), {}};
     }
-    Answer(response, http::status::not_found, "text/plain; charset=utf-8", "not found\n");
-  }
-
-  template <class Stream>
-  asio::awaitable<void> ServeOn(Stream& stream, beast::tcp_stream& lowest) {
-    beast::flat_buffer buffer(kMaxRequestBytes);
-    while (true) {
-      http::request_parser<http::empty_body> parser;
-      parser.header_limit(kMaxRequestBytes);
-      lowest.expires_after(kRequestTimeout);
-      auto [ec, n] = co_await http::async_read(stream, buffer, parser, asio::as_tuple(asio::use_awaitable));
-      if (ec) break;
-      const Request& request = parser.get();
-      Response response;
-      response.version(request.version());
-      response.keep_alive(request.keep_alive());
-      response.set("Content-Security-Policy", kContentSecurityPolicy);
-      response.set("X-Content-Type-Options", "nosniff");
-      response.set("Referrer-Policy", "no-referrer");
-      if (tls) response.set(http::field::strict_transport_security, "max-age=31536000");
-      Route(request, response);
-      response.prepare_payload();
-      lowest.expires_after(kRequestTimeout);
-      auto [write_ec, written] = co_await http::async_write(stream, response, asio::as_tuple(asio::use_awaitable));
-      if (write_ec || !response.keep_alive()) break;
-    }
-    beast::error_code ignored;
-    lowest.socket().shutdown(tcp::socket::shutdown_both, ignored);
-  }
-
-  asio::awaitable<void> Serve(tcp::socket socket) {
-    beast::tcp_stream stream(std::move(socket));
-    if (!tls) {
-      co_await ServeOn(stream, stream);
-      co_return;
-    }
-    std::shared_ptr<asio::ssl::context> context = tls->Current();  // this connection's for its life
-    asio::ssl::stream<beast::tcp_stream&> secure(stream, *context);
-    stream.expires_after(kRequestTimeout);
-    auto [ec] = co_await secure.async_handshake(asio::ssl::stream_base::server, asio::as_tuple(asio::use_awaitable));
-    if (ec) co_return;
-    co_await ServeOn(secure, stream);
+    return Response::Text(404, "not found\n");
   }
 
   // The certificate's files looked at every few seconds (SIGHUP forces it).
@@ -223,42 +207,45 @@ struct ViewServer::Impl {
       spdlog::info("TLS: new connections now get {}", tls->Describe());
     }
   }
-
-  asio::awaitable<void> Accept() {
-    while (true) {
-      auto [ec, socket] = co_await acceptor.async_accept(asio::as_tuple(asio::use_awaitable));
-      if (ec == asio::error::operation_aborted) co_return;
-      if (ec) continue;  // a connection that failed before it was ours (reset, out of descriptors)
-      asio::co_spawn(io, Serve(std::move(socket)), asio::detached);
-    }
-  }
 };
+
+namespace {
+
+// One request: its answer, and an access line naming the caller (the path without its query,
+// which may hold a token).
+asio::awaitable<void> Exchange(ViewServer::Impl& impl, net::HttpExchange& exchange) {
+  std::string caller = "-";
+  Response response = impl.Route(exchange.request(), exchange.peer(), caller);
+  spdlog::info("view: {} {} {} {} {}", exchange.remote(), caller, exchange.request().method, exchange.request().Path(),
+               response.status);
+  co_await exchange.Answer(response);
+}
+
+}  // namespace
 
 ViewServer::ViewServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 ViewServer::~ViewServer() = default;
 
 Result<std::unique_ptr<ViewServer>> ViewServer::Bind(const ServerOptions& options,
                                                      std::unique_ptr<eval::HistoryReader> history) {
-  auto impl = std::make_unique<Impl>(options.token, std::move(history));
+  auto impl = std::make_unique<Impl>(options.identity, std::move(history));
   if (options.tls.enabled()) {
     auto tls = net::TlsServer::Load(options.tls);
     if (!tls) return std::unexpected(std::move(tls.error()));
     impl->tls = std::move(*tls);
   }
-  boost::system::error_code ec;
-  impl->acceptor.open(options.listen.protocol(), ec);
-  if (!ec) impl->acceptor.set_option(tcp::acceptor::reuse_address(true), ec);
-  if (!ec) impl->acceptor.bind(options.listen, ec);
-  if (!ec) impl->acceptor.listen(asio::socket_base::max_listen_connections, ec);
-  if (ec) {
-    std::ostringstream where;
-    where << options.listen;
-    return Fail(ErrorCode::kConfigInvalid, "cannot listen on " + where.str() + ": " + ec.message());
-  }
+  std::ostringstream where;
+  where << options.listen;
+  auto listener = net::Listener::Tcp(impl->io, options.listen, where.str());
+  if (!listener) return Fail(ErrorCode::kConfigInvalid, listener.error().message);
+  Impl* raw = impl.get();
+  impl->http =
+      std::make_shared<net::HttpServer>(std::move(*listener), ViewHttpOptions(options, impl->tls),
+                                        [raw](net::HttpExchange& exchange) { return Exchange(*raw, exchange); });
   return std::unique_ptr<ViewServer>(new ViewServer(std::move(impl)));
 }
 
-unsigned short ViewServer::port() const { return impl_->acceptor.local_endpoint().port(); }
+unsigned short ViewServer::port() const { return impl_->http->port(); }
 
 bool ViewServer::tls() const { return impl_->tls != nullptr; }
 
@@ -272,7 +259,9 @@ Result<void> ViewServer::Run(const std::function<void()>& on_listening) {
     signals.async_wait(on_signal);
   };
   signals.async_wait(on_signal);
-  asio::co_spawn(impl_->io, impl_->Accept(), asio::detached);
+  impl_->http->Start({&impl_->io}, [](std::exception_ptr failure) {
+    if (failure) spdlog::error("view: the accept loop stopped on an exception");
+  });
   if (impl_->tls) asio::co_spawn(impl_->io, impl_->WatchTls(), asio::detached);
   on_listening();
   try {

@@ -4,13 +4,16 @@
 // the assets and the JSON API of view_api.h, over a history opened read-only.
 // Every answer carries Content-Security-Policy default-src 'self'.
 //
-// With a token, every request needs it, from loopback too: an
+// Who may look follows the one identity rule (net/peer.h): with a token or
+// client certificates, every request needs one, from loopback too: a
+// verified client certificate (a tenant's, or one of tls.admin_subjects), an
 // `Authorization: Bearer TOKEN` header, or the HttpOnly cookie that a
 // `?token=TOKEN` link sets (answered with a redirect to the same address
-// without it, so the token does not stay in the address bar); else 401.
-// Without a token (loopback only), a request whose Host is not a loopback
-// name is refused (403), so a web page elsewhere cannot read the history
-// through a rebound DNS name.
+// without it, so the token does not stay in the address bar); else 401, or
+// 403 for a certificate the rule refuses. With neither (loopback only), a
+// request whose Host is not a loopback name is refused (403), so a web page
+// elsewhere cannot read the history through a rebound DNS name. Each request
+// is logged with its caller.
 
 #include <boost/asio/ip/tcp.hpp>
 #include <functional>
@@ -19,6 +22,7 @@
 #include <string>
 
 #include "runner/eval/history/history_reader.h"
+#include "runner/net/peer.h"
 #include "runner/net/tls_server.h"
 #include "services/common/error.h"
 
@@ -26,9 +30,11 @@ namespace skillrunner::view {
 
 struct ServerOptions {
   boost::asio::ip::tcp::endpoint listen;
-  std::optional<std::string> token;
-  // design.md §11.8: HTTPS (--tls-cert, --tls-key), re-read on SIGHUP and when the files change;
-  // empty: plain HTTP.
+  // The viewer's token is the admin's; tenants and admin subjects come from the config. Open (no
+  // token, no tenant) only without client certificates, on loopback.
+  net::IdentityRule identity;
+  // design.md §11.8: HTTPS (--tls-cert, --tls-key, --tls-client-ca), re-read on SIGHUP and when the
+  // files change; empty: plain HTTP.
   net::TlsFiles tls = {};
 };
 
@@ -46,8 +52,9 @@ class ViewServer {
   // Serves until SIGINT or SIGTERM; `on_listening` is called once, when requests are taken.
   Result<void> Run(const std::function<void()>& on_listening);
 
- private:
   struct Impl;
+
+ private:
   explicit ViewServer(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };

@@ -69,6 +69,10 @@ struct HttpClientOptions {
   std::size_t max_response_bytes = 64 * 1024 * 1024;
   bool tls_verify = true;  // off only when a user says so explicitly
   std::string ca_file;     // extra CA bundle (PEM), added to the system store
+  // A client certificate (PEM, then its chain) and its key, for a server that asks for one (mutual
+  // TLS); empty: none.
+  std::string client_cert_file;
+  std::string client_key_file;
   // Proxy for https:// URLs (CONNECT), normally from HTTPS_PROXY / NO_PROXY.
   std::string https_proxy;  // http://host:port; empty = none
   std::string no_proxy;     // comma list of hosts/domains/IPs; "*" = all

@@ -10,6 +10,28 @@ namespace skillrunner::http {
 
 namespace ssl = boost::asio::ssl;
 
+namespace {
+
+// The client certificate and key of `options`, when it names them.
+std::expected<std::shared_ptr<ssl::context>, std::string> WithClientCertificate(std::shared_ptr<ssl::context> context,
+                                                                                const HttpClientOptions& options) {
+  if (options.client_cert_file.empty()) return context;
+  boost::system::error_code ec;
+  context->use_certificate_chain_file(options.client_cert_file, ec);
+  if (ec) {
+    return std::unexpected("cannot load the client certificate " + options.client_cert_file + ": " +
+                           DescribeTlsError(ec, X509_V_OK));
+  }
+  context->use_private_key_file(options.client_key_file, ssl::context::pem, ec);
+  if (ec) {
+    return std::unexpected("cannot load the client key " + options.client_key_file + ": " +
+                           DescribeTlsError(ec, X509_V_OK));
+  }
+  return context;
+}
+
+}  // namespace
+
 std::expected<std::shared_ptr<ssl::context>, std::string> MakeTlsContext(const HttpClientOptions& options) {
   auto context = std::make_shared<ssl::context>(ssl::context::tls_client);
   boost::system::error_code ec;
@@ -29,7 +51,7 @@ std::expected<std::shared_ptr<ssl::context>, std::string> MakeTlsContext(const H
       return std::unexpected("cannot load CA file " + options.ca_file + ": " + DescribeTlsError(ec, X509_V_OK));
     }
   }
-  return context;
+  return WithClientCertificate(std::move(context), options);
 }
 
 std::string DescribeTlsError(const boost::system::error_code& ec, long verify_result) {

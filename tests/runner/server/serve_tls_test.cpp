@@ -347,7 +347,11 @@ TEST_F(ServeTlsTest, TheMetricsListenerIsServedOverHttps) {
                   "/metrics | grep -q "
                   "'^skillrunner_connections '"),
             0);
-  EXPECT_NE(Shell("curl -sf http://127.0.0.1:" + std::to_string(metrics) + "/metrics >/dev/null"), 0);
+  // design.md §12.1: plain HTTP on the TLS port is told why.
+  const std::string plain_file = tree_.Path("plain_metrics").string();
+  Shell("curl -s -w ' %{http_code}' http://127.0.0.1:" + std::to_string(metrics) + "/metrics > " +
+        ShellQuote(plain_file));
+  EXPECT_EQ(testing::ReadFile(plain_file), "this listener requires TLS: connect with --tls / tls=True\n 400");
   auto probed =
       test_support::Skillrunner(tree_.root(), "probe " + url + "/healthz --ca " + pki_.Path("ca.pem"), "2>&1");
   EXPECT_EQ(probed.status, 0) << probed.out;
@@ -396,7 +400,37 @@ TEST_F(ServeTlsTest, TheMcpListenerIsServedOverHttps) {
                            "-d " +
                            ShellQuote(initialize) + " https://127.0.0.1:" + std::to_string(mcp) + "/mcp";
   EXPECT_EQ(Shell(curl + " | grep -q '\"protocolVersion\":\"2025-06-18\"'"), 0);
-  EXPECT_NE(Shell("curl -sf -d '{}' http://127.0.0.1:" + std::to_string(mcp) + "/mcp >/dev/null"), 0);
+  const std::string plain_file = tree_.Path("plain_mcp").string();
+  Shell("curl -s -w ' %{http_code}' -d '{}' http://127.0.0.1:" + std::to_string(mcp) + "/mcp > " +
+        ShellQuote(plain_file));
+  EXPECT_EQ(testing::ReadFile(plain_file), "this listener requires TLS: connect with --tls / tls=True\n 400");
+}
+
+// design.md §12.1: probe --cert --key reads a metrics listener that demands a client certificate.
+TEST_F(ServeTlsTest, ProbeShowsAClientCertificateToAListenerThatDemandsOne) {
+  pki_.Issue("kubelet", "/O=Example/CN=kubelet");
+  const std::uint16_t metrics = test_support::FreeLoopbackPort();
+  const std::string url = "https://127.0.0.1:" + std::to_string(metrics) + "/readyz";
+  ServeProcess serve(
+      tree_, {"--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:" + std::to_string(metrics), "--tls-cert",
+              pki_.Path("server.pem"), "--tls-key", pki_.Path("server.key"), "--tls-client-ca", pki_.Path("ca.pem")});
+  ASSERT_NE(ListeningPort(serve), 0) << serve.Stderr();
+  auto without = test_support::Skillrunner(tree_.root(), "probe " + url + " --ca " + pki_.Path("ca.pem"), "2>&1");
+  EXPECT_EQ(without.status, 1) << without.out;
+  auto with = test_support::Skillrunner(tree_.root(),
+                                        "probe " + url + " --ca " + pki_.Path("ca.pem") + " --cert " +
+                                            pki_.Path("kubelet.pem") + " --key " + pki_.Path("kubelet.key"),
+                                        "2>&1");
+  EXPECT_EQ(with.status, 0) << with.out;
+  EXPECT_EQ(with.out, url + ": HTTP 200\n");
+  auto keyless =
+      test_support::Skillrunner(tree_.root(), "probe " + url + " --cert " + pki_.Path("kubelet.pem"), "2>&1");
+  EXPECT_EQ(keyless.status, 2) << keyless.out;
+  EXPECT_NE(keyless.out.find("--cert requires --key"), std::string::npos) << keyless.out;
+  auto missing = test_support::Skillrunner(
+      tree_.root(), "probe " + url + " --ca " + pki_.Path("ca.pem") + " --cert missing.pem --key missing.key", "2>&1");
+  EXPECT_EQ(missing.status, 1) << missing.out;
+  EXPECT_NE(missing.out.find("cannot load the client certificate missing.pem"), std::string::npos) << missing.out;
 }
 
 // After the files change and SIGHUP, a new connection gets the new certificate while an open one keeps

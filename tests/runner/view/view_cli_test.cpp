@@ -195,7 +195,51 @@ TEST_F(ViewCliTest, WithACertificateTheViewerServesHttps) {
   EXPECT_EQ(test_support::Shell("curl -sf --cacert " + test_support::ShellQuote(pki.Path("ca.pem")) + " " + base +
                                 "/api/suites | grep -q nightly"),
             0);
-  EXPECT_EQ(Http(port, "/api/suites").status, 0);  // plain HTTP: no answer
+  HttpReply plain = Http(port, "/api/suites");  // design.md §12.1: plain HTTP is told why
+  EXPECT_EQ(plain.status, 400);
+  EXPECT_EQ(plain.body, "this listener requires TLS: connect with --tls / tls=True\n");
+}
+
+// design.md §12.1: one identity rule, as on serve's listeners: a tenant's certificate is that tenant (the
+// access log names it), one of tls.admin_subjects the admin, any other refused with the rule's words, and
+// a token must name the certificate's caller.
+TEST_F(ViewCliTest, WithClientCertificatesATenantsCertificateIsThatTenant) {
+  testing::TempTree pki_dir;
+  test_support::TestPki pki(pki_dir);
+  pki.Issue("server", "/CN=localhost");
+  pki.Issue("billing", "/O=Example/CN=billing");
+  pki.Issue("laptop", "/O=Example/CN=laptop");
+  tree_.Write("skillrunner.yaml",
+              "tls:\n  admin_subjects: [\"CN=ops,O=Example\"]\n"
+              "tenants:\n  billing: { tls_subject: \"CN=billing,O=Example\" }\n"
+              "  ledger: { token_env: LEDGER_TOKEN }\n");
+  const std::uint16_t port = Start({"--tls-cert", pki.Path("server.pem"), "--tls-key", pki.Path("server.key"),
+                                    "--tls-client-ca", pki.Path("ca.pem"), "--log-level", "info"},
+                                   {"LEDGER_TOKEN=ledger-secret"});
+  ASSERT_NE(port, 0u) << ReadFile(stderr_);
+  auto as = [&](const std::string& who, const std::string& token) {
+    const std::string out = tree_.Path(who + ".out").string();
+    test_support::Shell("curl -s -w ' %{http_code}' --cacert " + test_support::ShellQuote(pki.Path("ca.pem")) +
+                        " --cert " + test_support::ShellQuote(pki.Path(who + ".pem")) + " --key " +
+                        test_support::ShellQuote(pki.Path(who + ".key")) +
+                        (token.empty() ? "" : " -H 'Authorization: Bearer " + token + "'") + " https://127.0.0.1:" +
+                        std::to_string(port) + "/api/suites > " + test_support::ShellQuote(out));
+    return ReadFile(out);
+  };
+  EXPECT_TRUE(as("billing", "").ends_with(" 200")) << as("billing", "");
+  EXPECT_EQ(as("laptop", ""),
+            R"({"error":{"code":"FORBIDDEN","message":"certificate subject CN=laptop,O=Example is no tenant's and )"
+            R"(not an admin subject"}})"
+            "\n 403");
+  EXPECT_EQ(as("billing", "ledger-secret"),
+            R"({"error":{"code":"FORBIDDEN","message":"the token names ledger but the client certificate names )"
+            R"(billing"}})"
+            "\n 403");
+  child_->Signal(SIGTERM);
+  EXPECT_EQ(child_->Wait(10s), 0);
+  const std::string log = ReadFile(stderr_);
+  EXPECT_NE(log.find(" billing GET /api/suites 200"), std::string::npos) << log;
+  EXPECT_NE(log.find(" - GET /api/suites 403"), std::string::npos) << log;
 }
 
 }  // namespace
