@@ -10,7 +10,7 @@ namespace skillrunner::http {
 
 namespace ssl = boost::asio::ssl;
 
-std::expected<std::shared_ptr<ssl::context>, std::string> MakeTlsContext(const HttpClientOptions& options) {
+Result<std::shared_ptr<ssl::context>> MakeTlsContext(const HttpClientOptions& options) {
   auto context = std::make_shared<ssl::context>(ssl::context::tls_client);
   boost::system::error_code ec;
   context->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 | ssl::context::no_sslv3 |
@@ -26,7 +26,8 @@ std::expected<std::shared_ptr<ssl::context>, std::string> MakeTlsContext(const H
   if (!options.ca_file.empty()) {
     context->load_verify_file(options.ca_file, ec);
     if (ec) {
-      return std::unexpected("cannot load CA file " + options.ca_file + ": " + DescribeTlsError(ec, X509_V_OK));
+      return Fail(ErrorCode::kConfigInvalid,
+                  "cannot load CA file " + options.ca_file + ": " + DescribeTlsError(ec, X509_V_OK));
     }
   }
   return context;
