@@ -20,27 +20,27 @@ Error Named(Error error, const generation::ExecRule& rule) {
 
 }  // namespace
 
-std::expected<std::vector<FieldError>, std::string> ParseRejections(const json::value& printed) {
+Result<std::vector<FieldError>> ParseRejections(const json::value& printed) {
   const json::array* list = printed.if_array();
-  if (list == nullptr) return std::unexpected("the output is not a list");
+  if (list == nullptr) return Fail(ErrorCode::kHandlerFailed, "the output is not a list");
   std::vector<FieldError> rejections;
   rejections.reserve(list->size());
   for (std::size_t i = 0; i < list->size(); ++i) {
     const std::string at = "/" + std::to_string(i);
     const json::object* item = (*list)[i].if_object();
-    if (item == nullptr) return std::unexpected(at + " is not an object");
+    if (item == nullptr) return Fail(ErrorCode::kHandlerFailed, at + " is not an object");
     for (const auto& [key, value] : *item) {
       if (key != "path" && key != "message")
-        return std::unexpected(at + " has an unknown key \"" + std::string(key) + "\"");
+        return Fail(ErrorCode::kHandlerFailed, at + " has an unknown key \"" + std::string(key) + "\"");
     }
     const json::value* path = item->if_contains("path");
     const json::value* message = item->if_contains("message");
     std::vector<std::string> tokens;
     if (path == nullptr || !path->is_string() || !ParsePointer(path->as_string(), tokens)) {
-      return std::unexpected(at + "/path is not a JSON pointer");
+      return Fail(ErrorCode::kHandlerFailed, at + "/path is not a JSON pointer");
     }
     if (message == nullptr || !message->is_string() || message->as_string().empty()) {
-      return std::unexpected(at + "/message is not a non-empty string");
+      return Fail(ErrorCode::kHandlerFailed, at + "/message is not a non-empty string");
     }
     rejections.push_back({std::string(path->as_string()), std::string(message->as_string())});
   }
@@ -73,10 +73,8 @@ boost::asio::awaitable<Result<std::vector<FieldError>>> ExecRules::Run(const gen
   if (!printed) co_return std::unexpected(Named(std::move(printed.error()), rule));
   auto rejections = ParseRejections(*printed);
   if (!rejections) {
-    Error error{ErrorCode::kHandlerFailed,
-                who + " must print a list of {\"path\", \"message\"}: " + rejections.error(),
-                {},
-                {}};
+    Error error = std::move(rejections.error());
+    error.WithContext(who + " must print a list of {\"path\", \"message\"}");
     error.details["exit_status"] = outcome->exit_status;
     error.details["stderr_tail"] = SanitizeUtf8(outcome->stderr_tail);
     co_return std::unexpected(Named(std::move(error), rule));

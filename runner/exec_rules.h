@@ -3,6 +3,7 @@
 // `validators: - exec: [argv]` (design.md §9.2): the generation layer's
 // RuleRunner over the handler layer's process runner.
 
+#include "services/common/error.h"
 #include "services/generation/rules.h"
 #include "services/handler/process_runner.h"
 
@@ -33,6 +34,6 @@ class ExecRules : public generation::RuleRunner {
 
 // The rejections an exec rule printed, or why its output is not
 // [{"path", "message"}] ("/0/path is not a JSON pointer").
-std::expected<std::vector<FieldError>, std::string> ParseRejections(const boost::json::value& printed);
+Result<std::vector<FieldError>> ParseRejections(const boost::json::value& printed);
 
 }  // namespace skillrunner

@@ -46,14 +46,14 @@ class JsonFormatter final : public spdlog::formatter {
 
 }  // namespace
 
-std::expected<void, std::string> ConfigureLogging(std::string_view level, std::string_view format) {
+Result<void> ConfigureLogging(std::string_view level, std::string_view format) {
   auto parsed = spdlog::level::from_str(std::string(level));
   if (parsed == spdlog::level::off && level != "off") {
-    return std::unexpected("unknown log level \"" + std::string(level) +
-                           "\" (trace, debug, info, warn, error, critical, off)");
+    return Fail(ErrorCode::kConfigInvalid,
+                "unknown log level \"" + std::string(level) + "\" (trace, debug, info, warn, error, critical, off)");
   }
   if (format != "text" && format != "json") {
-    return std::unexpected("unknown log format \"" + std::string(format) + "\" (text, json)");
+    return Fail(ErrorCode::kConfigInvalid, "unknown log format \"" + std::string(format) + "\" (text, json)");
   }
   auto logger = std::make_shared<spdlog::logger>("skillrunner", std::make_shared<spdlog::sinks::stderr_sink_mt>());
   if (format == "json") {

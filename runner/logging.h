@@ -7,12 +7,15 @@
 #include <string>
 #include <string_view>
 
+#include "services/common/error.h"
+
 namespace skillrunner {
 
 // Sends spdlog's default logger to stderr at `level` (trace, debug, info,
 // warn, error, critical, off) in `format` "text" or "json" (one object per
-// line: ts, level, msg). Never log secrets: callers pass no keys to the log.
-std::expected<void, std::string> ConfigureLogging(std::string_view level, std::string_view format);
+// line: ts, level, msg); CONFIG_INVALID for a level or format it does not
+// know. Never log secrets: callers pass no keys to the log.
+Result<void> ConfigureLogging(std::string_view level, std::string_view format);
 
 // An event with fields, such as the socket server's access log. In the json
 // format the fields are members of the line's object

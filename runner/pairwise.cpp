@@ -6,7 +6,7 @@
 
 namespace skillrunner {
 
-std::expected<std::shared_ptr<const review::Rubric>, std::string> PairwiseRubric(const review::Rubric& rubric) {
+Result<std::shared_ptr<const review::Rubric>> PairwiseRubric(const review::Rubric& rubric) {
   auto pairwise = std::make_shared<review::Rubric>();
   pairwise->id = rubric.id + "_pairwise";
   pairwise->description = "Which of two answers to the same input better meets the rubric \"" + rubric.id + "\"";
@@ -23,7 +23,7 @@ std::expected<std::shared_ptr<const review::Rubric>, std::string> PairwiseRubric
   pairwise->criteria.push_back(std::move(better));
   pairwise->indeterminate_below_confidence = rubric.indeterminate_below_confidence;
   auto judge = review::PrepareJudge(*pairwise);
-  if (!judge) return std::unexpected(judge.error());
+  if (!judge) return std::unexpected(std::move(judge.error()));
   pairwise->judge = std::move(*judge);
   return std::shared_ptr<const review::Rubric>(std::move(pairwise));
 }

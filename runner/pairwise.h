@@ -11,13 +11,14 @@
 #include <memory>
 #include <string>
 
+#include "services/common/error.h"
 #include "services/review/rubric.h"
 
 namespace skillrunner {
 
 // The pairwise rubric made from `rubric` (its criteria become the
 // criterion's guidance). Fails only if its verdict schema does not compile.
-std::expected<std::shared_ptr<const review::Rubric>, std::string> PairwiseRubric(const review::Rubric& rubric);
+Result<std::shared_ptr<const review::Rubric>> PairwiseRubric(const review::Rubric& rubric);
 
 // The subject a pairwise judge sees: {"A": first, "B": second}.
 boost::json::value PairSubject(const boost::json::value& first, const boost::json::value& second);

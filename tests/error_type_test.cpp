@@ -1,7 +1,9 @@
-// design.md §9.9: one error type. The public functions of the eval runner, the
-// command line and the server fail with `Error` (`Result<T>`), never with a
-// bare string: every `expected<..., std::string>` in a header under
-// runner/eval, runner/cli or runner/server is named with its file and line.
+// design.md §9.9: one error type. The public functions of every module fail
+// with `Error` (`Result<T>`), never with a bare string: every
+// `expected<..., std::string>` in a header under runner/ or services/ (but
+// services/common, which defines Error) is named with its file and line.
+// Comments and string literals do not count (tests/error_discipline_test.cpp
+// checks the same rule with one regular expression).
 
 #include <gtest/gtest.h>
 
@@ -124,20 +126,21 @@ TEST(ErrorTypeTest, AStringErrorIsNamedWithItsFileAndLineHoweverItIsWritten) {
                 "runner/x.h:7: std::expected<_, std::string>; return Result<T> (services/common/error.h) instead"}));
 }
 
-TEST(ErrorTypeTest, NoHeaderOfEvalCliOrServerFailsWithAString) {
+TEST(ErrorTypeTest, NoHeaderOutsideServicesCommonFailsWithAString) {
   const fs::path root = SKILLRUNNER_SOURCE_DIR;
   std::vector<std::string> problems;
   std::size_t headers = 0;
-  for (const char* folder : {"runner/eval", "runner/cli", "runner/server"}) {
+  for (const char* folder : {"runner", "services"}) {
     ASSERT_TRUE(fs::is_directory(root / folder)) << folder;
     for (const auto& entry : fs::recursive_directory_iterator(root / folder)) {
       if (!entry.is_regular_file() || entry.path().extension() != ".h") continue;
-      ++headers;
       const std::string path = fs::relative(entry.path(), root).generic_string();
+      if (path.starts_with("services/common/")) continue;
+      ++headers;
       for (auto& problem : StringErrors(path, ReadFile(entry.path()))) problems.push_back(std::move(problem));
     }
   }
-  EXPECT_GT(headers, 40u);
+  EXPECT_GT(headers, 200u);
   EXPECT_EQ(problems, std::vector<std::string>{});  // each FILE:LINE with what to return instead
 }
 

@@ -496,7 +496,7 @@ int RunCli(int argc, char** argv) {
 
   if (auto status = Parse(app, argc, argv)) return *status;
   if (auto logging = ConfigureLogging(common.log_level, common.log_format); !logging) {
-    std::fprintf(stderr, "skillrunner: %s\n", logging.error().c_str());
+    std::fprintf(stderr, "skillrunner: %s\n", logging.error().message.c_str());
     return kUsageStatus;
   }
   if (run.input.empty() && run.input_file.empty() && run_cmd->parsed()) {

@@ -35,7 +35,7 @@ int Codegen(const CommonOptions& common, const CodegenOptions& options) {
   const auto language = options.language == "python" ? codegen::Language::kPython : codegen::Language::kTypeScript;
   auto file = codegen::Generate(language, loaded.registry->skills());
   if (!file) {
-    std::fprintf(stderr, "skillrunner codegen: %s\n", file.error().c_str());
+    std::fprintf(stderr, "skillrunner codegen: %s\n", file.error().message.c_str());
     return kUsageStatus;
   }
   std::error_code error;

@@ -35,7 +35,7 @@ std::expected<Config, std::vector<Diagnostic>> ResolveConfig(const CommonOptions
   if (!provider.empty()) {
     if (auto applied = ApplyProviderOverride(config, provider); !applied) {
       return std::unexpected(std::vector<Diagnostic>{
-          {config.source, {}, applied.error(), Diagnostic::Severity::kError, "config-invalid"}});
+          {config.source, {}, applied.error().message, Diagnostic::Severity::kError, "config-invalid"}});
     }
   }
   return config;
@@ -124,7 +124,7 @@ Result<std::shared_ptr<telemetry::OtlpExporter>> StartTracing(const Config& conf
   options.resource.service_name = config.telemetry.service_name;
   options.resource.scope_version = SKILLRUNNER_VERSION;
   if (auto applied = telemetry::ApplyOtelEnvironment(options, env); !applied) {
-    return Fail(ErrorCode::kConfigInvalid, std::move(applied.error()));
+    return std::unexpected(std::move(applied.error()));
   }
   if (options.endpoint.empty()) return nullptr;
   if (!options.endpoint.starts_with("http://") && !options.endpoint.starts_with("https://")) {
@@ -196,7 +196,7 @@ Result<std::unique_ptr<Runtime>> Runtime::Create(std::shared_ptr<const SkillRegi
   };
   auto set =
       providers::ProviderSet::Create(registry->config().providers, executor, ProcessEnv, RealClock(), make_limiter);
-  if (!set) return Fail(ErrorCode::kConfigInvalid, std::move(set.error()));
+  if (!set) return std::unexpected(std::move(set.error()));
   parts.providers = std::move(*set);
   parts.providers->SetSkillSimulations(SkillSimulations(*registry));
   runtime->runner_ = std::make_unique<SkillRunner>(std::move(registry), RealClock());

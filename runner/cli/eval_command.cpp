@@ -106,7 +106,7 @@ Result<std::shared_ptr<RunRuntime>> OpenBatchJournal(const BatchPlan& plan, Batc
   auto meta = eval::ReadRunMeta(plan.out / "run.json");
   if (!meta) return std::unexpected(std::move(meta.error()));
   auto journal = providers::BatchJournal::Open(plan.out / "batches.jsonl");
-  if (!journal) return skillrunner::Fail(ErrorCode::kInternal, std::move(journal.error()));
+  if (!journal) return std::unexpected(std::move(journal.error()));
   auto owner = std::make_shared<RunRuntime>();
   owner->journal = std::move(*journal);
   RecordBatchesInHistory(*owner->journal, plan.history, meta->run_id);

@@ -73,7 +73,7 @@ int ProvidersCheck(const CommonOptions& common, const ProvidersCheckOptions& opt
   boost::asio::io_context io;
   auto set = providers::ProviderSet::Create(config->providers, io.get_executor(), ProcessEnv);
   if (!set) {
-    std::fprintf(stderr, "skillrunner: %s\n", set.error().c_str());
+    std::fprintf(stderr, "skillrunner: %s\n", set.error().message.c_str());
     return 2;
   }
   std::vector<CheckResult> results;

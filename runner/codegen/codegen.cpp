@@ -37,8 +37,7 @@ const std::set<std::string>& TypeScriptReserved() {
 }
 
 // Each function name to the skill id that takes it; the second id is an error.
-std::expected<void, std::string> CheckNames(Language language,
-                                            const std::vector<std::shared_ptr<const Skill>>& skills) {
+Result<void> CheckNames(Language language, const std::vector<std::shared_ptr<const Skill>>& skills) {
   std::map<std::string, std::string> owner;
   const char* word = language == Language::kPython ? "python" : "typescript";
   for (const auto& skill : skills) {
@@ -51,8 +50,9 @@ std::expected<void, std::string> CheckNames(Language language,
     for (const auto& name : names) {
       auto [it, inserted] = owner.emplace(name, skill->id);
       if (!inserted && it->second != skill->id) {
-        return std::unexpected("skills \"" + it->second + "\" and \"" + skill->id + "\" both become the " + word +
-                               " function " + name + "; rename one of them");
+        return Fail(ErrorCode::kConfigInvalid, "skills \"" + it->second + "\" and \"" + skill->id +
+                                                   "\" both become the " + word + " function " + name +
+                                                   "; rename one of them");
       }
     }
   }
@@ -80,9 +80,8 @@ std::string TypeScriptFunctionName(const std::string& id) {
   return name;
 }
 
-std::expected<GeneratedFile, std::string> Generate(Language language,
-                                                   const std::vector<std::shared_ptr<const Skill>>& skills) {
-  if (auto names = CheckNames(language, skills); !names) return std::unexpected(names.error());
+Result<GeneratedFile> Generate(Language language, const std::vector<std::shared_ptr<const Skill>>& skills) {
+  if (auto names = CheckNames(language, skills); !names) return std::unexpected(std::move(names.error()));
   std::set<std::string> taken;
   std::vector<SkillTypes> types;
   for (const auto& skill : skills) types.push_back(BuildSkillTypes(*skill, PascalName(skill->id), taken));

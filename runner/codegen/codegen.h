@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "runner/codegen/type_model.h"
+#include "services/common/error.h"
 
 namespace skillrunner::codegen {
 
@@ -22,10 +23,9 @@ struct GeneratedFile {
   std::string text;
 };
 
-// The file for `skills` (sorted by id). Fails, naming both ids, when two ids
-// give one function name.
-std::expected<GeneratedFile, std::string> Generate(Language language,
-                                                   const std::vector<std::shared_ptr<const Skill>>& skills);
+// The file for `skills` (sorted by id). Fails (CONFIG_INVALID), naming both
+// ids, when two ids give one function name.
+Result<GeneratedFile> Generate(Language language, const std::vector<std::shared_ptr<const Skill>>& skills);
 
 // The function a skill id becomes: Python "triage_ticket" (`.` and `-` become
 // `_`), TypeScript "triageTicket"; an id that is not an identifier, or a

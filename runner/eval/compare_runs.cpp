@@ -184,7 +184,7 @@ int CompareRuns(const SkillRegistry& registry, const CompareRequest& request, co
   const review::Rubric* rubric = registry.FindRubric(request.rubric);
   if (rubric == nullptr) return fail("unknown rubric \"" + request.rubric + "\"");
   auto pairwise = PairwiseRubric(*rubric);
-  if (!pairwise) return fail(pairwise.error());
+  if (!pairwise) return fail(pairwise.error().message);
 
   std::map<std::string, review::JudgeSpec> judges;
   std::vector<Pair> pairs;

@@ -139,7 +139,7 @@ std::optional<std::string> ReadStateAndTenants(const json::object& state, const 
   if (config.state.redis.empty()) return std::nullopt;
   auto url = state::ParseRedisUrl(config.state.redis);
   if (url) return std::nullopt;
-  return "/state/redis: " + url.error();
+  return "/state/redis: " + url.error().message;
 }
 
 // `telemetry:` (design.md §9.4; shapes checked by the schema).
@@ -206,7 +206,7 @@ ProviderConfig ReadProvider(std::string_view name, const json::object& p, const 
   if (auto* faults = p.if_contains("faults"); faults && provider.kind == "simulated") {
     auto script = providers::ParseFaultScript(*faults, providers::FaultScriptScope::kConfig);
     if (!script) {
-      auto placed = PlaceUnder(AppendPointer(at, "faults"), script.error());
+      auto placed = PlaceUnder(AppendPointer(at, "faults"), script.error().message);
       problems.push_back({path, doc.positions.Find(placed.pointer), placed.pointer + ": " + placed.message});
     }
   }
@@ -350,11 +350,11 @@ std::expected<Config, std::vector<Diagnostic>> LoadConfig(const std::string& pat
   return config;
 }
 
-std::expected<void, std::string> ApplyProviderOverride(Config& config, const std::string& name) {
+Result<void> ApplyProviderOverride(Config& config, const std::string& name) {
   if (!config.providers.contains(name)) {
     if (name != "simulated") {
-      return std::unexpected("--provider: unknown provider \"" + name + "\" (the config " + config.source +
-                             " defines none by that name)");
+      return Fail(ErrorCode::kConfigInvalid, "--provider: unknown provider \"" + name + "\" (the config " +
+                                                 config.source + " defines none by that name)");
     }
     config.providers[name] = ProviderConfig{name, "simulated", "", "", {}};
   }

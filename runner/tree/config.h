@@ -11,6 +11,7 @@
 
 #include "runner/tree/diagnostic.h"
 #include "services/common/env.h"
+#include "services/common/error.h"
 #include "services/common/invocation.h"
 #include "services/providers/provider_settings.h"
 #include "services/state/limiter.h"
@@ -110,6 +111,6 @@ std::expected<Config, std::vector<Diagnostic>> LoadConfig(const std::string& pat
 
 // Routes every model to the provider named `name` (a name from `providers:` or
 // a kind: "simulated" adds a simulated provider if the config has none).
-std::expected<void, std::string> ApplyProviderOverride(Config& config, const std::string& name);
+Result<void> ApplyProviderOverride(Config& config, const std::string& name);
 
 }  // namespace skillrunner

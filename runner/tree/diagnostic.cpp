@@ -103,7 +103,7 @@ const validation::CompiledSchema& EmbeddedCompiledSchema(std::string_view name) 
   if (text.empty()) throw std::logic_error("no embedded schema " + std::string(name));
   auto compiled = validation::CompiledSchema::Compile(boost::json::parse(text));
   if (!compiled) {
-    throw std::logic_error("embedded schema " + std::string(name) + " does not compile: " + compiled.error());
+    throw std::logic_error("embedded schema " + std::string(name) + " does not compile: " + compiled.error().message);
   }
   return *cache.emplace(std::string(name), *compiled).first->second;
 }

@@ -96,8 +96,7 @@ Result<std::shared_ptr<const review::Rubric>> RubricWithCriteria(const review::R
   auto extended = std::make_shared<review::Rubric>(rubric);
   for (review::Criterion& criterion : extra) extended->criteria.push_back(std::move(criterion));
   auto judge = review::PrepareJudge(*extended);
-  if (!judge)
-    return Fail(ErrorCode::kConfigInvalid, "rubric " + rubric.id + " with the case's criteria: " + judge.error());
+  if (!judge) return Fail(std::move(judge.error()), "rubric " + rubric.id + " with the case's criteria");
   extended->judge = std::move(*judge);
   return std::shared_ptr<const review::Rubric>(std::move(extended));
 }

@@ -123,7 +123,7 @@ bool SkillRegistry::LinkOnlineJudge(Skill& skill, const std::string& file, const
   if (!review->skill.empty()) {
     auto reviewer = reviewers(review->skill);
     if (!reviewer) {
-      Refuse(diagnostics, file, "/rollout/review/skill", reviewer.error());
+      Refuse(diagnostics, file, "/rollout/review/skill", reviewer.error().message);
       diagnostics.back().code = "reference-unknown";
       return false;
     }

@@ -315,7 +315,7 @@ class SkillLoader {
     auto parsed = providers::ParseFaultScript(*faults, providers::FaultScriptScope::kSkill);
     if (!parsed) {
       // The script's error names a pointer relative to the script.
-      auto placed = PlaceUnder("/simulation/faults", parsed.error());
+      auto placed = PlaceUnder("/simulation/faults", parsed.error().message);
       Error(placed.pointer, placed.message);
     }
   }

@@ -44,7 +44,7 @@ std::expected<Rubric, std::vector<Diagnostic>> LoadRubricFile(const std::string&
   }
   if (!problems.empty()) return std::unexpected(std::move(problems));
   auto judge = review::PrepareJudge(rubric);
-  if (!judge) return std::unexpected(std::vector<Diagnostic>{{path, {}, judge.error()}});
+  if (!judge) return std::unexpected(std::vector<Diagnostic>{{path, {}, judge.error().message}});
   rubric.judge = std::move(*judge);
   return rubric;
 }
@@ -210,7 +210,7 @@ bool SkillRegistry::LinkGateSkill(Skill& skill, const std::string& file, const R
   ReviewGate& gate = *skill.review;
   auto reviewer = reviewers(gate.skill);
   if (!reviewer) {
-    diagnostics.push_back({file, where("/review/skill"), "/review/skill: " + reviewer.error()});
+    diagnostics.push_back({file, where("/review/skill"), "/review/skill: " + reviewer.error().message});
     return false;
   }
   review::JudgeSpec judge = *(*reviewer)->judge;
@@ -258,20 +258,24 @@ struct SkillSet {
   }
 
   // The LLM_REVIEW skill `id`, linked, or why a gate cannot use it.
-  std::expected<const Skill*, std::string> Reviewer(std::string_view id) const {
+  Result<const Skill*> Reviewer(std::string_view id) const {
     auto it = by_id.find(id);
     if (auto failed = unloaded.find(id); it == by_id.end() && failed != unloaded.end()) {
-      return std::unexpected("the review skill \"" + std::string(id) + "\" did not load: " + failed->second);
+      return Fail(ErrorCode::kConfigInvalid,
+                  "the review skill \"" + std::string(id) + "\" did not load: " + failed->second);
     }
     if (it == by_id.end()) {
-      return std::unexpected(
-          "unknown skill \"" + std::string(id) + "\"" + DidYouMean(ClosestNames(id, review_ids)) +
-          " (LLM_REVIEW skills in this tree: " + (review_ids.empty() ? std::string("none") : Joined(review_ids)) + ")");
+      return Fail(ErrorCode::kConfigInvalid, "unknown skill \"" + std::string(id) + "\"" +
+                                                 DidYouMean(ClosestNames(id, review_ids)) +
+                                                 " (LLM_REVIEW skills in this tree: " +
+                                                 (review_ids.empty() ? std::string("none") : Joined(review_ids)) + ")");
     }
     if (it->second->skill->template_type != TemplateType::kLlmReview) {
-      return std::unexpected("skill \"" + std::string(id) + "\" is not an LLM_REVIEW skill, so it cannot judge");
+      return Fail(ErrorCode::kConfigInvalid,
+                  "skill \"" + std::string(id) + "\" is not an LLM_REVIEW skill, so it cannot judge");
     }
-    if (!it->second->ok) return std::unexpected("the review skill \"" + std::string(id) + "\" did not load");
+    if (!it->second->ok)
+      return Fail(ErrorCode::kConfigInvalid, "the review skill \"" + std::string(id) + "\" did not load");
     return &*it->second->skill;
   }
 };

@@ -12,6 +12,7 @@
 #include "runner/tree/config.h"
 #include "runner/tree/diagnostic.h"
 #include "runner/tree/skill.h"
+#include "services/common/error.h"
 #include "services/review/rubric.h"
 
 namespace skillrunner {
@@ -72,7 +73,7 @@ class SkillRegistry {
  private:
   void LoadRubrics(const std::vector<std::filesystem::path>& files, std::vector<Diagnostic>& diagnostics);
   // The LLM_REVIEW skill a gate names, or why it cannot judge.
-  using ReviewerLookup = std::function<std::expected<const Skill*, std::string>(std::string_view)>;
+  using ReviewerLookup = std::function<Result<const Skill*>(std::string_view)>;
   void LoadSkills(const RegistryOptions& options, const std::vector<std::filesystem::path>& files,
                   std::vector<Diagnostic>& diagnostics);
   // Adds the skills that loaded and linked, in id order; remembers why the

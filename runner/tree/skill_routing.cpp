@@ -62,7 +62,7 @@ json::value SkillRouting::ResolveOutputMode() {
   if (!strict) {
     reader_.Error("/output_schema",
                   "the " + skill_.provider_kind + " strict mode of model \"" + skill_.model +
-                      "\" cannot take this schema: " + strict.error() +
+                      "\" cannot take this schema: " + strict.error().message +
                       " (set `structured_output: none` to use the validation loop)",
                   "strict-unsupported");
     return nullptr;
@@ -157,7 +157,7 @@ generation::ModelRoute SkillRouting::Route(const std::string& model,
     } else {
       reader_.Warn("/model",
                    "fallback or escalation model \"" + model + "\" cannot take this schema in " + kind +
-                       " strict mode (" + wire.error() + "); it runs the validation loop",
+                       " strict mode (" + wire.error().message + "); it runs the validation loop",
                    "fallback-unstrict");
       route.mode = OutputMode::kNone;
     }

@@ -121,7 +121,7 @@ class SchemaLoader {
     if (bad) return nullptr;
     auto compiled = validation::CompiledSchema::Compile(out);
     if (!compiled) {
-      reader_.Add({file, positions->Find(prefix), key + " is not a valid JSON Schema: " + compiled.error(),
+      reader_.Add({file, positions->Find(prefix), key + " is not a valid JSON Schema: " + compiled.error().message,
                    Diagnostic::Severity::kError, "schema-invalid"});
       return nullptr;
     }

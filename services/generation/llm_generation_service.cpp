@@ -9,11 +9,8 @@ Result<std::string> RenderPart(const GenerationSpec& spec, std::string_view whic
                                const std::vector<Placeholder>& placeholders, const json::value& input) {
   auto rendered = RenderTemplate(text, placeholders, input);
   if (!rendered) {
-    return std::unexpected(
-        Error{ErrorCode::kInputInvalid,
-              rendered.error() + " (prompt." + std::string(which) + " of skill \"" + spec.skill_id + "\")",
-              {},
-              {}});
+    rendered.error().message += " (prompt." + std::string(which) + " of skill \"" + spec.skill_id + "\")";
+    return std::unexpected(std::move(rendered.error()));
   }
   return std::move(*rendered);
 }

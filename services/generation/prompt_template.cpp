@@ -63,9 +63,8 @@ std::expected<std::vector<Placeholder>, TemplateError> ParsePlaceholders(std::st
   return out;
 }
 
-std::expected<std::string, std::string> RenderTemplate(std::string_view text,
-                                                       const std::vector<Placeholder>& placeholders,
-                                                       const boost::json::value& input) {
+Result<std::string> RenderTemplate(std::string_view text, const std::vector<Placeholder>& placeholders,
+                                   const boost::json::value& input) {
   std::string out;
   out.reserve(text.size() + 64);
   std::size_t copied = 0;

@@ -6,6 +6,8 @@
 #include <string_view>
 #include <vector>
 
+#include "services/common/error.h"
+
 namespace skillrunner {
 
 struct Placeholder {
@@ -26,11 +28,11 @@ std::expected<std::vector<Placeholder>, TemplateError> ParsePlaceholders(std::st
 
 // Replaces each placeholder by the input value at its path: strings as they
 // are, other values as JSON text, and "" where the input has no value (an
-// optional property left out; design.md §9.8). Never fails today; the error is
-// kept for placeholders a later version may refuse at render time.
-std::expected<std::string, std::string> RenderTemplate(std::string_view text,
-                                                       const std::vector<Placeholder>& placeholders,
-                                                       const boost::json::value& input);
+// optional property left out; design.md §9.8). Never fails today; the error
+// (INPUT_INVALID: the input cannot fill the template) is kept for placeholders
+// a later version may refuse at render time.
+Result<std::string> RenderTemplate(std::string_view text, const std::vector<Placeholder>& placeholders,
+                                   const boost::json::value& input);
 
 // "input.a.b" for messages.
 std::string PlaceholderName(const Placeholder& placeholder);

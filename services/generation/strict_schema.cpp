@@ -31,8 +31,8 @@ void Transformer::Fail(std::string_view pointer, std::string_view message) {
   if (!error_) error_ = Where(pointer) + ": " + std::string(message);
 }
 
-std::expected<StrictSchema, std::string> Transformer::Run() {
-  if (!CollectDefs()) return std::unexpected(*error_);
+Result<StrictSchema> Transformer::Run() {
+  if (!CollectDefs()) return skillrunner::Fail(ErrorCode::kConfigInvalid, *error_);
   json::value wire;
   if (root_.is_object()) {
     json::object root_copy = root_.get_object();
@@ -48,10 +48,10 @@ std::expected<StrictSchema, std::string> Transformer::Run() {
     wire_defs_[current_def_] = Node(*def.schema, def.pointer, 1);
   }
   current_def_.clear();
-  if (error_) return std::unexpected(*error_);
+  if (error_) return skillrunner::Fail(ErrorCode::kConfigInvalid, *error_);
   if (!wire.is_object()) {
     Fail("", "the schema must be an object");
-    return std::unexpected(*error_);
+    return skillrunner::Fail(ErrorCode::kConfigInvalid, *error_);
   }
   // Gemini takes any root; OpenAI and Anthropic need one object.
   bool wrap = !gemini() && !IsOneObject(wire);
@@ -61,7 +61,7 @@ std::expected<StrictSchema, std::string> Transformer::Run() {
       Fail(edge.pointer,
            "$ref \"#\" makes the root recursive, and a root that is not one object goes on the "
            "wire inside {\"value\": ...}, where \"#\" would mean that wrapper");
-      return std::unexpected(*error_);
+      return skillrunner::Fail(ErrorCode::kConfigInvalid, *error_);
     }
     // design.md §9.2: any root, as the one required property of a closed object.
     wire = json::object{{"type", "object"},
@@ -76,7 +76,7 @@ std::expected<StrictSchema, std::string> Transformer::Run() {
     CheckRecursion();
     if (!gemini()) CheckAnthropicCaps(wire);
   }
-  if (error_) return std::unexpected(*error_);
+  if (error_) return skillrunner::Fail(ErrorCode::kConfigInvalid, *error_);
   return StrictSchema{std::move(wire), std::move(client_only_), wrap};
 }
 
@@ -314,7 +314,7 @@ StrictDialect DialectOf(std::string_view provider_kind) {
   return StrictDialect::kOpenAi;
 }
 
-std::expected<StrictSchema, std::string> MakeStrictSchema(const boost::json::value& original, StrictDialect dialect) {
+Result<StrictSchema> MakeStrictSchema(const boost::json::value& original, StrictDialect dialect) {
   return strict_detail::Transformer(original, dialect).Run();
 }
 

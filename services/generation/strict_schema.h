@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "services/common/error.h"
+
 namespace skillrunner::generation {
 
 // OpenAI response_format strict, Anthropic output_config, Gemini
@@ -40,7 +42,7 @@ struct StrictSchema {
 // Anthropic: recursion, over the complexity caps; both: an external $ref).
 // The caller decides what follows (refuse the skill at load, or use the
 // prompt-and-validate path instead).
-std::expected<StrictSchema, std::string> MakeStrictSchema(const boost::json::value& original, StrictDialect dialect);
+Result<StrictSchema> MakeStrictSchema(const boost::json::value& original, StrictDialect dialect);
 
 // The dialect of a provider kind: anthropic, gemini, else openai.
 StrictDialect DialectOf(std::string_view provider_kind);

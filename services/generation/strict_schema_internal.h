@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "services/common/error.h"
 #include "services/common/json_pointer.h"
 #include "services/common/utf8.h"
 #include "services/generation/strict_schema.h"
@@ -41,7 +42,7 @@ bool AllowsNull(const json::value& root, const json::value& schema, int depth = 
 class Transformer {
  public:
   Transformer(const json::value& root, StrictDialect dialect) : root_(root), dialect_(dialect) {}
-  std::expected<StrictSchema, std::string> Run();
+  Result<StrictSchema> Run();
 
  private:
   struct Def {

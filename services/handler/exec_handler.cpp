@@ -69,7 +69,8 @@ Result<json::value> InterpretOutcome(const ProcessOutcome& outcome, milliseconds
         HandlerFailed(name + " exited with status " + std::to_string(outcome.exit_status), std::move(details)));
   }
   auto value = ParseSingleJsonValue(outcome.stdout_data);
-  if (!value) return std::unexpected(HandlerFailed(name + " output is not JSON: " + value.error(), std::move(details)));
+  if (!value)
+    return std::unexpected(HandlerFailed(name + " output is not JSON: " + value.error().message, std::move(details)));
   return std::move(*value);
 }
 
@@ -86,13 +87,13 @@ Error TimedOutBeforeStart(std::string_view who) {
                        json::object{{"exit_status", nullptr}, {"stderr_tail", ""}, {"timeout_ms", 0}});
 }
 
-std::expected<json::value, std::string> ParseSingleJsonValue(std::string_view text) {
+Result<json::value> ParseSingleJsonValue(std::string_view text) {
   json::parse_options options;
   options.max_depth = 256;
   json::parser parser(json::storage_ptr(), options);
   boost::system::error_code ec;
   std::size_t offset = parser.write(text.data(), text.size(), ec);
-  if (ec) return std::unexpected(ec.message() + " at offset " + std::to_string(offset));
+  if (ec) return Fail(ErrorCode::kHandlerFailed, ec.message() + " at offset " + std::to_string(offset));
   return parser.release();
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "services/common/error.h"
 #include "services/handler/handler.h"
 #include "services/handler/process_runner.h"
 
@@ -79,7 +80,7 @@ Error CannotStart(Error error);
 Error TimedOutBeforeStart(std::string_view who);
 
 // The one JSON value in `text` (surrounding whitespace allowed), or the
-// parser's complaint: "extra data at offset 8".
-std::expected<boost::json::value, std::string> ParseSingleJsonValue(std::string_view text);
+// parser's complaint (HANDLER_FAILED): "extra data at offset 8".
+Result<boost::json::value> ParseSingleJsonValue(std::string_view text);
 
 }  // namespace skillrunner::handler

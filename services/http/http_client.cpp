@@ -33,7 +33,7 @@ std::expected<std::shared_ptr<const ParsedUrl>, std::string> ParseRemembered(con
   thread_local std::shared_ptr<const ParsedUrl> last;
   if (last && text == last_text) return last;
   auto parsed = ParseHttpUrl(text);
-  if (!parsed) return std::unexpected(std::move(parsed.error()));
+  if (!parsed) return std::unexpected(std::move(parsed.error().message));
   last = std::make_shared<const ParsedUrl>(std::move(*parsed));
   last_text = text;
   return last;
@@ -112,7 +112,7 @@ class HttpClientImpl final : public HttpClient, public std::enable_shared_from_t
     if (proxy.find("://") == std::string::npos) proxy = "http://" + proxy;
     auto parsed = ParseHttpUrl(proxy);
     if (!parsed) {
-      settings_.proxy_error = "HTTPS_PROXY is not usable: " + parsed.error();
+      settings_.proxy_error = "HTTPS_PROXY is not usable: " + parsed.error().message;
     } else if (parsed->https) {
       settings_.proxy_error = "HTTPS_PROXY must be an http:// proxy (TLS to the proxy is not supported)";
     } else {
@@ -162,7 +162,7 @@ class HttpClientImpl final : public HttpClient, public std::enable_shared_from_t
       if (auto context = MakeTlsContext(options_)) {
         settings_.tls = std::move(*context);
       } else {
-        settings_.tls_error = std::move(context.error());
+        settings_.tls_error = std::move(context.error().message);
       }
     });
   }

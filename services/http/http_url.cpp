@@ -23,16 +23,16 @@ std::string ParsedUrl::HostHeader() const {
   return default_port ? Bracketed(host) : Authority();
 }
 
-std::expected<ParsedUrl, std::string> ParseHttpUrl(std::string_view url) {
+Result<ParsedUrl> ParseHttpUrl(std::string_view url) {
   auto parsed = boost::urls::parse_uri(url);
-  if (!parsed) return std::unexpected("invalid URL: " + parsed.error().message());
+  if (!parsed) return Fail(ErrorCode::kConfigInvalid, "invalid URL: " + parsed.error().message());
   const boost::urls::url_view& view = *parsed;
   ParsedUrl out;
   std::string scheme = Lower(view.scheme());
   if (scheme == "https") {
     out.https = true;
   } else if (scheme != "http") {
-    return std::unexpected("unsupported URL scheme '" + scheme + "' (want http or https)");
+    return Fail(ErrorCode::kConfigInvalid, "unsupported URL scheme '" + scheme + "' (want http or https)");
   }
   switch (view.host_type()) {
     case boost::urls::host_type::ipv4:
@@ -41,16 +41,16 @@ std::expected<ParsedUrl, std::string> ParseHttpUrl(std::string_view url) {
       out.host = Lower(view.host_address());
       break;
     default:
-      return std::unexpected(std::string("URL has no usable host"));
+      return Fail(ErrorCode::kConfigInvalid, "URL has no usable host");
   }
-  if (out.host.empty()) return std::unexpected(std::string("URL has no host"));
+  if (out.host.empty()) return Fail(ErrorCode::kConfigInvalid, "URL has no host");
   out.port = out.https ? 443 : 80;
   if (view.has_port()) {
     std::string_view port = view.port();
     unsigned value = 0;
     auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
     if (port.empty() || ec != std::errc() || end != port.data() + port.size() || value == 0 || value > 65535) {
-      return std::unexpected("invalid port '" + std::string(port) + "'");
+      return Fail(ErrorCode::kConfigInvalid, "invalid port '" + std::string(port) + "'");
     }
     out.port = static_cast<std::uint16_t>(value);
   }

@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "services/common/error.h"
+
 namespace skillrunner::http {
 
 struct ParsedUrl {
@@ -23,7 +25,8 @@ struct ParsedUrl {
 };
 
 // Accepts http:// and https:// URLs with a host; the message says what is
-// wrong otherwise (never echoes userinfo, which may hold a password).
-std::expected<ParsedUrl, std::string> ParseHttpUrl(std::string_view url);
+// wrong otherwise (CONFIG_INVALID; never echoes userinfo, which may hold a
+// password).
+Result<ParsedUrl> ParseHttpUrl(std::string_view url);
 
 }  // namespace skillrunner::http

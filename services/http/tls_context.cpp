@@ -13,26 +13,26 @@ namespace ssl = boost::asio::ssl;
 namespace {
 
 // The client certificate and key of `options`, when it names them.
-std::expected<std::shared_ptr<ssl::context>, std::string> WithClientCertificate(std::shared_ptr<ssl::context> context,
-                                                                                const HttpClientOptions& options) {
+Result<std::shared_ptr<ssl::context>> WithClientCertificate(std::shared_ptr<ssl::context> context,
+                                                            const HttpClientOptions& options) {
   if (options.client_cert_file.empty()) return context;
   boost::system::error_code ec;
   context->use_certificate_chain_file(options.client_cert_file, ec);
   if (ec) {
-    return std::unexpected("cannot load the client certificate " + options.client_cert_file + ": " +
-                           DescribeTlsError(ec, X509_V_OK));
+    return Fail(ErrorCode::kConfigInvalid, "cannot load the client certificate " + options.client_cert_file + ": " +
+                                               DescribeTlsError(ec, X509_V_OK));
   }
   context->use_private_key_file(options.client_key_file, ssl::context::pem, ec);
   if (ec) {
-    return std::unexpected("cannot load the client key " + options.client_key_file + ": " +
-                           DescribeTlsError(ec, X509_V_OK));
+    return Fail(ErrorCode::kConfigInvalid,
+                "cannot load the client key " + options.client_key_file + ": " + DescribeTlsError(ec, X509_V_OK));
   }
   return context;
 }
 
 }  // namespace
 
-std::expected<std::shared_ptr<ssl::context>, std::string> MakeTlsContext(const HttpClientOptions& options) {
+Result<std::shared_ptr<ssl::context>> MakeTlsContext(const HttpClientOptions& options) {
   auto context = std::make_shared<ssl::context>(ssl::context::tls_client);
   boost::system::error_code ec;
   context->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 | ssl::context::no_sslv3 |
@@ -48,7 +48,8 @@ std::expected<std::shared_ptr<ssl::context>, std::string> MakeTlsContext(const H
   if (!options.ca_file.empty()) {
     context->load_verify_file(options.ca_file, ec);
     if (ec) {
-      return std::unexpected("cannot load CA file " + options.ca_file + ": " + DescribeTlsError(ec, X509_V_OK));
+      return Fail(ErrorCode::kConfigInvalid,
+                  "cannot load CA file " + options.ca_file + ": " + DescribeTlsError(ec, X509_V_OK));
     }
   }
   return WithClientCertificate(std::move(context), options);

@@ -8,14 +8,15 @@
 #include <memory>
 #include <string>
 
+#include "services/common/error.h"
 #include "services/http/http_client.h"
 
 namespace skillrunner::http {
 
 // The client's TLS settings, shared by every connection: peers verified
 // against the system store plus options.ca_file, unless tls_verify is false.
-// The error is a message naming the CA file that could not be loaded.
-std::expected<std::shared_ptr<boost::asio::ssl::context>, std::string> MakeTlsContext(const HttpClientOptions& options);
+// The error (CONFIG_INVALID) names the CA file that could not be loaded.
+Result<std::shared_ptr<boost::asio::ssl::context>> MakeTlsContext(const HttpClientOptions& options);
 
 // Text for a failed handshake: OpenSSL's reason, plus the certificate
 // verification result when that is what failed.

@@ -23,12 +23,12 @@ std::shared_ptr<const AnswerSchema> WithWire(const AnswerSchema& plain, generati
 
 }  // namespace
 
-std::expected<std::shared_ptr<const RubricJudge>, std::string> PrepareJudge(const Rubric& rubric) {
+Result<std::shared_ptr<const RubricJudge>> PrepareJudge(const Rubric& rubric) {
   AnswerSchema plain;
   plain.original = VerdictSchema(rubric);
   plain.text = CompactJson(plain.original);
   auto compiled = validation::CompiledSchema::Compile(plain.original);
-  if (!compiled) return std::unexpected("the verdict schema does not compile: " + compiled.error());
+  if (!compiled) return Fail(std::move(compiled.error()), "the verdict schema does not compile");
   plain.compiled = *compiled;
   generation::ShareWire(plain);
   auto judge = std::make_shared<RubricJudge>();

@@ -4,12 +4,13 @@
 #include <memory>
 #include <string>
 
+#include "services/common/error.h"
 #include "services/review/rubric.h"
 
 namespace skillrunner::review {
 
 // The verdict schema, compiled; the judge's system prompt; the strict wire
 // copies. Fails only if the verdict schema does not compile (a defect).
-std::expected<std::shared_ptr<const RubricJudge>, std::string> PrepareJudge(const Rubric& rubric);
+Result<std::shared_ptr<const RubricJudge>> PrepareJudge(const Rubric& rubric);
 
 }  // namespace skillrunner::review

@@ -25,21 +25,22 @@ std::string RedisUrl::Display() const {
   return "redis://" + host + ":" + std::to_string(port) + "/" + std::to_string(db);
 }
 
-std::expected<RedisUrl, std::string> ParseRedisUrl(std::string_view text) {
+Result<RedisUrl> ParseRedisUrl(std::string_view text) {
   auto parsed = boost::urls::parse_uri(text);
   if (parsed && parsed->scheme() == "rediss") {
-    return std::unexpected(
+    return Fail(
+        ErrorCode::kConfigInvalid,
         "rediss:// (Redis over TLS) is not supported: Debian 12's hiredis has no TLS; run a TLS sidecar such as "
         "stunnel next to each replica and give its local redis:// address (docs/operations.md)");
   }
   if (!parsed || parsed->scheme() != "redis") {
-    return std::unexpected("not a redis:// URL (redis://[:password@]host[:port][/db])");
+    return Fail(ErrorCode::kConfigInvalid, "not a redis:// URL (redis://[:password@]host[:port][/db])");
   }
   RedisUrl url;
   url.host = parsed->host();
-  if (url.host.empty()) return std::unexpected("the redis URL names no host");
+  if (url.host.empty()) return Fail(ErrorCode::kConfigInvalid, "the redis URL names no host");
   if (parsed->has_port()) {
-    if (parsed->port_number() == 0) return std::unexpected("the redis URL's port is not a port number");
+    if (parsed->port_number() == 0) return Fail(ErrorCode::kConfigInvalid, "the redis URL's port is not a port number");
     url.port = parsed->port_number();
   }
   if (parsed->has_password()) url.password = parsed->password();
@@ -48,7 +49,7 @@ std::expected<RedisUrl, std::string> ParseRedisUrl(std::string_view text) {
     std::string_view digits = std::string_view(path).substr(1);
     auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), url.db);
     if (ec != std::errc() || end != digits.data() + digits.size() || url.db < 0) {
-      return std::unexpected("the redis URL's path must be a database number, not \"" + path + "\"");
+      return Fail(ErrorCode::kConfigInvalid, "the redis URL's path must be a database number, not \"" + path + "\"");
     }
   }
   return url;
@@ -193,12 +194,12 @@ void RedisConnection::Impl::OnDisconnect(const redisAsyncContext* context, int) 
 void RedisConnection::Impl::OnReply(redisAsyncContext*, void* reply, void* privdata) {
   std::unique_ptr<std::shared_ptr<Pending<Answer>>> pending(static_cast<std::shared_ptr<Pending<Answer>>*>(privdata));
   if (reply == nullptr) {
-    (*pending)->Complete(std::unexpected(std::string("the connection to redis was lost")));
+    (*pending)->Complete(Fail(ErrorCode::kInternal, "the connection to redis was lost"));
     return;
   }
   RedisReply converted = Convert(static_cast<redisReply*>(reply));
   if (converted.type == RedisReply::Type::kError) {
-    (*pending)->Complete(std::unexpected("redis answered: " + converted.text));
+    (*pending)->Complete(Fail(ErrorCode::kInternal, "redis answered: " + converted.text));
   } else {
     (*pending)->Complete(std::move(converted));
   }
@@ -254,13 +255,14 @@ void RedisConnection::Close() {
   });
 }
 
-boost::asio::awaitable<std::expected<void, std::string>> RedisConnection::Connect(std::chrono::milliseconds timeout) {
+boost::asio::awaitable<Result<void>> RedisConnection::Connect(std::chrono::milliseconds timeout) {
   auto self = shared_from_this();
   asio::ip::tcp::resolver resolver(impl_->strand);
   auto [ec, endpoints] = co_await resolver.async_resolve(impl_->url.host, std::to_string(impl_->url.port),
                                                          asio::as_tuple(asio::use_awaitable));
   if (ec || endpoints.empty()) {
-    co_return std::unexpected("cannot resolve " + impl_->url.host + ": " + (ec ? ec.message() : "no address"));
+    co_return Fail(ErrorCode::kInternal,
+                   "cannot resolve " + impl_->url.host + ": " + (ec ? ec.message() : "no address"));
   }
   std::string ip = endpoints.begin()->endpoint().address().to_string();
   asio::any_io_executor resume_on = co_await asio::this_coro::executor;
@@ -296,19 +298,20 @@ boost::asio::awaitable<std::expected<void, std::string>> RedisConnection::Connec
   };
   ConnectResult result = co_await asio::async_initiate<decltype(asio::use_awaitable), void(ConnectResult)>(
       std::move(initiation), asio::use_awaitable);
-  if (!result) co_return std::unexpected("cannot connect to " + impl_->url.Display() + ": " + result.error());
+  if (!result)
+    co_return Fail(ErrorCode::kInternal, "cannot connect to " + impl_->url.Display() + ": " + result.error());
   if (!impl_->url.password.empty()) {
     std::vector<std::string> command{"AUTH", impl_->url.password};  // (named: GCC 12 and braced lists in co_await)
     auto auth = co_await Command(std::move(command), timeout);
-    if (!auth) co_return std::unexpected(impl_->url.Display() + ": AUTH failed: " + auth.error());
+    if (!auth) co_return Fail(std::move(auth.error()), impl_->url.Display() + ": AUTH failed");
   }
   if (impl_->url.db != 0) {
     std::vector<std::string> command{"SELECT", std::to_string(impl_->url.db)};
     auto select = co_await Command(std::move(command), timeout);
-    if (!select) co_return std::unexpected(impl_->url.Display() + ": SELECT failed: " + select.error());
+    if (!select) co_return Fail(std::move(select.error()), impl_->url.Display() + ": SELECT failed");
   }
   impl_->connected = true;
-  co_return ConnectResult{};
+  co_return Result<void>{};
 }
 
 boost::asio::awaitable<RedisConnection::Answer> RedisConnection::Command(std::vector<std::string> args,
@@ -321,7 +324,7 @@ boost::asio::awaitable<RedisConnection::Answer> RedisConnection::Command(std::ve
       Impl& impl = *self->impl_;
       auto pending = std::make_shared<Pending<Answer>>(std::move(handler), resume_on);
       if (impl.context == nullptr) {
-        pending->Complete(std::unexpected(std::string("not connected to redis")));
+        pending->Complete(Fail(ErrorCode::kInternal, "not connected to redis"));
         return;
       }
       std::vector<const char*> argv;
@@ -334,14 +337,15 @@ boost::asio::awaitable<RedisConnection::Answer> RedisConnection::Command(std::ve
       if (redisAsyncCommandArgv(impl.context, &Impl::OnReply, privdata, static_cast<int>(argv.size()), argv.data(),
                                 lengths.data()) != REDIS_OK) {
         delete privdata;
-        pending->Complete(std::unexpected(std::string("redis refused the command: the connection is closing")));
+        pending->Complete(Fail(ErrorCode::kInternal, "redis refused the command: the connection is closing"));
         return;
       }
       pending->timer.emplace(impl.strand);
       pending->timer->expires_after(timeout);
       pending->timer->async_wait([pending, timeout](boost::system::error_code ec) {
         if (ec) return;
-        pending->Complete(std::unexpected("no answer from redis within " + std::to_string(timeout.count()) + " ms"));
+        pending->Complete(
+            Fail(ErrorCode::kInternal, "no answer from redis within " + std::to_string(timeout.count()) + " ms"));
       });
     });
   };

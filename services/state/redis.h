@@ -15,6 +15,8 @@
 #include <string_view>
 #include <vector>
 
+#include "services/common/error.h"
+
 namespace skillrunner::state {
 
 struct RedisReply {
@@ -33,18 +35,20 @@ struct RedisUrl {
   int db = 0;
   std::string Display() const;  // redis://host:port/db
 };
-std::expected<RedisUrl, std::string> ParseRedisUrl(std::string_view url);
+// CONFIG_INVALID naming what is wrong with the URL (never the password).
+Result<RedisUrl> ParseRedisUrl(std::string_view url);
 
 class RedisConnection : public std::enable_shared_from_this<RedisConnection> {
  public:
-  using Answer = std::expected<RedisReply, std::string>;
+  // Failures are INTERNAL: the shared state cannot be reached or refused.
+  using Answer = Result<RedisReply>;
 
   static std::shared_ptr<RedisConnection> Create(boost::asio::any_io_executor executor, RedisUrl url);
   ~RedisConnection();
 
   // (Re)connects: resolves the host, connects, AUTH and SELECT as the URL
   // says, all within `timeout`. Drops any connection there was first.
-  boost::asio::awaitable<std::expected<void, std::string>> Connect(std::chrono::milliseconds timeout);
+  boost::asio::awaitable<Result<void>> Connect(std::chrono::milliseconds timeout);
   // One command. An error when not connected, when the connection drops,
   // when Redis answers with an error, or when no answer came within `timeout`.
   boost::asio::awaitable<Answer> Command(std::vector<std::string> args, std::chrono::milliseconds timeout);

@@ -59,12 +59,12 @@ boost::asio::awaitable<void> SharedState::Probe() {
       std::optional<std::string> problem;
       if (!connection_->connected()) {
         auto connected = co_await connection_->Connect(std::max(options_.timeout, std::chrono::milliseconds(1000)));
-        if (!connected) problem = connected.error();
+        if (!connected) problem = connected.error().message;
       }
       if (!problem) {
         std::vector<std::string> ping{"PING"};
         auto pong = co_await connection_->Command(std::move(ping), options_.timeout);
-        if (!pong) problem = pong.error();
+        if (!pong) problem = pong.error().message;
       }
       if (problem) {
         if (first) {
@@ -92,10 +92,10 @@ boost::asio::awaitable<std::optional<RedisReply>> SharedState::Run(std::vector<s
   auto self = shared_from_this();
   auto answer = co_await connection_->Command(std::move(command), options_.timeout);
   if (!answer) {
-    if (answer.error().starts_with("redis answered: ")) {
-      spdlog::error("state: {}", answer.error());
+    if (answer.error().message.starts_with("redis answered: ")) {
+      spdlog::error("state: {}", answer.error().message);
     } else {
-      Degrade(answer.error());
+      Degrade(answer.error().message);
     }
     co_return std::nullopt;
   }

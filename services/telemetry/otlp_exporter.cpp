@@ -231,7 +231,7 @@ std::optional<std::int64_t> Count(const std::string& text) {
 
 }  // namespace
 
-std::expected<std::vector<std::pair<std::string, std::string>>, std::string> ParseOtlpHeaders(std::string_view text) {
+Result<std::vector<std::pair<std::string, std::string>>> ParseOtlpHeaders(std::string_view text) {
   std::vector<std::pair<std::string, std::string>> out;
   std::size_t index = 0;
   while (!text.empty()) {
@@ -242,17 +242,19 @@ std::expected<std::vector<std::pair<std::string, std::string>>, std::string> Par
     if (pair.empty()) continue;
     const std::size_t eq = pair.find('=');
     if (eq == std::string_view::npos || Trim(pair.substr(0, eq)).empty()) {
-      return std::unexpected("entry " + std::to_string(index) + " is not key=value");
+      return Fail(ErrorCode::kConfigInvalid, "entry " + std::to_string(index) + " is not key=value");
     }
     auto key = PercentDecode(Trim(pair.substr(0, eq)));
     auto value = PercentDecode(Trim(pair.substr(eq + 1)));
-    if (!key || !value) return std::unexpected("entry " + std::to_string(index) + " has a broken %-escape");
+    if (!key || !value) {
+      return Fail(ErrorCode::kConfigInvalid, "entry " + std::to_string(index) + " has a broken %-escape");
+    }
     out.emplace_back(std::move(*key), std::move(*value));
   }
   return out;
 }
 
-std::expected<void, std::string> ApplyOtelEnvironment(OtlpExporterOptions& options, const EnvLookup& env) {
+Result<void> ApplyOtelEnvironment(OtlpExporterOptions& options, const EnvLookup& env) {
   auto set = [&](std::string_view name) -> std::optional<std::string> {
     auto value = env(name);
     if (!value || value->empty()) return std::nullopt;
@@ -270,7 +272,7 @@ std::expected<void, std::string> ApplyOtelEnvironment(OtlpExporterOptions& optio
   }
   if (auto headers = set("OTEL_EXPORTER_OTLP_HEADERS")) {
     auto parsed = ParseOtlpHeaders(*headers);
-    if (!parsed) return std::unexpected("OTEL_EXPORTER_OTLP_HEADERS: " + parsed.error());
+    if (!parsed) return Fail(std::move(parsed.error()), "OTEL_EXPORTER_OTLP_HEADERS");
     for (auto& header : *parsed) options.headers.push_back(std::move(header));
   }
   struct Number {
@@ -290,8 +292,8 @@ std::expected<void, std::string> ApplyOtelEnvironment(OtlpExporterOptions& optio
     if (!text) continue;
     auto n = Count(*text);
     if (!n || *n < number.min) {
-      return std::unexpected(std::string(number.name) + ": expected a whole number of at least " +
-                             std::to_string(number.min));
+      return Fail(ErrorCode::kConfigInvalid,
+                  std::string(number.name) + ": expected a whole number of at least " + std::to_string(number.min));
     }
     number.apply(*n);
   }

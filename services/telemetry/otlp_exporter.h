@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "services/common/env.h"
+#include "services/common/error.h"
 #include "services/telemetry/otlp_json.h"
 #include "services/telemetry/span.h"
 
@@ -72,13 +73,13 @@ class OtlpExporter : public SpanSink {
 // OTEL_EXPORTER_OTLP_TIMEOUT) applied to `options`; settings already made
 // (from the config file) win for the endpoint and the service name. An error
 // names the variable, never its value.
-std::expected<void, std::string> ApplyOtelEnvironment(OtlpExporterOptions& options, const EnvLookup& env);
+Result<void> ApplyOtelEnvironment(OtlpExporterOptions& options, const EnvLookup& env);
 
 // "http://host:4318" -> "http://host:4318/v1/traces" (a base endpoint, as
 // OTEL_EXPORTER_OTLP_ENDPOINT and `telemetry.otlp_endpoint` give it).
 std::string TracesUrl(std::string base_endpoint);
 // OTEL_EXPORTER_OTLP_HEADERS: "k1=v1,k2=v2" with percent-encoded values;
 // an error message (naming no value) for a pair without "=".
-std::expected<std::vector<std::pair<std::string, std::string>>, std::string> ParseOtlpHeaders(std::string_view text);
+Result<std::vector<std::pair<std::string, std::string>>> ParseOtlpHeaders(std::string_view text);
 
 }  // namespace skillrunner::telemetry

@@ -91,17 +91,17 @@ std::vector<FieldError> ValidateWith(const CompiledSchemaImpl& impl, const boost
 
 }  // namespace
 
-std::expected<std::shared_ptr<const CompiledSchema>, std::string> CompiledSchema::Compile(
-    const boost::json::value& schema, const CompileOptions& options) {
+Result<std::shared_ptr<const CompiledSchema>> CompiledSchema::Compile(const boost::json::value& schema,
+                                                                      const CompileOptions& options) {
   auto draft = DetectDraft(schema);
-  if (!draft) return std::unexpected(draft.error());
+  if (!draft) return std::unexpected(std::move(draft.error()));
   auto impl = std::make_unique<CompiledSchemaImpl>();
   impl->source = schema;
   impl->draft = *draft;
   try {
-    if (auto problem = Populate(*impl, options)) return std::unexpected(*problem);
+    if (auto problem = Populate(*impl, options)) return Fail(ErrorCode::kConfigInvalid, std::move(*problem));
   } catch (const std::exception& e) {
-    return std::unexpected(std::string("invalid schema: ") + e.what());
+    return Fail(ErrorCode::kConfigInvalid, std::string("invalid schema: ") + e.what());
   }
   return std::shared_ptr<const CompiledSchema>(new CompiledSchema(std::move(impl)));
 }

@@ -30,8 +30,8 @@ class CompiledSchema {
  public:
   // Fails with a message naming what is wrong with the schema (an unsupported
   // `$schema`, a keyword with a value of the wrong type, an unresolvable ref).
-  static std::expected<std::shared_ptr<const CompiledSchema>, std::string> Compile(const boost::json::value& schema,
-                                                                                   const CompileOptions& options = {});
+  static Result<std::shared_ptr<const CompiledSchema>> Compile(const boost::json::value& schema,
+                                                               const CompileOptions& options = {});
 
   ~CompiledSchema();
   CompiledSchema(const CompiledSchema&) = delete;

@@ -239,12 +239,12 @@ std::optional<std::string> SchemaRewriter::Rewrite(boost::json::value& document,
   return std::nullopt;
 }
 
-std::expected<Draft, std::string> DetectDraft(const boost::json::value& schema) {
+Result<Draft> DetectDraft(const boost::json::value& schema) {
   const auto* object = schema.if_object();
   if (object == nullptr) return Draft::k7;
   auto it = object->find("$schema");
   if (it == object->end()) return Draft::k7;
-  if (!it->value().is_string()) return std::unexpected("\"$schema\" must be a string");
+  if (!it->value().is_string()) return Fail(ErrorCode::kConfigInvalid, "\"$schema\" must be a string");
   std::string_view uri = it->value().get_string();
   std::string_view rest = uri;
   if (rest.starts_with("https://")) {
@@ -256,8 +256,8 @@ std::expected<Draft, std::string> DetectDraft(const boost::json::value& schema) 
   if (rest == "json-schema.org/draft-07/schema") return Draft::k7;
   if (rest == "json-schema.org/draft-06/schema") return Draft::k6;
   if (rest == "json-schema.org/draft-04/schema") return Draft::k4;
-  return std::unexpected("unsupported \"$schema\" \"" + std::string(uri) +
-                         "\": only JSON Schema draft 4, 6 and 7 are supported");
+  return Fail(ErrorCode::kConfigInvalid,
+              "unsupported \"$schema\" \"" + std::string(uri) + "\": only JSON Schema draft 4, 6 and 7 are supported");
 }
 
 }  // namespace skillrunner::validation

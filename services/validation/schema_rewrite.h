@@ -8,13 +8,15 @@
 #include <string>
 #include <vector>
 
+#include "services/common/error.h"
+
 namespace skillrunner::validation {
 
 enum class Draft { k4, k6, k7 };
 
 // Draft 7 without `$schema`; 4, 6 and 7 by their json-schema.org URIs (http or
 // https, with or without '#'); anything else is refused, naming the value.
-std::expected<Draft, std::string> DetectDraft(const boost::json::value& schema);
+Result<Draft> DetectDraft(const boost::json::value& schema);
 
 // Where a rewritten subschema lives: which document and the pointer into it.
 struct NodeLocation {

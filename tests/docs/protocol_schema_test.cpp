@@ -128,7 +128,7 @@ TEST(ProtocolSchemaTest, SchemasAreTheMethodsNotificationsAndErrorDataEachAValid
   std::stringstream text;
   text << in.rdbuf();
   auto meta = validation::CompiledSchema::Compile(json::parse(text.str()));
-  ASSERT_TRUE(meta) << meta.error();
+  ASSERT_TRUE(meta) << meta.error().message;
   for (const auto& name : SchemaFiles()) {
     json::value schema = SchemaJson(name);
     EXPECT_EQ(schema.at("$schema"), "http://json-schema.org/draft-07/schema#") << name;

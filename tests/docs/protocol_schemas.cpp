@@ -39,7 +39,7 @@ std::optional<json::value> FetchSibling(std::string_view uri) {
   return parsed;
 }
 
-using Compiled = std::expected<std::shared_ptr<const validation::CompiledSchema>, std::string>;
+using Compiled = Result<std::shared_ptr<const validation::CompiledSchema>>;
 
 const Compiled& CompiledFor(const std::string& name) {
   static std::mutex mutex;
@@ -78,7 +78,7 @@ json::value SchemaJson(const std::string& name) {
 
 std::string SchemaViolations(const std::string& name, const json::value& instance) {
   const Compiled& compiled = CompiledFor(name);
-  if (!compiled) return name + " does not compile: " + compiled.error();
+  if (!compiled) return name + " does not compile: " + compiled.error().message;
   std::string out;
   for (const auto& e : (*compiled)->Validate(instance))
     out += (e.path.empty() ? "(root)" : e.path) + ": " + e.message + "\n";

@@ -136,7 +136,7 @@ TEST(RetryAfterPathsTest, TheSharedLimiterWaitsOutRetryAfterMsAndHoldsItsRisesUn
   std::thread thread([&io] { io.run(); });
   state::SharedStateOptions options;
   auto url = state::ParseRedisUrl(redis.url());
-  ASSERT_TRUE(url.has_value()) << url.error();
+  ASSERT_TRUE(url.has_value()) << url.error().message;
   options.url = *url;
   options.timeout = 2s;
   auto shared = state::SharedState::Start(io.get_executor(), options, RealClock());

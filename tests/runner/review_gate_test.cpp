@@ -59,7 +59,7 @@ simulation:
     auto loaded = SkillRegistry::Load(options, BuiltinConfig());
     ASSERT_TRUE(loaded.diagnostics.empty()) << loaded.diagnostics[0].ToString();
     auto simulation = providers::ParseSkillSimulation(loaded.registry->FindSkill("gated")->descriptor.at("simulation"));
-    ASSERT_TRUE(simulation) << simulation.error();
+    ASSERT_TRUE(simulation) << simulation.error().message;
     std::map<std::string, providers::SkillSimulation, std::less<>> skills;
     skills.emplace("gated", std::move(*simulation));
     simulated_.SetSkillSimulations(std::move(skills));

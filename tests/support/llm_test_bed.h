@@ -117,7 +117,7 @@ class BasicLlmTestBed {
       if (d.severity == Diagnostic::Severity::kError) ADD_FAILURE() << d.ToString();
     }
     auto set = providers::ProviderSet::Create(config->providers, io_.get_executor(), env);
-    ASSERT_TRUE(set) << set.error();
+    ASSERT_TRUE(set) << set.error().message;
     providers_ = std::move(*set);
     runner_ = std::make_unique<SkillRunner>(loaded.registry, sleeper_);
     auto lookup = [set = providers_.get()](std::string_view name) { return set->Find(name); };

@@ -23,7 +23,7 @@ inline void ScriptSkill(providers::SimulatedProvider& provider, const std::strin
   boost::json::object block;
   block["faults"] = boost::json::parse(faults);
   auto parsed = providers::ParseSkillSimulation(block);
-  ASSERT_TRUE(parsed) << parsed.error();
+  ASSERT_TRUE(parsed) << parsed.error().message;
   std::map<std::string, providers::SkillSimulation, std::less<>> skills;
   skills.emplace(skill, std::move(*parsed));
   provider.SetSkillSimulations(std::move(skills));

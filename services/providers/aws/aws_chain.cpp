@@ -40,14 +40,14 @@ std::string HomeFile(const EnvLookup& env, std::string_view variable, std::strin
 
 // The section `name` of the INI file at `path`: nullopt when the file or the section is not there;
 // an error when the file does not parse.
-std::expected<std::optional<pt::ptree>, std::string> Section(const std::string& path, const std::string& name) {
+Result<std::optional<pt::ptree>> Section(const std::string& path, const std::string& name) {
   if (path.empty() || !std::filesystem::exists(path)) return std::nullopt;
   std::ifstream in(path);
   pt::ptree tree;
   try {
     pt::read_ini(in, tree);
   } catch (const pt::ini_parser_error& e) {
-    return std::unexpected(path + ":" + std::to_string(e.line()) + ": " + e.message());
+    return Fail(ErrorCode::kConfigInvalid, path + ":" + std::to_string(e.line()) + ": " + e.message());
   }
   auto it = tree.find(name);
   if (it == tree.not_found()) return std::nullopt;
@@ -87,18 +87,19 @@ AwsChain WebIdentity(const EnvLookup& env, std::string_view region, std::string 
 }
 
 // The profile's entry in the config file: its keys, its web identity, or what is not supported.
-std::expected<std::optional<AwsChain>, std::string> ConfigProfile(const EnvLookup& env, std::string_view region,
-                                                                  const std::string& profile) {
+Result<std::optional<AwsChain>> ConfigProfile(const EnvLookup& env, std::string_view region,
+                                              const std::string& profile) {
   const std::string path = HomeFile(env, "AWS_CONFIG_FILE", ".aws/config");
   auto section = Section(path, profile == "default" ? "default" : "profile " + profile);
-  if (!section) return std::unexpected(section.error());
+  if (!section) return std::unexpected(std::move(section.error()));
   if (!*section) return std::nullopt;
   const pt::ptree& s = **section;
   for (const char* key :
        {"sso_session", "sso_start_url", "credential_process", "source_profile", "credential_source"}) {
     if (!Value(s, key).empty()) {
-      return std::unexpected("profile \"" + profile + "\" in " + path + " uses " + key +
-                             ", which is not supported; give the credentials another way (docs/providers.md)");
+      return Fail(ErrorCode::kConfigInvalid,
+                  "profile \"" + profile + "\" in " + path + " uses " + key +
+                      ", which is not supported; give the credentials another way (docs/providers.md)");
     }
   }
   if (!Value(s, "web_identity_token_file").empty() && !Value(s, "role_arn").empty()) {
@@ -123,8 +124,7 @@ std::optional<AwsChain> Container(const EnvLookup& env) {
 
 }  // namespace
 
-std::expected<AwsChain, std::string> ResolveAwsChain(const EnvLookup& env, std::string_view region,
-                                                     std::string_view profile_setting) {
+Result<AwsChain> ResolveAwsChain(const EnvLookup& env, std::string_view region, std::string_view profile_setting) {
   const std::string asked = profile_setting.empty() ? Env(env, "AWS_PROFILE") : std::string(profile_setting);
   const std::string profile = asked.empty() ? "default" : asked;
   // As botocore: the environment's keys win over AWS_PROFILE, not over a profile the config names.
@@ -141,29 +141,29 @@ std::expected<AwsChain, std::string> ResolveAwsChain(const EnvLookup& env, std::
   }
   const std::string credentials_path = HomeFile(env, "AWS_SHARED_CREDENTIALS_FILE", ".aws/credentials");
   auto section = Section(credentials_path, profile);
-  if (!section) return std::unexpected(section.error());
+  if (!section) return std::unexpected(std::move(section.error()));
   if (*section) {
     if (auto keys = Keys(**section, "shared credentials file " + credentials_path + " (profile " + profile + ")")) {
       return *keys;
     }
   }
   auto configured = ConfigProfile(env, region, profile);
-  if (!configured) return std::unexpected(configured.error());
+  if (!configured) return std::unexpected(std::move(configured.error()));
   if (*configured) return **configured;
   if (!asked.empty() && !*section) {
-    return std::unexpected("AWS profile \"" + profile + "\" is in neither " + credentials_path +
-                           " nor the config file");
+    return Fail(ErrorCode::kConfigInvalid,
+                "AWS profile \"" + profile + "\" is in neither " + credentials_path + " nor the config file");
   }
   if (auto container = Container(env)) return *container;
   std::string disabled = Env(env, "AWS_EC2_METADATA_DISABLED");
   std::transform(disabled.begin(), disabled.end(), disabled.begin(), [](unsigned char c) { return std::tolower(c); });
   if (disabled == "true") {
-    return std::unexpected(
-        "no AWS credentials: none in the environment (AWS_ACCESS_KEY_ID), no web identity "
-        "(AWS_WEB_IDENTITY_TOKEN_FILE), "
-        "no profile \"" +
-        profile + "\" with keys in " + credentials_path +
-        ", no container credentials, and AWS_EC2_METADATA_DISABLED=true");
+    return Fail(ErrorCode::kConfigInvalid,
+                "no AWS credentials: none in the environment (AWS_ACCESS_KEY_ID), no web identity "
+                "(AWS_WEB_IDENTITY_TOKEN_FILE), "
+                "no profile \"" +
+                    profile + "\" with keys in " + credentials_path +
+                    ", no container credentials, and AWS_EC2_METADATA_DISABLED=true");
   }
   AwsChain chain;
   chain.source = AwsSource::kImds;

@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "services/common/env.h"
+#include "services/common/error.h"
 #include "services/http/http_client.h"
 #include "services/providers/cloud_credentials.h"
 
@@ -33,9 +34,8 @@ struct AwsChain {
 // The chain for `region` and the profile (`profile` when set, else AWS_PROFILE, else default). An
 // error when nothing applies (IMDS disabled by AWS_EC2_METADATA_DISABLED=true), when an asked-for
 // profile is in neither file, when a file does not parse (path:line), or when the profile uses what
-// is not supported (SSO, credential_process, source_profile).
-std::expected<AwsChain, std::string> ResolveAwsChain(const EnvLookup& env, std::string_view region,
-                                                     std::string_view profile);
+// is not supported (SSO, credential_process, source_profile); CONFIG_INVALID.
+Result<AwsChain> ResolveAwsChain(const EnvLookup& env, std::string_view region, std::string_view profile);
 
 // Fetches the chain's credentials through `client` (fixed ones at once).
 CredentialFetch AwsCredentialFetch(AwsChain chain, std::shared_ptr<http::HttpClient> client);

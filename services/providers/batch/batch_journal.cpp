@@ -11,7 +11,7 @@
 namespace skillrunner::providers {
 namespace json = boost::json;
 
-std::expected<std::unique_ptr<BatchJournal>, std::string> BatchJournal::Open(const std::filesystem::path& file) {
+Result<std::unique_ptr<BatchJournal>> BatchJournal::Open(const std::filesystem::path& file) {
   std::vector<json::object> recorded;
   int last_round = 0;
   {
@@ -28,7 +28,7 @@ std::expected<std::unique_ptr<BatchJournal>, std::string> BatchJournal::Open(con
     }
   }
   std::FILE* out = std::fopen(file.c_str(), "a");
-  if (out == nullptr) return std::unexpected("cannot write " + file.string());
+  if (out == nullptr) return Fail(ErrorCode::kInternal, "cannot write " + file.string());
   return std::unique_ptr<BatchJournal>(new BatchJournal(file, out, std::move(recorded), last_round));
 }
 

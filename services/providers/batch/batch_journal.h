@@ -18,13 +18,15 @@
 #include <string>
 #include <vector>
 
+#include "services/common/error.h"
+
 namespace skillrunner::providers {
 
 class BatchJournal {
  public:
   // Opens (creating) `file` and reads what an earlier process recorded (a
-  // torn last line is left out).
-  static std::expected<std::unique_ptr<BatchJournal>, std::string> Open(const std::filesystem::path& file);
+  // torn last line is left out). INTERNAL when the file cannot be written.
+  static Result<std::unique_ptr<BatchJournal>> Open(const std::filesystem::path& file);
   ~BatchJournal();
 
   // The lines recorded before this process opened the file.

@@ -22,7 +22,7 @@ std::string GoogleSource::Describe() const {
                                        : "metadata server (" + metadata_host + ")";
 }
 
-std::expected<GoogleSource, std::string> ResolveGoogleSource(const EnvLookup& env, std::string_view key_file) {
+Result<GoogleSource> ResolveGoogleSource(const EnvLookup& env, std::string_view key_file) {
   GoogleSource source;
   std::string path = key_file.empty() ? env("GOOGLE_APPLICATION_CREDENTIALS").value_or("") : std::string(key_file);
   if (path.empty()) {
@@ -30,16 +30,16 @@ std::expected<GoogleSource, std::string> ResolveGoogleSource(const EnvLookup& en
     return source;
   }
   std::ifstream in(path);
-  if (!in) return std::unexpected("the key file " + path + " cannot be read");
+  if (!in) return Fail(ErrorCode::kConfigInvalid, "the key file " + path + " cannot be read");
   std::stringstream text;
   text << in.rdbuf();
   boost::system::error_code ec;
   json::value key = json::parse(text.str(), ec);
-  if (ec || !key.is_object()) return std::unexpected("the key file " + path + " is not a JSON object");
+  if (ec || !key.is_object()) return Fail(ErrorCode::kConfigInvalid, "the key file " + path + " is not a JSON object");
   const json::object& o = key.as_object();
   if (std::string type = JsonString(o, "type"); type != "service_account") {
-    return std::unexpected("the key file " + path + " is of type \"" + type +
-                           "\"; only a service account's key (type service_account) is supported");
+    return Fail(ErrorCode::kConfigInvalid, "the key file " + path + " is of type \"" + type +
+                                               "\"; only a service account's key (type service_account) is supported");
   }
   source.kind = GoogleSource::Kind::kServiceAccount;
   source.key_file = path;
@@ -48,7 +48,7 @@ std::expected<GoogleSource, std::string> ResolveGoogleSource(const EnvLookup& en
   source.private_key = JsonString(o, "private_key");
   source.token_uri = JsonString(o, "token_uri", "https://oauth2.googleapis.com/token");
   if (source.client_email.empty() || source.private_key.empty()) {
-    return std::unexpected("the key file " + path + " has no client_email or private_key");
+    return Fail(ErrorCode::kConfigInvalid, "the key file " + path + " has no client_email or private_key");
   }
   return source;
 }
@@ -65,22 +65,22 @@ std::string Base64Url(std::string_view bytes) {
   return out;
 }
 
-std::expected<std::string, std::string> SignRs256(std::string_view pem, std::string_view data) {
+Result<std::string> SignRs256(std::string_view pem, std::string_view data) {
   std::unique_ptr<BIO, decltype(&BIO_free)> bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())), BIO_free);
   std::unique_ptr<EVP_PKEY, decltype(&EVP_PKEY_free)> key(PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr),
                                                           EVP_PKEY_free);
-  if (!key) return std::unexpected(std::string("the private key does not load"));
+  if (!key) return Fail(ErrorCode::kConfigInvalid, "the private key does not load");
   std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
   std::size_t size = 0;
   if (EVP_DigestSignInit(ctx.get(), nullptr, EVP_sha256(), nullptr, key.get()) != 1 ||
       EVP_DigestSign(ctx.get(), nullptr, &size, reinterpret_cast<const unsigned char*>(data.data()), data.size()) !=
           1) {
-    return std::unexpected(std::string("the private key cannot sign RS256"));
+    return Fail(ErrorCode::kConfigInvalid, "the private key cannot sign RS256");
   }
   std::string signature(size, '\0');
   if (EVP_DigestSign(ctx.get(), reinterpret_cast<unsigned char*>(signature.data()), &size,
                      reinterpret_cast<const unsigned char*>(data.data()), data.size()) != 1) {
-    return std::unexpected(std::string("signing the token request failed"));
+    return Fail(ErrorCode::kConfigInvalid, "signing the token request failed");
   }
   signature.resize(size);
   return signature;
@@ -88,8 +88,7 @@ std::expected<std::string, std::string> SignRs256(std::string_view pem, std::str
 
 }  // namespace
 
-std::expected<std::string, std::string> ServiceAccountJwt(const GoogleSource& source,
-                                                          std::chrono::system_clock::time_point now) {
+Result<std::string> ServiceAccountJwt(const GoogleSource& source, std::chrono::system_clock::time_point now) {
   const std::int64_t iat = std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch()).count();
   json::object header{{"alg", "RS256"}, {"typ", "JWT"}};
   if (!source.private_key_id.empty()) header["kid"] = source.private_key_id;
@@ -100,7 +99,10 @@ std::expected<std::string, std::string> ServiceAccountJwt(const GoogleSource& so
                       {"exp", iat + 3600}};
   const std::string signing_input = Base64Url(CompactJson(header)) + "." + Base64Url(CompactJson(claims));
   auto signature = SignRs256(source.private_key, signing_input);
-  if (!signature) return std::unexpected(signature.error() + " (" + source.key_file + ")");
+  if (!signature) {
+    signature.error().message += " (" + source.key_file + ")";
+    return std::unexpected(std::move(signature.error()));
+  }
   return signing_input + "." + Base64Url(*signature);
 }
 
@@ -127,7 +129,7 @@ asio::awaitable<Outcome> Fetch(const GoogleSource& source, http::HttpClient& cli
   const auto asked = now();
   if (source.kind == GoogleSource::Kind::kServiceAccount) {
     auto jwt = ServiceAccountJwt(source, asked);
-    if (!jwt) co_return std::unexpected(CredentialError(source.Describe(), 400, jwt.error()));
+    if (!jwt) co_return std::unexpected(CredentialError(source.Describe(), 400, std::move(jwt.error().message)));
     request.method = "POST";
     request.url = source.token_uri;
     request.headers = {{"content-type", "application/x-www-form-urlencoded"}};

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "services/common/env.h"
+#include "services/common/error.h"
 #include "services/http/http_client.h"
 #include "services/providers/cloud_credentials.h"
 
@@ -28,13 +29,12 @@ struct GoogleSource {
 
 // The key file `key_file` (else GOOGLE_APPLICATION_CREDENTIALS) when one is named: it must be a
 // service account's key (type service_account) with client_email, private_key and token_uri; else the
-// metadata server. The error names the file and what is wrong with it.
-std::expected<GoogleSource, std::string> ResolveGoogleSource(const EnvLookup& env, std::string_view key_file);
+// metadata server. The error (CONFIG_INVALID) names the file and what is wrong with it.
+Result<GoogleSource> ResolveGoogleSource(const EnvLookup& env, std::string_view key_file);
 
 // The JWT a service account signs for its token: {iss, scope, aud: token_uri, iat, exp: iat + 3600}
-// signed RS256 with its key; an error when the key does not load.
-std::expected<std::string, std::string> ServiceAccountJwt(const GoogleSource& source,
-                                                          std::chrono::system_clock::time_point now);
+// signed RS256 with its key; an error (CONFIG_INVALID) when the key does not load.
+Result<std::string> ServiceAccountJwt(const GoogleSource& source, std::chrono::system_clock::time_point now);
 
 // Fetches an access token for `source` through `client`.
 CredentialFetch GoogleTokenFetch(GoogleSource source, std::shared_ptr<http::HttpClient> client, WallClock now);

@@ -112,32 +112,28 @@ static GeminiOptions GeminiOptionsFor(const std::string& name, const ProviderSet
 }
 
 // bedrock: the region, and the credential chain as the environment and files say now.
-static std::expected<std::shared_ptr<Provider>, std::string> MakeBedrock(const std::string& name,
-                                                                         const ProviderSettings& provider,
-                                                                         std::shared_ptr<http::HttpClient> client,
-                                                                         const EnvLookup& env) {
+static Result<std::shared_ptr<Provider>> MakeBedrock(const std::string& name, const ProviderSettings& provider,
+                                                     std::shared_ptr<http::HttpClient> client, const EnvLookup& env) {
   aws::BedrockOptions options;
   options.name = name;
   options.region = JsonString(provider.settings, "region");
   options.base_url = provider.base_url;
   auto chain = aws::ResolveAwsChain(env, options.region, JsonString(provider.settings, "profile"));
-  if (!chain) return std::unexpected(chain.error());
+  if (!chain) return std::unexpected(std::move(chain.error()));
   options.credentials = std::move(*chain);
   return std::make_shared<aws::BedrockProvider>(std::move(options), std::move(client));
 }
 
 // vertex: the project, location, credentials and each model's publisher.
-static std::expected<std::shared_ptr<Provider>, std::string> MakeVertex(const std::string& name,
-                                                                        const ProviderSettings& provider,
-                                                                        std::shared_ptr<http::HttpClient> client,
-                                                                        const EnvLookup& env) {
+static Result<std::shared_ptr<Provider>> MakeVertex(const std::string& name, const ProviderSettings& provider,
+                                                    std::shared_ptr<http::HttpClient> client, const EnvLookup& env) {
   google::VertexOptions options;
   options.name = name;
   options.project = JsonString(provider.settings, "project");
   options.location = JsonString(provider.settings, "location", options.location);
   options.base_url = provider.base_url;
   auto source = google::ResolveGoogleSource(env, JsonString(provider.settings, "credentials_file"));
-  if (!source) return std::unexpected(source.error());
+  if (!source) return std::unexpected(std::move(source.error()));
   options.credentials = std::move(*source);
   if (auto* publishers = provider.settings.if_contains("publishers"); publishers && publishers->is_object()) {
     for (const auto& [model, publisher] : publishers->as_object()) {
@@ -188,16 +184,15 @@ std::shared_ptr<BatchApi> MakeBatchApi(const std::string& name, const ProviderSe
   return nullptr;
 }
 
-std::expected<std::unique_ptr<ProviderSet>, std::string> ProviderSet::Create(const ProviderSettingsMap& providers,
-                                                                             boost::asio::any_io_executor executor,
-                                                                             EnvLookup env, Clock& clock,
-                                                                             LimiterFactory limiters) {
+Result<std::unique_ptr<ProviderSet>> ProviderSet::Create(const ProviderSettingsMap& providers,
+                                                         boost::asio::any_io_executor executor, EnvLookup env,
+                                                         Clock& clock, LimiterFactory limiters) {
   auto set = std::unique_ptr<ProviderSet>(new ProviderSet());
   for (const auto& [name, provider] : providers) {
     const json::object& settings = provider.settings;
     if (provider.kind == "simulated") {
       auto simulated = MakeSimulatedProvider(settings);
-      if (!simulated) return std::unexpected("provider \"" + name + "\": " + simulated.error());
+      if (!simulated) return Fail(std::move(simulated.error()), "provider \"" + name + "\"");
       set->providers_[name] = *simulated;
       set->simulated_.push_back(*simulated);
     } else if (provider.kind == "openai") {
@@ -213,10 +208,10 @@ std::expected<std::unique_ptr<ProviderSet>, std::string> ProviderSet::Create(con
       auto client = http::MakeHttpClient(executor, HttpOptions(settings));
       auto made = provider.kind == "bedrock" ? MakeBedrock(name, provider, client, env)
                                              : MakeVertex(name, provider, client, env);
-      if (!made) return std::unexpected("provider \"" + name + "\": " + made.error());
+      if (!made) return Fail(std::move(made.error()), "provider \"" + name + "\"");
       set->providers_[name] = std::move(*made);
     } else {
-      return std::unexpected("provider \"" + name + "\": unknown kind \"" + provider.kind + "\"");
+      return Fail(ErrorCode::kConfigInvalid, "provider \"" + name + "\": unknown kind \"" + provider.kind + "\"");
     }
   }
   for (const auto& [account, names] : Accounts(providers)) {

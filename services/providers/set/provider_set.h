@@ -11,6 +11,7 @@
 
 #include "services/common/clock.h"
 #include "services/common/env.h"
+#include "services/common/error.h"
 #include "services/providers/provider.h"
 #include "services/providers/provider_settings.h"
 #include "services/providers/simulated/simulated_provider.h"
@@ -36,17 +37,16 @@ std::shared_ptr<BatchApi> MakeBatchApi(const std::string& name, const ProviderSe
 
 class ProviderSet {
  public:
-  // Fails naming the provider and the setting that is wrong.
+  // Fails (CONFIG_INVALID) naming the provider and the setting that is wrong.
   // Every HTTP provider is behind the limiter `limiters` makes (design.md §9.6);
   // by default a RequestLimiter with nothing configured, whose pace is
   // learned from 429s. Entries on one account (the same kind, base_url and
   // api_key_env) share one limiter: `limiters` is called once per account
   // with its entries' names, sorted. `clock` must outlive the set.
   using LimiterFactory = std::function<std::shared_ptr<state::Limiter>(const std::vector<std::string>& entries)>;
-  static std::expected<std::unique_ptr<ProviderSet>, std::string> Create(const ProviderSettingsMap& providers,
-                                                                         boost::asio::any_io_executor executor,
-                                                                         EnvLookup env, Clock& clock = RealClock(),
-                                                                         LimiterFactory limiters = {});
+  static Result<std::unique_ptr<ProviderSet>> Create(const ProviderSettingsMap& providers,
+                                                     boost::asio::any_io_executor executor, EnvLookup env,
+                                                     Clock& clock = RealClock(), LimiterFactory limiters = {});
 
   // nullptr for a name the config does not define.
   Provider* Find(std::string_view name) const;

@@ -308,16 +308,16 @@ bool Fault::Fires(std::uint64_t seed, int attempt, std::size_t index) const {
   return simulation::Rng(hash.value()).Unit() < probability;
 }
 
-std::expected<std::vector<Fault>, std::string> ParseFaultScript(const json::value& script, FaultScriptScope scope) {
+Result<std::vector<Fault>> ParseFaultScript(const json::value& script, FaultScriptScope scope) {
   std::vector<Fault> faults;
   if (script.is_null()) return faults;
   if (!script.is_array()) {
-    return std::unexpected("(root): expected an array of fault entries, found " + Describe(script));
+    return Fail(ErrorCode::kConfigInvalid, "(root): expected an array of fault entries, found " + Describe(script));
   }
   const json::array& entries = script.get_array();
   for (std::size_t i = 0; i < entries.size(); ++i) {
     auto fault = ParseEntry(entries[i], "/" + std::to_string(i), scope);
-    if (!fault) return std::unexpected(fault.error());
+    if (!fault) return Fail(ErrorCode::kConfigInvalid, std::move(fault.error()));
     faults.push_back(std::move(*fault));
   }
   return faults;

@@ -20,6 +20,8 @@
 #include <string_view>
 #include <vector>
 
+#include "services/common/error.h"
+
 namespace skillrunner::providers {
 
 enum class FaultKind {
@@ -70,8 +72,8 @@ enum class FaultScriptScope {
 // Checks a script (null = no faults). Errors name the entry by JSON pointer
 // relative to the script: `/0/fault: unknown fault "wrng_type" (did you mean
 // "wrong_type"?)`, `/1: missing key "attempt"`.
-std::expected<std::vector<Fault>, std::string> ParseFaultScript(const boost::json::value& script,
-                                                                FaultScriptScope scope = FaultScriptScope::kSkill);
+Result<std::vector<Fault>> ParseFaultScript(const boost::json::value& script,
+                                            FaultScriptScope scope = FaultScriptScope::kSkill);
 
 // The faults for `attempt` of `skill_id` at `skill_version` (0: not known):
 // the skill's entries that name the attempt if any, else the config entries

@@ -67,7 +67,7 @@ std::uint64_t SimulationSeed(const ChatRequest& request, std::uint64_t request_s
 
 SimulatedProvider::SimulatedProvider(SimulatedProviderOptions options) : options_(std::move(options)) {
   auto faults = ParseFaultScript(options_.faults, FaultScriptScope::kConfig);
-  if (!faults) throw std::invalid_argument("simulated provider faults: " + faults.error());
+  if (!faults) throw std::invalid_argument("simulated provider faults: " + faults.error().message);
   config_faults_ = std::move(*faults);
 }
 
@@ -149,52 +149,52 @@ std::expected<ChatResponse, ProviderError> SimulatedProvider::Answer(const ChatR
   return response;
 }
 
-std::expected<SimulatedProviderOptions, std::string> SimulatedProviderOptionsFromSettings(
-    const json::object& settings) {
+Result<SimulatedProviderOptions> SimulatedProviderOptionsFromSettings(const json::object& settings) {
   SimulatedProviderOptions options;
   if (const json::value* latency = settings.if_contains("latency_ms")) {
     auto ms = NonNegative(*latency, "latency_ms");
-    if (!ms) return std::unexpected(ms.error());
+    if (!ms) return Fail(ErrorCode::kConfigInvalid, std::move(ms.error()));
     options.latency = std::chrono::milliseconds(static_cast<std::int64_t>(std::min<std::uint64_t>(*ms, 86400000)));
   }
   if (const json::value* seed = settings.if_contains("seed")) {
     auto value = NonNegative(*seed, "seed");
-    if (!value) return std::unexpected(value.error());
+    if (!value) return Fail(ErrorCode::kConfigInvalid, std::move(value.error()));
     options.seed = *value;
   }
   if (const json::value* faults = settings.if_contains("faults")) {
     auto parsed = ParseFaultScript(*faults, FaultScriptScope::kConfig);
-    if (!parsed)
-      return std::unexpected("faults" +
-                             (parsed.error().starts_with("(root)") ? parsed.error().substr(6) : parsed.error()));
+    if (!parsed) {
+      const std::string& error = parsed.error().message;
+      return Fail(ErrorCode::kConfigInvalid, "faults" + (error.starts_with("(root)") ? error.substr(6) : error));
+    }
     options.faults = *faults;
   }
   return options;
 }
 
-std::expected<SkillSimulation, std::string> ParseSkillSimulation(const json::value& block) {
+Result<SkillSimulation> ParseSkillSimulation(const json::value& block) {
   SkillSimulation out;
   const json::object* object = block.if_object();
   if (object == nullptr) return out;
   if (const json::value* seed = object->if_contains("seed")) {
     auto value = NonNegative(*seed, "/seed");
-    if (!value) return std::unexpected(value.error());
+    if (!value) return Fail(ErrorCode::kConfigInvalid, std::move(value.error()));
     out.seed = *value;
   }
   if (const json::value* faults = object->if_contains("faults")) {
     auto parsed = ParseFaultScript(*faults, FaultScriptScope::kSkill);
     if (!parsed) {
-      const std::string& error = parsed.error();
-      return std::unexpected("/faults" + (error.starts_with("(root)") ? error.substr(6) : error));
+      const std::string& error = parsed.error().message;
+      return Fail(ErrorCode::kConfigInvalid, "/faults" + (error.starts_with("(root)") ? error.substr(6) : error));
     }
     out.faults = std::move(*parsed);
   }
   return out;
 }
 
-std::expected<std::shared_ptr<SimulatedProvider>, std::string> MakeSimulatedProvider(const json::object& settings) {
+Result<std::shared_ptr<SimulatedProvider>> MakeSimulatedProvider(const json::object& settings) {
   auto options = SimulatedProviderOptionsFromSettings(settings);
-  if (!options) return std::unexpected(options.error());
+  if (!options) return std::unexpected(std::move(options.error()));
   return std::make_shared<SimulatedProvider>(std::move(*options));
 }
 

@@ -33,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "services/common/error.h"
 #include "services/providers/provider.h"
 #include "services/providers/simulated/fault_script.h"
 
@@ -52,7 +53,7 @@ struct SkillSimulation {
 
 // Checks a `simulation:` block; errors name the place by JSON pointer
 // relative to the block ("/faults/0/fault: unknown fault ...").
-std::expected<SkillSimulation, std::string> ParseSkillSimulation(const boost::json::value& block);
+Result<SkillSimulation> ParseSkillSimulation(const boost::json::value& block);
 
 class SimulatedProvider final : public Provider {
  public:
@@ -85,11 +86,9 @@ class SimulatedProvider final : public Provider {
 // Options from a `kind: simulated` provider's config settings: optional
 // `latency_ms` (integer >= 0), `faults` (a config fault script), `seed`
 // (integer >= 0); other keys are ignored. Errors name the setting.
-std::expected<SimulatedProviderOptions, std::string> SimulatedProviderOptionsFromSettings(
-    const boost::json::object& settings);
+Result<SimulatedProviderOptions> SimulatedProviderOptionsFromSettings(const boost::json::object& settings);
 
-std::expected<std::shared_ptr<SimulatedProvider>, std::string> MakeSimulatedProvider(
-    const boost::json::object& settings);
+Result<std::shared_ptr<SimulatedProvider>> MakeSimulatedProvider(const boost::json::object& settings);
 
 // The 64-bit seed of a request: FNV-1a over the task id, the role and
 // content of its first `messages` messages (all by default), `request_seed`

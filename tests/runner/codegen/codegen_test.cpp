@@ -49,7 +49,7 @@ void ExpectContains(const std::string& text, const std::string& part) {
 
 TEST(CodegenTest, PythonWritesTypedDictsAndASyncAndAnAsyncFunctionPerSkill) {
   auto file = Generate(Language::kPython, Tree());
-  ASSERT_TRUE(file) << file.error();
+  ASSERT_TRUE(file) << file.error().message;
   EXPECT_EQ(file->name, "skillrunner_skills.py");
   ExpectContains(file->text,
                  "from typing import Any, Literal, NotRequired, TypeAlias, TypedDict, cast\n\n"
@@ -104,7 +104,7 @@ TEST(CodegenTest, PythonWritesTypedDictsAndASyncAndAnAsyncFunctionPerSkill) {
 
 TEST(CodegenTest, TypeScriptWritesInterfacesAndAnAsyncFunctionPerSkill) {
   auto file = Generate(Language::kTypeScript, Tree());
-  ASSERT_TRUE(file) << file.error();
+  ASSERT_TRUE(file) << file.error().message;
   EXPECT_EQ(file->name, "skills.ts");
   ExpectContains(file->text, "import { raiseForReview, type Client } from \"skillrunner-client\";\n");
   ExpectContains(file->text, "  allowReviewFailure?: boolean;\n}\n");
@@ -175,12 +175,13 @@ TEST(CodegenTest, TwoIdsGivingOneFunctionNameAreAnError) {
   auto b = MakeSkill("route_incident", R"({})", R"({})");
   auto python = Generate(Language::kPython, {a, b});
   ASSERT_FALSE(python);
-  EXPECT_EQ(python.error(),
+  EXPECT_EQ(python.error().code, ErrorCode::kConfigInvalid);
+  EXPECT_EQ(python.error().message,
             "skills \"route.incident\" and \"route_incident\" both become the python function route_incident; "
             "rename one of them");
   auto typescript = Generate(Language::kTypeScript, {MakeSkill("a-b", "{}", "{}"), MakeSkill("a_b", "{}", "{}")});
   ASSERT_FALSE(typescript);
-  EXPECT_EQ(typescript.error(),
+  EXPECT_EQ(typescript.error().message,
             "skills \"a-b\" and \"a_b\" both become the typescript function aB; rename one of them");
   // `x_async` is the async function of skill x.
   EXPECT_FALSE(Generate(Language::kPython, {MakeSkill("x", "{}", "{}"), MakeSkill("x_async", "{}", "{}")}));

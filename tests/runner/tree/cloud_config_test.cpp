@@ -82,7 +82,8 @@ TEST(CloudConfigTest, NoCredentialsAnywhereIsAConfigErrorWhenTheProvidersAreMade
   boost::asio::io_context io;
   auto set = providers::ProviderSet::Create(config->providers, io.get_executor(), env, RealClock());
   ASSERT_FALSE(set);
-  EXPECT_EQ(set.error(),
+  EXPECT_EQ(set.error().code, ErrorCode::kConfigInvalid);
+  EXPECT_EQ(set.error().message,
             "provider \"aws\": no AWS credentials: none in the environment (AWS_ACCESS_KEY_ID), no web "
             "identity (AWS_WEB_IDENTITY_TOKEN_FILE), no profile \"default\" with keys in " +
                 tree.Path(".aws/credentials").string() +

@@ -52,7 +52,7 @@ rate_limits:
                                               return std::make_shared<state::RequestLimiter>(
                                                   providers::AccountLimit(config->rate_limits, entries), RealClock());
                                             });
-  ASSERT_TRUE(set) << set.error();
+  ASSERT_TRUE(set) << set.error().message;
   auto* limited = dynamic_cast<providers::LimitedProvider*>((*set)->Find("openai"));
   ASSERT_NE(limited, nullptr);
   EXPECT_EQ(limited->limiter().rate_per_minute(), 120);
@@ -93,7 +93,7 @@ tenants:
   EXPECT_EQ(config->tenants.at("team-a").quota, (state::Quota{600, 64}));
   EXPECT_EQ(config->tenants.at("team-b").quota, (state::Quota{}));
   auto url = state::ParseRedisUrl(config->state.redis);
-  ASSERT_TRUE(url) << url.error();
+  ASSERT_TRUE(url) << url.error().message;
   EXPECT_EQ(url->Display(), "redis://127.0.0.1:6390/2");  // never the password
   EXPECT_EQ(url->password, "secret");
 
@@ -297,7 +297,9 @@ TEST(ConfigTest, ProviderOverrideRoutesEveryModel) {
   EXPECT_EQ(config.StructuredOutputFor("gpt"), OutputMode::kNative);
   auto bad = ApplyProviderOverride(config, "nope");
   ASSERT_FALSE(bad);
-  EXPECT_EQ(bad.error(), "--provider: unknown provider \"nope\" (the config (built-in) defines none by that name)");
+  EXPECT_EQ(bad.error().code, ErrorCode::kConfigInvalid);
+  EXPECT_EQ(bad.error().message,
+            "--provider: unknown provider \"nope\" (the config (built-in) defines none by that name)");
 }
 
 }  // namespace

@@ -113,12 +113,12 @@ TEST(StrictMapBackTest, MappedBackStrictAnswersValidateAgainstTheOriginal) {
     json::value original = json::parse(trip.schema);
     json::value answer = json::parse(trip.strict_answer);
     auto strict = MakeStrictSchema(original, StrictDialect::kOpenAi);
-    ASSERT_TRUE(strict.has_value()) << strict.error();
+    ASSERT_TRUE(strict.has_value()) << strict.error().message;
     auto wire = validation::CompiledSchema::Compile(strict->wire);
-    ASSERT_TRUE(wire.has_value()) << wire.error();
+    ASSERT_TRUE(wire.has_value()) << wire.error().message;
     EXPECT_TRUE((*wire)->Validate(answer).empty()) << "not strict-shaped: " << json::serialize(strict->wire);
     auto compiled = validation::CompiledSchema::Compile(original);
-    ASSERT_TRUE(compiled.has_value()) << compiled.error();
+    ASSERT_TRUE(compiled.has_value()) << compiled.error().message;
     json::value mapped = MapBackStrictAnswer(answer, original);
     auto errors = (*compiled)->Validate(mapped);
     EXPECT_TRUE(errors.empty()) << json::serialize(mapped) << ": " << errors.front().path << " "
@@ -290,7 +290,7 @@ TEST(StrictMapBackTest, RandomSchemasRoundTrip) {
   for (int i = 0; i < 500; ++i) {
     json::value schema = random.Root();
     auto original = validation::CompiledSchema::Compile(schema);
-    ASSERT_TRUE(original.has_value()) << original.error();
+    ASSERT_TRUE(original.has_value()) << original.error().message;
     for (auto dialect : {StrictDialect::kOpenAi, StrictDialect::kAnthropic}) {
       auto strict = MakeStrictSchema(schema, dialect);
       if (!strict) continue;
@@ -324,7 +324,7 @@ TEST(StrictMapBackTest, RandomJsonNeverCrashesAndAcceptedWireCompiles) {
         ++accepted;
         EXPECT_TRUE(validation::CompiledSchema::Compile(strict->wire).has_value()) << json::serialize(schema);
       } else {
-        EXPECT_FALSE(strict.error().empty());
+        EXPECT_FALSE(strict.error().message.empty());
       }
     }
     (void)MapBackStrictAnswer(random.Value(0), schema);

@@ -326,14 +326,15 @@ TEST_F(ExecHandlerTest, ConcurrentInvocationsOnSeveralThreadsAllAnswerCorrectly)
 
 TEST(ParseSingleJsonValueTest, AcceptsSurroundingWhitespace) {
   auto value = ParseSingleJsonValue("\n  {\"a\": 1}\r\n\t ");
-  ASSERT_TRUE(value.has_value()) << value.error();
+  ASSERT_TRUE(value.has_value()) << value.error().message;
   EXPECT_EQ(*value, json::parse(R"({"a": 1})"));
 }
 
 TEST(ParseSingleJsonValueTest, NamesTheErrorAndItsOffset) {
-  EXPECT_EQ(ParseSingleJsonValue("{\"a\" 1}").error(), "syntax error at offset 5");
-  EXPECT_EQ(ParseSingleJsonValue("1 2").error(), "extra data at offset 2");
-  EXPECT_EQ(ParseSingleJsonValue("   ").error(), "incomplete JSON at offset 3");
+  EXPECT_EQ(ParseSingleJsonValue("{\"a\" 1}").error().code, ErrorCode::kHandlerFailed);
+  EXPECT_EQ(ParseSingleJsonValue("{\"a\" 1}").error().message, "syntax error at offset 5");
+  EXPECT_EQ(ParseSingleJsonValue("1 2").error().message, "extra data at offset 2");
+  EXPECT_EQ(ParseSingleJsonValue("   ").error().message, "incomplete JSON at offset 3");
 }
 
 }  // namespace

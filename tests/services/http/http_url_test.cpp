@@ -9,7 +9,7 @@ namespace {
 
 TEST(HttpUrlTest, ParsesHostPortAndTarget) {
   auto url = ParseHttpUrl("http://127.0.0.1:8080/v1/chat/completions?x=1");
-  ASSERT_TRUE(url) << url.error();
+  ASSERT_TRUE(url) << url.error().message;
   EXPECT_FALSE(url->https);
   EXPECT_EQ(url->host, "127.0.0.1");
   EXPECT_EQ(url->port, 8080);
@@ -19,7 +19,7 @@ TEST(HttpUrlTest, ParsesHostPortAndTarget) {
 
 TEST(HttpUrlTest, DefaultsPortsAndPathAndLowerCasesHost) {
   auto url = ParseHttpUrl("HTTPS://API.OpenAI.com");
-  ASSERT_TRUE(url) << url.error();
+  ASSERT_TRUE(url) << url.error().message;
   EXPECT_TRUE(url->https);
   EXPECT_EQ(url->host, "api.openai.com");
   EXPECT_EQ(url->port, 443);
@@ -30,16 +30,17 @@ TEST(HttpUrlTest, DefaultsPortsAndPathAndLowerCasesHost) {
 
 TEST(HttpUrlTest, BracketsIpv6InAuthority) {
   auto url = ParseHttpUrl("http://[::1]:9000/x");
-  ASSERT_TRUE(url) << url.error();
+  ASSERT_TRUE(url) << url.error().message;
   EXPECT_EQ(url->host, "::1");
   EXPECT_EQ(url->Authority(), "[::1]:9000");
 }
 
 TEST(HttpUrlTest, RejectsOtherSchemesAndGarbage) {
-  EXPECT_EQ(ParseHttpUrl("ftp://example.com/").error(), "unsupported URL scheme 'ftp' (want http or https)");
+  EXPECT_EQ(ParseHttpUrl("ftp://example.com/").error().code, ErrorCode::kConfigInvalid);
+  EXPECT_EQ(ParseHttpUrl("ftp://example.com/").error().message, "unsupported URL scheme 'ftp' (want http or https)");
   EXPECT_FALSE(ParseHttpUrl("not a url"));
   EXPECT_FALSE(ParseHttpUrl("http:///path"));
-  EXPECT_EQ(ParseHttpUrl("http://example.com:99999/").error(), "invalid port '99999'");
+  EXPECT_EQ(ParseHttpUrl("http://example.com:99999/").error().message, "invalid port '99999'");
 }
 
 TEST(ProxyConfigTest, NoProxyMatchesHostsDomainsIpsAndStar) {

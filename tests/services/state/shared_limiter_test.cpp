@@ -32,7 +32,7 @@ class SharedLimiterTest : public ::testing::Test {
     ASSERT_TRUE(redis_->started()) << redis_->why();
     SharedStateOptions options;
     auto url = ParseRedisUrl(redis_->url());
-    ASSERT_TRUE(url.has_value()) << url.error();
+    ASSERT_TRUE(url.has_value()) << url.error().message;
     options.url = *url;
     options.timeout = 2s;  // a busy test machine is not a slow Redis
     state_ = SharedState::Start(io_.get_executor(), options, RealClock());

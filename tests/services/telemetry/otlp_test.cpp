@@ -143,13 +143,14 @@ TEST(OtelEnvironmentTest, ABadValueNamesTheVariableButNeverTheSecret) {
   OtlpExporterOptions options;
   auto bad = ApplyOtelEnvironment(options, Env({{"OTEL_EXPORTER_OTLP_HEADERS", "Authorization=Bearer x,sk-live-123"}}));
   ASSERT_FALSE(bad);
-  EXPECT_EQ(bad.error(), "OTEL_EXPORTER_OTLP_HEADERS: entry 2 is not key=value");
+  EXPECT_EQ(bad.error().code, ErrorCode::kConfigInvalid);
+  EXPECT_EQ(bad.error().message, "OTEL_EXPORTER_OTLP_HEADERS: entry 2 is not key=value");
   bad = ApplyOtelEnvironment(options, Env({{"OTEL_EXPORTER_OTLP_HEADERS", "Authorization=Basic%zz"}}));
   ASSERT_FALSE(bad);
-  EXPECT_EQ(bad.error(), "OTEL_EXPORTER_OTLP_HEADERS: entry 1 has a broken %-escape");
+  EXPECT_EQ(bad.error().message, "OTEL_EXPORTER_OTLP_HEADERS: entry 1 has a broken %-escape");
   bad = ApplyOtelEnvironment(options, Env({{"OTEL_BSP_SCHEDULE_DELAY", "soon"}}));
   ASSERT_FALSE(bad);
-  EXPECT_EQ(bad.error(), "OTEL_BSP_SCHEDULE_DELAY: expected a whole number of at least 0");
+  EXPECT_EQ(bad.error().message, "OTEL_BSP_SCHEDULE_DELAY: expected a whole number of at least 0");
 }
 
 }  // namespace

@@ -70,7 +70,7 @@ void RunFile(const fs::path& file, std::string_view draft, Counts& counts) {
     auto compiled = CompiledSchema::Compile(schema, options);
     if (!compiled) {
       counts.skipped += static_cast<int>(tests.size());
-      counts.skip_reasons.push_back(group_name + " -> " + compiled.error());
+      counts.skip_reasons.push_back(group_name + " -> " + compiled.error().message);
       continue;
     }
     for (const auto& test : tests) {

@@ -54,7 +54,7 @@ class BedrockCredentialsTest : public ::testing::Test {
 
   std::unique_ptr<BedrockProvider> Make() {
     auto chain = ResolveAwsChain(Env(), "eu-west-1", "");
-    EXPECT_TRUE(chain.has_value()) << chain.error();
+    EXPECT_TRUE(chain.has_value()) << chain.error().message;
     BedrockOptions options;
     options.region = "eu-west-1";
     options.base_url = fake_->base_url();
@@ -101,7 +101,7 @@ TEST_F(BedrockCredentialsTest, AProfileOfTheSharedCredentialsFileSigns) {
               "[dev]\naws_access_key_id = AKIDFILEKEY\naws_secret_access_key = file-secret-key\n");
   env_["AWS_PROFILE"] = "dev";
   auto chain = ResolveAwsChain(Env(), "eu-west-1", "");
-  ASSERT_TRUE(chain.has_value()) << chain.error();
+  ASSERT_TRUE(chain.has_value()) << chain.error().message;
   EXPECT_EQ(chain->Describe(), "shared credentials file " + home_.Path(".aws/credentials").string() + " (profile dev)");
   auto provider = Make();
   auto answer = Call(*provider);
@@ -118,17 +118,18 @@ TEST_F(BedrockCredentialsTest, WhatTheChainCannotUseIsSaidAtLoad) {
   env_["AWS_PROFILE"] = "corp";
   auto sso = ResolveAwsChain(Env(), "eu-west-1", "");
   ASSERT_FALSE(sso.has_value());
-  EXPECT_EQ(sso.error(), "profile \"corp\" in " + home_.Path(".aws/config").string() +
-                             " uses sso_session, which is not supported; give the credentials another way "
-                             "(docs/providers.md)");
+  EXPECT_EQ(sso.error().code, ErrorCode::kConfigInvalid);
+  EXPECT_EQ(sso.error().message, "profile \"corp\" in " + home_.Path(".aws/config").string() +
+                                     " uses sso_session, which is not supported; give the credentials another way "
+                                     "(docs/providers.md)");
   auto missing = ResolveAwsChain(Env(), "eu-west-1", "nope");
   ASSERT_FALSE(missing.has_value());
-  EXPECT_EQ(missing.error(),
+  EXPECT_EQ(missing.error().message,
             "AWS profile \"nope\" is in neither " + home_.Path(".aws/credentials").string() + " nor the config file");
   env_.erase("AWS_PROFILE");
   auto none = ResolveAwsChain(Env(), "eu-west-1", "");
   ASSERT_FALSE(none.has_value());
-  EXPECT_EQ(none.error(),
+  EXPECT_EQ(none.error().message,
             "no AWS credentials: none in the environment (AWS_ACCESS_KEY_ID), no web identity "
             "(AWS_WEB_IDENTITY_TOKEN_FILE), no profile \"default\" with keys in " +
                 home_.Path(".aws/credentials").string() +

@@ -71,7 +71,7 @@ class BedrockTest : public ::testing::Test {
       return it == env.end() ? std::nullopt : std::optional<std::string>(it->second);
     };
     auto chain = ResolveAwsChain(lookup, "us-east-1", "");
-    EXPECT_TRUE(chain.has_value()) << chain.error();
+    EXPECT_TRUE(chain.has_value()) << chain.error().message;
     BedrockOptions options;
     options.region = "us-east-1";
     options.base_url = fake_->base_url();

@@ -89,7 +89,7 @@ class VertexTest : public ::testing::Test {
 
   GoogleSource ServiceAccount(const std::string& pem) {
     auto source = ResolveGoogleSource([](std::string_view) { return std::optional<std::string>(); }, KeyFile(pem));
-    EXPECT_TRUE(source.has_value()) << source.error();
+    EXPECT_TRUE(source.has_value()) << source.error().message;
     return source.value_or(GoogleSource{});
   }
 
@@ -238,9 +238,11 @@ TEST_F(VertexTest, AKeyFileThatIsNoServiceAccountsIsSaidAtLoad) {
   auto path = dir_->Write("user.json", R"({"type":"authorized_user","client_id":"x"})");
   auto source = ResolveGoogleSource([](std::string_view) { return std::optional<std::string>(); }, path.string());
   ASSERT_FALSE(source.has_value());
-  EXPECT_EQ(source.error(), "the key file " + path.string() +
-                                " is of type \"authorized_user\"; only a service account's key (type service_account) "
-                                "is supported");
+  EXPECT_EQ(source.error().code, ErrorCode::kConfigInvalid);
+  EXPECT_EQ(source.error().message,
+            "the key file " + path.string() +
+                " is of type \"authorized_user\"; only a service account's key (type service_account) "
+                "is supported");
 }
 
 TEST(RedactTest, GoogleTokensAndPrivateKeysNeverReachAMessage) {

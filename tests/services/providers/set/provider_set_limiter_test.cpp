@@ -49,7 +49,7 @@ TEST(ProviderSetLimiterTest, EntriesOnOneAccountShareOneLimiterAndOthersDoNot) {
         made.push_back(entries);
         return std::make_shared<state::RequestLimiter>(AccountLimit(limits, entries), clock);
       });
-  ASSERT_TRUE(set) << set.error();
+  ASSERT_TRUE(set) << set.error().message;
   std::sort(made.begin(), made.end());
   EXPECT_EQ(made, (std::vector<std::vector<std::string>>{{"gen", "judge"}, {"other_key"}, {"other_url"}}));
   // The smallest ceiling configured on the account, each of requests and

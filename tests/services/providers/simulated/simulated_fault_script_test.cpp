@@ -11,7 +11,7 @@ namespace json = boost::json;
 
 std::string ErrorOf(std::string_view script, FaultScriptScope scope = FaultScriptScope::kSkill) {
   auto parsed = ParseFaultScript(json::parse(script), scope);
-  return parsed ? "(parsed)" : parsed.error();
+  return parsed ? "(parsed)" : parsed.error().message;
 }
 
 TEST(FaultScriptTest, ParsesEveryFieldOfAnEntry) {
@@ -20,7 +20,7 @@ TEST(FaultScriptTest, ParsesEveryFieldOfAnEntry) {
       {"attempt": 3, "fault": "rate_limit", "retry_after_s": 1.5},
       {"attempt": 4, "fault": "unavailable", "status": 529, "retry_after_ms": 150},
       {"attempt": 1, "fault": "verdict", "criterion": "faithful", "verdict": "indeterminate", "confidence": 40}])"));
-  ASSERT_TRUE(parsed.has_value()) << parsed.error();
+  ASSERT_TRUE(parsed.has_value()) << parsed.error().message;
   ASSERT_EQ(parsed->size(), 4u);
   const auto& faults = *parsed;
   EXPECT_EQ(faults[0].kind, FaultKind::kWrongType);
@@ -38,7 +38,7 @@ TEST(FaultScriptTest, ParsesEveryFieldOfAnEntry) {
 TEST(FaultScriptTest, ProbabilityIsANumberFromZeroToOne) {
   auto parsed = ParseFaultScript(json::parse(R"([{"attempt": 1, "fault": "refusal", "probability": 0.25},
       {"attempt": 1, "fault": "fence"}])"));
-  ASSERT_TRUE(parsed.has_value()) << parsed.error();
+  ASSERT_TRUE(parsed.has_value()) << parsed.error().message;
   EXPECT_EQ((*parsed)[0].probability, 0.25);
   EXPECT_EQ((*parsed)[1].probability, 1.0);
   EXPECT_EQ(ErrorOf(R"([{"attempt": 1, "fault": "refusal", "probability": 1.5}])"),
@@ -119,7 +119,7 @@ TEST(FaultScriptTest, AConfigEntryWithAVersionFiresOnlyForThatVersionOfTheSkill)
   auto config = ParseFaultScript(json::parse(R"([{"attempt": 1, "fault": "fence", "skill": "mine", "version": 2},
                                                  {"attempt": 1, "fault": "prose", "version": 1}])"),
                                  FaultScriptScope::kConfig);
-  ASSERT_TRUE(config) << config.error();
+  ASSERT_TRUE(config) << config.error().message;
   auto candidate = FaultsForAttempt({}, *config, "mine", 2, 1);
   ASSERT_EQ(candidate.size(), 1u);
   EXPECT_EQ(candidate[0].kind, FaultKind::kFence);

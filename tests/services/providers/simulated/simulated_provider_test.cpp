@@ -128,23 +128,24 @@ TEST(SimulatedProviderTest, FactoryReadsSettingsAndRejectsBadOnes) {
   EXPECT_EQ(options->seed, 7u);
   auto bad_latency = MakeSimulatedProvider(json::parse(R"({"latency_ms":-1})").as_object());
   ASSERT_FALSE(bad_latency);
-  EXPECT_EQ(bad_latency.error(), "latency_ms: expected a non-negative integer, found -1");
+  EXPECT_EQ(bad_latency.error().code, ErrorCode::kConfigInvalid);
+  EXPECT_EQ(bad_latency.error().message, "latency_ms: expected a non-negative integer, found -1");
   auto bad_faults = MakeSimulatedProvider(json::parse(R"({"faults":[{"attempt":1,"fault":"nope"}]})").as_object());
   ASSERT_FALSE(bad_faults);
-  EXPECT_EQ(bad_faults.error(), "faults/0/fault: unknown fault \"nope\"");
+  EXPECT_EQ(bad_faults.error().message, "faults/0/fault: unknown fault \"nope\"");
   auto not_array = MakeSimulatedProvider(json::parse(R"({"faults":{}})").as_object());
   ASSERT_FALSE(not_array);
-  EXPECT_EQ(not_array.error(), "faults: expected an array of fault entries, found {}");
+  EXPECT_EQ(not_array.error().message, "faults: expected an array of fault entries, found {}");
   EXPECT_THROW(SimulatedProvider(SimulatedProviderOptions{{}, json::parse("[1]"), 0}), std::invalid_argument);
 }
 
 TEST(SimulatedProviderTest, ABadSkillSimulationBlockIsRefusedNamingThePlace) {
   auto parsed = ParseSkillSimulation(json::parse(R"({"faults": [{"attempt": 1, "fault": "nope"}]})"));
   ASSERT_FALSE(parsed);
-  EXPECT_EQ(parsed.error(), "/faults/0/fault: unknown fault \"nope\"");
+  EXPECT_EQ(parsed.error().message, "/faults/0/fault: unknown fault \"nope\"");
   auto seed = ParseSkillSimulation(json::parse(R"({"seed": -1})"));
   ASSERT_FALSE(seed);
-  EXPECT_EQ(seed.error(), "/seed: expected a non-negative integer, found -1");
+  EXPECT_EQ(seed.error().message, "/seed: expected a non-negative integer, found -1");
 }
 
 TEST(SimulatedProviderTest, ASkillsScriptAppliesToItsOwnRequestsOnly) {

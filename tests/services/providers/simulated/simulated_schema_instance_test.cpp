@@ -34,7 +34,7 @@ json::value SkillOutputSchema(const std::string& skill) {
 // Every seed's instance validates against the schema.
 void ExpectValidForManySeeds(const json::value& schema, const std::string& label) {
   auto compiled = validation::CompiledSchema::Compile(schema);
-  ASSERT_TRUE(compiled.has_value()) << label << ": " << compiled.error();
+  ASSERT_TRUE(compiled.has_value()) << label << ": " << compiled.error().message;
   for (int seed = 0; seed < kSeeds; ++seed) {
     Rng rng(static_cast<std::uint64_t>(seed) * 7919 + 1);
     InstanceGenerator generator(schema, rng);
