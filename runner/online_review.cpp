@@ -18,7 +18,6 @@
 #include <thread>
 #include <vector>
 
-#include "runner/skill_runner.h"
 #include "services/common/clock.h"
 
 namespace skillrunner {
@@ -116,7 +115,7 @@ void OnlineReviews::JudgeOn(std::shared_ptr<JudgingThread> thread) {
   judging_thread = std::move(thread);
 }
 
-void OnlineReviews::Offer(std::shared_ptr<SkillRunner> runner, std::shared_ptr<const SkillRegistry> registry,
+void OnlineReviews::Offer(std::shared_ptr<Judging> judging, std::shared_ptr<const SkillRegistry> registry,
                           const Skill& stable, rollout::Arm arm, const json::value& input, const json::value& output,
                           asio::any_io_executor executor) {
   const rollout::OnlineReview& review = *stable.rollout->review;
@@ -130,7 +129,7 @@ void OnlineReviews::Offer(std::shared_ptr<SkillRunner> runner, std::shared_ptr<c
       return;
     }
     queue.waiting.push_back(
-        Sample{std::move(runner), std::move(registry), &stable, arm, input, output, RealClock().Now()});
+        Sample{std::move(judging), std::move(registry), &stable, arm, input, output, RealClock().Now()});
     if (queue.running >= review.concurrency) return;
     ++queue.running;
   }
@@ -190,7 +189,7 @@ asio::awaitable<void> OnlineReviews::Work(std::shared_ptr<OnlineReviews> self, s
   Sample sample;
   while (self->Next(skill, sample)) {
     InvocationOutcome verdict =
-        co_await sample.runner->Judge(*sample.stable->online_judge, sample.output, &sample.input, InvocationOptions{});
+        co_await sample.judging->Judge(*sample.stable->online_judge, sample.output, &sample.input, InvocationOptions{});
     self->Judged(skill, sample, verdict);
     sample = Sample{};  // the runner and registry it kept go now
   }
@@ -215,6 +214,18 @@ std::map<std::string, double> OnlineReviews::JudgeCostUsd() const {
   std::map<std::string, double> out;
   for (const auto& [skill, queue] : queues_) out[skill] = queue.cost_usd;
   return out;
+}
+
+RolloutObserver::RolloutObserver(std::shared_ptr<rollout::RolloutBook> book)
+    : book_(std::move(book)), reviews_(std::make_shared<OnlineReviews>(book_)) {}
+
+void RolloutObserver::Seen(const InvocationSeen& seen) {
+  if (seen.stable == nullptr) return;
+  CountOutcome(*seen.stable, seen.route, seen.outcome, *book_);
+  const bool judged_online = seen.route.counted && seen.stable->rollout && seen.stable->rollout->review;
+  if (!judged_online || !seen.outcome || seen.outcome->review || !seen.judging) return;
+  const rollout::Arm arm = seen.route.served.arm == "candidate" ? rollout::Arm::kCandidate : rollout::Arm::kStable;
+  reviews_->Offer(seen.judging, seen.registry, *seen.stable, arm, seen.input, seen.outcome->output, seen.executor);
 }
 
 }  // namespace skillrunner

@@ -18,12 +18,11 @@
 #include <mutex>
 #include <string>
 
+#include "runner/invocation_observer.h"
 #include "runner/rollout/rollout_book.h"
 #include "runner/tree/skill_registry.h"
 
 namespace skillrunner {
-
-class SkillRunner;
 
 // Where online judging runs, so that it never slows a call (design.md §11.2): an io_context of
 // its own on a thread at idle priority (SCHED_IDLE, else nice 19), which gets only the CPU no
@@ -71,9 +70,9 @@ class OnlineReviews : public std::enable_shared_from_this<OnlineReviews> {
   static void RecordTo(std::function<void(const JudgedSample&)> sink);
 
   // An answered call of `stable`'s rollout, on `arm`: judged with the share the rollout's review
-  // samples. `runner` (kept alive while the sample waits) judges it on `executor`; `registry`
-  // keeps the skill alive.
-  void Offer(std::shared_ptr<SkillRunner> runner, std::shared_ptr<const SkillRegistry> registry, const Skill& stable,
+  // samples. `judging` (the runner, kept alive while the sample waits) judges it on `executor`;
+  // `registry` keeps the skill alive.
+  void Offer(std::shared_ptr<Judging> judging, std::shared_ptr<const SkillRegistry> registry, const Skill& stable,
              rollout::Arm arm, const boost::json::value& input, const boost::json::value& output,
              boost::asio::any_io_executor executor);
 
@@ -85,7 +84,7 @@ class OnlineReviews : public std::enable_shared_from_this<OnlineReviews> {
 
  private:
   struct Sample {
-    std::shared_ptr<SkillRunner> runner;
+    std::shared_ptr<Judging> judging;
     std::shared_ptr<const SkillRegistry> registry;
     const Skill* stable = nullptr;
     rollout::Arm arm = rollout::Arm::kStable;
@@ -111,6 +110,19 @@ class OnlineReviews : public std::enable_shared_from_this<OnlineReviews> {
   const std::shared_ptr<JudgingThread> judging_;  // null: on the answered call's executor
   mutable std::mutex mutex_;
   std::map<std::string, Queue, std::less<>> queues_;
+};
+
+// design.md §12.1: what a SkillRunner that serves rollouts tells after each call: the outcome
+// counted for its arm, and a share of the answers judged online. The composition registers it.
+class RolloutObserver final : public InvocationObserver {
+ public:
+  explicit RolloutObserver(std::shared_ptr<rollout::RolloutBook> book);
+  void Seen(const InvocationSeen& seen) override;
+  const std::shared_ptr<OnlineReviews>& reviews() const { return reviews_; }
+
+ private:
+  std::shared_ptr<rollout::RolloutBook> book_;
+  std::shared_ptr<OnlineReviews> reviews_;
 };
 
 }  // namespace skillrunner

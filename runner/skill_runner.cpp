@@ -8,7 +8,6 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
-#include "runner/online_review.h"
 #include "runner/rollout_routing.h"
 
 namespace skillrunner {
@@ -265,15 +264,11 @@ asio::awaitable<InvocationOutcome> SkillRunner::Invoke(std::string_view skill_id
     ctx.set_trace(trace->ids);
   }
   SkillService* service = nullptr;
-  // An answer the rollout's online review may judge, on this executor (after the answer went).
-  const bool judged_online = reviews_ && route.counted && stable->rollout->review;
   asio::any_io_executor executor;
-  if (judged_online) executor = co_await asio::this_coro::executor;
+  if (!observers_.empty()) executor = co_await asio::this_coro::executor;
   auto end = [&](InvocationOutcome outcome) {
     (outcome ? outcome->served : outcome.error().served) = route.served;
-    if (rollouts_ && stable) CountOutcome(*stable, route, outcome, *rollouts_);
-    if (judged_online && outcome && !outcome->review)
-      OfferReview(registry, *stable, route, input, outcome->output, executor);
+    if (!observers_.empty()) Tell(registry, stable, route, input, outcome, executor);
     if (trace) EndTrace(*trace, outcome, show_request);
     return outcome;
   };
@@ -324,18 +319,11 @@ asio::awaitable<std::unique_ptr<Error>> SkillRunner::TakeProcessPlace(
   co_return overloaded;
 }
 
-void SkillRunner::SetRollouts(std::shared_ptr<rollout::RolloutBook> book) {
-  rollouts_ = std::move(book);
-  reviews_ = rollouts_ ? std::make_shared<OnlineReviews>(rollouts_) : nullptr;
-}
-
-void SkillRunner::OfferReview(std::shared_ptr<const SkillRegistry> registry, const Skill& stable, const Route& route,
-                              const json::value& input, const json::value& output,
-                              const asio::any_io_executor& executor) {
-  std::shared_ptr<SkillRunner> self = self_.lock();
-  if (!self) return;
-  const rollout::Arm arm = route.served.arm == "candidate" ? rollout::Arm::kCandidate : rollout::Arm::kStable;
-  reviews_->Offer(std::move(self), std::move(registry), stable, arm, input, output, executor);
+void SkillRunner::Tell(std::shared_ptr<const SkillRegistry> registry, const Skill* stable, const Route& route,
+                       const json::value& input, const InvocationOutcome& outcome,
+                       const asio::any_io_executor& executor) {
+  const InvocationSeen seen{std::move(registry), stable, route, input, outcome, executor, self_.lock()};
+  for (const auto& observer : observers_) observer->Seen(seen);
 }
 
 asio::awaitable<InvocationOutcome> SkillRunner::Judge(const review::JudgeSpec& judge, const json::value& subject,

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string_view>
 
+#include "runner/invocation_observer.h"
 #include "runner/skill_service.h"
 #include "runner/tracing.h"
 #include "runner/tree/skill_registry.h"
@@ -22,13 +23,12 @@ namespace rollout {
 class RolloutBook;  // runner/rollout/rollout_book.h
 }
 class OnlineReviews;  // runner/online_review.h
-struct Route;         // runner/rollout_routing.h
 
 // The core: looks a skill up, checks its input, dispatches on template_type to
 // the service registered for it, checks the output, and returns the result of
 // design.md §6.1. Thread-safe: Invoke may run concurrently on many threads; the
 // registry can be swapped while invocations run (they finish on the old one).
-class SkillRunner {
+class SkillRunner : public Judging {
  public:
   // `clock` gives every invocation its deadline and durations; it must
   // outlive the runner.
@@ -41,14 +41,19 @@ class SkillRunner {
   void SetJudge(std::shared_ptr<review::Reviewer> judge) { judge_ = std::move(judge); }
 
   // design.md §11.2: the rollouts this runner serves (serve, MCP): calls to a skill with a
-  // rollout are assigned an arm and counted. Without (run, eval), calls go to the stable
+  // rollout are assigned an arm before the call. Without (run, eval), calls go to the stable
   // version unless they pin one. Call before the first Invoke.
-  void SetRollouts(std::shared_ptr<rollout::RolloutBook> book);
+  void SetRollouts(std::shared_ptr<rollout::RolloutBook> book) { rollouts_ = std::move(book); }
   const std::shared_ptr<rollout::RolloutBook>& rollouts() const { return rollouts_; }
-  // The rollouts' online review (null without rollouts).
+  // design.md §12.1: told of each invocation after it ended (rollout counts, online review), in the
+  // order added. Call before the first Invoke.
+  void AddObserver(std::shared_ptr<InvocationObserver> observer) { observers_.push_back(std::move(observer)); }
+  // The rollouts' online review, for the metrics (null without rollouts); the composition sets it
+  // with the observer that feeds it.
+  void SetOnlineReviews(std::shared_ptr<OnlineReviews> reviews) { reviews_ = std::move(reviews); }
   const std::shared_ptr<OnlineReviews>& online_reviews() const { return reviews_; }
-  // The shared_ptr this runner is owned by: a sample waiting for its online review keeps the
-  // runner (and what it runs on) alive. Without one, answers are not judged online.
+  // The shared_ptr this runner is owned by: an observer that judges later (a sample waiting for
+  // its online review) keeps the runner (and what it runs on) alive. Without one, it cannot.
   void SetSelf(std::weak_ptr<SkillRunner> self) { self_ = std::move(self); }
 
   // design.md §9.4: where the spans of every invocation go. Call before the first Invoke.
@@ -79,13 +84,14 @@ class SkillRunner {
   // and metrics (eval runs judge outputs this way). The deadline is
   // options.timeout from now (60 s when unset).
   boost::asio::awaitable<InvocationOutcome> Judge(const review::JudgeSpec& judge, const boost::json::value& subject,
-                                                  const boost::json::value* context, InvocationOptions options);
+                                                  const boost::json::value* context,
+                                                  InvocationOptions options) override;
 
  private:
-  // Queues an answered call of `stable`'s rollout for its online review.
-  void OfferReview(std::shared_ptr<const SkillRegistry> registry, const Skill& stable, const Route& route,
-                   const boost::json::value& input, const boost::json::value& output,
-                   const boost::asio::any_io_executor& executor);
+  // Tells the observers.
+  void Tell(std::shared_ptr<const SkillRegistry> registry, const Skill* stable, const Route& route,
+            const boost::json::value& input, const InvocationOutcome& outcome,
+            const boost::asio::any_io_executor& executor);
   // Judge without the trace.
   boost::asio::awaitable<InvocationOutcome> RunJudge(const review::JudgeSpec& judge, const boost::json::value& subject,
                                                      const boost::json::value* context, InvocationOptions options,
@@ -113,6 +119,7 @@ class SkillRunner {
   std::map<TemplateType, std::shared_ptr<SkillService>> services_;
   std::shared_ptr<review::Reviewer> judge_;
   std::shared_ptr<rollout::RolloutBook> rollouts_;
+  std::vector<std::shared_ptr<InvocationObserver>> observers_;
   std::shared_ptr<OnlineReviews> reviews_;
   std::weak_ptr<SkillRunner> self_;
   TraceSettings tracing_;

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "runner/online_review.h"
 #include "runner/skill_services.h"
 #include "services/handler/builtin_handlers.h"
 #include "services/handler/process_runner.h"
@@ -203,6 +204,11 @@ Result<std::unique_ptr<Runtime>> Runtime::Create(std::shared_ptr<const SkillRegi
   const Config& config = runtime->runner_->registry()->config();
   runtime->runner_->SetTracing(TraceSettings{options.spans, config.telemetry.capture_content, ProviderSystems(config)});
   runtime->runner_->SetRollouts(options.rollouts);
+  if (options.rollouts) {  // design.md §12.1: counted and judged online by an observer
+    auto observer = std::make_shared<RolloutObserver>(options.rollouts);
+    runtime->runner_->SetOnlineReviews(observer->reviews());
+    runtime->runner_->AddObserver(std::move(observer));
+  }
   if (options.batch != nullptr) AddBatching(parts, config, executor, *options.batch);
   if (options.responses != nullptr) {
     for (const auto& [name, settings] : runtime->runner_->registry()->config().providers) {

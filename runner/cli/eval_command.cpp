@@ -14,6 +14,7 @@
 #include "runner/eval/finish_run.h"
 #include "runner/eval/history/history.h"
 #include "runner/eval/history/sql_db.h"
+#include "runner/eval/history/sql_open.h"
 #include "runner/eval/history/stored_runs.h"
 #include "runner/eval/orchestrate.h"
 #include "runner/eval/records/run_meta.h"

@@ -6,7 +6,6 @@
 #include <string>
 
 #include "runner/cli/environment.h"
-#include "runner/cli/eval_command.h"
 #include "runner/eval/orchestrate.h"
 
 namespace skillrunner::cli {

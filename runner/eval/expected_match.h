@@ -13,10 +13,12 @@
 #include <boost/json/value.hpp>
 #include <vector>
 
-#include "runner/eval/suite.h"
 #include "services/common/error.h"
 
 namespace skillrunner::eval {
+
+// How a suite compares a case's output with its `expected` (a suite's `expected:`).
+enum class ExpectedMode { kNone, kExact, kSubset };
 
 std::vector<FieldError> CompareExpected(ExpectedMode mode, const boost::json::value& expected,
                                         const boost::json::value& output);

@@ -13,6 +13,7 @@
 #include "runner/eval/finish_run.h"
 #include "runner/eval/history/history.h"
 #include "runner/eval/history/sql_db.h"
+#include "runner/eval/history/sql_open.h"
 #include "runner/eval/history/stored_runs.h"
 #include "runner/eval/records/record_fields.h"
 #include "runner/eval/records/results_log.h"

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "runner/eval/dataset.h"
+#include "runner/eval/expected_match.h"
 #include "runner/eval/summary.h"
 #include "runner/tree/diagnostic.h"
 #include "runner/tree/skill_registry.h"
@@ -25,8 +26,6 @@ struct JudgeSpec;
 }  // namespace skillrunner::review
 
 namespace skillrunner::eval {
-
-enum class ExpectedMode { kNone, kExact, kSubset };
 
 // Any limit left unset is not checked. Rates are 0..1.
 struct Thresholds {

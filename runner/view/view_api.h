@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "runner/eval/history/history_reader.h"
+#include "runner/view/view_json.h"
 #include "services/common/error.h"
 
 namespace skillrunner::view {
@@ -32,10 +33,6 @@ using Query = std::map<std::string, std::string, std::less<>>;
 struct ApiAnswer {
   int status = 200;
   boost::json::object body;
-};
-
-struct SuiteFilter {
-  std::optional<std::string> skill, model, git_ref;
 };
 
 class ViewApi {

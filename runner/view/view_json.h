@@ -11,9 +11,13 @@
 #include <vector>
 
 #include "runner/eval/history/history_reader.h"
-#include "runner/view/view_api.h"
 
 namespace skillrunner::view {
+
+// A suite's runs narrowed to one skill, model or git ref (the API's query).
+struct SuiteFilter {
+  std::optional<std::string> skill, model, git_ref;
+};
 
 // A number, or null when there is none; a text, or null.
 boost::json::value OrNull(std::optional<double> value);

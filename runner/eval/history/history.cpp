@@ -11,6 +11,7 @@
 #include "runner/eval/history/history_schema.h"
 #include "runner/eval/history/run_measures.h"
 #include "runner/eval/history/sql_db.h"
+#include "runner/eval/history/sql_open.h"
 #include "runner/eval/records/record_fields.h"
 #include "services/common/clock.h"
 #include "services/common/iso_time.h"
@@ -90,24 +91,6 @@ json::array ModelsOf(const std::vector<json::object>& records) {
 struct History::Impl {
   std::unique_ptr<sql::Db> db;
 };
-
-CaseGates GatesOf(const json::object& record) {
-  CaseGates gates;
-  const CaseOutcome outcome = OutcomeOf(record);
-  gates.schema = SchemaGate(outcome);
-  gates.expected = ExpectedMatchOf(record);
-  const json::object* review = ReviewOf(record);
-  const json::value* pass = review ? review->if_contains("pass") : nullptr;
-  if (outcome != CaseOutcome::kError && outcome != CaseOutcome::kJudgeError && pass && pass->is_bool()) {
-    gates.rubric = pass->as_bool();
-  }
-  // The skill's own gate: its final verdict rides on the result.
-  const json::object* gate = GateReviewOf(record);
-  const json::value* gate_pass = gate ? gate->if_contains("pass") : nullptr;
-  if (outcome != CaseOutcome::kError && gate_pass && gate_pass->is_bool()) gates.review_gate = gate_pass->as_bool();
-  gates.checks = CheckPassOf(record);
-  return gates;
-}
 
 History::History(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 History::~History() = default;

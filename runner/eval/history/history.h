@@ -30,6 +30,7 @@
 #include <string_view>
 #include <vector>
 
+#include "runner/eval/history/run_measures.h"
 #include "runner/eval/records/case_outcome.h"
 #include "runner/eval/records/run_summary.h"
 #include "services/common/error.h"
@@ -37,19 +38,6 @@
 namespace skillrunner::eval {
 
 // An earlier run, as far as a comparison needs it.
-// One case's gates (design.md §9.5): valid output, expected match, rubric pass
-// (the suite's judge), the skill's own review gate (its final verdict in
-// the result; design.md §10.1) and the case's own checks (`check_pass`:
-// checks and exec_check together); nullopt where the gate did not apply or
-// said nothing.
-struct CaseGates {
-  std::optional<bool> schema;
-  std::optional<bool> expected;
-  std::optional<bool> rubric;
-  std::optional<bool> review_gate = std::nullopt;
-  std::optional<bool> checks = std::nullopt;
-};
-CaseGates GatesOf(const boost::json::object& record);
 
 struct BaselineRun {
   std::string run_id;
@@ -78,10 +66,6 @@ struct HistoryBatch {
   std::string recorded_at;  // UTC, ISO 8601
   bool operator==(const HistoryBatch&) const = default;
 };
-
-// The schema this program writes (PRAGMA user_version). Bump when the schema
-// changes, and add a migration step in history.cpp's Migrate.
-inline constexpr int kHistorySchemaVersion = 7;
 
 // Whether `which` names a kind of baseline (last, last-passing, pinned) rather than a run id.
 bool IsBaselineKind(std::string_view which);

@@ -6,6 +6,7 @@
 
 #include "runner/eval/history/history_schema.h"
 #include "runner/eval/history/sql_db.h"
+#include "runner/eval/history/sql_open.h"
 #include "runner/eval/records/record_fields.h"
 
 namespace skillrunner::eval {

@@ -3,8 +3,6 @@
 #include <array>
 #include <string>
 
-#include "runner/eval/history/history.h"
-
 namespace skillrunner::eval {
 
 namespace {

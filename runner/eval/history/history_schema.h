@@ -8,6 +8,10 @@
 
 namespace skillrunner::eval {
 
+// The schema this program writes. Bump when the schema changes, and add a migration step in
+// history_schema.cpp.
+inline constexpr int kHistorySchemaVersion = 7;
+
 // The schema version the database was written at; INTERNAL when it is newer than this program.
 Result<int> KnownSchemaVersion(sql::Db& db);
 

@@ -12,6 +12,7 @@
 
 #include "runner/eval/history/history_schema.h"
 #include "runner/eval/history/sql_db.h"
+#include "runner/eval/history/sql_open.h"
 
 namespace skillrunner::eval {
 namespace json = boost::json;

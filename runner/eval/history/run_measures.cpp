@@ -7,6 +7,24 @@
 namespace skillrunner::eval {
 namespace json = boost::json;
 
+CaseGates GatesOf(const json::object& record) {
+  CaseGates gates;
+  const CaseOutcome outcome = OutcomeOf(record);
+  gates.schema = SchemaGate(outcome);
+  gates.expected = ExpectedMatchOf(record);
+  const json::object* review = ReviewOf(record);
+  const json::value* pass = review ? review->if_contains("pass") : nullptr;
+  if (outcome != CaseOutcome::kError && outcome != CaseOutcome::kJudgeError && pass && pass->is_bool()) {
+    gates.rubric = pass->as_bool();
+  }
+  // The skill's own gate: its final verdict rides on the result.
+  const json::object* gate = GateReviewOf(record);
+  const json::value* gate_pass = gate ? gate->if_contains("pass") : nullptr;
+  if (outcome != CaseOutcome::kError && gate_pass && gate_pass->is_bool()) gates.review_gate = gate_pass->as_bool();
+  gates.checks = CheckPassOf(record);
+  return gates;
+}
+
 GateResult SchemaGate(CaseOutcome outcome) {
   if (outcome == CaseOutcome::kRefused) return std::nullopt;  // no output to check: counted as a refusal
   return outcome != CaseOutcome::kError;

@@ -13,10 +13,23 @@
 #include <string>
 #include <vector>
 
-#include "runner/eval/history/history.h"
 #include "runner/eval/records/case_outcome.h"
 
 namespace skillrunner::eval {
+
+// One case's gates (design.md §9.5): valid output, expected match, rubric pass
+// (the suite's judge), the skill's own review gate (its final verdict in
+// the result; design.md §10.1) and the case's own checks (`check_pass`:
+// checks and exec_check together); nullopt where the gate did not apply or
+// said nothing.
+struct CaseGates {
+  std::optional<bool> schema;
+  std::optional<bool> expected;
+  std::optional<bool> rubric;
+  std::optional<bool> review_gate = std::nullopt;
+  std::optional<bool> checks = std::nullopt;
+};
+CaseGates GatesOf(const boost::json::object& record);
 
 // nullopt: the gate says nothing about this case.
 using GateResult = std::optional<bool>;

@@ -2,9 +2,6 @@
 
 #include <cstdlib>
 
-#include "runner/eval/history/pg_db.h"
-#include "runner/eval/history/sqlite_sql.h"
-
 namespace skillrunner::eval::sql {
 
 Value Text(std::string_view text) { return Value(std::string(text)); }
@@ -25,18 +22,5 @@ std::int64_t Table::IntAt(std::size_t row, std::size_t column) const {
 }
 
 bool Table::IsNull(std::size_t row, std::size_t column) const { return !rows[row][column].has_value(); }
-
-bool IsPostgresUrl(std::string_view location) {
-  return location.starts_with("postgresql://") || location.starts_with("postgres://");
-}
-
-std::string DisplayName(const std::string& location) {
-  return IsPostgresUrl(location) ? pg::RedactUrl(location) : location;
-}
-
-Result<std::unique_ptr<Db>> Open(const std::string& location, bool read_only, int busy_timeout_ms) {
-  if (IsPostgresUrl(location)) return pg::OpenPostgres(location, read_only);
-  return OpenSqlite(location, read_only, busy_timeout_ms);
-}
 
 }  // namespace skillrunner::eval::sql

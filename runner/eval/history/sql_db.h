@@ -69,13 +69,4 @@ class Db {
   virtual Result<void> SetSchemaVersion(int version) = 0;
 };
 
-// `location` is a file (SQLite: created when absent unless read-only; its folder must exist) or a
-// postgresql:// URL. `read_only`: nothing this connection does can change the database.
-Result<std::unique_ptr<Db>> Open(const std::string& location, bool read_only, int busy_timeout_ms);
-
-// Whether `location` names a PostgreSQL database (postgresql:// or postgres://).
-bool IsPostgresUrl(std::string_view location);
-// `location` as messages show it: a URL without its password.
-std::string DisplayName(const std::string& location);
-
 }  // namespace skillrunner::eval::sql
