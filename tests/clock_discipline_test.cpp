@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/source_files.h"
+
 namespace skillrunner {
 namespace {
 
@@ -20,22 +22,10 @@ namespace fs = std::filesystem;
 const std::regex kDirectRead(R"(\b(steady_clock|system_clock|high_resolution_clock)::now\s*\()");
 
 std::vector<std::string> DirectReads(const fs::path& root) {
-  std::vector<std::string> found;
-  for (const char* folder : {"runner", "services"}) {
-    for (const auto& entry : fs::recursive_directory_iterator(root / folder)) {
-      const fs::path& file = entry.path();
-      if (!entry.is_regular_file() || (file.extension() != ".cpp" && file.extension() != ".h")) continue;
-      const std::string path = fs::relative(file, root).generic_string();
-      if (path == "services/common/clock.h" || path == "services/common/clock.cpp") continue;
-      std::ifstream in(file);
-      int number = 0;
-      for (std::string line; std::getline(in, line);) {
-        ++number;
-        if (std::regex_search(line, kDirectRead)) found.push_back(path + ":" + std::to_string(number) + ": " + line);
-      }
-    }
-  }
-  return found;
+  const auto files = test_support::RunnerAndServicesSources(root, false, [](const std::string& path) {
+    return path != "services/common/clock.h" && path != "services/common/clock.cpp";
+  });
+  return test_support::LinesMatching(files, kDirectRead);
 }
 
 TEST(ClockDisciplineTest, NoFileOutsideTheClockReadsStdChronosClocks) {

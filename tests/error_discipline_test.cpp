@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/source_files.h"
+
 namespace skillrunner {
 namespace {
 
@@ -40,19 +42,13 @@ std::vector<std::string> Matches(const std::string& text) {
 
 std::vector<std::string> StringErrors(const fs::path& root) {
   std::vector<std::string> found;
-  for (const char* folder : {"runner", "services"}) {
-    for (const auto& entry : fs::recursive_directory_iterator(root / folder)) {
-      const fs::path& file = entry.path();
-      if (!entry.is_regular_file() || file.extension() != ".h") continue;
-      const std::string path = fs::relative(file, root).generic_string();
-      if (path.starts_with("services/common/")) continue;
-      std::ifstream in(file);
-      std::stringstream text;
-      text << in.rdbuf();
-      for (const std::string& match : Matches(text.str())) found.push_back(path + ":" + match);
+  const auto headers = test_support::RunnerAndServicesSources(
+      root, true, [](const std::string& path) { return !path.starts_with("services/common/"); });
+  for (const auto& header : headers) {
+    for (const std::string& match : Matches(test_support::ReadWhole(header.file))) {
+      found.push_back(header.path + ":" + match);
     }
   }
-  std::sort(found.begin(), found.end());
   return found;
 }
 

@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/source_files.h"
+
 namespace skillrunner {
 namespace {
 
@@ -35,19 +37,15 @@ std::string UnitOf(std::string path) {
 Graph IncludeGraph(const fs::path& root) {
   const std::regex include(R"re(^\s*#include "((runner|services)/[^"]+)")re");
   Graph graph;
-  for (const char* folder : {"runner", "services"}) {
-    for (const auto& entry : fs::recursive_directory_iterator(root / folder)) {
-      const fs::path& file = entry.path();
-      if (!entry.is_regular_file() || (file.extension() != ".cpp" && file.extension() != ".h")) continue;
-      const std::string unit = UnitOf(fs::relative(file, root).generic_string());
-      graph[unit];
-      std::ifstream in(file);
-      std::smatch match;
-      for (std::string line; std::getline(in, line);) {
-        if (!std::regex_search(line, match, include)) continue;
-        const std::string target = UnitOf(match[1].str());
-        if (target != unit) graph[unit].insert(target);
-      }
+  for (const auto& source : test_support::RunnerAndServicesSources(root)) {
+    const std::string unit = UnitOf(source.path);
+    graph[unit];
+    std::ifstream in(source.file);
+    std::smatch match;
+    for (std::string line; std::getline(in, line);) {
+      if (!std::regex_search(line, match, include)) continue;
+      const std::string target = UnitOf(match[1].str());
+      if (target != unit) graph[unit].insert(target);
     }
   }
   return graph;

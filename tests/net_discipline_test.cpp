@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/source_files.h"
+
 namespace skillrunner {
 namespace {
 
@@ -23,22 +25,9 @@ namespace fs = std::filesystem;
 const std::regex kServing(R"(\b(acceptor|basic_socket_acceptor|async_accept|request_parser)\b|::listen\s*\()");
 
 std::vector<std::string> ServingOutsideNet(const fs::path& root) {
-  std::vector<std::string> found;
-  for (const char* folder : {"runner", "services"}) {
-    for (const auto& entry : fs::recursive_directory_iterator(root / folder)) {
-      const fs::path& file = entry.path();
-      if (!entry.is_regular_file() || (file.extension() != ".cpp" && file.extension() != ".h")) continue;
-      const std::string path = fs::relative(file, root).generic_string();
-      if (path.starts_with("runner/net/")) continue;
-      std::ifstream in(file);
-      int number = 0;
-      for (std::string line; std::getline(in, line);) {
-        ++number;
-        if (std::regex_search(line, kServing)) found.push_back(path + ":" + std::to_string(number) + ": " + line);
-      }
-    }
-  }
-  return found;
+  const auto files = test_support::RunnerAndServicesSources(
+      root, false, [](const std::string& path) { return !path.starts_with("runner/net/"); });
+  return test_support::LinesMatching(files, kServing);
 }
 
 TEST(NetDisciplineTest, NoFileOutsideRunnerNetListensOrServesHttp) {
