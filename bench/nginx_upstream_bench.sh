@@ -4,6 +4,8 @@
 # worker, `return 200`) as the provider instead of build/fake_openai_server, at 1 and 2 io threads,
 # once with nginx keeping connections open and once at nginx's default of 1,000 requests a
 # connection (`keepalive_requests`), which makes serve's pool open new ones.
+# With BASELINE_BUILD=DIR (another build folder with its server_bench, e.g. of an earlier commit), that
+# build runs the same levels right after this one's against the same nginx, for a side-by-side figure.
 #   bench/nginx_upstream_bench.sh [seconds]       (needs nginx: Debian nginx-light)
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -39,6 +41,9 @@ CONF
   NGINX_PID=$!
   for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$PORT/" && break; sleep 0.05; done
   echo "## nginx keepalive_requests $requests"
-  "$ROOT/build/server_bench" "$SECONDS_PER_LEVEL" 0 --threads 1,2 --upstream "http://127.0.0.1:$PORT" | grep -E "serve --threads|upstream"
+  for build in "$ROOT/build" ${BASELINE_BUILD:+"$BASELINE_BUILD"}; do
+    echo "# $build"
+    "$build/server_bench" "$SECONDS_PER_LEVEL" 0 --threads 1,2 --upstream "http://127.0.0.1:$PORT" | grep -E "serve --threads|upstream"
+  done
   kill "$NGINX_PID"; wait "$NGINX_PID" 2>/dev/null || true; NGINX_PID=""
 done
