@@ -92,6 +92,9 @@ struct OpenAiBatchServer::State {
   int refuse_create = 0;
   bool fail_validation = false;
   int polls_per_stage = 1;
+  int throttled_polls = 0;
+  std::chrono::milliseconds throttle_delay{0};
+  std::vector<std::pair<std::string, std::chrono::steady_clock::time_point>> throttled;
   int hold_from = 0;
   std::chrono::milliseconds create_delay{0};
   std::size_t online = 0, uploads = 0;
@@ -122,6 +125,13 @@ ScriptedResponse OpenAiBatchServer::State::Route(const RecordedRequest& request)
     json::array data;
     for (auto it = batches.rbegin(); it != batches.rend(); ++it) data.push_back(BatchObject(*it));
     return Json(200, json::object{{"object", "list"}, {"data", data}, {"has_more", false}});
+  }
+  if (request.method == "GET" && target.starts_with("/v1/batches/") && throttled_polls > 0) {
+    --throttled_polls;
+    throttled.emplace_back(target, request.arrived);
+    ScriptedResponse throttled = Error(429, "Rate limit reached for requests");
+    throttled.headers.emplace_back("retry-after-ms", std::to_string(throttle_delay.count()));
+    return throttled;
   }
   if (request.method == "GET" && target.starts_with("/v1/batches/")) return Get(target.substr(12));
   if (request.method == "GET" && target.starts_with("/v1/files/") && target.ends_with("/content")) {
@@ -305,6 +315,17 @@ void OpenAiBatchServer::DelayCreate(std::chrono::milliseconds delay) {
   std::lock_guard lock(state_->mutex);
   state_->create_delay = delay;
 }
+void OpenAiBatchServer::ThrottlePolls(int polls, std::chrono::milliseconds delay) {
+  std::lock_guard lock(state_->mutex);
+  state_->throttled_polls = polls;
+  state_->throttle_delay = delay;
+}
+
+std::vector<std::pair<std::string, std::chrono::steady_clock::time_point>> OpenAiBatchServer::Throttled() const {
+  std::lock_guard lock(state_->mutex);
+  return state_->throttled;
+}
+
 void OpenAiBatchServer::SetPollsPerStage(int polls) {
   std::lock_guard lock(state_->mutex);
   state_->polls_per_stage = polls;

@@ -50,6 +50,10 @@ class OpenAiBatchServer {
   void DelayCreate(std::chrono::milliseconds delay);
   // Polls each batch spends in validating and in_progress before moving on (default 1).
   void SetPollsPerStage(int polls);
+  // The next `polls` GETs of a batch answer 429 with `retry-after-ms: DELAY` (the batch does not
+  // move on); Throttled() says which were (their target) and when each arrived.
+  void ThrottlePolls(int polls, std::chrono::milliseconds delay);
+  std::vector<std::pair<std::string, std::chrono::steady_clock::time_point>> Throttled() const;
 
   std::size_t online_requests() const;
   // Every request body sent online (canonical JSON text) -> times.

@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <chrono>
@@ -204,6 +205,29 @@ TEST_F(BatchFailureTest, AnExpiredRequestIsResubmittedInTheNextRound) {
   for (const json::object& record : ReadRecords(tree_.Path("runs/b/results.jsonl"))) {
     EXPECT_TRUE(record.contains("result")) << json::serialize(record);
   }
+}
+
+// design.md §12.0: a 429 on a batch's poll is a floor for that batch's next poll: with
+// retry-after-ms: 400 (the suite polls every 50 ms) the server sees the next poll of the same
+// batch no sooner than 400 ms after the one it refused.
+TEST_F(BatchFailureTest, APollAnswered429WaitsItsRetryAfterBeforeTheNextPoll) {
+  test_support::OpenAiBatchServer server(Answer);
+  server.ThrottlePolls(2, std::chrono::milliseconds(400));
+  WriteTree(server.base_url(), kCases);
+  auto ran = Eval("batch.yaml --out runs/b");
+  ASSERT_EQ(ran.status, 0) << ran.err;
+  const auto throttled = server.Throttled();
+  ASSERT_EQ(throttled.size(), 2u);
+  const auto requests = server.requests();
+  for (const auto& [target, at] : throttled) {
+    auto next = std::find_if(requests.begin(), requests.end(), [&, &target = target, &at = at](const auto& request) {
+      return request.method == "GET" && request.target == target && request.arrived > at;
+    });
+    ASSERT_NE(next, requests.end()) << target;
+    const auto gap = std::chrono::duration_cast<std::chrono::milliseconds>(next->arrived - at);
+    EXPECT_GE(gap.count(), 400) << target;
+  }
+  EXPECT_EQ(ReadRecords(tree_.Path("runs/b/results.jsonl")).size(), static_cast<std::size_t>(kCases));
 }
 
 // A server without the Batch API (404 on /v1/batches): with `fallback:
