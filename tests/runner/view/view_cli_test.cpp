@@ -242,5 +242,24 @@ TEST_F(ViewCliTest, WithClientCertificatesATenantsCertificateIsThatTenant) {
   EXPECT_NE(log.find(" - GET /api/suites 403"), std::string::npos) << log;
 }
 
+// A tenant whose token's variable is unset stops a viewer that asks callers, as it stops serve.
+TEST_F(ViewCliTest, ATenantsUnsetTokenVariableIsSaidBeforeTheViewerListens) {
+  testing::TempTree pki_dir;
+  test_support::TestPki pki(pki_dir);
+  pki.Issue("server", "/CN=localhost");
+  tree_.Write("skillrunner.yaml", "tenants:\n  ledger: { token_env: LEDGER_TOKEN }\n");
+  auto refused =
+      Skillrunner(tree_.root(),
+                  "view --history " + file_.string() + " --listen 127.0.0.1:0 --tls-cert " + pki.Path("server.pem") +
+                      " --tls-key " + pki.Path("server.key") + " --tls-client-ca " + pki.Path("ca.pem"),
+                  "2>&1");
+  EXPECT_EQ(refused.status, 2);
+  EXPECT_TRUE(refused.out.starts_with("skillrunner view: ")) << refused.out;
+  EXPECT_TRUE(
+      refused.out.ends_with("skillrunner.yaml: /tenants/ledger/token_env: LEDGER_TOKEN is not set (the "
+                            "tenant's token)\n"))
+      << refused.out;
+}
+
 }  // namespace
 }  // namespace skillrunner
