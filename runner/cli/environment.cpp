@@ -257,7 +257,7 @@ std::string StateDir(const CommonOptions& options, const EnvLookup& env) {
   return (home && !home->empty() ? *home : std::string(".")) + "/.local/state/skillrunner";
 }
 
-Result<std::vector<net::Tenant>> TenantTokens(const Config& config) {
+Result<std::vector<net::Tenant>> TenantTokens(const Config& config, std::vector<std::string>* unset) {
   std::vector<net::Tenant> tenants;
   for (const auto& [name, tenant] : config.tenants) {
     if (tenant.token_env.empty()) {  // known by its client certificate only
@@ -265,6 +265,11 @@ Result<std::vector<net::Tenant>> TenantTokens(const Config& config) {
       continue;
     }
     const char* token = std::getenv(tenant.token_env.c_str());
+    if ((token == nullptr || *token == '\0') && unset != nullptr) {
+      unset->push_back(name);
+      tenants.push_back({name, "", tenant.tls_subject});
+      continue;
+    }
     if (token == nullptr || *token == '\0') {
       return Fail(ErrorCode::kConfigInvalid, config.source + ": /tenants/" + name + "/token_env: " + tenant.token_env +
                                                  " is not set (the tenant's token)");

@@ -50,7 +50,8 @@ std::string HistoryLocation(const CommonOptions& options, const std::string& fla
 
 // The config's tenants as the identity rule knows them (net/peer.h): each with its token (from its
 // token_env, CONFIG_INVALID naming the pointer when that is unset) and its certificate subject.
-Result<std::vector<net::Tenant>> TenantTokens(const Config& config);
+// With `unset`, a tenant whose variable is unset is known by its certificate only, and named there.
+Result<std::vector<net::Tenant>> TenantTokens(const Config& config, std::vector<std::string>* unset = nullptr);
 
 // Every skill's `simulation:` block, for the simulated providers (which own
 // the fault scripts).

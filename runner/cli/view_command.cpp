@@ -61,8 +61,15 @@ Result<net::IdentityRule> Identity(const CommonOptions& common, const ViewOption
     return Fail(ErrorCode::kConfigInvalid,
                 config.error().empty() ? "the config does not load" : config.error().front().ToString());
   }
-  auto tenants = TenantTokens(*config);
+  // The viewer often runs where serve's tenant tokens are not set: such a tenant is known by its
+  // certificate only here, said once.
+  std::vector<std::string> unset;
+  auto tenants = TenantTokens(*config, &unset);
   if (!tenants) return std::unexpected(std::move(tenants.error()));
+  for (const std::string& name : unset) {
+    std::fprintf(stderr, "view: tenant %s's token_env %s is not set: it is known by its certificate only\n",
+                 name.c_str(), config->tenants.at(name).token_env.c_str());
+  }
   identity.tenants = std::move(*tenants);
   identity.admin_subjects = config->tls_admin_subjects;
   return identity;

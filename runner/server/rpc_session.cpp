@@ -313,7 +313,7 @@ void RpcSession::StartInvoke(Call call, Reply reply, const std::string& tenant) 
 
 void RpcSession::Finished(const std::string& key, const Reply& reply, const InFlight& flight, const json::value& id,
                           const std::string& tenant, std::exception_ptr failure, Done* done) {
-  const std::string skill = flight.skill;
+  const std::string& skill = flight.skill;  // the caller holds the flight
   in_flight_.erase(key);
   state_->metrics.AddInFlight(-1);
   if (failure) {
